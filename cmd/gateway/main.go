@@ -1,0 +1,237 @@
+// Command gateway serves the methods of a gRPC service as MCP tools.
+//
+// With no --backend it starts the bundled demo service (examples/zoo) on a
+// loopback port and fronts that, so `go run ./cmd/gateway` shows the
+// gateway working on a fresh machine. Flags and wiring live here; the
+// behaviour lives in package gateway.
+//
+// Exit codes: 0 after a clean shutdown, 1 when the gateway cannot start or
+// serve, 2 for invalid flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// config holds the parsed flags.
+type config struct {
+	backend          string
+	listen           string
+	stdio            bool
+	tls              gateway.BackendTLS
+	callTimeout      time.Duration
+	discoveryTimeout time.Duration
+	shutdownGrace    time.Duration
+	inputErrors      string
+	exposeHealth     bool
+	jsonNames        string
+	allowOrigins     stringList
+	logLevel         string
+	logFormat        string
+}
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.backend, "backend", "", "gRPC backend HOST:PORT (default: start the bundled demo backend on a loopback port)")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address for Streamable HTTP at /mcp")
+	fs.BoolVar(&c.stdio, "stdio", false, "serve MCP on stdin/stdout instead of HTTP (logs go to stderr)")
+	fs.BoolVar(&c.tls.Plaintext, "plaintext", false, "use plaintext to the backend (the default for loopback backends; others default to TLS)")
+	fs.StringVar(&c.tls.CAFile, "backend-ca", "", "PEM file of CA certificates for the backend's TLS (default: system roots)")
+	fs.StringVar(&c.tls.CertFile, "backend-cert", "", "PEM client certificate for mutual TLS to the backend (with --backend-key)")
+	fs.StringVar(&c.tls.KeyFile, "backend-key", "", "PEM private key for --backend-cert")
+	fs.StringVar(&c.tls.ServerName, "backend-server-name", "", "server name to verify in the backend's certificate (and send as SNI)")
+	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "gRPC deadline of each tool call")
+	fs.DurationVar(&c.discoveryTimeout, "discovery-timeout", 15*time.Second, "how long discovery over server reflection may take at start")
+	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM/SIGINT")
+	fs.StringVar(&c.inputErrors, "input-errors", "tool", `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
+	fs.BoolVar(&c.exposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
+	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
+	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, e.g. https://app.example.com (repeatable)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: flags only (see -h)", fs.Arg(0))
+	}
+	if c.inputErrors != "tool" && c.inputErrors != "protocol" {
+		return nil, fmt.Errorf(`--input-errors: want "tool" or "protocol", got %q`, c.inputErrors)
+	}
+	if c.jsonNames != "json" && c.jsonNames != "proto" {
+		return nil, fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
+	}
+	if c.callTimeout <= 0 {
+		return nil, fmt.Errorf("--call-timeout: want a positive duration, got %s", c.callTimeout)
+	}
+	if c.backend != "" {
+		if _, _, err := net.SplitHostPort(c.backend); err != nil {
+			return nil, fmt.Errorf("--backend: want HOST:PORT, got %q: %w", c.backend, err)
+		}
+	}
+	if _, _, err := net.SplitHostPort(c.listen); err != nil && !c.stdio {
+		return nil, fmt.Errorf("--listen: want HOST:PORT, got %q: %w", c.listen, err)
+	}
+	for _, o := range c.allowOrigins {
+		if !strings.Contains(o, "://") {
+			return nil, fmt.Errorf("--allow-origin: want an origin such as https://app.example.com, got %q", o)
+		}
+	}
+	return c, nil
+}
+
+func newLogger(c *config, stderr io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: want debug, info, warn or error, got %q", c.logLevel)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	switch c.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(stderr, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(stderr, hopts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: want text or json, got %q", c.logFormat)
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "gateway:", err)
+		return 2
+	}
+	logger, err := newLogger(c, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "gateway:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, c, logger, stdin, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "gateway:", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) error {
+	backendName, addr := "", c.backend
+	if addr == "" {
+		demo, err := startDemo(ctx, logger)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = demo.stop() }()
+		backendName, addr = "zoo", demo.addr
+		logger.Info("no --backend given: started the bundled demo backend (examples/zoo)", "address", addr)
+	}
+	conn, err := gateway.Dial(addr, c.tls)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+
+	// A listener that cannot be had is a start-up error, reported before
+	// discovery so the operator sees it at once.
+	var lis net.Listener
+	if !c.stdio {
+		if lis, err = net.Listen("tcp", c.listen); err != nil {
+			return fmt.Errorf("--listen %s: %w", c.listen, err)
+		}
+		defer lis.Close()
+	}
+
+	inputErrors := gateway.InputErrorsTool
+	if c.inputErrors == "protocol" {
+		inputErrors = gateway.InputErrorsProtocol
+	}
+	dctx, cancel := context.WithTimeout(ctx, c.discoveryTimeout)
+	g, err := gateway.New(dctx, gateway.Backend{Name: backendName, Address: addr, Conn: conn}, &gateway.Options{
+		Logger:        logger,
+		Version:       version,
+		CallTimeout:   c.callTimeout,
+		InputErrors:   inputErrors,
+		ExposeHealth:  c.exposeHealth,
+		UseProtoNames: c.jsonNames == "proto",
+		HTTP:          &mcp.StreamableHTTPOptions{AllowedOrigins: c.allowOrigins},
+	})
+	cancel()
+	if err != nil {
+		return err
+	}
+
+	if c.stdio {
+		logger.Info("serving MCP on stdio", "tools", len(g.Tools().Tools()))
+		return g.ServeStdio(ctx, stdin, stdout)
+	}
+	return serveHTTP(ctx, c, g, lis, logger, stderr)
+}
+
+func serveHTTP(ctx context.Context, c *config, g *gateway.Gateway, lis net.Listener, logger *slog.Logger, stderr io.Writer) error {
+	srv := &http.Server{
+		Handler:           g.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	url := "http://" + lis.Addr().String() + "/mcp"
+	fmt.Fprintf(stderr, `
+grpc-mcp-gateway %s: %d tools, MCP (Streamable HTTP) at %s
+
+Connect a client:
+  Claude Code:    claude mcp add --transport http grpc %s
+  MCP Inspector:  npx @modelcontextprotocol/inspector   (transport "Streamable HTTP", URL %s)
+  Health:         curl %s
+
+`, version, len(g.Tools().Tools()), url, url, url, strings.TrimSuffix(url, "/mcp")+"/healthz")
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(lis) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "grace", c.shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownGrace)
+	defer cancel()
+	// Sessions first: their long-lived GET streams would otherwise hold
+	// http.Server.Shutdown for the whole grace period.
+	_ = g.Shutdown(sctx)
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package gateway
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// BackendTLS says how the gateway secures its connection to a backend.
+// The zero value means: plaintext for a loopback address, TLS with the
+// system roots for anything else.
+type BackendTLS struct {
+	// Plaintext forces an unencrypted connection even to a remote backend.
+	Plaintext bool
+	// CAFile is a PEM bundle of roots that replaces the system roots.
+	CAFile string
+	// CertFile and KeyFile are the client certificate for mutual TLS; both
+	// or neither.
+	CertFile, KeyFile string
+	// ServerName overrides the name checked against the backend's
+	// certificate (and sent as SNI).
+	ServerName string
+}
+
+// IsLoopback reports whether addr (HOST:PORT) names this machine, where
+// plaintext cannot be observed by anyone else.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Dial opens a client connection to a backend. It does not wait for the
+// connection: discovery's first RPC does, and reports an unreachable
+// backend with its cause.
+func Dial(addr string, cfg BackendTLS) (*grpc.ClientConn, error) {
+	creds, err := transportCredentials(addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return nil, fmt.Errorf("backend %s: %w", addr, err)
+	}
+	return conn, nil
+}
+
+func transportCredentials(addr string, cfg BackendTLS) (credentials.TransportCredentials, error) {
+	tlsWanted := cfg.CAFile != "" || cfg.CertFile != "" || cfg.KeyFile != "" || cfg.ServerName != ""
+	if cfg.Plaintext {
+		if tlsWanted {
+			return nil, errors.New("--plaintext cannot be combined with --backend-ca, --backend-cert, --backend-key or --backend-server-name")
+		}
+		return insecure.NewCredentials(), nil
+	}
+	if !tlsWanted && IsLoopback(addr) {
+		return insecure.NewCredentials(), nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: cfg.ServerName}
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--backend-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--backend-ca %s: no PEM certificates found", cfg.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if (cfg.CertFile == "") != (cfg.KeyFile == "") {
+		return nil, errors.New("--backend-cert and --backend-key must be given together")
+	}
+	if cfg.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--backend-cert/--backend-key: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return credentials.NewTLS(tc), nil
+}

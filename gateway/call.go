@@ -1,0 +1,113 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+)
+
+// CallTool serves tools/call. This is the gateway's hot path: find the
+// precompiled tool, convert the arguments, invoke, convert the response.
+// Which error becomes a protocol error and which a tool execution error is
+// decided here and in status.go, and documented in README.md.
+func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	t := g.catalog.Load().byName[req.Name]
+	if t == nil {
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)}
+	}
+	args, err := objectArguments(req.Arguments)
+	if err != nil {
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: err.Error()}
+	}
+
+	in := t.input.New().Interface()
+	if err := t.decode(args, in); err != nil {
+		return g.inputError(t, args, err)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
+	defer cancel()
+	out := t.output.New().Interface()
+	if err := t.conn.Invoke(ctx, t.method, in, out); err != nil {
+		return statusResult(status.Convert(err), t.types), nil
+	}
+
+	js, err := t.encode(out)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the response of %s: %w", t.method, err)
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{{Type: "text", Text: string(js)}},
+		StructuredContent: js,
+	}, nil
+}
+
+// objectArguments returns the arguments as a JSON object. Absent or null
+// arguments mean "no arguments", which MCP allows for tools whose fields are
+// all optional.
+func objectArguments(raw json.RawMessage) ([]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return []byte("{}"), nil
+	}
+	if raw[0] != '{' {
+		return nil, errors.New("invalid params: arguments must be a JSON object")
+	}
+	return raw, nil
+}
+
+// decode converts the JSON arguments into the request message.
+func (t *tool) decode(args []byte, in proto.Message) error {
+	if t.wrapInput {
+		var w map[string]json.RawMessage
+		if err := json.Unmarshal(args, &w); err != nil {
+			return err
+		}
+		for k := range w {
+			if k != schema.WrapperProperty {
+				return fmt.Errorf("unknown field %q", k)
+			}
+		}
+		v, ok := w[schema.WrapperProperty]
+		if !ok {
+			return fmt.Errorf("%s: required", schema.WrapperProperty)
+		}
+		args = v
+	}
+	return t.unmarshal.Unmarshal(args, in)
+}
+
+// encode converts the response message to the JSON the output schema
+// describes.
+func (t *tool) encode(out proto.Message) ([]byte, error) {
+	js, err := t.marshal.Marshal(out)
+	if err != nil || !t.wrapOutput {
+		return js, err
+	}
+	wrapped := make([]byte, 0, len(js)+len(schema.WrapperProperty)+5)
+	wrapped = append(wrapped, `{"`...)
+	wrapped = append(wrapped, schema.WrapperProperty...)
+	wrapped = append(wrapped, `":`...)
+	wrapped = append(wrapped, js...)
+	return append(wrapped, '}'), nil
+}
+
+// inputError answers arguments the request message cannot hold. By
+// default that is a tool execution error (SEP-1303), so the model reads
+// what was wrong and corrects itself; --input-errors=protocol makes it
+// -32602 for clients that prefer that.
+func (g *Gateway) inputError(t *tool, args []byte, cause error) (*mcp.CallToolResult, error) {
+	msg := "invalid arguments for " + t.def.Name + ": " + describeInputError(t, args, cause)
+	if g.opts.InputErrors == InputErrorsProtocol {
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: msg}
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: msg}}}, nil
+}

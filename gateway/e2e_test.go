@@ -1,0 +1,375 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	grpcreflection "google.golang.org/grpc/reflection"
+
+	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
+	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// backend is an in-process zoo with real reflection, plus a hook that
+// lets a test hold a call ("id": "block") until its context ends, to
+// observe cancellation and deadlines at the backend.
+type backend struct {
+	addr    string
+	mu      sync.Mutex
+	started chan struct{}
+	ended   chan error // the backend's ctx.Err() for a held call
+}
+
+func startBackend(t *testing.T) *backend {
+	t.Helper()
+	b := &backend{started: make(chan struct{}, 1), ended: make(chan error, 1)}
+	hold := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		if r, ok := req.(*zoov1.GetAnimalRequest); ok && r.GetId() == "block" {
+			b.started <- struct{}{}
+			<-ctx.Done()
+			b.ended <- ctx.Err()
+			return nil, ctx.Err()
+		}
+		return next(ctx, req)
+	}
+	gs := grpc.NewServer(grpc.UnaryInterceptor(hold))
+	zoo.Register(gs, zoo.NewServer())
+	healthpb.RegisterHealthServer(gs, health.NewServer())
+	grpcreflection.Register(gs)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	b.addr = lis.Addr().String()
+	return b
+}
+
+// startGateway fronts a fresh backend and serves the gateway over a real
+// loopback HTTP server.
+func startGateway(t *testing.T, opts *gateway.Options) (*backend, *gateway.Gateway, string) {
+	t.Helper()
+	b := startBackend(t)
+	conn, err := gateway.Dial(b.addr, gateway.BackendTLS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	g, err := gateway.New(ctx, gateway.Backend{Name: "zoo", Address: b.addr, Conn: conn}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = g.Shutdown(ctx)
+		srv.Close()
+	})
+	return b, g, srv.URL + "/mcp"
+}
+
+func connect(t *testing.T, url, version string) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect at %s: %v", version, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated %s, want %s", got, version)
+	}
+	return cs
+}
+
+var versions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
+
+func call(t *testing.T, cs *sdk.ClientSession, name string, args any) *sdk.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func text(t *testing.T, res *sdk.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("want one content block, got %d", len(res.Content))
+	}
+	tc, ok := res.Content[0].(*sdk.TextContent)
+	if !ok {
+		t.Fatalf("want text content, got %T", res.Content[0])
+	}
+	return tc.Text
+}
+
+func TestListTools(t *testing.T) {
+	_, _, url := startGateway(t, nil)
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			cs := connect(t, url, v)
+			res, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+				if tool.Description == "" {
+					t.Errorf("%s: no description", tool.Name)
+				}
+				if tool.OutputSchema == nil {
+					t.Errorf("%s: no output schema", tool.Name)
+				}
+			}
+			want := []string{
+				"ZooService_CreateAnimal", "ZooService_DeleteAnimal", "ZooService_FeedAnimal",
+				"ZooService_GetAnimal", "ZooService_GetNextFeedingTime", "ZooService_GetTaxonomy",
+				"ZooService_ListAnimals", "ZooService_ListEnclosures", "ZooService_UpdateAnimal",
+			}
+			if !slices.Equal(names, want) {
+				t.Errorf("tools:\n got %v\nwant %v (streaming and health methods hidden, sorted by RPC name)", names, want)
+			}
+			get := res.Tools[slices.Index(names, "ZooService_GetAnimal")]
+			if get.Annotations == nil || !get.Annotations.ReadOnlyHint {
+				t.Errorf("GetAnimal (NO_SIDE_EFFECTS) should be readOnlyHint: %+v", get.Annotations)
+			}
+			if !strings.Contains(get.Description, "zoo.v1.ZooService/GetAnimal") {
+				t.Errorf("generated description should name the RPC: %q", get.Description)
+			}
+		})
+	}
+}
+
+// TestEverySchema compiles every tool's schemas with a real JSON Schema
+// 2020-12 validator and runs the LLM-API lint over them.
+func TestEverySchema(t *testing.T) {
+	_, g, _ := startGateway(t, nil)
+	for _, tool := range g.Tools().Tools() {
+		for kind, s := range map[string]json.RawMessage{"input": tool.InputSchema, "output": tool.OutputSchema} {
+			if _, err := compileSchema(s); err != nil {
+				t.Errorf("%s %s schema does not compile: %v", tool.Name, kind, err)
+			}
+			if problems := schema.Lint(s); len(problems) > 0 {
+				t.Errorf("%s %s schema: %v", tool.Name, kind, problems)
+			}
+		}
+	}
+}
+
+func compileSchema(s json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(s)))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource("mem://schema.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("mem://schema.json")
+}
+
+// TestCallTool covers success and every error class at each revision.
+func TestCallTool(t *testing.T) {
+	_, g, url := startGateway(t, nil)
+	outputSchemas := map[string]*jsonschema.Schema{}
+	for _, tool := range g.Tools().Tools() {
+		s, err := compileSchema(tool.OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputSchemas[tool.Name] = s
+	}
+	ok := func(t *testing.T, cs *sdk.ClientSession, name string, args any) map[string]any {
+		t.Helper()
+		res := call(t, cs, name, args)
+		if res.IsError {
+			t.Fatalf("%s: unexpected tool error: %s", name, text(t, res))
+		}
+		var fromText any
+		if err := json.Unmarshal([]byte(text(t, res)), &fromText); err != nil {
+			t.Fatalf("text block is not JSON: %v", err)
+		}
+		sc, _ := res.StructuredContent.(map[string]any)
+		if sc == nil {
+			t.Fatalf("no structuredContent object: %#v", res.StructuredContent)
+		}
+		js, _ := json.Marshal(sc)
+		fromText2, _ := json.Marshal(fromText)
+		if string(js) != string(fromText2) {
+			t.Errorf("text block and structuredContent differ:\n%s\n%s", fromText2, js)
+		}
+		inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(string(js)))
+		if err := outputSchemas[name].Validate(inst); err != nil {
+			t.Errorf("%s: structuredContent does not validate against outputSchema: %v", name, err)
+		}
+		return sc
+	}
+	toolError := func(t *testing.T, cs *sdk.ClientSession, name string, args any, wants ...string) {
+		t.Helper()
+		res := call(t, cs, name, args)
+		if !res.IsError {
+			t.Fatalf("%s: want isError, got %s", name, text(t, res))
+		}
+		msg := text(t, res)
+		for _, w := range wants {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: error text %q\n does not contain %q", name, msg, w)
+			}
+		}
+	}
+	protocolError := func(t *testing.T, cs *sdk.ClientSession, name string, args any, code int64, want string) {
+		t.Helper()
+		_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) {
+			t.Fatalf("%s: want JSON-RPC error %d, got %v", name, code, err)
+		}
+		if werr.Code != code || !strings.Contains(werr.Message, want) {
+			t.Errorf("%s: got error %d %q, want %d containing %q", name, werr.Code, werr.Message, code, want)
+		}
+	}
+
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			cs := connect(t, url, v)
+
+			sc := ok(t, cs, "ZooService_GetAnimal", map[string]any{"id": "leo"})
+			if a, _ := sc["animal"].(map[string]any); a["id"] != "leo" {
+				t.Errorf("GetAnimal leo: %v", sc)
+			}
+			// Proto field names are accepted on input too.
+			ok(t, cs, "ZooService_ListAnimals", map[string]any{"page_size": 2})
+			ok(t, cs, "ZooService_ListEnclosures", nil)
+			ok(t, cs, "ZooService_GetTaxonomy", map[string]any{})
+			// A response that is not a JSON object arrives wrapped.
+			sc = ok(t, cs, "ZooService_GetNextFeedingTime", map[string]any{"animalId": "leo"})
+			if s, _ := sc["value"].(string); !strings.HasSuffix(s, "Z") {
+				t.Errorf("wrapped timestamp: %v", sc)
+			}
+
+			// Backend statuses are tool execution errors with their details.
+			toolError(t, cs, "ZooService_GetAnimal", map[string]any{"id": "nobody"},
+				"NOT_FOUND: ", "ResourceInfo", "ErrorInfo")
+			toolError(t, cs, "ZooService_CreateAnimal", map[string]any{"animal": map[string]any{}},
+				"INVALID_ARGUMENT: ", "BadRequest: field ")
+
+			// Arguments that do not fit are tool errors naming the path.
+			toolError(t, cs, "ZooService_GetAnimal", map[string]any{"id": 5}, "id: expected a string, got number 5")
+			toolError(t, cs, "ZooService_GetAnimal", map[string]any{"idd": "leo"}, `idd: unknown field (expected one of: id)`)
+			toolError(t, cs, "ZooService_ListAnimals", map[string]any{"pageSize": "many"}, "pageSize: expected an integer")
+			toolError(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo", "ration": "hay", "meal": map[string]any{}},
+				"ration: only one of the oneof food may be set, but meal is set too")
+
+			// Protocol errors: unknown tool, arguments that are not an object.
+			protocolError(t, cs, "NoSuchTool", map[string]any{}, -32602, `unknown tool "NoSuchTool"`)
+			protocolError(t, cs, "ZooService_GetAnimal", []int{1}, -32602, "arguments must be a JSON object")
+		})
+	}
+}
+
+func TestFeedingLimitIsRetryable(t *testing.T) {
+	_, _, url := startGateway(t, nil)
+	cs := connect(t, url, "2025-11-25")
+	var last *sdk.CallToolResult
+	for range 5 {
+		last = call(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo", "ration": "meat"})
+	}
+	msg := text(t, last)
+	if !last.IsError || !strings.HasPrefix(msg, "RESOURCE_EXHAUSTED: ") || !strings.Contains(msg, "retryable") || !strings.Contains(msg, "RetryInfo") {
+		t.Errorf("fifth feeding: isError=%v %q", last.IsError, msg)
+	}
+}
+
+func TestInputErrorsProtocolMode(t *testing.T) {
+	_, _, url := startGateway(t, &gateway.Options{InputErrors: gateway.InputErrorsProtocol})
+	cs := connect(t, url, "2025-11-25")
+	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": 5}})
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) || werr.Code != -32602 || !strings.Contains(werr.Message, "id: expected a string") {
+		t.Fatalf("want -32602 naming the field, got %v", err)
+	}
+}
+
+func TestDeadlineIsRetryableToolError(t *testing.T) {
+	b, _, url := startGateway(t, &gateway.Options{CallTimeout: 200 * time.Millisecond})
+	cs := connect(t, url, "2025-11-25")
+	res := call(t, cs, "ZooService_GetAnimal", map[string]any{"id": "block"})
+	if msg := text(t, res); !res.IsError || !strings.HasPrefix(msg, "DEADLINE_EXCEEDED: ") || !strings.Contains(msg, "retryable") {
+		t.Errorf("isError=%v %q", res.IsError, msg)
+	}
+	<-b.started
+	// The backend's context ends either by its own copy of the deadline or
+	// by the gateway's cancellation when the deadline fires; which comes
+	// first is a race inside gRPC, and either ends the backend's work.
+	if err := <-b.ended; err == nil {
+		t.Error("the backend call did not end")
+	}
+}
+
+// TestCancellationReachesBackend: a client that cancels its call makes the
+// gateway cancel the gRPC call.
+func TestCancellationReachesBackend(t *testing.T) {
+	b, _, url := startGateway(t, nil)
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			cs := connect(t, url, v)
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "block"}})
+				errc <- err
+			}()
+			select {
+			case <-b.started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call never reached the backend")
+			}
+			cancel()
+			select {
+			case err := <-b.ended:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("backend saw %v, want canceled", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the backend call was not cancelled")
+			}
+			if err := <-errc; err == nil {
+				t.Error("cancelled call returned no error")
+			}
+		})
+	}
+}

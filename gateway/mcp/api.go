@@ -1,0 +1,160 @@
+// Package mcp is the gateway's Model Context Protocol server layer: JSON-RPC
+// 2.0 framing, protocol revisions from 2024-11-05 to 2026-07-28, sessions and
+// the transports (Streamable HTTP, stdio). It knows nothing of gRPC or
+// protobuf: a [Handler] supplies the tools and serves the calls.
+//
+// The hot path of tools/call is deliberately short: the envelope is decoded
+// once, the arguments stay raw JSON for the handler, and results are encoded
+// with an append-based writer. tools/list pages are encoded once per
+// [ToolSet], never per request.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+)
+
+// Protocol revisions this server speaks, oldest first.
+const (
+	Version20241105 = "2024-11-05"
+	Version20250326 = "2025-03-26"
+	Version20250618 = "2025-06-18"
+	Version20251125 = "2025-11-25"
+	Version20260728 = "2026-07-28"
+
+	// LatestVersion is the newest revision; clients asking for an unknown
+	// revision in initialize are offered the newest handshake revision
+	// (2025-11-25), since 2026-07-28 has no handshake.
+	LatestVersion = Version20260728
+)
+
+// JSON-RPC and MCP error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+
+	// 2026-07-28 (SEP-2575) error codes.
+	CodeHeaderMismatch                    = -32020
+	CodeMissingRequiredClientCapabilities = -32021
+	CodeUnsupportedProtocolVersion        = -32022
+)
+
+// Implementation names the server in initialize and server/discover results.
+type Implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// Tool describes one tool. The gateway builds these once at discovery; the
+// schemas are already-encoded JSON objects.
+type Tool struct {
+	Name        string
+	Title       string // sent from 2025-06-18 on
+	Description string
+	// InputSchema is a JSON Schema object with root "type": "object".
+	InputSchema json.RawMessage
+	// OutputSchema, when set, is a JSON Schema object with root
+	// "type": "object"; sent from 2025-06-18 on.
+	OutputSchema json.RawMessage
+	// Annotations are sent from 2025-03-26 on; nil sends none.
+	Annotations *ToolAnnotations
+}
+
+// ToolAnnotations are the behaviour hints of a tool. A nil pointer leaves
+// the hint at the protocol's default.
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// CallToolRequest is one tools/call as the handler sees it.
+type CallToolRequest struct {
+	// Name is the requested tool name.
+	Name string
+	// Arguments is the raw JSON value of params.arguments exactly as sent,
+	// or nil when the client omitted it. The handler decides what a
+	// non-object means.
+	Arguments json.RawMessage
+	// ProgressToken is the raw JSON of params._meta.progressToken, or nil.
+	ProgressToken json.RawMessage
+	// Meta is the raw JSON of params._meta, or nil.
+	Meta json.RawMessage
+	// Header holds the HTTP request headers (the POST for Streamable HTTP),
+	// nil on stdio. Read-only.
+	Header http.Header
+	// Session describes the connection the call arrived on.
+	Session SessionInfo
+
+	// progress sends notifications/progress on the caller's stream; set by
+	// the server, nil when no progress token was sent.
+	progress func(ctx context.Context, progress, total float64, message string) error
+}
+
+// NotifyProgress sends notifications/progress for this call when the client
+// asked for progress (sent a progress token); otherwise it does nothing.
+// total <= 0 omits the total.
+func (r *CallToolRequest) NotifyProgress(ctx context.Context, progress, total float64, message string) error {
+	if r.progress == nil {
+		return nil
+	}
+	return r.progress(ctx, progress, total, message)
+}
+
+// SessionInfo describes the connection and revision of a request.
+type SessionInfo struct {
+	// Transport is "streamable-http" or "stdio" (later "sse", "websocket").
+	Transport string
+	// ID is the Mcp-Session-Id, empty for stateless requests and stdio.
+	ID string
+	// ProtocolVersion is the negotiated or per-request revision.
+	ProtocolVersion string
+}
+
+// Content is one content block of a tool result. Only text blocks exist
+// for now.
+type Content struct {
+	Type string // "text"
+	Text string
+}
+
+// CallToolResult is a tool's answer. IsError marks a tool execution error
+// the model can act on; protocol errors are returned as *Error instead.
+type CallToolResult struct {
+	Content []Content
+	// StructuredContent is a raw JSON object (or nil). It is sent from
+	// 2025-06-18 on; older revisions get the content blocks only.
+	StructuredContent json.RawMessage
+	IsError           bool
+}
+
+// Handler supplies the tools and serves the calls. Implementations must be
+// safe for concurrent use.
+type Handler interface {
+	// Tools returns the current immutable tool set. It is called per
+	// tools/list and must be cheap (an atomic load).
+	Tools() *ToolSet
+	// CallTool serves tools/call. ctx is cancelled when the client cancels
+	// (notifications/cancelled, a closed HTTP request) or the server shuts
+	// down. Returning an *Error answers with that JSON-RPC error; any other
+	// error answers -32603 and is logged. A panic is recovered and answered
+	// -32603.
+	CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+}
+
+// Error is a JSON-RPC error object. Handlers return it to answer with a
+// protocol error.
+type Error struct {
+	Code    int64
+	Message string
+	Data    json.RawMessage // optional, raw JSON
+}
+
+func (e *Error) Error() string { return e.Message }

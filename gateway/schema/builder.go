@@ -1,0 +1,364 @@
+package schema
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// builder holds the state of one Input or Output call. Message bodies are
+// built once per call and shared by every field that uses them, so the build
+// cost is linear in the number of distinct messages even when inlining makes
+// the encoded schema larger.
+type builder struct {
+	dir       direction
+	opts      Options
+	recursive map[protoreflect.FullName]bool
+	inlined   map[protoreflect.FullName]*node // bodies of non-recursive messages
+	defs      map[protoreflect.FullName]*node // bodies of recursive messages; nil while being built
+}
+
+const defsPrefix = "#/$defs/"
+
+func (b *builder) root(md protoreflect.MessageDescriptor) (*node, error) {
+	if !IsObject(md) {
+		inner, err := b.message(md)
+		if err != nil {
+			return nil, err
+		}
+		return obj(
+			"type", "object",
+			"properties", obj(WrapperProperty, inner),
+			"required", []string{WrapperProperty},
+			"additionalProperties", false,
+		), nil
+	}
+	if wellKnown(md) != wktNone {
+		return b.message(md)
+	}
+	if b.recursive[md.FullName()] {
+		// The root must be an object schema, not a $ref, so a recursive root
+		// is written twice: inline here and in $defs for the references.
+		if err := b.ensureDef(md); err != nil {
+			return nil, err
+		}
+		return b.defs[md.FullName()], nil
+	}
+	return b.body(md)
+}
+
+// message returns the schema a field of type md refers to: a well-known
+// type's JSON form, a $ref for a recursive message, or the inlined body.
+func (b *builder) message(md protoreflect.MessageDescriptor) (*node, error) {
+	if md.IsPlaceholder() {
+		return nil, fmt.Errorf("message %s is an unresolved placeholder", md.FullName())
+	}
+	if k := wellKnown(md); k != wktNone {
+		return b.wellKnown(k, md), nil
+	}
+	if b.recursive[md.FullName()] {
+		if err := b.ensureDef(md); err != nil {
+			return nil, err
+		}
+		return obj("$ref", defsPrefix+string(md.FullName())), nil
+	}
+	if n, ok := b.inlined[md.FullName()]; ok {
+		return n, nil
+	}
+	n, err := b.body(md)
+	if err != nil {
+		return nil, err
+	}
+	b.inlined[md.FullName()] = n
+	return n, nil
+}
+
+func (b *builder) ensureDef(md protoreflect.MessageDescriptor) error {
+	if _, ok := b.defs[md.FullName()]; ok {
+		return nil
+	}
+	b.defs[md.FullName()] = nil // a reference back to md while building it only needs the name
+	n, err := b.body(md)
+	if err != nil {
+		return err
+	}
+	b.defs[md.FullName()] = n
+	return nil
+}
+
+// body is the object schema of an ordinary message.
+func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
+	n := obj("type", "object")
+	if d := comments(md); d != "" {
+		n.set("description", d)
+	}
+	props := &node{}
+	var required []string
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		fs, err := b.field(fd)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", fd.Name(), err)
+		}
+		name := b.name(fd)
+		props.set(name, fs)
+		if fd.Cardinality() == protoreflect.Required {
+			required = append(required, name)
+		}
+	}
+	if len(props.keys) > 0 {
+		n.set("properties", props)
+	}
+	if len(required) > 0 {
+		n.set("required", required)
+	}
+	if b.dir == output && md.ExtensionRanges().Len() > 0 {
+		// protojson writes a set extension as "[full.name]" when its resolver
+		// knows it; the output schema must accept those members. Inputs do
+		// not advertise extensions: a model has no way to know them.
+		n.set("patternProperties", obj(`^\[[A-Za-z_][A-Za-z0-9_.]*\]$`, &node{}))
+	}
+	n.set("additionalProperties", false)
+	return n, nil
+}
+
+func (b *builder) name(fd protoreflect.FieldDescriptor) string {
+	if b.opts.UseProtoNames {
+		return fd.TextName()
+	}
+	return fd.JSONName()
+}
+
+// field is the schema of one field, decorated with its description, the
+// alternatives of its oneof and its proto2 default.
+func (b *builder) field(fd protoreflect.FieldDescriptor) (*node, error) {
+	var n *node
+	switch {
+	case fd.IsMap():
+		v, err := b.singular(fd.MapValue())
+		if err != nil {
+			return nil, err
+		}
+		n = obj("type", "object")
+		if p := mapKeyPattern(fd.MapKey().Kind()); p != "" {
+			n.set("propertyNames", obj("pattern", p))
+		}
+		n.set("additionalProperties", v)
+	case fd.IsList():
+		items, err := b.singular(fd)
+		if err != nil {
+			return nil, err
+		}
+		n = obj("type", "array", "items", items)
+	default:
+		s, err := b.singular(fd)
+		if err != nil {
+			return nil, err
+		}
+		n = s
+		if d, ok := defaultValue(fd); ok {
+			n = n.with("default", d)
+		}
+	}
+	// The field's comment comes first (it is the most specific), then the
+	// type's own (message or enum) description it would otherwise replace,
+	// then the oneof note. Repeated and map fields keep the type's description
+	// on their items.
+	var desc []string
+	if c := comments(fd); c != "" {
+		desc = append(desc, c)
+	}
+	var note string
+	if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() {
+		note = b.oneofNote(od)
+	}
+	if len(desc) == 0 && note == "" {
+		return n, nil
+	}
+	if d, ok := n.get("description"); ok && !fd.IsList() && !fd.IsMap() {
+		desc = append(desc, d.(string))
+	}
+	if note != "" {
+		desc = append(desc, note)
+	}
+	return n.with("description", strings.Join(desc, "\n\n")), nil
+}
+
+func (b *builder) oneofNote(od protoreflect.OneofDescriptor) string {
+	fields := od.Fields()
+	names := make([]string, fields.Len())
+	for i := range names {
+		names[i] = b.name(fields.Get(i))
+	}
+	return fmt.Sprintf("Only one of %s may be set (oneof %s).", strings.Join(names, ", "), od.Name())
+}
+
+// singular is the schema of one value of fd, ignoring repetition.
+func (b *builder) singular(fd protoreflect.FieldDescriptor) (*node, error) {
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return b.message(fd.Message())
+	case protoreflect.EnumKind:
+		return b.enum(fd.Enum()), nil
+	}
+	return b.scalar(fd.Kind()), nil
+}
+
+const (
+	// maxFloat32JSON is math.MaxFloat32 as protojson writes it (shortest
+	// float32 form). It is slightly above the exact value, so it, not
+	// math.MaxFloat32, must be the schema's bound.
+	maxFloat32JSON = 3.4028235e38
+	// nonFinitePattern matches the strings protojson uses for non-finite floats.
+	nonFinitePattern = "^(NaN|-?Infinity)$"
+	int64Pattern     = "^-?[0-9]+$"
+	uint64Pattern    = "^[0-9]+$"
+)
+
+func (b *builder) scalar(k protoreflect.Kind) *node {
+	switch k {
+	case protoreflect.BoolKind:
+		return obj("type", "boolean")
+	case protoreflect.StringKind:
+		return obj("type", "string")
+	case protoreflect.BytesKind:
+		return obj("type", "string", "contentEncoding", "base64")
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		return obj("type", "integer", "minimum", int64(math.MinInt32), "maximum", int64(math.MaxInt32))
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return obj("type", "integer", "minimum", int64(0), "maximum", int64(math.MaxUint32))
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		if b.dir == output {
+			return obj("type", "string", "pattern", int64Pattern)
+		}
+		return obj("type", []string{"string", "integer"}, "pattern", int64Pattern,
+			"minimum", int64(math.MinInt64), "maximum", int64(math.MaxInt64))
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		if b.dir == output {
+			return obj("type", "string", "pattern", uint64Pattern)
+		}
+		return obj("type", []string{"string", "integer"}, "pattern", uint64Pattern,
+			"minimum", int64(0), "maximum", uint64(math.MaxUint64))
+	case protoreflect.FloatKind:
+		return obj("type", []string{"number", "string"}, "pattern", nonFinitePattern,
+			"minimum", -maxFloat32JSON, "maximum", maxFloat32JSON)
+	case protoreflect.DoubleKind:
+		return obj("type", []string{"number", "string"}, "pattern", nonFinitePattern)
+	}
+	// Every scalar kind is listed above; a new kind would need its own mapping.
+	panic(fmt.Sprintf("schema: unhandled kind %v", k))
+}
+
+// mapKeyPattern is the pattern of the string form protojson uses for map keys
+// of kind k; string keys need none.
+func mapKeyPattern(k protoreflect.Kind) string {
+	switch k {
+	case protoreflect.BoolKind:
+		return "^(true|false)$"
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return uint64Pattern
+	case protoreflect.StringKind:
+		return ""
+	}
+	return int64Pattern
+}
+
+func (b *builder) enum(ed protoreflect.EnumDescriptor) *node {
+	if ed.FullName() == "google.protobuf.NullValue" {
+		return obj("type", "null")
+	}
+	values := ed.Values()
+	var names []any
+	var numbers []any
+	seen := map[protoreflect.EnumNumber]bool{}
+	var valueDocs []string
+	for i := range values.Len() {
+		v := values.Get(i)
+		names = append(names, string(v.Name()))
+		if !seen[v.Number()] {
+			seen[v.Number()] = true
+			numbers = append(numbers, int64(v.Number()))
+		}
+		if c := comments(v); c != "" {
+			valueDocs = append(valueDocs, "- "+string(v.Name())+": "+strings.ReplaceAll(c, "\n", " "))
+		}
+	}
+	var n *node
+	switch {
+	case b.dir == input:
+		// protojson accepts a name or any int32 number; the known numbers are
+		// listed so the type array is not a lie, unknown ones are left out.
+		n = obj("type", []string{"string", "integer"}, "enum", append(names, numbers...))
+	case ed.IsClosed():
+		// Unknown numbers of a closed enum are kept as unknown fields, which
+		// protojson never writes.
+		n = obj("type", "string", "enum", names)
+	default:
+		// An open enum writes unknown numbers as integers. "enum" would apply
+		// to both types; pattern only constrains strings, so it lists the names.
+		alts := make([]string, len(names))
+		for i, n := range names {
+			alts[i] = n.(string)
+		}
+		n = obj("type", []string{"string", "integer"}, "pattern", "^("+strings.Join(alts, "|")+")$",
+			"minimum", int64(math.MinInt32), "maximum", int64(math.MaxInt32))
+	}
+	desc := comments(ed)
+	if len(valueDocs) > 0 {
+		desc = strings.TrimSpace(desc + "\n\n" + strings.Join(valueDocs, "\n"))
+	}
+	if desc != "" {
+		n.set("description", desc)
+	}
+	return n
+}
+
+// defaultValue is fd's explicit proto2/editions default in the JSON form
+// protojson uses, which is valid against both the input and output schema.
+func defaultValue(fd protoreflect.FieldDescriptor) (any, bool) {
+	if !fd.HasDefault() || fd.IsList() || fd.IsMap() {
+		return nil, false
+	}
+	v := fd.Default()
+	switch fd.Kind() {
+	case protoreflect.BoolKind:
+		return v.Bool(), true
+	case protoreflect.StringKind:
+		return v.String(), true
+	case protoreflect.BytesKind:
+		return base64.StdEncoding.EncodeToString(v.Bytes()), true
+	case protoreflect.EnumKind:
+		if ev := fd.DefaultEnumValue(); ev != nil && fd.Enum().FullName() != "google.protobuf.NullValue" {
+			return string(ev.Name()), true
+		}
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		return v.Int(), true
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return v.Uint(), true
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return strconv.FormatInt(v.Int(), 10), true
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return strconv.FormatUint(v.Uint(), 10), true
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		f := v.Float()
+		switch {
+		case math.IsNaN(f):
+			return "NaN", true
+		case math.IsInf(f, 1):
+			return "Infinity", true
+		case math.IsInf(f, -1):
+			return "-Infinity", true
+		}
+		if fd.Kind() == protoreflect.FloatKind {
+			// The float32 value as protojson prints it, not its float64 widening.
+			f, _ = strconv.ParseFloat(strconv.FormatFloat(f, 'g', -1, 32), 64)
+		}
+		return f, true
+	}
+	return nil, false
+}

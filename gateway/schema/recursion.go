@@ -1,0 +1,92 @@
+package schema
+
+import (
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// recursiveMessages returns the messages reachable from root that can reach
+// themselves: exactly those that need a $defs entry. It runs Tarjan's
+// strongly-connected-components algorithm, linear in the number of fields
+// reachable from root. Well-known types are leaves: their JSON forms are
+// finite even though Struct and Value are recursive in proto.
+func recursiveMessages(root protoreflect.MessageDescriptor) map[protoreflect.FullName]bool {
+	t := &tarjan{
+		index:     map[protoreflect.FullName]int{},
+		low:       map[protoreflect.FullName]int{},
+		onStack:   map[protoreflect.FullName]bool{},
+		recursive: map[protoreflect.FullName]bool{},
+	}
+	t.visit(root)
+	return t.recursive
+}
+
+type tarjan struct {
+	next      int
+	index     map[protoreflect.FullName]int
+	low       map[protoreflect.FullName]int
+	stack     []protoreflect.FullName
+	onStack   map[protoreflect.FullName]bool
+	recursive map[protoreflect.FullName]bool
+}
+
+// edges lists the messages a value of md contains directly, looking through
+// map entries (which never appear in a schema themselves).
+func edges(md protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor {
+	var out []protoreflect.MessageDescriptor
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.IsMap() {
+			fd = fd.MapValue()
+		}
+		if fd.Kind() != protoreflect.MessageKind && fd.Kind() != protoreflect.GroupKind {
+			continue
+		}
+		m := fd.Message()
+		if m.IsPlaceholder() || wellKnown(m) != wktNone {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (t *tarjan) visit(md protoreflect.MessageDescriptor) {
+	v := md.FullName()
+	t.index[v] = t.next
+	t.low[v] = t.next
+	t.next++
+	t.stack = append(t.stack, v)
+	t.onStack[v] = true
+	for _, m := range edges(md) {
+		w := m.FullName()
+		if w == v {
+			t.recursive[v] = true
+		}
+		if _, seen := t.index[w]; !seen {
+			t.visit(m)
+			t.low[v] = min(t.low[v], t.low[w])
+		} else if t.onStack[w] {
+			t.low[v] = min(t.low[v], t.index[w])
+		}
+	}
+	if t.low[v] != t.index[v] {
+		return
+	}
+	// v is the root of a component; pop it. A component of more than one
+	// message is a cycle, so all its members are recursive.
+	i := len(t.stack) - 1
+	for t.stack[i] != v {
+		i--
+	}
+	component := t.stack[i:]
+	if len(component) > 1 {
+		for _, w := range component {
+			t.recursive[w] = true
+		}
+	}
+	for _, w := range component {
+		t.onStack[w] = false
+	}
+	t.stack = t.stack[:i]
+}

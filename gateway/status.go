@@ -1,0 +1,179 @@
+package gateway
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+)
+
+// codeInfo is the one table that decides how a gRPC status reads to a
+// model: the canonical code name that starts the text, whether retrying the
+// same call may succeed, and what the model should do about it.
+var codeInfo = [...]struct {
+	name      string
+	retryable bool
+	advice    string
+}{
+	codes.OK:                 {"OK", false, ""},
+	codes.Canceled:           {"CANCELLED", false, "The call was cancelled before it completed."},
+	codes.Unknown:            {"UNKNOWN", false, "The backend failed with an unknown error."},
+	codes.InvalidArgument:    {"INVALID_ARGUMENT", false, "The backend rejected the arguments; correct them and call again."},
+	codes.DeadlineExceeded:   {"DEADLINE_EXCEEDED", true, "The backend did not answer in time."},
+	codes.NotFound:           {"NOT_FOUND", false, "The requested entity does not exist."},
+	codes.AlreadyExists:      {"ALREADY_EXISTS", false, "The entity already exists."},
+	codes.PermissionDenied:   {"PERMISSION_DENIED", false, "The caller may not do this."},
+	codes.ResourceExhausted:  {"RESOURCE_EXHAUSTED", true, "A quota or rate limit was hit; back off before retrying."},
+	codes.FailedPrecondition: {"FAILED_PRECONDITION", false, "The system is not in a state that allows this call; change the state first."},
+	codes.Aborted:            {"ABORTED", true, "The call conflicted with another; retry it."},
+	codes.OutOfRange:         {"OUT_OF_RANGE", false, "An argument is outside the valid range."},
+	codes.Unimplemented:      {"UNIMPLEMENTED", false, "The backend does not implement this method."},
+	codes.Internal:           {"INTERNAL", false, "The backend hit an internal error."},
+	codes.Unavailable:        {"UNAVAILABLE", true, "The backend is unavailable right now."},
+	codes.DataLoss:           {"DATA_LOSS", false, "Unrecoverable data loss or corruption."},
+	codes.Unauthenticated:    {"UNAUTHENTICATED", false, "The gateway's credentials for the backend were rejected."},
+}
+
+// CodeName returns the canonical upper-case name of a gRPC code
+// (NOT_FOUND), as the gRPC specification and google.rpc.Code spell it.
+func CodeName(c codes.Code) string {
+	if int(c) < len(codeInfo) {
+		return codeInfo[c].name
+	}
+	return fmt.Sprintf("CODE_%d", uint32(c))
+}
+
+// Retryable reports whether retrying the same call may succeed.
+func Retryable(c codes.Code) bool {
+	return int(c) < len(codeInfo) && codeInfo[c].retryable
+}
+
+// statusResult turns a non-OK gRPC status into a tool execution error: the
+// text starts with the code name and the backend's message, then lists the
+// decoded google.rpc error details and whether a retry may help, so the
+// model has what it needs to act.
+func statusResult(st *status.Status, types *dynamicpb.Types) *mcp.CallToolResult {
+	var b strings.Builder
+	b.WriteString(CodeName(st.Code()))
+	b.WriteString(": ")
+	if msg := st.Message(); msg != "" {
+		b.WriteString(msg)
+	} else {
+		b.WriteString("(no message)")
+	}
+	var retryDelay time.Duration
+	for _, a := range st.Proto().GetDetails() {
+		line, delay := describeDetail(a, types)
+		if delay > 0 {
+			retryDelay = delay
+		}
+		b.WriteString("\n- ")
+		b.WriteString(line)
+	}
+	if i := int(st.Code()); i < len(codeInfo) && codeInfo[i].advice != "" {
+		b.WriteString("\n")
+		b.WriteString(codeInfo[i].advice)
+	}
+	if Retryable(st.Code()) {
+		b.WriteString(" This error is retryable")
+		if retryDelay > 0 {
+			fmt.Fprintf(&b, ": retry after %s", retryDelay)
+		}
+		b.WriteString(".")
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: b.String()}}}
+}
+
+// describeDetail renders one google.rpc error detail as one readable line.
+// The standard detail types get a compact form; anything else is written as
+// protojson with its @type, resolved from the global registry or the
+// backend's own descriptors.
+func describeDetail(a *anypb.Any, types *dynamicpb.Types) (string, time.Duration) {
+	m, err := anyMessage(a, types)
+	if err != nil {
+		return fmt.Sprintf("detail %s (undecodable: %v)", a.GetTypeUrl(), err), 0
+	}
+	switch d := m.(type) {
+	case *errdetails.BadRequest:
+		parts := make([]string, 0, len(d.GetFieldViolations()))
+		for _, v := range d.GetFieldViolations() {
+			p := fmt.Sprintf("field %q: %s", v.GetField(), v.GetDescription())
+			if v.GetReason() != "" {
+				p += " (" + v.GetReason() + ")"
+			}
+			parts = append(parts, p)
+		}
+		return "BadRequest: " + strings.Join(parts, "; "), 0
+	case *errdetails.ErrorInfo:
+		s := fmt.Sprintf("ErrorInfo: reason=%s domain=%s", d.GetReason(), d.GetDomain())
+		for _, k := range slices.Sorted(maps.Keys(d.GetMetadata())) {
+			s += fmt.Sprintf(" %s=%s", k, d.GetMetadata()[k])
+		}
+		return s, 0
+	case *errdetails.RetryInfo:
+		delay := d.GetRetryDelay().AsDuration()
+		return fmt.Sprintf("RetryInfo: retry after %s", delay), delay
+	case *errdetails.QuotaFailure:
+		parts := make([]string, 0, len(d.GetViolations()))
+		for _, v := range d.GetViolations() {
+			parts = append(parts, fmt.Sprintf("%s: %s", v.GetSubject(), v.GetDescription()))
+		}
+		return "QuotaFailure: " + strings.Join(parts, "; "), 0
+	case *errdetails.PreconditionFailure:
+		parts := make([]string, 0, len(d.GetViolations()))
+		for _, v := range d.GetViolations() {
+			parts = append(parts, fmt.Sprintf("[%s] %s: %s", v.GetType(), v.GetSubject(), v.GetDescription()))
+		}
+		return "PreconditionFailure: " + strings.Join(parts, "; "), 0
+	case *errdetails.ResourceInfo:
+		s := fmt.Sprintf("ResourceInfo: %s %q", d.GetResourceType(), d.GetResourceName())
+		if d.GetOwner() != "" {
+			s += " owner " + d.GetOwner()
+		}
+		if d.GetDescription() != "" {
+			s += ": " + d.GetDescription()
+		}
+		return s, 0
+	case *errdetails.Help:
+		parts := make([]string, 0, len(d.GetLinks()))
+		for _, l := range d.GetLinks() {
+			parts = append(parts, fmt.Sprintf("%s <%s>", l.GetDescription(), l.GetUrl()))
+		}
+		return "Help: " + strings.Join(parts, "; "), 0
+	case *errdetails.LocalizedMessage:
+		return fmt.Sprintf("LocalizedMessage (%s): %s", d.GetLocale(), d.GetMessage()), 0
+	case *errdetails.DebugInfo:
+		return "DebugInfo: " + d.GetDetail(), 0
+	case *errdetails.RequestInfo:
+		return fmt.Sprintf("RequestInfo: request_id=%s", d.GetRequestId()), 0
+	}
+	js, err := protojson.MarshalOptions{Resolver: types}.Marshal(a)
+	if err != nil {
+		return fmt.Sprintf("detail %s (undecodable: %v)", a.GetTypeUrl(), err), 0
+	}
+	return string(js), 0
+}
+
+// anyMessage unpacks a detail, preferring the linked-in errdetails types
+// (so the switch above sees concrete types) and falling back to the
+// backend's descriptors for its own detail messages.
+func anyMessage(a *anypb.Any, types *dynamicpb.Types) (proto.Message, error) {
+	if m, err := a.UnmarshalNew(); err == nil {
+		return m, nil
+	}
+	if types == nil {
+		return nil, fmt.Errorf("unknown type %s", a.GetTypeUrl())
+	}
+	return anypb.UnmarshalNew(a, proto.UnmarshalOptions{Resolver: types})
+}

@@ -36,7 +36,7 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	ctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
 	defer cancel()
 	out := t.output.New().Interface()
-	if err := t.conn.Invoke(ctx, t.method, in, out); err != nil {
+	if err := t.conn.Invoke(ctx, t.method, in, out, callCodec); err != nil {
 		return statusResult(status.Convert(err), t.types), nil
 	}
 

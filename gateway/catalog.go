@@ -129,8 +129,8 @@ func compileTool(m protoreflect.MethodDescriptor, name string, conn grpc.ClientC
 		types:      types,
 		useProto:   sopts.UseProtoNames,
 	}
-	t.unmarshal = protojson.UnmarshalOptions{Resolver: types}
-	t.marshal = protojson.MarshalOptions{Resolver: types, UseProtoNames: sopts.UseProtoNames}
+	t.unmarshal = protojson.UnmarshalOptions{Resolver: types, AllowPartial: true}
+	t.marshal = protojson.MarshalOptions{Resolver: types, UseProtoNames: sopts.UseProtoNames, AllowPartial: true}
 	return t, nil
 }
 

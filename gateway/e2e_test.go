@@ -41,7 +41,7 @@ type backend struct {
 	ended   chan error // the backend's ctx.Err() for a held call
 }
 
-func startBackend(t *testing.T) *backend {
+func startBackend(t testing.TB) *backend {
 	t.Helper()
 	b := &backend{started: make(chan struct{}, 1), ended: make(chan error, 1)}
 	hold := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
@@ -69,7 +69,7 @@ func startBackend(t *testing.T) *backend {
 
 // startGateway fronts a fresh backend and serves the gateway over a real
 // loopback HTTP server.
-func startGateway(t *testing.T, opts *gateway.Options) (*backend, *gateway.Gateway, string) {
+func startGateway(t testing.TB, opts *gateway.Options) (*backend, *gateway.Gateway, string) {
 	t.Helper()
 	b := startBackend(t)
 	conn, err := gateway.Dial(b.addr, gateway.BackendTLS{})

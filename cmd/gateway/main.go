@@ -150,7 +150,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) error {
 	backendName, addr := "", c.backend
 	if addr == "" {
-		demo, err := startDemo(ctx, logger)
+		// The demo outlives the signal so calls in flight can finish during the
+		// shutdown grace period; the deferred stop ends it last.
+		demo, err := startDemo(context.WithoutCancel(ctx), logger)
 		if err != nil {
 			return err
 		}

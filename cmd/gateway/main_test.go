@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
+	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
+)
+
+// binary is the gateway built once for all tests: the tests run the real
+// program in a subprocess, as a user or an MCP client would.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gateway-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "gateway")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic("building the gateway: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			println(err.Error())
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func TestStdio(t *testing.T) {
+	addr := zootest.Start(t)
+	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
+		t.Run(v, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.Command(binary, "--stdio", "--backend", addr)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			client := sdk.NewClient(&sdk.Implementation{Name: "stdio-test", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != v {
+				t.Errorf("negotiated %s, want %s", got, v)
+			}
+
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tools.Tools) == 0 {
+				t.Fatal("no tools")
+			}
+
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "leo"}})
+			if err != nil || res.IsError {
+				t.Fatalf("GetAnimal: %v %+v", err, res)
+			}
+			if txt := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(txt, `"leo"`) {
+				t.Errorf("GetAnimal text: %s", txt)
+			}
+			if v >= "2025-06-18" && res.StructuredContent == nil {
+				t.Error("no structuredContent")
+			}
+
+			res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "nobody"}})
+			if err != nil || !res.IsError || !strings.HasPrefix(res.Content[0].(*sdk.TextContent).Text, "NOT_FOUND: ") {
+				t.Errorf("GetAnimal nobody: %v %+v", err, res)
+			}
+			res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": true}})
+			if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "id: expected a string") {
+				t.Errorf("GetAnimal bad id: %v %+v", err, res)
+			}
+			_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "Nope", Arguments: map[string]any{}})
+			var werr *jsonrpc.Error
+			if !errors.As(err, &werr) || werr.Code != -32602 {
+				t.Errorf("unknown tool: want -32602, got %v", err)
+			}
+		})
+	}
+}
+
+// TestDemoMode runs the README's first command: no backend, so the gateway
+// starts the bundled zoo, prints how to connect, serves, and exits 0 on
+// SIGTERM.
+func TestDemoMode(t *testing.T) {
+	cmd := exec.Command(binary, "--listen", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+
+	urlRE := regexp.MustCompile(`MCP \(Streamable HTTP\) at (http://\S+/mcp)`)
+	lines := bufio.NewScanner(stderr)
+	var url string
+	var banner strings.Builder
+	for url == "" && lines.Scan() {
+		banner.WriteString(lines.Text() + "\n")
+		if m := urlRE.FindStringSubmatch(lines.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		t.Fatalf("no MCP URL printed:\n%s", banner.String())
+	}
+	for lines.Scan() {
+		banner.WriteString(lines.Text() + "\n")
+		if strings.Contains(lines.Text(), "claude mcp add --transport http") {
+			break
+		}
+	}
+	if !strings.Contains(banner.String(), "claude mcp add --transport http grpc "+url) {
+		t.Errorf("no Claude Code line in:\n%s", banner.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "demo-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_ListAnimals", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("ListAnimals: %v %+v", err, res)
+	}
+	cs.Close()
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v, want 0", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gateway did not exit after SIGTERM")
+	}
+}
+
+// TestStartupErrors: bad flags exit 2, a backend that cannot be used exits
+// 1, each with one line that names the flag or backend and the fix.
+func TestStartupErrors(t *testing.T) {
+	noReflection := zootest.Start(t, zoo.WithoutReflection())
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"input-errors", []string{"--input-errors", "loud"}, 2, `--input-errors: want "tool" or "protocol", got "loud"`},
+		{"json-names", []string{"--json-names", "camel"}, 2, `--json-names: want "json" or "proto"`},
+		{"backend form", []string{"--backend", "zoo"}, 2, `--backend: want HOST:PORT, got "zoo"`},
+		{"listen form", []string{"--listen", "8080"}, 2, `--listen: want HOST:PORT`},
+		{"positional", []string{"extra"}, 2, `unexpected argument "extra"`},
+		{"unknown flag", []string{"--nope"}, 2, `flag provided but not defined: -nope`},
+		{"call-timeout", []string{"--call-timeout", "0s"}, 2, `--call-timeout: want a positive duration`},
+		{"log-level", []string{"--log-level", "loud"}, 2, `--log-level: want debug, info, warn or error`},
+		{"half mTLS", []string{"--backend", "example.com:443", "--backend-cert", "c.pem", "--stdio"}, 1, `--backend-cert and --backend-key must be given together`},
+		{"unreachable", []string{"--backend", "127.0.0.1:1", "--discovery-timeout", "3s", "--stdio"}, 1, `backend 127.0.0.1:1 is unreachable`},
+		{"no reflection", []string{"--backend", noReflection, "--stdio"}, 1, `does not serve gRPC server reflection`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(binary, c.args...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			cmd.Stdin = strings.NewReader("")
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != c.code {
+				t.Fatalf("exit: %v, want code %d\nstderr:\n%s", err, c.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("stderr does not contain %q:\n%s", c.want, stderr.String())
+			}
+		})
+	}
+}

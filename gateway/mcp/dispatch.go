@@ -1,0 +1,536 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+)
+
+// sink is where a transport takes the notifications a request emits while
+// it runs (progress, subscription events). send must be safe for concurrent
+// use and fail, not block forever, once the stream is gone.
+type sink interface {
+	send(msg []byte) error
+}
+
+// scope is what a transport knows about the message it hands to dispatch.
+type scope struct {
+	transport string
+	header    http.Header // HTTP request headers; nil on stdio
+	// headerVersion is MCP-Protocol-Version (HTTP only). When checkHeader
+	// is set, a 2026-07-28 request's _meta version must equal it.
+	headerVersion string
+	checkHeader   bool
+	out           sink
+}
+
+// reply is the outcome of one message.
+type reply struct {
+	body []byte // the encoded response; nil means no response
+	code int64  // the JSON-RPC error code, 0 on success
+}
+
+// params is the union of the params fields any method reads. One decode
+// serves every method; unknown fields are skipped.
+type params struct {
+	Name            json.RawMessage `json:"name"`
+	Arguments       json.RawMessage `json:"arguments"`
+	Cursor          json.RawMessage `json:"cursor"`
+	ProtocolVersion json.RawMessage `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	RequestID       json.RawMessage `json:"requestId"`
+	Notifications   json.RawMessage `json:"notifications"`
+	Meta            json.RawMessage `json:"_meta"`
+
+	meta metaFields
+}
+
+type metaFields struct {
+	ProgressToken      json.RawMessage `json:"progressToken"`
+	ProtocolVersion    json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+}
+
+func (p *params) decode(raw json.RawMessage) *Error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] != '{' {
+		return errorf(CodeInvalidParams, "params must be an object")
+	}
+	if err := json.Unmarshal(raw, p); err != nil {
+		return errorf(CodeInvalidParams, "invalid params: "+err.Error())
+	}
+	if len(p.Meta) > 0 && string(p.Meta) != "null" {
+		if p.Meta[0] != '{' {
+			return errorf(CodeInvalidParams, "params._meta must be an object")
+		}
+		if err := json.Unmarshal(p.Meta, &p.meta); err != nil {
+			return errorf(CodeInvalidParams, "invalid params._meta: "+err.Error())
+		}
+	} else {
+		p.Meta = nil
+	}
+	return nil
+}
+
+// handleMessage is the whole life of one decoded message outside a batch.
+// Requests are registered in flight, served, and unregistered; the reply
+// body is appended to b.
+func (s *Server) handleMessage(ctx context.Context, sess *session, sc *scope, m *message, b []byte) reply {
+	cctx, c, r, done := s.accept(ctx, sess, m, b)
+	if done {
+		return r
+	}
+	return s.finish(cctx, sess, sc, m, c, b)
+}
+
+// accept classifies m. Notifications and responses are handled at once and
+// invalid messages answered (done is true). A request is registered in
+// flight and must be completed with finish; transports that serve requests
+// concurrently call accept in their read loop, so that a
+// notifications/cancelled read next always finds the request.
+func (s *Server) accept(ctx context.Context, sess *session, m *message, b []byte) (context.Context, *call, reply, bool) {
+	switch m.classify() {
+	case kindInvalid:
+		return nil, nil, reply{appendError(b, m.ID, errorf(CodeInvalidRequest, "invalid request")), CodeInvalidRequest}, true
+	case kindResponse:
+		return nil, nil, reply{}, true // we never send requests; stray responses are ignored
+	case kindNotification:
+		s.notification(sess, m)
+		return nil, nil, reply{}, true
+	}
+	cctx, c, err := s.startCall(ctx, sess, m.ID)
+	if err != nil {
+		return nil, nil, reply{appendError(b, m.ID, err), err.Code}, true
+	}
+	return cctx, c, reply{}, false
+}
+
+// finish serves an accepted request and unregisters it. A request the
+// client cancelled gets no reply.
+func (s *Server) finish(ctx context.Context, sess *session, sc *scope, m *message, c *call, b []byte) reply {
+	r := s.serveRequest(ctx, sess, sc, m, b)
+	if s.endCall(sess, m.ID, c) {
+		return reply{}
+	}
+	return r
+}
+
+// notification handles a client notification. Nothing ever answers one, so
+// malformed ones are dropped silently.
+func (s *Server) notification(sess *session, m *message) {
+	if sess == nil {
+		return // stateless: no session to initialize, no calls to cancel
+	}
+	switch m.method {
+	case "notifications/initialized":
+		sess.markInitialized()
+	case "notifications/cancelled":
+		var p params
+		if p.decode(m.Params) != nil || !validID(p.RequestID) {
+			return
+		}
+		sess.cancel(p.RequestID)
+	}
+}
+
+// serveRequest answers one request. It is the single table of which method
+// exists at which revision and of every protocol error class.
+func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *message, b []byte) (r reply) {
+	mark := len(b)
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("mcp: panic serving request", "id", string(m.ID), "method", m.method, "panic", v, "stack", string(debug.Stack()))
+			e := errorf(CodeInternalError, "internal error")
+			r = reply{appendError(b[:mark], m.ID, e), e.Code}
+		}
+	}()
+	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
+
+	var p params
+	if e := p.decode(m.Params); e != nil {
+		return fail(e)
+	}
+
+	metaVersion, _ := unquoteSimple(p.meta.ProtocolVersion)
+	if isStateless(sc.headerVersion) || isStateless(metaVersion) {
+		return s.serveStateless(ctx, sess, sc, m, &p, metaVersion, b)
+	}
+
+	switch m.method {
+	case "initialize":
+		return s.initialize(sess, m, &p, b)
+	case "ping":
+		return reply{appendResult(b, m.ID, emptyObject), 0}
+	case "tools/list", "tools/call":
+	case "server/discover", "subscriptions/listen":
+		return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q requires protocol version %s", m.method, Version20260728)))
+	default:
+		return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q not found", m.method)))
+	}
+	version := ""
+	if sess != nil {
+		version = sess.negotiated()
+	}
+	if version == "" {
+		return fail(errorf(CodeInvalidRequest, fmt.Sprintf("method %q before initialize", m.method)))
+	}
+	if m.method == "tools/list" {
+		return s.toolsList(m, &p, version, b)
+	}
+	return s.toolsCall(ctx, sess, sc, m, &p, version, b)
+}
+
+var emptyObject = json.RawMessage("{}")
+
+// serveStateless answers a 2026-07-28 request: the revision and client
+// capabilities come with every request, there is no handshake.
+func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m *message, p *params, version string, b []byte) reply {
+	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
+	if version == "" {
+		return fail(errorf(CodeInvalidParams, "missing or invalid _meta field \"io.modelcontextprotocol/protocolVersion\""))
+	}
+	if sc.checkHeader && sc.headerVersion != version {
+		if sc.headerVersion == "" {
+			return fail(errorf(CodeHeaderMismatch, "MCP-Protocol-Version header is required for requests carrying _meta io.modelcontextprotocol/protocolVersion"))
+		}
+		return fail(errorf(CodeHeaderMismatch, fmt.Sprintf("MCP-Protocol-Version header %q does not match _meta io.modelcontextprotocol/protocolVersion %q", sc.headerVersion, version)))
+	}
+	if !isSupported(version) {
+		return fail(unsupportedVersion(version))
+	}
+	if len(p.meta.ClientCapabilities) == 0 || p.meta.ClientCapabilities[0] != '{' {
+		return fail(errorf(CodeInvalidParams, "missing or invalid _meta field \"io.modelcontextprotocol/clientCapabilities\""))
+	}
+	switch m.method {
+	case "server/discover":
+		b = appendResultHead(b, m.ID)
+		b = appendWithMeta(b, s.discoverBody, s.serverInfo)
+		return reply{append(b, '}'), 0}
+	case "tools/list":
+		return s.toolsList(m, p, version, b)
+	case "tools/call":
+		if sc.checkHeader && sc.header != nil {
+			name, _ := unquoteSimple(p.Name)
+			switch hn := sc.header.Get("Mcp-Name"); {
+			case hn == "":
+				return fail(errorf(CodeHeaderMismatch, "missing required Mcp-Name header for tools/call"))
+			case hn != name:
+				return fail(errorf(CodeHeaderMismatch, fmt.Sprintf("Mcp-Name header %q does not match params.name %q", hn, name)))
+			}
+		}
+		return s.toolsCall(ctx, sess, sc, m, p, version, b)
+	case "subscriptions/listen":
+		return s.listen(ctx, sc, m, p, b)
+	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+		return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q is not part of protocol version %s", m.method, version)))
+	}
+	return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q not found", m.method)))
+}
+
+// unsupportedVersion is the -32022 error; its data lets the client pick a
+// revision we speak and retry.
+func unsupportedVersion(requested string) *Error {
+	b := []byte(`{"supported":[`)
+	for i, v := range supportedVersions {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, v)
+	}
+	b = append(b, `],"requested":`...)
+	b = appendString(b, requested)
+	b = append(b, '}')
+	return &Error{Code: CodeUnsupportedProtocolVersion, Message: fmt.Sprintf("unsupported protocol version %q", requested), Data: b}
+}
+
+// appendWithMeta appends the object obj with the extra member meta spliced
+// in before its closing brace.
+func appendWithMeta(b, obj, meta []byte) []byte {
+	b = append(b, obj[:len(obj)-1]...)
+	if len(obj) > 2 {
+		b = append(b, ',')
+	}
+	b = append(b, meta...)
+	return append(b, '}')
+}
+
+func (s *Server) initialize(sess *session, m *message, p *params, b []byte) reply {
+	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
+	requested, ok := unquoteSimple(p.ProtocolVersion)
+	if !ok {
+		return fail(errorf(CodeInvalidParams, "initialize: params.protocolVersion must be a string"))
+	}
+	if p.Capabilities != nil && (len(p.Capabilities) == 0 || p.Capabilities[0] != '{') {
+		return fail(errorf(CodeInvalidParams, "initialize: params.capabilities must be an object"))
+	}
+	version := requested
+	if !isHandshakeVersion(version) {
+		version = fallbackVersion
+	}
+	if sess == nil || !sess.setInitialize(version, p.Capabilities) {
+		return fail(errorf(CodeInvalidRequest, "initialize: session already initialized"))
+	}
+	b = appendResultHead(b, m.ID)
+	b = append(b, `{"protocolVersion":`...)
+	b = appendString(b, version)
+	b = append(b, `,"capabilities":`...)
+	b = append(b, capabilitiesJSON...)
+	b = append(b, `,"serverInfo":`...)
+	if version >= Version20250618 {
+		b = append(b, s.implJSON...)
+	} else {
+		b = append(b, s.implJSONOld...)
+	}
+	if s.instructions != "" {
+		b = append(b, `,"instructions":`...)
+		b = appendString(b, s.instructions)
+	}
+	return reply{append(b, "}}"...), 0}
+}
+
+func (s *Server) toolsList(m *message, p *params, version string, b []byte) reply {
+	cursor := ""
+	if p.Cursor != nil && string(p.Cursor) != "null" {
+		var ok bool
+		if cursor, ok = unquoteSimple(p.Cursor); !ok {
+			e := errorf(CodeInvalidParams, "tools/list: params.cursor must be a string")
+			return reply{appendError(b, m.ID, e), e.Code}
+		}
+	}
+	f := familyOf(version)
+	page, ok := s.h.Tools().page(f, cursor)
+	if !ok {
+		e := errorf(CodeInvalidParams, "tools/list: invalid or expired cursor")
+		return reply{appendError(b, m.ID, e), e.Code}
+	}
+	b = appendResultHead(b, m.ID)
+	if f == family20260728 {
+		b = appendWithMeta(b, page, s.serverInfo)
+	} else {
+		b = append(b, page...)
+	}
+	return reply{append(b, '}'), 0}
+}
+
+// toolsCall is the hot path: decode name, arguments and progress token,
+// invoke the handler, encode the result with append.
+func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *message, p *params, version string, b []byte) reply {
+	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
+	name, ok := unquoteSimple(p.Name)
+	if !ok {
+		return fail(errorf(CodeInvalidParams, "tools/call: params.name must be a string"))
+	}
+	if !s.h.Tools().lookup(name) {
+		return fail(errorf(CodeInvalidParams, fmt.Sprintf("tools/call: unknown tool %q", name)))
+	}
+	req := &CallToolRequest{
+		Name:      name,
+		Arguments: p.Arguments,
+		Meta:      p.Meta,
+		Header:    sc.header,
+		Session:   SessionInfo{Transport: sc.transport, ProtocolVersion: version},
+	}
+	if sess != nil {
+		req.Session.ID = sess.id
+	}
+	if tok := p.meta.ProgressToken; tok != nil && string(tok) != "null" {
+		if tok[0] != '"' && !validID(tok) {
+			return fail(errorf(CodeInvalidParams, "tools/call: _meta.progressToken must be a string or an integer"))
+		}
+		req.ProgressToken = tok
+		if sc.out != nil {
+			out := sc.out
+			req.progress = func(ctx context.Context, progress, total float64, message string) error {
+				return sendProgress(ctx, out, tok, version, progress, total, message)
+			}
+		}
+	}
+	res, err := s.h.CallTool(ctx, req)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return fail(e)
+		}
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			s.log.Debug("mcp: tool call cancelled", "id", string(m.ID), "tool", name, "err", err)
+			return fail(errorf(CodeInternalError, "request cancelled"))
+		}
+		s.log.Error("mcp: tool call failed", "id", string(m.ID), "tool", name, "err", err)
+		return fail(errorf(CodeInternalError, "internal error"))
+	}
+	if res == nil {
+		s.log.Error("mcp: tool call returned no result", "id", string(m.ID), "tool", name)
+		return fail(errorf(CodeInternalError, "internal error"))
+	}
+	b = appendResultHead(b, m.ID)
+	b = s.appendCallResult(b, res, version)
+	return reply{append(b, '}'), 0}
+}
+
+// appendCallResult encodes a CallToolResult for the given revision.
+func (s *Server) appendCallResult(b []byte, r *CallToolResult, version string) []byte {
+	b = append(b, `{"content":[`...)
+	for i, c := range r.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		t := c.Type
+		if t == "" {
+			t = "text"
+		}
+		b = append(b, `{"type":`...)
+		b = appendString(b, t)
+		b = append(b, `,"text":`...)
+		b = appendString(b, c.Text)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if len(r.StructuredContent) > 0 && hasStructuredContent(version) {
+		b = append(b, `,"structuredContent":`...)
+		b = appendRawCompact(b, r.StructuredContent)
+	}
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	if isStateless(version) {
+		b = append(b, `,"resultType":"complete",`...)
+		b = append(b, s.serverInfo...)
+	}
+	return append(b, '}')
+}
+
+// appendRawCompact appends raw JSON, compacting it only when it contains a
+// line break: stdio frames messages by newline.
+func appendRawCompact(b []byte, raw []byte) []byte {
+	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return append(b, raw...)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, buf.Bytes()...)
+}
+
+func sendProgress(_ context.Context, out sink, token json.RawMessage, version string, progress, total float64, message string) error {
+	if math.IsNaN(progress) || math.IsInf(progress, 0) || math.IsNaN(total) || math.IsInf(total, 0) {
+		return errors.New("mcp: progress: not a finite number")
+	}
+	bp := getBuf()
+	defer putBuf(bp)
+	b := append(*bp, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
+	b = append(b, token...)
+	b = append(b, `,"progress":`...)
+	b = strconv.AppendFloat(b, progress, 'g', -1, 64)
+	if total > 0 {
+		b = append(b, `,"total":`...)
+		b = strconv.AppendFloat(b, total, 'g', -1, 64)
+	}
+	if message != "" && hasProgressMessage(version) {
+		b = append(b, `,"message":`...)
+		b = appendString(b, message)
+	}
+	b = append(b, "}}"...)
+	*bp = b
+	if err := out.send(b); err != nil {
+		return fmt.Errorf("mcp: progress: %w", err)
+	}
+	return nil
+}
+
+// listen serves subscriptions/listen (2026-07-28): the acknowledgement,
+// then one notification per change, until the client goes away (no
+// response) or the server shuts down (a complete result).
+func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b []byte) reply {
+	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
+	if len(p.Notifications) == 0 || p.Notifications[0] != '{' {
+		return fail(errorf(CodeInvalidParams, "subscriptions/listen: params.notifications must be an object"))
+	}
+	var want struct {
+		ToolsListChanged bool `json:"toolsListChanged"`
+	}
+	if err := json.Unmarshal(p.Notifications, &want); err != nil {
+		return fail(errorf(CodeInvalidParams, "subscriptions/listen: "+err.Error()))
+	}
+	subMeta := append(append([]byte(`"_meta":{"io.modelcontextprotocol/subscriptionId":`), m.ID...), '}')
+	ack := []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{`)
+	if want.ToolsListChanged {
+		ack = append(ack, `"toolsListChanged":true`...)
+	}
+	ack = append(ack, "},"...)
+	ack = append(append(ack, subMeta...), "}}"...)
+	if sc.out == nil || sc.out.send(ack) != nil {
+		return reply{}
+	}
+	if want.ToolsListChanged {
+		changed := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{`), subMeta...), "}}"...)
+		l := newListener()
+		s.addListener(l)
+		defer s.removeListener(l)
+	loop:
+		for {
+			select {
+			case <-ctx.Done():
+				return reply{} // the client left or cancelled: nobody to answer
+			case <-s.done:
+				break loop
+			case <-l.kick:
+				if sc.out.send(changed) != nil {
+					return reply{}
+				}
+			}
+		}
+	}
+	b = appendResultHead(b, m.ID)
+	b = append(b, `{"resultType":"complete",`...)
+	b = append(b, subMeta[:len(subMeta)-1]...)
+	b = append(b, `,"io.modelcontextprotocol/serverInfo":`...)
+	b = append(b, s.implJSON...)
+	return reply{append(b, "}}}"...), 0}
+}
+
+// handleBatch answers a JSON-RPC batch (2025-03-26 only; the caller checks
+// the revision). The elements run one after another; the replies form one
+// array, or nothing when no element was a request.
+func (s *Server) handleBatch(ctx context.Context, sess *session, sc *scope, data []byte, b []byte) reply {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(data, &elems); err != nil {
+		return reply{appendError(b, nil, errorf(CodeParseError, "parse error")), CodeParseError}
+	}
+	if len(elems) == 0 {
+		return reply{appendError(b, nil, errorf(CodeInvalidRequest, "empty batch")), CodeInvalidRequest}
+	}
+	b = append(b, '[')
+	n := 0
+	for _, e := range elems {
+		var m message
+		if !decodeMessage(e, &m) {
+			m = message{}
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		before := len(b)
+		r := s.handleMessage(ctx, sess, sc, &m, b)
+		if r.body == nil {
+			if n > 0 {
+				b = b[:before-1]
+			}
+			continue
+		}
+		b = r.body
+		n++
+	}
+	if n == 0 {
+		return reply{}
+	}
+	return reply{append(b, ']'), 0}
+}

@@ -1,0 +1,256 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// message is one decoded JSON-RPC 2.0 message. Everything but the method
+// stays raw: ids are echoed byte for byte and params are decoded only by the
+// method that owns them.
+type message struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+
+	method string // unquoted Method, valid after classify
+}
+
+// kind is what a message turned out to be after validation.
+type kind uint8
+
+const (
+	kindInvalid      kind = iota // answer -32600
+	kindRequest                  // has method and id
+	kindNotification             // has method, no id
+	kindResponse                 // result or error, from the client: ignored
+)
+
+// decodeMessage decodes one JSON value that is not a batch. A parse error
+// is reported as ok=false and answered -32700 by the caller.
+func decodeMessage(data []byte, m *message) (ok bool) {
+	// A non-object (number, string, array element of the wrong type) is
+	// valid JSON but not a message: Unmarshal fails with a type error, and
+	// classify turns the empty message into -32600.
+	if err := json.Unmarshal(data, m); err != nil {
+		var ute *json.UnmarshalTypeError
+		if asTypeError(err, &ute) {
+			*m = message{}
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+func asTypeError(err error, target **json.UnmarshalTypeError) bool {
+	e, ok := err.(*json.UnmarshalTypeError)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+// classify validates the envelope. For kindInvalid the returned id is the
+// request id when it is well-typed (so the error can name it), else nil
+// (answered with id null).
+func (m *message) classify() kind {
+	idOK := m.ID == nil || validID(m.ID)
+	if string(m.JSONRPC) != `"2.0"` {
+		if !idOK {
+			m.ID = nil
+		}
+		return kindInvalid
+	}
+	if !idOK {
+		m.ID = nil
+		return kindInvalid
+	}
+	if m.Method == nil {
+		if m.ID != nil && (m.Result != nil || m.Error != nil) {
+			return kindResponse
+		}
+		return kindInvalid
+	}
+	name, ok := unquoteSimple(m.Method)
+	if !ok {
+		return kindInvalid
+	}
+	m.method = name
+	if m.ID == nil {
+		return kindNotification
+	}
+	return kindRequest
+}
+
+// validID accepts the id types MCP allows: strings and integral numbers
+// (in any JSON spelling, e.g. 1e3). null, booleans, objects, arrays and
+// numbers with a fractional value are rejected.
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	switch c := id[0]; {
+	case c == '"':
+		var s string
+		return json.Unmarshal(id, &s) == nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		f, err := strconv.ParseFloat(string(id), 64)
+		return err == nil && f == math.Trunc(f) && !math.IsInf(f, 0)
+	}
+	return false
+}
+
+// unquoteSimple returns the string a raw JSON string denotes. Method names
+// and tool names rarely contain escapes, so the common case is a slice.
+func unquoteSimple(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		for _, c := range inner {
+			if c < 0x20 {
+				return "", false
+			}
+		}
+		return string(inner), true
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// isBatch reports whether data is a JSON array (after leading whitespace).
+func isBatch(data []byte) bool {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '[':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// bufPool holds encoding buffers; responses are built with append and the
+// buffer returned after the bytes have been written out.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) > 1<<20 { // do not keep huge one-off buffers alive
+		return
+	}
+	*b = (*b)[:0]
+	bufPool.Put(b)
+}
+
+// nullID is the id of errors about a message whose id could not be read.
+var nullID = json.RawMessage("null")
+
+func orNull(id json.RawMessage) json.RawMessage {
+	if id == nil {
+		return nullID
+	}
+	return id
+}
+
+// appendResultHead starts a success response; the caller appends the result
+// value and then '}'.
+func appendResultHead(b []byte, id json.RawMessage) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, orNull(id)...)
+	return append(b, `,"result":`...)
+}
+
+// appendResult appends a complete success response with a pre-encoded result.
+func appendResult(b []byte, id, result json.RawMessage) []byte {
+	b = appendResultHead(b, id)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// appendError appends a complete error response.
+func appendError(b []byte, id json.RawMessage, e *Error) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, orNull(id)...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, e.Code, 10)
+	b = append(b, `,"message":`...)
+	b = appendString(b, e.Message)
+	if len(e.Data) > 0 && json.Valid(e.Data) {
+		b = append(b, `,"data":`...)
+		b = append(b, e.Data...)
+	}
+	return append(b, "}}"...)
+}
+
+// errorf builds a protocol error.
+func errorf(code int64, msg string) *Error { return &Error{Code: code, Message: msg} }
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. It escapes what encoding/json
+// escapes (quotes, backslashes, control characters, <, >, &, U+2028, U+2029)
+// and replaces invalid UTF-8 with U+FFFD, so the output is identical.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < 0x80 {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == 0xFFFD && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,227 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// ServerOptions configures a [Server]. A nil *ServerOptions, and every zero
+// field, means the default.
+type ServerOptions struct {
+	// Logger receives faults (handler errors, recovered panics) and
+	// protocol anomalies. Default: a logger that discards everything, so
+	// the library never writes anywhere on its own (stdout is the stdio
+	// transport's wire).
+	Logger *slog.Logger
+	// Instructions is sent in the initialize and server/discover results
+	// to tell the model how to use the server. Default: none.
+	Instructions string
+	// DiscoverTTL is the ttlMs of server/discover results (2026-07-28): how
+	// long a client may reuse the discovery. Default 60s; negative sends 0.
+	DiscoverTTL time.Duration
+}
+
+// Server is the MCP protocol engine: it answers JSON-RPC messages from any
+// transport using one dispatch path and one Handler. It is safe for
+// concurrent use; one Server may serve stdio and HTTP at the same time.
+type Server struct {
+	impl         Implementation
+	h            Handler
+	log          *slog.Logger
+	instructions string
+
+	implJSON     []byte // Implementation as JSON, including title
+	implJSONOld  []byte // without title, for revisions before 2025-06-18
+	serverInfo   []byte // `"_meta":{"io.modelcontextprotocol/serverInfo":...}`
+	discoverBody []byte // server/discover result (without _meta)
+
+	mu        sync.Mutex
+	calls     map[*call]struct{}     // every request in flight, for Shutdown
+	listeners map[*listener]struct{} // every stream that can receive list_changed
+	closing   bool
+	done      chan struct{} // closed by Shutdown
+	drained   chan struct{} // closed when calls empties during Shutdown
+	// onShutdown are the transports' hooks that end their sessions.
+	onShutdown []func()
+}
+
+// call is one request in flight.
+type call struct {
+	cancel context.CancelFunc
+	// byClient is set when notifications/cancelled cancelled the call: the
+	// spec says a cancelled request gets no response.
+	byClient bool // guarded by the owning session's mu
+}
+
+// listener is one outbound stream that wants notifications/tools/list_changed.
+// kick has capacity 1: changes are coalesced, never queued without bound.
+type listener struct {
+	kick chan struct{}
+}
+
+func newListener() *listener { return &listener{kick: make(chan struct{}, 1)} }
+
+// NewServer returns a server for impl whose tools and calls come from h.
+func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
+	var o ServerOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.DiscoverTTL == 0 {
+		o.DiscoverTTL = time.Minute
+	}
+	s := &Server{
+		impl:         impl,
+		h:            h,
+		log:          o.Logger,
+		instructions: o.Instructions,
+		calls:        make(map[*call]struct{}),
+		listeners:    make(map[*listener]struct{}),
+		done:         make(chan struct{}),
+	}
+	s.implJSON, _ = json.Marshal(impl)
+	old := impl
+	old.Title = ""
+	s.implJSONOld, _ = json.Marshal(old)
+	s.serverInfo = append(append([]byte(`"_meta":{"io.modelcontextprotocol/serverInfo":`), s.implJSON...), '}')
+
+	b := []byte(`{"supportedVersions":[`)
+	for i, v := range supportedVersions {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, v)
+	}
+	b = append(b, `],"capabilities":`...)
+	b = append(b, capabilitiesJSON...)
+	if s.instructions != "" {
+		b = append(b, `,"instructions":`...)
+		b = appendString(b, s.instructions)
+	}
+	ttl := max(o.DiscoverTTL.Milliseconds(), 0)
+	b = append(b, fmt.Sprintf(`,"ttlMs":%d,"cacheScope":"public","resultType":"complete"}`, ttl)...)
+	s.discoverBody = b
+	return s
+}
+
+// capabilitiesJSON is what the server advertises: tools, with list change
+// notifications (on the session stream for handshake revisions, through
+// subscriptions/listen at 2026-07-28). Nothing else is implemented.
+var capabilitiesJSON = []byte(`{"tools":{"listChanged":true}}`)
+
+// NotifyToolListChanged tells every live stream that can receive it (the
+// stdio connection, the GET stream of a Streamable HTTP session, a
+// 2026-07-28 subscriptions/listen stream that opted in) that tools/list
+// changed. It never blocks: notifications are coalesced per stream, and a
+// session without an open stream is not told (it will list again).
+func (s *Server) NotifyToolListChanged() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for l := range s.listeners {
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (s *Server) addListener(l *listener) {
+	s.mu.Lock()
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Server) removeListener(l *listener) {
+	s.mu.Lock()
+	delete(s.listeners, l)
+	s.mu.Unlock()
+}
+
+// Shutdown stops the server: streams that only wait for notifications (GET
+// streams, subscriptions/listen) end at once, new requests are refused, and
+// requests in flight may finish until ctx expires; then they are cancelled
+// and Shutdown returns ctx's error. Transports return as their sessions end.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	var hooks []func()
+	if !s.closing {
+		s.closing = true
+		close(s.done)
+		hooks = s.onShutdown
+	}
+	var wait chan struct{}
+	if len(s.calls) > 0 {
+		if s.drained == nil {
+			s.drained = make(chan struct{})
+		}
+		wait = s.drained
+	}
+	s.mu.Unlock()
+	for _, f := range hooks {
+		f()
+	}
+	if wait == nil {
+		return nil
+	}
+	select {
+	case <-wait:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	for c := range s.calls {
+		c.cancel()
+	}
+	s.mu.Unlock()
+	return fmt.Errorf("mcp: shutdown: %w", ctx.Err())
+}
+
+// startCall registers a request in flight: in the session (so
+// notifications/cancelled can find it by id) and in the server (so Shutdown
+// can wait for it). It fails for a duplicate id or a closing server.
+func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessage) (context.Context, *call, *Error) {
+	ctx, cancel := context.WithCancel(ctx)
+	c := &call{cancel: cancel}
+	if sess != nil {
+		if !sess.addCall(id, c) {
+			cancel()
+			return nil, nil, errorf(CodeInvalidRequest, "duplicate request id: a request with this id is still in flight")
+		}
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		if sess != nil {
+			sess.removeCall(id, c)
+		}
+		cancel()
+		return nil, nil, errorf(CodeInternalError, "server is shutting down")
+	}
+	s.calls[c] = struct{}{}
+	s.mu.Unlock()
+	return ctx, c, nil
+}
+
+// endCall undoes startCall and reports whether the client cancelled the
+// call (then it gets no response).
+func (s *Server) endCall(sess *session, id json.RawMessage, c *call) (cancelledByClient bool) {
+	c.cancel()
+	if sess != nil {
+		cancelledByClient = sess.removeCall(id, c)
+	}
+	s.mu.Lock()
+	delete(s.calls, c)
+	if len(s.calls) == 0 && s.drained != nil {
+		close(s.drained)
+		s.drained = nil
+	}
+	s.mu.Unlock()
+	return cancelledByClient
+}

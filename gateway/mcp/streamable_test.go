@@ -1,0 +1,285 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// httpClient posts JSON-RPC bodies to a test server the way MCP clients do.
+type httpClient struct {
+	t   *testing.T
+	url string
+	c   *http.Client
+	sid string
+}
+
+func (c *httpClient) do(method, body string, hdr map[string]string) *http.Response {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.url, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	if c.sid != "" {
+		req.Header.Set(headerSessionID, c.sid)
+	}
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := c.c.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp
+}
+
+func (c *httpClient) status(method, body string, hdr map[string]string) int {
+	c.t.Helper()
+	resp := c.do(method, body, hdr)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}`
+
+func (c *httpClient) initialize() {
+	c.t.Helper()
+	resp := c.do("POST", initBody, nil)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get(headerSessionID) == "" {
+		c.t.Fatalf("initialize: %d, session %q", resp.StatusCode, resp.Header.Get(headerSessionID))
+	}
+	c.sid = resp.Header.Get(headerSessionID)
+}
+
+func newHTTPTest(t *testing.T, opts *StreamableHTTPOptions) (*Server, *fakeHandler, *httpClient) {
+	h := newFakeHandler(t, nil)
+	s := NewServer(testImpl, h, nil)
+	srv := httptest.NewServer(s.StreamableHTTPHandler(opts))
+	t.Cleanup(func() {
+		shutdown(t, s)
+		srv.Close()
+	})
+	return s, h, &httpClient{t: t, url: srv.URL, c: srv.Client()}
+}
+
+func TestStreamableOriginAndHost(t *testing.T) {
+	_, _, c := newHTTPTest(t, &StreamableHTTPOptions{AllowedOrigins: []string{"https://app.example.com"}})
+	host := strings.TrimPrefix(c.url, "http://")
+	ping := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	for _, tc := range []struct {
+		name   string
+		method string
+		hdr    map[string]string
+		want   int
+	}{
+		{"no origin", "POST", nil, http.StatusBadRequest}, // passes the guard, then no session
+		{"same origin", "POST", map[string]string{"Origin": "http://" + host}, http.StatusBadRequest},
+		{"allowed origin", "POST", map[string]string{"Origin": "https://app.example.com"}, http.StatusBadRequest},
+		{"foreign origin", "POST", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{"null origin", "POST", map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{"foreign origin GET", "GET", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{"foreign origin DELETE", "DELETE", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{"rebinding host", "POST", map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+		{"localhost host", "POST", map[string]string{"Host": "localhost:1234"}, http.StatusBadRequest},
+		{"ipv6 loopback host", "POST", map[string]string{"Host": "[::1]:80"}, http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := c.status(tc.method, ping, tc.hdr); got != tc.want {
+				t.Errorf("status %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOriginProtectionNonLoopback(t *testing.T) {
+	// A server on a public address accepts any Host (a reverse proxy's).
+	h := OriginProtection(nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) }))
+	req := httptest.NewRequest("POST", "http://gateway.example/mcp", nil)
+	req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 80}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 299 {
+		t.Errorf("status %d, want pass-through", rec.Code)
+	}
+}
+
+func TestStreamableSessions(t *testing.T) {
+	_, _, c := newHTTPTest(t, &StreamableHTTPOptions{MaxRequestBytes: 1024})
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if got := c.status("POST", ping, nil); got != http.StatusBadRequest {
+		t.Errorf("no session: %d", got)
+	}
+	c.initialize()
+	if got := c.status("POST", ping, nil); got != 200 {
+		t.Errorf("ping in session: %d", got)
+	}
+	if got := c.status("POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); got != http.StatusAccepted {
+		t.Errorf("notification: %d", got)
+	}
+	if got := c.status("POST", `{"jsonrpc":"2.0","id":5,"result":{}}`, nil); got != http.StatusAccepted {
+		t.Errorf("client response: %d", got)
+	}
+	resp := c.do("POST", `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"`+strings.Repeat("x", 2000)+`"}}`, nil)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), `"code":-32600`) {
+		t.Errorf("oversized: %d %s", resp.StatusCode, body)
+	}
+	if got := c.status("POST", ping, map[string]string{"Accept": "text/event-stream"}); got != http.StatusNotAcceptable {
+		t.Errorf("bad Accept: %d", got)
+	}
+	if got := c.status("PATCH", ping, nil); got != http.StatusMethodNotAllowed {
+		t.Errorf("PATCH: %d", got)
+	}
+
+	// One GET stream per session.
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, c.sid)
+	get, err := c.c.Do(req)
+	if err != nil || get.StatusCode != 200 {
+		t.Fatalf("GET: %v %v", err, get)
+	}
+	if got := get.Header.Get("X-Accel-Buffering"); got != "no" {
+		t.Errorf("X-Accel-Buffering = %q", got)
+	}
+	if got := c.status("GET", "", nil); got != http.StatusConflict {
+		t.Errorf("second GET: %d", got)
+	}
+	cancel()
+	get.Body.Close()
+
+	if got := c.status("DELETE", "", nil); got != http.StatusNoContent {
+		t.Errorf("DELETE: %d", got)
+	}
+	if got := c.status("POST", ping, nil); got != http.StatusNotFound {
+		t.Errorf("after DELETE: %d", got)
+	}
+	if got := c.status("DELETE", "", nil); got != http.StatusNotFound {
+		t.Errorf("second DELETE: %d", got)
+	}
+	c.sid = ""
+	if got := c.status("GET", "", nil); got != http.StatusBadRequest {
+		t.Errorf("GET without session: %d", got)
+	}
+}
+
+func TestStreamableGETReceivesListChanged(t *testing.T) {
+	s, _, c := newHTTPTest(t, nil)
+	c.initialize()
+	req, _ := http.NewRequest("GET", c.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, c.sid)
+	get, err := c.c.Do(req)
+	if err != nil || get.StatusCode != 200 {
+		t.Fatalf("GET: %v %v", err, get)
+	}
+	defer get.Body.Close()
+	s.NotifyToolListChanged() // the stream is registered before the headers are sent
+	br := bufio.NewReader(get.Body)
+	line, err := br.ReadString('\n')
+	for err == nil && !strings.HasPrefix(line, "data: ") {
+		line, err = br.ReadString('\n')
+	}
+	if !strings.Contains(line, "notifications/tools/list_changed") {
+		t.Errorf("got %q, %v", line, err)
+	}
+}
+
+func TestStreamableIdleExpiry(t *testing.T) {
+	_, _, c := newHTTPTest(t, &StreamableHTTPOptions{SessionIdleTimeout: 50 * time.Millisecond})
+	c.initialize()
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if got := c.status("POST", ping, nil); got != 200 {
+		t.Fatalf("ping: %d", got)
+	}
+	time.Sleep(300 * time.Millisecond) // polling would keep the session alive
+	if got := c.status("POST", ping, nil); got != http.StatusNotFound {
+		t.Errorf("after idle timeout: %d, want 404", got)
+	}
+}
+
+func TestStreamableMaxSessions(t *testing.T) {
+	_, _, c := newHTTPTest(t, &StreamableHTTPOptions{MaxSessions: 1})
+	c.initialize()
+	if got := c.status("POST", initBody, nil); got != http.StatusServiceUnavailable {
+		t.Errorf("second session: %d", got)
+	}
+}
+
+func TestStreamableClientDisconnectCancels(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		_, h, c := newHTTPTest(t, nil)
+		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`
+		hdr := map[string]string{}
+		if stateless {
+			body = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+			hdr = map[string]string{headerProtocolVersion: Version20260728, headerMethod: "tools/call", "Mcp-Name": "block"}
+		} else {
+			c.initialize()
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "POST", c.url, strings.NewReader(body))
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(headerSessionID, c.sid)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		errc := make(chan error, 1)
+		go func() {
+			resp, err := c.c.Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			errc <- err
+		}()
+		select {
+		case <-h.started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("block never started")
+		}
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Errorf("client: %v", err)
+		}
+		waitFor(t, func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+	}
+}
+
+func TestShutdownCancelsInFlight(t *testing.T) {
+	s, h, c := newHTTPTest(t, nil)
+	c.initialize()
+	done := make(chan int, 1)
+	go func() {
+		done <- c.status("POST", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`, nil)
+	}()
+	<-h.started
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if got := <-done; got != 200 {
+		t.Errorf("cancelled call: %d", got)
+	}
+	if got := c.status("POST", initBody, nil); got != http.StatusServiceUnavailable {
+		t.Errorf("initialize after shutdown: %d", got)
+	}
+}

@@ -1,0 +1,246 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"time"
+)
+
+// ToolSetOptions tunes a [ToolSet]. A nil *ToolSetOptions means defaults.
+type ToolSetOptions struct {
+	// PageSize is the number of tools per tools/list page. Default 100.
+	PageSize int
+	// TTL is sent as ttlMs on 2026-07-28 list results: how long a client
+	// may reuse the list without asking again. Clients that opened
+	// subscriptions/listen are told about changes anyway. Default 60s; a
+	// negative value sends 0 (always stale).
+	TTL time.Duration
+	// CacheScope is sent as cacheScope on 2026-07-28 list results: "public"
+	// (any client or intermediary may cache) or "private" (only this
+	// user's client). Default "public": the gateway's tool list does not
+	// depend on the caller.
+	CacheScope string
+}
+
+// ToolSet is an immutable snapshot of the tools, in the order given. It
+// exists so that tools/list costs no encoding per request: every page is
+// encoded once per revision family at construction, and tools/call finds a
+// tool by name with one map lookup.
+type ToolSet struct {
+	tools  []Tool
+	byName map[string]int
+	// pages[f][i] is the complete result object of page i for family f.
+	pages [numFamilies][][]byte
+	// cursors maps the opaque cursor of page i (i >= 1) to i. Cursors embed
+	// a hash of the set's content, so a cursor from another generation is
+	// rejected as invalid instead of silently skipping or repeating tools.
+	cursors map[string]int
+	ttlMs   int64
+	scope   string
+}
+
+// NewToolSet validates tools (non-empty unique names, valid JSON schemas)
+// and pre-encodes the tools/list pages. A nil InputSchema becomes
+// {"type":"object"}.
+func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
+	o := ToolSetOptions{PageSize: 100, TTL: time.Minute, CacheScope: "public"}
+	if opts != nil {
+		if opts.PageSize > 0 {
+			o.PageSize = opts.PageSize
+		}
+		if opts.TTL != 0 {
+			o.TTL = opts.TTL
+		}
+		if opts.CacheScope != "" {
+			o.CacheScope = opts.CacheScope
+		}
+	}
+	if o.CacheScope != "public" && o.CacheScope != "private" {
+		return nil, fmt.Errorf("mcp: tool set: cache scope %q is neither public nor private", o.CacheScope)
+	}
+	s := &ToolSet{
+		tools:   make([]Tool, len(tools)),
+		byName:  make(map[string]int, len(tools)),
+		cursors: make(map[string]int),
+		scope:   o.CacheScope,
+	}
+	if o.TTL > 0 {
+		s.ttlMs = o.TTL.Milliseconds()
+	}
+	// Encode each tool once per wire shape.
+	enc := make([][4][]byte, len(tools)) // 0: 2024, 1: +annotations, 2: +title/outputSchema
+	for i, t := range tools {
+		if t.Name == "" {
+			return nil, fmt.Errorf("mcp: tool set: tool %d has no name", i)
+		}
+		if _, dup := s.byName[t.Name]; dup {
+			return nil, fmt.Errorf("mcp: tool set: duplicate tool name %q", t.Name)
+		}
+		s.byName[t.Name] = i
+		in, err := compactSchema(t.InputSchema, `{"type":"object"}`)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: tool set: tool %q: input schema: %w", t.Name, err)
+		}
+		t.InputSchema = in
+		if t.OutputSchema != nil {
+			out, err := compactSchema(t.OutputSchema, "")
+			if err != nil {
+				return nil, fmt.Errorf("mcp: tool set: tool %q: output schema: %w", t.Name, err)
+			}
+			t.OutputSchema = out
+		}
+		var ann []byte
+		if t.Annotations != nil {
+			if ann, err = json.Marshal(t.Annotations); err != nil {
+				return nil, fmt.Errorf("mcp: tool set: tool %q: annotations: %w", t.Name, err)
+			}
+		}
+		s.tools[i] = t
+		enc[i][0] = encodeTool(t, ann, family20241105)
+		enc[i][1] = encodeTool(t, ann, family20250326)
+		enc[i][2] = encodeTool(t, ann, family20250618)
+	}
+	n := len(tools)
+	npages := (n + o.PageSize - 1) / o.PageSize
+	if npages == 0 {
+		npages = 1
+	}
+	cursors := make([]string, npages)
+	h := fnv.New64a()
+	for i := range enc {
+		h.Write(enc[i][2])
+		h.Write([]byte{0})
+	}
+	gen := h.Sum64()
+	for p := 1; p < npages; p++ {
+		var raw [12]byte
+		binary.BigEndian.PutUint64(raw[:8], gen)
+		binary.BigEndian.PutUint32(raw[8:], uint32(p*o.PageSize))
+		c := base64.RawURLEncoding.EncodeToString(raw[:])
+		cursors[p] = c
+		s.cursors[c] = p
+	}
+	for f := family(0); f < numFamilies; f++ {
+		idx := 0
+		switch f {
+		case family20250326:
+			idx = 1
+		case family20250618, family20260728:
+			idx = 2
+		}
+		s.pages[f] = make([][]byte, npages)
+		for p := 0; p < npages; p++ {
+			lo, hi := p*o.PageSize, min((p+1)*o.PageSize, n)
+			b := []byte(`{"tools":[`)
+			for i := lo; i < hi; i++ {
+				if i > lo {
+					b = append(b, ',')
+				}
+				b = append(b, enc[i][idx]...)
+			}
+			b = append(b, ']')
+			if p+1 < npages {
+				b = append(b, `,"nextCursor":`...)
+				b = appendString(b, cursors[p+1])
+			}
+			if f == family20260728 {
+				b = append(b, `,"ttlMs":`...)
+				b = strconv.AppendInt(b, s.ttlMs, 10)
+				b = append(b, `,"cacheScope":`...)
+				b = appendString(b, s.scope)
+				b = append(b, `,"resultType":"complete"`...)
+			}
+			s.pages[f][p] = append(b, '}')
+		}
+	}
+	return s, nil
+}
+
+// compactSchema checks that raw is a JSON object and compacts it.
+func compactSchema(raw json.RawMessage, def string) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return json.RawMessage(def), nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if buf.Len() == 0 || buf.Bytes()[0] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	return buf.Bytes(), nil
+}
+
+func encodeTool(t Tool, ann []byte, f family) []byte {
+	b := []byte(`{"name":`)
+	b = appendString(b, t.Name)
+	if f >= family20250618 && t.Title != "" {
+		b = append(b, `,"title":`...)
+		b = appendString(b, t.Title)
+	}
+	if t.Description != "" {
+		b = append(b, `,"description":`...)
+		b = appendString(b, t.Description)
+	}
+	b = append(b, `,"inputSchema":`...)
+	b = append(b, t.InputSchema...)
+	if f >= family20250618 && t.OutputSchema != nil {
+		b = append(b, `,"outputSchema":`...)
+		b = append(b, t.OutputSchema...)
+	}
+	if f >= family20250326 && ann != nil && string(ann) != "{}" {
+		b = append(b, `,"annotations":`...)
+		b = append(b, ann...)
+	}
+	return append(b, '}')
+}
+
+// Tools returns a copy of the tools in list order; the snapshot itself
+// never changes.
+func (s *ToolSet) Tools() []Tool {
+	if s == nil {
+		return nil
+	}
+	return append([]Tool(nil), s.tools...)
+}
+
+// lookup reports whether name is a tool of this set.
+func (s *ToolSet) lookup(name string) bool {
+	if s == nil {
+		return false
+	}
+	_, ok := s.byName[name]
+	return ok
+}
+
+// page returns the pre-encoded result for cursor ("" is the first page).
+func (s *ToolSet) page(f family, cursor string) ([]byte, bool) {
+	if s == nil {
+		if cursor != "" {
+			return nil, false
+		}
+		if f == family20260728 {
+			return emptyToolsPage2026, true
+		}
+		return emptyToolsPage, true
+	}
+	p := 0
+	if cursor != "" {
+		var ok bool
+		if p, ok = s.cursors[cursor]; !ok {
+			return nil, false
+		}
+	}
+	return s.pages[f][p], true
+}
+
+var (
+	emptyToolsPage     = []byte(`{"tools":[]}`)
+	emptyToolsPage2026 = []byte(`{"tools":[],"ttlMs":0,"cacheScope":"public","resultType":"complete"}`)
+)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	validatepb "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -20,6 +22,7 @@ type builder struct {
 	recursive map[protoreflect.FullName]bool
 	inlined   map[protoreflect.FullName]*node // bodies of non-recursive messages
 	defs      map[protoreflect.FullName]*node // bodies of recursive messages; nil while being built
+	ruleCache map[protoreflect.FieldDescriptor]*validatepb.FieldRules
 }
 
 const defsPrefix = "#/$defs/"
@@ -93,7 +96,11 @@ func (b *builder) ensureDef(md protoreflect.MessageDescriptor) error {
 // body is the object schema of an ordinary message.
 func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 	n := obj("type", "object")
-	if d := comments(md); d != "" {
+	desc := []string{comments(md)}
+	if b.dir == input {
+		desc = append(desc, b.messageNotes(md)...)
+	}
+	if d := joinDesc(desc); d != "" {
 		n.set("description", d)
 	}
 	props := &node{}
@@ -101,13 +108,20 @@ func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 	fields := md.Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		fs, err := b.field(fd)
+		fb := fieldBehavior(fd)
+		if b.dir == input && fb.has(annotations.FieldBehavior_OUTPUT_ONLY) {
+			// The server sets it; AIP-203 has servers ignore it in requests,
+			// so a model is not told about it.
+			continue
+		}
+		fs, err := b.field(fd, fb)
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %w", fd.Name(), err)
 		}
 		name := b.name(fd)
 		props.set(name, fs)
-		if fd.Cardinality() == protoreflect.Required {
+		if fd.Cardinality() == protoreflect.Required ||
+			(b.dir == input && (fb.has(annotations.FieldBehavior_REQUIRED) || b.rules(fd).GetRequired())) {
 			required = append(required, name)
 		}
 	}
@@ -127,6 +141,16 @@ func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 	return n, nil
 }
 
+func joinDesc(parts []string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
 func (b *builder) name(fd protoreflect.FieldDescriptor) string {
 	if b.opts.UseProtoNames {
 		return fd.TextName()
@@ -134,68 +158,158 @@ func (b *builder) name(fd protoreflect.FieldDescriptor) string {
 	return fd.JSONName()
 }
 
-// field is the schema of one field, decorated with its description, the
-// alternatives of its oneof and its proto2 default.
-func (b *builder) field(fd protoreflect.FieldDescriptor) (*node, error) {
+// rules returns fd's protovalidate rules for input schemas (nil for output
+// schemas, which carry none), reading each field's options once per build.
+func (b *builder) rules(fd protoreflect.FieldDescriptor) *validatepb.FieldRules {
+	if b.dir != input {
+		return nil
+	}
+	if r, ok := b.ruleCache[fd]; ok {
+		return r
+	}
+	r := fieldRules(fd)
+	if b.ruleCache == nil {
+		b.ruleCache = map[protoreflect.FieldDescriptor]*validatepb.FieldRules{}
+	}
+	b.ruleCache[fd] = r
+	return r
+}
+
+// field is the schema of one field, decorated with its description, its
+// field_behavior and protovalidate notes, the alternatives of its oneof and
+// its proto2 default.
+func (b *builder) field(fd protoreflect.FieldDescriptor, fb behavior) (*node, error) {
+	r := b.rules(fd)
 	var n *node
+	var notes []string
 	switch {
 	case fd.IsMap():
-		v, err := b.singular(fd.MapValue())
+		v, vNotes, err := b.value(fd.MapValue(), r.GetMap().GetValues())
 		if err != nil {
 			return nil, err
 		}
 		n = obj("type", "object")
-		if p := mapKeyPattern(fd.MapKey().Kind()); p != "" {
-			n.set("propertyNames", obj("pattern", p))
+		keyRules := r.GetMap().GetKeys()
+		var kNotes []string
+		if fd.MapKey().Kind() == protoreflect.StringKind && keyRules != nil {
+			var kn *node
+			kn, kNotes = b.constrain(obj("type", "string"), fd.MapKey(), keyRules)
+			n.set("propertyNames", kn)
+		} else {
+			if p := mapKeyPattern(fd.MapKey().Kind()); p != "" {
+				n.set("propertyNames", obj("pattern", p))
+			}
+			if keyRules != nil {
+				_, kNotes = b.constrain(obj(), fd.MapKey(), keyRules)
+			}
 		}
 		n.set("additionalProperties", v)
+		n, notes = collectionRules(n, r)
+		notes = append(notes, prefixed("Each key: ", kNotes)...)
+		notes = append(notes, prefixed("Each value: ", vNotes)...)
 	case fd.IsList():
-		items, err := b.singular(fd)
+		items, iNotes, err := b.value(fd, r.GetRepeated().GetItems())
 		if err != nil {
 			return nil, err
 		}
 		n = obj("type", "array", "items", items)
+		n, notes = collectionRules(n, r)
+		notes = append(notes, prefixed("Each item: ", iNotes)...)
 	default:
-		s, err := b.singular(fd)
+		s, sNotes, err := b.value(fd, r)
 		if err != nil {
 			return nil, err
 		}
-		n = s
+		n, notes = s, sNotes
 		if d, ok := defaultValue(fd); ok {
 			n = n.with("default", d)
 		}
 	}
+	if r != nil && (fd.IsList() || fd.IsMap()) {
+		notes = append(notes, celNotes(r.GetCel(), r.GetCelExpression())...)
+	}
 	// The field's comment comes first (it is the most specific), then the
 	// type's own (message or enum) description it would otherwise replace,
-	// then the oneof note. Repeated and map fields keep the type's description
-	// on their items.
+	// then behaviour, rules and the oneof note. Repeated and map fields keep
+	// the type's description on their items.
 	var desc []string
 	if c := comments(fd); c != "" {
 		desc = append(desc, c)
 	}
-	var note string
+	extra := append(behaviorNotes(fb, b.dir), notes...)
 	if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() {
-		note = b.oneofNote(od)
+		extra = append(extra, b.oneofNote(od, fd))
 	}
-	if len(desc) == 0 && note == "" {
+	if len(desc) == 0 && len(extra) == 0 {
 		return n, nil
 	}
 	if d, ok := n.get("description"); ok && !fd.IsList() && !fd.IsMap() {
 		desc = append(desc, d.(string))
 	}
-	if note != "" {
-		desc = append(desc, note)
-	}
-	return n.with("description", strings.Join(desc, "\n\n")), nil
+	return n.with("description", joinDesc(append(desc, extra...))), nil
 }
 
-func (b *builder) oneofNote(od protoreflect.OneofDescriptor) string {
-	fields := od.Fields()
-	names := make([]string, fields.Len())
-	for i := range names {
-		names[i] = b.name(fields.Get(i))
+func prefixed(prefix string, notes []string) []string {
+	out := make([]string, len(notes))
+	for i, n := range notes {
+		out[i] = prefix + n
 	}
-	return fmt.Sprintf("Only one of %s may be set (oneof %s).", strings.Join(names, ", "), od.Name())
+	return out
+}
+
+// behaviorNotes says in words what google.api.field_behavior values mean
+// for a caller; REQUIRED and OUTPUT_ONLY are expressed structurally instead.
+func behaviorNotes(fb behavior, dir direction) []string {
+	var notes []string
+	if fb.has(annotations.FieldBehavior_IMMUTABLE) {
+		notes = append(notes, "Immutable: may be set when the resource is created, never changed afterwards.")
+	}
+	if fb.has(annotations.FieldBehavior_INPUT_ONLY) {
+		notes = append(notes, "Input only: never returned in responses.")
+	}
+	if dir == output && fb.has(annotations.FieldBehavior_OUTPUT_ONLY) {
+		notes = append(notes, "Output only: set by the server.")
+	}
+	return notes
+}
+
+// oneofNote tells a member which fields are its alternatives. Members left
+// out of the schema (output-only in an input schema) are not named.
+func (b *builder) oneofNote(od protoreflect.OneofDescriptor, self protoreflect.FieldDescriptor) string {
+	fields := od.Fields()
+	var others []string
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd == self || (b.dir == input && fieldBehavior(fd).has(annotations.FieldBehavior_OUTPUT_ONLY)) {
+			continue
+		}
+		others = append(others, b.name(fd))
+	}
+	rule := "set at most one of them"
+	if b.dir == input && oneofRules(od).GetRequired() {
+		rule = "exactly one of them must be set"
+	}
+	if len(others) == 0 {
+		return fmt.Sprintf("Member of oneof %s.", od.Name())
+	}
+	return fmt.Sprintf("Alternative to %s (oneof %s): %s.", strings.Join(others, ", "), od.Name(), rule)
+}
+
+// value is the schema of one value of fd (a singular field, a list item or
+// a map value) with the protovalidate rules r for that value applied.
+func (b *builder) value(fd protoreflect.FieldDescriptor, r *validatepb.FieldRules) (*node, []string, error) {
+	if fd.Message() != nil && wellKnown(fd.Message()) == wktAny && b.dir == input {
+		if n, ok, err := b.anyOf(r.GetAny().GetIn()); ok || err != nil {
+			_, notes := b.constrain(n, fd, r)
+			return n, notes, err
+		}
+	}
+	n, err := b.singular(fd)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, notes := b.constrain(n, fd, r)
+	return n, notes, nil
 }
 
 // singular is the schema of one value of fd, ignoring repetition.

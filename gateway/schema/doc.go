@@ -19,6 +19,13 @@
 // themselves, so every other type is inlined and the schema stays finite for any
 // descriptor set. Lint checks a schema against those constraints.
 //
+// Input schemas also carry what the descriptors say about valid requests:
+// google.api.field_behavior (REQUIRED fields are required, OUTPUT_ONLY
+// fields are left out, IMMUTABLE is noted) and protovalidate (buf.validate)
+// rules, as keywords where JSON Schema has one and in the description where
+// it has not. Validator enforces the same at the gateway, before a backend
+// is called, and explains every violation by its JSON path.
+//
 // Encoding is deterministic: the same descriptors and options always give the
 // same bytes, so tools/list pages built from them are stable.
 package schema

@@ -9,12 +9,16 @@ import (
 // strongly-connected-components algorithm, linear in the number of fields
 // reachable from root. Well-known types are leaves: their JSON forms are
 // finite even though Struct and Value are recursive in proto.
-func recursiveMessages(root protoreflect.MessageDescriptor) map[protoreflect.FullName]bool {
+//
+// extra lists further messages a field's value may contain (the resolvable
+// types of an Any that input schemas describe); it may be nil.
+func recursiveMessages(root protoreflect.MessageDescriptor, extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor) map[protoreflect.FullName]bool {
 	t := &tarjan{
 		index:     map[protoreflect.FullName]int{},
 		low:       map[protoreflect.FullName]int{},
 		onStack:   map[protoreflect.FullName]bool{},
 		recursive: map[protoreflect.FullName]bool{},
+		extra:     extra,
 	}
 	t.visit(root)
 	return t.recursive
@@ -27,15 +31,23 @@ type tarjan struct {
 	stack     []protoreflect.FullName
 	onStack   map[protoreflect.FullName]bool
 	recursive map[protoreflect.FullName]bool
+	extra     func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
 }
 
 // edges lists the messages a value of md contains directly, looking through
 // map entries (which never appear in a schema themselves).
-func edges(md protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor {
+func (t *tarjan) edges(md protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor {
 	var out []protoreflect.MessageDescriptor
 	fields := md.Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
+		if t.extra != nil {
+			for _, m := range t.extra(fd) {
+				if wellKnown(m) == wktNone {
+					out = append(out, m)
+				}
+			}
+		}
 		if fd.IsMap() {
 			fd = fd.MapValue()
 		}
@@ -58,7 +70,7 @@ func (t *tarjan) visit(md protoreflect.MessageDescriptor) {
 	t.next++
 	t.stack = append(t.stack, v)
 	t.onStack[v] = true
-	for _, m := range edges(md) {
+	for _, m := range t.edges(md) {
 		w := m.FullName()
 		if w == v {
 			t.recursive[v] = true

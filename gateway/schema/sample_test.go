@@ -2,7 +2,10 @@ package schema
 
 import (
 	"encoding/json"
+
+	validatepb "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	"fmt"
+	"google.golang.org/genproto/googleapis/api/annotations"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -63,18 +66,29 @@ func (f *filler) fill(m protoreflect.Message, depth int) {
 		if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() {
 			continue // handled below, one member per oneof
 		}
-		if fd.Cardinality() != protoreflect.Required && f.r.IntN(4) == 0 {
+		fb := fieldBehavior(fd)
+		if fb.has(annotations.FieldBehavior_OUTPUT_ONLY) {
+			continue // input schemas leave it out, and samples must fit both
+		}
+		r := fieldRules(fd)
+		must := fd.Cardinality() == protoreflect.Required || fb.has(annotations.FieldBehavior_REQUIRED) || r.GetRequired() ||
+			r.GetRepeated().GetMinItems() > 0 || r.GetString().GetMinLen() > 0
+		if !must && f.r.IntN(4) == 0 {
 			continue
 		}
-		if fd.Message() != nil && depth <= 0 && fd.Cardinality() != protoreflect.Required {
+		if fd.Message() != nil && depth <= 0 && !must {
 			continue
 		}
-		f.setField(m, fd, depth)
+		// A required proto3 scalar must not be its zero value, which
+		// protojson leaves out.
+		for try := 0; try == 0 || (must && !m.Has(fd) && try < 20); try++ {
+			f.setField(m, fd, depth)
+		}
 	}
 	oneofs := md.Oneofs()
 	for i := range oneofs.Len() {
 		od := oneofs.Get(i)
-		if od.IsSynthetic() || f.r.IntN(4) == 0 {
+		if od.IsSynthetic() || (f.r.IntN(4) == 0 && !oneofRules(od).GetRequired()) {
 			continue
 		}
 		fd := od.Fields().Get(f.r.IntN(od.Fields().Len()))
@@ -83,37 +97,103 @@ func (f *filler) fill(m protoreflect.Message, depth int) {
 		}
 		f.setField(m, fd, depth)
 	}
+	// (buf.validate.message).oneof: keep only the first member set.
+	for _, o := range messageRules(md).GetOneof() {
+		set := false
+		for _, name := range o.GetFields() {
+			fd := fields.ByName(protoreflect.Name(name))
+			if fd != nil && m.Has(fd) {
+				if set {
+					m.Clear(fd)
+				}
+				set = true
+			}
+		}
+	}
+}
+
+// examples returns the example values of rule set r, which the test protos
+// give for every constrained scalar so samples satisfy their rules.
+func examples(r *validatepb.FieldRules) protoreflect.List {
+	if r == nil {
+		return nil
+	}
+	tr := typeRules(r)
+	if tr == nil {
+		return nil
+	}
+	fd := tr.Descriptor().Fields().ByName("example")
+	if fd == nil || tr.Get(fd).List().Len() == 0 {
+		return nil
+	}
+	return tr.Get(fd).List()
+}
+
+// one sets a single value of fd (a field, list item or map value) into
+// target, honouring the rules r for that value.
+func (f *filler) one(fd protoreflect.FieldDescriptor, r *validatepb.FieldRules, newMsg func() protoreflect.Message, depth int) protoreflect.Value {
+	if fd.Message() != nil {
+		inner := newMsg()
+		if ex := examples(r); ex != nil {
+			b, err := proto.Marshal(ex.Get(f.r.IntN(ex.Len())).Message().Interface())
+			if err != nil {
+				panic(err)
+			}
+			if err := proto.Unmarshal(b, inner.Interface()); err != nil {
+				panic(err)
+			}
+		} else if urls := r.GetAny().GetIn(); len(urls) > 0 && inner.Descriptor().FullName() == "google.protobuf.Any" {
+			f.fillAnyOf(inner, depth, urls)
+		} else {
+			f.fill(inner, depth-1)
+		}
+		return protoreflect.ValueOfMessage(inner)
+	}
+	if ex := examples(r); ex != nil {
+		v := ex.Get(f.r.IntN(ex.Len()))
+		if fd.Enum() != nil {
+			return protoreflect.ValueOfEnum(protoreflect.EnumNumber(v.Int()))
+		}
+		return v
+	}
+	return f.scalar(fd)
 }
 
 func (f *filler) setField(m protoreflect.Message, fd protoreflect.FieldDescriptor, depth int) {
+	r := fieldRules(fd)
 	switch {
 	case fd.IsMap():
 		mp := m.Mutable(fd).Map()
-		for range 1 + f.r.IntN(3) {
-			k := f.scalar(fd.MapKey()).MapKey()
-			if fd.MapValue().Message() != nil {
-				v := mp.NewValue()
-				f.fill(v.Message(), depth-1)
-				mp.Set(k, v)
-			} else {
-				mp.Set(k, f.scalar(fd.MapValue()))
-			}
+		n := 1 + f.r.IntN(3)
+		if mr := r.GetMap(); mr.HasMaxPairs() {
+			n = min(n, int(mr.GetMaxPairs()))
+		}
+		for range n {
+			k := f.one(fd.MapKey(), r.GetMap().GetKeys(), nil, depth).MapKey()
+			mp.Set(k, f.one(fd.MapValue(), r.GetMap().GetValues(), func() protoreflect.Message { return mp.NewValue().Message() }, depth))
 		}
 	case fd.IsList():
 		l := m.Mutable(fd).List()
-		for range 1 + f.r.IntN(3) {
-			if fd.Message() != nil {
-				v := l.NewElement()
-				f.fill(v.Message(), depth-1)
-				l.Append(v)
-			} else {
-				l.Append(f.scalar(fd))
+		rr := r.GetRepeated()
+		n := 1 + f.r.IntN(3)
+		if rr.HasMaxItems() {
+			n = min(n, int(rr.GetMaxItems()))
+		}
+		seen := map[any]bool{}
+		for range n {
+			v := f.one(fd, rr.GetItems(), func() protoreflect.Message { return l.NewElement().Message() }, depth)
+			if rr.GetUnique() {
+				if seen[v.Interface()] {
+					continue
+				}
+				seen[v.Interface()] = true
 			}
+			l.Append(v)
 		}
 	case fd.Message() != nil:
-		f.fill(m.Mutable(fd).Message(), depth-1)
+		m.Set(fd, f.one(fd, r, func() protoreflect.Message { return m.NewField(fd).Message() }, depth))
 	default:
-		m.Set(fd, f.scalar(fd))
+		m.Set(fd, f.one(fd, r, nil, depth))
 	}
 }
 
@@ -202,7 +282,22 @@ var anyTargets = []protoreflect.FullName{
 }
 
 func (f *filler) fillAny(m protoreflect.Message, depth int) {
+	f.fillAnyOf(m, depth, nil)
+}
+
+// fillAnyOf fills an Any with one of the types urls names (that resolve),
+// or with any of anyTargets when urls is empty.
+func (f *filler) fillAnyOf(m protoreflect.Message, depth int, urls []string) {
 	name := anyTargets[f.r.IntN(len(anyTargets))]
+	var ok []protoreflect.FullName
+	for _, u := range urls {
+		if mt, err := testTypes.FindMessageByURL(u); err == nil {
+			ok = append(ok, mt.Descriptor().FullName())
+		}
+	}
+	if len(ok) > 0 {
+		name = ok[f.r.IntN(len(ok))]
+	}
 	mt, err := testTypes.FindMessageByName(name)
 	if err != nil {
 		panic(err)

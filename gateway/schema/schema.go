@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // Options selects the protojson options the schema must agree with. The
@@ -18,6 +19,23 @@ type Options struct {
 	// writes them) instead of the protojson JSON names (lowerCamel, or
 	// json_name when set). Default false.
 	UseProtoNames bool
+
+	// Resolver finds message types by type URL, as protojson's resolver
+	// does; the gateway passes the backend's types (a *dynamicpb.Types).
+	// The Validator hands it to protojson so a google.protobuf.Any whose
+	// "@type" the backend defines converts; nil means
+	// protoregistry.GlobalTypes there. Input schemas use it for an Any whose
+	// rules list the types it may hold ((buf.validate.field).any.in): the
+	// resolvable ones are described (a single one as properties, several in
+	// the description). Without a Resolver an Any keeps its generic shape.
+	Resolver TypeResolver
+}
+
+// TypeResolver is what protojson needs to resolve "@type" and extensions;
+// *dynamicpb.Types and *protoregistry.Types implement it.
+type TypeResolver interface {
+	protoregistry.MessageTypeResolver
+	protoregistry.ExtensionTypeResolver
 }
 
 // WrapperProperty is the single property of the object the gateway wraps a
@@ -95,12 +113,16 @@ func build(md protoreflect.MessageDescriptor, opts *Options, dir direction) (jso
 		opts = &Options{}
 	}
 	b := &builder{
-		dir:       dir,
-		opts:      *opts,
-		recursive: recursiveMessages(md),
-		inlined:   map[protoreflect.FullName]*node{},
-		defs:      map[protoreflect.FullName]*node{},
+		dir:     dir,
+		opts:    *opts,
+		inlined: map[protoreflect.FullName]*node{},
+		defs:    map[protoreflect.FullName]*node{},
 	}
+	var extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
+	if dir == input {
+		extra = b.anyCandidates
+	}
+	b.recursive = recursiveMessages(md, extra)
 	root, err := b.root(md)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", md.FullName(), err)

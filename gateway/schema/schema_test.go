@@ -40,12 +40,14 @@ func goldenCases(t testing.TB) []goldenCase {
 		"schematest.v1.Scalars", "schematest.v1.Kitchen", "schematest.v1.WellKnown",
 		"schematest.v1.Node", "schematest.v1.Ping", "schematest.v1.Dir", "schematest.v1.Registry",
 		"schematest.v1.Legacy", "schematest.v1.Edition",
+		"schematest.v1.Shelf", "schematest.v1.Keeper", "schematest.v1.Book",
 	} {
 		cs = append(cs, goldenCase{name: string(n), md: testMessage(t, n)})
 	}
 	cs = append(cs,
 		goldenCase{name: "schematest.v1.Kitchen.proto_names", md: testMessage(t, "schematest.v1.Kitchen"), opts: &Options{UseProtoNames: true}},
 		goldenCase{name: "schematest.v1.Legacy.proto_names", md: testMessage(t, "schematest.v1.Legacy"), opts: &Options{UseProtoNames: true}},
+		goldenCase{name: "schematest.v1.Shelf.resolver", md: testMessage(t, "schematest.v1.Shelf"), opts: &Options{Resolver: testTypes}},
 	)
 	for _, md := range []protoreflect.MessageDescriptor{
 		(&structpb.Struct{}).ProtoReflect().Descriptor(),

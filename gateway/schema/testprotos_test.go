@@ -2,6 +2,9 @@ package schema
 
 import (
 	"fmt"
+
+	validatepb "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	"google.golang.org/genproto/googleapis/api/annotations"
 	"strings"
 	"testing"
 
@@ -369,12 +372,17 @@ var testFiles, testTypes = func() (*protoregistry.Files, *dynamicpb.Types) {
 		emptypb.File_google_protobuf_empty_proto, fieldmaskpb.File_google_protobuf_field_mask_proto,
 		structpb.File_google_protobuf_struct_proto, timestamppb.File_google_protobuf_timestamp_proto,
 		wrapperspb.File_google_protobuf_wrappers_proto,
+		descriptorpb.File_google_protobuf_descriptor_proto, fieldmaskpb.File_google_protobuf_field_mask_proto,
+		validatepb.File_buf_validate_validate_proto, annotations.File_google_api_field_behavior_proto,
 	} {
+		if _, err := files.FindFileByPath(fd.Path()); err == nil {
+			continue
+		}
 		if err := files.RegisterFile(fd); err != nil {
 			panic(err)
 		}
 	}
-	for _, f := range []*descriptorpb.FileDescriptorProto{typesFile(), legacyFile(), editionsFile()} {
+	for _, f := range []*descriptorpb.FileDescriptorProto{typesFile(), legacyFile(), editionsFile(), asReflected(rulesFile())} {
 		fd, err := protodesc.NewFile(f, files)
 		if err != nil {
 			panic(fmt.Sprintf("test descriptor %s: %v", f.GetName(), err))

@@ -1,6 +1,9 @@
 package schema
 
 import (
+	"fmt"
+	"strings"
+
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -96,4 +99,107 @@ func (b *builder) wellKnown(k wkt, md protoreflect.MessageDescriptor) *node {
 		return b.scalar(md.Fields().ByName("value").Kind())
 	}
 	panic("schema: unhandled well-known type")
+}
+
+// anyCandidates lists the messages an Any-typed fd may hold according to its
+// rules ((buf.validate.field).any.in, on the field, its items or its map
+// values) that opts.Resolver can resolve. Input schemas describe them.
+func (b *builder) anyCandidates(fd protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor {
+	v := fd
+	if fd.IsMap() {
+		v = fd.MapValue()
+	}
+	if b.opts.Resolver == nil || v.Message() == nil || wellKnown(v.Message()) != wktAny {
+		return nil
+	}
+	r := b.rules(fd)
+	urls := r.GetAny().GetIn()
+	if fd.IsList() {
+		urls = r.GetRepeated().GetItems().GetAny().GetIn()
+	} else if fd.IsMap() {
+		urls = r.GetMap().GetValues().GetAny().GetIn()
+	}
+	_, mds := b.resolveAll(urls)
+	return mds
+}
+
+func (b *builder) resolveAll(urls []string) ([]string, []protoreflect.MessageDescriptor) {
+	var found []string
+	var mds []protoreflect.MessageDescriptor
+	if b.opts.Resolver == nil {
+		return nil, nil
+	}
+	for _, u := range urls {
+		mt, err := b.opts.Resolver.FindMessageByURL(u)
+		if err != nil || mt.Descriptor().IsPlaceholder() {
+			continue
+		}
+		found = append(found, u)
+		mds = append(mds, mt.Descriptor())
+	}
+	return found, mds
+}
+
+// anyOf is the input schema of an Any restricted to the type URLs urls.
+// One resolvable type is described structurally: its properties next to
+// "@type" (additionalProperties stays true because "@type" cannot be listed
+// under properties, see wellKnown). Several are described in words, since
+// the alternatives would need oneOf. ok is false when nothing resolves and
+// the generic Any shape applies.
+func (b *builder) anyOf(urls []string) (n *node, ok bool, err error) {
+	found, mds := b.resolveAll(urls)
+	if len(found) == 0 {
+		return nil, false, nil
+	}
+	if len(found) == 1 && (!IsObject(mds[0]) || wellKnown(mds[0]) == wktNone && !b.recursive[mds[0].FullName()]) {
+		md := mds[0]
+		inner, err := b.message(md)
+		if err != nil {
+			return nil, false, err
+		}
+		desc := fmt.Sprintf(`%s Here "@type" must be %q.`, anyDescription, found[0])
+		required := []string{"@type"}
+		var props any
+		if !IsObject(md) {
+			props = obj(WrapperProperty, inner)
+			required = append(required, WrapperProperty)
+		} else {
+			props, _ = inner.get("properties")
+			if r, ok := inner.get("required"); ok {
+				required = append(required, r.([]string)...)
+			}
+			if d, ok := inner.get("description"); ok {
+				desc += "\n\n" + d.(string)
+			}
+		}
+		n = obj("type", "object", "description", desc)
+		if props != nil {
+			n.set("properties", props)
+		}
+		n.set("required", required)
+		n.set("additionalProperties", true)
+		return n, true, nil
+	}
+	alts := make([]string, len(found))
+	for i, u := range found {
+		alts[i] = fmt.Sprintf("%q (%s)", u, b.fieldSummary(mds[i]))
+	}
+	desc := fmt.Sprintf(`%s Here "@type" must be one of: %s.`, anyDescription, strings.Join(alts, "; "))
+	return obj("type", "object", "description", desc, "required", []string{"@type"}, "additionalProperties", true), true, nil
+}
+
+// fieldSummary names a message's JSON members for a description.
+func (b *builder) fieldSummary(md protoreflect.MessageDescriptor) string {
+	if !IsObject(md) {
+		return `its JSON value under "value"`
+	}
+	fields := md.Fields()
+	if wellKnown(md) != wktNone || fields.Len() == 0 {
+		return "no fields"
+	}
+	names := make([]string, fields.Len())
+	for i := range names {
+		names[i] = b.name(fields.Get(i))
+	}
+	return "fields " + strings.Join(names, ", ")
 }

@@ -1,0 +1,164 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Property names of the objects that carry a gRPC stream through a tool. They
+// are part of the gateway's public contract: models and clients read them in
+// the schemas and in structuredContent.
+const (
+	// StreamRequestsProperty holds the request messages of a client-streaming
+	// or bidirectional call, in the order they are sent.
+	StreamRequestsProperty = "requests"
+	// StreamMessagesProperty holds the messages a server-streaming or
+	// bidirectional call received, in order.
+	StreamMessagesProperty = "messages"
+	// StreamTruncatedProperty is true when the gateway stopped collecting at
+	// a limit; absent otherwise.
+	StreamTruncatedProperty = "truncated"
+	// StreamReasonProperty says which limit truncated the stream.
+	StreamReasonProperty = "reason"
+	// StreamErrorProperty is the gRPC status that ended the stream, present
+	// only in an error result (isError: true).
+	StreamErrorProperty = "error"
+)
+
+// StreamInput returns the inputSchema of a client-streaming or bidirectional
+// method whose request message is md: an object whose one required property,
+// "requests", is an array of what Input describes for md, sent in order. The
+// message schema keeps its shape (including the {"value": ...} wrapper of a
+// message that is not a JSON object); its $defs move to the root so every
+// $ref still resolves. The gateway also accepts a single object for
+// "requests" as a one-element stream; the schema states the array form only,
+// which is what a model should produce.
+func StreamInput(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, error) {
+	elem, err := build(md, opts, input)
+	if err != nil {
+		return nil, err
+	}
+	items, defs, err := splitDefs(elem)
+	if err != nil {
+		return nil, fmt.Errorf("schema: stream input %s: %w", md.FullName(), err)
+	}
+	var b streamWriter
+	b.raw(`{"type":"object","description":`)
+	b.str(fmt.Sprintf("The %s messages of a client stream.", md.FullName()))
+	b.raw(`,"properties":{`)
+	b.str(StreamRequestsProperty)
+	b.raw(`:{"type":"array","description":`)
+	b.str(fmt.Sprintf("The %s messages to send, in order; the gateway closes its side of the stream after the last one. [] sends none.", md.FullName()))
+	b.raw(`,"items":`)
+	b.raw(string(items))
+	b.raw(`}},"required":[`)
+	b.str(StreamRequestsProperty)
+	b.raw(`],"additionalProperties":false`)
+	b.defs(defs)
+	b.raw("}")
+	return b.bytes(), nil
+}
+
+// StreamOutput returns the outputSchema of a server-streaming or
+// bidirectional method whose response message is md: an object with
+//
+//   - "messages" (required): an array of what Output describes for md, in the
+//     order received;
+//   - "truncated" and "reason": present when the gateway stopped at a limit
+//     (truncated is then true and reason says which);
+//   - "error": present only in an error result (isError: true), the gRPC
+//     status that ended the stream after the messages listed.
+//
+// Declaring "error" keeps clients that validate structuredContent against
+// the outputSchema happy even for error results, which carry the messages
+// received before the failure. As for StreamInput, md's $defs move to the
+// root.
+func StreamOutput(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, error) {
+	elem, err := build(md, opts, output)
+	if err != nil {
+		return nil, err
+	}
+	items, defs, err := splitDefs(elem)
+	if err != nil {
+		return nil, fmt.Errorf("schema: stream output %s: %w", md.FullName(), err)
+	}
+	var b streamWriter
+	b.raw(`{"type":"object","description":`)
+	b.str(fmt.Sprintf("The %s messages of a server stream, in the order received.", md.FullName()))
+	b.raw(`,"properties":{`)
+	b.str(StreamMessagesProperty)
+	b.raw(`:{"type":"array","description":"Every message collected from the stream, in order.","items":`)
+	b.raw(string(items))
+	b.raw(`},`)
+	b.str(StreamTruncatedProperty)
+	b.raw(`:{"type":"boolean","description":"Present and true when the gateway stopped collecting at its message or byte limit; the stream may have had more messages."},`)
+	b.str(StreamReasonProperty)
+	b.raw(`:{"type":"string","description":"Why the stream was truncated."},`)
+	b.str(StreamErrorProperty)
+	b.raw(`:{"type":"string","description":"Only in an error result: the gRPC status that ended the stream after the messages listed."}},"required":[`)
+	b.str(StreamMessagesProperty)
+	b.raw(`],"additionalProperties":false`)
+	b.defs(defs)
+	b.raw("}")
+	return b.bytes(), nil
+}
+
+// splitDefs separates a schema document into the schema without its root
+// $defs and the $defs object itself (nil when absent). The other members keep
+// their bytes and order, so the result is as deterministic as the input.
+func splitDefs(doc json.RawMessage) (rest, defs json.RawMessage, err error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, fmt.Errorf("schema root is not an object")
+	}
+	out := []byte{'{'}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		if key == "$defs" {
+			defs = v
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		k, _ := json.Marshal(key)
+		out = append(out, k...)
+		out = append(out, ':')
+		out = append(out, v...)
+	}
+	return append(out, '}'), defs, nil
+}
+
+// streamWriter assembles a schema document from fixed JSON and strings.
+type streamWriter struct{ buf bytes.Buffer }
+
+func (w *streamWriter) raw(s string) { w.buf.WriteString(s) }
+
+// str writes s as a JSON string without HTML escaping, so message names and
+// descriptions read as written.
+func (w *streamWriter) str(s string) {
+	enc := json.NewEncoder(&w.buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	w.buf.Truncate(w.buf.Len() - 1)
+}
+
+func (w *streamWriter) defs(defs json.RawMessage) {
+	if defs != nil {
+		w.raw(`,"$defs":`)
+		w.raw(string(defs))
+	}
+}
+
+func (w *streamWriter) bytes() json.RawMessage { return json.RawMessage(w.buf.Bytes()) }

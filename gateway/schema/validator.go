@@ -1,0 +1,545 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	validatepb "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	"buf.build/go/protovalidate"
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+)
+
+// Validator converts tool arguments into a request message and checks them
+// the way the tool's Input schema describes, so that the backend only ever
+// sees arguments that passed. It is built once per tool, at discovery, and is
+// safe for concurrent use.
+//
+// Decode's fast path for good arguments is one protojson.Unmarshal, plus a
+// walk over the fields that need a check protojson does not make
+// (google.api.field_behavior REQUIRED, closed enums) and protovalidate when
+// the message type has rules; both are skipped entirely when the type has
+// none, which is decided here. Only when something fails does Decode parse
+// the arguments a second time to explain every problem with its JSON path.
+type Validator struct {
+	md        protoreflect.MessageDescriptor
+	wrap      bool // arguments are {"value": <json>}, see IsObject
+	useProto  bool
+	resolver  TypeResolver
+	unmarshal protojson.UnmarshalOptions
+	plans     map[protoreflect.FullName]*plan
+	root      *plan // nil: nothing to check after protojson
+	pv        protovalidate.Validator
+}
+
+// NewValidator compiles the checks for arguments of type md. opts must be the
+// Options the tool's Input schema was built with (UseProtoNames picks the
+// names used in violation paths; Resolver resolves "@type" in Any values).
+// It fails when md's protovalidate rules do not compile (a bad CEL
+// expression): such a tool would fail every call.
+func NewValidator(md protoreflect.MessageDescriptor, opts *Options) (*Validator, error) {
+	if md == nil {
+		return nil, errors.New("schema: nil message descriptor")
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	v := &Validator{
+		md:       md,
+		wrap:     !IsObject(md),
+		useProto: opts.UseProtoNames,
+		resolver: opts.Resolver,
+		plans:    map[protoreflect.FullName]*plan{},
+	}
+	if opts.Resolver != nil {
+		v.unmarshal.Resolver = opts.Resolver
+	} else {
+		v.resolver = protoregistry.GlobalTypes // what protojson uses by default
+	}
+	v.root = v.planFor(md)
+	if hasRules(md) {
+		pv, err := protovalidate.New(protovalidate.WithMessageDescriptors(md), protovalidate.WithDisableLazy())
+		if err != nil {
+			return nil, fmt.Errorf("schema: protovalidate rules of %s: %w", md.FullName(), err)
+		}
+		v.pv = pv
+	}
+	return v, nil
+}
+
+// Violation is one problem with the arguments.
+type Violation struct {
+	// Path is the JSON path of the offending value in the names the schema
+	// uses: `keepers[1].name`, `labels["env"]`; empty for the arguments
+	// object itself.
+	Path string
+	// Rule classifies the problem: "json" (not JSON), "type" (wrong JSON
+	// type or format), "unknown_field", "duplicate_field", "required",
+	// "oneof", "enum", "conversion" (rejected by protojson for a reason the
+	// explanation does not model), or the protovalidate rule id
+	// ("string.min_len", or a CEL rule's id).
+	Rule string
+	// Expected says in words what would have been accepted.
+	Expected string
+	// Received is the value received, in JSON, truncated to about 64
+	// bytes; empty when nothing was received (a missing field).
+	Received string
+}
+
+func (v Violation) String() string {
+	var b strings.Builder
+	if v.Path != "" {
+		b.WriteString(v.Path)
+	} else {
+		b.WriteString("arguments")
+	}
+	b.WriteString(": ")
+	// Type and enum rules name a kind of value ("a string"), which reads
+	// as an expectation; other rules ("required", CEL messages) are
+	// sentences of their own.
+	if v.Rule == "type" || v.Rule == "enum" {
+		b.WriteString("expected ")
+	}
+	b.WriteString(v.Expected)
+	if v.Received != "" {
+		b.WriteString(", got ")
+		b.WriteString(v.Received)
+	}
+	return b.String()
+}
+
+// ValidationError reports every violation found in one set of arguments.
+type ValidationError struct {
+	Violations []Violation
+	// cause is protovalidate's or protojson's own error, when there was one.
+	cause error
+}
+
+// maxReported caps how many violations Error lists; Violations has them all.
+const maxReported = 20
+
+// Error lists the violations, "; "-separated: "keepers[1].name: required;
+// age: value must be greater than or equal to 18, got 7".
+func (e *ValidationError) Error() string {
+	parts := make([]string, 0, min(len(e.Violations), maxReported)+1)
+	for i, v := range e.Violations {
+		if i == maxReported {
+			parts = append(parts, fmt.Sprintf("and %d more", len(e.Violations)-maxReported))
+			break
+		}
+		parts = append(parts, v.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Unwrap returns the underlying protojson or protovalidate error, if any.
+func (e *ValidationError) Unwrap() error { return e.cause }
+
+// Decode converts args, a JSON object, into msg (a new message of the
+// Validator's type, typically dynamicpb) and checks it. It returns nil or a
+// *ValidationError listing every violation; after an error msg's content is
+// unspecified.
+//
+// It accepts what protojson accepts (JSON names and proto names alike),
+// with two leniencies for what language models send: null for any field
+// means unset, and a JSON-encoded string where an object or array is
+// expected is decoded ("{\"a\":1}" for a message). It rejects what the
+// schema rejects beyond protojson: missing google.api.field_behavior
+// REQUIRED fields, unknown numbers of closed enums, and protovalidate rule
+// violations. For a message that is not a JSON object (IsObject false), args
+// is the {"value": ...} wrapper.
+func (v *Validator) Decode(args []byte, msg proto.Message) error {
+	raw := args
+	fast := true
+	if v.wrap {
+		raw, fast = unwrapFast(args)
+	}
+	if fast {
+		var err error
+		if raw == nil && v.md.FullName() == "google.protobuf.Value" {
+			raw = []byte("null") // a JSON null is a Value of its own
+		}
+		if raw == nil {
+			proto.Reset(msg) // {"value": null}: unset
+		} else {
+			err = v.unmarshal.Unmarshal(raw, msg)
+		}
+		if err == nil {
+			return v.check(msg, nil)
+		}
+	}
+	return v.explain(args, msg)
+}
+
+// unwrapFast returns the inner JSON of {"value": X}; nil for null. ok is
+// false when args is not exactly such an object.
+func unwrapFast(args []byte) (inner []byte, ok bool) {
+	var w map[string]json.RawMessage
+	if err := json.Unmarshal(args, &w); err != nil || len(w) != 1 {
+		return nil, false
+	}
+	inner, ok = w[WrapperProperty]
+	if !ok {
+		return nil, false
+	}
+	if string(bytes.TrimSpace(inner)) == "null" {
+		return nil, true
+	}
+	return inner, true
+}
+
+// check runs the checks protojson does not make on a converted message. skip
+// reports paths already explained, whose protovalidate violations would
+// repeat them.
+func (v *Validator) check(msg proto.Message, skip func(path string) bool) error {
+	var vs []Violation
+	if v.root != nil {
+		c := &checker{v: v}
+		c.message(msg.ProtoReflect(), v.root)
+		vs = c.out
+	}
+	if skip == nil && len(vs) > 0 {
+		// A missing required field breaks its own rules too; say it once.
+		plan := vs
+		skip = func(path string) bool {
+			for _, p := range plan {
+				if p.Path == path {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	more, cause := v.rules(msg, skip)
+	vs = append(vs, more...)
+	if len(vs) == 0 {
+		return nil
+	}
+	return &ValidationError{Violations: vs, cause: cause}
+}
+
+// rules runs protovalidate, when the type has rules, leaving out the
+// violations at paths skip reports as explained already.
+func (v *Validator) rules(msg proto.Message, skip func(path string) bool) ([]Violation, error) {
+	if v.pv == nil {
+		return nil, nil
+	}
+	err := v.pv.Validate(msg)
+	if err == nil {
+		return nil, nil
+	}
+	var verr *protovalidate.ValidationError
+	if !errors.As(err, &verr) {
+		// A CEL runtime error: the rule could not be evaluated on this value.
+		return []Violation{{Rule: "protovalidate", Expected: err.Error()}}, err
+	}
+	var vs []Violation
+	for _, pvv := range verr.Violations {
+		vi := v.fromProtovalidate(pvv)
+		if skip != nil && skip(vi.Path) {
+			continue
+		}
+		vs = append(vs, vi)
+	}
+	return vs, err
+}
+
+// fromProtovalidate renames protovalidate's proto-name path into the JSON
+// path the schema uses.
+func (v *Validator) fromProtovalidate(pvv *protovalidate.Violation) Violation {
+	out := Violation{Rule: pvv.Proto.GetRuleId(), Expected: pvv.Proto.GetMessage()}
+	if out.Expected == "" {
+		out.Expected = "must satisfy " + out.Rule
+	}
+	var p pathBuf
+	md := v.md
+	for _, el := range pvv.Proto.GetField().GetElements() {
+		var fd protoreflect.FieldDescriptor
+		if md != nil {
+			fd = md.Fields().ByNumber(protoreflect.FieldNumber(el.GetFieldNumber()))
+		}
+		if fd == nil {
+			p.field(el.GetFieldName())
+			md = nil
+			continue
+		}
+		p.field(v.fieldName(fd))
+		switch el.WhichSubscript() {
+		case validatepb.FieldPathElement_Index_case:
+			p.index(int(el.GetIndex()))
+		case validatepb.FieldPathElement_BoolKey_case:
+			p.key(strconv.FormatBool(el.GetBoolKey()))
+		case validatepb.FieldPathElement_IntKey_case:
+			p.key(strconv.FormatInt(el.GetIntKey(), 10))
+		case validatepb.FieldPathElement_UintKey_case:
+			p.key(strconv.FormatUint(el.GetUintKey(), 10))
+		case validatepb.FieldPathElement_StringKey_case:
+			p.key(el.GetStringKey())
+		}
+		if fd.IsMap() {
+			fd = fd.MapValue()
+		}
+		md = fd.Message()
+	}
+	out.Path = p.String()
+	if pvv.Proto.GetForKey() {
+		out.Expected = "map key: " + out.Expected
+	} else if pvv.FieldValue.IsValid() && pvv.FieldDescriptor != nil {
+		out.Received = received(pvv.FieldDescriptor, pvv.FieldValue)
+	}
+	return out
+}
+
+func (v *Validator) fieldName(fd protoreflect.FieldDescriptor) string {
+	if v.useProto {
+		return fd.TextName()
+	}
+	return fd.JSONName()
+}
+
+// received renders a converted value for Violation.Received.
+func received(fd protoreflect.FieldDescriptor, val protoreflect.Value) string {
+	switch x := val.Interface().(type) {
+	case protoreflect.List:
+		return fmt.Sprintf("an array of %d elements", x.Len())
+	case protoreflect.Map:
+		return fmt.Sprintf("an object of %d members", x.Len())
+	case protoreflect.Message:
+		if b, err := (protojson.MarshalOptions{}).Marshal(x.Interface()); err == nil {
+			return truncate(string(b))
+		}
+		return "an object"
+	case protoreflect.EnumNumber:
+		if ev := fd.Enum().Values().ByNumber(x); ev != nil {
+			return strconv.Quote(string(ev.Name()))
+		}
+		return strconv.Itoa(int(x))
+	case string:
+		return truncate(strconv.Quote(x))
+	case []byte:
+		return fmt.Sprintf("%d bytes", len(x))
+	}
+	return truncate(fmt.Sprint(val.Interface()))
+}
+
+const receivedLimit = 64
+
+func truncate(s string) string {
+	if len(s) <= receivedLimit {
+		return s
+	}
+	cut := receivedLimit
+	for cut > 0 && s[cut]&0xc0 == 0x80 { // keep UTF-8 whole
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+// plan lists what check must look at in one message type: only fields that
+// need a check or lead to one, so a type without any has no plan at all.
+type plan struct {
+	required []protoreflect.FieldDescriptor // google.api.field_behavior REQUIRED
+	closed   []protoreflect.FieldDescriptor // closed enums (protojson takes any number)
+	children []protoreflect.FieldDescriptor // message fields whose type has a plan
+	kids     []*plan                        // plans of children, same order
+}
+
+// planFor computes md's plan, or nil when md and everything it contains
+// need no check. Recursive types are resolved by optimistic assumption: a
+// type being planned counts as needing checks, and a plan that ends up
+// empty is pruned once the fixpoint settles.
+func (v *Validator) planFor(md protoreflect.MessageDescriptor) *plan {
+	v.buildPlans(md)
+	// Prune to a fixpoint: a child plan is useful if it has checks or
+	// useful children.
+	useful := map[*plan]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, p := range v.plans {
+			if useful[p] {
+				continue
+			}
+			ok := len(p.required) > 0 || len(p.closed) > 0
+			for _, k := range p.kids {
+				ok = ok || useful[k]
+			}
+			if ok {
+				useful[p] = true
+				changed = true
+			}
+		}
+	}
+	for _, p := range v.plans {
+		var children []protoreflect.FieldDescriptor
+		var kids []*plan
+		for i, k := range p.kids {
+			if useful[k] {
+				children = append(children, p.children[i])
+				kids = append(kids, k)
+			}
+		}
+		p.children, p.kids = children, kids
+	}
+	if p := v.plans[md.FullName()]; useful[p] {
+		return p
+	}
+	return nil
+}
+
+func (v *Validator) buildPlans(md protoreflect.MessageDescriptor) *plan {
+	if p, ok := v.plans[md.FullName()]; ok {
+		return p
+	}
+	p := &plan{}
+	v.plans[md.FullName()] = p
+	if wellKnown(md) != wktNone {
+		return p // protojson checks the well-known types' own forms
+	}
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fieldBehavior(fd).has(annotations.FieldBehavior_REQUIRED) && fd.Cardinality() != protoreflect.Required {
+			p.required = append(p.required, fd)
+		}
+		val := fd
+		if fd.IsMap() {
+			val = fd.MapValue()
+		}
+		if val.Enum() != nil && val.Enum().IsClosed() {
+			p.closed = append(p.closed, fd)
+		}
+		if m := val.Message(); m != nil && !m.IsPlaceholder() {
+			p.children = append(p.children, fd)
+			p.kids = append(p.kids, v.buildPlans(m))
+		}
+	}
+	return p
+}
+
+// checker walks a converted message along its plan.
+type checker struct {
+	v    *Validator
+	path pathBuf
+	out  []Violation
+}
+
+func (c *checker) message(m protoreflect.Message, p *plan) {
+	for _, fd := range p.required {
+		if !m.Has(fd) {
+			c.add(fd, "required", "required", "")
+		}
+	}
+	for _, fd := range p.closed {
+		if !m.Has(fd) {
+			continue
+		}
+		ed := fd.Enum()
+		if fd.IsMap() {
+			ed = fd.MapValue().Enum()
+		}
+		bad := func(n protoreflect.EnumNumber) bool { return ed.Values().ByNumber(n) == nil }
+		switch {
+		case fd.IsList():
+			l := m.Get(fd).List()
+			for i := range l.Len() {
+				if n := l.Get(i).Enum(); bad(n) {
+					c.addAt(fd, i, "", enumExpected(ed), strconv.Itoa(int(n)))
+				}
+			}
+		case fd.IsMap():
+			m.Get(fd).Map().Range(func(k protoreflect.MapKey, val protoreflect.Value) bool {
+				if n := val.Enum(); bad(n) {
+					c.addAt(fd, -1, k.String(), enumExpected(ed), strconv.Itoa(int(n)))
+				}
+				return true
+			})
+		default:
+			if n := m.Get(fd).Enum(); bad(n) {
+				c.add(fd, "enum", enumExpected(ed), strconv.Itoa(int(n)))
+			}
+		}
+	}
+	for i, fd := range p.children {
+		if !m.Has(fd) {
+			continue
+		}
+		kid := p.kids[i]
+		mark := c.path.len()
+		c.path.field(c.v.fieldName(fd))
+		switch {
+		case fd.IsList():
+			l := m.Get(fd).List()
+			for j := range l.Len() {
+				inner := c.path.len()
+				c.path.index(j)
+				c.message(l.Get(j).Message(), kid)
+				c.path.truncate(inner)
+			}
+		case fd.IsMap():
+			m.Get(fd).Map().Range(func(k protoreflect.MapKey, val protoreflect.Value) bool {
+				inner := c.path.len()
+				c.path.key(k.String())
+				c.message(val.Message(), kid)
+				c.path.truncate(inner)
+				return true
+			})
+		default:
+			c.message(m.Get(fd).Message(), kid)
+		}
+		c.path.truncate(mark)
+	}
+}
+
+func (c *checker) add(fd protoreflect.FieldDescriptor, rule, expected, got string) {
+	mark := c.path.len()
+	c.path.field(c.v.fieldName(fd))
+	c.out = append(c.out, Violation{Path: c.path.String(), Rule: rule, Expected: expected, Received: got})
+	c.path.truncate(mark)
+}
+
+func (c *checker) addAt(fd protoreflect.FieldDescriptor, index int, key, expected, got string) {
+	mark := c.path.len()
+	c.path.field(c.v.fieldName(fd))
+	if index >= 0 {
+		c.path.index(index)
+	} else {
+		c.path.key(key)
+	}
+	c.out = append(c.out, Violation{Path: c.path.String(), Rule: "enum", Expected: expected, Received: got})
+	c.path.truncate(mark)
+}
+
+func enumExpected(ed protoreflect.EnumDescriptor) string {
+	values := ed.Values()
+	names := make([]string, values.Len())
+	for i := range names {
+		names[i] = string(values.Get(i).Name())
+	}
+	return fmt.Sprintf("one of %s (enum %s)", strings.Join(names, ", "), ed.FullName())
+}
+
+// pathBuf builds a JSON path incrementally; truncate undoes a step, so one
+// buffer serves a whole walk.
+type pathBuf struct{ b []byte }
+
+func (p *pathBuf) len() int       { return len(p.b) }
+func (p *pathBuf) truncate(n int) { p.b = p.b[:n] }
+func (p *pathBuf) String() string { return string(p.b) }
+func (p *pathBuf) index(i int) {
+	p.b = strconv.AppendInt(append(p.b, '['), int64(i), 10)
+	p.b = append(p.b, ']')
+}
+func (p *pathBuf) key(k string) { p.b = append(strconv.AppendQuote(append(p.b, '['), k), ']') }
+func (p *pathBuf) field(n string) {
+	if len(p.b) > 0 {
+		p.b = append(p.b, '.')
+	}
+	p.b = append(p.b, n...)
+}

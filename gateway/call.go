@@ -27,20 +27,26 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: err.Error()}
 	}
+	// Forwarded headers and static metadata, for unary and streaming calls alike.
+	ctx = g.md.outgoingContext(ctx, req.Header)
+	if t.kind != kindUnary {
+		return g.callStream(ctx, req, t, args)
+	}
 
 	in := t.input.New().Interface()
-	if err := t.decode(args, in); err != nil {
-		return g.inputError(t, args, err)
+	if err := t.validator.Decode(args, in); err != nil {
+		return g.inputError(t, err)
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
 	defer cancel()
-	out := t.output.New().Interface()
-	if err := t.conn.Invoke(ctx, t.method, in, out, callCodec); err != nil {
+	var out rawFrame
+	defer out.release()
+	if err := t.conn.Invoke(ctx, t.method, in, &out, callCodec); err != nil {
 		return statusResult(status.Convert(err), t.types), nil
 	}
 
-	js, err := t.encode(out)
+	js, err := t.encodeWire(out.bytes())
 	if err != nil {
 		return nil, fmt.Errorf("encoding the response of %s: %w", t.method, err)
 	}
@@ -64,28 +70,25 @@ func objectArguments(raw json.RawMessage) ([]byte, error) {
 	return raw, nil
 }
 
-// decode converts the JSON arguments into the request message.
-func (t *tool) decode(args []byte, in proto.Message) error {
-	if t.wrapInput {
-		var w map[string]json.RawMessage
-		if err := json.Unmarshal(args, &w); err != nil {
-			return err
-		}
-		for k := range w {
-			if k != schema.WrapperProperty {
-				return fmt.Errorf("unknown field %q", k)
-			}
-		}
-		v, ok := w[schema.WrapperProperty]
-		if !ok {
-			return fmt.Errorf("%s: required", schema.WrapperProperty)
-		}
-		args = v
+// encodeWire converts a response still in wire form to the JSON the output
+// schema describes, transcoding directly (no dynamic message) and wrapping
+// a non-object response as {"value": ...} in the same buffer.
+func (t *tool) encodeWire(wire []byte) ([]byte, error) {
+	js := make([]byte, 0, 64+2*len(wire))
+	if t.wrapOutput {
+		js = append(js, `{"`+schema.WrapperProperty+`":`...)
 	}
-	return t.unmarshal.Unmarshal(args, in)
+	js, err := t.response.AppendJSON(js, wire)
+	if err != nil {
+		return nil, err
+	}
+	if t.wrapOutput {
+		js = append(js, '}')
+	}
+	return js, nil
 }
 
-// encode converts the response message to the JSON the output schema
+// encode converts a response message to the JSON the output schema
 // describes.
 func (t *tool) encode(out proto.Message) ([]byte, error) {
 	js, err := t.marshal.Marshal(out)
@@ -104,8 +107,8 @@ func (t *tool) encode(out proto.Message) ([]byte, error) {
 // default that is a tool execution error (SEP-1303), so the model reads
 // what was wrong and corrects itself; --input-errors=protocol makes it
 // -32602 for clients that prefer that.
-func (g *Gateway) inputError(t *tool, args []byte, cause error) (*mcp.CallToolResult, error) {
-	msg := "invalid arguments for " + t.def.Name + ": " + describeInputError(t, args, cause)
+func (g *Gateway) inputError(t *tool, cause error) (*mcp.CallToolResult, error) {
+	msg := "invalid arguments for " + t.def.Name + ": " + cause.Error()
 	if g.opts.InputErrors == InputErrorsProtocol {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: msg}
 	}

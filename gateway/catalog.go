@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
@@ -35,10 +37,21 @@ type tool struct {
 	// (Timestamp, Value, wrappers...), so it travels as {"value": ...}.
 	wrapInput, wrapOutput bool
 
-	unmarshal protojson.UnmarshalOptions
+	// validator converts and checks the arguments; compiled here so the
+	// call path does only the conversion and the checks a type needs.
+	validator *schema.Validator
 	marshal   protojson.MarshalOptions
-	types     *dynamicpb.Types
-	useProto  bool // property names are proto field names
+	// response renders the response's wire bytes as protojson would,
+	// without decoding them into a dynamic message.
+	response *transcode.Encoder
+	types    *dynamicpb.Types
+
+	// kind says which call path serves the tool: unary, or one of the
+	// stream shapes in stream.go.
+	kind callKind
+	// timeout overrides the gateway's deadline for this tool when positive;
+	// per-method settings (config file, proto options) will set it.
+	timeout time.Duration
 }
 
 // catalog is an immutable snapshot of the exposed tools.
@@ -55,9 +68,8 @@ type catalogOptions struct {
 	logger        *slog.Logger
 }
 
-// buildCatalog compiles every unary method of the discovered services into
-// a tool. Streaming methods are skipped (logged) until the gateway supports
-// them.
+// buildCatalog compiles every method of the discovered services into a
+// tool: unary methods for call.go, streaming methods for stream.go.
 func buildCatalog(res *reflection.Result, conn grpc.ClientConnInterface, opts catalogOptions) (*catalog, error) {
 	types := dynamicpb.NewTypes(res.Files)
 	var methods []protoreflect.MethodDescriptor
@@ -67,13 +79,7 @@ func buildCatalog(res *reflection.Result, conn grpc.ClientConnInterface, opts ca
 		}
 		ms := svc.Methods()
 		for i := range ms.Len() {
-			m := ms.Get(i)
-			if m.IsStreamingClient() || m.IsStreamingServer() {
-				opts.logger.Info("skipping streaming method: streaming RPCs are not exposed as tools yet",
-					"method", string(m.FullName()))
-				continue
-			}
-			methods = append(methods, m)
+			methods = append(methods, ms.Get(i))
 		}
 	}
 	slices.SortFunc(methods, func(a, b protoreflect.MethodDescriptor) int {
@@ -83,7 +89,7 @@ func buildCatalog(res *reflection.Result, conn grpc.ClientConnInterface, opts ca
 	names := toolNames(methods)
 	c := &catalog{byName: make(map[string]*tool, len(methods))}
 	defs := make([]mcp.Tool, 0, len(methods))
-	sopts := &schema.Options{UseProtoNames: opts.useProtoNames}
+	sopts := &schema.Options{UseProtoNames: opts.useProtoNames, Resolver: types}
 	for i, m := range methods {
 		t, err := compileTool(m, names[i], conn, types, sopts)
 		if err != nil {
@@ -111,6 +117,14 @@ func compileTool(m protoreflect.MethodDescriptor, name string, conn grpc.ClientC
 	if err != nil {
 		return nil, fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
+	validator, err := schema.NewValidator(in, sopts)
+	if err != nil {
+		return nil, fmt.Errorf("input validation rules of %s: %w", m.FullName(), err)
+	}
+	response, err := transcode.Compile(out, &transcode.Options{UseProtoNames: sopts.UseProtoNames, AllowPartial: true, Resolver: types})
+	if err != nil {
+		return nil, fmt.Errorf("response encoder of %s: %w", m.FullName(), err)
+	}
 	svc := m.Parent().(protoreflect.ServiceDescriptor)
 	t := &tool{
 		def: mcp.Tool{
@@ -127,10 +141,13 @@ func compileTool(m protoreflect.MethodDescriptor, name string, conn grpc.ClientC
 		wrapInput:  !schema.IsObject(in),
 		wrapOutput: !schema.IsObject(out),
 		types:      types,
-		useProto:   sopts.UseProtoNames,
+		validator:  validator,
+		response:   response,
 	}
-	t.unmarshal = protojson.UnmarshalOptions{Resolver: types, AllowPartial: true}
 	t.marshal = protojson.MarshalOptions{Resolver: types, UseProtoNames: sopts.UseProtoNames, AllowPartial: true}
+	if err := t.compileStream(m, sopts); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

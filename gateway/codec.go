@@ -51,6 +51,10 @@ func (partialCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 func (partialCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if f, ok := v.(*rawFrame); ok {
+		f.buf = data.MaterializeToBuffer(mem.DefaultBufferPool())
+		return nil
+	}
 	m, ok := v.(proto.Message)
 	if !ok {
 		return fmt.Errorf("codec: unmarshal into %T: not a proto.Message", v)
@@ -58,6 +62,27 @@ func (partialCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()
 	return unmarshalPartial.Unmarshal(buf.ReadOnlyData(), m)
+}
+
+// rawFrame receives a response message still in wire form, so the gateway
+// can transcode it straight to JSON (gateway/transcode) instead of building
+// a dynamic message first. The buffer is pooled: release returns it.
+type rawFrame struct {
+	buf mem.Buffer
+}
+
+func (f *rawFrame) bytes() []byte {
+	if f.buf == nil {
+		return nil
+	}
+	return f.buf.ReadOnlyData()
+}
+
+func (f *rawFrame) release() {
+	if f.buf != nil {
+		f.buf.Free()
+		f.buf = nil
+	}
 }
 
 // Name keeps the standard content-subtype, so backends see application/grpc.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
@@ -154,12 +154,13 @@ func TestListTools(t *testing.T) {
 				}
 			}
 			want := []string{
-				"ZooService_CreateAnimal", "ZooService_DeleteAnimal", "ZooService_FeedAnimal",
+				"ZooService_ChatWithKeeper", "ZooService_CreateAnimal", "ZooService_DeleteAnimal", "ZooService_FeedAnimal",
 				"ZooService_GetAnimal", "ZooService_GetNextFeedingTime", "ZooService_GetTaxonomy",
-				"ZooService_ListAnimals", "ZooService_ListEnclosures", "ZooService_UpdateAnimal",
+				"ZooService_ListAnimals", "ZooService_ListEnclosures", "ZooService_RecordObservations",
+				"ZooService_UpdateAnimal", "ZooService_WatchFeedings",
 			}
 			if !slices.Equal(names, want) {
-				t.Errorf("tools:\n got %v\nwant %v (streaming and health methods hidden, sorted by RPC name)", names, want)
+				t.Errorf("tools:\n got %v\nwant %v (health hidden, sorted by RPC name)", names, want)
 			}
 			get := res.Tools[slices.Index(names, "ZooService_GetAnimal")]
 			if get.Annotations == nil || !get.Annotations.ReadOnlyHint {
@@ -288,11 +289,11 @@ func TestCallTool(t *testing.T) {
 				"INVALID_ARGUMENT: ", "BadRequest: field ")
 
 			// Arguments that do not fit are tool errors naming the path.
-			toolError(t, cs, "ZooService_GetAnimal", map[string]any{"id": 5}, "id: expected a string, got number 5")
-			toolError(t, cs, "ZooService_GetAnimal", map[string]any{"idd": "leo"}, `idd: unknown field (expected one of: id)`)
-			toolError(t, cs, "ZooService_ListAnimals", map[string]any{"pageSize": "many"}, "pageSize: expected an integer")
+			toolError(t, cs, "ZooService_GetAnimal", map[string]any{"id": 5}, "id: expected a string, got 5")
+			toolError(t, cs, "ZooService_GetAnimal", map[string]any{"idd": "leo"}, `idd: no such field; expected one of: id`)
+			toolError(t, cs, "ZooService_ListAnimals", map[string]any{"pageSize": "many"}, `pageSize: expected an integer in the int32 range (a number or a decimal string), got "many"`)
 			toolError(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo", "ration": "hay", "meal": map[string]any{}},
-				"ration: only one of the oneof food may be set, but meal is set too")
+				`ration: at most one of the oneof food may be set, but "meal" and "ration" are both set`)
 
 			// Protocol errors: unknown tool, arguments that are not an object.
 			protocolError(t, cs, "NoSuchTool", map[string]any{}, -32602, `unknown tool "NoSuchTool"`)

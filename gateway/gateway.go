@@ -22,8 +22,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -50,6 +52,23 @@ type Options struct {
 	Version string
 	// CallTimeout is the gRPC deadline of each unary call; default 30s.
 	CallTimeout time.Duration
+	// StreamTimeout is the gRPC deadline of each streaming call (server,
+	// client or bidirectional), separate from CallTimeout because a stream
+	// legitimately runs longer than a request; default 5m. A deadline hit
+	// mid-stream returns the messages so far with a DEADLINE_EXCEEDED
+	// error result.
+	StreamTimeout time.Duration
+	// StreamMaxMessages caps how many messages one streaming call collects;
+	// default 10000. At the cap the gateway cancels the stream and returns
+	// what it has, marked truncated, as a normal result.
+	StreamMaxMessages int
+	// StreamMaxBytes caps the JSON bytes of the messages one streaming call
+	// collects; default 4 MiB. The result carries that JSON twice
+	// (structuredContent and the text block), so the default keeps a full
+	// result under the 16 MiB a message the official SDK clients accept.
+	// At the cap the gateway cancels the stream and returns what it has,
+	// marked truncated, as a normal result.
+	StreamMaxBytes int64
 	// InputErrors selects how invalid arguments are answered.
 	InputErrors InputErrorMode
 	// ExposeHealth exposes grpc.health.v1.Health as tools; hidden by
@@ -60,6 +79,18 @@ type Options struct {
 	UseProtoNames bool
 	// HTTP configures the Streamable HTTP endpoint; nil means defaults.
 	HTTP *mcp.StreamableHTTPOptions
+	// Auth, when set, authenticates every request to the MCP endpoints
+	// and serves the OAuth protected-resource metadata; health endpoints
+	// stay open. The caller owns it and closes it after Shutdown. Nil
+	// means no authentication.
+	Auth *auth.Authenticator
+	// ForwardHeaders names inbound HTTP headers copied into the gRPC
+	// metadata of each call (lowercased; every value kept). Nothing else
+	// of the request is forwarded; see [CheckForwardHeader] for the names
+	// refused.
+	ForwardHeaders []string
+	// Metadata is added to every call; see [ParseMetadata].
+	Metadata metadata.MD
 }
 
 // Backend is the gRPC service the gateway fronts.
@@ -80,6 +111,7 @@ type Gateway struct {
 	backend Backend
 	catalog atomic.Pointer[catalog]
 	server  *mcp.Server
+	md      outgoingMD
 }
 
 // New discovers the backend's services and compiles the tool catalog. A
@@ -99,9 +131,23 @@ func New(ctx context.Context, b Backend, opts *Options) (*Gateway, error) {
 	if g.opts.CallTimeout <= 0 {
 		g.opts.CallTimeout = 30 * time.Second
 	}
+	if g.opts.StreamTimeout <= 0 {
+		g.opts.StreamTimeout = DefaultStreamTimeout
+	}
+	if g.opts.StreamMaxMessages <= 0 {
+		g.opts.StreamMaxMessages = DefaultStreamMaxMessages
+	}
+	if g.opts.StreamMaxBytes <= 0 {
+		g.opts.StreamMaxBytes = DefaultStreamMaxBytes
+	}
 	if g.backend.Name == "" {
 		g.backend.Name = b.Address
 	}
+	md, err := newOutgoingMD(g.opts.ForwardHeaders, g.opts.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	g.md = md
 	if g.backend.Source == nil {
 		g.backend.Source = reflection.NewServerReflection(b.Conn, &reflection.ServerReflectionOptions{Logger: g.opts.Logger})
 	}
@@ -161,7 +207,8 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 // probe at /healthz.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.server.StreamableHTTPHandler(g.opts.HTTP))
+	mux.Handle("/mcp", g.protect(g.server.StreamableHTTPHandler(g.opts.HTTP)))
+	g.mountAuthMetadata(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")

@@ -42,12 +42,16 @@ type config struct {
 	stdio            bool
 	tls              gateway.BackendTLS
 	callTimeout      time.Duration
+	streamTimeout    time.Duration
+	streamMaxMsgs    int
+	streamMaxBytes   int64
 	discoveryTimeout time.Duration
 	shutdownGrace    time.Duration
 	inputErrors      string
 	exposeHealth     bool
 	jsonNames        string
 	allowOrigins     stringList
+	front            frontDoor
 	logLevel         string
 	logFormat        string
 }
@@ -70,12 +74,16 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.tls.KeyFile, "backend-key", "", "PEM private key for --backend-cert")
 	fs.StringVar(&c.tls.ServerName, "backend-server-name", "", "server name to verify in the backend's certificate (and send as SNI)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "gRPC deadline of each tool call")
+	fs.DurationVar(&c.streamTimeout, "stream-timeout", gateway.DefaultStreamTimeout, "gRPC deadline of each streaming tool call (server, client or bidirectional streams)")
+	fs.IntVar(&c.streamMaxMsgs, "stream-max-messages", gateway.DefaultStreamMaxMessages, "most messages one streaming call collects; past it the stream is cancelled and the result marked truncated")
+	fs.Int64Var(&c.streamMaxBytes, "stream-max-bytes", gateway.DefaultStreamMaxBytes, "most bytes of message JSON one streaming call collects; past it the stream is cancelled and the result marked truncated")
 	fs.DurationVar(&c.discoveryTimeout, "discovery-timeout", 15*time.Second, "how long discovery over server reflection may take at start")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM/SIGINT")
 	fs.StringVar(&c.inputErrors, "input-errors", "tool", `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
 	fs.BoolVar(&c.exposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
 	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
 	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, e.g. https://app.example.com (repeatable)")
+	c.front.register(fs)
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 	if err := fs.Parse(args); err != nil {
@@ -93,6 +101,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.callTimeout <= 0 {
 		return nil, fmt.Errorf("--call-timeout: want a positive duration, got %s", c.callTimeout)
 	}
+	if c.streamTimeout <= 0 {
+		return nil, fmt.Errorf("--stream-timeout: want a positive duration, got %s", c.streamTimeout)
+	}
+	if c.streamMaxMsgs <= 0 {
+		return nil, fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.streamMaxMsgs)
+	}
+	if c.streamMaxBytes <= 0 {
+		return nil, fmt.Errorf("--stream-max-bytes: want a positive number of bytes, got %d", c.streamMaxBytes)
+	}
 	if c.backend != "" {
 		if _, _, err := net.SplitHostPort(c.backend); err != nil {
 			return nil, fmt.Errorf("--backend: want HOST:PORT, got %q: %w", c.backend, err)
@@ -105,6 +122,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if !strings.Contains(o, "://") {
 			return nil, fmt.Errorf("--allow-origin: want an origin such as https://app.example.com, got %q", o)
 		}
+	}
+	if err := c.front.check(c.stdio); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -181,14 +201,29 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		inputErrors = gateway.InputErrorsProtocol
 	}
 	dctx, cancel := context.WithTimeout(ctx, c.discoveryTimeout)
+	httpOpts := &mcp.StreamableHTTPOptions{AllowedOrigins: c.allowOrigins}
+	authn, err := c.front.authenticator(dctx, logger, httpOpts.MaxRequestBytes)
+	if err != nil {
+		cancel()
+		return err
+	}
+	if authn != nil {
+		defer authn.Close()
+	}
 	g, err := gateway.New(dctx, gateway.Backend{Name: backendName, Address: addr, Conn: conn}, &gateway.Options{
-		Logger:        logger,
-		Version:       version,
-		CallTimeout:   c.callTimeout,
-		InputErrors:   inputErrors,
-		ExposeHealth:  c.exposeHealth,
-		UseProtoNames: c.jsonNames == "proto",
-		HTTP:          &mcp.StreamableHTTPOptions{AllowedOrigins: c.allowOrigins},
+		Logger:            logger,
+		Version:           version,
+		CallTimeout:       c.callTimeout,
+		StreamTimeout:     c.streamTimeout,
+		StreamMaxMessages: c.streamMaxMsgs,
+		StreamMaxBytes:    c.streamMaxBytes,
+		InputErrors:       inputErrors,
+		ExposeHealth:      c.exposeHealth,
+		UseProtoNames:     c.jsonNames == "proto",
+		HTTP:              httpOpts,
+		Auth:              authn,
+		ForwardHeaders:    c.front.forwardHeaderNames(),
+		Metadata:          c.front.md,
 	})
 	cancel()
 	if err != nil {
@@ -208,7 +243,11 @@ func serveHTTP(ctx context.Context, c *config, g *gateway.Gateway, lis net.Liste
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	url := "http://" + lis.Addr().String() + "/mcp"
+	scheme := "http"
+	if c.front.tls != nil {
+		srv.TLSConfig, scheme = c.front.tls, "https"
+	}
+	url := scheme + "://" + lis.Addr().String() + "/mcp"
 	fmt.Fprintf(stderr, `
 grpc-mcp-gateway %s: %d tools, MCP (Streamable HTTP) at %s
 
@@ -220,7 +259,13 @@ Connect a client:
 `, version, len(g.Tools().Tools()), url, url, url, strings.TrimSuffix(url, "/mcp")+"/healthz")
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(lis) }()
+	go func() {
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(lis, "", "")
+			return
+		}
+		errc <- srv.Serve(lis)
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving HTTP: %w", err)

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+)
+
+// frontDoor holds the flags of the HTTP front door: TLS on the listener,
+// authentication, and what of a request is passed to the backend.
+type frontDoor struct {
+	tlsCert, tlsKey     string
+	bearerTokensFile    string
+	oauthJWKSURL        string
+	oauthIssuer         string
+	oauthAudience       string
+	oauthResource       string
+	oauthRequiredScopes stringList
+	oauthToolScopes     stringList
+	forwardClaims       stringList
+	forwardHeaders      stringList
+	metadata            stringList
+
+	// Derived by check.
+	tls        *tls.Config
+	md         metadata.MD
+	toolScopes map[string][]string
+	claims     []auth.ClaimHeader
+}
+
+func (f *frontDoor) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS on --listen (with --tls-key)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key for --tls-cert")
+	fs.StringVar(&f.bearerTokensFile, "bearer-tokens-file", "", "require one of the bearer tokens in FILE (one per line, # comments; re-read on change) on the MCP endpoints")
+	fs.StringVar(&f.oauthJWKSURL, "oauth-jwks-url", "", "require OAuth 2.1 JWT access tokens verified with the keys at this JWKS URL")
+	fs.StringVar(&f.oauthIssuer, "oauth-issuer", "", "the authorization server's issuer: tokens' iss must equal it (with --oauth-jwks-url)")
+	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the aud tokens must carry (default --oauth-resource)")
+	fs.StringVar(&f.oauthResource, "oauth-resource", "", "this server's canonical URI, e.g. https://mcp.example.com/mcp (default: derived from each request)")
+	fs.Var(&f.oauthRequiredScopes, "oauth-required-scope", "a scope every token must grant (repeatable)")
+	fs.Var(&f.oauthToolScopes, "oauth-tool-scope", "TOOL=SCOPE: calling TOOL also needs SCOPE (repeatable)")
+	fs.Var(&f.forwardClaims, "forward-claim", "CLAIM=HEADER: send the validated token's CLAIM to the backend as metadata HEADER (OAuth only; repeatable)")
+	fs.Var(&f.forwardHeaders, "forward-header", "copy this inbound HTTP header into the gRPC metadata of each call (repeatable)")
+	fs.Var(&f.metadata, "metadata", "KEY=VALUE gRPC metadata added to every call; -bin keys take base64 (repeatable)")
+}
+
+// check validates the flags and loads what must be readable at start, so
+// every mistake is reported naming its flag before anything is served.
+func (f *frontDoor) check(stdio bool) error {
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return errors.New("--tls-cert and --tls-key must be given together")
+	}
+	oauth := f.oauthJWKSURL != ""
+	if f.bearerTokensFile != "" && oauth {
+		return errors.New("--bearer-tokens-file and --oauth-jwks-url: choose one authentication mode")
+	}
+	if stdio {
+		for name, v := range map[string]bool{
+			"--tls-cert": f.tlsCert != "", "--bearer-tokens-file": f.bearerTokensFile != "", "--oauth-jwks-url": oauth,
+		} {
+			if v {
+				return fmt.Errorf("%s applies to HTTP only; with --stdio the client that starts the gateway is trusted", name)
+			}
+		}
+	}
+	if f.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		f.tls = serverTLS(cert)
+	}
+	if f.bearerTokensFile != "" {
+		fh, err := os.Open(f.bearerTokensFile)
+		if err != nil {
+			return fmt.Errorf("--bearer-tokens-file: %w", err)
+		}
+		fh.Close()
+	}
+	if !oauth {
+		for name, set := range map[string]bool{
+			"--oauth-issuer": f.oauthIssuer != "", "--oauth-audience": f.oauthAudience != "", "--oauth-resource": f.oauthResource != "",
+			"--oauth-required-scope": len(f.oauthRequiredScopes) > 0, "--oauth-tool-scope": len(f.oauthToolScopes) > 0,
+			"--forward-claim": len(f.forwardClaims) > 0,
+		} {
+			if set {
+				return fmt.Errorf("%s needs --oauth-jwks-url", name)
+			}
+		}
+	} else {
+		if f.oauthIssuer == "" {
+			return errors.New("--oauth-issuer is required with --oauth-jwks-url")
+		}
+		if f.oauthResource != "" {
+			if u, err := url.Parse(f.oauthResource); err != nil || u.Scheme == "" || u.Host == "" || u.Fragment != "" {
+				return fmt.Errorf("--oauth-resource: want an absolute URI such as https://mcp.example.com/mcp, got %q", f.oauthResource)
+			}
+		}
+		if f.oauthAudience == "" && f.oauthResource == "" {
+			return errors.New("--oauth-audience (or --oauth-resource) is required with --oauth-jwks-url: tokens must be checked for this resource")
+		}
+	}
+	for _, ts := range f.oauthToolScopes {
+		tool, scope, ok := strings.Cut(ts, "=")
+		if !ok || tool == "" || scope == "" || strings.ContainsAny(scope, " \t\"\\") {
+			return fmt.Errorf("--oauth-tool-scope: want TOOL=SCOPE, got %q", ts)
+		}
+		if f.toolScopes == nil {
+			f.toolScopes = map[string][]string{}
+		}
+		f.toolScopes[tool] = append(f.toolScopes[tool], scope)
+	}
+	for _, s := range f.oauthRequiredScopes {
+		if s == "" || strings.ContainsAny(s, " \t\"\\") {
+			return fmt.Errorf("--oauth-required-scope: want one scope, got %q", s)
+		}
+	}
+	for _, fc := range f.forwardClaims {
+		claim, header, ok := strings.Cut(fc, "=")
+		if !ok || claim == "" || header == "" {
+			return fmt.Errorf("--forward-claim: want CLAIM=HEADER, got %q", fc)
+		}
+		if err := gateway.CheckForwardHeader(header); err != nil {
+			return fmt.Errorf("--forward-claim %s: %w", fc, err)
+		}
+		f.claims = append(f.claims, auth.ClaimHeader{Claim: claim, Header: header})
+	}
+	for _, h := range f.forwardHeaders {
+		if err := gateway.CheckForwardHeader(h); err != nil {
+			return fmt.Errorf("--forward-header: %w", err)
+		}
+	}
+	md, err := gateway.ParseMetadata(f.metadata)
+	if err != nil {
+		return fmt.Errorf("--metadata: %w", err)
+	}
+	f.md = md
+	return nil
+}
+
+// serverTLS is the listener's TLS configuration: TLS 1.2 and later with
+// Go's default (forward-secret, AEAD) cipher suites, HTTP/2 offered.
+func serverTLS(cert tls.Certificate) *tls.Config {
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{cert},
+		NextProtos:   []string{"h2", "http/1.1"},
+	}
+}
+
+// authenticator starts the configured authentication, or returns nil when
+// none is configured. maxBody must equal the MCP transport's body limit.
+func (f *frontDoor) authenticator(ctx context.Context, logger *slog.Logger, maxBody int64) (*auth.Authenticator, error) {
+	cfg := auth.Config{Logger: logger, MaxBodyBytes: maxBody}
+	switch {
+	case f.bearerTokensFile != "":
+		cfg.BearerTokensFile = f.bearerTokensFile
+	case f.oauthJWKSURL != "":
+		cfg.OAuth = &auth.OAuthConfig{
+			JWKSURL:        f.oauthJWKSURL,
+			Issuer:         f.oauthIssuer,
+			Audience:       f.oauthAudience,
+			Resource:       f.oauthResource,
+			RequiredScopes: f.oauthRequiredScopes,
+			ToolScopes:     f.toolScopes,
+			ForwardClaims:  f.claims,
+		}
+	default:
+		return nil, nil
+	}
+	return auth.New(ctx, cfg)
+}
+
+// forwardHeaderNames is --forward-header plus the headers --forward-claim
+// fills in: the auth middleware sets those from the token, and the gateway
+// copies them to the backend like any forwarded header.
+func (f *frontDoor) forwardHeaderNames() []string {
+	names := append([]string(nil), f.forwardHeaders...)
+	for _, c := range f.claims {
+		names = append(names, c.Header)
+	}
+	return names
+}

@@ -1,0 +1,322 @@
+// Package auth authenticates the HTTP requests that reach the gateway's MCP
+// endpoints (/mcp, and the other MCP transports as they are mounted). It is
+// off unless configured, and then works in one of two modes:
+//
+//   - Static bearer tokens read from a file, compared in constant time and
+//     re-read when the file changes, for teams that hand out a few shared
+//     secrets.
+//   - OAuth 2.1 resource server: JWT access tokens validated against the
+//     authorization server's JWKS (signature, issuer, audience per RFC 8707,
+//     expiry), with optional scopes required globally or per tool, and the
+//     RFC 9728 protected-resource metadata that MCP clients use to find the
+//     authorization server.
+//
+// Failures are answered at the HTTP layer as the MCP authorization
+// specification asks: 401 with a WWW-Authenticate: Bearer challenge for a
+// missing or bad token, 403 with error="insufficient_scope" for a valid
+// token that lacks a scope. Per-tool scopes are enforced here too, before
+// the MCP layer, by reading the tool name from a tools/call body, so a
+// client gets the same 403 challenge it would get for a global scope and
+// can step up its authorization.
+//
+// The package only wraps handlers: health, readiness and metrics endpoints
+// stay open because the gateway never wraps them.
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Config selects and configures the mode. Exactly one of BearerTokensFile
+// and OAuth must be set.
+type Config struct {
+	// BearerTokensFile names a file of static tokens, one per line; lines
+	// that are blank or start with '#' are ignored. An empty file lets
+	// nobody in.
+	BearerTokensFile string
+	// PollInterval is how often the tokens file is checked for changes;
+	// default 3s.
+	PollInterval time.Duration
+	// OAuth enables the OAuth 2.1 resource-server mode.
+	OAuth *OAuthConfig
+	// MaxBodyBytes bounds how much of a POST body is read to learn the tool
+	// of a tools/call when per-tool scopes are configured; a larger body
+	// gets 413. It should equal the transport's own limit (default 4 MiB,
+	// as the Streamable HTTP transport's).
+	MaxBodyBytes int64
+	// Logger receives reloads, refusals (at debug) and JWKS errors; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// OAuthConfig configures the resource-server mode.
+type OAuthConfig struct {
+	// JWKSURL is where the authorization server publishes its signing
+	// keys. Required.
+	JWKSURL string
+	// Issuer is the exact "iss" a token must carry, and the authorization
+	// server named in the protected-resource metadata. Required.
+	Issuer string
+	// Audience is the value "aud" must contain. Default Resource: with
+	// RFC 8707 resource indicators the audience is the resource URI.
+	// Audience or Resource is required.
+	Audience string
+	// Resource is this server's canonical URI (e.g.
+	// https://mcp.example.com/mcp), published in the metadata and used to
+	// build the resource_metadata URL. Empty derives both from each
+	// request's Host and TLS state, which is right unless a proxy in front
+	// changes the host or scheme.
+	Resource string
+	// RequiredScopes must all be granted to a token for any request.
+	RequiredScopes []string
+	// ToolScopes maps a tool name to the scopes a tools/call of that tool
+	// needs in addition to RequiredScopes.
+	ToolScopes map[string][]string
+	// ForwardClaims turns claims of a validated token into request
+	// headers (replacing whatever the client sent under those names), so
+	// the gateway can pass a verified identity to the backend.
+	ForwardClaims []ClaimHeader
+	// Leeway is the clock skew tolerated on exp, nbf and iat; default 30s.
+	Leeway time.Duration
+	// JWKSMinRefresh is the shortest interval between JWKS refreshes;
+	// default 5 minutes. An unknown "kid" also triggers a refresh, at most
+	// once per this interval, so a key rotation is picked up at once.
+	JWKSMinRefresh time.Duration
+	// HTTPClient fetches the JWKS; nil uses a client with a 10s timeout.
+	HTTPClient *http.Client
+}
+
+// ClaimHeader names a claim of a validated token and the HTTP header that
+// carries its value onward.
+type ClaimHeader struct {
+	Claim  string
+	Header string
+}
+
+// Principal is who a request was authenticated as. It is in the request
+// context for handlers behind the middleware; see [FromContext].
+type Principal struct {
+	// Subject is the token's "sub"; empty for static bearer tokens.
+	Subject string
+	// Scopes are the granted scopes ("scope" or "scp"); nil for static
+	// bearer tokens.
+	Scopes []string
+	// headers holds the forwarded claims' header values, computed once per
+	// validated token.
+	headers map[string][]string
+}
+
+type principalKey struct{}
+
+// FromContext returns the principal the middleware authenticated, if any.
+// It is shared between requests with the same token: read-only.
+func FromContext(ctx context.Context) (*Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(*Principal)
+	return p, ok
+}
+
+// Authenticator is the configured middleware. It owns background work (the
+// tokens-file poller or the JWKS cache) that ends with Close.
+type Authenticator struct {
+	log     *slog.Logger
+	maxBody int64
+	bearer  *tokenFile
+	oauth   *oauthValidator
+	stop    func()
+}
+
+// New validates cfg and starts the mode it selects. In bearer mode the
+// tokens file must be readable now; in OAuth mode the JWKS must be
+// fetchable now, so a wrong URL is a start-up error instead of a stream of
+// 401s. ctx bounds only that start-up work.
+func New(ctx context.Context, cfg Config) (*Authenticator, error) {
+	a := &Authenticator{log: cfg.Logger, maxBody: cfg.MaxBodyBytes}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.maxBody <= 0 {
+		a.maxBody = 4 << 20
+	}
+	switch {
+	case cfg.BearerTokensFile != "" && cfg.OAuth != nil:
+		return nil, errors.New("auth: choose either a bearer tokens file or OAuth, not both")
+	case cfg.BearerTokensFile != "":
+		tf, err := startTokenFile(cfg.BearerTokensFile, cfg.PollInterval, a.log)
+		if err != nil {
+			return nil, err
+		}
+		a.bearer, a.stop = tf, tf.close
+	case cfg.OAuth != nil:
+		ov, err := startOAuth(ctx, *cfg.OAuth, a.log)
+		if err != nil {
+			return nil, err
+		}
+		a.oauth, a.stop = ov, ov.close
+	default:
+		return nil, errors.New("auth: no mode configured: set a bearer tokens file or OAuth")
+	}
+	return a, nil
+}
+
+// Close stops the background work and waits for it to end. It is safe to
+// call more than once.
+func (a *Authenticator) Close() error {
+	if a.stop != nil {
+		a.stop()
+	}
+	return nil
+}
+
+// Wrap returns next behind authentication. OPTIONS requests pass, since
+// CORS preflights never carry credentials and act on nothing.
+func (a *Authenticator) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions {
+			next.ServeHTTP(w, r)
+			return
+		}
+		tok, found := bearerToken(r.Header)
+		if !found {
+			a.challenge(w, r, http.StatusUnauthorized, "", "authentication required", nil)
+			return
+		}
+		p, err := a.authenticate(r.Context(), tok)
+		if err != nil {
+			a.log.Debug("auth: token refused", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
+			a.challenge(w, r, http.StatusUnauthorized, "invalid_token", describe(err), nil)
+			return
+		}
+		if a.oauth != nil {
+			if missing := missingScopes(p.Scopes, a.oauth.cfg.RequiredScopes); len(missing) > 0 {
+				a.challenge(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks a required scope", a.oauth.cfg.RequiredScopes)
+				return
+			}
+			if len(a.oauth.cfg.ToolScopes) > 0 && r.Method == http.MethodPost {
+				need, status, err := a.toolScopes(w, r)
+				if errors.Is(err, errParse) {
+					// What the MCP layer answers to a body that is not JSON.
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(status)
+					_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`+"\n")
+					return
+				}
+				if err != nil {
+					writeError(w, status, "invalid_request", err.Error())
+					return
+				}
+				if missing := missingScopes(p.Scopes, need); len(missing) > 0 {
+					a.challenge(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks a scope this tool requires",
+						union(a.oauth.cfg.RequiredScopes, need))
+					return
+				}
+			}
+			if len(a.oauth.forward) > 0 {
+				r = withClaimHeaders(r, a.oauth.forward, p.headers)
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+// authenticate checks a presented token in the configured mode.
+func (a *Authenticator) authenticate(ctx context.Context, tok string) (*Principal, error) {
+	if a.bearer != nil {
+		if a.bearer.valid(tok) {
+			return staticPrincipal, nil
+		}
+		return nil, errUnknownToken
+	}
+	return a.oauth.validate(ctx, tok)
+}
+
+// staticPrincipal stands for every static-token client: the tokens carry no
+// identity of their own.
+var staticPrincipal = &Principal{}
+
+var errUnknownToken = errors.New("token not recognised")
+
+// bearerToken returns the token of an "Authorization: Bearer" header. The
+// scheme is case-insensitive (RFC 9110); tokens in query strings are not
+// accepted, as the MCP specification forbids them.
+func bearerToken(h http.Header) (string, bool) {
+	v := h.Get("Authorization")
+	if len(v) < 7 || !strings.EqualFold(v[:7], "bearer ") {
+		return "", false
+	}
+	tok := strings.TrimSpace(v[7:])
+	return tok, tok != ""
+}
+
+// challenge answers with a Bearer challenge (RFC 6750 section 3). A 401
+// without errCode is the plain "credentials required" answer; in OAuth
+// mode every challenge names the protected-resource metadata so clients can
+// discover the authorization server (RFC 9728 section 5.1).
+func (a *Authenticator) challenge(w http.ResponseWriter, r *http.Request, status int, errCode, desc string, scopes []string) {
+	var params []string
+	if errCode != "" {
+		params = append(params, fmt.Sprintf("error=%q", errCode), fmt.Sprintf("error_description=%q", desc))
+	}
+	if a.oauth != nil {
+		if len(scopes) == 0 && status == http.StatusUnauthorized {
+			scopes = a.oauth.cfg.RequiredScopes
+		}
+		if len(scopes) > 0 {
+			params = append(params, fmt.Sprintf("scope=%q", strings.Join(scopes, " ")))
+		}
+		params = append(params, fmt.Sprintf("resource_metadata=%q", a.oauth.metadataURL(r)))
+	}
+	v := "Bearer"
+	if len(params) > 0 {
+		v += " " + strings.Join(params, ", ")
+	}
+	w.Header().Set("WWW-Authenticate", v)
+	if errCode == "" {
+		errCode = "unauthorized"
+	}
+	writeError(w, status, errCode, desc)
+}
+
+// writeError writes an OAuth-style JSON error body; the status and the
+// WWW-Authenticate header are what clients act on.
+func writeError(w http.ResponseWriter, status int, code, desc string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	body, _ := json.Marshal(struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description,omitempty"`
+	}{code, desc})
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// missingScopes returns the scopes in need that granted lacks.
+func missingScopes(granted, need []string) []string {
+	var missing []string
+	for _, s := range need {
+		found := false
+		for _, g := range granted {
+			if g == s {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, s)
+		}
+	}
+	return missing
+}
+
+// union returns a followed by the members of b not in a.
+func union(a, b []string) []string {
+	out := append([]string(nil), a...)
+	return append(out, missingScopes(a, b)...)
+}

@@ -1,0 +1,148 @@
+package auth
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// tokenFile holds the static tokens of a file and keeps them current.
+//
+// Only SHA-256 digests are kept: comparing fixed-size digests makes the
+// comparison time independent of the tokens' lengths, and the secrets
+// themselves do not sit in memory longer than a reload.
+type tokenFile struct {
+	path   string
+	log    *slog.Logger
+	tokens atomic.Pointer[[][sha256.Size]byte]
+
+	// last is what the poller saw at the last (attempted) load; only the
+	// poller goroutine touches it after start.
+	last os.FileInfo
+
+	quit      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// startTokenFile loads path, failing if it cannot be read, and starts a
+// poller that reloads it when its size, modification time or identity
+// (an atomic rename over it) changes.
+func startTokenFile(path string, every time.Duration, log *slog.Logger) (*tokenFile, error) {
+	if every <= 0 {
+		every = 3 * time.Second
+	}
+	tf := &tokenFile{path: path, log: log, quit: make(chan struct{}), done: make(chan struct{})}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth: bearer tokens file: %w", err)
+	}
+	digests, err := readTokens(path)
+	if err != nil {
+		return nil, err
+	}
+	tf.last = fi
+	tf.tokens.Store(&digests)
+	tf.logLoaded("loaded bearer tokens", len(digests))
+	go tf.poll(every)
+	return tf, nil
+}
+
+// valid reports whether tok is one of the tokens. It compares the digest
+// with every stored digest and never stops early, so the time taken says
+// nothing about which token (or how much of one) matched.
+func (tf *tokenFile) valid(tok string) bool {
+	d := sha256.Sum256([]byte(tok))
+	match := 0
+	for _, t := range *tf.tokens.Load() {
+		match |= subtle.ConstantTimeCompare(d[:], t[:])
+	}
+	return match == 1
+}
+
+func (tf *tokenFile) poll(every time.Duration) {
+	defer close(tf.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-tf.quit:
+			return
+		case <-t.C:
+			tf.reloadIfChanged()
+		}
+	}
+}
+
+// reloadIfChanged re-reads the file when it looks different. A file that
+// cannot be read or parsed leaves the current tokens in force: revoking
+// access is done by editing the file, not by breaking it.
+func (tf *tokenFile) reloadIfChanged() {
+	fi, err := os.Stat(tf.path)
+	if err != nil {
+		if tf.last != nil {
+			tf.log.Error("auth: cannot stat the bearer tokens file; keeping the current tokens", "file", tf.path, "err", err)
+		}
+		tf.last = nil
+		return
+	}
+	if tf.last != nil && os.SameFile(fi, tf.last) && fi.Size() == tf.last.Size() && fi.ModTime().Equal(tf.last.ModTime()) {
+		return
+	}
+	tf.last = fi
+	digests, err := readTokens(tf.path)
+	if err != nil {
+		tf.log.Error("auth: reloading the bearer tokens file failed; keeping the current tokens", "file", tf.path, "err", err)
+		return
+	}
+	tf.tokens.Store(&digests)
+	tf.logLoaded("reloaded bearer tokens", len(digests))
+}
+
+func (tf *tokenFile) logLoaded(msg string, n int) {
+	if n == 0 {
+		tf.log.Warn("auth: the bearer tokens file has no tokens: every request to the MCP endpoints gets 401", "file", tf.path)
+		return
+	}
+	tf.log.Info("auth: "+msg, "file", tf.path, "tokens", n)
+}
+
+func (tf *tokenFile) close() {
+	tf.closeOnce.Do(func() { close(tf.quit) })
+	<-tf.done
+}
+
+// readTokens parses a tokens file: one token per line, surrounding space
+// trimmed, blank lines and lines starting with '#' ignored. A line with
+// inner whitespace is an error rather than a token nobody could send.
+func readTokens(path string) ([][sha256.Size]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth: bearer tokens file: %w", err)
+	}
+	var out [][sha256.Size]byte
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.ContainsAny(line, " \t") {
+			return nil, fmt.Errorf("auth: bearer tokens file %s line %d: a token cannot contain spaces", path, n)
+		}
+		out = append(out, sha256.Sum256([]byte(line)))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("auth: bearer tokens file %s: %w", path, err)
+	}
+	return out, nil
+}

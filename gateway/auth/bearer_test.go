@@ -1,0 +1,233 @@
+package auth_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// syncBuffer collects logs written from the poller goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func testLogger() (*slog.Logger, *syncBuffer) {
+	buf := &syncBuffer{}
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), buf
+}
+
+// echo is the protected handler: it answers 200 with the body it received,
+// so tests see that the middleware passed the request on intact.
+var echo = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if p, ok := auth.FromContext(r.Context()); ok {
+		w.Header().Set("X-Subject", p.Subject)
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+})
+
+func do(h http.Handler, method, authz, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, "http://example.com/mcp", strings.NewReader(body))
+	if authz != "" {
+		r.Header.Set("Authorization", authz)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	// Write then rename, as config management tools do, so the poller
+	// never reads a half-written file.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startBearer(t *testing.T, content string) (*auth.Authenticator, string, *syncBuffer) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens")
+	writeFile(t, path, content)
+	log, buf := testLogger()
+	a, err := auth.New(context.Background(), auth.Config{BearerTokensFile: path, PollInterval: 10 * time.Millisecond, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	return a, path, buf
+}
+
+func TestBearer(t *testing.T) {
+	a, _, _ := startBearer(t, "# team tokens\n\n  alpha-token-1  \n#beta-disabled\nb\n\ngamma-token-3333333333333333333333333\n")
+	h := a.Wrap(echo)
+	cases := []struct {
+		name, authz string
+		status      int
+		challenge   string
+	}{
+		{"missing", "", 401, "Bearer"},
+		{"not bearer", "Basic YWxhZGRpbjpvcGVuc2VzYW1l", 401, "Bearer"},
+		{"empty bearer", "Bearer ", 401, "Bearer"},
+		{"bad", "Bearer nope", 401, `Bearer error="invalid_token", error_description="the token is not valid"`},
+		{"comment is no token", "Bearer #beta-disabled", 401, `Bearer error="invalid_token"`},
+		{"prefix of a token", "Bearer alpha-token-", 401, `Bearer error="invalid_token"`},
+		{"longer than a token", "Bearer alpha-token-11", 401, `Bearer error="invalid_token"`},
+		{"good", "Bearer alpha-token-1", 200, ""},
+		{"good, scheme any case", "bearer b", 200, ""},
+		{"good, long", "BEARER gamma-token-3333333333333333333333333", 200, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := do(h, http.MethodPost, c.authz, `{"x":1}`)
+			if w.Code != c.status {
+				t.Fatalf("status %d, want %d (%s)", w.Code, c.status, w.Body)
+			}
+			got := w.Header().Get("WWW-Authenticate")
+			if c.challenge == "" && got != "" || !strings.HasPrefix(got, c.challenge) {
+				t.Errorf("WWW-Authenticate %q, want prefix %q", got, c.challenge)
+			}
+			if c.challenge == "Bearer" && got != "Bearer" {
+				t.Errorf("no-token challenge %q, want exactly Bearer (no error, no resource_metadata in bearer mode)", got)
+			}
+			if c.status == 200 && w.Body.String() != `{"x":1}` {
+				t.Errorf("body not passed on: %q", w.Body)
+			}
+		})
+	}
+	if w := do(h, http.MethodOptions, "", ""); w.Code != 200 {
+		t.Errorf("OPTIONS (CORS preflight) should pass, got %d", w.Code)
+	}
+	if a.MetadataHandler() != nil {
+		t.Error("bearer mode serves no OAuth metadata")
+	}
+}
+
+func TestBearerReload(t *testing.T) {
+	a, path, logs := startBearer(t, "old\n")
+	h := a.Wrap(echo)
+	if w := do(h, "POST", "Bearer old", ""); w.Code != 200 {
+		t.Fatalf("old token refused: %d", w.Code)
+	}
+
+	writeFile(t, path, "# rotated\nnew\n")
+	waitFor(t, "the new token", func() bool { return do(h, "POST", "Bearer new", "").Code == 200 })
+	if w := do(h, "POST", "Bearer old", ""); w.Code != 401 {
+		t.Errorf("old token still accepted after reload: %d", w.Code)
+	}
+
+	// A broken file keeps the tokens in force and says so.
+	writeFile(t, path, "new\nnot a token\n")
+	waitFor(t, "the reload error log", func() bool { return strings.Contains(logs.String(), "keeping the current tokens") })
+	if w := do(h, "POST", "Bearer new", ""); w.Code != 200 {
+		t.Errorf("a bad reload dropped the tokens: %d", w.Code)
+	}
+
+	// So does a deleted file.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the stat error log", func() bool { return strings.Contains(logs.String(), "cannot stat") })
+	if w := do(h, "POST", "Bearer new", ""); w.Code != 200 {
+		t.Errorf("a deleted file dropped the tokens: %d", w.Code)
+	}
+
+	// An emptied file locks everyone out, loudly.
+	writeFile(t, path, "# nobody\n")
+	waitFor(t, "lock-out", func() bool { return do(h, "POST", "Bearer new", "").Code == 401 })
+	if !strings.Contains(logs.String(), "has no tokens") {
+		t.Errorf("no warning about the empty file:\n%s", logs)
+	}
+}
+
+func TestBearerEmptyFileAtStart(t *testing.T) {
+	a, _, logs := startBearer(t, "\n# nothing here\n")
+	if w := do(a.Wrap(echo), "POST", "Bearer anything", ""); w.Code != 401 {
+		t.Errorf("status %d, want 401", w.Code)
+	}
+	if !strings.Contains(logs.String(), "every request to the MCP endpoints gets 401") {
+		t.Errorf("no start-up warning:\n%s", logs)
+	}
+}
+
+func TestBearerStartErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := auth.New(context.Background(), auth.Config{BearerTokensFile: filepath.Join(dir, "absent")}); err == nil || !strings.Contains(err.Error(), "bearer tokens file") {
+		t.Errorf("missing file: %v", err)
+	}
+	bad := filepath.Join(dir, "bad")
+	writeFile(t, bad, "a b\n")
+	if _, err := auth.New(context.Background(), auth.Config{BearerTokensFile: bad}); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("token with a space: %v", err)
+	}
+	if _, err := auth.New(context.Background(), auth.Config{}); err == nil {
+		t.Error("no mode: want an error")
+	}
+}
+
+// TestBearerManyTokens checks the constant-time path against a long list:
+// every token matches wherever it sits, and near-misses do not.
+func TestBearerManyTokens(t *testing.T) {
+	var sb strings.Builder
+	for i := range 500 {
+		sb.WriteString(strings.Repeat("k", i+1) + "\n")
+	}
+	a, _, _ := startBearer(t, sb.String())
+	h := a.Wrap(echo)
+	for _, n := range []int{1, 250, 500} {
+		if w := do(h, "POST", "Bearer "+strings.Repeat("k", n), ""); w.Code != 200 {
+			t.Errorf("token %d refused", n)
+		}
+	}
+	for _, tok := range []string{strings.Repeat("k", 501), strings.Repeat("k", 250) + "x", "K"} {
+		if w := do(h, "POST", "Bearer "+tok, ""); w.Code != 401 {
+			t.Errorf("%q accepted", tok)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

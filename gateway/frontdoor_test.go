@@ -1,0 +1,459 @@
+package gateway_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jwt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	grpcreflection "google.golang.org/grpc/reflection"
+
+	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+)
+
+// recordingBackend is a zoo whose interceptor keeps the incoming metadata
+// of the last ZooService call, to see exactly what the gateway forwards.
+type recordingBackend struct {
+	addr string
+	mu   sync.Mutex
+	last metadata.MD
+}
+
+func startRecordingBackend(t *testing.T) *recordingBackend {
+	t.Helper()
+	b := &recordingBackend{}
+	record := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		if strings.HasPrefix(info.FullMethod, "/zoo.") {
+			md, _ := metadata.FromIncomingContext(ctx)
+			b.mu.Lock()
+			b.last = md.Copy()
+			b.mu.Unlock()
+		}
+		return next(ctx, req)
+	}
+	gs := grpc.NewServer(grpc.UnaryInterceptor(record))
+	zoo.Register(gs, zoo.NewServer())
+	grpcreflection.Register(gs)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	b.addr = lis.Addr().String()
+	return b
+}
+
+func (b *recordingBackend) metadata() metadata.MD {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.last
+}
+
+// serveGateway fronts addr with opts over a real loopback HTTP server and
+// returns the server's base URL.
+func serveGateway(t *testing.T, addr string, opts *gateway.Options) string {
+	t.Helper()
+	conn, err := gateway.Dial(addr, gateway.BackendTLS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	g, err := gateway.New(ctx, gateway.Backend{Name: "zoo", Address: addr, Conn: conn}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = g.Shutdown(ctx)
+		srv.Close()
+	})
+	return srv.URL
+}
+
+// headerTransport adds headers to every request of the MCP client, as a
+// client configured with a token (and a proxy adding hop-by-hop headers)
+// would.
+type headerTransport struct {
+	h  http.Header
+	rt http.RoundTripper
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, vs := range t.h {
+		for _, v := range vs {
+			r.Header.Add(k, v)
+		}
+	}
+	return t.rt.RoundTrip(r)
+}
+
+func connectWith(ctx context.Context, t *testing.T, url string, h http.Header) (*sdk.ClientSession, error) {
+	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	client := sdk.NewClient(&sdk.Implementation{Name: "frontdoor", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
+		Endpoint:   url,
+		MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: &headerTransport{h: h, rt: tr}},
+	}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil {
+		t.Cleanup(func() { _ = cs.Close() })
+	}
+	return cs, err
+}
+
+func TestBearerEndToEnd(t *testing.T) {
+	b := startRecordingBackend(t)
+	path := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(path, []byte("# ops\ns3cret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := auth.New(context.Background(), auth.Config{BearerTokensFile: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	base := serveGateway(t, b.addr, &gateway.Options{Auth: a})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	for _, tok := range []string{"", "wrong"} {
+		h := http.Header{}
+		if tok != "" {
+			h.Set("Authorization", "Bearer "+tok)
+		}
+		if _, err := connectWith(ctx, t, base+"/mcp", h); err == nil {
+			t.Errorf("token %q: connected", tok)
+		}
+	}
+	cs, err := connectWith(ctx, t, base+"/mcp", http.Header{"Authorization": {"Bearer s3cret-token"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "leo"}})
+	if err != nil || res.IsError {
+		t.Fatalf("GetAnimal: %v %+v", err, res)
+	}
+	if md := b.metadata(); len(md.Get("authorization")) != 0 {
+		t.Errorf("Authorization reached the backend without --forward-header: %v", md)
+	}
+
+	// Health stays open; the MCP endpoint answers 401 with a challenge.
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("/healthz without a token: %d", resp.StatusCode)
+	}
+	resp, err = http.Post(base+"/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != "Bearer" {
+		t.Errorf("/mcp without a token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	resp, err = http.Get(base + auth.MetadataPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("bearer mode serves OAuth metadata: %d", resp.StatusCode)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// testIssuer signs tokens with a fresh P-256 key and serves its JWKS.
+type testIssuer struct {
+	key jwk.Key
+	url string
+}
+
+func newTestIssuer(t *testing.T) *testIssuer {
+	t.Helper()
+	raw, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := jwk.Import(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = key.Set(jwk.KeyIDKey, "k1")
+	_ = key.Set(jwk.AlgorithmKey, jwa.ES256())
+	pub, err := jwk.PublicKeyOf(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := jwk.NewSet()
+	_ = set.AddKey(pub)
+	js, _ := json.Marshal(set)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(js)
+	}))
+	t.Cleanup(srv.Close)
+	return &testIssuer{key: key, url: srv.URL}
+}
+
+func (is *testIssuer) token(t *testing.T, aud, scope string, extra map[string]any) string {
+	t.Helper()
+	b := jwt.NewBuilder().Issuer("https://as.example.com").Audience([]string{aud}).Subject("alice").
+		Expiration(time.Now().Add(time.Hour)).Claim("scope", scope)
+	for k, v := range extra {
+		b = b.Claim(k, v)
+	}
+	tok, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), is.key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(s)
+}
+
+// TestOAuthEndToEnd drives the reference client through the gateway in
+// OAuth mode: audience checked, per-tool scope refused with 403 before the
+// MCP layer, other tools served, a verified claim forwarded as metadata,
+// and the protected-resource metadata served at both well-known paths.
+func TestOAuthEndToEnd(t *testing.T) {
+	b := startRecordingBackend(t)
+	is := newTestIssuer(t)
+	const aud = "https://zoo.example.com/mcp"
+	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
+		JWKSURL:        is.url,
+		Issuer:         "https://as.example.com",
+		Resource:       aud,
+		RequiredScopes: []string{"zoo"},
+		ToolScopes:     map[string][]string{"ZooService_DeleteAnimal": {"zoo:admin"}},
+		ForwardClaims:  []auth.ClaimHeader{{Claim: "sub", Header: "X-User-Id"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	base := serveGateway(t, b.addr, &gateway.Options{Auth: a, ForwardHeaders: []string{"X-User-Id"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	bearer := func(tok string) http.Header {
+		return http.Header{"Authorization": {"Bearer " + tok}, "X-User-Id": {"forged"}}
+	}
+	if _, err := connectWith(ctx, t, base+"/mcp", bearer(is.token(t, "https://other.example.com", "zoo", nil))); err == nil {
+		t.Error("a token for another audience connected")
+	}
+	if _, err := connectWith(ctx, t, base+"/mcp", bearer(is.token(t, aud, "read", nil))); err == nil {
+		t.Error("a token without the global scope connected")
+	}
+
+	cs, err := connectWith(ctx, t, base+"/mcp", bearer(is.token(t, aud, "zoo", nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("ListTools: %v", err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "leo"}})
+	if err != nil || res.IsError {
+		t.Fatalf("GetAnimal: %v %+v", err, res)
+	}
+	if got := b.metadata().Get("x-user-id"); !slices.Equal(got, []string{"alice"}) {
+		t.Errorf("x-user-id at the backend = %q, want the token's sub [alice], not the client's header", got)
+	}
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_DeleteAnimal", Arguments: map[string]any{"id": "leo"}}); err == nil {
+		t.Error("DeleteAnimal without zoo:admin succeeded")
+	}
+
+	admin, err := connectWith(ctx, t, base+"/mcp", bearer(is.token(t, aud, "zoo zoo:admin", nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = admin.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_DeleteAnimal", Arguments: map[string]any{"id": "leo"}})
+	if err != nil || res.IsError {
+		t.Fatalf("DeleteAnimal with zoo:admin: %v %+v", err, res)
+	}
+
+	// The raw HTTP answer of a per-tool refusal.
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ZooService_DeleteAnimal","arguments":{"id":"leo"}}}`))
+	req.Header.Set("Authorization", "Bearer "+is.token(t, aud, "zoo", nil))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	want := `Bearer error="insufficient_scope", error_description="the token lacks a scope this tool requires", scope="zoo zoo:admin", resource_metadata="https://zoo.example.com/.well-known/oauth-protected-resource/mcp"`
+	if resp.StatusCode != 403 || resp.Header.Get("WWW-Authenticate") != want {
+		t.Errorf("per-tool refusal: %d\n got %s\nwant %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
+	}
+
+	for _, p := range []string{auth.MetadataPath, auth.MetadataPath + "/mcp"} {
+		resp, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"resource":"https://zoo.example.com/mcp"`) ||
+			!strings.Contains(string(body), `"authorization_servers":["https://as.example.com"]`) {
+			t.Errorf("GET %s: %d %s", p, resp.StatusCode, body)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// grpcOwn are the keys gRPC itself puts in the metadata a server sees.
+var grpcOwn = map[string]bool{":authority": true, "content-type": true, "user-agent": true, "grpc-accept-encoding": true, "grpc-timeout": true}
+
+// TestForwardHeaders: exactly the named headers (all their values, keys
+// lowercased) and the static metadata reach the backend; Authorization
+// only when named; nothing else.
+func TestForwardHeaders(t *testing.T) {
+	static, err := gateway.ParseMetadata([]string{"X-Gateway=mcp", "trace-bin=AAEC", "x-gateway=second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		forward []string
+		static  metadata.MD
+		want    metadata.MD
+	}{
+		{"nothing configured", nil, nil, metadata.MD{}},
+		{"named headers", []string{"X-Request-Id", "x-tenant", "X-Absent"}, nil,
+			metadata.MD{"x-request-id": {"r1", "r2"}, "x-tenant": {"acme"}}},
+		{"static only", nil, static, metadata.MD{"x-gateway": {"mcp", "second"}, "trace-bin": {"\x00\x01\x02"}}},
+		{"authorization when named, with static", []string{"Authorization", "X-Tenant"}, static,
+			metadata.MD{"authorization": {"Bearer tok"}, "x-tenant": {"acme"}, "x-gateway": {"mcp", "second"}, "trace-bin": {"\x00\x01\x02"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := startRecordingBackend(t)
+			base := serveGateway(t, b.addr, &gateway.Options{ForwardHeaders: c.forward, Metadata: c.static})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cs, err := connectWith(ctx, t, base+"/mcp", http.Header{
+				"Authorization": {"Bearer tok"},
+				"X-Request-Id":  {"r1", "r2"},
+				"X-Tenant":      {"acme"},
+				"X-Other":       {"not named"},
+				"Cookie":        {"session=1"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Twice, to see the shared static metadata is not modified by a
+			// call.
+			for range 2 {
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "leo"}})
+				if err != nil || res.IsError {
+					t.Fatalf("GetAnimal: %v %+v", err, res)
+				}
+				got := metadata.MD{}
+				for k, v := range b.metadata() {
+					if !grpcOwn[k] {
+						got[k] = v
+					}
+				}
+				if !mdEqual(got, c.want) {
+					t.Errorf("backend metadata\n got %v\nwant %v", got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func mdEqual(a, b metadata.MD) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestForwardHeaderNamesRefused(t *testing.T) {
+	for _, name := range []string{"Connection", "keep-alive", "Proxy-Authorization", "Proxy-Foo", "TE", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "grpc-timeout", "content-type", "X Bad", "x:y", ""} {
+		if err := gateway.CheckForwardHeader(name); err == nil {
+			t.Errorf("%q accepted", name)
+		}
+	}
+	for _, name := range []string{"Authorization", "X-Request-Id", "traceparent", "x-trace-bin", "Cookie"} {
+		if err := gateway.CheckForwardHeader(name); err != nil {
+			t.Errorf("%q refused: %v", name, err)
+		}
+	}
+	// gateway.New refuses them too, for callers that skip the check.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b := startRecordingBackend(t)
+	conn, err := gateway.Dial(b.addr, gateway.BackendTLS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := gateway.New(ctx, gateway.Backend{Address: b.addr, Conn: conn}, &gateway.Options{ForwardHeaders: []string{"Connection"}}); err == nil || !strings.Contains(err.Error(), "hop-by-hop") {
+		t.Errorf("New with a hop-by-hop header: %v", err)
+	}
+	if _, err := gateway.New(ctx, gateway.Backend{Address: b.addr, Conn: conn}, &gateway.Options{Metadata: metadata.MD{"grpc-status": {"0"}}}); err == nil {
+		t.Error("New with a grpc- metadata key: no error")
+	}
+}
+
+func TestParseMetadata(t *testing.T) {
+	good := []struct {
+		in   []string
+		want metadata.MD
+	}{
+		{[]string{"a=1", "A=2", "x-env=prod=eu"}, metadata.MD{"a": {"1", "2"}, "x-env": {"prod=eu"}}},
+		{[]string{"k-bin=aGk=", "u-bin=-_8", "e="}, metadata.MD{"k-bin": {"hi"}, "u-bin": {"\xfb\xff"}, "e": {""}}},
+	}
+	for _, c := range good {
+		got, err := gateway.ParseMetadata(c.in)
+		if err != nil || !mdEqual(got, c.want) {
+			t.Errorf("ParseMetadata(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	for _, in := range []string{"novalue", "=v", "grpc-x=1", "bad key=1", "k-bin=not base64!", "k=caf\u00e9", "k=a\nb", "content-type=x"} {
+		if _, err := gateway.ParseMetadata([]string{in}); err == nil {
+			t.Errorf("ParseMetadata(%q): no error", in)
+		}
+	}
+}

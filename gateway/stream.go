@@ -1,0 +1,540 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+)
+
+// Streaming RPCs as tools.
+//
+// A tool call is one request and one result, so the gateway turns a stream
+// into JSON arrays: the request messages of a client or bidirectional stream
+// arrive as the "requests" argument and are sent in order, and the messages
+// of a server or bidirectional stream are collected into the result's
+// "messages", in order (the property names are in package schema). While
+// it collects, each message is reported as notifications/progress when the
+// caller sent a progressToken, so a client sees the stream live.
+//
+// Every streaming call is bounded: by a deadline (Options.StreamTimeout or
+// the tool's own timeout), by a message count (StreamMaxMessages) and by the
+// JSON bytes collected (StreamMaxBytes), so the memory of a call never
+// depends on how long the backend keeps streaming. A count or byte limit is
+// not an error: the gateway cancels the stream and returns what it has,
+// marked "truncated" with a "reason". A deadline or a non-OK status is an
+// error result that still carries the messages received before it.
+
+// Defaults of the streaming limits (Options.StreamTimeout,
+// StreamMaxMessages, StreamMaxBytes).
+const (
+	DefaultStreamTimeout     = 5 * time.Minute
+	DefaultStreamMaxMessages = 10000
+	// DefaultStreamMaxBytes keeps a full result (its JSON appears twice,
+	// in structuredContent and in the text block) under the 16 MiB per
+	// message that the official SDK clients accept by default.
+	DefaultStreamMaxBytes = 4 << 20
+)
+
+// callKind is the shape of a tool's RPC, which decides its call path.
+type callKind uint8
+
+const (
+	kindUnary callKind = iota
+	kindServerStream
+	kindClientStream
+	kindBidiStream
+)
+
+// streamDescs are the grpc.StreamDesc of each streaming kind. grpc reads
+// only the two direction flags; the method name travels separately.
+var streamDescs = [...]grpc.StreamDesc{
+	kindServerStream: {ServerStreams: true},
+	kindClientStream: {ClientStreams: true},
+	kindBidiStream:   {ServerStreams: true, ClientStreams: true},
+}
+
+// compileStream makes t a streaming tool when m streams: the kind, the
+// array-shaped schemas of the streaming sides, and a sentence in the
+// description telling a model how the stream maps onto arguments and
+// result. A unary method is left as it is.
+func (t *tool) compileStream(m protoreflect.MethodDescriptor, sopts *schema.Options) error {
+	var note string
+	switch cs, ss := m.IsStreamingClient(), m.IsStreamingServer(); {
+	case cs && ss:
+		t.kind = kindBidiStream
+		note = fmt.Sprintf("Bidirectional streaming: pass the request messages in order as %q; the gateway sends them while it collects the replies, and returns every reply in order in %q (the gateway's message and byte limits may truncate them).",
+			schema.StreamRequestsProperty, schema.StreamMessagesProperty)
+	case cs:
+		t.kind = kindClientStream
+		note = fmt.Sprintf("Client streaming: pass the request messages in order as %q; the gateway sends them, closes the stream and returns the single response.",
+			schema.StreamRequestsProperty)
+	case ss:
+		t.kind = kindServerStream
+		note = fmt.Sprintf("Server streaming: the result collects the stream's messages in order in %q (the gateway's message and byte limits may truncate them); with a progressToken each message is reported as it arrives.",
+			schema.StreamMessagesProperty)
+	default:
+		return nil
+	}
+	var err error
+	if m.IsStreamingClient() {
+		if t.def.InputSchema, err = schema.StreamInput(m.Input(), sopts); err != nil {
+			return fmt.Errorf("input schema of %s: %w", m.FullName(), err)
+		}
+	}
+	if m.IsStreamingServer() {
+		if t.def.OutputSchema, err = schema.StreamOutput(m.Output(), sopts); err != nil {
+			return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
+		}
+	}
+	t.def.Description += "\n\n" + note
+	return nil
+}
+
+// callStream serves tools/call for a streaming tool. Every request message
+// is converted before the stream opens, so arguments that do not fit are an
+// input error and the backend sees nothing.
+func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
+	var reqs []proto.Message
+	if t.kind == kindServerStream {
+		in := t.input.New().Interface()
+		if err := t.validator.Decode(args, in); err != nil {
+			return g.inputError(t, err)
+		}
+		reqs = []proto.Message{in}
+	} else {
+		var err error
+		if reqs, err = t.decodeRequests(args); err != nil {
+			return g.inputError(t, err)
+		}
+	}
+
+	timeout := t.timeout
+	if timeout <= 0 {
+		timeout = g.opts.StreamTimeout
+	}
+	tctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	defer cancelTimeout()
+	// The cause tells a stream the gateway cut short (a limit, a failed
+	// send) from one the backend or the deadline ended.
+	sctx, cancel := context.WithCancelCause(tctx)
+	defer cancel(nil)
+	stream, err := t.conn.NewStream(sctx, &streamDescs[t.kind], t.method, callCodec)
+	if err != nil {
+		return g.streamEnded(ctx, sctx, t, nil, err, timeout), nil
+	}
+
+	switch t.kind {
+	case kindClientStream:
+		return g.clientStream(ctx, sctx, req, t, stream, reqs, timeout)
+	case kindServerStream:
+		if err := stream.SendMsg(reqs[0]); err != nil && !errors.Is(err, io.EOF) {
+			// A local failure (a request over the send limit) leaves the
+			// stream open; io.EOF means the backend ended it, and its
+			// status comes from RecvMsg below.
+			cancel(&sendError{err})
+			return g.streamEnded(ctx, sctx, t, nil, err, timeout), nil
+		}
+		if err := stream.CloseSend(); err != nil {
+			return g.streamEnded(ctx, sctx, t, nil, err, timeout), nil
+		}
+		return g.collect(ctx, sctx, cancel, req, t, stream, timeout)
+	}
+
+	// Bidirectional: the sender runs beside the receive loop, so a backend
+	// that answers before it has read all the input, and blocks on flow
+	// control until its answers are read, cannot deadlock the call.
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		if err := sendAll(stream, reqs); err != nil {
+			// The stream stays open after a local send failure; cancelling
+			// it with the failure as the cause ends the receive loop and
+			// makes that failure the call's outcome.
+			cancel(&sendError{err})
+		}
+	}()
+	res, err := g.collect(ctx, sctx, cancel, req, t, stream, timeout)
+	// The receive loop has seen the end of the stream or cut it short;
+	// cancelling unblocks a sender still waiting on flow control, and
+	// waiting for it leaves no goroutine behind.
+	cancel(nil)
+	<-sent
+	return res, err
+}
+
+// sendError is the cancellation cause when sending a request failed in the
+// gateway (a message over the send limit), not because the backend ended
+// the stream: the send's status is then the call's outcome, not the
+// CANCELLED the cancellation produces.
+type sendError struct{ err error }
+
+func (e *sendError) Error() string { return "sending a request message: " + e.err.Error() }
+func (e *sendError) Unwrap() error { return e.err }
+
+// sendAll sends the request messages in order and half-closes. io.EOF from
+// SendMsg means the stream already ended (the backend finished early or
+// the call was cancelled): that is not a send failure, the stream's status
+// is read by the receiving side.
+func sendAll(stream grpc.ClientStream, reqs []proto.Message) error {
+	for _, m := range reqs {
+		if err := stream.SendMsg(m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+	return stream.CloseSend()
+}
+
+// clientStream sends the requests in order, half-closes and answers with
+// the single response, wrapped as the unary path wraps it.
+func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, reqs []proto.Message, timeout time.Duration) (*mcp.CallToolResult, error) {
+	sent := 0
+	for _, m := range reqs {
+		if err := stream.SendMsg(m); err != nil {
+			if errors.Is(err, io.EOF) {
+				break // the backend ended the stream; RecvMsg has its status
+			}
+			return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs), timeout), nil
+		}
+		sent++
+		if req.ProgressToken != nil {
+			_ = req.NotifyProgress(ctx, float64(sent), float64(len(reqs)),
+				"sent request "+strconv.Itoa(sent)+" of "+strconv.Itoa(len(reqs)))
+		}
+	}
+	if err := stream.CloseSend(); err != nil {
+		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs), timeout), nil
+	}
+	var out rawFrame
+	defer out.release()
+	if err := stream.RecvMsg(&out); err != nil {
+		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs), timeout), nil
+	}
+	js, err := t.encodeWire(out.bytes())
+	if err != nil {
+		return nil, fmt.Errorf("encoding the response of %s: %w", t.method, err)
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{{Type: "text", Text: string(js)}},
+		StructuredContent: js,
+	}, nil
+}
+
+// clientStreamEnded is the error result of a client stream: the status as
+// the unary path reports it, plus how far the sending got when the backend
+// stopped reading early, which tells a model which requests took effect.
+func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err error, sent, total int, timeout time.Duration) *mcp.CallToolResult {
+	st := streamStatus(ctx, sctx, err)
+	res := statusResult(st, t.types)
+	if ctx.Err() != nil {
+		return res // the caller left; nobody reads the result
+	}
+	if note := deadlineNote(st, sctx, timeout); note != "" {
+		res.Content[0].Text += "\n" + note
+	}
+	if sent < total {
+		res.Content[0].Text += fmt.Sprintf("\nThe stream ended after %d of %d request messages were sent.", sent, total)
+	}
+	return res
+}
+
+// collect receives a server or bidirectional stream into a result, within
+// the limits, reporting each message as progress when asked to.
+func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, timeout time.Duration) (*mcp.CallToolResult, error) {
+	c := newCollector(g.opts.StreamMaxMessages, g.opts.StreamMaxBytes)
+	var label string
+	progress := req.ProgressToken != nil
+	if progress {
+		label = " (" + string(t.output.Descriptor().FullName()) + ")"
+	}
+	// Messages arrive in wire form and are transcoded straight into the
+	// result (no dynamic message), as the unary path does; the pooled
+	// frame goes back before the next receive.
+	var frame rawFrame
+	defer frame.release()
+	for {
+		frame.release()
+		err := stream.RecvMsg(&frame)
+		if errors.Is(err, io.EOF) {
+			return c.result(), nil
+		}
+		if err != nil {
+			return g.streamEnded(ctx, sctx, t, c, err, timeout), nil
+		}
+		more, err := c.add(t, frame.bytes())
+		if err != nil {
+			cancel(err)
+			return nil, fmt.Errorf("encoding message %d of %s: %w", c.n+1, t.method, err)
+		}
+		if progress && c.added {
+			if err := req.NotifyProgress(ctx, float64(c.n), 0, "message "+strconv.Itoa(c.n)+label); err != nil {
+				// The caller's stream is gone or broken: the result will
+				// not reach it either, but the limits still bound the
+				// call, so stop reporting and let ctx decide.
+				progress = false
+				g.opts.Logger.Debug("progress notification failed; no more progress for this call",
+					"tool", t.def.Name, "err", err)
+			}
+		}
+		if !more {
+			cancel(errLimit)
+			g.opts.Logger.Debug("stream truncated", "tool", t.def.Name, "reason", c.reason)
+			return c.result(), nil
+		}
+	}
+}
+
+// errLimit is the cancellation cause when a message or byte limit stopped
+// the collection.
+var errLimit = errors.New("gateway: stream limit reached")
+
+// streamEnded is the result of a server or bidirectional stream that ended
+// with a non-OK status (or could not start): an error result whose first
+// text block is the status as statusResult writes it, plus a note on a
+// deadline; whose structuredContent (and second text block) holds the
+// messages received before the error, in the output schema's shape with
+// its optional "error" property. c may be nil (no messages yet).
+func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collector, err error, timeout time.Duration) *mcp.CallToolResult {
+	st := streamStatus(ctx, sctx, err)
+	res := statusResult(st, t.types)
+	if ctx.Err() != nil {
+		return res // the caller left; nobody reads the result
+	}
+	if c == nil {
+		c = newCollector(0, 0)
+	}
+	text := res.Content[0].Text
+	if note := deadlineNote(st, sctx, timeout); note != "" {
+		text += "\n" + note
+	}
+	text += fmt.Sprintf("\n%d message(s) arrived before the error; they are in structuredContent.%s and in the next content block.",
+		c.n, schema.StreamMessagesProperty)
+	js := c.finish(CodeName(st.Code()) + ": " + st.Message())
+	res.Content = []mcp.Content{{Type: "text", Text: text}, {Type: "text", Text: string(js)}}
+	res.StructuredContent = js
+	return res
+}
+
+// streamStatus is the status that ended a stream. When the gateway itself
+// cut the stream short for a failed send, the send's error is the status;
+// otherwise it is what gRPC reported (DEADLINE_EXCEEDED at the timeout).
+// A caller that left gets CANCELLED, whatever the stream reported.
+func streamStatus(ctx, sctx context.Context, err error) *status.Status {
+	if ctx.Err() != nil {
+		return status.FromContextError(ctx.Err())
+	}
+	if se := (*sendError)(nil); errors.As(context.Cause(sctx), &se) {
+		return status.Convert(se.err)
+	}
+	return status.Convert(err)
+}
+
+// deadlineNote explains a DEADLINE_EXCEEDED the gateway's own stream
+// timeout caused, naming the setting, so a model or operator knows the
+// backend was not at fault.
+func deadlineNote(st *status.Status, sctx context.Context, timeout time.Duration) string {
+	if st.Code() != codes.DeadlineExceeded || !errors.Is(context.Cause(sctx), context.DeadlineExceeded) {
+		return ""
+	}
+	return fmt.Sprintf("The gateway's stream timeout (%s, --stream-timeout) ended the stream.", timeout)
+}
+
+// collector accumulates the JSON of a stream's messages directly in the
+// result's encoding ({"messages":[...]), so the memory of a call is the
+// collected JSON and nothing per message survives the next receive.
+type collector struct {
+	maxMessages int
+	maxBytes    int64
+
+	buf    []byte
+	n      int   // messages collected
+	size   int64 // their JSON bytes
+	reason string
+	added  bool // the last add kept its message
+}
+
+func newCollector(maxMessages int, maxBytes int64) *collector {
+	c := &collector{maxMessages: maxMessages, maxBytes: maxBytes}
+	c.buf = append(make([]byte, 0, 512), `{"`+schema.StreamMessagesProperty+`":[`...)
+	return c
+}
+
+// add transcodes one message (wire form) into the result and reports
+// whether collection may go on. A limit is hit by the message that would
+// exceed it, which is dropped: so "truncated" always means the stream had
+// more than the result holds, and a stream of exactly the limit completes
+// normally. The error is a message that does not transcode.
+func (c *collector) add(t *tool, wire []byte) (bool, error) {
+	c.added = false
+	if c.n >= c.maxMessages {
+		c.reason = fmt.Sprintf("message limit: the stream had more than %d messages (--stream-max-messages); the gateway kept the first %d and cancelled it",
+			c.maxMessages, c.n)
+		return false, nil
+	}
+	// The JSON is appended in place and taken back if it crosses the byte
+	// limit, so a message is never held twice.
+	start := len(c.buf)
+	b := c.buf
+	if c.n > 0 {
+		b = append(b, ',')
+	}
+	from := len(b)
+	if t.wrapOutput {
+		b = append(b, `{"`+schema.WrapperProperty+`":`...)
+	}
+	b, err := t.response.AppendJSON(b, wire)
+	if err != nil {
+		c.buf = c.buf[:start]
+		return false, err
+	}
+	if t.wrapOutput {
+		b = append(b, '}')
+	}
+	size := int64(len(b) - from)
+	if c.size+size > c.maxBytes {
+		c.buf = b[:start]
+		c.reason = fmt.Sprintf("byte limit: the next message would take the collected JSON past %d bytes (--stream-max-bytes); the gateway kept the first %d message(s) and cancelled the stream",
+			c.maxBytes, c.n)
+		return false, nil
+	}
+	c.buf = b
+	c.added = true
+	c.n++
+	c.size += size
+	return true, nil
+}
+
+// result is the normal (non-error) result of a collected stream: the
+// messages, plus truncated and reason when a limit stopped it.
+func (c *collector) result() *mcp.CallToolResult {
+	js := c.finish("")
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{{Type: "text", Text: string(js)}},
+		StructuredContent: js,
+	}
+}
+
+// finish closes the JSON object, adding truncated/reason and error when
+// set. The collector is done afterwards.
+func (c *collector) finish(errText string) []byte {
+	b := append(c.buf, ']')
+	if c.reason != "" {
+		b = append(b, `,"`+schema.StreamTruncatedProperty+`":true,"`+schema.StreamReasonProperty+`":`...)
+		b = appendJSONString(b, c.reason)
+	}
+	if errText != "" {
+		b = append(b, `,"`+schema.StreamErrorProperty+`":`...)
+		b = appendJSONString(b, errText)
+	}
+	c.buf = nil
+	return append(b, '}')
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	js, _ := json.Marshal(s) // a string always encodes
+	return append(b, js...)
+}
+
+// decodeRequests converts the "requests" argument of a client or
+// bidirectional stream into request messages. "requests" is an array of
+// message objects; a single object is accepted as a one-element stream, and
+// a JSON-encoded string holding either form is decoded (models sometimes
+// send that, and the unary validator accepts it too). Every problem is
+// reported with its path (requests[2].observation.animalId).
+func (t *tool) decodeRequests(args []byte) ([]proto.Message, error) {
+	const prop = schema.StreamRequestsProperty
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(args, &fields); err != nil {
+		return nil, violation("", "json", "a JSON object", "")
+	}
+	var vs []schema.Violation
+	for k := range fields {
+		if k != prop {
+			vs = append(vs, schema.Violation{Path: k, Rule: "unknown_field", Expected: fmt.Sprintf("unknown field (expected only %q)", prop)})
+		}
+	}
+	raw := bytes.TrimSpace(fields[prop])
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if inner := bytes.TrimSpace([]byte(s)); len(inner) > 0 && (inner[0] == '[' || inner[0] == '{') {
+				raw = inner
+			}
+		}
+	}
+	var elems []json.RawMessage
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		vs = append(vs, schema.Violation{Path: prop, Rule: "required",
+			Expected: fmt.Sprintf("required: an array of %s messages ([] sends none)", t.input.Descriptor().FullName())})
+	case raw[0] == '{':
+		elems = []json.RawMessage{raw}
+	case raw[0] == '[':
+		if err := json.Unmarshal(raw, &elems); err != nil {
+			vs = append(vs, schema.Violation{Path: prop, Rule: "json", Expected: "a JSON array: " + err.Error()})
+		}
+	default:
+		vs = append(vs, schema.Violation{Path: prop, Rule: "type", Expected: "an array of objects", Received: brief(raw)})
+	}
+	msgs := make([]proto.Message, 0, len(elems))
+	for i, e := range elems {
+		path := prop + "[" + strconv.Itoa(i) + "]"
+		e = bytes.TrimSpace(e)
+		if len(e) == 0 || e[0] != '{' {
+			vs = append(vs, schema.Violation{Path: path, Rule: "type", Expected: "an object", Received: brief(e)})
+			continue
+		}
+		m := t.input.New().Interface()
+		if err := t.validator.Decode(e, m); err != nil {
+			var ve *schema.ValidationError
+			if !errors.As(err, &ve) {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			for _, v := range ve.Violations {
+				switch {
+				case v.Path == "":
+					v.Path = path
+				case v.Path[0] == '[':
+					v.Path = path + v.Path
+				default:
+					v.Path = path + "." + v.Path
+				}
+				vs = append(vs, v)
+			}
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	if len(vs) > 0 {
+		return nil, &schema.ValidationError{Violations: vs}
+	}
+	return msgs, nil
+}
+
+func violation(path, rule, expected, received string) error {
+	return &schema.ValidationError{Violations: []schema.Violation{{Path: path, Rule: rule, Expected: expected, Received: received}}}
+}
+
+// brief is a received value for an error message, cut to about 64 bytes.
+func brief(raw []byte) string {
+	if len(raw) > 64 {
+		return string(raw[:61]) + "..."
+	}
+	return string(raw)
+}

@@ -2,8 +2,30 @@
 // them as protoreflect descriptors, together with every file they need.
 //
 // It knows nothing of MCP: it is the gateway's one way to learn a backend's
-// API, and a Source can be any origin of descriptors (server reflection
-// today; descriptor set files later).
+// API. A Source is any origin of descriptors, and every source returns the
+// same Result:
+//
+//   - NewServerReflection asks the backend (grpc.reflection.v1, then
+//     v1alpha);
+//   - NewDescriptorSetSource reads FileDescriptorSet files (buf build -o,
+//     protoc -o --include_imports --include_source_info);
+//   - NewProtoSource compiles .proto files (github.com/bufbuild/protocompile);
+//   - Overlay keeps one source's shape and takes another's comments.
+//
+// All of them pass the raw FileDescriptorProtos through the same assembly
+// step, which completes them from the bundle (the google.protobuf,
+// google.api, google.rpc and mcpgateway files linked into the binary) and
+// repairs, where the intent is unambiguous, what reflection servers other
+// than grpc-go get wrong: relative type names (resolved by protobuf's
+// scoping rules), missing imports (inferred from the types used), map entry
+// messages with names other than protoc's, fields with no type, extension
+// fields copied into the message they extend, and shared types regrouped
+// under other file names (grpc-js serves "google_protobuf.proto"). Each
+// repair is logged at debug level; what cannot be repaired is reported as
+// a *DescriptorError naming the file, the element and the problem.
+//
+// ToolOptions and ServiceOptions read the gateway's own proto options
+// (proto/mcpgateway/v1/annotations.proto) from descriptors of any source.
 package reflection
 
 import (

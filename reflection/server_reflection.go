@@ -2,25 +2,27 @@ package reflection
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 
-	"github.com/jhump/protoreflect/v2/grpcreflect"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
 )
 
 // ServerReflectionOptions configures NewServerReflection. The zero value,
 // like nil, gives the defaults.
 type ServerReflectionOptions struct {
-	// Logger receives warnings (a skipped service, a file taken from the
-	// gateway's bundled copies). Nil discards them.
+	// Logger receives repairs (debug), dropped imports and skipped
+	// services (info, warn). Nil discards them.
 	Logger *slog.Logger
 	// SkipBrokenServices makes Discover leave out, with a logged warning, a
 	// service whose descriptors cannot be fetched or built, instead of
@@ -28,17 +30,6 @@ type ServerReflectionOptions struct {
 	// to debug than one that refuses to start and says why.
 	SkipBrokenServices bool
 }
-
-// bundledPrefixes are the files Discover may take from the gateway's own
-// compiled-in copies (protoregistry.GlobalFiles) when the backend references
-// but does not serve them. These are shared definitions whose content does
-// not vary between backends; a backend's own files are never substituted,
-// since a stale copy would silently change its API.
-var bundledPrefixes = []string{"google/protobuf/", "google/rpc/"}
-
-// bundledPackages are the proto packages of bundledPrefixes, for lookups by
-// symbol.
-var bundledPackages = []string{"google.protobuf.", "google.rpc."}
 
 type serverReflection struct {
 	conn   grpc.ClientConnInterface
@@ -50,13 +41,21 @@ type serverReflection struct {
 // over gRPC server reflection, v1 first and v1alpha when v1 is
 // Unimplemented. conn is not closed by the source. opts may be nil.
 //
+// It works with reflection servers other than grpc-go's (grpc-js, grpc-java,
+// grpc-dotnet, tonic): the raw FileDescriptorProtos are fetched, then
+// repaired where the intent is unambiguous (relative type names, missing
+// imports, misnamed map entries; see the package doc) and completed from
+// the bundled google.protobuf, google.api and google.rpc files before they
+// are built.
+//
 // Discover's errors name what failed and wrap its cause: a backend that
 // cannot be reached gives an error whose status.Code is Unavailable (or
 // DeadlineExceeded when ctx ran out first); a backend without reflection
-// gives ErrReflectionNotSupported; a service whose files cannot be fetched
-// or built gives an error naming the service (see SkipBrokenServices). Each
-// Discover opens at most one reflection stream and closes it before
-// returning.
+// gives ErrReflectionNotSupported; a service whose files cannot be fetched,
+// repaired or built gives an error naming the service and wrapping a
+// *DescriptorError per fault (see SkipBrokenServices). Each Discover opens
+// at most two reflection streams (v1, then v1alpha), one at a time, and
+// closes them before returning.
 func NewServerReflection(conn grpc.ClientConnInterface, opts *ServerReflectionOptions) Source {
 	if opts == nil {
 		opts = &ServerReflectionOptions{}
@@ -68,38 +67,57 @@ func NewServerReflection(conn grpc.ClientConnInterface, opts *ServerReflectionOp
 	return &serverReflection{conn: conn, logger: logger, skip: opts.SkipBrokenServices}
 }
 
+var reflectionMethods = []string{
+	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+	// v1alpha's messages are wire-identical to v1's, so one set of Go
+	// types speaks both.
+	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+}
+
+// maxRounds bounds the follow-up requests for imports and symbols a server
+// left out, so a server that keeps answering with new files cannot keep
+// discovery going forever.
+const maxRounds = 64
+
 // Discover implements Source.
 func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
-	// The client keeps ctx for the stream it opens; Reset closes that
-	// stream, so nothing outlives this call.
-	client := grpcreflect.NewClientAuto(ctx, s.conn,
-		grpcreflect.WithFallbackResolvers(&bundled{logger: s.logger}, protoregistry.GlobalTypes),
-		// A file whose missing import only supplies custom options (say
-		// google/api/annotations.proto) still builds; its options stay as
-		// unknown fields, which the gateway does not read.
-		grpcreflect.WithAllowMissingFileDescriptors(),
-	)
-	defer client.Reset()
-
-	names, err := client.ListServices()
+	st, names, err := s.open(ctx)
 	if err != nil {
-		return nil, listError(ctx, err)
+		return nil, err
 	}
-	slices.Sort(names)
-	names = slices.Compact(names)
+	defer st.close()
 
-	res := &Result{Files: new(protoregistry.Files)}
+	p := newPool(s.logger, "reflection")
+	serviceErr := make(map[protoreflect.FullName]error)
+	var services []protoreflect.FullName
 	for _, name := range names {
 		if strings.HasPrefix(string(name), "grpc.reflection.") {
 			continue
 		}
-		sd, err := serviceDescriptor(client, name)
-		if err == nil {
-			err = addFileWithDeps(res.Files, sd.ParentFile())
-		}
+		services = append(services, name)
+		files, err := st.fileContainingSymbol(string(name))
 		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, fmt.Errorf("reflection: service %s: %w: %w", name, ctxErr, err)
+			if isTransportError(err) {
+				return nil, s.fail(ctx, name, err)
+			}
+			serviceErr[name] = fmt.Errorf("fetch file: %w", err)
+			continue
+		}
+		for _, f := range files {
+			p.add(f)
+		}
+	}
+	if err := s.complete(st, p); err != nil {
+		return nil, fmt.Errorf("reflection: %w", ctxErr(ctx, err))
+	}
+	p.repair()
+
+	res := &Result{}
+	for _, name := range services {
+		sd, err := s.service(p, name, serviceErr[name])
+		if err != nil {
+			if c := ctx.Err(); c != nil {
+				return nil, fmt.Errorf("reflection: service %s: %w: %w", name, c, err)
 			}
 			if s.skip {
 				s.logger.Warn("reflection: skipping service whose descriptors cannot be loaded", "service", string(name), "err", err)
@@ -109,27 +127,25 @@ func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
 		}
 		res.Services = append(res.Services, sd)
 	}
+	res.Files = p.reg
+	if res.Files == nil {
+		res.Files = new(protoregistry.Files)
+	}
+	sortServices(res.Services)
 	return res, nil
 }
 
-// listError classifies the first call's failure, the one that tells an
-// unreachable backend and one without reflection from the rest.
-func listError(ctx context.Context, err error) error {
-	// Both ctx's error and the status are wrapped, so errors.Is(err,
-	// context.DeadlineExceeded) and status.Code(err) both work.
-	if ctxErr := ctx.Err(); ctxErr != nil && status.Code(err) != codes.Unimplemented {
-		return fmt.Errorf("reflection: list services: %w: %w", ctxErr, err)
+func (s *serverReflection) service(p *pool, name protoreflect.FullName, fetchErr error) (protoreflect.ServiceDescriptor, error) {
+	if fetchErr != nil {
+		return nil, fetchErr
 	}
-	if status.Code(err) == codes.Unimplemented {
-		return fmt.Errorf("reflection: list services: %w (neither grpc.reflection.v1 nor v1alpha): %w", ErrReflectionNotSupported, err)
+	sym, ok := p.lookup(string(name))
+	if !ok || sym.kind != symOther {
+		return nil, fmt.Errorf("the server listed it but sent no file declaring it")
 	}
-	return fmt.Errorf("reflection: list services: %w", err)
-}
-
-func serviceDescriptor(client *grpcreflect.Client, name protoreflect.FullName) (protoreflect.ServiceDescriptor, error) {
-	fd, err := client.FileContainingSymbol(name)
+	fd, err := p.build(sym.file)
 	if err != nil {
-		return nil, fmt.Errorf("fetch file: %w", err)
+		return nil, err
 	}
 	sd := fd.Services().ByName(name.Name())
 	if sd == nil || sd.FullName() != name {
@@ -138,58 +154,201 @@ func serviceDescriptor(client *grpcreflect.Client, name protoreflect.FullName) (
 	return sd, nil
 }
 
-// addFileWithDeps registers fd and, first, everything it imports, skipping
-// what is already there: services share most of their imports.
-func addFileWithDeps(files *protoregistry.Files, fd protoreflect.FileDescriptor) error {
-	if _, err := files.FindFileByPath(fd.Path()); err == nil {
-		return nil
+func (s *serverReflection) fail(ctx context.Context, name protoreflect.FullName, err error) error {
+	return fmt.Errorf("reflection: service %s: fetch file: %w", name, ctxErr(ctx, err))
+}
+
+// ctxErr puts ctx's error in front of err when ctx is done, so both
+// errors.Is(err, context.DeadlineExceeded) and status.Code(err) work.
+func ctxErr(ctx context.Context, err error) error {
+	if c := ctx.Err(); c != nil {
+		return fmt.Errorf("%w: %w", c, err)
 	}
-	imports := fd.Imports()
-	for i := range imports.Len() {
-		imp := imports.Get(i)
-		if imp.IsPlaceholder() {
-			// A missing import tolerated by WithAllowMissingFileDescriptors.
-			continue
+	return err
+}
+
+// complete asks for what the first answers lacked: imports not sent along
+// (file_by_filename) and, for servers that send files without imports or
+// with relative names, the files declaring referenced types
+// (file_containing_symbol). Names the server does not know are left to
+// repair and build, which fall back on the bundle or report them.
+func (s *serverReflection) complete(st *stream, p *pool) error {
+	asked := make(map[string]bool)
+	for range maxRounds {
+		progress := false
+		for _, dep := range p.missingImports() {
+			if asked["file:"+dep] {
+				continue
+			}
+			asked["file:"+dep] = true
+			files, err := st.fileByFilename(dep)
+			if err != nil {
+				if isTransportError(err) {
+					return fmt.Errorf("fetch import %s: %w", dep, err)
+				}
+				s.logger.Debug("reflection: the server does not serve an imported file", "file", dep, "err", err)
+				continue
+			}
+			for _, f := range files {
+				progress = p.add(f) || progress
+			}
 		}
-		if err := addFileWithDeps(files, imp.FileDescriptor); err != nil {
-			return err
+		for _, candidates := range p.unresolved() {
+			for _, sym := range candidates {
+				if asked["sym:"+sym] {
+					continue
+				}
+				asked["sym:"+sym] = true
+				files, err := st.fileContainingSymbol(sym)
+				if err != nil {
+					if isTransportError(err) {
+						return fmt.Errorf("fetch symbol %s: %w", sym, err)
+					}
+					continue
+				}
+				for _, f := range files {
+					progress = p.add(f) || progress
+				}
+				break
+			}
+		}
+		if !progress {
+			return nil
 		}
 	}
-	if err := files.RegisterFile(fd); err != nil {
-		return fmt.Errorf("register %s: %w", fd.Path(), err)
-	}
+	s.logger.Warn("reflection: stopped asking the server for missing files", "rounds", maxRounds)
 	return nil
 }
 
-// bundled answers for the well-known files a backend references but does not
-// serve (seen in grpcurl #459, #547), from the copies compiled into this
-// binary, and for nothing else.
-type bundled struct{ logger *slog.Logger }
-
-var _ protodesc.Resolver = (*bundled)(nil)
-
-func (b *bundled) FindFileByPath(path string) (protoreflect.FileDescriptor, error) {
-	if !hasAnyPrefix(path, bundledPrefixes) {
-		return nil, protoregistry.NotFound
-	}
-	fd, err := protoregistry.GlobalFiles.FindFileByPath(path)
-	if err == nil {
-		b.logger.Debug("reflection: backend did not serve a well-known file; using the bundled copy", "file", path)
-	}
-	return fd, err
+// stream is one open reflection stream. Requests go one at a time: the
+// protocol answers in order, and a gateway discovers rarely enough that
+// pipelining is not worth its complexity.
+type stream struct {
+	cs     grpc.ClientStream
+	cancel context.CancelFunc
+	host   string
 }
 
-func (b *bundled) FindDescriptorByName(name protoreflect.FullName) (protoreflect.Descriptor, error) {
-	if !hasAnyPrefix(string(name), bundledPackages) {
-		return nil, protoregistry.NotFound
-	}
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(name)
-	if err == nil {
-		b.logger.Debug("reflection: backend did not serve a well-known symbol; using the bundled copy", "symbol", string(name))
-	}
-	return d, err
+func (st *stream) close() {
+	_ = st.cs.CloseSend()
+	st.cancel()
 }
 
-func hasAnyPrefix(s string, prefixes []string) bool {
-	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
+// open opens a stream on v1, or on v1alpha when v1 is Unimplemented, and
+// lists the services with it.
+func (s *serverReflection) open(ctx context.Context) (*stream, []protoreflect.FullName, error) {
+	var errs []error
+	for _, method := range reflectionMethods {
+		// The stream gets its own ctx so that close ends it even when the
+		// caller's ctx lives on; nothing outlives Discover.
+		sctx, cancel := context.WithCancel(ctx)
+		cs, err := s.conn.NewStream(sctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method)
+		if err != nil {
+			cancel()
+			return nil, nil, listError(ctx, err)
+		}
+		st := &stream{cs: cs, cancel: cancel}
+		resp, err := st.roundTrip(&refv1.ServerReflectionRequest{MessageRequest: &refv1.ServerReflectionRequest_ListServices{ListServices: "*"}})
+		if status.Code(err) == codes.Unimplemented {
+			st.close()
+			errs = append(errs, err)
+			continue
+		}
+		if err != nil {
+			st.close()
+			return nil, nil, listError(ctx, err)
+		}
+		var names []protoreflect.FullName
+		for _, svc := range resp.GetListServicesResponse().GetService() {
+			names = append(names, protoreflect.FullName(svc.GetName()))
+		}
+		slices.Sort(names)
+		return st, slices.Compact(names), nil
+	}
+	return nil, nil, listError(ctx, errors.Join(errs...))
+}
+
+// listError classifies the first call's failure, the one that tells an
+// unreachable backend and one without reflection from the rest.
+func listError(ctx context.Context, err error) error {
+	unimplemented := status.Code(err) == codes.Unimplemented
+	if !unimplemented {
+		// errors.Join hides the status from status.Code; a lone one
+		// does not need it.
+		var st interface{ GRPCStatus() *status.Status }
+		if errors.As(err, &st) && st.GRPCStatus().Code() == codes.Unimplemented {
+			unimplemented = true
+			err = st.(error)
+		}
+	}
+	if ctxE := ctx.Err(); ctxE != nil && !unimplemented {
+		return fmt.Errorf("reflection: list services: %w: %w", ctxE, err)
+	}
+	if unimplemented {
+		return fmt.Errorf("reflection: list services: %w (neither grpc.reflection.v1 nor v1alpha): %w", ErrReflectionNotSupported, err)
+	}
+	return fmt.Errorf("reflection: list services: %w", err)
+}
+
+// inBandError is a reflection ErrorResponse: the stream is fine, the
+// server just does not know the name asked for.
+type inBandError struct{ st *status.Status }
+
+func (e *inBandError) Error() string              { return e.st.Err().Error() }
+func (e *inBandError) GRPCStatus() *status.Status { return e.st }
+
+func isTransportError(err error) bool {
+	var ib *inBandError
+	return !errors.As(err, &ib)
+}
+
+func (st *stream) roundTrip(req *refv1.ServerReflectionRequest) (*refv1.ServerReflectionResponse, error) {
+	req.Host = st.host
+	if err := st.cs.SendMsg(req); err != nil {
+		// SendMsg reports io.EOF when the stream failed; RecvMsg has the
+		// real status.
+		resp := new(refv1.ServerReflectionResponse)
+		if rerr := st.cs.RecvMsg(resp); rerr != nil {
+			return nil, rerr
+		}
+		return nil, err
+	}
+	resp := new(refv1.ServerReflectionResponse)
+	if err := st.cs.RecvMsg(resp); err != nil {
+		return nil, err
+	}
+	if e := resp.GetErrorResponse(); e != nil {
+		return nil, &inBandError{status.New(codes.Code(e.GetErrorCode()), e.GetErrorMessage())}
+	}
+	return resp, nil
+}
+
+func (st *stream) fileContainingSymbol(name string) ([]*descriptorpb.FileDescriptorProto, error) {
+	return st.files(&refv1.ServerReflectionRequest{MessageRequest: &refv1.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: name}})
+}
+
+func (st *stream) fileByFilename(name string) ([]*descriptorpb.FileDescriptorProto, error) {
+	return st.files(&refv1.ServerReflectionRequest{MessageRequest: &refv1.ServerReflectionRequest_FileByFilename{FileByFilename: name}})
+}
+
+func (st *stream) files(req *refv1.ServerReflectionRequest) ([]*descriptorpb.FileDescriptorProto, error) {
+	resp, err := st.roundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	raw := resp.GetFileDescriptorResponse().GetFileDescriptorProto()
+	out := make([]*descriptorpb.FileDescriptorProto, 0, len(raw))
+	for _, b := range raw {
+		fd := new(descriptorpb.FileDescriptorProto)
+		if err := proto.Unmarshal(b, fd); err != nil {
+			// The stream itself is fine; the server sent garbage for
+			// this name, which the caller reports like a missing file.
+			return nil, &inBandError{status.Newf(codes.DataLoss, "undecodable FileDescriptorProto: %v", err)}
+		}
+		if fd.GetName() == "" {
+			return nil, &inBandError{status.New(codes.DataLoss, "FileDescriptorProto without a name")}
+		}
+		out = append(out, fd)
+	}
+	return out, nil
 }

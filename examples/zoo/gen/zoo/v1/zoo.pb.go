@@ -12,6 +12,7 @@
 package zoov1
 
 import (
+	_ "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	anypb "google.golang.org/protobuf/types/known/anypb"
@@ -2451,7 +2452,7 @@ var File_zoo_v1_zoo_proto protoreflect.FileDescriptor
 
 const file_zoo_v1_zoo_proto_rawDesc = "" +
 	"\n" +
-	"\x10zoo/v1/zoo.proto\x12\x06zoo.v1\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xf8\b\n" +
+	"\x10zoo/v1/zoo.proto\x12\x06zoo.v1\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\x1a\x1fmcpgateway/v1/annotations.proto\"\xf8\b\n" +
 	"\x06Animal\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12)\n" +
@@ -2641,14 +2642,14 @@ const file_zoo_v1_zoo_proto_rawDesc = "" +
 	"\x13HABITAT_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHABITAT_SAVANNA\x10\x01\x12\x11\n" +
 	"\rHABITAT_COAST\x10\x02\x12\x12\n" +
-	"\x0eHABITAT_FOREST\x10\x032\xcb\a\n" +
+	"\x0eHABITAT_FOREST\x10\x032\xfe\a\n" +
 	"\n" +
-	"ZooService\x12E\n" +
-	"\tGetAnimal\x12\x18.zoo.v1.GetAnimalRequest\x1a\x19.zoo.v1.GetAnimalResponse\"\x03\x90\x02\x01\x12K\n" +
+	"ZooService\x12^\n" +
+	"\tGetAnimal\x12\x18.zoo.v1.GetAnimalRequest\x1a\x19.zoo.v1.GetAnimalResponse\"\x1c\xf2\xa9\x19\x15\x12\x11Look up an animal@\x00\x90\x02\x01\x12K\n" +
 	"\vListAnimals\x12\x1a.zoo.v1.ListAnimalsRequest\x1a\x1b.zoo.v1.ListAnimalsResponse\"\x03\x90\x02\x01\x12I\n" +
 	"\fCreateAnimal\x12\x1b.zoo.v1.CreateAnimalRequest\x1a\x1c.zoo.v1.CreateAnimalResponse\x12N\n" +
-	"\fUpdateAnimal\x12\x1b.zoo.v1.UpdateAnimalRequest\x1a\x1c.zoo.v1.UpdateAnimalResponse\"\x03\x90\x02\x02\x12C\n" +
-	"\fDeleteAnimal\x12\x1b.zoo.v1.DeleteAnimalRequest\x1a\x16.google.protobuf.Empty\x12C\n" +
+	"\fUpdateAnimal\x12\x1b.zoo.v1.UpdateAnimalRequest\x1a\x1c.zoo.v1.UpdateAnimalResponse\"\x03\x90\x02\x02\x12]\n" +
+	"\fDeleteAnimal\x12\x1b.zoo.v1.DeleteAnimalRequest\x1a\x16.google.protobuf.Empty\"\x18\xf2\xa9\x19\x14\x12\x10Remove an animal0\x01\x12C\n" +
 	"\n" +
 	"FeedAnimal\x12\x19.zoo.v1.FeedAnimalRequest\x1a\x1a.zoo.v1.FeedAnimalResponse\x12X\n" +
 	"\x12GetNextFeedingTime\x12!.zoo.v1.GetNextFeedingTimeRequest\x1a\x1a.google.protobuf.Timestamp\"\x03\x90\x02\x01\x12T\n" +

@@ -45,13 +45,15 @@ func IsLoopback(addr string) bool {
 
 // Dial opens a client connection to a backend. It does not wait for the
 // connection: discovery's first RPC does, and reports an unreachable
-// backend with its cause.
-func Dial(addr string, cfg BackendTLS) (*grpc.ClientConn, error) {
+// backend with its cause. extra options are applied after the transport
+// credentials, e.g. telemetry.GRPCDialOption for the backend's spans.
+func Dial(addr string, cfg BackendTLS, extra ...grpc.DialOption) (*grpc.ClientConn, error) {
 	creds, err := transportCredentials(addr, cfg)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, extra...)
+	conn, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", addr, err)
 	}

@@ -18,11 +18,14 @@ import (
 // precompiled tool, convert the arguments, invoke, convert the response.
 // Which error becomes a protocol error and which a tool execution error is
 // decided here and in status.go, and documented in README.md.
-func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 	t := g.catalog.Load().byName[req.Name]
 	if t == nil {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)}
 	}
+	// Metrics, span and call log (observe.go); a no-op when none is on.
+	ctx, ob := g.startCall(ctx, t, req)
+	defer g.endCall(ctx, t, req, ob, &res, &err)
 	args, err := objectArguments(req.Arguments)
 	if err != nil {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: err.Error()}
@@ -103,12 +106,16 @@ func (t *tool) encode(out proto.Message) ([]byte, error) {
 	return append(wrapped, '}'), nil
 }
 
+// inputErrorPrefix starts every invalid-arguments message; observe.go
+// tells rejections from backend errors by it.
+const inputErrorPrefix = "invalid arguments for "
+
 // inputError answers arguments the request message cannot hold. By
 // default that is a tool execution error (SEP-1303), so the model reads
 // what was wrong and corrects itself; --input-errors=protocol makes it
 // -32602 for clients that prefer that.
 func (g *Gateway) inputError(t *tool, cause error) (*mcp.CallToolResult, error) {
-	msg := "invalid arguments for " + t.def.Name + ": " + cause.Error()
+	msg := inputErrorPrefix + t.def.Name + ": " + cause.Error()
 	if g.opts.InputErrors == InputErrorsProtocol {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: msg}
 	}

@@ -11,12 +11,14 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
+	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
@@ -31,6 +33,9 @@ type tool struct {
 	def    mcp.Tool
 	method string // "/package.Service/Method", as grpc.Invoke wants it
 	conn   grpc.ClientConnInterface
+	// backend is the name of the backend serving the tool, for logs,
+	// metrics and resource URIs.
+	backend string
 
 	input, output protoreflect.MessageType
 	// wrapInput/wrapOutput: the message is not a JSON object in protojson
@@ -52,62 +57,116 @@ type tool struct {
 	// timeout overrides the gateway's deadline for this tool when positive;
 	// per-method settings (config file, proto options) will set it.
 	timeout time.Duration
+	// obs is the tool's metrics and span settings (observe.go).
+	obs toolObs
 }
 
-// catalog is an immutable snapshot of the exposed tools.
+// catalog is an immutable snapshot of the exposed tools (and services,
+// for resources), assembled from every backend's last good discovery by
+// refresh.go. A call that loaded a *tool keeps it, whatever is swapped in
+// after.
 type catalog struct {
 	tools  []*tool
 	byName map[string]*tool
 	set    *mcp.ToolSet
+	// resources are the exposed services as MCP resources (resources.go).
+	resources *resourceCatalog
 }
 
 // catalogOptions are the settings that shape tools.
 type catalogOptions struct {
 	exposeHealth  bool
 	useProtoNames bool
+	filter        *methodFilter
 	logger        *slog.Logger
 }
 
-// buildCatalog compiles every method of the discovered services into a
-// tool: unary methods for call.go, streaming methods for stream.go.
-func buildCatalog(res *reflection.Result, conn grpc.ClientConnInterface, opts catalogOptions) (*catalog, error) {
+// backendTools is one backend's discovery compiled into tools. It is kept
+// between refreshes so that a backend whose descriptors did not change
+// costs a hash, not a compilation, and is shared read-only by catalogs:
+// assemble copies each tool before naming it.
+type backendTools struct {
+	backend     string
+	fingerprint [32]byte
+	// tools are sorted by method full name and named by the rule within
+	// one backend (naming.go).
+	tools []*tool
+	// services are the services with at least one exposed method, sorted
+	// by full name, for resources.
+	services []protoreflect.ServiceDescriptor
+	// methods are the exposed methods, for resources.
+	methods map[protoreflect.FullName]bool
+	// files resolves the imports of the services' files, for resources.
+	files *protoregistry.Files
+}
+
+// compileBackend compiles every exposed method of one backend's discovered
+// services into a tool: unary methods for call.go, streaming methods for
+// stream.go. What is exposed is decided here, in order: the reflection
+// service never; the health service only with exposeHealth; the
+// (mcpgateway.v1.service) and (mcpgateway.v1.tool) hidden options; then
+// the --include/--exclude globs.
+func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConnInterface, opts catalogOptions) (*backendTools, error) {
 	types := dynamicpb.NewTypes(res.Files)
 	var methods []protoreflect.MethodDescriptor
+	toolOpts := make(map[protoreflect.FullName]*mcpgatewayv1.Tool)
+	prefixes := make(map[protoreflect.FullName]string)
 	for _, svc := range res.Services {
-		if svc.FullName() == healthService && !opts.exposeHealth {
+		if isReflectionService(svc.FullName()) || svc.FullName() == healthService && !opts.exposeHealth {
 			continue
 		}
+		so := reflection.ServiceOptions(svc)
+		if so.GetHidden() {
+			continue
+		}
+		prefixes[svc.FullName()] = so.GetNamePrefix()
 		ms := svc.Methods()
 		for i := range ms.Len() {
-			methods = append(methods, ms.Get(i))
+			m := ms.Get(i)
+			to := reflection.ToolOptions(m)
+			if to.GetHidden() || !opts.filter.match(m) {
+				continue
+			}
+			if to != nil {
+				toolOpts[m.FullName()] = to
+			}
+			methods = append(methods, m)
 		}
 	}
 	slices.SortFunc(methods, func(a, b protoreflect.MethodDescriptor) int {
 		return cmp.Compare(a.FullName(), b.FullName())
 	})
 
-	names := toolNames(methods)
-	c := &catalog{byName: make(map[string]*tool, len(methods))}
-	defs := make([]mcp.Tool, 0, len(methods))
+	names := localToolNames(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
+	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files}
 	sopts := &schema.Options{UseProtoNames: opts.useProtoNames, Resolver: types}
 	for i, m := range methods {
-		t, err := compileTool(m, names[i], conn, types, sopts)
+		t, err := compileTool(m, names[i], toolOpts[m.FullName()], conn, types, sopts)
 		if err != nil {
 			return nil, err
 		}
-		c.tools = append(c.tools, t)
-		c.byName[t.def.Name] = t
-		defs = append(defs, t.def)
+		t.backend = backend
+		bt.tools = append(bt.tools, t)
+		bt.methods[m.FullName()] = true
+		svc := m.Parent().(protoreflect.ServiceDescriptor)
+		if n := len(bt.services); n == 0 || bt.services[n-1] != svc {
+			bt.services = append(bt.services, svc)
+		}
 	}
-	set, err := mcp.NewToolSet(defs, nil)
-	if err != nil {
-		return nil, fmt.Errorf("building tool list: %w", err)
-	}
-	c.set = set
-	return c, nil
+	slices.SortFunc(bt.services, func(a, b protoreflect.ServiceDescriptor) int {
+		return cmp.Compare(a.FullName(), b.FullName())
+	})
+	bt.services = slices.Compact(bt.services)
+	return bt, nil
 }
 
-func compileTool(m protoreflect.MethodDescriptor, name string, conn grpc.ClientConnInterface, types *dynamicpb.Types, sopts *schema.Options) (*tool, error) {
+func isReflectionService(name protoreflect.FullName) bool {
+	return strings.HasPrefix(string(name), "grpc.reflection.")
+}
+
+// compileTool compiles one method; to is its (mcpgateway.v1.tool) option,
+// nil when unset.
+func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, conn grpc.ClientConnInterface, types *dynamicpb.Types, sopts *schema.Options) (*tool, error) {
 	in, out := m.Input(), m.Output()
 	inSchema, err := schema.Input(in, sopts)
 	if err != nil {
@@ -129,10 +188,11 @@ func compileTool(m protoreflect.MethodDescriptor, name string, conn grpc.ClientC
 	t := &tool{
 		def: mcp.Tool{
 			Name:         name,
-			Description:  methodDescription(m),
+			Title:        to.GetTitle(),
+			Description:  methodDescription(m, to),
 			InputSchema:  inSchema,
 			OutputSchema: outSchema,
-			Annotations:  methodAnnotations(m),
+			Annotations:  methodAnnotations(m, to),
 		},
 		method:     "/" + string(svc.FullName()) + "/" + string(m.Name()),
 		conn:       conn,
@@ -151,10 +211,14 @@ func compileTool(m protoreflect.MethodDescriptor, name string, conn grpc.ClientC
 	return t, nil
 }
 
-// methodDescription is the method's own comment when the descriptors carry
-// source info. Otherwise it is a sentence naming the RPC and its types, so
-// a tool always says what it calls.
-func methodDescription(m protoreflect.MethodDescriptor) string {
+// methodDescription is the (mcpgateway.v1.tool) description when the
+// service's owners set one, else the method's own comment when the
+// descriptors carry source info. Otherwise it is a sentence naming the RPC
+// and its types, so a tool always says what it calls.
+func methodDescription(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool) string {
+	if d := strings.TrimSpace(to.GetDescription()); d != "" {
+		return d
+	}
 	if c := comment(m); c != "" {
 		return c
 	}
@@ -177,17 +241,49 @@ func comment(d protoreflect.Descriptor) string {
 	return c
 }
 
-// methodAnnotations maps protobuf's idempotency_level onto the MCP hints:
-// NO_SIDE_EFFECTS is a read-only tool, IDEMPOTENT an idempotent one. Other
-// hints stay at the protocol's defaults.
-func methodAnnotations(m protoreflect.MethodDescriptor) *mcp.ToolAnnotations {
+// methodAnnotations gives the MCP hints. The (mcpgateway.v1.tool) hints
+// win where set; an unset one falls back to protobuf's idempotency_level:
+// NO_SIDE_EFFECTS is a read-only (and so idempotent) tool, IDEMPOTENT an
+// idempotent one. Other hints stay at the protocol's defaults (absent). The
+// option's title is also annotations.title, which 2025-03-26 clients read.
+func methodAnnotations(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool) *mcp.ToolAnnotations {
 	opts, _ := m.Options().(*descriptorpb.MethodOptions)
-	yes := true
-	switch opts.GetIdempotencyLevel() {
-	case descriptorpb.MethodOptions_NO_SIDE_EFFECTS:
-		return &mcp.ToolAnnotations{ReadOnlyHint: &yes}
-	case descriptorpb.MethodOptions_IDEMPOTENT:
-		return &mcp.ToolAnnotations{IdempotentHint: &yes}
+	level := opts.GetIdempotencyLevel()
+	if opts == nil {
+		// Options of another Go type (a compiler's dynamic message): read
+		// the one standard field through reflection.
+		if o := m.Options(); o != nil {
+			if fd := o.ProtoReflect().Descriptor().Fields().ByName("idempotency_level"); fd != nil {
+				level = descriptorpb.MethodOptions_IdempotencyLevel(o.ProtoReflect().Get(fd).Enum())
+			}
+		}
 	}
-	return nil
+	var a mcp.ToolAnnotations
+	switch level {
+	case descriptorpb.MethodOptions_NO_SIDE_EFFECTS:
+		a.ReadOnlyHint, a.IdempotentHint = boolPtr(true), boolPtr(true)
+	case descriptorpb.MethodOptions_IDEMPOTENT:
+		a.IdempotentHint = boolPtr(true)
+	}
+	if to != nil {
+		a.Title = to.GetTitle()
+		if to.ReadOnlyHint != nil {
+			a.ReadOnlyHint = boolPtr(to.GetReadOnlyHint())
+		}
+		if to.DestructiveHint != nil {
+			a.DestructiveHint = boolPtr(to.GetDestructiveHint())
+		}
+		if to.IdempotentHint != nil {
+			a.IdempotentHint = boolPtr(to.GetIdempotentHint())
+		}
+		if to.OpenWorldHint != nil {
+			a.OpenWorldHint = boolPtr(to.GetOpenWorldHint())
+		}
+	}
+	if a == (mcp.ToolAnnotations{}) {
+		return nil
+	}
+	return &a
 }
+
+func boolPtr(b bool) *bool { return &b }

@@ -79,7 +79,7 @@ func startGateway(t testing.TB, opts *gateway.Options) (*backend, *gateway.Gatew
 	t.Cleanup(func() { conn.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	g, err := gateway.New(ctx, gateway.Backend{Name: "zoo", Address: b.addr, Conn: conn}, opts)
+	g, err := gateway.New(ctx, []gateway.Backend{{Name: "zoo", Address: b.addr, Conn: conn}}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +168,15 @@ func TestListTools(t *testing.T) {
 			}
 			if !strings.Contains(get.Description, "zoo.v1.ZooService/GetAnimal") {
 				t.Errorf("generated description should name the RPC: %q", get.Description)
+			}
+			// The zoo's (mcpgateway.v1.tool) options, through reflection.
+			if get.Title != "Look up an animal" || get.Annotations.Title != "Look up an animal" ||
+				get.Annotations.OpenWorldHint == nil || *get.Annotations.OpenWorldHint || !get.Annotations.IdempotentHint {
+				t.Errorf("GetAnimal options: title %q annotations %+v", get.Title, get.Annotations)
+			}
+			del := res.Tools[slices.Index(names, "ZooService_DeleteAnimal")]
+			if del.Title != "Remove an animal" || del.Annotations == nil || del.Annotations.DestructiveHint == nil || !*del.Annotations.DestructiveHint || del.Annotations.ReadOnlyHint {
+				t.Errorf("DeleteAnimal options: title %q annotations %+v", del.Title, del.Annotations)
 			}
 		})
 	}

@@ -81,7 +81,7 @@ func serveGateway(t *testing.T, addr string, opts *gateway.Options) string {
 	t.Cleanup(func() { conn.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	g, err := gateway.New(ctx, gateway.Backend{Name: "zoo", Address: addr, Conn: conn}, opts)
+	g, err := gateway.New(ctx, []gateway.Backend{{Name: "zoo", Address: addr, Conn: conn}}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,10 +429,10 @@ func TestForwardHeaderNamesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := gateway.New(ctx, gateway.Backend{Address: b.addr, Conn: conn}, &gateway.Options{ForwardHeaders: []string{"Connection"}}); err == nil || !strings.Contains(err.Error(), "hop-by-hop") {
+	if _, err := gateway.New(ctx, []gateway.Backend{{Address: b.addr, Conn: conn}}, &gateway.Options{ForwardHeaders: []string{"Connection"}}); err == nil || !strings.Contains(err.Error(), "hop-by-hop") {
 		t.Errorf("New with a hop-by-hop header: %v", err)
 	}
-	if _, err := gateway.New(ctx, gateway.Backend{Address: b.addr, Conn: conn}, &gateway.Options{Metadata: metadata.MD{"grpc-status": {"0"}}}); err == nil {
+	if _, err := gateway.New(ctx, []gateway.Backend{{Address: b.addr, Conn: conn}}, &gateway.Options{Metadata: metadata.MD{"grpc-status": {"0"}}}); err == nil {
 		t.Error("New with a grpc- metadata key: no error")
 	}
 }

@@ -12,22 +12,19 @@ package gateway
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
 // InputErrorMode says how arguments that do not fit the request message
@@ -72,8 +69,24 @@ type Options struct {
 	// InputErrors selects how invalid arguments are answered.
 	InputErrors InputErrorMode
 	// ExposeHealth exposes grpc.health.v1.Health as tools; hidden by
-	// default.
+	// default. (grpc.reflection.* is never exposed.)
 	ExposeHealth bool
+	// Include and Exclude choose the methods exposed, by glob on
+	// "package.Service/Method"; see filter.go for the syntax. Empty Include
+	// means every method; Exclude wins over Include.
+	Include, Exclude []string
+	// Refresh is how often every backend is discovered again; zero means
+	// DefaultRefresh, negative disables the timer (a backend is still
+	// discovered again when its connection comes back after a failure, and
+	// retried with backoff until its first discovery succeeds).
+	Refresh time.Duration
+	// DiscoveryTimeout bounds each background discovery of one backend;
+	// default DefaultDiscoveryTimeout. The first discovery, in New, is
+	// bounded by New's ctx instead.
+	DiscoveryTimeout time.Duration
+	// RequireBackends makes New fail when any backend cannot be discovered
+	// at start, instead of starting without its tools and retrying.
+	RequireBackends bool
 	// UseProtoNames makes schemas and results use the original proto field
 	// names instead of protojson's lowerCamel JSON names.
 	UseProtoNames bool
@@ -91,34 +104,65 @@ type Options struct {
 	ForwardHeaders []string
 	// Metadata is added to every call; see [ParseMetadata].
 	Metadata metadata.MD
+	// Metrics records every tools/call and discovery, and is served at
+	// /metrics by Handler; nil records nothing and serves no /metrics.
+	Metrics *telemetry.Metrics
+	// TracerProvider makes a span per tools/call, a child of the trace
+	// context in the request's _meta or HTTP headers; nil or a no-op
+	// provider makes none and reads no trace context. For the backend's
+	// span to join the trace, dial the backend with
+	// telemetry.GRPCDialOption of the same provider.
+	TracerProvider trace.TracerProvider
+	// LogArguments adds each call's argument values to the call log, on a
+	// debug line; off by default because arguments may hold personal data.
+	LogArguments bool
 }
 
-// Backend is the gRPC service the gateway fronts.
-type Backend struct {
-	// Name identifies the backend in logs and errors; default Address.
-	Name string
-	// Address is HOST:PORT, for messages.
-	Address string
-	// Conn carries the calls.
-	Conn grpc.ClientConnInterface
-	// Source discovers the services; nil means server reflection over Conn.
-	Source reflection.Source
-}
-
-// Gateway serves one backend's methods as MCP tools. It is an mcp.Handler.
+// Gateway serves the methods of one or more gRPC backends as MCP tools,
+// and their services as MCP resources. It is an mcp.Handler.
+//
+// Discovery runs in the background for the Gateway's whole life (see
+// backends.go and refresh.go): every backend is re-discovered on
+// Options.Refresh and when its connection comes back after a failure, and
+// the catalog is swapped atomically when, and only when, what a client
+// would see changed. Close or Shutdown stops it.
 type Gateway struct {
-	opts    Options
-	backend Backend
-	catalog atomic.Pointer[catalog]
-	server  *mcp.Server
-	md      outgoingMD
+	opts     Options
+	backends []*backendState
+	catalog  atomic.Pointer[catalog]
+	server   *mcp.Server
+	md       outgoingMD
+	filter   *methodFilter
+	// tracer is nil when tracing is off; observing is false when there is
+	// nothing at all to record per call (no metrics, tracer or logger).
+	tracer    *telemetry.Tracer
+	observing bool
+
+	// rebuildMu serialises catalog rebuilds, so two backends refreshed at
+	// once cannot swap in catalogs built from each other's stale views.
+	rebuildMu sync.Mutex
+	// stop ends the discovery goroutines; wg waits for them.
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+	// draining is set at the start of shutdown: /readyz answers 503 so a
+	// load balancer stops sending new clients while calls finish.
+	draining atomic.Bool
 }
 
-// New discovers the backend's services and compiles the tool catalog. A
-// backend that cannot be discovered is an error that names it, the cause
-// and what to do.
-func New(ctx context.Context, b Backend, opts *Options) (*Gateway, error) {
-	g := &Gateway{backend: b}
+// New starts serving backends. It validates them and the options, then
+// discovers every backend once, concurrently, within ctx. A backend that
+// cannot be discovered in time does not stop the gateway (unless
+// Options.RequireBackends is set): its one-line error is logged as a
+// warning, it is retried in the background with backoff, and its tools are
+// added when it answers; meanwhile /readyz reports it. The background
+// discovery runs until Close or Shutdown, which the caller must call.
+//
+// One backend with an empty Name is named after its Address, as before
+// several backends existed; with several, every backend needs a distinct
+// Name (see [ValidBackendName]).
+func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, error) {
+	g := &Gateway{}
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -140,55 +184,33 @@ func New(ctx context.Context, b Backend, opts *Options) (*Gateway, error) {
 	if g.opts.StreamMaxBytes <= 0 {
 		g.opts.StreamMaxBytes = DefaultStreamMaxBytes
 	}
-	if g.backend.Name == "" {
-		g.backend.Name = b.Address
+	if g.opts.Refresh == 0 {
+		g.opts.Refresh = DefaultRefresh
+	}
+	if g.opts.DiscoveryTimeout <= 0 {
+		g.opts.DiscoveryTimeout = DefaultDiscoveryTimeout
 	}
 	md, err := newOutgoingMD(g.opts.ForwardHeaders, g.opts.Metadata)
 	if err != nil {
 		return nil, err
 	}
 	g.md = md
-	if g.backend.Source == nil {
-		g.backend.Source = reflection.NewServerReflection(b.Conn, &reflection.ServerReflectionOptions{Logger: g.opts.Logger})
-	}
-	if err := g.discover(ctx); err != nil {
+	g.tracer = telemetry.NewTracer(g.opts.TracerProvider)
+	g.observing = g.opts.Metrics != nil || g.tracer != nil || g.opts.Logger.Handler() != slog.DiscardHandler
+	if g.filter, err = newMethodFilter(g.opts.Include, g.opts.Exclude); err != nil {
 		return nil, err
 	}
+	if err := g.initBackends(backends); err != nil {
+		return nil, err
+	}
+	// The server exists before the first discovery so that every later
+	// catalog swap can notify it.
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g,
 		&mcp.ServerOptions{Logger: g.opts.Logger})
+	if err := g.start(ctx); err != nil {
+		return nil, err
+	}
 	return g, nil
-}
-
-// discover runs the descriptor source and swaps in a new catalog.
-func (g *Gateway) discover(ctx context.Context) error {
-	res, err := g.backend.Source.Discover(ctx)
-	if err != nil {
-		return g.discoveryError(err)
-	}
-	c, err := buildCatalog(res, g.backend.Conn, catalogOptions{
-		exposeHealth:  g.opts.ExposeHealth,
-		useProtoNames: g.opts.UseProtoNames,
-		logger:        g.opts.Logger,
-	})
-	if err != nil {
-		return fmt.Errorf("backend %s: %w", g.backend.Name, err)
-	}
-	g.catalog.Store(c)
-	g.opts.Logger.Info("discovered backend", "backend", g.backend.Name, "services", len(res.Services), "tools", len(c.tools))
-	return nil
-}
-
-// discoveryError phrases a discovery failure as one line an operator can
-// act on.
-func (g *Gateway) discoveryError(err error) error {
-	name := g.backend.Name
-	switch {
-	case errors.Is(err, reflection.ErrReflectionNotSupported):
-		return fmt.Errorf("backend %s does not serve gRPC server reflection (grpc.reflection.v1 or v1alpha): enable it on the server (grpc-go: reflection.Register(server)): %w", name, err)
-	case status.Code(err) == codes.Unavailable || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("backend %s is unreachable: check the address, that the server is running, and --plaintext or the TLS flags: %w", name, err)
-	}
-	return fmt.Errorf("backend %s: discovery failed: %w", name, err)
 }
 
 // Tools returns the current tool set; it is part of mcp.Handler.
@@ -203,19 +225,29 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	return g.server.ServeStdio(ctx, in, out)
 }
 
-// Handler is the HTTP front door: Streamable HTTP at /mcp and a liveness
-// probe at /healthz.
+// Handler is the HTTP front door: Streamable HTTP at /mcp, a liveness
+// probe at /healthz (the process answers), a readiness probe at /readyz
+// (see [Gateway.Ready]) and, with Options.Metrics, Prometheus at /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.protect(g.server.StreamableHTTPHandler(g.opts.HTTP)))
 	g.mountAuthMetadata(mux)
+	if g.opts.Metrics != nil {
+		mux.Handle("GET /metrics", g.opts.Metrics.Handler())
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
 	})
+	mux.HandleFunc("GET /readyz", g.serveReadyz)
 	return mux
 }
 
-// Shutdown ends the MCP sessions and streams; in-flight calls are
-// cancelled when ctx expires.
-func (g *Gateway) Shutdown(ctx context.Context) error { return g.server.Shutdown(ctx) }
+// Shutdown marks the gateway not ready, stops background discovery, and
+// ends the MCP sessions and streams; in-flight calls are cancelled when
+// ctx expires.
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	g.BeginShutdown()
+	g.Close()
+	return g.server.Shutdown(ctx)
+}

@@ -3,9 +3,12 @@ package gateway
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"log/slog"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
 // MaxToolNameLength is the longest tool name the gateway emits. MCP allows
@@ -17,25 +20,110 @@ const MaxToolNameLength = 64
 // replaces the tail of an over-long name.
 const hashSuffixLength = 8
 
-// toolNames assigns every method a tool name that is portable to every LLM
-// API and deterministic for a given set of methods:
+// Tool names
 //
-//   - the default is Service_Method (the service's simple name);
-//   - when two methods would get the same name, those methods are qualified
-//     with package segments from the right (v1_Zoo_Get, v2_Zoo_Get), one
-//     segment at a time, until the names differ;
+// Every name the gateway emits is portable to every LLM API
+// (^[a-zA-Z0-9_-]{1,64}$), unique, and deterministic for a given set of
+// backends and methods. Within one backend:
+//
+//   - a method whose (mcpgateway.v1.tool) option sets a name gets it as
+//     given, unless the name is not portable, is claimed by another method
+//     too, or equals a derived name; then a warning is logged and the
+//     method falls back to its derived name;
+//   - the derived name is Service_Method (the service's simple name),
+//     preceded by the service's (mcpgateway.v1.service) name_prefix;
+//   - when two derived names are the same, those methods (only those) are
+//     qualified with package segments from the right (v1_Zoo_Get,
+//     v2_Zoo_Get), one segment at a time, until the names differ;
 //   - characters outside [a-zA-Z0-9_-] become '_';
 //   - a name longer than 64 characters keeps its first 55 and ends in '_'
 //     plus 8 hex digits of the SHA-256 of the full method name.
 //
-// Only methods that collide are qualified, so adding an unrelated service
-// never renames existing tools.
-func toolNames(methods []protoreflect.MethodDescriptor) []string {
+// Across backends, only tools whose names collide are renamed: each is
+// prefixed with its backend's name (zoo_ZooService_GetAnimal), shortened by
+// the same hash rule (hashing "backend/full method name"), and in the
+// unlikely case that the prefixed names still collide, suffixed with that
+// hash. So adding an unrelated service or backend never renames existing
+// tools, and a collision renames only the tools involved.
+
+// localToolNames names one backend's methods: explicit names where valid,
+// derived names otherwise (see "Tool names").
+func localToolNames(methods []protoreflect.MethodDescriptor, opts map[protoreflect.FullName]*mcpgatewayv1.Tool, prefixes map[protoreflect.FullName]string, logger *slog.Logger) []string {
+	explicit := make(map[int]string)
+	claimed := make(map[string][]int)
+	for i, m := range methods {
+		name := opts[m.FullName()].GetName()
+		if name == "" {
+			continue
+		}
+		if !validToolName(name) {
+			logger.Warn("(mcpgateway.v1.tool).name is not a portable tool name (^[a-zA-Z0-9_-]{1,64}$); using the derived name", "method", m.FullName(), "name", name)
+			continue
+		}
+		explicit[i] = name
+		claimed[name] = append(claimed[name], i)
+	}
+	for name, idx := range claimed {
+		if len(idx) < 2 {
+			continue
+		}
+		for _, i := range idx {
+			logger.Warn("(mcpgateway.v1.tool).name is set on several methods; using their derived names", "method", methods[i].FullName(), "name", name)
+			delete(explicit, i)
+		}
+	}
+	for {
+		var derived []protoreflect.MethodDescriptor
+		var at []int
+		for i, m := range methods {
+			if _, ok := explicit[i]; !ok {
+				derived = append(derived, m)
+				at = append(at, i)
+			}
+		}
+		dnames := derivedNames(derived, prefixes)
+		taken := make(map[string]bool, len(dnames))
+		for _, n := range dnames {
+			taken[n] = true
+		}
+		conflict := false
+		for i, n := range explicit {
+			if taken[n] {
+				logger.Warn("(mcpgateway.v1.tool).name equals another method's derived name; using the derived name", "method", methods[i].FullName(), "name", n)
+				delete(explicit, i)
+				conflict = true
+			}
+		}
+		if conflict {
+			continue // the fallen-back method joins the derived ones
+		}
+		names := make([]string, len(methods))
+		for k, i := range at {
+			names[i] = dnames[k]
+		}
+		for i, n := range explicit {
+			names[i] = n
+		}
+		return names
+	}
+}
+
+// validToolName is the rule model APIs apply to function names.
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > MaxToolNameLength {
+		return false
+	}
+	return sanitizeName(name) == name
+}
+
+// derivedNames is the Service_Method rule with collision qualification and
+// the length cap; prefixes holds each service's name_prefix.
+func derivedNames(methods []protoreflect.MethodDescriptor, prefixes map[protoreflect.FullName]string) []string {
 	levels := make([]int, len(methods))
 	names := make([]string, len(methods))
 	for {
 		for i, m := range methods {
-			names[i] = qualifiedName(m, levels[i])
+			names[i] = qualifiedName(m, levels[i], prefixes[m.Parent().FullName()])
 		}
 		groups := make(map[string][]int, len(names))
 		for i, n := range names {
@@ -63,9 +151,9 @@ func toolNames(methods []protoreflect.MethodDescriptor) []string {
 	return names
 }
 
-// qualifiedName is Service_Method preceded by the last level segments of
-// the method's package.
-func qualifiedName(m protoreflect.MethodDescriptor, level int) string {
+// qualifiedName is prefix, then Service_Method preceded by the last level
+// segments of the method's package.
+func qualifiedName(m protoreflect.MethodDescriptor, level int, prefix string) string {
 	svc := m.Parent().(protoreflect.ServiceDescriptor)
 	var parts []string
 	if level > 0 {
@@ -73,7 +161,41 @@ func qualifiedName(m protoreflect.MethodDescriptor, level int) string {
 		parts = append(parts, segs[len(segs)-level:]...)
 	}
 	parts = append(parts, string(svc.Name()), string(m.Name()))
-	return sanitizeName(strings.Join(parts, "_"))
+	return sanitizeName(prefix + strings.Join(parts, "_"))
+}
+
+// backendQualified renames the tools whose names collide across backends
+// (see "Tool names"). names[i] is the local name of the tool at i, served
+// by backends[i] for the method fullNames[i]; the result is the final name
+// of each.
+func backendQualified(names, backends, fullNames []string) []string {
+	owners := make(map[string]map[string]bool, len(names))
+	for i, n := range names {
+		if owners[n] == nil {
+			owners[n] = make(map[string]bool, 1)
+		}
+		owners[n][backends[i]] = true
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if len(owners[n]) > 1 {
+			out[i] = shortenName(sanitizeName(backends[i]+"_"+n), backends[i]+"/"+fullNames[i])
+		}
+	}
+	count := make(map[string]int, len(out))
+	for _, n := range out {
+		count[n]++
+	}
+	for i, n := range out {
+		if count[n] > 1 {
+			key := backends[i] + "/" + fullNames[i]
+			sum := sha256.Sum256([]byte(key))
+			suffix := "_" + hex.EncodeToString(sum[:])[:hashSuffixLength]
+			out[i] = n[:min(len(n), MaxToolNameLength-len(suffix))] + suffix
+		}
+	}
+	return out
 }
 
 func packageDepth(m protoreflect.MethodDescriptor) int {

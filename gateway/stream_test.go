@@ -250,7 +250,7 @@ func startStreamGateway(t testing.TB, opts *gateway.Options) *streamGateway {
 	t.Cleanup(func() { conn.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	g, err := gateway.New(ctx, gateway.Backend{Name: "stream-zoo", Address: b.addr, Conn: conn}, opts)
+	g, err := gateway.New(ctx, []gateway.Backend{{Name: "stream-zoo", Address: b.addr, Conn: conn}}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -871,7 +871,9 @@ func TestStreamMemoryBounded(t *testing.T) {
 	t.Logf("heap growth %.1f MiB for a %d MiB limit (the whole stream is ~100 MB of JSON)", float64(growth)/(1<<20), limit>>20)
 	// The result is the collected JSON twice plus its encoding, and the
 	// client in this process decodes it; gRPC buffers are a few windows.
-	if growth > 32<<20 {
+	// Unbounded, the stream alone would be ~100 MB (measured: 10 MiB of
+	// growth, 17 MiB under -race).
+	if growth > 40<<20 {
 		t.Errorf("heap grew by %d MiB, want it bounded by the limit", growth>>20)
 	}
 	if err := sg.backend.waitEnded(t, "WatchFeedings"); !errors.Is(err, context.Canceled) {

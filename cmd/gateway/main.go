@@ -37,7 +37,7 @@ func main() {
 
 // config holds the parsed flags.
 type config struct {
-	backend          string
+	backends         backendFlags
 	listen           string
 	stdio            bool
 	tls              gateway.BackendTLS
@@ -52,6 +52,7 @@ type config struct {
 	jsonNames        string
 	allowOrigins     stringList
 	front            frontDoor
+	obs              observability
 	logLevel         string
 	logFormat        string
 }
@@ -65,7 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.backend, "backend", "", "gRPC backend HOST:PORT (default: start the bundled demo backend on a loopback port)")
+	c.backends.register(fs)
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address for Streamable HTTP at /mcp")
 	fs.BoolVar(&c.stdio, "stdio", false, "serve MCP on stdin/stdout instead of HTTP (logs go to stderr)")
 	fs.BoolVar(&c.tls.Plaintext, "plaintext", false, "use plaintext to the backend (the default for loopback backends; others default to TLS)")
@@ -77,13 +78,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.streamTimeout, "stream-timeout", gateway.DefaultStreamTimeout, "gRPC deadline of each streaming tool call (server, client or bidirectional streams)")
 	fs.IntVar(&c.streamMaxMsgs, "stream-max-messages", gateway.DefaultStreamMaxMessages, "most messages one streaming call collects; past it the stream is cancelled and the result marked truncated")
 	fs.Int64Var(&c.streamMaxBytes, "stream-max-bytes", gateway.DefaultStreamMaxBytes, "most bytes of message JSON one streaming call collects; past it the stream is cancelled and the result marked truncated")
-	fs.DurationVar(&c.discoveryTimeout, "discovery-timeout", 15*time.Second, "how long discovery over server reflection may take at start")
+	fs.DurationVar(&c.discoveryTimeout, "discovery-timeout", gateway.DefaultDiscoveryTimeout, "how long one discovery of a backend may take (at start, and on each refresh)")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM/SIGINT")
 	fs.StringVar(&c.inputErrors, "input-errors", "tool", `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
 	fs.BoolVar(&c.exposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
 	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
 	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, e.g. https://app.example.com (repeatable)")
 	c.front.register(fs)
+	c.obs.register(fs)
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 	if err := fs.Parse(args); err != nil {
@@ -110,10 +112,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.streamMaxBytes <= 0 {
 		return nil, fmt.Errorf("--stream-max-bytes: want a positive number of bytes, got %d", c.streamMaxBytes)
 	}
-	if c.backend != "" {
-		if _, _, err := net.SplitHostPort(c.backend); err != nil {
-			return nil, fmt.Errorf("--backend: want HOST:PORT, got %q: %w", c.backend, err)
-		}
+	if err := c.backends.check(context.Background()); err != nil {
+		return nil, err
 	}
 	if _, _, err := net.SplitHostPort(c.listen); err != nil && !c.stdio {
 		return nil, fmt.Errorf("--listen: want HOST:PORT, got %q: %w", c.listen, err)
@@ -153,6 +153,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gateway:", err)
 		return 2
 	}
+	if c.obs.probe != "" {
+		return probe(context.Background(), c.obs.probe, stderr)
+	}
 	logger, err := newLogger(c, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "gateway:", err)
@@ -168,8 +171,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) error {
-	backendName, addr := "", c.backend
-	if addr == "" {
+	c.backends.setLogger(logger)
+	if len(c.backends.parsed) == 0 {
 		// The demo outlives the signal so calls in flight can finish during the
 		// shutdown grace period; the deferred stop ends it last.
 		demo, err := startDemo(context.WithoutCancel(ctx), logger)
@@ -177,14 +180,21 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 			return err
 		}
 		defer func() { _ = demo.stop() }()
-		backendName, addr = "zoo", demo.addr
-		logger.Info("no --backend given: started the bundled demo backend (examples/zoo)", "address", addr)
+		c.backends.parsed = []backendAddr{{name: "zoo", addr: demo.addr}}
+		logger.Info("no --backend given: started the bundled demo backend (examples/zoo)", "address", demo.addr)
 	}
-	conn, err := gateway.Dial(addr, c.tls)
+	tel, err := c.obs.setup(ctx, logger, c.stdio)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer tel.close(logger)
+	backends, conns, err := c.backends.dial(c.tls, tel.dialOption())
+	for _, conn := range conns {
+		defer conn.Close()
+	}
+	if err != nil {
+		return err
+	}
 
 	// A listener that cannot be had is a start-up error, reported before
 	// discovery so the operator sees it at once.
@@ -210,7 +220,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	if authn != nil {
 		defer authn.Close()
 	}
-	g, err := gateway.New(dctx, gateway.Backend{Name: backendName, Address: addr, Conn: conn}, &gateway.Options{
+	g, err := gateway.New(dctx, backends, &gateway.Options{
 		Logger:            logger,
 		Version:           version,
 		CallTimeout:       c.callTimeout,
@@ -219,16 +229,27 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		StreamMaxBytes:    c.streamMaxBytes,
 		InputErrors:       inputErrors,
 		ExposeHealth:      c.exposeHealth,
+		Include:           c.backends.include,
+		Exclude:           c.backends.exclude,
+		Refresh:           refreshOption(c.backends.refresh),
+		DiscoveryTimeout:  c.discoveryTimeout,
+		RequireBackends:   c.backends.requireBackends,
 		UseProtoNames:     c.jsonNames == "proto",
 		HTTP:              httpOpts,
 		Auth:              authn,
 		ForwardHeaders:    c.front.forwardHeaderNames(),
 		Metadata:          c.front.md,
+		Metrics:           tel.metrics,
+		TracerProvider:    tel.tp,
+		LogArguments:      c.obs.logArguments,
 	})
 	cancel()
 	if err != nil {
 		return err
 	}
+	// Background discovery ends before the connections close (deferred
+	// above, so run after this).
+	defer g.Close()
 
 	if c.stdio {
 		logger.Info("serving MCP on stdio", "tools", len(g.Tools().Tools()))
@@ -254,9 +275,9 @@ grpc-mcp-gateway %s: %d tools, MCP (Streamable HTTP) at %s
 Connect a client:
   Claude Code:    claude mcp add --transport http grpc %s
   MCP Inspector:  npx @modelcontextprotocol/inspector   (transport "Streamable HTTP", URL %s)
-  Health:         curl %s
+  Health:         curl %s   (readiness: %s)
 
-`, version, len(g.Tools().Tools()), url, url, url, strings.TrimSuffix(url, "/mcp")+"/healthz")
+`, version, len(g.Tools().Tools()), url, url, url, strings.TrimSuffix(url, "/mcp")+"/healthz", strings.TrimSuffix(url, "/mcp")+"/readyz")
 
 	errc := make(chan error, 1)
 	go func() {
@@ -271,6 +292,9 @@ Connect a client:
 		return fmt.Errorf("serving HTTP: %w", err)
 	case <-ctx.Done():
 	}
+	// Not ready first, so a load balancer stops sending new clients while
+	// the calls in flight finish.
+	g.BeginShutdown()
 	logger.Info("shutting down", "grace", c.shutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownGrace)
 	defer cancel()
@@ -281,4 +305,13 @@ Connect a client:
 		_ = srv.Close()
 	}
 	return nil
+}
+
+// refreshOption maps --refresh (0 disables) onto Options.Refresh (0 means
+// the default, negative disables).
+func refreshOption(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

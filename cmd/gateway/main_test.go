@@ -3,12 +3,16 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -168,7 +172,8 @@ func TestDemoMode(t *testing.T) {
 }
 
 // TestStartupErrors: bad flags exit 2, a backend that cannot be used exits
-// 1, each with one line that names the flag or backend and the fix.
+// 1 with --require-backends, each with one line that names the flag or
+// backend and the fix.
 func TestStartupErrors(t *testing.T) {
 	noReflection := zootest.Start(t, zoo.WithoutReflection())
 	cases := []struct {
@@ -179,7 +184,18 @@ func TestStartupErrors(t *testing.T) {
 	}{
 		{"input-errors", []string{"--input-errors", "loud"}, 2, `--input-errors: want "tool" or "protocol", got "loud"`},
 		{"json-names", []string{"--json-names", "camel"}, 2, `--json-names: want "json" or "proto"`},
-		{"backend form", []string{"--backend", "zoo"}, 2, `--backend: want HOST:PORT, got "zoo"`},
+		{"backend form", []string{"--backend", "zoo"}, 2, `--backend: want HOST:PORT or NAME=HOST:PORT, got "zoo"`},
+		{"backend name", []string{"--backend", "Zoo=127.0.0.1:1"}, 2, `--backend Zoo=127.0.0.1:1: backend name "Zoo": want 1-32 characters of a-z, 0-9`},
+		{"unnamed among several", []string{"--backend", "127.0.0.1:1", "--backend", "b=127.0.0.1:2"}, 2, `with several backends each needs a name`},
+		{"backend name twice", []string{"--backend", "a=127.0.0.1:1", "--backend", "a=127.0.0.1:2"}, 2, `--backend: the name "a" is used twice`},
+		{"include pattern", []string{"--include", "zoo.v1.[/*"}, 2, `--include "zoo.v1.[/*": syntax error in pattern`},
+		{"refresh", []string{"--refresh", "-1s"}, 2, `--refresh: want a duration >= 0`},
+		{"descriptor set missing", []string{"--descriptor-set", "absent.binpb"}, 2, `--descriptor-set: descriptor set: open absent.binpb`},
+		{"descriptor set not one", []string{"--descriptor-set", "main.go"}, 2, `--descriptor-set: descriptor set main.go: not a binary FileDescriptorSet`},
+		{"proto compile error", []string{"--proto-path", "testdata", "--proto", "broken.proto"}, 2, `--proto: proto files: broken.proto:3:`},
+		{"proto path alone", []string{"--proto-path", "x"}, 2, `--proto-path needs --proto`},
+		{"two kinds of files", []string{"--descriptor-set", "a", "--proto", "b"}, 2, `choose one way to give descriptor files`},
+		{"no-reflection alone", []string{"--no-reflection"}, 2, `--no-reflection needs --descriptor-set or --proto`},
 		{"listen form", []string{"--listen", "8080"}, 2, `--listen: want HOST:PORT`},
 		{"positional", []string{"extra"}, 2, `unexpected argument "extra"`},
 		{"unknown flag", []string{"--nope"}, 2, `flag provided but not defined: -nope`},
@@ -189,8 +205,8 @@ func TestStartupErrors(t *testing.T) {
 		{"stream-max-bytes", []string{"--stream-max-bytes", "0"}, 2, `--stream-max-bytes: want a positive number of bytes`},
 		{"log-level", []string{"--log-level", "loud"}, 2, `--log-level: want debug, info, warn or error`},
 		{"half mTLS", []string{"--backend", "example.com:443", "--backend-cert", "c.pem", "--stdio"}, 1, `--backend-cert and --backend-key must be given together`},
-		{"unreachable", []string{"--backend", "127.0.0.1:1", "--discovery-timeout", "3s", "--stdio"}, 1, `backend 127.0.0.1:1 is unreachable`},
-		{"no reflection", []string{"--backend", noReflection, "--stdio"}, 1, `does not serve gRPC server reflection`},
+		{"unreachable", []string{"--backend", "127.0.0.1:1", "--discovery-timeout", "3s", "--stdio", "--require-backends"}, 1, `backend 127.0.0.1:1 is unreachable`},
+		{"no reflection", []string{"--backend", noReflection, "--stdio", "--require-backends"}, 1, `does not serve gRPC server reflection`},
 		{"half TLS listener", []string{"--tls-cert", "c.pem"}, 2, `--tls-cert and --tls-key must be given together`},
 		{"TLS files", []string{"--tls-cert", "absent.pem", "--tls-key", "absent.key"}, 2, `--tls-cert/--tls-key: open absent.pem`},
 		{"tokens file", []string{"--bearer-tokens-file", "absent-tokens"}, 2, `--bearer-tokens-file: open absent-tokens`},
@@ -225,5 +241,115 @@ func TestStartupErrors(t *testing.T) {
 				t.Errorf("stderr does not contain %q:\n%s", c.want, stderr.String())
 			}
 		})
+	}
+}
+
+// startServing runs the gateway over HTTP with args and returns its base
+// URL (without /mcp); it is stopped with SIGTERM when the test ends.
+func startServing(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urlRE := regexp.MustCompile(`MCP \(Streamable HTTP\) at (http://\S+)/mcp`)
+	lines := bufio.NewScanner(stderr)
+	var url string
+	var out strings.Builder
+	for url == "" && lines.Scan() {
+		out.WriteString(lines.Text() + "\n")
+		if m := urlRE.FindStringSubmatch(lines.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	if url == "" {
+		t.Fatalf("no MCP URL printed:\n%s", out.String())
+	}
+	return url
+}
+
+func getReadyz(t *testing.T, base string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("readyz body: %v", err)
+	}
+	return resp.StatusCode, body
+}
+
+// TestUnreachableBackendStarts: without --require-backends, a backend that
+// is down at start does not stop the gateway: it serves the others, and
+// /readyz says which one is missing.
+func TestUnreachableBackendStarts(t *testing.T) {
+	zooAddr := zootest.Start(t)
+	base := startServing(t, "--backend", "zoo="+zooAddr, "--backend", "gone=127.0.0.1:1", "--discovery-timeout", "2s")
+	code, body := getReadyz(t, base)
+	if code != http.StatusServiceUnavailable || body["ready"] != false {
+		t.Fatalf("readyz: %d %v, want 503 and ready false", code, body)
+	}
+	backends, _ := body["backends"].(map[string]any)
+	gone, _ := backends["gone"].(map[string]any)
+	if gone["discovered"] != false || !strings.Contains(fmt.Sprint(gone["error"]), "unreachable") {
+		t.Errorf("readyz gone: %v", gone)
+	}
+	if z, _ := backends["zoo"].(map[string]any); z["ready"] != true || z["discovered"] != true {
+		t.Errorf("readyz zoo: %v", z)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "late-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "leo"}})
+	if err != nil || res.IsError {
+		t.Fatalf("GetAnimal through the reachable backend: %v %+v", err, res)
+	}
+}
+
+// TestTwoBackendsCommandLine: two named backends serving the same API get
+// their tools prefixed by backend name, filters apply, and /readyz is 200.
+func TestTwoBackendsCommandLine(t *testing.T) {
+	a, b := zootest.Start(t), zootest.Start(t)
+	base := startServing(t, "--backend", "east="+a, "--backend", "west="+b, "--include", "zoo.v1.ZooService/Get*", "--exclude", "*/GetTaxonomy")
+	if code, body := getReadyz(t, base); code != http.StatusOK || body["ready"] != true {
+		t.Fatalf("readyz: %d %v", code, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "two-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	want := []string{"east_ZooService_GetAnimal", "east_ZooService_GetNextFeedingTime", "west_ZooService_GetAnimal", "west_ZooService_GetNextFeedingTime"}
+	if !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
 	}
 }

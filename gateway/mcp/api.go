@@ -4,9 +4,11 @@
 // protobuf: a [Handler] supplies the tools and serves the calls.
 //
 // The hot path of tools/call is deliberately short: the envelope is decoded
-// once, the arguments stay raw JSON for the handler, and results are encoded
-// with an append-based writer. tools/list pages are encoded once per
-// [ToolSet], never per request.
+// once by a small validating scanner (keys match exactly, as JSON-RPC
+// requires; nothing is copied), the arguments stay raw JSON for the
+// handler, and results are encoded with an append-based writer into pooled
+// buffers. tools/list pages are encoded once per [ToolSet], never per
+// request.
 package mcp
 
 import (
@@ -75,7 +77,11 @@ type ToolAnnotations struct {
 	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
 }
 
-// CallToolRequest is one tools/call as the handler sees it.
+// CallToolRequest is one tools/call as the handler sees it. It and the
+// byte slices it holds (Arguments, ProgressToken, RequestID, Meta) alias the server's
+// request buffers, which are reused once CallTool returns: a handler that
+// needs any of them afterwards (say, in a goroutine it leaves running) must
+// copy them.
 type CallToolRequest struct {
 	// Name is the requested tool name.
 	Name string
@@ -85,6 +91,9 @@ type CallToolRequest struct {
 	Arguments json.RawMessage
 	// ProgressToken is the raw JSON of params._meta.progressToken, or nil.
 	ProgressToken json.RawMessage
+	// RequestID is the raw JSON of the JSON-RPC id, for logs and traces
+	// that pair a call with the client's request.
+	RequestID json.RawMessage
 	// Meta is the raw JSON of params._meta, or nil.
 	Meta json.RawMessage
 	// Header holds the HTTP request headers (the POST for Streamable HTTP),

@@ -36,25 +36,28 @@ type reply struct {
 	code int64  // the JSON-RPC error code, 0 on success
 }
 
-// params is the union of the params fields any method reads. One decode
-// serves every method; unknown fields are skipped.
+// params is the union of the params fields any method reads. One scan
+// serves every method; unknown fields are skipped, and keys match exactly
+// (a "Name" member is not "name"). The fields alias the message bytes.
 type params struct {
-	Name            json.RawMessage `json:"name"`
-	Arguments       json.RawMessage `json:"arguments"`
-	Cursor          json.RawMessage `json:"cursor"`
-	ProtocolVersion json.RawMessage `json:"protocolVersion"`
-	Capabilities    json.RawMessage `json:"capabilities"`
-	RequestID       json.RawMessage `json:"requestId"`
-	Notifications   json.RawMessage `json:"notifications"`
-	Meta            json.RawMessage `json:"_meta"`
+	Name            json.RawMessage
+	Arguments       json.RawMessage
+	Cursor          json.RawMessage
+	URI             json.RawMessage
+	ProtocolVersion json.RawMessage
+	Capabilities    json.RawMessage
+	RequestID       json.RawMessage
+	Notifications   json.RawMessage
+	Meta            json.RawMessage
 
 	meta metaFields
 }
 
+// metaFields are the members of params._meta the server reads.
 type metaFields struct {
-	ProgressToken      json.RawMessage `json:"progressToken"`
-	ProtocolVersion    json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+	ProgressToken      json.RawMessage
+	ProtocolVersion    json.RawMessage // io.modelcontextprotocol/protocolVersion
+	ClientCapabilities json.RawMessage // io.modelcontextprotocol/clientCapabilities
 }
 
 func (p *params) decode(raw json.RawMessage) *Error {
@@ -64,16 +67,46 @@ func (p *params) decode(raw json.RawMessage) *Error {
 	if raw[0] != '{' {
 		return errorf(CodeInvalidParams, "params must be an object")
 	}
-	if err := json.Unmarshal(raw, p); err != nil {
-		return errorf(CodeInvalidParams, "invalid params: "+err.Error())
+	// raw was validated with the whole message; scanning again only picks
+	// out the members.
+	if _, ok := scanObject(raw, func(key, val []byte) {
+		switch string(key) {
+		case "name":
+			p.Name = val
+		case "arguments":
+			p.Arguments = val
+		case "cursor":
+			p.Cursor = val
+		case "uri":
+			p.URI = val
+		case "protocolVersion":
+			p.ProtocolVersion = val
+		case "capabilities":
+			p.Capabilities = val
+		case "requestId":
+			p.RequestID = val
+		case "notifications":
+			p.Notifications = val
+		case "_meta":
+			p.Meta = val
+		}
+	}); !ok {
+		return errorf(CodeInvalidParams, "invalid params: not valid JSON")
 	}
 	if len(p.Meta) > 0 && string(p.Meta) != "null" {
 		if p.Meta[0] != '{' {
 			return errorf(CodeInvalidParams, "params._meta must be an object")
 		}
-		if err := json.Unmarshal(p.Meta, &p.meta); err != nil {
-			return errorf(CodeInvalidParams, "invalid params._meta: "+err.Error())
-		}
+		scanObject(p.Meta, func(key, val []byte) {
+			switch string(key) {
+			case "progressToken":
+				p.meta.ProgressToken = val
+			case "io.modelcontextprotocol/protocolVersion":
+				p.meta.ProtocolVersion = val
+			case "io.modelcontextprotocol/clientCapabilities":
+				p.meta.ClientCapabilities = val
+			}
+		})
 	} else {
 		p.Meta = nil
 	}
@@ -116,7 +149,7 @@ func (s *Server) accept(ctx context.Context, sess *session, m *message, b []byte
 // finish serves an accepted request and unregisters it. A request the
 // client cancelled gets no reply.
 func (s *Server) finish(ctx context.Context, sess *session, sc *scope, m *message, c *call, b []byte) reply {
-	r := s.serveRequest(ctx, sess, sc, m, b)
+	r := s.serveRequest(ctx, sess, sc, m, c, b)
 	if s.endCall(sess, m.ID, c) {
 		return reply{}
 	}
@@ -143,7 +176,7 @@ func (s *Server) notification(sess *session, m *message) {
 
 // serveRequest answers one request. It is the single table of which method
 // exists at which revision and of every protocol error class.
-func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *message, b []byte) (r reply) {
+func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *message, c *call, b []byte) (r reply) {
 	mark := len(b)
 	defer func() {
 		if v := recover(); v != nil {
@@ -159,9 +192,9 @@ func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *
 		return fail(e)
 	}
 
-	metaVersion, _ := unquoteSimple(p.meta.ProtocolVersion)
+	metaVersion, _ := unquoteIntern(p.meta.ProtocolVersion, supportedVersions)
 	if isStateless(sc.headerVersion) || isStateless(metaVersion) {
-		return s.serveStateless(ctx, sess, sc, m, &p, metaVersion, b)
+		return s.serveStateless(ctx, sess, sc, m, c, &p, metaVersion, b)
 	}
 
 	switch m.method {
@@ -169,7 +202,7 @@ func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *
 		return s.initialize(sess, m, &p, b)
 	case "ping":
 		return reply{appendResult(b, m.ID, emptyObject), 0}
-	case "tools/list", "tools/call":
+	case "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list":
 	case "server/discover", "subscriptions/listen":
 		return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q requires protocol version %s", m.method, Version20260728)))
 	default:
@@ -182,17 +215,20 @@ func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *
 	if version == "" {
 		return fail(errorf(CodeInvalidRequest, fmt.Sprintf("method %q before initialize", m.method)))
 	}
-	if m.method == "tools/list" {
+	switch m.method {
+	case "tools/list":
 		return s.toolsList(m, &p, version, b)
+	case "resources/list", "resources/read", "resources/templates/list":
+		return s.resourceMethod(ctx, sc, m, &p, version, b)
 	}
-	return s.toolsCall(ctx, sess, sc, m, &p, version, b)
+	return s.toolsCall(ctx, sess, sc, m, c, &p, version, b)
 }
 
 var emptyObject = json.RawMessage("{}")
 
 // serveStateless answers a 2026-07-28 request: the revision and client
 // capabilities come with every request, there is no handshake.
-func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m *message, p *params, version string, b []byte) reply {
+func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m *message, c *call, p *params, version string, b []byte) reply {
 	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
 	if version == "" {
 		return fail(errorf(CodeInvalidParams, "missing or invalid _meta field \"io.modelcontextprotocol/protocolVersion\""))
@@ -218,17 +254,19 @@ func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m
 		return s.toolsList(m, p, version, b)
 	case "tools/call":
 		if sc.checkHeader && sc.header != nil {
-			name, _ := unquoteSimple(p.Name)
-			switch hn := sc.header.Get("Mcp-Name"); {
+			name, _, _ := s.h.Tools().resolve(p.Name)
+			switch hn := headerValue(sc.header, "Mcp-Name"); {
 			case hn == "":
 				return fail(errorf(CodeHeaderMismatch, "missing required Mcp-Name header for tools/call"))
 			case hn != name:
 				return fail(errorf(CodeHeaderMismatch, fmt.Sprintf("Mcp-Name header %q does not match params.name %q", hn, name)))
 			}
 		}
-		return s.toolsCall(ctx, sess, sc, m, p, version, b)
+		return s.toolsCall(ctx, sess, sc, m, c, p, version, b)
 	case "subscriptions/listen":
 		return s.listen(ctx, sc, m, p, b)
+	case "resources/list", "resources/read", "resources/templates/list":
+		return s.resourceMethod(ctx, sc, m, p, version, b)
 	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
 		return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q is not part of protocol version %s", m.method, version)))
 	}
@@ -282,7 +320,7 @@ func (s *Server) initialize(sess *session, m *message, p *params, b []byte) repl
 	b = append(b, `{"protocolVersion":`...)
 	b = appendString(b, version)
 	b = append(b, `,"capabilities":`...)
-	b = append(b, capabilitiesJSON...)
+	b = append(b, s.caps...)
 	b = append(b, `,"serverInfo":`...)
 	if version >= Version20250618 {
 		b = append(b, s.implJSON...)
@@ -322,19 +360,25 @@ func (s *Server) toolsList(m *message, p *params, version string, b []byte) repl
 
 // toolsCall is the hot path: decode name, arguments and progress token,
 // invoke the handler, encode the result with append.
-func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *message, p *params, version string, b []byte) reply {
+func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *message, c *call, p *params, version string, b []byte) reply {
 	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
-	name, ok := unquoteSimple(p.Name)
-	if !ok {
+	name, known, ok := s.h.Tools().resolve(p.Name)
+	switch {
+	case p.Name == nil:
+		return fail(errorf(CodeInvalidParams, "tools/call: missing params.name"))
+	case !ok:
 		return fail(errorf(CodeInvalidParams, "tools/call: params.name must be a string"))
-	}
-	if !s.h.Tools().lookup(name) {
+	case !known:
 		return fail(errorf(CodeInvalidParams, fmt.Sprintf("tools/call: unknown tool %q", name)))
 	}
-	req := &CallToolRequest{
+	// The request lives in the call record, which exists anyway: one
+	// allocation less per call.
+	req := &c.req
+	*req = CallToolRequest{
 		Name:      name,
 		Arguments: p.Arguments,
 		Meta:      p.Meta,
+		RequestID: m.ID,
 		Header:    sc.header,
 		Session:   SessionInfo{Transport: sc.transport, ProtocolVersion: version},
 	}
@@ -454,38 +498,77 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 	if len(p.Notifications) == 0 || p.Notifications[0] != '{' {
 		return fail(errorf(CodeInvalidParams, "subscriptions/listen: params.notifications must be an object"))
 	}
-	var want struct {
-		ToolsListChanged bool `json:"toolsListChanged"`
+	var want struct{ ToolsListChanged, ResourcesListChanged bool }
+	var bad string
+	scanObject(p.Notifications, func(key, val []byte) {
+		var dst *bool
+		switch string(key) {
+		case "toolsListChanged":
+			dst = &want.ToolsListChanged
+		case "resourcesListChanged":
+			dst = &want.ResourcesListChanged
+		default:
+			return
+		}
+		switch string(val) {
+		case "true":
+			*dst = true
+		case "false":
+			*dst = false
+		default:
+			bad = "subscriptions/listen: params.notifications." + string(key) + " must be a boolean"
+		}
+	})
+	if bad != "" {
+		return fail(errorf(CodeInvalidParams, bad))
 	}
-	if err := json.Unmarshal(p.Notifications, &want); err != nil {
-		return fail(errorf(CodeInvalidParams, "subscriptions/listen: "+err.Error()))
+	// Only what the server advertises is acknowledged, and delivered.
+	if _, ok := s.h.(ResourceHandler); !ok {
+		want.ResourcesListChanged = false
 	}
 	subMeta := append(append([]byte(`"_meta":{"io.modelcontextprotocol/subscriptionId":`), m.ID...), '}')
 	ack := []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{`)
 	if want.ToolsListChanged {
 		ack = append(ack, `"toolsListChanged":true`...)
 	}
+	if want.ResourcesListChanged {
+		if want.ToolsListChanged {
+			ack = append(ack, ',')
+		}
+		ack = append(ack, `"resourcesListChanged":true`...)
+	}
 	ack = append(ack, "},"...)
 	ack = append(append(ack, subMeta...), "}}"...)
 	if sc.out == nil || sc.out.send(ack) != nil {
 		return reply{}
 	}
-	if want.ToolsListChanged {
-		changed := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{`), subMeta...), "}}"...)
+	if want.ToolsListChanged || want.ResourcesListChanged {
+		toolsChanged := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{`), subMeta...), "}}"...)
+		resourcesChanged := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{`), subMeta...), "}}"...)
 		l := newListener()
 		s.addListener(l)
 		defer s.removeListener(l)
 	loop:
 		for {
+			var msg []byte
 			select {
 			case <-ctx.Done():
 				return reply{} // the client left or cancelled: nobody to answer
 			case <-s.done:
 				break loop
 			case <-l.kick:
-				if sc.out.send(changed) != nil {
-					return reply{}
+				if !want.ToolsListChanged {
+					continue
 				}
+				msg = toolsChanged
+			case <-l.resources:
+				if !want.ResourcesListChanged {
+					continue
+				}
+				msg = resourcesChanged
+			}
+			if sc.out.send(msg) != nil {
+				return reply{}
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func newSDKClient(ev *sdkEvents) *sdk.Client {
 }
 
 // exerciseSDK runs the same checks whatever the transport and revision.
-func exerciseSDK(t *testing.T, s *Server, cs *sdk.ClientSession, ev *sdkEvents, wantVersion string) {
+func exerciseSDK(t *testing.T, s notifier, cs *sdk.ClientSession, ev *sdkEvents, wantVersion string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -168,3 +168,7 @@ func shutdown(t *testing.T, s *Server) {
 		t.Errorf("Shutdown: %v", err)
 	}
 }
+
+// notifier is what exerciseSDK needs of the server side: one Server, or
+// every replica of a scale-out test.
+type notifier interface{ NotifyToolListChanged() }

@@ -10,15 +10,15 @@ import (
 )
 
 // message is one decoded JSON-RPC 2.0 message. Everything but the method
-// stays raw: ids are echoed byte for byte and params are decoded only by the
-// method that owns them.
+// stays raw (sub-slices of the input, never copies): ids are echoed byte for
+// byte and params are decoded only by the method that owns them.
 type message struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
+	JSONRPC json.RawMessage
+	ID      json.RawMessage
+	Method  json.RawMessage
+	Params  json.RawMessage
+	Result  json.RawMessage
+	Error   json.RawMessage
 
 	method string // unquoted Method, valid after classify
 }
@@ -34,26 +34,32 @@ const (
 )
 
 // decodeMessage decodes one JSON value that is not a batch. A parse error
-// is reported as ok=false and answered -32700 by the caller.
+// is reported as ok=false and answered -32700 by the caller. Keys match
+// exactly (JSON-RPC is case-sensitive); the fields alias data, which must
+// outlive m.
 func decodeMessage(data []byte, m *message) (ok bool) {
+	*m = message{}
 	// A non-object (number, string, array element of the wrong type) is
-	// valid JSON but not a message: Unmarshal fails with a type error, and
-	// classify turns the empty message into -32600.
-	if err := json.Unmarshal(data, m); err != nil {
-		var ute *json.UnmarshalTypeError
-		if asTypeError(err, &ute) {
-			*m = message{}
-			return true
+	// valid JSON but not a message: classify turns the empty message into
+	// -32600.
+	_, ok = scanObject(data, func(key, val []byte) {
+		switch string(key) {
+		case "jsonrpc":
+			m.JSONRPC = val
+		case "id":
+			m.ID = val
+		case "method":
+			m.Method = val
+		case "params":
+			m.Params = val
+		case "result":
+			m.Result = val
+		case "error":
+			m.Error = val
 		}
-		return false
-	}
-	return true
-}
-
-func asTypeError(err error, target **json.UnmarshalTypeError) bool {
-	e, ok := err.(*json.UnmarshalTypeError)
-	if ok {
-		*target = e
+	})
+	if !ok {
+		*m = message{}
 	}
 	return ok
 }
@@ -79,7 +85,7 @@ func (m *message) classify() kind {
 		}
 		return kindInvalid
 	}
-	name, ok := unquoteSimple(m.Method)
+	name, ok := unquoteIntern(m.Method, knownMethods)
 	if !ok {
 		return kindInvalid
 	}
@@ -92,16 +98,19 @@ func (m *message) classify() kind {
 
 // validID accepts the id types MCP allows: strings and integral numbers
 // (in any JSON spelling, e.g. 1e3). null, booleans, objects, arrays and
-// numbers with a fractional value are rejected.
+// numbers with a fractional value are rejected. id comes from the
+// validating scanner, so a leading quote means a well-formed string.
 func validID(id json.RawMessage) bool {
 	if len(id) == 0 {
 		return false
 	}
 	switch c := id[0]; {
 	case c == '"':
-		var s string
-		return json.Unmarshal(id, &s) == nil
+		return true
 	case c == '-' || (c >= '0' && c <= '9'):
+		if isPlainInt(id) {
+			return true
+		}
 		f, err := strconv.ParseFloat(string(id), 64)
 		return err == nil && f == math.Trunc(f) && !math.IsInf(f, 0)
 	}
@@ -128,6 +137,44 @@ func unquoteSimple(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// isPlainInt reports whether raw is -?[0-9]+, the common spelling of an id
+// that needs no float parsing.
+func isPlainInt(raw []byte) bool {
+	if len(raw) > 0 && raw[0] == '-' {
+		raw = raw[1:]
+	}
+	if len(raw) == 0 || len(raw) > 18 {
+		return false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// knownMethods are the method names the server reads; unquoteIntern
+// returns these constants instead of allocating a string per request.
+var knownMethods = []string{
+	"tools/call", "tools/list", "ping", "initialize", "notifications/initialized",
+	"notifications/cancelled", "server/discover", "subscriptions/listen",
+}
+
+// unquoteIntern is unquoteSimple that returns the matching string of table
+// (without allocating) when the value is one of them.
+func unquoteIntern(raw json.RawMessage, table []string) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		inner := raw[1 : len(raw)-1]
+		for _, t := range table {
+			if string(inner) == t {
+				return t, true
+			}
+		}
+	}
+	return unquoteSimple(raw)
 }
 
 // isBatch reports whether data is a JSON array (after leading whitespace).

@@ -43,7 +43,7 @@ func (g *originGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusForbidden, nil, errorf(CodeInvalidRequest, "forbidden: Host header is not a loopback name"))
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && !g.originOK(o, r.Host) {
+	if o := headerValue(r.Header, "Origin"); o != "" && !g.originOK(o, r.Host) {
 		writeJSONError(w, http.StatusForbidden, nil, errorf(CodeInvalidRequest, "forbidden: origin not allowed"))
 		return
 	}

@@ -23,6 +23,14 @@ type ServerOptions struct {
 	// DiscoverTTL is the ttlMs of server/discover results (2026-07-28): how
 	// long a client may reuse the discovery. Default 60s; negative sends 0.
 	DiscoverTTL time.Duration
+	// MaxConcurrentCalls bounds the requests one session may have in
+	// flight at once, on every transport with sessions (stdio, WebSocket,
+	// legacy SSE, Streamable HTTP sessions; in the scale-out token mode,
+	// per replica). A request beyond it is answered at once with a -32603
+	// error naming the limit, and the connection stays open. Stateless
+	// 2026-07-28 requests have no session: bound them with the HTTP
+	// server. Default 64; negative means no limit.
+	MaxConcurrentCalls int
 }
 
 // Server is the MCP protocol engine: it answers JSON-RPC messages from any
@@ -33,11 +41,13 @@ type Server struct {
 	h            Handler
 	log          *slog.Logger
 	instructions string
+	maxCalls     int
 
 	implJSON     []byte // Implementation as JSON, including title
 	implJSONOld  []byte // without title, for revisions before 2025-06-18
 	serverInfo   []byte // `"_meta":{"io.modelcontextprotocol/serverInfo":...}`
 	discoverBody []byte // server/discover result (without _meta)
+	caps         []byte // the capabilities object advertised
 
 	mu        sync.Mutex
 	calls     map[*call]struct{}     // every request in flight, for Shutdown
@@ -55,15 +65,22 @@ type call struct {
 	// byClient is set when notifications/cancelled cancelled the call: the
 	// spec says a cancelled request gets no response.
 	byClient bool // guarded by the owning session's mu
+	// req is the CallToolRequest of a tools/call, kept here to save an
+	// allocation on the hot path.
+	req CallToolRequest
 }
 
-// listener is one outbound stream that wants notifications/tools/list_changed.
-// kick has capacity 1: changes are coalesced, never queued without bound.
+// listener is one outbound stream that wants notifications/tools/list_changed
+// (kick) or notifications/resources/list_changed (resources). Each channel
+// has capacity 1: changes are coalesced, never queued without bound.
 type listener struct {
-	kick chan struct{}
+	kick      chan struct{}
+	resources chan struct{}
 }
 
-func newListener() *listener { return &listener{kick: make(chan struct{}, 1)} }
+func newListener() *listener {
+	return &listener{kick: make(chan struct{}, 1), resources: make(chan struct{}, 1)}
+}
 
 // NewServer returns a server for impl whose tools and calls come from h.
 func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
@@ -77,11 +94,18 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 	if o.DiscoverTTL == 0 {
 		o.DiscoverTTL = time.Minute
 	}
+	switch {
+	case o.MaxConcurrentCalls == 0:
+		o.MaxConcurrentCalls = 64
+	case o.MaxConcurrentCalls < 0:
+		o.MaxConcurrentCalls = 0
+	}
 	s := &Server{
 		impl:         impl,
 		h:            h,
 		log:          o.Logger,
 		instructions: o.Instructions,
+		maxCalls:     o.MaxConcurrentCalls,
 		calls:        make(map[*call]struct{}),
 		listeners:    make(map[*listener]struct{}),
 		done:         make(chan struct{}),
@@ -100,7 +124,11 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		b = appendString(b, v)
 	}
 	b = append(b, `],"capabilities":`...)
-	b = append(b, capabilitiesJSON...)
+	s.caps = capabilitiesJSON
+	if _, ok := h.(ResourceHandler); ok {
+		s.caps = capabilitiesWithResources
+	}
+	b = append(b, s.caps...)
 	if s.instructions != "" {
 		b = append(b, `,"instructions":`...)
 		b = appendString(b, s.instructions)
@@ -115,6 +143,10 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 // notifications (on the session stream for handshake revisions, through
 // subscriptions/listen at 2026-07-28). Nothing else is implemented.
 var capabilitiesJSON = []byte(`{"tools":{"listChanged":true}}`)
+
+// capabilitiesWithResources adds resources (with list change notifications,
+// no subscriptions) for a Handler that is a ResourceHandler.
+var capabilitiesWithResources = []byte(`{"tools":{"listChanged":true},"resources":{"listChanged":true}}`)
 
 // NotifyToolListChanged tells every live stream that can receive it (the
 // stdio connection, the GET stream of a Streamable HTTP session, a
@@ -190,9 +222,9 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 	ctx, cancel := context.WithCancel(ctx)
 	c := &call{cancel: cancel}
 	if sess != nil {
-		if !sess.addCall(id, c) {
+		if e := sess.addCall(id, c); e != nil {
 			cancel()
-			return nil, nil, errorf(CodeInvalidRequest, "duplicate request id: a request with this id is still in flight")
+			return nil, nil, e
 		}
 	}
 	s.mu.Lock()
@@ -224,4 +256,12 @@ func (s *Server) endCall(sess *session, id json.RawMessage, c *call) (cancelledB
 	}
 	s.mu.Unlock()
 	return cancelledByClient
+}
+
+// isClosing reports whether Shutdown has begun; transports refuse new
+// connections then.
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
 }

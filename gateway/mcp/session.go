@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 )
 
@@ -13,6 +14,7 @@ import (
 type session struct {
 	id        string // Mcp-Session-Id; empty on stdio
 	transport string
+	maxCalls  int // requests in flight at once; 0 means no limit
 
 	mu          sync.Mutex
 	version     string // negotiated revision, "" before initialize
@@ -21,8 +23,9 @@ type session struct {
 	inflight    map[string]*call
 }
 
-func newSession(transport, id string) *session {
-	return &session{transport: transport, id: id}
+// newSession makes a session bound by the server's per-session limits.
+func (s *Server) newSession(transport, id string) *session {
+	return &session{transport: transport, id: id, maxCalls: s.maxCalls}
 }
 
 // negotiated returns the revision agreed by initialize, or "".
@@ -45,24 +48,50 @@ func (s *session) setInitialize(version string, caps json.RawMessage) bool {
 	return true
 }
 
+// initInfo returns the negotiated revision and the client's capabilities.
+func (s *session) initInfo() (string, json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version, s.caps
+}
+
 func (s *session) markInitialized() {
 	s.mu.Lock()
 	s.initialized = true
 	s.mu.Unlock()
 }
 
-func (s *session) addCall(id json.RawMessage, c *call) bool {
+// addCall registers a request in flight. It fails for an id already in
+// flight, and when the session is at its limit of concurrent requests.
+func (s *session) addCall(id json.RawMessage, c *call) *Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inflight == nil {
 		s.inflight = make(map[string]*call)
 	}
-	k := string(id)
-	if _, dup := s.inflight[k]; dup {
-		return false
+	if _, dup := s.inflight[string(id)]; dup {
+		return errorf(CodeInvalidRequest, "duplicate request id: a request with this id is still in flight")
 	}
-	s.inflight[k] = c
-	return true
+	if s.maxCalls > 0 && len(s.inflight) >= s.maxCalls {
+		return tooManyCalls(s.maxCalls)
+	}
+	s.inflight[string(id)] = c
+	return nil
+}
+
+// tooManyCalls answers a request over the session's concurrency limit. It
+// is -32603 (a server-side condition, not a fault of the request) rather
+// than an implementation-defined -32000..-32099 code, which clients could
+// not tell apart from their own (the TypeScript SDK uses -32000 for a
+// closed connection). The message names the limit; data carries it for
+// programs. The connection stays open: the client may retry once one of
+// its calls has finished.
+func tooManyCalls(limit int) *Error {
+	return &Error{
+		Code:    CodeInternalError,
+		Message: fmt.Sprintf("too many concurrent requests in this session: the limit (MaxConcurrentCalls) is %d; retry after one finishes", limit),
+		Data:    json.RawMessage(fmt.Sprintf(`{"limit":"MaxConcurrentCalls","value":%d}`, limit)),
+	}
 }
 
 // removeCall forgets a finished call and reports whether the client had

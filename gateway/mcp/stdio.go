@@ -20,23 +20,19 @@ import (
 // are cancelled first); nil after [Server.Shutdown]. A Read blocked on in
 // cannot be interrupted: the reading goroutine ends when in is closed.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sess := newSession("stdio", "")
 	w := &stdioWriter{w: bufio.NewWriter(out)}
-	sc := &scope{transport: "stdio", out: w}
-
-	l := newListener()
-	s.addListener(l)
-	defer s.removeListener(l)
-
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
-		br := bufio.NewReaderSize(in, 64<<10)
+		defer close(lines)
+		// The default 4 KiB buffer: ReadBytes gathers longer lines, and an
+		// idle connection holds 60 KiB less than with a large buffer.
+		br := bufio.NewReader(in)
 		for {
+			// ReadBytes returns a fresh slice per line: the request may
+			// alias it while it runs.
 			line, err := br.ReadBytes('\n')
 			if len(bytes.TrimSpace(line)) > 0 {
 				select {
@@ -47,76 +43,21 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			}
 			if err != nil {
 				readErr <- err
-				close(lines)
 				return
 			}
 		}
 	}()
 
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				wg.Wait()
-				if err := <-readErr; !errors.Is(err, io.EOF) {
-					return fmt.Errorf("mcp: stdio: reading: %w", err)
-				}
-				return nil
-			}
-			s.stdioLine(ctx, sess, sc, w, &wg, line)
-		case <-l.kick:
-			if v := sess.negotiated(); v != "" {
-				_ = w.send(listChangedMsg)
-			}
-		case <-ctx.Done():
-			sess.cancelAll()
-			wg.Wait()
-			return ctx.Err()
-		case <-s.done:
-			// Shutdown cancels the calls when its deadline passes.
-			wg.Wait()
-			return nil
+	switch s.serveConn(ctx, &connConfig{transport: "stdio", out: w, in: lines}) {
+	case endInput:
+		if err := <-readErr; !errors.Is(err, io.EOF) {
+			return fmt.Errorf("mcp: stdio: reading: %w", err)
 		}
+		return nil
+	case endContext:
+		return ctx.Err()
 	}
-}
-
-var listChangedMsg = []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
-
-// stdioLine handles one input line: synchronously up to registering a
-// request, then concurrently.
-func (s *Server) stdioLine(ctx context.Context, sess *session, sc *scope, w *stdioWriter, wg *sync.WaitGroup, line []byte) {
-	line = bytes.TrimSpace(line)
-	write := func(r reply, bp *[]byte) {
-		if r.body != nil {
-			_ = w.send(r.body)
-			*bp = r.body
-		}
-		putBuf(bp)
-	}
-	if isBatch(line) {
-		bp := getBuf()
-		if !allowsBatch(sess.negotiated()) {
-			write(reply{body: appendError(*bp, nil, errorf(CodeInvalidRequest, "batches are not allowed at this protocol version"))}, bp)
-			return
-		}
-		wg.Go(func() { write(s.handleBatch(ctx, sess, sc, line, *bp), bp) })
-		return
-	}
-	m := new(message)
-	if !decodeMessage(line, m) {
-		bp := getBuf()
-		write(reply{body: appendError(*bp, nil, errorf(CodeParseError, "parse error"))}, bp)
-		return
-	}
-	bp := getBuf()
-	cctx, c, r, done := s.accept(ctx, sess, m, *bp)
-	if done {
-		write(r, bp)
-		return
-	}
-	wg.Go(func() { write(s.finish(cctx, sess, sc, m, c, *bp), bp) })
+	return nil
 }
 
 // stdioWriter serializes whole lines onto the output.

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +30,29 @@ type StreamableHTTPOptions struct {
 	// AllowedOrigins lists browser origins (scheme://host[:port]) allowed
 	// besides the request's own host; see [OriginProtection].
 	AllowedOrigins []string
+
+	// SessionSecret, when set, switches sessions to scale-out mode: the
+	// Mcp-Session-Id is a self-contained token signed with this secret
+	// (HMAC-SHA256 over the negotiated revision, a digest of the client's
+	// capabilities, issue and expiry times), so every replica sharing the
+	// secret serves every session and a round-robin load balancer needs no
+	// stickiness. Idle sessions then cost no memory, and SessionIdleTimeout
+	// and MaxSessions do not apply. What degrades: DELETE cannot revoke a
+	// token before SessionTTL (it only ends this replica's streams and
+	// calls of the session); notifications/cancelled reaches a call only if
+	// it lands on the replica running it (closing the HTTP request cancels
+	// anywhere); a GET stream receives the list_changed of the replica it
+	// is connected to (every replica refreshes the same catalog). It must
+	// be at least 32 random bytes; StreamableHTTPHandler panics otherwise.
+	SessionSecret []byte
+	// PreviousSessionSecrets are still accepted (not used to sign), so the
+	// secret can be rotated without ending sessions: deploy the new secret
+	// with the old one here, then drop the old one after SessionTTL.
+	PreviousSessionSecrets [][]byte
+	// SessionTTL is how long a session token is valid (scale-out mode).
+	// After it the client gets 404 and, as the spec requires, initializes
+	// a new session. Default 24 hours.
+	SessionTTL time.Duration
 }
 
 const (
@@ -56,7 +80,17 @@ func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) http.Handler
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 10000
 	}
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = 24 * time.Hour
+	}
 	h := &streamable{s: s, o: o, sessions: make(map[string]*httpSession)}
+	if len(o.SessionSecret) > 0 {
+		k, err := newTokenKeys(o.SessionSecret, o.PreviousSessionSecrets, o.SessionTTL)
+		if err != nil {
+			panic(err)
+		}
+		h.tokens = k
+	}
 	s.mu.Lock()
 	s.onShutdown = append(s.onShutdown, h.closeAll)
 	s.mu.Unlock()
@@ -64,10 +98,15 @@ func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) http.Handler
 }
 
 type streamable struct {
-	s *Server
-	o StreamableHTTPOptions
+	s      *Server
+	o      StreamableHTTPOptions
+	tokens *tokenKeys // non-nil in token (scale-out) mode
 
-	mu       sync.Mutex
+	mu sync.RWMutex
+	// sessions are the live sessions by Mcp-Session-Id. In token mode only
+	// those with a request or stream in progress on this replica are here,
+	// so that notifications/cancelled and DELETE can reach them; an idle
+	// token session costs no memory.
 	sessions map[string]*httpSession
 	closed   bool
 }
@@ -75,16 +114,18 @@ type streamable struct {
 // httpSession is a session plus what Streamable HTTP needs to expire it.
 type httpSession struct {
 	*session
+	// timer expires an idle session; nil in token mode, where the token's
+	// own expiry bounds the session and nothing is held while idle.
 	timer    *time.Timer
-	active   int       // requests and streams using it; guarded by streamable.mu
-	lastUsed time.Time // guarded by streamable.mu
-	hasGET   bool      // guarded by streamable.mu
-	ended    bool      // guarded by streamable.mu
+	active   atomic.Int32 // requests and streams using it
+	lastUsed atomic.Int64 // unix nanoseconds of the last release
+	hasGET   bool         // guarded by streamable.mu
+	ended    bool         // guarded by streamable.mu
 	closed   chan struct{}
 }
 
 func (h *streamable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	hv := r.Header.Get(headerProtocolVersion)
+	hv := headerValue(r.Header, headerProtocolVersion)
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r, hv)
@@ -99,45 +140,49 @@ func (h *streamable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *streamable) post(w http.ResponseWriter, r *http.Request, hv string) {
-	if !accepts(r.Header, "application/json") || !accepts(r.Header, "text/event-stream") {
+	if !acceptsBoth(r.Header) {
 		writeJSONError(w, http.StatusNotAcceptable, nil, errorf(CodeInvalidRequest, "Accept must list application/json and text/event-stream"))
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			writeJSONError(w, http.StatusUnsupportedMediaType, nil, errorf(CodeInvalidRequest, "Content-Type must be application/json"))
-			return
-		}
+	if ct := headerValue(r.Header, "Content-Type"); ct != "" && !isJSONContentType(ct) {
+		writeJSONError(w, http.StatusUnsupportedMediaType, nil, errorf(CodeInvalidRequest, "Content-Type must be application/json"))
+		return
 	}
-	bp := getBuf()
-	defer putBuf(bp)
-	body, err := readBody(w, r, h.o.MaxRequestBytes, *bp)
-	*bp = body[:0]
+	in := getBuf()
+	defer putBuf(in)
+	body, err := readBody(r, h.o.MaxRequestBytes, *in)
+	*in = body[:0]
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, nil, errorf(CodeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)))
+			writeJSONError(w, http.StatusRequestEntityTooLarge, nil, errorf(CodeInvalidRequest, fmt.Sprintf("request body exceeds the limit of %d bytes", mbe.Limit)))
 			return
 		}
 		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeParseError, "reading request body: "+err.Error()))
 		return
 	}
-	if hv != "" && !isSupported(hv) {
-		writeJSONError(w, http.StatusBadRequest, nil, unsupportedVersion(hv))
-		return
-	}
-
+	badVersion := hv != "" && !isSupported(hv)
 	if isBatch(body) {
+		if badVersion {
+			writeJSONError(w, http.StatusBadRequest, nil, unsupportedVersion(hv))
+			return
+		}
 		h.postBatch(w, r, hv, body)
 		return
 	}
+	// m aliases body, which stays ours until post returns.
 	var m message
 	if !decodeMessage(body, &m) {
 		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeParseError, "parse error"))
 		return
 	}
+	if badVersion {
+		// After decoding, so the error carries the request's id (as on stdio).
+		writeJSONError(w, http.StatusBadRequest, m.ID, unsupportedVersion(hv))
+		return
+	}
 	k := m.classify()
-	sid := r.Header.Get(headerSessionID)
+	sid := headerValue(r.Header, headerSessionID)
 	if isStateless(hv) || (sid == "" && k == kindRequest && bytes.Contains(m.Params, []byte(`"io.modelcontextprotocol/protocolVersion"`))) {
 		h.postStateless(w, r, hv, &m, k)
 		return
@@ -163,16 +208,19 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request, hv string) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	out := getBuf()
+	defer putBuf(out)
 	st := &httpStream{w: w}
 	sc.out = st
-	rp := h.s.handleMessage(r.Context(), hs.session, sc, &m, *bp)
+	rp := h.s.handleMessage(r.Context(), hs.session, sc, &m, *out)
 	if rp.body != nil {
-		*bp = rp.body
+		*out = rp.body
 	}
 	st.finish(http.StatusOK, rp.body)
 }
 
-// postInitialize creates a session, unless initialize fails.
+// postInitialize creates a session, unless initialize fails. In token mode
+// the session id is the signed token minted from the negotiated state.
 func (h *streamable) postInitialize(w http.ResponseWriter, r *http.Request, hv string, m *message) {
 	hs, e := h.create()
 	if e != nil {
@@ -191,7 +239,12 @@ func (h *streamable) postInitialize(w http.ResponseWriter, r *http.Request, hv s
 		st.finish(http.StatusOK, rp.body)
 		return
 	}
-	w.Header().Set(headerSessionID, hs.id)
+	id := hs.id
+	if h.tokens != nil {
+		version, caps := hs.initInfo()
+		id = h.tokens.mint(version, caps, time.Now())
+	}
+	w.Header()[headerSessionID] = []string{id}
 	st.finish(http.StatusOK, rp.body)
 }
 
@@ -203,7 +256,7 @@ func (h *streamable) postStateless(w http.ResponseWriter, r *http.Request, hv st
 		return
 	}
 	if isStateless(hv) && k != kindResponse {
-		switch mh := r.Header.Get(headerMethod); {
+		switch mh := headerValue(r.Header, headerMethod); {
 		case mh == "":
 			writeJSONError(w, http.StatusBadRequest, m.ID, errorf(CodeHeaderMismatch, "missing required Mcp-Method header"))
 			return
@@ -239,7 +292,7 @@ func statelessStatus(code int64) int {
 }
 
 func (h *streamable) postBatch(w http.ResponseWriter, r *http.Request, hv string, body []byte) {
-	sid := r.Header.Get(headerSessionID)
+	sid := headerValue(r.Header, headerSessionID)
 	if isStateless(hv) || sid == "" {
 		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeInvalidRequest, "batches are only allowed within a 2025-03-26 session"))
 		return
@@ -278,7 +331,7 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 		writeJSONError(w, http.StatusNotAcceptable, nil, errorf(CodeInvalidRequest, "Accept must list text/event-stream"))
 		return
 	}
-	hs, status, e := h.acquire(r.Header.Get(headerSessionID))
+	hs, status, e := h.acquire(headerValue(r.Header, headerSessionID))
 	if e != nil {
 		writeJSONError(w, status, nil, e)
 		return
@@ -315,6 +368,10 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 			if st.send(listChangedMsg) != nil {
 				return
 			}
+		case <-l.resources:
+			if st.send(resourceListChangedMsg) != nil {
+				return
+			}
 		}
 	}
 }
@@ -325,89 +382,125 @@ func (h *streamable) delete(w http.ResponseWriter, r *http.Request, hv string) {
 		writeJSONError(w, http.StatusMethodNotAllowed, nil, errorf(CodeInvalidRequest, "DELETE is not supported at protocol version "+hv))
 		return
 	}
-	hs, status, e := h.acquire(r.Header.Get(headerSessionID))
+	hs, status, e := h.acquire(headerValue(r.Header, headerSessionID))
 	if e != nil {
 		writeJSONError(w, status, nil, e)
 		return
 	}
-	h.release(hs)
+	// end before release: in token mode the last release would otherwise
+	// drop the transient session before its calls are cancelled.
 	h.end(hs)
+	h.release(hs)
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// create makes a session for initialize.
+// create makes a session for initialize, held (active) until release. In
+// token mode it is a transient session that is never registered: the
+// client will present the token minted from it (see postInitialize).
 func (h *streamable) create() (*httpSession, *Error) {
-	hs := &httpSession{session: newSession("streamable-http", rand.Text()), closed: make(chan struct{})}
+	if h.tokens != nil {
+		hs := &httpSession{session: h.s.newSession("streamable-http", ""), closed: make(chan struct{})}
+		hs.active.Store(1)
+		return hs, nil
+	}
+	hs := &httpSession{session: h.s.newSession("streamable-http", rand.Text()), closed: make(chan struct{})}
+	hs.lastUsed.Store(time.Now().UnixNano())
+	hs.active.Store(1)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, errorf(CodeInternalError, "server is shutting down")
 	}
 	if len(h.sessions) >= h.o.MaxSessions {
-		return nil, errorf(CodeInternalError, "too many sessions")
+		return nil, errorf(CodeInternalError, fmt.Sprintf("too many sessions (limit %d)", h.o.MaxSessions))
 	}
 	h.sessions[hs.id] = hs
-	hs.active = 1
+	// One timer for the session's whole life, never reset per request:
+	// when it fires, expire looks at lastUsed and re-arms it if needed.
 	hs.timer = time.AfterFunc(h.o.SessionIdleTimeout, func() { h.expire(hs) })
 	return hs, nil
 }
 
 // acquire finds a live session and holds it against expiry until release.
+// The common case takes only a read lock and an atomic increment.
 func (h *streamable) acquire(sid string) (*httpSession, int, *Error) {
 	if sid == "" {
 		return nil, http.StatusBadRequest, errorf(CodeInvalidRequest, "missing Mcp-Session-Id header (send initialize first)")
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	if h.tokens != nil {
+		return h.acquireToken(sid)
+	}
+	h.mu.RLock()
 	hs := h.sessions[sid]
+	if hs != nil {
+		// Under the read lock, so expire (which holds the write lock)
+		// either sees this increment or has already unregistered hs.
+		hs.active.Add(1)
+	}
+	h.mu.RUnlock()
 	if hs == nil {
 		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
 	}
-	hs.active++
 	return hs, 0, nil
 }
 
 func (h *streamable) release(hs *httpSession) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	hs.active--
-	hs.lastUsed = time.Now()
-	if hs.active == 0 && !hs.ended {
-		hs.timer.Reset(h.o.SessionIdleTimeout)
+	if hs.timer == nil { // token mode, or a failed create
+		h.releaseToken(hs)
+		return
 	}
+	// lastUsed before the decrement: expire, seeing active == 0, also
+	// sees the time of the last use.
+	hs.lastUsed.Store(time.Now().UnixNano())
+	hs.active.Add(-1)
 }
 
-// expire runs from the idle timer; a session in use is left alone (its
-// last release re-arms the timer).
+// expire runs from the idle timer; a session in use or used recently is
+// left alone and the timer re-armed.
 func (h *streamable) expire(hs *httpSession) {
 	h.mu.Lock()
-	if hs.ended || hs.active > 0 {
+	if hs.ended {
 		h.mu.Unlock()
 		return
 	}
-	if idle := time.Since(hs.lastUsed); idle < h.o.SessionIdleTimeout {
+	if hs.active.Load() > 0 {
+		hs.timer.Reset(h.o.SessionIdleTimeout)
+		h.mu.Unlock()
+		return
+	}
+	if idle := time.Since(time.Unix(0, hs.lastUsed.Load())); idle < h.o.SessionIdleTimeout {
 		hs.timer.Reset(h.o.SessionIdleTimeout - idle)
 		h.mu.Unlock()
 		return
 	}
+	h.endLocked(hs)
 	h.mu.Unlock()
-	h.end(hs)
+	hs.cancelAll()
 }
 
-// end removes a session: later requests get 404, its GET stream ends and
-// its calls are cancelled.
+// end removes a session: later requests get 404 (in token mode the token
+// stays valid until it expires), its GET stream ends and its calls are
+// cancelled.
 func (h *streamable) end(hs *httpSession) {
 	h.mu.Lock()
 	if hs.ended {
 		h.mu.Unlock()
 		return
 	}
-	hs.ended = true
-	delete(h.sessions, hs.id)
-	hs.timer.Stop()
-	close(hs.closed)
+	h.endLocked(hs)
 	h.mu.Unlock()
 	hs.cancelAll()
+}
+
+func (h *streamable) endLocked(hs *httpSession) {
+	hs.ended = true
+	if h.sessions[hs.id] == hs {
+		delete(h.sessions, hs.id)
+	}
+	if hs.timer != nil {
+		hs.timer.Stop()
+	}
+	close(hs.closed)
 }
 
 // closeAll runs at Shutdown: sessions are forgotten and their streams end;
@@ -415,17 +508,17 @@ func (h *streamable) end(hs *httpSession) {
 func (h *streamable) closeAll() {
 	h.mu.Lock()
 	h.closed = true
-	all := make([]*httpSession, 0, len(h.sessions))
 	for _, hs := range h.sessions {
-		all = append(all, hs)
-	}
-	for _, hs := range all {
-		hs.ended = true
-		delete(h.sessions, hs.id)
-		hs.timer.Stop()
-		close(hs.closed)
+		h.endLocked(hs)
 	}
 	h.mu.Unlock()
+}
+
+// sessionCount is the number of sessions held in memory (tests).
+func (h *streamable) sessionCount() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.sessions)
 }
 
 // httpStream is the response to one POST (or GET): plain JSON unless a
@@ -442,9 +535,9 @@ var errStreamDone = errors.New("mcp: response stream already finished")
 
 func (st *httpStream) startLocked() {
 	h := st.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("X-Accel-Buffering", "no")
+	h["Content-Type"] = hvEventStream
+	h["Cache-Control"] = hvNoCache
+	h["X-Accel-Buffering"] = hvNo
 	st.w.WriteHeader(http.StatusOK)
 	st.sse = true
 	if f, ok := st.w.(http.Flusher); ok {
@@ -501,7 +594,7 @@ func (st *httpStream) finish(status int, body []byte) {
 		st.w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	st.w.Header().Set("Content-Type", "application/json")
+	st.w.Header()["Content-Type"] = hvJSON
 	st.w.WriteHeader(status)
 	st.w.Write(body)
 }
@@ -510,22 +603,64 @@ func (st *httpStream) finish(status int, body []byte) {
 func writeJSONError(w http.ResponseWriter, status int, id json.RawMessage, e *Error) {
 	bp := getBuf()
 	b := appendError(*bp, id, e)
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = hvJSON
 	w.WriteHeader(status)
 	w.Write(b)
 	*bp = b
 	putBuf(bp)
 }
 
-// readBody reads the whole body into buf, enforcing limit.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, limit)
+// Header values assigned straight into the header map: Header.Set would
+// canonicalise the (already canonical) key and allocate a one-element slice
+// per response. Each slice has capacity 1, so a later Add copies instead of
+// writing into the shared array.
+var (
+	hvJSON        = []string{"application/json"}
+	hvEventStream = []string{"text/event-stream"}
+	hvNoCache     = []string{"no-cache, no-transform"}
+	hvNo          = []string{"no"}
+)
+
+// headerValue is Header.Get for a key already in canonical form, skipping
+// the canonicalisation scan.
+func headerValue(h http.Header, canonicalKey string) string {
+	if v := h[canonicalKey]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// isJSONContentType reports whether ct is application/json, with or
+// without parameters; the common spellings skip mime.ParseMediaType.
+func isJSONContentType(ct string) bool {
+	const mt = "application/json"
+	if len(ct) >= len(mt) && strings.EqualFold(ct[:len(mt)], mt) && (len(ct) == len(mt) || ct[len(mt)] == ';') {
+		return true
+	}
+	t, _, err := mime.ParseMediaType(ct)
+	return err == nil && t == mt
+}
+
+// readBody reads the whole body into buf. Unlike http.MaxBytesReader it
+// allocates nothing: a declared Content-Length over the limit is refused
+// before reading, and an unbounded (chunked) body is cut at limit+1 bytes.
+// The server closes a connection whose body was not read to the end.
+func readBody(r *http.Request, limit int64, buf []byte) ([]byte, error) {
+	if r.ContentLength > limit {
+		return buf, &http.MaxBytesError{Limit: limit}
+	}
+	if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength+1 {
+		buf = make([]byte, 0, r.ContentLength+1) // +1 sees EOF without growing
+	}
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
+		n, err := r.Body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return buf, &http.MaxBytesError{Limit: limit}
+		}
 		if err == io.EOF {
 			return buf, nil
 		}
@@ -533,6 +668,15 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf []byte) (
 			return buf, err
 		}
 	}
+}
+
+// acceptsBoth reports whether a POST's Accept admits both JSON and SSE
+// answers; the spelling every SDK sends is recognised without parsing.
+func acceptsBoth(h http.Header) bool {
+	if v := h["Accept"]; len(v) == 1 && v[0] == "application/json, text/event-stream" {
+		return true
+	}
+	return accepts(h, "application/json") && accepts(h, "text/event-stream")
 }
 
 // accepts reports whether the Accept header admits media type mt, exactly

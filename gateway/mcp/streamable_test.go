@@ -67,6 +67,16 @@ func (c *httpClient) initialize() {
 	c.sid = resp.Header.Get(headerSessionID)
 }
 
+// newTestHTTPServer serves h until the test ends, shutting s down first.
+func newTestHTTPServer(t *testing.T, s *Server, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		shutdown(t, s)
+		srv.Close()
+	})
+	return srv.URL
+}
+
 func newHTTPTest(t *testing.T, opts *StreamableHTTPOptions) (*Server, *fakeHandler, *httpClient) {
 	h := newFakeHandler(t, nil)
 	s := NewServer(testImpl, h, nil)

@@ -210,13 +210,23 @@ func (s *ToolSet) Tools() []Tool {
 	return append([]Tool(nil), s.tools...)
 }
 
-// lookup reports whether name is a tool of this set.
-func (s *ToolSet) lookup(name string) bool {
-	if s == nil {
-		return false
+// resolve unquotes the raw JSON string raw (params.name). When it names a
+// tool of the set, the returned string is the set's own copy, so the hot
+// path does not allocate one per call. ok is false when raw is not a
+// string.
+func (s *ToolSet) resolve(raw json.RawMessage) (name string, known, ok bool) {
+	if s != nil && len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		if i, found := s.byName[string(raw[1:len(raw)-1])]; found {
+			return s.tools[i].Name, true, true
+		}
 	}
-	_, ok := s.byName[name]
-	return ok
+	if name, ok = unquoteSimple(raw); !ok {
+		return "", false, false
+	}
+	if s != nil {
+		_, known = s.byName[name]
+	}
+	return name, known, true
 }
 
 // page returns the pre-encoded result for cursor ("" is the first page).

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gorilla/websocket"
 	"golang.org/x/tools/txtar"
 )
 
@@ -55,7 +56,9 @@ func TestTranscripts(t *testing.T) {
 			var got string
 			switch mode := strings.TrimSpace(string(ar.Comment)); {
 			case strings.HasPrefix(mode, "stdio"):
-				got = runStdioTranscript(t, input)
+				got = runStdioTranscript(t, input, transcriptServerOptions(mode))
+			case strings.HasPrefix(mode, "websocket"):
+				got = runWebSocketTranscript(t, input, transcriptServerOptions(mode))
 			case strings.HasPrefix(mode, "http"):
 				got = runHTTPTranscript(t, input)
 			default:
@@ -89,9 +92,22 @@ func inputLines(input []byte) []string {
 	return out
 }
 
-func runStdioTranscript(t *testing.T, input []byte) string {
+// transcriptServerOptions reads server options from the comment's first
+// line: "maxcalls=N" sets MaxConcurrentCalls.
+func transcriptServerOptions(mode string) *ServerOptions {
+	o := &ServerOptions{Instructions: "Use the tools."}
+	first, _, _ := strings.Cut(mode, "\n")
+	for _, f := range strings.FieldsFunc(first, func(r rune) bool { return r == ' ' || r == ',' }) {
+		if v, ok := strings.CutPrefix(f, "maxcalls="); ok {
+			fmt.Sscan(v, &o.MaxConcurrentCalls)
+		}
+	}
+	return o
+}
+
+func runStdioTranscript(t *testing.T, input []byte, opts *ServerOptions) string {
 	h := newFakeHandler(t, &ToolSetOptions{PageSize: 3})
-	s := NewServer(testImpl, h, &ServerOptions{Instructions: "Use the tools."})
+	s := NewServer(testImpl, h, opts)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -105,6 +121,50 @@ func runStdioTranscript(t *testing.T, input []byte) string {
 		}
 		close(lines)
 	}()
+	tr := runLineTranscript(t, input, func(msg string) error {
+		_, err := io.WriteString(inW, msg+"\n")
+		return err
+	}, lines, func() { inW.Close() })
+	if err := <-done; err != nil {
+		t.Errorf("ServeStdio: %v", err)
+	}
+	return tr
+}
+
+// runWebSocketTranscript runs the stdio format over /ws: one message per
+// text frame instead of per line.
+func runWebSocketTranscript(t *testing.T, input []byte, opts *ServerOptions) string {
+	h := newFakeHandler(t, &ToolSetOptions{PageSize: 3})
+	s := NewServer(testImpl, h, opts)
+	srv := httptest.NewServer(s.WebSocketHandler(nil))
+	defer srv.Close()
+	defer s.Shutdown(context.Background())
+	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), http.Header{"Sec-WebSocket-Protocol": {"mcp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		for {
+			_, data, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			lines <- string(data)
+		}
+	}()
+	return runLineTranscript(t, input, func(msg string) error {
+		return c.WriteMessage(websocket.TextMessage, []byte(msg))
+	}, lines, func() {
+		c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	})
+}
+
+// runLineTranscript plays the send/notify input over a message connection
+// and records the exchange. closeIn ends the client's side; the output is
+// drained until the server closes its side.
+func runLineTranscript(t *testing.T, input []byte, write func(string) error, lines <-chan string, closeIn func()) string {
 	var tr strings.Builder
 	isResponse := func(l string) bool {
 		var probe struct {
@@ -115,7 +175,7 @@ func runStdioTranscript(t *testing.T, input []byte) string {
 	for _, l := range inputLines(input) {
 		verb, msg, _ := strings.Cut(l, " ")
 		fmt.Fprintf(&tr, "> %s\n", msg)
-		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+		if err := write(msg); err != nil {
 			t.Fatal(err)
 		}
 		switch verb {
@@ -141,12 +201,9 @@ func runStdioTranscript(t *testing.T, input []byte) string {
 			break
 		}
 	}
-	inW.Close()
+	closeIn()
 	for got := range lines {
 		fmt.Fprintf(&tr, "< %s\n", got)
-	}
-	if err := <-done; err != nil {
-		t.Errorf("ServeStdio: %v", err)
 	}
 	return tr.String()
 }

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
+)
+
+// backendFlags are the flags that say what the gateway fronts and how it
+// learns and refreshes their APIs.
+type backendFlags struct {
+	backends        stringList
+	include         stringList
+	exclude         stringList
+	descriptorSets  stringList
+	protoPaths      stringList
+	protos          stringList
+	noReflection    bool
+	refresh         time.Duration
+	requireBackends bool
+
+	// Derived by check.
+	parsed []backendAddr
+	files  reflection.Source
+}
+
+// backendAddr is one --backend.
+type backendAddr struct{ name, addr string }
+
+func (f *backendFlags) register(fs *flag.FlagSet) {
+	fs.Var(&f.backends, "backend", "gRPC backend NAME=HOST:PORT (repeatable; NAME is 1-32 of a-z 0-9 _ -); a single backend may be given as HOST:PORT (default: start the bundled demo backend on a loopback port)")
+	fs.Var(&f.include, "include", "expose only methods matching this glob on package.Service/Method, e.g. 'zoo.v1.ZooService/*' ('*' does not cross '/'; a pattern without '/' means SERVICE/*; repeatable)")
+	fs.Var(&f.exclude, "exclude", "hide methods matching this glob on package.Service/Method (repeatable; wins over --include)")
+	fs.Var(&f.descriptorSets, "descriptor-set", "FileDescriptorSet FILE (buf build -o, protoc --include_imports --include_source_info -o): its comments are overlaid on server reflection, and it replaces reflection for a backend that has none (repeatable)")
+	fs.Var(&f.protoPaths, "proto-path", "import path DIR for --proto (repeatable; default .)")
+	fs.Var(&f.protos, "proto", ".proto FILE compiled at start, used like --descriptor-set (repeatable)")
+	fs.BoolVar(&f.noReflection, "no-reflection", false, "never ask the backend for server reflection: take its API from --descriptor-set or --proto alone (one backend only)")
+	fs.DurationVar(&f.refresh, "refresh", gateway.DefaultRefresh, "discover every backend again this often and tell clients when tools change (0 disables; a backend is also discovered again when its connection comes back)")
+	fs.BoolVar(&f.requireBackends, "require-backends", false, "exit with an error when a backend cannot be discovered at start, instead of serving the others and retrying it")
+}
+
+// check validates the flags and, for descriptor files, reads or compiles
+// them once, so that a bad file is reported at start naming its flag.
+func (f *backendFlags) check(ctx context.Context) error {
+	for _, b := range f.backends {
+		name, addr, named := strings.Cut(b, "=")
+		if !named {
+			name, addr = "", b
+			if len(f.backends) > 1 {
+				return fmt.Errorf("--backend: with several backends each needs a name, as NAME=HOST:PORT; got %q", b)
+			}
+		} else if err := gateway.ValidBackendName(name); err != nil {
+			return fmt.Errorf("--backend %s: %w", b, err)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return fmt.Errorf("--backend: want HOST:PORT or NAME=HOST:PORT, got %q: %w", b, err)
+		}
+		for _, p := range f.parsed {
+			if named && p.name == name {
+				return fmt.Errorf("--backend: the name %q is used twice", name)
+			}
+		}
+		f.parsed = append(f.parsed, backendAddr{name, addr})
+	}
+	for _, p := range f.include {
+		if err := gateway.CheckMethodPattern("--include", p); err != nil {
+			return err
+		}
+	}
+	for _, p := range f.exclude {
+		if err := gateway.CheckMethodPattern("--exclude", p); err != nil {
+			return err
+		}
+	}
+	if f.refresh < 0 {
+		return fmt.Errorf("--refresh: want a duration >= 0, got %s", f.refresh)
+	}
+	if len(f.protoPaths) > 0 && len(f.protos) == 0 {
+		return errors.New("--proto-path needs --proto")
+	}
+	if len(f.descriptorSets) > 0 && len(f.protos) > 0 {
+		return errors.New("--descriptor-set and --proto: choose one way to give descriptor files")
+	}
+	switch {
+	case len(f.descriptorSets) > 0:
+		src := reflection.NewDescriptorSetSource(f.descriptorSets...)
+		if _, err := src.Discover(ctx); err != nil {
+			return fmt.Errorf("--descriptor-set: %w", err)
+		}
+		f.files = src
+	case len(f.protos) > 0:
+		paths := f.protoPaths
+		if len(paths) == 0 {
+			paths = []string{"."}
+		}
+		src := reflection.NewProtoSource(paths, f.protos)
+		if _, err := src.Discover(ctx); err != nil {
+			return fmt.Errorf("--proto: %w", err)
+		}
+		f.files = src
+	}
+	if f.noReflection {
+		if f.files == nil {
+			return errors.New("--no-reflection needs --descriptor-set or --proto")
+		}
+		if len(f.parsed) > 1 {
+			return errors.New("--no-reflection: the descriptor files would describe every backend alike; with several backends, give each its own files in the config file")
+		}
+	}
+	return nil
+}
+
+// setLogger sends the descriptor sources' repair and fallback records to
+// logger, once it exists.
+func (f *backendFlags) setLogger(logger *slog.Logger) {
+	switch s := f.files.(type) {
+	case *reflection.DescriptorSetSource:
+		s.Logger = logger
+	case *reflection.ProtoSource:
+		s.Logger = logger
+	}
+}
+
+// dial connects to every backend. close closes what was opened, also
+// after an error.
+func (f *backendFlags) dial(tls gateway.BackendTLS, opts ...grpc.DialOption) (backends []gateway.Backend, conns []*grpc.ClientConn, err error) {
+	for _, p := range f.parsed {
+		conn, err := gateway.Dial(p.addr, tls, opts...)
+		if err != nil {
+			return nil, conns, err
+		}
+		conns = append(conns, conn)
+		backends = append(backends, gateway.Backend{
+			Name:         p.name,
+			Address:      p.addr,
+			Conn:         conn,
+			Files:        f.files,
+			NoReflection: f.noReflection,
+		})
+	}
+	return backends, conns, nil
+}

@@ -1,0 +1,631 @@
+// Package kubernetes_test checks the example manifests and the Dockerfile
+// against the gateway they deploy: every document parses, kinds and
+// apiVersions are the stable ones, selectors and ports line up, the
+// gateway's arguments are flags the built binary accepts, and the probes
+// point at paths a running gateway answers.
+package kubernetes_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+// The parts of the Kubernetes objects the checks read. Fields not named
+// here are ignored by the decoder; `kubectl apply --dry-run=server` is the
+// check for the rest, and needs a cluster.
+type object struct {
+	APIVersion string   `yaml:"apiVersion"`
+	Kind       string   `yaml:"kind"`
+	Metadata   metadata `yaml:"metadata"`
+	Spec       spec     `yaml:"spec"`
+}
+
+type metadata struct {
+	Name   string            `yaml:"name"`
+	Labels map[string]string `yaml:"labels"`
+}
+
+type spec struct {
+	// Deployment
+	Replicas *int     `yaml:"replicas"`
+	Selector selector `yaml:"selector"`
+	Template struct {
+		Metadata metadata `yaml:"metadata"`
+		Spec     podSpec  `yaml:"spec"`
+	} `yaml:"template"`
+	// Service: selector is a plain map there.
+	Ports []struct {
+		Name       string `yaml:"name"`
+		Port       int    `yaml:"port"`
+		TargetPort any    `yaml:"targetPort"`
+	} `yaml:"ports"`
+	// PodDisruptionBudget
+	MinAvailable *int `yaml:"minAvailable"`
+}
+
+// selector is a Deployment's or PDB's {matchLabels: ...} or a Service's
+// plain label map.
+type selector struct {
+	MatchLabels map[string]string `yaml:"matchLabels"`
+	plain       map[string]string
+}
+
+func (s *selector) UnmarshalYAML(b []byte) error {
+	var m map[string]any
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	if ml, ok := m["matchLabels"]; ok {
+		raw, err := yaml.Marshal(ml)
+		if err != nil {
+			return err
+		}
+		return yaml.Unmarshal(raw, &s.MatchLabels)
+	}
+	return yaml.Unmarshal(b, &s.plain)
+}
+
+func (s selector) labels() map[string]string {
+	if s.MatchLabels != nil {
+		return s.MatchLabels
+	}
+	return s.plain
+}
+
+type podSpec struct {
+	SecurityContext struct {
+		RunAsNonRoot *bool `yaml:"runAsNonRoot"`
+	} `yaml:"securityContext"`
+	TerminationGracePeriodSeconds *int `yaml:"terminationGracePeriodSeconds"`
+	Volumes                       []struct {
+		Name   string `yaml:"name"`
+		Secret *struct {
+			SecretName string `yaml:"secretName"`
+		} `yaml:"secret"`
+	} `yaml:"volumes"`
+	Containers []container `yaml:"containers"`
+}
+
+type container struct {
+	Name  string   `yaml:"name"`
+	Image string   `yaml:"image"`
+	Args  []string `yaml:"args"`
+	Ports []struct {
+		Name          string `yaml:"name"`
+		ContainerPort int    `yaml:"containerPort"`
+	} `yaml:"ports"`
+	LivenessProbe   *probe `yaml:"livenessProbe"`
+	ReadinessProbe  *probe `yaml:"readinessProbe"`
+	StartupProbe    *probe `yaml:"startupProbe"`
+	SecurityContext struct {
+		RunAsUser                *int  `yaml:"runAsUser"`
+		AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+		ReadOnlyRootFilesystem   *bool `yaml:"readOnlyRootFilesystem"`
+		Capabilities             struct {
+			Drop []string `yaml:"drop"`
+		} `yaml:"capabilities"`
+	} `yaml:"securityContext"`
+	Resources struct {
+		Requests map[string]string `yaml:"requests"`
+		Limits   map[string]string `yaml:"limits"`
+	} `yaml:"resources"`
+	VolumeMounts []struct {
+		Name     string `yaml:"name"`
+		ReadOnly bool   `yaml:"readOnly"`
+	} `yaml:"volumeMounts"`
+}
+
+type probe struct {
+	HTTPGet *struct {
+		Path string `yaml:"path"`
+		Port any    `yaml:"port"`
+	} `yaml:"httpGet"`
+}
+
+// stable are the kinds the examples may use, at their GA apiVersions.
+var stable = map[string]string{
+	"Deployment":          "apps/v1",
+	"Service":             "v1",
+	"PodDisruptionBudget": "policy/v1",
+	"Secret":              "v1",
+}
+
+// load decodes every document of a manifest file.
+func load(t *testing.T, name string) []object {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var objs []object
+	dec := yaml.NewDecoder(f)
+	for {
+		var o object
+		err := dec.Decode(&o)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: document %d: %v", name, len(objs)+1, err)
+		}
+		objs = append(objs, o)
+	}
+	if len(objs) == 0 {
+		t.Fatalf("%s: no documents", name)
+	}
+	return objs
+}
+
+func TestManifests(t *testing.T) {
+	bin := buildGateway(t)
+	flags := acceptedFlags(t, bin)
+	served := servedPaths(t, bin)
+
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(files)
+	if !slices.Equal(files, []string{"shared.yaml", "sidecar.yaml"}) {
+		t.Fatalf("manifests %v: update this test and README.md for new ones", files)
+	}
+	for _, file := range files {
+		t.Run(file, func(t *testing.T) {
+			objs := load(t, file)
+			var deployments []object
+			for _, o := range objs {
+				if want, ok := stable[o.Kind]; !ok || o.APIVersion != want {
+					t.Errorf("%s %q: apiVersion %q, want a stable kind at its GA version (%v)", o.Kind, o.Metadata.Name, o.APIVersion, stable)
+				}
+				if o.Metadata.Name == "" {
+					t.Errorf("%s without metadata.name", o.Kind)
+				}
+				if o.Kind == "Deployment" {
+					deployments = append(deployments, o)
+					checkDeployment(t, o, flags, served)
+				}
+			}
+			if len(deployments) != 1 {
+				t.Fatalf("%d Deployments, want 1", len(deployments))
+			}
+			d := deployments[0]
+			for _, o := range objs {
+				switch o.Kind {
+				case "Service":
+					checkService(t, o, d)
+				case "PodDisruptionBudget":
+					if !subset(o.Spec.Selector.labels(), d.Spec.Template.Metadata.Labels) {
+						t.Errorf("PDB %s selects %v, not the Deployment's Pods", o.Metadata.Name, o.Spec.Selector.labels())
+					}
+					if o.Spec.MinAvailable == nil || d.Spec.Replicas == nil || *o.Spec.MinAvailable >= *d.Spec.Replicas {
+						t.Errorf("PDB %s: minAvailable must be below the replicas, or no node can ever be drained", o.Metadata.Name)
+					}
+				}
+			}
+			switch file {
+			case "sidecar.yaml":
+				checkSidecar(t, d)
+			case "shared.yaml":
+				checkShared(t, objs, d)
+			}
+		})
+	}
+}
+
+// checkDeployment checks what every gateway Deployment needs.
+func checkDeployment(t *testing.T, d object, flags map[string]bool, served map[string]bool) {
+	t.Helper()
+	pod := d.Spec.Template.Spec
+	if !subset(d.Spec.Selector.labels(), d.Spec.Template.Metadata.Labels) || len(d.Spec.Selector.labels()) == 0 {
+		t.Errorf("Deployment %s: selector %v does not match the template labels %v", d.Metadata.Name, d.Spec.Selector.labels(), d.Spec.Template.Metadata.Labels)
+	}
+	if pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot {
+		t.Errorf("Deployment %s: Pod securityContext.runAsNonRoot is not true", d.Metadata.Name)
+	}
+	// The gateway's --shutdown-grace defaults to 15s; the kubelet's kill
+	// must come later or in-flight calls are cut.
+	if g := pod.TerminationGracePeriodSeconds; g == nil || *g <= 15 {
+		t.Errorf("Deployment %s: terminationGracePeriodSeconds must exceed the 15s shutdown grace", d.Metadata.Name)
+	}
+	for _, c := range pod.Containers {
+		sc := c.SecurityContext
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+			!slices.Contains(sc.Capabilities.Drop, "ALL") || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+			t.Errorf("container %s: want non-root, read-only root, no privilege escalation, all capabilities dropped", c.Name)
+		}
+		if c.Resources.Requests["cpu"] == "" || c.Resources.Requests["memory"] == "" || c.Resources.Limits["memory"] == "" {
+			t.Errorf("container %s: want cpu and memory requests and a memory limit", c.Name)
+		}
+		if c.Image == "" || strings.HasSuffix(c.Image, ":latest") || !strings.Contains(c.Image, ":") {
+			t.Errorf("container %s: image %q: want a pinned tag", c.Name, c.Image)
+		}
+	}
+	gw := gatewayContainer(t, d)
+	args := map[string]string{}
+	for _, a := range gw.Args {
+		name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || !flags[name] {
+			t.Errorf("gateway argument %q: the gateway has no such flag (see gateway -h)", a)
+		}
+		args[name] = value
+	}
+	_, port, err := net.SplitHostPort(args["listen"])
+	if err != nil || !strings.HasPrefix(args["listen"], "0.0.0.0:") {
+		t.Fatalf("gateway --listen=%q: want 0.0.0.0:PORT, or the kubelet and the Service cannot reach it", args["listen"])
+	}
+	if len(gw.Ports) != 1 || strconv.Itoa(gw.Ports[0].ContainerPort) != port {
+		t.Errorf("gateway containerPort %v does not match --listen port %s", gw.Ports, port)
+	}
+	for kind, p := range map[string]*probe{"liveness": gw.LivenessProbe, "readiness": gw.ReadinessProbe, "startup": gw.StartupProbe} {
+		if p == nil {
+			if kind != "startup" {
+				t.Errorf("gateway has no %s probe", kind)
+			}
+			continue
+		}
+		if p.HTTPGet == nil {
+			t.Errorf("gateway %s probe is not httpGet", kind)
+			continue
+		}
+		if !served[p.HTTPGet.Path] {
+			t.Errorf("gateway %s probe path %q: a running gateway does not answer 200 there", kind, p.HTTPGet.Path)
+		}
+		if resolvePort(gw, p.HTTPGet.Port) != gw.Ports[0].ContainerPort {
+			t.Errorf("gateway %s probe port %v is not the gateway's port", kind, p.HTTPGet.Port)
+		}
+	}
+	if gw.LivenessProbe != nil && gw.LivenessProbe.HTTPGet != nil && gw.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Errorf("liveness probe on %s: use /healthz, which stays up while a backend is down (a restart would not help)", gw.LivenessProbe.HTTPGet.Path)
+	}
+}
+
+func checkService(t *testing.T, s object, d object) {
+	t.Helper()
+	if !subset(s.Spec.Selector.labels(), d.Spec.Template.Metadata.Labels) || len(s.Spec.Selector.labels()) == 0 {
+		t.Errorf("Service %s selects %v, not the Deployment's Pods", s.Metadata.Name, s.Spec.Selector.labels())
+	}
+	gw := gatewayContainer(t, d)
+	for _, p := range s.Spec.Ports {
+		if resolvePort(gw, p.TargetPort) != gw.Ports[0].ContainerPort {
+			t.Errorf("Service %s port %d: targetPort %v is not the gateway's port", s.Metadata.Name, p.Port, p.TargetPort)
+		}
+	}
+}
+
+// checkSidecar: the service stays on loopback and the gateway fronts it there.
+func checkSidecar(t *testing.T, d object) {
+	t.Helper()
+	if n := len(d.Spec.Template.Spec.Containers); n != 2 {
+		t.Fatalf("%d containers, want the service and the gateway", n)
+	}
+	gw := gatewayContainer(t, d)
+	backend := argValue(gw.Args, "backend")
+	if host, _, err := net.SplitHostPort(backend); err != nil || !net.ParseIP(host).IsLoopback() {
+		t.Errorf("gateway --backend=%q: the sidecar's service belongs on loopback", backend)
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == "gateway" {
+			continue
+		}
+		if len(c.Ports) != 0 {
+			t.Errorf("service container %s exposes ports %v: only the gateway should", c.Name, c.Ports)
+		}
+		if !slices.Contains(c.Args, backend) {
+			t.Errorf("service container %s args %v do not listen on the gateway's --backend %s", c.Name, c.Args, backend)
+		}
+	}
+}
+
+// checkShared: several replicas, and the session secret they share.
+func checkShared(t *testing.T, objs []object, d object) {
+	t.Helper()
+	if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 {
+		t.Errorf("shared Deployment replicas %v: want several", d.Spec.Replicas)
+	}
+	if !slices.ContainsFunc(objs, func(o object) bool { return o.Kind == "PodDisruptionBudget" }) {
+		t.Error("shared deployment without a PodDisruptionBudget")
+	}
+	pod := d.Spec.Template.Spec
+	var secretVolume string
+	for _, v := range pod.Volumes {
+		if v.Secret != nil && v.Secret.SecretName != "" {
+			secretVolume = v.Name
+		}
+	}
+	gw := gatewayContainer(t, d)
+	if secretVolume == "" || !slices.ContainsFunc(gw.VolumeMounts, func(m struct {
+		Name     string `yaml:"name"`
+		ReadOnly bool   `yaml:"readOnly"`
+	}) bool {
+		return m.Name == secretVolume && m.ReadOnly
+	}) {
+		t.Error("the gateway does not mount the shared session Secret read-only")
+	}
+}
+
+func gatewayContainer(t *testing.T, d object) container {
+	t.Helper()
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == "gateway" {
+			return c
+		}
+	}
+	t.Fatalf("Deployment %s has no container named gateway", d.Metadata.Name)
+	return container{}
+}
+
+// resolvePort turns a probe's or Service's port (a number or a port
+// name) into the container's port number; 0 if it names none.
+func resolvePort(c container, port any) int {
+	switch p := port.(type) {
+	case string:
+		for _, cp := range c.Ports {
+			if cp.Name == p {
+				return cp.ContainerPort
+			}
+		}
+	case uint64:
+		return int(p)
+	case int64:
+		return int(p)
+	case int:
+		return p
+	}
+	return 0
+}
+
+func argValue(args []string, name string) string {
+	for _, a := range args {
+		if n, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "="); ok && n == name {
+			return v
+		}
+	}
+	return ""
+}
+
+func subset(sub, super map[string]string) bool {
+	for k, v := range sub {
+		if super[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestDockerfile checks the Dockerfile against the binary: its health
+// check and default arguments use flags the gateway accepts, it listens
+// where it EXPOSEs, and it runs as a numeric non-root user (which
+// Kubernetes' runAsNonRoot can verify).
+func TestDockerfile(t *testing.T) {
+	bin := buildGateway(t)
+	flags := acceptedFlags(t, bin)
+	raw, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string][]string{} // instruction -> its lines, continuations joined
+	for line := range strings.Lines(strings.ReplaceAll(string(raw), "\\\n", " ")) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		instr, rest, _ := strings.Cut(line, " ")
+		lines[strings.ToUpper(instr)] = append(lines[strings.ToUpper(instr)], strings.TrimSpace(rest))
+	}
+	froms := lines["FROM"]
+	if len(froms) != 2 || !strings.HasPrefix(froms[len(froms)-1], "gcr.io/distroless/static") {
+		t.Errorf("FROM %v: want a builder and a distroless static final stage", froms)
+	}
+	users := lines["USER"]
+	if len(users) != 1 {
+		t.Fatalf("USER %v: want exactly one", users)
+	}
+	uid, _, _ := strings.Cut(users[0], ":")
+	if n, err := strconv.Atoi(uid); err != nil || n == 0 {
+		t.Errorf("USER %s: want a numeric non-root uid", users[0])
+	}
+	exec := func(instr string) []string {
+		if len(lines[instr]) != 1 {
+			t.Fatalf("%s: want exactly one, got %v", instr, lines[instr])
+		}
+		v := lines[instr][0]
+		if instr == "HEALTHCHECK" {
+			_, v, _ = strings.Cut(v, "CMD ")
+		}
+		var out []string
+		if err := yaml.Unmarshal([]byte(v), &out); err != nil { // a JSON array is YAML
+			t.Fatalf("%s %s: want the exec (JSON array) form: distroless has no shell: %v", instr, v, err)
+		}
+		return out
+	}
+	if ep := exec("ENTRYPOINT"); !slices.Equal(ep, []string{"/gateway"}) {
+		t.Errorf("ENTRYPOINT %v", ep)
+	}
+	cmd := exec("CMD")
+	hc := exec("HEALTHCHECK")
+	for _, args := range [][]string{cmd, hc[1:]} {
+		for _, a := range args {
+			if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && !flags[name] {
+				t.Errorf("Dockerfile uses %s, which the gateway does not accept", a)
+			}
+		}
+	}
+	listen := argValue(joinFlagValues(cmd), "listen")
+	_, port, err := net.SplitHostPort(listen)
+	if err != nil || !strings.HasPrefix(listen, "0.0.0.0:") {
+		t.Fatalf("CMD --listen %q: want 0.0.0.0:PORT", listen)
+	}
+	if !slices.Contains(lines["EXPOSE"], port) {
+		t.Errorf("EXPOSE %v does not include the --listen port %s", lines["EXPOSE"], port)
+	}
+	if len(hc) != 3 || hc[0] != "/gateway" || hc[1] != "--probe" || !strings.Contains(hc[2], ":"+port+"/healthz") {
+		t.Errorf("HEALTHCHECK %v: want /gateway --probe http://127.0.0.1:%s/healthz", hc, port)
+	}
+}
+
+// joinFlagValues turns ["--listen", "x"] into ["--listen=x"].
+func joinFlagValues(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if strings.HasPrefix(args[i], "-") && !strings.Contains(args[i], "=") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			out = append(out, args[i]+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// buildGateway builds the gateway once for the package's tests.
+func buildGateway(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gateway-k8s-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "gateway")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/grpc-mcp-gateway/gateway/cmd/gateway").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("building the gateway: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// flagLine matches a flag in the flag package's usage output.
+var flagLine = regexp.MustCompile(`(?m)^\s+-([A-Za-z0-9][A-Za-z0-9-]*)`)
+
+// acceptedFlags is the set of flags `gateway -h` lists.
+func acceptedFlags(t *testing.T, bin string) map[string]bool {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "-h")
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("gateway -h: %v\n%s", err, stderr.String())
+	}
+	flags := map[string]bool{}
+	for _, m := range flagLine.FindAllStringSubmatch(stderr.String(), -1) {
+		flags[m[1]] = true
+	}
+	for _, must := range []string{"backend", "listen", "probe"} {
+		if !flags[must] {
+			t.Fatalf("gateway -h lists no -%s; parsing its output failed:\n%s", must, stderr.String())
+		}
+	}
+	return flags
+}
+
+// servedPaths runs the gateway (fronting its bundled demo backend) and
+// returns the probe paths that answer 200 once it is ready, checking on
+// the way that --probe exits 0 on a live path and 1 on a missing one.
+func servedPaths(t *testing.T, bin string) map[string]bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--listen", "127.0.0.1:0")
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	base := ""
+	urlRE := regexp.MustCompile(`at (http://\S+)/mcp`)
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("the gateway printed no MCP URL: %v", sc.Err())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+
+	served := map[string]bool{}
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+		// Readiness may lag start-up by a discovery: poll a little.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			resp, err := http.Get(base + path)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					served[path] = true
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+		}
+	}
+	if !served["/healthz"] {
+		t.Fatal("a running gateway does not answer /healthz")
+	}
+	for path, want := range map[string]int{"/healthz": 0, "/no-such-path": 1} {
+		if code := runProbe(bin, base+path); code != want {
+			t.Errorf("gateway --probe %s: exit %d, want %d", base+path, code, want)
+		}
+	}
+	return served
+}
+
+func runProbe(bin, url string) int {
+	err := exec.Command(bin, "--probe", url).Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}

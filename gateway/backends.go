@@ -1,0 +1,445 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"regexp"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/status"
+
+	"github.com/grpc-mcp-gateway/gateway/reflection"
+)
+
+// Defaults of Options.Refresh and Options.DiscoveryTimeout.
+const (
+	DefaultRefresh          = 30 * time.Second
+	DefaultDiscoveryTimeout = 15 * time.Second
+)
+
+// Retry backoff of a backend whose discovery failed: doubling from
+// retryMin up to retryMax (or the refresh interval, if shorter), with
+// ±20% jitter so that gateways restarted together do not retry in step.
+const (
+	retryMin = 500 * time.Millisecond
+	retryMax = 30 * time.Second
+)
+
+// Backend is one gRPC server the gateway fronts. Everything that may
+// differ between backends lives here rather than in Options, so the
+// config file (per-backend TLS, metadata, timeouts) can add fields without
+// changing the API's shape: the connection (and with it TLS) is the
+// caller's, made with Dial.
+type Backend struct {
+	// Name identifies the backend in logs, errors, /readyz, resource URIs
+	// (grpc://NAME/package.Service) and, where two backends' tool names
+	// collide, as their prefix. It must satisfy ValidBackendName. A lone
+	// backend may leave it empty: it is then named after Address.
+	Name string
+	// Address is HOST:PORT, for messages.
+	Address string
+	// Conn carries the calls and, unless Source says otherwise, server
+	// reflection. When it is a *grpc.ClientConn (anything with GetState,
+	// WaitForStateChange and Connect) the gateway watches its state for
+	// /readyz and to discover again when it comes back after a failure.
+	Conn grpc.ClientConnInterface
+	// Source, when set, is the only descriptor source, used as is; Files
+	// and NoReflection are then ignored.
+	Source reflection.Source
+	// Files, when set, are descriptor files (reflection.NewDescriptorSetSource
+	// or NewProtoSource) for this backend: overlaid on server reflection
+	// for their comments, and used instead of it when the backend answers
+	// that it has no reflection service.
+	Files reflection.Source
+	// NoReflection uses Files alone, never asking the backend.
+	NoReflection bool
+}
+
+var backendNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
+
+// ValidBackendName reports whether name can name a backend: 1 to 32
+// characters of [a-z0-9_-], so that it is safe in a tool name prefix, a
+// URI host and a metrics label alike.
+func ValidBackendName(name string) error {
+	if !backendNameRE.MatchString(name) {
+		return fmt.Errorf("backend name %q: want 1-32 characters of a-z, 0-9, '_' and '-'", name)
+	}
+	return nil
+}
+
+// stateConn is the part of *grpc.ClientConn that readiness and reconnect
+// detection need.
+type stateConn interface {
+	GetState() connectivity.State
+	WaitForStateChange(ctx context.Context, s connectivity.State) bool
+	Connect()
+}
+
+// backendState is one backend and what the gateway knows of it.
+type backendState struct {
+	b      Backend
+	source reflection.Source
+	conn   stateConn // nil when Conn has no connectivity state
+	// kick asks the backend's loop to discover now (the connection came
+	// back); capacity 1, so reconnects coalesce.
+	kick chan struct{}
+
+	mu sync.Mutex
+	// tools is the last successful discovery, compiled; nil before one.
+	tools   *backendTools
+	lastErr error // of the last attempt; nil after a success
+	state   connectivity.State
+}
+
+func (b *backendState) snapshot() (tools *backendTools, lastErr error, state connectivity.State) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tools, b.lastErr, b.state
+}
+
+// initBackends validates backends and prepares their descriptor sources.
+func (g *Gateway) initBackends(backends []Backend) error {
+	if len(backends) == 0 {
+		return errors.New("no backends")
+	}
+	seen := make(map[string]bool, len(backends))
+	for _, b := range backends {
+		if b.Name == "" && len(backends) == 1 {
+			b.Name = b.Address
+			if b.Name == "" {
+				b.Name = "backend"
+			}
+		} else if err := ValidBackendName(b.Name); err != nil {
+			return err
+		}
+		if seen[b.Name] {
+			return fmt.Errorf("backend name %q is used twice", b.Name)
+		}
+		seen[b.Name] = true
+		if b.Conn == nil && (b.Source == nil || b.NoReflection) {
+			return fmt.Errorf("backend %s: no connection", b.Name)
+		}
+		bs := &backendState{b: b, kick: make(chan struct{}, 1), source: b.Source}
+		if sc, ok := b.Conn.(stateConn); ok {
+			bs.conn = sc
+			bs.state = sc.GetState()
+		}
+		if bs.source == nil {
+			src, err := g.backendSource(b)
+			if err != nil {
+				return fmt.Errorf("backend %s: %w", b.Name, err)
+			}
+			bs.source = src
+		}
+		g.backends = append(g.backends, bs)
+	}
+	return nil
+}
+
+// backendSource is a backend's descriptor source from its settings:
+// reflection, reflection with Files' comments (falling back to Files when
+// the backend has no reflection), or Files alone.
+func (g *Gateway) backendSource(b Backend) (reflection.Source, error) {
+	if b.NoReflection {
+		if b.Files == nil {
+			return nil, errors.New("reflection disabled and no descriptor files given")
+		}
+		return b.Files, nil
+	}
+	refl := reflection.NewServerReflection(b.Conn, &reflection.ServerReflectionOptions{Logger: g.opts.Logger})
+	if b.Files == nil {
+		return refl, nil
+	}
+	return &fallbackSource{
+		primary:  reflection.Overlay(refl, b.Files, &reflection.OverlayOptions{Logger: g.opts.Logger}),
+		files:    b.Files,
+		backend:  b.Name,
+		gateway:  g,
+		announce: &sync.Once{},
+	}, nil
+}
+
+// fallbackSource is server reflection overlaid with descriptor files,
+// falling back to the files alone when the backend has no reflection: the
+// operator who gave files has said what the API is, so an Unimplemented
+// reflection service is no reason to serve nothing.
+type fallbackSource struct {
+	primary, files reflection.Source
+	backend        string
+	gateway        *Gateway
+	announce       *sync.Once
+}
+
+func (s *fallbackSource) Discover(ctx context.Context) (*reflection.Result, error) {
+	res, err := s.primary.Discover(ctx)
+	if !errors.Is(err, reflection.ErrReflectionNotSupported) {
+		return res, err
+	}
+	s.announce.Do(func() {
+		s.gateway.opts.Logger.Warn("backend does not serve server reflection: using the descriptor files alone", "backend", s.backend)
+	})
+	return s.files.Discover(ctx)
+}
+
+// start runs the first discovery of every backend, concurrently, within
+// ctx, assembles the first catalog, and starts the background loops.
+func (g *Gateway) start(ctx context.Context) error {
+	errs := make([]error, len(g.backends))
+	var wg sync.WaitGroup
+	for i, b := range g.backends {
+		wg.Go(func() { _, errs[i] = g.discoverBackend(ctx, b) })
+	}
+	wg.Wait()
+	if g.opts.RequireBackends {
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			g.opts.Logger.Warn("backend not available at start; serving without its tools and retrying in the background",
+				"backend", g.backends[i].b.Name, "err", err.Error())
+		}
+	}
+	if _, err := g.rebuild(); err != nil {
+		return err
+	}
+
+	lctx, cancel := context.WithCancel(context.Background())
+	g.stop = cancel
+	for _, b := range g.backends {
+		g.wg.Go(func() { g.runBackend(lctx, b) })
+		if b.conn != nil {
+			g.wg.Go(func() { g.watchConn(lctx, b) })
+		}
+	}
+	return nil
+}
+
+// Close stops background discovery and waits for it; it is idempotent
+// and does not close the backends' connections, which are the caller's.
+// Shutdown calls it.
+func (g *Gateway) Close() {
+	g.stopOnce.Do(func() {
+		if g.stop != nil {
+			g.stop()
+		}
+	})
+	g.wg.Wait()
+}
+
+// BeginShutdown marks the gateway not ready (/readyz answers 503) while it
+// keeps serving, so a load balancer can stop sending new clients before
+// the process stops. Call it on SIGTERM; Shutdown calls it too.
+func (g *Gateway) BeginShutdown() { g.draining.Store(true) }
+
+// runBackend discovers b again on every refresh tick, when its connection
+// comes back (watchConn), and, after a failure, with backoff until it
+// succeeds. A failed discovery keeps the backend's last known tools: a
+// backend that is away answers calls with UNAVAILABLE, which the model
+// sees as a tool error, and that is better than tools that come and go.
+func (g *Gateway) runBackend(ctx context.Context, b *backendState) {
+	var tick <-chan time.Time
+	if g.opts.Refresh > 0 {
+		t := time.NewTicker(g.opts.Refresh)
+		defer t.Stop()
+		tick = t.C
+	}
+	failures := 0
+	if _, err, _ := b.snapshot(); err != nil {
+		failures = 1
+	}
+	retry := time.NewTimer(0)
+	defer retry.Stop()
+	for {
+		var retryC <-chan time.Time
+		if failures > 0 {
+			retry.Reset(g.backoff(failures))
+			retryC = retry.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+		case <-retryC:
+		case <-b.kick:
+		}
+		retry.Stop()
+		dctx, cancel := context.WithTimeout(ctx, g.opts.DiscoveryTimeout)
+		changed, err := g.discoverBackend(dctx, b)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			if failures == 0 {
+				g.opts.Logger.Warn("backend discovery failed; keeping its last known tools and retrying", "backend", b.b.Name, "err", err.Error())
+			} else {
+				g.opts.Logger.Debug("backend discovery failed again", "backend", b.b.Name, "attempt", failures+1, "err", err.Error())
+			}
+			failures++
+			continue
+		}
+		if failures > 0 {
+			g.opts.Logger.Info("backend discovered again", "backend", b.b.Name, "after_failures", failures)
+		}
+		failures = 0
+		if changed {
+			if _, err := g.rebuild(); err != nil {
+				g.opts.Logger.Error("rebuilding the tool catalog failed; keeping the current one", "err", err)
+			}
+		}
+	}
+}
+
+func (g *Gateway) backoff(failures int) time.Duration {
+	limit := retryMax
+	if g.opts.Refresh > 0 && g.opts.Refresh < limit {
+		limit = g.opts.Refresh
+	}
+	d := retryMin << min(failures-1, 16)
+	d = min(d, limit)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// watchConn follows b's connection state for /readyz and kicks a discovery
+// when the connection becomes READY after a failure (a redeployed or
+// restarted backend may serve a different API). It keeps an IDLE
+// connection connecting: grpc-go parks a channel whose backend went away in
+// IDLE until a call comes, which would hide both the outage and the return.
+func (g *Gateway) watchConn(ctx context.Context, b *backendState) {
+	sawFailure := false
+	for {
+		s := b.conn.GetState()
+		b.mu.Lock()
+		b.state = s
+		b.mu.Unlock()
+		g.opts.Metrics.SetBackendState(b.b.Name, s)
+		switch s {
+		case connectivity.Idle:
+			b.conn.Connect()
+		case connectivity.TransientFailure:
+			sawFailure = true
+		case connectivity.Ready:
+			if sawFailure {
+				sawFailure = false
+				g.opts.Logger.Info("backend connection is back; discovering it again", "backend", b.b.Name)
+				select {
+				case b.kick <- struct{}{}:
+				default:
+				}
+			}
+		case connectivity.Shutdown:
+			return
+		}
+		if !b.conn.WaitForStateChange(ctx, s) {
+			return
+		}
+		if s == connectivity.Ready {
+			sawFailure = true // the connection dropped, whatever comes next
+		}
+	}
+}
+
+// discoveryError phrases a discovery failure as one line an operator can
+// act on.
+func discoveryError(name string, err error) error {
+	switch {
+	case errors.Is(err, reflection.ErrReflectionNotSupported):
+		return fmt.Errorf("backend %s does not serve gRPC server reflection (grpc.reflection.v1 or v1alpha): enable it on the server (grpc-go: reflection.Register(server)) or give its descriptors with --descriptor-set or --proto: %w", name, err)
+	case status.Code(err) == codes.Unavailable || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("backend %s is unreachable: check the address, that the server is running, and --plaintext or the TLS flags: %w", name, err)
+	}
+	return fmt.Errorf("backend %s: discovery failed: %w", name, err)
+}
+
+// BackendStatus is one backend's part of /readyz.
+type BackendStatus struct {
+	// Discovered is true once a discovery has succeeded.
+	Discovered bool `json:"discovered"`
+	// State is the connection's gRPC connectivity state (IDLE, CONNECTING,
+	// READY, TRANSIENT_FAILURE, SHUTDOWN); empty when the connection does
+	// not report one.
+	State string `json:"state,omitempty"`
+	// Error is the last discovery's error, if it failed.
+	Error string `json:"error,omitempty"`
+	// Tools is the number of the backend's tools being served.
+	Tools int `json:"tools"`
+	// Ready is this backend's part of the answer.
+	Ready bool `json:"ready"`
+}
+
+// Readiness is the body of /readyz.
+type Readiness struct {
+	Ready bool `json:"ready"`
+	// ShuttingDown is set after BeginShutdown.
+	ShuttingDown bool                     `json:"shuttingDown,omitempty"`
+	Backends     map[string]BackendStatus `json:"backends"`
+}
+
+// Ready reports whether the gateway should receive traffic: every backend
+// has been discovered at least once and its connection is usable (READY,
+// or IDLE: connected on demand), and shutdown has not begun.
+func (g *Gateway) Ready() Readiness {
+	r := Readiness{Ready: !g.draining.Load(), ShuttingDown: g.draining.Load(), Backends: make(map[string]BackendStatus, len(g.backends))}
+	counts := make(map[string]int, len(g.backends))
+	if c := g.catalog.Load(); c != nil {
+		for _, t := range c.tools {
+			counts[t.backend]++
+		}
+	}
+	for _, b := range g.backends {
+		tools, err, state := b.snapshot()
+		st := BackendStatus{Discovered: tools != nil, Tools: counts[b.b.Name]}
+		if err != nil {
+			st.Error = err.Error()
+		}
+		usable := true
+		if b.conn != nil {
+			st.State = stateName(state)
+			usable = state == connectivity.Ready || state == connectivity.Idle
+		}
+		st.Ready = st.Discovered && usable
+		r.Ready = r.Ready && st.Ready
+		r.Backends[b.b.Name] = st
+	}
+	return r
+}
+
+// stateName spells s as gRPC's connectivity documentation does.
+func stateName(s connectivity.State) string {
+	switch s {
+	case connectivity.Idle:
+		return "IDLE"
+	case connectivity.Connecting:
+		return "CONNECTING"
+	case connectivity.Ready:
+		return "READY"
+	case connectivity.TransientFailure:
+		return "TRANSIENT_FAILURE"
+	case connectivity.Shutdown:
+		return "SHUTDOWN"
+	}
+	return s.String()
+}
+
+// serveReadyz answers 200 when Ready, else 503, with the Readiness as JSON
+// either way, so an operator reads what is missing from the probe itself.
+func (g *Gateway) serveReadyz(w http.ResponseWriter, _ *http.Request) {
+	r := g.Ready()
+	body, _ := json.Marshal(r)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !r.Ready {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_, _ = w.Write(append(body, '\n'))
+}

@@ -1,0 +1,801 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
+)
+
+// fakeAPI is a reflection server whose API a test changes at run time: it
+// serves whatever files were last set, and answers every method with an
+// empty message (which decodes as any message type).
+type fakeAPI struct {
+	// hold, when set, holds a call whose request contains "block" until
+	// it is closed; held is told when such a call arrives.
+	hold, held chan struct{}
+
+	mu       sync.Mutex
+	files    *protoregistry.Files
+	services []string
+}
+
+func (f *fakeAPI) set(t testing.TB, fdps ...*descriptorpb.FileDescriptorProto) {
+	t.Helper()
+	files := new(protoregistry.Files)
+	var svcs []string
+	for _, fdp := range fdps {
+		fd, err := protodesc.NewFile(fdp, resolverChain{files, protoregistry.GlobalFiles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := files.RegisterFile(fd); err != nil {
+			t.Fatal(err)
+		}
+		for i := range fd.Services().Len() {
+			svcs = append(svcs, string(fd.Services().Get(i).FullName()))
+		}
+	}
+	f.mu.Lock()
+	f.files, f.services = files, svcs
+	f.mu.Unlock()
+}
+
+func (f *fakeAPI) current() (*protoregistry.Files, []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.files, f.services
+}
+
+func (f *fakeAPI) FindFileByPath(p string) (protoreflect.FileDescriptor, error) {
+	files, _ := f.current()
+	return resolverChain{files, protoregistry.GlobalFiles}.FindFileByPath(p)
+}
+
+func (f *fakeAPI) FindDescriptorByName(n protoreflect.FullName) (protoreflect.Descriptor, error) {
+	files, _ := f.current()
+	return resolverChain{files, protoregistry.GlobalFiles}.FindDescriptorByName(n)
+}
+
+func (f *fakeAPI) GetServiceInfo() map[string]grpc.ServiceInfo {
+	_, svcs := f.current()
+	m := make(map[string]grpc.ServiceInfo, len(svcs))
+	for _, s := range svcs {
+		m[s] = grpc.ServiceInfo{}
+	}
+	return m
+}
+
+type resolverChain []*protoregistry.Files
+
+func (r resolverChain) FindFileByPath(p string) (protoreflect.FileDescriptor, error) {
+	for _, f := range r {
+		if fd, err := f.FindFileByPath(p); err == nil {
+			return fd, nil
+		}
+	}
+	return nil, protoregistry.NotFound
+}
+
+func (r resolverChain) FindDescriptorByName(n protoreflect.FullName) (protoreflect.Descriptor, error) {
+	for _, f := range r {
+		if d, err := f.FindDescriptorByName(n); err == nil {
+			return d, nil
+		}
+	}
+	return nil, protoregistry.NotFound
+}
+
+// serveFake serves api on addr ("127.0.0.1:0" for any port) and returns
+// the address and a stop function (also run at cleanup).
+func serveFake(t testing.TB, api *fakeAPI, addr string) (string, func()) {
+	t.Helper()
+	var lis net.Listener
+	var err error
+	for range 50 { // the port of a stopped server may take a moment to free
+		if lis, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
+		in := new(emptypb.Empty)
+		if err := stream.RecvMsg(in); err != nil && err != io.EOF {
+			return err
+		}
+		if api.hold != nil && strings.Contains(string(in.ProtoReflect().GetUnknown()), "block") {
+			api.held <- struct{}{}
+			<-api.hold
+		}
+		return stream.SendMsg(new(emptypb.Empty))
+	}))
+	refv1.RegisterServerReflectionServer(gs, grpcreflection.NewServerV1(grpcreflection.ServerOptions{Services: api, DescriptorResolver: api}))
+	go func() { _ = gs.Serve(lis) }()
+	var once sync.Once
+	stop := func() { once.Do(gs.Stop) }
+	t.Cleanup(stop)
+	return lis.Addr().String(), stop
+}
+
+// apiFile is a file of package pkg with one service and the given unary
+// methods, each taking and returning the message Msg.
+func apiFile(pkg, service string, methods ...*descriptorpb.MethodDescriptorProto) *descriptorpb.FileDescriptorProto {
+	msg := "." + pkg + ".Msg"
+	for _, m := range methods {
+		m.InputType, m.OutputType = proto.String(msg), proto.String(msg)
+	}
+	return &descriptorpb.FileDescriptorProto{
+		Name:       proto.String(strings.ReplaceAll(pkg, ".", "/") + "/" + strings.ToLower(service) + ".proto"),
+		Package:    proto.String(pkg),
+		Syntax:     proto.String("proto3"),
+		Dependency: []string{"mcpgateway/v1/annotations.proto"},
+		MessageType: []*descriptorpb.DescriptorProto{{
+			Name: proto.String("Msg"),
+			Field: []*descriptorpb.FieldDescriptorProto{{
+				Name: proto.String("text"), JsonName: proto.String("text"), Number: proto.Int32(1),
+				Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(), Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(),
+			}},
+		}},
+		Service: []*descriptorpb.ServiceDescriptorProto{{Name: proto.String(service), Method: methods}},
+	}
+}
+
+func method(name string) *descriptorpb.MethodDescriptorProto {
+	return &descriptorpb.MethodDescriptorProto{Name: proto.String(name)}
+}
+
+func methodWith(name string, opt *mcpgatewayv1.Tool) *descriptorpb.MethodDescriptorProto {
+	mo := &descriptorpb.MethodOptions{}
+	proto.SetExtension(mo, mcpgatewayv1.E_Tool, opt)
+	return &descriptorpb.MethodDescriptorProto{Name: proto.String(name), Options: mo}
+}
+
+// newGateway serves backends (name -> address) over HTTP; cleanup shuts
+// it down before the connections close.
+func newGateway(t testing.TB, backends []gateway.Backend, opts *gateway.Options) (*gateway.Gateway, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	g, err := gateway.New(ctx, backends, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = g.Shutdown(ctx)
+		srv.Close()
+	})
+	return g, srv.URL
+}
+
+func dialBackend(t testing.TB, name, addr string) gateway.Backend {
+	t.Helper()
+	conn, err := gateway.Dial(addr, gateway.BackendTLS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return gateway.Backend{Name: name, Address: addr, Conn: conn}
+}
+
+func toolNames(g *gateway.Gateway) []string {
+	var names []string
+	for _, tl := range g.Tools().Tools() {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func toolByName(t *testing.T, g *gateway.Gateway, name string) mcp.Tool {
+	t.Helper()
+	for _, tl := range g.Tools().Tools() {
+		if tl.Name == name {
+			return tl
+		}
+	}
+	t.Fatalf("no tool %s in %v", name, toolNames(g))
+	return mcp.Tool{}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readyz(t *testing.T, base string) (int, gateway.Readiness) {
+	t.Helper()
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r gateway.Readiness
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, r
+}
+
+func TestTwoBackendsCollisions(t *testing.T) {
+	t.Parallel()
+	zooA, zooB := startBackend(t), startBackend(t)
+	other := &fakeAPI{}
+	other.set(t, apiFile("shop.v1", "ShopService", method("GetItem")))
+	shop, _ := serveFake(t, other, "127.0.0.1:0")
+	g, base := newGateway(t, []gateway.Backend{
+		dialBackend(t, "zoo", zooA.addr), dialBackend(t, "zoo2", zooB.addr), dialBackend(t, "shop", shop),
+	}, nil)
+	names := toolNames(g)
+	// Only the colliding tools are prefixed; the shop's stay as they were.
+	for _, want := range []string{"ShopService_GetItem", "zoo_ZooService_GetAnimal", "zoo2_ZooService_GetAnimal"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no %s in %v", want, names)
+		}
+	}
+	if slices.Contains(names, "ZooService_GetAnimal") {
+		t.Errorf("colliding tool not prefixed: %v", names)
+	}
+	if code, r := readyz(t, base); code != 200 || !r.Ready || len(r.Backends) != 3 || r.Backends["shop"].Tools != 1 {
+		t.Errorf("readyz %d %+v", code, r)
+	}
+
+	cs := connect(t, base+"/mcp", "2025-11-25")
+	res := call(t, cs, "zoo2_ZooService_GetAnimal", map[string]any{"id": "leo"})
+	if res.IsError || !strings.Contains(text(t, res), `"leo"`) {
+		t.Errorf("call through the second backend: %+v", res)
+	}
+	if res := call(t, cs, "ShopService_GetItem", map[string]any{"text": "x"}); res.IsError {
+		t.Errorf("call to the fake: %+v", res)
+	}
+}
+
+func TestBackendValidation(t *testing.T) {
+	t.Parallel()
+	b := startBackend(t)
+	conn := dialBackend(t, "", b.addr).Conn
+	ctx := context.Background()
+	for _, c := range []struct {
+		backends []gateway.Backend
+		want     string
+	}{
+		{nil, "no backends"},
+		{[]gateway.Backend{{Name: "a", Conn: conn}, {Conn: conn}}, `backend name ""`},
+		{[]gateway.Backend{{Name: "a", Conn: conn}, {Name: "a", Conn: conn}}, `"a" is used twice`},
+		{[]gateway.Backend{{Name: "A.b", Conn: conn}, {Name: "c", Conn: conn}}, `backend name "A.b"`},
+		{[]gateway.Backend{{Name: "a", Conn: conn, NoReflection: true}}, "reflection disabled and no descriptor files"},
+	} {
+		if _, err := gateway.New(ctx, c.backends, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want %q", c.backends, err, c.want)
+		}
+	}
+	if _, err := gateway.New(ctx, []gateway.Backend{{Name: "a", Conn: conn}}, &gateway.Options{Include: []string{"a/["}}); err == nil || !strings.Contains(err.Error(), "--include") {
+		t.Errorf("bad pattern: %v", err)
+	}
+}
+
+func TestFilters(t *testing.T) {
+	t.Parallel()
+	b := startBackend(t)
+	for _, c := range []struct {
+		name             string
+		include, exclude []string
+		health           bool
+		want             []string
+	}{
+		{"service", []string{"zoo.v1.ZooService/Get*"}, nil, false, []string{"ZooService_GetAnimal", "ZooService_GetNextFeedingTime", "ZooService_GetTaxonomy"}},
+		{"service without slash", []string{"zoo.v1.ZooService"}, []string{"*/*Animal*", "*/*Feed*", "*/*Taxonomy", "*/*Observations", "*/ChatWithKeeper"}, false, []string{"ZooService_ListEnclosures"}},
+		{"package", []string{"zoo.v1.*/Delete*"}, nil, false, []string{"ZooService_DeleteAnimal"}},
+		{"health hidden", []string{"*/Check"}, nil, false, nil},
+		{"health exposed", []string{"grpc.health.v1.Health/Check"}, nil, true, []string{"Health_Check"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Include: c.include, Exclude: c.exclude, ExposeHealth: c.health})
+			if got := toolNames(g); !slices.Equal(got, c.want) {
+				t.Errorf("tools %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// optionsFile exercises every proto option, including the invalid cases
+// that fall back to derived names.
+func optionsFile() *descriptorpb.FileDescriptorProto {
+	f := apiFile("opts.v1", "Things",
+		methodWith("Lookup", &mcpgatewayv1.Tool{Name: "lookup_thing", Title: "Look up a thing", Description: "Finds one thing by its text.", ReadOnlyHint: proto.Bool(true), OpenWorldHint: proto.Bool(false)}),
+		methodWith("Remove", &mcpgatewayv1.Tool{Title: "Remove a thing", DestructiveHint: proto.Bool(true), IdempotentHint: proto.Bool(true)}),
+		methodWith("Secret", &mcpgatewayv1.Tool{Hidden: true}),
+		methodWith("BadName", &mcpgatewayv1.Tool{Name: "has.dots"}),
+		methodWith("Dup1", &mcpgatewayv1.Tool{Name: "same"}),
+		methodWith("Dup2", &mcpgatewayv1.Tool{Name: "same"}),
+		methodWith("Clash", &mcpgatewayv1.Tool{Name: "p_Things_Plain"}),
+		method("Plain"),
+	)
+	so := &descriptorpb.ServiceOptions{}
+	proto.SetExtension(so, mcpgatewayv1.E_Service, &mcpgatewayv1.Service{NamePrefix: "p_"})
+	f.Service[0].Options = so
+	hidden := &descriptorpb.ServiceDescriptorProto{Name: proto.String("Internal"), Method: []*descriptorpb.MethodDescriptorProto{
+		{Name: proto.String("Do"), InputType: proto.String(".opts.v1.Msg"), OutputType: proto.String(".opts.v1.Msg")},
+	}}
+	ho := &descriptorpb.ServiceOptions{}
+	proto.SetExtension(ho, mcpgatewayv1.E_Service, &mcpgatewayv1.Service{Hidden: true})
+	hidden.Options = ho
+	f.Service = append(f.Service, hidden)
+	return f
+}
+
+func TestProtoOptions(t *testing.T) {
+	t.Parallel()
+	api := &fakeAPI{}
+	api.set(t, optionsFile())
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+
+	// The same file as a descriptor set on disk, for the other source.
+	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
+		protodesc.ToFileDescriptorProto(descriptorpb.File_google_protobuf_descriptor_proto),
+		protodesc.ToFileDescriptorProto(mcpgatewayv1.File_mcpgateway_v1_annotations_proto),
+		optionsFile(),
+	}}
+	raw, err := proto.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "opts.binpb")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, src := range []string{"reflection", "descriptor set"} {
+		t.Run(src, func(t *testing.T) {
+			b := dialBackend(t, "opts", addr)
+			if src == "descriptor set" {
+				b.Files, b.NoReflection = reflection.NewDescriptorSetSource(path), true
+			}
+			g, _ := newGateway(t, []gateway.Backend{b}, nil)
+			want := []string{"p_Things_BadName", "p_Things_Clash", "p_Things_Dup1", "p_Things_Dup2", "lookup_thing", "p_Things_Plain", "p_Things_Remove"}
+			if got := toolNames(g); !slices.Equal(got, want) {
+				t.Fatalf("tools %v, want %v", got, want)
+			}
+			lookup := toolByName(t, g, "lookup_thing")
+			if lookup.Title != "Look up a thing" || lookup.Description != "Finds one thing by its text." {
+				t.Errorf("lookup: title %q description %q", lookup.Title, lookup.Description)
+			}
+			if a := lookup.Annotations; a == nil || a.Title != "Look up a thing" || !*a.ReadOnlyHint || *a.OpenWorldHint || a.DestructiveHint != nil {
+				t.Errorf("lookup annotations: %+v", a)
+			}
+			if a := toolByName(t, g, "p_Things_Remove").Annotations; a == nil || !*a.DestructiveHint || !*a.IdempotentHint || a.ReadOnlyHint != nil {
+				t.Errorf("remove annotations: %+v", a)
+			}
+			if a := toolByName(t, g, "p_Things_Plain").Annotations; a != nil {
+				t.Errorf("plain annotations: %+v", a)
+			}
+		})
+	}
+}
+
+// TestZooOptions: the demo's own options arrive through reflection.
+func TestZooOptions(t *testing.T) {
+	t.Parallel()
+	_, g, _ := startGateway(t, nil)
+	get := toolByName(t, g, "ZooService_GetAnimal")
+	if get.Title != "Look up an animal" || get.Annotations == nil || get.Annotations.OpenWorldHint == nil || *get.Annotations.OpenWorldHint || !*get.Annotations.ReadOnlyHint {
+		t.Errorf("GetAnimal: %+v %+v", get, get.Annotations)
+	}
+	del := toolByName(t, g, "ZooService_DeleteAnimal")
+	if del.Title != "Remove an animal" || del.Annotations == nil || del.Annotations.DestructiveHint == nil || !*del.Annotations.DestructiveHint {
+		t.Errorf("DeleteAnimal: %+v %+v", del, del.Annotations)
+	}
+}
+
+// TestDescriptorSetFallback: a backend without reflection is served from a
+// descriptor set given as an overlay, and the set's comments are used when
+// reflection exists.
+func TestDescriptorSetFallback(t *testing.T) {
+	t.Parallel()
+	api := &fakeAPI{}
+	f := apiFile("doc.v1", "Docs", method("Read"))
+	f.SourceCodeInfo = &descriptorpb.SourceCodeInfo{Location: []*descriptorpb.SourceCodeInfo_Location{
+		{Path: []int32{6, 0, 2, 0}, Span: []int32{1, 0, 10}, LeadingComments: proto.String(" Reads a document.\n")},
+	}}
+	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
+		protodesc.ToFileDescriptorProto(descriptorpb.File_google_protobuf_descriptor_proto),
+		protodesc.ToFileDescriptorProto(mcpgatewayv1.File_mcpgateway_v1_annotations_proto), f,
+	}}
+	raw, _ := proto.Marshal(set)
+	path := filepath.Join(t.TempDir(), "doc.binpb")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api.set(t, apiFile("doc.v1", "Docs", method("Read")))
+	withRefl, _ := serveFake(t, api, "127.0.0.1:0")
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := grpc.NewServer()
+	go func() { _ = bare.Serve(lis) }()
+	t.Cleanup(bare.Stop)
+
+	for name, addr := range map[string]string{"overlay": withRefl, "fallback": lis.Addr().String()} {
+		t.Run(name, func(t *testing.T) {
+			b := dialBackend(t, "docs", addr)
+			b.Files = reflection.NewDescriptorSetSource(path)
+			g, _ := newGateway(t, []gateway.Backend{b}, nil)
+			if d := toolByName(t, g, "Docs_Read").Description; d != "Reads a document." {
+				t.Errorf("description %q", d)
+			}
+		})
+	}
+}
+
+// listChanges counts notifications/tools/list_changed a client receives.
+type listChanges struct {
+	mu            sync.Mutex
+	tools, resour int
+	kick          chan struct{}
+}
+
+func (l *listChanges) options() *sdk.ClientOptions {
+	l.kick = make(chan struct{}, 100)
+	return &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			l.mu.Lock()
+			l.tools++
+			l.mu.Unlock()
+			l.kick <- struct{}{}
+		},
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) {
+			l.mu.Lock()
+			l.resour++
+			l.mu.Unlock()
+		},
+	}
+}
+
+func (l *listChanges) counts() (int, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.tools, l.resour
+}
+
+func connectNotified(t *testing.T, url, version string, opts *sdk.ClientOptions) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "refresh", Version: "1"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func listNames(t *testing.T, cs *sdk.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name+"|"+tl.Description)
+	}
+	return names
+}
+
+// TestRefresh: a method added, changed and removed at the backend reaches
+// connected clients as list_changed, on every revision's delivery path.
+func TestRefresh(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(v, func(t *testing.T) {
+			api := &fakeAPI{}
+			api.set(t, apiFile("svc.v1", "S", method("A")))
+			addr, _ := serveFake(t, api, "127.0.0.1:0")
+			g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Refresh: 50 * time.Millisecond})
+			var lc listChanges
+			cs := connectNotified(t, base+"/mcp", v, lc.options())
+			if got := toolNames(g); !slices.Equal(got, []string{"S_A"}) {
+				t.Fatalf("tools %v", got)
+			}
+			// Give the client's notification stream a moment to open.
+			time.Sleep(200 * time.Millisecond)
+
+			steps := []struct {
+				name string
+				file *descriptorpb.FileDescriptorProto
+				want []string
+			}{
+				{"add", apiFile("svc.v1", "S", method("A"), method("B")), []string{"S_A", "S_B"}},
+				{"change", apiFile("svc.v1", "S", methodWith("A", &mcpgatewayv1.Tool{Description: "now described"}), method("B")), []string{"S_A|now described", "S_B"}},
+				{"remove", apiFile("svc.v1", "S", method("B")), []string{"S_B"}},
+			}
+			for i, s := range steps {
+				api.set(t, s.file)
+				select {
+				case <-lc.kick:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%s: no list_changed", s.name)
+				}
+				names := listNames(t, cs)
+				for _, w := range s.want {
+					if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, w) }) {
+						t.Errorf("%s: %v lacks %s", s.name, names, w)
+					}
+				}
+				if len(names) != len(s.want) {
+					t.Errorf("%s: %v, want %d tools", s.name, names, len(s.want))
+				}
+				if n, _ := lc.counts(); n != i+1 {
+					t.Errorf("%s: %d notifications so far, want %d", s.name, n, i+1)
+				}
+			}
+			// An unchanged backend causes no notification, however often it
+			// is refreshed.
+			time.Sleep(300 * time.Millisecond)
+			if n, _ := lc.counts(); n != len(steps) {
+				t.Errorf("notifications after quiet refreshes: %d, want %d", n, len(steps))
+			}
+		})
+	}
+}
+
+// TestInFlightCallKeepsItsTool: a call that started before a swap that
+// removes its tool finishes on the tool it started with.
+func TestInFlightCallKeepsItsTool(t *testing.T) {
+	t.Parallel()
+	api := &fakeAPI{hold: make(chan struct{}), held: make(chan struct{}, 1)}
+	api.set(t, apiFile("svc.v1", "S", method("Slow")))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Refresh: 50 * time.Millisecond})
+	cs := connect(t, base+"/mcp", "2025-11-25")
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "block"}})
+		if err != nil {
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}
+		}
+		done <- res
+	}()
+	<-api.held
+	api.set(t, apiFile("svc.v1", "S", method("Other")))
+	waitFor(t, "the swap", func() bool { return slices.Equal(toolNames(g), []string{"S_Other"}) })
+	close(api.hold)
+	if res := <-done; res.IsError {
+		t.Errorf("in-flight call after its tool was removed: %+v", res.Content[0])
+	}
+}
+
+// TestLateBackend: a backend down at start is served once it appears, and
+// /readyz flips; then it dies (keeping its tools, calls failing as tool
+// errors) and returns.
+func TestLateBackend(t *testing.T) {
+	t.Parallel()
+	// Reserve a port, then free it: the backend will appear there later.
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+
+	zoo := startBackend(t)
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr), dialBackend(t, "late", addr)}, &gateway.Options{Refresh: -1})
+	if code, r := readyz(t, base); code != 503 || r.Ready || r.Backends["late"].Discovered || r.Backends["late"].Error == "" || !r.Backends["zoo"].Ready {
+		t.Fatalf("readyz before: %d %+v", code, r)
+	}
+	var lc listChanges
+	cs := connectNotified(t, base+"/mcp", "2025-11-25", lc.options())
+	time.Sleep(200 * time.Millisecond)
+
+	api := &fakeAPI{}
+	api.set(t, apiFile("late.v1", "Late", method("Hello")))
+	_, stop := serveFake(t, api, addr)
+	select {
+	case <-lc.kick:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no list_changed when the late backend appeared")
+	}
+	if !slices.Contains(toolNames(g), "Late_Hello") {
+		t.Fatalf("tools %v", toolNames(g))
+	}
+	waitFor(t, "readyz 200", func() bool { code, _ := readyz(t, base); return code == 200 })
+
+	// It dies: readiness drops, its tools stay, calls fail as tool errors.
+	stop()
+	waitFor(t, "readyz 503 after the backend died", func() bool { code, _ := readyz(t, base); return code == 503 })
+	if !slices.Contains(toolNames(g), "Late_Hello") {
+		t.Errorf("tools of a dead backend were dropped: %v", toolNames(g))
+	}
+	res := call(t, cs, "Late_Hello", map[string]any{})
+	if !res.IsError || !strings.Contains(text(t, res), "UNAVAILABLE") {
+		t.Errorf("call to a dead backend: %+v", res)
+	}
+
+	// It returns with another API: discovered again without a timer.
+	api.set(t, apiFile("late.v1", "Late", method("Hello"), method("Again")))
+	serveFake(t, api, addr)
+	waitFor(t, "the returned backend's new tool", func() bool { return slices.Contains(toolNames(g), "Late_Again") })
+	waitFor(t, "readyz 200 again", func() bool { code, _ := readyz(t, base); return code == 200 })
+	if res := call(t, cs, "Late_Again", map[string]any{}); res.IsError {
+		t.Errorf("call after return: %+v", res)
+	}
+}
+
+func TestReadyzDuringShutdown(t *testing.T) {
+	t.Parallel()
+	_, g, url := startGateway(t, nil)
+	base := strings.TrimSuffix(url, "/mcp")
+	if code, r := readyz(t, base); code != 200 || !r.Ready || !r.Backends["zoo"].Discovered {
+		t.Fatalf("readyz: %d %+v", code, r)
+	}
+	g.BeginShutdown()
+	if code, r := readyz(t, base); code != 503 || !r.ShuttingDown {
+		t.Errorf("readyz while shutting down: %d %+v", code, r)
+	}
+	resp, err := http.Get(base + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}
+
+// TestSingleBackendDownAtStart: alone and down, the backend does not stop
+// the gateway: zero tools, 503, and a clear error in /readyz.
+func TestSingleBackendDownAtStart(t *testing.T) {
+	t.Parallel()
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "", "127.0.0.1:1")}, &gateway.Options{DiscoveryTimeout: time.Second})
+	if n := len(g.Tools().Tools()); n != 0 {
+		t.Errorf("%d tools", n)
+	}
+	code, r := readyz(t, base)
+	st := r.Backends["127.0.0.1:1"]
+	if code != 503 || st.Discovered || !strings.Contains(st.Error, "unreachable") {
+		t.Errorf("readyz %d %+v", code, r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "", "127.0.0.1:1")}, &gateway.Options{RequireBackends: true}); err == nil || !strings.Contains(err.Error(), "backend 127.0.0.1:1 is unreachable") {
+		t.Errorf("RequireBackends: %v", err)
+	}
+}
+
+// TestResources: every exposed service is a resource whose content is its
+// .proto source, reduced to the exposed methods and the types they use;
+// a refresh that changes the services sends resources/list_changed.
+func TestResources(t *testing.T) {
+	t.Parallel()
+	zoo := startBackend(t)
+	api := &fakeAPI{}
+	api.set(t, apiFile("svc.v1", "S", method("A")))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr), dialBackend(t, "s", addr)},
+		&gateway.Options{Refresh: 50 * time.Millisecond, Exclude: []string{"zoo.v1.ZooService/Delete*"}})
+
+	for _, v := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(v, func(t *testing.T) {
+			var lc listChanges
+			cs := connectNotified(t, base+"/mcp", v, lc.options())
+			ctx := context.Background()
+			list, err := cs.ListResources(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var uris []string
+			for _, r := range list.Resources {
+				uris = append(uris, r.URI)
+				if r.MIMEType != "text/x-protobuf" || r.Description == "" {
+					t.Errorf("%s: %+v", r.URI, r)
+				}
+			}
+			if want := []string{"grpc://s/svc.v1.S", "grpc://zoo/zoo.v1.ZooService"}; !slices.Equal(uris, want) {
+				t.Fatalf("resources %v, want %v (health hidden)", uris, want)
+			}
+			read, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "grpc://zoo/zoo.v1.ZooService"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := read.Contents[0].Text
+			for _, want := range []string{"package zoo.v1;", "service ZooService {", "rpc GetAnimal ( GetAnimalRequest ) returns ( GetAnimalResponse )", "message Animal {", "enum Species {", `title: "Look up an animal"`} {
+				if !strings.Contains(src, want) {
+					t.Errorf("source lacks %q:\n%s", want, src)
+				}
+			}
+			if strings.Contains(src, "DeleteAnimal") || strings.Contains(src, "message DeleteAnimalRequest") {
+				t.Errorf("source shows an excluded method:\n%s", src)
+			}
+			if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "grpc://zoo/nope"}); err == nil {
+				t.Error("reading an unknown resource succeeded")
+			}
+			templates, err := cs.ListResourceTemplates(ctx, nil)
+			if err != nil || len(templates.ResourceTemplates) != 0 {
+				t.Errorf("templates: %v %+v", err, templates)
+			}
+
+			time.Sleep(200 * time.Millisecond) // the notification stream opens
+			api.set(t, apiFile("svc.v1", "S", method("A")), apiFile("svc.v2", "T", method("B")))
+			waitFor(t, "resources/list_changed", func() bool { _, n := lc.counts(); return n > 0 })
+			list, err = cs.ListResources(ctx, nil)
+			if err != nil || len(list.Resources) != 3 {
+				t.Errorf("after the change: %v %+v", err, list)
+			}
+			api.set(t, apiFile("svc.v1", "S", method("A")))
+			waitFor(t, "resources back to two", func() bool {
+				l, err := cs.ListResources(ctx, nil)
+				return err == nil && len(l.Resources) == 2
+			})
+		})
+	}
+}
+
+// TestResourceComments: with a descriptor set, the printed source carries
+// the comments.
+func TestResourceComments(t *testing.T) {
+	t.Parallel()
+	f := apiFile("doc.v1", "Docs", method("Read"))
+	f.SourceCodeInfo = &descriptorpb.SourceCodeInfo{Location: []*descriptorpb.SourceCodeInfo_Location{
+		{Path: []int32{6, 0}, Span: []int32{1, 0, 10}, LeadingComments: proto.String(" Docs keeps documents.\n")},
+		{Path: []int32{6, 0, 2, 0}, Span: []int32{2, 0, 10}, LeadingComments: proto.String(" Reads a document.\n")},
+		{Path: []int32{4, 0}, Span: []int32{3, 0, 10}, LeadingComments: proto.String(" A message.\n")},
+	}}
+	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
+		protodesc.ToFileDescriptorProto(descriptorpb.File_google_protobuf_descriptor_proto),
+		protodesc.ToFileDescriptorProto(mcpgatewayv1.File_mcpgateway_v1_annotations_proto), f,
+	}}
+	raw, _ := proto.Marshal(set)
+	path := filepath.Join(t.TempDir(), "doc.binpb")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api := &fakeAPI{}
+	api.set(t, apiFile("doc.v1", "Docs", method("Read")))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	b := dialBackend(t, "docs", addr)
+	b.Files = reflection.NewDescriptorSetSource(path)
+	g, _ := newGateway(t, []gateway.Backend{b}, nil)
+	rc, err := g.ReadResource(context.Background(), "grpc://docs/doc.v1.Docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"// Docs keeps documents.", "// Reads a document.", "// A message.", "message Msg {"} {
+		if !strings.Contains(rc.Text, want) {
+			t.Errorf("source lacks %q:\n%s", want, rc.Text)
+		}
+	}
+}

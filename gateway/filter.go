@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Method filters (Options.Include and Options.Exclude, --include and
+// --exclude).
+//
+// A pattern is matched against "package.Service/Method", for example
+// "zoo.v1.ZooService/GetAnimal", with path.Match: '*' matches any run of
+// characters except '/', '?' one such character, '[...]' a class, and '\'
+// escapes. So '*' stays within the service part or the method part:
+//
+//	zoo.v1.ZooService/*      every method of one service
+//	zoo.v1.*/*               every method of every service in zoo.v1
+//	*/Get*                   every method whose name starts with Get
+//	zoo.v1.ZooService        a pattern without '/' names services: it is
+//	                         read as zoo.v1.ZooService/*
+//
+// A method is exposed when it matches at least one include pattern (or no
+// include pattern is given) and no exclude pattern. Filters apply to every
+// backend alike and after the fixed rules: grpc.reflection.* is never
+// exposed, grpc.health.v1.Health only with ExposeHealth, and methods or
+// services hidden by their proto options never.
+
+// methodFilter is the compiled Include and Exclude lists. A nil filter
+// matches everything.
+type methodFilter struct {
+	include, exclude []string
+}
+
+// newMethodFilter checks every pattern's syntax, so that a typo fails at
+// start, naming the flag and the pattern.
+func newMethodFilter(include, exclude []string) (*methodFilter, error) {
+	if len(include) == 0 && len(exclude) == 0 {
+		return nil, nil
+	}
+	f := &methodFilter{}
+	var err error
+	if f.include, err = compilePatterns("--include", include); err != nil {
+		return nil, err
+	}
+	if f.exclude, err = compilePatterns("--exclude", exclude); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// CheckMethodPattern reports whether p is a valid --include/--exclude
+// pattern; flag names the flag in the error.
+func CheckMethodPattern(flag, p string) error {
+	_, err := compilePatterns(flag, []string{p})
+	return err
+}
+
+func compilePatterns(flag string, patterns []string) ([]string, error) {
+	out := make([]string, 0, len(patterns))
+	for _, p := range patterns {
+		if p == "" {
+			return nil, fmt.Errorf("%s: empty pattern", flag)
+		}
+		if !strings.Contains(p, "/") {
+			p += "/*"
+		}
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("%s %q: %w (want a glob on package.Service/Method, e.g. zoo.v1.ZooService/*)", flag, p, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// match reports whether m is exposed by the filter.
+func (f *methodFilter) match(m protoreflect.MethodDescriptor) bool {
+	if f == nil {
+		return true
+	}
+	name := string(m.Parent().FullName()) + "/" + string(m.Name())
+	if len(f.include) > 0 && !matchAny(f.include, name) {
+		return false
+	}
+	return !matchAny(f.exclude, name)
+}
+
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,173 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// A connection transport (stdio, WebSocket, legacy HTTP+SSE) carries one
+// session over a stream of whole messages in each direction. They share
+// everything but the framing: serveConn is the one place that reads
+// messages, registers requests, runs them concurrently, forwards
+// list_changed and decides what ending means. The adapters only move bytes.
+
+// connConfig describes one connection to serveConn.
+type connConfig struct {
+	transport string
+	header    http.Header // the HTTP request that opened it (upgrade, GET); nil on stdio
+	out       sink        // serialized, whole-message writes
+	in        <-chan []byte
+	// cancelOnEOF cancels the calls in flight when in closes: a vanished
+	// WebSocket peer cannot read their answers. stdio lets them finish,
+	// since a client may close stdin and still read stdout.
+	cancelOnEOF bool
+	// tick, when not nil, calls onTick on each value (keepalive pings);
+	// it runs on the connection's own goroutine, so it costs none extra.
+	tick   <-chan time.Time
+	onTick func() error
+}
+
+// connEnd is why serveConn returned.
+type connEnd uint8
+
+const (
+	endInput    connEnd = iota // in was closed (EOF, peer gone, read error)
+	endContext                 // ctx was cancelled
+	endShutdown                // Server.Shutdown
+	endWrite                   // onTick failed (the peer is unreachable)
+)
+
+// serveConn serves one connection until its input ends, ctx is cancelled,
+// the server shuts down or a keepalive fails. It returns only after every
+// call it started has finished; on any end but endInput (without
+// cancelOnEOF) and endShutdown those calls are cancelled first, and on
+// shutdown [Server.Shutdown] cancels them when its deadline passes.
+func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sess := s.newSession(cfg.transport, "")
+	sc := &scope{transport: cfg.transport, header: cfg.header, out: cfg.out}
+
+	l := newListener()
+	s.addListener(l)
+	defer s.removeListener(l)
+
+	var wg sync.WaitGroup
+	abort := func() {
+		sess.cancelAll()
+		cancel()
+		wg.Wait()
+	}
+	for {
+		select {
+		case msg, ok := <-cfg.in:
+			if !ok {
+				if cfg.cancelOnEOF {
+					abort()
+				} else {
+					wg.Wait()
+				}
+				return endInput
+			}
+			s.connMessage(ctx, sess, sc, &wg, msg)
+		case <-l.kick:
+			if sess.negotiated() != "" {
+				_ = cfg.out.send(listChangedMsg)
+			}
+		case <-l.resources:
+			if sess.negotiated() != "" {
+				_ = cfg.out.send(resourceListChangedMsg)
+			}
+		case <-cfg.tick:
+			if err := cfg.onTick(); err != nil {
+				abort()
+				return endWrite
+			}
+		case <-ctx.Done():
+			abort()
+			return endContext
+		case <-s.done:
+			s.drainConn(ctx, sess, sc, cfg, &wg)
+			return endShutdown
+		}
+	}
+}
+
+// drainConn waits, during Shutdown, for the connection's calls to finish
+// (Shutdown cancels them when its deadline passes). The connection is still
+// watched meanwhile: a peer that goes away cancels its calls, and messages
+// still arriving are answered (requests with "server is shutting down";
+// notifications/cancelled still cancels).
+func (s *Server) drainConn(ctx context.Context, sess *session, sc *scope, cfg *connConfig, wg *sync.WaitGroup) {
+	idle := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(idle)
+	}()
+	var late sync.WaitGroup // a fresh group: wg may not grow while waited on
+	defer late.Wait()
+	in := cfg.in
+	for {
+		select {
+		case <-idle:
+			return
+		case msg, ok := <-in:
+			if !ok {
+				in = nil
+				if cfg.cancelOnEOF {
+					sess.cancelAll()
+				}
+				continue
+			}
+			s.connMessage(ctx, sess, sc, &late, msg)
+		case <-ctx.Done():
+			sess.cancelAll()
+			<-idle
+			return
+		}
+	}
+}
+
+var listChangedMsg = []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+
+// connMessage handles one inbound message: synchronously up to registering
+// a request (so a notifications/cancelled read next always finds it), then
+// concurrently, so a slow tool call never holds up ping or cancellation.
+// msg must not be reused by the caller: the request aliases it while it
+// runs.
+func (s *Server) connMessage(ctx context.Context, sess *session, sc *scope, wg *sync.WaitGroup, msg []byte) {
+	msg = bytes.TrimSpace(msg)
+	out := sc.out
+	write := func(r reply, bp *[]byte) {
+		if r.body != nil {
+			_ = out.send(r.body)
+			*bp = r.body
+		}
+		putBuf(bp)
+	}
+	if isBatch(msg) {
+		bp := getBuf()
+		if !allowsBatch(sess.negotiated()) {
+			write(reply{body: appendError(*bp, nil, errorf(CodeInvalidRequest, "batches are not allowed at this protocol version"))}, bp)
+			return
+		}
+		wg.Go(func() { write(s.handleBatch(ctx, sess, sc, msg, *bp), bp) })
+		return
+	}
+	m := new(message)
+	if !decodeMessage(msg, m) {
+		bp := getBuf()
+		write(reply{body: appendError(*bp, nil, errorf(CodeParseError, "parse error"))}, bp)
+		return
+	}
+	bp := getBuf()
+	cctx, c, r, done := s.accept(ctx, sess, m, *bp)
+	if done {
+		write(r, bp)
+		return
+	}
+	wg.Go(func() { write(s.finish(cctx, sess, sc, m, c, *bp), bp) })
+}

@@ -1,0 +1,198 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkIdleSession measures what one idle session holds on the server,
+// per transport: heap and stack bytes, and goroutines. Clients are raw TCP
+// connections that hold no goroutine and almost no memory (their few
+// hundred bytes of socket state are included in the figure), so the
+// numbers are the server's.
+//
+//	go test -run '^$' -bench BenchmarkIdleSession -benchtime 1x ./gateway/mcp/
+func BenchmarkIdleSession(b *testing.B) {
+	const n = 200
+	for _, tc := range []struct {
+		name string
+		open func(b *testing.B, base string) io.Closer // one initialized idle session
+		mux  func(s *Server) http.Handler
+	}{
+		{"streamable-http", openHTTPSession(false), streamableMux(nil)},
+		{"streamable-http+GET", openHTTPSession(true), streamableMux(nil)},
+		{"streamable-http-token", openHTTPSession(false), streamableMux(&StreamableHTTPOptions{SessionSecret: testSecret})},
+		{"streamable-http-token+GET", openHTTPSession(true), streamableMux(&StreamableHTTPOptions{SessionSecret: testSecret})},
+		{"sse", openSSESession, func(s *Server) http.Handler { return s.SSEHandler(nil) }},
+		{"websocket", openWSSession, func(s *Server) http.Handler { return s.WebSocketHandler(nil) }},
+		{"stdio", nil, nil},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			ts, err := NewToolSet(testTools(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := NewServer(testImpl, &noopHandler{ts: ts}, nil)
+			var open func() io.Closer
+			var srv *httptest.Server
+			if tc.open == nil {
+				open = func() io.Closer { return openStdioSession(b, s) }
+			} else {
+				srv = httptest.NewServer(tc.mux(s))
+				open = func() io.Closer { return tc.open(b, srv.URL) }
+			}
+			heap0, g0 := settle()
+			conns := make([]io.Closer, 0, n)
+			for range n {
+				conns = append(conns, open())
+			}
+			heap1, g1 := settle()
+			b.ReportMetric(float64(heap1-heap0)/n, "bytes/session")
+			b.ReportMetric(float64(g1-g0)/n, "goroutines/session")
+			for range b.N {
+			}
+			for _, c := range conns {
+				c.Close()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			s.Shutdown(ctx)
+			if srv != nil {
+				srv.Close()
+			}
+		})
+	}
+}
+
+// settle lets goroutines reach their idle state and returns the live heap
+// plus stacks, and the goroutine count.
+func settle() (uint64, int) {
+	var last int
+	for i := 0; i < 50; i++ {
+		time.Sleep(20 * time.Millisecond)
+		g := runtime.NumGoroutine()
+		if g == last && i > 3 {
+			break
+		}
+		last = g
+	}
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc + ms.StackInuse, runtime.NumGoroutine()
+}
+
+func streamableMux(o *StreamableHTTPOptions) func(s *Server) http.Handler {
+	return func(s *Server) http.Handler { return s.StreamableHTTPHandler(o) }
+}
+
+// rawConn opens a TCP connection and writes req; it reads the response
+// head into a stack buffer, keeping nothing.
+func rawConn(b *testing.B, base, req string) (net.Conn, string) {
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.WriteString(c, req); err != nil {
+		b.Fatal(err)
+	}
+	var buf [2048]byte
+	n := 0
+	for !bytes.Contains(buf[:n], []byte("\r\n\r\n")) {
+		m, err := c.Read(buf[n:])
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += m
+	}
+	return c, string(buf[:n])
+}
+
+func openHTTPSession(withGET bool) func(b *testing.B, base string) io.Closer {
+	return func(b *testing.B, base string) io.Closer {
+		req, _ := http.NewRequest("POST", base, strings.NewReader(initBody))
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		sid := resp.Header.Get(headerSessionID)
+		if !withGET {
+			return io.NopCloser(nil)
+		}
+		c, head := rawConn(b, base, "GET / HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\nMcp-Session-Id: "+sid+"\r\n\r\n")
+		if !strings.HasPrefix(head, "HTTP/1.1 200") {
+			b.Fatalf("GET: %s", head)
+		}
+		return c
+	}
+}
+
+func openSSESession(b *testing.B, base string) io.Closer {
+	c, head := rawConn(b, base, "GET /sse HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n")
+	if !strings.HasPrefix(head, "HTTP/1.1 200") {
+		b.Fatalf("GET /sse: %s", head)
+	}
+	i := strings.Index(head, "/sse/message?sessionId=")
+	for i < 0 || !strings.Contains(head[i:], "\n") {
+		var buf [512]byte
+		m, err := c.Read(buf[:])
+		if err != nil {
+			b.Fatal(err)
+		}
+		head += string(buf[:m])
+		i = strings.Index(head, "/sse/message?sessionId=")
+	}
+	endpoint, _, _ := strings.Cut(head[i:], "\n")
+	req, _ := http.NewRequest("POST", base+endpoint, strings.NewReader(initBody))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	return c
+}
+
+func openWSSession(b *testing.B, base string) io.Closer {
+	c, head := rawConn(b, base, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mcp\r\n\r\n")
+	if !strings.HasPrefix(head, "HTTP/1.1 101") {
+		b.Fatalf("upgrade: %s", head)
+	}
+	// A masked text frame (mask key zero: the payload goes as is).
+	frame := []byte{0x81, 0x80 | 126, byte(len(initBody) >> 8), byte(len(initBody)), 0, 0, 0, 0}
+	if _, err := c.Write(append(frame, initBody...)); err != nil {
+		b.Fatal(err)
+	}
+	var buf [512]byte
+	if _, err := c.Read(buf[:]); err != nil { // the initialize result
+		b.Fatal(err)
+	}
+	return c
+}
+
+// openStdioSession is the stdio transport's cost per connection (a
+// process serves one, but the code is the same per session). Output goes
+// to io.Discard so that no client goroutine is counted.
+func openStdioSession(b *testing.B, s *Server) io.Closer {
+	inR, inW := io.Pipe()
+	go s.ServeStdio(context.Background(), inR, io.Discard)
+	if _, err := fmt.Fprintln(inW, initBody); err != nil {
+		b.Fatal(err)
+	}
+	return inW
+}

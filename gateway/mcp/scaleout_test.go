@@ -1,0 +1,240 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// roundRobin is a load balancer without stickiness: each request goes to
+// the next replica.
+type roundRobin struct {
+	targets []string // base URLs
+	next    atomic.Uint64
+	base    http.RoundTripper
+}
+
+func (rr *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
+	i := rr.next.Add(1) % uint64(len(rr.targets))
+	r := req.Clone(req.Context())
+	target := strings.TrimPrefix(rr.targets[i], "http://")
+	r.URL.Host = target
+	r.Host = target
+	return rr.base.RoundTrip(r)
+}
+
+// replicas notifies every replica, as a catalog refresh would.
+type replicas []*Server
+
+func (rs replicas) NotifyToolListChanged() {
+	for _, s := range rs {
+		s.NotifyToolListChanged()
+	}
+}
+
+var testSecret = bytes.Repeat([]byte("k"), 32)
+
+// startReplicas starts n gateways sharing a session secret, each counting
+// the requests it serves.
+func startReplicas(t *testing.T, n int, opts StreamableHTTPOptions) (replicas, []string, []*atomic.Int64) {
+	t.Helper()
+	var rs replicas
+	var urls []string
+	var counts []*atomic.Int64
+	for range n {
+		s := NewServer(testImpl, newFakeHandler(t, &ToolSetOptions{PageSize: 3}), nil)
+		h := s.StreamableHTTPHandler(&opts)
+		count := new(atomic.Int64)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			count.Add(1)
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(func() {
+			shutdown(t, s)
+			srv.Close()
+		})
+		rs = append(rs, s)
+		urls = append(urls, srv.URL)
+		counts = append(counts, count)
+	}
+	return rs, urls, counts
+}
+
+// TestScaleOutRoundRobin: two replicas with the same secret, no sticky
+// sessions, the reference client at 2025-11-25 end to end.
+func TestScaleOutRoundRobin(t *testing.T) {
+	rs, urls, counts := startReplicas(t, 2, StreamableHTTPOptions{SessionSecret: testSecret})
+	hc := &http.Client{Transport: &roundRobin{targets: urls, base: http.DefaultTransport}}
+	defer hc.CloseIdleConnections()
+	ev := &sdkEvents{changed: make(chan struct{}, 1)}
+	cs, err := newSDKClient(ev).Connect(context.Background(),
+		&sdk.StreamableClientTransport{Endpoint: urls[0], HTTPClient: hc, MaxRetries: -1},
+		&sdk.ClientSessionOptions{ProtocolVersion: Version20251125})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	exerciseSDK(t, rs, cs, ev, Version20251125)
+	if err := cs.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	for i, c := range counts {
+		if c.Load() < 3 {
+			t.Errorf("replica %d served %d requests: the balancer did not alternate", i, c.Load())
+		}
+	}
+}
+
+func scaleOutHandler(t *testing.T, opts StreamableHTTPOptions) (*Server, *fakeHandler, *streamable, *httpClient) {
+	t.Helper()
+	h := newFakeHandler(t, nil)
+	s := NewServer(testImpl, h, nil)
+	hh := s.StreamableHTTPHandler(&opts)
+	srv := httptest.NewServer(hh)
+	t.Cleanup(func() {
+		shutdown(t, s)
+		srv.Close()
+	})
+	return s, h, hh.(*originGuard).next.(*streamable), &httpClient{t: t, url: srv.URL, c: srv.Client()}
+}
+
+func TestSessionTokens(t *testing.T) {
+	other := bytes.Repeat([]byte("o"), 32)
+	_, h, st, c := scaleOutHandler(t, StreamableHTTPOptions{SessionSecret: testSecret, PreviousSessionSecrets: [][]byte{other}, SessionTTL: time.Hour})
+	c.initialize()
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if got := c.status("POST", ping, nil); got != 200 {
+		t.Fatalf("ping: %d", got)
+	}
+	if n := st.sessionCount(); n != 0 {
+		t.Errorf("%d sessions held while idle, want 0", n)
+	}
+
+	// A call in flight holds a transient session, which cancellation and
+	// DELETE reach on this replica; it is dropped when the call ends.
+	done := make(chan int, 1)
+	go func() {
+		done <- c.status("POST", `{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"block"}}`, nil)
+	}()
+	<-h.started
+	if n := st.sessionCount(); n != 1 {
+		t.Errorf("%d sessions during a call, want 1", n)
+	}
+	if got := c.status("POST", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}}`, nil); got != http.StatusAccepted {
+		t.Errorf("cancel: %d", got)
+	}
+	if got := <-done; got != http.StatusAccepted {
+		t.Errorf("cancelled call: %d, want 202 (no response)", got)
+	}
+	waitFor(t, func() bool { return st.sessionCount() == 0 })
+
+	// DELETE cannot revoke a token: it still works afterwards.
+	if got := c.status("DELETE", "", nil); got != http.StatusNoContent {
+		t.Errorf("DELETE: %d", got)
+	}
+	if got := c.status("POST", ping, nil); got != 200 {
+		t.Errorf("after DELETE: %d (tokens are valid until they expire)", got)
+	}
+
+	now := time.Now()
+	good := c.sid
+	for _, tc := range []struct {
+		name string
+		sid  string
+		want int
+	}{
+		{"valid", good, 200},
+		{"signed with a previous secret", mustMint(t, other, Version20250618, time.Hour, now), 200},
+		{"signed with an unknown secret", mustMint(t, bytes.Repeat([]byte("x"), 32), Version20250618, time.Hour, now), http.StatusNotFound},
+		{"expired", mustMint(t, testSecret, Version20250618, time.Hour, now.Add(-2*time.Hour)), http.StatusNotFound},
+		{"tampered", tamper(good), http.StatusNotFound},
+		{"truncated", good[:len(good)-4], http.StatusNotFound},
+		{"garbage", "not-a-token", http.StatusNotFound},
+		{"too long", strings.Repeat("A", 500), http.StatusNotFound},
+	} {
+		c.sid = tc.sid
+		if got := c.status("POST", ping, nil); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func mustMint(t *testing.T, secret []byte, version string, ttl time.Duration, at time.Time) string {
+	t.Helper()
+	k, err := newTokenKeys(secret, nil, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.mint(version, []byte(`{}`), at)
+}
+
+// tamper flips one bit of the token's payload (its revision).
+func tamper(tok string) string {
+	raw, _ := base64.RawURLEncoding.DecodeString(tok)
+	raw[5] ^= 1
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+func TestSessionSecretTooShort(t *testing.T) {
+	defer func() {
+		if v := recover(); v == nil || !strings.Contains(v.(error).Error(), "at least 32 bytes") {
+			t.Errorf("panic = %v", v)
+		}
+	}()
+	s := NewServer(testImpl, newFakeHandler(t, nil), nil)
+	s.StreamableHTTPHandler(&StreamableHTTPOptions{SessionSecret: []byte("short")})
+}
+
+// TestAbandonedSessionsExpire: in the normal (memory) mode, sessions a
+// client never ends are dropped after SessionIdleTimeout, so memory stays
+// bounded however many clients walk away.
+func TestAbandonedSessionsExpire(t *testing.T) {
+	_, _, st, c := scaleOutHandler(t, StreamableHTTPOptions{SessionIdleTimeout: 100 * time.Millisecond})
+	const n = 50
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			cc := *c
+			cc.initialize()
+		})
+	}
+	wg.Wait()
+	if got := st.sessionCount(); got != n {
+		t.Fatalf("%d sessions, want %d", got, n)
+	}
+	waitFor(t, func() bool { return st.sessionCount() == 0 })
+}
+
+// TestScaleOutClientDisconnectCancels: closing the HTTP request cancels the
+// call on whichever replica runs it.
+func TestScaleOutClientDisconnectCancels(t *testing.T) {
+	_, h, _, c := scaleOutHandler(t, StreamableHTTPOptions{SessionSecret: testSecret})
+	c.initialize()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", c.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(headerSessionID, c.sid)
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := c.c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	<-h.started
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("client: %v", err)
+	}
+	waitFor(t, func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+}

@@ -1,0 +1,172 @@
+package mcp
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Self-contained session tokens: the scale-out mode of Streamable HTTP.
+//
+// With StreamableHTTPOptions.SessionSecret set, the Mcp-Session-Id that
+// initialize returns is not a key into this replica's memory but a signed
+// statement of everything a later request needs: the negotiated revision,
+// a digest of the client's capabilities, when it was issued and when it
+// expires. Any replica holding the same secret verifies it (HMAC-SHA256,
+// constant-time comparison) and serves the request, so a plain round-robin
+// load balancer works without sticky sessions, and an idle session costs
+// no memory anywhere.
+//
+// Layout (then base64url without padding):
+//
+//	1 byte   format (1)
+//	1 byte   len(version), then the version
+//	8 bytes  issued at, unix seconds
+//	8 bytes  expires at, unix seconds
+//	8 bytes  first 8 bytes of SHA-256(client capabilities JSON)
+//	8 bytes  random nonce (two sessions never share an id)
+//	32 bytes HMAC-SHA256(secret, "mcp-session-token/1" || everything above)
+
+const (
+	tokenFormat  = 1
+	tokenDomain  = "mcp-session-token/1"
+	tokenMACSize = sha256.Size
+	maxTokenLen  = 160 // base64 of the largest payload we mint, with room
+)
+
+var errBadToken = errors.New("mcp: invalid session token")
+
+// tokenKeys signs with the first secret and accepts any of them, so a
+// secret can be rotated without ending live sessions.
+type tokenKeys struct {
+	secrets [][]byte
+	ttl     time.Duration
+	macs    []sync.Pool // one pool of HMAC states per secret
+}
+
+func newTokenKeys(current []byte, previous [][]byte, ttl time.Duration) (*tokenKeys, error) {
+	if len(current) < 32 {
+		return nil, fmt.Errorf("mcp: session secret must be at least 32 bytes, got %d", len(current))
+	}
+	k := &tokenKeys{ttl: ttl}
+	k.secrets = append(k.secrets, current)
+	k.secrets = append(k.secrets, previous...)
+	k.macs = make([]sync.Pool, len(k.secrets))
+	for i, sec := range k.secrets {
+		sec := sec
+		k.macs[i].New = func() any { return hmac.New(sha256.New, sec) }
+	}
+	return k, nil
+}
+
+// mint returns a new session token.
+func (k *tokenKeys) mint(version string, caps []byte, now time.Time) string {
+	var raw [128]byte
+	b := append(raw[:0], tokenFormat, byte(len(version)))
+	b = append(b, version...)
+	b = binary.BigEndian.AppendUint64(b, uint64(now.Unix()))
+	b = binary.BigEndian.AppendUint64(b, uint64(now.Add(k.ttl).Unix()))
+	d := sha256.Sum256(caps)
+	b = append(b, d[:8]...)
+	var nonce [8]byte
+	rand.Read(nonce[:])
+	b = append(b, nonce[:]...)
+	b = k.sum(0, b, b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// sum appends the MAC of payload under secret i to dst.
+func (k *tokenKeys) sum(i int, dst, payload []byte) []byte {
+	m := k.macs[i].Get().(hash.Hash)
+	m.Reset()
+	m.Write([]byte(tokenDomain))
+	m.Write(payload)
+	dst = m.Sum(dst)
+	k.macs[i].Put(m)
+	return dst
+}
+
+// verify checks a token and returns the negotiated revision. Expired,
+// malformed and forged tokens are all errBadToken: the client answer is
+// the same (404, initialize again).
+func (k *tokenKeys) verify(token string, now time.Time) (string, error) {
+	if len(token) > maxTokenLen {
+		return "", errBadToken
+	}
+	var raw [128]byte
+	n, err := base64.RawURLEncoding.Decode(raw[:], []byte(token))
+	if err != nil || n < 2 {
+		return "", errBadToken
+	}
+	b := raw[:n]
+	vlen := int(b[1])
+	if b[0] != tokenFormat || len(b) != 2+vlen+8+8+8+8+tokenMACSize {
+		return "", errBadToken
+	}
+	payload, mac := b[:len(b)-tokenMACSize], b[len(b)-tokenMACSize:]
+	ok := false
+	var buf [tokenMACSize]byte
+	for i := range k.secrets {
+		if hmac.Equal(k.sum(i, buf[:0], payload), mac) {
+			ok = true
+			break
+		}
+	}
+	if !ok {
+		return "", errBadToken
+	}
+	exp := int64(binary.BigEndian.Uint64(payload[2+vlen+8:]))
+	if now.Unix() >= exp {
+		return "", errBadToken
+	}
+	v, _ := unquoteIntern(append(append([]byte{'"'}, payload[2:2+vlen]...), '"'), supportedVersions)
+	if !isHandshakeVersion(v) {
+		return "", errBadToken
+	}
+	return v, nil
+}
+
+// acquireToken verifies a token and holds this replica's transient session
+// for it (created on first use) until release.
+func (h *streamable) acquireToken(sid string) (*httpSession, int, *Error) {
+	version, err := h.tokens.verify(sid, time.Now())
+	if err != nil {
+		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
+	}
+	hs := h.sessions[sid]
+	if hs == nil {
+		sess := h.s.newSession("streamable-http", sid)
+		sess.version = version
+		sess.initialized = true // the token was minted after initialize
+		hs = &httpSession{session: sess, closed: make(chan struct{})}
+		h.sessions[sid] = hs
+	}
+	hs.active.Add(1)
+	return hs, 0, nil
+}
+
+// releaseToken drops the transient session when nothing uses it any more.
+func (h *streamable) releaseToken(hs *httpSession) {
+	h.mu.Lock()
+	if hs.active.Add(-1) == 0 && !hs.ended {
+		hs.ended = true
+		if h.sessions[hs.id] == hs {
+			delete(h.sessions, hs.id)
+		}
+		close(hs.closed)
+	}
+	h.mu.Unlock()
+}

@@ -1,0 +1,221 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func newSSETest(t *testing.T, opts *SSEOptions) (*Server, *fakeHandler, *httptest.Server) {
+	t.Helper()
+	h := newFakeHandler(t, &ToolSetOptions{PageSize: 3})
+	s := NewServer(testImpl, h, nil)
+	mux := http.NewServeMux()
+	sh := s.SSEHandler(opts)
+	mux.Handle("/sse", sh)
+	mux.Handle("/sse/message", sh)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		shutdown(t, s)
+		srv.Close()
+	})
+	return s, h, srv
+}
+
+func TestInteropSSE(t *testing.T) {
+	for _, v := range []string{Version20241105, Version20251125} {
+		t.Run(v, func(t *testing.T) {
+			s, _, srv := newSSETest(t, nil)
+			ev := &sdkEvents{changed: make(chan struct{}, 1)}
+			cs, err := newSDKClient(ev).Connect(context.Background(), &sdk.SSEClientTransport{Endpoint: srv.URL + "/sse"}, &sdk.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatalf("Connect: %v", err)
+			}
+			exerciseSDK(t, s, cs, ev, v)
+			if err := cs.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+}
+
+// sseStream is a raw client of the legacy transport.
+type sseStream struct {
+	t        *testing.T
+	endpoint string
+	body     io.ReadCloser
+	br       *bufio.Reader
+	cancel   context.CancelFunc
+}
+
+func openSSE(t *testing.T, base string) *sseStream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		cancel()
+		t.Fatalf("GET /sse: %v %v", err, resp)
+	}
+	st := &sseStream{t: t, body: resp.Body, br: bufio.NewReader(resp.Body), cancel: cancel}
+	t.Cleanup(st.close)
+	name, data := st.next()
+	if name != "endpoint" || !strings.HasPrefix(data, "/sse/message?sessionId=") {
+		t.Fatalf("first event %q %q", name, data)
+	}
+	st.endpoint = base + data
+	return st
+}
+
+func (st *sseStream) close() { st.cancel(); st.body.Close() }
+
+// next returns the next event, skipping keepalive comments.
+func (st *sseStream) next() (name, data string) {
+	st.t.Helper()
+	for {
+		line, err := st.br.ReadString('\n')
+		if err != nil {
+			st.t.Fatalf("reading stream: %v", err)
+		}
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = line[len("event: "):]
+		case strings.HasPrefix(line, "data: "):
+			data = line[len("data: "):]
+		case line == "" && name != "":
+			return name, data
+		}
+	}
+}
+
+func (st *sseStream) post(body string, hdr map[string]string) (int, string) {
+	st.t.Helper()
+	req, _ := http.NewRequest("POST", st.endpoint, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, string(data)
+}
+
+func TestSSETransport(t *testing.T) {
+	_, _, srv := newSSETest(t, &SSEOptions{MaxRequestBytes: 1024, AllowedOrigins: []string{"https://app.example.com"}})
+	st := openSSE(t, srv.URL)
+	if code, _ := st.post(initBody, nil); code != http.StatusAccepted {
+		t.Fatalf("initialize POST: %d", code)
+	}
+	if _, data := st.next(); !strings.Contains(data, `"protocolVersion":"2025-06-18"`) {
+		t.Fatalf("initialize result %s", data)
+	}
+	for _, tc := range []struct {
+		name     string
+		body     string
+		hdr      map[string]string
+		wantCode int
+		wantBody string
+	}{
+		{"oversized", `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2000) + `"}}`, nil, http.StatusRequestEntityTooLarge, "exceeds the limit of 1024 bytes"},
+		{"parse error", `{"jsonrpc":`, nil, http.StatusBadRequest, "-32700"},
+		{"bad content type", `{}`, map[string]string{"Content-Type": "text/plain"}, http.StatusUnsupportedMediaType, "-32600"},
+		{"forbidden origin", `{}`, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden, "origin not allowed"},
+		{"allowed origin", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Origin": "https://app.example.com"}, http.StatusAccepted, ""},
+	} {
+		code, body := st.post(tc.body, tc.hdr)
+		if code != tc.wantCode || !strings.Contains(body, tc.wantBody) {
+			t.Errorf("%s: %d %s, want %d %q", tc.name, code, body, tc.wantCode, tc.wantBody)
+		}
+	}
+	// The session survived every refusal.
+	if code, _ := st.post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`, nil); code != http.StatusAccepted {
+		t.Fatalf("ping POST: %d", code)
+	}
+	if _, data := st.next(); data != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+		t.Errorf("ping: %s", data)
+	}
+
+	// Unknown session, forbidden origin on the stream, wrong method.
+	for _, tc := range []struct {
+		method, url string
+		hdr         map[string]string
+		want        int
+	}{
+		{"POST", srv.URL + "/sse/message?sessionId=nope", nil, http.StatusNotFound},
+		{"POST", srv.URL + "/sse/message", nil, http.StatusBadRequest},
+		{"GET", srv.URL + "/sse", map[string]string{"Origin": "https://evil.example", "Accept": "text/event-stream"}, http.StatusForbidden},
+		{"GET", srv.URL + "/sse", map[string]string{"Accept": "application/json"}, http.StatusNotAcceptable},
+		{"PUT", srv.URL + "/sse", nil, http.StatusMethodNotAllowed},
+	} {
+		req, _ := http.NewRequest(tc.method, tc.url, strings.NewReader(`{}`))
+		for k, v := range tc.hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s %v: %d, want %d", tc.method, tc.url, tc.hdr, resp.StatusCode, tc.want)
+		}
+	}
+}
+
+func TestSSEClosingStreamCancels(t *testing.T) {
+	_, h, srv := newSSETest(t, nil)
+	st := openSSE(t, srv.URL)
+	st.post(initBody, nil)
+	st.next()
+	st.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`, nil)
+	select {
+	case <-h.started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("block never started")
+	}
+	endpoint := st.endpoint
+	st.close()
+	waitFor(t, func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+	// The session is gone with its stream.
+	waitFor(t, func() bool {
+		resp, err := http.Post(endpoint, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"ping"}`))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusNotFound
+	})
+}
+
+func TestSSEMaxSessionsAndKeepAlive(t *testing.T) {
+	_, _, srv := newSSETest(t, &SSEOptions{MaxSessions: 1, KeepAlive: 20 * time.Millisecond})
+	st := openSSE(t, srv.URL)
+	req, _ := http.NewRequest("GET", srv.URL+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("second stream: %d, want 503", resp.StatusCode)
+	}
+	line, err := st.br.ReadString('\n')
+	if err != nil || line != ": keepalive\n" {
+		t.Errorf("keepalive: %q %v", line, err)
+	}
+}

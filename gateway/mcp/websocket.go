@@ -1,0 +1,249 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// WebSocketOptions configures [Server.WebSocketHandler]. A nil pointer, and
+// every zero field, means the default.
+type WebSocketOptions struct {
+	// AllowedOrigins lists browser origins allowed besides the request's
+	// own host; the upgrade request goes through [OriginProtection].
+	AllowedOrigins []string
+	// MaxMessageBytes bounds one inbound message. A larger one closes the
+	// connection with 1009 (message too big) and a reason naming the
+	// limit: the transport has no way to skip a message without reading it
+	// all. Default 4 MiB.
+	MaxMessageBytes int64
+	// PingInterval is how often the server pings an otherwise quiet peer.
+	// Default 30s.
+	PingInterval time.Duration
+	// PongTimeout is how long after a ping the peer may stay silent; with
+	// no frame at all (pong or message) for PingInterval+PongTimeout the
+	// peer is considered dead, the connection is closed and its calls are
+	// cancelled. Default 30s.
+	PongTimeout time.Duration
+	// WriteTimeout bounds each write (a message, a ping, a close); a peer
+	// that does not read within it is disconnected. Default 10s.
+	WriteTimeout time.Duration
+	// RequireSubprotocol refuses upgrades that offer no subprotocol. By
+	// default they are accepted (and answered without one) so that generic
+	// WebSocket tools can connect; an upgrade offering subprotocols none of
+	// which is "mcp" is always refused with 400, since such a client
+	// expects a protocol this endpoint does not speak.
+	RequireSubprotocol bool
+}
+
+// wsSubprotocol is what the TypeScript SDK's WebSocketClientTransport
+// offers: new WebSocket(url, "mcp").
+const wsSubprotocol = "mcp"
+
+// wsWriteBuffers is shared by every connection: a write buffer is held only
+// while a message is being written, so idle connections hold none.
+var wsWriteBuffers sync.Pool
+
+// WebSocketHandler returns the WebSocket transport (the gateway mounts it
+// at /ws). It is a thin adapter over the same connection code as stdio: one
+// session per connection, one JSON-RPC message per text frame, requests
+// served concurrently, writes serialized with deadlines. Every MCP
+// behaviour (initialize, lists, calls, cancellation, progress,
+// list_changed, batches at 2025-03-26) is the stdio one.
+//
+// Guarantees: binary frames close with 1003; oversized messages with 1009;
+// a dead peer is detected by ping/pong within PingInterval+PongTimeout;
+// when the socket closes, for whatever reason, every call in flight on it
+// is cancelled (so is the backend call, whose ctx it is) and the handler
+// returns only after those calls have; [Server.Shutdown] lets calls finish
+// until its deadline, then closes with 1001 (going away).
+func (s *Server) WebSocketHandler(opts *WebSocketOptions) http.Handler {
+	var o WebSocketOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = 4 << 20
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = 30 * time.Second
+	}
+	if o.PongTimeout <= 0 {
+		o.PongTimeout = 30 * time.Second
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	h := &wsHandler{s: s, o: o}
+	h.up = websocket.Upgrader{
+		Subprotocols:    []string{wsSubprotocol},
+		WriteBufferPool: &wsWriteBuffers,
+		// OriginProtection has already decided, with the same rules (and
+		// allow-list) as the other HTTP transports.
+		CheckOrigin: func(*http.Request) bool { return true },
+		Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
+			writeJSONError(w, status, nil, errorf(CodeInvalidRequest, "websocket: "+reason.Error()))
+		},
+	}
+	return OriginProtection(o.AllowedOrigins, h)
+}
+
+type wsHandler struct {
+	s  *Server
+	o  WebSocketOptions
+	up websocket.Upgrader
+}
+
+func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !websocket.IsWebSocketUpgrade(r) {
+		w.Header().Set("Upgrade", "websocket")
+		writeJSONError(w, http.StatusUpgradeRequired, nil, errorf(CodeInvalidRequest, `this endpoint speaks MCP over WebSocket (subprotocol "mcp"); send a WebSocket upgrade`))
+		return
+	}
+	switch protos := websocket.Subprotocols(r); {
+	case len(protos) > 0 && !slices.Contains(protos, wsSubprotocol):
+		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeInvalidRequest, fmt.Sprintf(`unsupported WebSocket subprotocol %q: this endpoint speaks "mcp"`, protos)))
+		return
+	case len(protos) == 0 && h.o.RequireSubprotocol:
+		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeInvalidRequest, `missing WebSocket subprotocol: offer "mcp"`))
+		return
+	}
+	if h.s.isClosing() {
+		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "server is shutting down"))
+		return
+	}
+	conn, err := h.up.Upgrade(w, r, nil)
+	if err != nil {
+		return // Upgrade has answered
+	}
+	h.serve(r, conn)
+}
+
+// serve runs one connection: a reader goroutine turns frames into
+// messages, the handler's own goroutine runs the session (and the pings).
+func (h *wsHandler) serve(r *http.Request, conn *websocket.Conn) {
+	ws := &wsConn{c: conn, writeTimeout: h.o.WriteTimeout}
+	silence := h.o.PingInterval + h.o.PongTimeout
+	conn.SetReadDeadline(time.Now().Add(silence))
+	conn.SetPongHandler(func(string) error {
+		return conn.SetReadDeadline(time.Now().Add(silence))
+	})
+
+	in := make(chan []byte)
+	stop := make(chan struct{})
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		defer close(in)
+		h.read(ws, in, stop, silence)
+	}()
+
+	ticker := time.NewTicker(h.o.PingInterval)
+	end := h.s.serveConn(r.Context(), &connConfig{
+		transport:   "websocket",
+		header:      r.Header,
+		out:         ws,
+		in:          in,
+		cancelOnEOF: true,
+		tick:        ticker.C,
+		onTick:      ws.ping,
+	})
+	ticker.Stop()
+	if end == endShutdown {
+		ws.closeWith(websocket.CloseGoingAway, "server shutting down")
+	} else {
+		ws.closeWith(websocket.CloseNormalClosure, "")
+	}
+	close(stop)
+	conn.Close() // unblocks the reader
+	<-readerDone
+}
+
+// read delivers each text message to in until the connection fails or a
+// frame breaks the rules, which it answers with the matching close code.
+func (h *wsHandler) read(ws *wsConn, in chan<- []byte, stop <-chan struct{}, silence time.Duration) {
+	max := h.o.MaxMessageBytes
+	for {
+		typ, rd, err := ws.c.NextReader()
+		if err != nil {
+			return // closed by the peer, dead (read deadline), or by us
+		}
+		// Any frame proves the peer alive, not only pongs.
+		ws.c.SetReadDeadline(time.Now().Add(silence))
+		if typ != websocket.TextMessage {
+			ws.closeWith(websocket.CloseUnsupportedData, "binary messages are not supported: send each JSON-RPC message as one text frame")
+			return
+		}
+		// A fresh slice per message: the request aliases it while it runs.
+		msg, err := io.ReadAll(io.LimitReader(rd, max+1))
+		if err != nil {
+			return
+		}
+		if int64(len(msg)) > max {
+			ws.closeWith(websocket.CloseMessageTooBig, fmt.Sprintf("message exceeds the limit of %d bytes", max))
+			return
+		}
+		select {
+		case in <- msg:
+		case <-stop:
+			return
+		}
+	}
+}
+
+// wsConn is the session's sink: whole messages, one writer at a time, each
+// write bounded by a deadline. A failed write closes the connection, which
+// ends the reader and so the session.
+type wsConn struct {
+	c            *websocket.Conn
+	writeTimeout time.Duration
+
+	mu        sync.Mutex
+	err       error
+	closeSent bool
+}
+
+var errWSClosed = errors.New("mcp: websocket: connection closed")
+
+func (w *wsConn) send(msg []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.c.SetWriteDeadline(time.Now().Add(w.writeTimeout))
+	if err := w.c.WriteMessage(websocket.TextMessage, msg); err != nil {
+		w.err = fmt.Errorf("mcp: websocket: writing: %w", err)
+		w.c.Close()
+		return w.err
+	}
+	return nil
+}
+
+// ping is the keepalive; WriteControl may run alongside send.
+func (w *wsConn) ping() error {
+	if err := w.c.WriteControl(websocket.PingMessage, nil, time.Now().Add(w.writeTimeout)); err != nil {
+		return fmt.Errorf("mcp: websocket: ping: %w", err)
+	}
+	return nil
+}
+
+// closeWith sends a close frame once; later sends fail.
+func (w *wsConn) closeWith(code int, reason string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closeSent {
+		return
+	}
+	w.closeSent = true
+	if w.err == nil {
+		w.err = errWSClosed
+	}
+	_ = w.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(w.writeTimeout))
+}

@@ -1,0 +1,208 @@
+package gateway
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
+)
+
+// Live refresh.
+//
+// Each backend is discovered on its own (backends.go); a success whose
+// descriptors differ from the last one's (by a hash of every file) is
+// compiled into that backend's tools, and then the catalog is assembled
+// again from every backend's last good tools. The new catalog is compared
+// with the current one by tool name and by each tool's definition as a
+// client sees it (name, title, description, schemas, annotations); only
+// when something differs is it swapped in, atomically, and clients told
+// with notifications/tools/list_changed (and resources/list_changed when
+// the services changed). A call that already loaded a *tool finishes on it.
+
+// discoverBackend discovers b once and, when its descriptors changed,
+// compiles its tools. changed says whether the catalog must be assembled
+// again. A failure leaves b's last good tools in place.
+func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed bool, err error) {
+	res, err := b.source.Discover(ctx)
+	g.opts.Metrics.DiscoveryRefreshed(b.b.Name, err)
+	if err != nil {
+		return false, b.fail(discoveryError(b.b.Name, err))
+	}
+	fp := fingerprint(res)
+	prev, _, _ := b.snapshot()
+	if prev != nil && prev.fingerprint == fp {
+		b.succeed(nil)
+		return false, nil
+	}
+	bt, err := compileBackend(b.b.Name, res, b.b.Conn, catalogOptions{
+		exposeHealth:  g.opts.ExposeHealth,
+		useProtoNames: g.opts.UseProtoNames,
+		filter:        g.filter,
+		logger:        g.opts.Logger,
+	})
+	if err != nil {
+		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))
+	}
+	bt.fingerprint = fp
+	b.succeed(bt)
+	g.opts.Logger.Info("discovered backend", "backend", b.b.Name, "services", len(res.Services), "tools", len(bt.tools))
+	return true, nil
+}
+
+func (b *backendState) fail(err error) error {
+	b.mu.Lock()
+	b.lastErr = err
+	b.mu.Unlock()
+	return err
+}
+
+// succeed records a successful discovery; bt nil means "unchanged".
+func (b *backendState) succeed(bt *backendTools) {
+	b.mu.Lock()
+	b.lastErr = nil
+	if bt != nil {
+		b.tools = bt
+	}
+	b.mu.Unlock()
+}
+
+// fingerprint hashes everything of res that shapes tools and resources:
+// every file (deterministically encoded, comments included) and the list
+// of services.
+func fingerprint(res *reflection.Result) [32]byte {
+	var files []protoreflect.FileDescriptor
+	res.Files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		files = append(files, fd)
+		return true
+	})
+	slices.SortFunc(files, func(a, b protoreflect.FileDescriptor) int { return cmp.Compare(a.Path(), b.Path()) })
+	h := sha256.New()
+	enc := proto.MarshalOptions{Deterministic: true}
+	var buf []byte
+	for _, fd := range files {
+		buf, _ = enc.MarshalAppend(buf[:0], protodesc.ToFileDescriptorProto(fd))
+		fmt.Fprintf(h, "%d:", len(buf))
+		h.Write(buf)
+	}
+	for _, s := range res.Services {
+		fmt.Fprintf(h, "%s;", s.FullName())
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// rebuild assembles a catalog from every backend's last good tools and
+// swaps it in. It is called when a backend's descriptors changed, so the
+// new catalog always replaces the old one (its tools carry the current
+// descriptors, even where no client could tell); clients are told only
+// when what they see changed. It reports whether the tool list changed.
+func (g *Gateway) rebuild() (bool, error) {
+	g.rebuildMu.Lock()
+	defer g.rebuildMu.Unlock()
+	parts := make([]*backendTools, 0, len(g.backends))
+	for _, b := range g.backends {
+		if bt, _, _ := b.snapshot(); bt != nil {
+			parts = append(parts, bt)
+		}
+	}
+	c, err := assemble(parts)
+	if err != nil {
+		return false, err
+	}
+	old := g.catalog.Load()
+	g.instrument(c)
+	g.catalog.Store(c)
+	if old == nil {
+		return true, nil
+	}
+	added, removed, changed := diffTools(old, c)
+	toolsChanged := added+removed+changed > 0
+	resourcesChanged := !old.resources.sameAs(c.resources)
+	if toolsChanged || resourcesChanged {
+		g.opts.Logger.Info("tool catalog changed", "tools", len(c.tools), "added", added, "removed", removed, "changed", changed, "resources_changed", resourcesChanged)
+	}
+	if toolsChanged {
+		g.server.NotifyToolListChanged()
+	}
+	if resourcesChanged {
+		g.notifyResourceListChanged()
+	}
+	return toolsChanged, nil
+}
+
+// assemble names the tools of every backend (renaming only those whose
+// names collide across backends; see naming.go) and builds the catalog.
+// The tools are copied: the backends' compiled tools are shared with the
+// catalogs before, and a copy keeps each catalog's names and telemetry its
+// own.
+func assemble(parts []*backendTools) (*catalog, error) {
+	slices.SortFunc(parts, func(a, b *backendTools) int { return cmp.Compare(a.backend, b.backend) })
+	var all []*tool
+	var names, backends, methods []string
+	for _, p := range parts {
+		for _, t := range p.tools {
+			all = append(all, t)
+			names = append(names, t.def.Name)
+			backends = append(backends, p.backend)
+			methods = append(methods, t.method[1:])
+		}
+	}
+	final := backendQualified(names, backends, methods)
+	c := &catalog{tools: make([]*tool, len(all)), byName: make(map[string]*tool, len(all))}
+	defs := make([]mcp.Tool, len(all))
+	for i, t := range all {
+		nt := *t
+		nt.def.Name = final[i]
+		nt.obs = toolObs{}
+		c.tools[i] = &nt
+		c.byName[nt.def.Name] = &nt
+		defs[i] = nt.def
+	}
+	set, err := mcp.NewToolSet(defs, nil)
+	if err != nil {
+		return nil, fmt.Errorf("building tool list: %w", err)
+	}
+	c.set = set
+	if c.resources, err = newResourceCatalog(parts); err != nil {
+		return nil, fmt.Errorf("building resource list: %w", err)
+	}
+	return c, nil
+}
+
+// diffTools counts the tools b adds to a, removes from it, and changes
+// (same name, another definition).
+func diffTools(a, b *catalog) (added, removed, changed int) {
+	for name, t := range b.byName {
+		o, ok := a.byName[name]
+		switch {
+		case !ok:
+			added++
+		case !sameDef(o.def, t.def):
+			changed++
+		}
+	}
+	for name := range a.byName {
+		if _, ok := b.byName[name]; !ok {
+			removed++
+		}
+	}
+	return added, removed, changed
+}
+
+// sameDef compares two tools as tools/list shows them.
+func sameDef(a, b mcp.Tool) bool {
+	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description &&
+		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.OutputSchema, b.OutputSchema) &&
+		reflect.DeepEqual(a.Annotations, b.Annotations)
+}

@@ -1,0 +1,296 @@
+package gateway
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/jhump/protoreflect/v2/protoprint"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+)
+
+// The API as resources.
+//
+// Every exposed service (one with at least one exposed method) is an MCP
+// resource at grpc://BACKEND/package.Service, of type text/x-protobuf, so
+// an agent can read the API before calling it. Its content is .proto
+// source printed (jhump/protoreflect/v2 protoprint) from a file made for
+// the purpose: the service's own file reduced to the service, with only
+// its exposed methods, and the messages and enums of that file those
+// methods use, directly or through fields (each kept whole, nested types
+// included). Types from other files stay references, with the file's
+// imports, package and options as they were. Comments are included where
+// the descriptors carry them (a descriptor set or .proto files, or the
+// overlay of one on reflection); reflection alone usually has none.
+//
+// The reduction keeps a resource about the service rather than about
+// whatever else its author put in the same file, and it never shows a
+// method the gateway hides. The source is printed on the first read of
+// each catalog generation, not at discovery, so a large estate costs
+// nothing until someone reads it.
+
+// ResourceMIMEType is the MIME type of the service resources.
+const ResourceMIMEType = "text/x-protobuf"
+
+// serviceResource is one service as a resource.
+type serviceResource struct {
+	uri, name, title, description string
+	svc                           protoreflect.ServiceDescriptor
+	exposed                       map[protoreflect.FullName]bool
+	files                         *protoregistry.Files
+	// key identifies the content: the backend's descriptors fingerprint.
+	key string
+
+	once sync.Once
+	text string
+	err  error
+}
+
+// resourceCatalog is the resources of one catalog, sorted by URI.
+type resourceCatalog struct {
+	list  []*serviceResource
+	byURI map[string]*serviceResource
+	set   *mcp.ResourceSet
+}
+
+func newResourceCatalog(parts []*backendTools) (*resourceCatalog, error) {
+	rc := &resourceCatalog{byURI: make(map[string]*serviceResource)}
+	for _, p := range parts {
+		key := hex.EncodeToString(p.fingerprint[:])
+		for _, svc := range p.services {
+			r := &serviceResource{
+				uri:     "grpc://" + p.backend + "/" + string(svc.FullName()),
+				name:    string(svc.FullName()),
+				title:   string(svc.Name()),
+				svc:     svc,
+				exposed: p.methods,
+				files:   p.files,
+				key:     key,
+			}
+			r.description = fmt.Sprintf("The gRPC service %s of backend %s, as .proto source: its exposed methods and the messages and enums they use.", svc.FullName(), p.backend)
+			if c := comment(svc); c != "" {
+				r.description += " " + c
+			}
+			rc.list = append(rc.list, r)
+			rc.byURI[r.uri] = r
+		}
+	}
+	slices.SortFunc(rc.list, func(a, b *serviceResource) int { return strings.Compare(a.uri, b.uri) })
+	defs := make([]mcp.Resource, len(rc.list))
+	for i, r := range rc.list {
+		defs[i] = mcp.Resource{URI: r.uri, Name: r.name, Title: r.title, Description: r.description, MIMEType: ResourceMIMEType}
+	}
+	set, err := mcp.NewResourceSet(defs, nil)
+	if err != nil {
+		return nil, err
+	}
+	rc.set = set
+	return rc, nil
+}
+
+// sameAs reports whether rc and o list the same resources with the same
+// content, so a refresh that changed neither sends no list_changed. Since
+// the gateway offers no resources/subscribe, a changed content is also
+// announced as a list change: it is the only signal a client gets.
+func (rc *resourceCatalog) sameAs(o *resourceCatalog) bool {
+	if rc == nil || o == nil {
+		return rc == o
+	}
+	return slices.EqualFunc(rc.list, o.list, func(a, b *serviceResource) bool {
+		return a.uri == b.uri && a.key == b.key && a.description == b.description
+	})
+}
+
+// source prints the resource's .proto source once.
+func (r *serviceResource) source() (string, error) {
+	r.once.Do(func() { r.text, r.err = serviceProto(r.svc, r.exposed, r.files) })
+	return r.text, r.err
+}
+
+// serviceProto prints svc reduced as described in "The API as resources".
+func serviceProto(svc protoreflect.ServiceDescriptor, exposed map[protoreflect.FullName]bool, files *protoregistry.Files) (string, error) {
+	fd := svc.ParentFile()
+	src := protodesc.ToFileDescriptorProto(fd)
+
+	// The file's top-level messages and enums the exposed methods need.
+	keepMsg := make(map[int]bool)
+	keepEnum := make(map[int]bool)
+	seen := make(map[protoreflect.FullName]bool)
+	var visit func(d protoreflect.Descriptor)
+	visit = func(d protoreflect.Descriptor) {
+		if d == nil || seen[d.FullName()] || d.ParentFile().Path() != fd.Path() {
+			return
+		}
+		seen[d.FullName()] = true
+		top := d
+		for {
+			p := top.Parent()
+			if _, ok := p.(protoreflect.FileDescriptor); ok {
+				break
+			}
+			top = p
+		}
+		switch t := top.(type) {
+		case protoreflect.MessageDescriptor:
+			if !keepMsg[t.Index()] {
+				keepMsg[t.Index()] = true
+				walkMessage(t, visit)
+			}
+		case protoreflect.EnumDescriptor:
+			keepEnum[t.Index()] = true
+		}
+	}
+	methods := svc.Methods()
+	keepMethod := make(map[int]bool)
+	for i := range methods.Len() {
+		m := methods.Get(i)
+		if exposed[m.FullName()] {
+			keepMethod[i] = true
+			visit(m.Input())
+			visit(m.Output())
+		}
+	}
+
+	out := proto.CloneOf(src)
+	out.MessageType, out.EnumType, out.Extension = nil, nil, nil
+	msgIdx := remap(len(src.MessageType), keepMsg)
+	enumIdx := remap(len(src.EnumType), keepEnum)
+	methodIdx := remap(methods.Len(), keepMethod)
+	for i, m := range src.MessageType {
+		if keepMsg[i] {
+			out.MessageType = append(out.MessageType, m)
+		}
+	}
+	for i, e := range src.EnumType {
+		if keepEnum[i] {
+			out.EnumType = append(out.EnumType, e)
+		}
+	}
+	s := proto.CloneOf(src.Service[svc.Index()])
+	s.Method = nil
+	for i, m := range src.Service[svc.Index()].Method {
+		if keepMethod[i] {
+			s.Method = append(s.Method, m)
+		}
+	}
+	out.Service = []*descriptorpb.ServiceDescriptorProto{s}
+
+	// Source info paths index the file's elements, which just moved.
+	const (
+		pathMessage   = 4
+		pathEnum      = 5
+		pathService   = 6
+		pathExtension = 7
+		pathMethod    = 2
+	)
+	if sci := src.GetSourceCodeInfo(); sci != nil {
+		kept := &descriptorpb.SourceCodeInfo{}
+		for _, loc := range sci.GetLocation() {
+			p := slices.Clone(loc.GetPath())
+			ok := true
+			if len(p) >= 2 {
+				switch p[0] {
+				case pathMessage:
+					p[1], ok = msgIdx[int(p[1])]
+				case pathEnum:
+					p[1], ok = enumIdx[int(p[1])]
+				case pathExtension:
+					ok = false
+				case pathService:
+					if ok = int(p[1]) == svc.Index(); ok {
+						p[1] = 0
+						if len(p) >= 4 && p[2] == pathMethod {
+							p[3], ok = methodIdx[int(p[3])]
+						}
+					}
+				}
+			} else if len(p) == 1 && (p[0] == pathMessage || p[0] == pathEnum || p[0] == pathService || p[0] == pathExtension) {
+				ok = false
+			}
+			if ok {
+				l := proto.CloneOf(loc)
+				l.Path = p
+				kept.Location = append(kept.Location, l)
+			}
+		}
+		out.SourceCodeInfo = kept
+	}
+
+	var resolver protodesc.Resolver = files
+	if files == nil {
+		resolver = protoregistry.GlobalFiles
+	}
+	reduced, err := protodesc.NewFile(out, resolver)
+	if err != nil {
+		return "", fmt.Errorf("resource %s: rebuilding its file: %w", svc.FullName(), err)
+	}
+	var b strings.Builder
+	if err := (&protoprint.Printer{Indent: "  "}).PrintProtoFile(reduced, &b); err != nil {
+		return "", fmt.Errorf("resource %s: printing: %w", svc.FullName(), err)
+	}
+	return b.String(), nil
+}
+
+// remap gives the new index of each kept element.
+func remap(n int, keep map[int]bool) map[int]int32 {
+	m := make(map[int]int32, len(keep))
+	next := int32(0)
+	for i := range n {
+		if keep[i] {
+			m[i] = next
+			next++
+		}
+	}
+	return m
+}
+
+// walkMessage visits the message and enum types m's fields (and its nested
+// messages' fields) use.
+func walkMessage(m protoreflect.MessageDescriptor, visit func(protoreflect.Descriptor)) {
+	fields := m.Fields()
+	for i := range fields.Len() {
+		f := fields.Get(i)
+		if md := f.Message(); md != nil {
+			visit(md)
+		}
+		if ed := f.Enum(); ed != nil {
+			visit(ed)
+		}
+	}
+	nested := m.Messages()
+	for i := range nested.Len() {
+		walkMessage(nested.Get(i), visit)
+	}
+}
+
+// notifyResourceListChanged tells clients the resources changed.
+func (g *Gateway) notifyResourceListChanged() { g.server.NotifyResourceListChanged() }
+
+// Resources returns the current resource set; it makes the Gateway an
+// mcp.ResourceHandler.
+func (g *Gateway) Resources() *mcp.ResourceSet { return g.catalog.Load().resources.set }
+
+// ReadResource serves resources/read: the .proto source of one exposed
+// service, printed on the first read of each catalog generation.
+func (g *Gateway) ReadResource(_ context.Context, uri string) (*mcp.ResourceContents, error) {
+	r := g.catalog.Load().resources.byURI[uri]
+	if r == nil {
+		return nil, fmt.Errorf("%w: %s", mcp.ErrResourceNotFound, uri)
+	}
+	text, err := r.source()
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ResourceContents{URI: uri, MIMEType: ResourceMIMEType, Text: text}, nil
+}
+
+var _ mcp.ResourceHandler = (*Gateway)(nil)

@@ -1,0 +1,89 @@
+package gateway
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
+)
+
+// TestCollector pins the collector's encoding and limits on message types
+// the demo has no stream of: a message that is not a JSON object arrives
+// wrapped as {"value": ...}, exactly as a unary response would.
+func TestCollector(t *testing.T) {
+	enc, err := transcode.Compile((&timestamppb.Timestamp{}).ProtoReflect().Descriptor(), &transcode.Options{AllowPartial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := &tool{wrapOutput: true, response: enc}
+	wire := func(sec int64) []byte {
+		b, err := proto.Marshal(&timestamppb.Timestamp{Seconds: sec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	elem := len(`{"value":"1970-01-01T00:00:01Z"}`)
+
+	cases := []struct {
+		name      string
+		maxMsgs   int
+		maxBytes  int64
+		send      int
+		want      string
+		truncated string
+	}{
+		{"all", 10, 1 << 20, 2, `{"messages":[{"value":"1970-01-01T00:00:01Z"},{"value":"1970-01-01T00:00:02Z"}]}`, ""},
+		{"exactly the message limit", 2, 1 << 20, 2, `{"messages":[{"value":"1970-01-01T00:00:01Z"},{"value":"1970-01-01T00:00:02Z"}]}`, ""},
+		{"exactly the byte limit", 10, int64(2 * elem), 2, `{"messages":[{"value":"1970-01-01T00:00:01Z"},{"value":"1970-01-01T00:00:02Z"}]}`, ""},
+		{"message limit", 1, 1 << 20, 3, `{"messages":[{"value":"1970-01-01T00:00:01Z"}],"truncated":true,`, "message limit"},
+		{"byte limit", 10, int64(2*elem - 1), 3, `{"messages":[{"value":"1970-01-01T00:00:01Z"}],"truncated":true,`, "byte limit"},
+		{"nothing fits", 10, 5, 1, `{"messages":[],"truncated":true,`, "byte limit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			col := newCollector(c.maxMsgs, c.maxBytes)
+			for i := range c.send {
+				more, err := col.add(tl, wire(int64(i+1)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !more {
+					break
+				}
+			}
+			got := string(col.finish(""))
+			if !strings.HasPrefix(got, c.want) {
+				t.Errorf("got  %s\nwant %s...", got, c.want)
+			}
+			var r struct {
+				Truncated bool   `json:"truncated"`
+				Reason    string `json:"reason"`
+			}
+			if err := json.Unmarshal([]byte(got), &r); err != nil {
+				t.Fatalf("not JSON: %v: %s", err, got)
+			}
+			if r.Truncated != (c.truncated != "") || !strings.HasPrefix(r.Reason, c.truncated) {
+				t.Errorf("truncated=%v reason %q, want %q", r.Truncated, r.Reason, c.truncated)
+			}
+		})
+	}
+
+	// A message that does not transcode is an error, and leaves the
+	// collected JSON as it was.
+	col := newCollector(10, 1<<20)
+	if _, err := col.add(tl, wire(1)); err != nil {
+		t.Fatal(err)
+	}
+	truncated := []byte{0x08} // field 1, varint, and no varint
+	if _, err := col.add(tl, truncated); err == nil {
+		t.Error("want an error for wire data that is not a Timestamp")
+	}
+	if got := string(col.finish(`X: y`)); got != `{"messages":[{"value":"1970-01-01T00:00:01Z"}],"error":"X: y"}` {
+		t.Errorf("after a failed add: %s", got)
+	}
+}

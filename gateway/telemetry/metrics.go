@@ -1,0 +1,252 @@
+package telemetry
+
+import (
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+)
+
+// namespace prefixes every gateway metric, so they sort together and
+// cannot collide with a backend's own metrics in the same Prometheus.
+const namespace = "grpc_mcp_gateway"
+
+// LatencyBuckets are the upper bounds, in seconds, of the call latency
+// histogram: from 1ms (a loopback sidecar call) to 60s (past the default
+// 30s call timeout, so a timed-out call still lands in a finite bucket),
+// roughly 2.5x apart so quantiles stay within that factor.
+var LatencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// Discovery outcomes, the values of the outcome label.
+const (
+	OutcomeSuccess = "success"
+	OutcomeFailure = "failure"
+)
+
+// connStates are the grpc-go connectivity states in their own spelling
+// (IDLE, CONNECTING, READY, TRANSIENT_FAILURE, SHUTDOWN), one gauge
+// series each, so a dashboard can plot `== 1` per state.
+var connStates = [...]connectivity.State{
+	connectivity.Idle, connectivity.Connecting, connectivity.Ready,
+	connectivity.TransientFailure, connectivity.Shutdown,
+}
+
+// Metrics holds the gateway's Prometheus metrics on a registry of its own,
+// so embedding the gateway never touches prometheus.DefaultRegisterer and
+// two gateways in one process (or one test binary) never collide. A nil
+// *Metrics is valid and records nothing.
+type Metrics struct {
+	reg         *prometheus.Registry
+	calls       *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	rejections  *prometheus.CounterVec
+	sessions    *prometheus.GaugeVec
+	discoveries *prometheus.CounterVec
+	connState   *prometheus.GaugeVec
+}
+
+// NewMetrics registers the gateway's metrics, plus the Go runtime and
+// process collectors, on a new registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "tool_calls_total",
+			Help:      "tools/call requests that reached the backend, by tool, backend and the gRPC status code that ended them.",
+		}, []string{"tool", "backend", "grpc_code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace,
+			Name:      "tool_call_duration_seconds",
+			Help:      "Time from the gateway accepting a tools/call to its result, including argument conversion, the backend call and response conversion.",
+			Buckets:   LatencyBuckets,
+		}, []string{"tool", "backend"}),
+		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "tool_input_rejections_total",
+			Help:      "tools/call requests whose arguments failed validation and never reached the backend.",
+		}, []string{"tool", "backend"}),
+		sessions: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace,
+			Name:      "sessions",
+			Help:      "MCP sessions open now, by transport.",
+		}, []string{"transport"}),
+		discoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "discovery_refreshes_total",
+			Help:      "Discoveries of a backend's services (at start and on every refresh), by outcome.",
+		}, []string{"backend", "outcome"}),
+		connState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace,
+			Name:      "backend_connection_state",
+			Help:      "1 for the backend connection's current gRPC connectivity state, 0 for the others.",
+		}, []string{"backend", "state"}),
+	}
+	m.reg.MustRegister(
+		m.calls, m.latency, m.rejections, m.sessions, m.discoveries, m.connState,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// Registry is where the metrics live, for callers that add collectors of
+// their own or gather in-process. Nil for a nil *Metrics.
+func (m *Metrics) Registry() *prometheus.Registry {
+	if m == nil {
+		return nil
+	}
+	return m.reg
+}
+
+// Handler serves the metrics in the Prometheus text format, or in
+// OpenMetrics when the scraper asks for it, which carries the trace id
+// exemplars of the latency histogram. A nil *Metrics serves 404, so the
+// route can be mounted unconditionally.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		EnableOpenMetrics: true,
+		// A failing collector (say, /proc unreadable in a sandbox) must
+		// not blank the gateway's own metrics.
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}
+
+// Tool resolves the series of one tool, for the gateway to keep beside
+// the tool and use on every call. Call it at discovery, not per call: it
+// does the label lookups so that a call does none. Nil for a nil
+// *Metrics.
+//
+// The OK series is created at once, so a tool shows (at zero) from the
+// moment it is discovered and rate() over it is defined; the other codes'
+// series appear on first use, which keeps a large catalog from exporting
+// sixteen idle series per tool.
+func (m *Metrics) Tool(tool, backend string) *ToolMetrics {
+	if m == nil {
+		return nil
+	}
+	tm := &ToolMetrics{
+		calls:    m.calls.MustCurryWith(prometheus.Labels{"tool": tool, "backend": backend}),
+		latency:  m.latency.WithLabelValues(tool, backend),
+		rejected: m.rejections.WithLabelValues(tool, backend),
+	}
+	tm.counter(codes.OK)
+	return tm
+}
+
+// ForgetTool deletes the series of a tool that a refresh removed, so a
+// renamed method does not leave its old series behind forever. A
+// *ToolMetrics still held for it keeps counting into detached series
+// that are no longer exported.
+func (m *Metrics) ForgetTool(tool, backend string) {
+	if m == nil {
+		return
+	}
+	l := prometheus.Labels{"tool": tool, "backend": backend}
+	m.calls.DeletePartialMatch(l)
+	m.latency.Delete(l)
+	m.rejections.Delete(l)
+}
+
+// SessionOpened counts a session opened on transport ("streamable-http",
+// "stdio", "websocket", "sse"); pair it with SessionClosed.
+func (m *Metrics) SessionOpened(transport string) {
+	if m != nil {
+		m.sessions.WithLabelValues(transport).Inc()
+	}
+}
+
+// SessionClosed counts a session of transport closed.
+func (m *Metrics) SessionClosed(transport string) {
+	if m != nil {
+		m.sessions.WithLabelValues(transport).Dec()
+	}
+}
+
+// DiscoveryRefreshed counts one discovery of backend: a success when err
+// is nil, otherwise a failure.
+func (m *Metrics) DiscoveryRefreshed(backend string, err error) {
+	if m == nil {
+		return
+	}
+	outcome := OutcomeSuccess
+	if err != nil {
+		outcome = OutcomeFailure
+	}
+	m.discoveries.WithLabelValues(backend, outcome).Inc()
+}
+
+// SetBackendState records backend's connection state: its series goes to
+// 1 and the other states' to 0. Call it on every state change (the
+// gateway does, from the watcher that also feeds /readyz).
+func (m *Metrics) SetBackendState(backend string, state connectivity.State) {
+	if m == nil {
+		return
+	}
+	for _, s := range connStates {
+		v := 0.0
+		if s == state {
+			v = 1
+		}
+		m.connState.WithLabelValues(backend, s.String()).Set(v)
+	}
+}
+
+// ToolMetrics are one tool's series, resolved once by [Metrics.Tool]. A
+// nil *ToolMetrics records nothing. Safe for concurrent use.
+type ToolMetrics struct {
+	calls    *prometheus.CounterVec // curried with tool and backend
+	latency  prometheus.Observer
+	rejected prometheus.Counter
+	// byCode caches the calls child of each code: resolved on first use
+	// (one label lookup, ever) and then read with one atomic load.
+	byCode [numCodes]atomic.Pointer[counter]
+}
+
+// counter boxes a prometheus.Counter so an atomic.Pointer can hold it.
+type counter struct{ prometheus.Counter }
+
+func (tm *ToolMetrics) counter(c codes.Code) prometheus.Counter {
+	slot := &tm.byCode[c]
+	if p := slot.Load(); p != nil {
+		return p.Counter
+	}
+	// Two first calls racing resolve the same child; either store wins.
+	p := &counter{tm.calls.WithLabelValues(codeNames[c])}
+	slot.Store(p)
+	return p.Counter
+}
+
+// Observe records one call that reached the backend and ended with code,
+// after d. When sc is a sampled span, its trace id becomes the latency
+// observation's exemplar, so a slow bucket links to a trace.
+func (tm *ToolMetrics) Observe(code codes.Code, d time.Duration, sc trace.SpanContext) {
+	if tm == nil {
+		return
+	}
+	tm.counter(canonical(code)).Inc()
+	if sc.IsSampled() {
+		if eo, ok := tm.latency.(prometheus.ExemplarObserver); ok {
+			eo.ObserveWithExemplar(d.Seconds(), prometheus.Labels{"trace_id": sc.TraceID().String()})
+			return
+		}
+	}
+	tm.latency.Observe(d.Seconds())
+}
+
+// Rejected records one call whose arguments failed validation. It is not
+// counted in tool_calls_total: that counts what the backend saw.
+func (tm *ToolMetrics) Rejected() {
+	if tm != nil {
+		tm.rejected.Inc()
+	}
+}

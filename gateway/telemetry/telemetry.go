@@ -1,0 +1,62 @@
+// Package telemetry is how an operator watches the gateway: Prometheus
+// metrics on a registry of their own, OpenTelemetry spans for tools/call
+// with the W3C trace context carried from the MCP request to the backend,
+// and one structured log line per call.
+//
+// Every piece is optional and off costs nothing: a nil *Metrics, a nil
+// *Tracer and a nil *ToolMetrics or *ToolTracer are valid and do nothing,
+// so tests and library users who configure none of it pay no more than a
+// nil check per call. What a call does when it is on is resolved once per
+// tool at discovery ([Metrics.Tool], [Tracer.Tool]), so the per-call cost
+// is an atomic add, a histogram observation and, with tracing, one span.
+//
+// The package knows nothing of MCP or of the gateway's catalog: it takes
+// names, gRPC codes and raw JSON, so the gateway composes it and so could
+// anything else that calls gRPC on behalf of a client.
+package telemetry
+
+import (
+	"google.golang.org/grpc/codes"
+)
+
+// numCodes is how many canonical gRPC codes there are (OK..UNAUTHENTICATED).
+const numCodes = int(codes.Unauthenticated) + 1
+
+// codeNames are the canonical names of the gRPC codes as the gRPC
+// specification, google.rpc.Code and the gateway's tool results spell
+// them, so a metric label, a span attribute and the text a model read
+// all say NOT_FOUND alike.
+var codeNames = [numCodes]string{
+	codes.OK:                 "OK",
+	codes.Canceled:           "CANCELLED",
+	codes.Unknown:            "UNKNOWN",
+	codes.InvalidArgument:    "INVALID_ARGUMENT",
+	codes.DeadlineExceeded:   "DEADLINE_EXCEEDED",
+	codes.NotFound:           "NOT_FOUND",
+	codes.AlreadyExists:      "ALREADY_EXISTS",
+	codes.PermissionDenied:   "PERMISSION_DENIED",
+	codes.ResourceExhausted:  "RESOURCE_EXHAUSTED",
+	codes.FailedPrecondition: "FAILED_PRECONDITION",
+	codes.Aborted:            "ABORTED",
+	codes.OutOfRange:         "OUT_OF_RANGE",
+	codes.Unimplemented:      "UNIMPLEMENTED",
+	codes.Internal:           "INTERNAL",
+	codes.Unavailable:        "UNAVAILABLE",
+	codes.DataLoss:           "DATA_LOSS",
+	codes.Unauthenticated:    "UNAUTHENTICATED",
+}
+
+// canonical folds a code outside the 17 defined ones into UNKNOWN, as the
+// gRPC specification tells clients to treat them; it keeps the code label
+// to 17 values whatever a backend sends.
+func canonical(c codes.Code) codes.Code {
+	if uint32(c) >= uint32(numCodes) {
+		return codes.Unknown
+	}
+	return c
+}
+
+// CodeName returns the canonical name of c (NOT_FOUND), with codes beyond
+// the 17 defined ones reported as UNKNOWN. It is the value of the
+// grpc_code label and of the rpc.response.status_code attribute.
+func CodeName(c codes.Code) string { return codeNames[canonical(c)] }

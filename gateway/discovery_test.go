@@ -17,8 +17,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
-	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	grpcreflection "google.golang.org/grpc/reflection"
+	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"

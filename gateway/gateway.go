@@ -1,6 +1,7 @@
-// Package gateway is the product: it discovers a gRPC backend's methods,
+// Package gateway is the product: it discovers the methods of one or more
+// gRPC backends, and keeps discovering them (backends.go, refresh.go),
 // compiles each into an MCP tool (names, descriptions, JSON Schemas,
-// message types, all built once at discovery), serves tools/call by
+// message types, all built once per discovery), serves tools/call by
 // converting JSON arguments to protobuf, invoking the backend and turning
 // the response or the gRPC status into an MCP result, and puts the MCP
 // server behind the HTTP front door.

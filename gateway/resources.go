@@ -234,7 +234,7 @@ func serviceProto(svc protoreflect.ServiceDescriptor, exposed map[protoreflect.F
 		return "", fmt.Errorf("resource %s: rebuilding its file: %w", svc.FullName(), err)
 	}
 	var b strings.Builder
-	if err := (&protoprint.Printer{Indent: "  "}).PrintProtoFile(reduced, &b); err != nil {
+	if err := (&protoprint.Printer{Indent: "  ", Compact: true}).PrintProtoFile(reduced, &b); err != nil {
 		return "", fmt.Errorf("resource %s: printing: %w", svc.FullName(), err)
 	}
 	return b.String(), nil

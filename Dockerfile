@@ -3,7 +3,8 @@
 # The gateway as a static binary on distroless: no shell, no package
 # manager, a non-root user, CA certificates for TLS to backends.
 #
-#   docker build --build-arg VERSION="$(git describe --tags --always --dirty)" -t grpc-mcp-gateway .
+#   docker build --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#     --build-arg COMMIT="$(git rev-parse HEAD)" -t grpc-mcp-gateway .
 #   docker run --rm -p 8080:8080 grpc-mcp-gateway          # fronts the bundled demo backend
 #   docker run --rm -p 8080:8080 grpc-mcp-gateway --listen 0.0.0.0:8080 --backend zoo.internal:50051
 #
@@ -28,10 +29,13 @@ COPY . .
 ARG TARGETOS
 ARG TARGETARCH
 ARG VERSION=dev
+# The build context has no .git (or should not), so the commit cannot be
+# read from VCS stamping: pass it; --version prints it.
+ARG COMMIT=unknown
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/gateway ./cmd/gateway
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" -o /out/gateway ./cmd/gateway
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/gateway /gateway

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/grpc-mcp-gateway/gateway/reflection"
@@ -61,6 +62,21 @@ type Backend struct {
 	Files reflection.Source
 	// NoReflection uses Files alone, never asking the backend.
 	NoReflection bool
+
+	// Metadata is added to every call to this backend, after
+	// Options.Metadata (see [ParseMetadata] for the rules on keys and
+	// values).
+	Metadata metadata.MD
+	// CallTimeout and StreamTimeout, when positive, replace Options'
+	// deadlines for this backend's unary and streaming calls.
+	CallTimeout, StreamTimeout time.Duration
+	// Include and Exclude narrow this backend's methods, with the syntax
+	// of Options.Include; a method is exposed only when it passes both
+	// these and Options' filters.
+	Include, Exclude []string
+	// Methods are per-method settings; for each method the first entry
+	// whose Match matches applies, and wins over the backend's timeouts.
+	Methods []MethodSettings
 }
 
 var backendNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
@@ -88,6 +104,9 @@ type backendState struct {
 	b      Backend
 	source reflection.Source
 	conn   stateConn // nil when Conn has no connectivity state
+	// settings are b's per-backend filters, timeouts and metadata,
+	// compiled once (settings.go).
+	settings *backendSettings
 	// kick asks the backend's loop to discover now (the connection came
 	// back); capacity 1, so reconnects coalesce.
 	kick chan struct{}
@@ -127,7 +146,11 @@ func (g *Gateway) initBackends(backends []Backend) error {
 		if b.Conn == nil && (b.Source == nil || b.NoReflection) {
 			return fmt.Errorf("backend %s: no connection", b.Name)
 		}
-		bs := &backendState{b: b, kick: make(chan struct{}, 1), source: b.Source}
+		settings, err := newBackendSettings(b)
+		if err != nil {
+			return fmt.Errorf("backend %s: %w", b.Name, err)
+		}
+		bs := &backendState{b: b, kick: make(chan struct{}, 1), source: b.Source, settings: settings}
 		if sc, ok := b.Conn.(stateConn); ok {
 			bs.conn = sc
 			bs.state = sc.GetState()

@@ -32,6 +32,7 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 	}
 	// Forwarded headers and static metadata, for unary and streaming calls alike.
 	ctx = g.md.outgoingContext(ctx, req.Header)
+	ctx = withBackendMetadata(ctx, t.md)
 	if t.kind != kindUnary {
 		return g.callStream(ctx, req, t, args)
 	}
@@ -41,7 +42,11 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		return g.inputError(t, err)
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
+	timeout := g.opts.CallTimeout
+	if t.timeout > 0 {
+		timeout = t.timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var out rawFrame
 	defer out.release()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -54,9 +55,12 @@ type tool struct {
 	// kind says which call path serves the tool: unary, or one of the
 	// stream shapes in stream.go.
 	kind callKind
-	// timeout overrides the gateway's deadline for this tool when positive;
-	// per-method settings (config file, proto options) will set it.
+	// timeout overrides the gateway's deadline (Options.CallTimeout or
+	// StreamTimeout, by kind) when positive; per-backend and per-method
+	// settings set it (settings.go).
 	timeout time.Duration
+	// md is the backend's own metadata (Backend.Metadata), nil for most.
+	md metadata.MD
 	// obs is the tool's metrics and span settings (observe.go).
 	obs toolObs
 }
@@ -79,6 +83,8 @@ type catalogOptions struct {
 	useProtoNames bool
 	filter        *methodFilter
 	logger        *slog.Logger
+	// backend is the backend's own settings; nil means none.
+	backend *backendSettings
 }
 
 // backendTools is one backend's discovery compiled into tools. It is kept
@@ -124,7 +130,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		for i := range ms.Len() {
 			m := ms.Get(i)
 			to := reflection.ToolOptions(m)
-			if to.GetHidden() || !opts.filter.match(m) {
+			if to.GetHidden() || !opts.filter.match(m) || !opts.backend.exposes(m) {
 				continue
 			}
 			if to != nil {
@@ -146,6 +152,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 			return nil, err
 		}
 		t.backend = backend
+		opts.backend.apply(t, m)
 		bt.tools = append(bt.tools, t)
 		bt.methods[m.FullName()] = true
 		svc := m.Parent().(protoreflect.ServiceDescriptor)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net"
 	"net/http/httptest"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -25,6 +27,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 )
 
 func TestMain(m *testing.M) {
@@ -354,9 +357,14 @@ func TestDeadlineIsRetryableToolError(t *testing.T) {
 // gateway cancel the gRPC call.
 func TestCancellationReachesBackend(t *testing.T) {
 	b, _, url := startGateway(t, nil)
+	sessions := map[string]func(t *testing.T) *sdk.ClientSession{}
 	for _, v := range versions {
-		t.Run(v, func(t *testing.T) {
-			cs := connect(t, url, v)
+		sessions["streamable-http/"+v] = func(t *testing.T) *sdk.ClientSession { return connect(t, url, v) }
+	}
+	sessions["websocket/2025-11-25"] = func(t *testing.T) *sdk.ClientSession { return connectWS(t, url, "2025-11-25") }
+	for _, name := range slices.Sorted(maps.Keys(sessions)) {
+		t.Run(name, func(t *testing.T) {
+			cs := sessions[name](t)
 			ctx, cancel := context.WithCancel(context.Background())
 			errc := make(chan error, 1)
 			go func() {
@@ -381,5 +389,62 @@ func TestCancellationReachesBackend(t *testing.T) {
 				t.Error("cancelled call returned no error")
 			}
 		})
+	}
+}
+
+// connectWS connects the reference client to the gateway's /ws.
+func connectWS(t *testing.T, mcpURL, version string) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-ws", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcptest.WebSocketTransport{URL: wsURL(mcpURL)}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect over WebSocket at %s: %v", version, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func wsURL(mcpURL string) string {
+	return "ws" + strings.TrimPrefix(strings.TrimSuffix(mcpURL, "/mcp"), "http") + "/ws"
+}
+
+// TestWebSocketClientVanishes: a WebSocket client whose connection dies
+// mid-call (no close frame) gets its gRPC call cancelled at the backend;
+// goleak in TestMain checks nothing is left behind.
+func TestWebSocketClientVanishes(t *testing.T) {
+	b, _, url := startGateway(t, nil)
+	c, _, err := (&websocket.Dialer{Subprotocols: []string{"mcp"}}).Dial(wsURL(url), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(msg string) {
+		t.Helper()
+		if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The handshake completes before anything else is sent, as the
+	// lifecycle requires.
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ws","version":"1"}}}`)
+	if _, _, err := c.ReadMessage(); err != nil {
+		t.Fatal(err)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"block"}}}`)
+	select {
+	case <-b.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call never reached the backend")
+	}
+	c.UnderlyingConn().Close() // vanish: no close frame
+	select {
+	case err := <-b.ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("backend saw %v, want canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the backend call was not cancelled after the client vanished")
 	}
 }

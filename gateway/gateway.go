@@ -93,6 +93,15 @@ type Options struct {
 	UseProtoNames bool
 	// HTTP configures the Streamable HTTP endpoint; nil means defaults.
 	HTTP *mcp.StreamableHTTPOptions
+	// WebSocket configures /ws; nil means defaults.
+	WebSocket *mcp.WebSocketOptions
+	// SSE configures the legacy HTTP+SSE transport at /sse; nil means
+	// defaults.
+	SSE *mcp.SSEOptions
+	// MaxConcurrentCalls bounds the requests one session may have in
+	// flight, on every transport; 0 means the MCP layer's default (64),
+	// negative no limit.
+	MaxConcurrentCalls int
 	// Auth, when set, authenticates every request to the MCP endpoints
 	// and serves the OAuth protected-resource metadata; health endpoints
 	// stay open. The caller owns it and closes it after Shutdown. Nil
@@ -117,6 +126,10 @@ type Options struct {
 	// LogArguments adds each call's argument values to the call log, on a
 	// debug line; off by default because arguments may hold personal data.
 	LogArguments bool
+	// ProtocolTrace logs every JSON-RPC message in and out at debug level
+	// on Logger (mcp.ServerOptions.Trace), with argument and result values
+	// only when LogArguments is set too.
+	ProtocolTrace bool
 }
 
 // Gateway serves the methods of one or more gRPC backends as MCP tools,
@@ -207,7 +220,8 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	// The server exists before the first discovery so that every later
 	// catalog swap can notify it.
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g,
-		&mcp.ServerOptions{Logger: g.opts.Logger})
+		&mcp.ServerOptions{Logger: g.opts.Logger, Trace: g.traceLogger(), TraceBodies: g.opts.LogArguments,
+			MaxConcurrentCalls: g.opts.MaxConcurrentCalls})
 	if err := g.start(ctx); err != nil {
 		return nil, err
 	}
@@ -226,12 +240,17 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	return g.server.ServeStdio(ctx, in, out)
 }
 
-// Handler is the HTTP front door: Streamable HTTP at /mcp, a liveness
+// Handler is the HTTP front door: Streamable HTTP at /mcp, WebSocket at
+// /ws, legacy HTTP+SSE at /sse (posting to /sse/message), a liveness
 // probe at /healthz (the process answers), a readiness probe at /readyz
 // (see [Gateway.Ready]) and, with Options.Metrics, Prometheus at /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.protect(g.server.StreamableHTTPHandler(g.opts.HTTP)))
+	mux.Handle("/ws", g.protect(g.server.WebSocketHandler(g.opts.WebSocket)))
+	sse := g.protect(g.server.SSEHandler(g.opts.SSE))
+	mux.Handle("/sse", sse)
+	mux.Handle("/sse/message", sse)
 	g.mountAuthMetadata(mux)
 	if g.opts.Metrics != nil {
 		mux.Handle("GET /metrics", g.opts.Metrics.Handler())
@@ -251,4 +270,12 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.BeginShutdown()
 	g.Close()
 	return g.server.Shutdown(ctx)
+}
+
+// traceLogger is the protocol trace's logger, nil when the trace is off.
+func (g *Gateway) traceLogger() *slog.Logger {
+	if !g.opts.ProtocolTrace {
+		return nil
+	}
+	return g.opts.Logger.With("component", "mcp-trace")
 }

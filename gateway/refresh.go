@@ -49,6 +49,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		useProtoNames: g.opts.UseProtoNames,
 		filter:        g.filter,
 		logger:        g.opts.Logger,
+		backend:       b.settings,
 	})
 	if err != nil {
 		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))

@@ -28,6 +28,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 )
 
 // streamZoo is the demo zoo whose streaming methods misbehave on cue (the
@@ -276,6 +277,25 @@ var streamTransports = []transport{
 	{"streamable-http/2025-11-25", httpTransport("2025-11-25")},
 	{"streamable-http/2026-07-28", httpTransport("2026-07-28")},
 	{"stdio", stdioTransport},
+	{"websocket/2025-11-25", wsTransport("2025-11-25")},
+}
+
+// wsTransport drives /ws with the reference client through gorilla's
+// WebSocket client.
+func wsTransport(version string) func(*testing.T, *streamGateway, *sdk.ClientOptions) *sdk.ClientSession {
+	return func(t *testing.T, sg *streamGateway, copts *sdk.ClientOptions) *sdk.ClientSession {
+		t.Helper()
+		client := sdk.NewClient(&sdk.Implementation{Name: "stream-test", Version: "1"}, copts)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		url := "ws" + strings.TrimPrefix(strings.TrimSuffix(sg.url, "/mcp"), "http") + "/ws"
+		cs, err := client.Connect(ctx, &mcptest.WebSocketTransport{URL: url}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
 }
 
 func httpTransport(version string) func(*testing.T, *streamGateway, *sdk.ClientOptions) *sdk.ClientSession {

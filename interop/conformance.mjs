@@ -24,7 +24,7 @@ const RUNS = [
     label: '2025-11-25 (conformance 0.1.16)',
     cli: cli('@modelcontextprotocol/conformance'),
     args: [],
-    scenarios: ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection', 'server-sse-multiple-streams'],
+    scenarios: ['server-initialize', 'ping', 'tools-list', 'resources-list', 'dns-rebinding-protection', 'server-sse-multiple-streams'],
   },
   {
     // 0.1.16 has no server-session-lifecycle; 0.2.0-alpha.12 runs it at 2025-11-25.
@@ -42,6 +42,8 @@ const RUNS = [
       'http-header-validation',
       'caching',
       'tools-list',
+      'resources-list',
+      'sep-2164-resource-not-found',
       'dns-rebinding-protection',
       'server-sse-multiple-streams',
       'input-required-result-unsupported-methods',

@@ -34,8 +34,12 @@ type backendFlags struct {
 	files  reflection.Source
 }
 
-// backendAddr is one --backend.
-type backendAddr struct{ name, addr string }
+// backendAddr is one --backend, or one backend of the config file, which
+// may carry settings of its own (file; nil for --backend).
+type backendAddr struct {
+	name, addr string
+	file       *fileBackendSettings
+}
 
 func (f *backendFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.backends, "backend", "gRPC backend NAME=HOST:PORT (repeatable; NAME is 1-32 of a-z 0-9 _ -); a single backend may be given as HOST:PORT (default: start the bundled demo backend on a loopback port)")
@@ -70,7 +74,7 @@ func (f *backendFlags) check(ctx context.Context) error {
 				return fmt.Errorf("--backend: the name %q is used twice", name)
 			}
 		}
-		f.parsed = append(f.parsed, backendAddr{name, addr})
+		f.parsed = append(f.parsed, backendAddr{name: name, addr: addr})
 	}
 	for _, p := range f.include {
 		if err := gateway.CheckMethodPattern("--include", p); err != nil {
@@ -135,18 +139,26 @@ func (f *backendFlags) setLogger(logger *slog.Logger) {
 // after an error.
 func (f *backendFlags) dial(tls gateway.BackendTLS, opts ...grpc.DialOption) (backends []gateway.Backend, conns []*grpc.ClientConn, err error) {
 	for _, p := range f.parsed {
-		conn, err := gateway.Dial(p.addr, tls, opts...)
+		btls := tls
+		if p.file != nil && p.file.tls != nil {
+			btls = *p.file.tls
+		}
+		conn, err := gateway.Dial(p.addr, btls, opts...)
 		if err != nil {
 			return nil, conns, err
 		}
 		conns = append(conns, conn)
-		backends = append(backends, gateway.Backend{
+		b := gateway.Backend{
 			Name:         p.name,
 			Address:      p.addr,
 			Conn:         conn,
 			Files:        f.files,
 			NoReflection: f.noReflection,
-		})
+		}
+		if p.file != nil {
+			p.file.applyTo(&b)
+		}
+		backends = append(backends, b)
 	}
 	return backends, conns, nil
 }

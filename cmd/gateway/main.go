@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
-	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -51,10 +50,17 @@ type config struct {
 	exposeHealth     bool
 	jsonNames        string
 	allowOrigins     stringList
+	transports       transportFlags
 	front            frontDoor
 	obs              observability
 	logLevel         string
 	logFormat        string
+
+	// configFile is --config; checkConfig is --check-config, which reads
+	// its file as --config does and exits after validating.
+	configFile  string
+	checkConfig string
+	showVersion bool
 }
 
 type stringList []string
@@ -62,12 +68,57 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
+// usageError is a command line that cannot be parsed, as opposed to one
+// whose settings are invalid: --check-config exits 2 for the first, 1 for
+// the second.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	return parseConfig(args, stderr, os.LookupEnv)
+}
+
+// parseConfig reads the command line, the config file it names and the
+// GATEWAY_* environment (see config.go for the precedence), and validates
+// the result. A value that came from the file or the environment is named
+// by its line or variable in the error. After a parsed command line, c is
+// returned with the error too, so the caller knows which mode was asked.
+func parseConfig(args []string, stderr io.Writer, getenv func(string) (string, bool)) (*config, error) {
 	c := &config{}
+	fs := c.flagSet(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, &usageError{fmt.Errorf("unexpected argument %q: flags only (see -h)", fs.Arg(0))}
+	}
+	if c.showVersion {
+		return c, nil
+	}
+	from, err := c.configure(context.Background(), fs, getenv)
+	if err != nil {
+		return c, err
+	}
+	if err := c.validate(); err != nil {
+		return c, from.attribute(err)
+	}
+	return c, nil
+}
+
+// flagSet registers every flag on c.
+func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.StringVar(&c.configFile, "config", "", "YAML config FILE (see examples/config/gateway.yaml); flags given here override it, GATEWAY_* variables override both")
+	fs.StringVar(&c.checkConfig, "check-config", "", "validate the config FILE (with the flags and GATEWAY_* variables given) and exit: 0 when valid, 1 when not")
+	fs.BoolVar(&c.showVersion, "version", false, "print the version, commit and Go version, and exit")
 	c.backends.register(fs)
-	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address for Streamable HTTP at /mcp")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address for MCP over HTTP: Streamable HTTP at /mcp, WebSocket at /ws, legacy SSE at /sse")
 	fs.BoolVar(&c.stdio, "stdio", false, "serve MCP on stdin/stdout instead of HTTP (logs go to stderr)")
 	fs.BoolVar(&c.tls.Plaintext, "plaintext", false, "use plaintext to the backend (the default for loopback backends; others default to TLS)")
 	fs.StringVar(&c.tls.CAFile, "backend-ca", "", "PEM file of CA certificates for the backend's TLS (default: system roots)")
@@ -83,50 +134,57 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.inputErrors, "input-errors", "tool", `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
 	fs.BoolVar(&c.exposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
 	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
-	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, e.g. https://app.example.com (repeatable)")
+	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, /ws and /sse, e.g. https://app.example.com (repeatable)")
 	c.front.register(fs)
+	c.transports.register(fs)
 	c.obs.register(fs)
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q: flags only (see -h)", fs.Arg(0))
-	}
+	return fs
+}
+
+// validate checks the settings, wherever they came from, and loads what
+// must be readable at start.
+func (c *config) validate() error {
 	if c.inputErrors != "tool" && c.inputErrors != "protocol" {
-		return nil, fmt.Errorf(`--input-errors: want "tool" or "protocol", got %q`, c.inputErrors)
+		return fmt.Errorf(`--input-errors: want "tool" or "protocol", got %q`, c.inputErrors)
 	}
 	if c.jsonNames != "json" && c.jsonNames != "proto" {
-		return nil, fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
+		return fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
 	}
 	if c.callTimeout <= 0 {
-		return nil, fmt.Errorf("--call-timeout: want a positive duration, got %s", c.callTimeout)
+		return fmt.Errorf("--call-timeout: want a positive duration, got %s", c.callTimeout)
 	}
 	if c.streamTimeout <= 0 {
-		return nil, fmt.Errorf("--stream-timeout: want a positive duration, got %s", c.streamTimeout)
+		return fmt.Errorf("--stream-timeout: want a positive duration, got %s", c.streamTimeout)
 	}
 	if c.streamMaxMsgs <= 0 {
-		return nil, fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.streamMaxMsgs)
+		return fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.streamMaxMsgs)
 	}
 	if c.streamMaxBytes <= 0 {
-		return nil, fmt.Errorf("--stream-max-bytes: want a positive number of bytes, got %d", c.streamMaxBytes)
+		return fmt.Errorf("--stream-max-bytes: want a positive number of bytes, got %d", c.streamMaxBytes)
 	}
 	if err := c.backends.check(context.Background()); err != nil {
-		return nil, err
+		return err
 	}
 	if _, _, err := net.SplitHostPort(c.listen); err != nil && !c.stdio {
-		return nil, fmt.Errorf("--listen: want HOST:PORT, got %q: %w", c.listen, err)
+		return fmt.Errorf("--listen: want HOST:PORT, got %q: %w", c.listen, err)
 	}
 	for _, o := range c.allowOrigins {
 		if !strings.Contains(o, "://") {
-			return nil, fmt.Errorf("--allow-origin: want an origin such as https://app.example.com, got %q", o)
+			return fmt.Errorf("--allow-origin: want an origin such as https://app.example.com, got %q", o)
 		}
 	}
 	if err := c.front.check(c.stdio); err != nil {
-		return nil, err
+		return err
 	}
-	return c, nil
+	if err := c.transports.check(); err != nil {
+		return err
+	}
+	// The log settings are checked here too, so their errors name the
+	// file line or variable like every other setting's.
+	_, err := newLogger(c, io.Discard)
+	return err
 }
 
 func newLogger(c *config, stderr io.Writer) (*slog.Logger, error) {
@@ -151,7 +209,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "gateway:", err)
+		var usage *usageError
+		if c != nil && c.checkConfig != "" && !errors.As(err, &usage) {
+			return 1
+		}
 		return 2
+	}
+	if c.showVersion {
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	}
+	if c.checkConfig != "" {
+		return checkConfig(c, stdout, stderr)
 	}
 	if c.obs.probe != "" {
 		return probe(context.Background(), c.obs.probe, stderr)
@@ -211,7 +280,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		inputErrors = gateway.InputErrorsProtocol
 	}
 	dctx, cancel := context.WithTimeout(ctx, c.discoveryTimeout)
-	httpOpts := &mcp.StreamableHTTPOptions{AllowedOrigins: c.allowOrigins}
+	httpOpts, wsOpts, sseOpts := c.transports.options(c.allowOrigins)
 	authn, err := c.front.authenticator(dctx, logger, httpOpts.MaxRequestBytes)
 	if err != nil {
 		cancel()
@@ -221,27 +290,32 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		defer authn.Close()
 	}
 	g, err := gateway.New(dctx, backends, &gateway.Options{
-		Logger:            logger,
-		Version:           version,
-		CallTimeout:       c.callTimeout,
-		StreamTimeout:     c.streamTimeout,
-		StreamMaxMessages: c.streamMaxMsgs,
-		StreamMaxBytes:    c.streamMaxBytes,
-		InputErrors:       inputErrors,
-		ExposeHealth:      c.exposeHealth,
-		Include:           c.backends.include,
-		Exclude:           c.backends.exclude,
-		Refresh:           refreshOption(c.backends.refresh),
-		DiscoveryTimeout:  c.discoveryTimeout,
-		RequireBackends:   c.backends.requireBackends,
-		UseProtoNames:     c.jsonNames == "proto",
-		HTTP:              httpOpts,
-		Auth:              authn,
-		ForwardHeaders:    c.front.forwardHeaderNames(),
-		Metadata:          c.front.md,
-		Metrics:           tel.metrics,
-		TracerProvider:    tel.tp,
-		LogArguments:      c.obs.logArguments,
+		Logger:             logger,
+		Version:            version,
+		CallTimeout:        c.callTimeout,
+		StreamTimeout:      c.streamTimeout,
+		StreamMaxMessages:  c.streamMaxMsgs,
+		StreamMaxBytes:     c.streamMaxBytes,
+		InputErrors:        inputErrors,
+		ExposeHealth:       c.exposeHealth,
+		Include:            c.backends.include,
+		Exclude:            c.backends.exclude,
+		Refresh:            refreshOption(c.backends.refresh),
+		DiscoveryTimeout:   c.discoveryTimeout,
+		RequireBackends:    c.backends.requireBackends,
+		UseProtoNames:      c.jsonNames == "proto",
+		HTTP:               httpOpts,
+		WebSocket:          wsOpts,
+		SSE:                sseOpts,
+		MaxConcurrentCalls: c.transports.maxConcurrentCalls,
+		Auth:               authn,
+		ForwardHeaders:     c.front.forwardHeaderNames(),
+		Metadata:           c.front.md,
+		Metrics:            tel.metrics,
+		TracerProvider:     tel.tp,
+		LogArguments:       c.obs.logArguments,
+		// The protocol trace is what --log-level debug is for.
+		ProtocolTrace: c.logLevel == "debug",
 	})
 	cancel()
 	if err != nil {
@@ -253,7 +327,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 
 	if c.stdio {
 		logger.Info("serving MCP on stdio", "tools", len(g.Tools().Tools()))
-		return g.ServeStdio(ctx, stdin, stdout)
+		return serveStdio(ctx, c, g, stdin, stdout, logger)
 	}
 	return serveHTTP(ctx, c, g, lis, logger, stderr)
 }
@@ -292,19 +366,78 @@ Connect a client:
 		return fmt.Errorf("serving HTTP: %w", err)
 	case <-ctx.Done():
 	}
-	// Not ready first, so a load balancer stops sending new clients while
-	// the calls in flight finish.
+	drainHTTP(srv, g, c.shutdownGrace, logger)
+	return nil
+}
+
+// replyMargin is how long, after the grace period cancelled the calls
+// still running, their handlers get to write the cancellation as a reply
+// before the connections are closed under them.
+const replyMargin = 2 * time.Second
+
+// drainHTTP is the HTTP shutdown on SIGTERM/SIGINT. The guarantees, in
+// order: /readyz answers 503 from the first moment; no new MCP session or
+// request is taken (they are answered 503 / "server is shutting down", so
+// a client retries elsewhere at once); sessions' GET and SSE streams end
+// and WebSockets close with 1001 (going away), since they carry no call of
+// their own; requests in flight, POSTs with their tool calls included, run
+// to completion and write their replies, for up to grace; then the calls
+// still running are cancelled (the backend sees CANCELLED) and their
+// handlers get replyMargin to write that; then the listener and the
+// connections close.
+//
+// The listener stays open during the grace period on purpose: Go's
+// http.Server drops every request it reads after Shutdown begins, so
+// closing it first would make the 503 on /readyz unobservable, and turn a
+// load balancer's last requests into refused connections, not fast errors.
+// The MCP server therefore shuts down first, and the HTTP server after it
+// with a deadline of its own: sharing the MCP server's, which has expired
+// by then when calls were cancelled, cut those calls' replies.
+func drainHTTP(srv *http.Server, g *gateway.Gateway, grace time.Duration, logger *slog.Logger) {
 	g.BeginShutdown()
-	logger.Info("shutting down", "grace", c.shutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownGrace)
+	logger.Info("shutting down: not ready, no new sessions or requests, in-flight calls may finish", "grace", grace)
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	// Sessions first: their long-lived GET streams would otherwise hold
-	// http.Server.Shutdown for the whole grace period.
-	_ = g.Shutdown(sctx)
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := g.Shutdown(sctx); err != nil {
+		logger.Warn("shutdown grace period over: cancelled the calls still running", "grace", grace)
+	}
+	hctx, hcancel := context.WithTimeout(context.Background(), replyMargin)
+	defer hcancel()
+	if err := srv.Shutdown(hctx); err != nil {
 		_ = srv.Close()
 	}
-	return nil
+	logger.Info("shut down", "took", time.Since(start).Round(time.Millisecond))
+}
+
+// serveStdio serves MCP on stdin/stdout until stdin ends or a signal
+// comes. On a signal it stops taking requests (those still arriving are
+// answered "server is shutting down"), lets the calls in flight finish and
+// write their replies for up to --shutdown-grace, cancels the rest, and
+// returns nil: a signal is a clean exit, not an error.
+func serveStdio(ctx context.Context, c *config, g *gateway.Gateway, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
+	errc := make(chan error, 1)
+	// The session must outlive the signal, or its calls would be
+	// cancelled at once instead of after the grace period.
+	go func() { errc <- g.ServeStdio(context.WithoutCancel(ctx), stdin, stdout) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: in-flight calls may finish", "grace", c.shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownGrace)
+	defer cancel()
+	if err := g.Shutdown(sctx); err != nil {
+		logger.Warn("shutdown grace period over: cancelled the calls still running", "grace", c.shutdownGrace)
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(replyMargin):
+		// A reply blocked on a stdout nobody reads must not hold the exit.
+		return nil
+	}
 }
 
 // refreshOption maps --refresh (0 disables) onto Options.Refresh (0 means

@@ -176,6 +176,10 @@ func TestDemoMode(t *testing.T) {
 // backend and the fix.
 func TestStartupErrors(t *testing.T) {
 	noReflection := zootest.Start(t, zoo.WithoutReflection())
+	shortSecret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(shortSecret, []byte("short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -203,6 +207,10 @@ func TestStartupErrors(t *testing.T) {
 		{"stream-timeout", []string{"--stream-timeout", "-1s"}, 2, `--stream-timeout: want a positive duration`},
 		{"stream-max-messages", []string{"--stream-max-messages", "0"}, 2, `--stream-max-messages: want a positive number`},
 		{"stream-max-bytes", []string{"--stream-max-bytes", "0"}, 2, `--stream-max-bytes: want a positive number of bytes`},
+		{"max-concurrent-calls", []string{"--max-concurrent-calls", "0"}, 2, `--max-concurrent-calls: want a positive number`},
+		{"max-request-bytes", []string{"--max-request-bytes", "-1"}, 2, `--max-request-bytes: want a positive number of bytes`},
+		{"session secret missing", []string{"--session-secret-file", "/nonexistent/secret"}, 2, `--session-secret-file: open /nonexistent/secret`},
+		{"session secret short", []string{"--session-secret-file", shortSecret}, 2, `want at least 32 bytes of secret, got 5`},
 		{"log-level", []string{"--log-level", "loud"}, 2, `--log-level: want debug, info, warn or error`},
 		{"half mTLS", []string{"--backend", "example.com:443", "--backend-cert", "c.pem", "--stdio"}, 1, `--backend-cert and --backend-key must be given together`},
 		{"unreachable", []string{"--backend", "127.0.0.1:1", "--discovery-timeout", "3s", "--stdio", "--require-backends"}, 1, `backend 127.0.0.1:1 is unreachable`},

@@ -1,7 +1,10 @@
 // Package mcp is the gateway's Model Context Protocol server layer: JSON-RPC
 // 2.0 framing, protocol revisions from 2024-11-05 to 2026-07-28, sessions and
-// the transports (Streamable HTTP, stdio). It knows nothing of gRPC or
-// protobuf: a [Handler] supplies the tools and serves the calls.
+// the transports (Streamable HTTP, with an optional scale-out mode of signed
+// session tokens; stdio; WebSocket; the legacy 2024-11-05 HTTP+SSE). It
+// knows nothing of gRPC or protobuf: a [Handler] supplies the tools and
+// serves the calls. stdio, WebSocket and legacy SSE are thin framings over
+// one connection loop (conn.go), so they behave identically.
 //
 // The hot path of tools/call is deliberately short: the envelope is decoded
 // once by a small validating scanner (keys match exactly, as JSON-RPC
@@ -119,7 +122,7 @@ func (r *CallToolRequest) NotifyProgress(ctx context.Context, progress, total fl
 
 // SessionInfo describes the connection and revision of a request.
 type SessionInfo struct {
-	// Transport is "streamable-http" or "stdio" (later "sse", "websocket").
+	// Transport is "streamable-http", "stdio", "websocket" or "sse".
 	Transport string
 	// ID is the Mcp-Session-Id, empty for stateless requests and stdio.
 	ID string

@@ -163,11 +163,17 @@ func (s *Server) connMessage(ctx context.Context, sess *session, sc *scope, wg *
 		write(reply{body: appendError(*bp, nil, errorf(CodeParseError, "parse error"))}, bp)
 		return
 	}
+	s.trace.in(sc, sess, m)
 	bp := getBuf()
 	cctx, c, r, done := s.accept(ctx, sess, m, *bp)
 	if done {
+		s.trace.out(sc, sess, m, r.body)
 		write(r, bp)
 		return
 	}
-	wg.Go(func() { write(s.finish(cctx, sess, sc, m, c, *bp), bp) })
+	wg.Go(func() {
+		r := s.finish(cctx, sess, sc, m, c, *bp)
+		s.trace.out(sc, sess, m, r.body)
+		write(r, bp)
+	})
 }

@@ -117,11 +117,15 @@ func (p *params) decode(raw json.RawMessage) *Error {
 // Requests are registered in flight, served, and unregistered; the reply
 // body is appended to b.
 func (s *Server) handleMessage(ctx context.Context, sess *session, sc *scope, m *message, b []byte) reply {
+	s.trace.in(sc, sess, m)
 	cctx, c, r, done := s.accept(ctx, sess, m, b)
 	if done {
+		s.trace.out(sc, sess, m, r.body)
 		return r
 	}
-	return s.finish(cctx, sess, sc, m, c, b)
+	r = s.finish(cctx, sess, sc, m, c, b)
+	s.trace.out(sc, sess, m, r.body)
+	return r
 }
 
 // accept classifies m. Notifications and responses are handled at once and

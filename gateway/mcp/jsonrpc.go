@@ -21,6 +21,7 @@ type message struct {
 	Error   json.RawMessage
 
 	method string // unquoted Method, valid after classify
+	raw    []byte // the whole message as received, for the protocol trace
 }
 
 // kind is what a message turned out to be after validation.
@@ -38,7 +39,7 @@ const (
 // exactly (JSON-RPC is case-sensitive); the fields alias data, which must
 // outlive m.
 func decodeMessage(data []byte, m *message) (ok bool) {
-	*m = message{}
+	*m = message{raw: data}
 	// A non-object (number, string, array element of the wrong type) is
 	// valid JSON but not a message: classify turns the empty message into
 	// -32600.

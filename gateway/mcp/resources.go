@@ -72,6 +72,7 @@ type ResourceSet struct {
 	pages     [2][][]byte
 	pages2026 [][]byte
 	cursors   map[string]int
+	ttlMs     int64 // also the caching hint of resources/read at 2026-07-28
 }
 
 // ResourceSetOptions tunes a ResourceSet; nil means defaults.
@@ -124,6 +125,7 @@ func NewResourceSet(resources []Resource, opts *ResourceSetOptions) (*ResourceSe
 		s.cursors[cursors[p]] = p
 	}
 	ttl := max(o.TTL.Milliseconds(), 0)
+	s.ttlMs = ttl
 	for p := range npages {
 		lo, hi := p*o.PageSize, min((p+1)*o.PageSize, n)
 		for withTitle := range 2 {
@@ -272,7 +274,15 @@ func (s *Server) resourceMethod(ctx context.Context, sc *scope, m *message, p *p
 		body = appendString(body, rc.Text)
 		body = append(body, "}]"...)
 		if isStateless(version) {
-			body = append(body, `,"resultType":"complete"`...)
+			// SEP-2549: resources/read is cacheable like the lists; a
+			// resource changes only when the set does, so it shares their TTL.
+			var ttl int64
+			if rs := rh.Resources(); rs != nil {
+				ttl = rs.ttlMs
+			}
+			body = append(body, `,"ttlMs":`...)
+			body = strconv.AppendInt(body, ttl, 10)
+			body = append(body, `,"cacheScope":"public","resultType":"complete"`...)
 		}
 		body = append(body, '}')
 	}

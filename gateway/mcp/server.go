@@ -31,6 +31,15 @@ type ServerOptions struct {
 	// 2026-07-28 requests have no session: bound them with the HTTP
 	// server. Default 64; negative means no limit.
 	MaxConcurrentCalls int
+	// Trace, when set, receives the protocol trace: every JSON-RPC
+	// message in and out, at debug level, with its transport, session, id,
+	// method, size and body (see trace.go). Nil, the default, turns it off
+	// at the cost of one nil check per message.
+	Trace *slog.Logger
+	// TraceBodies keeps argument and result values in the trace; without
+	// it they are replaced by their size, since they may hold personal
+	// data.
+	TraceBodies bool
 }
 
 // Server is the MCP protocol engine: it answers JSON-RPC messages from any
@@ -40,6 +49,7 @@ type Server struct {
 	impl         Implementation
 	h            Handler
 	log          *slog.Logger
+	trace        *tracer // nil when the protocol trace is off
 	instructions string
 	maxCalls     int
 
@@ -104,6 +114,7 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		impl:         impl,
 		h:            h,
 		log:          o.Logger,
+		trace:        newTracer(o.Trace, o.TraceBodies),
 		instructions: o.Instructions,
 		maxCalls:     o.MaxConcurrentCalls,
 		calls:        make(map[*call]struct{}),

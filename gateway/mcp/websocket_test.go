@@ -7,63 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 )
-
-// wsTransport makes gorilla's client a go-sdk client Transport, so the
-// reference client drives /ws exactly as it drives the other transports.
-type wsTransport struct {
-	url    string
-	header http.Header
-}
-
-func (t *wsTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	d := websocket.Dialer{Subprotocols: []string{"mcp"}}
-	c, resp, err := d.DialContext(ctx, t.url, t.header)
-	if err != nil {
-		return nil, err
-	}
-	if got := resp.Header.Get("Sec-WebSocket-Protocol"); got != "mcp" {
-		c.Close()
-		return nil, errors.New("server did not select subprotocol mcp: " + got)
-	}
-	return &wsClientConn{c: c}, nil
-}
-
-type wsClientConn struct {
-	c   *websocket.Conn
-	wmu sync.Mutex
-}
-
-func (w *wsClientConn) Read(context.Context) (jsonrpc.Message, error) {
-	typ, data, err := w.c.ReadMessage()
-	if err != nil {
-		return nil, err
-	}
-	if typ != websocket.TextMessage {
-		return nil, errors.New("binary frame from server")
-	}
-	return jsonrpc.DecodeMessage(data)
-}
-
-func (w *wsClientConn) Write(_ context.Context, msg jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return err
-	}
-	w.wmu.Lock()
-	defer w.wmu.Unlock()
-	return w.c.WriteMessage(websocket.TextMessage, data)
-}
-
-func (w *wsClientConn) Close() error      { return w.c.Close() }
-func (w *wsClientConn) SessionID() string { return "" }
 
 func newWSTest(t *testing.T, sopts *ServerOptions, opts *WebSocketOptions) (*Server, *fakeHandler, string) {
 	t.Helper()
@@ -82,7 +33,7 @@ func TestInteropWebSocket(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			s, _, url := newWSTest(t, nil, nil)
 			ev := &sdkEvents{changed: make(chan struct{}, 1)}
-			cs, err := newSDKClient(ev).Connect(context.Background(), &wsTransport{url: url}, &sdk.ClientSessionOptions{ProtocolVersion: v})
+			cs, err := newSDKClient(ev).Connect(context.Background(), &mcptest.WebSocketTransport{URL: url}, &sdk.ClientSessionOptions{ProtocolVersion: v})
 			if err != nil {
 				t.Fatalf("Connect: %v", err)
 			}

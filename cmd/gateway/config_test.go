@@ -1,0 +1,425 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"io"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// noEnv is an empty environment, so tests do not see the runner's.
+func noEnv(string) (string, bool) { return "", false }
+
+func env(kv ...string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i] == k {
+				return kv[i+1], true
+			}
+		}
+		return "", false
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// yamlKeys are the yaml tags of a struct type.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for i := range t.NumField() {
+		keys = append(keys, t.Field(i).Tag.Get("yaml"))
+	}
+	return keys
+}
+
+// TestConfigCoversEveryFlag: every flag but the meta flags has a config
+// key of the same name in snake_case, and every key is a flag (backends
+// stands for --backend), so the file can say everything the flags say.
+func TestConfigCoversEveryFlag(t *testing.T) {
+	keys := yamlKeys(reflect.TypeFor[fileConfig]())
+	fs := (&config{}).flagSet(io.Discard)
+	flags := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if metaFlags[f.Name] {
+			return
+		}
+		key := flagKey(f.Name)
+		if f.Name == "backend" {
+			key = "backends"
+		}
+		flags[key] = true
+		if !slices.Contains(keys, key) {
+			t.Errorf("flag --%s has no config key %q", f.Name, key)
+		}
+	})
+	for _, k := range keys {
+		if !flags[k] {
+			t.Errorf("config key %q is no flag's", k)
+		}
+	}
+}
+
+// TestExampleConfigHasEveryKey: examples/config/gateway.yaml, the
+// documented reference, decodes strictly and shows every key of every
+// level.
+func TestExampleConfigHasEveryKey(t *testing.T) {
+	cfg, doc, err := loadConfig("../../examples/config/gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Backends) != 1 || len(cfg.Backends[0].Methods) == 0 {
+		t.Fatalf("example: want one backend with methods, got %+v", cfg.Backends)
+	}
+	var want []string
+	for _, k := range yamlKeys(reflect.TypeFor[fileConfig]()) {
+		want = append(want, k)
+	}
+	for _, k := range yamlKeys(reflect.TypeFor[fileBackend]()) {
+		want = append(want, "backends[0]."+k)
+	}
+	for _, k := range yamlKeys(reflect.TypeFor[fileMethod]()) {
+		want = append(want, "backends[0].methods[0]."+k)
+	}
+	for _, k := range want {
+		if strings.HasSuffix(k, "methods[0].call_timeout") || strings.HasSuffix(k, "methods[0].hidden") {
+			k = strings.Replace(k, "methods[0]", "methods[1]", 1)
+			if strings.HasSuffix(k, "hidden") {
+				k = strings.Replace(k, "methods[1]", "methods[2]", 1)
+			}
+		}
+		if _, ok := doc.lines[k]; !ok {
+			t.Errorf("example config does not show %s", k)
+		}
+	}
+}
+
+func TestConfigMinimal(t *testing.T) {
+	p := writeFile(t, "gateway.yaml", "backends:\n  - name: zoo\n    address: 127.0.0.1:50051\n    plaintext: true\n")
+	c, err := parseConfig([]string{"--config", p}, io.Discard, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.backends.parsed) != 1 {
+		t.Fatalf("backends: %+v", c.backends.parsed)
+	}
+	b := c.backends.parsed[0]
+	if b.name != "zoo" || b.addr != "127.0.0.1:50051" || b.file == nil || b.file.tls == nil || !b.file.tls.Plaintext {
+		t.Errorf("backend: %+v %+v", b, b.file)
+	}
+	if c.callTimeout != 30*time.Second || c.listen != "127.0.0.1:8080" {
+		t.Errorf("defaults changed: call timeout %s, listen %s", c.callTimeout, c.listen)
+	}
+}
+
+// testPKI writes a CA certificate and a client key pair signed by it.
+func testPKI(t *testing.T) (ca, cert, key string) {
+	t.Helper()
+	dir := t.TempDir()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, cert, key = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	for p, b := range map[string][]byte{ca: certPEM, cert: certPEM, key: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})} {
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ca, cert, key
+}
+
+// TestConfigFull: a file setting every kind of key reaches the config and
+// the per-backend settings.
+func TestConfigFull(t *testing.T) {
+	ca, cert, key := testPKI(t)
+	tokens := writeFile(t, "tokens", "secret\n")
+	p := writeFile(t, "gateway.yaml", `
+backends:
+  - name: east
+    address: east.internal:443
+    ca: `+ca+`
+    cert: `+cert+`
+    key: `+key+`
+    server_name: zoo.internal
+    metadata: {x-tenant: acme, trace-bin: AAEC}
+    include: ["zoo.v1.ZooService"]
+    exclude: ["*/Delete*"]
+    call_timeout: 10s
+    stream_timeout: 2m
+    methods:
+      - match: zoo.v1.ZooService/WatchFeedings
+        stream_timeout: 10m
+      - match: "*/ResetZoo"
+        hidden: true
+  - name: west
+    address: 127.0.0.1:50052
+listen: 0.0.0.0:9090
+call_timeout: 20s
+stream_timeout: 1m
+stream_max_messages: 50
+stream_max_bytes: 1024
+discovery_timeout: 3s
+shutdown_grace: 7s
+input_errors: protocol
+json_names: proto
+expose_health: true
+allow_origin: [https://app.example.com]
+include: ["zoo.v1.*"]
+exclude: ["*/GetTaxonomy"]
+refresh: 0s
+require_backends: true
+bearer_tokens_file: `+tokens+`
+forward_header: [x-request-id]
+metadata: {x-caller: gateway}
+metrics: false
+log_arguments: true
+log_level: debug
+log_format: json
+`)
+	c, err := parseConfig([]string{"--config", p}, io.Discard, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{c.listen, c.callTimeout, c.streamTimeout, c.streamMaxMsgs, c.streamMaxBytes, c.discoveryTimeout, c.shutdownGrace,
+		c.inputErrors, c.jsonNames, c.exposeHealth, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
+		c.backends.refresh, c.backends.requireBackends, c.front.bearerTokensFile, []string(c.front.forwardHeaders), c.front.md.Get("x-caller"),
+		c.obs.metrics, c.obs.logArguments, c.logLevel, c.logFormat}
+	want := []any{"0.0.0.0:9090", 20 * time.Second, time.Minute, 50, int64(1024), 3 * time.Second, 7 * time.Second,
+		"protocol", "proto", true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
+		time.Duration(0), true, tokens, []string{"x-request-id"}, []string{"gateway"},
+		false, true, "debug", "json"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("settings:\n got %v\nwant %v", got, want)
+	}
+	if len(c.backends.parsed) != 2 {
+		t.Fatalf("backends: %+v", c.backends.parsed)
+	}
+	east := c.backends.parsed[0].file
+	if east.tls == nil || east.tls.CAFile != ca || east.tls.ServerName != "zoo.internal" || east.tls.Plaintext {
+		t.Errorf("east TLS: %+v", east.tls)
+	}
+	b := east.backend
+	if b.Metadata.Get("x-tenant")[0] != "acme" || b.Metadata.Get("trace-bin")[0] != "\x00\x01\x02" ||
+		b.CallTimeout != 10*time.Second || b.StreamTimeout != 2*time.Minute ||
+		!slices.Equal(b.Include, []string{"zoo.v1.ZooService"}) || len(b.Methods) != 2 ||
+		b.Methods[0].StreamTimeout != 10*time.Minute || !b.Methods[1].Hidden {
+		t.Errorf("east settings: %+v", b)
+	}
+	if west := c.backends.parsed[1].file; west.tls != nil {
+		t.Errorf("west sets no TLS and must inherit the global settings, got %+v", west.tls)
+	}
+	bs, conns, err := c.backends.dial(c.tls)
+	for _, conn := range conns {
+		conn.Close()
+	}
+	if err != nil || len(bs) != 2 || bs[0].CallTimeout != 10*time.Second || bs[1].Name != "west" {
+		t.Errorf("dial: %v %+v", err, bs)
+	}
+}
+
+// TestConfigPrecedence: file < flag < environment, for a scalar in every
+// combination, and a list on the command line replaces the file's.
+func TestConfigPrecedence(t *testing.T) {
+	p := writeFile(t, "gateway.yaml", "call_timeout: 10s\nlog_level: warn\ninclude: [a.A]\nbackends:\n  - {name: zoo, address: 127.0.0.1:1}\n")
+	cases := []struct {
+		name string
+		args []string
+		env  func(string) (string, bool)
+		want time.Duration
+	}{
+		{"default", nil, noEnv, 30 * time.Second},
+		{"file", []string{"--config", p}, noEnv, 10 * time.Second},
+		{"flag over file", []string{"--config", p, "--call-timeout", "20s"}, noEnv, 20 * time.Second},
+		{"env over file", []string{"--config", p}, env("GATEWAY_CALL_TIMEOUT", "40s"), 40 * time.Second},
+		{"env over flag", []string{"--call-timeout", "20s"}, env("GATEWAY_CALL_TIMEOUT", "40s"), 40 * time.Second},
+		{"env over flag over file", []string{"--config", p, "--call-timeout", "20s"}, env("GATEWAY_CALL_TIMEOUT", "40s"), 40 * time.Second},
+		{"flag before --config", []string{"--call-timeout", "20s", "--config", p}, noEnv, 20 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseConfig(tc.args, io.Discard, tc.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.callTimeout != tc.want {
+				t.Errorf("call timeout %s, want %s", c.callTimeout, tc.want)
+			}
+		})
+	}
+
+	c, err := parseConfig([]string{"--config", p, "--include", "b.B", "--backend", "127.0.0.1:2"}, io.Discard, env("GATEWAY_LOG_LEVEL", "error", "GATEWAY_INCLUDE", "ignored.C"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.backends.include, []string{"b.B"}) {
+		t.Errorf("include %v: the command line's list replaces the file's, and lists take no variable", c.backends.include)
+	}
+	if len(c.backends.parsed) != 1 || c.backends.parsed[0].addr != "127.0.0.1:2" || c.backends.parsed[0].file != nil {
+		t.Errorf("--backend must replace the file's backends: %+v", c.backends.parsed)
+	}
+	if c.logLevel != "error" {
+		t.Errorf("log level %q, want the environment's", c.logLevel)
+	}
+}
+
+// TestConfigErrors: every way a file can be wrong is reported with the
+// file, the line and the key.
+func TestConfigErrors(t *testing.T) {
+	ca, cert, _ := testPKI(t)
+	cases := []struct {
+		name, file string
+		env        func(string) (string, bool)
+		want       string // "FILE" stands for the file's path
+	}{
+		{"unknown key", "backends:\n  - name: zoo\n    address: 127.0.0.1:1\n    plaintxt: true\n", noEnv, `FILE:4: unknown key "plaintxt" in backends[0]`},
+		{"unknown top-level key", "listen: 127.0.0.1:1\nlisten_addr: x\n", noEnv, `FILE:2: unknown key "listen_addr"`},
+		{"unknown method key", "backends:\n  - address: 127.0.0.1:1\n    methods:\n      - match: a.B/C\n        timeout: 1s\n", noEnv, `FILE:5: unknown key "timeout" in backends[0].methods[0]`},
+		{"bad duration", "shutdown_grace: soon\n", noEnv, `FILE:1: shutdown_grace: want a duration such as 30s or 1m30s, got "soon"`},
+		{"bad backend duration", "backends:\n  - address: 127.0.0.1:1\n    call_timeout: 5\n", noEnv, `FILE:3: backends[0].call_timeout: want a duration`},
+		{"non-positive duration", "\ncall_timeout: 0s\n", noEnv, `FILE:2: call_timeout: want a positive duration, got 0s`},
+		{"bad enum", "input_errors: loud\n", noEnv, `FILE:1: input_errors: want "tool" or "protocol", got "loud"`},
+		{"bad log level", "log_level: chatty\n", noEnv, `FILE:1: log_level: want debug, info, warn or error`},
+		{"wrong type", "stream_max_messages: many\n", noEnv, `FILE:1: stream_max_messages: want a whole number, got a string`},
+		{"list for scalar", "listen: [a, b]\n", noEnv, `FILE:1: listen: want a string, got a list`},
+		{"duplicate key", "listen: a:1\nlisten: b:2\n", noEnv, `FILE:2: mapping key "listen" already defined`},
+		{"syntax", "backends: [\n", noEnv, `FILE:1:`},
+		{"backend without address", "backends:\n  - name: zoo\n", noEnv, `FILE:2: backends[0]: address is required`},
+		{"bad address", "backends:\n  - name: zoo\n    address: zoo\n", noEnv, `FILE:3: backends[0].address: want HOST:PORT, got "zoo"`},
+		{"duplicate backend names", "backends:\n  - name: zoo\n    address: a:1\n  - name: zoo\n    address: b:1\n", noEnv, `FILE:4: backends[1].name: the name "zoo" is used twice (first at FILE:2)`},
+		{"unnamed among several", "backends:\n  - address: a:1\n  - address: b:1\n", noEnv, `FILE:2: backends[0]: name is required when there are several backends`},
+		{"bad backend name", "backends:\n  - name: Zoo\n    address: a:1\n", noEnv, `FILE:2: backends[0].name: backend name "Zoo"`},
+		{"missing CA file", "backends:\n  - address: a:1\n    ca: /absent/ca.pem\n", noEnv, `FILE:3: backends[0].ca: open /absent/ca.pem: no such file or directory`},
+		{"CA not PEM", "backends:\n  - address: a:1\n    ca: FILE\n", noEnv, `FILE:3: backends[0].ca: FILE: no PEM certificates found`},
+		{"cert without key", "backends:\n  - address: a:1\n    cert: " + cert + "\n", noEnv, `FILE:3: backends[0].cert: cert and key must be given together`},
+		{"cert not matching key", "backends:\n  - address: a:1\n    cert: " + cert + "\n    key: " + ca + "\n", noEnv, `FILE:3: backends[0].cert: tls: `},
+		{"plaintext with TLS", "backends:\n  - address: a:1\n    plaintext: true\n    ca: " + ca + "\n", noEnv, `FILE:3: backends[0].plaintext: plaintext cannot be combined`},
+		{"bad metadata", "backends:\n  - address: a:1\n    metadata: {grpc-status: '0'}\n", noEnv, `FILE:3: backends[0].metadata: "grpc-status": grpc- keys are reserved`},
+		{"bad pattern", "backends:\n  - address: a:1\n    include: ['zoo.[/*']\n", noEnv, `FILE:3: backends[0].include[0] "zoo.[/*": syntax error in pattern`},
+		{"method without match", "backends:\n  - address: a:1\n    methods:\n      - hidden: true\n", noEnv, `FILE:4: backends[0].methods[0]: match is required`},
+		{"no_reflection without files", "backends:\n  - address: a:1\n    no_reflection: true\n", noEnv, `FILE:3: backends[0].no_reflection: needs descriptor_set or proto`},
+		{"missing descriptor set", "backends:\n  - address: a:1\n    descriptor_set: [/absent.binpb]\n", noEnv, `FILE:3: backends[0].descriptor_set: descriptor set: open /absent.binpb`},
+		{"global file reference", "\n\ntls_cert: /absent.pem\ntls_key: /absent.key\n", noEnv, `FILE:3: tls_cert/tls_key: open /absent.pem`},
+		{"global pattern", "include: ['[']\n", noEnv, `FILE:1: include "[/*": syntax error in pattern`},
+		{"bad environment value", "", env("GATEWAY_CALL_TIMEOUT", "soon"), `GATEWAY_CALL_TIMEOUT: invalid value "soon": parse error`},
+		{"bad environment enum", "", env("GATEWAY_JSON_NAMES", "camel"), `GATEWAY_JSON_NAMES: want "json" or "proto", got "camel"`},
+		{"not a mapping", "- a\n- b\n", noEnv, `FILE: want a mapping of settings`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeFile(t, "gateway.yaml", "")
+			if err := os.WriteFile(p, []byte(strings.ReplaceAll(tc.file, "FILE", p)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := parseConfig([]string{"--config", p}, io.Discard, tc.env)
+			want := strings.ReplaceAll(tc.want, "FILE", p)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("error %v\nwant it to contain %s", err, want)
+			}
+		})
+	}
+	_, err := parseConfig([]string{"--config", "/absent/gateway.yaml"}, io.Discard, noEnv)
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "/absent/gateway.yaml") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestCheckConfig runs --check-config on the built binary: 0 and a count
+// for a valid file, 1 naming the line for an invalid one, 2 for a command
+// line that cannot be parsed. Nothing is started, so a backend address
+// that nothing listens on is fine.
+func TestCheckConfig(t *testing.T) {
+	good := writeFile(t, "good.yaml", "backends:\n  - name: zoo\n    address: 127.0.0.1:1\n    plaintext: true\n  - name: other\n    address: 127.0.0.1:2\n")
+	bad := writeFile(t, "bad.yaml", "backends:\n  - name: zoo\n    address: 127.0.0.1:1\n    plaintxt: true\n")
+	cases := []struct {
+		name   string
+		args   []string
+		env    []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"valid", []string{"--check-config", good}, nil, 0, "config OK: 2 backends\n", ""},
+		{"invalid", []string{"--check-config", bad}, nil, 1, "", bad + `:4: unknown key "plaintxt" in backends[0]`},
+		{"invalid environment", []string{"--check-config", good}, []string{"GATEWAY_STREAM_MAX_BYTES=0"}, 1, "", "GATEWAY_STREAM_MAX_BYTES: want a positive number of bytes"},
+		{"missing file", []string{"--check-config", "/absent.yaml"}, nil, 1, "", "open /absent.yaml"},
+		{"global TLS file", []string{"--check-config", good, "--backend-ca", "/absent-ca.pem"}, nil, 1, "", "--backend-ca: open /absent-ca.pem"},
+		{"bad flag", []string{"--check-config", good, "--nope"}, nil, 2, "", "flag provided but not defined: -nope"},
+		{"two files", []string{"--check-config", good, "--config", bad}, nil, 1, "", "name different files"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(binary, tc.args...)
+			cmd.Env = append(os.Environ(), tc.env...)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code || !strings.Contains(stdout.String(), tc.stdout) || !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("exit %d (want %d)\nstdout: %s\nstderr: %s\nwant stdout %q, stderr %q", code, tc.code, stdout.String(), stderr.String(), tc.stdout, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, err := exec.Command(binary, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`^grpc-mcp-gateway dev \(commit \S+, ` + regexp.QuoteMeta(runtime.Version()) + ` \S+/\S+\)\n$`)
+	if !re.Match(out) {
+		t.Errorf("--version printed %q", out)
+	}
+	// -ldflags sets both, as the Dockerfile does.
+	bin := filepath.Join(t.TempDir(), "gateway")
+	if b, err := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.version=v9.9.9 -X main.commit=abc123", ".").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	out, err = exec.Command(bin, "--version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "grpc-mcp-gateway v9.9.9 (commit abc123, go") {
+		t.Errorf("--version with -ldflags: %q %v", out, err)
+	}
+}

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	grpcreflection "google.golang.org/grpc/reflection"
+
+	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
+	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
+)
+
+// heldBackend is a zoo in the test process whose GetAnimal holds two ids:
+// "slow" answers as "leo" after slowFor, "block" waits until its context
+// ends and reports why. The shutdown tests point the built gateway at it.
+type heldBackend struct {
+	addr    string
+	started chan string // the id of each held call, when it arrives
+	ended   chan error  // a "block" call's ctx.Err()
+}
+
+const slowFor = 1500 * time.Millisecond
+
+func startHeldBackend(t *testing.T) *heldBackend {
+	t.Helper()
+	b := &heldBackend{started: make(chan string, 4), ended: make(chan error, 4)}
+	hold := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		r, ok := req.(*zoov1.GetAnimalRequest)
+		switch {
+		case ok && r.GetId() == "slow":
+			b.started <- "slow"
+			time.Sleep(slowFor)
+			return next(ctx, &zoov1.GetAnimalRequest{Id: "leo"})
+		case ok && r.GetId() == "block":
+			b.started <- "block"
+			<-ctx.Done()
+			b.ended <- ctx.Err()
+			return nil, ctx.Err()
+		}
+		return next(ctx, req)
+	}
+	gs := grpc.NewServer(grpc.UnaryInterceptor(hold))
+	zoo.Register(gs, zoo.NewServer())
+	grpcreflection.Register(gs)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	b.addr = lis.Addr().String()
+	return b
+}
+
+// gatewayProcess is the built gateway serving HTTP, with its exit status
+// available once it ends.
+type gatewayProcess struct {
+	cmd    *exec.Cmd
+	base   string // http://HOST:PORT
+	exited chan error
+	logs   *strings.Builder
+}
+
+func startGatewayProcess(t *testing.T, args ...string) *gatewayProcess {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &gatewayProcess{cmd: cmd, exited: make(chan error, 1), logs: &strings.Builder{}}
+	urlRE := regexp.MustCompile(`MCP \(Streamable HTTP\) at (http://\S+)/mcp`)
+	lines := bufio.NewScanner(stderr)
+	for p.base == "" && lines.Scan() {
+		p.logs.WriteString(lines.Text() + "\n")
+		if m := urlRE.FindStringSubmatch(lines.Text()); m != nil {
+			p.base = m[1]
+		}
+	}
+	logsDone := make(chan struct{})
+	var rest strings.Builder
+	go func() {
+		_, _ = io.Copy(&rest, stderr)
+		close(logsDone)
+	}()
+	go func() {
+		<-logsDone
+		p.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("gateway stderr:\n%s%s", p.logs.String(), rest.String())
+		}
+	})
+	if p.base == "" {
+		t.Fatalf("no MCP URL printed:\n%s", p.logs.String())
+	}
+	return p
+}
+
+// wait returns the exit error and how long after since the process ended.
+func (p *gatewayProcess) wait(t *testing.T, since time.Time, limit time.Duration) (error, time.Duration) {
+	t.Helper()
+	select {
+	case err := <-p.exited:
+		return err, time.Since(since)
+	case <-time.After(limit):
+		t.Fatalf("the gateway did not exit within %s of SIGTERM", limit)
+		return nil, 0
+	}
+}
+
+func connectHTTP(t *testing.T, base string) *sdk.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "shutdown-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+type callOutcome struct {
+	res *sdk.CallToolResult
+	err error
+}
+
+func callAsync(cs *sdk.ClientSession, id string) <-chan callOutcome {
+	out := make(chan callOutcome, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": id}})
+		out <- callOutcome{res, err}
+	}()
+	return out
+}
+
+// TestShutdownLetsCallsFinish: a call in flight when SIGTERM arrives
+// completes with its normal result, /readyz answers 503 at once, a new
+// session is refused, and the process exits 0 well within the grace
+// period.
+func TestShutdownLetsCallsFinish(t *testing.T) {
+	b := startHeldBackend(t)
+	const grace = 10 * time.Second
+	p := startGatewayProcess(t, "--backend", "zoo="+b.addr, "--shutdown-grace", grace.String())
+	cs := connectHTTP(t, p.base)
+	outcome := callAsync(cs, "slow")
+	if id := <-b.started; id != "slow" {
+		t.Fatalf("backend got %s", id)
+	}
+	signalled := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+
+	time.Sleep(200 * time.Millisecond) // let the signal land
+	code, ready := getReadyz(t, p.base)
+	if code != http.StatusServiceUnavailable || ready["shuttingDown"] != true {
+		t.Errorf("readyz after SIGTERM: %d %v, want 503 and shuttingDown", code, ready)
+	}
+	// A new session is refused at once, so the client can go elsewhere.
+	req, _ := http.NewRequest(http.MethodPost, p.base+"/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"late","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("initialize after SIGTERM: %s, want 503", resp.Status)
+	}
+
+	o := <-outcome
+	if o.err != nil || o.res.IsError {
+		t.Fatalf("the call in flight did not complete: %v %+v", o.err, o.res)
+	}
+	if txt := o.res.Content[0].(*sdk.TextContent).Text; !strings.Contains(txt, `"leo"`) {
+		t.Errorf("result: %s", txt)
+	}
+	err, took := p.wait(t, signalled, grace+5*time.Second)
+	if err != nil {
+		t.Errorf("exit: %v, want 0", err)
+	}
+	if took > grace/2 {
+		t.Errorf("exit took %s: the gateway waited for more than its one call", took)
+	}
+}
+
+// TestShutdownCancelsAfterGrace: a call that outlives the grace period is
+// cancelled (the backend sees CANCELLED), the client gets an answer, and
+// the process still exits 0, shortly after the grace period.
+func TestShutdownCancelsAfterGrace(t *testing.T) {
+	b := startHeldBackend(t)
+	const grace = time.Second
+	p := startGatewayProcess(t, "--backend", "zoo="+b.addr, "--shutdown-grace", grace.String())
+	cs := connectHTTP(t, p.base)
+	outcome := callAsync(cs, "block")
+	<-b.started
+	signalled := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-b.ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("backend saw %v, want CANCELLED", err)
+		}
+	case <-time.After(grace + 5*time.Second):
+		t.Fatal("the held call was not cancelled")
+	}
+	if o := <-outcome; o.err == nil && !o.res.IsError {
+		t.Errorf("a cancelled call answered as a success: %+v", o.res)
+	}
+	err, took := p.wait(t, signalled, grace+5*time.Second)
+	if err != nil {
+		t.Errorf("exit: %v, want 0", err)
+	}
+	if took < grace {
+		t.Errorf("exit after %s, before the %s grace period", took, grace)
+	}
+}
+
+// TestShutdownStdio: on SIGTERM the stdio gateway stops taking requests,
+// lets the call in flight finish and write its reply, and exits 0.
+func TestShutdownStdio(t *testing.T) {
+	b := startHeldBackend(t)
+	cmd := exec.Command(binary, "--stdio", "--backend", "zoo="+b.addr, "--shutdown-grace", "10s")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	replies := make(chan map[string]any, 8)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				replies <- m
+			}
+		}
+		close(replies)
+	}()
+	send := func(s string) { _, _ = io.WriteString(stdin, s+"\n") }
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if m := <-replies; m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("initialize: %v\n%s", m, stderr.String())
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"slow"}}}`)
+	<-b.started
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	got := map[float64]map[string]any{}
+	for m := range replies {
+		if id, ok := m["id"].(float64); ok {
+			got[id] = m
+		}
+	}
+	if r, _ := got[2]["result"].(map[string]any); r == nil || r["isError"] == true {
+		t.Errorf("the call in flight: %v", got[2])
+	}
+	if e, _ := got[3]["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "shutting down") {
+		t.Errorf("a request after SIGTERM: %v, want a shutting-down error", got[3])
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit: %v, want 0\n%s", err, stderr.String())
+	}
+}
+
+// TestProtocolTraceFlag: --log-level debug turns the protocol trace on,
+// with values redacted unless --log-arguments.
+func TestProtocolTraceFlag(t *testing.T) {
+	b := startHeldBackend(t)
+	for _, withArgs := range []bool{false, true} {
+		args := []string{"--stdio", "--backend", "zoo=" + b.addr, "--log-level", "debug", "--log-format", "json"}
+		if withArgs {
+			args = append(args, "--log-arguments")
+		}
+		cmd := exec.Command(binary, args...)
+		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+		logs := stderr.String()
+		if !strings.Contains(logs, `"msg":"mcp in"`) || !strings.Contains(logs, `"msg":"mcp out"`) || !strings.Contains(logs, `"transport":"stdio"`) {
+			t.Errorf("no protocol trace at --log-level debug:\n%s", logs)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+)
+
+// minSessionSecret is the shortest shared secret accepted for scale-out
+// session tokens: HMAC-SHA256 wants at least its output size in entropy.
+const minSessionSecret = 32
+
+// transportFlags are the settings of the HTTP transports (/mcp, /ws, /sse)
+// and the per-session limits they share.
+type transportFlags struct {
+	maxRequestBytes    int64
+	wsMaxMessageBytes  int64
+	maxConcurrentCalls int
+	sessionSecretFile  string
+	sessionTTL         time.Duration
+
+	secret []byte // loaded by check
+}
+
+func (t *transportFlags) register(fs *flag.FlagSet) {
+	fs.Int64Var(&t.maxRequestBytes, "max-request-bytes", 4<<20, "largest request body accepted on /mcp and /sse (413 beyond)")
+	fs.Int64Var(&t.wsMaxMessageBytes, "ws-max-message-bytes", 4<<20, "largest WebSocket message accepted on /ws (closed with 1009 beyond)")
+	fs.IntVar(&t.maxConcurrentCalls, "max-concurrent-calls", 64, "requests one session may have in flight; more get a JSON-RPC error (negative: no limit)")
+	fs.StringVar(&t.sessionSecretFile, "session-secret-file", "", "file holding a shared secret (at least 32 bytes) that signs Mcp-Session-Id tokens, so replicas behind a round-robin load balancer share sessions (scale-out mode)")
+	fs.DurationVar(&t.sessionTTL, "session-ttl", 24*time.Hour, "lifetime of a scale-out session token")
+}
+
+// check validates the settings and loads the session secret.
+func (t *transportFlags) check() error {
+	if t.maxRequestBytes <= 0 {
+		return fmt.Errorf("--max-request-bytes: want a positive number of bytes, got %d", t.maxRequestBytes)
+	}
+	if t.wsMaxMessageBytes <= 0 {
+		return fmt.Errorf("--ws-max-message-bytes: want a positive number of bytes, got %d", t.wsMaxMessageBytes)
+	}
+	if t.maxConcurrentCalls == 0 {
+		return fmt.Errorf("--max-concurrent-calls: want a positive number (or negative for no limit), got 0")
+	}
+	if t.sessionTTL <= 0 {
+		return fmt.Errorf("--session-ttl: want a positive duration, got %s", t.sessionTTL)
+	}
+	t.secret = nil
+	if t.sessionSecretFile == "" {
+		return nil
+	}
+	b, err := os.ReadFile(t.sessionSecretFile)
+	if err != nil {
+		return fmt.Errorf("--session-secret-file: %w", err)
+	}
+	// A trailing newline is an artefact of how the file was written, not
+	// part of the secret; every replica must trim the same way.
+	b = bytes.TrimRight(b, "\r\n")
+	if len(b) < minSessionSecret {
+		return fmt.Errorf("--session-secret-file %s: want at least %d bytes of secret, got %d (e.g. head -c 48 /dev/urandom | base64 > %s)",
+			t.sessionSecretFile, minSessionSecret, len(b), t.sessionSecretFile)
+	}
+	t.secret = b
+	return nil
+}
+
+// options returns the transports' options; origins apply to all three.
+func (t *transportFlags) options(origins []string) (*mcp.StreamableHTTPOptions, *mcp.WebSocketOptions, *mcp.SSEOptions) {
+	return &mcp.StreamableHTTPOptions{
+			AllowedOrigins:  origins,
+			MaxRequestBytes: t.maxRequestBytes,
+			SessionSecret:   t.secret,
+			SessionTTL:      t.sessionTTL,
+		}, &mcp.WebSocketOptions{
+			AllowedOrigins:  origins,
+			MaxMessageBytes: t.wsMaxMessageBytes,
+		}, &mcp.SSEOptions{
+			AllowedOrigins:  origins,
+			MaxRequestBytes: t.maxRequestBytes,
+		}
+}

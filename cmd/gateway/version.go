@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+)
+
+// version and commit are set at build time:
+//
+//	go build -ldflags "-X main.version=v1.2.3 -X main.commit=$(git rev-parse HEAD)"
+//
+// A build without -ldflags (go install, go run) falls back to the VCS
+// revision the Go toolchain stamps into the binary.
+var commit = ""
+
+// versionString is what --version prints: enough to match a running
+// binary to its source and toolchain in a bug report.
+func versionString() string {
+	c := commit
+	if c == "" {
+		c = "unknown"
+		if info, ok := debug.ReadBuildInfo(); ok {
+			var rev, modified string
+			for _, s := range info.Settings {
+				switch s.Key {
+				case "vcs.revision":
+					rev = s.Value
+				case "vcs.modified":
+					modified = s.Value
+				}
+			}
+			if rev != "" {
+				c = rev
+				if modified == "true" {
+					c += "-dirty"
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("grpc-mcp-gateway %s (commit %s, %s %s/%s)", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// checkConfig is --check-config after the settings validated: it also
+// builds each backend's client (which reads its TLS files) without
+// connecting, then reports. Nothing is started.
+func checkConfig(c *config, stdout, stderr io.Writer) int {
+	backends, conns, err := c.backends.dial(c.tls)
+	for _, conn := range conns {
+		conn.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "gateway:", err)
+		return 1
+	}
+	note := ""
+	if len(backends) == 0 {
+		note = " (none given: the bundled demo backend would start)"
+	}
+	fmt.Fprintf(stdout, "config OK: %d backends%s\n", len(backends), note)
+	return 0
+}

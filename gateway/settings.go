@@ -1,0 +1,138 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Per-backend settings (Backend.Include, Exclude, Methods, timeouts and
+// Metadata) are compiled once, when the gateway starts, and applied to each
+// of the backend's tools at discovery: the per-call path reads the result
+// from the tool (tool.timeout, tool.md) and does no matching.
+
+// MethodSettings override the backend's settings for the methods matching
+// Match. They come from the config file's `methods:` entries.
+type MethodSettings struct {
+	// Match is a glob on "package.Service/Method", with the syntax of
+	// Options.Include (a pattern without '/' means every method of a
+	// service).
+	Match string
+	// CallTimeout, when positive, is the deadline of the method's calls if
+	// it is unary; StreamTimeout if it streams. Each wins over the
+	// backend's and the gateway's.
+	CallTimeout, StreamTimeout time.Duration
+	// Hidden keeps the method out of the tool list, as the
+	// (mcpgateway.v1.tool) hidden option would.
+	Hidden bool
+}
+
+// backendSettings is one backend's compiled settings. A nil
+// *backendSettings means none, and costs a nil check.
+type backendSettings struct {
+	filter                     *methodFilter
+	methods                    []compiledMethod
+	callTimeout, streamTimeout time.Duration
+	md                         metadata.MD
+}
+
+type compiledMethod struct {
+	pattern string
+	MethodSettings
+}
+
+// newBackendSettings checks and compiles b's settings; it returns nil when
+// b has none.
+func newBackendSettings(b Backend) (*backendSettings, error) {
+	if len(b.Include) == 0 && len(b.Exclude) == 0 && len(b.Methods) == 0 &&
+		b.CallTimeout <= 0 && b.StreamTimeout <= 0 && len(b.Metadata) == 0 {
+		return nil, nil
+	}
+	s := &backendSettings{callTimeout: b.CallTimeout, streamTimeout: b.StreamTimeout}
+	var err error
+	if s.filter, err = newMethodFilter(b.Include, b.Exclude); err != nil {
+		return nil, err
+	}
+	for i, m := range b.Methods {
+		ps, err := compilePatterns(fmt.Sprintf("methods[%d].match", i), []string{m.Match})
+		if err != nil {
+			return nil, err
+		}
+		s.methods = append(s.methods, compiledMethod{pattern: ps[0], MethodSettings: m})
+	}
+	if len(b.Metadata) > 0 {
+		// Validated like Options.Metadata, so a bad key fails at start.
+		md, err := newOutgoingMD(nil, b.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		s.md = md.static
+	}
+	return s, nil
+}
+
+// method is the first per-method entry matching m, or nil.
+func (s *backendSettings) method(m protoreflect.MethodDescriptor) *compiledMethod {
+	if s == nil || len(s.methods) == 0 {
+		return nil
+	}
+	name := string(m.Parent().FullName()) + "/" + string(m.Name())
+	for i := range s.methods {
+		if matchAny([]string{s.methods[i].pattern}, name) {
+			return &s.methods[i]
+		}
+	}
+	return nil
+}
+
+// exposes reports whether the backend's own filter and per-method settings
+// let m through.
+func (s *backendSettings) exposes(m protoreflect.MethodDescriptor) bool {
+	if s == nil {
+		return true
+	}
+	if mc := s.method(m); mc != nil && mc.Hidden {
+		return false
+	}
+	return s.filter.match(m)
+}
+
+// apply sets t's deadline and metadata from the settings; the most
+// specific setting wins: method, then backend, then Options (read at call
+// time when t.timeout is zero).
+func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor) {
+	if s == nil {
+		return
+	}
+	t.md = s.md
+	unary := t.kind == kindUnary
+	if unary && s.callTimeout > 0 {
+		t.timeout = s.callTimeout
+	}
+	if !unary && s.streamTimeout > 0 {
+		t.timeout = s.streamTimeout
+	}
+	if mc := s.method(m); mc != nil {
+		if unary && mc.CallTimeout > 0 {
+			t.timeout = mc.CallTimeout
+		}
+		if !unary && mc.StreamTimeout > 0 {
+			t.timeout = mc.StreamTimeout
+		}
+	}
+}
+
+// withBackendMetadata adds a tool's per-backend metadata to ctx's outgoing
+// metadata; md is nil for most backends, and then ctx is returned as is.
+func withBackendMetadata(ctx context.Context, md metadata.MD) context.Context {
+	if md == nil {
+		return ctx
+	}
+	if old, ok := metadata.FromOutgoingContext(ctx); ok {
+		md = metadata.Join(old, md)
+	}
+	return metadata.NewOutgoingContext(ctx, md)
+}

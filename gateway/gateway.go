@@ -221,7 +221,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	// catalog swap can notify it.
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g,
 		&mcp.ServerOptions{Logger: g.opts.Logger, Trace: g.traceLogger(), TraceBodies: g.opts.LogArguments,
-			MaxConcurrentCalls: g.opts.MaxConcurrentCalls})
+			MaxConcurrentCalls: g.opts.MaxConcurrentCalls, SessionObserver: g.observeSessions()})
 	if err := g.start(ctx); err != nil {
 		return nil, err
 	}
@@ -278,4 +278,19 @@ func (g *Gateway) traceLogger() *slog.Logger {
 		return nil
 	}
 	return g.opts.Logger.With("component", "mcp-trace")
+}
+
+// observeSessions feeds the sessions gauge, or is nil without metrics.
+func (g *Gateway) observeSessions() func(transport string, delta int) {
+	m := g.opts.Metrics
+	if m == nil {
+		return nil
+	}
+	return func(transport string, delta int) {
+		if delta > 0 {
+			m.SessionOpened(transport)
+		} else {
+			m.SessionClosed(transport)
+		}
+	}
 }

@@ -141,8 +141,9 @@ type Content struct {
 // the model can act on; protocol errors are returned as *Error instead.
 type CallToolResult struct {
 	Content []Content
-	// StructuredContent is a raw JSON object (or nil). It is sent from
-	// 2025-06-18 on; older revisions get the content blocks only.
+	// StructuredContent is raw JSON (or nil). It is sent from 2025-06-18
+	// on, and before 2026-07-28 only when it is an object (as those
+	// revisions require); older revisions get the content blocks only.
 	StructuredContent json.RawMessage
 	IsError           bool
 }

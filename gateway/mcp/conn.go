@@ -49,6 +49,8 @@ func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sess := s.newSession(cfg.transport, "")
+	s.observeSession(cfg.transport, 1)
+	defer s.observeSession(cfg.transport, -1)
 	sc := &scope{transport: cfg.transport, header: cfg.header, out: cfg.out}
 
 	l := newListener()

@@ -441,7 +441,7 @@ func (s *Server) appendCallResult(b []byte, r *CallToolResult, version string) [
 		b = append(b, '}')
 	}
 	b = append(b, ']')
-	if len(r.StructuredContent) > 0 && hasStructuredContent(version) {
+	if len(r.StructuredContent) > 0 && hasStructuredContent(version) && (isStateless(version) || isJSONObject(r.StructuredContent)) {
 		b = append(b, `,"structuredContent":`...)
 		b = appendRawCompact(b, r.StructuredContent)
 	}
@@ -453,6 +453,13 @@ func (s *Server) appendCallResult(b []byte, r *CallToolResult, version string) [
 		b = append(b, s.serverInfo...)
 	}
 	return append(b, '}')
+}
+
+// isJSONObject reports whether raw JSON is an object: before 2026-07-28,
+// structuredContent must be one, so any other value is not sent.
+func isJSONObject(raw []byte) bool {
+	i := skipSpace(raw, 0)
+	return i < len(raw) && raw[i] == '{'
 }
 
 // appendRawCompact appends raw JSON, compacting it only when it contains a

@@ -240,9 +240,11 @@ func appendError(b []byte, id json.RawMessage, e *Error) []byte {
 	b = strconv.AppendInt(b, e.Code, 10)
 	b = append(b, `,"message":`...)
 	b = appendString(b, e.Message)
-	if len(e.Data) > 0 && json.Valid(e.Data) {
+	// Data comes from handlers: invalid JSON is left out, and line breaks
+	// are compacted away, since stdio and SSE frame messages by line.
+	if len(e.Data) > 0 && validJSON(e.Data) {
 		b = append(b, `,"data":`...)
-		b = append(b, e.Data...)
+		b = appendRawCompact(b, e.Data)
 	}
 	return append(b, "}}"...)
 }

@@ -9,7 +9,7 @@ import (
 
 // OriginProtection wraps next with the browser-safety checks the MCP
 // transports require of HTTP servers, so that every HTTP transport (/mcp,
-// and later /sse and /ws) applies the same rules:
+// /sse and /ws) applies the same rules:
 //
 //   - DNS rebinding: when the connection arrived on a loopback address, the
 //     Host header must name localhost, 127.0.0.1 or [::1] (any port).

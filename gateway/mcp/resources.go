@@ -84,8 +84,8 @@ type ResourceSetOptions struct {
 	TTL time.Duration
 }
 
-// NewResourceSet checks resources (non-empty unique URIs and names) and
-// encodes the list pages.
+// NewResourceSet checks resources (unique non-empty URIs, non-empty
+// names) and encodes the list pages.
 func NewResourceSet(resources []Resource, opts *ResourceSetOptions) (*ResourceSet, error) {
 	o := ResourceSetOptions{PageSize: 100, TTL: time.Minute}
 	if opts != nil {

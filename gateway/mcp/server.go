@@ -31,6 +31,12 @@ type ServerOptions struct {
 	// 2026-07-28 requests have no session: bound them with the HTTP
 	// server. Default 64; negative means no limit.
 	MaxConcurrentCalls int
+	// SessionObserver, when set, is told each time a session that the
+	// server holds opens (delta +1) or ends (delta -1), with its transport
+	// ("stdio", "websocket", "sse", "streamable-http"), e.g. to keep a
+	// sessions gauge. Stateless 2026-07-28 requests and scale-out token
+	// sessions hold nothing and are not reported. It must not block.
+	SessionObserver func(transport string, delta int)
 	// Trace, when set, receives the protocol trace: every JSON-RPC
 	// message in and out, at debug level, with its transport, session, id,
 	// method, size and body (see trace.go). Nil, the default, turns it off
@@ -52,6 +58,7 @@ type Server struct {
 	trace        *tracer // nil when the protocol trace is off
 	instructions string
 	maxCalls     int
+	sessionObs   func(transport string, delta int) // nil: nobody watches
 
 	implJSON     []byte // Implementation as JSON, including title
 	implJSONOld  []byte // without title, for revisions before 2025-06-18
@@ -117,6 +124,7 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		trace:        newTracer(o.Trace, o.TraceBodies),
 		instructions: o.Instructions,
 		maxCalls:     o.MaxConcurrentCalls,
+		sessionObs:   o.SessionObserver,
 		calls:        make(map[*call]struct{}),
 		listeners:    make(map[*listener]struct{}),
 		done:         make(chan struct{}),
@@ -275,4 +283,11 @@ func (s *Server) isClosing() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closing
+}
+
+// observeSession reports a held session opening (+1) or ending (-1).
+func (s *Server) observeSession(transport string, delta int) {
+	if s.sessionObs != nil {
+		s.sessionObs(transport, delta)
+	}
 }

@@ -44,6 +44,11 @@ const (
 
 var errBadToken = errors.New("mcp: invalid session token")
 
+// tokenEncoding is strict base64url: a token has exactly one spelling, so
+// it names one entry of a replica's session map (which notifications/cancelled
+// and DELETE look up).
+var tokenEncoding = base64.RawURLEncoding.Strict()
+
 // tokenKeys signs with the first secret and accepts any of them, so a
 // secret can be rotated without ending live sessions.
 type tokenKeys struct {
@@ -61,7 +66,6 @@ func newTokenKeys(current []byte, previous [][]byte, ttl time.Duration) (*tokenK
 	k.secrets = append(k.secrets, previous...)
 	k.macs = make([]sync.Pool, len(k.secrets))
 	for i, sec := range k.secrets {
-		sec := sec
 		k.macs[i].New = func() any { return hmac.New(sha256.New, sec) }
 	}
 	return k, nil
@@ -80,7 +84,7 @@ func (k *tokenKeys) mint(version string, caps []byte, now time.Time) string {
 	rand.Read(nonce[:])
 	b = append(b, nonce[:]...)
 	b = k.sum(0, b, b)
-	return base64.RawURLEncoding.EncodeToString(b)
+	return tokenEncoding.EncodeToString(b)
 }
 
 // sum appends the MAC of payload under secret i to dst.
@@ -102,7 +106,7 @@ func (k *tokenKeys) verify(token string, now time.Time) (string, error) {
 		return "", errBadToken
 	}
 	var raw [128]byte
-	n, err := base64.RawURLEncoding.Decode(raw[:], []byte(token))
+	n, err := tokenEncoding.Decode(raw[:], []byte(token))
 	if err != nil || n < 2 {
 		return "", errBadToken
 	}

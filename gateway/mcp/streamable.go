@@ -30,6 +30,11 @@ type StreamableHTTPOptions struct {
 	// AllowedOrigins lists browser origins (scheme://host[:port]) allowed
 	// besides the request's own host; see [OriginProtection].
 	AllowedOrigins []string
+	// WriteTimeout bounds each write of an SSE event (progress, a response
+	// sent as an event, list_changed on a GET or subscriptions/listen
+	// stream); a client that does not read within it is disconnected
+	// instead of holding the stream, and its call, forever. Default 10s.
+	WriteTimeout time.Duration
 
 	// SessionSecret, when set, switches sessions to scale-out mode: the
 	// Mcp-Session-Id is a self-contained token signed with this secret
@@ -82,6 +87,9 @@ func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) http.Handler
 	}
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = 24 * time.Hour
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
 	}
 	h := &streamable{s: s, o: o, sessions: make(map[string]*httpSession)}
 	if len(o.SessionSecret) > 0 {
@@ -210,7 +218,7 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request, hv string) {
 	}
 	out := getBuf()
 	defer putBuf(out)
-	st := &httpStream{w: w}
+	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
 	sc.out = st
 	rp := h.s.handleMessage(r.Context(), hs.session, sc, &m, *out)
 	if rp.body != nil {
@@ -230,7 +238,7 @@ func (h *streamable) postInitialize(w http.ResponseWriter, r *http.Request, hv s
 	defer h.release(hs)
 	bp := getBuf()
 	defer putBuf(bp)
-	st := &httpStream{w: w}
+	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
 	sc := &scope{transport: "streamable-http", header: r.Header, headerVersion: hv, out: st}
 	rp := h.s.handleMessage(r.Context(), hs.session, sc, m, *bp)
 	*bp = rp.body
@@ -271,7 +279,7 @@ func (h *streamable) postStateless(w http.ResponseWriter, r *http.Request, hv st
 	}
 	bp := getBuf()
 	defer putBuf(bp)
-	st := &httpStream{w: w}
+	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
 	sc := &scope{transport: "streamable-http", header: r.Header, headerVersion: hv, checkHeader: true, out: st}
 	rp := h.s.handleMessage(r.Context(), nil, sc, m, *bp)
 	if rp.body != nil {
@@ -309,7 +317,7 @@ func (h *streamable) postBatch(w http.ResponseWriter, r *http.Request, hv string
 	}
 	bp := getBuf()
 	defer putBuf(bp)
-	st := &httpStream{w: w}
+	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
 	sc := &scope{transport: "streamable-http", header: r.Header, headerVersion: hv, out: st}
 	rp := h.s.handleBatch(r.Context(), hs.session, sc, body, *bp)
 	if rp.body == nil {
@@ -354,7 +362,7 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 	l := newListener()
 	h.s.addListener(l)
 	defer h.s.removeListener(l)
-	st := &httpStream{w: w}
+	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
 	st.start()
 	for {
 		select {
@@ -415,6 +423,7 @@ func (h *streamable) create() (*httpSession, *Error) {
 		return nil, errorf(CodeInternalError, fmt.Sprintf("too many sessions (limit %d)", h.o.MaxSessions))
 	}
 	h.sessions[hs.id] = hs
+	h.s.observeSession("streamable-http", 1)
 	// One timer for the session's whole life, never reset per request:
 	// when it fires, expire looks at lastUsed and re-arms it if needed.
 	hs.timer = time.AfterFunc(h.o.SessionIdleTimeout, func() { h.expire(hs) })
@@ -496,6 +505,7 @@ func (h *streamable) endLocked(hs *httpSession) {
 	hs.ended = true
 	if h.sessions[hs.id] == hs {
 		delete(h.sessions, hs.id)
+		h.s.observeSession("streamable-http", -1)
 	}
 	if hs.timer != nil {
 		hs.timer.Stop()
@@ -525,10 +535,12 @@ func (h *streamable) sessionCount() int {
 // notification must go out before the response, in which case it becomes
 // an SSE stream and everything, the response included, is an event.
 type httpStream struct {
-	mu   sync.Mutex
-	w    http.ResponseWriter
-	sse  bool
-	done bool
+	mu           sync.Mutex
+	w            http.ResponseWriter
+	writeTimeout time.Duration
+	rc           *http.ResponseController // set when the stream turns SSE
+	sse          bool
+	done         bool
 }
 
 var errStreamDone = errors.New("mcp: response stream already finished")
@@ -540,9 +552,8 @@ func (st *httpStream) startLocked() {
 	h["X-Accel-Buffering"] = hvNo
 	st.w.WriteHeader(http.StatusOK)
 	st.sse = true
-	if f, ok := st.w.(http.Flusher); ok {
-		f.Flush()
-	}
+	st.rc = http.NewResponseController(st.w)
+	_ = st.rc.Flush()
 }
 
 // start switches to SSE at once (GET streams).
@@ -565,6 +576,9 @@ func (st *httpStream) send(msg []byte) error {
 }
 
 func (st *httpStream) eventLocked(msg []byte) error {
+	if st.writeTimeout > 0 {
+		_ = st.rc.SetWriteDeadline(time.Now().Add(st.writeTimeout))
+	}
 	if _, err := io.WriteString(st.w, "event: message\ndata: "); err != nil {
 		return fmt.Errorf("mcp: sse: %w", err)
 	}
@@ -572,8 +586,10 @@ func (st *httpStream) eventLocked(msg []byte) error {
 	if _, err := io.WriteString(st.w, "\n\n"); err != nil {
 		return fmt.Errorf("mcp: sse: %w", err)
 	}
-	if f, ok := st.w.(http.Flusher); ok {
-		f.Flush()
+	// A wrapping ResponseWriter without Unwrap cannot flush: the event
+	// then goes out with the response, as before.
+	if err := st.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return fmt.Errorf("mcp: sse: %w", err)
 	}
 	return nil
 }

@@ -327,3 +327,46 @@ func spanNames(spans []sdktrace.ReadOnlySpan) []string {
 	}
 	return out
 }
+
+// TestGatewaySessionsGauge: a Streamable HTTP session held by the gateway
+// counts in grpc_mcp_gateway_sessions while it lives, and not after DELETE.
+func TestGatewaySessionsGauge(t *testing.T) {
+	t.Parallel()
+	w := startWorld(t, telemetry.NewMetrics(), nil)
+	gauge := func() string {
+		rec := httptest.NewRecorder()
+		w.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		for _, l := range strings.Split(rec.Body.String(), "\n") {
+			if strings.HasPrefix(l, `grpc_mcp_gateway_sessions{transport="streamable-http"}`) {
+				return strings.TrimSpace(strings.TrimPrefix(l, `grpc_mcp_gateway_sessions{transport="streamable-http"}`))
+			}
+		}
+		return "absent"
+	}
+	req, _ := http.NewRequest(http.MethodPost, w.url+"/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"g","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: no session id (status %d)", resp.StatusCode)
+	}
+	if got := gauge(); got != "1" {
+		t.Errorf("sessions gauge with one session: %s, want 1", got)
+	}
+	del, _ := http.NewRequest(http.MethodDelete, w.url+"/mcp", nil)
+	del.Header.Set("Mcp-Session-Id", sid)
+	del.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if resp, err = http.DefaultClient.Do(del); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := gauge(); got != "0" {
+		t.Errorf("sessions gauge after DELETE: %s, want 0", got)
+	}
+}

@@ -1,0 +1,65 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Error data comes from handlers: it must not break line framing (stdio,
+// SSE), and invalid JSON is left out rather than sent.
+func TestAppendErrorData(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{"{\n  \"field\": \"x\"\r\n}", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m","data":{"field":"x"}}}`},
+		{`{"a":1}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m","data":{"a":1}}}`},
+		{`{"a":`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}`},
+	} {
+		got := string(appendError(nil, json.RawMessage("1"), &Error{Code: CodeInvalidParams, Message: "m", Data: json.RawMessage(tc.data)}))
+		if got != tc.want {
+			t.Errorf("data %q:\n got %s\nwant %s", tc.data, got, tc.want)
+		}
+	}
+}
+
+// Before 2026-07-28 structuredContent must be an object; other values are
+// not sent there, and are at 2026-07-28.
+func TestStructuredContentShapePerRevision(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, &fakeHandler{}, nil)
+	for _, tc := range []struct {
+		version, sc string
+		sent        bool
+	}{
+		{Version20250618, ` {"a":1}`, true},
+		{Version20251125, `[1,2]`, false},
+		{Version20251125, `"text"`, false},
+		{Version20260728, `[1,2]`, true},
+		{Version20250326, `{"a":1}`, false},
+	} {
+		b := s.appendCallResult(nil, &CallToolResult{StructuredContent: json.RawMessage(tc.sc)}, tc.version)
+		if got := bytes.Contains(b, []byte(`"structuredContent"`)); got != tc.sent {
+			t.Errorf("%s %s: structuredContent sent = %v, want %v (%s)", tc.version, tc.sc, got, tc.sent, b)
+		}
+	}
+}
+
+// A token has one spelling: a non-canonical base64 variant that decodes to
+// the same bytes is refused, so it cannot name a second session entry.
+func TestSessionTokenCanonical(t *testing.T) {
+	k, err := newTokenKeys([]byte(strings.Repeat("k", 32)), nil, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tok := k.mint(Version20251125, []byte(`{}`), now)
+	if v, err := k.verify(tok, now); err != nil || v != Version20251125 {
+		t.Fatalf("verify(minted) = %q, %v", v, err)
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := strings.IndexByte(alphabet, tok[len(tok)-1])
+	variant := tok[:len(tok)-1] + string(alphabet[last^1])
+	if _, err := k.verify(variant, now); err == nil {
+		t.Errorf("non-canonical variant %q of %q verified", variant, tok)
+	}
+}

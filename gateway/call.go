@@ -31,14 +31,13 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: err.Error()}
 	}
 	// Forwarded headers and static metadata, for unary and streaming calls alike.
-	ctx = g.md.outgoingContext(ctx, req.Header)
-	ctx = withBackendMetadata(ctx, t.md)
+	ctx = g.md.outgoingContext(ctx, req.Header, t.md)
 	if t.kind != kindUnary {
 		return g.callStream(ctx, req, t, args)
 	}
 
-	in := t.input.New().Interface()
-	if err := t.validator.Decode(args, in); err != nil {
+	in, err := t.decodeRequest(args)
+	if err != nil {
 		return g.inputError(t, err)
 	}
 
@@ -54,14 +53,7 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		return statusResult(status.Convert(err), t.types), nil
 	}
 
-	js, err := t.encodeWire(out.bytes())
-	if err != nil {
-		return nil, fmt.Errorf("encoding the response of %s: %w", t.method, err)
-	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{{Type: "text", Text: string(js)}},
-		StructuredContent: js,
-	}, nil
+	return t.responseResult(out.bytes())
 }
 
 // objectArguments returns the arguments as a JSON object. Absent or null
@@ -78,37 +70,52 @@ func objectArguments(raw json.RawMessage) ([]byte, error) {
 	return raw, nil
 }
 
-// encodeWire converts a response still in wire form to the JSON the output
-// schema describes, transcoding directly (no dynamic message) and wrapping
-// a non-object response as {"value": ...} in the same buffer.
-func (t *tool) encodeWire(wire []byte) ([]byte, error) {
-	js := make([]byte, 0, 64+2*len(wire))
-	if t.wrapOutput {
-		js = append(js, `{"`+schema.WrapperProperty+`":`...)
+// decodeRequest converts the arguments of a unary or server-streaming
+// call into the request message, checking them as the input schema says.
+func (t *tool) decodeRequest(args []byte) (proto.Message, error) {
+	in := t.input.New().Interface()
+	if err := t.validator.Decode(args, in); err != nil {
+		return nil, err
 	}
-	js, err := t.response.AppendJSON(js, wire)
+	return in, nil
+}
+
+// responseResult is the result of a call answered with one response
+// message (unary and client streaming): the response, still in wire form,
+// transcoded to the JSON the output schema describes.
+func (t *tool) responseResult(wire []byte) (*mcp.CallToolResult, error) {
+	js, err := t.appendResponse(make([]byte, 0, 64+2*len(wire)), wire)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the response of %s: %w", t.method, err)
+	}
+	return jsonResult(js), nil
+}
+
+// appendResponse appends the JSON of one response message (wire form) to
+// b, transcoding directly (no dynamic message) and wrapping a non-object
+// response as {"value": ...} in the same buffer. The streaming collector
+// appends each message of a stream with it too.
+func (t *tool) appendResponse(b, wire []byte) ([]byte, error) {
+	if t.wrapOutput {
+		b = append(b, `{"`+schema.WrapperProperty+`":`...)
+	}
+	b, err := t.response.AppendJSON(b, wire)
 	if err != nil {
 		return nil, err
 	}
 	if t.wrapOutput {
-		js = append(js, '}')
+		b = append(b, '}')
 	}
-	return js, nil
+	return b, nil
 }
 
-// encode converts a response message to the JSON the output schema
-// describes.
-func (t *tool) encode(out proto.Message) ([]byte, error) {
-	js, err := t.marshal.Marshal(out)
-	if err != nil || !t.wrapOutput {
-		return js, err
+// jsonResult is a successful result carrying js as structuredContent and,
+// for clients that read only content, as its text block.
+func jsonResult(js []byte) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{{Type: "text", Text: string(js)}},
+		StructuredContent: js,
 	}
-	wrapped := make([]byte, 0, len(js)+len(schema.WrapperProperty)+5)
-	wrapped = append(wrapped, `{"`...)
-	wrapped = append(wrapped, schema.WrapperProperty...)
-	wrapped = append(wrapped, `":`...)
-	wrapped = append(wrapped, js...)
-	return append(wrapped, '}'), nil
 }
 
 // inputErrorPrefix starts every invalid-arguments message; observe.go

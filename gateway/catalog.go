@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
@@ -38,23 +37,29 @@ type tool struct {
 	// metrics and resource URIs.
 	backend string
 
-	input, output protoreflect.MessageType
-	// wrapInput/wrapOutput: the message is not a JSON object in protojson
+	// input makes the request messages the arguments are decoded into.
+	input protoreflect.MessageType
+	// wrapOutput: the response is not a JSON object in protojson
 	// (Timestamp, Value, wrappers...), so it travels as {"value": ...}.
-	wrapInput, wrapOutput bool
+	// (The validator wraps and unwraps the input likewise.)
+	wrapOutput bool
 
 	// validator converts and checks the arguments; compiled here so the
 	// call path does only the conversion and the checks a type needs.
 	validator *schema.Validator
-	marshal   protojson.MarshalOptions
 	// response renders the response's wire bytes as protojson would,
 	// without decoding them into a dynamic message.
 	response *transcode.Encoder
-	types    *dynamicpb.Types
+	// types resolves the backend's own messages in google.rpc error
+	// details (status.go).
+	types *dynamicpb.Types
 
 	// kind says which call path serves the tool: unary, or one of the
 	// stream shapes in stream.go.
 	kind callKind
+	// progressLabel ends each progress message of a server or
+	// bidirectional stream: " (package.Response)".
+	progressLabel string
 	// timeout overrides the gateway's deadline (Options.CallTimeout or
 	// StreamTimeout, by kind) when positive; per-backend and per-method
 	// settings set it (settings.go).
@@ -204,14 +209,11 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		method:     "/" + string(svc.FullName()) + "/" + string(m.Name()),
 		conn:       conn,
 		input:      dynamicpb.NewMessageType(in),
-		output:     dynamicpb.NewMessageType(out),
-		wrapInput:  !schema.IsObject(in),
 		wrapOutput: !schema.IsObject(out),
 		types:      types,
 		validator:  validator,
 		response:   response,
 	}
-	t.marshal = protojson.MarshalOptions{Resolver: types, UseProtoNames: sopts.UseProtoNames, AllowPartial: true}
 	if err := t.compileStream(m, sopts); err != nil {
 		return nil, err
 	}

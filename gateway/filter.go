@@ -80,11 +80,16 @@ func (f *methodFilter) match(m protoreflect.MethodDescriptor) bool {
 	if f == nil {
 		return true
 	}
-	name := string(m.Parent().FullName()) + "/" + string(m.Name())
+	name := methodPath(m)
 	if len(f.include) > 0 && !matchAny(f.include, name) {
 		return false
 	}
 	return !matchAny(f.exclude, name)
+}
+
+// methodPath is m as the patterns name it: "package.Service/Method".
+func methodPath(m protoreflect.MethodDescriptor) string {
+	return string(m.Parent().FullName()) + "/" + string(m.Name())
 }
 
 func matchAny(patterns []string, name string) bool {

@@ -165,12 +165,12 @@ func newOutgoingMD(names []string, static metadata.MD) (outgoingMD, error) {
 }
 
 // outgoingContext returns ctx carrying the metadata for one call, or ctx
-// itself when there is nothing to send. header is the inbound HTTP request's
-// header (nil on stdio, where only static metadata applies).
-func (o *outgoingMD) outgoingContext(ctx context.Context, header http.Header) context.Context {
-	if len(o.forward) == 0 && len(o.static) == 0 {
-		return ctx
-	}
+// itself when there is nothing to send: the static Options.Metadata, the
+// forwarded headers, then backend (the tool's Backend.Metadata, nil for
+// most backends), in that order, after whatever ctx already carries.
+// header is the inbound HTTP request's header (nil on stdio, where only
+// static metadata applies).
+func (o *outgoingMD) outgoingContext(ctx context.Context, header http.Header, backend metadata.MD) context.Context {
 	var md metadata.MD
 	for _, f := range o.forward {
 		vs := header[f.canonical]
@@ -178,7 +178,7 @@ func (o *outgoingMD) outgoingContext(ctx context.Context, header http.Header) co
 			continue
 		}
 		if md == nil {
-			md = make(metadata.MD, len(o.static)+len(o.forward))
+			md = make(metadata.MD, len(o.static)+len(o.forward)+len(backend))
 			for k, v := range o.static {
 				// Clipped so appending a forwarded value under the same key
 				// copies instead of writing into the shared static slice.
@@ -194,11 +194,19 @@ func (o *outgoingMD) outgoingContext(ctx context.Context, header http.Header) co
 			}
 		}
 	}
-	if md == nil {
-		if len(o.static) == 0 {
-			return ctx
+	switch {
+	case md != nil:
+		for k, v := range backend {
+			md[k] = append(md[k], v...)
 		}
+	case len(o.static) == 0 && len(backend) == 0:
+		return ctx
+	case len(backend) == 0:
 		md = o.static
+	case len(o.static) == 0:
+		md = backend
+	default:
+		md = metadata.Join(o.static, backend)
 	}
 	if old, ok := metadata.FromOutgoingContext(ctx); ok {
 		md = metadata.Join(old, md)

@@ -189,9 +189,7 @@ func backendQualified(names, backends, fullNames []string) []string {
 	}
 	for i, n := range out {
 		if count[n] > 1 {
-			key := backends[i] + "/" + fullNames[i]
-			sum := sha256.Sum256([]byte(key))
-			suffix := "_" + hex.EncodeToString(sum[:])[:hashSuffixLength]
+			suffix := "_" + hashSuffix(backends[i]+"/"+fullNames[i])
 			out[i] = n[:min(len(n), MaxToolNameLength-len(suffix))] + suffix
 		}
 	}
@@ -224,7 +222,12 @@ func shortenName(name, fullName string) string {
 	if len(name) <= MaxToolNameLength {
 		return name
 	}
-	sum := sha256.Sum256([]byte(fullName))
-	suffix := hex.EncodeToString(sum[:])[:hashSuffixLength]
-	return name[:MaxToolNameLength-hashSuffixLength-1] + "_" + suffix
+	return name[:MaxToolNameLength-hashSuffixLength-1] + "_" + hashSuffix(fullName)
+}
+
+// hashSuffix is the stable tail that tells apart names cut or collided:
+// the first hashSuffixLength hex digits of the SHA-256 of key.
+func hashSuffix(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])[:hashSuffixLength]
 }

@@ -1,8 +1,8 @@
 package gateway
 
 import (
-	"context"
 	"fmt"
+	"path"
 	"time"
 
 	"google.golang.org/grpc/metadata"
@@ -79,9 +79,9 @@ func (s *backendSettings) method(m protoreflect.MethodDescriptor) *compiledMetho
 	if s == nil || len(s.methods) == 0 {
 		return nil
 	}
-	name := string(m.Parent().FullName()) + "/" + string(m.Name())
+	name := methodPath(m)
 	for i := range s.methods {
-		if matchAny([]string{s.methods[i].pattern}, name) {
+		if ok, _ := path.Match(s.methods[i].pattern, name); ok {
 			return &s.methods[i]
 		}
 	}
@@ -123,16 +123,4 @@ func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor) {
 			t.timeout = mc.StreamTimeout
 		}
 	}
-}
-
-// withBackendMetadata adds a tool's per-backend metadata to ctx's outgoing
-// metadata; md is nil for most backends, and then ctx is returned as is.
-func withBackendMetadata(ctx context.Context, md metadata.MD) context.Context {
-	if md == nil {
-		return ctx
-	}
-	if old, ok := metadata.FromOutgoingContext(ctx); ok {
-		md = metadata.Join(old, md)
-	}
-	return metadata.NewOutgoingContext(ctx, md)
 }

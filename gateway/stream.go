@@ -96,6 +96,7 @@ func (t *tool) compileStream(m protoreflect.MethodDescriptor, sopts *schema.Opti
 		}
 	}
 	if m.IsStreamingServer() {
+		t.progressLabel = " (" + string(m.Output().FullName()) + ")"
 		if t.def.OutputSchema, err = schema.StreamOutput(m.Output(), sopts); err != nil {
 			return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 		}
@@ -110,8 +111,8 @@ func (t *tool) compileStream(m protoreflect.MethodDescriptor, sopts *schema.Opti
 func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
 	var reqs []proto.Message
 	if t.kind == kindServerStream {
-		in := t.input.New().Interface()
-		if err := t.validator.Decode(args, in); err != nil {
+		in, err := t.decodeRequest(args)
+		if err != nil {
 			return g.inputError(t, err)
 		}
 		reqs = []proto.Message{in}
@@ -226,14 +227,7 @@ func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolReque
 	if err := stream.RecvMsg(&out); err != nil {
 		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs), timeout), nil
 	}
-	js, err := t.encodeWire(out.bytes())
-	if err != nil {
-		return nil, fmt.Errorf("encoding the response of %s: %w", t.method, err)
-	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{{Type: "text", Text: string(js)}},
-		StructuredContent: js,
-	}, nil
+	return t.responseResult(out.bytes())
 }
 
 // clientStreamEnded is the error result of a client stream: the status as
@@ -258,11 +252,7 @@ func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err erro
 // the limits, reporting each message as progress when asked to.
 func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, timeout time.Duration) (*mcp.CallToolResult, error) {
 	c := newCollector(g.opts.StreamMaxMessages, g.opts.StreamMaxBytes)
-	var label string
 	progress := req.ProgressToken != nil
-	if progress {
-		label = " (" + string(t.output.Descriptor().FullName()) + ")"
-	}
 	// Messages arrive in wire form and are transcoded straight into the
 	// result (no dynamic message), as the unary path does; the pooled
 	// frame goes back before the next receive.
@@ -283,7 +273,7 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 			return nil, fmt.Errorf("encoding message %d of %s: %w", c.n+1, t.method, err)
 		}
 		if progress && c.added {
-			if err := req.NotifyProgress(ctx, float64(c.n), 0, "message "+strconv.Itoa(c.n)+label); err != nil {
+			if err := req.NotifyProgress(ctx, float64(c.n), 0, "message "+strconv.Itoa(c.n)+t.progressLabel); err != nil {
 				// The caller's stream is gone or broken: the result will
 				// not reach it either, but the limits still bound the
 				// call, so stop reporting and let ctx decide.
@@ -395,16 +385,10 @@ func (c *collector) add(t *tool, wire []byte) (bool, error) {
 		b = append(b, ',')
 	}
 	from := len(b)
-	if t.wrapOutput {
-		b = append(b, `{"`+schema.WrapperProperty+`":`...)
-	}
-	b, err := t.response.AppendJSON(b, wire)
+	b, err := t.appendResponse(b, wire)
 	if err != nil {
 		c.buf = c.buf[:start]
 		return false, err
-	}
-	if t.wrapOutput {
-		b = append(b, '}')
 	}
 	size := int64(len(b) - from)
 	if c.size+size > c.maxBytes {
@@ -423,11 +407,7 @@ func (c *collector) add(t *tool, wire []byte) (bool, error) {
 // result is the normal (non-error) result of a collected stream: the
 // messages, plus truncated and reason when a limit stopped it.
 func (c *collector) result() *mcp.CallToolResult {
-	js := c.finish("")
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{{Type: "text", Text: string(js)}},
-		StructuredContent: js,
-	}
+	return jsonResult(c.finish(""))
 }
 
 // finish closes the JSON object, adding truncated/reason and error when

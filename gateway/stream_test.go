@@ -198,8 +198,20 @@ func startStreamBackend(t testing.TB) *streamBackend {
 		if !strings.HasPrefix(info.FullMethod, "/zoo.v1.ZooService/") {
 			return err // reflection
 		}
+		ctxErr := ss.Context().Err()
+		if err != nil && ctxErr == nil {
+			// grpc-go marks a stream the client reset as done, which fails
+			// the handler's Send, an instant before it cancels the stream's
+			// context: give the cancellation a moment to land, so that a
+			// Send failed by the client's cancel is recorded as the cancel.
+			select {
+			case <-ss.Context().Done():
+				ctxErr = ss.Context().Err()
+			case <-time.After(time.Second):
+			}
+		}
 		select {
-		case b.ended <- endedCall{info.FullMethod[strings.LastIndexByte(info.FullMethod, '/')+1:], ss.Context().Err()}:
+		case b.ended <- endedCall{info.FullMethod[strings.LastIndexByte(info.FullMethod, '/')+1:], ctxErr}:
 		default: // nobody is looking
 		}
 		return err

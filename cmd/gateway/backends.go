@@ -95,22 +95,13 @@ func (f *backendFlags) check(ctx context.Context) error {
 	if len(f.descriptorSets) > 0 && len(f.protos) > 0 {
 		return errors.New("--descriptor-set and --proto: choose one way to give descriptor files")
 	}
+	src, fromProto, err := descriptorSource(ctx, f.descriptorSets, f.protoPaths, f.protos)
 	switch {
-	case len(f.descriptorSets) > 0:
-		src := reflection.NewDescriptorSetSource(f.descriptorSets...)
-		if _, err := src.Discover(ctx); err != nil {
-			return fmt.Errorf("--descriptor-set: %w", err)
-		}
-		f.files = src
-	case len(f.protos) > 0:
-		paths := f.protoPaths
-		if len(paths) == 0 {
-			paths = []string{"."}
-		}
-		src := reflection.NewProtoSource(paths, f.protos)
-		if _, err := src.Discover(ctx); err != nil {
-			return fmt.Errorf("--proto: %w", err)
-		}
+	case err != nil && fromProto:
+		return fmt.Errorf("--proto: %w", err)
+	case err != nil:
+		return fmt.Errorf("--descriptor-set: %w", err)
+	case src != nil:
 		f.files = src
 	}
 	if f.noReflection {
@@ -161,4 +152,27 @@ func (f *backendFlags) dial(tls gateway.BackendTLS, opts ...grpc.DialOption) (ba
 		backends = append(backends, b)
 	}
 	return backends, conns, nil
+}
+
+// descriptorSource is the source of the descriptor files given either as
+// descriptor sets or as .proto files compiled against protoPaths ("." by
+// default), for the flags and the config file alike. The files are read
+// or compiled here, once, so that a bad one is reported at start; src is
+// nil when neither is given, and fromProto says which one err is about.
+func descriptorSource(ctx context.Context, sets, protoPaths, protos []string) (src reflection.Source, fromProto bool, err error) {
+	switch {
+	case len(sets) > 0:
+		src = reflection.NewDescriptorSetSource(sets...)
+	case len(protos) > 0:
+		if len(protoPaths) == 0 {
+			protoPaths = []string{"."}
+		}
+		src, fromProto = reflection.NewProtoSource(protoPaths, protos), true
+	default:
+		return nil, false, nil
+	}
+	if _, err := src.Discover(ctx); err != nil {
+		return nil, fromProto, err
+	}
+	return src, fromProto, nil
 }

@@ -560,27 +560,17 @@ func (fb *fileBackend) descriptorFiles(ctx context.Context, doc *configDoc, key 
 	if len(fb.ProtoPath) > 0 && len(fb.Proto) == 0 {
 		return nil, doc.errorf(key+".proto_path", "needs proto")
 	}
-	switch {
-	case len(fb.DescriptorSet) > 0 && len(fb.Proto) > 0:
+	if len(fb.DescriptorSet) > 0 && len(fb.Proto) > 0 {
 		return nil, doc.errorf(key+".proto", "descriptor_set and proto: choose one way to give descriptor files")
-	case len(fb.DescriptorSet) > 0:
-		src := reflection.NewDescriptorSetSource(fb.DescriptorSet...)
-		if _, err := src.Discover(ctx); err != nil {
-			return nil, doc.errorf(key+".descriptor_set", "%w", err)
-		}
-		return src, nil
-	case len(fb.Proto) > 0:
-		paths := fb.ProtoPath
-		if len(paths) == 0 {
-			paths = []string{"."}
-		}
-		src := reflection.NewProtoSource(paths, fb.Proto)
-		if _, err := src.Discover(ctx); err != nil {
-			return nil, doc.errorf(key+".proto", "%w", err)
-		}
-		return src, nil
 	}
-	return nil, nil
+	src, fromProto, err := descriptorSource(ctx, fb.DescriptorSet, fb.ProtoPath, fb.Proto)
+	switch {
+	case err != nil && fromProto:
+		return nil, doc.errorf(key+".proto", "%w", err)
+	case err != nil:
+		return nil, doc.errorf(key+".descriptor_set", "%w", err)
+	}
+	return src, nil
 }
 
 // explicitFlags are the flags the command line set.

@@ -1,4 +1,5 @@
-// Command gateway serves the methods of a gRPC service as MCP tools.
+// Command gateway serves the methods of one or more gRPC backends as MCP
+// tools, and their services as MCP resources.
 //
 // With no --backend it starts the bundled demo service (examples/zoo) on a
 // loopback port and fronts that, so `go run ./cmd/gateway` shows the

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"maps"
 	"net"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -60,14 +59,21 @@ func startBackend(t testing.TB) *backend {
 	zoo.Register(gs, zoo.NewServer())
 	healthpb.RegisterHealthServer(gs, health.NewServer())
 	grpcreflection.Register(gs)
+	b.addr = serveGRPC(t, gs)
+	return b
+}
+
+// serveGRPC serves gs on a loopback port until the test ends and returns
+// its address.
+func serveGRPC(t testing.TB, gs *grpc.Server) string {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = gs.Serve(lis) }()
 	t.Cleanup(gs.Stop)
-	b.addr = lis.Addr().String()
-	return b
+	return lis.Addr().String()
 }
 
 // startGateway fronts a fresh backend and serves the gateway over a real
@@ -75,25 +81,8 @@ func startBackend(t testing.TB) *backend {
 func startGateway(t testing.TB, opts *gateway.Options) (*backend, *gateway.Gateway, string) {
 	t.Helper()
 	b := startBackend(t)
-	conn, err := gateway.Dial(b.addr, gateway.BackendTLS{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	g, err := gateway.New(ctx, []gateway.Backend{{Name: "zoo", Address: b.addr, Conn: conn}}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-		srv.Close()
-	})
-	return b, g, srv.URL + "/mcp"
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, opts)
+	return b, g, base + "/mcp"
 }
 
 func connect(t *testing.T, url, version string) *sdk.ClientSession {

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -54,13 +53,7 @@ func startRecordingBackend(t *testing.T) *recordingBackend {
 	gs := grpc.NewServer(grpc.UnaryInterceptor(record))
 	zoo.Register(gs, zoo.NewServer())
 	grpcreflection.Register(gs)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	b.addr = lis.Addr().String()
+	b.addr = serveGRPC(t, gs)
 	return b
 }
 

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -219,13 +217,7 @@ func startStreamBackend(t testing.TB) *streamBackend {
 	gs := grpc.NewServer(grpc.StreamInterceptor(record))
 	zoov1.RegisterZooServiceServer(gs, b.zoo)
 	grpcreflection.Register(gs)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	b.addr = lis.Addr().String()
+	b.addr = serveGRPC(t, gs)
 	return b
 }
 
@@ -256,25 +248,8 @@ type streamGateway struct {
 func startStreamGateway(t testing.TB, opts *gateway.Options) *streamGateway {
 	t.Helper()
 	b := startStreamBackend(t)
-	conn, err := gateway.Dial(b.addr, gateway.BackendTLS{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	g, err := gateway.New(ctx, []gateway.Backend{{Name: "stream-zoo", Address: b.addr, Conn: conn}}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-		srv.Close()
-	})
-	return &streamGateway{backend: b, gw: g, url: srv.URL + "/mcp"}
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "stream-zoo", b.addr)}, opts)
+	return &streamGateway{backend: b, gw: g, url: base + "/mcp"}
 }
 
 // transport connects the reference client to a gateway one way. The list

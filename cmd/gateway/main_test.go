@@ -253,36 +253,10 @@ func TestStartupErrors(t *testing.T) {
 }
 
 // startServing runs the gateway over HTTP with args and returns its base
-// URL (without /mcp); it is stopped with SIGTERM when the test ends.
+// URL (without /mcp); the process ends with the test.
 func startServing(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	urlRE := regexp.MustCompile(`MCP \(Streamable HTTP\) at (http://\S+)/mcp`)
-	lines := bufio.NewScanner(stderr)
-	var url string
-	var out strings.Builder
-	for url == "" && lines.Scan() {
-		out.WriteString(lines.Text() + "\n")
-		if m := urlRE.FindStringSubmatch(lines.Text()); m != nil {
-			url = m[1]
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	if url == "" {
-		t.Fatalf("no MCP URL printed:\n%s", out.String())
-	}
-	return url
+	return startGatewayProcess(t, args...).base
 }
 
 func getReadyz(t *testing.T, base string) (int, map[string]any) {

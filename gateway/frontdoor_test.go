@@ -67,25 +67,8 @@ func (b *recordingBackend) metadata() metadata.MD {
 // returns the server's base URL.
 func serveGateway(t *testing.T, addr string, opts *gateway.Options) string {
 	t.Helper()
-	conn, err := gateway.Dial(addr, gateway.BackendTLS{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	g, err := gateway.New(ctx, []gateway.Backend{{Name: "zoo", Address: addr, Conn: conn}}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(g.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-		srv.Close()
-	})
-	return srv.URL
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", addr)}, opts)
+	return base
 }
 
 // headerTransport adds headers to every request of the MCP client, as a
@@ -341,22 +324,27 @@ func TestForwardHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		name    string
-		forward []string
-		static  metadata.MD
-		want    metadata.MD
+		name      string
+		forward   []string
+		static    metadata.MD
+		backendMD metadata.MD // Backend.Metadata, from the config file
+		want      metadata.MD
 	}{
-		{"nothing configured", nil, nil, metadata.MD{}},
-		{"named headers", []string{"X-Request-Id", "x-tenant", "X-Absent"}, nil,
+		{"nothing configured", nil, nil, nil, metadata.MD{}},
+		{"named headers", []string{"X-Request-Id", "x-tenant", "X-Absent"}, nil, nil,
 			metadata.MD{"x-request-id": {"r1", "r2"}, "x-tenant": {"acme"}}},
-		{"static only", nil, static, metadata.MD{"x-gateway": {"mcp", "second"}, "trace-bin": {"\x00\x01\x02"}}},
-		{"authorization when named, with static", []string{"Authorization", "X-Tenant"}, static,
+		{"static only", nil, static, nil, metadata.MD{"x-gateway": {"mcp", "second"}, "trace-bin": {"\x00\x01\x02"}}},
+		{"authorization when named, with static", []string{"Authorization", "X-Tenant"}, static, nil,
 			metadata.MD{"authorization": {"Bearer tok"}, "x-tenant": {"acme"}, "x-gateway": {"mcp", "second"}, "trace-bin": {"\x00\x01\x02"}}},
+		{"per-backend metadata after the rest", []string{"X-Tenant"}, static, metadata.Pairs("x-tenant", "from-config", "x-region", "eu"),
+			metadata.MD{"x-tenant": {"acme", "from-config"}, "x-region": {"eu"}, "x-gateway": {"mcp", "second"}, "trace-bin": {"\x00\x01\x02"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := startRecordingBackend(t)
-			base := serveGateway(t, b.addr, &gateway.Options{ForwardHeaders: c.forward, Metadata: c.static})
+			backend := dialBackend(t, "zoo", b.addr)
+			backend.Metadata = c.backendMD
+			_, base := newGateway(t, []gateway.Backend{backend}, &gateway.Options{ForwardHeaders: c.forward, Metadata: c.static})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			cs, err := connectWith(ctx, t, base+"/mcp", http.Header{

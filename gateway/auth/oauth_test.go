@@ -344,7 +344,17 @@ func TestOAuthKeyRotation(t *testing.T) {
 	// Forced refreshes are rate-limited: unknown kids cannot make the
 	// gateway hammer the authorization server.
 	p.addEC("ec3", false)
+	// The JWKS cache may still be finishing a fetch the rotation started;
+	// count from when fetching has gone quiet.
 	n := p.fetches.Load()
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		m := p.fetches.Load()
+		if m == n {
+			break
+		}
+		n = m
+	}
 	for range 5 {
 		do(h, "POST", "Bearer "+p.token("ec3", claims{"scope": "mcp"}), "{}")
 	}

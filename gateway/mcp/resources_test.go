@@ -1,17 +1,10 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
-	"golang.org/x/tools/txtar"
 )
 
 // resourceHandler adds resources to the test Handler.
@@ -50,63 +43,9 @@ func (h *resourceHandler) ReadResource(_ context.Context, uri string) (*Resource
 // against a Handler with resources (the format of TestTranscripts; -update
 // rewrites them).
 func TestResourceTranscripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/resources/*.txtar")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no transcripts: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var input, want []byte
-			wantIdx := -1
-			for i, f := range ar.Files {
-				switch f.Name {
-				case "input":
-					input = f.Data
-				case "transcript":
-					want, wantIdx = f.Data, i
-				}
-			}
-			h := newResourceHandler(t)
-			s := NewServer(testImpl, h, nil)
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			done := make(chan error, 1)
-			go func() { done <- s.ServeStdio(context.Background(), inR, outW); outW.Close() }()
-			lines := make(chan string, 64)
-			go func() {
-				sc := bufio.NewScanner(outR)
-				for sc.Scan() {
-					lines <- sc.Text()
-				}
-				close(lines)
-			}()
-			got := runLineTranscript(t, input, func(msg string) error {
-				_, err := io.WriteString(inW, msg+"\n")
-				return err
-			}, lines, func() { inW.Close() })
-			if err := <-done; err != nil {
-				t.Errorf("ServeStdio: %v", err)
-			}
-			if *update {
-				if wantIdx < 0 {
-					ar.Files = append(ar.Files, txtar.File{Name: "transcript"})
-					wantIdx = len(ar.Files) - 1
-				}
-				ar.Files[wantIdx].Data = []byte(got)
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("transcript mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
+	replayTranscripts(t, "testdata/resources/*.txtar", func(t *testing.T, _ string, input []byte) string {
+		return runStdioTranscript(t, newResourceHandler(t), input, nil)
+	})
 }
 
 // TestNoResourcesWithoutHandler: a Handler that is not a ResourceHandler

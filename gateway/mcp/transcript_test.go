@@ -33,7 +33,25 @@ var update = flag.Bool("update", false, "rewrite the transcripts' expected outpu
 // "delete [...]"; the Mcp-Session-Id from initialize is sent automatically
 // unless a Mcp-Session-Id=... token overrides it.
 func TestTranscripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/transcripts/*.txtar")
+	replayTranscripts(t, "testdata/transcripts/*.txtar", func(t *testing.T, mode string, input []byte) string {
+		switch {
+		case strings.HasPrefix(mode, "stdio"):
+			return runStdioTranscript(t, newFakeHandler(t, &ToolSetOptions{PageSize: 3}), input, transcriptServerOptions(mode))
+		case strings.HasPrefix(mode, "websocket"):
+			return runWebSocketTranscript(t, input, transcriptServerOptions(mode))
+		case strings.HasPrefix(mode, "http"):
+			return runHTTPTranscript(t, input)
+		}
+		t.Fatalf("unknown transport in comment %q", mode)
+		return ""
+	})
+}
+
+// replayTranscripts runs every archive matching glob through run (given the
+// archive's comment and its "input" file) and compares the result with its
+// "transcript" file, or rewrites that file with -update.
+func replayTranscripts(t *testing.T, glob string, run func(t *testing.T, mode string, input []byte) string) {
+	files, err := filepath.Glob(glob)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no transcripts: %v", err)
 	}
@@ -53,17 +71,7 @@ func TestTranscripts(t *testing.T) {
 					want, wantIdx = f.Data, i
 				}
 			}
-			var got string
-			switch mode := strings.TrimSpace(string(ar.Comment)); {
-			case strings.HasPrefix(mode, "stdio"):
-				got = runStdioTranscript(t, input, transcriptServerOptions(mode))
-			case strings.HasPrefix(mode, "websocket"):
-				got = runWebSocketTranscript(t, input, transcriptServerOptions(mode))
-			case strings.HasPrefix(mode, "http"):
-				got = runHTTPTranscript(t, input)
-			default:
-				t.Fatalf("unknown transport in comment %q", mode)
-			}
+			got := run(t, strings.TrimSpace(string(ar.Comment)), input)
 			if *update {
 				if wantIdx < 0 {
 					ar.Files = append(ar.Files, txtar.File{Name: "transcript"})
@@ -105,8 +113,8 @@ func transcriptServerOptions(mode string) *ServerOptions {
 	return o
 }
 
-func runStdioTranscript(t *testing.T, input []byte, opts *ServerOptions) string {
-	h := newFakeHandler(t, &ToolSetOptions{PageSize: 3})
+// runStdioTranscript serves h over stdio pipes and replays input.
+func runStdioTranscript(t *testing.T, h Handler, input []byte, opts *ServerOptions) string {
 	s := NewServer(testImpl, h, opts)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -155,17 +154,5 @@ func TestTLSAndBearer(t *testing.T) {
 		}
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v, want 0", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the gateway did not exit after SIGTERM")
-	}
+	terminate(t, cmd)
 }

@@ -156,19 +156,7 @@ func TestDemoMode(t *testing.T) {
 	}
 	cs.Close()
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v, want 0", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the gateway did not exit after SIGTERM")
-	}
+	terminate(t, cmd)
 }
 
 // TestStartupErrors: bad flags exit 2, a backend that cannot be used exits
@@ -333,5 +321,23 @@ func TestTwoBackendsCommandLine(t *testing.T) {
 	want := []string{"east_ZooService_GetAnimal", "east_ZooService_GetNextFeedingTime", "west_ZooService_GetAnimal", "west_ZooService_GetNextFeedingTime"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
+	}
+}
+
+// terminate sends SIGTERM and checks the gateway exits 0 in time.
+func terminate(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v, want 0", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gateway did not exit after SIGTERM")
 	}
 }

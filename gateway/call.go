@@ -41,11 +41,7 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 		return g.inputError(t, err)
 	}
 
-	timeout := g.opts.CallTimeout
-	if t.timeout > 0 {
-		timeout = t.timeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
 	var out rawFrame
 	defer out.release()

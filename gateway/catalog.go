@@ -60,9 +60,9 @@ type tool struct {
 	// progressLabel ends each progress message of a server or
 	// bidirectional stream: " (package.Response)".
 	progressLabel string
-	// timeout overrides the gateway's deadline (Options.CallTimeout or
-	// StreamTimeout, by kind) when positive; per-backend and per-method
-	// settings set it (settings.go).
+	// timeout is the call's deadline, resolved at discovery: the method's
+	// or backend's setting (settings.go), else Options.CallTimeout or
+	// StreamTimeout by kind.
 	timeout time.Duration
 	// md is the backend's own metadata (Backend.Metadata), nil for most.
 	md metadata.MD
@@ -90,6 +90,9 @@ type catalogOptions struct {
 	logger        *slog.Logger
 	// backend is the backend's own settings; nil means none.
 	backend *backendSettings
+	// callTimeout and streamTimeout are the gateway-wide deadlines, for
+	// tools no backend or method setting gives one.
+	callTimeout, streamTimeout time.Duration
 }
 
 // backendTools is one backend's discovery compiled into tools. It is kept
@@ -158,6 +161,12 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		}
 		t.backend = backend
 		opts.backend.apply(t, m)
+		if t.timeout <= 0 {
+			t.timeout = opts.callTimeout
+			if t.kind != kindUnary {
+				t.timeout = opts.streamTimeout
+			}
+		}
 		bt.tools = append(bt.tools, t)
 		bt.methods[m.FullName()] = true
 		svc := m.Parent().(protoreflect.ServiceDescriptor)

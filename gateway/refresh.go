@@ -50,6 +50,8 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		filter:        g.filter,
 		logger:        g.opts.Logger,
 		backend:       b.settings,
+		callTimeout:   g.opts.CallTimeout,
+		streamTimeout: g.opts.StreamTimeout,
 	})
 	if err != nil {
 		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))

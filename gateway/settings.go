@@ -101,8 +101,8 @@ func (s *backendSettings) exposes(m protoreflect.MethodDescriptor) bool {
 }
 
 // apply sets t's deadline and metadata from the settings; the most
-// specific setting wins: method, then backend, then Options (read at call
-// time when t.timeout is zero).
+// specific setting wins: method, then backend (compileBackend falls back
+// to Options when neither sets one).
 func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor) {
 	if s == nil {
 		return

@@ -123,11 +123,7 @@ func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *t
 		}
 	}
 
-	timeout := t.timeout
-	if timeout <= 0 {
-		timeout = g.opts.StreamTimeout
-	}
-	tctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	tctx, cancelTimeout := context.WithTimeout(ctx, t.timeout)
 	defer cancelTimeout()
 	// The cause tells a stream the gateway cut short (a limit, a failed
 	// send) from one the backend or the deadline ended.
@@ -135,24 +131,24 @@ func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *t
 	defer cancel(nil)
 	stream, err := t.conn.NewStream(sctx, &streamDescs[t.kind], t.method, callCodec)
 	if err != nil {
-		return g.streamEnded(ctx, sctx, t, nil, err, timeout), nil
+		return g.streamEnded(ctx, sctx, t, nil, err), nil
 	}
 
 	switch t.kind {
 	case kindClientStream:
-		return g.clientStream(ctx, sctx, req, t, stream, reqs, timeout)
+		return g.clientStream(ctx, sctx, req, t, stream, reqs)
 	case kindServerStream:
 		if err := stream.SendMsg(reqs[0]); err != nil && !errors.Is(err, io.EOF) {
 			// A local failure (a request over the send limit) leaves the
 			// stream open; io.EOF means the backend ended it, and its
 			// status comes from RecvMsg below.
 			cancel(&sendError{err})
-			return g.streamEnded(ctx, sctx, t, nil, err, timeout), nil
+			return g.streamEnded(ctx, sctx, t, nil, err), nil
 		}
 		if err := stream.CloseSend(); err != nil {
-			return g.streamEnded(ctx, sctx, t, nil, err, timeout), nil
+			return g.streamEnded(ctx, sctx, t, nil, err), nil
 		}
-		return g.collect(ctx, sctx, cancel, req, t, stream, timeout)
+		return g.collect(ctx, sctx, cancel, req, t, stream)
 	}
 
 	// Bidirectional: the sender runs beside the receive loop, so a backend
@@ -168,7 +164,7 @@ func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *t
 			cancel(&sendError{err})
 		}
 	}()
-	res, err := g.collect(ctx, sctx, cancel, req, t, stream, timeout)
+	res, err := g.collect(ctx, sctx, cancel, req, t, stream)
 	// The receive loop has seen the end of the stream or cut it short;
 	// cancelling unblocks a sender still waiting on flow control, and
 	// waiting for it leaves no goroutine behind.
@@ -204,14 +200,14 @@ func sendAll(stream grpc.ClientStream, reqs []proto.Message) error {
 
 // clientStream sends the requests in order, half-closes and answers with
 // the single response, wrapped as the unary path wraps it.
-func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, reqs []proto.Message, timeout time.Duration) (*mcp.CallToolResult, error) {
+func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, reqs []proto.Message) (*mcp.CallToolResult, error) {
 	sent := 0
 	for _, m := range reqs {
 		if err := stream.SendMsg(m); err != nil {
 			if errors.Is(err, io.EOF) {
 				break // the backend ended the stream; RecvMsg has its status
 			}
-			return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs), timeout), nil
+			return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 		}
 		sent++
 		if req.ProgressToken != nil {
@@ -220,12 +216,12 @@ func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolReque
 		}
 	}
 	if err := stream.CloseSend(); err != nil {
-		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs), timeout), nil
+		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 	}
 	var out rawFrame
 	defer out.release()
 	if err := stream.RecvMsg(&out); err != nil {
-		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs), timeout), nil
+		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 	}
 	return t.responseResult(out.bytes())
 }
@@ -233,13 +229,13 @@ func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolReque
 // clientStreamEnded is the error result of a client stream: the status as
 // the unary path reports it, plus how far the sending got when the backend
 // stopped reading early, which tells a model which requests took effect.
-func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err error, sent, total int, timeout time.Duration) *mcp.CallToolResult {
+func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err error, sent, total int) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
 	res := statusResult(st, t.types)
 	if ctx.Err() != nil {
 		return res // the caller left; nobody reads the result
 	}
-	if note := deadlineNote(st, sctx, timeout); note != "" {
+	if note := deadlineNote(st, sctx, t.timeout); note != "" {
 		res.Content[0].Text += "\n" + note
 	}
 	if sent < total {
@@ -250,7 +246,7 @@ func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err erro
 
 // collect receives a server or bidirectional stream into a result, within
 // the limits, reporting each message as progress when asked to.
-func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, timeout time.Duration) (*mcp.CallToolResult, error) {
+func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream) (*mcp.CallToolResult, error) {
 	c := newCollector(g.opts.StreamMaxMessages, g.opts.StreamMaxBytes)
 	progress := req.ProgressToken != nil
 	// Messages arrive in wire form and are transcoded straight into the
@@ -265,7 +261,7 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 			return c.result(), nil
 		}
 		if err != nil {
-			return g.streamEnded(ctx, sctx, t, c, err, timeout), nil
+			return g.streamEnded(ctx, sctx, t, c, err), nil
 		}
 		more, err := c.add(t, frame.bytes())
 		if err != nil {
@@ -300,7 +296,7 @@ var errLimit = errors.New("gateway: stream limit reached")
 // deadline; whose structuredContent (and second text block) holds the
 // messages received before the error, in the output schema's shape with
 // its optional "error" property. c may be nil (no messages yet).
-func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collector, err error, timeout time.Duration) *mcp.CallToolResult {
+func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collector, err error) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
 	res := statusResult(st, t.types)
 	if ctx.Err() != nil {
@@ -310,7 +306,7 @@ func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collector, 
 		c = newCollector(0, 0)
 	}
 	text := res.Content[0].Text
-	if note := deadlineNote(st, sctx, timeout); note != "" {
+	if note := deadlineNote(st, sctx, t.timeout); note != "" {
 		text += "\n" + note
 	}
 	text += fmt.Sprintf("\n%d message(s) arrived before the error; they are in structuredContent.%s and in the next content block.",

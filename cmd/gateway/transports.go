@@ -27,8 +27,8 @@ type transportFlags struct {
 }
 
 func (t *transportFlags) register(fs *flag.FlagSet) {
-	fs.Int64Var(&t.maxRequestBytes, "max-request-bytes", 4<<20, "largest request body accepted on /mcp and /sse (413 beyond)")
-	fs.Int64Var(&t.wsMaxMessageBytes, "ws-max-message-bytes", 4<<20, "largest WebSocket message accepted on /ws (closed with 1009 beyond)")
+	fs.Int64Var(&t.maxRequestBytes, "max-request-bytes", mcp.DefaultMaxMessageBytes, "largest request body accepted on /mcp and /sse (413 beyond)")
+	fs.Int64Var(&t.wsMaxMessageBytes, "ws-max-message-bytes", mcp.DefaultMaxMessageBytes, "largest WebSocket message accepted on /ws (closed with 1009 beyond)")
 	fs.IntVar(&t.maxConcurrentCalls, "max-concurrent-calls", 64, "requests one session may have in flight; more get a JSON-RPC error (negative: no limit)")
 	fs.StringVar(&t.sessionSecretFile, "session-secret-file", "", "file holding a shared secret (at least 32 bytes) that signs Mcp-Session-Id tokens, so replicas behind a round-robin load balancer share sessions (scale-out mode)")
 	fs.DurationVar(&t.sessionTTL, "session-ttl", 24*time.Hour, "lifetime of a scale-out session token")

@@ -59,18 +59,10 @@ func (s *Server) SSEHandler(opts *SSEOptions) http.Handler {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxRequestBytes <= 0 {
-		o.MaxRequestBytes = 4 << 20
-	}
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = 10000
-	}
-	if o.KeepAlive <= 0 {
-		o.KeepAlive = 30 * time.Second
-	}
-	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = 10 * time.Second
-	}
+	orDefault(&o.MaxRequestBytes, DefaultMaxMessageBytes)
+	orDefault(&o.MaxSessions, DefaultMaxSessions)
+	orDefault(&o.KeepAlive, DefaultKeepAlive)
+	orDefault(&o.WriteTimeout, DefaultWriteTimeout)
 	h := &sseHandler{s: s, o: o, sessions: make(map[string]*sseSession)}
 	return OriginProtection(o.AllowedOrigins, h)
 }

@@ -76,21 +76,11 @@ func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) http.Handler
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxRequestBytes <= 0 {
-		o.MaxRequestBytes = 4 << 20
-	}
-	if o.SessionIdleTimeout <= 0 {
-		o.SessionIdleTimeout = 10 * time.Minute
-	}
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = 10000
-	}
-	if o.SessionTTL <= 0 {
-		o.SessionTTL = 24 * time.Hour
-	}
-	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = 10 * time.Second
-	}
+	orDefault(&o.MaxRequestBytes, DefaultMaxMessageBytes)
+	orDefault(&o.SessionIdleTimeout, 10*time.Minute)
+	orDefault(&o.MaxSessions, DefaultMaxSessions)
+	orDefault(&o.SessionTTL, 24*time.Hour)
+	orDefault(&o.WriteTimeout, DefaultWriteTimeout)
 	h := &streamable{s: s, o: o, sessions: make(map[string]*httpSession)}
 	if len(o.SessionSecret) > 0 {
 		k, err := newTokenKeys(o.SessionSecret, o.PreviousSessionSecrets, o.SessionTTL)

@@ -68,18 +68,10 @@ func (s *Server) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = 4 << 20
-	}
-	if o.PingInterval <= 0 {
-		o.PingInterval = 30 * time.Second
-	}
-	if o.PongTimeout <= 0 {
-		o.PongTimeout = 30 * time.Second
-	}
-	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = 10 * time.Second
-	}
+	orDefault(&o.MaxMessageBytes, DefaultMaxMessageBytes)
+	orDefault(&o.PingInterval, DefaultKeepAlive)
+	orDefault(&o.PongTimeout, DefaultKeepAlive)
+	orDefault(&o.WriteTimeout, DefaultWriteTimeout)
 	h := &wsHandler{s: s, o: o}
 	h.up = websocket.Upgrader{
 		Subprotocols:    []string{wsSubprotocol},

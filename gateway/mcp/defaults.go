@@ -1,0 +1,26 @@
+package mcp
+
+import "time"
+
+// Defaults the transports share, so /mcp, /ws and /sse bound the same
+// things the same way unless an option says otherwise.
+const (
+	// DefaultMaxMessageBytes bounds one request body (/mcp, /sse) or one
+	// WebSocket message (/ws).
+	DefaultMaxMessageBytes = 4 << 20
+	// DefaultMaxSessions bounds the sessions a transport holds in memory.
+	DefaultMaxSessions = 10000
+	// DefaultWriteTimeout bounds each write to a client, so one that stops
+	// reading cannot hold a stream (and its session) forever.
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultKeepAlive is the interval of WebSocket pings and SSE
+	// keep-alive comments, and the WebSocket pong timeout.
+	DefaultKeepAlive = 30 * time.Second
+)
+
+// orDefault replaces a zero or negative option with its default.
+func orDefault[T ~int | ~int64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}

@@ -338,15 +338,7 @@ func TestDescriptorSetErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := reflection.NewDescriptorSetSource(tc.path).Discover(t.Context())
-			if err == nil {
-				t.Fatal("Discover succeeded")
-			}
-			t.Logf("error: %v", err)
-			for _, want := range tc.wants {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error lacks %q: %v", want, err)
-				}
-			}
+			wantError(t, err, tc.wants...)
 		})
 	}
 }
@@ -393,15 +385,7 @@ func TestProtoSourceErrors(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
 			_, err := reflection.NewProtoSource([]string{dir}, []string{tc.file}).Discover(t.Context())
-			if err == nil {
-				t.Fatal("Discover succeeded")
-			}
-			t.Logf("error: %v", err)
-			for _, want := range tc.wants {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error lacks %q: %v", want, err)
-				}
-			}
+			wantError(t, err, tc.wants...)
 		})
 	}
 }
@@ -463,5 +447,19 @@ func TestOverlayPassesErrorsOn(t *testing.T) {
 	_, err = reflection.Overlay(reflection.NewDescriptorSetSource("nope.binpb"), base, nil).Discover(t.Context())
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("err = %v, want the base's", err)
+	}
+}
+
+// wantError fails unless err is an error whose text holds every want.
+func wantError(t *testing.T, err error, wants ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("Discover succeeded")
+	}
+	t.Logf("error: %v", err)
+	for _, want := range wants {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
 	}
 }

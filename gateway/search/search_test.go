@@ -1,0 +1,176 @@
+package search_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/search"
+)
+
+func TestTokens(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"ZooService_GetAnimal", []string{"zoo", "service", "get", "animal"}},
+		{"GetHTTPRoute", []string{"get", "http", "route"}},
+		{"google.cloud.compute.v1.Instances/Insert", []string{"google", "cloud", "compute", "v", "1", "instances", "insert"}},
+		{"/v1/{name=projects/*/topics/*}:publish", []string{"v", "1", "name", "projects", "topics", "publish"}},
+		{"page_token", []string{"page", "token"}},
+		{"v1beta2", []string{"v", "1", "beta", "2"}},
+		{"IPv6Address", []string{"i", "pv", "6", "address"}},
+		{"  ", nil},
+		{"Ünïcode wörds", []string{"ünïcode", "wörds"}},
+	} {
+		if got := search.Tokens(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("Tokens(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestStemMergesForms(t *testing.T) {
+	for _, forms := range [][]string{
+		{"instance", "instances"},
+		{"delete", "deleted", "deletes", "deleting"},
+		{"create", "created", "creating", "creates"},
+		{"policy", "policies"},
+		{"address", "addresses"},
+		{"database", "databases"},
+		{"run", "running"},
+		{"set", "setting"},
+		{"list", "lists", "listing"},
+		{"status", "statuses"},
+		{"index", "indexes", "indexed"},
+	} {
+		want := search.Stem(forms[0])
+		for _, f := range forms[1:] {
+			if got := search.Stem(f); got != want {
+				t.Errorf("Stem(%q) = %q, want %q (as Stem(%q))", f, got, want, forms[0])
+			}
+		}
+	}
+	for _, keep := range [][2]string{{"status", "stat"}, {"string", "str"}, {"access", "acces"}, {"address", "addres"}} {
+		if got := search.Stem(keep[0]); got == keep[1] {
+			t.Errorf("Stem(%q) = %q, should not have been cut", keep[0], got)
+		}
+	}
+}
+
+// corpus is a small API written as a gateway would feed it: name, service,
+// description, request fields.
+var corpus = []struct{ name, service, desc, fields string }{
+	{"ZooService_GetAnimal", "zoo.v1.ZooService", "Returns one animal by its id.", "id"},
+	{"ZooService_ListAnimals", "zoo.v1.ZooService", "Lists the animals of an enclosure, a page at a time.", "enclosure page_size page_token"},
+	{"ZooService_CreateAnimal", "zoo.v1.ZooService", "Admits a new animal to the zoo.", "animal name species"},
+	{"ZooService_DeleteAnimal", "zoo.v1.ZooService", "Removes an animal that left the zoo.", "id"},
+	{"ZooService_UpdateAnimal", "zoo.v1.ZooService", "Changes an animal's record.", "animal update_mask"},
+	{"Publisher_CreateTopic", "google.pubsub.v1.Publisher", "Creates the given topic with the given name.", "name labels"},
+	{"Publisher_DeleteTopic", "google.pubsub.v1.Publisher", "Deletes the topic with the given name.", "topic"},
+	{"Publisher_ListTopics", "google.pubsub.v1.Publisher", "Lists matching topics.", "project page_size page_token"},
+	{"Publisher_Publish", "google.pubsub.v1.Publisher", "Adds one or more messages to the topic.", "topic messages"},
+	{"Subscriber_CreateSubscription", "google.pubsub.v1.Subscriber", "Creates a subscription to a given topic.", "name topic push_config"},
+	{"Instances_Start", "google.cloud.compute.v1.Instances", "Starts an instance that was stopped.", "instance project zone"},
+	{"Instances_Stop", "google.cloud.compute.v1.Instances", "Stops a running instance.", "instance project zone"},
+	{"Instances_Insert", "google.cloud.compute.v1.Instances", "Creates an instance resource in the specified project.", "instance_resource project zone"},
+}
+
+func newIndex() *search.Index {
+	docs := make([]search.Document, len(corpus))
+	for i, c := range corpus {
+		docs[i] = search.Document{Key: c.name, Fields: []search.Field{
+			{Text: c.name, Weight: 3},
+			{Text: c.service, Weight: 1.5},
+			{Text: c.desc, Weight: 1},
+			{Text: c.fields, Weight: 0.5},
+		}}
+	}
+	return search.New(docs)
+}
+
+func top(ix *search.Index, q string, n int) []string {
+	var names []string
+	for _, h := range ix.Search(q, n) {
+		names = append(names, corpus[h.Doc].name)
+	}
+	return names
+}
+
+func TestSearchRanksIntents(t *testing.T) {
+	ix := newIndex()
+	for _, tc := range []struct{ query, want string }{
+		{"remove the topic", "Publisher_DeleteTopic"},                       // synonym of delete
+		{"add a subscription to my topic", "Subscriber_CreateSubscription"}, // synonym of create
+		{"show all topics", "Publisher_ListTopics"},                         // list group
+		{"fetch an animal", "ZooService_GetAnimal"},                         // get group
+		{"modify an animal", "ZooService_UpdateAnimal"},                     // update group
+		{"launch an instance", "Instances_Start"},                           // start group
+		{"create a new VM instance", "Instances_Insert"},                    // insert is create
+		{"send messages to a topic", "Publisher_Publish"},                   // description and fields
+		{"ZooService_DeleteAnimal", "ZooService_DeleteAnimal"},              // exact name
+		{"zooservice_deleteanimal", "ZooService_DeleteAnimal"},              // exact name, any case
+		{"animals in an enclosure", "ZooService_ListAnimals"},               // description and fields
+	} {
+		got := top(ix, tc.query, 3)
+		if len(got) == 0 || got[0] != tc.want {
+			t.Errorf("Search(%q) = %v, want %s first", tc.query, got, tc.want)
+		}
+	}
+}
+
+func TestSearchOwnVerbBeatsSynonym(t *testing.T) {
+	// "create topic" matches CreateTopic by its own verb and Publish by
+	// the synonym "add" in its description: the own verb ranks first.
+	got := top(newIndex(), "create topic", 5)
+	if len(got) < 2 || got[0] != "Publisher_CreateTopic" {
+		t.Fatalf("create topic: %v", got)
+	}
+}
+
+func TestSearchLimitAndNoMatch(t *testing.T) {
+	ix := newIndex()
+	if got := ix.Search("animal", 2); len(got) != 2 {
+		t.Errorf("limit 2 gave %d hits", len(got))
+	}
+	if got := ix.Search("animal", 0); got != nil {
+		t.Errorf("limit 0 gave %v", got)
+	}
+	if got := ix.Search("the of and", 5); len(got) != 0 {
+		t.Errorf("a query of stopwords matched %v", got)
+	}
+	if got := ix.Search("xylophone", 5); len(got) != 0 {
+		t.Errorf("a word no document has matched %v", got)
+	}
+	if got := search.New(nil).Search("anything", 5); got != nil {
+		t.Errorf("empty index answered %v", got)
+	}
+}
+
+func TestSearchPrefix(t *testing.T) {
+	got := top(newIndex(), "subscr", 1)
+	if len(got) != 1 || got[0] != "Subscriber_CreateSubscription" {
+		t.Errorf("prefix subscr: %v", got)
+	}
+}
+
+func TestSearchDeterministic(t *testing.T) {
+	ix := newIndex()
+	first := ix.Search("zoo animal", 10)
+	for range 20 {
+		if got := ix.Search("zoo animal", 10); !slices.Equal(got, first) {
+			t.Fatalf("second search differs: %v vs %v", got, first)
+		}
+	}
+	for i := 1; i < len(first); i++ {
+		if first[i].Score > first[i-1].Score {
+			t.Fatalf("not sorted by score: %v", first)
+		}
+	}
+}
+
+func BenchmarkSearch(b *testing.B) {
+	ix := newIndex()
+	b.ReportAllocs()
+	for b.Loop() {
+		ix.Search("remove the topic of a project", 5)
+	}
+}

@@ -1,0 +1,114 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Tokens splits s into lowercase words: at every character that is not a
+// letter or digit, at a change from lower to upper case (getAnimal), before
+// the last capital of a run followed by a lower-case letter (HTTPRoute:
+// http, route) and between letters and digits (v1beta2: v, 1, beta, 2). It
+// does not stem; Terms does.
+func Tokens(s string) []string {
+	var out []string
+	start := -1
+	var prev rune
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, strings.ToLower(s[start:end]))
+		}
+		start = -1
+	}
+	for i, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			prev = 0
+			continue
+		}
+		if start >= 0 && boundary(prev, r, s[i+utf8.RuneLen(r):]) {
+			flush(i)
+		}
+		if start < 0 {
+			start = i
+		}
+		prev = r
+	}
+	flush(len(s))
+	return out
+}
+
+// boundary reports whether a word ends between prev and r; rest is what
+// follows r, to split an acronym from the word after it.
+func boundary(prev, r rune, rest string) bool {
+	switch {
+	case unicode.IsDigit(prev) != unicode.IsDigit(r):
+		return true
+	case unicode.IsLower(prev) && unicode.IsUpper(r):
+		return true
+	case unicode.IsUpper(prev) && unicode.IsUpper(r):
+		next, _ := utf8.DecodeRuneInString(rest)
+		return unicode.IsLower(next)
+	}
+	return false
+}
+
+// Terms is what the index stores and queries look up: the tokens of s,
+// stemmed, in order, duplicates kept (they count as frequency).
+func Terms(s string) []string {
+	toks := Tokens(s)
+	for i, t := range toks {
+		toks[i] = Stem(t)
+	}
+	return toks
+}
+
+// Stem reduces a lowercase word to a stem shared with its plural and verb
+// forms: "instances" and "instance" give "instanc"; "deleting", "deleted",
+// "deletes" and "delete" give "delet"; "policies" and "policy" give
+// "polic". It is deliberately light (no suffixes beyond -s, -es, -ies,
+// -ed, -ing and a final -e or -y), because identifiers are short and a
+// heavier stemmer merges unrelated names. Short words are left alone.
+func Stem(w string) string {
+	if len(w) <= 3 || !isASCIIWord(w) {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+		// address, status, analysis: not plurals.
+	case strings.HasSuffix(w, "s"):
+		w = w[:len(w)-1]
+	case strings.HasSuffix(w, "ing") && len(w) >= 7:
+		w = undouble(w[:len(w)-3])
+	case strings.HasSuffix(w, "ed") && len(w) >= 6:
+		w = undouble(w[:len(w)-2])
+	}
+	// A final e or y is dropped so that "create"/"creat(ed)" and
+	// "policy"/"polic(ies)" meet.
+	if len(w) > 4 && (strings.HasSuffix(w, "e") || strings.HasSuffix(w, "y")) {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// undouble turns "runn" (from running) into "run", but keeps the doubled
+// l, s and z that belong to the word (install, pass, buzz).
+func undouble(w string) string {
+	n := len(w)
+	if n >= 4 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouylsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+func isASCIIWord(w string) bool {
+	for i := range len(w) {
+		if c := w[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}

@@ -82,7 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 }
 
 // parseConfig reads the command line, the config file it names and the
-// GATEWAY_* environment (see config.go for the precedence), and validates
+// GATEWAY_* environment (see config_apply.go for the precedence), and validates
 // the result. A value that came from the file or the environment is named
 // by its line or variable in the error. After a parsed command line, c is
 // returned with the error too, so the caller knows which mode was asked.

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"os"
+	"reflect"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
+)
+
+// fileBackends checks the file's backends and compiles each into what dial
+// needs. Every error names the line and the key.
+func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc) ([]backendAddr, error) {
+	var out []backendAddr
+	names := map[string]string{}
+	for i, fb := range cfg.Backends {
+		key := fmt.Sprintf("backends[%d]", i)
+		if fb.Address == "" {
+			return nil, fmt.Errorf("%s: %s: address is required (HOST:PORT)", doc.at(key), key)
+		}
+		if _, _, err := net.SplitHostPort(fb.Address); err != nil {
+			return nil, doc.errorf(key+".address", "want HOST:PORT, got %q", fb.Address)
+		}
+		switch {
+		case fb.Name == "" && len(cfg.Backends) > 1:
+			return nil, fmt.Errorf("%s: %s: name is required when there are several backends", doc.at(key), key)
+		case fb.Name != "":
+			if err := gateway.ValidBackendName(fb.Name); err != nil {
+				return nil, doc.errorf(key+".name", "%w", err)
+			}
+			if first, dup := names[fb.Name]; dup {
+				return nil, doc.errorf(key+".name", "the name %q is used twice (first at %s)", fb.Name, first)
+			}
+			names[fb.Name] = doc.at(key + ".name")
+		}
+		b := &fileBackendSettings{}
+		var err error
+		if b.tls, err = fb.checkTLS(doc, key); err != nil {
+			return nil, err
+		}
+		if len(fb.Metadata) > 0 {
+			if b.backend.Metadata, err = gateway.ParseMetadata(fieldStrings(reflect.ValueOf(fb.Metadata))); err != nil {
+				return nil, doc.errorf(key+".metadata", "%w", err)
+			}
+		}
+		for _, l := range []struct {
+			field    string
+			patterns []string
+		}{{"include", fb.Include}, {"exclude", fb.Exclude}} {
+			for j, p := range l.patterns {
+				k := fmt.Sprintf("%s.%s[%d]", key, l.field, j)
+				if err := gateway.CheckMethodPattern(k, p); err != nil {
+					return nil, fmt.Errorf("%s: %w", doc.at(k), err)
+				}
+			}
+		}
+		b.backend.Include, b.backend.Exclude = fb.Include, fb.Exclude
+		if fb.CallTimeout < 0 {
+			return nil, doc.errorf(key+".call_timeout", "want a positive duration, got %s", time.Duration(fb.CallTimeout))
+		}
+		if fb.StreamTimeout < 0 {
+			return nil, doc.errorf(key+".stream_timeout", "want a positive duration, got %s", time.Duration(fb.StreamTimeout))
+		}
+		b.backend.CallTimeout, b.backend.StreamTimeout = time.Duration(fb.CallTimeout), time.Duration(fb.StreamTimeout)
+		for j, m := range fb.Methods {
+			mk := fmt.Sprintf("%s.methods[%d]", key, j)
+			if m.Match == "" {
+				return nil, fmt.Errorf("%s: %s: match is required (a glob on package.Service/Method)", doc.at(mk), mk)
+			}
+			if err := gateway.CheckMethodPattern(mk+".match", m.Match); err != nil {
+				return nil, fmt.Errorf("%s: %w", doc.at(mk+".match"), err)
+			}
+			if m.CallTimeout < 0 || m.StreamTimeout < 0 {
+				return nil, fmt.Errorf("%s: %s: timeouts must be positive durations", doc.at(mk), mk)
+			}
+			b.backend.Methods = append(b.backend.Methods, gateway.MethodSettings{
+				Match: m.Match, CallTimeout: time.Duration(m.CallTimeout), StreamTimeout: time.Duration(m.StreamTimeout), Hidden: m.Hidden,
+			})
+		}
+		if b.backend.Files, err = fb.descriptorFiles(ctx, doc, key); err != nil {
+			return nil, err
+		}
+		if fb.NoReflection && b.backend.Files == nil {
+			return nil, doc.errorf(key+".no_reflection", "needs descriptor_set or proto on the same backend")
+		}
+		b.backend.NoReflection = fb.NoReflection
+		out = append(out, backendAddr{name: fb.Name, addr: fb.Address, file: b})
+	}
+	return out, nil
+}
+
+// fileBackendSettings is what a config file backend adds to a --backend:
+// its own TLS (nil: the gateway-wide flags) and the gateway.Backend
+// fields dial copies.
+type fileBackendSettings struct {
+	tls     *gateway.BackendTLS
+	backend gateway.Backend
+}
+
+// applyTo copies the per-backend settings into b, which dial has filled
+// with the name, address and connection.
+func (s *fileBackendSettings) applyTo(b *gateway.Backend) {
+	b.Metadata = s.backend.Metadata
+	b.CallTimeout, b.StreamTimeout = s.backend.CallTimeout, s.backend.StreamTimeout
+	b.Include, b.Exclude = s.backend.Include, s.backend.Exclude
+	b.Methods = s.backend.Methods
+	if s.backend.Files != nil {
+		b.Files, b.NoReflection = s.backend.Files, s.backend.NoReflection
+	}
+}
+
+// checkTLS validates a backend's TLS keys and loads the files they name,
+// so a missing or malformed certificate is reported at its line before
+// anything starts. It returns nil when the backend sets no TLS key.
+func (fb *fileBackend) checkTLS(doc *configDoc, key string) (*gateway.BackendTLS, error) {
+	if fb.Plaintext == nil && fb.CA == "" && fb.Cert == "" && fb.Key == "" && fb.ServerName == "" {
+		return nil, nil
+	}
+	t := &gateway.BackendTLS{CAFile: fb.CA, CertFile: fb.Cert, KeyFile: fb.Key, ServerName: fb.ServerName}
+	if fb.Plaintext != nil {
+		t.Plaintext = *fb.Plaintext
+	}
+	if t.Plaintext && (fb.CA != "" || fb.Cert != "" || fb.Key != "" || fb.ServerName != "") {
+		return nil, doc.errorf(key+".plaintext", "plaintext cannot be combined with ca, cert, key or server_name")
+	}
+	if fb.CA != "" {
+		pem, err := os.ReadFile(fb.CA)
+		if err != nil {
+			return nil, doc.errorf(key+".ca", "%w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			return nil, doc.errorf(key+".ca", "%s: no PEM certificates found", fb.CA)
+		}
+	}
+	if (fb.Cert == "") != (fb.Key == "") {
+		k := key + ".cert"
+		if fb.Cert == "" {
+			k = key + ".key"
+		}
+		return nil, doc.errorf(k, "cert and key must be given together")
+	}
+	if fb.Cert != "" {
+		if _, err := tls.LoadX509KeyPair(fb.Cert, fb.Key); err != nil {
+			return nil, doc.errorf(key+".cert", "%w", err)
+		}
+	}
+	return t, nil
+}
+
+// descriptorFiles reads or compiles a backend's own descriptor files.
+func (fb *fileBackend) descriptorFiles(ctx context.Context, doc *configDoc, key string) (reflection.Source, error) {
+	if len(fb.ProtoPath) > 0 && len(fb.Proto) == 0 {
+		return nil, doc.errorf(key+".proto_path", "needs proto")
+	}
+	if len(fb.DescriptorSet) > 0 && len(fb.Proto) > 0 {
+		return nil, doc.errorf(key+".proto", "descriptor_set and proto: choose one way to give descriptor files")
+	}
+	src, fromProto, err := descriptorSource(ctx, fb.DescriptorSet, fb.ProtoPath, fb.Proto)
+	switch {
+	case err != nil && fromProto:
+		return nil, doc.errorf(key+".proto", "%w", err)
+	case err != nil:
+		return nil, doc.errorf(key+".descriptor_set", "%w", err)
+	}
+	return src, nil
+}

@@ -40,6 +40,9 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (res *
 	if err != nil {
 		return g.inputError(t, err)
 	}
+	if t.lro != nil {
+		return g.callLongRunning(ctx, req, t, in)
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()

@@ -68,6 +68,8 @@ type tool struct {
 	md metadata.MD
 	// obs is the tool's metrics and span settings (observe.go).
 	obs toolObs
+	// lro is set for a long-running method (operation.go), nil otherwise.
+	lro *longRunning
 }
 
 // catalog is an immutable snapshot of the exposed tools (and services,
@@ -93,6 +95,10 @@ type catalogOptions struct {
 	// callTimeout and streamTimeout are the gateway-wide deadlines, for
 	// tools no backend or method setting gives one.
 	callTimeout, streamTimeout time.Duration
+	// operationWait and operationCancel are Options.OperationWait
+	// (resolved) and Options.OperationCancel.
+	operationWait   time.Duration
+	operationCancel bool
 }
 
 // backendTools is one backend's discovery compiled into tools. It is kept
@@ -108,6 +114,9 @@ type backendTools struct {
 	// services are the services with at least one exposed method, sorted
 	// by full name, for resources.
 	services []protoreflect.ServiceDescriptor
+	// ops is the backend's google.longrunning.Operations service, nil
+	// when it serves none (operation.go, tasks.go).
+	ops *operationsClient
 	// methods are the exposed methods, for resources.
 	methods map[protoreflect.FullName]bool
 	// files resolves the imports of the services' files, for resources.
@@ -154,10 +163,17 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	names := localToolNames(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files}
 	sopts := &schema.Options{UseProtoNames: opts.useProtoNames, Resolver: types}
+	ops := newOperationsClient(res, conn, types)
 	for i, m := range methods {
 		t, err := compileTool(m, names[i], toolOpts[m.FullName()], conn, types, sopts)
 		if err != nil {
 			return nil, err
+		}
+		if err := compileLongRunning(t, m, ops, types, sopts, opts.logger.With("backend", backend)); err != nil {
+			return nil, err
+		}
+		if t.lro != nil {
+			t.lro.wait, t.lro.cancel = opts.operationWait, opts.operationCancel
 		}
 		t.backend = backend
 		opts.backend.apply(t, m)
@@ -174,6 +190,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 			bt.services = append(bt.services, svc)
 		}
 	}
+	bt.ops = ops
 	slices.SortFunc(bt.services, func(a, b protoreflect.ServiceDescriptor) int {
 		return cmp.Compare(a.FullName(), b.FullName())
 	})

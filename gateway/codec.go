@@ -25,6 +25,10 @@ var (
 )
 
 func (partialCodec) Marshal(v any) (mem.BufferSlice, error) {
+	if w, ok := v.(wireMessage); ok {
+		// A request the gateway encoded itself (operation_wire.go).
+		return mem.BufferSlice{mem.SliceBuffer(w)}, nil
+	}
 	m, ok := v.(proto.Message)
 	if !ok {
 		return nil, fmt.Errorf("codec: marshal %T: not a proto.Message", v)

@@ -67,6 +67,16 @@ type Options struct {
 	// At the cap the gateway cancels the stream and returns what it has,
 	// marked truncated, as a normal result.
 	StreamMaxBytes int64
+	// OperationWait is how long tools/call of a long-running method
+	// (AIP-151) waits for its operation before answering with the
+	// unfinished operation's handle; never past the call's deadline.
+	// Default DefaultOperationWait; negative does not wait. A method's
+	// MethodSettings.OperationWait wins.
+	OperationWait time.Duration
+	// OperationCancel cancels the operation (CancelOperation) when the
+	// client cancels a long-running tool's call or goes away. Off by
+	// default: a closed client should not kill a job.
+	OperationCancel bool
 	// InputErrors selects how invalid arguments are answered.
 	InputErrors InputErrorMode
 	// ExposeHealth exposes grpc.health.v1.Health as tools; hidden by
@@ -197,6 +207,9 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	}
 	if g.opts.StreamMaxBytes <= 0 {
 		g.opts.StreamMaxBytes = DefaultStreamMaxBytes
+	}
+	if g.opts.OperationWait == 0 {
+		g.opts.OperationWait = DefaultOperationWait
 	}
 	if g.opts.Refresh == 0 {
 		g.opts.Refresh = DefaultRefresh

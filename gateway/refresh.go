@@ -45,13 +45,15 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		return false, nil
 	}
 	bt, err := compileBackend(b.b.Name, res, b.b.Conn, catalogOptions{
-		exposeHealth:  g.opts.ExposeHealth,
-		useProtoNames: g.opts.UseProtoNames,
-		filter:        g.filter,
-		logger:        g.opts.Logger,
-		backend:       b.settings,
-		callTimeout:   g.opts.CallTimeout,
-		streamTimeout: g.opts.StreamTimeout,
+		exposeHealth:    g.opts.ExposeHealth,
+		useProtoNames:   g.opts.UseProtoNames,
+		filter:          g.filter,
+		logger:          g.opts.Logger,
+		backend:         b.settings,
+		callTimeout:     g.opts.CallTimeout,
+		streamTimeout:   g.opts.StreamTimeout,
+		operationWait:   g.opts.OperationWait,
+		operationCancel: g.opts.OperationCancel,
 	})
 	if err != nil {
 		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))
@@ -164,10 +166,25 @@ func assemble(parts []*backendTools) (*catalog, error) {
 	final := backendQualified(names, backends, methods)
 	c := &catalog{tools: make([]*tool, len(all)), byName: make(map[string]*tool, len(all))}
 	defs := make([]mcp.Tool, len(all))
+	// The tools that poll operations, by backend, for the long-running
+	// tools' descriptions and results.
+	pollers := make(map[string]string)
+	for i, t := range all {
+		switch t.method {
+		case getOperationMethod, waitOperationMethod:
+			pollers[t.backend+t.method] = final[i]
+		}
+	}
 	for i, t := range all {
 		nt := *t
 		nt.def.Name = final[i]
 		nt.obs = toolObs{}
+		if t.lro != nil {
+			lr := *t.lro
+			lr.getTool, lr.waitTool = pollers[t.backend+getOperationMethod], pollers[t.backend+waitOperationMethod]
+			nt.lro = &lr
+			nt.def.Description += lr.describe()
+		}
 		c.tools[i] = &nt
 		c.byName[nt.def.Name] = &nt
 		defs[i] = nt.def

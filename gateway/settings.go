@@ -28,6 +28,9 @@ type MethodSettings struct {
 	// Hidden keeps the method out of the tool list, as the
 	// (mcpgateway.v1.tool) hidden option would.
 	Hidden bool
+	// OperationWait, when nonzero, replaces Options.OperationWait for the
+	// method if it is long-running (negative: do not wait).
+	OperationWait time.Duration
 }
 
 // backendSettings is one backend's compiled settings. A nil
@@ -121,6 +124,9 @@ func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor) {
 		}
 		if !unary && mc.StreamTimeout > 0 {
 			t.timeout = mc.StreamTimeout
+		}
+		if t.lro != nil && mc.OperationWait != 0 {
+			t.lro.wait = mc.OperationWait
 		}
 	}
 }

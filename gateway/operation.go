@@ -1,0 +1,295 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
+)
+
+// Long-running operations (AIP-151).
+//
+// A method that returns google.longrunning.Operation and carries the
+// google.longrunning.operation_info option is a long-running tool: its
+// output schema is the final response type (plus an optional handle), and
+// tools/call starts the operation and waits for it (operation_call.go).
+// Whether a method is one is decided by the option, never by the output
+// type: Operations.GetOperation returns an Operation too and stays an
+// ordinary tool. Everything here runs once, at discovery.
+//
+// The google.longrunning descriptors come from the backend itself (a
+// method that returns an Operation must describe it), so the gateway
+// bundles no copy and adds no dependency: the Operation envelope and the
+// Operations requests are a published wire contract, read and written
+// with protowire (operation_wire.go), and the response and metadata types
+// are compiled from the backend's descriptors like any response.
+
+// DefaultOperationWait is how long a long-running tool's call waits for its
+// operation by default (Options.OperationWait).
+const DefaultOperationWait = 30 * time.Second
+
+const (
+	operationType     = "google.longrunning.Operation"
+	operationsService = "google.longrunning.Operations"
+	// operationInfoField is the field number of the
+	// google.longrunning.operation_info extension of MethodOptions.
+	operationInfoField = 1049
+)
+
+// longRunning is what a long-running tool needs beyond an ordinary one.
+// It is immutable once the catalog holding it is built.
+type longRunning struct {
+	// responseType is operation_info.response_type, resolved.
+	responseType protoreflect.FullName
+	// response renders the finished operation's response (the Any's
+	// value); wrapResponse wraps a non-object one as {"value": ...}.
+	response     *transcode.Encoder
+	wrapResponse bool
+	// handleKey is the structuredContent member of the unfinished
+	// operation's handle: "operation", unless the response has a field of
+	// that name.
+	handleKey string
+	// ops is the backend's Operations service, nil when it serves none
+	// (then the gateway cannot wait and returns the operation as it is).
+	ops *operationsClient
+	// wait is how long a call waits (Options.OperationWait or the method's
+	// setting); negative means not at all.
+	wait time.Duration
+	// cancel calls CancelOperation when the client cancels the call.
+	cancel bool
+	// getTool and waitTool are the names of the tools that poll the
+	// operation, set when the catalog is assembled ("" when not exposed).
+	getTool, waitTool string
+}
+
+// operationsClient calls one backend's google.longrunning.Operations
+// service, which AIP-151 has every API with long-running methods serve.
+// The has* fields say which methods the backend declares.
+type operationsClient struct {
+	conn                                grpc.ClientConnInterface
+	hasGet, hasWait, hasCancel, hasList bool
+	// types resolves the Any payloads (metadata, responses) by their type
+	// URL; encoders caches a compiled encoder per type, built at discovery
+	// for every long-running method's response and metadata types.
+	types    *dynamicpb.Types
+	encoders map[protoreflect.FullName]*anyEncoder
+	// timeFields are the create/update timestamps of each metadata type,
+	// for task timestamps (tasks.go).
+	timeFields map[protoreflect.FullName]metadataTimes
+}
+
+// anyEncoder renders one message type found in an Any.
+type anyEncoder struct {
+	enc  *transcode.Encoder
+	wrap bool
+}
+
+// newOperationsClient describes the backend's Operations service, or
+// returns nil when the backend serves none.
+func newOperationsClient(res *reflection.Result, conn grpc.ClientConnInterface, types *dynamicpb.Types) *operationsClient {
+	for _, svc := range res.Services {
+		if svc.FullName() != operationsService {
+			continue
+		}
+		ms := svc.Methods()
+		c := &operationsClient{conn: conn, types: types,
+			encoders:   make(map[protoreflect.FullName]*anyEncoder),
+			timeFields: make(map[protoreflect.FullName]metadataTimes)}
+		c.hasGet = ms.ByName("GetOperation") != nil
+		c.hasWait = ms.ByName("WaitOperation") != nil
+		c.hasCancel = ms.ByName("CancelOperation") != nil
+		c.hasList = ms.ByName("ListOperations") != nil
+		return c
+	}
+	return nil
+}
+
+// operationInfo reads the google.longrunning.operation_info option of m
+// through the wire format, which works whatever Go type the options came
+// in (generated, dynamic, or unknown fields). ok is false when m does not
+// set it.
+func operationInfo(m protoreflect.MethodDescriptor) (responseType, metadataType string, ok bool) {
+	opts := m.Options()
+	if opts == nil || !opts.ProtoReflect().IsValid() {
+		return "", "", false
+	}
+	b, err := proto.MarshalOptions{AllowPartial: true}.Marshal(opts)
+	if err != nil {
+		return "", "", false
+	}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return "", "", false
+		}
+		b = b[n:]
+		if num == operationInfoField && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return "", "", false
+			}
+			responseType, metadataType = parseOperationInfo(v)
+			ok = true
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return "", "", false
+		}
+		b = b[n:]
+	}
+	return responseType, metadataType, ok
+}
+
+// parseOperationInfo decodes google.longrunning.OperationInfo
+// {response_type = 1; metadata_type = 2}.
+func parseOperationInfo(b []byte) (responseType, metadataType string) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return
+		}
+		b = b[n:]
+		if typ == protowire.BytesType && (num == 1 || num == 2) {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return
+			}
+			if num == 1 {
+				responseType = string(v)
+			} else {
+				metadataType = string(v)
+			}
+			b = b[n:]
+			continue
+		}
+		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+			return
+		}
+		b = b[n:]
+	}
+	return
+}
+
+// resolveTypeName finds the message a type name in operation_info means:
+// AIP-151 lets a type in the method's own package go unqualified.
+func resolveTypeName(name string, m protoreflect.MethodDescriptor, types *dynamicpb.Types) protoreflect.MessageDescriptor {
+	name = strings.TrimPrefix(strings.TrimSpace(name), ".")
+	if name == "" {
+		return nil
+	}
+	var candidates []string
+	if pkg := m.ParentFile().Package(); pkg != "" {
+		candidates = append(candidates, string(pkg)+"."+name)
+	}
+	candidates = append(candidates, name)
+	for _, c := range candidates {
+		if mt, err := types.FindMessageByName(protoreflect.FullName(c)); err == nil {
+			return mt.Descriptor()
+		}
+	}
+	return nil
+}
+
+// compileLongRunning makes t a long-running tool when m carries
+// operation_info and returns an Operation; it replaces t's output schema
+// with the final response's (plus the handle). A method whose option
+// names a type the descriptors lack stays an ordinary tool, with a
+// warning.
+func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operationsClient, types *dynamicpb.Types, sopts *schema.Options, logger *slog.Logger) error {
+	respName, metaName, ok := operationInfo(m)
+	if !ok || m.Output().FullName() != operationType || m.IsStreamingClient() || m.IsStreamingServer() {
+		return nil
+	}
+	resp := resolveTypeName(respName, m, types)
+	if resp == nil {
+		logger.Warn("google.longrunning.operation_info names a response type the descriptors do not hold; the method is an ordinary tool returning the Operation", "method", m.FullName(), "response_type", respName)
+		return nil
+	}
+	enc, err := transcode.Compile(resp, &transcode.Options{UseProtoNames: sopts.UseProtoNames, AllowPartial: true, Resolver: types})
+	if err != nil {
+		return fmt.Errorf("response encoder of %s (operation_info.response_type): %w", m.FullName(), err)
+	}
+	out, err := schema.Output(resp, sopts)
+	if err != nil {
+		return fmt.Errorf("output schema of %s (operation_info.response_type): %w", m.FullName(), err)
+	}
+	lr := &longRunning{responseType: resp.FullName(), response: enc, wrapResponse: !schema.IsObject(resp), ops: ops}
+	if t.def.OutputSchema, lr.handleKey, err = withHandle(out); err != nil {
+		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
+	}
+	if ops != nil {
+		ops.encoders[resp.FullName()] = &anyEncoder{enc: enc, wrap: lr.wrapResponse}
+		if meta := resolveTypeName(metaName, m, types); meta != nil {
+			if menc, err := transcode.Compile(meta, &transcode.Options{UseProtoNames: sopts.UseProtoNames, AllowPartial: true, Resolver: types}); err == nil {
+				ops.encoders[meta.FullName()] = &anyEncoder{enc: menc, wrap: !schema.IsObject(meta)}
+				ops.timeFields[meta.FullName()] = timestampsOf(meta)
+			}
+		}
+	}
+	t.lro = lr
+	return nil
+}
+
+// withHandle adds the unfinished operation's handle to a response's output
+// schema, as an optional member, so that both results a call may give
+// (the response, or the handle) match it. The response's own required
+// members are dropped, since the handle result has none of them.
+func withHandle(out json.RawMessage) (json.RawMessage, string, error) {
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(out, &root); err != nil {
+		return nil, "", err
+	}
+	props := map[string]json.RawMessage{}
+	if raw, ok := root["properties"]; ok {
+		if err := json.Unmarshal(raw, &props); err != nil {
+			return nil, "", err
+		}
+	}
+	key := "operation"
+	for props[key] != nil {
+		key = "_" + key
+	}
+	props[key] = json.RawMessage(handleSchema)
+	var err error
+	if root["properties"], err = json.Marshal(props); err != nil {
+		return nil, "", err
+	}
+	delete(root, "required")
+	b, err := json.Marshal(root)
+	return b, key, err
+}
+
+// handleSchema describes the unfinished operation's handle.
+const handleSchema = `{"type":"object","description":"Present only when the operation had not finished when the call stopped waiting; the other members are then absent. Poll the operation by its name.","properties":{"name":{"type":"string","description":"The operation's name, to poll or cancel it."},"done":{"type":"boolean","const":false},"metadata":{"description":"The operation's latest progress metadata, when the backend reports any."}},"required":["name","done"],"additionalProperties":false}`
+
+// describeLongRunning is the sentence a long-running tool's description
+// ends with; it names the wait and the tool that polls.
+func (lr *longRunning) describe() string {
+	s := " This is a long-running operation, and the call may take long"
+	switch {
+	case lr.ops == nil || !lr.ops.hasGet:
+		return s + ": its result may be an unfinished operation, which this gateway cannot poll."
+	case lr.wait < 0:
+		s += ": it returns at once"
+	default:
+		s += fmt.Sprintf(": it waits up to %s for the result", lr.wait)
+	}
+	s += fmt.Sprintf(`; if the operation is still running then, the result is {"%s": {"name": ..., "done": false}}`, lr.handleKey)
+	if lr.getTool != "" {
+		s += ", and " + lr.getTool + ` with {"name": ...} checks on it later`
+	}
+	return s + "."
+}

@@ -1,0 +1,301 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+)
+
+// Polling of an operation through GetOperation: the first poll after
+// pollMin, each next one 1.5 times later, at most pollMax apart. A
+// WaitOperation call lasts the whole remaining wait, or pollMax when the
+// caller wants progress, so metadata still flows.
+const (
+	pollMin = 100 * time.Millisecond
+	pollMax = 5 * time.Second
+	// cancelTimeout bounds the CancelOperation sent after the client went
+	// away.
+	cancelTimeout = 10 * time.Second
+)
+
+// Full method names of google.longrunning.Operations.
+const (
+	getOperationMethod    = "/" + operationsService + "/GetOperation"
+	waitOperationMethod   = "/" + operationsService + "/WaitOperation"
+	cancelOperationMethod = "/" + operationsService + "/CancelOperation"
+	listOperationsMethod  = "/" + operationsService + "/ListOperations"
+)
+
+// callLongRunning serves tools/call of a long-running tool: it starts the
+// operation and waits for it (see "Long-running operations" in
+// operation.go). The call's deadline bounds the start and the wait
+// together; reaching it, or the operation wait, is not an error but
+// returns the unfinished operation's handle. Only the client's own
+// cancellation ends the call without a result, and cancels the operation
+// when Options.OperationCancel is set.
+func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
+	client := ctx
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	var out rawFrame
+	defer out.release()
+	if err := t.conn.Invoke(ctx, t.method, in, &out, callCodec); err != nil {
+		return statusResult(status.Convert(err), t.types), nil
+	}
+	op, err := decodeOperation(out.bytes())
+	if err != nil {
+		return nil, fmt.Errorf("the response of %s: %w", t.method, err)
+	}
+	lr := t.lro
+	var pollErr *status.Status
+	if !op.done && lr.ops != nil && lr.ops.hasGet && lr.wait > 0 {
+		op, pollErr, err = lr.await(ctx, client, req, op)
+		if err != nil {
+			g.cancelOperation(client, t, op.name)
+			return nil, err
+		}
+	}
+	return lr.result(op, pollErr, t), nil
+}
+
+// await polls op until it is done, the wait or ctx's deadline passes
+// (returning the latest state), polling fails for good (returning the
+// status), or the client cancels (returning its error). Each new metadata
+// is reported as progress.
+func (lr *longRunning) await(ctx, client context.Context, req *mcp.CallToolRequest, op *operation) (*operation, *status.Status, error) {
+	wctx, cancel := context.WithTimeout(ctx, lr.wait)
+	defer cancel()
+	var p progressReporter
+	p.report(client, req, lr.ops, op)
+	delay := pollMin
+	useWait := lr.ops.hasWait
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	sleep := func() bool {
+		timer.Reset(delay)
+		delay = min(delay*3/2, pollMax)
+		select {
+		case <-timer.C:
+			return true
+		case <-wctx.Done():
+			return false
+		}
+	}
+	for !op.done {
+		var next *operation
+		var err error
+		if useWait {
+			slice := remaining(wctx) * 9 / 10
+			if req.ProgressToken != nil {
+				slice = min(slice, pollMax)
+			}
+			next, err = lr.ops.wait(wctx, op.name, slice)
+			if status.Code(err) == codes.Unimplemented {
+				useWait = false
+				continue
+			}
+		} else {
+			if !sleep() {
+				err = wctx.Err()
+			} else {
+				next, err = lr.ops.get(wctx, op.name)
+			}
+		}
+		switch {
+		case err == nil:
+			op = next
+			p.report(client, req, lr.ops, op)
+			continue
+		case client.Err() != nil:
+			return op, nil, client.Err()
+		case wctx.Err() != nil:
+			return op, nil, nil // waited long enough: the handle
+		}
+		st := status.Convert(err)
+		if !Retryable(st.Code()) {
+			return op, st, nil
+		}
+		if !sleep() {
+			if client.Err() != nil {
+				return op, nil, client.Err()
+			}
+			return op, nil, nil
+		}
+	}
+	return op, nil, nil
+}
+
+func remaining(ctx context.Context) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return pollMax
+	}
+	return time.Until(d)
+}
+
+// progressReporter sends each new metadata of an operation as
+// notifications/progress, its message the metadata's compact JSON.
+type progressReporter struct {
+	n    int
+	last anyValue
+}
+
+func (p *progressReporter) report(ctx context.Context, req *mcp.CallToolRequest, ops *operationsClient, op *operation) {
+	if req.ProgressToken == nil || op.metadata.typeURL == "" {
+		return
+	}
+	if op.metadata.typeURL == p.last.typeURL && bytes.Equal(op.metadata.value, p.last.value) {
+		return
+	}
+	p.last = op.metadata
+	js, err := ops.anyJSON(nil, op.metadata)
+	if err != nil {
+		return
+	}
+	p.n++
+	_ = req.NotifyProgress(ctx, float64(p.n), 0, string(js))
+}
+
+// get calls GetOperation.
+func (c *operationsClient) get(ctx context.Context, name string) (*operation, error) {
+	return c.invoke(ctx, getOperationMethod, nameRequest(name))
+}
+
+// wait calls WaitOperation with the given timeout.
+func (c *operationsClient) wait(ctx context.Context, name string, timeout time.Duration) (*operation, error) {
+	return c.invoke(ctx, waitOperationMethod, waitRequest(name, max(timeout, time.Millisecond)))
+}
+
+func (c *operationsClient) invoke(ctx context.Context, method string, req []byte) (*operation, error) {
+	var out rawFrame
+	defer out.release()
+	if err := c.conn.Invoke(ctx, method, wireMessage(req), &out, callCodec); err != nil {
+		return nil, err
+	}
+	op, err := decodeOperation(out.bytes())
+	if err != nil {
+		return nil, status.Error(codes.Internal, fmt.Sprintf("%s: %v", method, err))
+	}
+	return op, nil
+}
+
+// cancel calls CancelOperation.
+func (c *operationsClient) cancel(ctx context.Context, name string) error {
+	var out rawFrame
+	defer out.release()
+	return c.conn.Invoke(ctx, cancelOperationMethod, wireMessage(nameRequest(name)), &out, callCodec)
+}
+
+// cancelOperation cancels the operation the client stopped waiting for,
+// when the operator asked for that (a client that went away should not
+// kill a job by default). It runs after the client's context ended, so on
+// a context of its own that keeps the call's metadata.
+func (g *Gateway) cancelOperation(client context.Context, t *tool, name string) {
+	lr := t.lro
+	if !lr.cancel || lr.ops == nil || !lr.ops.hasCancel || name == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(client), cancelTimeout)
+	defer cancel()
+	if err := lr.ops.cancel(ctx, name); err != nil {
+		g.opts.Logger.Warn("cancelling the operation of a cancelled call failed", "tool", t.def.Name, "operation", name, "err", err)
+		return
+	}
+	g.opts.Logger.Info("cancelled the operation of a cancelled call", "tool", t.def.Name, "operation", name)
+}
+
+// result is what a call answers for op: the response when it finished
+// well, the status as any gRPC error when it failed, else the handle.
+func (lr *longRunning) result(op *operation, pollErr *status.Status, t *tool) *mcp.CallToolResult {
+	if op.done {
+		return lr.doneResult(op, t)
+	}
+	return lr.handleResult(op, pollErr)
+}
+
+// doneResult is the result of a finished operation.
+func (lr *longRunning) doneResult(op *operation, t *tool) *mcp.CallToolResult {
+	if op.err != nil {
+		st := status.FromProto(op.err)
+		if st.Code() == codes.OK {
+			st = status.New(codes.Unknown, op.err.GetMessage())
+		}
+		return statusResult(st, t.types)
+	}
+	if !op.hasResponse {
+		// AIP-151: a method whose response is Empty may leave it unset.
+		return jsonResult([]byte("{}"))
+	}
+	var js []byte
+	var err error
+	if op.response.typeName() == lr.responseType || lr.ops == nil {
+		js, err = lr.appendResponse(nil, op.response.value)
+	} else {
+		js, err = lr.ops.anyJSON(nil, op.response)
+	}
+	if err != nil {
+		return statusResult(status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but its response (%s) could not be decoded: %v", op.name, op.response.typeURL, err)), t.types)
+	}
+	return jsonResult(js)
+}
+
+func (lr *longRunning) appendResponse(b, wire []byte) ([]byte, error) {
+	if lr.wrapResponse {
+		b = append(b, `{"value":`...)
+	}
+	b, err := lr.response.AppendJSON(b, wire)
+	if err != nil {
+		return nil, err
+	}
+	if lr.wrapResponse {
+		b = append(b, '}')
+	}
+	return b, nil
+}
+
+// handleResult is the result of an operation still running: the handle,
+// and a sentence naming the tool that checks on it.
+func (lr *longRunning) handleResult(op *operation, pollErr *status.Status) *mcp.CallToolResult {
+	js := appendHandle(nil, lr.handleKey, op, lr.ops)
+	var s string
+	if pollErr != nil {
+		s = fmt.Sprintf("The operation %s was started and has not finished; polling it failed with %s: %s.", op.name, CodeName(pollErr.Code()), pollErr.Message())
+	} else if lr.wait > 0 && lr.ops != nil && lr.ops.hasGet {
+		s = fmt.Sprintf("The operation %s has not finished after waiting up to %s; it keeps running in the backend.", op.name, lr.wait)
+	} else {
+		s = fmt.Sprintf("The operation %s was started and has not finished yet.", op.name)
+	}
+	if lr.getTool != "" {
+		s += fmt.Sprintf(` Call the tool %s with {"name": %q} later to check on it; once "done" is true it carries the result.`, lr.getTool, op.name)
+	}
+	if lr.waitTool != "" {
+		s += fmt.Sprintf(" %s waits for it instead.", lr.waitTool)
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{{Type: "text", Text: string(js)}, {Type: "text", Text: s}},
+		StructuredContent: js,
+	}
+}
+
+// appendHandle appends {"<key>": {"name", "done": false, "metadata"}}.
+func appendHandle(b []byte, key string, op *operation, ops *operationsClient) []byte {
+	b = append(b, `{"`...)
+	b = append(b, key...)
+	b = append(b, `":{"name":`...)
+	b = appendJSONString(b, op.name)
+	b = append(b, `,"done":false`...)
+	if op.metadata.typeURL != "" && ops != nil {
+		if js, err := ops.anyJSON(append(b, `,"metadata":`...), op.metadata); err == nil {
+			b = js
+		}
+	}
+	return append(b, "}}"...)
+}

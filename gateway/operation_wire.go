@@ -1,0 +1,327 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+)
+
+// The google.longrunning wire contract, read and written directly: the
+// field numbers below are the published ones (google/longrunning/
+// operations.proto), and they are all the gateway needs of those messages.
+
+// operation is a decoded google.longrunning.Operation {name = 1;
+// metadata = 2 (Any); done = 3; error = 4 (google.rpc.Status);
+// response = 5 (Any)}.
+type operation struct {
+	name     string
+	metadata anyValue
+	done     bool
+	err      *status.Status
+	response anyValue
+	// hasResponse tells an empty response (a valid Empty) from none.
+	hasResponse bool
+}
+
+// anyValue is a google.protobuf.Any {type_url = 1; value = 2}.
+type anyValue struct {
+	typeURL string
+	value   []byte
+}
+
+// typeName is the message name at the end of the type URL.
+func (a anyValue) typeName() protoreflect.FullName {
+	u := a.typeURL
+	for i := len(u) - 1; i >= 0; i-- {
+		if u[i] == '/' {
+			return protoreflect.FullName(u[i+1:])
+		}
+	}
+	return protoreflect.FullName(u)
+}
+
+var errBadOperation = errors.New("not a valid google.longrunning.Operation")
+
+// decodeOperation decodes b; the result copies what it keeps.
+func decodeOperation(b []byte) (*operation, error) {
+	op := &operation{}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, errBadOperation
+		}
+		b = b[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return nil, errBadOperation
+			}
+			op.name, b = string(v), b[n:]
+		case num == 2 && typ == protowire.BytesType, num == 5 && typ == protowire.BytesType:
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return nil, errBadOperation
+			}
+			a, err := decodeAny(v)
+			if err != nil {
+				return nil, err
+			}
+			if num == 2 {
+				op.metadata = a
+			} else {
+				op.response, op.hasResponse = a, true
+			}
+			b = b[n:]
+		case num == 3 && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return nil, errBadOperation
+			}
+			op.done, b = v != 0, b[n:]
+		case num == 4 && typ == protowire.BytesType:
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return nil, errBadOperation
+			}
+			st := &status.Status{}
+			if err := proto.Unmarshal(v, st); err != nil {
+				return nil, fmt.Errorf("%w: error: %w", errBadOperation, err)
+			}
+			op.err, b = st, b[n:]
+		default:
+			n := protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return nil, errBadOperation
+			}
+			b = b[n:]
+		}
+	}
+	return op, nil
+}
+
+func decodeAny(b []byte) (anyValue, error) {
+	var a anyValue
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return a, errBadOperation
+		}
+		b = b[n:]
+		if typ == protowire.BytesType && (num == 1 || num == 2) {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return a, errBadOperation
+			}
+			if num == 1 {
+				a.typeURL = string(v)
+			} else {
+				a.value = append([]byte(nil), v...)
+			}
+			b = b[n:]
+			continue
+		}
+		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+			return a, errBadOperation
+		}
+		b = b[n:]
+	}
+	return a, nil
+}
+
+// nameRequest encodes GetOperationRequest, CancelOperationRequest and
+// DeleteOperationRequest, which all are {name = 1}.
+func nameRequest(name string) []byte {
+	return protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), name)
+}
+
+// waitRequest encodes WaitOperationRequest {name = 1; timeout = 2
+// (Duration {seconds = 1; nanos = 2})}.
+func waitRequest(name string, timeout time.Duration) []byte {
+	b := nameRequest(name)
+	var d []byte
+	if s := int64(timeout / time.Second); s != 0 {
+		d = protowire.AppendVarint(protowire.AppendTag(d, 1, protowire.VarintType), uint64(s))
+	}
+	if ns := int32(timeout % time.Second); ns != 0 {
+		d = protowire.AppendVarint(protowire.AppendTag(d, 2, protowire.VarintType), uint64(ns))
+	}
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	return protowire.AppendBytes(b, d)
+}
+
+// listRequest encodes ListOperationsRequest {filter = 1; page_size = 2;
+// page_token = 3; name = 4}.
+func listRequest(name, pageToken string, pageSize int32) []byte {
+	var b []byte
+	if pageSize > 0 {
+		b = protowire.AppendVarint(protowire.AppendTag(b, 2, protowire.VarintType), uint64(pageSize))
+	}
+	if pageToken != "" {
+		b = protowire.AppendString(protowire.AppendTag(b, 3, protowire.BytesType), pageToken)
+	}
+	if name != "" {
+		b = protowire.AppendString(protowire.AppendTag(b, 4, protowire.BytesType), name)
+	}
+	return b
+}
+
+// decodeListResponse decodes ListOperationsResponse {operations = 1;
+// next_page_token = 2}.
+func decodeListResponse(b []byte) ([]*operation, string, error) {
+	var ops []*operation
+	var next string
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, "", errBadOperation
+		}
+		b = b[n:]
+		if typ == protowire.BytesType && (num == 1 || num == 2) {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return nil, "", errBadOperation
+			}
+			if num == 1 {
+				op, err := decodeOperation(v)
+				if err != nil {
+					return nil, "", err
+				}
+				ops = append(ops, op)
+			} else {
+				next = string(v)
+			}
+			b = b[n:]
+			continue
+		}
+		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+			return nil, "", errBadOperation
+		}
+		b = b[n:]
+	}
+	return ops, next, nil
+}
+
+// wireMessage is a request already in wire form, for the partial codec.
+type wireMessage []byte
+
+// anyJSON renders an Any's message as the JSON its type's output schema
+// describes: with the encoder compiled at discovery when the type is one
+// of the long-running methods' types, else through the backend's
+// descriptors. A type the gateway cannot resolve is an error.
+func (c *operationsClient) anyJSON(b []byte, a anyValue) ([]byte, error) {
+	name := a.typeName()
+	if e := c.encoders[name]; e != nil {
+		if e.wrap {
+			b = append(b, `{"`+schema.WrapperProperty+`":`...)
+		}
+		b, err := e.enc.AppendJSON(b, a.value)
+		if err != nil {
+			return nil, err
+		}
+		if e.wrap {
+			b = append(b, '}')
+		}
+		return b, nil
+	}
+	m, err := anypb.UnmarshalNew(&anypb.Any{TypeUrl: a.typeURL, Value: a.value}, proto.UnmarshalOptions{Resolver: c.types, AllowPartial: true})
+	if err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", name, err)
+	}
+	js, err := protojson.MarshalOptions{Resolver: c.types, AllowPartial: true}.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	if len(js) == 0 || js[0] != '{' {
+		b = append(b, `{"`+schema.WrapperProperty+`":`...)
+		return append(append(b, js...), '}'), nil
+	}
+	return append(b, js...), nil
+}
+
+// metadataTimes are the field numbers of a metadata type's creation and
+// last-update timestamps (AIP-151 recommends create_time and end_time or
+// update_time); 0 when absent.
+type metadataTimes struct {
+	created, updated protowire.Number
+}
+
+// timestampsOf finds md's timestamp fields, at discovery.
+func timestampsOf(md protoreflect.MessageDescriptor) metadataTimes {
+	var mt metadataTimes
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.Message() == nil || fd.Message().FullName() != "google.protobuf.Timestamp" || fd.IsList() {
+			continue
+		}
+		switch fd.Name() {
+		case "create_time", "start_time":
+			if mt.created == 0 {
+				mt.created = fd.Number()
+			}
+		case "update_time", "end_time":
+			if mt.updated == 0 || fd.Name() == "update_time" {
+				mt.updated = fd.Number()
+			}
+		}
+	}
+	return mt
+}
+
+// timestampField reads the Timestamp {seconds = 1; nanos = 2} in field num
+// of the message b; ok is false when it is absent.
+func timestampField(b []byte, num protowire.Number) (t time.Time, ok bool) {
+	if num == 0 {
+		return time.Time{}, false
+	}
+	for len(b) > 0 {
+		n2, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return time.Time{}, false
+		}
+		b = b[n:]
+		if n2 == num && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return time.Time{}, false
+			}
+			var secs, nanos int64
+			for len(v) > 0 {
+				fn, ft, k := protowire.ConsumeTag(v)
+				if k < 0 || ft != protowire.VarintType {
+					return time.Time{}, false
+				}
+				v = v[k:]
+				x, k := protowire.ConsumeVarint(v)
+				if k < 0 {
+					return time.Time{}, false
+				}
+				v = v[k:]
+				switch fn {
+				case 1:
+					secs = int64(x)
+				case 2:
+					nanos = int64(int32(x))
+				}
+			}
+			t, ok = time.Unix(secs, nanos).UTC(), true
+			b = b[n:]
+			continue
+		}
+		if n = protowire.ConsumeFieldValue(n2, typ, b); n < 0 {
+			return time.Time{}, false
+		}
+		b = b[n:]
+	}
+	return t, ok
+}

@@ -14,12 +14,14 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
-// CallTool serves tools/call. This is the gateway's hot path: find the
-// precompiled tool, convert the arguments, invoke, convert the response.
-// Which error becomes a protocol error and which a tool execution error is
-// decided here and in status.go, and documented in README.md.
-func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-	t := g.catalog.Load().byName[req.Name]
+// call is the one path of every tools/call of a catalog tool, typed or
+// through call_tool (calltool.go). This is the gateway's hot path: find
+// the precompiled tool, convert the arguments, invoke, convert the
+// response. Which error becomes a protocol error and which a tool
+// execution error is decided here and in status.go, and documented in
+// README.md.
+func (g *Gateway) call(ctx context.Context, c *catalog, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	t := c.byName[req.Name]
 	if t == nil {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)}
 	}

@@ -70,6 +70,8 @@ type tool struct {
 	obs toolObs
 	// lro is set for a long-running method (operation.go), nil otherwise.
 	lro *longRunning
+	// search is what search mode indexes beyond the definition.
+	search searchFacts
 }
 
 // catalog is an immutable snapshot of the exposed tools (and services,
@@ -79,7 +81,14 @@ type tool struct {
 type catalog struct {
 	tools  []*tool
 	byName map[string]*tool
+	// set is what tools/list shows: every tool in typed mode, search
+	// mode's two tools otherwise (then search is set).
 	set    *mcp.ToolSet
+	mode   ToolMode
+	search *searchCatalog
+	// typedTokens is the estimated size of the typed tools/list, which
+	// ToolModeAuto weighs against the budget.
+	typedTokens int
 	// resources are the exposed services as MCP resources (resources.go).
 	resources *resourceCatalog
 }
@@ -239,6 +248,7 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		types:      types,
 		validator:  validator,
 		response:   response,
+		search:     newSearchFacts(m),
 	}
 	if err := t.compileStream(m, sopts); err != nil {
 		return nil, err

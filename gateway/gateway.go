@@ -13,6 +13,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -136,6 +137,13 @@ type Options struct {
 	// LogArguments adds each call's argument values to the call log, on a
 	// debug line; off by default because arguments may hold personal data.
 	LogArguments bool
+	// ToolMode says how the catalog is listed: ToolModeAuto (the zero
+	// value), ToolModeTyped or ToolModeSearch; see toolmode.go.
+	ToolMode ToolMode
+	// ToolBudget is ToolModeAuto's limit, in estimated tokens (tools/list
+	// JSON bytes / 4): typed up to it, search beyond. Zero means
+	// DefaultToolBudget; NoToolBudget (negative) means always typed.
+	ToolBudget int
 	// ProtocolTrace logs every JSON-RPC message in and out at debug level
 	// on Logger (mcp.ServerOptions.Trace), with argument and result values
 	// only when LogArguments is set too.
@@ -216,6 +224,12 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	}
 	if g.opts.DiscoveryTimeout <= 0 {
 		g.opts.DiscoveryTimeout = DefaultDiscoveryTimeout
+	}
+	if g.opts.ToolMode < ToolModeAuto || g.opts.ToolMode > ToolModeSearch {
+		return nil, fmt.Errorf("tool mode %d: want auto, typed or search", g.opts.ToolMode)
+	}
+	if g.opts.ToolBudget == 0 {
+		g.opts.ToolBudget = DefaultToolBudget
 	}
 	md, err := newOutgoingMD(g.opts.ForwardHeaders, g.opts.Metadata)
 	if err != nil {

@@ -125,6 +125,9 @@ func (g *Gateway) rebuild() (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if err := g.chooseMode(c); err != nil {
+		return false, err
+	}
 	old := g.catalog.Load()
 	g.instrument(c)
 	g.catalog.Store(c)
@@ -137,7 +140,13 @@ func (g *Gateway) rebuild() (bool, error) {
 	if toolsChanged || resourcesChanged {
 		g.opts.Logger.Info("tool catalog changed", "tools", len(c.tools), "added", added, "removed", removed, "changed", changed, "resources_changed", resourcesChanged)
 	}
-	if toolsChanged {
+	if c.mode != old.mode {
+		g.opts.Logger.Info("tool mode changed", "mode", c.mode, "estimated_tokens", c.typedTokens, "budget", g.opts.ToolBudget)
+	}
+	// Clients are told when what tools/list shows changed: the tools in
+	// typed mode, the mode itself, or search mode's two tools (whose
+	// descriptions count the tools and name the APIs).
+	if c.mode != old.mode || c.mode == ToolModeTyped && toolsChanged || c.mode == ToolModeSearch && !sameList(old.set, c.set) {
 		g.server.NotifyToolListChanged()
 	}
 	if resourcesChanged {
@@ -198,6 +207,32 @@ func assemble(parts []*backendTools) (*catalog, error) {
 		return nil, fmt.Errorf("building resource list: %w", err)
 	}
 	return c, nil
+}
+
+// chooseMode decides c's mode (toolmode.go) and, for search mode,
+// builds its search catalog and lists search mode's two tools.
+func (g *Gateway) chooseMode(c *catalog) error {
+	c.typedTokens = estimatedTokens(c.set.ListBytes())
+	c.mode = g.effectiveMode(c.set.ListBytes())
+	if c.mode != ToolModeSearch {
+		return nil
+	}
+	sc, err := newSearchCatalog(c.tools)
+	if err != nil {
+		return err
+	}
+	set, err := metaToolSet(c.tools)
+	if err != nil {
+		return fmt.Errorf("building the search-mode tool list: %w", err)
+	}
+	c.search, c.set = sc, set
+	return nil
+}
+
+// sameList compares two tool lists as clients see them.
+func sameList(a, b *mcp.ToolSet) bool {
+	at, bt := a.Tools(), b.Tools()
+	return slices.EqualFunc(at, bt, sameDef)
 }
 
 // diffTools counts the tools b adds to a, removes from it, and changes

@@ -1,6 +1,7 @@
 package reflection
 
 import (
+	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -50,4 +51,14 @@ func decodeOptions(src, dst proto.Message) bool {
 		return false
 	}
 	return proto.UnmarshalOptions{AllowPartial: true, Resolver: protoregistry.GlobalTypes}.Unmarshal(b, dst) == nil
+}
+
+// HTTPRule returns the google.api.http option of m, or nil when m has
+// none. Like ToolOptions it reads any representation of the options.
+func HTTPRule(m protoreflect.MethodDescriptor) *annotations.HttpRule {
+	opts := &descriptorpb.MethodOptions{}
+	if !decodeOptions(m.Options(), opts) || !proto.HasExtension(opts, annotations.E_Http) {
+		return nil
+	}
+	return proto.Clone(proto.GetExtension(opts, annotations.E_Http).(*annotations.HttpRule)).(*annotations.HttpRule)
 }

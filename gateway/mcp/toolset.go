@@ -201,6 +201,21 @@ func encodeTool(t Tool, ann []byte, f family) []byte {
 	return append(b, '}')
 }
 
+// ListBytes is the size in bytes of the whole tools/list answer, every
+// page, as a 2025-06-18 or later client receives it (titles and output
+// schemas included). It is what a client puts into a model's context, and
+// what the gateway's tool budget is measured against.
+func (s *ToolSet) ListBytes() int {
+	if s == nil {
+		return len(emptyToolsPage)
+	}
+	n := 0
+	for _, p := range s.pages[family20250618] {
+		n += len(p)
+	}
+	return n
+}
+
 // Tools returns a copy of the tools in list order; the snapshot itself
 // never changes.
 func (s *ToolSet) Tools() []Tool {

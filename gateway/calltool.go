@@ -1,0 +1,87 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+)
+
+// CallTool serves tools/call. In search mode it first answers the two
+// search-mode tools: search_tools from the catalog's index, and call_tool
+// by turning it into the call of the tool it names and sending that down
+// the one call path of every typed call (call.go), so validation, errors,
+// progress, cancellation, streaming, deadlines, metrics, logs and
+// per-tool authorization are the target tool's, exactly as if it had
+// been called directly. (The MCP layer answers a name tools/list does not
+// show, such as a typed tool's in search mode, as an unknown tool before
+// it gets here.)
+func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c := g.catalog.Load()
+	if c.search != nil {
+		switch req.Name {
+		case SearchToolsName:
+			return c.search.searchTools(req.Arguments), nil
+		case CallToolName:
+			return g.callNamed(ctx, c, req)
+		}
+	}
+	return g.call(ctx, c, req)
+}
+
+// callToolArgs are call_tool's arguments.
+type callToolArgs struct {
+	Name      *string         `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// callNamed serves call_tool: the named tool is called with the given
+// arguments as a tools/call of its own (same request ID, session,
+// headers, _meta and progress token).
+func (g *Gateway) callNamed(ctx context.Context, c *catalog, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a callToolArgs
+	if err := decodeMetaArgs(req.Arguments, &a); err != nil {
+		return metaInputError(CallToolName, err), nil
+	}
+	if a.Name == nil || *a.Name == "" {
+		return metaInputError(CallToolName, errors.New("name: required, the exact name of a tool found with "+SearchToolsName)), nil
+	}
+	if c.byName[*a.Name] == nil {
+		return c.unknownTool(*a.Name), nil
+	}
+	target := *req
+	target.Name = *a.Name
+	target.Arguments = a.Arguments
+	return g.call(ctx, c, &target)
+}
+
+// maxSuggestions is how many close names an unknown name is answered with.
+const maxSuggestions = 3
+
+// unknownTool answers call_tool with a name the catalog does not have
+// (never had, was hidden or excluded, or went away in a refresh): a tool
+// execution error naming the closest tools, so the model corrects itself
+// without another search.
+func (c *catalog) unknownTool(name string) *mcp.CallToolResult {
+	var b strings.Builder
+	b.WriteString("unknown tool ")
+	b.WriteString(quote(name))
+	hits := c.search.index.Search(name, maxSuggestions)
+	for i, h := range hits {
+		if i == 0 {
+			b.WriteString("; the closest names are ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.search.tools[h.Doc].def.Name)
+	}
+	b.WriteString(". Find tools with " + SearchToolsName + ".")
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: b.String()}}}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

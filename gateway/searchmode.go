@@ -1,0 +1,334 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/search"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
+)
+
+// Search mode.
+//
+// A catalog too large for a model's context is listed as two tools:
+// search_tools finds the catalog's tools that fit a few words and returns
+// their definitions (input schemas included, so the model can call at
+// once), and call_tool (calltool.go) runs one of them by name, through the
+// same call path as a typed call. Everything here is built once per
+// catalog: the index, each tool's encoded answer entry, and the two tools'
+// definitions; answers to repeated queries are cached with the catalog.
+
+// Names of search mode's two tools.
+const (
+	SearchToolsName = "search_tools"
+	CallToolName    = "call_tool"
+)
+
+// Limits of a search_tools answer.
+const (
+	// DefaultSearchLimit is how many matches search_tools returns when the
+	// call does not say.
+	DefaultSearchLimit = 5
+	// MaxSearchLimit caps the matches of one answer; a larger limit is
+	// answered with this many.
+	MaxSearchLimit = 10
+	// MaxSearchAnswerBytes bounds a search_tools result as encoded on the
+	// wire (structuredContent plus its copy in the text block): matches
+	// whose schemas would not fit are listed by name and description only.
+	MaxSearchAnswerBytes = 64 << 10
+	// answerOverhead is reserved for the result's envelope around the two
+	// copies of the tools array.
+	answerOverhead = 256
+	// maxCachedAnswerBytes bounds the answers one catalog keeps cached.
+	maxCachedAnswerBytes = 4 << 20
+)
+
+// searchFacts is what search mode indexes about a tool beyond its
+// definition, read from the descriptors once at discovery.
+type searchFacts struct {
+	method   string // the method's simple name
+	service  string // the service's simple name
+	pkg      string // the proto package
+	input    string // the request message's simple name
+	fields   string // the request's top-level field names, space-separated
+	httpPath string // the google.api.http rule's path, "" without one
+}
+
+func newSearchFacts(m protoreflect.MethodDescriptor) searchFacts {
+	svc := m.Parent().(protoreflect.ServiceDescriptor)
+	f := searchFacts{
+		method:  string(m.Name()),
+		service: string(svc.Name()),
+		pkg:     string(svc.ParentFile().Package()),
+		input:   string(m.Input().Name()),
+	}
+	fs := m.Input().Fields()
+	names := make([]string, fs.Len())
+	for i := range fs.Len() {
+		names[i] = string(fs.Get(i).Name())
+	}
+	f.fields = strings.Join(names, " ")
+	if r := reflection.HTTPRule(m); r != nil {
+		f.httpPath = r.GetGet() + r.GetPut() + r.GetPost() + r.GetDelete() + r.GetPatch() + r.GetCustom().GetPath()
+	}
+	return f
+}
+
+// Field weights of a tool's search document. The method's name says most
+// about what a tool does; its service and the path of its HTTP rule say
+// what it acts on; the description helps when the descriptors carry
+// comments; field names and the package break ties.
+var searchFields = [...]struct {
+	weight float64
+	text   func(t *tool) string
+}{
+	{3, func(t *tool) string { return t.search.method }},
+	{2, func(t *tool) string { return t.def.Name + " " + t.def.Title }},
+	{1.5, func(t *tool) string { return t.search.service + " " + t.search.input }},
+	{1.5, func(t *tool) string { return t.search.httpPath }},
+	{1, func(t *tool) string { return t.def.Description }},
+	{0.5, func(t *tool) string { return t.search.fields }},
+	{0.3, func(t *tool) string { return t.search.pkg }},
+}
+
+// searchCatalog is search mode's view of one catalog.
+type searchCatalog struct {
+	index *search.Index
+	tools []*tool
+	// full[i] is tools[i]'s entry in an answer, with its input schema;
+	// short[i] has name, title and description only. cost[i] is what each
+	// adds to an encoded answer (both copies).
+	full, short         [][]byte
+	fullCost, shortCost []int
+
+	mu         sync.Mutex
+	answers    map[searchKey]*mcp.CallToolResult
+	cachedSize int
+}
+
+type searchKey struct {
+	query string
+	limit int
+}
+
+// answerEntry is one match in a search_tools answer.
+type answerEntry struct {
+	Name        string               `json:"name"`
+	Title       string               `json:"title,omitempty"`
+	Description string               `json:"description"`
+	InputSchema json.RawMessage      `json:"inputSchema,omitempty"`
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+}
+
+// newSearchCatalog indexes the tools of a catalog and encodes their
+// answer entries.
+func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
+	sc := &searchCatalog{
+		tools: tools,
+		full:  make([][]byte, len(tools)), short: make([][]byte, len(tools)),
+		fullCost: make([]int, len(tools)), shortCost: make([]int, len(tools)),
+		answers: make(map[searchKey]*mcp.CallToolResult),
+	}
+	docs := make([]search.Document, len(tools))
+	for i, t := range tools {
+		fields := make([]search.Field, len(searchFields))
+		for f, sf := range searchFields {
+			fields[f] = search.Field{Text: sf.text(t), Weight: sf.weight}
+		}
+		docs[i] = search.Document{Key: t.def.Name, Fields: fields}
+		e := answerEntry{Name: t.def.Name, Title: t.def.Title, Description: t.def.Description, Annotations: t.def.Annotations}
+		short, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("search entry of %s: %w", t.def.Name, err)
+		}
+		var in bytes.Buffer
+		if err := json.Compact(&in, t.def.InputSchema); err != nil {
+			return nil, fmt.Errorf("search entry of %s: input schema: %w", t.def.Name, err)
+		}
+		e.InputSchema = in.Bytes()
+		full, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("search entry of %s: %w", t.def.Name, err)
+		}
+		sc.full[i], sc.short[i] = full, short
+		sc.fullCost[i], sc.shortCost[i] = wireCost(full), wireCost(short)
+	}
+	sc.index = search.New(docs)
+	return sc, nil
+}
+
+// wireCost is what js adds to a result carrying it twice: once as JSON in
+// structuredContent and once escaped in a text block (counting every
+// character the MCP layer may escape at its longest), plus a comma each.
+func wireCost(js []byte) int {
+	n := 2 * (len(js) + 1)
+	for _, c := range js {
+		switch {
+		case c == '"' || c == '\\':
+			n++
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			n += 5
+		case c >= 0x80:
+			n++
+		}
+	}
+	return n
+}
+
+// searchArgs are search_tools' arguments.
+type searchArgs struct {
+	Query *string `json:"query"`
+	Limit *int    `json:"limit"`
+}
+
+// searchTools answers search_tools.
+func (sc *searchCatalog) searchTools(raw json.RawMessage) *mcp.CallToolResult {
+	var a searchArgs
+	if err := decodeMetaArgs(raw, &a); err != nil {
+		return metaInputError(SearchToolsName, err)
+	}
+	if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
+		return metaInputError(SearchToolsName, errors.New("query: required, a few words of what the tool should do, or a tool's name"))
+	}
+	limit := DefaultSearchLimit
+	if a.Limit != nil {
+		if *a.Limit < 1 {
+			return metaInputError(SearchToolsName, fmt.Errorf("limit: must be at least 1, got %d", *a.Limit))
+		}
+		limit = min(*a.Limit, MaxSearchLimit)
+	}
+	key := searchKey{strings.TrimSpace(*a.Query), limit}
+	sc.mu.Lock()
+	res, ok := sc.answers[key]
+	sc.mu.Unlock()
+	if ok {
+		return res
+	}
+	res = sc.answer(key.query, limit)
+	sc.mu.Lock()
+	if sc.cachedSize+len(res.StructuredContent) > maxCachedAnswerBytes {
+		clear(sc.answers)
+		sc.cachedSize = 0
+	}
+	sc.answers[key] = res
+	sc.cachedSize += len(res.StructuredContent)
+	sc.mu.Unlock()
+	return res
+}
+
+// answer ranks the catalog for query and encodes the best matches within
+// MaxSearchAnswerBytes: each with its input schema while that fits, else
+// by name and description.
+func (sc *searchCatalog) answer(query string, limit int) *mcp.CallToolResult {
+	hits := sc.index.Search(query, limit)
+	b := []byte(`{"tools":[`)
+	cost := answerOverhead + 2*len(`{"tools":[]}`)
+	for _, h := range hits {
+		entry, c := sc.full[h.Doc], sc.fullCost[h.Doc]
+		if cost+c > MaxSearchAnswerBytes {
+			entry, c = sc.short[h.Doc], sc.shortCost[h.Doc]
+			if cost+c > MaxSearchAnswerBytes {
+				continue
+			}
+		}
+		if len(b) > len(`{"tools":[`) {
+			b = append(b, ',')
+		}
+		b = append(b, entry...)
+		cost += c
+	}
+	b = append(b, "]}"...)
+	return jsonResult(b)
+}
+
+// decodeMetaArgs decodes the arguments of search_tools or call_tool into
+// dst, refusing what their input schemas do not allow: a non-object and
+// unknown properties.
+func decodeMetaArgs(raw json.RawMessage, dst any) error {
+	args, err := objectArguments(raw)
+	if err != nil {
+		return errors.New("arguments must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("%s: must be %s, got %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// jsonKind names a Go kind as the JSON type a model should send.
+func jsonKind(kind string) string {
+	switch kind {
+	case "int", "int64":
+		return "an integer"
+	case "string":
+		return "a string"
+	}
+	return "a " + kind
+}
+
+// metaInputError answers invalid arguments of a search-mode tool as the
+// typed tools' input errors read.
+func metaInputError(name string, cause error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: inputErrorPrefix + name + ": " + cause.Error()}}}
+}
+
+// metaToolSet is what tools/list shows in search mode: search_tools and
+// call_tool, whose descriptions say how many tools there are and which
+// APIs they cover, so a model knows what to search for.
+func metaToolSet(tools []*tool) (*mcp.ToolSet, error) {
+	var pkgs []string
+	for _, t := range tools {
+		pkgs = append(pkgs, t.search.pkg)
+	}
+	slices.Sort(pkgs)
+	pkgs = slices.Compact(pkgs)
+	const maxNamed = 24
+	apis := strings.Join(pkgs[:min(len(pkgs), maxNamed)], ", ")
+	if len(pkgs) > maxNamed {
+		apis += fmt.Sprintf(" and %d more", len(pkgs)-maxNamed)
+	}
+	if apis == "" {
+		apis = "none yet"
+	}
+	search := mcp.Tool{
+		Name:  SearchToolsName,
+		Title: "Search tools",
+		Description: fmt.Sprintf("Finds the tools that fit a task among the %d tools of this server (gRPC APIs: %s). "+
+			"Give a few words of what you want to do (\"delete a topic\", \"list the instances of a zone\") or a tool's exact name; "+
+			"the answer lists the best matches first, with their input schemas (a match whose schema does not fit in the answer is listed "+
+			"by name and description: search its exact name to get its schema). Run a match with %s.", len(tools), apis, CallToolName),
+		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
+			`"query":{"type":"string","description":"what the tool should do, in a few words, or a tool's exact name"},`+
+			`"limit":{"type":"integer","minimum":1,"default":%d,"description":"how many matches to return; at most %d"}},`+
+			`"required":["query"],"additionalProperties":false}`, DefaultSearchLimit, MaxSearchLimit)),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object","properties":{` +
+			`"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},` +
+			`"inputSchema":{"type":"object"},"annotations":{"type":"object"}},"required":["name","description"]}}},"required":["tools"]}`),
+		Annotations: &mcp.ToolAnnotations{Title: "Search tools", ReadOnlyHint: boolPtr(true), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
+	}
+	call := mcp.Tool{
+		Name:  CallToolName,
+		Title: "Call a tool",
+		Description: fmt.Sprintf("Runs a tool found with %s: name is the tool's exact name and arguments its arguments, "+
+			"as its inputSchema describes. Answers exactly as the tool itself would.", SearchToolsName),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"name":{"type":"string","description":"the tool's exact name, from search_tools"},` +
+			`"arguments":{"type":"object","description":"the tool's arguments, as its inputSchema describes"}},` +
+			`"required":["name"],"additionalProperties":false}`),
+	}
+	return mcp.NewToolSet([]mcp.Tool{search, call}, nil)
+}

@@ -1,0 +1,540 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
+	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+)
+
+var searchMode = &gateway.Options{ToolMode: gateway.ToolModeSearch}
+
+// found is one match of a search_tools answer.
+type found struct {
+	Name        string          `json:"name"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations map[string]any  `json:"annotations"`
+}
+
+// searchTools calls search_tools and checks that the text block says what
+// structuredContent says.
+func searchTools(t *testing.T, cs *sdk.ClientSession, args map[string]any) []found {
+	t.Helper()
+	res := call(t, cs, gateway.SearchToolsName, args)
+	if res.IsError {
+		t.Fatalf("search_tools %v: %s", args, text(t, res))
+	}
+	var fromText any
+	if err := json.Unmarshal([]byte(text(t, res)), &fromText); err != nil {
+		t.Fatalf("text block is not the answer's JSON: %v", err)
+	}
+	a, _ := json.Marshal(fromText)
+	b, _ := json.Marshal(res.StructuredContent)
+	if string(a) != string(b) {
+		t.Errorf("text block and structuredContent differ:\n%.300s\n%.300s", a, b)
+	}
+	var answer struct{ Tools []found }
+	if err := json.Unmarshal(b, &answer); err != nil {
+		t.Fatal(err)
+	}
+	return answer.Tools
+}
+
+func names(fs []found) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// TestSearchModeListsTwoTools: search mode lists exactly search_tools and
+// call_tool, with schemas the LLM APIs accept; the default (auto) keeps
+// the small zoo typed.
+func TestSearchModeListsTwoTools(t *testing.T) {
+	_, _, url := startGateway(t, searchMode)
+	for _, v := range versions {
+		cs := connect(t, url, v)
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tl := range res.Tools {
+			got = append(got, tl.Name)
+			for _, s := range []any{tl.InputSchema, tl.OutputSchema} {
+				if s == nil {
+					continue
+				}
+				js, _ := json.Marshal(s)
+				if _, err := compileSchema(js); err != nil {
+					t.Errorf("%s: schema does not compile: %v", tl.Name, err)
+				}
+				if problems := schema.Lint(js); len(problems) > 0 {
+					t.Errorf("%s: lint: %v", tl.Name, problems)
+				}
+			}
+		}
+		if !slices.Equal(got, []string{gateway.SearchToolsName, gateway.CallToolName}) {
+			t.Errorf("%s: tools %v", v, got)
+		}
+		if d := res.Tools[0].Description; !strings.Contains(d, "12 tools") || !strings.Contains(d, "zoo.v1") {
+			t.Errorf("search_tools should say how many tools and which APIs: %q", d)
+		}
+	}
+	_, g, _ := startGateway(t, nil)
+	if n := len(toolNames(g)); n != 12 {
+		t.Errorf("auto mode with the zoo lists %d tools, want the 12 typed ones", n)
+	}
+}
+
+func TestSearchTools(t *testing.T) {
+	_, typed, _ := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeTyped})
+	_, _, url := startGateway(t, searchMode)
+	cs := connect(t, url, "2025-11-25")
+
+	for _, tc := range []struct{ query, want string }{
+		{"remove an animal", "ZooService_DeleteAnimal"},
+		{"feed the lion", "ZooService_FeedAnimal"},
+		{"when is the next feeding", "ZooService_GetNextFeedingTime"},
+		{"show me the enclosures", "ZooService_ListEnclosures"},
+		{"talk to a keeper", "ZooService_ChatWithKeeper"},
+		{"record observations of animals", "ZooService_RecordObservations"},
+	} {
+		got := searchTools(t, cs, map[string]any{"query": tc.query})
+		if len(got) == 0 || got[0].Name != tc.want {
+			t.Errorf("%q: %v, want %s first", tc.query, names(got), tc.want)
+		}
+	}
+
+	// A match is the typed tool's definition: name, title, description,
+	// input schema and annotations.
+	got := searchTools(t, cs, map[string]any{"query": "ZooService_GetAnimal", "limit": 1})
+	want := toolByName(t, typed, "ZooService_GetAnimal")
+	if len(got) != 1 || got[0].Name != want.Name || got[0].Title != want.Title || got[0].Description != want.Description {
+		t.Fatalf("exact name: %+v", got)
+	}
+	if a, b := compact(t, got[0].InputSchema), compact(t, want.InputSchema); a != b {
+		t.Errorf("input schema differs from the typed tool's:\n%s\n%s", a, b)
+	}
+	if got[0].Annotations["readOnlyHint"] != true || got[0].Annotations["title"] != want.Annotations.Title {
+		t.Errorf("annotations %v", got[0].Annotations)
+	}
+
+	// Limits: 5 by default, at most 10.
+	if got := searchTools(t, cs, map[string]any{"query": "zoo animal"}); len(got) != gateway.DefaultSearchLimit {
+		t.Errorf("default limit: %d matches", len(got))
+	}
+	if got := searchTools(t, cs, map[string]any{"query": "zoo", "limit": 50}); len(got) != gateway.MaxSearchLimit {
+		t.Errorf("limit 50: %d matches, want %d", len(got), gateway.MaxSearchLimit)
+	}
+	if got := searchTools(t, cs, map[string]any{"query": "xylophone"}); len(got) != 0 {
+		t.Errorf("a query nothing matches: %v", names(got))
+	}
+
+	// Bad arguments are tool errors the model can correct.
+	for _, tc := range []struct {
+		args any
+		want string
+	}{
+		{map[string]any{}, "invalid arguments for search_tools: query: required"},
+		{map[string]any{"query": "  "}, "invalid arguments for search_tools: query: required"},
+		{map[string]any{"query": 5}, "invalid arguments for search_tools: query: must be a string, got number"},
+		{map[string]any{"query": "x", "limit": 0}, "invalid arguments for search_tools: limit: must be at least 1, got 0"},
+		{map[string]any{"query": "x", "limit": "many"}, "invalid arguments for search_tools: limit: must be an integer, got string"},
+		{map[string]any{"query": "x", "top": 3}, `invalid arguments for search_tools: unknown field "top"`},
+	} {
+		res := call(t, cs, gateway.SearchToolsName, tc.args)
+		if msg := text(t, res); !res.IsError || !strings.HasPrefix(msg, tc.want) {
+			t.Errorf("%v: isError=%v %q, want %q", tc.args, res.IsError, msg, tc.want)
+		}
+	}
+}
+
+func compact(t *testing.T, js []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(js, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+// TestSearchModeFilters: an excluded or hidden method is never found, and
+// call_tool cannot reach it: it is an unknown name, answered with the
+// closest names.
+func TestSearchModeFilters(t *testing.T) {
+	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Exclude: []string{"zoo.v1.ZooService/DeleteAnimal"}})
+	cs := connect(t, url, "2025-11-25")
+	for _, q := range []string{"delete an animal", "ZooService_DeleteAnimal", "DeleteAnimal"} {
+		if got := names(searchTools(t, cs, map[string]any{"query": q, "limit": 10})); slices.Contains(got, "ZooService_DeleteAnimal") {
+			t.Errorf("%q found the excluded method: %v", q, got)
+		}
+	}
+	res := call(t, cs, gateway.CallToolName, map[string]any{"name": "ZooService_DeleteAnimal", "arguments": map[string]any{"id": "leo"}})
+	msg := text(t, res)
+	if !res.IsError || !strings.HasPrefix(msg, `unknown tool "ZooService_DeleteAnimal"; the closest names are `) || !strings.Contains(msg, "Animal") {
+		t.Errorf("call_tool of an excluded method: isError=%v %q", res.IsError, msg)
+	}
+	res = call(t, cs, gateway.CallToolName, map[string]any{"name": "ZooService_GetAnimals", "arguments": map[string]any{"id": "leo"}})
+	if msg := text(t, res); !res.IsError || !strings.Contains(msg, "the closest names are ZooService_GetAnimal") {
+		t.Errorf("call_tool of a misspelt name: isError=%v %q", res.IsError, msg)
+	}
+	for _, tc := range []struct {
+		args any
+		want string
+	}{
+		{map[string]any{}, "invalid arguments for call_tool: name: required"},
+		{map[string]any{"name": 1}, "invalid arguments for call_tool: name: must be a string, got number"},
+		{map[string]any{"name": "ZooService_GetAnimal", "args": map[string]any{}}, `invalid arguments for call_tool: unknown field "args"`},
+	} {
+		res := call(t, cs, gateway.CallToolName, tc.args)
+		if msg := text(t, res); !res.IsError || !strings.HasPrefix(msg, tc.want) {
+			t.Errorf("%v: isError=%v %q, want %q", tc.args, res.IsError, msg, tc.want)
+		}
+	}
+}
+
+// outcome is what a client sees of one tools/call, for comparing a typed
+// call with the same call through call_tool.
+type outcome struct {
+	IsError    bool
+	Text       string
+	Structured string
+	ErrCode    int64
+	ErrMessage string
+}
+
+func observe(t *testing.T, cs *sdk.ClientSession, name string, args any) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return outcome{ErrCode: werr.Code, ErrMessage: werr.Message}
+	}
+	o := outcome{IsError: res.IsError, Text: text(t, res)}
+	if res.StructuredContent != nil {
+		js, _ := json.Marshal(res.StructuredContent)
+		o.Structured = string(js)
+	}
+	return o
+}
+
+// viaCallTool wraps a typed call as call_tool's arguments; args nil is an
+// absent "arguments".
+func viaCallTool(name string, args any) map[string]any {
+	m := map[string]any{"name": name}
+	if args != nil {
+		m["arguments"] = args
+	}
+	return m
+}
+
+// TestCallToolParity: every class of answer (success, backend statuses
+// with details, each kind of invalid argument, protocol errors) is the
+// same through call_tool as from the typed tool, at every revision and in
+// both input-error modes. A typed tool's own name is not listed in search
+// mode, and calling it directly is the protocol's unknown tool.
+func TestCallToolParity(t *testing.T) {
+	calls := []struct {
+		name string
+		args any
+	}{
+		{"ZooService_GetAnimal", map[string]any{"id": "leo"}},
+		{"ZooService_ListAnimals", map[string]any{"page_size": 2}},
+		{"ZooService_ListEnclosures", nil},
+		{"ZooService_GetTaxonomy", map[string]any{}},
+		{"ZooService_GetAnimal", map[string]any{"id": "nobody"}},
+		{"ZooService_CreateAnimal", map[string]any{"animal": map[string]any{}}},
+		{"ZooService_GetAnimal", map[string]any{"id": 5}},
+		{"ZooService_GetAnimal", map[string]any{"idd": "leo"}},
+		{"ZooService_ListAnimals", map[string]any{"pageSize": "many"}},
+		{"ZooService_FeedAnimal", map[string]any{"animalId": "leo", "ration": "hay", "meal": map[string]any{}}},
+		{"ZooService_GetAnimal", []int{1}},
+		{"ZooService_RecordObservations", map[string]any{"requests": []any{map[string]any{"observation": map[string]any{"animalId": "leo", "activityLevel": 4}}}}},
+		{"ZooService_RecordObservations", map[string]any{"requests": 3}},
+	}
+	for _, mode := range []gateway.InputErrorMode{gateway.InputErrorsTool, gateway.InputErrorsProtocol} {
+		_, _, typedURL := startGateway(t, &gateway.Options{InputErrors: mode})
+		_, _, searchURL := startGateway(t, &gateway.Options{InputErrors: mode, ToolMode: gateway.ToolModeSearch})
+		for _, v := range versions {
+			t.Run(fmt.Sprintf("%d/%s", mode, v), func(t *testing.T) {
+				typed, search := connect(t, typedURL, v), connect(t, searchURL, v)
+				for _, c := range calls {
+					want := observe(t, typed, c.name, c.args)
+					if got := observe(t, search, gateway.CallToolName, viaCallTool(c.name, c.args)); got != want {
+						t.Errorf("%s %v through call_tool:\n got %+v\nwant %+v", c.name, c.args, got, want)
+					}
+					if got := observe(t, search, c.name, c.args); got.ErrCode != -32602 || !strings.Contains(got.ErrMessage, "unknown tool") {
+						t.Errorf("%s called directly in search mode: %+v", c.name, got)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestCallToolStreamingAndProgress: a streaming tool through call_tool
+// streams, reports progress on the caller's token, and is cancelled at the
+// backend when the client cancels, on every transport.
+func TestCallToolStreamingAndProgress(t *testing.T) {
+	sg := startStreamGateway(t, searchMode)
+	for _, tr := range streamTransports {
+		t.Run(tr.name, func(t *testing.T) {
+			pc := newProgressCounter()
+			cs := tr.connect(t, sg, pc.options())
+			res := callWithProgress(t, cs, gateway.CallToolName, "watch",
+				viaCallTool("ZooService_WatchFeedings", map[string]any{"animalId": "leo", "count": 3, "interval": "0s"}))
+			if res.IsError {
+				t.Fatalf("isError: %s", text(t, res))
+			}
+			var r streamResult
+			if err := json.Unmarshal([]byte(text(t, res)), &r); err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Messages) != 3 || r.Truncated {
+				t.Errorf("want 3 messages: %+v", r)
+			}
+			n, last := pc.wait("watch", 3)
+			if n != 3 || last == nil || last.Message != "message 3 (zoo.v1.WatchFeedingsResponse)" {
+				t.Errorf("progress: %d notifications, last %+v", n, last)
+			}
+			if err := sg.backend.waitEnded(t, "WatchFeedings"); err != nil {
+				t.Errorf("the completed stream ended with %v", err)
+			}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			errc := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: gateway.CallToolName,
+					Arguments: viaCallTool("ZooService_WatchFeedings", map[string]any{"animalId": cueBlock})})
+				errc <- err
+			}()
+			select {
+			case m := <-sg.backend.zoo.started:
+				if m != "WatchFeedings" {
+					t.Fatalf("%s started", m)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call never reached the backend")
+			}
+			cancel()
+			if err := sg.backend.waitEnded(t, "WatchFeedings"); !errors.Is(err, context.Canceled) {
+				t.Errorf("backend saw %v, want canceled", err)
+			}
+			if err := <-errc; err == nil {
+				t.Error("cancelled call returned no error")
+			}
+		})
+	}
+}
+
+// TestCallToolDeadline: call_tool runs under the target tool's deadline.
+func TestCallToolDeadline(t *testing.T) {
+	b, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, CallTimeout: 200 * time.Millisecond})
+	cs := connect(t, url, "2025-11-25")
+	res := call(t, cs, gateway.CallToolName, viaCallTool("ZooService_GetAnimal", map[string]any{"id": "block"}))
+	if msg := text(t, res); !res.IsError || !strings.HasPrefix(msg, "DEADLINE_EXCEEDED: ") {
+		t.Errorf("isError=%v %q", res.IsError, msg)
+	}
+	<-b.started
+	if err := <-b.ended; err == nil {
+		t.Error("the backend call did not end")
+	}
+}
+
+// TestCallToolMetrics: a call through call_tool is counted under the
+// target tool's name, and call_tool itself has no series.
+func TestCallToolMetrics(t *testing.T) {
+	_, g, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Metrics: telemetry.NewMetrics()})
+	cs := connect(t, url, "2025-11-25")
+	call(t, cs, gateway.CallToolName, viaCallTool("ZooService_GetAnimal", map[string]any{"id": "leo"}))
+	call(t, cs, gateway.CallToolName, viaCallTool("ZooService_GetAnimal", map[string]any{"id": "nobody"}))
+	call(t, cs, gateway.CallToolName, viaCallTool("ZooService_GetAnimal", map[string]any{"id": 5}))
+	base := strings.TrimSuffix(url, "/mcp")
+	_ = g
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var lines []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.Contains(l, "ZooService_GetAnimal") && !strings.HasPrefix(l, "#") && !strings.Contains(l, "_bucket") {
+			lines = append(lines, l)
+		}
+	}
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{`code="OK"`, `code="NOT_FOUND"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no series with %s for ZooService_GetAnimal in:\n%s", want, all)
+		}
+	}
+	if strings.Contains(string(body), `tool="call_tool"`) || strings.Contains(string(body), `tool="search_tools"`) {
+		t.Error("search mode's own tools have metric series")
+	}
+}
+
+// bigFile is a package whose every method takes a request of width
+// string fields, so that a search answer cannot hold every schema.
+func bigFile(pkg string, width int, methods ...string) *descriptorpb.FileDescriptorProto {
+	var fields []*descriptorpb.FieldDescriptorProto
+	for i := range width {
+		n := fmt.Sprintf("an_uncommonly_long_field_name_number_%04d", i)
+		fields = append(fields, &descriptorpb.FieldDescriptorProto{
+			Name: proto.String(n), Number: proto.Int32(int32(i + 1)),
+			Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(), Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(),
+		})
+	}
+	var ms []*descriptorpb.MethodDescriptorProto
+	for _, m := range methods {
+		ms = append(ms, &descriptorpb.MethodDescriptorProto{Name: proto.String(m), InputType: proto.String("." + pkg + ".Big"), OutputType: proto.String("." + pkg + ".Big")})
+	}
+	return &descriptorpb.FileDescriptorProto{
+		Name:        proto.String(strings.ReplaceAll(pkg, ".", "/") + "/big.proto"),
+		Package:     proto.String(pkg),
+		Syntax:      proto.String("proto3"),
+		MessageType: []*descriptorpb.DescriptorProto{{Name: proto.String("Big"), Field: fields}},
+		Service:     []*descriptorpb.ServiceDescriptorProto{{Name: proto.String("Widgets"), Method: ms}},
+	}
+}
+
+// TestSearchAnswerBound: an answer stays within 64 KiB on the wire; the
+// matches whose schemas do not fit are listed by name and description; an
+// exact name brings its tool first, with its schema.
+func TestSearchAnswerBound(t *testing.T) {
+	api := &fakeAPI{}
+	methods := []string{"GetWidget", "ListWidgets", "CreateWidget", "UpdateWidget", "DeleteWidget", "MoveWidget", "CopyWidget", "PaintWidget", "ShipWidget", "SellWidget"}
+	api.set(t, bigFile("shop.v1", 500, methods...))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", addr)}, searchMode)
+	cs := connect(t, base+"/mcp", "2025-11-25")
+
+	for _, q := range []string{"widget", "Widgets_SellWidget", "create a widget"} {
+		res := call(t, cs, gateway.SearchToolsName, map[string]any{"query": q, "limit": 10})
+		wire, _ := json.Marshal(res)
+		if len(wire) > gateway.MaxSearchAnswerBytes {
+			t.Errorf("%q: answer of %d bytes, over %d", q, len(wire), gateway.MaxSearchAnswerBytes)
+		}
+		got := searchTools(t, cs, map[string]any{"query": q, "limit": 10})
+		if len(got) != len(methods) {
+			t.Errorf("%q: %d matches, want all %d (listed short when they do not fit)", q, len(got), len(methods))
+		}
+		if len(got) == 0 || got[0].InputSchema == nil {
+			t.Fatalf("%q: the best match has no schema: %v", q, names(got))
+		}
+		short := 0
+		for _, f := range got {
+			if f.InputSchema == nil {
+				short++
+				if f.Description == "" {
+					t.Errorf("%q: %s listed without description", q, f.Name)
+				}
+			}
+		}
+		if short == 0 {
+			t.Errorf("%q: every schema fitted; the test's schemas are too small to test the bound (answer %d bytes)", q, len(wire))
+		}
+		if q == "Widgets_SellWidget" && got[0].Name != q {
+			t.Errorf("exact name: %v", names(got))
+		}
+	}
+}
+
+// TestToolModeAutoSwitch: in auto mode a catalog that grows over the
+// budget switches to search, and back when it shrinks, each time telling
+// clients with list_changed; growth within a mode tells them only when
+// the list they see changed.
+func TestToolModeAutoSwitch(t *testing.T) {
+	small := apiFile("svc.v1", "S", method("A"))
+	var many []*descriptorpb.MethodDescriptorProto
+	for i := range 40 {
+		many = append(many, method(fmt.Sprintf("Method%02d", i)))
+	}
+	large := apiFile("svc.v1", "S", many...)
+	api := &fakeAPI{}
+	api.set(t, small)
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	// About 300 bytes a tool: 1 tool is ~75 tokens, 40 are ~3000.
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Refresh: 50 * time.Millisecond, ToolBudget: 1000})
+	var lc listChanges
+	cs := connectWSNotified(t, base+"/mcp", lc.options())
+	listed := func() []string {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	if got := listed(); !slices.Equal(got, []string{"S_A"}) {
+		t.Fatalf("small API: %v, want typed", got)
+	}
+	steps := []struct {
+		name string
+		file *descriptorpb.FileDescriptorProto
+		want []string
+	}{
+		{"grow over the budget", large, []string{gateway.SearchToolsName, gateway.CallToolName}},
+		{"shrink under it", small, []string{"S_A"}},
+	}
+	for i, s := range steps {
+		api.set(t, s.file)
+		select {
+		case <-lc.kick:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no list_changed", s.name)
+		}
+		if got := listed(); !slices.Equal(got, s.want) {
+			t.Errorf("%s: %v, want %v", s.name, got, s.want)
+		}
+		if n, _ := lc.counts(); n != i+1 {
+			t.Errorf("%s: %d notifications, want %d", s.name, n, i+1)
+		}
+	}
+	_ = g
+}
+
+// connectWSNotified connects over /ws, where notifications share the
+// connection with the calls, so none can be missed while a stream opens.
+func connectWSNotified(t *testing.T, mcpURL string, opts *sdk.ClientOptions) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "search-ws", Version: "1"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcptest.WebSocketTransport{URL: wsURL(mcpURL)}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}

@@ -81,6 +81,7 @@ func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc) ([]backe
 			}
 			b.backend.Methods = append(b.backend.Methods, gateway.MethodSettings{
 				Match: m.Match, CallTimeout: time.Duration(m.CallTimeout), StreamTimeout: time.Duration(m.StreamTimeout), Hidden: m.Hidden,
+				OperationWait: time.Duration(m.OperationWait),
 			})
 		}
 		if b.backend.Files, err = fb.descriptorFiles(ctx, doc, key); err != nil {

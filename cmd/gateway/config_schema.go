@@ -28,6 +28,8 @@ type fileConfig struct {
 	BackendServerName *string   `yaml:"backend_server_name"`
 	CallTimeout       *duration `yaml:"call_timeout"`
 	StreamTimeout     *duration `yaml:"stream_timeout"`
+	OperationWait     *duration `yaml:"operation_wait"`
+	OperationCancel   *bool     `yaml:"operation_cancel"`
 	StreamMaxMessages *int      `yaml:"stream_max_messages"`
 	StreamMaxBytes    *int64    `yaml:"stream_max_bytes"`
 	DiscoveryTimeout  *duration `yaml:"discovery_timeout"`
@@ -101,4 +103,6 @@ type fileMethod struct {
 	CallTimeout   duration `yaml:"call_timeout"`
 	StreamTimeout duration `yaml:"stream_timeout"`
 	Hidden        bool     `yaml:"hidden"`
+	// OperationWait overrides operation_wait for a long-running method.
+	OperationWait duration `yaml:"operation_wait"`
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math/big"
 	"os"
@@ -104,13 +105,14 @@ func TestExampleConfigHasEveryKey(t *testing.T) {
 		want = append(want, "backends[0].methods[0]."+k)
 	}
 	for _, k := range want {
-		if strings.HasSuffix(k, "methods[0].call_timeout") || strings.HasSuffix(k, "methods[0].hidden") {
-			k = strings.Replace(k, "methods[0]", "methods[1]", 1)
-			if strings.HasSuffix(k, "hidden") {
-				k = strings.Replace(k, "methods[1]", "methods[2]", 1)
+		// A per-method key may be shown in any entry of methods.
+		shown := false
+		for i := range len(cfg.Backends[0].Methods) {
+			if _, ok := doc.lines[strings.Replace(k, "methods[0]", fmt.Sprintf("methods[%d]", i), 1)]; ok {
+				shown = true
 			}
 		}
-		if _, ok := doc.lines[k]; !ok {
+		if !shown {
 			t.Errorf("example config does not show %s", k)
 		}
 	}
@@ -421,5 +423,33 @@ func TestVersion(t *testing.T) {
 	out, err = exec.Command(bin, "--version").Output()
 	if err != nil || !strings.HasPrefix(string(out), "grpc-mcp-gateway v9.9.9 (commit abc123, go") {
 		t.Errorf("--version with -ldflags: %q %v", out, err)
+	}
+}
+
+// The operation settings come from the file like every other: the
+// gateway-wide keys and the per-method override.
+func TestConfigOperationWait(t *testing.T) {
+	p := writeFile(t, "gateway.yaml", `
+backends:
+  - name: jobs
+    address: 127.0.0.1:50051
+    methods:
+      - match: "*/Create*"
+        operation_wait: -1s
+operation_wait: 45s
+operation_cancel: true
+`)
+	c, err := parseConfig([]string{"--config", p}, io.Discard, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.operationWait != 45*time.Second || !c.operationCancel {
+		t.Errorf("operation_wait %s, operation_cancel %v", c.operationWait, c.operationCancel)
+	}
+	if m := c.backends.parsed[0].file.backend.Methods; len(m) != 1 || m[0].OperationWait != -time.Second {
+		t.Errorf("per-method operation_wait: %+v", m)
+	}
+	if _, err := parseConfig([]string{"--operation-wait", "0s"}, io.Discard, noEnv); err == nil || !strings.Contains(err.Error(), "--operation-wait") {
+		t.Errorf("--operation-wait 0 should be refused naming the flag, got %v", err)
 	}
 }

@@ -43,6 +43,8 @@ type config struct {
 	tls              gateway.BackendTLS
 	callTimeout      time.Duration
 	streamTimeout    time.Duration
+	operationWait    time.Duration
+	operationCancel  bool
 	streamMaxMsgs    int
 	streamMaxBytes   int64
 	discoveryTimeout time.Duration
@@ -128,6 +130,8 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.tls.ServerName, "backend-server-name", "", "server name to verify in the backend's certificate (and send as SNI)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "gRPC deadline of each tool call")
 	fs.DurationVar(&c.streamTimeout, "stream-timeout", gateway.DefaultStreamTimeout, "gRPC deadline of each streaming tool call (server, client or bidirectional streams)")
+	fs.DurationVar(&c.operationWait, "operation-wait", gateway.DefaultOperationWait, "how long a call of a long-running method (google.longrunning operations) waits for its result before returning the unfinished operation's name; never past --call-timeout; negative: return at once")
+	fs.BoolVar(&c.operationCancel, "operation-cancel", false, "cancel the backend operation (CancelOperation) when the client cancels a long-running call or goes away")
 	fs.IntVar(&c.streamMaxMsgs, "stream-max-messages", gateway.DefaultStreamMaxMessages, "most messages one streaming call collects; past it the stream is cancelled and the result marked truncated")
 	fs.Int64Var(&c.streamMaxBytes, "stream-max-bytes", gateway.DefaultStreamMaxBytes, "most bytes of message JSON one streaming call collects; past it the stream is cancelled and the result marked truncated")
 	fs.DurationVar(&c.discoveryTimeout, "discovery-timeout", gateway.DefaultDiscoveryTimeout, "how long one discovery of a backend may take (at start, and on each refresh)")
@@ -158,6 +162,9 @@ func (c *config) validate() error {
 	}
 	if c.streamTimeout <= 0 {
 		return fmt.Errorf("--stream-timeout: want a positive duration, got %s", c.streamTimeout)
+	}
+	if c.operationWait == 0 {
+		return errors.New("--operation-wait: want a positive duration, or a negative one to return at once; got 0")
 	}
 	if c.streamMaxMsgs <= 0 {
 		return fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.streamMaxMsgs)
@@ -295,6 +302,8 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		Version:            version,
 		CallTimeout:        c.callTimeout,
 		StreamTimeout:      c.streamTimeout,
+		OperationWait:      c.operationWait,
+		OperationCancel:    c.operationCancel,
 		StreamMaxMessages:  c.streamMaxMsgs,
 		StreamMaxBytes:     c.streamMaxBytes,
 		InputErrors:        inputErrors,

@@ -1,0 +1,240 @@
+package results_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"go.uber.org/goleak"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/results"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// items is {"items":[{"id":"item-0","n":0},...],"nextPageToken":"t"}.
+func items(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"items":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"item-%d","n":%d}`, i, i)
+	}
+	b.WriteString(`],"nextPageToken":"t"}`)
+	return []byte(b.String())
+}
+
+func decode(t *testing.T, js []byte) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(js, &v); err != nil {
+		t.Fatalf("not a JSON object: %v\n%s", err, js)
+	}
+	return v
+}
+
+func TestFitUnderBudgetIsTheInput(t *testing.T) {
+	js := items(10)
+	f := results.Fit(js, len(js), "truncated", nil)
+	if &f.JSON[0] != &js[0] || f.Cut || len(f.Records) != 0 || f.Member != "" {
+		t.Fatalf("a result within budget must come back as it is: %+v", f)
+	}
+	if f := results.Fit(js, 0, "truncated", nil); &f.JSON[0] != &js[0] {
+		t.Fatal("budget 0 means no limit")
+	}
+}
+
+func TestFitArrays(t *testing.T) {
+	js := items(1200)
+	f := results.Fit(js, 2000, "truncated", nil)
+	if len(f.JSON) > 2000 {
+		t.Fatalf("%d bytes over the budget of 2000", len(f.JSON))
+	}
+	v := decode(t, f.JSON)
+	kept := len(v["items"].([]any))
+	if kept < 50 || kept > 120 {
+		t.Fatalf("kept %d items; want as many as fit (about 80)", kept)
+	}
+	if v["nextPageToken"] != "t" {
+		t.Fatal("members after the cut array must stay")
+	}
+	want := results.Record{Path: "items", Kept: kept, Total: 1200}
+	if !f.Cut || f.Member != "truncated" || len(f.Records) != 1 || f.Records[0] != want {
+		t.Fatalf("records %+v, want [%+v]", f.Records, want)
+	}
+	recs := v["truncated"].([]any)
+	if got := recs[0].(map[string]any); got["path"] != "items" || got["kept"] != float64(kept) || got["total"] != 1200.0 {
+		t.Fatalf("records member %v", recs)
+	}
+	// One more element must not have fitted.
+	more := results.Fit(items(kept+1), 1<<20, "truncated", nil)
+	if len(more.JSON)+len(`,"truncated":[{"path":"items","kept":1000,"total":1200}]`) <= 2000 {
+		t.Fatal("the cut kept fewer elements than fit")
+	}
+}
+
+func TestFitNestedArraysAndPaths(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"groups":[`)
+	for g := range 30 {
+		if g > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"g%d","tags":[`, g)
+		for i := range 30 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"tag-%d"`, i)
+		}
+		b.WriteString(`],"labels":{"a.b":["x","y","z","w","v","u"]}}`)
+	}
+	b.WriteString(`]}`)
+	f := results.Fit([]byte(b.String()), 700, "truncated", nil)
+	if len(f.JSON) > 700 {
+		t.Fatalf("%d bytes", len(f.JSON))
+	}
+	decode(t, f.JSON)
+	if f.Records[0].Path != "groups[0].tags" || f.Records[0].Total != 30 {
+		t.Fatalf("first record %+v, want groups[0].tags of 30", f.Records[0])
+	}
+	found := false
+	for _, r := range f.Records {
+		if r.Path == `groups[0].labels["a.b"]` {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf(`no record for a member name that is not an identifier: %+v`, f.Records)
+	}
+}
+
+func TestFitStrings(t *testing.T) {
+	// Multi-byte characters and escapes count as one character each and
+	// are never split.
+	long := strings.Repeat(`é\n\ud83d\ude00x`, 2000) // 4 characters a round
+	js := []byte(`{"name":"keep-me","body":"` + long + `","short":"` + strings.Repeat("s", 200) + `"}`)
+	f := results.Fit(js, 3000, "truncated", nil)
+	if len(f.JSON) > 3000 {
+		t.Fatalf("%d bytes", len(f.JSON))
+	}
+	v := decode(t, f.JSON)
+	if !utf8.Valid(f.JSON) {
+		t.Fatal("cut inside a UTF-8 sequence")
+	}
+	r := f.Records[0]
+	if r.Path != "body" || r.Total != 8000 || r.Unit != results.UnitCharacters {
+		t.Fatalf("record %+v", r)
+	}
+	if n := utf8.RuneCountInString(v["body"].(string)); n != r.Kept {
+		t.Fatalf("body has %d characters, the record says %d", n, r.Kept)
+	}
+	if v["name"] != "keep-me" || len(v["short"].(string)) != 200 {
+		t.Fatal("short strings must stay whole")
+	}
+}
+
+func TestFitPriorRecordsAndNameClash(t *testing.T) {
+	js := []byte(`{"messages":[1,2,3],"truncated":false}`)
+	prior := []results.Record{{Path: "messages", Kept: 3, Total: -1, Reason: "stopped"}}
+	f := results.Fit(js, 1000, "truncated", prior)
+	if f.Cut || f.Member != "_truncated" {
+		t.Fatalf("%+v", f)
+	}
+	v := decode(t, f.JSON)
+	if v["truncated"] != false {
+		t.Fatal("the result's own member must stay")
+	}
+	rec := v["_truncated"].([]any)[0].(map[string]any)
+	if _, has := rec["total"]; has || rec["reason"] != "stopped" {
+		t.Fatalf("prior record %v", rec)
+	}
+}
+
+func TestFitWhole(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 400 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"field%d":%d`, i, i)
+	}
+	b.WriteString("}")
+	f := results.Fit([]byte(b.String()), 600, "truncated", nil)
+	v := decode(t, f.JSON)
+	rec := v["truncated"].([]any)[0].(map[string]any)
+	if len(v) != 1 || rec["path"] != "" || rec["total"] != 400.0 || len(f.JSON) > 600 {
+		t.Fatalf("%s", f.JSON)
+	}
+}
+
+func TestFitRecordCap(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"rows":[`)
+	for r := range 100 {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("[" + strings.Repeat("1,", 49) + "1]")
+	}
+	b.WriteString(`]}`)
+	f := results.Fit([]byte(b.String()), 2500, "truncated", nil)
+	decode(t, f.JSON)
+	if len(f.Records) != results.MaxRecords || f.Unlisted == 0 || len(f.JSON) > 2500 {
+		t.Fatalf("%d records, %d unlisted, %d bytes", len(f.Records), f.Unlisted, len(f.JSON))
+	}
+}
+
+// FuzzFit: whatever JSON object comes in, the output is a JSON object
+// within the budget whose records member lists what was cut.
+func FuzzFit(f *testing.F) {
+	f.Add(string(items(100)), 400)
+	f.Add(`{"a":"`+strings.Repeat("é", 900)+`","b":[[[1,2],[3]],{"c":["\u00e9\"x"]}]}`, 300)
+	f.Add(`{"a" : [ 1 , 2 , 3 ] , "b" : "x" }`, 20)
+	f.Fuzz(func(t *testing.T, in string, budget int) {
+		if !json.Valid([]byte(in)) || !strings.HasPrefix(in, "{") || budget < 512 || budget > 1<<20 {
+			return
+		}
+		var compact bytes.Buffer
+		_ = json.Compact(&compact, []byte(in))
+		js := compact.Bytes()
+		fit := results.Fit(js, budget, "truncated", nil)
+		if !json.Valid(fit.JSON) {
+			t.Fatalf("invalid JSON out of %s:\n%s", js, fit.JSON)
+		}
+		if len(fit.JSON) > budget {
+			t.Fatalf("%d bytes over a budget of %d", len(fit.JSON), budget)
+		}
+		if len(js) > budget && fit.Member == "" {
+			t.Fatal("a cut result must say so")
+		}
+	})
+}
+
+// BenchmarkFitUnderBudget is the cost every result within its budget pays.
+func BenchmarkFitUnderBudget(b *testing.B) {
+	js := items(100)
+	b.ReportAllocs()
+	for b.Loop() {
+		results.Fit(js, 1<<20, "truncated", nil)
+	}
+}
+
+// BenchmarkFitCut cuts a 4 MB result (the stream byte limit) to the
+// default budget.
+func BenchmarkFitCut(b *testing.B) {
+	js := items(150000)
+	b.SetBytes(int64(len(js)))
+	b.ReportAllocs()
+	for b.Loop() {
+		results.Fit(js, 40000, "truncated", nil)
+	}
+}

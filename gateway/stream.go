@@ -469,10 +469,15 @@ func (t *tool) decodeRequests(args []byte) ([]proto.Message, error) {
 		vs = append(vs, schema.Violation{Path: prop, Rule: "type", Expected: "an array of objects", Received: brief(raw)})
 	}
 	msgs := make([]proto.Message, 0, len(elems))
+	omitted := 0 // violations beyond schema.MaxExplained, counted only
 	for i, e := range elems {
 		path := prop + "[" + strconv.Itoa(i) + "]"
 		e = bytes.TrimSpace(e)
 		if len(e) == 0 || e[0] != '{' {
+			if len(vs) >= schema.MaxExplained {
+				omitted++
+				continue
+			}
 			vs = append(vs, schema.Violation{Path: path, Rule: "type", Expected: "an object", Received: brief(e)})
 			continue
 		}
@@ -482,7 +487,12 @@ func (t *tool) decodeRequests(args []byte) ([]proto.Message, error) {
 			if !errors.As(err, &ve) {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
+			omitted += ve.Omitted
 			for _, v := range ve.Violations {
+				if len(vs) >= schema.MaxExplained {
+					omitted++
+					continue
+				}
 				switch {
 				case v.Path == "":
 					v.Path = path
@@ -498,7 +508,7 @@ func (t *tool) decodeRequests(args []byte) ([]proto.Message, error) {
 		msgs = append(msgs, m)
 	}
 	if len(vs) > 0 {
-		return nil, &schema.ValidationError{Violations: vs}
+		return nil, &schema.ValidationError{Violations: vs, Omitted: omitted}
 	}
 	return msgs, nil
 }

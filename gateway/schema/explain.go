@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -19,47 +17,57 @@ import (
 )
 
 // explain is Decode's slow path, taken only when the fast path failed. It
-// walks the arguments as generic JSON against the descriptor, which lets it
-// report every problem rather than protojson's first, and builds a repaired
-// copy: nulls dropped, JSON-encoded strings decoded where an object or array
-// belongs, offending values removed. When the walk finds nothing wrong the
-// repaired copy is what the caller meant, and it is converted; otherwise the
-// repaired copy is still converted, so protovalidate can report the rules
-// the remaining fields break in the same answer.
+// walks the arguments once, as raw JSON against the descriptor (see
+// rawjson.go), which lets it report every problem rather than protojson's
+// first, and writes a repaired copy as it goes: nulls dropped, JSON-encoded
+// strings decoded where an object or array belongs, offending values
+// removed. When the walk finds nothing wrong the repaired copy is what the
+// caller meant, and it is converted; otherwise the repaired copy is still
+// converted, so protovalidate can report the rules the remaining fields
+// break in the same answer. Only the first MaxExplained violations are
+// explained (a path and a description each); the rest are counted.
 func (v *Validator) explain(args []byte, msg proto.Message) error {
-	doc, err := decodeJSON(args)
-	if err != nil {
+	if err := checkJSON(args); err != nil {
 		return &ValidationError{Violations: []Violation{{Rule: "json", Expected: "a JSON object (" + err.Error() + ")"}}, cause: err}
 	}
-	w := &walker{v: v}
-	var fixed any
+	w := &walker{v: v, cursor: cursor{in: args}, fixed: make([]byte, 0, len(args))}
+	var kept bool
 	if v.wrap {
-		fixed = w.wrapper(doc)
+		kept = w.wrapper()
 	} else {
-		fixed = w.message(v.md, doc)
+		kept = w.message(v.md)
 	}
-	found := w.out
+	found := w.out.out
 
-	var raw []byte
-	if fixed != nil {
-		raw, _ = json.Marshal(fixed)
-	}
 	proto.Reset(msg)
+	if w.out.full() {
+		// Nothing more would be explained: converting what remains only
+		// to count the rules it breaks would cost a message per value.
+		return w.out.err(nil)
+	}
 	var convErr error
-	if raw != nil {
+	if kept {
 		uo := v.unmarshal
-		uo.AllowPartial = len(found) > 0 // missing required fields are already reported
-		convErr = uo.Unmarshal(raw, msg)
+		uo.AllowPartial = w.out.count() > 0 // missing required fields are already reported
+		convErr = uo.Unmarshal(w.fixed, msg)
 	}
 	if convErr != nil {
-		if len(found) > 0 {
-			return &ValidationError{Violations: found}
+		if w.out.count() > 0 {
+			return w.out.err(nil)
 		}
 		// Something protojson rejects that the walk does not model: its own
 		// words are the best explanation there is.
 		return &ValidationError{Violations: []Violation{{Rule: "conversion",
 			Expected: strings.TrimPrefix(convErr.Error(), "proto: ")}}, cause: convErr}
 	}
+	if w.out.count() == 0 {
+		// The walk repaired the arguments (stringified JSON): the usual
+		// checks decide.
+		return v.check(msg, nil)
+	}
+	// The walk already checked what the plan would (required fields, closed
+	// enums); protovalidate adds the rules on what remains. found holds at
+	// most MaxExplained paths, so this stays linear.
 	reported := func(path string) bool {
 		for _, f := range found {
 			if f.Path == path || strings.HasPrefix(path, f.Path+".") || strings.HasPrefix(path, f.Path+"[") {
@@ -68,134 +76,315 @@ func (v *Validator) explain(args []byte, msg proto.Message) error {
 		}
 		return false
 	}
-	if len(found) == 0 {
-		// The walk repaired the arguments (stringified JSON): the usual
-		// checks decide.
-		return v.check(msg, nil)
-	}
-	// The walk already checked what the plan would (required fields, closed
-	// enums); protovalidate adds the rules on what remains.
-	more, cause := v.rules(msg, reported)
-	return &ValidationError{Violations: append(found, more...), cause: cause}
+	cause := v.rules(msg, reported, &w.out)
+	return w.out.err(cause)
 }
 
-// walker explains a JSON document against a message type. Every method
-// returns the repaired value, or nil to drop it.
+// walker explains a JSON document against a message type. It consumes the
+// document through its cursor, appends the repaired form of what it keeps
+// to fixed, and reports whether it kept the value (the caller truncates
+// fixed when not).
 type walker struct {
-	v    *Validator
-	path pathBuf
-	out  []Violation
+	cursor
+	v     *Validator
+	path  pathBuf
+	out   violationSet
+	fixed []byte
+	// scratch is reused for decoding bytes values.
+	scratch []byte
+	// set and oneofs are stacks of what each object being walked has set.
+	set, oneofs []setField
+	keys        map[string]string // see keyText
+
+	// Texts computed once per type per call, so that each further
+	// violation costs its path, never a list the size of the schema.
+	unknown  map[protoreflect.FullName]string
+	enums    map[protoreflect.FullName]string
+	required map[protoreflect.FullName][]protoreflect.FieldDescriptor
 }
 
-func (w *walker) add(rule, expected string, got any) {
+// add reports a violation at the current path; got is the raw value
+// received, or nil.
+func (w *walker) add(rule, expected string, got []byte) {
+	if w.out.full() {
+		w.out.omitted++
+		return
+	}
 	vi := Violation{Path: w.path.String(), Rule: rule, Expected: expected}
 	if got != nil {
 		vi.Received = describe(got)
 	}
-	w.out = append(w.out, vi)
+	w.out.add(vi)
 }
 
-func (w *walker) addMissing(name string) {
+// addAt is add at the member name of the current path.
+func (w *walker) addAt(name, rule, expected string, got []byte) {
 	mark := w.path.len()
 	w.path.field(name)
-	w.out = append(w.out, Violation{Path: w.path.String(), Rule: "required", Expected: "required"})
+	w.add(rule, expected, got)
 	w.path.truncate(mark)
 }
 
-func (w *walker) wrapper(doc any) any {
-	obj, ok := doc.(map[string]any)
-	if !ok {
-		w.add("type", `an object {"value": ...}`, doc)
-		return nil
-	}
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		if k != WrapperProperty {
-			mark := w.path.len()
-			w.path.field(k)
-			w.add("unknown_field", `no such field (the only member is "value")`, nil)
-			w.path.truncate(mark)
-		}
-	}
-	inner, ok := obj[WrapperProperty]
-	if !ok {
-		w.addMissing(WrapperProperty)
-		return nil
-	}
-	if inner == nil {
-		if w.v.md.FullName() == "google.protobuf.Value" {
-			return inner
-		}
-		return nil
-	}
-	w.path.field(WrapperProperty)
-	fixed := w.message(w.v.md, inner)
-	w.path.truncate(0)
-	return fixed
+// skipBad consumes a value of the wrong kind and reports it.
+func (w *walker) skipBad(rule, expected string) bool {
+	w.add(rule, expected, w.raw())
+	return false
 }
 
-// message explains v against md, following the well-known types' JSON forms.
-func (w *walker) message(md protoreflect.MessageDescriptor, v any) any {
-	if fixed, handled := w.wellKnown(md, v); handled {
-		return fixed
+// keep copies the next value unchanged into the repaired output.
+func (w *walker) keep() bool {
+	w.fixed = append(w.fixed, w.raw()...)
+	return true
+}
+
+func (w *walker) wrapper() bool {
+	if w.peek() != '{' {
+		return w.skipBad("type", `an object {"value": ...}`)
 	}
-	v = w.destringify(v, true)
-	obj, ok := v.(map[string]any)
+	kept, seen := false, false
+	w.members(func(rawKey []byte) {
+		if k := unquote(rawKey); k != WrapperProperty {
+			w.raw()
+			w.addAt(k, "unknown_field", `no such field (the only member is "value")`, nil)
+			return
+		}
+		if seen {
+			w.raw()
+			w.addAt(WrapperProperty, "duplicate_field", "set once", nil)
+			return
+		}
+		seen = true
+		if w.peek() == 'n' {
+			w.raw()
+			if w.v.md.FullName() == "google.protobuf.Value" {
+				w.fixed = append(w.fixed, "null"...)
+				kept = true
+			}
+			return
+		}
+		w.path.field(WrapperProperty)
+		mark := len(w.fixed)
+		if kept = w.message(w.v.md); !kept {
+			w.fixed = w.fixed[:mark]
+		}
+		w.path.truncate(0)
+	})
+	if !seen {
+		w.addAt(WrapperProperty, "required", "required", nil)
+	}
+	return kept
+}
+
+// message explains the next value against md, following the well-known
+// types' JSON forms.
+func (w *walker) message(md protoreflect.MessageDescriptor) bool {
+	if kept, handled := w.wellKnown(md); handled {
+		return kept
+	}
+	outer, bad, ok := w.enter('{')
 	if !ok {
-		w.add("type", "an object ("+string(md.FullName())+")", v)
-		return nil
+		w.add("type", "an object ("+string(md.FullName())+")", bad)
+		return false
 	}
+	kept := w.object(md, nil)
+	w.leave(outer)
+	return kept
+}
+
+// enter readies the next value to be walked as a document that starts
+// with open: the value itself, or the document a JSON string holds, which
+// language models often send in place of the value. When the value is
+// neither, it is consumed and returned as bad. leave(outer) returns to
+// the enclosing document.
+func (w *walker) enter(open byte) (outer cursor, bad []byte, ok bool) {
+	switch w.peek() {
+	case open:
+		return cursor{}, nil, true
+	case '"':
+		raw := w.raw()
+		doc, ok := stringified(raw, open)
+		if !ok {
+			return cursor{}, raw, false
+		}
+		outer = w.cursor
+		w.cursor = cursor{in: doc}
+		return outer, nil, true
+	}
+	return cursor{}, w.raw(), false
+}
+
+func (w *walker) leave(outer cursor) {
+	if outer.in != nil {
+		w.cursor = outer
+	}
+}
+
+// destringified walks the next value with walk between enter and leave;
+// a bad value is reported as rule/expected.
+func (w *walker) destringified(open byte, walk func() bool, rule, expected string) bool {
+	outer, bad, ok := w.enter(open)
+	if !ok {
+		w.add(rule, expected, bad)
+		return false
+	}
+	kept := walk()
+	w.leave(outer)
+	return kept
+}
+
+// object explains the object at the cursor as a message of type md. A
+// non-nil typeURL (the raw "@type" of an Any) is written first and its
+// member skipped. An object is always kept: what is wrong inside it is
+// dropped member by member.
+func (w *walker) object(md protoreflect.MessageDescriptor, typeURL []byte) bool {
 	fields := md.Fields()
-	fixed := make(map[string]any, len(obj))
-	byNumber := map[protoreflect.FieldNumber]string{}
-	oneofs := map[protoreflect.FullName]string{}
-	for _, key := range slices.Sorted(maps.Keys(obj)) {
-		mark := w.path.len()
+	w.fixed = append(w.fixed, '{')
+	wrote := false
+	if typeURL != nil {
+		w.fixed = append(append(w.fixed, `"@type":`...), typeURL...)
+		wrote = true
+	}
+	// The fields and oneofs set so far in this object, on stacks shared by
+	// the whole walk; duplicates are refused, so there are never more
+	// than md has fields.
+	setMark, oneofMark := len(w.set), len(w.oneofs)
+	defer func() { w.set, w.oneofs = w.set[:setMark], w.oneofs[:oneofMark] }()
+	for w.open(); ; {
+		rawKey, ok := w.nextMember()
+		if !ok {
+			break
+		}
+		key := w.keyText(rawKey)
+		if typeURL != nil && key == "@type" {
+			w.raw()
+			continue
+		}
 		fd := fields.ByJSONName(key)
 		if fd == nil {
 			fd = fields.ByTextName(key)
 		}
 		if fd == nil {
-			w.path.field(key)
-			w.add("unknown_field", "no such field; expected one of: "+w.fieldList(md), nil)
-			w.path.truncate(mark)
-			continue
-		}
-		w.path.field(w.v.fieldName(fd))
-		val := obj[key]
-		if val == nil && !isNullable(fd) {
-			w.path.truncate(mark)
-			continue // null means unset
-		}
-		if other, dup := byNumber[fd.Number()]; dup {
-			w.add("duplicate_field", "set once, but it is also set as "+strconv.Quote(other), nil)
-			w.path.truncate(mark)
-			continue
-		}
-		byNumber[fd.Number()] = key
-		if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() {
-			if other, dup := oneofs[od.FullName()]; dup {
-				w.add("oneof", "at most one of the oneof "+string(od.Name())+" may be set, but "+
-					strconv.Quote(other)+" and "+strconv.Quote(key)+" are both set", nil)
-				w.path.truncate(mark)
+			w.raw()
+			if w.out.full() {
+				w.out.omitted++
 				continue
 			}
-			oneofs[od.FullName()] = key
-		}
-		if f := w.field(fd, val); f != nil || val == nil {
-			fixed[key] = f
-		}
-		w.path.truncate(mark)
-	}
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if fd.Cardinality() != protoreflect.Required && !fieldBehavior(fd).has(annotations.FieldBehavior_REQUIRED) {
+			w.addAt(key, "unknown_field", w.unknownText(md), nil)
 			continue
 		}
-		if _, set := byNumber[fd.Number()]; !set {
-			w.addMissing(w.v.fieldName(fd))
+		mark := w.path.len()
+		w.path.field(w.v.fieldName(fd))
+		w.member(fd, key, rawKey, setMark, oneofMark, &wrote)
+		w.path.truncate(mark)
+	}
+	w.fixed = append(w.fixed, '}')
+	for _, fd := range w.requiredOf(md) {
+		if !slices.ContainsFunc(w.set[setMark:], func(s setField) bool { return s.num == fd.Number() }) {
+			w.addAt(w.v.fieldName(fd), "required", "required", nil)
 		}
 	}
-	return fixed
+	return true
+}
+
+// setField is a field set in the object being walked, under the key the
+// client used; for a oneof, name is the oneof's.
+type setField struct {
+	num  protoreflect.FieldNumber
+	name protoreflect.FullName
+	key  string
+}
+
+// member explains the value of field fd, found under key, and writes it
+// to the repaired object unless it is dropped.
+func (w *walker) member(fd protoreflect.FieldDescriptor, key string, rawKey []byte, setMark, oneofMark int, wrote *bool) {
+	if w.peek() == 'n' && !isNullable(fd) {
+		w.raw()
+		return // null means unset
+	}
+	for _, s := range w.set[setMark:] {
+		if s.num == fd.Number() {
+			w.raw()
+			w.add("duplicate_field", "set once, but it is also set as "+strconv.Quote(s.key), nil)
+			return
+		}
+	}
+	w.set = append(w.set, setField{num: fd.Number(), key: key})
+	if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() {
+		for _, s := range w.oneofs[oneofMark:] {
+			if s.name == od.FullName() {
+				w.raw()
+				w.add("oneof", "at most one of the oneof "+string(od.Name())+" may be set, but "+
+					strconv.Quote(s.key)+" and "+strconv.Quote(key)+" are both set", nil)
+				return
+			}
+		}
+		w.oneofs = append(w.oneofs, setField{name: od.FullName(), key: key})
+	}
+	start := len(w.fixed)
+	if *wrote {
+		w.fixed = append(w.fixed, ',')
+	}
+	w.fixed = append(append(w.fixed, rawKey...), ':')
+	if w.field(fd) {
+		*wrote = true
+	} else {
+		w.fixed = w.fixed[:start]
+	}
+}
+
+// keyText is the text of a member's raw key. Keys repeat (every element
+// of a list of objects has the same ones), so the first few hundred
+// distinct ones are kept and the rest cost a string each.
+func (w *walker) keyText(rawKey []byte) string {
+	inner := rawKey[1 : len(rawKey)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		return unquote(rawKey)
+	}
+	if s, ok := w.keys[string(inner)]; ok {
+		return s
+	}
+	s := string(inner)
+	if len(w.keys) < 256 {
+		if w.keys == nil {
+			w.keys = map[string]string{}
+		}
+		w.keys[s] = s
+	}
+	return s
+}
+
+// requiredOf lists md's required fields (proto2 required, or
+// google.api.field_behavior REQUIRED), once per type per call.
+func (w *walker) requiredOf(md protoreflect.MessageDescriptor) []protoreflect.FieldDescriptor {
+	if r, ok := w.required[md.FullName()]; ok {
+		return r
+	}
+	var r []protoreflect.FieldDescriptor
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.Cardinality() == protoreflect.Required || fieldBehavior(fd).has(annotations.FieldBehavior_REQUIRED) {
+			r = append(r, fd)
+		}
+	}
+	if w.required == nil {
+		w.required = map[protoreflect.FullName][]protoreflect.FieldDescriptor{}
+	}
+	w.required[md.FullName()] = r
+	return r
+}
+
+// unknownText is the Expected of an unknown field of md, once per type.
+func (w *walker) unknownText(md protoreflect.MessageDescriptor) string {
+	if s, ok := w.unknown[md.FullName()]; ok {
+		return s
+	}
+	if w.unknown == nil {
+		w.unknown = map[protoreflect.FullName]string{}
+	}
+	s := "no such field; expected one of: " + w.fieldList(md)
+	w.unknown[md.FullName()] = s
+	return s
 }
 
 // isNullable: the fields for which protojson gives null a meaning.
@@ -209,245 +398,256 @@ func isNullable(fd protoreflect.FieldDescriptor) bool {
 	return fd.Enum() != nil && fd.Enum().FullName() == "google.protobuf.NullValue"
 }
 
-// destringify decodes a string holding a JSON object (or array, for
-// wantObject false), which language models often send in place of the
-// value itself. Anything else is returned unchanged.
-func (w *walker) destringify(v any, wantObject bool) any {
-	s, ok := v.(string)
-	if !ok {
-		return v
-	}
-	t := strings.TrimSpace(s)
-	if len(t) < 2 || (wantObject && t[0] != '{') || (!wantObject && t[0] != '[') {
-		return v
-	}
-	out, err := decodeJSON([]byte(t))
-	if err != nil {
-		return v
-	}
-	return out
-}
-
-// decodeJSON parses exactly one JSON value, keeping numbers exact.
-func decodeJSON(b []byte) (any, error) {
-	var out any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&out); err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(b[dec.InputOffset():])) > 0 {
-		return nil, errors.New("trailing data after the JSON value")
-	}
-	return out, nil
-}
-
-func (w *walker) field(fd protoreflect.FieldDescriptor, v any) any {
+func (w *walker) field(fd protoreflect.FieldDescriptor) bool {
 	switch {
 	case fd.IsMap():
-		obj, ok := w.destringify(v, true).(map[string]any)
+		outer, bad, ok := w.enter('{')
 		if !ok {
-			w.add("type", "an object (map)", v)
-			return nil
+			w.add("type", "an object (map)", bad)
+			return false
 		}
-		fixed := make(map[string]any, len(obj))
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			mark := w.path.len()
-			w.path.key(k)
-			keyOK := true
-			if msg := checkMapKey(fd.MapKey(), k); msg != "" {
-				w.add("type", msg, nil)
-				keyOK = false
-			}
-			if f := w.value(fd.MapValue(), obj[k]); f != nil && keyOK {
-				fixed[k] = f
-			}
-			w.path.truncate(mark)
-		}
-		return fixed
+		w.mapMembers(fd)
+		w.leave(outer)
+		return true
 	case fd.IsList():
-		arr, ok := w.destringify(v, false).([]any)
+		outer, bad, ok := w.enter('[')
 		if !ok {
-			w.add("type", "an array", v)
-			return nil
+			w.add("type", "an array", bad)
+			return false
 		}
-		fixed := make([]any, 0, len(arr))
-		for i, e := range arr {
-			mark := w.path.len()
-			w.path.index(i)
-			if f := w.value(fd, e); f != nil {
-				fixed = append(fixed, f)
-			}
-			w.path.truncate(mark)
-		}
-		return fixed
+		w.listElements(fd)
+		w.leave(outer)
+		return true
 	}
-	return w.value(fd, v)
+	return w.value(fd)
+}
+
+func (w *walker) mapMembers(fd protoreflect.FieldDescriptor) {
+	w.fixed = append(w.fixed, '{')
+	wrote := false
+	for w.open(); ; {
+		rawKey, ok := w.nextMember()
+		if !ok {
+			break
+		}
+		k := w.keyText(rawKey)
+		mark := w.path.len()
+		w.path.key(k)
+		keyOK := true
+		if msg := checkMapKey(fd.MapKey(), k); msg != "" {
+			w.add("type", msg, nil)
+			keyOK = false
+		}
+		start := len(w.fixed)
+		if wrote {
+			w.fixed = append(w.fixed, ',')
+		}
+		w.fixed = append(append(w.fixed, rawKey...), ':')
+		if w.value(fd.MapValue()) && keyOK {
+			wrote = true
+		} else {
+			w.fixed = w.fixed[:start]
+		}
+		w.path.truncate(mark)
+	}
+	w.fixed = append(w.fixed, '}')
+}
+
+func (w *walker) listElements(fd protoreflect.FieldDescriptor) {
+	w.fixed = append(w.fixed, '[')
+	wrote := false
+	w.open()
+	for i := 0; w.nextElement(); i++ {
+		mark := w.path.len()
+		w.path.index(i)
+		start := len(w.fixed)
+		if wrote {
+			w.fixed = append(w.fixed, ',')
+		}
+		if w.value(fd) {
+			wrote = true
+		} else {
+			w.fixed = w.fixed[:start]
+		}
+		w.path.truncate(mark)
+	}
+	w.fixed = append(w.fixed, ']')
 }
 
 // value explains one singular value of fd's kind (list elements and map
 // values included).
-func (w *walker) value(fd protoreflect.FieldDescriptor, v any) any {
-	if v == nil {
+func (w *walker) value(fd protoreflect.FieldDescriptor) bool {
+	c := w.peek()
+	if c == 'n' {
 		if isNullable(fd) || fd.Message() != nil && fd.Message().FullName() == "google.protobuf.Value" {
-			return v
+			return w.keep()
 		}
+		w.raw()
 		w.add("type", "a value (null is not allowed inside a list or map)", nil)
-		return nil
+		return false
 	}
 	kind := fd.Kind()
 	switch kind {
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return w.message(fd.Message(), v)
+		return w.message(fd.Message())
 	case protoreflect.EnumKind:
-		return w.enum(fd.Enum(), v)
+		return w.enum(fd.Enum())
 	case protoreflect.BoolKind:
-		if _, ok := v.(bool); !ok {
-			w.add("type", "a boolean", v)
-			return nil
+		if c != 't' && c != 'f' {
+			return w.skipBad("type", "a boolean")
 		}
 	case protoreflect.StringKind:
-		if _, ok := v.(string); !ok {
-			w.add("type", "a string", v)
-			return nil
+		if c != '"' {
+			return w.skipBad("type", "a string")
 		}
 	case protoreflect.BytesKind:
-		if s, ok := v.(string); !ok || !isBase64(s) {
-			w.add("type", "base64-encoded bytes", v)
-			return nil
+		raw := w.raw()
+		if c != '"' || !w.isBase64(raw) {
+			w.add("type", "base64-encoded bytes", raw)
+			return false
 		}
+		w.fixed = append(w.fixed, raw...)
+		return true
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		if msg := checkFloat(v, kind == protoreflect.FloatKind); msg != "" {
-			w.add("type", msg, v)
-			return nil
+		raw := w.raw()
+		if msg := checkFloat(raw, kind == protoreflect.FloatKind); msg != "" {
+			w.add("type", msg, raw)
+			return false
 		}
+		w.fixed = append(w.fixed, raw...)
+		return true
 	default:
-		if msg := checkInteger(kind, v); msg != "" {
-			w.add("type", msg, v)
-			return nil
+		raw := w.raw()
+		if msg := checkInteger(kind, raw); msg != "" {
+			w.add("type", msg, raw)
+			return false
 		}
+		w.fixed = append(w.fixed, raw...)
+		return true
 	}
-	return v
+	return w.keep()
 }
 
-func (w *walker) enum(ed protoreflect.EnumDescriptor, v any) any {
-	switch x := v.(type) {
-	case string:
-		if ed.Values().ByName(protoreflect.Name(x)) != nil {
-			return v
+func (w *walker) enum(ed protoreflect.EnumDescriptor) bool {
+	raw := w.raw()
+	switch c := raw[0]; {
+	case c == '"':
+		if ed.Values().ByName(protoreflect.Name(unquote(raw))) != nil {
+			w.fixed = append(w.fixed, raw...)
+			return true
 		}
-	case json.Number:
-		if n, err := strconv.ParseInt(string(x), 10, 32); err == nil {
+	case c == '-' || c >= '0' && c <= '9':
+		if n, err := strconv.ParseInt(string(raw), 10, 32); err == nil {
 			if !ed.IsClosed() || ed.Values().ByNumber(protoreflect.EnumNumber(n)) != nil {
-				return v
+				w.fixed = append(w.fixed, raw...)
+				return true
 			}
 		}
 	}
-	w.add("enum", enumExpected(ed), v)
-	return nil
+	if w.out.full() {
+		w.out.omitted++
+		return false
+	}
+	w.add("enum", cachedEnumExpected(&w.enums, ed), raw)
+	return false
 }
 
 // wellKnown handles the well-known types whose JSON is not an object of
 // their fields; handled is false for the others. Timestamp, Duration and
 // FieldMask are checked by protojson itself, so the verdict is exact.
-func (w *walker) wellKnown(md protoreflect.MessageDescriptor, v any) (fixed any, handled bool) {
+func (w *walker) wellKnown(md protoreflect.MessageDescriptor) (kept, handled bool) {
 	switch wellKnown(md) {
 	case wktTimestamp:
-		return w.exact(md, v, `an RFC 3339 timestamp string such as "2026-01-02T15:04:05Z"`), true
+		return w.exact(md, `an RFC 3339 timestamp string such as "2026-01-02T15:04:05Z"`), true
 	case wktDuration:
-		return w.exact(md, v, `a duration string in seconds such as "3.5s"`), true
+		return w.exact(md, `a duration string in seconds such as "3.5s"`), true
 	case wktFieldMask:
-		return w.exact(md, v, `a field mask string of comma-separated camelCase paths such as "name,displayName"`), true
+		return w.exact(md, `a field mask string of comma-separated camelCase paths such as "name,displayName"`), true
 	case wktStruct:
-		v = w.destringify(v, true)
-		if _, ok := v.(map[string]any); !ok {
-			w.add("type", "an object", v)
-			return nil, true
-		}
-		return v, true
+		return w.destringified('{', w.keep, "type", "an object"), true
 	case wktListValue:
-		v = w.destringify(v, false)
-		if _, ok := v.([]any); !ok {
-			w.add("type", "an array", v)
-			return nil, true
-		}
-		return v, true
+		return w.destringified('[', w.keep, "type", "an array"), true
 	case wktValue:
-		return v, true
+		return w.keep(), true
 	case wktWrapper:
-		return w.value(md.Fields().ByName("value"), v), true
+		return w.value(md.Fields().ByName("value")), true
 	case wktAny:
-		return w.any(v), true
+		return w.destringified('{', w.anyObject, "type", `an object with "@type"`), true
 	}
-	return nil, false
+	return false, false
 }
 
 // exact asks protojson about one well-known value.
-func (w *walker) exact(md protoreflect.MessageDescriptor, v any, expected string) any {
-	b, err := json.Marshal(v)
-	if err == nil {
-		err = protojson.Unmarshal(b, dynamicpb.NewMessage(md))
+func (w *walker) exact(md protoreflect.MessageDescriptor, expected string) bool {
+	raw := w.raw()
+	if err := protojson.Unmarshal(raw, dynamicpb.NewMessage(md)); err != nil {
+		w.add("type", expected, raw)
+		return false
 	}
-	if err != nil {
-		w.add("type", expected, v)
-		return nil
-	}
-	return v
+	w.fixed = append(w.fixed, raw...)
+	return true
 }
 
-func (w *walker) any(v any) any {
-	v = w.destringify(v, true)
-	obj, ok := v.(map[string]any)
-	if !ok {
-		w.add("type", `an object with "@type"`, v)
-		return nil
+// anyObject explains the object at the cursor as a google.protobuf.Any:
+// "@type" names a message the resolver knows, and the rest is that
+// message's members (or, for a type with a JSON form of its own, its
+// "value").
+func (w *walker) anyObject() bool {
+	// Find "@type" and what else there is, without consuming the object.
+	var url []byte
+	others, hasValue := 0, false
+	probe := w.cursor
+	probe.members(func(rawKey []byte) {
+		switch unquote(rawKey) {
+		case "@type":
+			url = probe.raw()
+		case WrapperProperty:
+			hasValue = true
+			others++
+			probe.raw()
+		default:
+			others++
+			probe.raw()
+		}
+	})
+	if url == nil || url[0] != '"' {
+		w.raw()
+		w.addAt("@type", "required", `required: the type URL, such as "type.googleapis.com/package.Message"`, url)
+		return false
 	}
-	url, ok := obj["@type"].(string)
-	if !ok {
-		mark := w.path.len()
-		w.path.field("@type")
-		w.add("required", `required: the type URL, such as "type.googleapis.com/package.Message"`, obj["@type"])
-		w.path.truncate(mark)
-		return nil
-	}
-	mt, err := w.v.resolver.FindMessageByURL(url)
+	mt, err := w.v.resolver.FindMessageByURL(unquote(url))
 	if err != nil {
-		mark := w.path.len()
-		w.path.field("@type")
-		w.add("type", "the type URL of a message the backend defines", url)
-		w.path.truncate(mark)
-		return nil
+		w.raw()
+		w.addAt("@type", "type", "the type URL of a message the backend defines", url)
+		return false
 	}
 	md := mt.Descriptor()
-	rest := make(map[string]any, len(obj))
-	for k, x := range obj {
-		if k != "@type" {
-			rest[k] = x
-		}
+	if IsObject(md) && wellKnown(md) == wktNone {
+		return w.object(md, url)
 	}
-	var fixed any
-	if IsObject(md) {
-		fixed = w.message(md, rest)
-	} else {
-		inner, ok := rest[WrapperProperty]
-		if !ok || len(rest) != 1 {
-			w.add("type", `an Any of a `+string(md.FullName())+` holds it under "value" and nothing else`, nil)
-			return nil
+	if !hasValue || others != 1 {
+		w.skipBad("type", `an Any of a `+string(md.FullName())+` holds it under "value" and nothing else`)
+		return false
+	}
+	start := len(w.fixed)
+	w.fixed = append(append(append(w.fixed, `{"@type":`...), url...), `,"value":`...)
+	kept := false
+	w.members(func(rawKey []byte) {
+		if unquote(rawKey) != WrapperProperty {
+			w.raw()
+			return
 		}
 		mark := w.path.len()
 		w.path.field(WrapperProperty)
-		fixed = w.message(md, inner)
+		kept = w.message(md)
 		w.path.truncate(mark)
-		if fixed != nil {
-			fixed = map[string]any{WrapperProperty: fixed}
-		}
+	})
+	if !kept {
+		w.fixed = w.fixed[:start]
+		return false
 	}
-	m, ok := fixed.(map[string]any)
-	if !ok {
-		return nil
-	}
-	m["@type"] = url
-	return m
+	w.fixed = append(w.fixed, '}')
+	return true
 }
 
 func (w *walker) fieldList(md protoreflect.MessageDescriptor) string {
@@ -466,7 +666,23 @@ func (w *walker) fieldList(md protoreflect.MessageDescriptor) string {
 	return strings.Join(names, ", ")
 }
 
-func checkInteger(kind protoreflect.Kind, v any) string {
+// rawScalar is the text of a raw JSON number or string, and which it was.
+func rawScalar(raw []byte) (text string, isNumber, isString bool) {
+	switch c := raw[0]; {
+	case c == '"':
+		return unquote(raw), false, true
+	case c == '-' || c >= '0' && c <= '9':
+		return string(raw), true, false
+	}
+	return "", false, false
+}
+
+func checkInteger(kind protoreflect.Kind, raw []byte) string {
+	text, isNumber, isString := rawScalar(raw)
+	return checkIntegerText(kind, text, isNumber, isString)
+}
+
+func checkIntegerText(kind protoreflect.Kind, text string, isNumber, isString bool) string {
 	var lo, hi float64
 	var name string
 	switch kind {
@@ -479,27 +695,32 @@ func checkInteger(kind protoreflect.Kind, v any) string {
 	default:
 		name = "uint64"
 	}
-	var text string
-	switch x := v.(type) {
-	case json.Number:
-		text = string(x)
-	case string:
-		text = x
-	default:
+	if !isNumber && !isString {
 		return "an integer (" + name + ")"
 	}
+	// Only what can be a number reaches strconv, whose errors allocate:
+	// a flood of wrong values then costs no garbage.
+	if !numeric(text) {
+		return "an integer in the " + name + " range (a number or a decimal string)"
+	}
+	fractional := strings.ContainsAny(text, ".eE")
 	switch name {
 	case "int64":
-		if _, err := strconv.ParseInt(text, 10, 64); err == nil {
-			return ""
+		if !fractional {
+			if _, err := strconv.ParseInt(text, 10, 64); err == nil {
+				return ""
+			}
 		}
 		// protojson also takes an exact float form such as 1e3.
 		if f, err := strconv.ParseFloat(text, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
-			if _, isNum := v.(json.Number); isNum {
+			if isNumber {
 				return ""
 			}
 		}
 	case "uint64":
+		if fractional {
+			break
+		}
 		if _, err := strconv.ParseUint(text, 10, 64); err == nil {
 			return ""
 		}
@@ -511,17 +732,21 @@ func checkInteger(kind protoreflect.Kind, v any) string {
 	return "an integer in the " + name + " range (a number or a decimal string)"
 }
 
-func checkFloat(v any, is32 bool) string {
-	switch x := v.(type) {
-	case json.Number:
-		f, err := strconv.ParseFloat(string(x), 64)
+func checkFloat(raw []byte, is32 bool) string {
+	x, isNumber, isString := rawScalar(raw)
+	switch {
+	case isNumber:
+		f, err := strconv.ParseFloat(x, 64)
 		if err == nil && (!is32 || math.Abs(f) <= maxFloat32JSON) {
 			return ""
 		}
 		return "a number in range"
-	case string:
+	case isString:
 		if x == "NaN" || x == "Infinity" || x == "-Infinity" {
 			return ""
+		}
+		if !numeric(x) {
+			break
 		}
 		if _, err := strconv.ParseFloat(x, 64); err == nil {
 			return ""
@@ -540,36 +765,83 @@ func checkMapKey(fd protoreflect.FieldDescriptor, k string) string {
 		}
 		return `a map key "true" or "false"`
 	default:
-		if msg := checkInteger(fd.Kind(), k); msg != "" {
+		if msg := checkIntegerText(fd.Kind(), k, false, true); msg != "" {
 			return "a map key that is " + msg
 		}
 	}
 	return ""
 }
 
-func isBase64(s string) bool {
+// isBase64 reports whether the raw JSON string holds base64 in one of the
+// alphabets protojson accepts, decoding into one reused buffer.
+func (w *walker) isBase64(raw []byte) bool {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		w.scratch = appendUnquoted(w.scratch[:0], raw)
+	} else {
+		w.scratch = append(w.scratch[:0], raw[1:len(raw)-1]...)
+	}
+	n := len(w.scratch)
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		if _, err := enc.DecodeString(s); err == nil {
+		w.scratch = slices.Grow(w.scratch[:n], n+enc.DecodedLen(n))
+		if _, err := enc.Decode(w.scratch[n:n+enc.DecodedLen(n)], w.scratch[:n]); err == nil {
 			return true
 		}
 	}
 	return false
 }
 
-// describe renders a received JSON value, truncated so a large argument
-// cannot flood the answer.
-func describe(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "an array of " + strconv.Itoa(len(x)) + " elements"
-	case map[string]any:
+// describe renders a received raw JSON value, truncated so a large
+// argument cannot flood the answer.
+func describe(raw []byte) string {
+	switch raw[0] {
+	case '[':
+		return "an array of " + strconv.Itoa(countElements(raw)) + " elements"
+	case '{':
 		return "an object"
+	case '"':
+		// Re-encoded, so the text reads the same whatever escapes the
+		// client chose.
+		b, err := json.Marshal(unquote(cutString(raw, 4*receivedLimit)))
+		if err != nil {
+			return "a value"
+		}
+		return truncate(string(b))
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "a value"
+	return truncate(string(raw))
+}
+
+// cutString shortens a raw JSON string to about limit bytes, never inside
+// an escape, so that only what will be shown is decoded.
+func cutString(raw []byte, limit int) []byte {
+	if len(raw) <= limit {
+		return raw
 	}
-	return truncate(string(b))
+	j := 1
+	for j < limit {
+		step := 1
+		if raw[j] == '\\' {
+			step = 2
+			if raw[j+1] == 'u' {
+				step = 6
+			}
+		}
+		j += step
+	}
+	return append(raw[:j:j], '"')
+}
+
+// numeric reports whether s holds only what a JSON or decimal number can
+// (so that strconv, whose errors allocate, sees only likely numbers).
+func numeric(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := range len(s) {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
+		default:
+			return false
+		}
+	}
+	return true
 }

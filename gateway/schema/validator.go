@@ -115,28 +115,64 @@ func (v Violation) String() string {
 	return b.String()
 }
 
-// ValidationError reports every violation found in one set of arguments.
+// ValidationError reports the violations found in one set of arguments:
+// the first MaxExplained of them explained, the rest only counted.
 type ValidationError struct {
 	Violations []Violation
+	// Omitted counts the violations found beyond those in Violations:
+	// explaining each would cost memory and text in proportion to what a
+	// client chose to send, and the first ones are what a model needs to
+	// correct its call.
+	Omitted int
 	// cause is protovalidate's or protojson's own error, when there was one.
 	cause error
 }
 
-// maxReported caps how many violations Error lists; Violations has them all.
-const maxReported = 20
+// MaxExplained caps the violations one ValidationError explains; further
+// ones are counted in Omitted ("and N more").
+const MaxExplained = 100
 
 // Error lists the violations, "; "-separated: "keepers[1].name: required;
-// age: value must be greater than or equal to 18, got 7".
+// age: value must be greater than or equal to 18, got 7", then "and N more"
+// for those beyond MaxExplained.
 func (e *ValidationError) Error() string {
-	parts := make([]string, 0, min(len(e.Violations), maxReported)+1)
-	for i, v := range e.Violations {
-		if i == maxReported {
-			parts = append(parts, fmt.Sprintf("and %d more", len(e.Violations)-maxReported))
-			break
-		}
+	n := min(len(e.Violations), MaxExplained)
+	parts := make([]string, 0, n+1)
+	for _, v := range e.Violations[:n] {
 		parts = append(parts, v.String())
 	}
+	if more := e.Omitted + len(e.Violations) - n; more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
 	return strings.Join(parts, "; ")
+}
+
+// violationSet collects what one Decode finds: up to MaxExplained explained,
+// the rest counted. Callers test full before building a Violation, so a
+// flood of errors costs a counter, not a path string and a description
+// each.
+type violationSet struct {
+	out     []Violation
+	omitted int
+}
+
+func (vs *violationSet) full() bool { return len(vs.out) >= MaxExplained }
+
+func (vs *violationSet) add(v Violation) {
+	if vs.full() {
+		vs.omitted++
+		return
+	}
+	vs.out = append(vs.out, v)
+}
+
+func (vs *violationSet) count() int { return len(vs.out) + vs.omitted }
+
+func (vs *violationSet) err(cause error) error {
+	if vs.count() == 0 {
+		return nil
+	}
+	return &ValidationError{Violations: vs.out, Omitted: vs.omitted, cause: cause}
 }
 
 // Unwrap returns the underlying protojson or protovalidate error, if any.
@@ -199,15 +235,13 @@ func unwrapFast(args []byte) (inner []byte, ok bool) {
 // reports paths already explained, whose protovalidate violations would
 // repeat them.
 func (v *Validator) check(msg proto.Message, skip func(path string) bool) error {
-	var vs []Violation
+	c := &checker{v: v}
 	if v.root != nil {
-		c := &checker{v: v}
 		c.message(msg.ProtoReflect(), v.root)
-		vs = c.out
 	}
-	if skip == nil && len(vs) > 0 {
+	if skip == nil && c.out.count() > 0 {
 		// A missing required field breaks its own rules too; say it once.
-		plan := vs
+		plan := c.out.out
 		skip = func(path string) bool {
 			for _, p := range plan {
 				if p.Path == path {
@@ -217,38 +251,38 @@ func (v *Validator) check(msg proto.Message, skip func(path string) bool) error 
 			return false
 		}
 	}
-	more, cause := v.rules(msg, skip)
-	vs = append(vs, more...)
-	if len(vs) == 0 {
-		return nil
-	}
-	return &ValidationError{Violations: vs, cause: cause}
+	cause := v.rules(msg, skip, &c.out)
+	return c.out.err(cause)
 }
 
-// rules runs protovalidate, when the type has rules, leaving out the
-// violations at paths skip reports as explained already.
-func (v *Validator) rules(msg proto.Message, skip func(path string) bool) ([]Violation, error) {
+// rules runs protovalidate, when the type has rules, adding to vs the
+// violations at paths skip does not report as explained already.
+func (v *Validator) rules(msg proto.Message, skip func(path string) bool, vs *violationSet) error {
 	if v.pv == nil {
-		return nil, nil
+		return nil
 	}
 	err := v.pv.Validate(msg)
 	if err == nil {
-		return nil, nil
+		return nil
 	}
 	var verr *protovalidate.ValidationError
 	if !errors.As(err, &verr) {
 		// A CEL runtime error: the rule could not be evaluated on this value.
-		return []Violation{{Rule: "protovalidate", Expected: err.Error()}}, err
+		vs.add(Violation{Rule: "protovalidate", Expected: err.Error()})
+		return err
 	}
-	var vs []Violation
 	for _, pvv := range verr.Violations {
+		if vs.full() {
+			vs.omitted++
+			continue
+		}
 		vi := v.fromProtovalidate(pvv)
 		if skip != nil && skip(vi.Path) {
 			continue
 		}
-		vs = append(vs, vi)
+		vs.add(vi)
 	}
-	return vs, err
+	return err
 }
 
 // fromProtovalidate renames protovalidate's proto-name path into the JSON
@@ -425,9 +459,10 @@ func (v *Validator) buildPlans(md protoreflect.MessageDescriptor) *plan {
 
 // checker walks a converted message along its plan.
 type checker struct {
-	v    *Validator
-	path pathBuf
-	out  []Violation
+	v     *Validator
+	path  pathBuf
+	out   violationSet
+	enums map[protoreflect.FullName]string // enumExpected, once per enum per call
 }
 
 func (c *checker) message(m protoreflect.Message, p *plan) {
@@ -450,19 +485,19 @@ func (c *checker) message(m protoreflect.Message, p *plan) {
 			l := m.Get(fd).List()
 			for i := range l.Len() {
 				if n := l.Get(i).Enum(); bad(n) {
-					c.addAt(fd, i, "", enumExpected(ed), strconv.Itoa(int(n)))
+					c.addAt(fd, i, "", ed, n)
 				}
 			}
 		case fd.IsMap():
 			m.Get(fd).Map().Range(func(k protoreflect.MapKey, val protoreflect.Value) bool {
 				if n := val.Enum(); bad(n) {
-					c.addAt(fd, -1, k.String(), enumExpected(ed), strconv.Itoa(int(n)))
+					c.addAt(fd, -1, k.String(), ed, n)
 				}
 				return true
 			})
 		default:
 			if n := m.Get(fd).Enum(); bad(n) {
-				c.add(fd, "enum", enumExpected(ed), strconv.Itoa(int(n)))
+				c.addAt(fd, -2, "", ed, n)
 			}
 		}
 	}
@@ -498,22 +533,47 @@ func (c *checker) message(m protoreflect.Message, p *plan) {
 }
 
 func (c *checker) add(fd protoreflect.FieldDescriptor, rule, expected, got string) {
+	if c.out.full() {
+		c.out.omitted++
+		return
+	}
 	mark := c.path.len()
 	c.path.field(c.v.fieldName(fd))
-	c.out = append(c.out, Violation{Path: c.path.String(), Rule: rule, Expected: expected, Received: got})
+	c.out.add(Violation{Path: c.path.String(), Rule: rule, Expected: expected, Received: got})
 	c.path.truncate(mark)
 }
 
-func (c *checker) addAt(fd protoreflect.FieldDescriptor, index int, key, expected, got string) {
+// addAt reports a closed enum's unknown number in fd: at element index of
+// a list, at key of a map (index -1), or in fd itself (index -2).
+func (c *checker) addAt(fd protoreflect.FieldDescriptor, index int, key string, ed protoreflect.EnumDescriptor, got protoreflect.EnumNumber) {
+	if c.out.full() {
+		c.out.omitted++
+		return
+	}
 	mark := c.path.len()
 	c.path.field(c.v.fieldName(fd))
-	if index >= 0 {
+	switch {
+	case index >= 0:
 		c.path.index(index)
-	} else {
+	case index == -1:
 		c.path.key(key)
 	}
-	c.out = append(c.out, Violation{Path: c.path.String(), Rule: "enum", Expected: expected, Received: got})
+	c.out.add(Violation{Path: c.path.String(), Rule: "enum", Expected: cachedEnumExpected(&c.enums, ed), Received: strconv.Itoa(int(got))})
 	c.path.truncate(mark)
+}
+
+// cachedEnumExpected is enumExpected computed once per enum per call, so
+// each further violation costs its path, not a list of the enum's values.
+func cachedEnumExpected(cache *map[protoreflect.FullName]string, ed protoreflect.EnumDescriptor) string {
+	if s, ok := (*cache)[ed.FullName()]; ok {
+		return s
+	}
+	if *cache == nil {
+		*cache = map[protoreflect.FullName]string{}
+	}
+	s := enumExpected(ed)
+	(*cache)[ed.FullName()] = s
+	return s
 }
 
 func enumExpected(ed protoreflect.EnumDescriptor) string {

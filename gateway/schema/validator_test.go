@@ -258,7 +258,7 @@ func TestNoRulesNoChecks(t *testing.T) {
 func TestValidationErrorCapsItsText(t *testing.T) {
 	t.Parallel()
 	e := &ValidationError{}
-	for range maxReported + 5 {
+	for range MaxExplained + 5 {
 		e.Violations = append(e.Violations, Violation{Path: "a", Expected: "required"})
 	}
 	if !strings.HasSuffix(e.Error(), "; and 5 more") {

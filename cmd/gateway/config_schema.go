@@ -37,6 +37,8 @@ type fileConfig struct {
 	InputErrors       *string   `yaml:"input_errors"`
 	ExposeHealth      *bool     `yaml:"expose_health"`
 	JSONNames         *string   `yaml:"json_names"`
+	ToolMode          *string   `yaml:"tool_mode"`
+	ToolBudget        *int      `yaml:"tool_budget"`
 	AllowOrigin       []string  `yaml:"allow_origin"`
 
 	MaxRequestBytes    *int64    `yaml:"max_request_bytes"`

@@ -201,6 +201,8 @@ discovery_timeout: 3s
 shutdown_grace: 7s
 input_errors: protocol
 json_names: proto
+tool_mode: search
+tool_budget: 1000
 expose_health: true
 allow_origin: [https://app.example.com]
 include: ["zoo.v1.*"]
@@ -220,11 +222,11 @@ log_format: json
 		t.Fatal(err)
 	}
 	got := []any{c.listen, c.callTimeout, c.streamTimeout, c.streamMaxMsgs, c.streamMaxBytes, c.discoveryTimeout, c.shutdownGrace,
-		c.inputErrors, c.jsonNames, c.exposeHealth, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
+		c.inputErrors, c.jsonNames, c.toolMode, c.toolBudget, c.exposeHealth, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
 		c.backends.refresh, c.backends.requireBackends, c.front.bearerTokensFile, []string(c.front.forwardHeaders), c.front.md.Get("x-caller"),
 		c.obs.metrics, c.obs.logArguments, c.logLevel, c.logFormat}
 	want := []any{"0.0.0.0:9090", 20 * time.Second, time.Minute, 50, int64(1024), 3 * time.Second, 7 * time.Second,
-		"protocol", "proto", true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
+		"protocol", "proto", "search", 1000, true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
 		time.Duration(0), true, tokens, []string{"x-request-id"}, []string{"gateway"},
 		false, true, "debug", "json"}
 	if !reflect.DeepEqual(got, want) {

@@ -52,6 +52,8 @@ type config struct {
 	inputErrors      string
 	exposeHealth     bool
 	jsonNames        string
+	toolMode         string
+	toolBudget       int
 	allowOrigins     stringList
 	transports       transportFlags
 	front            frontDoor
@@ -65,6 +67,9 @@ type config struct {
 	checkConfig string
 	showVersion bool
 }
+
+// toolModes are --tool-mode's values.
+var toolModes = map[string]gateway.ToolMode{"auto": gateway.ToolModeAuto, "typed": gateway.ToolModeTyped, "search": gateway.ToolModeSearch}
 
 type stringList []string
 
@@ -139,6 +144,8 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.inputErrors, "input-errors", "tool", `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
 	fs.BoolVar(&c.exposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
 	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
+	fs.StringVar(&c.toolMode, "tool-mode", "auto", `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
+	fs.IntVar(&c.toolBudget, "tool-budget", gateway.DefaultToolBudget, "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; -1: no budget (always typed)")
 	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, /ws and /sse, e.g. https://app.example.com (repeatable)")
 	c.front.register(fs)
 	c.transports.register(fs)
@@ -153,6 +160,12 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 func (c *config) validate() error {
 	if c.inputErrors != "tool" && c.inputErrors != "protocol" {
 		return fmt.Errorf(`--input-errors: want "tool" or "protocol", got %q`, c.inputErrors)
+	}
+	if _, ok := toolModes[c.toolMode]; !ok {
+		return fmt.Errorf(`--tool-mode: want "auto", "typed" or "search", got %q`, c.toolMode)
+	}
+	if c.toolBudget <= 0 && c.toolBudget != gateway.NoToolBudget {
+		return fmt.Errorf("--tool-budget: want a positive number of tokens, or %d for no budget, got %d", gateway.NoToolBudget, c.toolBudget)
 	}
 	if c.jsonNames != "json" && c.jsonNames != "proto" {
 		return fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
@@ -314,6 +327,8 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		DiscoveryTimeout:   c.discoveryTimeout,
 		RequireBackends:    c.backends.requireBackends,
 		UseProtoNames:      c.jsonNames == "proto",
+		ToolMode:           toolModes[c.toolMode],
+		ToolBudget:         c.toolBudget,
 		HTTP:               httpOpts,
 		WebSocket:          wsOpts,
 		SSE:                sseOpts,

@@ -176,6 +176,8 @@ func TestStartupErrors(t *testing.T) {
 	}{
 		{"input-errors", []string{"--input-errors", "loud"}, 2, `--input-errors: want "tool" or "protocol", got "loud"`},
 		{"json-names", []string{"--json-names", "camel"}, 2, `--json-names: want "json" or "proto"`},
+		{"tool-mode", []string{"--tool-mode", "lazy"}, 2, `--tool-mode: want "auto", "typed" or "search", got "lazy"`},
+		{"tool-budget", []string{"--tool-budget", "0"}, 2, `--tool-budget: want a positive number of tokens, or -1 for no budget, got 0`},
 		{"backend form", []string{"--backend", "zoo"}, 2, `--backend: want HOST:PORT or NAME=HOST:PORT, got "zoo"`},
 		{"backend name", []string{"--backend", "Zoo=127.0.0.1:1"}, 2, `--backend Zoo=127.0.0.1:1: backend name "Zoo": want 1-32 characters of a-z, 0-9`},
 		{"unnamed among several", []string{"--backend", "127.0.0.1:1", "--backend", "b=127.0.0.1:2"}, 2, `with several backends each needs a name`},
@@ -339,5 +341,45 @@ func terminate(t *testing.T, cmd *exec.Cmd) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the gateway did not exit after SIGTERM")
+	}
+}
+
+// TestSearchModeBinary: the built gateway with --tool-mode search over
+// stdio lists search_tools and call_tool, finds a tool by intent and
+// calls it through call_tool.
+func TestSearchModeBinary(t *testing.T) {
+	addr := zootest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.Command(binary, "--stdio", "--backend", addr, "--tool-mode", "search")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	client := sdk.NewClient(&sdk.Implementation{Name: "search-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Equal(names, []string{"search_tools", "call_tool"}) {
+		t.Fatalf("tools %v", names)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "look up an animal", "limit": 1}})
+	if err != nil || res.IsError {
+		t.Fatalf("search_tools: %v %+v", err, res)
+	}
+	if txt := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(txt, `"name":"ZooService_GetAnimal"`) {
+		t.Errorf("search_tools: %s", txt)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "ZooService_GetAnimal", "arguments": map[string]any{"id": "leo"}}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, `"leo"`) {
+		t.Errorf("call_tool GetAnimal: %v %+v", err, res)
 	}
 }

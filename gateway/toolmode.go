@@ -35,7 +35,7 @@ func (m ToolMode) String() string {
 // DefaultToolBudget is the tool budget of ToolModeAuto, in estimated
 // tokens (tools/list JSON bytes / 4): 40,000 tokens, about 160 KB, a fifth
 // of a 200,000-token context. A small or medium service (a few dozen
-// methods with ordinary messages; the demo zoo is about 3,000) stays well
+// methods with ordinary messages; the demo zoo is about 7,000) stays well
 // inside it and is served typed; an estate of hundreds of methods goes
 // over it and is served by search.
 const DefaultToolBudget = 40000

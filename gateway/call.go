@@ -25,9 +25,21 @@ func (g *Gateway) call(ctx context.Context, c *catalog, req *mcp.CallToolRequest
 	if t == nil {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)}
 	}
+	return g.callTool(ctx, t, req)
+}
+
+// callTool runs the resolved tool t: the one path every call of a tool
+// takes, whether the client named it in tools/call or another tool runs
+// it by name, so that authorization and observation always apply to the
+// tool that actually runs.
+func (g *Gateway) callTool(ctx context.Context, t *tool, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 	// Metrics, span and call log (observe.go); a no-op when none is on.
 	ctx, ob := g.startCall(ctx, t, req)
 	defer g.endCall(ctx, t, req, ob, &res, &err)
+	// Before anything reaches the backend: scopes, expiry, revocation.
+	if err := g.authorize(ctx, t, req); err != nil {
+		return nil, err
+	}
 	args, err := objectArguments(req.Arguments)
 	if err != nil {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: err.Error()}

@@ -33,19 +33,21 @@ import (
 // recordingBackend is a zoo whose interceptor keeps the incoming metadata
 // of the last ZooService call, to see exactly what the gateway forwards.
 type recordingBackend struct {
-	addr string
-	mu   sync.Mutex
-	last metadata.MD
+	addr  string
+	mu    sync.Mutex
+	last  metadata.MD
+	calls map[string]int // by full method name
 }
 
 func startRecordingBackend(t *testing.T) *recordingBackend {
 	t.Helper()
-	b := &recordingBackend{}
+	b := &recordingBackend{calls: map[string]int{}}
 	record := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 		if strings.HasPrefix(info.FullMethod, "/zoo.") {
 			md, _ := metadata.FromIncomingContext(ctx)
 			b.mu.Lock()
 			b.last = md.Copy()
+			b.calls[info.FullMethod]++
 			b.mu.Unlock()
 		}
 		return next(ctx, req)
@@ -55,6 +57,13 @@ func startRecordingBackend(t *testing.T) *recordingBackend {
 	grpcreflection.Register(gs)
 	b.addr = serveGRPC(t, gs)
 	return b
+}
+
+// deletes is how many DeleteAnimal calls reached the backend.
+func (b *recordingBackend) deletes() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls["/zoo.v1.ZooService/DeleteAnimal"]
 }
 
 func (b *recordingBackend) metadata() metadata.MD {
@@ -282,19 +291,20 @@ func TestOAuthEndToEnd(t *testing.T) {
 		t.Fatalf("DeleteAnimal with zoo:admin: %v %+v", err, res)
 	}
 
-	// The raw HTTP answer of a per-tool refusal.
-	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ZooService_DeleteAnimal","arguments":{"id":"leo"}}}`))
-	req.Header.Set("Authorization", "Bearer "+is.token(t, aud, "zoo", nil))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	// The raw HTTP answer of a per-tool refusal, in a session and
+	// stateless (2026-07-28): the step-up challenge, decided where the call
+	// is dispatched.
 	want := `Bearer error="insufficient_scope", error_description="the token lacks a scope this tool requires", scope="zoo zoo:admin", resource_metadata="https://zoo.example.com/.well-known/oauth-protected-resource/mcp"`
-	if resp.StatusCode != 403 || resp.Header.Get("WWW-Authenticate") != want {
-		t.Errorf("per-tool refusal: %d\n got %s\nwant %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
+	user := is.token(t, aud, "zoo", nil)
+	deletes := b.deletes()
+	for _, stateless := range []bool{false, true} {
+		resp, body := postToolCall(t, base, user, "ZooService_DeleteAnimal", stateless)
+		if resp.StatusCode != 403 || resp.Header.Get("WWW-Authenticate") != want || !strings.Contains(body, `"code":-32010`) || !strings.Contains(body, `"error":"insufficient_scope"`) {
+			t.Errorf("per-tool refusal (stateless %v): %d %s\n got %s\nwant %s", stateless, resp.StatusCode, body, resp.Header.Get("WWW-Authenticate"), want)
+		}
+	}
+	if n := b.deletes(); n != deletes {
+		t.Errorf("%d refused deletes reached the backend", n-deletes)
 	}
 
 	for _, p := range []string{auth.MetadataPath, auth.MetadataPath + "/mcp"} {

@@ -248,7 +248,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	// catalog swap can notify it.
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g,
 		&mcp.ServerOptions{Logger: g.opts.Logger, Trace: g.traceLogger(), TraceBodies: g.opts.LogArguments,
-			MaxConcurrentCalls: g.opts.MaxConcurrentCalls, SessionObserver: g.observeSessions()})
+			MaxConcurrentCalls: g.opts.MaxConcurrentCalls, SessionObserver: g.observeSessions(), PrincipalOf: principalOf})
 	if err := g.start(ctx); err != nil {
 		return nil, err
 	}

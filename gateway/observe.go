@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"time"
 
@@ -114,7 +115,14 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) telemetry.Outcome {
 	if err != nil {
 		var e *mcp.Error
+		var rf *mcp.Refusal
 		switch {
+		case errors.As(err, &rf):
+			// Refused by authorization before reaching the backend.
+			if rf.Status == http.StatusUnauthorized {
+				return telemetry.Outcome{Code: codes.Unauthenticated}
+			}
+			return telemetry.Outcome{Code: codes.PermissionDenied}
 		case errors.As(err, &e) && e.Code == mcp.CodeInvalidParams:
 			return telemetry.Outcome{Rejected: true}
 		case ctx.Err() != nil:

@@ -159,9 +159,9 @@ func serverTLS(cert tls.Certificate) *tls.Config {
 }
 
 // authenticator starts the configured authentication, or returns nil when
-// none is configured. maxBody must equal the MCP transport's body limit.
-func (f *frontDoor) authenticator(ctx context.Context, logger *slog.Logger, maxBody int64) (*auth.Authenticator, error) {
-	cfg := auth.Config{Logger: logger, MaxBodyBytes: maxBody}
+// none is configured.
+func (f *frontDoor) authenticator(ctx context.Context, logger *slog.Logger) (*auth.Authenticator, error) {
+	cfg := auth.Config{Logger: logger}
 	switch {
 	case f.bearerTokensFile != "":
 		cfg.BearerTokensFile = f.bearerTokensFile

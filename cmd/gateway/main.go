@@ -302,7 +302,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	}
 	dctx, cancel := context.WithTimeout(ctx, c.discoveryTimeout)
 	httpOpts, wsOpts, sseOpts := c.transports.options(c.allowOrigins)
-	authn, err := c.front.authenticator(dctx, logger, httpOpts.MaxRequestBytes)
+	authn, err := c.front.authenticator(dctx, logger)
 	if err != nil {
 		cancel()
 		return err

@@ -1,23 +1,26 @@
 // Package auth authenticates the HTTP requests that reach the gateway's MCP
-// endpoints (/mcp, and the other MCP transports as they are mounted). It is
-// off unless configured, and then works in one of two modes:
+// endpoints (/mcp, /ws, /sse) and authorizes the tool calls they make. It
+// is off unless configured, and then works in one of two modes:
 //
 //   - Static bearer tokens read from a file, compared in constant time and
 //     re-read when the file changes, for teams that hand out a few shared
-//     secrets.
+//     secrets. A token removed from the file is revoked: the connections
+//     it opened close.
 //   - OAuth 2.1 resource server: JWT access tokens validated against the
 //     authorization server's JWKS (signature, issuer, audience per RFC 8707,
 //     expiry), with optional scopes required globally or per tool, and the
 //     RFC 9728 protected-resource metadata that MCP clients use to find the
 //     authorization server.
 //
-// Failures are answered at the HTTP layer as the MCP authorization
-// specification asks: 401 with a WWW-Authenticate: Bearer challenge for a
-// missing or bad token, 403 with error="insufficient_scope" for a valid
-// token that lacks a scope. Per-tool scopes are enforced here too, before
-// the MCP layer, by reading the tool name from a tools/call body, so a
-// client gets the same 403 challenge it would get for a global scope and
-// can step up its authorization.
+// Authentication happens at the HTTP layer ([Authenticator.Wrap]), as the
+// MCP authorization specification asks: 401 with a WWW-Authenticate: Bearer
+// challenge for a missing or bad token, 403 with error="insufficient_scope"
+// for a valid token that lacks a globally required scope. The middleware
+// never reads request bodies: the validated [Principal] travels in the
+// request context, and per-tool scopes, expiry and revocation are checked
+// by [Authenticator.Authorize] where the gateway dispatches each call, so
+// they hold on every transport (a WebSocket frame never passes an HTTP
+// middleware) and for a tool run on behalf of another.
 //
 // The package only wraps handlers: health, readiness and metrics endpoints
 // stay open because the gateway never wraps them.
@@ -28,7 +31,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -47,11 +49,6 @@ type Config struct {
 	PollInterval time.Duration
 	// OAuth enables the OAuth 2.1 resource-server mode.
 	OAuth *OAuthConfig
-	// MaxBodyBytes bounds how much of a POST body is read to learn the tool
-	// of a tools/call when per-tool scopes are configured; a larger body
-	// gets 413. It should equal the transport's own limit (default 4 MiB,
-	// as the Streamable HTTP transport's).
-	MaxBodyBytes int64
 	// Logger receives reloads, refusals (at debug) and JWKS errors; nil
 	// discards them.
 	Logger *slog.Logger
@@ -77,8 +74,9 @@ type OAuthConfig struct {
 	Resource string
 	// RequiredScopes must all be granted to a token for any request.
 	RequiredScopes []string
-	// ToolScopes maps a tool name to the scopes a tools/call of that tool
-	// needs in addition to RequiredScopes.
+	// ToolScopes maps a tool name to the scopes a call of that tool needs
+	// in addition to RequiredScopes; [Authenticator.Authorize] checks them
+	// for every call, on every transport.
 	ToolScopes map[string][]string
 	// ForwardClaims turns claims of a validated token into request
 	// headers (replacing whatever the client sent under those names), so
@@ -101,36 +99,13 @@ type ClaimHeader struct {
 	Header string
 }
 
-// Principal is who a request was authenticated as. It is in the request
-// context for handlers behind the middleware; see [FromContext].
-type Principal struct {
-	// Subject is the token's "sub"; empty for static bearer tokens.
-	Subject string
-	// Scopes are the granted scopes ("scope" or "scp"); nil for static
-	// bearer tokens.
-	Scopes []string
-	// headers holds the forwarded claims' header values, computed once per
-	// validated token.
-	headers map[string][]string
-}
-
-type principalKey struct{}
-
-// FromContext returns the principal the middleware authenticated, if any.
-// It is shared between requests with the same token: read-only.
-func FromContext(ctx context.Context) (*Principal, bool) {
-	p, ok := ctx.Value(principalKey{}).(*Principal)
-	return p, ok
-}
-
 // Authenticator is the configured middleware. It owns background work (the
 // tokens-file poller or the JWKS cache) that ends with Close.
 type Authenticator struct {
-	log     *slog.Logger
-	maxBody int64
-	bearer  *tokenFile
-	oauth   *oauthValidator
-	stop    func()
+	log    *slog.Logger
+	bearer *tokenFile
+	oauth  *oauthValidator
+	stop   func()
 }
 
 // New validates cfg and starts the mode it selects. In bearer mode the
@@ -138,12 +113,9 @@ type Authenticator struct {
 // fetchable now, so a wrong URL is a start-up error instead of a stream of
 // 401s. ctx bounds only that start-up work.
 func New(ctx context.Context, cfg Config) (*Authenticator, error) {
-	a := &Authenticator{log: cfg.Logger, maxBody: cfg.MaxBodyBytes}
+	a := &Authenticator{log: cfg.Logger}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
-	}
-	if a.maxBody <= 0 {
-		a.maxBody = 4 << 20
 	}
 	switch {
 	case cfg.BearerTokensFile != "" && cfg.OAuth != nil:
@@ -175,8 +147,11 @@ func (a *Authenticator) Close() error {
 	return nil
 }
 
-// Wrap returns next behind authentication. OPTIONS requests pass, since
-// CORS preflights never carry credentials and act on nothing.
+// Wrap returns next behind authentication: a request without a valid
+// token (or, in OAuth mode, without the globally required scopes) is
+// answered here; one with a valid token reaches next with its [Principal]
+// in the context. OPTIONS requests pass, since CORS preflights never carry
+// credentials and act on nothing.
 func (a *Authenticator) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions {
@@ -194,52 +169,33 @@ func (a *Authenticator) Wrap(next http.Handler) http.Handler {
 			a.challenge(w, r, http.StatusUnauthorized, "invalid_token", describe(err), nil)
 			return
 		}
+		ctx := context.WithValue(r.Context(), principalKey{}, p)
 		if a.oauth != nil {
 			if missing := missingScopes(p.Scopes, a.oauth.cfg.RequiredScopes); len(missing) > 0 {
 				a.challenge(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks a required scope", a.oauth.cfg.RequiredScopes)
 				return
 			}
-			if len(a.oauth.cfg.ToolScopes) > 0 && r.Method == http.MethodPost {
-				need, status, err := a.toolScopes(w, r)
-				if errors.Is(err, errParse) {
-					// What the MCP layer answers to a body that is not JSON.
-					w.Header().Set("Content-Type", "application/json")
-					w.WriteHeader(status)
-					_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`+"\n")
-					return
-				}
-				if err != nil {
-					writeError(w, status, "invalid_request", err.Error())
-					return
-				}
-				if missing := missingScopes(p.Scopes, need); len(missing) > 0 {
-					a.challenge(w, r, http.StatusForbidden, "insufficient_scope", "the token lacks a scope this tool requires",
-						union(a.oauth.cfg.RequiredScopes, need))
-					return
-				}
+			if a.oauth.cfg.Resource == "" {
+				ctx = context.WithValue(ctx, metadataURLKey{}, a.oauth.metadataURL(r))
 			}
 			if len(a.oauth.forward) > 0 {
 				r = withClaimHeaders(r, a.oauth.forward, p.headers)
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
 // authenticate checks a presented token in the configured mode.
 func (a *Authenticator) authenticate(ctx context.Context, tok string) (*Principal, error) {
 	if a.bearer != nil {
-		if a.bearer.valid(tok) {
-			return staticPrincipal, nil
+		if p := a.bearer.lookup(tok); p != nil {
+			return p, nil
 		}
 		return nil, errUnknownToken
 	}
 	return a.oauth.validate(ctx, tok)
 }
-
-// staticPrincipal stands for every static-token client: the tokens carry no
-// identity of their own.
-var staticPrincipal = &Principal{}
 
 var errUnknownToken = errors.New("token not recognised")
 
@@ -260,6 +216,19 @@ func bearerToken(h http.Header) (string, bool) {
 // mode every challenge names the protected-resource metadata so clients can
 // discover the authorization server (RFC 9728 section 5.1).
 func (a *Authenticator) challenge(w http.ResponseWriter, r *http.Request, status int, errCode, desc string, scopes []string) {
+	metadata := ""
+	if a.oauth != nil {
+		metadata = a.oauth.metadataURL(r)
+	}
+	w.Header().Set("WWW-Authenticate", a.challengeValue(status, errCode, desc, scopes, metadata))
+	if errCode == "" {
+		errCode = "unauthorized"
+	}
+	writeError(w, status, errCode, desc)
+}
+
+// challengeValue is a WWW-Authenticate: Bearer value; see challenge.
+func (a *Authenticator) challengeValue(status int, errCode, desc string, scopes []string, metadataURL string) string {
 	var params []string
 	if errCode != "" {
 		params = append(params, fmt.Sprintf("error=%q", errCode), fmt.Sprintf("error_description=%q", desc))
@@ -271,17 +240,13 @@ func (a *Authenticator) challenge(w http.ResponseWriter, r *http.Request, status
 		if len(scopes) > 0 {
 			params = append(params, fmt.Sprintf("scope=%q", strings.Join(scopes, " ")))
 		}
-		params = append(params, fmt.Sprintf("resource_metadata=%q", a.oauth.metadataURL(r)))
+		params = append(params, fmt.Sprintf("resource_metadata=%q", metadataURL))
 	}
 	v := "Bearer"
 	if len(params) > 0 {
 		v += " " + strings.Join(params, ", ")
 	}
-	w.Header().Set("WWW-Authenticate", v)
-	if errCode == "" {
-		errCode = "unauthorized"
-	}
-	writeError(w, status, errCode, desc)
+	return v
 }
 
 // writeError writes an OAuth-style JSON error body; the status and the

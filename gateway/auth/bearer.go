@@ -18,11 +18,14 @@ import (
 //
 // Only SHA-256 digests are kept: comparing fixed-size digests makes the
 // comparison time independent of the tokens' lengths, and the secrets
-// themselves do not sit in memory longer than a reload.
+// themselves do not sit in memory longer than a reload. Each token has its
+// own [Principal], kept across reloads while the token stays in the file
+// and revoked (its Revoked channel closed) when a reload drops it, so the
+// WebSocket and SSE connections it opened end.
 type tokenFile struct {
 	path   string
 	log    *slog.Logger
-	tokens atomic.Pointer[[][sha256.Size]byte]
+	tokens atomic.Pointer[[]staticToken]
 
 	// last is what the poller saw at the last (attempted) load; only the
 	// poller goroutine touches it after start.
@@ -50,22 +53,67 @@ func startTokenFile(path string, every time.Duration, log *slog.Logger) (*tokenF
 		return nil, err
 	}
 	tf.last = fi
-	tf.tokens.Store(&digests)
-	tf.logLoaded("loaded bearer tokens", len(digests))
+	tokens := tf.replace(digests)
+	tf.logLoaded("loaded bearer tokens", len(tokens))
 	go tf.poll(every)
 	return tf, nil
 }
 
-// valid reports whether tok is one of the tokens. It compares the digest
-// with every stored digest and never stops early, so the time taken says
-// nothing about which token (or how much of one) matched.
-func (tf *tokenFile) valid(tok string) bool {
+// staticToken is one token of the file.
+type staticToken struct {
+	digest [sha256.Size]byte
+	p      *Principal
+}
+
+// lookup returns the principal of tok, or nil when tok is not one of the
+// tokens. It compares the digest with every stored digest and never stops
+// early or branches on a match, so the time taken says nothing about which
+// token (or how much of one) matched.
+func (tf *tokenFile) lookup(tok string) *Principal {
 	d := sha256.Sum256([]byte(tok))
-	match := 0
-	for _, t := range *tf.tokens.Load() {
-		match |= subtle.ConstantTimeCompare(d[:], t[:])
+	tokens := *tf.tokens.Load()
+	match, idx := 0, 0
+	for i := range tokens {
+		eq := subtle.ConstantTimeCompare(d[:], tokens[i].digest[:])
+		idx = subtle.ConstantTimeSelect(eq, i, idx)
+		match |= eq
 	}
-	return match == 1
+	if match != 1 {
+		return nil
+	}
+	return tokens[idx].p
+}
+
+// replace installs the tokens of digests, keeping the principal of every
+// token still present and revoking those of tokens that are gone. Only
+// the poller (and start, before it) calls it.
+func (tf *tokenFile) replace(digests [][sha256.Size]byte) []staticToken {
+	old := map[[sha256.Size]byte]*Principal{}
+	if cur := tf.tokens.Load(); cur != nil {
+		for _, t := range *cur {
+			old[t.digest] = t.p
+		}
+	}
+	tokens := make([]staticToken, 0, len(digests))
+	seen := make(map[[sha256.Size]byte]*Principal, len(digests))
+	for _, d := range digests {
+		p := seen[d] // a token listed twice keeps one principal
+		if p == nil {
+			if p = old[d]; p == nil {
+				p = newStaticPrincipal(d)
+			}
+			seen[d] = p
+		}
+		tokens = append(tokens, staticToken{digest: d, p: p})
+	}
+	tf.tokens.Store(&tokens)
+	for d, p := range old {
+		if seen[d] == nil {
+			close(p.revoked)
+			tf.log.Info("auth: bearer token removed from the file: its connections close", "token_id", p.TokenID)
+		}
+	}
+	return tokens
 }
 
 func (tf *tokenFile) poll(every time.Duration) {
@@ -103,8 +151,8 @@ func (tf *tokenFile) reloadIfChanged() {
 		tf.log.Error("auth: reloading the bearer tokens file failed; keeping the current tokens", "file", tf.path, "err", err)
 		return
 	}
-	tf.tokens.Store(&digests)
-	tf.logLoaded("reloaded bearer tokens", len(digests))
+	tokens := tf.replace(digests)
+	tf.logLoaded("reloaded bearer tokens", len(tokens))
 }
 
 func (tf *tokenFile) logLoaded(msg string, n int) {

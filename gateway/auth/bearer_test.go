@@ -67,7 +67,7 @@ func do(h http.Handler, method, authz, body string) *httptest.ResponseRecorder {
 	return w
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	// Write then rename, as config management tools do, so the poller
 	// never reads a half-written file.
@@ -80,7 +80,7 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-func startBearer(t *testing.T, content string) (*auth.Authenticator, string, *syncBuffer) {
+func startBearer(t testing.TB, content string) (*auth.Authenticator, string, *syncBuffer) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeFile(t, path, content)
@@ -172,6 +172,56 @@ func TestBearerReload(t *testing.T) {
 	waitFor(t, "lock-out", func() bool { return do(h, "POST", "Bearer new", "").Code == 401 })
 	if !strings.Contains(logs.String(), "has no tokens") {
 		t.Errorf("no warning about the empty file:\n%s", logs)
+	}
+}
+
+// TestBearerRevocation: each static token is its own principal; a token
+// kept across a reload keeps its principal, and one removed from the file
+// has its Revoked channel closed (long-lived connections watch it) and its
+// next call refused by Authorize.
+func TestBearerRevocation(t *testing.T) {
+	a, path, _ := startBearer(t, "alpha\nbeta\n")
+	principal := func(tok string) (*auth.Principal, context.Context) {
+		t.Helper()
+		var p *auth.Principal
+		var ctx context.Context
+		a.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			p, _ = auth.FromContext(r.Context())
+			ctx = r.Context()
+		})).ServeHTTP(httptest.NewRecorder(), func() *http.Request {
+			r := httptest.NewRequest("GET", "http://localhost/ws", nil)
+			r.Header.Set("Authorization", "Bearer "+tok)
+			return r
+		}())
+		if p == nil {
+			t.Fatalf("token %q refused", tok)
+		}
+		return p, ctx
+	}
+	alpha, alphaCtx := principal("alpha")
+	beta, _ := principal("beta")
+	if alpha.Identity() == beta.Identity() || !strings.HasPrefix(alpha.Identity(), "token:") || !alpha.Expiry.IsZero() {
+		t.Errorf("identities %q and %q: want one per token, no expiry", alpha.Identity(), beta.Identity())
+	}
+	if again, _ := principal("alpha"); again != alpha {
+		t.Error("the same token got a new principal")
+	}
+	writeFile(t, path, "beta\ngamma\n")
+	select {
+	case <-alpha.Revoked():
+	case <-time.After(10 * time.Second):
+		t.Fatal("alpha, removed from the file, was not revoked")
+	}
+	if err := a.Authorize(alphaCtx, "any"); err == nil || !strings.Contains(err.Error(), "revoked") {
+		t.Errorf("a call with the revoked token: %v", err)
+	}
+	select {
+	case <-beta.Revoked():
+		t.Error("beta, still in the file, was revoked")
+	default:
+	}
+	if again, _ := principal("beta"); again != beta {
+		t.Error("a token kept across the reload got a new principal (its sessions would be lost)")
 	}
 }
 

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"errors"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -236,45 +237,59 @@ func noExp(t *testing.T, p *idp) string {
 	return string(s)
 }
 
-// TestOAuthToolScopes: the tool of a tools/call decides extra scopes; the
-// refusal is the same 403 challenge as for a global scope, and an allowed
-// call reaches the handler with its body intact.
-func TestOAuthToolScopes(t *testing.T) {
+// authorizing is the handler behind the middleware in Authorize tests: it
+// asks Authorize about the tool named in the X-Tool header (the gateway
+// asks with the tool it is about to run) and answers 200 or the refusal's
+// status and challenge. The body is echoed, to show the middleware no
+// longer reads it.
+func authorizing(a *auth.Authenticator) http.Handler {
+	return a.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := a.Authorize(r.Context(), r.Header.Get("X-Tool")); err != nil {
+			var ref *auth.Refusal
+			if !errors.As(err, &ref) {
+				http.Error(w, err.Error(), 500)
+				return
+			}
+			w.Header().Set("WWW-Authenticate", ref.Challenge)
+			w.WriteHeader(ref.Status)
+			return
+		}
+		echo.ServeHTTP(w, r)
+	}))
+}
+
+// TestAuthorizeToolScopes: the tool being run decides the extra scopes;
+// the refusal carries the same 403 challenge as a global scope, so a
+// client can step up. The middleware passes every body on untouched, even
+// a tools/call of a scoped tool: it no longer parses JSON-RPC.
+func TestAuthorizeToolScopes(t *testing.T) {
 	p := newIDP(t)
-	h := startOAuth(t, p, nil).Wrap(echo)
+	a := startOAuth(t, p, nil)
+	h := authorizing(a)
 	user := "Bearer " + p.token("ec1", claims{"scope": "mcp"})
 	admin := "Bearer " + p.token("ec1", claims{"scope": "mcp zoo:admin"})
-	call := func(tool string) string {
-		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`
-	}
+	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ZooService_DeleteAnimal","arguments":{}}}`
 	cases := []struct {
-		name, authz, body string
+		name, authz, tool string
 		status            int
 	}{
-		{"other tool", user, call("ZooService_GetAnimal"), 200},
-		{"scoped tool without scope", user, call("ZooService_DeleteAnimal"), 403},
-		{"scoped tool with scope", admin, call("ZooService_DeleteAnimal"), 200},
-		{"tools/list needs no tool scope", user, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, 200},
-		{"batch hiding a scoped call", user, "[" + call("ZooService_GetAnimal") + "," + call("ZooService_DeleteAnimal") + "]", 403},
-		{"escaped method name", user, `{"jsonrpc":"2.0","id":7,"method":"tools\/call","params":{"name":"ZooService_DeleteAnimal"}}`, 403},
-		{"duplicate name key, last wins", user, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ZooService_GetAnimal","name":"ZooService_DeleteAnimal"}}`, 403},
-		// Whatever the MCP layer's parser makes of case variants and
-		// duplicate keys, the check covers every reading.
-		{"name in another case as well", user, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ZooService_DeleteAnimal","NAME":"ZooService_GetAnimal"}}`, 403},
-		{"method in another case as well", user, `{"jsonrpc":"2.0","id":7,"method":"tools/call","METHOD":"ping","params":{"name":"ZooService_DeleteAnimal"}}`, 403},
-		{"duplicate name key, first is scoped", user, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ZooService_DeleteAnimal","name":"ZooService_GetAnimal"}}`, 403},
-		{"duplicate params", user, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ZooService_GetAnimal"},"Params":{"name":"ZooService_DeleteAnimal"}}`, 403},
-		{"escaped key", user, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"na\u006de":"ZooService_DeleteAnimal"}}`, 403},
-		{"a string is not a call", user, `"tools/call"`, 200},
+		{"other tool", user, "ZooService_GetAnimal", 200},
+		{"scoped tool without scope", user, "ZooService_DeleteAnimal", 403},
+		{"scoped tool with scope", admin, "ZooService_DeleteAnimal", 200},
+		{"no tool", user, "", 200},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w := do(h, "POST", c.authz, c.body)
+			r := httptest.NewRequest("POST", "http://example.com/mcp", strings.NewReader(call))
+			r.Header.Set("Authorization", c.authz)
+			r.Header.Set("X-Tool", c.tool)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
 			if w.Code != c.status {
 				t.Fatalf("status %d, want %d (%s)", w.Code, c.status, w.Body)
 			}
-			if c.status == 200 && w.Body.String() != c.body {
-				t.Errorf("body not restored: %q", w.Body)
+			if c.status == 200 && w.Body.String() != call {
+				t.Errorf("body not passed on intact: %q", w.Body)
 			}
 			if c.status == 403 {
 				want := `Bearer error="insufficient_scope", error_description="the token lacks a scope this tool requires", scope="mcp zoo:admin", ` + metadataURL
@@ -284,20 +299,95 @@ func TestOAuthToolScopes(t *testing.T) {
 			}
 		})
 	}
-	if w := do(h, "POST", user, `{nope`); w.Code != 400 || !strings.Contains(w.Body.String(), `-32700`) {
-		t.Errorf("not JSON: %d %s, want 400 and a JSON-RPC parse error", w.Code, w.Body)
+	// Without a principal (a request that bypassed the middleware) every
+	// call is refused.
+	err := a.Authorize(context.Background(), "ZooService_GetAnimal")
+	var ref *auth.Refusal
+	if !errors.As(err, &ref) || ref.Status != 401 || ref.Code != "invalid_token" {
+		t.Errorf("no principal: %v, want a 401 invalid_token refusal", err)
 	}
-	// A body over the limit cannot be inspected, so it is refused rather
-	// than passed on unchecked.
-	small, err := auth.New(context.Background(), auth.Config{MaxBodyBytes: 64, OAuth: &auth.OAuthConfig{
-		JWKSURL: p.jwksURL(), Issuer: issuer, Resource: resource, ToolScopes: map[string][]string{"x": {"y"}},
-	}})
+}
+
+// TestAuthorizeExpiry: a principal whose token has expired since it was
+// authenticated (a long-lived connection) is refused at the next call,
+// with the same challenge a new request with that token would get.
+func TestAuthorizeExpiry(t *testing.T) {
+	p := newIDP(t)
+	a := startOAuth(t, p, func(c *auth.OAuthConfig) { c.Leeway = time.Millisecond })
+	exp := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
+	tok := p.token("ec1", claims{"scope": "mcp", "exp": exp.Unix()})
+	var principal *auth.Principal
+	var ctx context.Context
+	a.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		principal, _ = auth.FromContext(r.Context())
+		ctx = r.Context()
+	})).ServeHTTP(httptest.NewRecorder(), func() *http.Request {
+		r := httptest.NewRequest("GET", "http://example.com/ws", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		return r
+	}())
+	if principal == nil {
+		t.Fatal("token refused at the door")
+	}
+	if !principal.Expiry.Equal(exp.Add(time.Millisecond)) || principal.Subject != "alice" || principal.Identity() != "sub:alice" || len(principal.TokenID) != 16 {
+		t.Errorf("principal %+v, identity %q: want expiry %v", principal, principal.Identity(), exp.Add(time.Millisecond))
+	}
+	if err := a.Authorize(ctx, "ZooService_GetAnimal"); err != nil {
+		t.Fatalf("before expiry: %v", err)
+	}
+	waitFor(t, "the token to expire", func() bool { return principal.Expired(time.Now()) })
+	err := a.Authorize(ctx, "ZooService_GetAnimal")
+	var ref *auth.Refusal
+	if !errors.As(err, &ref) || ref.Status != 401 || !strings.Contains(ref.Challenge, `error="invalid_token", error_description="the token has expired"`) {
+		t.Errorf("after expiry: %v, want a 401 invalid_token refusal", err)
+	}
+}
+
+// TestOAuthJWKSTransport: the JWKS is fetched over https, or plain http
+// to loopback only, and a redirect may not change the scheme or host.
+func TestOAuthJWKSTransport(t *testing.T) {
+	p := newIDP(t)
+	// 127.0.0.1 and localhost are the same machine but not the same host:
+	// the redirect is refused although both are loopback.
+	otherHost := httptest.NewServer(http.RedirectHandler(strings.Replace(p.jwksURL(), "127.0.0.1", "localhost", 1), http.StatusFound))
+	t.Cleanup(otherHost.Close)
+	fetches := p.fetches.Load()
+	_, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{JWKSURL: otherHost.URL + "/jwks", Issuer: issuer, Audience: "a"}})
+	if err == nil || !strings.Contains(err.Error(), "changes the scheme or host") {
+		t.Errorf("redirect to another host: %v", err)
+	}
+	if p.fetches.Load() != fetches {
+		t.Error("the redirect to another host was followed")
+	}
+	// A redirect on the same host is an ordinary move and is followed.
+	sameHost := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/jwks.json" {
+			http.Redirect(w, r, "/jwks.json", http.StatusFound)
+			return
+		}
+		p.srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(sameHost.Close)
+	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{JWKSURL: sameHost.URL + "/old", Issuer: issuer, Audience: "a"}})
 	if err != nil {
-		t.Fatal(err)
+		t.Errorf("redirect on the same host: %v", err)
+	} else {
+		a.Close()
 	}
-	defer small.Close()
-	if w := do(small.Wrap(echo), "POST", user, call(strings.Repeat("a", 100))); w.Code != http.StatusRequestEntityTooLarge {
-		t.Errorf("oversized body: %d, want 413", w.Code)
+	// https to http on the same host: a downgrade.
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://"+r.Host+"/jwks.json", http.StatusFound)
+	}))
+	t.Cleanup(tlsSrv.Close)
+	_, err = auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{JWKSURL: tlsSrv.URL + "/jwks", Issuer: issuer, Audience: "a", HTTPClient: tlsSrv.Client()}})
+	if err == nil || !strings.Contains(err.Error(), "changes the scheme or host") {
+		t.Errorf("redirect from https to http: %v", err)
+	}
+	// Plain http to a host that is not loopback is refused before any
+	// fetch.
+	_, err = auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{JWKSURL: "http://as.example.com/jwks", Issuer: issuer, Audience: "a"}})
+	if err == nil || !strings.Contains(err.Error(), "must be fetched over https") {
+		t.Errorf("plain http off loopback: %v", err)
 	}
 }
 
@@ -373,12 +463,17 @@ func TestOAuthMetadata(t *testing.T) {
 		ScopesSupported        []string `json:"scopes_supported"`
 		BearerMethodsSupported []string `json:"bearer_methods_supported"`
 	}
-	get := func(h http.Handler, url string) doc {
+	get := func(h http.Handler, url, cacheControl string) doc {
 		t.Helper()
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", url, nil))
 		if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" {
 			t.Fatalf("GET %s: %d %s", url, w.Code, w.Header().Get("Content-Type"))
+		}
+		// A document derived from the request's Host must never be served
+		// from a shared cache to another host.
+		if got := w.Header().Get("Cache-Control"); got != cacheControl {
+			t.Errorf("GET %s: Cache-Control %q, want %q", url, got, cacheControl)
 		}
 		var d doc
 		if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil {
@@ -386,12 +481,12 @@ func TestOAuthMetadata(t *testing.T) {
 		}
 		return d
 	}
-	d := get(a.MetadataHandler(), "http://mcp.example.com"+auth.MetadataPath+"/mcp")
+	d := get(a.MetadataHandler(), "http://mcp.example.com"+auth.MetadataPath+"/mcp", "public, max-age=3600")
 	if d.Resource != resource || len(d.AuthorizationServers) != 1 || d.AuthorizationServers[0] != issuer ||
 		strings.Join(d.ScopesSupported, " ") != "mcp zoo:admin" || strings.Join(d.BearerMethodsSupported, " ") != "header" {
 		t.Errorf("metadata: %+v", d)
 	}
-	if d := get(derived.MetadataHandler(), "http://gw.internal:8080"+auth.MetadataPath); d.Resource != "http://gw.internal:8080/mcp" {
+	if d := get(derived.MetadataHandler(), "http://gw.internal:8080"+auth.MetadataPath, "no-store"); d.Resource != "http://gw.internal:8080/mcp" {
 		t.Errorf("derived resource %q", d.Resource)
 	}
 	for _, path := range []string{auth.MetadataPath + "/other", auth.MetadataPath + "/mcp/x"} {

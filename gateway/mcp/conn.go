@@ -38,17 +38,32 @@ const (
 	endContext                 // ctx was cancelled
 	endShutdown                // Server.Shutdown
 	endWrite                   // onTick failed (the peer is unreachable)
+	endExpired                 // the opener's credential expired
+	endRevoked                 // the opener's credential was revoked
 )
 
+// reason is the WebSocket close reason of an end caused by the
+// credential.
+func (e connEnd) reason() string {
+	if e == endRevoked {
+		return reasonRevoked
+	}
+	return reasonExpired
+}
+
 // serveConn serves one connection until its input ends, ctx is cancelled,
-// the server shuts down or a keepalive fails. It returns only after every
-// call it started has finished; on any end but endInput (without
-// cancelOnEOF) and endShutdown those calls are cancelled first, and on
-// shutdown [Server.Shutdown] cancels them when its deadline passes.
+// the server shuts down, a keepalive fails or the credential of the
+// principal that opened it (ctx's) expires or is revoked. It returns only
+// after every call it started has finished; on any end but endInput
+// (without cancelOnEOF) and endShutdown those calls are cancelled first,
+// and on shutdown [Server.Shutdown] cancels them when its deadline passes.
 func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sess := s.newSession(cfg.transport, "")
+	who := s.principalOf(ctx)
+	cred := watchCredential(&who)
+	defer cred.stop()
+	sess := s.newSession(cfg.transport, "", who.ID)
 	s.observeSession(cfg.transport, 1)
 	defer s.observeSession(cfg.transport, -1)
 	sc := &scope{transport: cfg.transport, header: cfg.header, out: cfg.out}
@@ -74,6 +89,12 @@ func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 				}
 				return endInput
 			}
+			if who.expired(time.Now()) {
+				// The timer may not have fired yet: nothing read after
+				// the expiry is served.
+				abort()
+				return endExpired
+			}
 			s.connMessage(ctx, sess, sc, &wg, msg)
 		case <-l.kick:
 			if sess.negotiated() != "" {
@@ -88,6 +109,12 @@ func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 				abort()
 				return endWrite
 			}
+		case <-cred.expired:
+			abort()
+			return endExpired
+		case <-cred.revoked:
+			abort()
+			return endRevoked
 		case <-ctx.Done():
 			abort()
 			return endContext

@@ -28,6 +28,12 @@ type scope struct {
 	headerVersion string
 	checkHeader   bool
 	out           sink
+	// keepRefusal asks for the [Refusal] a handler answered with in
+	// refused, so the transport can answer with its HTTP status and
+	// headers. Only transports that give each request a scope of its own
+	// set it (the others share one scope between concurrent requests).
+	keepRefusal bool
+	refused     *Refusal
 }
 
 // reply is the outcome of one message.
@@ -403,6 +409,13 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 	}
 	res, err := s.h.CallTool(ctx, req)
 	if err != nil {
+		var rf *Refusal
+		if errors.As(err, &rf) && rf.Err != nil {
+			if sc.keepRefusal {
+				sc.refused = rf
+			}
+			return fail(rf.Err)
+		}
 		var e *Error
 		if errors.As(err, &e) {
 			return fail(e)

@@ -174,7 +174,7 @@ func mustMint(t *testing.T, secret []byte, version string, ttl time.Duration, at
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k.mint(version, []byte(`{}`), at)
+	return k.mint(version, []byte(`{}`), "", at)
 }
 
 // tamper flips one bit of the token's payload (its revision).

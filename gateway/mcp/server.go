@@ -46,6 +46,12 @@ type ServerOptions struct {
 	// it they are replaced by their size, since they may hold personal
 	// data.
 	TraceBodies bool
+	// PrincipalOf tells who authenticated an HTTP request, from its
+	// context (the front door's middleware has put it there). Sessions
+	// are bound to the principal that opens them and connections end when
+	// its credential does; see [Principal]. Nil, the default, makes every
+	// request anonymous: no session binding, no expiry.
+	PrincipalOf func(ctx context.Context) Principal
 }
 
 // Server is the MCP protocol engine: it answers JSON-RPC messages from any
@@ -59,6 +65,7 @@ type Server struct {
 	instructions string
 	maxCalls     int
 	sessionObs   func(transport string, delta int) // nil: nobody watches
+	principal    func(ctx context.Context) Principal
 
 	implJSON     []byte // Implementation as JSON, including title
 	implJSONOld  []byte // without title, for revisions before 2025-06-18
@@ -125,6 +132,7 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		instructions: o.Instructions,
 		maxCalls:     o.MaxConcurrentCalls,
 		sessionObs:   o.SessionObserver,
+		principal:    o.PrincipalOf,
 		calls:        make(map[*call]struct{}),
 		listeners:    make(map[*listener]struct{}),
 		done:         make(chan struct{}),

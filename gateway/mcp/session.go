@@ -15,6 +15,9 @@ type session struct {
 	id        string // Mcp-Session-Id; empty on stdio
 	transport string
 	maxCalls  int // requests in flight at once; 0 means no limit
+	// owner is the Principal.ID that opened the session; requests under
+	// another ID do not find it.
+	owner string
 
 	mu          sync.Mutex
 	version     string // negotiated revision, "" before initialize
@@ -23,9 +26,10 @@ type session struct {
 	inflight    map[string]*call
 }
 
-// newSession makes a session bound by the server's per-session limits.
-func (s *Server) newSession(transport, id string) *session {
-	return &session{transport: transport, id: id, maxCalls: s.maxCalls}
+// newSession makes a session of owner, bound by the server's per-session
+// limits.
+func (s *Server) newSession(transport, id, owner string) *session {
+	return &session{transport: transport, id: id, owner: owner, maxCalls: s.maxCalls}
 }
 
 // negotiated returns the revision agreed by initialize, or "".

@@ -20,7 +20,9 @@ import (
 // initialize returns is not a key into this replica's memory but a signed
 // statement of everything a later request needs: the negotiated revision,
 // a digest of the client's capabilities, when it was issued and when it
-// expires. Any replica holding the same secret verifies it (HMAC-SHA256,
+// expires, and whose it is: the MAC also covers the owner's Principal.ID
+// (not stored in the token, which a client can read), so the token
+// verifies only for requests of the principal that opened the session. Any replica holding the same secret verifies it (HMAC-SHA256,
 // constant-time comparison) and serves the request, so a plain round-robin
 // load balancer works without sticky sessions, and an idle session costs
 // no memory anywhere.
@@ -33,11 +35,15 @@ import (
 //	8 bytes  expires at, unix seconds
 //	8 bytes  first 8 bytes of SHA-256(client capabilities JSON)
 //	8 bytes  random nonce (two sessions never share an id)
-//	32 bytes HMAC-SHA256(secret, "mcp-session-token/1" || everything above)
+//	32 bytes HMAC-SHA256(secret, "mcp-session-token/2" || everything above || owner)
+//
+// The payload's length is fixed by its version byte, so appending the
+// owner to the MAC input is unambiguous. Format 1 tokens (before owners)
+// no longer verify: their clients initialize again, as after any expiry.
 
 const (
-	tokenFormat  = 1
-	tokenDomain  = "mcp-session-token/1"
+	tokenFormat  = 2
+	tokenDomain  = "mcp-session-token/2"
 	tokenMACSize = sha256.Size
 	maxTokenLen  = 160 // base64 of the largest payload we mint, with room
 )
@@ -71,8 +77,8 @@ func newTokenKeys(current []byte, previous [][]byte, ttl time.Duration) (*tokenK
 	return k, nil
 }
 
-// mint returns a new session token.
-func (k *tokenKeys) mint(version string, caps []byte, now time.Time) string {
+// mint returns a new session token of owner.
+func (k *tokenKeys) mint(version string, caps []byte, owner string, now time.Time) string {
 	var raw [128]byte
 	b := append(raw[:0], tokenFormat, byte(len(version)))
 	b = append(b, version...)
@@ -83,25 +89,26 @@ func (k *tokenKeys) mint(version string, caps []byte, now time.Time) string {
 	var nonce [8]byte
 	rand.Read(nonce[:])
 	b = append(b, nonce[:]...)
-	b = k.sum(0, b, b)
+	b = k.sum(0, b, b, owner)
 	return tokenEncoding.EncodeToString(b)
 }
 
-// sum appends the MAC of payload under secret i to dst.
-func (k *tokenKeys) sum(i int, dst, payload []byte) []byte {
+// sum appends the MAC of payload and owner under secret i to dst.
+func (k *tokenKeys) sum(i int, dst, payload []byte, owner string) []byte {
 	m := k.macs[i].Get().(hash.Hash)
 	m.Reset()
 	m.Write([]byte(tokenDomain))
 	m.Write(payload)
+	m.Write([]byte(owner))
 	dst = m.Sum(dst)
 	k.macs[i].Put(m)
 	return dst
 }
 
-// verify checks a token and returns the negotiated revision. Expired,
-// malformed and forged tokens are all errBadToken: the client answer is
-// the same (404, initialize again).
-func (k *tokenKeys) verify(token string, now time.Time) (string, error) {
+// verify checks a token presented by owner and returns the negotiated
+// revision. Expired, malformed, forged and other principals' tokens are
+// all errBadToken: the client answer is the same (404, initialize again).
+func (k *tokenKeys) verify(token, owner string, now time.Time) (string, error) {
 	if len(token) > maxTokenLen {
 		return "", errBadToken
 	}
@@ -119,7 +126,7 @@ func (k *tokenKeys) verify(token string, now time.Time) (string, error) {
 	ok := false
 	var buf [tokenMACSize]byte
 	for i := range k.secrets {
-		if hmac.Equal(k.sum(i, buf[:0], payload), mac) {
+		if hmac.Equal(k.sum(i, buf[:0], payload, owner), mac) {
 			ok = true
 			break
 		}
@@ -138,10 +145,10 @@ func (k *tokenKeys) verify(token string, now time.Time) (string, error) {
 	return v, nil
 }
 
-// acquireToken verifies a token and holds this replica's transient session
-// for it (created on first use) until release.
-func (h *streamable) acquireToken(sid string) (*httpSession, int, *Error) {
-	version, err := h.tokens.verify(sid, time.Now())
+// acquireToken verifies a token of owner and holds this replica's
+// transient session for it (created on first use) until release.
+func (h *streamable) acquireToken(sid, owner string) (*httpSession, int, *Error) {
+	version, err := h.tokens.verify(sid, owner, time.Now())
 	if err != nil {
 		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
 	}
@@ -152,7 +159,7 @@ func (h *streamable) acquireToken(sid string) (*httpSession, int, *Error) {
 	}
 	hs := h.sessions[sid]
 	if hs == nil {
-		sess := h.s.newSession("streamable-http", sid)
+		sess := h.s.newSession("streamable-http", sid, owner)
 		sess.version = version
 		sess.initialized = true // the token was minted after initialize
 		hs = &httpSession{session: sess, closed: make(chan struct{})}

@@ -48,10 +48,12 @@ type SSEOptions struct {
 //     2025-03-26 batch); it answers 202 and the reply travels on the
 //     stream. Unparsable JSON gets 400 and an oversized body 413, each with
 //     a JSON-RPC error body, and the session stays open; an unknown or
-//     closed session gets 404.
+//     closed session gets 404, and so does another principal's (see
+//     [Principal]).
 //
 // A session lives exactly as long as its stream: closing the stream ends
-// it and cancels its calls in flight. Any revision may be negotiated by
+// it and cancels its calls in flight, and so does the end of the opener's
+// credential (the stream then ends with a comment saying why). Any revision may be negotiated by
 // initialize, though clients of this transport ask for 2024-11-05. The
 // stream's request headers are the session's (CallToolRequest.Header).
 func (s *Server) SSEHandler(opts *SSEOptions) http.Handler {
@@ -77,8 +79,9 @@ type sseHandler struct {
 
 // sseSession is what a POST needs to reach a stream.
 type sseSession struct {
-	in   chan []byte
-	done chan struct{} // closed when the stream ends
+	in    chan []byte
+	done  chan struct{} // closed when the stream ends
+	owner string        // Principal.ID of the GET that opened it
 }
 
 func (h *sseHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -104,7 +107,7 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := rand.Text()
-	ss := &sseSession{in: make(chan []byte), done: make(chan struct{})}
+	ss := &sseSession{in: make(chan []byte), done: make(chan struct{}), owner: h.s.principalOf(r.Context()).ID}
 	h.mu.Lock()
 	if len(h.sessions) >= h.o.MaxSessions {
 		h.mu.Unlock()
@@ -138,7 +141,7 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	ticker := time.NewTicker(h.o.KeepAlive)
 	defer ticker.Stop()
-	h.s.serveConn(r.Context(), &connConfig{
+	end := h.s.serveConn(r.Context(), &connConfig{
 		transport:   "sse",
 		header:      r.Header,
 		out:         out,
@@ -147,6 +150,11 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 		tick:        ticker.C,
 		onTick:      out.keepAlive,
 	})
+	if end == endExpired || end == endRevoked {
+		// SSE has no close code: a comment says why the stream ends, for
+		// whoever reads the wire; clients reconnect with a fresh token.
+		_ = out.comment(end.reason())
+	}
 }
 
 // message serves POST: one message into the session's stream.
@@ -167,7 +175,10 @@ func (h *sseHandler) message(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	ss := h.sessions[id]
 	h.mu.Unlock()
-	if ss == nil {
+	// Another principal's session is answered exactly like a missing one,
+	// so a session id says nothing to whoever holds it without its owner's
+	// credentials.
+	if ss == nil || ss.owner != h.s.principalOf(r.Context()).ID {
 		writeJSONError(w, http.StatusNotFound, nil, errorf(CodeInvalidRequest, "session not found or closed"))
 		return
 	}
@@ -234,14 +245,17 @@ func (s *sseWriter) event(name string, data []byte) error {
 	return s.err
 }
 
-func (s *sseWriter) keepAlive() error {
+func (s *sseWriter) keepAlive() error { return s.comment("keepalive") }
+
+// comment writes an SSE comment line, which clients ignore.
+func (s *sseWriter) comment(text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
-	if _, err := io.WriteString(s.w, ": keepalive\n\n"); err != nil {
+	if _, err := io.WriteString(s.w, ": "+text+"\n\n"); err != nil {
 		s.err = fmt.Errorf("mcp: sse: %w", err)
 		return s.err
 	}

@@ -190,7 +190,7 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request, hv string) {
 		h.postInitialize(w, r, hv, &m)
 		return
 	}
-	hs, status, e := h.acquire(sid)
+	hs, status, e := h.acquire(sid, h.s.principalOf(r.Context()).ID)
 	if e != nil {
 		writeJSONError(w, status, m.ID, e)
 		return
@@ -210,17 +210,19 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request, hv string) {
 	defer putBuf(out)
 	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
 	sc.out = st
+	sc.keepRefusal = true
 	rp := h.s.handleMessage(r.Context(), hs.session, sc, &m, *out)
 	if rp.body != nil {
 		*out = rp.body
 	}
-	st.finish(http.StatusOK, rp.body)
+	st.finishReply(http.StatusOK, rp.body, sc.refused)
 }
 
 // postInitialize creates a session, unless initialize fails. In token mode
 // the session id is the signed token minted from the negotiated state.
 func (h *streamable) postInitialize(w http.ResponseWriter, r *http.Request, hv string, m *message) {
-	hs, e := h.create()
+	owner := h.s.principalOf(r.Context()).ID
+	hs, e := h.create(owner)
 	if e != nil {
 		writeJSONError(w, http.StatusServiceUnavailable, m.ID, e)
 		return
@@ -240,7 +242,7 @@ func (h *streamable) postInitialize(w http.ResponseWriter, r *http.Request, hv s
 	id := hs.id
 	if h.tokens != nil {
 		version, caps := hs.initInfo()
-		id = h.tokens.mint(version, caps, time.Now())
+		id = h.tokens.mint(version, caps, owner, time.Now())
 	}
 	w.Header()[headerSessionID] = []string{id}
 	st.finish(http.StatusOK, rp.body)
@@ -270,12 +272,12 @@ func (h *streamable) postStateless(w http.ResponseWriter, r *http.Request, hv st
 	bp := getBuf()
 	defer putBuf(bp)
 	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
-	sc := &scope{transport: "streamable-http", header: r.Header, headerVersion: hv, checkHeader: true, out: st}
+	sc := &scope{transport: "streamable-http", header: r.Header, headerVersion: hv, checkHeader: true, out: st, keepRefusal: true}
 	rp := h.s.handleMessage(r.Context(), nil, sc, m, *bp)
 	if rp.body != nil {
 		*bp = rp.body
 	}
-	st.finish(statelessStatus(rp.code), rp.body)
+	st.finishReply(statelessStatus(rp.code), rp.body, sc.refused)
 }
 
 // statelessStatus is the HTTP status of a 2026-07-28 response (SEP-2575).
@@ -295,7 +297,7 @@ func (h *streamable) postBatch(w http.ResponseWriter, r *http.Request, hv string
 		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeInvalidRequest, "batches are only allowed within a 2025-03-26 session"))
 		return
 	}
-	hs, status, e := h.acquire(sid)
+	hs, status, e := h.acquire(sid, h.s.principalOf(r.Context()).ID)
 	if e != nil {
 		writeJSONError(w, status, nil, e)
 		return
@@ -329,7 +331,8 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 		writeJSONError(w, http.StatusNotAcceptable, nil, errorf(CodeInvalidRequest, "Accept must list text/event-stream"))
 		return
 	}
-	hs, status, e := h.acquire(headerValue(r.Header, headerSessionID))
+	who := h.s.principalOf(r.Context())
+	hs, status, e := h.acquire(headerValue(r.Header, headerSessionID), who.ID)
 	if e != nil {
 		writeJSONError(w, status, nil, e)
 		return
@@ -352,6 +355,8 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 	l := newListener()
 	h.s.addListener(l)
 	defer h.s.removeListener(l)
+	cred := watchCredential(&who)
+	defer cred.stop()
 	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
 	st.start()
 	for {
@@ -361,6 +366,10 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 		case <-hs.closed:
 			return
 		case <-h.s.done:
+			return
+		case <-cred.expired:
+			return // the client reopens the stream with a fresh token
+		case <-cred.revoked:
 			return
 		case <-l.kick:
 			if st.send(listChangedMsg) != nil {
@@ -380,7 +389,7 @@ func (h *streamable) delete(w http.ResponseWriter, r *http.Request, hv string) {
 		writeJSONError(w, http.StatusMethodNotAllowed, nil, errorf(CodeInvalidRequest, "DELETE is not supported at protocol version "+hv))
 		return
 	}
-	hs, status, e := h.acquire(headerValue(r.Header, headerSessionID))
+	hs, status, e := h.acquire(headerValue(r.Header, headerSessionID), h.s.principalOf(r.Context()).ID)
 	if e != nil {
 		writeJSONError(w, status, nil, e)
 		return
@@ -392,16 +401,17 @@ func (h *streamable) delete(w http.ResponseWriter, r *http.Request, hv string) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// create makes a session for initialize, held (active) until release. In
-// token mode it is a transient session that is never registered: the
-// client will present the token minted from it (see postInitialize).
-func (h *streamable) create() (*httpSession, *Error) {
+// create makes a session of owner for initialize, held (active) until
+// release. In token mode it is a transient session that is never
+// registered: the client will present the token minted from it (see
+// postInitialize).
+func (h *streamable) create(owner string) (*httpSession, *Error) {
 	if h.tokens != nil {
-		hs := &httpSession{session: h.s.newSession("streamable-http", ""), closed: make(chan struct{})}
+		hs := &httpSession{session: h.s.newSession("streamable-http", "", owner), closed: make(chan struct{})}
 		hs.active.Store(1)
 		return hs, nil
 	}
-	hs := &httpSession{session: h.s.newSession("streamable-http", rand.Text()), closed: make(chan struct{})}
+	hs := &httpSession{session: h.s.newSession("streamable-http", rand.Text(), owner), closed: make(chan struct{})}
 	hs.lastUsed.Store(time.Now().UnixNano())
 	hs.active.Store(1)
 	h.mu.Lock()
@@ -420,17 +430,24 @@ func (h *streamable) create() (*httpSession, *Error) {
 	return hs, nil
 }
 
-// acquire finds a live session and holds it against expiry until release.
-// The common case takes only a read lock and an atomic increment.
-func (h *streamable) acquire(sid string) (*httpSession, int, *Error) {
+// acquire finds a live session of owner and holds it against expiry until
+// release. Another principal's session is not found: the answer is the
+// same 404 as for an unknown id, so holding someone's session id is worth
+// nothing without their credentials (DELETE, notifications/cancelled, GET
+// and every other request alike). The common case takes only a read lock
+// and an atomic increment.
+func (h *streamable) acquire(sid, owner string) (*httpSession, int, *Error) {
 	if sid == "" {
 		return nil, http.StatusBadRequest, errorf(CodeInvalidRequest, "missing Mcp-Session-Id header (send initialize first)")
 	}
 	if h.tokens != nil {
-		return h.acquireToken(sid)
+		return h.acquireToken(sid, owner)
 	}
 	h.mu.RLock()
 	hs := h.sessions[sid]
+	if hs != nil && hs.owner != owner {
+		hs = nil
+	}
 	if hs != nil {
 		// Under the read lock, so expire (which holds the write lock)
 		// either sees this increment or has already unregistered hs.
@@ -582,6 +599,24 @@ func (st *httpStream) eventLocked(msg []byte) error {
 		return fmt.Errorf("mcp: sse: %w", err)
 	}
 	return nil
+}
+
+// finishReply is finish for a reply that may be a [Refusal]: while the
+// answer is still plain JSON it goes out with the refusal's status and
+// headers (403 and its WWW-Authenticate challenge); once the stream is SSE
+// the JSON-RPC error alone says it.
+func (st *httpStream) finishReply(status int, body []byte, rf *Refusal) {
+	if rf != nil && body != nil {
+		st.mu.Lock()
+		if !st.sse {
+			for k, vs := range rf.Header {
+				st.w.Header()[k] = vs
+			}
+			status = rf.Status
+		}
+		st.mu.Unlock()
+	}
+	st.finish(status, body)
 }
 
 // finish writes the response (nil: none, e.g. a cancelled request) and

@@ -58,6 +58,8 @@ var wsWriteBuffers sync.Pool
 // list_changed, batches at 2025-03-26) is the stdio one.
 //
 // Guarantees: binary frames close with 1003; oversized messages with 1009;
+// the end of the opener's credential (expiry, revocation; see [Principal])
+// with 1008 and a reason saying which;
 // a dead peer is detected by ping/pong within PingInterval+PongTimeout;
 // when the socket closes, for whatever reason, every call in flight on it
 // is cancelled (so is the backend call, whose ctx it is) and the handler
@@ -147,9 +149,13 @@ func (h *wsHandler) serve(r *http.Request, conn *websocket.Conn) {
 		onTick:      ws.ping,
 	})
 	ticker.Stop()
-	if end == endShutdown {
+	switch end {
+	case endShutdown:
 		ws.closeWith(websocket.CloseGoingAway, "server shutting down")
-	} else {
+	case endExpired, endRevoked:
+		// 1008: the client must reconnect with a valid token.
+		ws.closeWith(websocket.ClosePolicyViolation, end.reason())
+	default:
 		ws.closeWith(websocket.CloseNormalClosure, "")
 	}
 	close(stop)

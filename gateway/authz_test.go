@@ -27,6 +27,10 @@ const zooAudience = "https://zoo.example.com/mcp"
 // startOAuthGateway fronts a recording zoo with a gateway in OAuth mode:
 // scope "zoo" for everything, "zoo:admin" also for ZooService_DeleteAnimal.
 func startOAuthGateway(t *testing.T, is *testIssuer, leeway time.Duration) (*recordingBackend, string) {
+	return startOAuthGatewayMode(t, is, leeway, gateway.ToolModeAuto)
+}
+
+func startOAuthGatewayMode(t *testing.T, is *testIssuer, leeway time.Duration, mode gateway.ToolMode) (*recordingBackend, string) {
 	t.Helper()
 	b := startRecordingBackend(t)
 	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
@@ -41,7 +45,7 @@ func startOAuthGateway(t *testing.T, is *testIssuer, leeway time.Duration) (*rec
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	return b, serveGateway(t, b.addr, &gateway.Options{Auth: a})
+	return b, serveGateway(t, b.addr, &gateway.Options{Auth: a, ToolMode: mode})
 }
 
 // startBearerGateway fronts a recording zoo with a gateway whose tokens
@@ -133,6 +137,31 @@ func TestToolScopesEveryTransport(t *testing.T) {
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_DeleteAnimal", Arguments: map[string]any{"id": "gerry"}})
 	if err != nil || res.IsError || b.deletes() != 1 {
 		t.Errorf("DeleteAnimal with zoo:admin over /ws: %v %+v, %d deletes at the backend", err, res, b.deletes())
+	}
+}
+
+// TestToolScopesCallTool: in search mode, call_tool runs another tool by
+// name, and the scopes checked are the target's: the check lives in the
+// call path every tool takes, not in front of tools/call.
+func TestToolScopesCallTool(t *testing.T) {
+	is := newTestIssuer(t)
+	b, base := startOAuthGatewayMode(t, is, 0, gateway.ToolModeSearch)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run := func(token, tool string) (*sdk.CallToolResult, error) {
+		cs := connectAs(ctx, t, base, "websocket", token)
+		return cs.CallTool(ctx, &sdk.CallToolParams{Name: gateway.CallToolName, Arguments: map[string]any{"name": tool, "arguments": map[string]any{"id": "leo"}}})
+	}
+	_, err := run(is.token(t, zooAudience, "zoo", nil), "ZooService_DeleteAnimal")
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != -32010 || b.deletes() != 0 {
+		t.Errorf("call_tool of DeleteAnimal without zoo:admin: %v, %d deletes at the backend", err, b.deletes())
+	}
+	if res, err := run(is.token(t, zooAudience, "zoo", nil), "ZooService_GetAnimal"); err != nil || res.IsError {
+		t.Errorf("call_tool of GetAnimal: %v %+v", err, res)
+	}
+	if res, err := run(is.token(t, zooAudience, "zoo zoo:admin", nil), "ZooService_DeleteAnimal"); err != nil || res.IsError || b.deletes() != 1 {
+		t.Errorf("call_tool of DeleteAnimal with zoo:admin: %v %+v", err, res)
 	}
 }
 

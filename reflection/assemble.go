@@ -176,6 +176,13 @@ func join(parts ...string) string {
 	return b.String()
 }
 
+// declares reports whether a file already in the pool declares name.
+func (p *pool) declares(name string) bool {
+	p.index()
+	_, ok := p.symbols[name]
+	return ok
+}
+
 // lookup finds a declared type, in the pool first and then in the bundle,
 // and says which file declares it.
 func (p *pool) lookup(name string) (symbol, bool) {

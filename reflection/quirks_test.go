@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -532,5 +533,32 @@ func TestOptionsUnset(t *testing.T) {
 	}
 	if got := reflection.ServiceOptions(res.Services[0]); got != nil {
 		t.Errorf("ServiceOptions = %v, want nil", got)
+	}
+}
+
+// TestDiscoverAsksOncePerFile: services declared by a file already received
+// are not asked for again (grpc-go's server would resend the whole file
+// each time, 1 MB for each of Compute Engine's 129 services).
+func TestDiscoverAsksOncePerFile(t *testing.T) {
+	f := &fakeReflection{
+		files: []*descriptorpb.FileDescriptorProto{fileProto(t, `
+			name: "many.proto" package: "many.v1" syntax: "proto3"
+			message_type { name: "M" }
+			service { name: "A" method { name: "Do" input_type: ".many.v1.M" output_type: ".many.v1.M" } }
+			service { name: "B" method { name: "Do" input_type: ".many.v1.M" output_type: ".many.v1.M" } }
+			service { name: "C" method { name: "Do" input_type: ".many.v1.M" output_type: ".many.v1.M" } }`)},
+		services: []string{"many.v1.A", "many.v1.B", "many.v1.C"},
+	}
+	res, err, _ := discoverFake(t, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := serviceNames(res); !slices.Equal(got, []string{"many.v1.A", "many.v1.B", "many.v1.C"}) {
+		t.Errorf("services %v", got)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !slices.Equal(f.asked, []string{"symbol many.v1.A"}) {
+		t.Errorf("asked %q, want only the first service's file", f.asked)
 	}
 }

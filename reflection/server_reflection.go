@@ -95,6 +95,12 @@ func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
 			continue
 		}
 		services = append(services, name)
+		if p.declares(string(name)) {
+			// A file already sent declares it: grpc-go's server would send
+			// that whole file again (for Compute Engine, 1 MB for each of
+			// its 129 services).
+			continue
+		}
 		files, err := st.fileContainingSymbol(string(name))
 		if err != nil {
 			if isTransportError(err) {

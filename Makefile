@@ -48,11 +48,15 @@ $(NODE22): interop/package.json interop/package-lock.json
 bin/zoo: FORCE
 	$(GO) build -o bin/zoo ./examples/zoo
 
+# The long-running operations test backend, for the tasks interop tests.
+bin/jobs: FORCE
+	$(GO) build -o bin/jobs ./internal/lrotest/cmd/jobs
+
 interop: interop-sdk interop-conformance interop-grpcjs
 
-interop-sdk: $(NODE22) build bin/zoo
+interop-sdk: $(NODE22) build bin/zoo bin/jobs
 	@echo "== interop: TypeScript SDK client vs bin/gateway (node $$($(NODE22) --version))"
-	@$(NODE22) --test --test-reporter=spec --test-timeout=60000 interop/sdk.test.mjs \
+	@$(NODE22) --test --test-reporter=spec --test-timeout=60000 interop/sdk.test.mjs interop/tasks.test.mjs \
 		|| { echo "interop: TypeScript SDK interop tests FAILED (see above)"; exit 1; }
 
 interop-conformance: $(NODE22) build

@@ -91,6 +91,9 @@ type catalog struct {
 	typedTokens int
 	// resources are the exposed services as MCP resources (resources.go).
 	resources *resourceCatalog
+	// operations are the backends serving google.longrunning.Operations,
+	// in backend order, for the task methods (tasks.go).
+	operations []*operationsBackend
 }
 
 // catalogOptions are the settings that shape tools.
@@ -124,8 +127,10 @@ type backendTools struct {
 	// by full name, for resources.
 	services []protoreflect.ServiceDescriptor
 	// ops is the backend's google.longrunning.Operations service, nil
-	// when it serves none (operation.go, tasks.go).
+	// when it serves none (operation.go, tasks.go); md is the backend's
+	// own metadata, for the task methods' calls to it.
 	ops *operationsClient
+	md  metadata.MD
 	// methods are the exposed methods, for resources.
 	methods map[protoreflect.FullName]bool
 	// files resolves the imports of the services' files, for resources.
@@ -200,6 +205,9 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		}
 	}
 	bt.ops = ops
+	if opts.backend != nil {
+		bt.md = opts.backend.md
+	}
 	slices.SortFunc(bt.services, func(a, b protoreflect.ServiceDescriptor) int {
 		return cmp.Compare(a.FullName(), b.FullName())
 	})

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
@@ -238,6 +239,10 @@ func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operation
 				ops.timeFields[meta.FullName()] = timestampsOf(meta)
 			}
 		}
+	}
+	if ops != nil && ops.hasGet {
+		// Tasks poll through GetOperation (tasks.go).
+		t.def.TaskSupport = mcp.TaskSupportOptional
 	}
 	t.lro = lr
 	return nil

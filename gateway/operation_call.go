@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
@@ -54,6 +55,10 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 		return nil, fmt.Errorf("the response of %s: %w", t.method, err)
 	}
 	lr := t.lro
+	if req.Task == mcp.TaskRequested && lr.ops != nil {
+		// A task-augmented call (2025-11-25) answers at once.
+		return taskResult(op, lr), nil
+	}
 	var pollErr *status.Status
 	if !op.done && lr.ops != nil && lr.ops.hasGet && lr.wait > 0 {
 		op, pollErr, err = lr.await(ctx, client, req, op)
@@ -61,6 +66,11 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 			g.cancelOperation(client, t, op.name)
 			return nil, err
 		}
+	}
+	if !op.done && req.Task == mcp.TaskAllowed && lr.ops != nil && lr.ops.hasGet {
+		// The client takes tasks (2026-07-28): a task instead of the
+		// handle.
+		return taskResult(op, lr), nil
 	}
 	return lr.result(op, pollErr, t), nil
 }
@@ -73,9 +83,19 @@ func (lr *longRunning) await(ctx, client context.Context, req *mcp.CallToolReque
 	wctx, cancel := context.WithTimeout(ctx, lr.wait)
 	defer cancel()
 	var p progressReporter
-	p.report(client, req, lr.ops, op)
+	report := func(op *operation) { p.report(client, req, lr.ops, op) }
+	report(op)
+	return lr.ops.poll(wctx, client, op, req.ProgressToken != nil, report)
+}
+
+// poll polls op until it is done or wctx ends (returning the latest
+// state), polling fails for good (returning the status), or client ends
+// (returning its error); report, when set, sees each new state. wctx is
+// client or derives from it. short keeps each WaitOperation short, so
+// that report sees metadata as it changes.
+func (c *operationsClient) poll(wctx, client context.Context, op *operation, short bool, report func(*operation)) (*operation, *status.Status, error) {
 	delay := pollMin
-	useWait := lr.ops.hasWait
+	useWait := c.hasWait
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
@@ -94,10 +114,10 @@ func (lr *longRunning) await(ctx, client context.Context, req *mcp.CallToolReque
 		var err error
 		if useWait {
 			slice := remaining(wctx) * 9 / 10
-			if req.ProgressToken != nil {
+			if short {
 				slice = min(slice, pollMax)
 			}
-			next, err = lr.ops.wait(wctx, op.name, slice)
+			next, err = c.wait(wctx, op.name, slice)
 			if status.Code(err) == codes.Unimplemented {
 				useWait = false
 				continue
@@ -106,13 +126,15 @@ func (lr *longRunning) await(ctx, client context.Context, req *mcp.CallToolReque
 			if !sleep() {
 				err = wctx.Err()
 			} else {
-				next, err = lr.ops.get(wctx, op.name)
+				next, err = c.get(wctx, op.name)
 			}
 		}
 		switch {
 		case err == nil:
 			op = next
-			p.report(client, req, lr.ops, op)
+			if report != nil {
+				report(op)
+			}
 			continue
 		case client.Err() != nil:
 			return op, nil, client.Err()
@@ -216,19 +238,18 @@ func (g *Gateway) cancelOperation(client context.Context, t *tool, name string) 
 // well, the status as any gRPC error when it failed, else the handle.
 func (lr *longRunning) result(op *operation, pollErr *status.Status, t *tool) *mcp.CallToolResult {
 	if op.done {
-		return lr.doneResult(op, t)
+		return doneResult(op, lr, lr.ops, t.types)
 	}
 	return lr.handleResult(op, pollErr)
 }
 
-// doneResult is the result of a finished operation.
-func (lr *longRunning) doneResult(op *operation, t *tool) *mcp.CallToolResult {
-	if op.err != nil {
-		st := status.FromProto(op.err)
-		if st.Code() == codes.OK {
-			st = status.New(codes.Unknown, op.err.GetMessage())
-		}
-		return statusResult(st, t.types)
+// doneResult is the result of a finished operation, the same for a call
+// that waited and for a task: the response, or the error as any gRPC
+// error. lr, when known, renders its own response type with the encoder
+// compiled for it; anything else is rendered through ops.
+func doneResult(op *operation, lr *longRunning, ops *operationsClient, types *dynamicpb.Types) *mcp.CallToolResult {
+	if st := operationStatus(op); st != nil {
+		return statusResult(st, types)
 	}
 	if !op.hasResponse {
 		// AIP-151: a method whose response is Empty may leave it unset.
@@ -236,15 +257,31 @@ func (lr *longRunning) doneResult(op *operation, t *tool) *mcp.CallToolResult {
 	}
 	var js []byte
 	var err error
-	if op.response.typeName() == lr.responseType || lr.ops == nil {
+	switch {
+	case lr != nil && (op.response.typeName() == lr.responseType || ops == nil):
 		js, err = lr.appendResponse(nil, op.response.value)
-	} else {
-		js, err = lr.ops.anyJSON(nil, op.response)
+	case ops != nil:
+		js, err = ops.anyJSON(nil, op.response)
+	default:
+		err = fmt.Errorf("unknown response type")
 	}
 	if err != nil {
-		return statusResult(status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but its response (%s) could not be decoded: %v", op.name, op.response.typeURL, err)), t.types)
+		return statusResult(status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but its response (%s) could not be decoded: %v", op.name, op.response.typeURL, err)), types)
 	}
 	return jsonResult(js)
+}
+
+// operationStatus is the error of a finished operation, nil when it
+// succeeded.
+func operationStatus(op *operation) *status.Status {
+	if op.err == nil {
+		return nil
+	}
+	st := status.FromProto(op.err)
+	if st.Code() == codes.OK {
+		st = status.New(codes.Unknown, op.err.GetMessage())
+	}
+	return st
 }
 
 func (lr *longRunning) appendResponse(b, wire []byte) ([]byte, error) {

@@ -198,6 +198,11 @@ func assemble(parts []*backendTools) (*catalog, error) {
 		c.byName[nt.def.Name] = &nt
 		defs[i] = nt.def
 	}
+	for _, p := range parts {
+		if p.ops != nil {
+			c.operations = append(c.operations, &operationsBackend{name: p.backend, ops: p.ops, md: p.md})
+		}
+	}
 	set, err := mcp.NewToolSet(defs, nil)
 	if err != nil {
 		return nil, fmt.Errorf("building tool list: %w", err)

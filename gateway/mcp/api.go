@@ -68,6 +68,11 @@ type Tool struct {
 	OutputSchema json.RawMessage
 	// Annotations are sent from 2025-03-26 on; nil sends none.
 	Annotations *ToolAnnotations
+	// TaskSupport is the tool's execution.taskSupport at 2025-11-25
+	// (TaskSupportOptional, TaskSupportRequired; "" is forbidden, the
+	// default): whether a client may call it as a task. It takes effect
+	// only when the Handler is a TaskHandler.
+	TaskSupport string
 }
 
 // ToolAnnotations are the behaviour hints of a tool. A nil pointer leaves
@@ -104,6 +109,9 @@ type CallToolRequest struct {
 	Header http.Header
 	// Session describes the connection the call arrived on.
 	Session SessionInfo
+	// Task says whether the call may be answered with a task
+	// (CallToolResult.Task); see tasks.go.
+	Task TaskMode
 
 	// progress sends notifications/progress on the caller's stream; set by
 	// the server, nil when no progress token was sent.
@@ -146,6 +154,9 @@ type CallToolResult struct {
 	// revisions require); older revisions get the content blocks only.
 	StructuredContent json.RawMessage
 	IsError           bool
+	// Task, when set, answers the call with a task instead of a result;
+	// allowed only when CallToolRequest.Task is not TaskNone.
+	Task *Task
 }
 
 // Handler supplies the tools and serves the calls. Implementations must be

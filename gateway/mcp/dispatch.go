@@ -55,6 +55,8 @@ type params struct {
 	RequestID       json.RawMessage
 	Notifications   json.RawMessage
 	Meta            json.RawMessage
+	TaskID          json.RawMessage // tasks/*: params.taskId
+	Task            json.RawMessage // tools/call at 2025-11-25: params.task
 
 	meta metaFields
 }
@@ -95,6 +97,10 @@ func (p *params) decode(raw json.RawMessage) *Error {
 			p.Notifications = val
 		case "_meta":
 			p.Meta = val
+		case "taskId":
+			p.TaskID = val
+		case "task":
+			p.Task = val
 		}
 	}); !ok {
 		return errorf(CodeInvalidParams, "invalid params: not valid JSON")
@@ -213,6 +219,10 @@ func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *
 	case "ping":
 		return reply{appendResult(b, m.ID, emptyObject), 0}
 	case "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list":
+	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+		if s.taskHandler() == nil {
+			return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q not found", m.method)))
+		}
 	case "server/discover", "subscriptions/listen":
 		return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q requires protocol version %s", m.method, Version20260728)))
 	default:
@@ -230,6 +240,11 @@ func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *
 		return s.toolsList(m, &p, version, b)
 	case "resources/list", "resources/read", "resources/templates/list":
 		return s.resourceMethod(ctx, sc, m, &p, version, b)
+	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+		if !hasTasks(version) {
+			return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q requires protocol version %s or later", m.method, Version20251125)))
+		}
+		return s.tasksMethod(ctx, sc, sess, m, &p, version, b)
 	}
 	return s.toolsCall(ctx, sess, sc, m, c, &p, version, b)
 }
@@ -275,6 +290,14 @@ func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m
 		return s.toolsCall(ctx, sess, sc, m, c, p, version, b)
 	case "subscriptions/listen":
 		return s.listen(ctx, sc, m, p, b)
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		if s.taskHandler() == nil {
+			return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q not found", m.method)))
+		}
+		if !hasTasksExtension(p.meta.ClientCapabilities) {
+			return fail(missingTasksExtension())
+		}
+		return s.tasksMethod(ctx, sc, sess, m, p, version, b)
 	case "resources/list", "resources/read", "resources/templates/list":
 		return s.resourceMethod(ctx, sc, m, p, version, b)
 	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
@@ -330,7 +353,7 @@ func (s *Server) initialize(sess *session, m *message, p *params, b []byte) repl
 	b = append(b, `{"protocolVersion":`...)
 	b = appendString(b, version)
 	b = append(b, `,"capabilities":`...)
-	b = append(b, s.caps...)
+	b = append(b, s.capsFor(version)...)
 	b = append(b, `,"serverInfo":`...)
 	if version >= Version20250618 {
 		b = append(b, s.implJSON...)
@@ -395,6 +418,9 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 	if sess != nil {
 		req.Session.ID = sess.id
 	}
+	if e := s.taskMode(req, p, version); e != nil {
+		return fail(e)
+	}
 	if tok := p.meta.ProgressToken; tok != nil && string(tok) != "null" {
 		if tok[0] != '"' && !validID(tok) {
 			return fail(errorf(CodeInvalidParams, "tools/call: _meta.progressToken must be a string or an integer"))
@@ -432,6 +458,14 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 		return fail(errorf(CodeInternalError, "internal error"))
 	}
 	b = appendResultHead(b, m.ID)
+	if res.Task != nil {
+		if req.Task == TaskNone {
+			s.log.Error("mcp: tool call answered with a task the client cannot take", "id", string(m.ID), "tool", name)
+			return fail(errorf(CodeInternalError, "internal error"))
+		}
+		b = s.appendCreateTaskResult(b, res.Task, version)
+		return reply{append(b, '}'), 0}
+	}
 	b = s.appendCallResult(b, res, version)
 	return reply{append(b, '}'), 0}
 }

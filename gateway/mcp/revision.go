@@ -47,7 +47,8 @@ type family uint8
 const (
 	family20241105 family = iota // name, description, inputSchema
 	family20250326               // + annotations
-	family20250618               // + title, outputSchema (also 2025-11-25)
+	family20250618               // + title, outputSchema
+	family20251125               // + execution.taskSupport
 	family20260728               // 2025-06-18 tools + resultType, ttlMs, cacheScope
 	numFamilies
 )
@@ -57,6 +58,8 @@ func familyOf(v string) family {
 	switch {
 	case v >= Version20260728:
 		return family20260728
+	case v >= Version20251125:
+		return family20251125
 	case v >= Version20250618:
 		return family20250618
 	case v >= Version20250326:
@@ -69,6 +72,10 @@ func familyOf(v string) family {
 // hasStructuredContent reports whether structuredContent is part of
 // CallToolResult at revision v.
 func hasStructuredContent(v string) bool { return v >= Version20250618 }
+
+// hasTasks reports whether the experimental core tasks of 2025-11-25
+// exist at revision v (2026-07-28 moved them to an extension).
+func hasTasks(v string) bool { return v == Version20251125 }
 
 // hasProgressMessage reports whether notifications/progress carries message.
 func hasProgressMessage(v string) bool { return v >= Version20250326 }

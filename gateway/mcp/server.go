@@ -72,6 +72,7 @@ type Server struct {
 	serverInfo   []byte // `"_meta":{"io.modelcontextprotocol/serverInfo":...}`
 	discoverBody []byte // server/discover result (without _meta)
 	caps         []byte // the capabilities object advertised
+	capsTasks    []byte // caps with the 2025-11-25 tasks capability; nil without a TaskHandler
 
 	mu        sync.Mutex
 	calls     map[*call]struct{}     // every request in flight, for Shutdown
@@ -155,7 +156,14 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 	if _, ok := h.(ResourceHandler); ok {
 		s.caps = capabilitiesWithResources
 	}
-	b = append(b, s.caps...)
+	if _, ok := h.(TaskHandler); ok {
+		s.capsTasks = append(append(append([]byte(nil), s.caps[:len(s.caps)-1]...), ','), tasksCapability+"}"...)
+		// At 2026-07-28 tasks are the extension's.
+		b = append(b, s.caps[:len(s.caps)-1]...)
+		b = append(b, `,"extensions":{"`+TasksExtension+`":{}}}`...)
+	} else {
+		b = append(b, s.caps...)
+	}
 	if s.instructions != "" {
 		b = append(b, `,"instructions":`...)
 		b = appendString(b, s.instructions)

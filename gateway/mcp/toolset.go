@@ -74,7 +74,7 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 		s.ttlMs = o.TTL.Milliseconds()
 	}
 	// Encode each tool once per wire shape.
-	enc := make([][4][]byte, len(tools)) // 0: 2024, 1: +annotations, 2: +title/outputSchema
+	enc := make([][4][]byte, len(tools)) // 0: 2024, 1: +annotations, 2: +title/outputSchema, 3: +execution
 	for i, t := range tools {
 		if t.Name == "" {
 			return nil, fmt.Errorf("mcp: tool set: tool %d has no name", i)
@@ -105,6 +105,7 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 		enc[i][0] = encodeTool(t, ann, family20241105)
 		enc[i][1] = encodeTool(t, ann, family20250326)
 		enc[i][2] = encodeTool(t, ann, family20250618)
+		enc[i][3] = encodeTool(t, ann, family20251125)
 	}
 	n := len(tools)
 	npages := (n + o.PageSize - 1) / o.PageSize
@@ -133,6 +134,8 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 			idx = 1
 		case family20250618, family20260728:
 			idx = 2
+		case family20251125:
+			idx = 3
 		}
 		s.pages[f] = make([][]byte, npages)
 		for p := 0; p < npages; p++ {
@@ -198,6 +201,11 @@ func encodeTool(t Tool, ann []byte, f family) []byte {
 		b = append(b, `,"annotations":`...)
 		b = append(b, ann...)
 	}
+	if f == family20251125 && t.TaskSupport != "" {
+		b = append(b, `,"execution":{"taskSupport":`...)
+		b = appendString(b, t.TaskSupport)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 
@@ -242,6 +250,17 @@ func (s *ToolSet) resolve(raw json.RawMessage) (name string, known, ok bool) {
 		_, known = s.byName[name]
 	}
 	return name, known, true
+}
+
+// taskSupport is the named tool's TaskSupport, "" when unknown.
+func (s *ToolSet) taskSupport(name string) string {
+	if s == nil {
+		return ""
+	}
+	if i, ok := s.byName[name]; ok {
+		return s.tools[i].TaskSupport
+	}
+	return ""
 }
 
 // page returns the pre-encoded result for cursor ("" is the first page).

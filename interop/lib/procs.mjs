@@ -124,3 +124,14 @@ export async function startZoo() {
   );
   return { addr: match[1], stop };
 }
+
+export const jobsBin = process.env.JOBS_BIN || join(repoRoot, 'bin', 'jobs');
+
+/**
+ * Starts the long-running operations test backend (internal/lrotest/cmd/jobs)
+ * on an ephemeral port; resolves to { addr, stop }.
+ */
+export async function startJobs(extraArgs = []) {
+  const { match, stop } = await startAndWait(jobsBin, extraArgs, /msg="jobs serving" addr=(\S+)/, { name: 'jobs' });
+  return { addr: match[1], stop };
+}

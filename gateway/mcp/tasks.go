@@ -1,0 +1,397 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Tasks.
+//
+// A tool call may run as a task: the client gets a handle at once (or,
+// at 2026-07-28, when the handler decides the call will take long) and
+// polls it. Two revisions define tasks differently, and this file holds
+// both wire forms; the handler ([TaskHandler]) knows neither:
+//
+//   - 2025-11-25 (experimental core): the server declares the tasks
+//     capability and each tool its execution.taskSupport; a client asks for
+//     a task with params.task on tools/call and gets a CreateTaskResult
+//     {"task": {...}}; tasks/get, tasks/result (blocks until terminal),
+//     tasks/list and tasks/cancel; a tool result with isError makes the
+//     task "failed".
+//   - 2026-07-28 (the io.modelcontextprotocol/tasks extension): a client
+//     declares the extension in each request's capabilities, and the server
+//     may answer any tools/call with a task ({"resultType": "task", ...});
+//     tasks/get carries the result once terminal, tasks/update and
+//     tasks/cancel are acknowledged with an empty result; a tool result
+//     with isError is a "completed" task; notifications/tasks come over
+//     subscriptions/listen for the task ids a client names.
+
+// TasksExtension is the 2026-07-28 tasks extension's identifier.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// Task statuses.
+const (
+	TaskWorking   = "working"
+	TaskCompleted = "completed"
+	TaskFailed    = "failed"
+	TaskCancelled = "cancelled"
+)
+
+// TaskSupport values of Tool.TaskSupport.
+const (
+	TaskSupportOptional = "optional"
+	TaskSupportRequired = "required"
+)
+
+// TaskMode says whether a tools/call may be answered with a task.
+type TaskMode uint8
+
+const (
+	// TaskNone: the client cannot take a task; answer with a result.
+	TaskNone TaskMode = iota
+	// TaskRequested: the client asked for a task (2025-11-25 params.task);
+	// answer with one at once.
+	TaskRequested
+	// TaskAllowed: the client declared the tasks extension (2026-07-28);
+	// the handler may answer with a task when the call would take long.
+	TaskAllowed
+)
+
+// Task is the state of one task as the handler knows it. The handler
+// reports working, completed (with Result, which may be a tool error) or
+// cancelled; this package derives "failed" where a revision wants it.
+type Task struct {
+	ID            string
+	Status        string
+	StatusMessage string
+	CreatedAt     time.Time
+	LastUpdatedAt time.Time
+	// PollInterval is the suggested time between polls; 0 sends none.
+	PollInterval time.Duration
+	// Result is the tool's result once the task is terminal; nil before.
+	Result *CallToolResult
+}
+
+// TaskRequest carries what a tasks/* request brings besides the task id:
+// the HTTP headers (for forwarding) and the session.
+type TaskRequest struct {
+	Header  http.Header
+	Session SessionInfo
+}
+
+// TaskHandler is a Handler whose tools can run as tasks. Tasks are the
+// handler's own (the gateway keeps them in its backends), so any replica
+// can answer for any task. A task that does not exist is answered with an
+// *Error of CodeInvalidParams.
+type TaskHandler interface {
+	Handler
+	// GetTask returns the task's current state, with its Result when
+	// terminal.
+	GetTask(ctx context.Context, id string, req *TaskRequest) (*Task, error)
+	// AwaitTask returns the task once it is terminal, or ctx's error.
+	AwaitTask(ctx context.Context, id string, req *TaskRequest) (*Task, error)
+	// CancelTask asks for the task to be cancelled and returns its state
+	// before that (so a terminal one can be refused).
+	CancelTask(ctx context.Context, id string, req *TaskRequest) (*Task, error)
+	// ListTasks returns one page of the caller's tasks and the cursor of
+	// the next ("" at the end); an unknown cursor is an *Error.
+	ListTasks(ctx context.Context, cursor string, req *TaskRequest) ([]*Task, string, error)
+}
+
+// taskHandler returns the handler as a TaskHandler, or nil.
+func (s *Server) taskHandler() TaskHandler {
+	th, _ := s.h.(TaskHandler)
+	return th
+}
+
+// hasTasksExtension reports whether per-request client capabilities
+// declare the tasks extension.
+func hasTasksExtension(caps json.RawMessage) bool {
+	found := false
+	if len(caps) == 0 || caps[0] != '{' {
+		return false
+	}
+	scanObject(caps, func(key, val []byte) {
+		if string(key) != "extensions" || len(val) == 0 || val[0] != '{' {
+			return
+		}
+		scanObject(val, func(k, v []byte) {
+			if string(k) == TasksExtension && len(v) > 0 && v[0] == '{' {
+				found = true
+			}
+		})
+	})
+	return found
+}
+
+// taskStatus is the status the revision reports: at 2025-11-25 a tool
+// error makes the task failed; at 2026-07-28 "failed" is reserved for
+// JSON-RPC errors, so it stays completed.
+func taskStatus(t *Task, version string) string {
+	if t.Status == TaskCompleted && t.Result != nil && t.Result.IsError && !isStateless(version) {
+		return TaskFailed
+	}
+	return t.Status
+}
+
+func isTerminal(status string) bool {
+	return status == TaskCompleted || status == TaskFailed || status == TaskCancelled
+}
+
+// appendTaskFields appends the members of a Task object, without braces.
+func appendTaskFields(b []byte, t *Task, version string) []byte {
+	b = append(b, `"taskId":`...)
+	b = appendString(b, t.ID)
+	b = append(b, `,"status":`...)
+	b = appendString(b, taskStatus(t, version))
+	if t.StatusMessage != "" {
+		b = append(b, `,"statusMessage":`...)
+		b = appendString(b, t.StatusMessage)
+	}
+	b = append(b, `,"createdAt":`...)
+	b = appendString(b, t.CreatedAt.UTC().Format(time.RFC3339Nano))
+	b = append(b, `,"lastUpdatedAt":`...)
+	b = appendString(b, t.LastUpdatedAt.UTC().Format(time.RFC3339Nano))
+	if isStateless(version) {
+		// The backend decides how long an operation lives: unlimited here.
+		b = append(b, `,"ttlMs":null`...)
+		if t.PollInterval > 0 {
+			b = append(b, `,"pollIntervalMs":`...)
+			b = strconv.AppendInt(b, t.PollInterval.Milliseconds(), 10)
+		}
+		return b
+	}
+	b = append(b, `,"ttl":null`...)
+	if t.PollInterval > 0 {
+		b = append(b, `,"pollInterval":`...)
+		b = strconv.AppendInt(b, t.PollInterval.Milliseconds(), 10)
+	}
+	return b
+}
+
+// appendCreateTaskResult encodes the answer to a tools/call that became a
+// task.
+func (s *Server) appendCreateTaskResult(b []byte, t *Task, version string) []byte {
+	if isStateless(version) {
+		b = append(b, `{"resultType":"task",`...)
+		b = appendTaskFields(b, t, version)
+		b = append(b, ',')
+		b = append(b, s.serverInfo...)
+		return append(b, '}')
+	}
+	b = append(b, `{"task":{`...)
+	b = appendTaskFields(b, t, version)
+	b = append(b, "}"...)
+	if t.StatusMessage != "" {
+		// The hint a host may show the model while the task runs.
+		b = append(b, `,"_meta":{"io.modelcontextprotocol/model-immediate-response":`...)
+		b = appendString(b, "Started as task "+t.ID+": "+t.StatusMessage)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// taskID reads params.taskId, and at 2026-07-28 over HTTP checks that the
+// Mcp-Name header repeats it.
+func taskID(sc *scope, p *params, method string) (string, *Error) {
+	id, ok := unquoteSimple(p.TaskID)
+	if !ok || id == "" {
+		return "", errorf(CodeInvalidParams, method+": params.taskId must be a non-empty string")
+	}
+	if sc.checkHeader && sc.header != nil {
+		switch hn := headerValue(sc.header, "Mcp-Name"); {
+		case hn == "":
+			return "", errorf(CodeHeaderMismatch, "missing required Mcp-Name header for "+method)
+		case hn != id:
+			return "", errorf(CodeHeaderMismatch, fmt.Sprintf("Mcp-Name header %q does not match params.taskId %q", hn, id))
+		}
+	}
+	return id, nil
+}
+
+// taskError turns a handler error into the JSON-RPC error of a tasks/*
+// request.
+func (s *Server) taskError(method string, err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	s.log.Error("mcp: "+method+" failed", "err", err)
+	return errorf(CodeInternalError, method+": internal error")
+}
+
+// tasksMethod serves tasks/get, tasks/result, tasks/list, tasks/cancel
+// (2025-11-25) and tasks/get, tasks/update, tasks/cancel (2026-07-28).
+// The caller has checked that the method exists at the revision and that
+// the handler is a TaskHandler.
+func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *message, p *params, version string, b []byte) reply {
+	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
+	th := s.taskHandler()
+	req := &TaskRequest{Header: sc.header, Session: SessionInfo{Transport: sc.transport, ProtocolVersion: version}}
+	if sess != nil {
+		req.Session.ID = sess.id
+	}
+	stateless := isStateless(version)
+	if m.method == "tasks/list" {
+		cursor := ""
+		if p.Cursor != nil && string(p.Cursor) != "null" {
+			var ok bool
+			if cursor, ok = unquoteSimple(p.Cursor); !ok {
+				return fail(errorf(CodeInvalidParams, "tasks/list: params.cursor must be a string"))
+			}
+		}
+		tasks, next, err := th.ListTasks(ctx, cursor, req)
+		if err != nil {
+			return fail(s.taskError(m.method, err))
+		}
+		b = appendResultHead(b, m.ID)
+		b = append(b, `{"tasks":[`...)
+		for i, t := range tasks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			b = appendTaskFields(b, t, version)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+		if next != "" {
+			b = append(b, `,"nextCursor":`...)
+			b = appendString(b, next)
+		}
+		return reply{append(b, "}}"...), 0}
+	}
+	id, e := taskID(sc, p, m.method)
+	if e != nil {
+		return fail(e)
+	}
+	switch m.method {
+	case "tasks/get":
+		t, err := th.GetTask(ctx, id, req)
+		if err != nil {
+			return fail(s.taskError(m.method, err))
+		}
+		b = appendResultHead(b, m.ID)
+		b = append(b, '{')
+		if stateless {
+			b = append(b, `"resultType":"complete",`...)
+		}
+		b = appendTaskFields(b, t, version)
+		if stateless && t.Result != nil && isTerminal(t.Status) && t.Status != TaskCancelled {
+			// The extension's tasks/get carries the result once terminal.
+			b = append(b, `,"result":`...)
+			b = s.appendCallResult(b, t.Result, version)
+		}
+		if stateless {
+			b = append(b, ',')
+			b = append(b, s.serverInfo...)
+		}
+		return reply{append(b, "}}"...), 0}
+	case "tasks/result":
+		t, err := th.AwaitTask(ctx, id, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return fail(errorf(CodeInternalError, "request cancelled"))
+			}
+			return fail(s.taskError(m.method, err))
+		}
+		if t.Result == nil {
+			return fail(errorf(CodeInternalError, fmt.Sprintf("tasks/result: task %q ended without a result", id)))
+		}
+		b = appendResultHead(b, m.ID)
+		res := s.appendCallResult(nil, t.Result, version)
+		meta := append(append([]byte(`"_meta":{"io.modelcontextprotocol/related-task":{"taskId":`), appendString(nil, id)...), "}}"...)
+		b = appendWithMeta(b, res, meta)
+		return reply{append(b, '}'), 0}
+	case "tasks/cancel":
+		t, err := th.CancelTask(ctx, id, req)
+		if err != nil {
+			return fail(s.taskError(m.method, err))
+		}
+		if stateless {
+			// The extension acknowledges; cancellation is cooperative.
+			b = appendResultHead(b, m.ID)
+			b = append(b, `{"resultType":"complete",`...)
+			b = append(b, s.serverInfo...)
+			return reply{append(b, "}}"...), 0}
+		}
+		if st := taskStatus(t, version); isTerminal(st) {
+			return fail(errorf(CodeInvalidParams, fmt.Sprintf("Cannot cancel task: already in terminal status '%s'", st)))
+		}
+		b = appendResultHead(b, m.ID)
+		c := *t
+		c.Status, c.Result = TaskCancelled, nil
+		c.StatusMessage = "The task was cancelled by request."
+		c.LastUpdatedAt = time.Now()
+		b = append(b, '{')
+		b = appendTaskFields(b, &c, version)
+		return reply{append(b, "}}"...), 0}
+	case "tasks/update":
+		// No task of this server ever needs input: check that the task
+		// exists and acknowledge.
+		if _, err := th.GetTask(ctx, id, req); err != nil {
+			return fail(s.taskError(m.method, err))
+		}
+		b = appendResultHead(b, m.ID)
+		b = append(b, `{"resultType":"complete",`...)
+		b = append(b, s.serverInfo...)
+		return reply{append(b, "}}"...), 0}
+	}
+	return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q not found", m.method)))
+}
+
+// taskMode decides whether the tools/call req may be answered with a task.
+// At 2025-11-25 the client asks with params.task, for a tool that declares
+// task support (else -32601, as the revision says); at 2026-07-28 the
+// client's tasks extension allows it. A server without a TaskHandler
+// ignores params.task, as one that declares no tasks capability must.
+func (s *Server) taskMode(req *CallToolRequest, p *params, version string) *Error {
+	if s.taskHandler() == nil {
+		return nil
+	}
+	if isStateless(version) {
+		if hasTasksExtension(p.meta.ClientCapabilities) {
+			req.Task = TaskAllowed
+		}
+		return nil
+	}
+	if !hasTasks(version) {
+		return nil
+	}
+	support := s.h.Tools().taskSupport(req.Name)
+	asked := p.Task != nil && string(p.Task) != "null"
+	switch {
+	case asked && (len(p.Task) == 0 || p.Task[0] != '{'):
+		return errorf(CodeInvalidParams, "tools/call: params.task must be an object")
+	case asked && support == "":
+		return errorf(CodeMethodNotFound, fmt.Sprintf("tools/call: tool %q does not support task-augmented calls", req.Name))
+	case !asked && support == TaskSupportRequired:
+		return errorf(CodeMethodNotFound, fmt.Sprintf("tools/call: tool %q must be called as a task", req.Name))
+	case asked:
+		req.Task = TaskRequested
+	}
+	return nil
+}
+
+// missingTasksExtension is the -32021 error of a 2026-07-28 tasks request
+// from a client that did not declare the extension.
+func missingTasksExtension() *Error {
+	return &Error{Code: CodeMissingRequiredClientCapabilities, Message: "Missing required client capability",
+		Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)}
+}
+
+// tasksCapability is the 2025-11-25 server capability of a TaskHandler.
+const tasksCapability = `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`
+
+// capsFor is the capabilities object of an initialize result at version.
+func (s *Server) capsFor(version string) []byte {
+	if s.capsTasks != nil && hasTasks(version) {
+		return s.capsTasks
+	}
+	return s.caps
+}

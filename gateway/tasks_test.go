@@ -1,0 +1,347 @@
+package gateway_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
+)
+
+// The go-sdk test client speaks no tasks, so these tests drive the wire
+// directly: a 2025-11-25 session and 2026-07-28 stateless requests. The
+// TypeScript SDK's task client is run against the same backend by
+// interop/sdk.test.mjs.
+
+// rpcClient posts JSON-RPC requests to /mcp, in a session (2025-11-25) or
+// stateless (2026-07-28).
+type rpcClient struct {
+	t       *testing.T
+	url     string
+	version string
+	session string
+	id      int
+}
+
+type rpcReply struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int64           `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+// caps2026 are the per-request client capabilities with and without the
+// tasks extension.
+var (
+	capsTasks   = map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	capsNoTasks = map[string]any{}
+)
+
+func newSessionClient(t *testing.T, url string) *rpcClient {
+	c := &rpcClient{t: t, url: url, version: "2025-11-25"}
+	var init struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}, "", &init)
+	if string(init.Capabilities["tasks"]) != `{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}` {
+		t.Fatalf("2025-11-25 initialize capabilities: %s", init.Capabilities["tasks"])
+	}
+	c.notify("notifications/initialized")
+	return c
+}
+
+// call posts one request; name is the Mcp-Name header at 2026-07-28.
+func (c *rpcClient) call(method string, params map[string]any, name string) rpcReply {
+	c.t.Helper()
+	c.id++
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
+	req, _ := http.NewRequest("POST", c.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", c.version)
+	if c.session != "" {
+		req.Header.Set("Mcp-Session-Id", c.session)
+	}
+	if c.version == "2026-07-28" {
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+		c.session = s
+	}
+	data, _ := io.ReadAll(resp.Body)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// The response is the last data line that carries an id.
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(line, `"id"`) {
+				data = []byte(line)
+			}
+		}
+	}
+	var r rpcReply
+	if err := json.Unmarshal(data, &r); err != nil {
+		c.t.Fatalf("%s: HTTP %d, undecodable reply %q: %v", method, resp.StatusCode, data, err)
+	}
+	return r
+}
+
+func (c *rpcClient) result(method string, params map[string]any, name string, into any) {
+	c.t.Helper()
+	r := c.call(method, params, name)
+	if r.Error != nil {
+		c.t.Fatalf("%s: error %d %s", method, r.Error.Code, r.Error.Message)
+	}
+	if into != nil {
+		if err := json.Unmarshal(r.Result, into); err != nil {
+			c.t.Fatalf("%s: %s: %v", method, r.Result, err)
+		}
+	}
+}
+
+func (c *rpcClient) notify(method string) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method})
+	req, _ := http.NewRequest("POST", c.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", c.version)
+	req.Header.Set("Mcp-Session-Id", c.session)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
+// stateless adds the 2026-07-28 per-request _meta to params.
+func stateless(params map[string]any, caps map[string]any) map[string]any {
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": caps,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "t", "version": "1"},
+	}
+	return params
+}
+
+type wireTask struct {
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	StatusMessage  string          `json:"statusMessage"`
+	CreatedAt      string          `json:"createdAt"`
+	LastUpdatedAt  string          `json:"lastUpdatedAt"`
+	TTL            json.RawMessage `json:"ttl"`
+	TTLMs          json.RawMessage `json:"ttlMs"`
+	PollInterval   int64           `json:"pollInterval"`
+	PollIntervalMs int64           `json:"pollIntervalMs"`
+	ResultType     string          `json:"resultType"`
+	Result         *struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+		IsError           bool           `json:"isError"`
+	} `json:"result"`
+}
+
+func TestTasks20251125(t *testing.T) {
+	srv, g, url := startJobs(t, lrotest.Options{}, nil)
+	c := newSessionClient(t, url)
+
+	var list struct {
+		Tools []struct {
+			Name      string          `json:"name"`
+			Execution json.RawMessage `json:"execution"`
+		} `json:"tools"`
+	}
+	c.result("tools/list", map[string]any{}, "", &list)
+	for _, tl := range list.Tools {
+		want := ""
+		if tl.Name == "Jobs_Run" {
+			want = `{"taskSupport":"optional"}`
+		}
+		if string(tl.Execution) != want {
+			t.Errorf("%s execution %s, want %q", tl.Name, tl.Execution, want)
+		}
+	}
+
+	// A task-augmented call answers at once with the task: its id is the
+	// operation's name.
+	var created struct {
+		Task wireTask `json:"task"`
+	}
+	c.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "t", "steps": 2}, "task": map[string]any{"ttl": 60000}}, "", &created)
+	task := created.Task
+	if task.TaskID != srv.Jobs()[0] || task.Status != "working" || string(task.TTL) != "null" || task.PollInterval <= 0 || srv.Polls() != 0 {
+		t.Fatalf("CreateTaskResult %+v (polls %d)", task, srv.Polls())
+	}
+	if _, err := time.Parse(time.RFC3339Nano, task.CreatedAt); err != nil || !strings.Contains(task.StatusMessage, `"createTime"`) {
+		t.Errorf("task timestamps and metadata: %+v", task)
+	}
+	// tasks/get polls (each poll advances the test job by a step).
+	var got wireTask
+	c.result("tasks/get", map[string]any{"taskId": task.TaskID}, "", &got)
+	if got.TaskID != task.TaskID || got.Status != "working" || !strings.Contains(got.StatusMessage, `"step":1`) {
+		t.Errorf("tasks/get: %+v", got)
+	}
+	// tasks/result blocks until done and returns what the call would have.
+	var res struct {
+		StructuredContent map[string]any             `json:"structuredContent"`
+		Meta              map[string]json.RawMessage `json:"_meta"`
+	}
+	c.result("tasks/result", map[string]any{"taskId": task.TaskID}, "", &res)
+	if res.StructuredContent["label"] != "t" || res.StructuredContent["stepsDone"] != float64(2) ||
+		string(res.Meta["io.modelcontextprotocol/related-task"]) != `{"taskId":"`+task.TaskID+`"}` {
+		t.Errorf("tasks/result: %+v", res)
+	}
+	c.result("tasks/get", map[string]any{"taskId": task.TaskID}, "", &got)
+	if got.Status != "completed" {
+		t.Errorf("finished task: %+v", got)
+	}
+	// A terminal task cannot be cancelled.
+	if r := c.call("tasks/cancel", map[string]any{"taskId": task.TaskID}, ""); r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "terminal status 'completed'") {
+		t.Errorf("cancelling a completed task: %+v", r.Error)
+	}
+
+	// A failing job is a failed task whose result is the tool error.
+	c.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "f", "steps": 1, "fail": true}, "task": map[string]any{}}, "", &created)
+	var failed struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	c.result("tasks/result", map[string]any{"taskId": created.Task.TaskID}, "", &failed)
+	c.result("tasks/get", map[string]any{"taskId": created.Task.TaskID}, "", &got)
+	if !failed.IsError || !strings.HasPrefix(failed.Content[0].Text, "FAILED_PRECONDITION: job f failed") || got.Status != "failed" || !strings.Contains(got.StatusMessage, "FAILED_PRECONDITION") {
+		t.Errorf("failed task: result %+v, task %+v", failed, got)
+	}
+
+	// Cancelling a running task calls CancelOperation.
+	c.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"never": true}, "task": map[string]any{}}, "", &created)
+	c.result("tasks/cancel", map[string]any{"taskId": created.Task.TaskID}, "", &got)
+	if got.Status != "cancelled" || len(srv.Cancelled()) != 1 || srv.Cancelled()[0] != created.Task.TaskID {
+		t.Errorf("tasks/cancel: %+v, backend cancelled %v", got, srv.Cancelled())
+	}
+	c.result("tasks/get", map[string]any{"taskId": created.Task.TaskID}, "", &got)
+	if got.Status != "cancelled" {
+		t.Errorf("cancelled task reads %+v", got)
+	}
+
+	// tasks/list is ListOperations: every job, in pages.
+	var page struct {
+		Tasks      []wireTask `json:"tasks"`
+		NextCursor string     `json:"nextCursor"`
+	}
+	c.result("tasks/list", map[string]any{}, "", &page)
+	if len(page.Tasks) != 3 || page.Tasks[0].TaskID != srv.Jobs()[0] || page.NextCursor != "" {
+		t.Errorf("tasks/list: %+v", page)
+	}
+
+	// Unknown tasks and tools without task support are protocol errors.
+	if r := c.call("tasks/get", map[string]any{"taskId": "operations/nope"}, ""); r.Error == nil || r.Error.Code != -32602 {
+		t.Errorf("unknown task: %+v", r)
+	}
+	if r := c.call("tools/call", map[string]any{"name": "Jobs_Peek", "arguments": map[string]any{}, "task": map[string]any{}}, ""); r.Error == nil || r.Error.Code != -32601 {
+		t.Errorf("task-augmented call of a tool without task support: %+v", r)
+	}
+	_ = g
+}
+
+func TestTasks20260728(t *testing.T) {
+	// GetOperation polling (no WaitOperation) is slow enough that a job of
+	// 50 steps is still running when the 200ms wait ends.
+	srv, _, url := startJobs(t, lrotest.Options{NoWait: true}, &gateway.Options{OperationWait: 200 * time.Millisecond})
+	c := &rpcClient{t: t, url: url, version: "2026-07-28"}
+
+	var disc struct {
+		Capabilities struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"capabilities"`
+	}
+	c.result("server/discover", stateless(map[string]any{}, capsNoTasks), "", &disc)
+	if string(disc.Capabilities.Extensions["io.modelcontextprotocol/tasks"]) != "{}" {
+		t.Fatalf("server/discover does not advertise the tasks extension: %+v", disc)
+	}
+
+	// A call that finishes within the wait is answered with its result,
+	// even to a client that takes tasks.
+	var res wireTask
+	c.result("tools/call", stateless(map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "quick"}}, capsTasks), "Jobs_Run", &res)
+	if res.ResultType != "complete" {
+		t.Errorf("a quick call should complete: %+v", res)
+	}
+
+	// One that does not becomes a task for a client that takes tasks...
+	var task wireTask
+	c.result("tools/call", stateless(map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "slow", "never": true}}, capsTasks), "Jobs_Run", &task)
+	if task.ResultType != "task" || task.TaskID != srv.Jobs()[1] || task.Status != "working" || string(task.TTLMs) != "null" || task.PollIntervalMs <= 0 {
+		t.Fatalf("CreateTaskResult: %+v", task)
+	}
+	// ...and the handle for one that does not.
+	var handle struct {
+		StructuredContent map[string]map[string]any `json:"structuredContent"`
+	}
+	c.result("tools/call", stateless(map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"never": true}}, capsNoTasks), "Jobs_Run", &handle)
+	if handle.StructuredContent["operation"]["done"] != false {
+		t.Errorf("without the extension the unfinished call returns the handle: %+v", handle)
+	}
+
+	var got wireTask
+	c.result("tasks/get", stateless(map[string]any{"taskId": task.TaskID}, capsTasks), task.TaskID, &got)
+	if got.ResultType != "complete" || got.Status != "working" || got.Result != nil {
+		t.Errorf("tasks/get of a running task: %+v", got)
+	}
+	// tasks/update is acknowledged (no task of the gateway needs input).
+	var ack wireTask
+	c.result("tasks/update", stateless(map[string]any{"taskId": task.TaskID, "inputResponses": map[string]any{}}, capsTasks), task.TaskID, &ack)
+	if ack.ResultType != "complete" {
+		t.Errorf("tasks/update: %+v", ack)
+	}
+	c.result("tasks/cancel", stateless(map[string]any{"taskId": task.TaskID}, capsTasks), task.TaskID, &ack)
+	if ack.ResultType != "complete" || len(srv.Cancelled()) != 1 {
+		t.Errorf("tasks/cancel: %+v, backend cancelled %v", ack, srv.Cancelled())
+	}
+	c.result("tasks/get", stateless(map[string]any{"taskId": task.TaskID}, capsTasks), task.TaskID, &got)
+	if got.Status != "cancelled" {
+		t.Errorf("cancelled task: %+v", got)
+	}
+
+	// A failing job: completed, its result the tool error (the extension
+	// keeps "failed" for JSON-RPC errors).
+	var failed wireTask
+	c.result("tools/call", stateless(map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"fail": true, "steps": 50}}, capsTasks), "Jobs_Run", &failed)
+	if failed.ResultType != "task" {
+		t.Fatalf("want a task: %+v", failed)
+	}
+	for got.Status = ""; got.Status != "completed"; {
+		c.result("tasks/get", stateless(map[string]any{"taskId": failed.TaskID}, capsTasks), failed.TaskID, &got)
+		if got.Status != "working" && got.Status != "completed" {
+			t.Fatalf("failing task: %+v", got)
+		}
+	}
+	if got.Result == nil || !got.Result.IsError {
+		t.Errorf("a failed operation is a completed task with an isError result: %+v", got)
+	}
+
+	// Without the extension the task methods are refused with -32021; a
+	// wrong Mcp-Name is a header mismatch.
+	if r := c.call("tasks/get", stateless(map[string]any{"taskId": task.TaskID}, capsNoTasks), task.TaskID); r.Error == nil || r.Error.Code != -32021 || !strings.Contains(string(r.Error.Data), "io.modelcontextprotocol/tasks") {
+		t.Errorf("tasks/get without the extension: %+v", r.Error)
+	}
+	if r := c.call("tasks/get", stateless(map[string]any{"taskId": task.TaskID}, capsTasks), "other"); r.Error == nil || r.Error.Code != -32020 {
+		t.Errorf("tasks/get with a wrong Mcp-Name: %+v", r.Error)
+	}
+}

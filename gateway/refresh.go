@@ -180,7 +180,7 @@ func assemble(parts []*backendTools) (*catalog, error) {
 	pollers := make(map[string]string)
 	for i, t := range all {
 		switch t.method {
-		case getOperationMethod, waitOperationMethod:
+		case getOperationMethod, waitOperationMethod, cancelOperationMethod, listOperationsMethod:
 			pollers[t.backend+t.method] = final[i]
 		}
 	}
@@ -200,7 +200,9 @@ func assemble(parts []*backendTools) (*catalog, error) {
 	}
 	for _, p := range parts {
 		if p.ops != nil {
-			c.operations = append(c.operations, &operationsBackend{name: p.backend, ops: p.ops, md: p.md})
+			c.operations = append(c.operations, &operationsBackend{name: p.backend, ops: p.ops, md: p.md,
+				getTool: pollers[p.backend+getOperationMethod], cancelTool: pollers[p.backend+cancelOperationMethod],
+				listTool: pollers[p.backend+listOperationsMethod]})
 		}
 	}
 	set, err := mcp.NewToolSet(defs, nil)

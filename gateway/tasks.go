@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
@@ -40,6 +41,24 @@ type operationsBackend struct {
 	name string
 	ops  *operationsClient
 	md   metadata.MD
+	// getTool, cancelTool and listTool name the backend's Operations
+	// tools, which the task methods are authorized as ("" when not
+	// exposed: then only the scopes every call needs apply).
+	getTool, cancelTool, listTool string
+}
+
+// authorizeTask authorizes a task method as the call of the Operations
+// tool it amounts to, as authorize does a tools/call.
+func (g *Gateway) authorizeTask(ctx context.Context, req *mcp.TaskRequest, tool string) error {
+	if g.opts.Auth == nil || req.Session.Transport == "stdio" {
+		return nil
+	}
+	err := g.opts.Auth.Authorize(ctx, tool)
+	var ref *auth.Refusal
+	if errors.As(err, &ref) {
+		return refusal(ref)
+	}
+	return err
 }
 
 var _ mcp.TaskHandler = (*Gateway)(nil)
@@ -103,6 +122,9 @@ func (g *Gateway) findOperation(ctx context.Context, id string, req *mcp.TaskReq
 		if !b.ops.hasGet {
 			continue
 		}
+		if err := g.authorizeTask(ctx, req, b.getTool); err != nil {
+			return nil, nil, nil, err
+		}
 		bctx := g.md.outgoingContext(ctx, req.Header, b.md)
 		op, err := b.ops.get(bctx, id)
 		if err == nil {
@@ -163,6 +185,9 @@ func (g *Gateway) CancelTask(ctx context.Context, id string, req *mcp.TaskReques
 	if op.done {
 		return t, nil
 	}
+	if err := g.authorizeTask(ctx, req, b.cancelTool); err != nil {
+		return nil, err
+	}
 	if !b.ops.hasCancel {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Cannot cancel task: backend %s does not serve CancelOperation", b.name)}
 	}
@@ -191,6 +216,9 @@ func (g *Gateway) ListTasks(ctx context.Context, cursor string, req *mcp.TaskReq
 		return nil, "", nil
 	}
 	b := backends[i]
+	if err := g.authorizeTask(ctx, req, b.listTool); err != nil {
+		return nil, "", err
+	}
 	var out rawFrame
 	defer out.release()
 	bctx := g.md.outgoingContext(ctx, req.Header, b.md)

@@ -215,8 +215,15 @@ func taskID(sc *scope, p *params, method string) (string, *Error) {
 }
 
 // taskError turns a handler error into the JSON-RPC error of a tasks/*
-// request.
-func (s *Server) taskError(method string, err error) *Error {
+// request; a [Refusal] is kept for the transport, as for tools/call.
+func (s *Server) taskError(sc *scope, method string, err error) *Error {
+	var rf *Refusal
+	if errors.As(err, &rf) && rf.Err != nil {
+		if sc.keepRefusal {
+			sc.refused = rf
+		}
+		return rf.Err
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e
@@ -247,7 +254,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 		}
 		tasks, next, err := th.ListTasks(ctx, cursor, req)
 		if err != nil {
-			return fail(s.taskError(m.method, err))
+			return fail(s.taskError(sc, m.method, err))
 		}
 		b = appendResultHead(b, m.ID)
 		b = append(b, `{"tasks":[`...)
@@ -274,7 +281,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 	case "tasks/get":
 		t, err := th.GetTask(ctx, id, req)
 		if err != nil {
-			return fail(s.taskError(m.method, err))
+			return fail(s.taskError(sc, m.method, err))
 		}
 		b = appendResultHead(b, m.ID)
 		b = append(b, '{')
@@ -298,7 +305,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 			if ctx.Err() != nil {
 				return fail(errorf(CodeInternalError, "request cancelled"))
 			}
-			return fail(s.taskError(m.method, err))
+			return fail(s.taskError(sc, m.method, err))
 		}
 		if t.Result == nil {
 			return fail(errorf(CodeInternalError, fmt.Sprintf("tasks/result: task %q ended without a result", id)))
@@ -311,7 +318,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 	case "tasks/cancel":
 		t, err := th.CancelTask(ctx, id, req)
 		if err != nil {
-			return fail(s.taskError(m.method, err))
+			return fail(s.taskError(sc, m.method, err))
 		}
 		if stateless {
 			// The extension acknowledges; cancellation is cooperative.
@@ -335,7 +342,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 		// No task of this server ever needs input: check that the task
 		// exists and acknowledge.
 		if _, err := th.GetTask(ctx, id, req); err != nil {
-			return fail(s.taskError(m.method, err))
+			return fail(s.taskError(sc, m.method, err))
 		}
 		b = appendResultHead(b, m.ID)
 		b = append(b, `{"resultType":"complete",`...)

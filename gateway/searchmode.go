@@ -99,6 +99,16 @@ var searchFields = [...]struct {
 	{0.3, func(t *tool) string { return t.search.pkg }},
 }
 
+// methodVerb is the first word of a method's name, which by the naming
+// conventions of gRPC APIs (AIP-131 to 136: Get, List, Create, Update,
+// Delete, and custom verbs such as Resize or Publish) says what it does.
+func methodVerb(method string) string {
+	if w := search.Tokens(method); len(w) > 0 {
+		return w[0]
+	}
+	return ""
+}
+
 // searchCatalog is search mode's view of one catalog.
 type searchCatalog struct {
 	index *search.Index
@@ -143,7 +153,7 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		for f, sf := range searchFields {
 			fields[f] = search.Field{Text: sf.text(t), Weight: sf.weight}
 		}
-		docs[i] = search.Document{Key: t.def.Name, Fields: fields}
+		docs[i] = search.Document{Key: t.def.Name, Action: methodVerb(t.search.method), Fields: fields}
 		e := answerEntry{Name: t.def.Name, Title: t.def.Title, Description: t.def.Description, Annotations: t.def.Annotations}
 		short, err := json.Marshal(e)
 		if err != nil {

@@ -23,9 +23,20 @@ type Field struct {
 type Document struct {
 	// Key is the document's exact name: a query equal to it (ignoring
 	// surrounding space and case) ranks the document first.
-	Key    string
+	Key string
+	// Action is the word for what the document does, if it has one (an
+	// operation's leading verb: "Resize" of ResizeDisk). A query that
+	// uses it, or a synonym, ranks the document ActionBoost times higher:
+	// the verb a person asks with is the surest sign of the operation
+	// they want, and common verbs (list, get) have too low an idf for
+	// BM25 alone to weigh them.
+	Action string
 	Fields []Field
 }
+
+// ActionBoost multiplies the score of a document whose Action the query
+// uses.
+const ActionBoost = 1.5
 
 // Hit is one ranked document: its position in the slice given to New.
 type Hit struct {
@@ -50,6 +61,8 @@ type Index struct {
 	// index does not hold.
 	vocab []string
 	keys  map[string]int
+	// actions are the documents' stemmed Actions.
+	actions []string
 }
 
 type posting struct {
@@ -61,7 +74,7 @@ type posting struct {
 
 // New indexes docs. The index keeps no reference to them.
 func New(docs []Document) *Index {
-	ix := &Index{n: len(docs), postings: make(map[string][]posting), keys: make(map[string]int, len(docs))}
+	ix := &Index{n: len(docs), postings: make(map[string][]posting), keys: make(map[string]int, len(docs)), actions: make([]string, len(docs))}
 	nf := 0
 	for _, d := range docs {
 		nf = max(nf, len(d.Fields))
@@ -75,6 +88,9 @@ func New(docs []Document) *Index {
 				terms[i][f] = Terms(fld.Text)
 				avg[f] += float64(len(terms[i][f]))
 			}
+		}
+		if a := Terms(d.Action); len(a) > 0 {
+			ix.actions[i] = a[0]
 		}
 		if k := normKey(d.Key); k != "" {
 			if _, dup := ix.keys[k]; !dup {
@@ -136,18 +152,34 @@ type alternative struct {
 // longer indexed term ("subscr" for "subscription", "db" for "database").
 const prefixWeight = 0.6
 
-// minPrefix is the shortest query word tried as a prefix.
+// minPrefix is the shortest query word tried as a prefix, and the
+// shortest indexed term an unknown word is truncated to.
 const minPrefix = 3
+
+// maxTruncate is how many trailing letters of an unknown word may be cut
+// to find an indexed term.
+const maxTruncate = 3
 
 // groups turns a query into its words, each with the terms it may match:
 // itself, its verb synonyms, and (when the index does not hold it) the
-// indexed terms it begins.
+// indexed terms it begins. Two adjacent words that the index holds as one
+// term ("back up", "end point") are taken as that term.
 func (ix *Index) groups(query string) [][]alternative {
+	var words []string
+	for _, tok := range Tokens(query) {
+		if !stopwords[tok] {
+			words = append(words, tok)
+		}
+	}
 	var out [][]alternative
 	seen := make(map[string]bool)
-	for _, tok := range Tokens(query) {
-		if stopwords[tok] {
-			continue
+	for i := 0; i < len(words); i++ {
+		tok := words[i]
+		if i+1 < len(words) {
+			if joined := Stem(tok + words[i+1]); ix.postings[joined] != nil {
+				tok = tok + words[i+1]
+				i++
+			}
 		}
 		t := Stem(tok)
 		if seen[t] {
@@ -162,6 +194,14 @@ func (ix *Index) groups(query string) [][]alternative {
 			i, _ := slices.BinarySearch(ix.vocab, tok)
 			for ; i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], tok); i++ {
 				alts = append(alts, alternative{ix.vocab[i], prefixWeight})
+			}
+			// And the other way: an unknown word whose beginning is an
+			// indexed term ("zonal" for "zone", "regional" for "region").
+			for cut := 1; cut <= maxTruncate && len(tok)-cut >= minPrefix; cut++ {
+				if _, ok := ix.postings[tok[:len(tok)-cut]]; ok {
+					alts = append(alts, alternative{tok[:len(tok)-cut], prefixWeight})
+					break
+				}
 			}
 		}
 		out = append(out, alts)
@@ -178,16 +218,27 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		return nil
 	}
 	scores := make(map[int32]float64)
-	for _, alts := range ix.groups(query) {
+	groups := ix.groups(query)
+	verbs := make(map[string]bool)
+	for _, alts := range groups {
 		// A word's contribution is its best alternative's, so a verb and
-		// its synonyms in one tool name do not add up.
+		// its synonyms in one tool name do not add up. An alternative is
+		// worth no more than the word itself: matching a rare synonym
+		// ("lookup") of a common word ("get") says no more than the word.
 		best := make(map[int32]float64)
+		own := math.Inf(1)
+		if ps := ix.postings[alts[0].term]; len(ps) > 0 {
+			own = ix.idf(len(ps))
+		}
 		for _, a := range alts {
+			if a.weight >= SynonymWeight {
+				verbs[a.term] = true
+			}
 			ps := ix.postings[a.term]
 			if len(ps) == 0 {
 				continue
 			}
-			idf := ix.idf(len(ps))
+			idf := min(ix.idf(len(ps)), own)
 			for _, p := range ps {
 				tf := float64(p.tf)
 				s := a.weight * idf * tf * (k1 + 1) / (tf + k1)
@@ -198,6 +249,11 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		}
 		for d, s := range best {
 			scores[d] += s
+		}
+	}
+	for d := range scores {
+		if a := ix.actions[d]; a != "" && verbs[a] {
+			scores[d] *= ActionBoost
 		}
 	}
 	exact := -1

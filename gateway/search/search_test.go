@@ -41,6 +41,10 @@ func TestStemMergesForms(t *testing.T) {
 		{"list", "lists", "listing"},
 		{"status", "statuses"},
 		{"index", "indexes", "indexed"},
+		{"predict", "predicts", "prediction", "predictions"},
+		{"tune", "tuning"},
+		{"embedding", "embeddings"},
+		{"route", "routing", "routes"},
 	} {
 		want := search.Stem(forms[0])
 		for _, f := range forms[1:] {
@@ -142,6 +146,47 @@ func TestSearchLimitAndNoMatch(t *testing.T) {
 	}
 	if got := search.New(nil).Search("anything", 5); got != nil {
 		t.Errorf("empty index answered %v", got)
+	}
+}
+
+// TestSearchActionAndSynonymWeights: a document whose action is the
+// query's verb (or a synonym) ranks above one that only mentions it, and a
+// rare synonym is worth no more than the common word the query used.
+func TestSearchActionAndSynonymWeights(t *testing.T) {
+	docs := []search.Document{
+		{Key: "Tensorboards_LookupRun", Action: "Lookup", Fields: []search.Field{{Text: "LookupRun", Weight: 3}}},
+		{Key: "Runs_Get", Action: "Get", Fields: []search.Field{{Text: "GetRun", Weight: 3}}},
+		{Key: "Disks_ListResize", Action: "List", Fields: []search.Field{{Text: "ListResizeRequests disk", Weight: 3}}},
+		{Key: "Disks_Resize", Action: "Resize", Fields: []search.Field{{Text: "Resize disk", Weight: 3}}},
+	}
+	for range 20 { // make "get" common and "lookup" rare
+		docs = append(docs, search.Document{Action: "Get", Fields: []search.Field{{Text: "Get other things", Weight: 3}}})
+	}
+	ix := search.New(docs)
+	if h := ix.Search("get a run", 1); len(h) != 1 || h[0].Doc != 1 {
+		t.Errorf("get a run: %v, want Runs_Get (the word used beats its rare synonym)", h)
+	}
+	if h := ix.Search("resize requests of a disk", 1); len(h) != 1 || h[0].Doc != 3 {
+		t.Errorf("resize a disk: %v, want Disks_Resize (the action)", h)
+	}
+}
+
+// TestSearchJoinsAndTruncates: two query words the index holds as one
+// term are joined ("back up" finds Backup), and an unknown word matches
+// the indexed term it begins with ("zonal" finds Zone).
+func TestSearchJoinsAndTruncates(t *testing.T) {
+	docs := []search.Document{
+		{Key: "Backups_Create", Fields: []search.Field{{Text: "CreateBackup", Weight: 3}}},
+		{Key: "Things_Back", Fields: []search.Field{{Text: "BackThings up", Weight: 3}}},
+		{Key: "ZoneOperations_Wait", Fields: []search.Field{{Text: "Wait ZoneOperations", Weight: 3}}},
+		{Key: "Operations_Wait", Fields: []search.Field{{Text: "Wait Operations", Weight: 3}}},
+	}
+	ix := search.New(docs)
+	if h := ix.Search("back up", 1); len(h) != 1 || h[0].Doc != 0 {
+		t.Errorf("back up: %v, want Backups_Create", h)
+	}
+	if h := ix.Search("wait for a zonal operation", 1); len(h) != 1 || h[0].Doc != 2 {
+		t.Errorf("zonal: %v, want ZoneOperations_Wait", h)
 	}
 }
 

@@ -14,6 +14,7 @@ var verbGroups = [][]string{
 	{"update", "patch", "modify", "set", "change", "edit"},
 	{"start", "run", "launch", "begin"},
 	{"stop", "halt", "terminate"},
+	{"restart", "reboot", "reset"},
 	{"search", "find", "query"},
 }
 
@@ -51,6 +52,7 @@ var stopwords = func() map[string]bool {
 		"i", "we", "you", "me", "us", "it", "is", "are", "be", "was", "been", "do", "does", "can", "could",
 		"would", "should", "will", "want", "need", "like", "please", "how", "what", "which", "who", "where",
 		"when", "there", "about", "give", "tell", "let", "using", "via", "one", "ones", "currently",
+		"details", "info", "information",
 	} {
 		m[w] = true
 	}

@@ -64,16 +64,18 @@ func Terms(s string) []string {
 	return toks
 }
 
-// Stem reduces a lowercase word to a stem shared with its plural and verb
-// forms: "instances" and "instance" give "instanc"; "deleting", "deleted",
-// "deletes" and "delete" give "delet"; "policies" and "policy" give
-// "polic". It is deliberately light (no suffixes beyond -s, -es, -ies,
-// -ed, -ing and a final -e or -y), because identifiers are short and a
-// heavier stemmer merges unrelated names. Short words are left alone.
+// Stem reduces a lowercase word to a stem shared with its plural, verb
+// and -ion forms: "instances" and "instance" give "instanc"; "deleting",
+// "deleted", "deletes", "deletion" and "delete" give "delet"; "policies"
+// and "policy" give "polic"; "predictions" and "predict" give "predict".
+// It is deliberately light (plural -s, -es, -ies; then -ing, -ed or -ion;
+// then a final -e or -y), because identifiers are short and a heavier
+// stemmer merges unrelated names. Short words are left alone.
 func Stem(w string) string {
 	if len(w) <= 3 || !isASCIIWord(w) {
 		return w
 	}
+	// Plurals.
 	switch {
 	case strings.HasSuffix(w, "ies") && len(w) > 4:
 		w = w[:len(w)-3] + "y"
@@ -81,14 +83,20 @@ func Stem(w string) string {
 		// address, status, analysis: not plurals.
 	case strings.HasSuffix(w, "s"):
 		w = w[:len(w)-1]
-	case strings.HasSuffix(w, "ing") && len(w) >= 7:
+	}
+	// Verb and action-noun endings, leaving at least three letters.
+	switch {
+	case strings.HasSuffix(w, "ing") && len(w) >= 6 && strings.ContainsAny(w[:len(w)-3], "aeiouy"):
+		// (string keeps its ing: str has no vowel)
 		w = undouble(w[:len(w)-3])
 	case strings.HasSuffix(w, "ed") && len(w) >= 6:
 		w = undouble(w[:len(w)-2])
+	case strings.HasSuffix(w, "ion") && len(w) >= 7:
+		w = w[:len(w)-3]
 	}
-	// A final e or y is dropped so that "create"/"creat(ed)" and
-	// "policy"/"polic(ies)" meet.
-	if len(w) > 4 && (strings.HasSuffix(w, "e") || strings.HasSuffix(w, "y")) {
+	// A final e or y is dropped so that "create"/"creat(ed)",
+	// "tune"/"tun(ing)" and "policy"/"polic(ies)" meet.
+	if len(w) >= 4 && (strings.HasSuffix(w, "e") || strings.HasSuffix(w, "y")) {
 		w = w[:len(w)-1]
 	}
 	return w

@@ -8,14 +8,13 @@ import (
 	"net"
 	"os"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 )
 
 // BackendTLS says how the gateway secures its connection to a backend.
-// The zero value means: plaintext for a loopback address, TLS with the
-// system roots for anything else.
+// The zero value means: plaintext for a unix socket or a loopback
+// address, TLS with the system roots for anything else.
 type BackendTLS struct {
 	// Plaintext forces an unencrypted connection even to a remote backend.
 	Plaintext bool
@@ -43,24 +42,10 @@ func IsLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Dial opens a client connection to a backend. It does not wait for the
-// connection: discovery's first RPC does, and reports an unreachable
-// backend with its cause. extra options are applied after the transport
-// credentials, e.g. telemetry.GRPCDialOption for the backend's spans.
-func Dial(addr string, cfg BackendTLS, extra ...grpc.DialOption) (*grpc.ClientConn, error) {
-	creds, err := transportCredentials(addr, cfg)
-	if err != nil {
-		return nil, err
-	}
-	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, extra...)
-	conn, err := grpc.NewClient(addr, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("backend %s: %w", addr, err)
-	}
-	return conn, nil
-}
-
-func transportCredentials(addr string, cfg BackendTLS) (credentials.TransportCredentials, error) {
+// transportCredentials decides a backend's transport security: plaintext
+// when asked, or by default for a unix socket or a target whose every
+// address is loopback; TLS otherwise.
+func transportCredentials(t *target, cfg BackendTLS) (credentials.TransportCredentials, error) {
 	tlsWanted := cfg.CAFile != "" || cfg.CertFile != "" || cfg.KeyFile != "" || cfg.ServerName != ""
 	if cfg.Plaintext {
 		if tlsWanted {
@@ -68,7 +53,7 @@ func transportCredentials(addr string, cfg BackendTLS) (credentials.TransportCre
 		}
 		return insecure.NewCredentials(), nil
 	}
-	if !tlsWanted && IsLoopback(addr) {
+	if !tlsWanted && t.loopback() {
 		return insecure.NewCredentials(), nil
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: cfg.ServerName}

@@ -155,6 +155,10 @@ func (g *Gateway) initBackends(backends []Backend) error {
 			bs.conn = sc
 			bs.state = sc.GetState()
 		}
+		if c, ok := b.Conn.(*Conn); ok && g.opts.Metrics != nil {
+			name, m := b.Name, g.opts.Metrics
+			c.ch.replicas.setObserver(func(total, serving int) { m.SetBackendReplicas(name, total, serving) })
+		}
 		if bs.source == nil {
 			src, err := g.backendSource(b)
 			if err != nil {
@@ -396,8 +400,19 @@ type BackendStatus struct {
 	Error string `json:"error,omitempty"`
 	// Tools is the number of the backend's tools being served.
 	Tools int `json:"tools"`
+	// Replicas counts the addresses the backend's target resolves to and
+	// those serving (connected and, where the backend serves
+	// grpc.health.v1.Health, SERVING); absent for a connection not made
+	// by DialBackend.
+	Replicas *ReplicaStatus `json:"replicas,omitempty"`
 	// Ready is this backend's part of the answer.
 	Ready bool `json:"ready"`
+}
+
+// ReplicaStatus is a backend's replicas in /readyz.
+type ReplicaStatus struct {
+	Resolved int `json:"resolved"`
+	Serving  int `json:"serving"`
 }
 
 // Readiness is the body of /readyz.
@@ -424,6 +439,10 @@ func (g *Gateway) Ready() Readiness {
 		st := BackendStatus{Discovered: tools != nil, Tools: counts[b.b.Name]}
 		if err != nil {
 			st.Error = err.Error()
+		}
+		if c, ok := b.b.Conn.(*Conn); ok {
+			total, serving := c.Replicas()
+			st.Replicas = &ReplicaStatus{Resolved: total, Serving: serving}
 		}
 		usable := true
 		if b.conn != nil {

@@ -62,8 +62,16 @@ func (g *Gateway) callTool(ctx context.Context, t *tool, req *mcp.CallToolReques
 	defer cancel()
 	var out rawFrame
 	defer out.release()
-	if err := t.conn.Invoke(ctx, t.method, in, &out, callCodec); err != nil {
-		return statusResult(status.Convert(err), t.types), nil
+	var tries *attempts
+	if t.retry && t.obs.metrics != nil {
+		ctx, tries = withAttempts(ctx)
+	}
+	err = t.conn.Invoke(ctx, t.method, in, &out, callCodec)
+	if tries != nil {
+		t.obs.metrics.Retried(tries.retries())
+	}
+	if err != nil {
+		return t.errorResult(status.Convert(err)), nil
 	}
 
 	return t.responseResult(out.bytes())

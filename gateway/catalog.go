@@ -66,6 +66,13 @@ type tool struct {
 	timeout time.Duration
 	// md is the backend's own metadata (Backend.Metadata), nil for most.
 	md metadata.MD
+	// retry: the method is safe to repeat and its backend's connection
+	// retries such calls (retry.go), so the call path counts attempts.
+	retry bool
+	// limits are the message size limits of the backend's connection, for
+	// the error a response over them becomes; nil for a connection not
+	// made by DialBackend.
+	limits *connLimits
 	// obs is the tool's metrics and span settings (observe.go).
 	obs toolObs
 	// lro is set for a long-running method (operation.go), nil otherwise.
@@ -190,6 +197,10 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 			t.lro.wait, t.lro.cancel = opts.operationWait, opts.operationCancel
 		}
 		t.backend = backend
+		if c, ok := conn.(*Conn); ok {
+			t.limits = &c.limits
+			t.retry = c.ch.retry && safeToRepeat(t.def.Annotations)
+		}
 		opts.backend.apply(t, m)
 		if t.timeout <= 0 {
 			t.timeout = opts.callTimeout

@@ -59,6 +59,15 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))
 	}
 	bt.fingerprint = fp
+	if c, ok := b.b.Conn.(*Conn); ok {
+		var retried []string
+		for _, t := range bt.tools {
+			if t.retry {
+				retried = append(retried, t.method)
+			}
+		}
+		c.ch.setRetryMethods(retried)
+	}
 	b.succeed(bt)
 	g.opts.Logger.Info("discovered backend", "backend", b.b.Name, "services", len(res.Services), "tools", len(bt.tools))
 	return true, nil

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -42,7 +40,7 @@ type backendAddr struct {
 }
 
 func (f *backendFlags) register(fs *flag.FlagSet) {
-	fs.Var(&f.backends, "backend", "gRPC backend NAME=HOST:PORT (repeatable; NAME is 1-32 of a-z 0-9 _ -); a single backend may be given as HOST:PORT (default: start the bundled demo backend on a loopback port)")
+	fs.Var(&f.backends, "backend", "gRPC backend NAME=TARGET (repeatable; NAME is 1-32 of a-z 0-9 _ -); TARGET is HOST:PORT, dns:///HOST:PORT, unix:///PATH, unix-abstract:NAME, passthrough:///ADDR or a list of replicas HOST:PORT,HOST:PORT; a single backend may be given as TARGET alone (default: start the bundled demo backend on a loopback port)")
 	fs.Var(&f.include, "include", "expose only methods matching this glob on package.Service/Method, e.g. 'zoo.v1.ZooService/*' ('*' does not cross '/'; a pattern without '/' means SERVICE/*; repeatable)")
 	fs.Var(&f.exclude, "exclude", "hide methods matching this glob on package.Service/Method (repeatable; wins over --include)")
 	fs.Var(&f.descriptorSets, "descriptor-set", "FileDescriptorSet FILE (buf build -o, protoc --include_imports --include_source_info -o): its comments are overlaid on server reflection, and it replaces reflection for a backend that has none (repeatable)")
@@ -57,17 +55,17 @@ func (f *backendFlags) register(fs *flag.FlagSet) {
 // them once, so that a bad file is reported at start naming its flag.
 func (f *backendFlags) check(ctx context.Context) error {
 	for _, b := range f.backends {
-		name, addr, named := strings.Cut(b, "=")
-		if !named {
-			name, addr = "", b
-			if len(f.backends) > 1 {
-				return fmt.Errorf("--backend: with several backends each needs a name, as NAME=HOST:PORT; got %q", b)
-			}
-		} else if err := gateway.ValidBackendName(name); err != nil {
-			return fmt.Errorf("--backend %s: %w", b, err)
+		name, addr, named := gateway.SplitBackendFlag(b)
+		if !named && len(f.backends) > 1 {
+			return fmt.Errorf("--backend: with several backends each needs a name, as NAME=TARGET; got %q", b)
 		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return fmt.Errorf("--backend: want HOST:PORT or NAME=HOST:PORT, got %q: %w", b, err)
+		if named {
+			if err := gateway.ValidBackendName(name); err != nil {
+				return fmt.Errorf("--backend %s: %w", b, err)
+			}
+		}
+		if err := gateway.CheckTarget(addr); err != nil {
+			return fmt.Errorf("--backend: %w", err)
 		}
 		for _, p := range f.parsed {
 			if named && p.name == name {
@@ -128,7 +126,7 @@ func (f *backendFlags) setLogger(logger *slog.Logger) {
 
 // dial connects to every backend. close closes what was opened, also
 // after an error.
-func (f *backendFlags) dial(tls gateway.BackendTLS, opts ...grpc.DialOption) (backends []gateway.Backend, conns []*grpc.ClientConn, err error) {
+func (f *backendFlags) dial(tls gateway.BackendTLS, opts ...grpc.DialOption) (backends []gateway.Backend, conns []*gateway.Conn, err error) {
 	for _, p := range f.parsed {
 		btls := tls
 		if p.file != nil && p.file.tls != nil {

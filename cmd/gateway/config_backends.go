@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"net"
 	"os"
 	"reflect"
 	"time"
@@ -22,10 +21,10 @@ func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc) ([]backe
 	for i, fb := range cfg.Backends {
 		key := fmt.Sprintf("backends[%d]", i)
 		if fb.Address == "" {
-			return nil, fmt.Errorf("%s: %s: address is required (HOST:PORT)", doc.at(key), key)
+			return nil, fmt.Errorf("%s: %s: address is required (HOST:PORT or a gRPC target such as dns:///HOST:PORT or unix:///PATH)", doc.at(key), key)
 		}
-		if _, _, err := net.SplitHostPort(fb.Address); err != nil {
-			return nil, doc.errorf(key+".address", "want HOST:PORT, got %q", fb.Address)
+		if err := gateway.CheckTarget(fb.Address); err != nil {
+			return nil, doc.errorf(key+".address", "%w", err)
 		}
 		switch {
 		case fb.Name == "" && len(cfg.Backends) > 1:

@@ -325,7 +325,7 @@ func TestConfigErrors(t *testing.T) {
 		{"duplicate key", "listen: a:1\nlisten: b:2\n", noEnv, `FILE:2: mapping key "listen" already defined`},
 		{"syntax", "backends: [\n", noEnv, `FILE:1:`},
 		{"backend without address", "backends:\n  - name: zoo\n", noEnv, `FILE:2: backends[0]: address is required`},
-		{"bad address", "backends:\n  - name: zoo\n    address: zoo\n", noEnv, `FILE:3: backends[0].address: want HOST:PORT, got "zoo"`},
+		{"bad address", "backends:\n  - name: zoo\n    address: zoo\n", noEnv, `FILE:3: backends[0].address: backend address "zoo": want HOST:PORT`},
 		{"duplicate backend names", "backends:\n  - name: zoo\n    address: a:1\n  - name: zoo\n    address: b:1\n", noEnv, `FILE:4: backends[1].name: the name "zoo" is used twice (first at FILE:2)`},
 		{"unnamed among several", "backends:\n  - address: a:1\n  - address: b:1\n", noEnv, `FILE:2: backends[0]: name is required when there are several backends`},
 		{"bad backend name", "backends:\n  - name: Zoo\n    address: a:1\n", noEnv, `FILE:2: backends[0].name: backend name "Zoo"`},

@@ -178,7 +178,7 @@ func TestStartupErrors(t *testing.T) {
 		{"json-names", []string{"--json-names", "camel"}, 2, `--json-names: want "json" or "proto"`},
 		{"tool-mode", []string{"--tool-mode", "lazy"}, 2, `--tool-mode: want "auto", "typed" or "search", got "lazy"`},
 		{"tool-budget", []string{"--tool-budget", "0"}, 2, `--tool-budget: want a positive number of tokens, or -1 for no budget, got 0`},
-		{"backend form", []string{"--backend", "zoo"}, 2, `--backend: want HOST:PORT or NAME=HOST:PORT, got "zoo"`},
+		{"backend form", []string{"--backend", "zoo"}, 2, `--backend: backend address "zoo": want HOST:PORT, NAME=HOST:PORT or a gRPC target`},
 		{"backend name", []string{"--backend", "Zoo=127.0.0.1:1"}, 2, `--backend Zoo=127.0.0.1:1: backend name "Zoo": want 1-32 characters of a-z, 0-9`},
 		{"unnamed among several", []string{"--backend", "127.0.0.1:1", "--backend", "b=127.0.0.1:2"}, 2, `with several backends each needs a name`},
 		{"backend name twice", []string{"--backend", "a=127.0.0.1:1", "--backend", "a=127.0.0.1:2"}, 2, `--backend: the name "a" is used twice`},

@@ -49,6 +49,8 @@ type Metrics struct {
 	sessions    *prometheus.GaugeVec
 	discoveries *prometheus.CounterVec
 	connState   *prometheus.GaugeVec
+	retries     *prometheus.CounterVec
+	replicas    *prometheus.GaugeVec
 }
 
 // NewMetrics registers the gateway's metrics, plus the Go runtime and
@@ -87,9 +89,19 @@ func NewMetrics() *Metrics {
 			Name:      "backend_connection_state",
 			Help:      "1 for the backend connection's current gRPC connectivity state, 0 for the others.",
 		}, []string{"backend", "state"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "tool_call_retries_total",
+			Help:      "Attempts after the first that grpc-go made for calls to methods safe to repeat, after an UNAVAILABLE.",
+		}, []string{"tool", "backend"}),
+		replicas: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace,
+			Name:      "backend_replicas",
+			Help:      "Addresses a backend's target resolves to (state=\"resolved\") and those connected and healthy (state=\"serving\").",
+		}, []string{"backend", "state"}),
 	}
 	m.reg.MustRegister(
-		m.calls, m.latency, m.rejections, m.sessions, m.discoveries, m.connState,
+		m.calls, m.latency, m.rejections, m.sessions, m.discoveries, m.connState, m.retries, m.replicas,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -138,6 +150,7 @@ func (m *Metrics) Tool(tool, backend string) *ToolMetrics {
 		calls:    m.calls.MustCurryWith(prometheus.Labels{"tool": tool, "backend": backend}),
 		latency:  m.latency.WithLabelValues(tool, backend),
 		rejected: m.rejections.WithLabelValues(tool, backend),
+		retries:  m.retries.WithLabelValues(tool, backend),
 	}
 	tm.counter(codes.OK)
 	return tm
@@ -155,6 +168,7 @@ func (m *Metrics) ForgetTool(tool, backend string) {
 	m.calls.DeletePartialMatch(l)
 	m.latency.Delete(l)
 	m.rejections.Delete(l)
+	m.retries.Delete(l)
 }
 
 // SessionOpened counts a session opened on transport ("streamable-http",
@@ -201,12 +215,23 @@ func (m *Metrics) SetBackendState(backend string, state connectivity.State) {
 	}
 }
 
+// SetBackendReplicas records how many addresses backend's target resolves
+// to and how many of them serve (connected and healthy).
+func (m *Metrics) SetBackendReplicas(backend string, resolved, serving int) {
+	if m == nil {
+		return
+	}
+	m.replicas.WithLabelValues(backend, "resolved").Set(float64(resolved))
+	m.replicas.WithLabelValues(backend, "serving").Set(float64(serving))
+}
+
 // ToolMetrics are one tool's series, resolved once by [Metrics.Tool]. A
 // nil *ToolMetrics records nothing. Safe for concurrent use.
 type ToolMetrics struct {
 	calls    *prometheus.CounterVec // curried with tool and backend
 	latency  prometheus.Observer
 	rejected prometheus.Counter
+	retries  prometheus.Counter
 	// byCode caches the calls child of each code: resolved on first use
 	// (one label lookup, ever) and then read with one atomic load.
 	byCode [numCodes]atomic.Pointer[counter]
@@ -248,5 +273,12 @@ func (tm *ToolMetrics) Observe(code codes.Code, d time.Duration, sc trace.SpanCo
 func (tm *ToolMetrics) Rejected() {
 	if tm != nil {
 		tm.rejected.Inc()
+	}
+}
+
+// Retried records n retries (attempts after the first) of one call.
+func (tm *ToolMetrics) Retried(n int) {
+	if tm != nil && n > 0 {
+		tm.retries.Add(float64(n))
 	}
 }

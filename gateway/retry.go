@@ -1,0 +1,66 @@
+package gateway
+
+import (
+	"context"
+	"sync/atomic"
+
+	"google.golang.org/grpc/stats"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+)
+
+// Retries of calls to methods safe to repeat are grpc-go's (the retry
+// policy in each backend's service config, channel.go); the gateway only
+// decides which methods and counts the retries for the metrics.
+
+// safeToRepeat is the one decision of whether calling a method twice is
+// harmless: its tool says it is idempotent (read-only tools are too).
+// The hint comes from the method's idempotency_level, the HTTP rule's
+// verb, or the service owners' (mcpgateway.v1.tool) option
+// (methodAnnotations), so what the model is told and what the gateway
+// retries never disagree.
+func safeToRepeat(a *mcp.ToolAnnotations) bool {
+	return a != nil && a.IdempotentHint != nil && *a.IdempotentHint
+}
+
+// attemptsKey carries an *attempts in a call's context.
+type attemptsKey struct{}
+
+// attempts counts the attempts grpc-go makes for one call.
+type attempts struct{ n atomic.Int32 }
+
+// withAttempts makes ctx count the attempts of the call made with it.
+func withAttempts(ctx context.Context) (context.Context, *attempts) {
+	a := &attempts{}
+	return context.WithValue(ctx, attemptsKey{}, a), a
+}
+
+// retries is how many attempts followed the first.
+func (a *attempts) retries() int {
+	if a == nil {
+		return 0
+	}
+	return max(int(a.n.Load())-1, 0)
+}
+
+// attemptCounter is the stats handler that counts, for calls whose
+// context asks for it, each attempt grpc-go starts under the retry
+// policy. Transparent retries (a stream that never reached the server)
+// are not the policy's and are not counted.
+type attemptCounter struct{}
+
+func (attemptCounter) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+
+func (attemptCounter) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if b, ok := s.(*stats.Begin); ok && !b.IsTransparentRetryAttempt {
+		if a, ok := ctx.Value(attemptsKey{}).(*attempts); ok {
+			a.n.Add(1)
+		}
+	}
+}
+
+func (attemptCounter) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return ctx
+}
+
+func (attemptCounter) HandleConn(context.Context, stats.ConnStats) {}

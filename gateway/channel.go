@@ -171,7 +171,9 @@ type authorityBuilder struct {
 	ao resolver.AuthorityOverrider
 }
 
-func (b *authorityBuilder) OverrideAuthority(t resolver.Target) string { return b.ao.OverrideAuthority(t) }
+func (b *authorityBuilder) OverrideAuthority(t resolver.Target) string {
+	return b.ao.OverrideAuthority(t)
+}
 
 // resolverCC is the ClientConn the wrapped resolver reports to.
 type resolverCC struct {

@@ -231,6 +231,13 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	if g.opts.ToolBudget == 0 {
 		g.opts.ToolBudget = DefaultToolBudget
 	}
+	if g.opts.Auth != nil {
+		for _, h := range g.opts.ForwardHeaders {
+			if IsClientCredential(h) {
+				return nil, fmt.Errorf("gateway: ForwardHeaders names %q while Auth is on: the client's token is for the gateway and must not be passed through to the backend; forward verified claims (auth.OAuthConfig.ForwardClaims) or set the backend's credential in Metadata", h)
+			}
+		}
+	}
 	md, err := newOutgoingMD(g.opts.ForwardHeaders, g.opts.Metadata)
 	if err != nil {
 		return nil, err

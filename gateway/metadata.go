@@ -41,6 +41,13 @@ func CheckForwardHeader(name string) error {
 	return checkMetadataKey(k)
 }
 
+// IsClientCredential reports whether the header named carries the client's
+// credential for the gateway itself (Authorization). With front-door
+// authentication on, forwarding it would pass the client's token through
+// to the backend, which the MCP specification forbids: the token's
+// audience is the gateway. [New] refuses that combination.
+func IsClientCredential(name string) bool { return strings.EqualFold(name, "authorization") }
+
 // checkMetadataKey applies gRPC's rules for metadata keys (the HTTP/2
 // header names gRPC allows: 0-9 a-z _ - .) and refuses the keys gRPC
 // reserves or sets itself.

@@ -98,6 +98,9 @@ func (f *frontDoor) check(stdio bool) error {
 			}
 		}
 	} else {
+		if err := auth.CheckJWKSURL(f.oauthJWKSURL); err != nil {
+			return err
+		}
 		if f.oauthIssuer == "" {
 			return errors.New("--oauth-issuer is required with --oauth-jwks-url")
 		}
@@ -138,6 +141,11 @@ func (f *frontDoor) check(stdio bool) error {
 	for _, h := range f.forwardHeaders {
 		if err := gateway.CheckForwardHeader(h); err != nil {
 			return fmt.Errorf("--forward-header: %w", err)
+		}
+		if gateway.IsClientCredential(h) && (f.bearerTokensFile != "" || oauth) {
+			return fmt.Errorf("--forward-header %s: refused while --bearer-tokens-file or --oauth-jwks-url is on: the client's token is for this gateway, "+
+				"and the MCP specification forbids passing it through to the backend; send the verified identity with --forward-claim CLAIM=HEADER, "+
+				"or the backend's own credential with --metadata authorization=...", h)
 		}
 	}
 	md, err := gateway.ParseMetadata(f.metadata)

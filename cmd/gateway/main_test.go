@@ -222,6 +222,10 @@ func TestStartupErrors(t *testing.T) {
 		{"metadata reserved", []string{"--metadata", "grpc-status=0"}, 2, `--metadata: "grpc-status": grpc- keys are reserved`},
 		{"metadata bin", []string{"--metadata", "trace-bin=%%%"}, 2, `--metadata: trace-bin: a -bin key needs a base64 value`},
 		{"auth on stdio", []string{"--stdio", "--bearer-tokens-file", "t"}, 2, `--bearer-tokens-file applies to HTTP only`},
+		// Token passthrough: the client's token is for the gateway.
+		{"forward authorization with bearer", []string{"--bearer-tokens-file", "main.go", "--forward-header", "authorization"}, 2, `--forward-header authorization: refused while --bearer-tokens-file or --oauth-jwks-url is on`},
+		{"forward Authorization with oauth", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--forward-header", "Authorization"}, 2, `--forward-claim CLAIM=HEADER, or the backend's own credential with --metadata authorization=`},
+		{"jwks over http", []string{"--oauth-jwks-url", "http://as.example.com/jwks", "--oauth-issuer", "i", "--oauth-audience", "a"}, 2, `--oauth-jwks-url http://as.example.com/jwks: the JWKS must be fetched over https`},
 		{"jwks unreachable", []string{"--backend", noReflection, "--listen", "127.0.0.1:0", "--oauth-jwks-url", "http://127.0.0.1:1/jwks", "--oauth-issuer", "i", "--oauth-audience", "a"}, 1, `fetching the JWKS from http://127.0.0.1:1/jwks`},
 	}
 	for _, c := range cases {

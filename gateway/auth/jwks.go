@@ -42,9 +42,11 @@ type keySource struct {
 	closeOnce sync.Once
 }
 
-// checkJWKSURL accepts an https URL, or an http one whose host is a
-// loopback address.
-func checkJWKSURL(raw string) error {
+// CheckJWKSURL accepts an https URL, or an http one whose host is a
+// loopback address (a local authorization server): whoever answers the
+// fetch can mint tokens. [New] applies it; it is exported so a command
+// line can refuse a bad URL before starting anything.
+func CheckJWKSURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return fmt.Errorf("auth: --oauth-jwks-url: want an https URL, got %q", raw)

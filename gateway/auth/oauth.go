@@ -72,7 +72,7 @@ func checkOAuthConfig(cfg *OAuthConfig) error {
 	if cfg.JWKSURL == "" {
 		return errors.New("auth: OAuth needs a JWKS URL (--oauth-jwks-url)")
 	}
-	if err := checkJWKSURL(cfg.JWKSURL); err != nil {
+	if err := CheckJWKSURL(cfg.JWKSURL); err != nil {
 		return err
 	}
 	if cfg.Issuer == "" {

@@ -258,6 +258,11 @@ func TestReauthExpiringToken(t *testing.T) {
 		t.Fatalf("a call before expiry: %s %v", msg, err)
 	}
 	stream, _ := sseOpen(t, base, tok)
+	sid := initSession(t, base, tok)
+	get, _ := mcpRequest(t, base, "GET", tok, sid, "")
+	if get.StatusCode != 200 {
+		t.Fatalf("GET stream of the session: %d", get.StatusCode)
+	}
 
 	ce := wsClosed(t, ws, 10*time.Second)
 	if ce.Code != websocket.ClosePolicyViolation || ce.Text != "the access token has expired" {
@@ -268,6 +273,19 @@ func TestReauthExpiringToken(t *testing.T) {
 	}
 	if rest := sseRest(t, stream); !strings.Contains(rest, ": the access token has expired") {
 		t.Errorf("SSE stream ended with %q, want the expiry comment", rest)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.ReadAll(get.Body)
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("the Streamable GET stream failed instead of ending: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the Streamable GET stream outlived the token")
 	}
 	resp, _ := postToolCall(t, base, tok, "ZooService_GetAnimal", true)
 	if resp.StatusCode != 401 {

@@ -5,12 +5,20 @@
 #
 #   docker build --build-arg VERSION="$(git describe --tags --always --dirty)" \
 #     --build-arg COMMIT="$(git rev-parse HEAD)" -t grpc-mcp-gateway .
-#   docker run --rm -p 8080:8080 grpc-mcp-gateway          # fronts the bundled demo backend
-#   docker run --rm -p 8080:8080 grpc-mcp-gateway --listen 0.0.0.0:8080 --backend zoo.internal:50051
+#   # Serving: clients need a bearer token from the mounted file.
+#   docker run --rm -p 8080:8080 -v "$PWD/tokens:/etc/grpc-mcp-gateway/tokens:ro" \
+#     grpc-mcp-gateway --listen 0.0.0.0:8080 --bearer-tokens-file /etc/grpc-mcp-gateway/tokens \
+#     --backend zoo.internal:50051
+#   # Trying the bundled demo backend from this machine only: publish on
+#   # the host's loopback, and say that no token is wanted.
+#   docker run --rm -p 127.0.0.1:8080:8080 grpc-mcp-gateway --listen 0.0.0.0:8080 --allow-unauthenticated
 #
+# The CMD listens on 0.0.0.0:8080 (the gateway's default, 127.0.0.1:8080,
+# is unreachable from outside the container) and therefore requires bearer
+# tokens, read from /etc/grpc-mcp-gateway/tokens: the gateway refuses to
+# start on an address others can reach without authentication (exit 2).
 # Arguments after the image name replace CMD, so repeat --listen
-# 0.0.0.0:8080 when you pass any: the gateway's default, 127.0.0.1:8080,
-# is unreachable from outside the container.
+# 0.0.0.0:8080 and the authentication when you pass any.
 #
 # Health: distroless has no shell or curl, so the gateway probes itself
 # (--probe URL exits 0 on a 2xx answer). HEALTHCHECK assumes port 8080; on
@@ -45,4 +53,4 @@ USER 65532:65532
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["/gateway", "--probe", "http://127.0.0.1:8080/healthz"]
 ENTRYPOINT ["/gateway"]
-CMD ["--listen", "0.0.0.0:8080"]
+CMD ["--listen", "0.0.0.0:8080", "--bearer-tokens-file", "/etc/grpc-mcp-gateway/tokens"]

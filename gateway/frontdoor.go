@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
 // protect puts an MCP transport's handler behind Options.Auth. Every MCP
@@ -25,6 +26,7 @@ func (g *Gateway) mountAuthMetadata(mux *http.ServeMux) {
 		return
 	}
 	if h := g.opts.Auth.MetadataHandler(); h != nil {
+		h = mcp.HostProtection(g.opts.AllowedHosts, h)
 		mux.Handle(auth.MetadataPath, h)
 		mux.Handle(auth.MetadataPath+"/", h)
 	}

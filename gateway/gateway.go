@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,6 +110,18 @@ type Options struct {
 	// SSE configures the legacy HTTP+SSE transport at /sse; nil means
 	// defaults.
 	SSE *mcp.SSEOptions
+	// AllowedHosts lists the Host header values the HTTP endpoints accept
+	// besides loopback names (and, on a connection that did not arrive on
+	// loopback, IP literals): the names clients use to reach the gateway,
+	// e.g. "mcp.example.com" (any port) or "mcp.example.com:8443". It
+	// applies to /mcp, /ws and /sse (added to their options' own lists),
+	// to /metrics and /readyz, and to the OAuth metadata, so that a page
+	// whose name was rebound to the gateway's address can use none of
+	// them. See mcp.OriginProtection.
+	AllowedHosts []string
+	// SeparateAdmin serves /metrics and /readyz only on AdminHandler (for
+	// an admin listener of their own), not on Handler.
+	SeparateAdmin bool
 	// MaxConcurrentCalls bounds the requests one session may have in
 	// flight, on every transport; 0 means the MCP layer's default (64),
 	// negative no limit.
@@ -280,21 +293,59 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 // (see [Gateway.Ready]) and, with Options.Metrics, Prometheus at /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.protect(g.server.StreamableHTTPHandler(g.opts.HTTP)))
-	mux.Handle("/ws", g.protect(g.server.WebSocketHandler(g.opts.WebSocket)))
-	sse := g.protect(g.server.SSEHandler(g.opts.SSE))
+	hosts := g.opts.AllowedHosts
+	httpOpts := withHosts(g.opts.HTTP, hosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })
+	wsOpts := withHosts(g.opts.WebSocket, hosts, func(o *mcp.WebSocketOptions) *[]string { return &o.AllowedHosts })
+	sseOpts := withHosts(g.opts.SSE, hosts, func(o *mcp.SSEOptions) *[]string { return &o.AllowedHosts })
+	mux.Handle("/mcp", g.protect(g.server.StreamableHTTPHandler(httpOpts)))
+	mux.Handle("/ws", g.protect(g.server.WebSocketHandler(wsOpts)))
+	sse := g.protect(g.server.SSEHandler(sseOpts))
 	mux.Handle("/sse", sse)
 	mux.Handle("/sse/message", sse)
 	g.mountAuthMetadata(mux)
-	if g.opts.Metrics != nil {
-		mux.Handle("GET /metrics", g.opts.Metrics.Handler())
+	if !g.opts.SeparateAdmin {
+		g.mountAdmin(mux)
+	} else {
+		mux.HandleFunc("GET /healthz", serveHealthz)
 	}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	mux.HandleFunc("GET /readyz", g.serveReadyz)
 	return mux
+}
+
+// AdminHandler serves /metrics (with Options.Metrics), /readyz and
+// /healthz, for an admin listener apart from the MCP one (see
+// Options.SeparateAdmin).
+func (g *Gateway) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	g.mountAdmin(mux)
+	return mux
+}
+
+// mountAdmin mounts the operational endpoints. /healthz (liveness) says
+// nothing and stays open to any Host, for probes; /metrics and /readyz
+// say something about the backends, and get the Host check.
+func (g *Gateway) mountAdmin(mux *http.ServeMux) {
+	if g.opts.Metrics != nil {
+		mux.Handle("GET /metrics", mcp.HostProtection(g.opts.AllowedHosts, g.opts.Metrics.Handler()))
+	}
+	mux.HandleFunc("GET /healthz", serveHealthz)
+	mux.Handle("GET /readyz", mcp.HostProtection(g.opts.AllowedHosts, http.HandlerFunc(g.serveReadyz)))
+}
+
+func serveHealthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+// withHosts returns a copy of a transport's options (new when nil) with
+// hosts added to its AllowedHosts; the caller's value is left alone.
+func withHosts[T any](opts *T, hosts []string, field func(*T) *[]string) *T {
+	var o T
+	if opts != nil {
+		o = *opts
+	}
+	f := field(&o)
+	*f = append(slices.Clip(*f), hosts...)
+	return &o
 }
 
 // Shutdown marks the gateway not ready, stops background discovery, and

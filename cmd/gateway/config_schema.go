@@ -41,6 +41,10 @@ type fileConfig struct {
 	ToolBudget        *int      `yaml:"tool_budget"`
 	AllowOrigin       []string  `yaml:"allow_origin"`
 
+	AllowedHost          []string `yaml:"allowed_host"`
+	AllowUnauthenticated *bool    `yaml:"allow_unauthenticated"`
+	AdminListen          *string  `yaml:"admin_listen"`
+
 	MaxRequestBytes    *int64    `yaml:"max_request_bytes"`
 	WSMaxMessageBytes  *int64    `yaml:"ws_max_message_bytes"`
 	MaxConcurrentCalls *int      `yaml:"max_concurrent_calls"`

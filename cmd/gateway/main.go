@@ -57,6 +57,7 @@ type config struct {
 	allowOrigins     stringList
 	transports       transportFlags
 	front            frontDoor
+	exposure         exposure
 	obs              observability
 	logLevel         string
 	logFormat        string
@@ -148,6 +149,7 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.toolBudget, "tool-budget", gateway.DefaultToolBudget, "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; -1: no budget (always typed)")
 	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, /ws and /sse, e.g. https://app.example.com (repeatable)")
 	c.front.register(fs)
+	c.exposure.register(fs)
 	c.transports.register(fs)
 	c.obs.register(fs)
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -200,6 +202,9 @@ func (c *config) validate() error {
 		return err
 	}
 	if err := c.transports.check(); err != nil {
+		return err
+	}
+	if err := c.exposure.check(c); err != nil {
 		return err
 	}
 	// The log settings are checked here too, so their errors name the
@@ -288,12 +293,18 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 
 	// A listener that cannot be had is a start-up error, reported before
 	// discovery so the operator sees it at once.
-	var lis net.Listener
+	var lis, adminLis net.Listener
 	if !c.stdio {
 		if lis, err = net.Listen("tcp", c.listen); err != nil {
 			return fmt.Errorf("--listen %s: %w", c.listen, err)
 		}
 		defer lis.Close()
+		if c.exposure.adminListen != "" {
+			if adminLis, err = net.Listen("tcp", c.exposure.adminListen); err != nil {
+				return fmt.Errorf("--admin-listen %s: %w", c.exposure.adminListen, err)
+			}
+			defer adminLis.Close()
+		}
 	}
 
 	inputErrors := gateway.InputErrorsTool
@@ -333,6 +344,8 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		WebSocket:          wsOpts,
 		SSE:                sseOpts,
 		MaxConcurrentCalls: c.transports.maxConcurrentCalls,
+		AllowedHosts:       c.exposure.hosts(c.front.oauthResource),
+		SeparateAdmin:      c.exposure.adminListen != "",
 		Auth:               authn,
 		ForwardHeaders:     c.front.forwardHeaderNames(),
 		Metadata:           c.front.md,
@@ -354,20 +367,19 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		logger.Info("serving MCP on stdio", "tools", len(g.Tools().Tools()))
 		return serveStdio(ctx, c, g, stdin, stdout, logger)
 	}
-	return serveHTTP(ctx, c, g, lis, logger, stderr)
+	return serveHTTP(ctx, c, g, lis, adminLis, logger, stderr)
 }
 
-func serveHTTP(ctx context.Context, c *config, g *gateway.Gateway, lis net.Listener, logger *slog.Logger, stderr io.Writer) error {
-	srv := &http.Server{
-		Handler:           g.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+func serveHTTP(ctx context.Context, c *config, g *gateway.Gateway, lis, adminLis net.Listener, logger *slog.Logger, stderr io.Writer) error {
+	srv := newHTTPServer(g.Handler(), logger)
 	scheme := "http"
 	if c.front.tls != nil {
 		srv.TLSConfig, scheme = c.front.tls, "https"
 	}
 	url := scheme + "://" + lis.Addr().String() + "/mcp"
+	if adminLis != nil {
+		fmt.Fprintf(stderr, "Admin endpoints (/metrics, /readyz, /healthz) at http://%s\n", adminLis.Addr())
+	}
 	fmt.Fprintf(stderr, `
 grpc-mcp-gateway %s: %d tools, MCP (Streamable HTTP) at %s
 
@@ -377,8 +389,16 @@ Connect a client:
   Health:         curl %s   (readiness: %s)
 
 `, version, len(g.Tools().Tools()), url, url, url, strings.TrimSuffix(url, "/mcp")+"/healthz", strings.TrimSuffix(url, "/mcp")+"/readyz")
+	if !gateway.IsLoopback(c.listen) && len(c.exposure.hosts(c.front.oauthResource)) == 0 {
+		logger.Warn("listening on a non-loopback address without --allowed-host: requests naming this server by a DNS name get 403 (IP addresses and localhost are accepted)", "listen", c.listen)
+	}
 
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
+	if adminLis != nil {
+		admin := newHTTPServer(g.AdminHandler(), logger)
+		go func() { errc <- admin.Serve(adminLis) }()
+		defer admin.Close()
+	}
 	go func() {
 		if srv.TLSConfig != nil {
 			errc <- srv.ServeTLS(lis, "", "")

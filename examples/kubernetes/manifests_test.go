@@ -269,12 +269,20 @@ func checkDeployment(t *testing.T, d object, flags map[string]bool, served map[s
 		}
 		args[name] = value
 	}
-	_, port, err := net.SplitHostPort(args["listen"])
-	if err != nil || !strings.HasPrefix(args["listen"], "0.0.0.0:") {
-		t.Fatalf("gateway --listen=%q: want 0.0.0.0:PORT, or the kubelet and the Service cannot reach it", args["listen"])
+	checkExposure(t, "gateway", gw.Args)
+	// The kubelet probes the admin listener when there is one, else the
+	// MCP one; whichever it is must listen on the Pod's address, and be
+	// the one port the container declares.
+	probed := args["listen"]
+	if args["admin-listen"] != "" {
+		probed = args["admin-listen"]
+	}
+	_, port, err := net.SplitHostPort(probed)
+	if err != nil || !strings.HasPrefix(probed, "0.0.0.0:") {
+		t.Fatalf("gateway listener %q for the probes: want 0.0.0.0:PORT, or the kubelet cannot reach it", probed)
 	}
 	if len(gw.Ports) != 1 || strconv.Itoa(gw.Ports[0].ContainerPort) != port {
-		t.Errorf("gateway containerPort %v does not match --listen port %s", gw.Ports, port)
+		t.Errorf("gateway containerPort %v does not match the probed port %s", gw.Ports, port)
 	}
 	for kind, p := range map[string]*probe{"liveness": gw.LivenessProbe, "readiness": gw.ReadinessProbe, "startup": gw.StartupProbe} {
 		if p == nil {
@@ -312,13 +320,34 @@ func checkService(t *testing.T, s object, d object) {
 	}
 }
 
-// checkSidecar: the service stays on loopback and the gateway fronts it there.
+// checkExposure applies the gateway's own start-up rule to its arguments:
+// a --listen others can reach needs authentication.
+func checkExposure(t *testing.T, where string, args []string) {
+	t.Helper()
+	listen := argValue(args, "listen")
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		t.Fatalf("%s --listen=%q: want HOST:PORT", where, listen)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return
+	}
+	if argValue(args, "bearer-tokens-file") == "" && argValue(args, "oauth-jwks-url") == "" {
+		t.Errorf("%s --listen=%s is reachable from outside without --bearer-tokens-file or --oauth-jwks-url: the gateway refuses to start so", where, listen)
+	}
+}
+
+// checkSidecar: the service and the MCP endpoints stay on loopback, and
+// the gateway fronts the service there.
 func checkSidecar(t *testing.T, d object) {
 	t.Helper()
 	if n := len(d.Spec.Template.Spec.Containers); n != 2 {
 		t.Fatalf("%d containers, want the service and the gateway", n)
 	}
 	gw := gatewayContainer(t, d)
+	if host, _, _ := net.SplitHostPort(argValue(gw.Args, "listen")); host != "127.0.0.1" {
+		t.Errorf("sidecar gateway --listen=%s: the MCP endpoints belong on 127.0.0.1 in the Pod", argValue(gw.Args, "listen"))
+	}
 	backend := argValue(gw.Args, "backend")
 	if host, _, err := net.SplitHostPort(backend); err != nil || !net.ParseIP(host).IsLoopback() {
 		t.Errorf("gateway --backend=%q: the sidecar's service belongs on loopback", backend)
@@ -346,20 +375,30 @@ func checkShared(t *testing.T, objs []object, d object) {
 		t.Error("shared deployment without a PodDisruptionBudget")
 	}
 	pod := d.Spec.Template.Spec
-	var secretVolume string
+	gw := gatewayContainer(t, d)
+	secrets := 0
 	for _, v := range pod.Volumes {
-		if v.Secret != nil && v.Secret.SecretName != "" {
-			secretVolume = v.Name
+		if v.Secret == nil || v.Secret.SecretName == "" {
+			continue
+		}
+		secrets++
+		if !slices.ContainsFunc(gw.VolumeMounts, func(m struct {
+			Name     string `yaml:"name"`
+			ReadOnly bool   `yaml:"readOnly"`
+		}) bool {
+			return m.Name == v.Name && m.ReadOnly
+		}) {
+			t.Errorf("the gateway does not mount the Secret volume %s read-only", v.Name)
 		}
 	}
-	gw := gatewayContainer(t, d)
-	if secretVolume == "" || !slices.ContainsFunc(gw.VolumeMounts, func(m struct {
-		Name     string `yaml:"name"`
-		ReadOnly bool   `yaml:"readOnly"`
-	}) bool {
-		return m.Name == secretVolume && m.ReadOnly
-	}) {
-		t.Error("the gateway does not mount the shared session Secret read-only")
+	if secrets < 2 {
+		t.Errorf("%d Secret volumes: want the shared session secret and the bearer tokens", secrets)
+	}
+	if argValue(gw.Args, "session-secret-file") == "" || argValue(gw.Args, "bearer-tokens-file") == "" {
+		t.Error("the shared gateway needs --session-secret-file and --bearer-tokens-file")
+	}
+	if argValue(gw.Args, "allowed-host") == "" {
+		t.Error("the shared gateway names its Service's host with --allowed-host, or clients using that name get 403")
 	}
 }
 
@@ -470,6 +509,7 @@ func TestDockerfile(t *testing.T) {
 			}
 		}
 	}
+	checkExposure(t, "Dockerfile CMD", joinFlagValues(cmd))
 	listen := argValue(joinFlagValues(cmd), "listen")
 	_, port, err := net.SplitHostPort(listen)
 	if err != nil || !strings.HasPrefix(listen, "0.0.0.0:") {

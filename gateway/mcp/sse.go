@@ -14,9 +14,13 @@ import (
 // SSEOptions configures [Server.SSEHandler]. A nil pointer, and every zero
 // field, means the default.
 type SSEOptions struct {
-	// AllowedOrigins lists browser origins allowed besides the request's
-	// own host; see [OriginProtection].
+	// AllowedOrigins lists the browser origins (scheme://host[:port])
+	// allowed to call, and answered with CORS headers; see
+	// [OriginProtection].
 	AllowedOrigins []string
+	// AllowedHosts lists the Host header values accepted besides loopback
+	// names (and, off loopback, IP literals); see [OriginProtection].
+	AllowedHosts []string
 	// MessagePath is the path announced in the endpoint event, to which
 	// the client POSTs its messages (the session id is appended as the
 	// query parameter sessionId). Default: the GET's path + "/message",
@@ -66,7 +70,7 @@ func (s *Server) SSEHandler(opts *SSEOptions) http.Handler {
 	orDefault(&o.KeepAlive, DefaultKeepAlive)
 	orDefault(&o.WriteTimeout, DefaultWriteTimeout)
 	h := &sseHandler{s: s, o: o, sessions: make(map[string]*sseSession)}
-	return OriginProtection(o.AllowedOrigins, h)
+	return OriginProtection(o.AllowedOrigins, o.AllowedHosts, h)
 }
 
 type sseHandler struct {

@@ -27,9 +27,13 @@ type StreamableHTTPOptions struct {
 	// MaxSessions bounds live sessions; initialize beyond it gets 503.
 	// Default 10000.
 	MaxSessions int
-	// AllowedOrigins lists browser origins (scheme://host[:port]) allowed
-	// besides the request's own host; see [OriginProtection].
+	// AllowedOrigins lists the browser origins (scheme://host[:port])
+	// allowed to call, and answered with CORS headers; see
+	// [OriginProtection].
 	AllowedOrigins []string
+	// AllowedHosts lists the Host header values accepted besides loopback
+	// names (and, off loopback, IP literals); see [OriginProtection].
+	AllowedHosts []string
 	// WriteTimeout bounds each write of an SSE event (progress, a response
 	// sent as an event, list_changed on a GET or subscriptions/listen
 	// stream); a client that does not read within it is disconnected
@@ -92,7 +96,7 @@ func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) http.Handler
 	s.mu.Lock()
 	s.onShutdown = append(s.onShutdown, h.closeAll)
 	s.mu.Unlock()
-	return OriginProtection(o.AllowedOrigins, h)
+	return OriginProtection(o.AllowedOrigins, o.AllowedHosts, h)
 }
 
 type streamable struct {

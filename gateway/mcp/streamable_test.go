@@ -117,15 +117,79 @@ func TestStreamableOriginAndHost(t *testing.T) {
 	}
 }
 
+// TestOriginProtectionNonLoopback: off loopback, Host names must be
+// allowed (a rebound name is not), IP literals and loopback names pass,
+// and an Origin equal to the Host proves nothing.
 func TestOriginProtectionNonLoopback(t *testing.T) {
-	// A server on a public address accepts any Host (a reverse proxy's).
-	h := OriginProtection(nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) }))
-	req := httptest.NewRequest("POST", "http://gateway.example/mcp", nil)
-	req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 80}))
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != 299 {
-		t.Errorf("status %d, want pass-through", rec.Code)
+	h := OriginProtection([]string{"https://app.example.com"}, []string{"gateway.example", "mcp.example:8443"},
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) }))
+	for _, tc := range []struct {
+		host, origin string
+		want         int
+	}{
+		{"gateway.example", "", 299},
+		{"GATEWAY.example:8080", "", 299},
+		{"mcp.example:8443", "", 299},
+		{"mcp.example:9999", "", http.StatusForbidden},
+		{"evil.example", "", http.StatusForbidden},
+		{"10.0.0.1:8080", "", 299},
+		{"[fd00::1]:8080", "", 299},
+		{"localhost:8080", "", 299},
+		{"gateway.example", "http://gateway.example", http.StatusForbidden},
+		{"10.0.0.1:8080", "http://10.0.0.1:8080", http.StatusForbidden},
+		{"gateway.example", "https://app.example.com", 299},
+	} {
+		req := httptest.NewRequest("POST", "http://x/mcp", nil)
+		req.Host = tc.host
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 80}))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("Host %q Origin %q: status %d, want %d", tc.host, tc.origin, rec.Code, tc.want)
+		}
+	}
+}
+
+// TestCORS: an allowed origin's preflight is answered with what MCP
+// clients send, its requests expose the session and auth headers; a
+// foreign origin gets no CORS header at all.
+func TestCORS(t *testing.T) {
+	_, _, c := newHTTPTest(t, &StreamableHTTPOptions{AllowedOrigins: []string{"https://app.example.com"}})
+	preflight := func(origin string) *http.Response {
+		req, _ := http.NewRequest("OPTIONS", c.url, nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type,mcp-session-id,mcp-protocol-version,authorization")
+		resp, err := c.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	resp := preflight("https://app.example.com")
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
+		t.Errorf("allowed preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	for _, want := range []string{"Content-Type", "Authorization", "Mcp-Session-Id", "MCP-Protocol-Version", "Last-Event-ID", "Mcp-Method", "Mcp-Name"} {
+		if !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), want) {
+			t.Errorf("Access-Control-Allow-Headers %q lacks %s", resp.Header.Get("Access-Control-Allow-Headers"), want)
+		}
+	}
+	if m := resp.Header.Get("Access-Control-Allow-Methods"); !strings.Contains(m, "POST") || !strings.Contains(m, "DELETE") {
+		t.Errorf("Access-Control-Allow-Methods %q", m)
+	}
+	resp = preflight("https://evil.example")
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Access-Control-Allow-Origin") != "" || resp.Header.Get("Access-Control-Allow-Headers") != "" {
+		t.Errorf("foreign preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	r := c.do("POST", initBody, map[string]string{"Origin": "https://app.example.com"})
+	r.Body.Close()
+	if r.StatusCode != 200 || r.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" || r.Header.Get("Access-Control-Expose-Headers") != "Mcp-Session-Id, WWW-Authenticate" {
+		t.Errorf("allowed POST: %d %v", r.StatusCode, r.Header)
 	}
 }
 

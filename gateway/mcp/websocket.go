@@ -15,9 +15,13 @@ import (
 // WebSocketOptions configures [Server.WebSocketHandler]. A nil pointer, and
 // every zero field, means the default.
 type WebSocketOptions struct {
-	// AllowedOrigins lists browser origins allowed besides the request's
-	// own host; the upgrade request goes through [OriginProtection].
+	// AllowedOrigins lists the browser origins (scheme://host[:port])
+	// allowed to call, and answered with CORS headers; see
+	// [OriginProtection].
 	AllowedOrigins []string
+	// AllowedHosts lists the Host header values accepted besides loopback
+	// names (and, off loopback, IP literals); see [OriginProtection].
+	AllowedHosts []string
 	// MaxMessageBytes bounds one inbound message. A larger one closes the
 	// connection with 1009 (message too big) and a reason naming the
 	// limit: the transport has no way to skip a message without reading it
@@ -85,7 +89,7 @@ func (s *Server) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 			writeJSONError(w, status, nil, errorf(CodeInvalidRequest, "websocket: "+reason.Error()))
 		},
 	}
-	return OriginProtection(o.AllowedOrigins, h)
+	return OriginProtection(o.AllowedOrigins, o.AllowedHosts, h)
 }
 
 type wsHandler struct {

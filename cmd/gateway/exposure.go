@@ -1,0 +1,63 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+)
+
+// exposure holds the flags that decide who can reach the HTTP endpoints:
+// the Host names accepted, whether an address others can reach may serve
+// without authentication, and where the operational endpoints listen.
+type exposure struct {
+	allowedHosts         stringList
+	allowUnauthenticated bool
+	adminListen          string
+}
+
+func (e *exposure) register(fs *flag.FlagSet) {
+	fs.Var(&e.allowedHosts, "allowed-host", "Host header name (optionally NAME:PORT) clients use to reach the gateway, e.g. mcp.example.com; loopback names, and IP addresses off loopback, are always accepted, other names only when listed (repeatable; the host of --oauth-resource is added)")
+	fs.BoolVar(&e.allowUnauthenticated, "allow-unauthenticated", false, "serve a non-loopback --listen address without --bearer-tokens-file or --oauth-jwks-url (only behind something else that restricts who can connect)")
+	fs.StringVar(&e.adminListen, "admin-listen", "", "HOST:PORT serving /metrics, /readyz and /healthz, which then leave --listen (which keeps /healthz)")
+}
+
+// check refuses what would expose the tools to anyone who can connect,
+// and malformed values.
+func (e *exposure) check(c *config) error {
+	for _, h := range e.allowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t@?#") {
+			return fmt.Errorf("--allowed-host: want a host name such as mcp.example.com or mcp.example.com:8443, got %q", h)
+		}
+	}
+	if c.stdio {
+		return nil
+	}
+	if !gateway.IsLoopback(c.listen) && c.front.bearerTokensFile == "" && c.front.oauthJWKSURL == "" && !e.allowUnauthenticated {
+		return fmt.Errorf("--listen %s: not a loopback address, and no authentication is configured, so anyone who can connect could call every tool; "+
+			"add --bearer-tokens-file FILE or --oauth-jwks-url URL, or listen on 127.0.0.1, "+
+			"or pass --allow-unauthenticated when a proxy or network policy in front already restricts who can connect", c.listen)
+	}
+	if e.adminListen != "" {
+		if _, _, err := net.SplitHostPort(e.adminListen); err != nil {
+			return fmt.Errorf("--admin-listen: want HOST:PORT, got %q: %w", e.adminListen, err)
+		}
+		if e.adminListen == c.listen {
+			return fmt.Errorf("--admin-listen %s: the same address as --listen; leave --admin-listen out to serve both there", e.adminListen)
+		}
+	}
+	return nil
+}
+
+// hosts is the Host allow-list: --allowed-host and the host of
+// --oauth-resource, the name clients are told to use.
+func (e *exposure) hosts(oauthResource string) []string {
+	hosts := append([]string(nil), e.allowedHosts...)
+	if u, err := url.Parse(oauthResource); err == nil && u.Host != "" {
+		hosts = append(hosts, u.Host)
+	}
+	return hosts
+}

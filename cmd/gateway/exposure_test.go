@@ -1,0 +1,57 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"regexp"
+	"testing"
+)
+
+// TestAdminListen: with --admin-listen, /metrics and /readyz move there
+// (and answer only loopback names, IP literals and allowed hosts), the
+// MCP listener keeps /healthz, and --allow-unauthenticated lets a
+// non-loopback --listen start.
+func TestAdminListen(t *testing.T) {
+	p := startGatewayProcess(t, "--listen", "0.0.0.0:0", "--allow-unauthenticated", "--admin-listen", "127.0.0.1:0", "--metrics")
+	m := regexp.MustCompile(`Admin endpoints \(/metrics, /readyz, /healthz\) at (http://\S+)`).FindStringSubmatch(p.logs.String())
+	if m == nil {
+		t.Fatalf("no admin URL printed:\n%s", p.logs.String())
+	}
+	admin := m[1]
+	mcpBase := regexp.MustCompile(`http://[^/]*:`).ReplaceAllString(p.base, "http://127.0.0.1:")
+	get := func(url, host string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url, nil)
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		url, host string
+		want      int
+	}{
+		{admin + "/metrics", "", 200},
+		{admin + "/healthz", "", 200},
+		{admin + "/metrics", "evil.example", http.StatusForbidden},
+		{admin + "/readyz", "evil.example", http.StatusForbidden},
+		{mcpBase + "/healthz", "", 200},
+		{mcpBase + "/metrics", "", http.StatusNotFound},
+		{mcpBase + "/readyz", "", http.StatusNotFound},
+		{mcpBase + "/mcp", "evil.example", http.StatusForbidden},
+	} {
+		if got := get(tc.url, tc.host); got != tc.want {
+			t.Errorf("GET %s (Host %q): %d, want %d", tc.url, tc.host, got, tc.want)
+		}
+	}
+	// /readyz may lag a discovery; it answers 200 or 503, never 404, there.
+	if got := get(admin+"/readyz", ""); got != 200 && got != http.StatusServiceUnavailable {
+		t.Errorf("admin /readyz: %d", got)
+	}
+}

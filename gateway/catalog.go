@@ -193,6 +193,11 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		if err := compileLongRunning(t, m, ops, types, sopts, opts.logger.With("backend", backend)); err != nil {
 			return nil, err
 		}
+		if t.lro == nil {
+			if err := compileCustomOperation(t, m, conn, res.Files, types, sopts, opts.logger.With("backend", backend)); err != nil {
+				return nil, err
+			}
+		}
 		if t.lro != nil {
 			t.lro.wait, t.lro.cancel = opts.operationWait, opts.operationCancel
 		}

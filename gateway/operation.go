@@ -69,9 +69,12 @@ type longRunning struct {
 	wait time.Duration
 	// cancel calls CancelOperation when the client cancels the call.
 	cancel bool
-	// getTool and waitTool are the names of the tools that poll the
-	// operation, set when the catalog is assembled ("" when not exposed).
-	getTool, waitTool string
+	// pollMethod and waitMethod are the full method paths that poll the
+	// operation (waitMethod "" when there is none); getTool and waitTool
+	// are their tools' names, set when the catalog is assembled ("" when
+	// not exposed).
+	pollMethod, waitMethod string
+	getTool, waitTool      string
 }
 
 // operationsClient calls one backend's google.longrunning.Operations
@@ -88,6 +91,9 @@ type operationsClient struct {
 	// timeFields are the create/update timestamps of each metadata type,
 	// for task timestamps (tasks.go).
 	timeFields map[protoreflect.FullName]metadataTimes
+	// custom, when set, makes this the poller of one custom (Compute
+	// Engine style) long-running method instead (operation_custom.go).
+	custom *customOps
 }
 
 // anyEncoder renders one message type found in an Any.
@@ -227,7 +233,11 @@ func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operation
 	if err != nil {
 		return fmt.Errorf("output schema of %s (operation_info.response_type): %w", m.FullName(), err)
 	}
-	lr := &longRunning{responseType: resp.FullName(), response: enc, wrapResponse: !schema.IsObject(resp), ops: ops}
+	lr := &longRunning{responseType: resp.FullName(), response: enc, wrapResponse: !schema.IsObject(resp), ops: ops,
+		pollMethod: getOperationMethod}
+	if ops != nil && ops.hasWait {
+		lr.waitMethod = waitOperationMethod
+	}
 	if t.def.OutputSchema, lr.handleKey, err = withHandle(out); err != nil {
 		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
@@ -294,7 +304,7 @@ func (lr *longRunning) describe() string {
 	}
 	s += fmt.Sprintf(`; if the operation is still running then, the result is {"%s": {"name": ..., "done": false}}`, lr.handleKey)
 	if lr.getTool != "" {
-		s += ", and " + lr.getTool + ` with {"name": ...} checks on it later`
+		s += ", and " + lr.getTool + " checks on it later (the result gives the arguments)"
 	}
 	return s + "."
 }

@@ -50,12 +50,18 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 	if err := t.conn.Invoke(ctx, t.method, in, &out, callCodec); err != nil {
 		return statusResult(status.Convert(err), t.types), nil
 	}
-	op, err := decodeOperation(out.bytes())
+	lr := t.lro
+	var op *operation
+	var err error
+	if lr.ops != nil && lr.ops.custom != nil {
+		op, err = lr.ops.custom.start(in, out.bytes())
+	} else {
+		op, err = decodeOperation(out.bytes())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the response of %s: %w", t.method, err)
 	}
-	lr := t.lro
-	if req.Task == mcp.TaskRequested && lr.ops != nil {
+	if req.Task == mcp.TaskRequested && lr.ops != nil && lr.ops.custom == nil {
 		// A task-augmented call (2025-11-25) answers at once.
 		return taskResult(op, lr), nil
 	}
@@ -67,7 +73,7 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 			return nil, err
 		}
 	}
-	if !op.done && req.Task == mcp.TaskAllowed && lr.ops != nil && lr.ops.hasGet {
+	if !op.done && req.Task == mcp.TaskAllowed && lr.ops != nil && lr.ops.hasGet && lr.ops.custom == nil {
 		// The client takes tasks (2026-07-28): a task instead of the
 		// handle.
 		return taskResult(op, lr), nil
@@ -95,7 +101,9 @@ func (lr *longRunning) await(ctx, client context.Context, req *mcp.CallToolReque
 // that report sees metadata as it changes.
 func (c *operationsClient) poll(wctx, client context.Context, op *operation, short bool, report func(*operation)) (*operation, *status.Status, error) {
 	delay := pollMin
-	useWait := c.hasWait
+	// A custom operation's Wait has no timeout of its own: when progress
+	// is wanted, Get shows each change instead.
+	useWait := c.hasWait && !(short && c.custom != nil)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
@@ -117,7 +125,7 @@ func (c *operationsClient) poll(wctx, client context.Context, op *operation, sho
 			if short {
 				slice = min(slice, pollMax)
 			}
-			next, err = c.wait(wctx, op.name, slice)
+			next, err = c.wait(wctx, op, slice)
 			if status.Code(err) == codes.Unimplemented {
 				useWait = false
 				continue
@@ -126,7 +134,7 @@ func (c *operationsClient) poll(wctx, client context.Context, op *operation, sho
 			if !sleep() {
 				err = wctx.Err()
 			} else {
-				next, err = c.get(wctx, op.name)
+				next, err = c.get(wctx, op)
 			}
 		}
 		switch {
@@ -186,14 +194,21 @@ func (p *progressReporter) report(ctx context.Context, req *mcp.CallToolRequest,
 	_ = req.NotifyProgress(ctx, float64(p.n), 0, string(js))
 }
 
-// get calls GetOperation.
-func (c *operationsClient) get(ctx context.Context, name string) (*operation, error) {
-	return c.invoke(ctx, getOperationMethod, nameRequest(name))
+// get calls GetOperation (a custom operation's polling method).
+func (c *operationsClient) get(ctx context.Context, op *operation) (*operation, error) {
+	if c.custom != nil {
+		return c.custom.poll(ctx, c.conn, c.custom.get, op)
+	}
+	return c.invoke(ctx, getOperationMethod, nameRequest(op.name))
 }
 
-// wait calls WaitOperation with the given timeout.
-func (c *operationsClient) wait(ctx context.Context, name string, timeout time.Duration) (*operation, error) {
-	return c.invoke(ctx, waitOperationMethod, waitRequest(name, max(timeout, time.Millisecond)))
+// wait calls WaitOperation with the given timeout (a custom operation's
+// Wait, bounded by ctx).
+func (c *operationsClient) wait(ctx context.Context, op *operation, timeout time.Duration) (*operation, error) {
+	if c.custom != nil {
+		return c.custom.poll(ctx, c.conn, c.custom.wait, op)
+	}
+	return c.invoke(ctx, waitOperationMethod, waitRequest(op.name, max(timeout, time.Millisecond)))
 }
 
 func (c *operationsClient) invoke(ctx context.Context, method string, req []byte) (*operation, error) {
@@ -310,7 +325,9 @@ func (lr *longRunning) handleResult(op *operation, pollErr *status.Status) *mcp.
 	} else {
 		s = fmt.Sprintf("The operation %s was started and has not finished yet.", op.name)
 	}
-	if lr.getTool != "" {
+	if lr.getTool != "" && lr.ops != nil && lr.ops.custom != nil {
+		s += fmt.Sprintf(" Call the tool %s with %s later to check on it; once its status is DONE it is the result.", lr.getTool, lr.ops.custom.pollArguments(op))
+	} else if lr.getTool != "" {
 		s += fmt.Sprintf(` Call the tool %s with {"name": %q} later to check on it; once "done" is true it carries the result.`, lr.getTool, op.name)
 	}
 	if lr.waitTool != "" {

@@ -30,6 +30,9 @@ type operation struct {
 	response anyValue
 	// hasResponse tells an empty response (a valid Empty) from none.
 	hasResponse bool
+	// custom carries a custom operation's polling requests
+	// (operation_custom.go); nil for AIP-151 operations.
+	custom *customState
 }
 
 // anyValue is a google.protobuf.Any {type_url = 1; value = 2}.

@@ -184,14 +184,11 @@ func assemble(parts []*backendTools) (*catalog, error) {
 	final := backendQualified(names, backends, methods)
 	c := &catalog{tools: make([]*tool, len(all)), byName: make(map[string]*tool, len(all))}
 	defs := make([]mcp.Tool, len(all))
-	// The tools that poll operations, by backend, for the long-running
-	// tools' descriptions and results.
+	// Every tool's final name by backend and method, so the long-running
+	// tools' descriptions and results can name the tools that poll them.
 	pollers := make(map[string]string)
 	for i, t := range all {
-		switch t.method {
-		case getOperationMethod, waitOperationMethod, cancelOperationMethod, listOperationsMethod:
-			pollers[t.backend+t.method] = final[i]
-		}
+		pollers[t.backend+t.method] = final[i]
 	}
 	for i, t := range all {
 		nt := *t
@@ -199,7 +196,10 @@ func assemble(parts []*backendTools) (*catalog, error) {
 		nt.obs = toolObs{}
 		if t.lro != nil {
 			lr := *t.lro
-			lr.getTool, lr.waitTool = pollers[t.backend+getOperationMethod], pollers[t.backend+waitOperationMethod]
+			lr.getTool = pollers[t.backend+lr.pollMethod]
+			if lr.waitMethod != "" {
+				lr.waitTool = pollers[t.backend+lr.waitMethod]
+			}
 			nt.lro = &lr
 			nt.def.Description += lr.describe()
 		}

@@ -126,7 +126,7 @@ func (g *Gateway) findOperation(ctx context.Context, id string, req *mcp.TaskReq
 			return nil, nil, nil, err
 		}
 		bctx := g.md.outgoingContext(ctx, req.Header, b.md)
-		op, err := b.ops.get(bctx, id)
+		op, err := b.ops.get(bctx, &operation{name: id})
 		if err == nil {
 			return b, op, bctx, nil
 		}

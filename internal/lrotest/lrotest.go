@@ -60,9 +60,13 @@ type Server struct {
 	cancel []string // names CancelOperation was called with
 	polls  int      // GetOperation and WaitOperation calls
 	waits  int      // WaitOperation calls answered
+	// zonePolls are the (project, zone, operation) of each
+	// ZoneOperations call.
+	zonePolls [][3]string
 }
 
 type job struct {
+	zone        string // set for a Compute-style instance insert
 	label       string
 	steps, step int
 	fail, never bool
@@ -82,7 +86,7 @@ func Start(opts Options) (s *Server, stop func(), err error) {
 	if opts.FailCode == 0 {
 		opts.FailCode = codes.FailedPrecondition
 	}
-	src := reflection.NewProtoSource([]string{ProtoDir()}, []string{"google/longrunning/operations.proto", "lrotest/v1/jobs.proto"})
+	src := reflection.NewProtoSource([]string{ProtoDir()}, []string{"google/longrunning/operations.proto", "lrotest/v1/jobs.proto", "lrotest/v1/instances.proto"})
 	res, err := src.Discover(context.Background())
 	if err != nil {
 		return nil, nil, fmt.Errorf("lrotest: compiling the protos: %w", err)
@@ -150,6 +154,14 @@ func (s *Server) Waits() int {
 	return s.waits
 }
 
+// ZonePolls returns the project, zone and operation of every
+// ZoneOperations.Get or Wait call.
+func (s *Server) ZonePolls() [][3]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.zonePolls)
+}
+
 // Jobs returns the names of the operations started, oldest first.
 func (s *Server) Jobs() []string {
 	s.mu.Lock()
@@ -210,6 +222,26 @@ func (s *Server) serve(ctx context.Context, method string, in proto.Message) (st
 		s.jobs[name] = j
 		s.order = append(s.order, name)
 		return j.json(name, s.opts.FailCode), nil
+	case "lrotest.v1.Instances/Insert":
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		name := "operation-" + strconv.Itoa(len(s.order)+1)
+		j := &job{label: field(in, "instance_name").String(), zone: field(in, "zone").String(), steps: int(field(in, "steps").Int()),
+			fail: field(in, "fail").Bool(), never: field(in, "never").Bool()}
+		s.jobs[name] = j
+		s.order = append(s.order, name)
+		return j.computeJSON(name), nil
+	case "lrotest.v1.ZoneOperations/Get", "lrotest.v1.ZoneOperations/Wait":
+		name := field(in, "operation").String()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.zonePolls = append(s.zonePolls, [3]string{field(in, "project").String(), field(in, "zone").String(), name})
+		j := s.jobs[name]
+		if j == nil || j.zone != field(in, "zone").String() {
+			return "", status.Errorf(codes.NotFound, "operation %q not found in zone %q", name, field(in, "zone").String())
+		}
+		j.advance()
+		return j.computeJSON(name), nil
 	case "google.longrunning.Operations/GetOperation":
 		name := field(in, "name").String()
 		s.mu.Lock()
@@ -319,4 +351,16 @@ func (j *job) json(name string, failCode codes.Code) string {
 		js += fmt.Sprintf(`,"done":true,"response":{"@type":"type.googleapis.com/lrotest.v1.RunResponse","label":%q,"stepsDone":%d}`, j.label, j.step)
 	}
 	return js + "}"
+}
+
+// computeJSON is the job as a Compute Engine style Operation.
+func (j *job) computeJSON(name string) string {
+	js := fmt.Sprintf(`{"name":%q,"zone":%q,"progress":%d`, name, j.zone, j.step*100/max(j.steps, 1))
+	switch {
+	case !j.done():
+		return js + `,"status":"RUNNING"}`
+	case j.fail:
+		return js + fmt.Sprintf(`,"status":"DONE","httpErrorStatusCode":412,"httpErrorMessage":"instance %s cannot be created"}`, j.label)
+	}
+	return js + fmt.Sprintf(`,"status":"DONE","targetLink":"zones/%s/instances/%s"}`, j.zone, j.label)
 }

@@ -119,6 +119,11 @@ type Options struct {
 	// whose name was rebound to the gateway's address can use none of
 	// them. See mcp.OriginProtection.
 	AllowedHosts []string
+	// ReadTimeout bounds how long a client may take to send a request
+	// body after its headers (a slower sender is cut, see
+	// mcp.RequestDeadlines); zero means mcp.DefaultReadTimeout, negative
+	// no limit.
+	ReadTimeout time.Duration
 	// SeparateAdmin serves /metrics and /readyz only on AdminHandler (for
 	// an admin listener of their own), not on Handler.
 	SeparateAdmin bool
@@ -308,7 +313,14 @@ func (g *Gateway) Handler() http.Handler {
 	} else {
 		mux.HandleFunc("GET /healthz", serveHealthz)
 	}
-	return mux
+	return mcp.RequestDeadlines(g.readTimeout(), mux)
+}
+
+func (g *Gateway) readTimeout() time.Duration {
+	if g.opts.ReadTimeout == 0 {
+		return mcp.DefaultReadTimeout
+	}
+	return g.opts.ReadTimeout
 }
 
 // AdminHandler serves /metrics (with Options.Metrics), /readyz and
@@ -317,7 +329,7 @@ func (g *Gateway) Handler() http.Handler {
 func (g *Gateway) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	g.mountAdmin(mux)
-	return mux
+	return mcp.RequestDeadlines(g.readTimeout(), mux)
 }
 
 // mountAdmin mounts the operational endpoints. /healthz (liveness) says

@@ -50,6 +50,7 @@ type fileConfig struct {
 	MaxConcurrentCalls *int      `yaml:"max_concurrent_calls"`
 	SessionSecretFile  *string   `yaml:"session_secret_file"`
 	SessionTTL         *duration `yaml:"session_ttl"`
+	ReadTimeout        *duration `yaml:"read_timeout"`
 
 	Include         []string  `yaml:"include"`
 	Exclude         []string  `yaml:"exclude"`

@@ -22,6 +22,7 @@ type transportFlags struct {
 	maxConcurrentCalls int
 	sessionSecretFile  string
 	sessionTTL         time.Duration
+	readTimeout        time.Duration
 
 	secret []byte // loaded by check
 }
@@ -32,6 +33,7 @@ func (t *transportFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.maxConcurrentCalls, "max-concurrent-calls", 64, "requests one session may have in flight; more get a JSON-RPC error (negative: no limit)")
 	fs.StringVar(&t.sessionSecretFile, "session-secret-file", "", "file holding a shared secret (at least 32 bytes) that signs Mcp-Session-Id tokens, so replicas behind a round-robin load balancer share sessions (scale-out mode)")
 	fs.DurationVar(&t.sessionTTL, "session-ttl", 24*time.Hour, "lifetime of a scale-out session token")
+	fs.DurationVar(&t.readTimeout, "read-timeout", mcp.DefaultReadTimeout, "how long a client may take to send a request body after its headers (which get 10s); slower senders are cut")
 }
 
 // check validates the settings and loads the session secret.
@@ -44,6 +46,9 @@ func (t *transportFlags) check() error {
 	}
 	if t.maxConcurrentCalls == 0 {
 		return fmt.Errorf("--max-concurrent-calls: want a positive number (or negative for no limit), got 0")
+	}
+	if t.readTimeout <= 0 {
+		return fmt.Errorf("--read-timeout: want a positive duration, got %s", t.readTimeout)
 	}
 	if t.sessionTTL <= 0 {
 		return fmt.Errorf("--session-ttl: want a positive duration, got %s", t.sessionTTL)

@@ -13,6 +13,9 @@ const (
 	// DefaultWriteTimeout bounds each write to a client, so one that stops
 	// reading cannot hold a stream (and its session) forever.
 	DefaultWriteTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds how long a client may take to send a
+	// request body once its headers have arrived (see RequestDeadlines).
+	DefaultReadTimeout = 20 * time.Second
 	// DefaultKeepAlive is the interval of WebSocket pings and SSE
 	// keep-alive comments, and the WebSocket pong timeout.
 	DefaultKeepAlive = 30 * time.Second

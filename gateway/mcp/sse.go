@@ -189,12 +189,7 @@ func (h *sseHandler) message(w http.ResponseWriter, r *http.Request) {
 	// A fresh buffer per message: the request aliases it while it runs.
 	body, err := readBody(r, h.o.MaxRequestBytes, nil)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, nil, errorf(CodeInvalidRequest, fmt.Sprintf("request body exceeds the limit of %d bytes", mbe.Limit)))
-			return
-		}
-		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeParseError, "reading request body: "+err.Error()))
+		h.s.writeBodyError(w, r, err)
 		return
 	}
 	// Unparsable JSON is refused here, where the client sees it at once,

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// peakRSS is the process's high-water mark of resident memory (VmHWM), in
+// bytes. Comparing it before and after an attack measures the most the
+// attack ever added, whenever the garbage collector ran: a memory bound
+// that cannot flake on a loaded machine the way a timing would.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/PID/status")
+	return 0
+}
+
+// rawSession initializes a Streamable HTTP session with plain requests,
+// so the test sends exactly the bytes it means to.
+func rawSession(t *testing.T, base string) func(body []byte) (int, string) {
+	t.Helper()
+	post := func(sid string, body []byte) (int, string, string) {
+		req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(out)
+	}
+	code, sid, out := post("", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	if code != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", code, out)
+	}
+	post(sid, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	return func(body []byte) (int, string) {
+		code, _, out := post(sid, body)
+		return code, out
+	}
+}
+
+// TestHostileCallMemory: one 4 MiB tools/call whose arguments hold two
+// million invalid values (the issue measured 400 MB for 838,820) costs
+// the gateway process under 64 MiB of resident memory at its peak and is
+// answered with 100 explained violations and a count of the rest.
+// BenchmarkDecodeHostile (gateway/schema) shows the time.
+func TestHostileCallMemory(t *testing.T) {
+	p := startGatewayProcess(t)
+	call := rawSession(t, p.base)
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ZooService_CreateAnimal","arguments":{"animal":{"tags":[`)
+	for b.Len() < 4<<20-64 {
+		b.WriteString(`1,`)
+	}
+	b.WriteString(`1]}}}}`)
+	// Warm up the call path, so the peak measured is the attack's.
+	if code, out := call([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ZooService_CreateAnimal","arguments":{"animal":{"tags":[1,2]}}}}`)); code != 200 || !strings.Contains(out, `"isError":true`) {
+		t.Fatalf("warm-up: %d %s", code, out)
+	}
+	before := peakRSS(t, p.cmd.Process.Pid)
+	start := time.Now()
+	code, out := call(b.Bytes())
+	took := time.Since(start)
+	after := peakRSS(t, p.cmd.Process.Pid)
+	if code != 200 || !strings.Contains(out, `"isError":true`) || !strings.Contains(out, " more") {
+		t.Fatalf("hostile call: %d %.300s", code, out)
+	}
+	if n := strings.Count(out, "expected a string"); n != 100 {
+		t.Errorf("%d violations explained, want 100", n)
+	}
+	t.Logf("4 MiB hostile tools/call: %d bytes answered in %s, peak RSS +%d MiB", len(out), took, (after-before)>>20)
+	if grew := after - before; grew > 64<<20 {
+		t.Errorf("peak RSS grew by %d MiB, want under 64 MiB", grew>>20)
+	}
+}
+
+// TestSlowSenders: 50 connections that declare a 4 MiB body and send one
+// byte reserve almost nothing (buffers grow with what arrives) and are
+// cut with 408 after --read-timeout (the issue's attack reserved 200 MiB
+// and held the connections indefinitely).
+func TestSlowSenders(t *testing.T) {
+	p := startGatewayProcess(t, "--read-timeout", "1s")
+	addr := strings.TrimPrefix(p.base, "http://")
+	before := peakRSS(t, p.cmd.Process.Pid)
+	const n = 50
+	var wg sync.WaitGroup
+	statuses := make(chan string, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				statuses <- err.Error()
+				return
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 4194304\r\n\r\n{", addr)
+			// A safety net only: the server answers after --read-timeout.
+			_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+			line, err := bufio.NewReader(c).ReadString('\n')
+			if err != nil {
+				statuses <- "no answer: " + err.Error()
+				return
+			}
+			statuses <- strings.TrimSpace(line)
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != "HTTP/1.1 408 Request Timeout" {
+			t.Errorf("slow sender got %q, want 408", s)
+		}
+	}
+	if grew := peakRSS(t, p.cmd.Process.Pid) - before; grew > 16<<20 {
+		t.Errorf("50 slow senders grew the peak RSS by %d MiB, want under 16 MiB", grew>>20)
+	}
+}

@@ -15,7 +15,7 @@ import (
 // passthrough, or our static list) so that every address update it makes
 // carries the config the gateway built: the balancing policy (wrapped by
 // replicasPolicy, which counts serving replicas), client-side health
-// checking, and the retry policy of the methods found safe to repeat at
+// checking when the backend serves grpc.health.v1.Health, and the retry policy of the methods found safe to repeat at
 // the last discovery. When discovery changes that set, the last addresses
 // are pushed again with the new config. A service config published in DNS
 // TXT records is ignored.
@@ -47,7 +47,10 @@ type channel struct {
 	last *resolver.State
 	// methods are the retried methods, "/pkg.Service/Method", sorted.
 	methods []string
-	config  string
+	// health: the backend serves grpc.health.v1.Health (as its last
+	// discovery found), so replicas are health checked.
+	health bool
+	config string
 }
 
 func newChannel(lb string, retry bool) *channel {
@@ -78,15 +81,18 @@ func (ch *channel) serviceConfig() string {
 	}
 	sc := struct {
 		LoadBalancingConfig []map[string]any   `json:"loadBalancingConfig"`
-		HealthCheckConfig   *healthCheckConfig `json:"healthCheckConfig"`
+		HealthCheckConfig   *healthCheckConfig `json:"healthCheckConfig,omitempty"`
 		MethodConfig        []methodConfig     `json:"methodConfig,omitempty"`
 	}{
-		LoadBalancingConfig: []map[string]any{{replicasPolicy: replicasConfig{Child: ch.lb}}},
+		LoadBalancingConfig: []map[string]any{{replicasPolicy: replicasConfig{Child: ch.lb, Health: ch.health}}},
+	}
+	if ch.health {
 		// The server's overall health (service ""): grpc-go asks
 		// grpc.health.v1.Health/Watch on each replica and sends no calls
-		// to one that is not SERVING. A backend without the health
-		// service is taken as healthy.
-		HealthCheckConfig: &healthCheckConfig{},
+		// to one that is not SERVING. Only for a backend whose discovery
+		// listed the service: a server that answers unknown methods
+		// generically (a proxy, a dynamic server) would fail every check.
+		sc.HealthCheckConfig = &healthCheckConfig{}
 	}
 	if len(ch.methods) > 0 {
 		mc := methodConfig{RetryPolicy: &retryPolicy{
@@ -106,23 +112,24 @@ func (ch *channel) serviceConfig() string {
 	return string(js)
 }
 
-// setRetryMethods makes methods ("/pkg.Service/Method") the retried ones,
-// and pushes the new config when that changed anything. It is a no-op
-// with retries off.
-func (ch *channel) setRetryMethods(methods []string) {
+// discovered updates the config from a discovery: methods
+// ("/pkg.Service/Method") are the ones to retry (ignored with retries
+// off), health says whether the backend serves grpc.health.v1.Health. The
+// new config is pushed when it differs.
+func (ch *channel) discovered(methods []string, health bool) {
 	if !ch.retry {
-		return
+		methods = nil
 	}
 	methods = slices.Clone(methods)
 	slices.Sort(methods)
 	ch.pushMu.Lock()
 	defer ch.pushMu.Unlock()
 	ch.mu.Lock()
-	if slices.Equal(methods, ch.methods) {
+	if slices.Equal(methods, ch.methods) && health == ch.health {
 		ch.mu.Unlock()
 		return
 	}
-	ch.methods = methods
+	ch.methods, ch.health = methods, health
 	ch.config = ch.serviceConfig()
 	cc, last, config := ch.cc, ch.last, ch.config
 	ch.mu.Unlock()

@@ -66,7 +66,11 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 				retried = append(retried, t.method)
 			}
 		}
-		c.ch.setRetryMethods(retried)
+		health := false
+		for _, svc := range res.Services {
+			health = health || svc.FullName() == healthService
+		}
+		c.ch.discovered(retried, health)
 	}
 	b.succeed(bt)
 	g.opts.Logger.Info("discovered backend", "backend", b.b.Name, "services", len(res.Services), "tools", len(bt.tools))

@@ -70,13 +70,20 @@ func (s *replicaSet) counts() (total, serving int) {
 			serving++
 		}
 	}
-	return s.addresses, serving
+	// While a new child takes over, both children's replicas exist.
+	return s.addresses, min(serving, s.addresses)
 }
 
 type replicasConfig struct {
 	serviceconfig.LoadBalancingConfig `json:"-"`
 	// Child is the policy that picks: round_robin or pick_first.
 	Child string `json:"child"`
+	// Health says the service config asks for health checks. When it
+	// turns on (the first discovery found the health service), the child
+	// is built anew: grpc-go starts a replica's health check only when the
+	// replica becomes READY, so replicas connected before would go
+	// unchecked.
+	Health bool `json:"health,omitempty"`
 }
 
 type replicasBuilder struct{}
@@ -95,20 +102,36 @@ func (replicasBuilder) ParseConfig(js json.RawMessage) (serviceconfig.LoadBalanc
 }
 
 func (replicasBuilder) Build(cc balancer.ClientConn, opts balancer.BuildOptions) balancer.Balancer {
-	b := &replicasBalancer{opts: opts, set: &replicaSet{}}
-	b.cc = &replicasCC{ClientConn: cc, b: b}
-	return b
+	return &replicasBalancer{cc: cc, opts: opts, set: &replicaSet{}}
 }
 
+// replicasBalancer runs the child policy. grpc-go calls a balancer, and
+// the state listeners of its subchannels, from one goroutine at a time,
+// so its fields need no lock.
 type replicasBalancer struct {
-	cc        *replicasCC
-	opts      balancer.BuildOptions
-	child     balancer.Balancer
-	childName string
-	// set is replaced by the connection's own on the first update; grpc-go
-	// calls the balancer from one goroutine at a time, so b.set needs no
-	// lock of its own.
+	cc   balancer.ClientConn
+	opts balancer.BuildOptions
+	// current picks; pending, when set, is a child being built for a new
+	// config, which takes over once it is READY (or current is not), so
+	// switching never leaves the channel without a ready replica.
+	current, pending *childPolicy
+	// set is replaced by the connection's own on the first update.
 	set *replicaSet
+}
+
+// childPolicy is one built child and the config it was built for.
+type childPolicy struct {
+	balancer.Balancer
+	cc   *replicasCC
+	cfg  replicasConfig
+	last *balancer.State // pending's last state, not yet forwarded
+}
+
+func (b *replicasBalancer) build(cfg replicasConfig) *childPolicy {
+	c := &childPolicy{cfg: cfg}
+	c.cc = &replicasCC{ClientConn: b.cc, b: b, child: c}
+	c.Balancer = balancer.Get(cfg.Child).Build(c.cc, b.opts)
+	return c
 }
 
 func (b *replicasBalancer) UpdateClientConnState(s balancer.ClientConnState) error {
@@ -119,12 +142,6 @@ func (b *replicasBalancer) UpdateClientConnState(s balancer.ClientConnState) err
 	if set, ok := s.ResolverState.Attributes.Value(replicaSetKey{}).(*replicaSet); ok {
 		b.set = set
 	}
-	if b.child == nil || b.childName != cfg.Child {
-		if b.child != nil {
-			b.child.Close()
-		}
-		b.child, b.childName = balancer.Get(cfg.Child).Build(b.cc, b.opts), cfg.Child
-	}
 	n := len(s.ResolverState.Endpoints)
 	if n == 0 {
 		n = len(s.ResolverState.Addresses)
@@ -134,43 +151,101 @@ func (b *replicasBalancer) UpdateClientConnState(s balancer.ClientConnState) err
 	b.set.mu.Unlock()
 	b.set.changed()
 	s.BalancerConfig = nil
-	return b.child.UpdateClientConnState(s)
+	switch {
+	case b.current == nil:
+		b.current = b.build(*cfg)
+	case b.current.cfg != *cfg && (b.pending == nil || b.pending.cfg != *cfg):
+		if b.pending != nil {
+			b.pending.Close()
+		}
+		b.pending = b.build(*cfg)
+	}
+	err := b.current.UpdateClientConnState(s)
+	if b.pending != nil {
+		err = b.pending.UpdateClientConnState(s)
+	}
+	return err
+}
+
+// childState handles a child's new state: current's goes to grpc-go
+// unless a pending child is taking over; pending's is held until it is
+// READY (or current is not), when pending replaces current.
+func (b *replicasBalancer) childState(c *childPolicy, s balancer.State) {
+	if s.Picker != nil {
+		s.Picker = unwrapPicker{s.Picker}
+	}
+	switch c {
+	case b.current:
+		b.current.last = &s
+		if b.pending != nil && b.pending.last != nil && s.ConnectivityState != connectivity.Ready {
+			b.promote()
+			return
+		}
+		b.cc.UpdateState(s)
+	case b.pending:
+		c.last = &s
+		if s.ConnectivityState == connectivity.Ready || b.current.last == nil || b.current.last.ConnectivityState != connectivity.Ready {
+			b.promote()
+		}
+	}
+}
+
+// promote makes pending current, closing the old child (its replicas shut
+// down gracefully: calls on them finish).
+func (b *replicasBalancer) promote() {
+	old := b.current
+	b.current, b.pending = b.pending, nil
+	old.Close()
+	if b.current.last != nil {
+		b.cc.UpdateState(*b.current.last)
+	}
+}
+
+func (b *replicasBalancer) children() []*childPolicy {
+	out := make([]*childPolicy, 0, 2)
+	for _, c := range []*childPolicy{b.current, b.pending} {
+		if c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (b *replicasBalancer) ResolverError(err error) {
-	if b.child != nil {
-		b.child.ResolverError(err)
+	for _, c := range b.children() {
+		c.ResolverError(err)
 	}
 }
 
 func (b *replicasBalancer) UpdateSubConnState(sc balancer.SubConn, s balancer.SubConnState) {
 	// Every SubConn is made with a StateListener, so grpc-go never calls
 	// this; forward it for a child that expects it anyway.
-	if b.child != nil {
-		b.child.UpdateSubConnState(sc, s)
+	if r, ok := sc.(*replicaSubConn); ok {
+		r.child.UpdateSubConnState(r, s)
 	}
 }
 
 func (b *replicasBalancer) Close() {
-	if b.child != nil {
-		b.child.Close()
+	for _, c := range b.children() {
+		c.Close()
 	}
 }
 
 func (b *replicasBalancer) ExitIdle() {
-	if b.child != nil {
-		b.child.ExitIdle()
+	for _, c := range b.children() {
+		c.ExitIdle()
 	}
 }
 
 // replicasCC is the ClientConn the child sees.
 type replicasCC struct {
 	balancer.ClientConn
-	b *replicasBalancer
+	b     *replicasBalancer
+	child *childPolicy
 }
 
 func (c *replicasCC) NewSubConn(addrs []resolver.Address, opts balancer.NewSubConnOptions) (balancer.SubConn, error) {
-	sc := &replicaSubConn{set: c.b.set, state: connectivity.Idle}
+	sc := &replicaSubConn{set: c.b.set, child: c.child, state: connectivity.Idle}
 	listener := opts.StateListener
 	opts.StateListener = func(s balancer.SubConnState) {
 		sc.setState(s.ConnectivityState)
@@ -207,12 +282,7 @@ func (c *replicasCC) UpdateAddresses(sc balancer.SubConn, addrs []resolver.Addre
 	c.ClientConn.UpdateAddresses(sc, addrs)
 }
 
-func (c *replicasCC) UpdateState(s balancer.State) {
-	if s.Picker != nil {
-		s.Picker = unwrapPicker{s.Picker}
-	}
-	c.ClientConn.UpdateState(s)
-}
+func (c *replicasCC) UpdateState(s balancer.State) { c.b.childState(c.child, s) }
 
 // unwrapPicker hands grpc-go the subchannel it made: grpc-go accepts no
 // other in a pick.
@@ -229,7 +299,8 @@ func (p unwrapPicker) Pick(info balancer.PickInfo) (balancer.PickResult, error) 
 // replicaSubConn is one replica's subchannel as the child sees it.
 type replicaSubConn struct {
 	balancer.SubConn
-	set *replicaSet
+	set   *replicaSet
+	child *childPolicy
 	// Guarded by set.mu: the connectivity state, and the health state
 	// when the child registered for it (nil: not registered, as with
 	// pick_first, which does no health checks).

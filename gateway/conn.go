@@ -139,9 +139,6 @@ func DialBackend(target string, o ConnOptions, extra ...grpc.DialOption) (*Conn,
 		}
 		opts = append(opts, grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: ka, Timeout: keepaliveTimeout}))
 	}
-	if !o.NoRetry {
-		opts = append(opts, grpc.WithStatsHandler(attemptCounter{}))
-	}
 	cc, err := grpc.NewClient(t.uri, append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: grpc-go refused the target: %w", target, err)

@@ -284,14 +284,18 @@ func (c *replicasCC) UpdateAddresses(sc balancer.SubConn, addrs []resolver.Addre
 
 func (c *replicasCC) UpdateState(s balancer.State) { c.b.childState(c.child, s) }
 
-// unwrapPicker hands grpc-go the subchannel it made: grpc-go accepts no
-// other in a pick.
+// unwrapPicker hands grpc-go the subchannel it made (grpc-go accepts no
+// other in a pick), and counts the attempts of calls that asked for it
+// (retry.go): each attempt grpc-go makes picks a replica once.
 type unwrapPicker struct{ balancer.Picker }
 
 func (p unwrapPicker) Pick(info balancer.PickInfo) (balancer.PickResult, error) {
 	r, err := p.Picker.Pick(info)
 	if sc, ok := r.SubConn.(*replicaSubConn); ok {
 		r.SubConn = sc.SubConn
+		if a, ok := info.Ctx.Value(attemptsKey{}).(*attempts); ok {
+			a.n.Add(1)
+		}
 	}
 	return r, err
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
@@ -352,7 +353,13 @@ func TestResponseOverSizeLimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", addr, gateway.ConnOptions{MaxRecvBytes: tc.limit})}, nil)
 			cs := connect(t, base+"/mcp", "2025-11-25")
-			res := call(t, cs, "ZooService_GetAnimal", map[string]any{"id": "huge"})
+			// Megabytes of JSON take seconds under the race detector.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "huge"}})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tc.want == "" {
 				if res.IsError {
 					t.Fatalf("a 5 MiB response under the default limit failed: %.300s", text(t, res))

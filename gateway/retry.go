@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 
-	"google.golang.org/grpc/stats"
-
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
@@ -26,7 +24,12 @@ func safeToRepeat(a *mcp.ToolAnnotations) bool {
 // attemptsKey carries an *attempts in a call's context.
 type attemptsKey struct{}
 
-// attempts counts the attempts grpc-go makes for one call.
+// attempts counts the attempts grpc-go makes for one call: the replica
+// picks that returned a replica (replicas.go). A stats handler would see
+// attempts too, but grpc-go copies every received message for stats
+// handlers, which costs a large response dearly; a pick costs a context
+// lookup. A transparent retry (a stream that never reached the server)
+// picks again too and so counts.
 type attempts struct{ n atomic.Int32 }
 
 // withAttempts makes ctx count the attempts of the call made with it.
@@ -42,25 +45,3 @@ func (a *attempts) retries() int {
 	}
 	return max(int(a.n.Load())-1, 0)
 }
-
-// attemptCounter is the stats handler that counts, for calls whose
-// context asks for it, each attempt grpc-go starts under the retry
-// policy. Transparent retries (a stream that never reached the server)
-// are not the policy's and are not counted.
-type attemptCounter struct{}
-
-func (attemptCounter) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-
-func (attemptCounter) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	if b, ok := s.(*stats.Begin); ok && !b.IsTransparentRetryAttempt {
-		if a, ok := ctx.Value(attemptsKey{}).(*attempts); ok {
-			a.n.Add(1)
-		}
-	}
-}
-
-func (attemptCounter) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
-	return ctx
-}
-
-func (attemptCounter) HandleConn(context.Context, stats.ConnStats) {}

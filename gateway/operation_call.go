@@ -125,10 +125,16 @@ func (c *operationsClient) poll(wctx, client context.Context, op *operation, sho
 			if short {
 				slice = min(slice, pollMax)
 			}
+			start := time.Now()
 			next, err = c.wait(wctx, op, slice)
 			if status.Code(err) == codes.Unimplemented {
 				useWait = false
 				continue
+			}
+			// A Wait that came back early with nothing new would make a
+			// busy loop: back off as polling does.
+			if err == nil && !next.done && time.Since(start) < slice/2 && sameState(op, next) && !sleep() {
+				err = wctx.Err()
 			}
 		} else {
 			if !sleep() {
@@ -139,6 +145,9 @@ func (c *operationsClient) poll(wctx, client context.Context, op *operation, sho
 		}
 		switch {
 		case err == nil:
+			if next.name == "" {
+				next.name = op.name // a backend that leaves it out
+			}
 			op = next
 			if report != nil {
 				report(op)
@@ -161,6 +170,11 @@ func (c *operationsClient) poll(wctx, client context.Context, op *operation, sho
 		}
 	}
 	return op, nil, nil
+}
+
+// sameState reports whether b says nothing a has not said.
+func sameState(a, b *operation) bool {
+	return a.done == b.done && a.metadata.typeURL == b.metadata.typeURL && bytes.Equal(a.metadata.value, b.metadata.value)
 }
 
 func remaining(ctx context.Context) time.Duration {

@@ -248,3 +248,17 @@ func TestOperationCancellation(t *testing.T) {
 		}
 	}
 }
+
+// A WaitOperation that comes back at once with nothing new must not make
+// the gateway call it in a busy loop: it backs off as polling does.
+func TestOperationEagerWaitBacksOff(t *testing.T) {
+	srv, _, url := startJobs(t, lrotest.Options{EagerWait: true}, &gateway.Options{OperationWait: 500 * time.Millisecond})
+	res := call(t, connect(t, url, "2025-11-25"), "Jobs_Run", map[string]any{"never": true})
+	if res.IsError || !strings.Contains(allText(res), "has not finished") {
+		t.Fatalf("want the handle: %s", allText(res))
+	}
+	// Backing off from 100ms by 1.5 fits about five calls in 500ms.
+	if n := srv.Waits(); n == 0 || n > 20 {
+		t.Errorf("%d WaitOperation calls in 500ms", n)
+	}
+}

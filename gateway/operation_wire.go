@@ -251,16 +251,40 @@ func (c *operationsClient) anyJSON(b []byte, a anyValue) ([]byte, error) {
 	return append(b, js...), nil
 }
 
-// metadataTimes are the field numbers of a metadata type's creation and
-// last-update timestamps (AIP-151 recommends create_time and end_time or
-// update_time); 0 when absent.
+// metadataTimes are the paths (field numbers, outermost first) of a
+// metadata type's creation and last-update timestamps: AIP-151 recommends
+// create_time and end_time or update_time, at the top or one message
+// down (Vertex AI's generic_metadata); nil when absent.
 type metadataTimes struct {
-	created, updated protowire.Number
+	created, updated []protowire.Number
 }
 
 // timestampsOf finds md's timestamp fields, at discovery.
 func timestampsOf(md protoreflect.MessageDescriptor) metadataTimes {
+	mt := timestampsAt(md, nil)
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.Message() == nil || fd.IsList() || fd.IsMap() || fd.Message().FullName() == "google.protobuf.Timestamp" {
+			continue
+		}
+		inner := timestampsAt(fd.Message(), []protowire.Number{fd.Number()})
+		if mt.created == nil {
+			mt.created = inner.created
+		}
+		if mt.updated == nil {
+			mt.updated = inner.updated
+		}
+	}
+	return mt
+}
+
+// timestampsAt finds the timestamp fields directly in md.
+func timestampsAt(md protoreflect.MessageDescriptor, prefix []protowire.Number) metadataTimes {
 	var mt metadataTimes
+	path := func(n protowire.Number) []protowire.Number {
+		return append(append([]protowire.Number(nil), prefix...), n)
+	}
 	fields := md.Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
@@ -269,62 +293,74 @@ func timestampsOf(md protoreflect.MessageDescriptor) metadataTimes {
 		}
 		switch fd.Name() {
 		case "create_time", "start_time":
-			if mt.created == 0 {
-				mt.created = fd.Number()
+			if mt.created == nil {
+				mt.created = path(fd.Number())
 			}
 		case "update_time", "end_time":
-			if mt.updated == 0 || fd.Name() == "update_time" {
-				mt.updated = fd.Number()
+			if mt.updated == nil || fd.Name() == "update_time" {
+				mt.updated = path(fd.Number())
 			}
 		}
 	}
 	return mt
 }
 
-// timestampField reads the Timestamp {seconds = 1; nanos = 2} in field num
-// of the message b; ok is false when it is absent.
-func timestampField(b []byte, num protowire.Number) (t time.Time, ok bool) {
-	if num == 0 {
+// timestampField reads the Timestamp {seconds = 1; nanos = 2} at path in
+// the message b; ok is false when it is absent.
+func timestampField(b []byte, path []protowire.Number) (time.Time, bool) {
+	if len(path) == 0 {
 		return time.Time{}, false
 	}
-	for len(b) > 0 {
-		n2, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
+	for _, num := range path {
+		v, ok := lastField(b, num)
+		if !ok {
 			return time.Time{}, false
 		}
-		b = b[n:]
-		if n2 == num && typ == protowire.BytesType {
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return time.Time{}, false
+		b = v
+	}
+	var secs, nanos int64
+	for len(b) > 0 {
+		fn, ft, k := protowire.ConsumeTag(b)
+		if k < 0 || ft != protowire.VarintType {
+			return time.Time{}, false
+		}
+		b = b[k:]
+		x, k := protowire.ConsumeVarint(b)
+		if k < 0 {
+			return time.Time{}, false
+		}
+		b = b[k:]
+		switch fn {
+		case 1:
+			secs = int64(x)
+		case 2:
+			nanos = int64(int32(x))
+		}
+	}
+	return time.Unix(secs, nanos).UTC(), true
+}
+
+// lastField returns the bytes of the last occurrence of the message field
+// num in b.
+func lastField(b []byte, num protowire.Number) (v []byte, ok bool) {
+	for len(b) > 0 {
+		n, typ, k := protowire.ConsumeTag(b)
+		if k < 0 {
+			return nil, false
+		}
+		b = b[k:]
+		if n == num && typ == protowire.BytesType {
+			x, k := protowire.ConsumeBytes(b)
+			if k < 0 {
+				return nil, false
 			}
-			var secs, nanos int64
-			for len(v) > 0 {
-				fn, ft, k := protowire.ConsumeTag(v)
-				if k < 0 || ft != protowire.VarintType {
-					return time.Time{}, false
-				}
-				v = v[k:]
-				x, k := protowire.ConsumeVarint(v)
-				if k < 0 {
-					return time.Time{}, false
-				}
-				v = v[k:]
-				switch fn {
-				case 1:
-					secs = int64(x)
-				case 2:
-					nanos = int64(int32(x))
-				}
-			}
-			t, ok = time.Unix(secs, nanos).UTC(), true
-			b = b[n:]
+			v, ok, b = x, true, b[k:]
 			continue
 		}
-		if n = protowire.ConsumeFieldValue(n2, typ, b); n < 0 {
-			return time.Time{}, false
+		if k = protowire.ConsumeFieldValue(n, typ, b); k < 0 {
+			return nil, false
 		}
-		b = b[n:]
+		b = b[k:]
 	}
-	return t, ok
+	return v, ok
 }

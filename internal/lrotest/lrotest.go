@@ -40,6 +40,9 @@ type Options struct {
 	// NoWait answers WaitOperation with UNIMPLEMENTED, like a backend
 	// that declares but does not implement it.
 	NoWait bool
+	// EagerWait answers WaitOperation at once, without advancing the job
+	// or waiting out the timeout, like a backend whose Wait does not wait.
+	EagerWait bool
 	// FailCode is the code of a failing job's error; default
 	// FAILED_PRECONDITION.
 	FailCode codes.Code
@@ -269,6 +272,11 @@ func (s *Server) serve(ctx context.Context, method string, in proto.Message) (st
 		if j == nil {
 			s.mu.Unlock()
 			return "", status.Errorf(codes.NotFound, "operation %q not found", name)
+		}
+		if s.opts.EagerWait {
+			defer s.mu.Unlock()
+			s.waits++
+			return j.json(name, s.opts.FailCode), nil
 		}
 		if j.never && !j.cancelled {
 			s.mu.Unlock()

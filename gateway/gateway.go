@@ -127,6 +127,16 @@ type Options struct {
 	// SeparateAdmin serves /metrics and /readyz only on AdminHandler (for
 	// an admin listener of their own), not on Handler.
 	SeparateAdmin bool
+	// MaxInFlight bounds the requests in flight on the whole gateway,
+	// every session and stateless request together; see
+	// mcp.ServerOptions.MaxInFlight (0: its default, negative: none).
+	MaxInFlight int
+	// MaxBatch bounds the messages of one JSON-RPC batch; see
+	// mcp.ServerOptions.MaxBatch (0: its default).
+	MaxBatch int
+	// MaxStdioMessageBytes bounds one stdio line; see
+	// mcp.ServerOptions.MaxMessageBytes (0: its default).
+	MaxStdioMessageBytes int
 	// MaxConcurrentCalls bounds the requests one session may have in
 	// flight, on every transport; 0 means the MCP layer's default (64),
 	// negative no limit.
@@ -273,7 +283,8 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	// catalog swap can notify it.
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g,
 		&mcp.ServerOptions{Logger: g.opts.Logger, Trace: g.traceLogger(), TraceBodies: g.opts.LogArguments,
-			MaxConcurrentCalls: g.opts.MaxConcurrentCalls, SessionObserver: g.observeSessions(), PrincipalOf: principalOf})
+			MaxConcurrentCalls: g.opts.MaxConcurrentCalls, SessionObserver: g.observeSessions(), PrincipalOf: principalOf,
+			MaxInFlight: g.opts.MaxInFlight, MaxBatch: g.opts.MaxBatch, MaxMessageBytes: g.opts.MaxStdioMessageBytes})
 	if err := g.start(ctx); err != nil {
 		return nil, err
 	}

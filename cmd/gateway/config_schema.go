@@ -51,6 +51,11 @@ type fileConfig struct {
 	SessionSecretFile  *string   `yaml:"session_secret_file"`
 	SessionTTL         *duration `yaml:"session_ttl"`
 	ReadTimeout        *duration `yaml:"read_timeout"`
+	MaxInFlight        *int      `yaml:"max_in_flight"`
+	MaxBatch           *int      `yaml:"max_batch"`
+	MaxSessions        *int      `yaml:"max_sessions"`
+	SessionIdleTimeout *duration `yaml:"session_idle_timeout"`
+	WSMaxConnections   *int      `yaml:"ws_max_connections"`
 
 	Include         []string  `yaml:"include"`
 	Exclude         []string  `yaml:"exclude"`

@@ -23,6 +23,11 @@ type transportFlags struct {
 	sessionSecretFile  string
 	sessionTTL         time.Duration
 	readTimeout        time.Duration
+	maxInFlight        int
+	maxBatch           int
+	maxSessions        int
+	sessionIdleTimeout time.Duration
+	wsMaxConnections   int
 
 	secret []byte // loaded by check
 }
@@ -33,6 +38,11 @@ func (t *transportFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.maxConcurrentCalls, "max-concurrent-calls", 64, "requests one session may have in flight; more get a JSON-RPC error (negative: no limit)")
 	fs.StringVar(&t.sessionSecretFile, "session-secret-file", "", "file holding a shared secret (at least 32 bytes) that signs Mcp-Session-Id tokens, so replicas behind a round-robin load balancer share sessions (scale-out mode)")
 	fs.DurationVar(&t.sessionTTL, "session-ttl", 24*time.Hour, "lifetime of a scale-out session token")
+	fs.IntVar(&t.maxInFlight, "max-in-flight", mcp.DefaultMaxInFlight, "requests in flight on the whole gateway, every session and stateless request together; more get a JSON-RPC error (negative: no limit)")
+	fs.IntVar(&t.maxBatch, "max-batch", mcp.DefaultMaxBatch, "messages in one JSON-RPC batch (2025-03-26); a larger batch gets one error and none of it runs")
+	fs.IntVar(&t.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "sessions held on /mcp and on /sse (each); initialize or GET beyond it gets 503")
+	fs.DurationVar(&t.sessionIdleTimeout, "session-idle-timeout", mcp.DefaultSessionIdleTimeout, "a /mcp session with no request and no open stream for this long ends")
+	fs.IntVar(&t.wsMaxConnections, "ws-max-connections", mcp.DefaultMaxSessions, "open WebSocket connections on /ws; an upgrade beyond it gets 503")
 	fs.DurationVar(&t.readTimeout, "read-timeout", mcp.DefaultReadTimeout, "how long a client may take to send a request body after its headers (which get 10s); slower senders are cut")
 }
 
@@ -46,6 +56,17 @@ func (t *transportFlags) check() error {
 	}
 	if t.maxConcurrentCalls == 0 {
 		return fmt.Errorf("--max-concurrent-calls: want a positive number (or negative for no limit), got 0")
+	}
+	for name, v := range map[string]int{"--max-batch": t.maxBatch, "--max-sessions": t.maxSessions, "--ws-max-connections": t.wsMaxConnections} {
+		if v <= 0 {
+			return fmt.Errorf("%s: want a positive number, got %d", name, v)
+		}
+	}
+	if t.maxInFlight == 0 {
+		return fmt.Errorf("--max-in-flight: want a positive number (or negative for no limit), got 0")
+	}
+	if t.sessionIdleTimeout <= 0 {
+		return fmt.Errorf("--session-idle-timeout: want a positive duration, got %s", t.sessionIdleTimeout)
 	}
 	if t.readTimeout <= 0 {
 		return fmt.Errorf("--read-timeout: want a positive duration, got %s", t.readTimeout)
@@ -75,15 +96,19 @@ func (t *transportFlags) check() error {
 // options returns the transports' options; origins apply to all three.
 func (t *transportFlags) options(origins []string) (*mcp.StreamableHTTPOptions, *mcp.WebSocketOptions, *mcp.SSEOptions) {
 	return &mcp.StreamableHTTPOptions{
-			AllowedOrigins:  origins,
-			MaxRequestBytes: t.maxRequestBytes,
-			SessionSecret:   t.secret,
-			SessionTTL:      t.sessionTTL,
+			AllowedOrigins:     origins,
+			MaxRequestBytes:    t.maxRequestBytes,
+			SessionSecret:      t.secret,
+			SessionTTL:         t.sessionTTL,
+			MaxSessions:        t.maxSessions,
+			SessionIdleTimeout: t.sessionIdleTimeout,
 		}, &mcp.WebSocketOptions{
 			AllowedOrigins:  origins,
 			MaxMessageBytes: t.wsMaxMessageBytes,
+			MaxConnections:  t.wsMaxConnections,
 		}, &mcp.SSEOptions{
 			AllowedOrigins:  origins,
 			MaxRequestBytes: t.maxRequestBytes,
+			MaxSessions:     t.maxSessions,
 		}
 }

@@ -8,8 +8,19 @@ const (
 	// DefaultMaxMessageBytes bounds one request body (/mcp, /sse) or one
 	// WebSocket message (/ws).
 	DefaultMaxMessageBytes = 4 << 20
+	// DefaultMaxBatch bounds the messages of one JSON-RPC batch
+	// (2025-03-26); a larger batch is refused whole.
+	DefaultMaxBatch = 100
+	// DefaultMaxBatchResponseBytes bounds the response to one batch.
+	DefaultMaxBatchResponseBytes = 4 << 20
+	// DefaultMaxInFlight bounds the requests in flight on the whole
+	// server, every session and stateless request together.
+	DefaultMaxInFlight = 1024
 	// DefaultMaxSessions bounds the sessions a transport holds in memory.
 	DefaultMaxSessions = 10000
+	// DefaultSessionIdleTimeout ends a Streamable HTTP session that has
+	// had no request and no open stream for this long.
+	DefaultSessionIdleTimeout = 10 * time.Minute
 	// DefaultWriteTimeout bounds each write to a client, so one that stops
 	// reading cannot hold a stream (and its session) forever.
 	DefaultWriteTimeout = 10 * time.Second

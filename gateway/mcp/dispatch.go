@@ -642,13 +642,20 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 // the revision). The elements run one after another; the replies form one
 // array, or nothing when no element was a request.
 func (s *Server) handleBatch(ctx context.Context, sess *session, sc *scope, data []byte, b []byte) reply {
-	var elems []json.RawMessage
-	if err := json.Unmarshal(data, &elems); err != nil {
+	elems, ok := splitBatch(data, s.maxBatch)
+	if !ok {
 		return reply{appendError(b, nil, errorf(CodeParseError, "parse error")), CodeParseError}
 	}
 	if len(elems) == 0 {
 		return reply{appendError(b, nil, errorf(CodeInvalidRequest, "empty batch")), CodeInvalidRequest}
 	}
+	if len(elems) > s.maxBatch {
+		// Refused whole, before anything runs: a batch of a million tiny
+		// requests would otherwise cost a million answers.
+		e := errorf(CodeInvalidRequest, fmt.Sprintf("batch exceeds the limit of %d messages", s.maxBatch))
+		return reply{appendError(b, nil, e), e.Code}
+	}
+	mark := len(b)
 	b = append(b, '[')
 	n := 0
 	for _, e := range elems {
@@ -669,6 +676,12 @@ func (s *Server) handleBatch(ctx context.Context, sess *session, sc *scope, data
 		}
 		b = r.body
 		n++
+		if len(b)-mark > s.maxBatchResponse {
+			// The requests already answered have run; what the client
+			// gets is one error, not a response it said it cannot take.
+			e := errorf(CodeInternalError, fmt.Sprintf("batch response exceeds the limit of %d bytes; send fewer requests per batch", s.maxBatchResponse))
+			return reply{appendError(b[:mark], nil, e), e.Code}
+		}
 	}
 	if n == 0 {
 		return reply{}

@@ -193,6 +193,44 @@ func isBatch(data []byte) bool {
 	return false
 }
 
+// splitBatch returns the elements of the JSON array data as sub-slices
+// of it, validating each. It stops counting at max+1 elements, so a batch
+// of a million tiny values costs no more than one just over the limit;
+// ok is false when data is not valid JSON.
+func splitBatch(data []byte, max int) (elems [][]byte, ok bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil, false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return nil, skipSpace(data, i+1) == len(data)
+	}
+	for {
+		start := i
+		end, ok := skipValue(data, i, 1)
+		if !ok {
+			return nil, false
+		}
+		elems = append(elems, data[start:end])
+		if len(elems) > max {
+			return elems, true
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return nil, false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case ']':
+			return elems, skipSpace(data, i+1) == len(data)
+		default:
+			return nil, false
+		}
+	}
+}
+
 // bufPool holds encoding buffers; responses are built with append and the
 // buffer returned after the bytes have been written out.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}

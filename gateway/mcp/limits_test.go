@@ -1,6 +1,9 @@
 package mcp
 
 import (
+	"bufio"
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -66,4 +69,131 @@ func newHTTPTestWith(t *testing.T, s *Server, h *fakeHandler, opts *StreamableHT
 	t.Helper()
 	srv := newTestHTTPServer(t, s, s.StreamableHTTPHandler(opts))
 	return s, h, &httpClient{t: t, url: srv, c: http.DefaultClient}
+}
+
+// stdioLockstep runs a stdio session and returns a function that sends
+// one line and returns the one line it is answered with.
+func stdioLockstep(t *testing.T, s *Server) func(line string) string {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.ServeStdio(context.Background(), inR, outW); outW.Close() }()
+	t.Cleanup(func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	br := bufio.NewReader(outR)
+	return func(line string) string {
+		t.Helper()
+		go func() { _, _ = io.WriteString(inW, line+"\n") }()
+		got, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(got)
+	}
+}
+
+const init0326 = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{}}}`
+
+// TestStdioLongLine: a line over MaxMessageBytes is answered with an error
+// naming the limit and skipped; the session goes on.
+func TestStdioLongLine(t *testing.T) {
+	send := stdioLockstep(t, NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{MaxMessageBytes: 1000}))
+	send(init0326)
+	long := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 100_000) + `"}}`
+	if got, want := send(long), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message exceeds the limit of 1000 bytes"}}`; got != want {
+		t.Errorf("long line: %s\nwant %s", got, want)
+	}
+	if got, want := send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), `{"jsonrpc":"2.0","id":2,"result":{}}`; got != want {
+		t.Errorf("next line: %s", got)
+	}
+}
+
+// TestBatchLimits: a batch over MaxBatch is refused whole with one error
+// (none of it runs, and a million-element batch of junk costs no more
+// than one over the limit); one whose response would exceed
+// MaxBatchResponseBytes gets one error instead of the response.
+func TestBatchLimits(t *testing.T) {
+	send := stdioLockstep(t, NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{MaxBatch: 3, MaxBatchResponseBytes: 200}))
+	send(init0326)
+	batch := func(n int, pad string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"%s}`, i+1, pad)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	if got, want := send(batch(3, "")), `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":3,"result":{}}]`; got != want {
+		t.Errorf("batch of 3: %s", got)
+	}
+	tooMany := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch exceeds the limit of 3 messages"}}`
+	if got := send(batch(4, "")); got != tooMany {
+		t.Errorf("batch of 4: %s", got)
+	}
+	if got := send("[" + strings.Repeat("1,", 1_000_000) + "1]"); got != tooMany {
+		t.Errorf("batch of a million: %s", got)
+	}
+	// Three pings with long ids: their answers together pass 200 bytes.
+	long := `{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 90) + `","method":"ping"}`
+	got := send("[" + long + "," + long + "," + long + "]")
+	if !strings.Contains(got, `"code":-32603`) || !strings.Contains(got, "batch response exceeds the limit of 200 bytes") || strings.HasPrefix(got, "[") {
+		t.Errorf("oversized response: %s", got)
+	}
+}
+
+// TestMaxInFlight: the server-wide limit applies across sessions and to
+// stateless requests, which have no per-session limit.
+func TestMaxInFlight(t *testing.T) {
+	h := newFakeHandler(t, nil)
+	s := NewServer(testImpl, h, &ServerOptions{MaxInFlight: 2})
+	_, _, a := newHTTPTestWith(t, s, h, nil)
+	b := *a
+	a.initialize()
+	b.initialize()
+	done := make(chan int, 2)
+	for _, c := range []*httpClient{a, &b} {
+		go func() {
+			done <- c.status("POST", `{"jsonrpc":"2.0","id":"blocked","method":"tools/call","params":{"name":"block"}}`, nil)
+		}()
+		<-h.started
+	}
+	stateless := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	resp := a.do("POST", stateless, map[string]string{"Mcp-Session-Id": "", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"})
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"code":-32603`) || !strings.Contains(string(body), "server busy: 2 requests in flight, the limit") {
+		t.Errorf("stateless request over the server's limit: %d %s", resp.StatusCode, body)
+	}
+	for _, c := range []*httpClient{a, &b} {
+		c.status("POST", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"blocked"}}`, nil)
+	}
+	<-done
+	<-done
+}
+
+// TestWebSocketMaxConnections: an upgrade beyond MaxConnections gets 503;
+// a slot frees when a connection closes.
+func TestWebSocketMaxConnections(t *testing.T) {
+	_, _, url := newWSTest(t, nil, &WebSocketOptions{MaxConnections: 1})
+	c1, _, err := dialWS(t, url, []string{"mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsInitialize(t, c1)
+	if _, resp, err := dialWS(t, url, []string{"mcp"}, nil); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("second connection: %v %v", err, resp)
+	}
+	c1.Close()
+	waitFor(t, func() bool {
+		c, _, err := dialWS(t, url, []string{"mcp"}, nil)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
 }

@@ -31,6 +31,25 @@ type ServerOptions struct {
 	// 2026-07-28 requests have no session: bound them with the HTTP
 	// server. Default 64; negative means no limit.
 	MaxConcurrentCalls int
+	// MaxInFlight bounds the requests in flight on the whole server, all
+	// sessions and stateless 2026-07-28 requests together, beside the
+	// per-session MaxConcurrentCalls: a request beyond it is answered at
+	// once with a -32603 error naming the limit. Default
+	// DefaultMaxInFlight; negative means no limit.
+	MaxInFlight int
+	// MaxBatch bounds the messages of one batch (2025-03-26); a larger
+	// one gets a single -32600 error and none of it runs. Default
+	// DefaultMaxBatch.
+	MaxBatch int
+	// MaxBatchResponseBytes bounds the response to one batch; past it the
+	// client gets a single -32603 error instead. Default
+	// DefaultMaxBatchResponseBytes.
+	MaxBatchResponseBytes int
+	// MaxMessageBytes bounds one stdio line; a longer line is answered
+	// with a -32600 error naming the limit and skipped, and the session
+	// goes on. (The HTTP transports have their own MaxRequestBytes.)
+	// Default DefaultMaxMessageBytes.
+	MaxMessageBytes int
 	// SessionObserver, when set, is told each time a session that the
 	// server holds opens (delta +1) or ends (delta -1), with its transport
 	// ("stdio", "websocket", "sse", "streamable-http"), e.g. to keep a
@@ -58,14 +77,18 @@ type ServerOptions struct {
 // transport using one dispatch path and one Handler. It is safe for
 // concurrent use; one Server may serve stdio and HTTP at the same time.
 type Server struct {
-	impl         Implementation
-	h            Handler
-	log          *slog.Logger
-	trace        *tracer // nil when the protocol trace is off
-	instructions string
-	maxCalls     int
-	sessionObs   func(transport string, delta int) // nil: nobody watches
-	principal    func(ctx context.Context) Principal
+	impl             Implementation
+	h                Handler
+	log              *slog.Logger
+	trace            *tracer // nil when the protocol trace is off
+	instructions     string
+	maxCalls         int
+	maxInFlight      int // 0: no limit
+	maxBatch         int
+	maxBatchResponse int
+	maxLine          int
+	sessionObs       func(transport string, delta int) // nil: nobody watches
+	principal        func(ctx context.Context) Principal
 
 	implJSON     []byte // Implementation as JSON, including title
 	implJSONOld  []byte // without title, for revisions before 2025-06-18
@@ -120,23 +143,36 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		o.DiscoverTTL = time.Minute
 	}
 	switch {
+	case o.MaxInFlight == 0:
+		o.MaxInFlight = DefaultMaxInFlight
+	case o.MaxInFlight < 0:
+		o.MaxInFlight = 0
+	}
+	orDefault(&o.MaxBatch, DefaultMaxBatch)
+	orDefault(&o.MaxBatchResponseBytes, DefaultMaxBatchResponseBytes)
+	orDefault(&o.MaxMessageBytes, DefaultMaxMessageBytes)
+	switch {
 	case o.MaxConcurrentCalls == 0:
 		o.MaxConcurrentCalls = 64
 	case o.MaxConcurrentCalls < 0:
 		o.MaxConcurrentCalls = 0
 	}
 	s := &Server{
-		impl:         impl,
-		h:            h,
-		log:          o.Logger,
-		trace:        newTracer(o.Trace, o.TraceBodies),
-		instructions: o.Instructions,
-		maxCalls:     o.MaxConcurrentCalls,
-		sessionObs:   o.SessionObserver,
-		principal:    o.PrincipalOf,
-		calls:        make(map[*call]struct{}),
-		listeners:    make(map[*listener]struct{}),
-		done:         make(chan struct{}),
+		impl:             impl,
+		h:                h,
+		log:              o.Logger,
+		trace:            newTracer(o.Trace, o.TraceBodies),
+		instructions:     o.Instructions,
+		maxCalls:         o.MaxConcurrentCalls,
+		maxInFlight:      o.MaxInFlight,
+		maxBatch:         o.MaxBatch,
+		maxBatchResponse: o.MaxBatchResponseBytes,
+		maxLine:          o.MaxMessageBytes,
+		sessionObs:       o.SessionObserver,
+		principal:        o.PrincipalOf,
+		calls:            make(map[*call]struct{}),
+		listeners:        make(map[*listener]struct{}),
+		done:             make(chan struct{}),
 	}
 	s.implJSON, _ = json.Marshal(impl)
 	old := impl
@@ -263,13 +299,17 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 		}
 	}
 	s.mu.Lock()
-	if s.closing {
+	if s.closing || (s.maxInFlight > 0 && len(s.calls) >= s.maxInFlight) {
+		e := errorf(CodeInternalError, "server is shutting down")
+		if !s.closing {
+			e = errorf(CodeInternalError, fmt.Sprintf("server busy: %d requests in flight, the limit; retry shortly", s.maxInFlight))
+		}
 		s.mu.Unlock()
 		if sess != nil {
 			sess.removeCall(id, c)
 		}
 		cancel()
-		return nil, nil, errorf(CodeInternalError, "server is shutting down")
+		return nil, nil, e
 	}
 	s.calls[c] = struct{}{}
 	s.mu.Unlock()

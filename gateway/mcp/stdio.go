@@ -27,14 +27,18 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	defer close(stop)
 	go func() {
 		defer close(lines)
-		// The default 4 KiB buffer: ReadBytes gathers longer lines, and an
+		// The default 4 KiB buffer: readLine gathers longer lines, and an
 		// idle connection holds 60 KiB less than with a large buffer.
 		br := bufio.NewReader(in)
 		for {
-			// ReadBytes returns a fresh slice per line: the request may
+			// readLine returns a fresh slice per line: the request may
 			// alias it while it runs.
-			line, err := br.ReadBytes('\n')
-			if len(bytes.TrimSpace(line)) > 0 {
+			line, tooLong, err := readLine(br, s.maxLine)
+			if tooLong {
+				// Answered and skipped; the session goes on. The id
+				// cannot be known without reading what was dropped.
+				_ = w.send(appendError(nil, nil, errorf(CodeInvalidRequest, fmt.Sprintf("message exceeds the limit of %d bytes", s.maxLine))))
+			} else if len(bytes.TrimSpace(line)) > 0 {
 				select {
 				case lines <- line:
 				case <-stop:
@@ -58,6 +62,30 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		return ctx.Err()
 	}
 	return nil
+}
+
+// readLine reads one line (its newline included) of at most max bytes
+// before the newline. A longer line is read to its end but not kept, so it
+// costs the reader's buffer, not its length; it is reported as tooLong.
+func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		if !tooLong {
+			content := len(line) + len(frag)
+			if len(frag) > 0 && frag[len(frag)-1] == '\n' {
+				content--
+			}
+			if content > max {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, frag...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, tooLong, err
+	}
 }
 
 // stdioWriter serializes whole lines onto the output.

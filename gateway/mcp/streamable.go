@@ -76,7 +76,7 @@ func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) http.Handler
 		o = *opts
 	}
 	orDefault(&o.MaxRequestBytes, DefaultMaxMessageBytes)
-	orDefault(&o.SessionIdleTimeout, 10*time.Minute)
+	orDefault(&o.SessionIdleTimeout, DefaultSessionIdleTimeout)
 	orDefault(&o.MaxSessions, DefaultMaxSessions)
 	orDefault(&o.SessionTTL, 24*time.Hour)
 	orDefault(&o.WriteTimeout, DefaultWriteTimeout)

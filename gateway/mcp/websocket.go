@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -38,6 +39,9 @@ type WebSocketOptions struct {
 	// WriteTimeout bounds each write (a message, a ping, a close); a peer
 	// that does not read within it is disconnected. Default 10s.
 	WriteTimeout time.Duration
+	// MaxConnections bounds the open WebSocket connections (each is a
+	// session); an upgrade beyond it gets 503. Default DefaultMaxSessions.
+	MaxConnections int
 	// RequireSubprotocol refuses upgrades that offer no subprotocol. By
 	// default they are accepted (and answered without one) so that generic
 	// WebSocket tools can connect; an upgrade offering subprotocols none of
@@ -78,6 +82,7 @@ func (s *Server) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 	orDefault(&o.PingInterval, DefaultKeepAlive)
 	orDefault(&o.PongTimeout, DefaultKeepAlive)
 	orDefault(&o.WriteTimeout, DefaultWriteTimeout)
+	orDefault(&o.MaxConnections, DefaultMaxSessions)
 	h := &wsHandler{s: s, o: o}
 	h.up = websocket.Upgrader{
 		Subprotocols:    []string{wsSubprotocol},
@@ -93,9 +98,10 @@ func (s *Server) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 }
 
 type wsHandler struct {
-	s  *Server
-	o  WebSocketOptions
-	up websocket.Upgrader
+	s     *Server
+	o     WebSocketOptions
+	up    websocket.Upgrader
+	conns atomic.Int64 // open connections, for MaxConnections
 }
 
 func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -116,6 +122,12 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "server is shutting down"))
 		return
 	}
+	if h.conns.Add(1) > int64(h.o.MaxConnections) {
+		h.conns.Add(-1)
+		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, fmt.Sprintf("too many WebSocket connections (limit %d)", h.o.MaxConnections)))
+		return
+	}
+	defer h.conns.Add(-1)
 	conn, err := h.up.Upgrade(w, r, nil)
 	if err != nil {
 		return // Upgrade has answered

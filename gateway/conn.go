@@ -90,7 +90,12 @@ type Conn struct {
 	Target string
 	ch     *channel
 	limits connLimits
+	opts   ConnOptions
 }
+
+// Options are the connection's settings, defaults resolved: what the
+// operator's flags and config file amounted to for this backend.
+func (c *Conn) Options() ConnOptions { return c.opts }
 
 // connLimits are the message size limits, for error messages.
 type connLimits struct{ recv, send int }
@@ -143,7 +148,11 @@ func DialBackend(target string, o ConnOptions, extra ...grpc.DialOption) (*Conn,
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: grpc-go refused the target: %w", target, err)
 	}
-	return &Conn{ClientConn: cc, Target: target, ch: ch, limits: lim}, nil
+	o.MaxRecvBytes, o.MaxSendBytes = lim.recv, lim.send
+	if o.Keepalive == 0 {
+		o.Keepalive = DefaultBackendKeepalive
+	}
+	return &Conn{ClientConn: cc, Target: target, ch: ch, limits: lim, opts: o}, nil
 }
 
 // sizeLimit maps a ConnOptions size onto grpc-go's: zero is the default,

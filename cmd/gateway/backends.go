@@ -26,6 +26,7 @@ type backendFlags struct {
 	noReflection    bool
 	refresh         time.Duration
 	requireBackends bool
+	conn            connFlags
 
 	// Derived by check.
 	parsed []backendAddr
@@ -49,6 +50,7 @@ func (f *backendFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noReflection, "no-reflection", false, "never ask the backend for server reflection: take its API from --descriptor-set or --proto alone (one backend only)")
 	fs.DurationVar(&f.refresh, "refresh", gateway.DefaultRefresh, "discover every backend again this often and tell clients when tools change (0 disables; a backend is also discovered again when its connection comes back)")
 	fs.BoolVar(&f.requireBackends, "require-backends", false, "exit with an error when a backend cannot be discovered at start, instead of serving the others and retrying it")
+	f.conn.register(fs)
 }
 
 // check validates the flags and, for descriptor files, reads or compiles
@@ -73,6 +75,9 @@ func (f *backendFlags) check(ctx context.Context) error {
 			}
 		}
 		f.parsed = append(f.parsed, backendAddr{name: name, addr: addr})
+	}
+	if err := f.conn.check(); err != nil {
+		return err
 	}
 	for _, p := range f.include {
 		if err := gateway.CheckMethodPattern("--include", p); err != nil {
@@ -128,11 +133,14 @@ func (f *backendFlags) setLogger(logger *slog.Logger) {
 // after an error.
 func (f *backendFlags) dial(tls gateway.BackendTLS, opts ...grpc.DialOption) (backends []gateway.Backend, conns []*gateway.Conn, err error) {
 	for _, p := range f.parsed {
-		btls := tls
-		if p.file != nil && p.file.tls != nil {
-			btls = *p.file.tls
+		o := f.conn.options(tls)
+		if p.file != nil {
+			if p.file.tls != nil {
+				o.TLS = *p.file.tls
+			}
+			p.file.conn.apply(&o)
 		}
-		conn, err := gateway.Dial(p.addr, btls, opts...)
+		conn, err := gateway.DialBackend(p.addr, o, opts...)
 		if err != nil {
 			return nil, conns, err
 		}

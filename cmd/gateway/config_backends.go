@@ -90,6 +90,9 @@ func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc) ([]backe
 			return nil, doc.errorf(key+".no_reflection", "needs descriptor_set or proto on the same backend")
 		}
 		b.backend.NoReflection = fb.NoReflection
+		if err := fb.checkConn(doc, key, &b.conn); err != nil {
+			return nil, err
+		}
 		out = append(out, backendAddr{name: fb.Name, addr: fb.Address, file: b})
 	}
 	return out, nil
@@ -100,7 +103,47 @@ func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc) ([]backe
 // fields dial copies.
 type fileBackendSettings struct {
 	tls     *gateway.BackendTLS
+	conn    connOverrides
 	backend gateway.Backend
+}
+
+// checkConn validates a backend's connection keys into c.
+func (fb *fileBackend) checkConn(doc *configDoc, key string, c *connOverrides) error {
+	if fb.LB != nil {
+		if err := checkLB(key+".lb", *fb.LB); err != nil {
+			return fmt.Errorf("%s: %w", doc.at(key+".lb"), err)
+		}
+		c.lb = fb.LB
+	}
+	if fb.Keepalive != nil {
+		d := time.Duration(*fb.Keepalive)
+		if err := checkKeepalive(key+".keepalive", d); err != nil {
+			return fmt.Errorf("%s: %w", doc.at(key+".keepalive"), err)
+		}
+		c.keepalive = &d
+	}
+	for _, s := range []struct {
+		field string
+		v     *int
+		to    **int
+	}{{"max_recv_bytes", fb.MaxRecvBytes, &c.maxRecv}, {"max_send_bytes", fb.MaxSendBytes, &c.maxSend}} {
+		if s.v == nil {
+			continue
+		}
+		if err := checkMessageBytes(key+"."+s.field, *s.v); err != nil {
+			return fmt.Errorf("%s: %w", doc.at(key+"."+s.field), err)
+		}
+		*s.to = s.v
+	}
+	if fb.Retry != nil {
+		on, err := retryOn(key+".retry", *fb.Retry)
+		if err != nil {
+			return fmt.Errorf("%s: %w", doc.at(key+".retry"), err)
+		}
+		off := !on
+		c.noRetry = &off
+	}
+	return nil
 }
 
 // applyTo copies the per-backend settings into b, which dial has filled

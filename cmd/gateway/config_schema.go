@@ -66,6 +66,12 @@ type fileConfig struct {
 	Refresh         *duration `yaml:"refresh"`
 	RequireBackends *bool     `yaml:"require_backends"`
 
+	BackendLB           *string   `yaml:"backend_lb"`
+	BackendKeepalive    *duration `yaml:"backend_keepalive"`
+	BackendMaxRecvBytes *int      `yaml:"backend_max_recv_bytes"`
+	BackendMaxSendBytes *int      `yaml:"backend_max_send_bytes"`
+	Retry               *string   `yaml:"retry"`
+
 	TLSCert            *string           `yaml:"tls_cert"`
 	TLSKey             *string           `yaml:"tls_key"`
 	BearerTokensFile   *string           `yaml:"bearer_tokens_file"`
@@ -106,6 +112,14 @@ type fileBackend struct {
 	Proto         []string          `yaml:"proto"`
 	NoReflection  bool              `yaml:"no_reflection"`
 	Methods       []fileMethod      `yaml:"methods"`
+
+	// Connection settings; each left out is the gateway-wide one
+	// (backend_lb, backend_keepalive, ...).
+	LB           *string   `yaml:"lb"`
+	Keepalive    *duration `yaml:"keepalive"`
+	MaxRecvBytes *int      `yaml:"max_recv_bytes"`
+	MaxSendBytes *int      `yaml:"max_send_bytes"`
+	Retry        *string   `yaml:"retry"`
 }
 
 // fileMethod is one entry of a backend's methods:, overriding its

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"os"
 	"os/exec"
@@ -22,6 +23,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
 )
 
 // noEnv is an empty environment, so tests do not see the runner's.
@@ -325,6 +330,12 @@ func TestConfigErrors(t *testing.T) {
 		{"duplicate key", "listen: a:1\nlisten: b:2\n", noEnv, `FILE:2: mapping key "listen" already defined`},
 		{"syntax", "backends: [\n", noEnv, `FILE:1:`},
 		{"backend without address", "backends:\n  - name: zoo\n", noEnv, `FILE:2: backends[0]: address is required`},
+		{"bad lb", "backends:\n  - address: a:1\n    lb: random\n", noEnv, `FILE:3: backends[0].lb: want "round_robin" or "pick_first", got "random"`},
+		{"bad keepalive", "backends:\n  - address: a:1\n    keepalive: 1s\n", noEnv, `FILE:3: backends[0].keepalive: want 0 (no pings) or at least 10s (grpc-go's minimum), got 1s`},
+		{"bad max_recv_bytes", "backends:\n  - address: a:1\n    max_recv_bytes: 0\n", noEnv, `FILE:3: backends[0].max_recv_bytes: want a positive number of bytes, or -1 for no limit, got 0`},
+		{"bad retry", "backends:\n  - address: a:1\n    retry: sometimes\n", noEnv, `FILE:3: backends[0].retry: want "on" or "off", got "sometimes"`},
+		{"bad global retry", "retry: sometimes\n", noEnv, `FILE:1: retry: want "on" or "off", got "sometimes"`},
+		{"unix target", "backends:\n  - address: unix://host/x.sock\n", noEnv, `FILE:2: backends[0].address: backend address "unix://host/x.sock": a unix target names a path`},
 		{"bad address", "backends:\n  - name: zoo\n    address: zoo\n", noEnv, `FILE:3: backends[0].address: backend address "zoo": want HOST:PORT`},
 		{"duplicate backend names", "backends:\n  - name: zoo\n    address: a:1\n  - name: zoo\n    address: b:1\n", noEnv, `FILE:4: backends[1].name: the name "zoo" is used twice (first at FILE:2)`},
 		{"unnamed among several", "backends:\n  - address: a:1\n  - address: b:1\n", noEnv, `FILE:2: backends[0]: name is required when there are several backends`},
@@ -453,5 +464,45 @@ operation_cancel: true
 	}
 	if _, err := parseConfig([]string{"--operation-wait", "0s"}, io.Discard, noEnv); err == nil || !strings.Contains(err.Error(), "--operation-wait") {
 		t.Errorf("--operation-wait 0 should be refused naming the flag, got %v", err)
+	}
+}
+
+// TestBackendConnSettings: the backend connection flags are every
+// backend's defaults, and a config file backend's own keys win for it.
+func TestBackendConnSettings(t *testing.T) {
+	p := writeFile(t, "gateway.yaml", `
+backend_keepalive: 0s
+backends:
+  - name: a
+    address: 127.0.0.1:1,127.0.0.1:2
+  - name: b
+    address: unix:///run/b.sock
+    lb: pick_first
+    keepalive: 1m
+    max_recv_bytes: 1000
+    max_send_bytes: -1
+    retry: off
+`)
+	c, err := parseConfig([]string{"--config", p, "--backend-max-recv-bytes", "2000", "--retry", "on"}, io.Discard, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backends, conns, err := c.backends.dial(c.tls)
+	for _, conn := range conns {
+		defer conn.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]gateway.ConnOptions{}
+	for i, b := range backends {
+		got[b.Name] = conns[i].Options()
+	}
+	want := map[string]gateway.ConnOptions{
+		"a": {LB: gateway.LBRoundRobin, Keepalive: -1, MaxRecvBytes: 2000, MaxSendBytes: gateway.DefaultBackendMaxMessageBytes},
+		"b": {LB: gateway.LBPickFirst, Keepalive: time.Minute, MaxRecvBytes: 1000, MaxSendBytes: math.MaxInt32, NoRetry: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("connection options (-want +got):\n%s", diff)
 	}
 }

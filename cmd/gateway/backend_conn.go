@@ -1,0 +1,125 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+)
+
+// connFlags say how the gateway connects to its backends: balancing over
+// replicas, keepalive, message sizes, retries. They are the defaults of
+// every backend; a config file backend may set each for itself
+// (connOverrides).
+type connFlags struct {
+	lb        string
+	keepalive time.Duration
+	maxRecv   int
+	maxSend   int
+	retry     string
+}
+
+// minKeepalive is grpc-go's floor for client keepalive pings; it raises
+// anything shorter to it, so shorter is refused rather than ignored.
+const minKeepalive = 10 * time.Second
+
+func (f *connFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.lb, "backend-lb", gateway.LBRoundRobin, `how calls are spread over a backend's addresses (replicas): "round_robin" (each call to the next ready replica) or "pick_first" (all calls to one until it fails)`)
+	fs.DurationVar(&f.keepalive, "backend-keepalive", gateway.DefaultBackendKeepalive, "ping a backend connection that has calls in flight after this much silence, to find a dead peer (0 disables; grpc-go servers refuse pings more often than every 5m by default)")
+	fs.IntVar(&f.maxRecv, "backend-max-recv-bytes", gateway.DefaultBackendMaxMessageBytes, "largest message accepted from a backend; a larger response is a RESOURCE_EXHAUSTED tool error (-1 for no limit)")
+	fs.IntVar(&f.maxSend, "backend-max-send-bytes", gateway.DefaultBackendMaxMessageBytes, "largest message sent to a backend (-1 for no limit)")
+	fs.StringVar(&f.retry, "retry", "on", `"on": calls to methods safe to repeat (NO_SIDE_EFFECTS, IDEMPOTENT) are retried on UNAVAILABLE, on another replica where there is one; "off": never`)
+}
+
+func (f *connFlags) check() error {
+	if err := checkLB("--backend-lb", f.lb); err != nil {
+		return err
+	}
+	if err := checkKeepalive("--backend-keepalive", f.keepalive); err != nil {
+		return err
+	}
+	if err := checkMessageBytes("--backend-max-recv-bytes", f.maxRecv); err != nil {
+		return err
+	}
+	if err := checkMessageBytes("--backend-max-send-bytes", f.maxSend); err != nil {
+		return err
+	}
+	if _, err := retryOn("--retry", f.retry); err != nil {
+		return err
+	}
+	return nil
+}
+
+func checkLB(name, v string) error {
+	if v != gateway.LBRoundRobin && v != gateway.LBPickFirst {
+		return fmt.Errorf("%s: want %q or %q, got %q", name, gateway.LBRoundRobin, gateway.LBPickFirst, v)
+	}
+	return nil
+}
+
+func checkKeepalive(name string, d time.Duration) error {
+	if d != 0 && d < minKeepalive {
+		return fmt.Errorf("%s: want 0 (no pings) or at least %s (grpc-go's minimum), got %s", name, minKeepalive, d)
+	}
+	return nil
+}
+
+func checkMessageBytes(name string, n int) error {
+	if n <= 0 && n != -1 {
+		return fmt.Errorf("%s: want a positive number of bytes, or -1 for no limit, got %d", name, n)
+	}
+	return nil
+}
+
+func retryOn(name, v string) (bool, error) {
+	switch v {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, fmt.Errorf(`%s: want "on" or "off", got %q`, name, v)
+}
+
+// options are the gateway's ConnOptions for these (checked) flags.
+func (f *connFlags) options(tls gateway.BackendTLS) gateway.ConnOptions {
+	o := gateway.ConnOptions{TLS: tls, LB: f.lb, Keepalive: f.keepalive, MaxRecvBytes: f.maxRecv, MaxSendBytes: f.maxSend}
+	if f.keepalive == 0 {
+		o.Keepalive = -1
+	}
+	o.NoRetry = f.retry == "off"
+	return o
+}
+
+// connOverrides are a config file backend's own connection settings; nil
+// means "the flag's".
+type connOverrides struct {
+	lb        *string
+	keepalive *time.Duration
+	maxRecv   *int
+	maxSend   *int
+	noRetry   *bool
+}
+
+// apply sets o's fields that the backend overrides.
+func (c *connOverrides) apply(o *gateway.ConnOptions) {
+	if c.lb != nil {
+		o.LB = *c.lb
+	}
+	if c.keepalive != nil {
+		o.Keepalive = *c.keepalive
+		if o.Keepalive == 0 {
+			o.Keepalive = -1
+		}
+	}
+	if c.maxRecv != nil {
+		o.MaxRecvBytes = *c.maxRecv
+	}
+	if c.maxSend != nil {
+		o.MaxSendBytes = *c.maxSend
+	}
+	if c.noRetry != nil {
+		o.NoRetry = *c.noRetry
+	}
+}

@@ -149,11 +149,11 @@ func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) teleme
 	return telemetry.Outcome{Code: codes.Unknown}
 }
 
-// codeByName inverts codeInfo's names.
+// codeByName inverts CodeName.
 var codeByName = func() map[string]codes.Code {
 	m := make(map[string]codes.Code, len(codeInfo))
-	for c, info := range codeInfo {
-		m[info.name] = codes.Code(c)
+	for c := range codeInfo {
+		m[CodeName(codes.Code(c))] = codes.Code(c)
 	}
 	return m
 }()

@@ -23,9 +23,6 @@ func TestCallOutcome(t *testing.T) {
 		if got := callOutcome(ctx, res, nil); got != (telemetry.Outcome{Code: c}) {
 			t.Errorf("statusResult(%s): outcome %+v", c, got)
 		}
-		if telemetry.CodeName(c) != CodeName(c) {
-			t.Errorf("telemetry names %s %q, the gateway %q", c, telemetry.CodeName(c), CodeName(c))
-		}
 	}
 	tl := &tool{def: mcp.Tool{Name: "T"}}
 	res, _ := (&Gateway{}).inputError(tl, errors.New("id: want a string"))

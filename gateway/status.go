@@ -16,40 +16,42 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
 // codeInfo is the one table that decides how a gRPC status reads to a
-// model: the canonical code name that starts the text, whether retrying the
-// same call may succeed, and what the model should do about it.
+// model beyond its name (which [telemetry.CodeName] gives): whether
+// retrying the same call may succeed, and what the model should do about it.
 var codeInfo = [...]struct {
-	name      string
 	retryable bool
 	advice    string
 }{
-	codes.OK:                 {"OK", false, ""},
-	codes.Canceled:           {"CANCELLED", false, "The call was cancelled before it completed."},
-	codes.Unknown:            {"UNKNOWN", false, "The backend failed with an unknown error."},
-	codes.InvalidArgument:    {"INVALID_ARGUMENT", false, "The backend rejected the arguments; correct them and call again."},
-	codes.DeadlineExceeded:   {"DEADLINE_EXCEEDED", true, "The backend did not answer in time."},
-	codes.NotFound:           {"NOT_FOUND", false, "The requested entity does not exist."},
-	codes.AlreadyExists:      {"ALREADY_EXISTS", false, "The entity already exists."},
-	codes.PermissionDenied:   {"PERMISSION_DENIED", false, "The caller may not do this."},
-	codes.ResourceExhausted:  {"RESOURCE_EXHAUSTED", true, "A quota or rate limit was hit; back off before retrying."},
-	codes.FailedPrecondition: {"FAILED_PRECONDITION", false, "The system is not in a state that allows this call; change the state first."},
-	codes.Aborted:            {"ABORTED", true, "The call conflicted with another; retry it."},
-	codes.OutOfRange:         {"OUT_OF_RANGE", false, "An argument is outside the valid range."},
-	codes.Unimplemented:      {"UNIMPLEMENTED", false, "The backend does not implement this method."},
-	codes.Internal:           {"INTERNAL", false, "The backend hit an internal error."},
-	codes.Unavailable:        {"UNAVAILABLE", true, "The backend is unavailable right now."},
-	codes.DataLoss:           {"DATA_LOSS", false, "Unrecoverable data loss or corruption."},
-	codes.Unauthenticated:    {"UNAUTHENTICATED", false, "The gateway's credentials for the backend were rejected."},
+	codes.OK:                 {false, ""},
+	codes.Canceled:           {false, "The call was cancelled before it completed."},
+	codes.Unknown:            {false, "The backend failed with an unknown error."},
+	codes.InvalidArgument:    {false, "The backend rejected the arguments; correct them and call again."},
+	codes.DeadlineExceeded:   {true, "The backend did not answer in time."},
+	codes.NotFound:           {false, "The requested entity does not exist."},
+	codes.AlreadyExists:      {false, "The entity already exists."},
+	codes.PermissionDenied:   {false, "The caller may not do this."},
+	codes.ResourceExhausted:  {true, "A quota or rate limit was hit; back off before retrying."},
+	codes.FailedPrecondition: {false, "The system is not in a state that allows this call; change the state first."},
+	codes.Aborted:            {true, "The call conflicted with another; retry it."},
+	codes.OutOfRange:         {false, "An argument is outside the valid range."},
+	codes.Unimplemented:      {false, "The backend does not implement this method."},
+	codes.Internal:           {false, "The backend hit an internal error."},
+	codes.Unavailable:        {true, "The backend is unavailable right now."},
+	codes.DataLoss:           {false, "Unrecoverable data loss or corruption."},
+	codes.Unauthenticated:    {false, "The gateway's credentials for the backend were rejected."},
 }
 
 // CodeName returns the canonical upper-case name of a gRPC code
-// (NOT_FOUND), as the gRPC specification and google.rpc.Code spell it.
+// (NOT_FOUND), as the gRPC specification and google.rpc.Code spell it. A
+// code past the 17 defined ones reads CODE_n, so the model sees what the
+// backend sent; metrics fold it into UNKNOWN instead (telemetry.CodeName).
 func CodeName(c codes.Code) string {
 	if int(c) < len(codeInfo) {
-		return codeInfo[c].name
+		return telemetry.CodeName(c)
 	}
 	return fmt.Sprintf("CODE_%d", uint32(c))
 }

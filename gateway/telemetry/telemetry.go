@@ -16,6 +16,7 @@
 package telemetry
 
 import (
+	rpccode "google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/grpc/codes"
 )
 
@@ -23,28 +24,17 @@ import (
 const numCodes = int(codes.Unauthenticated) + 1
 
 // codeNames are the canonical names of the gRPC codes as the gRPC
-// specification, google.rpc.Code and the gateway's tool results spell
-// them, so a metric label, a span attribute and the text a model read
-// all say NOT_FOUND alike.
-var codeNames = [numCodes]string{
-	codes.OK:                 "OK",
-	codes.Canceled:           "CANCELLED",
-	codes.Unknown:            "UNKNOWN",
-	codes.InvalidArgument:    "INVALID_ARGUMENT",
-	codes.DeadlineExceeded:   "DEADLINE_EXCEEDED",
-	codes.NotFound:           "NOT_FOUND",
-	codes.AlreadyExists:      "ALREADY_EXISTS",
-	codes.PermissionDenied:   "PERMISSION_DENIED",
-	codes.ResourceExhausted:  "RESOURCE_EXHAUSTED",
-	codes.FailedPrecondition: "FAILED_PRECONDITION",
-	codes.Aborted:            "ABORTED",
-	codes.OutOfRange:         "OUT_OF_RANGE",
-	codes.Unimplemented:      "UNIMPLEMENTED",
-	codes.Internal:           "INTERNAL",
-	codes.Unavailable:        "UNAVAILABLE",
-	codes.DataLoss:           "DATA_LOSS",
-	codes.Unauthenticated:    "UNAUTHENTICATED",
-}
+// specification spells them, read once from the google.rpc.Code enum
+// rather than kept as a table of our own, so a metric label, a span
+// attribute and the text a model reads (the gateway's results name codes
+// with [CodeName] too) all say NOT_FOUND alike. grpc-go's codes.Code.String
+// spells them differently ("NotFound"), so it cannot serve.
+var codeNames = func() (names [numCodes]string) {
+	for c := range names {
+		names[c] = rpccode.Code(c).String()
+	}
+	return names
+}()
 
 // canonical folds a code outside the 17 defined ones into UNKNOWN, as the
 // gRPC specification tells clients to treat them; it keeps the code label

@@ -333,9 +333,15 @@ func streamStatus(ctx, sctx context.Context, err error) *status.Status {
 
 // deadlineNote explains a DEADLINE_EXCEEDED the gateway's own stream
 // timeout caused, naming the setting, so a model or operator knows the
-// backend was not at fault.
+// backend was not at fault. Whether the deadline has passed is read from
+// the clock, not from sctx.Err(): gRPC sends the deadline to the backend,
+// which enforces it too, and on a loaded machine the backend's
+// DEADLINE_EXCEEDED can arrive before the local timer has cancelled sctx.
 func deadlineNote(st *status.Status, sctx context.Context, timeout time.Duration) string {
-	if st.Code() != codes.DeadlineExceeded || !errors.Is(context.Cause(sctx), context.DeadlineExceeded) {
+	if st.Code() != codes.DeadlineExceeded {
+		return ""
+	}
+	if d, ok := sctx.Deadline(); !ok || time.Now().Before(d) {
 		return ""
 	}
 	return fmt.Sprintf("The gateway's stream timeout (%s, --stream-timeout) ended the stream.", timeout)

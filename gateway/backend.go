@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 
 	"google.golang.org/grpc/credentials"
@@ -26,20 +25,6 @@ type BackendTLS struct {
 	// ServerName overrides the name checked against the backend's
 	// certificate (and sent as SNI).
 	ServerName string
-}
-
-// IsLoopback reports whether addr (HOST:PORT) names this machine, where
-// plaintext cannot be observed by anyone else.
-func IsLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // transportCredentials decides a backend's transport security: plaintext

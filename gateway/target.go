@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/resolver"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
 // A backend's address is a gRPC target, in any form grpc-go resolves:
@@ -58,7 +60,7 @@ func (t *target) loopback() bool {
 		return false
 	}
 	for _, h := range t.hosts {
-		if !IsLoopback(h) {
+		if !loopback.Addr(h) {
 			return false
 		}
 	}

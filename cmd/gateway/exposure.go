@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
 // exposure holds the flags that decide who can reach the HTTP endpoints:
@@ -36,7 +36,7 @@ func (e *exposure) check(c *config) error {
 	if c.stdio {
 		return nil
 	}
-	if !gateway.IsLoopback(c.listen) && c.front.bearerTokensFile == "" && c.front.oauthJWKSURL == "" && !e.allowUnauthenticated {
+	if !loopback.Addr(c.listen) && c.front.bearerTokensFile == "" && c.front.oauthJWKSURL == "" && !e.allowUnauthenticated {
 		return fmt.Errorf("--listen %s: not a loopback address, and no authentication is configured, so anyone who can connect could call every tool; "+
 			"add --bearer-tokens-file FILE or --oauth-jwks-url URL, or listen on 127.0.0.1, "+
 			"or pass --allow-unauthenticated when a proxy or network policy in front already restricts who can connect", c.listen)

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -393,7 +394,7 @@ Connect a client:
   Health:         curl %s   (readiness: %s)
 
 `, version, len(g.Tools().Tools()), url, url, url, strings.TrimSuffix(url, "/mcp")+"/healthz", strings.TrimSuffix(url, "/mcp")+"/readyz")
-	if !gateway.IsLoopback(c.listen) && len(c.exposure.hosts(c.front.oauthResource)) == 0 {
+	if !loopback.Addr(c.listen) && len(c.exposure.hosts(c.front.oauthResource)) == 0 {
 		logger.Warn("listening on a non-loopback address without --allowed-host: requests naming this server by a DNS name get 403 (IP addresses and localhost are accepted)", "listen", c.listen)
 	}
 

@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
 // probeTimeout bounds a --probe request; container runtimes and
@@ -31,7 +31,7 @@ func probe(ctx context.Context, rawURL string, stderr io.Writer) int {
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.Proxy = nil // a probe of this machine never goes through a proxy
-	if u.Scheme == "https" && gateway.IsLoopback(u.Host) {
+	if u.Scheme == "https" && loopback.Addr(u.Host) {
 		transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // loopback liveness only; see above
 	}
 	client := &http.Client{Transport: transport, Timeout: probeTimeout}

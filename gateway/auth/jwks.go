@@ -17,6 +17,8 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
 // keySource is where token signatures are checked against: the
@@ -51,7 +53,7 @@ func CheckJWKSURL(raw string) error {
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return fmt.Errorf("auth: --oauth-jwks-url: want an https URL, got %q", raw)
 	}
-	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+	if u.Scheme == "http" && !loopback.Host(u.Hostname()) {
 		return fmt.Errorf("auth: --oauth-jwks-url %s: the JWKS must be fetched over https (plain http is allowed only to a loopback address): anyone on the path could substitute signing keys", raw)
 	}
 	return nil

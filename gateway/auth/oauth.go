@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -108,14 +107,6 @@ func checkOAuthConfig(cfg *OAuthConfig) error {
 		cfg.JWKSMinRefresh = 5 * time.Minute
 	}
 	return nil
-}
-
-func isLoopbackHost(h string) bool {
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // validScope reports whether s is a scope-token (RFC 6749 section 3.3),

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
 // OriginProtection wraps next with the browser-safety checks the MCP
@@ -110,7 +112,7 @@ func (g *originGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // rebound names there).
 func sameLoopbackOrigin(r *http.Request, origin string) bool {
 	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || !isLoopback(la) || !isLocalHost(r.Host) {
+	if !ok || !loopback.NetAddr(la) || !loopback.Addr(r.Host) {
 		return false
 	}
 	u, err := url.Parse(origin)
@@ -141,7 +143,7 @@ func newHostList(hosts []string) hostList {
 
 // allows applies the Host rule of OriginProtection to r.
 func (hl hostList) allows(r *http.Request) bool {
-	if isLocalHost(r.Host) {
+	if loopback.Addr(r.Host) {
 		return true
 	}
 	hp := strings.ToLower(r.Host)
@@ -159,26 +161,5 @@ func (hl hostList) allows(r *http.Request) bool {
 		// browser can have sent it.
 		return true
 	}
-	return !isLoopback(la) && net.ParseIP(name) != nil
-}
-
-func isLoopback(a net.Addr) bool {
-	if t, ok := a.(*net.TCPAddr); ok {
-		return t.IP.IsLoopback()
-	}
-	h, _, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
-
-func isLocalHost(hostport string) bool {
-	h := hostport
-	if sh, _, err := net.SplitHostPort(hostport); err == nil {
-		h = sh
-	}
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	return strings.EqualFold(h, "localhost") || h == "127.0.0.1" || h == "::1"
+	return !loopback.NetAddr(la) && net.ParseIP(name) != nil
 }

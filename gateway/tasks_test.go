@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -343,5 +344,75 @@ func TestTasks20260728(t *testing.T) {
 	}
 	if r := c.call("tasks/get", stateless(map[string]any{"taskId": task.TaskID}, capsTasks), "other"); r.Error == nil || r.Error.Code != -32020 {
 		t.Errorf("tasks/get with a wrong Mcp-Name: %+v", r.Error)
+	}
+}
+
+// notifications/tasks: a 2026-07-28 subscriptions/listen naming a task
+// gets its status changes, and the result once it is done.
+func TestTaskNotifications(t *testing.T) {
+	srv, _, url := startJobs(t, lrotest.Options{NoWait: true}, &gateway.Options{OperationWait: -1})
+	c := &rpcClient{t: t, url: url, version: "2026-07-28"}
+	var task wireTask
+	c.result("tools/call", stateless(map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "n", "steps": 2}}, capsTasks), "Jobs_Run", &task)
+	if task.ResultType != "task" || task.TaskID != srv.Jobs()[0] {
+		t.Fatalf("want a task: %+v", task)
+	}
+	if r := c.call("subscriptions/listen", stateless(map[string]any{"notifications": map[string]any{"taskIds": []string{task.TaskID}}}, capsNoTasks), ""); r.Error == nil || r.Error.Code != -32021 {
+		t.Errorf("listening for tasks without the extension: %+v", r.Error)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "subscriptions/listen",
+		"params": stateless(map[string]any{"notifications": map[string]any{"taskIds": []string{task.TaskID}}}, capsTasks)})
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	var statuses []string
+	acked := false
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Notifications struct {
+					TaskIDs []string `json:"taskIds"`
+				} `json:"notifications"`
+				wireTask
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		switch msg.Method {
+		case "notifications/subscriptions/acknowledged":
+			acked = len(msg.Params.Notifications.TaskIDs) == 1 && msg.Params.Notifications.TaskIDs[0] == task.TaskID
+		case "notifications/tasks":
+			statuses = append(statuses, msg.Params.Status)
+			if msg.Params.TaskID != task.TaskID {
+				t.Errorf("notification for %q", msg.Params.TaskID)
+			}
+			if msg.Params.Status == "completed" {
+				if msg.Params.Result == nil || msg.Params.Result.StructuredContent["stepsDone"] != float64(2) {
+					t.Errorf("the completed task's notification carries the result: %+v", msg.Params.Result)
+				}
+				cancel()
+			}
+		}
+	}
+	if !acked || len(statuses) != 2 || statuses[0] != "working" || statuses[1] != "completed" {
+		t.Errorf("acknowledged %v, statuses %v; want working then completed", acked, statuses)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync"
 )
 
 // sink is where a transport takes the notifications a request emits while
@@ -558,6 +559,7 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 	}
 	var want struct{ ToolsListChanged, ResourcesListChanged bool }
 	var bad string
+	var taskIDs []string
 	scanObject(p.Notifications, func(key, val []byte) {
 		var dst *bool
 		switch string(key) {
@@ -565,6 +567,12 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 			dst = &want.ToolsListChanged
 		case "resourcesListChanged":
 			dst = &want.ResourcesListChanged
+		case "taskIds":
+			var err error
+			if taskIDs, err = decodeTaskIDs(val); err != nil {
+				bad = "subscriptions/listen: params.notifications.taskIds: " + err.Error()
+			}
+			return
 		default:
 			return
 		}
@@ -584,6 +592,12 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 	if _, ok := s.h.(ResourceHandler); !ok {
 		want.ResourcesListChanged = false
 	}
+	if len(taskIDs) > 0 && !hasTasksExtension(p.meta.ClientCapabilities) {
+		return fail(missingTasksExtension())
+	}
+	if s.taskHandler() == nil {
+		taskIDs = nil
+	}
 	subMeta := append(append([]byte(`"_meta":{"io.modelcontextprotocol/subscriptionId":`), m.ID...), '}')
 	ack := []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{`)
 	if want.ToolsListChanged {
@@ -595,12 +609,32 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 		}
 		ack = append(ack, `"resourcesListChanged":true`...)
 	}
+	if len(taskIDs) > 0 {
+		if want.ToolsListChanged || want.ResourcesListChanged {
+			ack = append(ack, ',')
+		}
+		ack = append(ack, `"taskIds":[`...)
+		for i, id := range taskIDs {
+			if i > 0 {
+				ack = append(ack, ',')
+			}
+			ack = appendString(ack, id)
+		}
+		ack = append(ack, ']')
+	}
 	ack = append(ack, "},"...)
 	ack = append(append(ack, subMeta...), "}}"...)
 	if sc.out == nil || sc.out.send(ack) != nil {
 		return reply{}
 	}
-	if want.ToolsListChanged || want.ResourcesListChanged {
+	var tasks <-chan []byte
+	if len(taskIDs) > 0 {
+		tctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		defer func() { stop(); wg.Wait() }()
+		tasks = s.watchTasks(tctx, &wg, sc, taskIDs, subMeta)
+	}
+	if want.ToolsListChanged || want.ResourcesListChanged || tasks != nil {
 		toolsChanged := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{`), subMeta...), "}}"...)
 		resourcesChanged := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{`), subMeta...), "}}"...)
 		l := newListener()
@@ -624,6 +658,7 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 					continue
 				}
 				msg = resourcesChanged
+			case msg = <-tasks:
 			}
 			if sc.out.send(msg) != nil {
 				return reply{}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -401,4 +402,93 @@ func (s *Server) capsFor(version string) []byte {
 		return s.capsTasks
 	}
 	return s.caps
+}
+
+// MaxListenTasks is how many task ids one subscriptions/listen may watch;
+// each costs a poll of the handler per poll interval.
+const MaxListenTasks = 100
+
+// decodeTaskIDs reads notifications.taskIds: an array of non-empty
+// strings, at most MaxListenTasks, duplicates dropped.
+func decodeTaskIDs(raw json.RawMessage) ([]string, error) {
+	var ids []string
+	if err := json.Unmarshal(raw, &ids); err != nil {
+		return nil, errors.New("must be an array of strings")
+	}
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0]
+	for _, id := range ids {
+		if id == "" {
+			return nil, errors.New("a task id must be a non-empty string")
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	if len(out) > MaxListenTasks {
+		return nil, fmt.Errorf("at most %d task ids", MaxListenTasks)
+	}
+	return out, nil
+}
+
+// watchTasks polls each task for a subscriptions/listen stream and sends
+// notifications/tasks (the whole task, as tasks/get would answer) on the
+// returned channel each time its status changes, from the first state on,
+// until the task is terminal, unknown, or ctx ends. The goroutines are
+// counted in wg.
+func (s *Server) watchTasks(ctx context.Context, wg *sync.WaitGroup, sc *scope, ids []string, subMeta []byte) <-chan []byte {
+	th := s.taskHandler()
+	out := make(chan []byte, len(ids))
+	req := &TaskRequest{Header: sc.header, Session: SessionInfo{Transport: sc.transport, ProtocolVersion: Version20260728}}
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			timer := time.NewTimer(0)
+			defer timer.Stop()
+			last := ""
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-timer.C:
+				}
+				t, err := th.GetTask(ctx, id, req)
+				if err != nil {
+					return // unknown, or the handler failed: nothing to tell
+				}
+				if st := taskStatus(t, Version20260728); st != last {
+					last = st
+					select {
+					case out <- s.taskNotification(t, subMeta):
+					case <-ctx.Done():
+						return
+					}
+				}
+				if isTerminal(t.Status) {
+					return
+				}
+				d := t.PollInterval
+				if d <= 0 {
+					d = time.Second
+				}
+				timer.Reset(d)
+			}
+		}()
+	}
+	return out
+}
+
+// taskNotification is notifications/tasks for t (2026-07-28).
+func (s *Server) taskNotification(t *Task, subMeta []byte) []byte {
+	b := []byte(`{"jsonrpc":"2.0","method":"notifications/tasks","params":{`)
+	b = appendTaskFields(b, t, Version20260728)
+	if t.Result != nil && t.Status == TaskCompleted {
+		b = append(b, `,"result":`...)
+		b = s.appendCallResult(b, t.Result, Version20260728)
+	}
+	b = append(b, ',')
+	b = append(b, subMeta...)
+	return append(b, "}}"...)
 }

@@ -538,3 +538,39 @@ func connectWSNotified(t *testing.T, mcpURL string, opts *sdk.ClientOptions) *sd
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
 }
+
+// TestCallToolRefusedLikeTyped: a call_tool of a tool the caller lacks the
+// scope for is refused exactly as the typed call is (the same JSON-RPC
+// error, code, message and step-up data, or the same HTTP refusal on
+// Streamable HTTP), and never reaches the backend.
+func TestCallToolRefusedLikeTyped(t *testing.T) {
+	is := newTestIssuer(t)
+	typedBackend, typed := startOAuthGatewayMode(t, is, 0, gateway.ToolModeTyped)
+	searchBackend, search := startOAuthGatewayMode(t, is, 0, gateway.ToolModeSearch)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	user := is.token(t, zooAudience, "zoo", nil)
+	args := map[string]any{"id": "leo"}
+	for _, transport := range []string{"websocket", "sse", "streamable"} {
+		t.Run(transport, func(t *testing.T) {
+			_, want := connectAs(ctx, t, typed, transport, user).CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_DeleteAnimal", Arguments: args})
+			_, got := connectAs(ctx, t, search, transport, user).CallTool(ctx, &sdk.CallToolParams{Name: gateway.CallToolName, Arguments: viaCallTool("ZooService_DeleteAnimal", args)})
+			if want == nil || got == nil {
+				t.Fatalf("refusals: typed %v, call_tool %v", want, got)
+			}
+			var we, ge *jsonrpc.Error
+			if errors.As(want, &we) != errors.As(got, &ge) {
+				t.Fatalf("typed %v, call_tool %v", want, got)
+			}
+			if we != nil && (we.Code != ge.Code || we.Message != ge.Message || string(we.Data) != string(ge.Data)) {
+				t.Errorf("call_tool refused with %d %q %s, typed with %d %q %s", ge.Code, ge.Message, ge.Data, we.Code, we.Message, we.Data)
+			}
+			if we == nil && want.Error() != got.Error() {
+				t.Errorf("call_tool refused with %v, typed with %v", got, want)
+			}
+		})
+	}
+	if typedBackend.deletes() != 0 || searchBackend.deletes() != 0 {
+		t.Errorf("a refused call reached a backend: %d, %d deletes", typedBackend.deletes(), searchBackend.deletes())
+	}
+}

@@ -114,10 +114,11 @@ type searchCatalog struct {
 	index *search.Index
 	tools []*tool
 	// full[i] is tools[i]'s entry in an answer, with its input schema;
-	// short[i] has name, title and description only. cost[i] is what each
-	// adds to an encoded answer (both copies).
+	// short[i] has name, title and description only. fullText[i] and
+	// shortText[i] are what each adds to the text block once the MCP
+	// layer has escaped it into a JSON string.
 	full, short         [][]byte
-	fullCost, shortCost []int
+	fullText, shortText []int
 
 	mu         sync.Mutex
 	answers    map[searchKey]*mcp.CallToolResult
@@ -144,7 +145,7 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 	sc := &searchCatalog{
 		tools: tools,
 		full:  make([][]byte, len(tools)), short: make([][]byte, len(tools)),
-		fullCost: make([]int, len(tools)), shortCost: make([]int, len(tools)),
+		fullText: make([]int, len(tools)), shortText: make([]int, len(tools)),
 		answers: make(map[searchKey]*mcp.CallToolResult),
 	}
 	docs := make([]search.Document, len(tools))
@@ -169,17 +170,17 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 			return nil, fmt.Errorf("search entry of %s: %w", t.def.Name, err)
 		}
 		sc.full[i], sc.short[i] = full, short
-		sc.fullCost[i], sc.shortCost[i] = wireCost(full), wireCost(short)
+		sc.fullText[i], sc.shortText[i] = escapedLen(full), escapedLen(short)
 	}
 	sc.index = search.New(docs)
 	return sc, nil
 }
 
-// wireCost is what js adds to a result carrying it twice: once as JSON in
-// structuredContent and once escaped in a text block (counting every
-// character the MCP layer may escape at its longest), plus a comma each.
-func wireCost(js []byte) int {
-	n := 2 * (len(js) + 1)
+// escapedLen is the length of js as the text of a content block: a JSON
+// string, counting every character the MCP layer may escape at its
+// longest.
+func escapedLen(js []byte) int {
+	n := len(js)
 	for _, c := range js {
 		switch {
 		case c == '"' || c == '\\':
@@ -235,28 +236,39 @@ func (sc *searchCatalog) searchTools(raw json.RawMessage) *mcp.CallToolResult {
 }
 
 // answer ranks the catalog for query and encodes the best matches within
-// MaxSearchAnswerBytes: each with its input schema while that fits, else
-// by name and description.
+// MaxSearchAnswerBytes, counting both copies of the answer (structured
+// and text): each match with its input schema while that fits, else by
+// name and description. A tool named exactly by the query comes first
+// with its schema even when the schema fits only once: then the text
+// block, which every client shows the model, carries it, and
+// structuredContent lists that match by name and description.
 func (sc *searchCatalog) answer(query string, limit int) *mcp.CallToolResult {
 	hits := sc.index.Search(query, limit)
-	b := []byte(`{"tools":[`)
-	cost := answerOverhead + 2*len(`{"tools":[]}`)
-	for _, h := range hits {
-		entry, c := sc.full[h.Doc], sc.fullCost[h.Doc]
-		if cost+c > MaxSearchAnswerBytes {
-			entry, c = sc.short[h.Doc], sc.shortCost[h.Doc]
-			if cost+c > MaxSearchAnswerBytes {
-				continue
-			}
+	const open, end = `{"tools":[`, "]}"
+	structured, text := []byte(open), []byte(open)
+	size := answerOverhead + 2*(len(open)+len(end))
+	for i, h := range hits {
+		full, short := sc.full[h.Doc], sc.short[h.Doc]
+		both := len(full) + sc.fullText[h.Doc] + 2
+		once := len(short) + sc.fullText[h.Doc] + 2
+		var s, t []byte
+		switch {
+		case size+both <= MaxSearchAnswerBytes:
+			s, t, size = full, full, size+both
+		case i == 0 && strings.EqualFold(sc.tools[h.Doc].def.Name, query) && size+once <= MaxSearchAnswerBytes:
+			s, t, size = short, full, size+once
+		case size+len(short)+sc.shortText[h.Doc]+2 <= MaxSearchAnswerBytes:
+			s, t, size = short, short, size+len(short)+sc.shortText[h.Doc]+2
+		default:
+			continue
 		}
-		if len(b) > len(`{"tools":[`) {
-			b = append(b, ',')
+		if len(structured) > len(open) {
+			structured, text = append(structured, ','), append(text, ',')
 		}
-		b = append(b, entry...)
-		cost += c
+		structured, text = append(structured, s...), append(text, t...)
 	}
-	b = append(b, "]}"...)
-	return jsonResult(b)
+	structured, text = append(structured, end...), append(text, end...)
+	return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: string(text)}}, StructuredContent: structured}
 }
 
 // decodeMetaArgs decodes the arguments of search_tools or call_tool into

@@ -574,3 +574,34 @@ func TestCallToolRefusedLikeTyped(t *testing.T) {
 		t.Errorf("a refused call reached a backend: %d, %d deletes", typedBackend.deletes(), searchBackend.deletes())
 	}
 }
+
+// TestSearchExactNameOversize: a tool whose input schema fits in an
+// answer only once, found by its exact name, still comes with its schema:
+// in the text block (what every client shows the model), while
+// structuredContent lists it by name and description; the answer stays
+// within the bound.
+func TestSearchExactNameOversize(t *testing.T) {
+	api := &fakeAPI{}
+	api.set(t, bigFile("shop.v1", 900, "GetWidget", "ListWidgets"))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", addr)}, searchMode)
+	cs := connect(t, base+"/mcp", "2025-11-25")
+	res := call(t, cs, gateway.SearchToolsName, map[string]any{"query": "Widgets_GetWidget"})
+	if wire, _ := json.Marshal(res); len(wire) > gateway.MaxSearchAnswerBytes {
+		t.Errorf("answer of %d bytes, over %d", len(wire), gateway.MaxSearchAnswerBytes)
+	}
+	var fromText, fromStruct struct{ Tools []found }
+	if err := json.Unmarshal([]byte(text(t, res)), &fromText); err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(js, &fromStruct); err != nil {
+		t.Fatal(err)
+	}
+	if len(fromText.Tools) == 0 || fromText.Tools[0].Name != "Widgets_GetWidget" || len(fromText.Tools[0].InputSchema) < 30000 {
+		t.Fatalf("text block: %v, want Widgets_GetWidget first with its schema", names(fromText.Tools))
+	}
+	if len(fromStruct.Tools) == 0 || fromStruct.Tools[0].Name != "Widgets_GetWidget" || fromStruct.Tools[0].InputSchema != nil || fromStruct.Tools[0].Description == "" {
+		t.Errorf("structuredContent: %v, want Widgets_GetWidget first by name and description", names(fromStruct.Tools))
+	}
+}

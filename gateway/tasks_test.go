@@ -416,3 +416,46 @@ func TestTaskNotifications(t *testing.T) {
 		t.Errorf("acknowledged %v, statuses %v; want working then completed", acked, statuses)
 	}
 }
+
+// Tasks live in the backend: a task started through one gateway is
+// answered by another in front of the same backend. And they exist only
+// at the revisions that define them.
+func TestTasksAnyReplicaAndRevisions(t *testing.T) {
+	srv, stop, err := lrotest.Start(lrotest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	_, a := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, nil)
+	_, b := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, nil)
+	var created struct {
+		Task wireTask `json:"task"`
+	}
+	newSessionClient(t, a+"/mcp").result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"steps": 1}, "task": map[string]any{}}, "", &created)
+	var res struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
+	newSessionClient(t, b+"/mcp").result("tasks/result", map[string]any{"taskId": created.Task.TaskID}, "", &res)
+	if res.StructuredContent["stepsDone"] != float64(1) {
+		t.Errorf("tasks/result through the other gateway: %+v", res)
+	}
+
+	// At 2025-06-18 there are no tasks: no capability, no methods, and
+	// params.task is ignored (the call is answered normally).
+	old := &rpcClient{t: t, url: a + "/mcp", version: "2025-06-18"}
+	var init struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	old.result("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}, "", &init)
+	old.notify("notifications/initialized")
+	if init.Capabilities["tasks"] != nil {
+		t.Errorf("2025-06-18 capabilities: %v", init.Capabilities)
+	}
+	if r := old.call("tasks/get", map[string]any{"taskId": created.Task.TaskID}, ""); r.Error == nil || r.Error.Code != -32601 {
+		t.Errorf("tasks/get at 2025-06-18: %+v", r)
+	}
+	old.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"steps": 1}, "task": map[string]any{}}, "", &res)
+	if res.StructuredContent["stepsDone"] != float64(1) {
+		t.Errorf("params.task at 2025-06-18 should be ignored: %+v", res)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
 )
 
@@ -28,9 +29,11 @@ type rpcClient struct {
 	version string
 	session string
 	id      int
+	token   string // sent as a bearer token when set
 }
 
 type rpcReply struct {
+	status int // the HTTP status
 	Result json.RawMessage `json:"result"`
 	Error  *struct {
 		Code    int64           `json:"code"`
@@ -47,7 +50,11 @@ var (
 )
 
 func newSessionClient(t *testing.T, url string) *rpcClient {
-	c := &rpcClient{t: t, url: url, version: "2025-11-25"}
+	return newSessionClientAs(t, url, "")
+}
+
+func newSessionClientAs(t *testing.T, url, token string) *rpcClient {
+	c := &rpcClient{t: t, url: url, version: "2025-11-25", token: token}
 	var init struct {
 		Capabilities map[string]json.RawMessage `json:"capabilities"`
 	}
@@ -70,6 +77,9 @@ func (c *rpcClient) call(method string, params map[string]any, name string) rpcR
 	req.Header.Set("MCP-Protocol-Version", c.version)
 	if c.session != "" {
 		req.Header.Set("Mcp-Session-Id", c.session)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	if c.version == "2026-07-28" {
 		req.Header.Set("Mcp-Method", method)
@@ -96,7 +106,7 @@ func (c *rpcClient) call(method string, params map[string]any, name string) rpcR
 			}
 		}
 	}
-	var r rpcReply
+	r := rpcReply{status: resp.StatusCode}
 	if err := json.Unmarshal(data, &r); err != nil {
 		c.t.Fatalf("%s: HTTP %d, undecodable reply %q: %v", method, resp.StatusCode, data, err)
 	}
@@ -123,6 +133,9 @@ func (c *rpcClient) notify(method string) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", c.version)
 	req.Header.Set("Mcp-Session-Id", c.session)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
@@ -457,5 +470,48 @@ func TestTasksAnyReplicaAndRevisions(t *testing.T) {
 	old.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"steps": 1}, "task": map[string]any{}}, "", &res)
 	if res.StructuredContent["stepsDone"] != float64(1) {
 		t.Errorf("params.task at 2025-06-18 should be ignored: %+v", res)
+	}
+}
+
+// With front-door auth, a task method is authorized as the Operations
+// tool it amounts to: a token without CancelOperation's scope may read a
+// task but not cancel it, and the backend never sees the refused cancel.
+func TestTaskScopes(t *testing.T) {
+	is := newTestIssuer(t)
+	srv, stop, err := lrotest.Start(lrotest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
+		JWKSURL: is.url, Issuer: "https://as.example.com", Resource: zooAudience,
+		RequiredScopes: []string{"jobs"}, ToolScopes: map[string][]string{"Operations_CancelOperation": {"jobs:admin"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	url := serveGateway(t, srv.Addr, &gateway.Options{Auth: a}) + "/mcp"
+
+	user := newSessionClientAs(t, url, is.token(t, zooAudience, "jobs", nil))
+	var created struct {
+		Task wireTask `json:"task"`
+	}
+	user.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"never": true}, "task": map[string]any{}}, "", &created)
+	var got wireTask
+	user.result("tasks/get", map[string]any{"taskId": created.Task.TaskID}, "", &got)
+	if got.Status != "working" {
+		t.Errorf("tasks/get: %+v", got)
+	}
+	if r := user.call("tasks/cancel", map[string]any{"taskId": created.Task.TaskID}, ""); r.status != http.StatusForbidden || r.Error == nil || r.Error.Code != -32010 {
+		t.Errorf("tasks/cancel without jobs:admin: HTTP %d %+v", r.status, r.Error)
+	}
+	if n := len(srv.Cancelled()); n != 0 {
+		t.Errorf("the refused cancel reached the backend")
+	}
+	admin := newSessionClientAs(t, url, is.token(t, zooAudience, "jobs jobs:admin", nil))
+	admin.result("tasks/cancel", map[string]any{"taskId": created.Task.TaskID}, "", &got)
+	if got.Status != "cancelled" || len(srv.Cancelled()) != 1 {
+		t.Errorf("tasks/cancel with jobs:admin: %+v, backend cancelled %v", got, srv.Cancelled())
 	}
 }

@@ -33,7 +33,7 @@ type rpcClient struct {
 }
 
 type rpcReply struct {
-	status int // the HTTP status
+	status int             // the HTTP status
 	Result json.RawMessage `json:"result"`
 	Error  *struct {
 		Code    int64           `json:"code"`

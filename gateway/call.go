@@ -46,6 +46,16 @@ func (g *Gateway) callTool(ctx context.Context, t *tool, req *mcp.CallToolReques
 	}
 	// Forwarded headers and static metadata, for unary and streaming calls alike.
 	ctx = g.md.outgoingContext(ctx, req.Header, t.md)
+	if res, err = g.invoke(ctx, req, t, args); err != nil || res == nil {
+		return res, err
+	}
+	// Every result, of every call shape, within the result budget.
+	return g.fitResult(ctx, req, t, res), nil
+}
+
+// invoke makes the call of the tool's shape: unary, long-running or
+// streaming.
+func (g *Gateway) invoke(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
 	if t.kind != kindUnary {
 		return g.callStream(ctx, req, t, args)
 	}

@@ -75,6 +75,8 @@ type tool struct {
 	limits *connLimits
 	// obs is the tool's metrics and span settings (observe.go).
 	obs toolObs
+	// budget shapes the tool's results cut to the result budget (budget.go).
+	budget toolBudget
 	// lro is set for a long-running method (operation.go), nil otherwise.
 	lro *longRunning
 	// search is what search mode indexes beyond the definition.
@@ -118,6 +120,8 @@ type catalogOptions struct {
 	// (resolved) and Options.OperationCancel.
 	operationWait   time.Duration
 	operationCancel bool
+	// maxResultBytes is the resolved result budget, -1 for none.
+	maxResultBytes int
 }
 
 // backendTools is one backend's discovery compiled into tools. It is kept
@@ -200,6 +204,9 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		}
 		if t.lro != nil {
 			t.lro.wait, t.lro.cancel = opts.operationWait, opts.operationCancel
+		}
+		if err := compileBudget(t, opts.maxResultBytes); err != nil {
+			return nil, err
 		}
 		t.backend = backend
 		if c, ok := conn.(*Conn); ok {

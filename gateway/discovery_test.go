@@ -789,7 +789,7 @@ func TestResourceComments(t *testing.T) {
 	b := dialBackend(t, "docs", addr)
 	b.Files = reflection.NewDescriptorSetSource(path)
 	g, _ := newGateway(t, []gateway.Backend{b}, nil)
-	rc, err := g.ReadResource(context.Background(), "grpc://docs/doc.v1.Docs")
+	rc, err := g.ReadResource(context.Background(), &mcp.ReadResourceRequest{URI: "grpc://docs/doc.v1.Docs"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
@@ -79,6 +80,22 @@ type Options struct {
 	// client cancels a long-running tool's call or goes away. Off by
 	// default: a closed client should not kill a job.
 	OperationCancel bool
+	// MaxResultBytes is the result budget: the most bytes of JSON a
+	// tool result's structuredContent may carry (budget.go). A larger
+	// result is cut to fit and kept whole for ResultTTL as a resource.
+	// Zero means DefaultMaxResultBytes, negative no budget; otherwise at
+	// least MinMaxResultBytes.
+	MaxResultBytes int
+	// ResultTTL is how long a result kept whole after a cut stays
+	// readable; zero means results.DefaultTTL.
+	ResultTTL time.Duration
+	// ResultStoreBytes bounds the bytes of all results kept whole (the
+	// oldest go first); zero means results.DefaultMaxBytes. A result
+	// larger than it is cut but not kept.
+	ResultStoreBytes int64
+	// ResultStoreEntries bounds how many results are kept whole; zero
+	// means results.DefaultMaxEntries.
+	ResultStoreEntries int
 	// InputErrors selects how invalid arguments are answered.
 	InputErrors InputErrorMode
 	// ExposeHealth exposes grpc.health.v1.Health as tools; hidden by
@@ -205,6 +222,10 @@ type Gateway struct {
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
+	// budget is the resolved Options.MaxResultBytes (-1: none); results
+	// keeps whole the results cut to it (budget.go).
+	budget  int
+	results *results.Store
 	// draining is set at the start of shutdown: /readyz answers 503 so a
 	// load balancer stops sending new clients while calls finish.
 	draining atomic.Bool
@@ -266,6 +287,15 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 			}
 		}
 	}
+	var err error
+	if g.budget, err = resultBudget(g.opts.MaxResultBytes); err != nil {
+		return nil, err
+	}
+	if g.opts.ResultTTL < 0 || g.opts.ResultStoreBytes < 0 || g.opts.ResultStoreEntries < 0 {
+		return nil, fmt.Errorf("result store: TTL %s, bytes %d and entries %d must not be negative (0 means the default)",
+			g.opts.ResultTTL, g.opts.ResultStoreBytes, g.opts.ResultStoreEntries)
+	}
+	g.results = results.NewStore(&results.StoreOptions{TTL: g.opts.ResultTTL, MaxBytes: g.opts.ResultStoreBytes, MaxEntries: g.opts.ResultStoreEntries})
 	md, err := newOutgoingMD(g.opts.ForwardHeaders, g.opts.Metadata)
 	if err != nil {
 		return nil, err

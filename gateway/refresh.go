@@ -54,6 +54,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		streamTimeout:   g.opts.StreamTimeout,
 		operationWait:   g.opts.OperationWait,
 		operationCancel: g.opts.OperationCancel,
+		maxResultBytes:  g.budget,
 	})
 	if err != nil {
 		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))

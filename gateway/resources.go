@@ -280,8 +280,13 @@ func (g *Gateway) notifyResourceListChanged() { g.server.NotifyResourceListChang
 func (g *Gateway) Resources() *mcp.ResourceSet { return g.catalog.Load().resources.set }
 
 // ReadResource serves resources/read: the .proto source of one exposed
-// service, printed on the first read of each catalog generation.
-func (g *Gateway) ReadResource(_ context.Context, uri string) (*mcp.ResourceContents, error) {
+// service, printed on the first read of each catalog generation, or a
+// result kept whole after a cut (budget.go).
+func (g *Gateway) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
+	uri := req.URI
+	if strings.HasPrefix(uri, ResultURIPrefix) {
+		return g.readResult(ctx, req)
+	}
 	r := g.catalog.Load().resources.byURI[uri]
 	if r == nil {
 		return nil, fmt.Errorf("%w: %s", mcp.ErrResourceNotFound, uri)

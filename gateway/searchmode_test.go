@@ -316,7 +316,7 @@ func TestCallToolStreamingAndProgress(t *testing.T) {
 			if err := json.Unmarshal([]byte(text(t, res)), &r); err != nil {
 				t.Fatal(err)
 			}
-			if len(r.Messages) != 3 || r.Truncated {
+			if len(r.Messages) != 3 || r.limited() {
 				t.Errorf("want 3 messages: %+v", r)
 			}
 			n, last := pc.wait("watch", 3)

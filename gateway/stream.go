@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
@@ -35,7 +36,8 @@ import (
 // JSON bytes collected (StreamMaxBytes), so the memory of a call never
 // depends on how long the backend keeps streaming. A count or byte limit is
 // not an error: the gateway cancels the stream and returns what it has,
-// marked "truncated" with a "reason". A deadline or a non-OK status is an
+// with a "truncated" entry for "messages" that gives the reason (the same
+// list a result over the result budget gets, budget.go). A deadline or a non-OK status is an
 // error result that still carries the messages received before it.
 
 // Defaults of the streaming limits (Options.StreamTimeout,
@@ -375,7 +377,7 @@ func newCollector(maxMessages int, maxBytes int64) *collector {
 func (c *collector) add(t *tool, wire []byte) (bool, error) {
 	c.added = false
 	if c.n >= c.maxMessages {
-		c.reason = fmt.Sprintf("message limit: the stream had more than %d messages (--stream-max-messages); the gateway kept the first %d and cancelled it",
+		c.reason = fmt.Sprintf("message limit: the stream had more than %d messages, the gateway's message limit; the gateway kept the first %d and cancelled it",
 			c.maxMessages, c.n)
 		return false, nil
 	}
@@ -395,7 +397,7 @@ func (c *collector) add(t *tool, wire []byte) (bool, error) {
 	size := int64(len(b) - from)
 	if c.size+size > c.maxBytes {
 		c.buf = b[:start]
-		c.reason = fmt.Sprintf("byte limit: the next message would take the collected JSON past %d bytes (--stream-max-bytes); the gateway kept the first %d message(s) and cancelled the stream",
+		c.reason = fmt.Sprintf("byte limit: the next message would take the collected JSON past %d bytes, the gateway's stream byte limit; the gateway kept the first %d message(s) and cancelled the stream",
 			c.maxBytes, c.n)
 		return false, nil
 	}
@@ -407,18 +409,19 @@ func (c *collector) add(t *tool, wire []byte) (bool, error) {
 }
 
 // result is the normal (non-error) result of a collected stream: the
-// messages, plus truncated and reason when a limit stopped it.
+// messages, plus the truncated entry when a limit stopped it.
 func (c *collector) result() *mcp.CallToolResult {
 	return jsonResult(c.finish(""))
 }
 
-// finish closes the JSON object, adding truncated/reason and error when
-// set. The collector is done afterwards.
+// finish closes the JSON object, adding the truncated entry and error
+// when set. The collector is done afterwards.
 func (c *collector) finish(errText string) []byte {
 	b := append(c.buf, ']')
 	if c.reason != "" {
-		b = append(b, `,"`+schema.StreamTruncatedProperty+`":true,"`+schema.StreamReasonProperty+`":`...)
-		b = appendJSONString(b, c.reason)
+		b = append(b, `,"`+schema.StreamTruncatedProperty+`":[`...)
+		b = results.Record{Path: schema.StreamMessagesProperty, Kept: c.n, Total: -1, Reason: c.reason}.AppendJSON(b)
+		b = append(b, ']')
 	}
 	if errText != "" {
 		b = append(b, `,"`+schema.StreamErrorProperty+`":`...)

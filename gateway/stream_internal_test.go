@@ -40,9 +40,9 @@ func TestCollector(t *testing.T) {
 		{"all", 10, 1 << 20, 2, `{"messages":[{"value":"1970-01-01T00:00:01Z"},{"value":"1970-01-01T00:00:02Z"}]}`, ""},
 		{"exactly the message limit", 2, 1 << 20, 2, `{"messages":[{"value":"1970-01-01T00:00:01Z"},{"value":"1970-01-01T00:00:02Z"}]}`, ""},
 		{"exactly the byte limit", 10, int64(2 * elem), 2, `{"messages":[{"value":"1970-01-01T00:00:01Z"},{"value":"1970-01-01T00:00:02Z"}]}`, ""},
-		{"message limit", 1, 1 << 20, 3, `{"messages":[{"value":"1970-01-01T00:00:01Z"}],"truncated":true,`, "message limit"},
-		{"byte limit", 10, int64(2*elem - 1), 3, `{"messages":[{"value":"1970-01-01T00:00:01Z"}],"truncated":true,`, "byte limit"},
-		{"nothing fits", 10, 5, 1, `{"messages":[],"truncated":true,`, "byte limit"},
+		{"message limit", 1, 1 << 20, 3, `{"messages":[{"value":"1970-01-01T00:00:01Z"}],"truncated":[{"path":"messages","kept":1,"reason":"message limit`, "message limit"},
+		{"byte limit", 10, int64(2*elem - 1), 3, `{"messages":[{"value":"1970-01-01T00:00:01Z"}],"truncated":[{"path":"messages","kept":1,"reason":"byte limit`, "byte limit"},
+		{"nothing fits", 10, 5, 1, `{"messages":[],"truncated":[{"path":"messages","kept":0,"reason":"byte limit`, "byte limit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,14 +61,15 @@ func TestCollector(t *testing.T) {
 				t.Errorf("got  %s\nwant %s...", got, c.want)
 			}
 			var r struct {
-				Truncated bool   `json:"truncated"`
-				Reason    string `json:"reason"`
+				Truncated []struct {
+					Reason string `json:"reason"`
+				} `json:"truncated"`
 			}
 			if err := json.Unmarshal([]byte(got), &r); err != nil {
 				t.Fatalf("not JSON: %v: %s", err, got)
 			}
-			if r.Truncated != (c.truncated != "") || !strings.HasPrefix(r.Reason, c.truncated) {
-				t.Errorf("truncated=%v reason %q, want %q", r.Truncated, r.Reason, c.truncated)
+			if (len(r.Truncated) == 1) != (c.truncated != "") || c.truncated != "" && !strings.HasPrefix(r.Truncated[0].Reason, c.truncated) {
+				t.Errorf("truncated %+v, want reason %q", r.Truncated, c.truncated)
 			}
 		})
 	}

@@ -393,9 +393,37 @@ func callWithProgress(t *testing.T, cs *sdk.ClientSession, name, token string, a
 // the tool's outputSchema and the JSON text block.
 type streamResult struct {
 	Messages  []map[string]any `json:"messages"`
-	Truncated bool             `json:"truncated"`
-	Reason    string           `json:"reason"`
+	Truncated []cutRecord      `json:"truncated"`
 	Error     string           `json:"error"`
+}
+
+// cutRecord is one entry of "truncated".
+type cutRecord struct {
+	Path   string `json:"path"`
+	Kept   int    `json:"kept"`
+	Total  *int   `json:"total"`
+	Unit   string `json:"unit"`
+	Reason string `json:"reason"`
+}
+
+// limited reports whether a stream limit stopped the stream: its entry is
+// the one for "messages" with a reason and no total.
+func (r streamResult) limited() bool { return r.limit() != nil }
+
+func (r streamResult) limit() *cutRecord {
+	for i, c := range r.Truncated {
+		if c.Path == "messages" && c.Total == nil && c.Reason != "" {
+			return &r.Truncated[i]
+		}
+	}
+	return nil
+}
+
+func (r streamResult) reason() string {
+	if c := r.limit(); c != nil {
+		return c.Reason
+	}
+	return ""
 }
 
 func checkStreamResult(t *testing.T, sg *streamGateway, tool string, res *sdk.CallToolResult) streamResult {
@@ -404,7 +432,14 @@ func checkStreamResult(t *testing.T, sg *streamGateway, tool string, res *sdk.Ca
 	if err != nil || res.StructuredContent == nil {
 		t.Fatalf("%s: no structuredContent: %v", tool, err)
 	}
-	jsonBlock := res.Content[len(res.Content)-1].(*sdk.TextContent).Text
+	// The JSON block is the last text block that holds JSON: a cut result
+	// adds a sentence and a resource link after it.
+	var jsonBlock string
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok && strings.HasPrefix(tc.Text, "{") {
+			jsonBlock = tc.Text
+		}
+	}
 	var a, b any
 	_ = json.Unmarshal(js, &a)
 	if err := json.Unmarshal([]byte(jsonBlock), &b); err != nil {
@@ -455,7 +490,7 @@ func TestStreamingKinds(t *testing.T) {
 					t.Fatalf("isError: %s", text(t, res))
 				}
 				r := checkStreamResult(t, sg, "ZooService_WatchFeedings", res)
-				if len(r.Messages) != 4 || r.Truncated {
+				if len(r.Messages) != 4 || r.limited() {
 					t.Fatalf("want 4 messages, not truncated: %+v", r)
 				}
 				for i, m := range r.Messages {
@@ -552,7 +587,7 @@ func TestStreamingSchemas(t *testing.T) {
 			}
 		}
 	}
-	has("WatchFeedings", "output", tools["ZooService_WatchFeedings"].output, "messages", "truncated", "reason", "error")
+	has("WatchFeedings", "output", tools["ZooService_WatchFeedings"].output, "messages", "truncated", "error")
 	has("WatchFeedings", "input", tools["ZooService_WatchFeedings"].input, "animalId", "count", "interval")
 	has("RecordObservations", "input", tools["ZooService_RecordObservations"].input, "requests")
 	has("RecordObservations", "output", tools["ZooService_RecordObservations"].output, "recordedCount")
@@ -627,7 +662,7 @@ func TestStreamFailsMidStream(t *testing.T) {
 				}
 			}
 			r := checkStreamResult(t, sg, "ZooService_WatchFeedings", res)
-			if len(r.Messages) != 3 || r.Error != "UNAVAILABLE: feeder offline" || r.Truncated {
+			if len(r.Messages) != 3 || r.Error != "UNAVAILABLE: feeder offline" || r.limited() {
 				t.Errorf("structuredContent: %+v", r)
 			}
 		})
@@ -648,7 +683,7 @@ func TestStreamLimits(t *testing.T) {
 	}{
 		{"server messages", gateway.Options{StreamMaxMessages: 5}, "ZooService_WatchFeedings",
 			map[string]any{"animalId": cueMany, "count": 10_000_000}, "WatchFeedings",
-			func(n int) bool { return n == 5 }, "message limit: the stream had more than 5 messages (--stream-max-messages); the gateway kept the first 5"},
+			func(n int) bool { return n == 5 }, "message limit: the stream had more than 5 messages, the gateway's message limit; the gateway kept the first 5"},
 		{"server bytes", gateway.Options{StreamMaxBytes: 10_000}, "ZooService_WatchFeedings",
 			map[string]any{"animalId": cueBig, "count": 100_000}, "WatchFeedings",
 			func(n int) bool { return n > 0 && n < 10 }, "byte limit: the next message would take the collected JSON past 10000 bytes"},
@@ -665,8 +700,8 @@ func TestStreamLimits(t *testing.T) {
 				t.Fatalf("a limit is not an error: %s", text(t, res))
 			}
 			r := checkStreamResult(t, sg, c.tool, res)
-			if !c.wantMsgs(len(r.Messages)) || !r.Truncated || !strings.Contains(r.Reason, c.wantReason) {
-				t.Errorf("%d messages, truncated=%v, reason %q", len(r.Messages), r.Truncated, r.Reason)
+			if !c.wantMsgs(len(r.Messages)) || !r.limited() || !strings.Contains(r.reason(), c.wantReason) {
+				t.Errorf("%d messages, truncated=%v, reason %q", len(r.Messages), r.limited(), r.reason())
 			}
 			if c.opts.StreamMaxBytes > 0 {
 				js, _ := json.Marshal(r.Messages)
@@ -765,7 +800,7 @@ func TestStreamCancellation(t *testing.T) {
 // reads on (more than the flow-control windows hold, both ways) completes,
 // and one that ends after its first reply ends the call cleanly.
 func TestBidiAnswersBeforeReading(t *testing.T) {
-	sg := startStreamGateway(t, nil)
+	sg := startStreamGateway(t, &gateway.Options{MaxResultBytes: -1}) // every reply, whatever their size
 	cs := httpTransport("2025-11-25")(t, sg, nil)
 
 	const inputs = 300
@@ -780,8 +815,8 @@ func TestBidiAnswersBeforeReading(t *testing.T) {
 		t.Fatalf("flood: %v", err)
 	}
 	r := checkStreamResult(t, sg, "ZooService_ChatWithKeeper", raw)
-	if raw.IsError || r.Truncated || len(r.Messages) != floodReplies+inputs {
-		t.Fatalf("isError=%v truncated=%v %d replies, want %d", raw.IsError, r.Truncated, len(r.Messages), floodReplies+inputs)
+	if raw.IsError || r.limited() || len(r.Messages) != floodReplies+inputs {
+		t.Fatalf("isError=%v truncated=%v %d replies, want %d", raw.IsError, r.limited(), len(r.Messages), floodReplies+inputs)
 	}
 	for i := range inputs {
 		if got, want := r.Messages[floodReplies+i]["answer"], fmt.Sprintf("echo %08d", i); got != want {
@@ -808,8 +843,8 @@ func TestStream100kMessages(t *testing.T) {
 		opts *gateway.Options
 		want int
 	}{
-		{"all", &gateway.Options{StreamMaxMessages: 100_000}, 100_000},
-		{"default limits", nil, gateway.DefaultStreamMaxMessages},
+		{"all", &gateway.Options{StreamMaxMessages: 100_000, MaxResultBytes: -1}, 100_000},
+		{"default stream limits", &gateway.Options{MaxResultBytes: -1}, gateway.DefaultStreamMaxMessages},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sg := startStreamGateway(t, c.opts)
@@ -820,8 +855,8 @@ func TestStream100kMessages(t *testing.T) {
 			if err := json.Unmarshal(js, &r); err != nil || res.IsError {
 				t.Fatalf("isError=%v %v", res.IsError, err)
 			}
-			if len(r.Messages) != c.want || r.Truncated != (c.want < 100_000) {
-				t.Fatalf("%d messages truncated=%v, want %d", len(r.Messages), r.Truncated, c.want)
+			if len(r.Messages) != c.want || r.limited() != (c.want < 100_000) {
+				t.Fatalf("%d messages truncated=%v, want %d", len(r.Messages), r.limited(), c.want)
 			}
 			for i, m := range r.Messages {
 				if m["feeding"].(map[string]any)["sequence"] != float64(i+1) {
@@ -840,7 +875,7 @@ func TestStreamMemoryBounded(t *testing.T) {
 		t.Skip("large stream")
 	}
 	const limit = 1 << 20
-	sg := startStreamGateway(t, &gateway.Options{StreamMaxMessages: 1_000_000, StreamMaxBytes: limit})
+	sg := startStreamGateway(t, &gateway.Options{StreamMaxMessages: 1_000_000, StreamMaxBytes: limit, MaxResultBytes: -1})
 	cs := httpTransport("2026-07-28")(t, sg, nil)
 
 	runtime.GC()
@@ -872,8 +907,8 @@ func TestStreamMemoryBounded(t *testing.T) {
 	<-sampled
 
 	r := checkStreamResult(t, sg, "ZooService_WatchFeedings", res)
-	if !r.Truncated || !strings.HasPrefix(r.Reason, "byte limit") || len(r.Messages) > limit/1000 {
-		t.Errorf("%d messages, truncated=%v %q", len(r.Messages), r.Truncated, r.Reason)
+	if !r.limited() || !strings.HasPrefix(r.reason(), "byte limit") || len(r.Messages) > limit/1000 {
+		t.Errorf("%d messages, truncated=%v %q", len(r.Messages), r.limited(), r.reason())
 	}
 	growth := int64(peak.Load()) - int64(base)
 	t.Logf("heap growth %.1f MiB for a %d MiB limit (the whole stream is ~100 MB of JSON)", float64(growth)/(1<<20), limit>>20)

@@ -73,6 +73,10 @@ type Tool struct {
 	// default): whether a client may call it as a task. It takes effect
 	// only when the Handler is a TaskHandler.
 	TaskSupport string
+	// Meta, when set, is the tool's _meta object (raw JSON), sent at every
+	// revision: clients ignore members they do not know. The gateway uses
+	// it for hints such as anthropic/maxResultSizeChars.
+	Meta json.RawMessage
 }
 
 // ToolAnnotations are the behaviour hints of a tool. A nil pointer leaves
@@ -134,16 +138,35 @@ type SessionInfo struct {
 	Transport string
 	// ID is the Mcp-Session-Id, empty for stateless requests and stdio.
 	ID string
+	// Key identifies the session for state a handler keeps per session:
+	// the Mcp-Session-Id where there is one, a random id per connection on
+	// stdio, WebSocket and legacy SSE, and empty for stateless
+	// (2026-07-28) requests, which belong to no session.
+	Key string
 	// ProtocolVersion is the negotiated or per-request revision.
 	ProtocolVersion string
 }
 
-// Content is one content block of a tool result. Only text blocks exist
-// for now.
+// Content is one content block of a tool result: a text block (Type
+// "text" or empty) or a resource link (Type ContentResourceLink, with URI,
+// Name and optionally MIMEType, Description and Size).
+//
+// resource_link exists from 2025-06-18 on; older revisions do not know it,
+// so the server leaves resource links out of their results. A handler that
+// sends one says the same in a text block for those clients.
 type Content struct {
-	Type string // "text"
+	Type string
 	Text string
+
+	URI         string
+	Name        string
+	MIMEType    string
+	Description string
+	Size        int64 // bytes; 0 omits it
 }
+
+// ContentResourceLink is the Type of a resource link content block.
+const ContentResourceLink = "resource_link"
 
 // CallToolResult is a tool's answer. IsError marks a tool execution error
 // the model can act on; protocol errors are returned as *Error instead.

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"net/http"
 	"sync"
 	"time"
@@ -64,6 +65,9 @@ func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 	cred := watchCredential(&who)
 	defer cred.stop()
 	sess := s.newSession(cfg.transport, "", who.ID)
+	// A connection is a session without an id on the wire; handlers still
+	// need one to keep state per session.
+	sess.key = rand.Text()
 	s.observeSession(cfg.transport, 1)
 	defer s.observeSession(cfg.transport, -1)
 	sc := &scope{transport: cfg.transport, header: cfg.header, out: cfg.out}

@@ -240,7 +240,7 @@ func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *
 	case "tools/list":
 		return s.toolsList(m, &p, version, b)
 	case "resources/list", "resources/read", "resources/templates/list":
-		return s.resourceMethod(ctx, sc, m, &p, version, b)
+		return s.resourceMethod(ctx, sess, sc, m, &p, version, b)
 	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
 		if !hasTasks(version) {
 			return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q requires protocol version %s or later", m.method, Version20251125)))
@@ -300,7 +300,7 @@ func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m
 		}
 		return s.tasksMethod(ctx, sc, sess, m, p, version, b)
 	case "resources/list", "resources/read", "resources/templates/list":
-		return s.resourceMethod(ctx, sc, m, p, version, b)
+		return s.resourceMethod(ctx, nil, sc, m, p, version, b)
 	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
 		return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q is not part of protocol version %s", m.method, version)))
 	}
@@ -416,8 +416,8 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 		Header:    sc.header,
 		Session:   SessionInfo{Transport: sc.transport, ProtocolVersion: version},
 	}
-	if sess != nil {
-		req.Session.ID = sess.id
+	if sess != nil && !isStateless(version) {
+		req.Session.ID, req.Session.Key = sess.id, sess.key
 	}
 	if e := s.taskMode(req, p, version); e != nil {
 		return fail(e)
@@ -474,19 +474,16 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 // appendCallResult encodes a CallToolResult for the given revision.
 func (s *Server) appendCallResult(b []byte, r *CallToolResult, version string) []byte {
 	b = append(b, `{"content":[`...)
-	for i, c := range r.Content {
-		if i > 0 {
+	n := 0
+	for _, c := range r.Content {
+		if c.Type == ContentResourceLink && version < Version20250618 {
+			continue // unknown before 2025-06-18; the text says the same
+		}
+		if n > 0 {
 			b = append(b, ',')
 		}
-		t := c.Type
-		if t == "" {
-			t = "text"
-		}
-		b = append(b, `{"type":`...)
-		b = appendString(b, t)
-		b = append(b, `,"text":`...)
-		b = appendString(b, c.Text)
-		b = append(b, '}')
+		n++
+		b = appendContent(b, c)
 	}
 	b = append(b, ']')
 	if len(r.StructuredContent) > 0 && hasStructuredContent(version) && (isStateless(version) || isJSONObject(r.StructuredContent)) {
@@ -500,6 +497,38 @@ func (s *Server) appendCallResult(b []byte, r *CallToolResult, version string) [
 		b = append(b, `,"resultType":"complete",`...)
 		b = append(b, s.serverInfo...)
 	}
+	return append(b, '}')
+}
+
+// appendContent encodes one content block.
+func appendContent(b []byte, c Content) []byte {
+	if c.Type == ContentResourceLink {
+		b = append(b, `{"type":"resource_link","uri":`...)
+		b = appendString(b, c.URI)
+		b = append(b, `,"name":`...)
+		b = appendString(b, c.Name)
+		if c.MIMEType != "" {
+			b = append(b, `,"mimeType":`...)
+			b = appendString(b, c.MIMEType)
+		}
+		if c.Description != "" {
+			b = append(b, `,"description":`...)
+			b = appendString(b, c.Description)
+		}
+		if c.Size > 0 {
+			b = append(b, `,"size":`...)
+			b = strconv.AppendInt(b, c.Size, 10)
+		}
+		return append(b, '}')
+	}
+	t := c.Type
+	if t == "" {
+		t = "text"
+	}
+	b = append(b, `{"type":`...)
+	b = appendString(b, t)
+	b = append(b, `,"text":`...)
+	b = appendString(b, c.Text)
 	return append(b, '}')
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -37,6 +38,22 @@ type ResourceContents struct {
 	URI      string
 	MIMEType string
 	Text     string
+	// Private marks contents only this caller may see: at 2026-07-28 the
+	// read result says cacheScope "private" instead of "public".
+	Private bool
+	// TTL, when positive, is the 2026-07-28 ttlMs of the read result
+	// instead of the resource set's: how long the contents stay valid.
+	TTL time.Duration
+}
+
+// ReadResourceRequest is one resources/read as the handler sees it.
+type ReadResourceRequest struct {
+	URI string
+	// Header holds the HTTP request headers, nil on stdio. Read-only.
+	Header http.Header
+	// Session describes the connection the request arrived on; Key is
+	// empty for stateless requests.
+	Session SessionInfo
 }
 
 // ErrResourceNotFound is returned, wrapped or not, by ReadResource for a
@@ -59,7 +76,7 @@ type ResourceHandler interface {
 	// ReadResource serves resources/read. An unknown URI is
 	// ErrResourceNotFound; an *Error answers with that error; any other
 	// error answers -32603 and is logged.
-	ReadResource(ctx context.Context, uri string) (*ResourceContents, error)
+	ReadResource(ctx context.Context, req *ReadResourceRequest) (*ResourceContents, error)
 }
 
 // ResourceSet is an immutable snapshot of the resources, in the order
@@ -211,7 +228,7 @@ func (s *ResourceSet) page(version, cursor string) ([]byte, bool) {
 
 // resourceMethod serves the resources/* methods for both the handshake
 // revisions and 2026-07-28. A handler without resources gets -32601.
-func (s *Server) resourceMethod(ctx context.Context, sc *scope, m *message, p *params, version string, b []byte) reply {
+func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m *message, p *params, version string, b []byte) reply {
 	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
 	rh, ok := s.h.(ResourceHandler)
 	if !ok {
@@ -247,7 +264,11 @@ func (s *Server) resourceMethod(ctx context.Context, sc *scope, m *message, p *p
 				return fail(errorf(CodeHeaderMismatch, fmt.Sprintf("Mcp-Name header %q does not match params.uri %q", hn, uri)))
 			}
 		}
-		rc, err := rh.ReadResource(ctx, uri)
+		req := &ReadResourceRequest{URI: uri, Header: sc.header, Session: SessionInfo{Transport: sc.transport, ProtocolVersion: version}}
+		if sess != nil {
+			req.Session.ID, req.Session.Key = sess.id, sess.key
+		}
+		rc, err := rh.ReadResource(ctx, req)
 		if err != nil {
 			var e *Error
 			switch {
@@ -280,9 +301,16 @@ func (s *Server) resourceMethod(ctx context.Context, sc *scope, m *message, p *p
 			if rs := rh.Resources(); rs != nil {
 				ttl = rs.ttlMs
 			}
+			if rc.TTL > 0 {
+				ttl = rc.TTL.Milliseconds()
+			}
 			body = append(body, `,"ttlMs":`...)
 			body = strconv.AppendInt(body, ttl, 10)
-			body = append(body, `,"cacheScope":"public","resultType":"complete"`...)
+			if rc.Private {
+				body = append(body, `,"cacheScope":"private","resultType":"complete"`...)
+			} else {
+				body = append(body, `,"cacheScope":"public","resultType":"complete"`...)
+			}
 		}
 		body = append(body, '}')
 	}

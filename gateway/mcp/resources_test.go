@@ -30,10 +30,10 @@ func newResourceHandler(t testing.TB) *resourceHandler {
 
 func (h *resourceHandler) Resources() *ResourceSet { return h.rs.Load() }
 
-func (h *resourceHandler) ReadResource(_ context.Context, uri string) (*ResourceContents, error) {
+func (h *resourceHandler) ReadResource(_ context.Context, req *ReadResourceRequest) (*ResourceContents, error) {
 	for _, r := range h.rs.Load().Resources() {
-		if r.URI == uri {
-			return &ResourceContents{URI: uri, MIMEType: r.MIMEType, Text: "service " + r.Title + " {}\n"}, nil
+		if r.URI == req.URI {
+			return &ResourceContents{URI: req.URI, MIMEType: r.MIMEType, Text: "service " + r.Title + " {}\n"}, nil
 		}
 	}
 	return nil, ErrResourceNotFound

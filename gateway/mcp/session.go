@@ -13,6 +13,7 @@ import (
 // over HTTP have none.
 type session struct {
 	id        string // Mcp-Session-Id; empty on stdio
+	key       string // SessionInfo.Key
 	transport string
 	maxCalls  int // requests in flight at once; 0 means no limit
 	// owner is the Principal.ID that opened the session; requests under
@@ -29,7 +30,7 @@ type session struct {
 // newSession makes a session of owner, bound by the server's per-session
 // limits.
 func (s *Server) newSession(transport, id, owner string) *session {
-	return &session{transport: transport, id: id, owner: owner, maxCalls: s.maxCalls}
+	return &session{transport: transport, id: id, key: id, owner: owner, maxCalls: s.maxCalls}
 }
 
 // negotiated returns the revision agreed by initialize, or "".

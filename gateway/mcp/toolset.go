@@ -88,6 +88,11 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 			return nil, fmt.Errorf("mcp: tool set: tool %q: input schema: %w", t.Name, err)
 		}
 		t.InputSchema = in
+		if t.Meta != nil {
+			if t.Meta, err = compactSchema(t.Meta, ""); err != nil {
+				return nil, fmt.Errorf("mcp: tool set: tool %q: _meta: %w", t.Name, err)
+			}
+		}
 		if t.OutputSchema != nil {
 			out, err := compactSchema(t.OutputSchema, "")
 			if err != nil {
@@ -205,6 +210,10 @@ func encodeTool(t Tool, ann []byte, f family) []byte {
 		b = append(b, `,"execution":{"taskSupport":`...)
 		b = appendString(b, t.TaskSupport)
 		b = append(b, '}')
+	}
+	if t.Meta != nil {
+		b = append(b, `,"_meta":`...)
+		b = append(b, t.Meta...)
 	}
 	return append(b, '}')
 }

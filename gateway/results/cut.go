@@ -65,27 +65,31 @@ const MinStringKeep = 256
 
 // Fitted is the outcome of Fit.
 type Fitted struct {
-	// JSON is the result to send: the input itself when it fits and
-	// there were no prior records, else a new buffer.
+	// JSON is the result to send: the input itself when it fits, else a
+	// new buffer.
 	JSON []byte
-	// Records lists the cuts: the prior ones first, then Fit's own, at
-	// most MaxRecords in all.
+	// Records lists the cuts Fit made, at most MaxRecords.
 	Records []Record
 	// Unlisted counts the cuts left out of Records.
 	Unlisted int
-	// Cut is true when Fit shortened the result itself (not just added
-	// prior records).
+	// Cut is true when Fit shortened the result.
 	Cut bool
 	// Member is the name of the member the records went into ("" when
-	// there are none): the name asked for, or that name with leading
-	// underscores when the result already has a member of that name.
+	// there are none): the name asked for, or (when not merging) that name
+	// with leading underscores if the result already has a member of that
+	// name.
 	Member string
 }
 
 // Fit returns the JSON object js cut to at most budget bytes (a budget
-// <= 0 means no limit), with the records of what was cut, prior ones
-// first, as an array in member name of the object. js must be a JSON
-// object; the transcoder's compact output is what it is made for.
+// <= 0 means no limit), with the records of what was cut as an array in
+// member name of the object. js must be a JSON object; the transcoder's
+// compact output is what it is made for.
+//
+// With merge, a top-level member name that is an array holds records of
+// earlier cuts (a stream stopped at a limit): it is kept as it is, never
+// cut, and Fit's records follow its elements. Without merge such a member
+// is the result's own data, and the records go under a free name.
 //
 // Cuts go in this order, each only when the previous does not fit: every
 // array keeps its first n elements, with the largest n that fits (n >= 1);
@@ -95,15 +99,17 @@ type Fitted struct {
 // that does not fit, the result is only the records, with a record for the
 // whole result (path ""). Arrays and strings are cut, never object
 // members, so every kept object still has the members its schema requires.
-func Fit(js []byte, budget int, name string, prior []Record) Fitted {
-	if budget <= 0 || len(js) <= budget && len(prior) == 0 {
+func Fit(js []byte, budget int, name string, merge bool) Fitted {
+	if budget <= 0 || len(js) <= budget {
 		return Fitted{JSON: js}
 	}
-	name = freeName(js, name)
-	c := cutter{in: js, name: name, prior: prior, maxItems: -1, maxChars: -1, budget: budget}
-	if c.measure(budget) {
-		return c.write()
+	c := cutter{in: js, maxItems: -1, maxChars: -1, budget: budget}
+	if merge {
+		c.earlier = earlierRecords(js, name)
+	} else {
+		name = freeName(js, name)
 	}
+	c.name = name
 	longestArray, longestString := stats(js)
 	if longestArray > 1 {
 		c.maxItems = 1
@@ -146,9 +152,11 @@ func largest(lo, hi int, fits func(int) bool) int {
 
 // cutter walks js once per measure or write, with the current caps.
 type cutter struct {
-	in       []byte
-	name     string
-	prior    []Record
+	in   []byte
+	name string
+	// earlier is the inside of the records array already in the result
+	// (merge), nil when there is none.
+	earlier  []byte
 	maxItems int // arrays keep at most this many elements; -1: all
 	maxChars int // strings keep at most this many characters; -1: all
 	budget   int
@@ -196,9 +204,6 @@ func (c *cutter) reset() {
 	c.out, c.size, c.over = c.out[:0], 0, false
 	c.path = c.path[:0]
 	c.recs, c.unlisted, c.recBytes, c.cut = c.recs[:0], 0, 0, false
-	for _, r := range c.prior {
-		c.record(r)
-	}
 }
 
 // record adds a cut, counting the bytes it adds to the records member.
@@ -209,7 +214,7 @@ func (c *cutter) record(r Record) {
 	}
 	var tmp [128]byte
 	n := len(r.AppendJSON(tmp[:0]))
-	if len(c.recs) > 0 {
+	if len(c.recs) > 0 || len(c.earlier) > 0 {
 		n++
 	}
 	c.recBytes += n
@@ -230,10 +235,10 @@ func (c *cutter) measure(budget int) bool {
 
 // membersSize is the size of the records member, comma included.
 func (c *cutter) membersSize() int {
-	if len(c.recs) == 0 {
+	if len(c.recs) == 0 && c.earlier == nil {
 		return 0
 	}
-	return len(`,"":[]`) + len(c.name) + c.recBytes
+	return len(`,"":[]`) + len(c.name) + len(c.earlier) + c.recBytes
 }
 
 func (c *cutter) write() Fitted {
@@ -248,14 +253,15 @@ func (c *cutter) write() Fitted {
 func (c *cutter) fitted() Fitted {
 	f := Fitted{Records: c.recs, Unlisted: c.unlisted, Cut: c.cut}
 	b := c.out[:len(c.out)-1] // the root's '}'
-	if len(c.recs) > 0 {
+	if len(c.recs) > 0 || c.earlier != nil {
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
 		b = appendString(b, c.name)
 		b = append(b, ":["...)
+		b = append(b, c.earlier...)
 		for i, r := range c.recs {
-			if i > 0 {
+			if i > 0 || len(c.earlier) > 0 {
 				b = append(b, ',')
 			}
 			b = r.AppendJSON(b)
@@ -296,6 +302,11 @@ func (c *cutter) object(i int) int {
 		}
 		keyEnd := skipString(c.in, i)
 		key := c.in[i:keyEnd]
+		if c.earlier != nil && len(c.path) == 0 && string(key[1:len(key)-1]) == c.name {
+			// The earlier records are written with the new ones.
+			_, i = c.skipMember(i)
+			continue
+		}
 		if !first {
 			c.emitByte(',')
 		}
@@ -478,6 +489,25 @@ func (c *cutter) skipMember(i int) ([]byte, int) {
 		i = skipSpace(c.in, i+1)
 	}
 	return key, i
+}
+
+// earlierRecords returns the inside of the array in the root member name
+// (empty, not nil, for []), or nil when there is no such array.
+func earlierRecords(js []byte, name string) []byte {
+	c := cutter{in: js}
+	i := skipSpace(js, 1)
+	for i < len(js) && js[i] != '}' {
+		keyEnd := skipString(js, i)
+		key := js[i:keyEnd]
+		v := skipSpace(js, skipSpace(js, keyEnd)+1)
+		_, next := c.skipMember(i)
+		if string(key[1:len(key)-1]) == name && js[v] == '[' {
+			end := skipValue(js, v)
+			return js[v+1 : end-1 : end-1]
+		}
+		i = next
+	}
+	return nil
 }
 
 // freeName is name, or name with underscores before it, such that the

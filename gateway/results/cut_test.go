@@ -42,18 +42,18 @@ func decode(t *testing.T, js []byte) map[string]any {
 
 func TestFitUnderBudgetIsTheInput(t *testing.T) {
 	js := items(10)
-	f := results.Fit(js, len(js), "truncated", nil)
+	f := results.Fit(js, len(js), "truncated", false)
 	if &f.JSON[0] != &js[0] || f.Cut || len(f.Records) != 0 || f.Member != "" {
 		t.Fatalf("a result within budget must come back as it is: %+v", f)
 	}
-	if f := results.Fit(js, 0, "truncated", nil); &f.JSON[0] != &js[0] {
+	if f := results.Fit(js, 0, "truncated", false); &f.JSON[0] != &js[0] {
 		t.Fatal("budget 0 means no limit")
 	}
 }
 
 func TestFitArrays(t *testing.T) {
 	js := items(1200)
-	f := results.Fit(js, 2000, "truncated", nil)
+	f := results.Fit(js, 2000, "truncated", false)
 	if len(f.JSON) > 2000 {
 		t.Fatalf("%d bytes over the budget of 2000", len(f.JSON))
 	}
@@ -74,7 +74,7 @@ func TestFitArrays(t *testing.T) {
 		t.Fatalf("records member %v", recs)
 	}
 	// One more element must not have fitted.
-	more := results.Fit(items(kept+1), 1<<20, "truncated", nil)
+	more := results.Fit(items(kept+1), 1<<20, "truncated", false)
 	if len(more.JSON)+len(`,"truncated":[{"path":"items","kept":1000,"total":1200}]`) <= 2000 {
 		t.Fatal("the cut kept fewer elements than fit")
 	}
@@ -97,7 +97,7 @@ func TestFitNestedArraysAndPaths(t *testing.T) {
 		b.WriteString(`],"labels":{"a.b":["x","y","z","w","v","u"]}}`)
 	}
 	b.WriteString(`]}`)
-	f := results.Fit([]byte(b.String()), 700, "truncated", nil)
+	f := results.Fit([]byte(b.String()), 700, "truncated", false)
 	if len(f.JSON) > 700 {
 		t.Fatalf("%d bytes", len(f.JSON))
 	}
@@ -121,7 +121,7 @@ func TestFitStrings(t *testing.T) {
 	// are never split.
 	long := strings.Repeat(`é\n\ud83d\ude00x`, 2000) // 4 characters a round
 	js := []byte(`{"name":"keep-me","body":"` + long + `","short":"` + strings.Repeat("s", 200) + `"}`)
-	f := results.Fit(js, 3000, "truncated", nil)
+	f := results.Fit(js, 3000, "truncated", false)
 	if len(f.JSON) > 3000 {
 		t.Fatalf("%d bytes", len(f.JSON))
 	}
@@ -141,20 +141,30 @@ func TestFitStrings(t *testing.T) {
 	}
 }
 
-func TestFitPriorRecordsAndNameClash(t *testing.T) {
-	js := []byte(`{"messages":[1,2,3],"truncated":false}`)
-	prior := []results.Record{{Path: "messages", Kept: 3, Total: -1, Reason: "stopped"}}
-	f := results.Fit(js, 1000, "truncated", prior)
-	if f.Cut || f.Member != "_truncated" {
+func TestFitNameClash(t *testing.T) {
+	js := []byte(`{"messages":[` + strings.Repeat(`"m",`, 300) + `"m"],"truncated":false}`)
+	f := results.Fit(js, 500, "truncated", false)
+	if !f.Cut || f.Member != "_truncated" {
 		t.Fatalf("%+v", f)
 	}
 	v := decode(t, f.JSON)
-	if v["truncated"] != false {
-		t.Fatal("the result's own member must stay")
+	if v["truncated"] != false || v["_truncated"] == nil {
+		t.Fatalf("the result's own member must stay, the records go beside it: %s", f.JSON)
 	}
-	rec := v["_truncated"].([]any)[0].(map[string]any)
-	if _, has := rec["total"]; has || rec["reason"] != "stopped" {
-		t.Fatalf("prior record %v", rec)
+}
+
+func TestFitMergesEarlierRecords(t *testing.T) {
+	earlier := results.Record{Path: "messages", Kept: 301, Total: -1, Reason: "stopped"}.AppendJSON(nil)
+	js := []byte(`{"messages":[` + strings.Repeat(`"m",`, 300) + `"m"],"truncated":[` + string(earlier) + `],"error":"x"}`)
+	f := results.Fit(js, 500, "truncated", true)
+	if len(f.JSON) > 500 || f.Member != "truncated" {
+		t.Fatalf("%d bytes, member %q", len(f.JSON), f.Member)
+	}
+	v := decode(t, f.JSON)
+	recs := v["truncated"].([]any)
+	first, second := recs[0].(map[string]any), recs[1].(map[string]any)
+	if len(recs) != 2 || first["reason"] != "stopped" || first["total"] != nil || second["total"] != 301.0 || v["error"] != "x" {
+		t.Fatalf("earlier record first, then the cut: %s", f.JSON)
 	}
 }
 
@@ -168,7 +178,7 @@ func TestFitWhole(t *testing.T) {
 		fmt.Fprintf(&b, `"field%d":%d`, i, i)
 	}
 	b.WriteString("}")
-	f := results.Fit([]byte(b.String()), 600, "truncated", nil)
+	f := results.Fit([]byte(b.String()), 600, "truncated", false)
 	v := decode(t, f.JSON)
 	rec := v["truncated"].([]any)[0].(map[string]any)
 	if len(v) != 1 || rec["path"] != "" || rec["total"] != 400.0 || len(f.JSON) > 600 {
@@ -186,7 +196,7 @@ func TestFitRecordCap(t *testing.T) {
 		b.WriteString("[" + strings.Repeat("1,", 49) + "1]")
 	}
 	b.WriteString(`]}`)
-	f := results.Fit([]byte(b.String()), 2500, "truncated", nil)
+	f := results.Fit([]byte(b.String()), 2500, "truncated", false)
 	decode(t, f.JSON)
 	if len(f.Records) != results.MaxRecords || f.Unlisted == 0 || len(f.JSON) > 2500 {
 		t.Fatalf("%d records, %d unlisted, %d bytes", len(f.Records), f.Unlisted, len(f.JSON))
@@ -206,7 +216,7 @@ func FuzzFit(f *testing.F) {
 		var compact bytes.Buffer
 		_ = json.Compact(&compact, []byte(in))
 		js := compact.Bytes()
-		fit := results.Fit(js, budget, "truncated", nil)
+		fit := results.Fit(js, budget, "truncated", false)
 		if !json.Valid(fit.JSON) {
 			t.Fatalf("invalid JSON out of %s:\n%s", js, fit.JSON)
 		}
@@ -224,7 +234,7 @@ func BenchmarkFitUnderBudget(b *testing.B) {
 	js := items(100)
 	b.ReportAllocs()
 	for b.Loop() {
-		results.Fit(js, 1<<20, "truncated", nil)
+		results.Fit(js, 1<<20, "truncated", false)
 	}
 }
 
@@ -235,6 +245,6 @@ func BenchmarkFitCut(b *testing.B) {
 	b.SetBytes(int64(len(js)))
 	b.ReportAllocs()
 	for b.Loop() {
-		results.Fit(js, 40000, "truncated", nil)
+		results.Fit(js, 40000, "truncated", false)
 	}
 }

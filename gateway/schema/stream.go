@@ -18,11 +18,11 @@ const (
 	// StreamMessagesProperty holds the messages a server-streaming or
 	// bidirectional call received, in order.
 	StreamMessagesProperty = "messages"
-	// StreamTruncatedProperty is true when the gateway stopped collecting at
-	// a limit; absent otherwise.
-	StreamTruncatedProperty = "truncated"
-	// StreamReasonProperty says which limit truncated the stream.
-	StreamReasonProperty = "reason"
+	// StreamTruncatedProperty lists what the gateway cut, as for any
+	// result (TruncatedProperty): a stream stopped at the gateway's
+	// message or byte limit is one entry, path "messages", with the
+	// messages kept and the reason (total absent: the stream had more).
+	StreamTruncatedProperty = TruncatedProperty
 	// StreamErrorProperty is the gRPC status that ended the stream, present
 	// only in an error result (isError: true).
 	StreamErrorProperty = "error"
@@ -67,8 +67,8 @@ func StreamInput(md protoreflect.MessageDescriptor, opts *Options) (json.RawMess
 //
 //   - "messages" (required): an array of what Output describes for md, in the
 //     order received;
-//   - "truncated" and "reason": present when the gateway stopped at a limit
-//     (truncated is then true and reason says which);
+//   - "truncated": present when the gateway cut something, a stream
+//     stopped at a limit or a result over the budget (TruncatedProperty);
 //   - "error": present only in an error result (isError: true), the gRPC
 //     status that ended the stream after the messages listed.
 //
@@ -94,9 +94,7 @@ func StreamOutput(md protoreflect.MessageDescriptor, opts *Options) (json.RawMes
 	b.raw(string(items))
 	b.raw(`},`)
 	b.str(StreamTruncatedProperty)
-	b.raw(`:{"type":"boolean","description":"Present and true when the gateway stopped collecting at its message or byte limit; the stream may have had more messages."},`)
-	b.str(StreamReasonProperty)
-	b.raw(`:{"type":"string","description":"Why the stream was truncated."},`)
+	b.raw(`:` + truncatedSchema + `,`)
 	b.str(StreamErrorProperty)
 	b.raw(`:{"type":"string","description":"Only in an error result: the gRPC status that ended the stream after the messages listed."}},"required":[`)
 	b.str(StreamMessagesProperty)

@@ -1,0 +1,182 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/results"
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+)
+
+// Result budgets.
+//
+// A client puts a tool's result into its model's context, and clients cap
+// what they accept: Claude Code saves a result over 50,000 characters to a
+// file (the model sees a reference) and caps results at 25,000 tokens by
+// default. So every result has a budget (Options.MaxResultBytes, default
+// DefaultMaxResultBytes) on its structuredContent JSON (the text block
+// carries the same JSON). A result over it is cut by results.Fit: long
+// arrays keep their first elements, long strings are shortened, and the
+// result's "truncated" member lists every cut; a text block says the same
+// in a sentence. Nothing is lost: the whole result is kept in a
+// results.Store for Options.ResultTTL and linked from the result
+// (resource_link from 2025-06-18 on; the sentence names the URI for every
+// revision), readable with resources/read by the same session, or for a
+// stateless request the same principal (resultOwner).
+//
+// A result within budget costs one length comparison: the check runs on
+// the JSON the transcoder produced anyway, and only a cut scans it.
+
+// DefaultMaxResultBytes keeps a result (its JSON counted once) under the
+// 50,000 characters at which Claude Code moves a result out of the
+// model's context, with room for the sentence about a cut, and at about
+// 10,000 to 13,000 tokens well under its default cap of 25,000 tokens.
+const DefaultMaxResultBytes = 40000
+
+// MinMaxResultBytes is the smallest budget accepted: below it a cut has no
+// room for anything but its own list.
+const MinMaxResultBytes = 1024
+
+// ResultURIPrefix starts the URI of every kept result; the rest is an
+// unguessable id.
+const ResultURIPrefix = "grpc-mcp-gateway://result/"
+
+// resultMIMEType is the MIME type of a kept result.
+const resultMIMEType = "application/json"
+
+// claudeInlineChars is the size over which Claude Code moves a result out
+// of the context unless the tool declares anthropic/maxResultSizeChars;
+// resultNoteBytes bounds what the gateway adds to a result's JSON (the
+// sentence about a cut or the next page).
+const (
+	claudeInlineChars = 50000
+	resultNoteBytes   = 4096
+)
+
+// toolBudget is what a tool's results need from its budget, decided at
+// discovery.
+type toolBudget struct {
+	// member is where a cut's records go, and merge says whether a root
+	// member of that name already holds the gateway's records (a stream
+	// stopped at a limit); see schema.WithTruncated.
+	member string
+	merge  bool
+}
+
+// compileBudget makes t's output schema admit the list of cuts and, when
+// the budget lets a result grow past what Claude Code keeps inline,
+// declares the largest result in the tool's _meta
+// (anthropic/maxResultSizeChars), so such a client keeps it in context.
+// With the default budget the declaration would change nothing, so it is
+// left out and tools/list stays small.
+func compileBudget(t *tool, budget int) error {
+	if budget <= 0 {
+		return nil
+	}
+	t.budget = toolBudget{member: schema.TruncatedProperty, merge: true}
+	if t.kind != kindServerStream && t.kind != kindBidiStream && t.def.OutputSchema != nil {
+		out, name, merge, err := schema.WithTruncated(t.def.OutputSchema)
+		if err != nil {
+			return fmt.Errorf("output schema of %s: %w", t.method, err)
+		}
+		t.def.OutputSchema, t.budget.member, t.budget.merge = out, name, merge
+	}
+	if budget+resultNoteBytes > claudeInlineChars {
+		t.def.Meta = json.RawMessage(`{"anthropic/maxResultSizeChars":` + strconv.Itoa(budget+resultNoteBytes) + `}`)
+	}
+	return nil
+}
+
+// fitResult applies the result budget to res: a result within it is
+// returned as it is; a larger one gets its structuredContent (and the
+// text block holding the same JSON) cut, a sentence saying what was cut,
+// and a link to the whole result.
+func (g *Gateway) fitResult(ctx context.Context, req *mcp.CallToolRequest, t *tool, res *mcp.CallToolResult) *mcp.CallToolResult {
+	js := res.StructuredContent
+	if g.budget <= 0 || len(js) <= g.budget {
+		return res
+	}
+	f := results.Fit(js, g.budget, t.budget.member, t.budget.merge)
+	if !f.Cut {
+		return res
+	}
+	whole := string(js)
+	for i := range res.Content {
+		if res.Content[i].Type != mcp.ContentResourceLink && res.Content[i].Text == whole {
+			res.Content[i].Text = string(f.JSON)
+		}
+	}
+	res.StructuredContent = f.JSON
+	var note strings.Builder
+	fmt.Fprintf(&note, "This result was cut to fit the gateway's result budget of %d bytes (the whole result is %d bytes): ", g.budget, len(js))
+	for i, r := range f.Records {
+		if i > 0 {
+			note.WriteString("; ")
+		}
+		path := r.Path
+		if path == "" {
+			path = "the result"
+		}
+		unit := "elements"
+		if r.Unit != "" {
+			unit = r.Unit
+		}
+		fmt.Fprintf(&note, "%s kept %d of %d %s", path, r.Kept, r.Total, unit)
+	}
+	if f.Unlisted > 0 {
+		fmt.Fprintf(&note, "; and %d more cuts of the same kind", f.Unlisted)
+	}
+	fmt.Fprintf(&note, " (listed in %q).", f.Member)
+	id, kept := g.results.Put(resultOwner(ctx, req.Session), js)
+	if kept {
+		uri := ResultURIPrefix + id
+		ttl := g.results.TTL()
+		fmt.Fprintf(&note, " The whole result is the resource %s (%s): read it with resources/read within %s (only the session, or without one the principal, that made this call can).", uri, resultMIMEType, ttl)
+		res.Content = append(res.Content, mcp.Content{Type: "text", Text: note.String()}, mcp.Content{
+			Type: mcp.ContentResourceLink, URI: uri, Name: "result of " + t.def.Name, MIMEType: resultMIMEType, Size: int64(len(js)),
+			Description: fmt.Sprintf("The whole result of this %s call, before the gateway cut it to its result budget; readable for %s.", t.def.Name, ttl),
+		})
+		return res
+	}
+	note.WriteString(" The whole result is larger than the gateway keeps, so it cannot be read in full: ask for less.")
+	res.Content = append(res.Content, mcp.Content{Type: "text", Text: note.String()})
+	return res
+}
+
+// resultOwner is who may read a kept result: the session it was made in
+// and, when the request was authenticated, the principal. A stateless
+// (2026-07-28) request belongs to no session, so its results belong to
+// the principal; without authentication they belong to whoever holds
+// their URI, whose id (130 random bits) is the capability.
+func resultOwner(ctx context.Context, s mcp.SessionInfo) string {
+	return "session " + s.Key + "\x00principal " + principalOf(ctx).ID
+}
+
+// readResult serves resources/read of a kept result.
+func (g *Gateway) readResult(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
+	id := strings.TrimPrefix(req.URI, ResultURIPrefix)
+	js, ok := g.results.Get(resultOwner(ctx, req.Session), id)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s (a kept result is readable for %s, by the session that made it)", mcp.ErrResourceNotFound, req.URI, g.results.TTL())
+	}
+	return &mcp.ResourceContents{URI: req.URI, MIMEType: resultMIMEType, Text: string(js), Private: true, TTL: g.results.TTL()}, nil
+}
+
+// resultBudget resolves Options.MaxResultBytes: 0 is the default, a
+// negative value no budget (-1), and anything else at least
+// MinMaxResultBytes.
+func resultBudget(n int) (int, error) {
+	switch {
+	case n == 0:
+		return DefaultMaxResultBytes, nil
+	case n < 0:
+		return -1, nil
+	case n < MinMaxResultBytes:
+		return 0, fmt.Errorf("max result bytes %d: want at least %d, 0 for the default (%d) or a negative value for no budget", n, MinMaxResultBytes, DefaultMaxResultBytes)
+	}
+	return n, nil
+}

@@ -1,0 +1,296 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+)
+
+// cutResult is what a test reads from a result cut to its budget.
+type cutResult struct {
+	structured []byte
+	records    []cutRecord
+	note       string // the sentence about the cut
+	link       *sdk.ResourceLink
+}
+
+// readCut checks a cut result the way a client sees it: structuredContent
+// within the budget and valid against the tool's outputSchema (2020-12),
+// the same JSON in the first text block, a sentence naming the budget,
+// and (from 2025-06-18 on) a resource link to the whole result.
+func readCut(t *testing.T, g *gateway.Gateway, tool string, budget int, version string, res *sdk.CallToolResult) cutResult {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("%s: isError: %+v", tool, res.Content)
+	}
+	var c cutResult
+	first := res.Content[0].(*sdk.TextContent).Text
+	c.structured = []byte(first)
+	if version >= "2025-06-18" {
+		var err error
+		if c.structured, err = json.Marshal(res.StructuredContent); err != nil || res.StructuredContent == nil {
+			t.Fatalf("%s: no structuredContent", tool)
+		}
+	}
+	if len(first) > budget {
+		t.Errorf("%s: the JSON is %d bytes, over the budget of %d", tool, len(first), budget)
+	}
+	var a, b any
+	_ = json.Unmarshal(c.structured, &a)
+	if err := json.Unmarshal([]byte(first), &b); err != nil || !jsonEqual(a, b) {
+		t.Errorf("%s: the first text block is not the structuredContent: %v", tool, err)
+	}
+	s, err := compileSchema(toolByName(t, g, tool).OutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(first))
+	if err := s.Validate(inst); err != nil {
+		t.Errorf("%s: a cut result must still match the outputSchema: %v", tool, err)
+	}
+	var r struct {
+		Truncated []cutRecord `json:"truncated"`
+	}
+	_ = json.Unmarshal([]byte(first), &r)
+	c.records = r.Truncated
+	for _, blk := range res.Content[1:] {
+		switch blk := blk.(type) {
+		case *sdk.TextContent:
+			c.note += blk.Text
+		case *sdk.ResourceLink:
+			c.link = blk
+		}
+	}
+	if !strings.Contains(c.note, "result budget of ") {
+		t.Errorf("%s: no sentence about the cut: %q", tool, c.note)
+	}
+	if hasLink := version >= "2025-06-18"; (c.link != nil) != hasLink {
+		t.Errorf("%s at %s: resource link %v, want one: %v", tool, version, c.link, hasLink)
+	}
+	return c
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// resultURI is the URI of the kept result, from the link or, before
+// 2025-06-18, from the sentence.
+func (c cutResult) resultURI(t *testing.T) string {
+	t.Helper()
+	if c.link != nil {
+		return c.link.URI
+	}
+	i := strings.Index(c.note, gateway.ResultURIPrefix)
+	if i < 0 {
+		t.Fatalf("the sentence names no resource: %q", c.note)
+	}
+	return strings.Fields(c.note[i:])[0]
+}
+
+func readResource(cs *sdk.ClientSession, uri string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	if err != nil {
+		return "", err
+	}
+	return rr.Contents[0].Text, nil
+}
+
+func notFound(err error) bool {
+	var je *jsonrpc.Error
+	return errors.As(err, &je) && (je.Code == -32002 || je.Code == -32602)
+}
+
+// TestResultBudgetUnary: a list over the budget keeps its first animals,
+// says what it cut in structuredContent and in a sentence, still matches
+// its outputSchema, and the whole result reads back from the session that
+// made the call, and from no other session.
+func TestResultBudgetUnary(t *testing.T) {
+	const budget = 1500
+	_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: budget})
+	for _, v := range []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
+		t.Run(v, func(t *testing.T) {
+			cs := connect(t, url, v)
+			res := call(t, cs, "ZooService_ListAnimals", map[string]any{"pageSize": 17})
+			c := readCut(t, g, "ZooService_ListAnimals", budget, v, res)
+			if len(c.records) != 1 || c.records[0].Path != "animals" || c.records[0].Total == nil || c.records[0].Kept >= *c.records[0].Total {
+				t.Fatalf("records %+v, want animals cut", c.records)
+			}
+			total := *c.records[0].Total
+			var cut struct{ Animals []any }
+			_ = json.Unmarshal(c.structured, &cut)
+			if len(cut.Animals) != c.records[0].Kept {
+				t.Errorf("%d animals kept, the record says %d", len(cut.Animals), c.records[0].Kept)
+			}
+			uri := c.resultURI(t)
+			whole, err := readResource(cs, uri)
+			if err != nil {
+				t.Fatalf("reading %s: %v", uri, err)
+			}
+			var all struct {
+				Animals       []map[string]any `json:"animals"`
+				NextPageToken string           `json:"nextPageToken"`
+				Truncated     any              `json:"truncated"`
+			}
+			if err := json.Unmarshal([]byte(whole), &all); err != nil || len(all.Animals) != total || all.Truncated != nil {
+				t.Fatalf("the resource is not the whole result: %d animals, %v: %.200s", len(all.Animals), err, whole)
+			}
+			if c.link != nil && (c.link.MIMEType != "application/json" || c.link.Size == nil || *c.link.Size != int64(len(whole))) {
+				t.Errorf("link %+v for %d bytes", c.link, len(whole))
+			}
+
+			other := connect(t, url, v)
+			_, err = readResource(other, uri)
+			if v == "2026-07-28" {
+				// Stateless and unauthenticated: no session and no
+				// principal, so the unguessable URI is the capability.
+				if err != nil {
+					t.Errorf("stateless read by URI: %v", err)
+				}
+			} else if !notFound(err) {
+				t.Errorf("another session read the result: %v", err)
+			}
+			if _, err := readResource(cs, gateway.ResultURIPrefix+"NOTANID"); !notFound(err) {
+				t.Errorf("an unknown id: %v", err)
+			}
+		})
+	}
+}
+
+// TestResultBudgetStream: a server stream over the budget is cut like any
+// result, after a stream limit too, whose entry comes first; the whole
+// collected result reads back.
+func TestResultBudgetStream(t *testing.T) {
+	const budget = 2000
+	sg := startStreamGateway(t, &gateway.Options{MaxResultBytes: budget, StreamMaxMessages: 150})
+	cs := httpTransport("2025-11-25")(t, sg, nil)
+	for _, c := range []struct {
+		name  string
+		count int
+		limit bool
+	}{{"within the stream limit", 120, false}, {"past the stream limit", 400, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			res := call(t, cs, "ZooService_WatchFeedings", map[string]any{"count": c.count, "interval": "0s"})
+			cut := readCut(t, sg.gw, "ZooService_WatchFeedings", budget, "2025-11-25", res)
+			kept := min(c.count, 150)
+			recs := cut.records
+			if c.limit {
+				if len(recs) < 2 || recs[0].Path != "messages" || recs[0].Total != nil || !strings.HasPrefix(recs[0].Reason, "message limit") {
+					t.Fatalf("the stream limit's entry must come first: %+v", recs)
+				}
+				recs = recs[1:]
+			}
+			if len(recs) != 1 || recs[0].Path != "messages" || recs[0].Total == nil || *recs[0].Total != kept {
+				t.Fatalf("records %+v, want messages cut from %d", cut.records, kept)
+			}
+			whole, err := readResource(cs, cut.resultURI(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all streamResult
+			if err := json.Unmarshal([]byte(whole), &all); err != nil || len(all.Messages) != kept || all.limited() != c.limit {
+				t.Fatalf("whole: %d messages (want %d), limited %v: %v", len(all.Messages), kept, all.limited(), err)
+			}
+			validateOutput(t, sg, "ZooService_WatchFeedings", []byte(whole))
+		})
+	}
+}
+
+// TestResultStoreBounds: kept results expire, the oldest go first when
+// the store is full, and a result larger than the store is cut but not
+// kept (the sentence says so, and there is no link).
+func TestResultStoreBounds(t *testing.T) {
+	args := map[string]any{"pageSize": 17}
+	const budget = 1500
+	t.Run("expiry", func(t *testing.T) {
+		_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: budget, ResultTTL: 200 * time.Millisecond})
+		cs := connect(t, url, "2025-11-25")
+		uri := readCut(t, g, "ZooService_ListAnimals", budget, "2025-11-25", call(t, cs, "ZooService_ListAnimals", args)).resultURI(t)
+		waitFor(t, "the result to expire", func() bool {
+			_, err := readResource(cs, uri)
+			return notFound(err)
+		})
+	})
+	t.Run("count", func(t *testing.T) {
+		_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: budget, ResultStoreEntries: 1})
+		cs := connect(t, url, "2025-11-25")
+		first := readCut(t, g, "ZooService_ListAnimals", budget, "2025-11-25", call(t, cs, "ZooService_ListAnimals", args)).resultURI(t)
+		second := readCut(t, g, "ZooService_ListAnimals", budget, "2025-11-25", call(t, cs, "ZooService_ListAnimals", args)).resultURI(t)
+		if _, err := readResource(cs, first); !notFound(err) {
+			t.Errorf("the oldest result must go first: %v", err)
+		}
+		if _, err := readResource(cs, second); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("bytes", func(t *testing.T) {
+		_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: budget, ResultStoreBytes: 1000})
+		cs := connect(t, url, "2025-11-25")
+		c := readCutNoLink(t, g, budget, call(t, cs, "ZooService_ListAnimals", args))
+		if !strings.Contains(c, "larger than the gateway keeps") {
+			t.Errorf("sentence %q", c)
+		}
+	})
+}
+
+// readCutNoLink returns the sentence of a cut result that has no link.
+func readCutNoLink(t *testing.T, g *gateway.Gateway, budget int, res *sdk.CallToolResult) string {
+	t.Helper()
+	var note string
+	for _, blk := range res.Content[1:] {
+		switch blk := blk.(type) {
+		case *sdk.TextContent:
+			note += blk.Text
+		case *sdk.ResourceLink:
+			t.Errorf("a link to a result that was not kept: %+v", blk)
+		}
+	}
+	if n := len(res.Content[0].(*sdk.TextContent).Text); n > budget {
+		t.Errorf("%d bytes over the budget", n)
+	}
+	return note
+}
+
+// TestResultBudgetMeta: with a budget past what Claude Code keeps inline
+// (50,000 characters), every tool declares anthropic/maxResultSizeChars;
+// with the default budget none does.
+func TestResultBudgetMeta(t *testing.T) {
+	for _, c := range []struct {
+		budget int
+		want   any
+	}{{0, nil}, {100_000, 104096.0}} {
+		_, _, url := startGateway(t, &gateway.Options{MaxResultBytes: c.budget})
+		cs := connect(t, url, "2025-11-25")
+		lt, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range lt.Tools {
+			if got := tl.Meta["anthropic/maxResultSizeChars"]; got != c.want {
+				t.Errorf("budget %d: %s declares %v, want %v", c.budget, tl.Name, got, c.want)
+			}
+		}
+	}
+}
+
+// TestResultBudgetOptions: a budget under the minimum is refused with a
+// message naming what is expected.
+func TestResultBudgetOptions(t *testing.T) {
+	_, err := gateway.New(context.Background(), nil, &gateway.Options{MaxResultBytes: 10})
+	if err == nil || !strings.Contains(err.Error(), "at least 1024") {
+		t.Fatalf("got %v", err)
+	}
+}

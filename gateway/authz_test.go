@@ -263,6 +263,7 @@ func TestReauthExpiringToken(t *testing.T) {
 	if get.StatusCode != 200 {
 		t.Fatalf("GET stream of the session: %d", get.StatusCode)
 	}
+	listen := openListen(t, base, tok)
 
 	ce := wsClosed(t, ws, 10*time.Second)
 	if ce.Code != websocket.ClosePolicyViolation || ce.Text != "the access token has expired" {
@@ -274,23 +275,52 @@ func TestReauthExpiringToken(t *testing.T) {
 	if rest := sseRest(t, stream); !strings.Contains(rest, ": the access token has expired") {
 		t.Errorf("SSE stream ended with %q, want the expiry comment", rest)
 	}
-	ended := make(chan error, 1)
-	go func() {
-		_, err := io.ReadAll(get.Body)
-		ended <- err
-	}()
-	select {
-	case err := <-ended:
-		if err != nil {
-			t.Errorf("the Streamable GET stream failed instead of ending: %v", err)
+	for name, body := range map[string]io.Reader{"the Streamable GET stream": get.Body, "subscriptions/listen": listen} {
+		ended := make(chan error, 1)
+		go func() {
+			_, err := io.ReadAll(body)
+			ended <- err
+		}()
+		select {
+		case err := <-ended:
+			if err != nil {
+				t.Errorf("%s failed instead of ending: %v", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s outlived the token", name)
 		}
-	case <-time.After(10 * time.Second):
-		t.Error("the Streamable GET stream outlived the token")
 	}
 	resp, _ := postToolCall(t, base, tok, "ZooService_GetAnimal", true)
 	if resp.StatusCode != 401 {
 		t.Errorf("a request with the expired token: %d, want 401", resp.StatusCode)
 	}
+}
+
+// openListen opens a 2026-07-28 subscriptions/listen stream as token and
+// reads its acknowledgement.
+func openListen(t *testing.T, base, token string) io.Reader {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	r := bufio.NewReader(resp.Body)
+	line, err := r.ReadString('\n')
+	for err == nil && !strings.Contains(line, "subscriptions/acknowledged") {
+		line, err = r.ReadString('\n')
+	}
+	if err != nil {
+		t.Fatalf("subscriptions/listen: %d, no acknowledgement: %v", resp.StatusCode, err)
+	}
+	return r
 }
 
 // TestReauthRevokedToken: removing a token from the bearer tokens file

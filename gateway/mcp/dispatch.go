@@ -669,12 +669,20 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 		l := newListener()
 		s.addListener(l)
 		defer s.removeListener(l)
+		// A stream lives no longer than the credential that opened it.
+		who := s.principalOf(ctx)
+		cred := watchCredential(&who)
+		defer cred.stop()
 	loop:
 		for {
 			var msg []byte
 			select {
 			case <-ctx.Done():
 				return reply{} // the client left or cancelled: nobody to answer
+			case <-cred.expired:
+				return reply{} // the client listens again with a fresh token
+			case <-cred.revoked:
+				return reply{}
 			case <-s.done:
 				break loop
 			case <-l.kick:

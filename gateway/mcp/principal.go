@@ -20,7 +20,7 @@ type Principal struct {
 	ID string
 	// Expires is when the credential stops being accepted; zero never. A
 	// connection it opened (WebSocket, legacy SSE, a Streamable HTTP GET
-	// stream) ends then: WebSocket with close code 1008 (policy violation)
+	// stream, a subscriptions/listen stream) ends then: WebSocket with close code 1008 (policy violation)
 	// and a reason, the SSE streams by ending the response. A request read
 	// on such a connection after Expires is not served.
 	Expires time.Time

@@ -501,3 +501,42 @@ func TestSessionOwnership(t *testing.T) {
 		}
 	})
 }
+
+// TestOAuthMetadataAllowedHosts: without a configured resource URI the
+// protected-resource metadata is built from the request's Host, so it is
+// served only to hosts the gateway answers for (loopback names and
+// AllowedHosts, here on a loopback listener), never cached, and a page on
+// a rebound name gets no document naming it.
+func TestOAuthMetadataAllowedHosts(t *testing.T) {
+	is := newTestIssuer(t)
+	b := startRecordingBackend(t)
+	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
+		JWKSURL: is.url, Issuer: "https://as.example.com", Audience: zooAudience,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	base := serveGateway(t, b.addr, &gateway.Options{Auth: a, AllowedHosts: []string{"mcp.example.com"}})
+	get := func(host string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+auth.MetadataPath+"/mcp", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(body)
+	}
+	for _, host := range []string{"mcp.example.com", "localhost:8080"} {
+		resp, body := get(host)
+		if resp.StatusCode != 200 || !strings.Contains(body, `"resource":"http://`+host+`/mcp"`) || resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("Host %s: %d %q %s", host, resp.StatusCode, resp.Header.Get("Cache-Control"), body)
+		}
+	}
+	if resp, body := get("evil.example"); resp.StatusCode != 403 || strings.Contains(body, "evil.example") {
+		t.Errorf("Host evil.example: %d %s, want 403 and no document naming it", resp.StatusCode, body)
+	}
+}

@@ -101,6 +101,7 @@ type podSpec struct {
 		Secret *struct {
 			SecretName string `yaml:"secretName"`
 		} `yaml:"secret"`
+		EmptyDir *struct{} `yaml:"emptyDir"`
 	} `yaml:"volumes"`
 	Containers []container `yaml:"containers"`
 }
@@ -128,10 +129,13 @@ type container struct {
 		Requests map[string]string `yaml:"requests"`
 		Limits   map[string]string `yaml:"limits"`
 	} `yaml:"resources"`
-	VolumeMounts []struct {
-		Name     string `yaml:"name"`
-		ReadOnly bool   `yaml:"readOnly"`
-	} `yaml:"volumeMounts"`
+	VolumeMounts []volumeMount `yaml:"volumeMounts"`
+}
+
+type volumeMount struct {
+	Name      string `yaml:"name"`
+	ReadOnly  bool   `yaml:"readOnly"`
+	MountPath string `yaml:"mountPath"`
 }
 
 type probe struct {
@@ -337,8 +341,9 @@ func checkExposure(t *testing.T, where string, args []string) {
 	}
 }
 
-// checkSidecar: the service and the MCP endpoints stay on loopback, and
-// the gateway fronts the service there.
+// checkSidecar: the service and the MCP endpoints stay in the Pod (the
+// service on a unix socket in a volume only the Pod's containers share,
+// or on loopback), and the gateway fronts the service there.
 func checkSidecar(t *testing.T, d object) {
 	t.Helper()
 	if n := len(d.Spec.Template.Spec.Containers); n != 2 {
@@ -349,12 +354,31 @@ func checkSidecar(t *testing.T, d object) {
 		t.Errorf("sidecar gateway --listen=%s: the MCP endpoints belong on 127.0.0.1 in the Pod", argValue(gw.Args, "listen"))
 	}
 	backend := argValue(gw.Args, "backend")
-	if host, _, err := net.SplitHostPort(backend); err != nil || !net.ParseIP(host).IsLoopback() {
-		t.Errorf("gateway --backend=%q: the sidecar's service belongs on loopback", backend)
+	socket, unix := strings.CutPrefix(backend, "unix://")
+	if host, _, err := net.SplitHostPort(backend); !unix && (err != nil || !net.ParseIP(host).IsLoopback()) {
+		t.Errorf("gateway --backend=%q: the sidecar's service belongs on a unix socket or loopback", backend)
+	}
+	// The socket's directory is an emptyDir volume, mounted by the gateway
+	// and the service at the same path.
+	volume := ""
+	if unix {
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			for _, m := range gw.VolumeMounts {
+				if m.Name == v.Name && m.MountPath == filepath.Dir(socket) && v.EmptyDir != nil {
+					volume = v.Name
+				}
+			}
+		}
+		if volume == "" {
+			t.Errorf("gateway --backend=%s: no emptyDir volume mounted by the gateway at %s", backend, filepath.Dir(socket))
+		}
 	}
 	for _, c := range d.Spec.Template.Spec.Containers {
 		if c.Name == "gateway" {
 			continue
+		}
+		if unix && !slices.ContainsFunc(c.VolumeMounts, func(m volumeMount) bool { return m.Name == volume && m.MountPath == filepath.Dir(socket) }) {
+			t.Errorf("service container %s does not mount the socket volume %q at %s", c.Name, volume, filepath.Dir(socket))
 		}
 		if len(c.Ports) != 0 {
 			t.Errorf("service container %s exposes ports %v: only the gateway should", c.Name, c.Ports)
@@ -382,10 +406,7 @@ func checkShared(t *testing.T, objs []object, d object) {
 			continue
 		}
 		secrets++
-		if !slices.ContainsFunc(gw.VolumeMounts, func(m struct {
-			Name     string `yaml:"name"`
-			ReadOnly bool   `yaml:"readOnly"`
-		}) bool {
+		if !slices.ContainsFunc(gw.VolumeMounts, func(m volumeMount) bool {
 			return m.Name == v.Name && m.ReadOnly
 		}) {
 			t.Errorf("the gateway does not mount the Secret volume %s read-only", v.Name)
@@ -668,4 +689,108 @@ func runProbe(bin, url string) int {
 		return -1
 	}
 	return 0
+}
+
+// TestSidecarRuns runs sidecar.yaml's two containers as processes, with
+// their own arguments (the socket directory moved to a temporary one, the
+// gateway's listeners to free loopback ports): the gateway discovers the
+// zoo over the unix socket and /readyz says so.
+func TestSidecarRuns(t *testing.T) {
+	bin := buildGateway(t)
+	zooBin := filepath.Join(t.TempDir(), "zoo")
+	if out, err := exec.Command("go", "build", "-o", zooBin, "github.com/grpc-mcp-gateway/gateway/examples/zoo").CombinedOutput(); err != nil {
+		t.Fatalf("building the zoo: %v\n%s", err, out)
+	}
+	var d object
+	for _, o := range load(t, "sidecar.yaml") {
+		if o.Kind == "Deployment" {
+			d = o
+		}
+	}
+	gw := gatewayContainer(t, d)
+	socket, ok := strings.CutPrefix(argValue(gw.Args, "backend"), "unix://")
+	if !ok {
+		t.Fatalf("sidecar.yaml: the gateway's --backend is not a unix socket")
+	}
+	dir := t.TempDir()
+	moved := func(args []string) []string {
+		out := make([]string, 0, len(args))
+		for _, a := range args {
+			out = append(out, strings.ReplaceAll(a, filepath.Dir(socket), dir))
+		}
+		return out
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == "gateway" {
+			continue
+		}
+		zoo := exec.CommandContext(ctx, zooBin, moved(c.Args)...)
+		zoo.Cancel = func() error { return zoo.Process.Signal(syscall.SIGTERM) }
+		if err := zoo.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			_ = zoo.Process.Signal(syscall.SIGTERM)
+			_ = zoo.Wait()
+		}()
+	}
+	var args []string
+	for _, a := range moved(gw.Args) {
+		switch name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); name {
+		case "listen":
+			a = "--listen=127.0.0.1:0"
+		case "admin-listen":
+			continue // /readyz then answers on --listen
+		}
+		args = append(args, a)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	base := ""
+	urlRE := regexp.MustCompile(`at (http://\S+)/mcp`)
+	sc := bufio.NewScanner(stderr)
+	var log strings.Builder
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("the gateway printed no MCP URL:\n%s", log.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	// The zoo may come up after the gateway, as in a Pod: the gateway
+	// retries discovery, and readiness follows.
+	var body []byte
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway never became ready over the unix socket: %s", body)
+		}
+	}
+	if !bytes.Contains(body, []byte(`"discovered":true`)) || !bytes.Contains(body, []byte(`"serving":1`)) {
+		t.Errorf("/readyz: %s, want the backend discovered with its one replica serving", body)
+	}
 }

@@ -190,9 +190,13 @@ type Handler interface {
 	Tools() *ToolSet
 	// CallTool serves tools/call. ctx is cancelled when the client cancels
 	// (notifications/cancelled, a closed HTTP request) or the server shuts
-	// down. Returning an *Error answers with that JSON-RPC error; any other
-	// error answers -32603 and is logged. A panic is recovered and answered
-	// -32603.
+	// down; it descends from the context of the HTTP request that carried
+	// the call (for WebSocket and legacy SSE, the request that opened the
+	// connection), so whatever the front door put there (the
+	// authenticated principal) is there on every transport. Returning an
+	// *Error answers with that JSON-RPC error, a *[Refusal] with its
+	// transport's refusal; any other error answers -32603 and is logged. A
+	// panic is recovered and answered -32603.
 	CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 }
 

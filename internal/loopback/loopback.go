@@ -2,7 +2,7 @@
 // this machine?". Three decisions hang on it: a backend on loopback
 // defaults to plaintext (gateway), a loopback listener refuses Host headers
 // that are not loopback names against DNS rebinding (gateway/mcp), and a
-// JWKS fetched over plain http off loopback earns a warning (gateway/auth).
+// JWKS fetched over plain http off loopback is refused (gateway/auth).
 // They must agree, so the rule lives here, in a package with no
 // dependencies that the protocol layer may import without learning gRPC.
 package loopback

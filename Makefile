@@ -4,11 +4,11 @@
 GO ?= go
 NPM ?= npm
 
-.PHONY: test vet fmtcheck unit unit-estate bench build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
+.PHONY: test vet fmtcheck browser-deps unit unit-estate bench build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
 
 # The interop suites run after the Go checks (a recursive make keeps that
 # order under -j too).
-test: fmtcheck vet buflint checkgenerate unit unit-estate
+test: fmtcheck vet buflint checkgenerate browser-deps unit unit-estate
 	@$(MAKE) --no-print-directory interop
 
 fmtcheck:
@@ -17,6 +17,11 @@ fmtcheck:
 
 vet:
 	$(GO) vet ./...
+
+# TestBrowserCORS (cmd/gateway) drives headless Chromium from Debian's
+# package: install it when missing (CI runs as root).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update && apt-get install -y --no-install-recommends chromium; }
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m ./...

@@ -81,7 +81,7 @@ func (g *Gateway) invoke(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 		t.obs.metrics.Retried(tries.retries())
 	}
 	if err != nil {
-		return t.errorResult(status.Convert(err)), nil
+		return t.errorResult(g.clientStatus(t, status.Convert(err))), nil
 	}
 
 	return t.responseResult(out.bytes())

@@ -154,6 +154,11 @@ type Options struct {
 	// MaxStdioMessageBytes bounds one stdio line; see
 	// mcp.ServerOptions.MaxMessageBytes (0: its default).
 	MaxStdioMessageBytes int
+	// ExposeDebugInfo passes google.rpc.DebugInfo error details from the
+	// backends on to clients; by default they are withheld (and logged
+	// at debug level), since they hold stack traces and internals meant
+	// for the service's developers.
+	ExposeDebugInfo bool
 	// MaxConcurrentCalls bounds the requests one session may have in
 	// flight, on every transport; 0 means the MCP layer's default (64),
 	// negative no limit.

@@ -60,7 +60,7 @@ func (g *Gateway) startCall(ctx context.Context, t *tool, req *mcp.CallToolReque
 	if t.obs.tracer != nil {
 		ctx, ob.span = t.obs.tracer.StartCall(ctx, &telemetry.CallInfo{
 			RequestID:       req.RequestID,
-			SessionID:       req.Session.ID,
+			SessionID:       req.Session.LogID,
 			Transport:       req.Session.Transport,
 			ProtocolVersion: req.Session.ProtocolVersion,
 			Meta:            req.Meta,
@@ -96,7 +96,7 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 		Duration: d,
 		CallInfo: telemetry.CallInfo{
 			RequestID: req.RequestID,
-			SessionID: req.Session.ID,
+			SessionID: req.Session.LogID,
 			Transport: req.Session.Transport,
 		},
 		Span: sc,

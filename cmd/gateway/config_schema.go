@@ -36,6 +36,7 @@ type fileConfig struct {
 	ShutdownGrace     *duration `yaml:"shutdown_grace"`
 	InputErrors       *string   `yaml:"input_errors"`
 	ExposeHealth      *bool     `yaml:"expose_health"`
+	ExposeDebugInfo   *bool     `yaml:"expose_debug_info"`
 	JSONNames         *string   `yaml:"json_names"`
 	ToolMode          *string   `yaml:"tool_mode"`
 	ToolBudget        *int      `yaml:"tool_budget"`

@@ -137,12 +137,16 @@ type SessionInfo struct {
 	// Transport is "streamable-http", "stdio", "websocket" or "sse".
 	Transport string
 	// ID is the Mcp-Session-Id, empty for stateless requests and stdio.
+	// It is a credential for the session: log LogID instead.
 	ID string
 	// Key identifies the session for state a handler keeps per session:
 	// the Mcp-Session-Id where there is one, a random id per connection on
 	// stdio, WebSocket and legacy SSE, and empty for stateless
 	// (2026-07-28) requests, which belong to no session.
 	Key string
+	// LogID is [LogID](ID), computed once per session, for logs and
+	// spans.
+	LogID string
 	// ProtocolVersion is the negotiated or per-request revision.
 	ProtocolVersion string
 }

@@ -417,7 +417,7 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 		Session:   SessionInfo{Transport: sc.transport, ProtocolVersion: version},
 	}
 	if sess != nil && !isStateless(version) {
-		req.Session.ID, req.Session.Key = sess.id, sess.key
+		req.Session.ID, req.Session.Key, req.Session.LogID = sess.id, sess.key, sess.logID
 	}
 	if e := s.taskMode(req, p, version); e != nil {
 		return fail(e)

@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -14,6 +16,7 @@ import (
 type session struct {
 	id        string // Mcp-Session-Id; empty on stdio
 	key       string // SessionInfo.Key
+	logID     string // LogID(id), what logs and spans show
 	transport string
 	maxCalls  int // requests in flight at once; 0 means no limit
 	// owner is the Principal.ID that opened the session; requests under
@@ -27,10 +30,24 @@ type session struct {
 	inflight    map[string]*call
 }
 
+// LogID is what logs, traces and spans show for a session id: the first
+// 16 hex digits of its SHA-256. The id itself is a bearer credential for
+// the session (whoever has it may use the session, within its owner's
+// authorization), so it is never written where operators, log pipelines or
+// trace backends keep it; the digest still ties a session's lines
+// together. An empty id stays empty.
+func LogID(id string) string {
+	if id == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:8])
+}
+
 // newSession makes a session of owner, bound by the server's per-session
 // limits.
 func (s *Server) newSession(transport, id, owner string) *session {
-	return &session{transport: transport, id: id, key: id, owner: owner, maxCalls: s.maxCalls}
+	return &session{transport: transport, id: id, key: id, logID: LogID(id), owner: owner, maxCalls: s.maxCalls}
 }
 
 // negotiated returns the revision agreed by initialize, or "".

@@ -242,7 +242,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 	th := s.taskHandler()
 	req := &TaskRequest{Header: sc.header, Session: SessionInfo{Transport: sc.transport, ProtocolVersion: version}}
 	if sess != nil {
-		req.Session.ID = sess.id
+		req.Session.ID, req.Session.LogID = sess.id, sess.logID
 	}
 	stateless := isStateless(version)
 	if m.method == "tasks/list" {

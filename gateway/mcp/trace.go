@@ -60,7 +60,7 @@ func (t *tracer) record(dir string, sc *scope, sess *session, m *message, body [
 		transport = sc.transport
 	}
 	if sess != nil {
-		sid = sess.id
+		sid = sess.logID
 		if transport == "" {
 			transport = sess.transport
 		}

@@ -20,6 +20,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -210,8 +216,10 @@ func TestTraceStreamableHTTP(t *testing.T) {
 		if r.Transport != "streamable-http" {
 			t.Errorf("transport %q", r.Transport)
 		}
-		if r.Method == "tools/call" && r.Session != sid {
-			t.Errorf("session %q, want %q", r.Session, sid)
+		// The trace shows the session's digest, never the id itself,
+		// which is a credential for the session.
+		if r.Method == "tools/call" && (r.Session != LogID(sid) || len(r.Session) != 16 || strings.Contains(logs.String(), sid)) {
+			t.Errorf("session %q, want LogID(%q) = %q and the id nowhere in the trace", r.Session, sid, LogID(sid))
 		}
 		ids = append(ids, r.Msg+" "+r.ID)
 	}

@@ -237,7 +237,9 @@ type ToolTracer struct {
 type CallInfo struct {
 	// RequestID is the raw JSON-RPC id.
 	RequestID json.RawMessage
-	// SessionID is the MCP session, empty for stateless requests.
+	// SessionID identifies the MCP session in logs and spans: its
+	// mcp.LogID digest, never the Mcp-Session-Id itself (a credential);
+	// empty for stateless requests.
 	SessionID string
 	// Transport is the MCP transport ("streamable-http", "stdio", ...).
 	Transport string

@@ -1,0 +1,86 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	grpcreflection "google.golang.org/grpc/reflection"
+
+	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
+	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+)
+
+// lockedBuffer is a log sink for a logger used from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// debugBackend answers GetAnimal("debug") with a status carrying
+// DebugInfo and ErrorInfo details.
+func debugBackend(t *testing.T) (addr string, gs *grpc.Server) {
+	t.Helper()
+	withDebug := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		if r, ok := req.(*zoov1.GetAnimalRequest); ok && r.GetId() == "debug" {
+			st, _ := status.New(codes.Internal, "boom").WithDetails(
+				&errdetails.DebugInfo{Detail: "panic at zoo.go:42", StackEntries: []string{"zoo.(*server).GetAnimal"}},
+				&errdetails.ErrorInfo{Reason: "BOOM", Domain: "zoo.example.com"})
+			return nil, st.Err()
+		}
+		return next(ctx, req)
+	}
+	gs = grpc.NewServer(grpc.UnaryInterceptor(withDebug))
+	zoo.Register(gs, zoo.NewServer())
+	grpcreflection.Register(gs)
+	return serveGRPC(t, gs), gs
+}
+
+// TestClientErrorsWithholdInternals: DebugInfo reaches clients only with
+// ExposeDebugInfo (other details always do), and when the backend cannot
+// be reached the client reads a generic text while the log keeps grpc-go's
+// account of it, with the address.
+func TestClientErrorsWithholdInternals(t *testing.T) {
+	for _, expose := range []bool{false, true} {
+		addr, _ := debugBackend(t)
+		_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", addr)}, &gateway.Options{ExposeDebugInfo: expose})
+		got := text(t, call(t, connect(t, base+"/mcp", "2025-11-25"), "ZooService_GetAnimal", map[string]any{"id": "debug"}))
+		if !strings.Contains(got, "reason=BOOM") || strings.Contains(got, "zoo.go:42") != expose {
+			t.Errorf("ExposeDebugInfo=%v: %q", expose, got)
+		}
+	}
+
+	addr, gs := debugBackend(t)
+	logs := &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", addr)}, &gateway.Options{Logger: logger})
+	cs := connect(t, base+"/mcp", "2025-11-25")
+	gs.Stop()
+	got := text(t, call(t, cs, "ZooService_GetAnimal", map[string]any{"id": "leo"}))
+	if !strings.HasPrefix(got, "UNAVAILABLE: the gateway could not reach the backend") || strings.Contains(got, addr) || strings.Contains(got, "dial") {
+		t.Errorf("unreachable backend: %q", got)
+	}
+	if !strings.Contains(logs.String(), addr) {
+		t.Errorf("the log does not keep the cause with the address %s:\n%s", addr, logs.String())
+	}
+}

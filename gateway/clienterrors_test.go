@@ -11,8 +11,8 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"

@@ -37,6 +37,9 @@ import (
 // 10,000 to 13,000 tokens well under its default cap of 25,000 tokens.
 const DefaultMaxResultBytes = 40000
 
+// NoResultBudget as Options.MaxResultBytes turns the budget off.
+const NoResultBudget = -1
+
 // MinMaxResultBytes is the smallest budget accepted: below it a cut has no
 // room for anything but its own list.
 const MinMaxResultBytes = 1024
@@ -174,7 +177,7 @@ func resultBudget(n int) (int, error) {
 	case n == 0:
 		return DefaultMaxResultBytes, nil
 	case n < 0:
-		return -1, nil
+		return NoResultBudget, nil
 	case n < MinMaxResultBytes:
 		return 0, fmt.Errorf("max result bytes %d: want at least %d, 0 for the default (%d) or a negative value for no budget", n, MinMaxResultBytes, DefaultMaxResultBytes)
 	}

@@ -40,7 +40,12 @@ type fileConfig struct {
 	JSONNames         *string   `yaml:"json_names"`
 	ToolMode          *string   `yaml:"tool_mode"`
 	ToolBudget        *int      `yaml:"tool_budget"`
-	AllowOrigin       []string  `yaml:"allow_origin"`
+
+	MaxResultBytes     *int      `yaml:"max_result_bytes"`
+	ResultTTL          *duration `yaml:"result_ttl"`
+	ResultStoreBytes   *int64    `yaml:"result_store_bytes"`
+	ResultStoreEntries *int      `yaml:"result_store_entries"`
+	AllowOrigin        []string  `yaml:"allow_origin"`
 
 	AllowedHost          []string `yaml:"allowed_host"`
 	AllowUnauthenticated *bool    `yaml:"allow_unauthenticated"`

@@ -56,6 +56,7 @@ type config struct {
 	jsonNames        string
 	toolMode         string
 	toolBudget       int
+	results          resultFlags
 	allowOrigins     stringList
 	transports       transportFlags
 	front            frontDoor
@@ -150,6 +151,7 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
 	fs.StringVar(&c.toolMode, "tool-mode", "auto", `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
 	fs.IntVar(&c.toolBudget, "tool-budget", gateway.DefaultToolBudget, "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; -1: no budget (always typed)")
+	c.results.register(fs)
 	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, /ws and /sse, e.g. https://app.example.com (repeatable)")
 	c.front.register(fs)
 	c.exposure.register(fs)
@@ -189,6 +191,9 @@ func (c *config) validate() error {
 	}
 	if c.streamMaxBytes <= 0 {
 		return fmt.Errorf("--stream-max-bytes: want a positive number of bytes, got %d", c.streamMaxBytes)
+	}
+	if err := c.results.check(); err != nil {
+		return err
 	}
 	if err := c.backends.check(context.Background()); err != nil {
 		return err
@@ -344,6 +349,10 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		UseProtoNames:        c.jsonNames == "proto",
 		ToolMode:             toolModes[c.toolMode],
 		ToolBudget:           c.toolBudget,
+		MaxResultBytes:       c.results.maxBytes,
+		ResultTTL:            c.results.ttl,
+		ResultStoreBytes:     c.results.storeBytes,
+		ResultStoreEntries:   c.results.storeEntries,
 		HTTP:                 httpOpts,
 		WebSocket:            wsOpts,
 		SSE:                  sseOpts,

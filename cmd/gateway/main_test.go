@@ -201,6 +201,8 @@ func TestStartupErrors(t *testing.T) {
 		{"stream-timeout", []string{"--stream-timeout", "-1s"}, 2, `--stream-timeout: want a positive duration`},
 		{"stream-max-messages", []string{"--stream-max-messages", "0"}, 2, `--stream-max-messages: want a positive number`},
 		{"stream-max-bytes", []string{"--stream-max-bytes", "0"}, 2, `--stream-max-bytes: want a positive number of bytes`},
+		{"max-result-bytes", []string{"--max-result-bytes", "100"}, 2, `--max-result-bytes: want at least 1024 bytes, or -1 for no budget, got 100`},
+		{"result-ttl", []string{"--result-ttl", "0s"}, 2, `--result-ttl: want a positive duration`},
 		{"max-concurrent-calls", []string{"--max-concurrent-calls", "0"}, 2, `--max-concurrent-calls: want a positive number`},
 		{"max-request-bytes", []string{"--max-request-bytes", "-1"}, 2, `--max-request-bytes: want a positive number of bytes`},
 		{"session secret missing", []string{"--session-secret-file", "/nonexistent/secret"}, 2, `--session-secret-file: open /nonexistent/secret`},

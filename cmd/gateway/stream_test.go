@@ -71,8 +71,8 @@ func TestStdioStreaming(t *testing.T) {
 	}
 
 	sc := callTool("ZooService_WatchFeedings", "watch", map[string]any{"count": 5, "interval": "0s"})
-	if msgs, _ := sc["messages"].([]any); len(msgs) != 3 || sc["truncated"] != true ||
-		!strings.Contains(fmt.Sprint(sc["reason"]), "more than 3 messages (--stream-max-messages)") {
+	if msgs, _ := sc["messages"].([]any); len(msgs) != 3 || sc["truncated"] == nil ||
+		!strings.Contains(fmt.Sprint(sc["truncated"]), "more than 3 messages, the gateway's message limit") {
 		t.Errorf("WatchFeedings with --stream-max-messages 3: %v", sc)
 	}
 	waitProgress("watch", 3)

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/results"
+)
+
+// resultFlags are the result budget and the store of whole results
+// (gateway/budget.go).
+type resultFlags struct {
+	maxBytes     int
+	ttl          time.Duration
+	storeBytes   int64
+	storeEntries int
+}
+
+func (r *resultFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&r.maxBytes, "max-result-bytes", gateway.DefaultMaxResultBytes, fmt.Sprintf("result budget: most bytes of JSON in one tool result; a larger result is cut to fit (long arrays keep their first elements, long strings are shortened, \"truncated\" lists the cuts) and kept whole as a resource for --result-ttl; at least %d; %d: no budget", gateway.MinMaxResultBytes, gateway.NoResultBudget))
+	fs.DurationVar(&r.ttl, "result-ttl", results.DefaultTTL, "how long a result cut to the budget stays readable whole (resources/read on its resource_link)")
+	fs.Int64Var(&r.storeBytes, "result-store-bytes", results.DefaultMaxBytes, "most bytes of whole results kept at once (the oldest go first); a larger result is cut but not kept")
+	fs.IntVar(&r.storeEntries, "result-store-entries", results.DefaultMaxEntries, "most whole results kept at once (the oldest go first)")
+}
+
+func (r *resultFlags) check() error {
+	if r.maxBytes != gateway.NoResultBudget && r.maxBytes < gateway.MinMaxResultBytes {
+		return fmt.Errorf("--max-result-bytes: want at least %d bytes, or %d for no budget, got %d", gateway.MinMaxResultBytes, gateway.NoResultBudget, r.maxBytes)
+	}
+	if r.ttl <= 0 {
+		return fmt.Errorf("--result-ttl: want a positive duration, got %s", r.ttl)
+	}
+	if r.storeBytes <= 0 {
+		return fmt.Errorf("--result-store-bytes: want a positive number of bytes, got %d", r.storeBytes)
+	}
+	if r.storeEntries <= 0 {
+		return fmt.Errorf("--result-store-entries: want a positive number, got %d", r.storeEntries)
+	}
+	return nil
+}

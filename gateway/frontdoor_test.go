@@ -184,7 +184,7 @@ type testIssuer struct {
 	url string
 }
 
-func newTestIssuer(t *testing.T) *testIssuer {
+func newTestIssuer(t testing.TB) *testIssuer {
 	t.Helper()
 	raw, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -211,7 +211,7 @@ func newTestIssuer(t *testing.T) *testIssuer {
 	return &testIssuer{key: key, url: srv.URL}
 }
 
-func (is *testIssuer) token(t *testing.T, aud, scope string, extra map[string]any) string {
+func (is *testIssuer) token(t testing.TB, aud, scope string, extra map[string]any) string {
 	t.Helper()
 	b := jwt.NewBuilder().Issuer("https://as.example.com").Audience([]string{aud}).Subject("alice").
 		Expiration(time.Now().Add(time.Hour)).Claim("scope", scope)

@@ -315,10 +315,15 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		return nil, err
 	}
 	// The server exists before the first discovery so that every later
-	// catalog swap can notify it.
+	// catalog swap can notify it. Without Auth every request is anonymous:
+	// no principal is looked up at all.
+	var who func(context.Context) mcp.Principal
+	if g.opts.Auth != nil {
+		who = principalOf
+	}
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g,
 		&mcp.ServerOptions{Logger: g.opts.Logger, Trace: g.traceLogger(), TraceBodies: g.opts.LogArguments,
-			MaxConcurrentCalls: g.opts.MaxConcurrentCalls, SessionObserver: g.observeSessions(), PrincipalOf: principalOf,
+			MaxConcurrentCalls: g.opts.MaxConcurrentCalls, SessionObserver: g.observeSessions(), PrincipalOf: who,
 			MaxInFlight: g.opts.MaxInFlight, MaxBatch: g.opts.MaxBatch, MaxMessageBytes: g.opts.MaxStdioMessageBytes})
 	if err := g.start(ctx); err != nil {
 		return nil, err

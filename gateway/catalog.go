@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
-	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
@@ -316,50 +315,3 @@ func comment(d protoreflect.Descriptor) string {
 	}
 	return c
 }
-
-// methodAnnotations gives the MCP hints. The (mcpgateway.v1.tool) hints
-// win where set; an unset one falls back to protobuf's idempotency_level:
-// NO_SIDE_EFFECTS is a read-only (and so idempotent) tool, IDEMPOTENT an
-// idempotent one. Other hints stay at the protocol's defaults (absent). The
-// option's title is also annotations.title, which 2025-03-26 clients read.
-func methodAnnotations(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool) *mcp.ToolAnnotations {
-	opts, _ := m.Options().(*descriptorpb.MethodOptions)
-	level := opts.GetIdempotencyLevel()
-	if opts == nil {
-		// Options of another Go type (a compiler's dynamic message): read
-		// the one standard field through reflection.
-		if o := m.Options(); o != nil {
-			if fd := o.ProtoReflect().Descriptor().Fields().ByName("idempotency_level"); fd != nil {
-				level = descriptorpb.MethodOptions_IdempotencyLevel(o.ProtoReflect().Get(fd).Enum())
-			}
-		}
-	}
-	var a mcp.ToolAnnotations
-	switch level {
-	case descriptorpb.MethodOptions_NO_SIDE_EFFECTS:
-		a.ReadOnlyHint, a.IdempotentHint = boolPtr(true), boolPtr(true)
-	case descriptorpb.MethodOptions_IDEMPOTENT:
-		a.IdempotentHint = boolPtr(true)
-	}
-	if to != nil {
-		a.Title = to.GetTitle()
-		if to.ReadOnlyHint != nil {
-			a.ReadOnlyHint = boolPtr(to.GetReadOnlyHint())
-		}
-		if to.DestructiveHint != nil {
-			a.DestructiveHint = boolPtr(to.GetDestructiveHint())
-		}
-		if to.IdempotentHint != nil {
-			a.IdempotentHint = boolPtr(to.GetIdempotentHint())
-		}
-		if to.OpenWorldHint != nil {
-			a.OpenWorldHint = boolPtr(to.GetOpenWorldHint())
-		}
-	}
-	if a == (mcp.ToolAnnotations{}) {
-		return nil
-	}
-	return &a
-}
-
-func boolPtr(b bool) *bool { return &b }

@@ -20,6 +20,9 @@ type builder struct {
 	dir       direction
 	opts      Options
 	recursive map[protoreflect.FullName]bool
+	// shared are the messages written more than once otherwise: like
+	// recursive ones they go into $defs and are referenced.
+	shared    map[protoreflect.FullName]bool
 	inlined   map[protoreflect.FullName]*node // bodies of non-recursive messages
 	defs      map[protoreflect.FullName]*node // bodies of recursive messages; nil while being built
 	ruleCache map[protoreflect.FieldDescriptor]*validatepb.FieldRules
@@ -55,7 +58,8 @@ func (b *builder) root(md protoreflect.MessageDescriptor) (*node, error) {
 }
 
 // message returns the schema a field of type md refers to: a well-known
-// type's JSON form, a $ref for a recursive message, or the inlined body.
+// type's JSON form, a $ref for a recursive or shared message, or the
+// inlined body.
 func (b *builder) message(md protoreflect.MessageDescriptor) (*node, error) {
 	if md.IsPlaceholder() {
 		return nil, fmt.Errorf("message %s is an unresolved placeholder", md.FullName())
@@ -63,7 +67,7 @@ func (b *builder) message(md protoreflect.MessageDescriptor) (*node, error) {
 	if k := wellKnown(md); k != wktNone {
 		return b.wellKnown(k, md), nil
 	}
-	if b.recursive[md.FullName()] {
+	if b.recursive[md.FullName()] || b.shared[md.FullName()] {
 		if err := b.ensureDef(md); err != nil {
 			return nil, err
 		}
@@ -100,6 +104,7 @@ func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 	if b.dir == input {
 		desc = append(desc, b.messageNotes(md)...)
 	}
+	desc = append(desc, b.oneofSummaries(md)...)
 	if d := joinDesc(desc); d != "" {
 		n.set("description", d)
 	}
@@ -273,26 +278,68 @@ func behaviorNotes(fb behavior, dir direction) []string {
 	return notes
 }
 
+// maxListedAlternatives is the largest number of other members a oneof
+// member's note names. A larger oneof (Vertex AI's EvaluateInstancesRequest
+// has 25 members) is listed once, in its message's description: naming every
+// other member in each member's note would grow with the square of its size.
+const maxListedAlternatives = 4
+
 // oneofNote tells a member which fields are its alternatives. Members left
 // out of the schema (output-only in an input schema) are not named.
 func (b *builder) oneofNote(od protoreflect.OneofDescriptor, self protoreflect.FieldDescriptor) string {
-	fields := od.Fields()
 	var others []string
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if fd == self || (b.dir == input && fieldBehavior(fd).has(annotations.FieldBehavior_OUTPUT_ONLY)) {
-			continue
+	for _, name := range b.oneofMembers(od) {
+		if name != b.name(self) {
+			others = append(others, name)
 		}
-		others = append(others, b.name(fd))
 	}
-	rule := "set at most one of them"
-	if b.dir == input && oneofRules(od).GetRequired() {
-		rule = "exactly one of them must be set"
-	}
-	if len(others) == 0 {
+	rule := b.oneofRule(od)
+	switch {
+	case len(others) == 0:
 		return fmt.Sprintf("Member of oneof %s.", od.Name())
+	case len(others) > maxListedAlternatives:
+		return fmt.Sprintf("Alternative to the %d other fields of oneof %s, listed in the object's description: %s.", len(others), od.Name(), rule)
 	}
 	return fmt.Sprintf("Alternative to %s (oneof %s): %s.", strings.Join(others, ", "), od.Name(), rule)
+}
+
+// oneofSummaries list, for the message's description, the members of each
+// oneof too large for its members' notes to name.
+func (b *builder) oneofSummaries(md protoreflect.MessageDescriptor) []string {
+	var out []string
+	oneofs := md.Oneofs()
+	for i := range oneofs.Len() {
+		od := oneofs.Get(i)
+		if od.IsSynthetic() {
+			continue
+		}
+		if names := b.oneofMembers(od); len(names)-1 > maxListedAlternatives {
+			out = append(out, fmt.Sprintf("Oneof %s (%s): %s.", od.Name(), b.oneofRule(od), strings.Join(names, ", ")))
+		}
+	}
+	return out
+}
+
+// oneofMembers names the members the schema shows (not output-only ones in
+// an input schema).
+func (b *builder) oneofMembers(od protoreflect.OneofDescriptor) []string {
+	var names []string
+	fields := od.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if b.dir == input && fieldBehavior(fd).has(annotations.FieldBehavior_OUTPUT_ONLY) {
+			continue
+		}
+		names = append(names, b.name(fd))
+	}
+	return names
+}
+
+func (b *builder) oneofRule(od protoreflect.OneofDescriptor) string {
+	if b.dir == input && oneofRules(od).GetRequired() {
+		return "exactly one of them must be set"
+	}
+	return "set at most one of them"
 }
 
 // value is the schema of one value of fd (a singular field, a list item or

@@ -16,7 +16,9 @@ import (
 // TestRandomGraphs: for random message graphs (self loops, cycles through
 // singular, repeated and map fields, shared subtrees), every schema is
 // finite, compiles, passes Lint, and its $defs are exactly the messages
-// reachable from the root that can reach themselves.
+// reachable from the root that can reach themselves, plus those the schema
+// would otherwise write more than once (found by sharedDefs, a slower and
+// independent way than the builder's).
 func TestRandomGraphs(t *testing.T) {
 	t.Parallel()
 	for seed := range uint64(40) {
@@ -70,9 +72,14 @@ func TestRandomGraphs(t *testing.T) {
 			md := fd.Messages().Get(root)
 			fromRoot := reach(root)
 			fromRoot[root] = true
+			defs := make([]bool, n)
+			for v := range n {
+				defs[v] = fromRoot[v] && reach(v)[v]
+			}
+			sharedDefs(root, edges, defs, reach)
 			var want []string
 			for v := range n {
-				if fromRoot[v] && reach(v)[v] {
+				if defs[v] {
 					want = append(want, fmt.Sprintf("graph.M%d", v))
 				}
 			}
@@ -98,5 +105,56 @@ func TestRandomGraphs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// sharedDefs adds to defs, one at a time, the messages that writing the
+// schema would write more than once: it writes the schema (the root inline,
+// every def once, and the root again when it is a def), counting each
+// message's references, and moves into defs a message referenced at least
+// twice that no other such message reaches (so that its count is final),
+// until there is none.
+func sharedDefs(root int, edges [][]int, defs []bool, reach func(int) []bool) {
+	n := len(edges)
+	for {
+		count := make([]int, n)
+		var walk func(v int)
+		walk = func(v int) {
+			for _, w := range edges[v] {
+				count[w]++
+				if !defs[w] {
+					walk(w)
+				}
+			}
+		}
+		walk(root)
+		for d := range n {
+			if defs[d] {
+				walk(d)
+			}
+		}
+		var cands []int
+		for v := range n {
+			if !defs[v] && v != root && count[v] >= 2 {
+				cands = append(cands, v)
+			}
+		}
+		picked := -1
+		for _, w := range cands {
+			top := true
+			for _, u := range cands {
+				if u != w && reach(u)[w] {
+					top = false
+				}
+			}
+			if top {
+				picked = w
+				break
+			}
+		}
+		if picked < 0 {
+			return
+		}
+		defs[picked] = true
 	}
 }

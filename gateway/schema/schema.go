@@ -123,6 +123,11 @@ func build(md protoreflect.MessageDescriptor, opts *Options, dir direction) (jso
 		extra = b.anyCandidates
 	}
 	b.recursive = recursiveMessages(md, extra)
+	var skip func(protoreflect.FieldDescriptor) bool
+	if dir == input {
+		skip = outputOnly
+	}
+	b.shared = sharedMessages(md, b.recursive, extra, skip)
 	root, err := b.root(md)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", md.FullName(), err)

@@ -185,24 +185,30 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestDefsOnlyForRecursion: $defs holds exactly the recursive messages, and
-// everything else is inlined.
-func TestDefsOnlyForRecursion(t *testing.T) {
+// TestDefs: $defs holds exactly the recursive messages and the messages the
+// schema would otherwise write more than once; everything else is inlined.
+func TestDefs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		md   protoreflect.MessageDescriptor
 		want []string
 	}{
 		{testMessage(t, "schematest.v1.Scalars"), nil},
-		{testMessage(t, "schematest.v1.Kitchen"), nil},
+		// Nested and Scalars each appear in two fields.
+		{testMessage(t, "schematest.v1.Kitchen"), []string{"schematest.v1.Kitchen.Nested", "schematest.v1.Scalars"}},
 		{testMessage(t, "schematest.v1.WellKnown"), nil}, // Struct/Value are finite in JSON
 		{(&structpb.Struct{}).ProtoReflect().Descriptor(), nil},
 		{(&structpb.Value{}).ProtoReflect().Descriptor(), nil},
-		{testMessage(t, "schematest.v1.Node"), []string{"schematest.v1.Node"}},
+		// A recursive root is written inline and in $defs, so Leaf, used
+		// once by Node, is written twice.
+		{testMessage(t, "schematest.v1.Node"), []string{"schematest.v1.Leaf", "schematest.v1.Node"}},
 		{testMessage(t, "schematest.v1.Ping"), []string{"schematest.v1.Ping", "schematest.v1.Pong"}},
 		{testMessage(t, "schematest.v1.Dir"), []string{"schematest.v1.Dir"}},
-		{testMessage(t, "schematest.v1.Registry"), []string{"schematest.v1.Dir", "schematest.v1.Node", "schematest.v1.Ping", "schematest.v1.Pong"}},
-		{(&descriptorpb.FileDescriptorProto{}).ProtoReflect().Descriptor(), []string{"google.protobuf.DescriptorProto"}},
+		{testMessage(t, "schematest.v1.Registry"), []string{"schematest.v1.Dir", "schematest.v1.Leaf", "schematest.v1.Node", "schematest.v1.Ping", "schematest.v1.Pong"}},
+		{(&descriptorpb.FileDescriptorProto{}).ProtoReflect().Descriptor(), []string{
+			"google.protobuf.DescriptorProto", "google.protobuf.EnumDescriptorProto", "google.protobuf.FeatureSet",
+			"google.protobuf.FieldDescriptorProto", "google.protobuf.FieldOptions.FeatureSupport", "google.protobuf.UninterpretedOption",
+		}},
 	}
 	for _, tt := range tests {
 		for _, dir := range []string{"input", "output"} {

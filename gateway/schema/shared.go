@@ -1,0 +1,106 @@
+package schema
+
+import (
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// sharedMessages returns the non-recursive messages that a schema of root
+// would write more than once if every message were inlined: those go into
+// $defs once and are referenced, which keeps large APIs' schemas compact
+// (a Compute Engine response repeats some messages dozens of times).
+//
+// A message's body is written once for each reference to it from a body
+// that is itself written; a message that goes into $defs is written once.
+// So the count of references to a message is the sum, over the messages
+// that refer to it, of how often each of those is written, times how many
+// of its fields refer to it. Visiting messages parents-first (reverse
+// postorder, which orders every edge into a non-recursive message) makes
+// each count final before it is used. Counts stop at 2: only "more than
+// once" matters.
+//
+// skip leaves out fields a schema does not show (output-only fields of an
+// input schema); extra is as for recursiveMessages.
+func sharedMessages(root protoreflect.MessageDescriptor, recursive map[protoreflect.FullName]bool,
+	extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor, skip func(protoreflect.FieldDescriptor) bool) map[protoreflect.FullName]bool {
+	s := &sharing{extra: extra, skip: skip, seen: map[protoreflect.FullName]bool{}}
+	s.visit(root)
+	refs := map[protoreflect.FullName]int{}
+	shared := map[protoreflect.FullName]bool{}
+	for i := len(s.post) - 1; i >= 0; i-- {
+		md := s.post[i]
+		name := md.FullName()
+		var written int
+		switch {
+		case md == root && recursive[name]:
+			written = 2 // inline as the root, and in $defs for the references
+		case md == root, recursive[name]:
+			written = 1
+		case refs[name] >= 2:
+			shared[name] = true
+			written = 1
+		default:
+			written = refs[name]
+		}
+		if written == 0 {
+			continue
+		}
+		for _, m := range s.edges(md) {
+			refs[m.FullName()] = min(2, refs[m.FullName()]+written)
+		}
+	}
+	return shared
+}
+
+type sharing struct {
+	extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
+	skip  func(protoreflect.FieldDescriptor) bool
+	seen  map[protoreflect.FullName]bool
+	post  []protoreflect.MessageDescriptor
+}
+
+// edges lists the messages md's body refers to, once per referring field
+// (a field's Any candidates count as references too).
+func (s *sharing) edges(md protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor {
+	var out []protoreflect.MessageDescriptor
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if s.skip != nil && s.skip(fd) {
+			continue
+		}
+		if s.extra != nil {
+			for _, m := range s.extra(fd) {
+				if wellKnown(m) == wktNone {
+					out = append(out, m)
+				}
+			}
+		}
+		if fd.IsMap() {
+			fd = fd.MapValue()
+		}
+		if fd.Kind() != protoreflect.MessageKind && fd.Kind() != protoreflect.GroupKind {
+			continue
+		}
+		if m := fd.Message(); !m.IsPlaceholder() && wellKnown(m) == wktNone {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (s *sharing) visit(md protoreflect.MessageDescriptor) {
+	s.seen[md.FullName()] = true
+	for _, m := range s.edges(md) {
+		if !s.seen[m.FullName()] {
+			s.visit(m)
+		}
+	}
+	s.post = append(s.post, md)
+}
+
+// outputOnly is the skip of input schemas: the server sets those fields,
+// so an input schema leaves them out (see builder.body).
+func outputOnly(fd protoreflect.FieldDescriptor) bool {
+	return fieldBehavior(fd).has(annotations.FieldBehavior_OUTPUT_ONLY)
+}

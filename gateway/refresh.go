@@ -97,8 +97,12 @@ func (b *backendState) succeed(bt *backendTools) {
 
 // fingerprint hashes everything of res that shapes tools and resources:
 // every file (deterministically encoded, comments included) and the list
-// of services.
+// of services. A source that fingerprints what it read (server reflection
+// hashes the bytes the backend sent) saves encoding every file again.
 func fingerprint(res *reflection.Result) [32]byte {
+	if res.Fingerprint != [32]byte{} {
+		return res.Fingerprint // the source's own, cheaper: a hash of what it read
+	}
 	var files []protoreflect.FileDescriptor
 	res.Files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
 		files = append(files, fd)

@@ -2,6 +2,7 @@ package reflection_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
@@ -20,6 +22,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
+	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -60,7 +63,7 @@ func (f *fakeReflection) ServerReflectionInfo(stream refv1.ServerReflection_Serv
 			file = f.declaring(r.FileContainingSymbol)
 		case *refv1.ServerReflectionRequest_FileByFilename:
 			f.record("file " + r.FileByFilename)
-			for _, fd := range f.files {
+			for _, fd := range f.currentFiles() {
 				if fd.GetName() == r.FileByFilename {
 					file = fd
 				}
@@ -87,6 +90,13 @@ func (f *fakeReflection) ServerReflectionInfo(stream refv1.ServerReflection_Serv
 	}
 }
 
+// currentFiles lets a test change files between discoveries.
+func (f *fakeReflection) currentFiles() []*descriptorpb.FileDescriptorProto {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.files
+}
+
 func (f *fakeReflection) record(s string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -96,7 +106,7 @@ func (f *fakeReflection) record(s string) {
 // declaring finds the file declaring a top-level or nested type, a
 // service or a method.
 func (f *fakeReflection) declaring(symbol string) *descriptorpb.FileDescriptorProto {
-	for _, fd := range f.files {
+	for _, fd := range f.currentFiles() {
 		pkg := fd.GetPackage()
 		prefix := ""
 		if pkg != "" {
@@ -560,5 +570,52 @@ func TestDiscoverAsksOncePerFile(t *testing.T) {
 	defer f.mu.Unlock()
 	if !slices.Equal(f.asked, []string{"symbol many.v1.A"}) {
 		t.Errorf("asked %q, want only the first service's file", f.asked)
+	}
+}
+
+// TestDiscoverUnchanged: a source asked again returns the very same Result
+// while the backend answers the same bytes, and a new one, with another
+// fingerprint, once a file changes.
+func TestDiscoverUnchanged(t *testing.T) {
+	f := &fakeReflection{
+		files: []*descriptorpb.FileDescriptorProto{fileProto(t, `
+			name: "a.proto" package: "a.v1" syntax: "proto3"
+			message_type { name: "M" }
+			service { name: "S" method { name: "Do" input_type: ".a.v1.M" output_type: ".a.v1.M" } }`)},
+		services: []string{"a.v1.S"},
+	}
+	addr := startServer(t, func(s *grpc.Server) { refv1.RegisterServerReflectionServer(s, f) })
+	src := reflection.NewServerReflection(zootest.Dial(t, addr), nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	first, err := src.Discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Fingerprint == [32]byte{} {
+		t.Fatal("no fingerprint")
+	}
+	again, err := src.Discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != first {
+		t.Error("an unchanged backend gave a new Result")
+	}
+	f.mu.Lock()
+	f.files = []*descriptorpb.FileDescriptorProto{fileProto(t, `
+		name: "a.proto" package: "a.v1" syntax: "proto3"
+		message_type { name: "M" field { name: "x" number: 1 type: TYPE_STRING label: LABEL_OPTIONAL json_name: "x" } }
+		service { name: "S" method { name: "Do" input_type: ".a.v1.M" output_type: ".a.v1.M" } }`)}
+	f.mu.Unlock()
+	changed, err := src.Discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed == first || changed.Fingerprint == first.Fingerprint {
+		t.Fatal("a changed file went unnoticed")
+	}
+	if changed.Services[0].Methods().Get(0).Input().Fields().ByName("x") == nil {
+		t.Error("the new Result does not carry the new field")
 	}
 }

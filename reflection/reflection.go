@@ -46,6 +46,12 @@ type Result struct {
 	// (grpc.reflection.*) are left out; the health service is not, so the
 	// caller decides whether to expose it.
 	Services []protoreflect.ServiceDescriptor
+	// Fingerprint, when not zero, identifies what the source read: two
+	// Results with the same non-zero Fingerprint describe the same API, so
+	// a caller can skip recompiling. Sources that cannot tell cheaply leave
+	// it zero. Server reflection returns the very same *Result again when
+	// the backend's answers did not change; treat a Result as read-only.
+	Fingerprint [32]byte
 }
 
 // Source discovers a backend's services.

@@ -2,11 +2,13 @@ package reflection
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -35,6 +37,13 @@ type serverReflection struct {
 	conn   grpc.ClientConnInterface
 	logger *slog.Logger
 	skip   bool
+
+	// mu guards last, the previous clean discovery (no service failed),
+	// returned again when the backend answers exactly as it did then: a
+	// refresh of an unchanged backend then costs the round trips and a
+	// hash, not a rebuild of every descriptor.
+	mu   sync.Mutex
+	last *Result
 }
 
 // NewServerReflection returns a Source that asks the backend behind conn
@@ -116,6 +125,15 @@ func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
 	if err := s.complete(st, p); err != nil {
 		return nil, fmt.Errorf("reflection: %w", ctxErr(ctx, err))
 	}
+	fp := st.fingerprint(services)
+	if len(serviceErr) == 0 {
+		s.mu.Lock()
+		last := s.last
+		s.mu.Unlock()
+		if last != nil && last.Fingerprint == fp {
+			return last, nil
+		}
+	}
 	p.repair()
 
 	res := &Result{}
@@ -138,6 +156,12 @@ func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
 		res.Files = new(protoregistry.Files)
 	}
 	sortServices(res.Services)
+	if len(serviceErr) == 0 && len(res.Services) == len(services) {
+		res.Fingerprint = fp
+		s.mu.Lock()
+		s.last = res
+		s.mu.Unlock()
+	}
 	return res, nil
 }
 
@@ -233,6 +257,32 @@ type stream struct {
 	cs     grpc.ClientStream
 	cancel context.CancelFunc
 	host   string
+	// sums holds a hash of each file's bytes as the server sent them, by
+	// file name (the first copy, as the pool keeps the first).
+	sums map[string][sha256.Size]byte
+}
+
+// fingerprint hashes what the server answered: the services listed and
+// every file received, in name order. Equal fingerprints mean the same
+// bytes, so the same Result.
+func (st *stream) fingerprint(services []protoreflect.FullName) [sha256.Size]byte {
+	names := make([]string, 0, len(st.sums))
+	for name := range st.sums {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	h := sha256.New()
+	for _, name := range names {
+		sum := st.sums[name]
+		fmt.Fprintf(h, "%d:%s", len(name), name)
+		h.Write(sum[:])
+	}
+	for _, name := range services {
+		fmt.Fprintf(h, "%d:%s", len(name), name)
+	}
+	var fp [sha256.Size]byte
+	h.Sum(fp[:0])
+	return fp
 }
 
 func (st *stream) close() {
@@ -353,6 +403,12 @@ func (st *stream) files(req *refv1.ServerReflectionRequest) ([]*descriptorpb.Fil
 		}
 		if fd.GetName() == "" {
 			return nil, &inBandError{status.New(codes.DataLoss, "FileDescriptorProto without a name")}
+		}
+		if _, seen := st.sums[fd.GetName()]; !seen {
+			if st.sums == nil {
+				st.sums = make(map[string][sha256.Size]byte)
+			}
+			st.sums[fd.GetName()] = sha256.Sum256(b)
 		}
 		out = append(out, fd)
 	}

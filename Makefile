@@ -4,7 +4,7 @@
 GO ?= go
 NPM ?= npm
 
-.PHONY: test vet fmtcheck browser-deps unit unit-estate bench build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
+.PHONY: test vet fmtcheck browser-deps unit unit-estate bench bench-estate build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
 
 # The interop suites run after the Go checks (a recursive make keeps that
 # order under -j too).
@@ -35,6 +35,12 @@ unit-estate:
 # The gateway-vs-direct-gRPC benchmark whose figures README.md reports.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./gateway/
+
+# The gateway binary in front of the estate (estate/): ready time, RSS,
+# refresh CPU, tools/list bytes by mode, tool sizes, search relevance. The
+# figures README.md shows under Performance; one run takes about a minute.
+bench-estate:
+	cd estate && $(GO) test -run '^$$' -bench BenchmarkEstate -benchtime 1x -count 1 .
 
 build:
 	$(GO) build -o bin/gateway ./cmd/gateway

@@ -12,6 +12,7 @@ require (
 	cloud.google.com/go/storage v1.71.0
 	github.com/grpc-mcp-gateway/gateway v0.0.0-00010101000000-000000000000
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12

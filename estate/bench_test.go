@@ -1,0 +1,197 @@
+package estate_test
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+)
+
+// BenchmarkEstate measures the gateway binary in front of the estate, the
+// figures README.md reports beside issue 10's "today" (run it with
+// `make bench-estate`; one iteration is one whole measurement):
+//
+//   - ready-s: from starting the process to /readyz answering 200;
+//   - rss-MiB: the process's resident memory once ready, and rss-after-MiB
+//     after refresh-rounds refreshes of the unchanged backend;
+//   - refresh-cpu-s: the process's CPU per refresh of the unchanged backend
+//     (every refresh-interval, idle work included);
+//   - typed-list-bytes and search-list-bytes: every page of tools/list in
+//     each mode; largest-tool-bytes, p90-tool-bytes, p50-tool-bytes and
+//     total-tool-bytes: the typed tools' definitions.
+//
+// The estate server runs in this process, so its CPU is not counted.
+func BenchmarkEstate(b *testing.B) {
+	bin := buildGateway(b)
+	srv := estateServer(b)
+	for b.Loop() {
+		measureBinary(b, bin, srv)
+		measureLists(b)
+	}
+}
+
+// refreshRounds and refreshInterval: how long the refresh measurement runs.
+const (
+	refreshRounds   = 10
+	refreshInterval = time.Second
+)
+
+func buildGateway(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "gateway")
+	cmd := exec.Command("go", "build", "-C", "..", "-o", bin, "./cmd/gateway")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func estateServer(b *testing.B) string {
+	b.Helper()
+	backend := estateBackend(b)
+	return backend.Address
+}
+
+func freePort(b *testing.B) string {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func measureBinary(b *testing.B, bin, backend string) {
+	listen := freePort(b)
+	cmd := exec.Command(bin, "--backend", backend, "--listen", listen, "--tool-mode", "typed",
+		"--refresh", refreshInterval.String(), "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, err := client.Get("http://" + listen + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("gateway not ready after 2 minutes")
+		}
+		time.Sleep(10 * time.Millisecond) // polling an external process: there is no event to wait on
+	}
+	b.ReportMetric(time.Since(start).Seconds(), "ready-s")
+	pid := cmd.Process.Pid
+	b.ReportMetric(rssMiB(b, pid), "rss-MiB")
+
+	refreshes := func() float64 { return discoveries(b, client, listen) }
+	cpu0, n0 := cpuSeconds(b, pid), refreshes()
+	for refreshes() < n0+refreshRounds {
+		if time.Now().After(deadline) {
+			b.Fatal("refreshes did not happen")
+		}
+		time.Sleep(100 * time.Millisecond) // polling an external process
+	}
+	cpu1, n1 := cpuSeconds(b, pid), refreshes()
+	b.ReportMetric((cpu1-cpu0)/(n1-n0), "refresh-cpu-s")
+	b.ReportMetric(rssMiB(b, pid), "rss-after-MiB")
+}
+
+// discoveries reads the gateway's count of successful discoveries from
+// /metrics.
+func discoveries(b *testing.B, client *http.Client, listen string) float64 {
+	resp, err := client.Get("http://" + listen + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	total := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, "discovery_refreshes_total{") && strings.Contains(line, `outcome="success"`) {
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += v
+		}
+	}
+	return total
+}
+
+func rssMiB(b *testing.B, pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb / 1024
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
+}
+
+// cpuSeconds is the process's user+system CPU time (/proc/PID/stat fields
+// 14 and 15, in clock ticks of 1/100 s on Linux).
+func cpuSeconds(b *testing.B, pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The command name may hold spaces; fields are counted after its ')'.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100
+}
+
+func measureLists(b *testing.B) {
+	typed := listTools(b, newEstateGateway(b, &gateway.Options{ToolMode: gateway.ToolModeTyped}))
+	b.ReportMetric(float64(typed.bytes), "typed-list-bytes")
+	s := typed.sizes()
+	b.ReportMetric(float64(s.largest), "largest-tool-bytes")
+	b.ReportMetric(float64(s.p90), "p90-tool-bytes")
+	b.ReportMetric(float64(s.p50), "p50-tool-bytes")
+	b.ReportMetric(float64(s.total), "total-tool-bytes")
+	search := listTools(b, newEstateGateway(b, &gateway.Options{ToolMode: gateway.ToolModeSearch}))
+	b.ReportMetric(float64(search.bytes), "search-list-bytes")
+	if searchRelevance != nil {
+		top1, top5 := searchRelevance(b)
+		b.ReportMetric(top1, "search-top1-%")
+		b.ReportMetric(top5, "search-top5-%")
+	}
+}
+
+// searchRelevance, when set (by the relevance test's file, in an init
+// func), measures search mode's ranking on the estate: the share of
+// intents whose expected tool comes first, and within the first five.
+var searchRelevance func(tb testing.TB) (top1, top5 float64)

@@ -1,0 +1,64 @@
+package estate_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/estate"
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+)
+
+// estateBackend serves the estate and returns a gateway backend for it.
+func estateBackend(tb testing.TB) gateway.Backend {
+	tb.Helper()
+	srv, err := estate.Serve(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(srv.Stop)
+	conn, err := gateway.Dial(srv.Addr, gateway.BackendTLS{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return gateway.Backend{Name: "estate", Address: srv.Addr, Conn: conn}
+}
+
+// newEstateGateway starts a gateway in front of the estate, without refresh.
+func newEstateGateway(tb testing.TB, opts *gateway.Options) *gateway.Gateway {
+	tb.Helper()
+	if opts == nil {
+		opts = &gateway.Options{}
+	}
+	if opts.Refresh == 0 {
+		opts.Refresh = -1
+	}
+	opts.RequireBackends = true
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g, err := gateway.New(ctx, []gateway.Backend{estateBackend(tb)}, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(g.Close)
+	return g
+}
+
+// BenchmarkDiscovery measures a cold start in front of the estate: the
+// reflection round trips, assembly, and building the catalog.
+func BenchmarkDiscovery(b *testing.B) {
+	bk := estateBackend(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{Refresh: -1, RequireBackends: true, ToolMode: gateway.ToolModeTyped})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(g.Tools().Tools()); n != estate.NumMethods {
+			b.Fatalf("%d tools, want %d", n, estate.NumMethods)
+		}
+		g.Close()
+	}
+}

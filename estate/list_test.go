@@ -1,0 +1,100 @@
+package estate_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+)
+
+// listing is one whole tools/list, as a client of the latest revision sees
+// it: each tool's JSON as sent, and the bytes of every page.
+type listing struct {
+	tools [][]byte
+	bytes int
+}
+
+// listTools serves g over Streamable HTTP and lists every page of tools
+// (2026-07-28, stateless), following nextCursor.
+func listTools(tb testing.TB, g *gateway.Gateway) listing {
+	tb.Helper()
+	srv := httptest.NewServer(g.Handler())
+	defer srv.Close()
+	client := &http.Client{Timeout: time.Minute}
+	var l listing
+	cursor := ""
+	for {
+		params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+		if cursor != "" {
+			params += `,"cursor":` + fmt.Sprintf("%q", cursor)
+		}
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + params + `}}`
+		req, err := http.NewRequest("POST", srv.URL+"/mcp", bytes.NewBufferString(body))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/list")
+		resp, err := client.Do(req)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			tb.Fatalf("tools/list: %d %v: %.300s", resp.StatusCode, err, raw)
+		}
+		var out struct {
+			Result struct {
+				Tools      []json.RawMessage
+				NextCursor string
+			}
+		}
+		if err := json.Unmarshal(raw, &out); err != nil {
+			tb.Fatalf("tools/list: %v: %.300s", err, raw)
+		}
+		l.bytes += len(raw)
+		for _, t := range out.Result.Tools {
+			l.tools = append(l.tools, t)
+		}
+		if out.Result.NextCursor == "" {
+			return l
+		}
+		cursor = out.Result.NextCursor
+	}
+}
+
+// sizes are the figures README.md reports for a listing.
+type sizes struct {
+	largest, p90, p50, total int
+	largestName              string
+}
+
+func (l listing) sizes() sizes {
+	var s sizes
+	lens := make([]int, len(l.tools))
+	for i, t := range l.tools {
+		lens[i] = len(t)
+		s.total += len(t)
+		if len(t) > s.largest {
+			s.largest = len(t)
+			var named struct{ Name string }
+			_ = json.Unmarshal(t, &named)
+			s.largestName = named.Name
+		}
+	}
+	slices.Sort(lens)
+	if n := len(lens); n > 0 {
+		s.p90, s.p50 = lens[n*9/10], lens[n/2]
+	}
+	return s
+}

@@ -140,7 +140,7 @@ func TestComputeOperations(t *testing.T) {
 	}
 	res, sc := callJSON(t, g, "Instances_Insert", `{"project":"p1","zone":"us-central1-a","instanceResource":{"name":"vm-1"}}`)
 	if res.IsError || sc["status"] != "DONE" || sc["targetLink"] != "projects/p1/zones/us-central1-a/instances/vm-1" {
-		t.Fatalf("Instances_Insert: isError=%v %s %v", res.IsError, res.Content, sc)
+		t.Fatalf("Instances_Insert: isError=%v %v %v", res.IsError, res.Content, sc)
 	}
 	mu.Lock()
 	for _, p := range polls {
@@ -196,7 +196,7 @@ func TestVertexOperations(t *testing.T) {
 	}
 	res, sc := callJSON(t, g, "DatasetService_CreateDataset", `{"parent":"projects/p/locations/l","dataset":{"displayName":"flowers","metadataSchemaUri":"gs://s","metadata":{"source":"test"}}}`)
 	if res.IsError || sc["displayName"] != "flowers" {
-		t.Fatalf("CreateDataset: isError=%v %s %v", res.IsError, res.Content, sc)
+		t.Fatalf("CreateDataset: isError=%v %v %v", res.IsError, res.Content, sc)
 	}
 	// A task's timestamps come from the metadata's generic_metadata.
 	task, err := g.GetTask(context.Background(), "projects/p/locations/l/operations/42", &mcp.TaskRequest{})

@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -61,4 +63,66 @@ func TestWebSocketCredentialEnds(t *testing.T) {
 			t.Errorf("the call in flight ended with %v, want it cancelled", err)
 		}
 	})
+}
+
+// testPrincipalKey carries the X-Principal header into the context, as the
+// gateway's auth middleware carries a validated principal.
+type testPrincipalKey struct{}
+
+func withTestPrincipal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testPrincipalKey{}, r.Header.Get("X-Principal"))))
+	})
+}
+
+func testPrincipalOf(ctx context.Context) Principal {
+	id, _ := ctx.Value(testPrincipalKey{}).(string)
+	return Principal{ID: id}
+}
+
+// TestSessionOwner: a session opened by one principal is not found by any
+// other, anonymous included (a request that somehow bypassed
+// authentication), on Streamable HTTP and legacy SSE; its owner keeps it.
+func TestSessionOwner(t *testing.T) {
+	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{PrincipalOf: testPrincipalOf})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", withTestPrincipal(s.StreamableHTTPHandler(nil)))
+	sse := withTestPrincipal(s.SSEHandler(nil))
+	mux.Handle("/sse", sse)
+	mux.Handle("/sse/message", sse)
+	base := newTestHTTPServer(t, s, mux)
+
+	c := &httpClient{t: t, url: base + "/mcp", c: http.DefaultClient}
+	resp := c.do("POST", initBody, map[string]string{"X-Principal": "alice"})
+	resp.Body.Close()
+	c.sid = resp.Header.Get(headerSessionID)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`
+	for _, who := range []string{"", "bob", "Alice", "alice2"} {
+		if got := c.status("POST", call, map[string]string{"X-Principal": who, headerProtocolVersion: Version20250618}); got != http.StatusNotFound {
+			t.Errorf("Streamable session of alice, request as %q: %d, want 404", who, got)
+		}
+	}
+	if got := c.status("POST", call, map[string]string{"X-Principal": "alice", headerProtocolVersion: Version20250618}); got != http.StatusOK {
+		t.Errorf("the owner's call: %d", got)
+	}
+
+	req, _ := http.NewRequest("GET", base+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("X-Principal", "alice")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	st := &sseStream{t: t, br: bufio.NewReader(stream.Body)}
+	_, endpoint := st.next()
+	st.endpoint = base + endpoint
+	for _, who := range []string{"", "bob"} {
+		if code, _ := st.post(initBody, map[string]string{"X-Principal": who}); code != http.StatusNotFound {
+			t.Errorf("SSE session of alice, POST as %q: %d, want 404", who, code)
+		}
+	}
+	if code, _ := st.post(initBody, map[string]string{"X-Principal": "alice"}); code != http.StatusAccepted {
+		t.Errorf("the owner's POST: %d, want 202", code)
+	}
 }

@@ -70,7 +70,7 @@ interop-sdk: $(NODE22) build bin/zoo bin/jobs
 	@$(NODE22) --test --test-reporter=spec --test-timeout=60000 interop/sdk.test.mjs interop/tasks.test.mjs \
 		|| { echo "interop: TypeScript SDK interop tests FAILED (see above)"; exit 1; }
 
-interop-conformance: $(NODE22) build
+interop-conformance: $(NODE22) build bin/jobs
 	@echo "== interop: MCP conformance scenarios vs bin/gateway (see interop/CONFORMANCE.md)"
 	@$(NODE22) interop/conformance.mjs
 

@@ -183,7 +183,7 @@ func TestTasks20251125(t *testing.T) {
 	c.result("tools/list", map[string]any{}, "", &list)
 	for _, tl := range list.Tools {
 		want := ""
-		if tl.Name == "Jobs_Run" {
+		if tl.Name == "Jobs_Run" || tl.Name == "slow_compute" || tl.Name == "failing_job" {
 			want = `{"taskSupport":"optional"}`
 		}
 		if string(tl.Execution) != want {

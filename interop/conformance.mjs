@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { startHTTPGateway, track } from './lib/procs.mjs';
+import { startHTTPGateway, startJobs, track } from './lib/procs.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = (pkg) => join(here, 'node_modules', pkg, 'dist', 'index.js');
@@ -49,7 +49,39 @@ const RUNS = [
       'input-required-result-unsupported-methods',
     ],
   },
+  {
+    // The tasks extension's scenarios (extension scenarios run only with
+    // --force), against a second gateway fronting the long-running test
+    // backend (bin/jobs, internal/lrotest), whose fixture methods are the
+    // tools the scenarios call: greet, slow_compute, failing_job.
+    label: 'tasks extension (conformance 0.2.0-alpha.12)',
+    cli: cli('conformance-2026'),
+    jobs: true,
+    args: ['--spec-version', '2026-07-28', '--force', '--expected-failures', join(here, 'expected-failures-tasks.yaml')],
+    scenarios: [
+      'tasks-lifecycle',
+      'tasks-capability-negotiation',
+      'tasks-wire-fields',
+      'tasks-request-state-removal',
+      'tasks-request-headers',
+      'tasks-dispatch-and-envelope',
+      'tasks-required-task-error',
+    ],
+  },
 ];
+
+// The gateway fronting bin/jobs, started when a run needs it.
+let jobs, jobsGW;
+async function jobsGateway() {
+  if (!jobsGW) {
+    jobs = await startJobs();
+    // A short operation wait, so that slow_compute's seconds-long jobs
+    // become tasks, as the scenarios expect.
+    jobsGW = await startHTTPGateway({ backend: `jobs=${jobs.addr}`, extraArgs: ['--operation-wait', '200ms'] });
+    console.log(`gateway (fronting bin/jobs) at ${jobsGW.url}\n`);
+  }
+  return jobsGW;
+}
 
 /** The entries of an expected-failures file ("scenario" or "scenario:check-id"). */
 function readBaseline(args) {
@@ -101,7 +133,8 @@ try {
       if (only.size > 0 && !only.has(scenario)) continue;
       const outDir = join(work, `${results.length}`);
       const started = Date.now();
-      const r = await runCLI([run.cli, 'server', '--url', gw.url, '--scenario', scenario, '-o', outDir, ...run.args]);
+      const url = run.jobs ? (await jobsGateway()).url : gw.url;
+      const r = await runCLI([run.cli, 'server', '--url', url, '--scenario', scenario, '-o', outDir, ...run.args]);
       const checks = readChecks(outDir, scenario) ?? [];
       const baseline = readBaseline(run.args);
       const expected = (c) => baseline.has(scenario) || baseline.has(`${scenario}:${c.id}`);
@@ -146,6 +179,8 @@ try {
   }
 } finally {
   await gw.stop();
+  await jobsGW?.stop();
+  await jobs?.stop();
   rmSync(work, { recursive: true, force: true });
 }
 

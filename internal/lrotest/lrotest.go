@@ -76,6 +76,10 @@ type job struct {
 	cancelled   bool
 	created     time.Time
 	updated     time.Time
+	// until, when set, makes the job finish at that time instead of after
+	// a number of polls (the conformance fixtures); seconds is its length.
+	until   time.Time
+	seconds float64
 }
 
 // ProtoDir is the import path of the backend's .proto files.
@@ -89,7 +93,7 @@ func Start(opts Options) (s *Server, stop func(), err error) {
 	if opts.FailCode == 0 {
 		opts.FailCode = codes.FailedPrecondition
 	}
-	src := reflection.NewProtoSource([]string{ProtoDir()}, []string{"google/longrunning/operations.proto", "lrotest/v1/jobs.proto", "lrotest/v1/instances.proto"})
+	src := reflection.NewProtoSource([]string{ProtoDir()}, []string{"google/longrunning/operations.proto", "lrotest/v1/jobs.proto", "lrotest/v1/instances.proto", "lrotest/v1/fixture.proto"})
 	res, err := src.Discover(context.Background())
 	if err != nil {
 		return nil, nil, fmt.Errorf("lrotest: compiling the protos: %w", err)
@@ -245,6 +249,21 @@ func (s *Server) serve(ctx context.Context, method string, in proto.Message) (st
 		}
 		j.advance()
 		return j.computeJSON(name), nil
+	case "lrotest.v1.Fixture/Greet":
+		return fmt.Sprintf(`{"message":%q}`, "Hello, "+field(in, "name").String()+"!"), nil
+	case "lrotest.v1.Fixture/SlowCompute", "lrotest.v1.Fixture/FailingJob":
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		name := "operations/job-" + strconv.Itoa(len(s.order)+1)
+		now := time.Now().UTC()
+		j := &job{created: now, updated: now, seconds: 1, fail: method == "lrotest.v1.Fixture/FailingJob"}
+		if !j.fail {
+			j.label, j.seconds = field(in, "label").String(), field(in, "seconds").Float()
+		}
+		j.until = now.Add(time.Duration(j.seconds * float64(time.Second)))
+		s.jobs[name] = j
+		s.order = append(s.order, name)
+		return j.json(name, s.opts.FailCode), nil
 	case "google.longrunning.Operations/GetOperation":
 		name := field(in, "name").String()
 		s.mu.Lock()
@@ -335,10 +354,15 @@ func (s *Server) serve(ctx context.Context, method string, in proto.Message) (st
 	return "", status.Errorf(codes.Unimplemented, "%s is not implemented", method)
 }
 
-func (j *job) done() bool { return j.cancelled || !j.never && j.step >= j.steps }
+func (j *job) done() bool {
+	if !j.until.IsZero() {
+		return j.cancelled || !time.Now().Before(j.until)
+	}
+	return j.cancelled || !j.never && j.step >= j.steps
+}
 
 func (j *job) advance() {
-	if !j.done() {
+	if !j.done() && j.until.IsZero() {
 		j.step++
 		j.updated = j.updated.Add(time.Second)
 	}
@@ -355,6 +379,8 @@ func (j *job) json(name string, failCode codes.Code) string {
 	case !j.done():
 	case j.fail:
 		js += fmt.Sprintf(`,"done":true,"error":{"code":%d,"message":"job %s failed at step %d"}`, failCode, j.label, j.step)
+	case !j.until.IsZero():
+		js += fmt.Sprintf(`,"done":true,"response":{"@type":"type.googleapis.com/lrotest.v1.SlowComputeResponse","label":%q,"seconds":%g}`, j.label, j.seconds)
 	default:
 		js += fmt.Sprintf(`,"done":true,"response":{"@type":"type.googleapis.com/lrotest.v1.RunResponse","label":%q,"stepsDone":%d}`, j.label, j.step)
 	}

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"net/http"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
 // codeForbidden is the JSON-RPC error code of a call refused for lack of
@@ -39,6 +42,13 @@ func (g *Gateway) authorize(ctx context.Context, t *tool, req *mcp.CallToolReque
 	if !errors.As(err, &ref) {
 		return err
 	}
+	// Refused before reaching the backend: the code a gRPC server would
+	// have answered, for the call's metrics, span and log.
+	c := codes.PermissionDenied
+	if ref.Status == http.StatusUnauthorized {
+		c = codes.Unauthenticated
+	}
+	recordOutcome(ctx, telemetry.Outcome{Code: c})
 	return refusal(ref)
 }
 

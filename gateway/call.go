@@ -12,6 +12,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
 // call is the one path of every tools/call of a catalog tool, typed or
@@ -62,7 +63,7 @@ func (g *Gateway) invoke(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 
 	in, err := t.decodeRequest(args)
 	if err != nil {
-		return g.inputError(t, err)
+		return g.inputError(ctx, t, err)
 	}
 	if t.lro != nil {
 		return g.callLongRunning(ctx, req, t, in)
@@ -81,7 +82,7 @@ func (g *Gateway) invoke(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 		t.obs.metrics.Retried(tries.retries())
 	}
 	if err != nil {
-		return t.errorResult(g.clientStatus(t, status.Convert(err))), nil
+		return t.errorResult(ctx, g.clientStatus(t, status.Convert(err))), nil
 	}
 
 	return t.responseResult(out.bytes())
@@ -144,23 +145,24 @@ func (t *tool) appendResponse(b, wire []byte) ([]byte, error) {
 // for clients that read only content, as its text block.
 func jsonResult(js []byte) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{{Type: "text", Text: string(js)}},
+		Content:           []mcp.Content{{Type: mcp.ContentText, Text: string(js)}},
 		StructuredContent: js,
 	}
 }
 
-// inputErrorPrefix starts every invalid-arguments message; observe.go
-// tells rejections from backend errors by it.
+// inputErrorPrefix starts every invalid-arguments message, so a model
+// reads at once that the fault was in its arguments.
 const inputErrorPrefix = "invalid arguments for "
 
 // inputError answers arguments the request message cannot hold. By
 // default that is a tool execution error (SEP-1303), so the model reads
 // what was wrong and corrects itself; --input-errors=protocol makes it
 // -32602 for clients that prefer that.
-func (g *Gateway) inputError(t *tool, cause error) (*mcp.CallToolResult, error) {
+func (g *Gateway) inputError(ctx context.Context, t *tool, cause error) (*mcp.CallToolResult, error) {
+	recordOutcome(ctx, telemetry.Outcome{Rejected: true})
 	msg := inputErrorPrefix + t.def.Name + ": " + cause.Error()
 	if g.opts.InputErrors == InputErrorsProtocol {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: msg}
 	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: msg}}}, nil
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: msg}}}, nil
 }

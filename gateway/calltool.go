@@ -78,7 +78,7 @@ func (c *catalog) unknownTool(name string) *mcp.CallToolResult {
 		b.WriteString(c.search.tools[h.Doc].def.Name)
 	}
 	b.WriteString(". Find tools with " + SearchToolsName + ".")
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: b.String()}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: b.String()}}}
 }
 
 func quote(s string) string {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
 // Defaults of ConnOptions.
@@ -175,15 +177,16 @@ func (c *Conn) Replicas() (total, serving int) { return c.ch.replicas.counts() }
 // errorResult is the tool error of a failed call: statusResult, except
 // for a message grpc-go refused for one of the connection's size limits,
 // which says which limit and that repeating the call cannot help.
-func (t *tool) errorResult(st *status.Status) *mcp.CallToolResult {
+func (t *tool) errorResult(ctx context.Context, st *status.Status) *mcp.CallToolResult {
 	if st.Code() == codes.ResourceExhausted && t.limits != nil {
 		if what := t.limits.exceeded(st.Message()); what != "" {
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: fmt.Sprintf(
+			recordOutcome(ctx, telemetry.Outcome{Code: codes.ResourceExhausted})
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: fmt.Sprintf(
 				"%s: %s backend %s (grpc-go: %s). Repeating the same call will not help; ask for less, e.g. a smaller page or fewer fields.",
 				CodeName(codes.ResourceExhausted), what, t.backend, st.Message())}}}
 		}
 	}
-	return statusResult(st, t.types)
+	return statusResult(ctx, st, t.types)
 }
 
 // exceeded says which limit a RESOURCE_EXHAUSTED message from grpc-go is

@@ -3,8 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
-	"net/http"
-	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -24,8 +23,9 @@ type toolObs struct {
 
 // callObs is one tools/call being observed. It lives on CallTool's stack.
 type callObs struct {
-	start time.Time
-	span  trace.Span
+	start   time.Time
+	span    trace.Span
+	outcome *outcomeSlot
 }
 
 // instrument resolves the metrics and span settings of every tool of c,
@@ -56,7 +56,8 @@ func (g *Gateway) startCall(ctx context.Context, t *tool, req *mcp.CallToolReque
 	if !g.observing {
 		return ctx, callObs{}
 	}
-	ob := callObs{start: time.Now()}
+	ob := callObs{start: time.Now(), outcome: new(outcomeSlot)}
+	ctx = context.WithValue(ctx, outcomeKey{}, ob.outcome)
 	if t.obs.tracer != nil {
 		ctx, ob.span = t.obs.tracer.StartCall(ctx, &telemetry.CallInfo{
 			RequestID:       req.RequestID,
@@ -77,7 +78,7 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 	if !g.observing {
 		return
 	}
-	o := callOutcome(ctx, *res, *err)
+	o := callOutcome(ctx, ob.outcome, *res, *err)
 	d := time.Since(ob.start)
 	var sc trace.SpanContext
 	if ob.span != nil {
@@ -107,22 +108,40 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 	telemetry.LogCall(ctx, g.opts.Logger, &rec)
 }
 
-// callOutcome classifies what CallTool returned. A tool execution error's
-// text starts with the code name (statusResult) or with inputErrorPrefix
-// (inputError): those two are the only producers of isError results, and
-// observe_test.go pins both, so reading the code back here keeps the
-// unary and streaming paths free of bookkeeping.
-func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) telemetry.Outcome {
+// outcomeKey is the context key of a call's outcome slot.
+type outcomeKey struct{}
+
+// outcomeSlot holds how one call ended, as decided where it was decided.
+// A pointer store keeps a late writer (none is known) from racing the
+// read in endCall.
+type outcomeSlot struct {
+	p atomic.Pointer[telemetry.Outcome]
+}
+
+// recordOutcome is how the place that decides a call's outcome (a gRPC
+// status in statusResult, arguments refused in inputError) hands it to
+// the call's metrics, span and log, out of band: nothing reads it back out
+// of the result's text. With nothing observing the call, ctx has no slot
+// and this costs one context lookup on an error path.
+func recordOutcome(ctx context.Context, o telemetry.Outcome) {
+	if s, _ := ctx.Value(outcomeKey{}).(*outcomeSlot); s != nil {
+		s.p.Store(&o)
+	}
+}
+
+// callOutcome is how a call ended: what was recorded for it, else what
+// CallTool's error says, else OK for a result that is not an error. An
+// error result nobody recorded is UNKNOWN, which TestEveryErrorResultRecordsItsOutcome
+// guards against.
+func callOutcome(ctx context.Context, slot *outcomeSlot, res *mcp.CallToolResult, err error) telemetry.Outcome {
+	if slot != nil {
+		if o := slot.p.Load(); o != nil {
+			return *o
+		}
+	}
 	if err != nil {
 		var e *mcp.Error
-		var rf *mcp.Refusal
 		switch {
-		case errors.As(err, &rf):
-			// Refused by authorization before reaching the backend.
-			if rf.Status == http.StatusUnauthorized {
-				return telemetry.Outcome{Code: codes.Unauthenticated}
-			}
-			return telemetry.Outcome{Code: codes.PermissionDenied}
 		case errors.As(err, &e) && e.Code == mcp.CodeInvalidParams:
 			return telemetry.Outcome{Rejected: true}
 		case ctx.Err() != nil:
@@ -133,27 +152,5 @@ func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) teleme
 	if res == nil || !res.IsError {
 		return telemetry.Outcome{Code: codes.OK}
 	}
-	if len(res.Content) == 0 {
-		return telemetry.Outcome{Code: codes.Unknown}
-	}
-	text := res.Content[0].Text
-	if strings.HasPrefix(text, inputErrorPrefix) {
-		return telemetry.Outcome{Rejected: true}
-	}
-	name, _, ok := strings.Cut(text, ":")
-	if ok {
-		if c, found := codeByName[name]; found {
-			return telemetry.Outcome{Code: c}
-		}
-	}
 	return telemetry.Outcome{Code: codes.Unknown}
 }
-
-// codeByName inverts CodeName.
-var codeByName = func() map[string]codes.Code {
-	m := make(map[string]codes.Code, len(codeInfo))
-	for c := range codeInfo {
-		m[CodeName(codes.Code(c))] = codes.Code(c)
-	}
-	return m
-}()

@@ -12,41 +12,74 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
-// TestCallOutcome pins what observe.go reads back from CallTool's
-// answers: the code statusResult writes first, inputError's prefix, and
-// the errors CallTool returns.
-func TestCallOutcome(t *testing.T) {
+// observed is a context with an outcome slot, as startCall makes one.
+func observed() (context.Context, *outcomeSlot) {
+	s := new(outcomeSlot)
+	return context.WithValue(context.Background(), outcomeKey{}, s), s
+}
+
+// TestEveryErrorResultRecordsItsOutcome: each producer of an error
+// result records the outcome it decided, and callOutcome reports that
+// record, not anything read from the result's text.
+func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	for c := codes.OK + 1; c <= codes.Unauthenticated; c++ {
-		res := statusResult(status.New(c, "boom: with a colon"), nil)
-		if got := callOutcome(ctx, res, nil); got != (telemetry.Outcome{Code: c}) {
+		ctx, slot := observed()
+		res := statusResult(ctx, status.New(c, "boom: with a colon"), nil)
+		if got := callOutcome(ctx, slot, res, nil); got != (telemetry.Outcome{Code: c}) {
 			t.Errorf("statusResult(%s): outcome %+v", c, got)
 		}
 	}
+	ctx, slot := observed()
+	st := status.New(codes.ResourceExhausted, "grpc: received message larger than max (9 vs. 8)")
+	res := (&tool{limits: &connLimits{recv: 8, send: 8}, backend: "b"}).errorResult(ctx, st)
+	if got := callOutcome(ctx, slot, res, nil); got != (telemetry.Outcome{Code: codes.ResourceExhausted}) {
+		t.Errorf("errorResult (a size limit): outcome %+v", got)
+	}
+
 	tl := &tool{def: mcp.Tool{Name: "T"}}
-	res, _ := (&Gateway{}).inputError(tl, errors.New("id: want a string"))
-	if got := callOutcome(ctx, res, nil); !got.Rejected {
+	ctx, slot = observed()
+	res, _ = (&Gateway{}).inputError(ctx, tl, errors.New("id: want a string"))
+	if got := callOutcome(ctx, slot, res, nil); !got.Rejected {
 		t.Errorf("inputError: outcome %+v, want rejected", got)
 	}
-	_, err := (&Gateway{opts: Options{InputErrors: InputErrorsProtocol}}).inputError(tl, errors.New("x"))
-	if got := callOutcome(ctx, nil, err); !got.Rejected {
+	ctx, slot = observed()
+	_, err := (&Gateway{opts: Options{InputErrors: InputErrorsProtocol}}).inputError(ctx, tl, errors.New("x"))
+	if got := callOutcome(ctx, slot, nil, err); !got.Rejected {
 		t.Errorf("inputError (protocol mode): outcome %+v, want rejected", got)
 	}
-	if got := callOutcome(ctx, &mcp.CallToolResult{}, nil); got != (telemetry.Outcome{Code: codes.OK}) {
+
+	// The text is the model's; the outcome is what was recorded.
+	ctx, slot = observed()
+	res = statusResult(ctx, status.New(codes.Internal, "x"), nil)
+	res.Content[0].Text = "NOT_FOUND: a text that names another code"
+	if got := callOutcome(ctx, slot, res, nil); got.Code != codes.Internal {
+		t.Errorf("outcome %+v, want the recorded INTERNAL whatever the text says", got)
+	}
+}
+
+// TestCallOutcomeWithoutRecord: what callOutcome says of calls whose
+// outcome nobody recorded: success, the caller leaving, a fault of the
+// gateway, and (never expected) an error result from a path that forgot.
+func TestCallOutcomeWithoutRecord(t *testing.T) {
+	t.Parallel()
+	ctx, slot := observed()
+	if got := callOutcome(ctx, slot, &mcp.CallToolResult{}, nil); got != (telemetry.Outcome{Code: codes.OK}) {
 		t.Errorf("success: outcome %+v", got)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if got := callOutcome(cancelled, nil, context.Canceled); got != (telemetry.Outcome{Code: codes.Canceled}) {
+	if got := callOutcome(cancelled, slot, nil, context.Canceled); got != (telemetry.Outcome{Code: codes.Canceled}) {
 		t.Errorf("cancelled: outcome %+v", got)
 	}
 	fault := errors.New("encoding the response: bad")
-	if got := callOutcome(ctx, nil, fault); got.Code != codes.Internal || got.Err != fault {
+	if got := callOutcome(ctx, slot, nil, fault); got.Code != codes.Internal || got.Err != fault {
 		t.Errorf("gateway fault: outcome %+v", got)
 	}
-	odd := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: "something else"}}}
-	if got := callOutcome(ctx, odd, nil); got != (telemetry.Outcome{Code: codes.Unknown}) {
-		t.Errorf("unrecognised error result: outcome %+v", got)
+	odd := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: "NOT_FOUND: something"}}}
+	if got := callOutcome(ctx, slot, odd, nil); got != (telemetry.Outcome{Code: codes.Unknown}) {
+		t.Errorf("unrecorded error result: outcome %+v", got)
 	}
+	// Not observed at all: recording is a no-op, not a panic.
+	recordOutcome(context.Background(), telemetry.Outcome{Code: codes.Internal})
 }

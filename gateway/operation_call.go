@@ -48,7 +48,7 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 	var out rawFrame
 	defer out.release()
 	if err := t.conn.Invoke(ctx, t.method, in, &out, callCodec); err != nil {
-		return statusResult(status.Convert(err), t.types), nil
+		return statusResult(ctx, status.Convert(err), t.types), nil
 	}
 	lr := t.lro
 	var op *operation
@@ -78,7 +78,7 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 		// handle.
 		return taskResult(op, lr), nil
 	}
-	return lr.result(op, pollErr, t), nil
+	return lr.result(ctx, op, pollErr, t), nil
 }
 
 // await polls op until it is done, the wait or ctx's deadline passes
@@ -265,9 +265,9 @@ func (g *Gateway) cancelOperation(client context.Context, t *tool, name string) 
 
 // result is what a call answers for op: the response when it finished
 // well, the status as any gRPC error when it failed, else the handle.
-func (lr *longRunning) result(op *operation, pollErr *status.Status, t *tool) *mcp.CallToolResult {
+func (lr *longRunning) result(ctx context.Context, op *operation, pollErr *status.Status, t *tool) *mcp.CallToolResult {
 	if op.done {
-		return doneResult(op, lr, lr.ops, t.types)
+		return doneResult(ctx, op, lr, lr.ops, t.types)
 	}
 	return lr.handleResult(op, pollErr)
 }
@@ -276,9 +276,9 @@ func (lr *longRunning) result(op *operation, pollErr *status.Status, t *tool) *m
 // that waited and for a task: the response, or the error as any gRPC
 // error. lr, when known, renders its own response type with the encoder
 // compiled for it; anything else is rendered through ops.
-func doneResult(op *operation, lr *longRunning, ops *operationsClient, types *dynamicpb.Types) *mcp.CallToolResult {
+func doneResult(ctx context.Context, op *operation, lr *longRunning, ops *operationsClient, types *dynamicpb.Types) *mcp.CallToolResult {
 	if st := operationStatus(op); st != nil {
-		return statusResult(st, types)
+		return statusResult(ctx, st, types)
 	}
 	if !op.hasResponse {
 		// AIP-151: a method whose response is Empty may leave it unset.
@@ -295,7 +295,7 @@ func doneResult(op *operation, lr *longRunning, ops *operationsClient, types *dy
 		err = fmt.Errorf("unknown response type")
 	}
 	if err != nil {
-		return statusResult(status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but its response (%s) could not be decoded: %v", op.name, op.response.typeURL, err)), types)
+		return statusResult(ctx, status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but its response (%s) could not be decoded: %v", op.name, op.response.typeURL, err)), types)
 	}
 	return jsonResult(js)
 }
@@ -348,7 +348,7 @@ func (lr *longRunning) handleResult(op *operation, pollErr *status.Status) *mcp.
 		s += fmt.Sprintf(" %s waits for it instead.", lr.waitTool)
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{{Type: "text", Text: string(js)}, {Type: "text", Text: s}},
+		Content:           []mcp.Content{{Type: mcp.ContentText, Text: string(js)}, {Type: mcp.ContentText, Text: s}},
 		StructuredContent: js,
 	}
 }

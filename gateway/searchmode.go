@@ -305,7 +305,7 @@ func jsonKind(kind string) string {
 // metaInputError answers invalid arguments of a search-mode tool as the
 // typed tools' input errors read.
 func metaInputError(name string, cause error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: inputErrorPrefix + name + ": " + cause.Error()}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: inputErrorPrefix + name + ": " + cause.Error()}}}
 }
 
 // metaToolSet is what tools/list shows in search mode: search_tools and

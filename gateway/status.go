@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -64,8 +65,10 @@ func Retryable(c codes.Code) bool {
 // statusResult turns a non-OK gRPC status into a tool execution error: the
 // text starts with the code name and the backend's message, then lists the
 // decoded google.rpc error details and whether a retry may help, so the
-// model has what it needs to act.
-func statusResult(st *status.Status, types *dynamicpb.Types) *mcp.CallToolResult {
+// model has what it needs to act. It is where a call's code is decided,
+// so it records it for the call's observers (recordOutcome).
+func statusResult(ctx context.Context, st *status.Status, types *dynamicpb.Types) *mcp.CallToolResult {
+	recordOutcome(ctx, telemetry.Outcome{Code: st.Code()})
 	var b strings.Builder
 	b.WriteString(CodeName(st.Code()))
 	b.WriteString(": ")
@@ -94,7 +97,7 @@ func statusResult(st *status.Status, types *dynamicpb.Types) *mcp.CallToolResult
 		}
 		b.WriteString(".")
 	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: b.String()}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: b.String()}}}
 }
 
 // describeDetail renders one google.rpc error detail as one readable line.

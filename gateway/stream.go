@@ -115,13 +115,13 @@ func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *t
 	if t.kind == kindServerStream {
 		in, err := t.decodeRequest(args)
 		if err != nil {
-			return g.inputError(t, err)
+			return g.inputError(ctx, t, err)
 		}
 		reqs = []proto.Message{in}
 	} else {
 		var err error
 		if reqs, err = t.decodeRequests(args); err != nil {
-			return g.inputError(t, err)
+			return g.inputError(ctx, t, err)
 		}
 	}
 
@@ -233,7 +233,7 @@ func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolReque
 // stopped reading early, which tells a model which requests took effect.
 func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err error, sent, total int) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
-	res := t.errorResult(g.clientStatus(t, st))
+	res := t.errorResult(ctx, g.clientStatus(t, st))
 	if ctx.Err() != nil {
 		return res // the caller left; nobody reads the result
 	}
@@ -300,7 +300,7 @@ var errLimit = errors.New("gateway: stream limit reached")
 // its optional "error" property. c may be nil (no messages yet).
 func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collector, err error) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
-	res := t.errorResult(g.clientStatus(t, st))
+	res := t.errorResult(ctx, g.clientStatus(t, st))
 	if ctx.Err() != nil {
 		return res // the caller left; nobody reads the result
 	}
@@ -314,7 +314,7 @@ func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collector, 
 	text += fmt.Sprintf("\n%d message(s) arrived before the error; they are in structuredContent.%s and in the next content block.",
 		c.n, schema.StreamMessagesProperty)
 	js := c.finish(CodeName(st.Code()) + ": " + st.Message())
-	res.Content = []mcp.Content{{Type: "text", Text: text}, {Type: "text", Text: string(js)}}
+	res.Content = []mcp.Content{{Type: mcp.ContentText, Text: text}, {Type: mcp.ContentText, Text: string(js)}}
 	res.StructuredContent = js
 	return res
 }
@@ -346,7 +346,7 @@ func deadlineNote(st *status.Status, sctx context.Context, timeout time.Duration
 	if d, ok := sctx.Deadline(); !ok || time.Now().Before(d) {
 		return ""
 	}
-	return fmt.Sprintf("The gateway's stream timeout (%s, --stream-timeout) ended the stream.", timeout)
+	return fmt.Sprintf("The gateway's stream timeout of %s ended the stream.", timeout)
 }
 
 // collector accumulates the JSON of a stream's messages directly in the

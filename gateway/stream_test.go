@@ -738,7 +738,7 @@ func TestStreamTimeout(t *testing.T) {
 		t.Errorf("returned after %s, want about the stream timeout", el)
 	}
 	msg := res.Content[0].(*sdk.TextContent).Text
-	if !res.IsError || !strings.HasPrefix(msg, "DEADLINE_EXCEEDED: ") || !strings.Contains(msg, "stream timeout (700ms, --stream-timeout)") {
+	if !res.IsError || !strings.HasPrefix(msg, "DEADLINE_EXCEEDED: ") || !strings.Contains(msg, "stream timeout of 700ms ended the stream") {
 		t.Errorf("isError=%v %q", res.IsError, msg)
 	}
 	r := checkStreamResult(t, sg, "ZooService_WatchFeedings", res)

@@ -83,7 +83,8 @@ func taskOf(op *operation, lr *longRunning, ops *operationsClient, withResult bo
 		t.Status = mcp.TaskCompleted
 	}
 	if op.done && withResult {
-		t.Result = doneResult(op, lr, ops, ops.types)
+		// A task's result is read by tasks/result, not observed as a call.
+		t.Result = doneResult(context.Background(), op, lr, ops, ops.types)
 	}
 	return t
 }

@@ -159,7 +159,7 @@ type SessionInfo struct {
 // so the server leaves resource links out of their results. A handler that
 // sends one says the same in a text block for those clients.
 type Content struct {
-	Type string
+	Type ContentType
 	Text string
 
 	URI         string
@@ -169,8 +169,16 @@ type Content struct {
 	Size        int64 // bytes; 0 omits it
 }
 
-// ContentResourceLink is the Type of a resource link content block.
-const ContentResourceLink = "resource_link"
+// ContentType is the kind of a content block, as its "type" member
+// spells it.
+type ContentType string
+
+const (
+	// ContentText is a text block; an empty Type is written as text too.
+	ContentText ContentType = "text"
+	// ContentResourceLink is a resource link block.
+	ContentResourceLink ContentType = "resource_link"
+)
 
 // CallToolResult is a tool's answer. IsError marks a tool execution error
 // the model can act on; protocol errors are returned as *Error instead.

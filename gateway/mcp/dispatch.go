@@ -222,19 +222,19 @@ func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *
 	case "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list":
 	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
 		if s.taskHandler() == nil {
-			return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q not found", m.method)))
+			return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
 		}
 	case "server/discover", "subscriptions/listen":
-		return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q requires protocol version %s", m.method, Version20260728)))
+		return fail(errorf(CodeMethodNotFound, "method %q requires protocol version %s", m.method, Version20260728))
 	default:
-		return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q not found", m.method)))
+		return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
 	}
 	version := ""
 	if sess != nil {
 		version = sess.negotiated()
 	}
 	if version == "" {
-		return fail(errorf(CodeInvalidRequest, fmt.Sprintf("method %q before initialize", m.method)))
+		return fail(errorf(CodeInvalidRequest, "method %q before initialize", m.method))
 	}
 	switch m.method {
 	case "tools/list":
@@ -243,7 +243,7 @@ func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *
 		return s.resourceMethod(ctx, sess, sc, m, &p, version, b)
 	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
 		if !hasTasks(version) {
-			return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q requires protocol version %s or later", m.method, Version20251125)))
+			return fail(errorf(CodeMethodNotFound, "method %q requires protocol version %s or later", m.method, Version20251125))
 		}
 		return s.tasksMethod(ctx, sc, sess, m, &p, version, b)
 	}
@@ -263,7 +263,7 @@ func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m
 		if sc.headerVersion == "" {
 			return fail(errorf(CodeHeaderMismatch, "MCP-Protocol-Version header is required for requests carrying _meta io.modelcontextprotocol/protocolVersion"))
 		}
-		return fail(errorf(CodeHeaderMismatch, fmt.Sprintf("MCP-Protocol-Version header %q does not match _meta io.modelcontextprotocol/protocolVersion %q", sc.headerVersion, version)))
+		return fail(errorf(CodeHeaderMismatch, "MCP-Protocol-Version header %q does not match _meta io.modelcontextprotocol/protocolVersion %q", sc.headerVersion, version))
 	}
 	if !isSupported(version) {
 		return fail(unsupportedVersion(version))
@@ -285,7 +285,7 @@ func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m
 			case hn == "":
 				return fail(errorf(CodeHeaderMismatch, "missing required Mcp-Name header for tools/call"))
 			case hn != name:
-				return fail(errorf(CodeHeaderMismatch, fmt.Sprintf("Mcp-Name header %q does not match params.name %q", hn, name)))
+				return fail(errorf(CodeHeaderMismatch, "Mcp-Name header %q does not match params.name %q", hn, name))
 			}
 		}
 		return s.toolsCall(ctx, sess, sc, m, c, p, version, b)
@@ -293,7 +293,7 @@ func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m
 		return s.listen(ctx, sc, m, p, b)
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		if s.taskHandler() == nil {
-			return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q not found", m.method)))
+			return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
 		}
 		if !hasTasksExtension(p.meta.ClientCapabilities) {
 			return fail(missingTasksExtension())
@@ -302,9 +302,9 @@ func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m
 	case "resources/list", "resources/read", "resources/templates/list":
 		return s.resourceMethod(ctx, nil, sc, m, p, version, b)
 	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
-		return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q is not part of protocol version %s", m.method, version)))
+		return fail(errorf(CodeMethodNotFound, "method %q is not part of protocol version %s", m.method, version))
 	}
-	return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q not found", m.method)))
+	return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
 }
 
 // unsupportedVersion is the -32022 error; its data lets the client pick a
@@ -403,7 +403,7 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 	case !ok:
 		return fail(errorf(CodeInvalidParams, "tools/call: params.name must be a string"))
 	case !known:
-		return fail(errorf(CodeInvalidParams, fmt.Sprintf("tools/call: unknown tool %q", name)))
+		return fail(errorf(CodeInvalidParams, "tools/call: unknown tool %q", name))
 	}
 	// The request lives in the call record, which exists anyway: one
 	// allocation less per call.
@@ -523,10 +523,10 @@ func appendContent(b []byte, c Content) []byte {
 	}
 	t := c.Type
 	if t == "" {
-		t = "text"
+		t = ContentText
 	}
 	b = append(b, `{"type":`...)
-	b = appendString(b, t)
+	b = appendString(b, string(t))
 	b = append(b, `,"text":`...)
 	b = appendString(b, c.Text)
 	return append(b, '}')
@@ -615,7 +615,7 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 		}
 	})
 	if bad != "" {
-		return fail(errorf(CodeInvalidParams, bad))
+		return fail(errorf(CodeInvalidParams, "%s", bad))
 	}
 	// Only what the server advertises is acknowledged, and delivered.
 	if _, ok := s.h.(ResourceHandler); !ok {
@@ -724,7 +724,7 @@ func (s *Server) handleBatch(ctx context.Context, sess *session, sc *scope, data
 	if len(elems) > s.maxBatch {
 		// Refused whole, before anything runs: a batch of a million tiny
 		// requests would otherwise cost a million answers.
-		e := errorf(CodeInvalidRequest, fmt.Sprintf("batch exceeds the limit of %d messages", s.maxBatch))
+		e := errorf(CodeInvalidRequest, "batch exceeds the limit of %d messages", s.maxBatch)
 		return reply{appendError(b, nil, e), e.Code}
 	}
 	mark := len(b)
@@ -751,7 +751,7 @@ func (s *Server) handleBatch(ctx context.Context, sess *session, sc *scope, data
 		if len(b)-mark > s.maxBatchResponse {
 			// The requests already answered have run; what the client
 			// gets is one error, not a response it said it cannot take.
-			e := errorf(CodeInternalError, fmt.Sprintf("batch response exceeds the limit of %d bytes; send fewer requests per batch", s.maxBatchResponse))
+			e := errorf(CodeInternalError, "batch response exceeds the limit of %d bytes; send fewer requests per batch", s.maxBatchResponse)
 			return reply{appendError(b[:mark], nil, e), e.Code}
 		}
 	}

@@ -7,7 +7,6 @@ package mcp
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -96,7 +95,7 @@ func (s *Server) writeBodyError(w http.ResponseWriter, r *http.Request, err erro
 	var ne net.Error
 	switch {
 	case errors.As(err, &mbe):
-		writeJSONError(w, http.StatusRequestEntityTooLarge, nil, errorf(CodeInvalidRequest, fmt.Sprintf("request body exceeds the limit of %d bytes", mbe.Limit)))
+		writeJSONError(w, http.StatusRequestEntityTooLarge, nil, errorf(CodeInvalidRequest, "request body exceeds the limit of %d bytes", mbe.Limit))
 		return
 	case errors.As(err, &ne) && ne.Timeout():
 		writeJSONError(w, http.StatusRequestTimeout, nil, errorf(CodeInvalidRequest, "request body not received in time"))

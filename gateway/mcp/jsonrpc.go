@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"sync"
@@ -287,8 +288,11 @@ func appendError(b []byte, id json.RawMessage, e *Error) []byte {
 	return append(b, "}}"...)
 }
 
-// errorf builds a protocol error.
-func errorf(code int64, msg string) *Error { return &Error{Code: code, Message: msg} }
+// errorf builds a protocol error whose message is format, formatted as
+// fmt.Sprintf does with args.
+func errorf(code int64, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
 
 const hexDigits = "0123456789abcdef"
 

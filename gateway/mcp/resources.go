@@ -232,7 +232,7 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
 	rh, ok := s.h.(ResourceHandler)
 	if !ok {
-		return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q not found", m.method)))
+		return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
 	}
 	var body []byte
 	switch m.method {
@@ -261,7 +261,7 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 			case hn == "":
 				return fail(errorf(CodeHeaderMismatch, "missing required Mcp-Name header for resources/read"))
 			case hn != uri:
-				return fail(errorf(CodeHeaderMismatch, fmt.Sprintf("Mcp-Name header %q does not match params.uri %q", hn, uri)))
+				return fail(errorf(CodeHeaderMismatch, "Mcp-Name header %q does not match params.uri %q", hn, uri))
 			}
 		}
 		req := &ReadResourceRequest{URI: uri, Header: sc.header, Session: SessionInfo{Transport: sc.transport, ProtocolVersion: version}}

@@ -302,7 +302,7 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 	if s.closing || (s.maxInFlight > 0 && len(s.calls) >= s.maxInFlight) {
 		e := errorf(CodeInternalError, "server is shutting down")
 		if !s.closing {
-			e = errorf(CodeInternalError, fmt.Sprintf("server busy: %d requests in flight, the limit; retry shortly", s.maxInFlight))
+			e = errorf(CodeInternalError, "server busy: %d requests in flight, the limit; retry shortly", s.maxInFlight)
 		}
 		s.mu.Unlock()
 		if sess != nil {

@@ -115,7 +115,7 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	if len(h.sessions) >= h.o.MaxSessions {
 		h.mu.Unlock()
-		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, fmt.Sprintf("too many sessions (limit %d)", h.o.MaxSessions)))
+		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "too many sessions (limit %d)", h.o.MaxSessions))
 		return
 	}
 	h.sessions[id] = ss

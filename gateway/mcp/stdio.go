@@ -37,7 +37,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			if tooLong {
 				// Answered and skipped; the session goes on. The id
 				// cannot be known without reading what was dropped.
-				_ = w.send(appendError(nil, nil, errorf(CodeInvalidRequest, fmt.Sprintf("message exceeds the limit of %d bytes", s.maxLine))))
+				_ = w.send(appendError(nil, nil, errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes", s.maxLine)))
 			} else if len(bytes.TrimSpace(line)) > 0 {
 				select {
 				case lines <- line:

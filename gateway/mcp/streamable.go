@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"crypto/rand"
-	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -255,7 +254,7 @@ func (h *streamable) postStateless(w http.ResponseWriter, r *http.Request, hv st
 			writeJSONError(w, http.StatusBadRequest, m.ID, errorf(CodeHeaderMismatch, "missing required Mcp-Method header"))
 			return
 		case mh != m.method:
-			writeJSONError(w, http.StatusBadRequest, m.ID, errorf(CodeHeaderMismatch, fmt.Sprintf("Mcp-Method header %q does not match method %q", mh, m.method)))
+			writeJSONError(w, http.StatusBadRequest, m.ID, errorf(CodeHeaderMismatch, "Mcp-Method header %q does not match method %q", mh, m.method))
 			return
 		}
 	}
@@ -318,7 +317,7 @@ func (h *streamable) postBatch(w http.ResponseWriter, r *http.Request, hv string
 func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 	if isStateless(hv) {
 		w.Header().Set("Allow", "POST")
-		writeJSONError(w, http.StatusMethodNotAllowed, nil, errorf(CodeInvalidRequest, "GET is not supported at protocol version "+hv))
+		writeJSONError(w, http.StatusMethodNotAllowed, nil, errorf(CodeInvalidRequest, "GET is not supported at protocol version %s", hv))
 		return
 	}
 	if !accepts(r.Header, "text/event-stream") {
@@ -380,7 +379,7 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 func (h *streamable) delete(w http.ResponseWriter, r *http.Request, hv string) {
 	if isStateless(hv) {
 		w.Header().Set("Allow", "POST")
-		writeJSONError(w, http.StatusMethodNotAllowed, nil, errorf(CodeInvalidRequest, "DELETE is not supported at protocol version "+hv))
+		writeJSONError(w, http.StatusMethodNotAllowed, nil, errorf(CodeInvalidRequest, "DELETE is not supported at protocol version %s", hv))
 		return
 	}
 	hs, status, e := h.acquire(headerValue(r.Header, headerSessionID), h.s.principalOf(r.Context()).ID)
@@ -414,7 +413,7 @@ func (h *streamable) create(owner string) (*httpSession, *Error) {
 		return nil, errorf(CodeInternalError, "server is shutting down")
 	}
 	if len(h.sessions) >= h.o.MaxSessions {
-		return nil, errorf(CodeInternalError, fmt.Sprintf("too many sessions (limit %d)", h.o.MaxSessions))
+		return nil, errorf(CodeInternalError, "too many sessions (limit %d)", h.o.MaxSessions)
 	}
 	h.sessions[hs.id] = hs
 	h.s.observeSession("streamable-http", 1)

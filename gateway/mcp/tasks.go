@@ -202,14 +202,14 @@ func (s *Server) appendCreateTaskResult(b []byte, t *Task, version string) []byt
 func taskID(sc *scope, p *params, method string) (string, *Error) {
 	id, ok := unquoteSimple(p.TaskID)
 	if !ok || id == "" {
-		return "", errorf(CodeInvalidParams, method+": params.taskId must be a non-empty string")
+		return "", errorf(CodeInvalidParams, "%s: params.taskId must be a non-empty string", method)
 	}
 	if sc.checkHeader && sc.header != nil {
 		switch hn := headerValue(sc.header, "Mcp-Name"); {
 		case hn == "":
-			return "", errorf(CodeHeaderMismatch, "missing required Mcp-Name header for "+method)
+			return "", errorf(CodeHeaderMismatch, "missing required Mcp-Name header for %s", method)
 		case hn != id:
-			return "", errorf(CodeHeaderMismatch, fmt.Sprintf("Mcp-Name header %q does not match params.taskId %q", hn, id))
+			return "", errorf(CodeHeaderMismatch, "Mcp-Name header %q does not match params.taskId %q", hn, id)
 		}
 	}
 	return id, nil
@@ -230,7 +230,7 @@ func (s *Server) taskError(sc *scope, method string, err error) *Error {
 		return e
 	}
 	s.log.Error("mcp: "+method+" failed", "err", err)
-	return errorf(CodeInternalError, method+": internal error")
+	return errorf(CodeInternalError, "%s: internal error", method)
 }
 
 // tasksMethod serves tasks/get, tasks/result, tasks/list, tasks/cancel
@@ -309,7 +309,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 			return fail(s.taskError(sc, m.method, err))
 		}
 		if t.Result == nil {
-			return fail(errorf(CodeInternalError, fmt.Sprintf("tasks/result: task %q ended without a result", id)))
+			return fail(errorf(CodeInternalError, "tasks/result: task %q ended without a result", id))
 		}
 		b = appendResultHead(b, m.ID)
 		res := s.appendCallResult(nil, t.Result, version)
@@ -329,7 +329,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 			return reply{append(b, "}}"...), 0}
 		}
 		if st := taskStatus(t, version); isTerminal(st) {
-			return fail(errorf(CodeInvalidParams, fmt.Sprintf("Cannot cancel task: already in terminal status '%s'", st)))
+			return fail(errorf(CodeInvalidParams, "Cannot cancel task: already in terminal status '%s'", st))
 		}
 		b = appendResultHead(b, m.ID)
 		c := *t
@@ -350,7 +350,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 		b = append(b, s.serverInfo...)
 		return reply{append(b, "}}"...), 0}
 	}
-	return fail(errorf(CodeMethodNotFound, fmt.Sprintf("method %q not found", m.method)))
+	return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
 }
 
 // taskMode decides whether the tools/call req may be answered with a task.
@@ -377,9 +377,9 @@ func (s *Server) taskMode(req *CallToolRequest, p *params, version string) *Erro
 	case asked && (len(p.Task) == 0 || p.Task[0] != '{'):
 		return errorf(CodeInvalidParams, "tools/call: params.task must be an object")
 	case asked && support == "":
-		return errorf(CodeMethodNotFound, fmt.Sprintf("tools/call: tool %q does not support task-augmented calls", req.Name))
+		return errorf(CodeMethodNotFound, "tools/call: tool %q does not support task-augmented calls", req.Name)
 	case !asked && support == TaskSupportRequired:
-		return errorf(CodeMethodNotFound, fmt.Sprintf("tools/call: tool %q must be called as a task", req.Name))
+		return errorf(CodeMethodNotFound, "tools/call: tool %q must be called as a task", req.Name)
 	case asked:
 		req.Task = TaskRequested
 	}

@@ -91,7 +91,7 @@ func (s *Server) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 		// allow-list) as the other HTTP transports.
 		CheckOrigin: func(*http.Request) bool { return true },
 		Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
-			writeJSONError(w, status, nil, errorf(CodeInvalidRequest, "websocket: "+reason.Error()))
+			writeJSONError(w, status, nil, errorf(CodeInvalidRequest, "websocket: %v", reason))
 		},
 	}
 	return OriginProtection(o.AllowedOrigins, o.AllowedHosts, h)
@@ -112,7 +112,7 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch protos := websocket.Subprotocols(r); {
 	case len(protos) > 0 && !slices.Contains(protos, wsSubprotocol):
-		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeInvalidRequest, fmt.Sprintf(`unsupported WebSocket subprotocol %q: this endpoint speaks "mcp"`, protos)))
+		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeInvalidRequest, `unsupported WebSocket subprotocol %q: this endpoint speaks "mcp"`, protos))
 		return
 	case len(protos) == 0 && h.o.RequireSubprotocol:
 		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeInvalidRequest, `missing WebSocket subprotocol: offer "mcp"`))
@@ -124,7 +124,7 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.conns.Add(1) > int64(h.o.MaxConnections) {
 		h.conns.Add(-1)
-		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, fmt.Sprintf("too many WebSocket connections (limit %d)", h.o.MaxConnections)))
+		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "too many WebSocket connections (limit %d)", h.o.MaxConnections))
 		return
 	}
 	defer h.conns.Add(-1)

@@ -1,0 +1,42 @@
+package gateway
+
+import (
+	"fmt"
+	"time"
+)
+
+// One rule for every numeric option of this package (Options,
+// ConnOptions, MethodSettings, Backend) and of gateway/mcp's option
+// structs, so a caller never has to look up what 0 or -1 means:
+//
+//   - The zero value means the default, which the option's doc names
+//     (usually a Default... constant). Leaving an option out and setting
+//     it to 0 are the same thing.
+//   - Off (any negative value) switches the option off or leaves it
+//     unbounded, where its doc says it may be: Refresh: Off stops the
+//     timer, MaxConcurrentCalls: Off sets no limit, Keepalive: Off sends
+//     no pings.
+//   - An option that may not be off (a call always has a deadline, a
+//     stream is always bounded) makes New fail on a negative value, with
+//     an error naming the option.
+//
+// cmd/gateway follows the same rule on the command line, in GATEWAY_*
+// variables and in the config file, spelling Off as a word ("off" for
+// durations, "unlimited" for counts and sizes); see README "Settings:
+// defaults and off".
+
+// Off switches off, or unbounds, an option that allows it; see the rule
+// above. It is untyped, so it serves durations and counts alike.
+const Off = -1
+
+// DefaultCallTimeout is the default of Options.CallTimeout.
+const DefaultCallTimeout = 30 * time.Second
+
+// mustNotBeOff is the error of an option that may not be off given a
+// negative value.
+func mustNotBeOff[T int | int64 | time.Duration](option string, v T, why string) error {
+	if v >= 0 {
+		return nil
+	}
+	return fmt.Errorf("gateway: %s is %v: it cannot be off (%s); 0 means the default", option, v, why)
+}

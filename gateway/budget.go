@@ -139,14 +139,14 @@ func (g *Gateway) fitResult(ctx context.Context, req *mcp.CallToolRequest, t *to
 		uri := ResultURIPrefix + id
 		ttl := g.results.TTL()
 		fmt.Fprintf(&note, " The whole result is the resource %s (%s): read it with resources/read within %s (only the session, or without one the principal, that made this call can).", uri, resultMIMEType, ttl)
-		res.Content = append(res.Content, mcp.Content{Type: "text", Text: note.String()}, mcp.Content{
+		res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Text: note.String()}, mcp.Content{
 			Type: mcp.ContentResourceLink, URI: uri, Name: "result of " + t.def.Name, MIMEType: resultMIMEType, Size: int64(len(js)),
 			Description: fmt.Sprintf("The whole result of this %s call, before the gateway cut it to its result budget; readable for %s.", t.def.Name, ttl),
 		})
 		return res
 	}
 	note.WriteString(" The whole result is larger than the gateway keeps, so it cannot be read in full: ask for less.")
-	res.Content = append(res.Content, mcp.Content{Type: "text", Text: note.String()})
+	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Text: note.String()})
 	return res
 }
 

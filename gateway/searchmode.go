@@ -268,7 +268,7 @@ func (sc *searchCatalog) answer(query string, limit int) *mcp.CallToolResult {
 		structured, text = append(structured, s...), append(text, t...)
 	}
 	structured, text = append(structured, end...), append(text, end...)
-	return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: string(text)}}, StructuredContent: structured}
+	return &mcp.CallToolResult{Content: []mcp.Content{{Type: mcp.ContentText, Text: string(text)}}, StructuredContent: structured}
 }
 
 // decodeMetaArgs decodes the arguments of search_tools or call_tool into

@@ -16,6 +16,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
 // intents is the search-mode relevance set: what a user would ask an agent
@@ -235,4 +236,51 @@ func searchAnswer(t *testing.T, cs *sdk.ClientSession, query string, limit int) 
 		names = append(names, tl.Name)
 	}
 	return names, len(answer.Tools) > 0 && answer.Tools[0].InputSchema != nil, len(wire)
+}
+
+// nonce is a word no tool has, different for every i, which makes a
+// query new to the answer cache without changing what it matches.
+func nonce(i int) string {
+	b := []byte("zz")
+	for ; i > 0; i /= 26 {
+		b = append(b, byte('a'+i%26))
+	}
+	return string(b)
+}
+
+// BenchmarkSearchTools is one search_tools call on the estate as the
+// gateway serves it (ranking 1,450 tools and encoding the answer), without
+// the transport; each query is new, so the answer cache never serves it.
+func BenchmarkSearchTools(b *testing.B) {
+	srv, err := estate.Serve(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Stop()
+	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	g, err := gateway.New(ctx, []gateway.Backend{{Name: "estate", Address: srv.Addr, Conn: conn}}, &gateway.Options{ToolMode: gateway.ToolModeSearch, Refresh: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = g.Shutdown(ctx)
+	}()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		args, _ := json.Marshal(map[string]any{"query": intents[i%len(intents)].query + " " + nonce(i)})
+		res, err := g.CallTool(context.Background(), &mcp.CallToolRequest{Name: gateway.SearchToolsName, Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatalf("%v %+v", err, res)
+		}
+		i++
+	}
 }

@@ -4,8 +4,9 @@
 // per tool; this package knows nothing of tools, gRPC or MCP.
 //
 // It is lexical and self-contained on purpose: no external service and no
-// model, so it runs wherever the gateway runs, costs microseconds per
-// query, and ranks the same way every time.
+// model, so it runs wherever the gateway runs, answers within a
+// millisecond on a catalog of 1,450 tools (BenchmarkSearchTools in
+// estate/), and ranks the same way every time.
 //
 // The pieces, each in its own file:
 //   - tokenize.go splits identifiers and prose into terms: at case changes

@@ -217,7 +217,11 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	if limit <= 0 || ix.n == 0 {
 		return nil
 	}
-	scores := make(map[int32]float64)
+	// Dense per-document arrays: a query touches a good share of the
+	// documents of a large catalog, and maps would cost more.
+	scores := make([]float64, ix.n)
+	best := make([]float64, ix.n)
+	var touched, matched []int32
 	groups := ix.groups(query)
 	verbs := make(map[string]bool)
 	for _, alts := range groups {
@@ -225,11 +229,11 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		// its synonyms in one tool name do not add up. An alternative is
 		// worth no more than the word itself: matching a rare synonym
 		// ("lookup") of a common word ("get") says no more than the word.
-		best := make(map[int32]float64)
 		own := math.Inf(1)
 		if ps := ix.postings[alts[0].term]; len(ps) > 0 {
 			own = ix.idf(len(ps))
 		}
+		touched = touched[:0]
 		for _, a := range alts {
 			if a.weight >= SynonymWeight {
 				verbs[a.term] = true
@@ -242,26 +246,32 @@ func (ix *Index) Search(query string, limit int) []Hit {
 			for _, p := range ps {
 				tf := float64(p.tf)
 				s := a.weight * idf * tf * (k1 + 1) / (tf + k1)
-				if s > best[p.doc] {
-					best[p.doc] = s
+				if best[p.doc] == 0 {
+					touched = append(touched, p.doc)
 				}
+				best[p.doc] = max(best[p.doc], s)
 			}
 		}
-		for d, s := range best {
-			scores[d] += s
-		}
-	}
-	for d := range scores {
-		if a := ix.actions[d]; a != "" && verbs[a] {
-			scores[d] *= ActionBoost
+		for _, d := range touched {
+			if scores[d] == 0 {
+				matched = append(matched, d)
+			}
+			scores[d] += best[d]
+			best[d] = 0
 		}
 	}
 	exact := -1
 	if i, ok := ix.keys[normKey(query)]; ok {
 		exact = i
 	}
-	hits := make([]Hit, 0, len(scores)+1)
-	for d, s := range scores {
+	hits := make([]Hit, 0, len(matched)+1)
+	top := 0.0
+	for _, d := range matched {
+		s := scores[d]
+		if a := ix.actions[d]; a != "" && verbs[a] {
+			s *= ActionBoost
+		}
+		top = max(top, s)
 		if int(d) != exact {
 			hits = append(hits, Hit{Doc: int(d), Score: s})
 		}
@@ -273,11 +283,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		return cmp.Compare(a.Doc, b.Doc)
 	})
 	if exact >= 0 {
-		top := scores[int32(exact)]
-		if len(hits) > 0 {
-			top = max(top, hits[0].Score) + 1
-		}
-		hits = slices.Insert(hits, 0, Hit{Doc: exact, Score: top})
+		hits = slices.Insert(hits, 0, Hit{Doc: exact, Score: top + 1})
 	}
 	return hits[:min(limit, len(hits))]
 }

@@ -4,8 +4,12 @@ import (
 	"slices"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/grpc-mcp-gateway/gateway/gateway/search"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestTokens(t *testing.T) {
 	for _, tc := range []struct {

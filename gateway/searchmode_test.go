@@ -478,6 +478,7 @@ func TestToolModeAutoSwitch(t *testing.T) {
 		many = append(many, method(fmt.Sprintf("Method%02d", i)))
 	}
 	large := apiFile("svc.v1", "S", many...)
+	larger := apiFile("svc.v1", "S", append(many, method("Extra"))...)
 	api := &fakeAPI{}
 	api.set(t, small)
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
@@ -505,6 +506,8 @@ func TestToolModeAutoSwitch(t *testing.T) {
 		want []string
 	}{
 		{"grow over the budget", large, []string{gateway.SearchToolsName, gateway.CallToolName}},
+		// The same two tools, but search_tools now counts 41 tools.
+		{"grow within search mode", larger, []string{gateway.SearchToolsName, gateway.CallToolName}},
 		{"shrink under it", small, []string{"S_A"}},
 	}
 	for i, s := range steps {

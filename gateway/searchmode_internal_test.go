@@ -1,0 +1,46 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+)
+
+// TestSearchAnswersCached: an answer is built once per catalog and query,
+// and the cache stays within its bound however many queries arrive.
+func TestSearchAnswersCached(t *testing.T) {
+	var tools []*tool
+	for i := range 50 {
+		name := fmt.Sprintf("Things_GetThing%02d", i)
+		tools = append(tools, &tool{
+			def:    mcp.Tool{Name: name, Description: "Returns a thing.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			search: searchFacts{method: fmt.Sprintf("GetThing%02d", i), service: "Things", pkg: "things.v1"},
+		})
+	}
+	sc, err := newSearchCatalog(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := json.RawMessage(`{"query":"get a thing"}`)
+	first := sc.searchTools(args)
+	if first.IsError {
+		t.Fatal(first.Content[0].Text)
+	}
+	if again := sc.searchTools(args); again != first {
+		t.Error("the same query was answered again instead of from the cache")
+	}
+	if other := sc.searchTools(json.RawMessage(`{"query":"get a thing","limit":2}`)); other == first {
+		t.Error("another limit was answered from the first query's cache entry")
+	}
+	cleared := false
+	for i := 0; !cleared; i++ {
+		before := sc.cachedSize
+		sc.searchTools(json.RawMessage(fmt.Sprintf(`{"query":"thing %d"}`, i)))
+		if sc.cachedSize > maxCachedAnswerBytes {
+			t.Fatalf("after %d queries the cache holds %d bytes, over %d", i, sc.cachedSize, maxCachedAnswerBytes)
+		}
+		cleared = sc.cachedSize < before
+	}
+}

@@ -68,6 +68,9 @@ type toolBudget struct {
 	// stopped at a limit); see schema.WithTruncated.
 	member string
 	merge  bool
+	// askLess ends the sentence of a cut with the ways this method offers
+	// to ask for less (paging.go), "" when it has none.
+	askLess string
 }
 
 // compileBudget makes t's output schema admit the list of cuts and, when
@@ -80,7 +83,7 @@ func compileBudget(t *tool, budget int) error {
 	if budget <= 0 {
 		return nil
 	}
-	t.budget = toolBudget{member: schema.TruncatedProperty, merge: true}
+	t.budget.member, t.budget.merge = schema.TruncatedProperty, true
 	if t.kind != kindServerStream && t.kind != kindBidiStream && t.def.OutputSchema != nil {
 		out, name, merge, err := schema.WithTruncated(t.def.OutputSchema)
 		if err != nil {
@@ -134,6 +137,7 @@ func (g *Gateway) fitResult(ctx context.Context, req *mcp.CallToolRequest, t *to
 		fmt.Fprintf(&note, "; and %d more cuts of the same kind", f.Unlisted)
 	}
 	fmt.Fprintf(&note, " (listed in %q).", f.Member)
+	note.WriteString(t.budget.askLess)
 	id, kept := g.results.Put(resultOwner(ctx, req.Session), js)
 	if kept {
 		uri := ResultURIPrefix + id

@@ -120,7 +120,11 @@ func (t *tool) responseResult(wire []byte) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the response of %s: %w", t.method, err)
 	}
-	return jsonResult(js), nil
+	res := jsonResult(js)
+	if t.paging != nil {
+		t.notePage(res, wire)
+	}
+	return res, nil
 }
 
 // appendResponse appends the JSON of one response message (wire form) to

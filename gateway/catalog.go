@@ -76,6 +76,8 @@ type tool struct {
 	obs toolObs
 	// budget shapes the tool's results cut to the result budget (budget.go).
 	budget toolBudget
+	// paging is set for an AIP-158 list method (paging.go).
+	paging *paging
 	// lro is set for a long-running method (operation.go), nil otherwise.
 	lro *longRunning
 	// search is what search mode indexes beyond the definition.
@@ -204,6 +206,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		if t.lro != nil {
 			t.lro.wait, t.lro.cancel = opts.operationWait, opts.operationCancel
 		}
+		t.budget.askLess = compileAskLess(t, m, opts.useProtoNames)
 		if err := compileBudget(t, opts.maxResultBytes); err != nil {
 			return nil, err
 		}

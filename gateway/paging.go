@@ -26,7 +26,7 @@ import (
 
 // paging is a list method's AIP-158 fields, nil for other tools.
 type paging struct {
-	sizeArg, tokenArg string          // the request's property names
+	sizeArg, tokenArg string           // the request's property names
 	next              protowire.Number // next_page_token in the response
 }
 

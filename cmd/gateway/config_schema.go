@@ -60,6 +60,7 @@ type fileConfig struct {
 	MaxInFlight        *int      `yaml:"max_in_flight"`
 	MaxBatch           *int      `yaml:"max_batch"`
 	MaxSessions        *int      `yaml:"max_sessions"`
+	MaxSessionsPerPrin *int      `yaml:"max_sessions_per_principal"`
 	SessionIdleTimeout *duration `yaml:"session_idle_timeout"`
 	WSMaxConnections   *int      `yaml:"ws_max_connections"`
 

@@ -26,6 +26,7 @@ type transportFlags struct {
 	maxInFlight        int
 	maxBatch           int
 	maxSessions        int
+	maxSessionsPerPrin int
 	sessionIdleTimeout time.Duration
 	wsMaxConnections   int
 
@@ -41,6 +42,7 @@ func (t *transportFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.maxInFlight, "max-in-flight", mcp.DefaultMaxInFlight, "requests in flight on the whole gateway, every session and stateless request together; more get a JSON-RPC error (negative: no limit)")
 	fs.IntVar(&t.maxBatch, "max-batch", mcp.DefaultMaxBatch, "messages in one JSON-RPC batch (2025-03-26); a larger batch gets one error and none of it runs")
 	fs.IntVar(&t.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "sessions held on /mcp and on /sse (each); initialize or GET beyond it gets 503")
+	fs.IntVar(&t.maxSessionsPerPrin, "max-sessions-per-principal", mcp.DefaultMaxSessionsPerPrincipal, "sessions one authenticated principal (token) may hold on /mcp and on /sse (each); more get 503 (negative: no limit)")
 	fs.DurationVar(&t.sessionIdleTimeout, "session-idle-timeout", mcp.DefaultSessionIdleTimeout, "a /mcp session with no request and no open stream for this long ends")
 	fs.IntVar(&t.wsMaxConnections, "ws-max-connections", mcp.DefaultMaxSessions, "open WebSocket connections on /ws; an upgrade beyond it gets 503")
 	fs.DurationVar(&t.readTimeout, "read-timeout", mcp.DefaultReadTimeout, "how long a client may take to send a request body after its headers (which get 10s); slower senders are cut")
@@ -61,6 +63,9 @@ func (t *transportFlags) check() error {
 		if v <= 0 {
 			return fmt.Errorf("%s: want a positive number, got %d", name, v)
 		}
+	}
+	if t.maxSessionsPerPrin == 0 {
+		return fmt.Errorf("--max-sessions-per-principal: want a positive number (or negative for no limit), got 0")
 	}
 	if t.maxInFlight == 0 {
 		return fmt.Errorf("--max-in-flight: want a positive number (or negative for no limit), got 0")
@@ -96,19 +101,21 @@ func (t *transportFlags) check() error {
 // options returns the transports' options; origins apply to all three.
 func (t *transportFlags) options(origins []string) (*mcp.StreamableHTTPOptions, *mcp.WebSocketOptions, *mcp.SSEOptions) {
 	return &mcp.StreamableHTTPOptions{
-			AllowedOrigins:     origins,
-			MaxRequestBytes:    t.maxRequestBytes,
-			SessionSecret:      t.secret,
-			SessionTTL:         t.sessionTTL,
-			MaxSessions:        t.maxSessions,
-			SessionIdleTimeout: t.sessionIdleTimeout,
+			AllowedOrigins:          origins,
+			MaxRequestBytes:         t.maxRequestBytes,
+			SessionSecret:           t.secret,
+			SessionTTL:              t.sessionTTL,
+			MaxSessions:             t.maxSessions,
+			MaxSessionsPerPrincipal: t.maxSessionsPerPrin,
+			SessionIdleTimeout:      t.sessionIdleTimeout,
 		}, &mcp.WebSocketOptions{
 			AllowedOrigins:  origins,
 			MaxMessageBytes: t.wsMaxMessageBytes,
 			MaxConnections:  t.wsMaxConnections,
 		}, &mcp.SSEOptions{
-			AllowedOrigins:  origins,
-			MaxRequestBytes: t.maxRequestBytes,
-			MaxSessions:     t.maxSessions,
+			AllowedOrigins:          origins,
+			MaxRequestBytes:         t.maxRequestBytes,
+			MaxSessions:             t.maxSessions,
+			MaxSessionsPerPrincipal: t.maxSessionsPerPrin,
 		}
 }

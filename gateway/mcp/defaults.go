@@ -18,6 +18,9 @@ const (
 	DefaultMaxInFlight = 1024
 	// DefaultMaxSessions bounds the sessions a transport holds in memory.
 	DefaultMaxSessions = 10000
+	// DefaultMaxSessionsPerPrincipal bounds the sessions one
+	// authenticated principal holds on a transport.
+	DefaultMaxSessionsPerPrincipal = 1000
 	// DefaultSessionIdleTimeout ends a Streamable HTTP session that has
 	// had no request and no open stream for this long.
 	DefaultSessionIdleTimeout = 10 * time.Minute

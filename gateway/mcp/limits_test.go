@@ -197,3 +197,69 @@ func TestWebSocketMaxConnections(t *testing.T) {
 		return err == nil
 	})
 }
+
+// TestSessionsPerPrincipal: one principal cannot hold more than
+// MaxSessionsPerPrincipal sessions (on Streamable HTTP and on legacy
+// SSE), others are not affected, anonymous sessions are bounded by
+// MaxSessions only, and ending a session frees its slot.
+func TestSessionsPerPrincipal(t *testing.T) {
+	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{PrincipalOf: testPrincipalOf})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", withTestPrincipal(s.StreamableHTTPHandler(&StreamableHTTPOptions{MaxSessionsPerPrincipal: 2})))
+	sse := withTestPrincipal(s.SSEHandler(&SSEOptions{MaxSessionsPerPrincipal: 1}))
+	mux.Handle("/sse", sse)
+	mux.Handle("/sse/message", sse)
+	base := newTestHTTPServer(t, s, mux)
+
+	c := &httpClient{t: t, url: base + "/mcp", c: http.DefaultClient}
+	open := func(who string) (int, string, string) {
+		resp := c.do("POST", initBody, map[string]string{"X-Principal": who})
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get(headerSessionID), string(body)
+	}
+	var alice []string
+	for range 2 {
+		code, sid, body := open("alice")
+		if code != 200 {
+			t.Fatalf("alice's session: %d %s", code, body)
+		}
+		alice = append(alice, sid)
+	}
+	if code, _, body := open("alice"); code != http.StatusServiceUnavailable || !strings.Contains(body, "too many sessions for this principal (limit 2)") {
+		t.Errorf("alice's third session: %d %s", code, body)
+	}
+	for _, who := range []string{"bob", "", "", ""} {
+		if code, _, body := open(who); code != 200 {
+			t.Errorf("a session of %q: %d %s", who, code, body)
+		}
+	}
+	c.sid = alice[0]
+	if got := c.status("DELETE", "", map[string]string{"X-Principal": "alice"}); got != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", got)
+	}
+	if code, _, body := open("alice"); code != 200 {
+		t.Errorf("alice after ending one: %d %s", code, body)
+	}
+
+	get := func(who string) *http.Response {
+		req, _ := http.NewRequest("GET", base+"/sse", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("X-Principal", who)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	if r := get("alice"); r.StatusCode != 200 {
+		t.Fatalf("alice's SSE stream: %d", r.StatusCode)
+	}
+	if r := get("alice"); r.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("alice's second SSE stream: %d, want 503", r.StatusCode)
+	}
+	if r := get("bob"); r.StatusCode != 200 {
+		t.Errorf("bob's SSE stream: %d", r.StatusCode)
+	}
+}

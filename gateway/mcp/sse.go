@@ -32,6 +32,10 @@ type SSEOptions struct {
 	// MaxSessions bounds the open streams; a GET beyond it gets 503.
 	// Default 10000.
 	MaxSessions int
+	// MaxSessionsPerPrincipal bounds the open streams of one
+	// authenticated principal; see StreamableHTTPOptions. Default
+	// DefaultMaxSessionsPerPrincipal; negative means none.
+	MaxSessionsPerPrincipal int
 	// KeepAlive is the interval of the comment lines that keep proxies
 	// from timing the stream out and reveal a vanished client (the write
 	// fails, the session ends, its calls are cancelled). Default 30s.
@@ -67,9 +71,12 @@ func (s *Server) SSEHandler(opts *SSEOptions) http.Handler {
 	}
 	orDefault(&o.MaxRequestBytes, DefaultMaxMessageBytes)
 	orDefault(&o.MaxSessions, DefaultMaxSessions)
+	if o.MaxSessionsPerPrincipal == 0 {
+		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
 	orDefault(&o.KeepAlive, DefaultKeepAlive)
 	orDefault(&o.WriteTimeout, DefaultWriteTimeout)
-	h := &sseHandler{s: s, o: o, sessions: make(map[string]*sseSession)}
+	h := &sseHandler{s: s, o: o, sessions: make(map[string]*sseSession), perOwner: make(map[string]int)}
 	return OriginProtection(o.AllowedOrigins, o.AllowedHosts, h)
 }
 
@@ -79,6 +86,7 @@ type sseHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*sseSession
+	perOwner map[string]int // open streams by owner, for MaxSessionsPerPrincipal
 }
 
 // sseSession is what a POST needs to reach a stream.
@@ -118,11 +126,24 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "too many sessions (limit %d)", h.o.MaxSessions))
 		return
 	}
+	if ss.owner != "" && h.o.MaxSessionsPerPrincipal > 0 && h.perOwner[ss.owner] >= h.o.MaxSessionsPerPrincipal {
+		h.mu.Unlock()
+		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "too many sessions for this principal (limit %d)", h.o.MaxSessionsPerPrincipal))
+		return
+	}
 	h.sessions[id] = ss
+	if ss.owner != "" {
+		h.perOwner[ss.owner]++
+	}
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
 		delete(h.sessions, id)
+		if ss.owner != "" {
+			if h.perOwner[ss.owner]--; h.perOwner[ss.owner] <= 0 {
+				delete(h.perOwner, ss.owner)
+			}
+		}
 		h.mu.Unlock()
 		close(ss.done)
 	}()

@@ -21,6 +21,14 @@ type StreamableHTTPOptions struct {
 	// MaxSessions bounds live sessions; initialize beyond it gets 503.
 	// Default 10000.
 	MaxSessions int
+	// MaxSessionsPerPrincipal bounds the live sessions of one
+	// authenticated principal (see ServerOptions.PrincipalOf), so that
+	// one credential cannot take every session of MaxSessions; initialize
+	// beyond it gets 503. Anonymous sessions (no authentication) are
+	// bounded by MaxSessions only. Default DefaultMaxSessionsPerPrincipal;
+	// negative means no per-principal limit. Scale-out token sessions
+	// hold nothing and are not counted.
+	MaxSessionsPerPrincipal int
 	// AllowedOrigins lists the browser origins (scheme://host[:port])
 	// allowed to call, and answered with CORS headers; see
 	// [OriginProtection].
@@ -77,9 +85,12 @@ func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) http.Handler
 	orDefault(&o.MaxRequestBytes, DefaultMaxMessageBytes)
 	orDefault(&o.SessionIdleTimeout, DefaultSessionIdleTimeout)
 	orDefault(&o.MaxSessions, DefaultMaxSessions)
+	if o.MaxSessionsPerPrincipal == 0 {
+		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
 	orDefault(&o.SessionTTL, 24*time.Hour)
 	orDefault(&o.WriteTimeout, DefaultWriteTimeout)
-	h := &streamable{s: s, o: o, sessions: make(map[string]*httpSession)}
+	h := &streamable{s: s, o: o, sessions: make(map[string]*httpSession), perOwner: make(map[string]int)}
 	if len(o.SessionSecret) > 0 {
 		k, err := newTokenKeys(o.SessionSecret, o.PreviousSessionSecrets, o.SessionTTL)
 		if err != nil {
@@ -104,6 +115,7 @@ type streamable struct {
 	// so that notifications/cancelled and DELETE can reach them; an idle
 	// token session costs no memory.
 	sessions map[string]*httpSession
+	perOwner map[string]int // live sessions by owner, for MaxSessionsPerPrincipal
 	closed   bool
 }
 
@@ -415,7 +427,13 @@ func (h *streamable) create(owner string) (*httpSession, *Error) {
 	if len(h.sessions) >= h.o.MaxSessions {
 		return nil, errorf(CodeInternalError, "too many sessions (limit %d)", h.o.MaxSessions)
 	}
+	if owner != "" && h.o.MaxSessionsPerPrincipal > 0 && h.perOwner[owner] >= h.o.MaxSessionsPerPrincipal {
+		return nil, errorf(CodeInternalError, "too many sessions for this principal (limit %d); end unused ones with DELETE", h.o.MaxSessionsPerPrincipal)
+	}
 	h.sessions[hs.id] = hs
+	if owner != "" {
+		h.perOwner[owner]++
+	}
 	h.s.observeSession("streamable-http", 1)
 	// One timer for the session's whole life, never reset per request:
 	// when it fires, expire looks at lastUsed and re-arms it if needed.
@@ -506,6 +524,11 @@ func (h *streamable) endLocked(hs *httpSession) {
 	if h.sessions[hs.id] == hs {
 		delete(h.sessions, hs.id)
 		h.s.observeSession("streamable-http", -1)
+		if hs.owner != "" {
+			if h.perOwner[hs.owner]--; h.perOwner[hs.owner] <= 0 {
+				delete(h.perOwner, hs.owner)
+			}
+		}
 	}
 	if hs.timer != nil {
 		hs.timer.Stop()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -368,10 +369,13 @@ func TestCallToolDeadline(t *testing.T) {
 	}
 }
 
-// TestCallToolMetrics: a call through call_tool is counted under the
-// target tool's name, and call_tool itself has no series.
+// TestCallToolMetrics: a call through call_tool is counted and logged
+// under the target tool's name, with the target's arguments, and
+// call_tool itself has no series.
 func TestCallToolMetrics(t *testing.T) {
-	_, g, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Metrics: telemetry.NewMetrics()})
+	var logs lockedBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	_, g, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Metrics: telemetry.NewMetrics(), Logger: logger, LogArguments: true})
 	cs := connect(t, url, "2025-11-25")
 	call(t, cs, gateway.CallToolName, viaCallTool("ZooService_GetAnimal", map[string]any{"id": "leo"}))
 	call(t, cs, gateway.CallToolName, viaCallTool("ZooService_GetAnimal", map[string]any{"id": "nobody"}))
@@ -398,6 +402,28 @@ func TestCallToolMetrics(t *testing.T) {
 	}
 	if strings.Contains(string(body), `tool="call_tool"`) || strings.Contains(string(body), `tool="search_tools"`) {
 		t.Error("search mode's own tools have metric series")
+	}
+	var calls, args int
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		switch rec["msg"] {
+		case "tools/call arguments":
+			args++
+			if rec["tool"] != "ZooService_GetAnimal" || strings.Contains(fmt.Sprint(rec["arguments"]), "call_tool") || !strings.HasPrefix(fmt.Sprint(rec["arguments"]), `{"id":`) {
+				t.Errorf("arguments line: %s", line)
+			}
+		case "tools/call":
+			calls++
+			if rec["tool"] != "ZooService_GetAnimal" {
+				t.Errorf("call line: %s", line)
+			}
+		}
+	}
+	if calls != 3 || args != 3 {
+		t.Errorf("%d call lines and %d argument lines, want 3 of each:\n%s", calls, args, logs.String())
 	}
 }
 

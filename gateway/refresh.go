@@ -216,6 +216,14 @@ func assemble(parts []*backendTools) (*catalog, error) {
 		c.byName[nt.def.Name] = &nt
 		defs[i] = nt.def
 	}
+	c.lroByResponse = make(map[string]*tool)
+	for _, t := range c.tools {
+		if t.lro != nil && t.lro.ops != nil && t.lro.ops.custom == nil {
+			if k := t.backend + "\x00" + string(t.lro.responseType); c.lroByResponse[k] == nil {
+				c.lroByResponse[k] = t
+			}
+		}
+	}
 	for _, p := range parts {
 		if p.ops != nil {
 			c.operations = append(c.operations, &operationsBackend{name: p.backend, ops: p.ops, md: p.md,

@@ -151,7 +151,20 @@ func (g *Gateway) GetTask(ctx context.Context, id string, req *mcp.TaskRequest) 
 	if err != nil {
 		return nil, err
 	}
-	return taskOf(op, nil, b.ops, true), nil
+	return g.fitTask(ctx, b, op, req), nil
+}
+
+// fitTask is the task of op with its result cut to the result budget as
+// the call of the tool that started it would have been.
+func (g *Gateway) fitTask(ctx context.Context, b *operationsBackend, op *operation, req *mcp.TaskRequest) *mcp.Task {
+	task := taskOf(op, nil, b.ops, true)
+	if task.Result == nil || task.Result.StructuredContent == nil {
+		return task
+	}
+	if t := g.catalog.Load().lroByResponse[b.name+"\x00"+string(op.response.typeName())]; t != nil {
+		task.Result = g.fitResult(ctx, &mcp.CallToolRequest{Name: t.def.Name, Header: req.Header, Session: req.Session}, t, task.Result)
+	}
+	return task
 }
 
 // AwaitTask serves tasks/result: it polls the operation as a waiting
@@ -171,7 +184,7 @@ func (g *Gateway) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest
 	case !op.done:
 		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: "tasks/result: the operation did not finish"}
 	}
-	return taskOf(op, nil, b.ops, true), nil
+	return g.fitTask(ctx, b, op, req), nil
 }
 
 // CancelTask serves tasks/cancel with CancelOperation, for an operation

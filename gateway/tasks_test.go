@@ -515,3 +515,34 @@ func TestTaskScopes(t *testing.T) {
 		t.Errorf("tasks/cancel with jobs:admin: %+v, backend cancelled %v", got, srv.Cancelled())
 	}
 }
+
+// A task's result is held to the result budget as the call's would be.
+func TestTaskResultBudget(t *testing.T) {
+	_, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{MaxResultBytes: gateway.MinMaxResultBytes})
+	c := newSessionClient(t, url)
+	label := strings.Repeat("x", 4*gateway.MinMaxResultBytes)
+	var created struct {
+		Task wireTask `json:"task"`
+	}
+	c.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": label, "steps": 1}, "task": map[string]any{}}, "", &created)
+	var res struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+		Content           []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+			URI  string `json:"uri"`
+		} `json:"content"`
+	}
+	c.result("tasks/result", map[string]any{"taskId": created.Task.TaskID}, "", &res)
+	got, _ := res.StructuredContent["label"].(string)
+	if len(got) >= len(label) || res.StructuredContent["stepsDone"] != float64(1) {
+		t.Errorf("the task's result was not cut to the budget: label of %d bytes", len(got))
+	}
+	link := false
+	for _, c := range res.Content {
+		link = link || c.Type == "resource_link" && c.URI != ""
+	}
+	if !link {
+		t.Errorf("the cut result should link to the whole one: %+v", res.Content)
+	}
+}

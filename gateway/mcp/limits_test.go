@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -261,5 +264,45 @@ func TestSessionsPerPrincipal(t *testing.T) {
 	}
 	if r := get("bob"); r.StatusCode != 200 {
 		t.Errorf("bob's SSE stream: %d", r.StatusCode)
+	}
+}
+
+// TestSlowReaderCut: a client that sends a call and never reads its large
+// answer is disconnected by the write deadline, instead of pinning the
+// handler and the response's memory forever. The test waits for the
+// server to close the connection (an observable event), not on a clock.
+func TestSlowReaderCut(t *testing.T) {
+	h := newFakeHandler(t, nil)
+	s := NewServer(testImpl, h, nil)
+	closed := make(chan struct{}, 1)
+	srv := httptest.NewUnstartedServer(s.StreamableHTTPHandler(&StreamableHTTPOptions{WriteTimeout: 200 * time.Millisecond}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			select {
+			case closed <- struct{}{}:
+			default:
+			}
+		}
+	}
+	srv.Start()
+	t.Cleanup(func() {
+		shutdown(t, s)
+		srv.Close()
+	})
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Echo answers with its arguments twice: an 8 MiB response that no
+	// socket buffer absorbs.
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"pad":"` + strings.Repeat("x", 4<<20-200) + `"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	select {
+	case <-closed:
+	case <-time.After(time.Minute): // a safety net only
+		t.Fatal("the server still holds the connection of a client that does not read")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -292,5 +293,55 @@ func TestResultBudgetOptions(t *testing.T) {
 	_, err := gateway.New(context.Background(), nil, &gateway.Options{MaxResultBytes: 10})
 	if err == nil || !strings.Contains(err.Error(), "at least 1024") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestResultOwnerStateless: a stateless (2026-07-28) result belongs to the
+// principal that made the call: the same token reads it from any request,
+// another token gets resource-not-found. With sessions, the same token in
+// another session is refused too.
+func TestResultOwnerStateless(t *testing.T) {
+	const budget = 1500
+	_, base, _ := startBearerGateway(t, "alpha\nbeta\n", &gateway.Options{MaxResultBytes: budget})
+	as := func(token, version string) *sdk.ClientSession {
+		tr := &http.Transport{}
+		t.Cleanup(tr.CloseIdleConnections)
+		hc := &http.Client{Transport: &headerTransport{h: http.Header{"Authorization": {"Bearer " + token}}, rt: tr}}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "owner", Version: "1"}, nil).Connect(ctx,
+			&sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1, HTTPClient: hc}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	for _, v := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(v, func(t *testing.T) {
+			alpha := as("alpha", v)
+			res := call(t, alpha, "ZooService_ListAnimals", map[string]any{"pageSize": 17})
+			var uri string
+			for _, blk := range res.Content {
+				if l, ok := blk.(*sdk.ResourceLink); ok {
+					uri = l.URI
+				}
+			}
+			if uri == "" {
+				t.Fatalf("no resource link: %+v", res.Content)
+			}
+			if _, err := readResource(alpha, uri); err != nil {
+				t.Errorf("the caller reads its result: %v", err)
+			}
+			if _, err := readResource(as("beta", v), uri); !notFound(err) {
+				t.Errorf("another principal read the result: %v", err)
+			}
+			_, err := readResource(as("alpha", v), uri)
+			if stateless := v == "2026-07-28"; stateless && err != nil {
+				t.Errorf("stateless: the same principal reads it from any request: %v", err)
+			} else if !stateless && !notFound(err) {
+				t.Errorf("another session of the same principal read the result: %v", err)
+			}
+		})
 	}
 }

@@ -378,14 +378,23 @@ func (g *Gateway) watchConn(ctx context.Context, b *backendState) {
 
 // discoveryError phrases a discovery failure as one line an operator can
 // act on.
-func discoveryError(name string, err error) error {
+func discoveryError(name, address string, err error) error {
 	switch {
 	case errors.Is(err, reflection.ErrReflectionNotSupported):
 		return fmt.Errorf("backend %s does not serve gRPC server reflection (grpc.reflection.v1 or v1alpha): enable it on the server (grpc-go: reflection.Register(server)) or give its descriptors with --descriptor-set or --proto: %w", name, err)
 	case status.Code(err) == codes.Unavailable || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("backend %s is unreachable: check the address, that the server is running, and --plaintext or the TLS flags: %w", name, err)
+		return fmt.Errorf("backend %s is unreachable%s: check the address, that the server is running, and --plaintext or the TLS flags: %w", name, at(address, name), err)
 	}
 	return fmt.Errorf("backend %s: discovery failed: %w", name, err)
+}
+
+// at names the target in a message about backend name, unless the name
+// already is the target (a lone unnamed backend).
+func at(address, name string) string {
+	if address == "" || address == name {
+		return ""
+	}
+	return " at " + address
 }
 
 // BackendStatus is one backend's part of /readyz.

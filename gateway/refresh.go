@@ -36,7 +36,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 	res, err := b.source.Discover(ctx)
 	g.opts.Metrics.DiscoveryRefreshed(b.b.Name, err)
 	if err != nil {
-		return false, b.fail(discoveryError(b.b.Name, err))
+		return false, b.fail(discoveryError(b.b.Name, b.b.Address, err))
 	}
 	fp := fingerprint(res)
 	prev, _, _ := b.snapshot()

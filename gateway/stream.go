@@ -131,6 +131,11 @@ func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *t
 	// send) from one the backend or the deadline ended.
 	sctx, cancel := context.WithCancelCause(tctx)
 	defer cancel(nil)
+	if t.retry && t.obs.metrics != nil {
+		var tries *attempts
+		sctx, tries = withAttempts(sctx)
+		defer func() { t.obs.metrics.Retried(tries.retries()) }()
+	}
 	stream, err := t.conn.NewStream(sctx, &streamDescs[t.kind], t.method, callCodec)
 	if err != nil {
 		return g.streamEnded(ctx, sctx, t, nil, err), nil

@@ -210,6 +210,8 @@ func TestStartupErrors(t *testing.T) {
 		{"log-level", []string{"--log-level", "loud"}, 2, `--log-level: want debug, info, warn or error`},
 		{"half mTLS", []string{"--backend", "example.com:443", "--backend-cert", "c.pem", "--stdio"}, 1, `--backend-cert and --backend-key must be given together`},
 		{"unreachable", []string{"--backend", "127.0.0.1:1", "--discovery-timeout", "3s", "--stdio", "--require-backends"}, 1, `backend 127.0.0.1:1 is unreachable`},
+		{"unreachable socket", []string{"--backend", "zoo=unix:///nonexistent/zoo.sock", "--discovery-timeout", "3s", "--stdio", "--require-backends"}, 1, `backend zoo is unreachable at unix:///nonexistent/zoo.sock: check the address`},
+		{"unknown scheme", []string{"--backend", "zoo=xds:///zoo"}, 2, `--backend: backend address "xds:///zoo": grpc-go has no resolver for the scheme "xds"`},
 		{"no reflection", []string{"--backend", noReflection, "--stdio", "--require-backends"}, 1, `does not serve gRPC server reflection`},
 		{"half TLS listener", []string{"--tls-cert", "c.pem"}, 2, `--tls-cert and --tls-key must be given together`},
 		{"TLS files", []string{"--tls-cert", "absent.pem", "--tls-key", "absent.key"}, 2, `--tls-cert/--tls-key: open absent.pem`},

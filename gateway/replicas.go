@@ -105,18 +105,23 @@ func (replicasBuilder) Build(cc balancer.ClientConn, opts balancer.BuildOptions)
 	return &replicasBalancer{cc: cc, opts: opts, set: &replicaSet{}}
 }
 
-// replicasBalancer runs the child policy. grpc-go calls a balancer, and
-// the state listeners of its subchannels, from one goroutine at a time,
-// so its fields need no lock.
+// replicasBalancer runs the child policy. grpc-go calls the balancer's
+// methods one at a time, but children report their state from other
+// goroutines too (endpointsharding leaves idle on one of its own), so mu
+// guards which child is which. No child method is called with mu held: a
+// child may report its state from inside one.
 type replicasBalancer struct {
 	cc   balancer.ClientConn
 	opts balancer.BuildOptions
+	// set is replaced by the connection's own on the first update, before
+	// any child exists.
+	set *replicaSet
+
+	mu sync.Mutex
 	// current picks; pending, when set, is a child being built for a new
 	// config, which takes over once it is READY (or current is not), so
 	// switching never leaves the channel without a ready replica.
 	current, pending *childPolicy
-	// set is replaced by the connection's own on the first update.
-	set *replicaSet
 }
 
 // childPolicy is one built child and the config it was built for.
@@ -139,7 +144,9 @@ func (b *replicasBalancer) UpdateClientConnState(s balancer.ClientConnState) err
 	if !ok {
 		return fmt.Errorf("%s: config of type %T: %w", replicasPolicy, s.BalancerConfig, balancer.ErrBadResolverState)
 	}
-	if set, ok := s.ResolverState.Attributes.Value(replicaSetKey{}).(*replicaSet); ok {
+	if set, ok := s.ResolverState.Attributes.Value(replicaSetKey{}).(*replicaSet); ok && set != b.set {
+		// Once, before the first child: children read b.set from their
+		// own goroutines afterwards.
 		b.set = set
 	}
 	n := len(s.ResolverState.Endpoints)
@@ -151,57 +158,81 @@ func (b *replicasBalancer) UpdateClientConnState(s balancer.ClientConnState) err
 	b.set.mu.Unlock()
 	b.set.changed()
 	s.BalancerConfig = nil
-	switch {
-	case b.current == nil:
-		b.current = b.build(*cfg)
-	case b.current.cfg != *cfg && (b.pending == nil || b.pending.cfg != *cfg):
-		if b.pending != nil {
-			b.pending.Close()
-		}
-		b.pending = b.build(*cfg)
+	// Only this method adds children, and grpc-go calls it one at a time;
+	// children are built without mu held.
+	b.mu.Lock()
+	current, pending := b.current, b.pending
+	b.mu.Unlock()
+	var built, dropped *childPolicy
+	if current == nil || current.cfg != *cfg && (pending == nil || pending.cfg != *cfg) {
+		built = b.build(*cfg)
 	}
-	err := b.current.UpdateClientConnState(s)
-	if b.pending != nil {
-		err = b.pending.UpdateClientConnState(s)
+	b.mu.Lock()
+	switch {
+	case built == nil:
+	case b.current == nil:
+		b.current = built
+	default:
+		dropped, b.pending = b.pending, built
+	}
+	current, pending = b.current, b.pending
+	b.mu.Unlock()
+	if dropped != nil {
+		dropped.Close()
+	}
+	err := current.UpdateClientConnState(s)
+	if pending != nil {
+		err = pending.UpdateClientConnState(s)
 	}
 	return err
 }
 
 // childState handles a child's new state: current's goes to grpc-go
 // unless a pending child is taking over; pending's is held until it is
-// READY (or current is not), when pending replaces current.
+// READY (or current is not), when pending replaces current. mu is held
+// while forwarding, so states reach grpc-go in the order decided here
+// (grpc-go's UpdateState calls back into no balancer).
 func (b *replicasBalancer) childState(c *childPolicy, s balancer.State) {
 	if s.Picker != nil {
 		s.Picker = unwrapPicker{s.Picker}
 	}
+	b.mu.Lock()
+	var old *childPolicy
 	switch c {
 	case b.current:
-		b.current.last = &s
+		c.last = &s
 		if b.pending != nil && b.pending.last != nil && s.ConnectivityState != connectivity.Ready {
-			b.promote()
-			return
+			old = b.promoteLocked()
+		} else {
+			b.cc.UpdateState(s)
 		}
-		b.cc.UpdateState(s)
 	case b.pending:
 		c.last = &s
 		if s.ConnectivityState == connectivity.Ready || b.current.last == nil || b.current.last.ConnectivityState != connectivity.Ready {
-			b.promote()
+			old = b.promoteLocked()
 		}
+	}
+	b.mu.Unlock()
+	if old != nil {
+		// Its replicas shut down gracefully: calls on them finish.
+		old.Close()
 	}
 }
 
-// promote makes pending current, closing the old child (its replicas shut
-// down gracefully: calls on them finish).
-func (b *replicasBalancer) promote() {
+// promoteLocked makes pending current and forwards its state; it returns
+// the old child, for the caller to close without mu.
+func (b *replicasBalancer) promoteLocked() *childPolicy {
 	old := b.current
 	b.current, b.pending = b.pending, nil
-	old.Close()
 	if b.current.last != nil {
 		b.cc.UpdateState(*b.current.last)
 	}
+	return old
 }
 
 func (b *replicasBalancer) children() []*childPolicy {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	out := make([]*childPolicy, 0, 2)
 	for _, c := range []*childPolicy{b.current, b.pending} {
 		if c != nil {

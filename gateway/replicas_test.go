@@ -229,8 +229,10 @@ func TestReplicaKilled(t *testing.T) {
 				if other.count(tc.method) != 1 {
 					t.Errorf("the surviving replica saw %d %s calls, want the retry (1)", other.count(tc.method), tc.method)
 				}
-				if retries != 1 {
-					t.Errorf("tool_call_retries_total = %v, want 1", retries)
+				// 1, or 2 when the next attempt still picked the dying
+				// replica before grpc-go saw its connection close.
+				if retries < 1 || retries > 2 {
+					t.Errorf("tool_call_retries_total = %v, want 1 or 2 (3 attempts at most)", retries)
 				}
 			} else {
 				if !res.IsError || !strings.HasPrefix(text(t, res), "UNAVAILABLE") {

@@ -92,7 +92,7 @@ func NewMetrics() *Metrics {
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "tool_call_retries_total",
-			Help:      "Attempts after the first that grpc-go made for calls to methods safe to repeat, after an UNAVAILABLE.",
+			Help:      "Attempts after the first that grpc-go made for calls to methods safe to repeat (retries after UNAVAILABLE, and transparent retries of a stream that never reached the backend).",
 		}, []string{"tool", "backend"}),
 		replicas: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace,

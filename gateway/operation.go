@@ -290,7 +290,7 @@ func withHandle(out json.RawMessage) (json.RawMessage, string, error) {
 // handleSchema describes the unfinished operation's handle.
 const handleSchema = `{"type":"object","description":"Present only when the operation had not finished when the call stopped waiting; the other members are then absent. Poll the operation by its name.","properties":{"name":{"type":"string","description":"The operation's name, to poll or cancel it."},"done":{"type":"boolean","const":false},"metadata":{"description":"The operation's latest progress metadata, when the backend reports any."}},"required":["name","done"],"additionalProperties":false}`
 
-// describeLongRunning is the sentence a long-running tool's description
+// describe is the sentence a long-running tool's description
 // ends with; it names the wait and the tool that polls.
 func (lr *longRunning) describe() string {
 	s := " This is a long-running operation, and the call may take long"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
@@ -165,7 +166,7 @@ func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.
 	}
 	c.done = done.Number()
 	qualified := protoreflect.FullName(svcName)
-	if !containsDot(svcName) {
+	if !strings.Contains(svcName, ".") {
 		// AIP-151: the service is in the method's package.
 		qualified = m.ParentFile().Package().Append(protoreflect.Name(svcName))
 	}
@@ -220,15 +221,6 @@ func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.
 		encoders: map[protoreflect.FullName]*anyEncoder{c.opType.FullName(): {enc: t.response}}}
 	t.lro = lr
 	return nil
-}
-
-func containsDot(s string) bool {
-	for i := range len(s) {
-		if s[i] == '.' {
-			return true
-		}
-	}
-	return false
 }
 
 // pollMethod describes how to fill m's request, or returns nil when a

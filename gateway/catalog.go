@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -192,10 +193,11 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 
 	names := localToolNames(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files}
-	sopts := &schema.Options{UseProtoNames: opts.useProtoNames, Resolver: types}
+	cc := newCompileCache(types, opts.useProtoNames)
+	sopts := cc.sopts
 	ops := newOperationsClient(res, conn, types)
 	for i, m := range methods {
-		t, err := compileTool(m, names[i], toolOpts[m.FullName()], conn, types, sopts)
+		t, err := compileTool(m, names[i], toolOpts[m.FullName()], conn, cc)
 		if err != nil {
 			return nil, err
 		}
@@ -249,22 +251,28 @@ func isReflectionService(name protoreflect.FullName) bool {
 }
 
 // compileTool compiles one method; to is its (mcpgateway.v1.tool) option,
-// nil when unset.
-func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, conn grpc.ClientConnInterface, types *dynamicpb.Types, sopts *schema.Options) (*tool, error) {
+// nil when unset. What depends only on the request or response message
+// comes from cc, shared with the backend's other tools.
+func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, conn grpc.ClientConnInterface, cc *compileCache) (*tool, error) {
 	in, out := m.Input(), m.Output()
-	inSchema, err := schema.Input(in, sopts)
-	if err != nil {
-		return nil, fmt.Errorf("input schema of %s: %w", m.FullName(), err)
+	var inSchema, outSchema json.RawMessage
+	var err error
+	if !m.IsStreamingClient() {
+		// Streams' schemas are compileStream's.
+		if inSchema, err = cc.input(in); err != nil {
+			return nil, fmt.Errorf("input schema of %s: %w", m.FullName(), err)
+		}
 	}
-	outSchema, err := schema.Output(out, sopts)
-	if err != nil {
-		return nil, fmt.Errorf("output schema of %s: %w", m.FullName(), err)
+	if !m.IsStreamingServer() {
+		if outSchema, err = cc.output(out); err != nil {
+			return nil, fmt.Errorf("output schema of %s: %w", m.FullName(), err)
+		}
 	}
-	validator, err := schema.NewValidator(in, sopts)
+	validator, err := cc.validator(in)
 	if err != nil {
 		return nil, fmt.Errorf("input validation rules of %s: %w", m.FullName(), err)
 	}
-	response, err := transcode.Compile(out, &transcode.Options{UseProtoNames: sopts.UseProtoNames, AllowPartial: true, Resolver: types})
+	response, err := cc.encoder(out)
 	if err != nil {
 		return nil, fmt.Errorf("response encoder of %s: %w", m.FullName(), err)
 	}
@@ -282,12 +290,12 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		conn:       conn,
 		input:      dynamicpb.NewMessageType(in),
 		wrapOutput: !schema.IsObject(out),
-		types:      types,
+		types:      cc.types,
 		validator:  validator,
 		response:   response,
 		search:     newSearchFacts(m),
 	}
-	if err := t.compileStream(m, sopts); err != nil {
+	if err := t.compileStream(m, cc.sopts); err != nil {
 		return nil, err
 	}
 	return t, nil

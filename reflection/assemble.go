@@ -66,6 +66,10 @@ type pool struct {
 	// symbols indexes every declaration in files, by full name without
 	// the leading dot.
 	symbols map[string]symbol
+	// services holds the full names of the services files declare, kept
+	// as files arrive (unlike symbols, rebuilt after every change), since
+	// discovery asks after each answer.
+	services map[string]bool
 
 	built  map[string]protoreflect.FileDescriptor
 	failed map[string]error
@@ -102,6 +106,12 @@ func (p *pool) add(fd *descriptorpb.FileDescriptorProto) bool {
 	}
 	p.files[fd.GetName()] = fd
 	p.symbols = nil
+	if p.services == nil {
+		p.services = make(map[string]bool)
+	}
+	for _, sd := range fd.GetService() {
+		p.services[join(fd.GetPackage(), sd.GetName())] = true
+	}
 	return true
 }
 
@@ -176,11 +186,10 @@ func join(parts ...string) string {
 	return b.String()
 }
 
-// declares reports whether a file already in the pool declares name.
-func (p *pool) declares(name string) bool {
-	p.index()
-	_, ok := p.symbols[name]
-	return ok
+// declaresService reports whether a file already in the pool declares the
+// service name.
+func (p *pool) declaresService(name string) bool {
+	return p.services[name]
 }
 
 // lookup finds a declared type, in the pool first and then in the bundle,

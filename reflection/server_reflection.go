@@ -104,7 +104,7 @@ func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
 			continue
 		}
 		services = append(services, name)
-		if p.declares(string(name)) {
+		if p.declaresService(string(name)) {
 			// A file already sent declares it: grpc-go's server would send
 			// that whole file again (for Compute Engine, 1 MB for each of
 			// its 129 services).

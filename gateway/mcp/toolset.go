@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -35,8 +36,15 @@ type ToolSetOptions struct {
 type ToolSet struct {
 	tools  []Tool
 	byName map[string]int
-	// pages[f][i] is the complete result object of page i for family f.
-	pages [numFamilies][][]byte
+	// pages[f][i] is the complete result object of page i for family f,
+	// encoded on the first tools/list of that family: most gateways see one
+	// or two revisions, and a large catalog's pages are megabytes each.
+	pages     [numFamilies][][]byte
+	pagesOnce [numFamilies]sync.Once
+	ann       [][]byte // each tool's annotations, encoded
+	pageSize  int
+	cursorOf  []string // cursorOf[p] is page p's cursor (p >= 1)
+	listBytes int
 	// cursors maps the opaque cursor of page i (i >= 1) to i. Cursors embed
 	// a hash of the set's content, so a cursor from another generation is
 	// rejected as invalid instead of silently skipping or repeating tools.
@@ -73,8 +81,10 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 	if o.TTL > 0 {
 		s.ttlMs = o.TTL.Milliseconds()
 	}
-	// Encode each tool once per wire shape.
-	enc := make([][4][]byte, len(tools)) // 0: 2024, 1: +annotations, 2: +title/outputSchema, 3: +execution
+	s.ann = make([][]byte, len(tools))
+	s.pageSize = o.PageSize
+	h := fnv.New64a()
+	var scratch []byte
 	for i, t := range tools {
 		if t.Name == "" {
 			return nil, fmt.Errorf("mcp: tool set: tool %d has no name", i)
@@ -100,62 +110,65 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 			}
 			t.OutputSchema = out
 		}
-		var ann []byte
 		if t.Annotations != nil {
-			if ann, err = json.Marshal(t.Annotations); err != nil {
+			if s.ann[i], err = json.Marshal(t.Annotations); err != nil {
 				return nil, fmt.Errorf("mcp: tool set: tool %q: annotations: %w", t.Name, err)
 			}
 		}
 		s.tools[i] = t
-		enc[i][0] = encodeTool(t, ann, family20241105)
-		enc[i][1] = encodeTool(t, ann, family20250326)
-		enc[i][2] = encodeTool(t, ann, family20250618)
-		enc[i][3] = encodeTool(t, ann, family20251125)
+		// The 2025-06-18 shape (titles, output schemas) measures the list
+		// and identifies the generation in cursors.
+		scratch = appendTool(scratch[:0], t, s.ann[i], family20250618)
+		h.Write(scratch)
+		h.Write([]byte{0})
+		s.listBytes += len(scratch)
 	}
 	n := len(tools)
 	npages := (n + o.PageSize - 1) / o.PageSize
 	if npages == 0 {
 		npages = 1
 	}
-	cursors := make([]string, npages)
-	h := fnv.New64a()
-	for i := range enc {
-		h.Write(enc[i][2])
-		h.Write([]byte{0})
-	}
+	s.cursorOf = make([]string, npages)
 	gen := h.Sum64()
 	for p := 1; p < npages; p++ {
 		var raw [12]byte
 		binary.BigEndian.PutUint64(raw[:8], gen)
 		binary.BigEndian.PutUint32(raw[8:], uint32(p*o.PageSize))
 		c := base64.RawURLEncoding.EncodeToString(raw[:])
-		cursors[p] = c
+		s.cursorOf[p] = c
 		s.cursors[c] = p
 	}
-	for f := family(0); f < numFamilies; f++ {
-		idx := 0
-		switch f {
-		case family20250326:
-			idx = 1
-		case family20250618, family20260728:
-			idx = 2
-		case family20251125:
-			idx = 3
+	// What a 2025-06-18 client receives beyond the tools: the page
+	// envelopes and cursors.
+	s.listBytes += npages*len(`{"tools":[]}`) + max(0, n-npages)
+	for p := 1; p < npages; p++ {
+		s.listBytes += len(`,"nextCursor":""`) + len(s.cursorOf[p])
+	}
+	return s, nil
+}
+
+// familyPages encodes the pages of family f once.
+func (s *ToolSet) familyPages(f family) [][]byte {
+	s.pagesOnce[f].Do(func() {
+		tf := f
+		if f == family20260728 {
+			tf = family20250618 // the same tools, in another envelope
 		}
-		s.pages[f] = make([][]byte, npages)
-		for p := 0; p < npages; p++ {
-			lo, hi := p*o.PageSize, min((p+1)*o.PageSize, n)
+		n, npages := len(s.tools), len(s.cursorOf)
+		pages := make([][]byte, npages)
+		for p := range npages {
+			lo, hi := p*s.pageSize, min((p+1)*s.pageSize, n)
 			b := []byte(`{"tools":[`)
 			for i := lo; i < hi; i++ {
 				if i > lo {
 					b = append(b, ',')
 				}
-				b = append(b, enc[i][idx]...)
+				b = appendTool(b, s.tools[i], s.ann[i], tf)
 			}
 			b = append(b, ']')
 			if p+1 < npages {
 				b = append(b, `,"nextCursor":`...)
-				b = appendString(b, cursors[p+1])
+				b = appendString(b, s.cursorOf[p+1])
 			}
 			if f == family20260728 {
 				b = append(b, `,"ttlMs":`...)
@@ -164,13 +177,16 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 				b = appendString(b, s.scope)
 				b = append(b, `,"resultType":"complete"`...)
 			}
-			s.pages[f][p] = append(b, '}')
+			pages[p] = append(b, '}')
 		}
-	}
-	return s, nil
+		s.pages[f] = pages
+	})
+	return s.pages[f]
 }
 
-// compactSchema checks that raw is a JSON object and compacts it.
+// compactSchema checks that raw is a JSON object and compacts it. A schema
+// that is compact already is returned as is, not copied: tools of one
+// backend share their schema bytes.
 func compactSchema(raw json.RawMessage, def string) (json.RawMessage, error) {
 	if len(raw) == 0 {
 		return json.RawMessage(def), nil
@@ -182,11 +198,15 @@ func compactSchema(raw json.RawMessage, def string) (json.RawMessage, error) {
 	if buf.Len() == 0 || buf.Bytes()[0] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
+	if bytes.Equal(buf.Bytes(), raw) {
+		return raw, nil
+	}
 	return buf.Bytes(), nil
 }
 
-func encodeTool(t Tool, ann []byte, f family) []byte {
-	b := []byte(`{"name":`)
+// appendTool appends t's JSON as family f shows it.
+func appendTool(b []byte, t Tool, ann []byte, f family) []byte {
+	b = append(b, `{"name":`...)
 	b = appendString(b, t.Name)
 	if f >= family20250618 && t.Title != "" {
 		b = append(b, `,"title":`...)
@@ -226,11 +246,7 @@ func (s *ToolSet) ListBytes() int {
 	if s == nil {
 		return len(emptyToolsPage)
 	}
-	n := 0
-	for _, p := range s.pages[family20250618] {
-		n += len(p)
-	}
-	return n
+	return s.listBytes
 }
 
 // Tools returns a copy of the tools in list order; the snapshot itself
@@ -290,7 +306,7 @@ func (s *ToolSet) page(f family, cursor string) ([]byte, bool) {
 			return nil, false
 		}
 	}
-	return s.pages[f][p], true
+	return s.familyPages(f)[p], true
 }
 
 var (

@@ -1,0 +1,70 @@
+package gateway
+
+import (
+	"encoding/json"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
+)
+
+// compileCache shares, between the tools of one backend's discovery, what
+// depends only on a message: its schemas, its argument validator and its
+// response encoder. Large APIs reuse a few messages across hundreds of
+// methods (510 of Compute Engine's return its Operation), so each is built,
+// and held in memory, once. Message names are unique within one backend's
+// files, so the name is the key. Not safe for concurrent use: one
+// discovery compiles its tools in turn.
+type compileCache struct {
+	sopts      *schema.Options
+	topts      *transcode.Options
+	types      *dynamicpb.Types
+	inputs     map[protoreflect.FullName]json.RawMessage
+	outputs    map[protoreflect.FullName]json.RawMessage
+	validators map[protoreflect.FullName]*schema.Validator
+	encoders   map[protoreflect.FullName]*transcode.Encoder
+}
+
+func newCompileCache(types *dynamicpb.Types, useProtoNames bool) *compileCache {
+	return &compileCache{
+		sopts:      &schema.Options{UseProtoNames: useProtoNames, Resolver: types},
+		topts:      &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: types},
+		types:      types,
+		inputs:     map[protoreflect.FullName]json.RawMessage{},
+		outputs:    map[protoreflect.FullName]json.RawMessage{},
+		validators: map[protoreflect.FullName]*schema.Validator{},
+		encoders:   map[protoreflect.FullName]*transcode.Encoder{},
+	}
+}
+
+func (c *compileCache) input(md protoreflect.MessageDescriptor) (json.RawMessage, error) {
+	return cached(c.inputs, md, func() (json.RawMessage, error) { return schema.Input(md, c.sopts) })
+}
+
+func (c *compileCache) output(md protoreflect.MessageDescriptor) (json.RawMessage, error) {
+	return cached(c.outputs, md, func() (json.RawMessage, error) { return schema.Output(md, c.sopts) })
+}
+
+func (c *compileCache) validator(md protoreflect.MessageDescriptor) (*schema.Validator, error) {
+	return cached(c.validators, md, func() (*schema.Validator, error) { return schema.NewValidator(md, c.sopts) })
+}
+
+func (c *compileCache) encoder(md protoreflect.MessageDescriptor) (*transcode.Encoder, error) {
+	return cached(c.encoders, md, func() (*transcode.Encoder, error) { return transcode.Compile(md, c.topts) })
+}
+
+// cached returns m's entry for md, building it on first use; a failure is
+// not cached (the discovery fails with it anyway).
+func cached[V any](m map[protoreflect.FullName]V, md protoreflect.MessageDescriptor, build func() (V, error)) (V, error) {
+	if v, ok := m[md.FullName()]; ok {
+		return v, nil
+	}
+	v, err := build()
+	if err != nil {
+		return v, err
+	}
+	m[md.FullName()] = v
+	return v, nil
+}

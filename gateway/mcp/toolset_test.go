@@ -1,0 +1,56 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+// TestToolSetListBytes: ListBytes, computed without encoding the pages, is
+// the size of every page a 2025-06-18 client receives, for empty, one-page
+// and many-page sets; and pages encoded on first use are the same on every
+// call.
+func TestToolSetListBytes(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, 3, 7, 8} {
+		var tools []Tool
+		for i := range n {
+			tl := testTools()[i%len(testTools())]
+			tl.Name = fmt.Sprintf("%s_%d", tl.Name, i)
+			tools = append(tools, tl)
+		}
+		ts, err := NewToolSet(tools, &ToolSetOptions{PageSize: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, cursor := 0, ""
+		for {
+			page, ok := ts.page(family20250618, cursor)
+			if !ok {
+				t.Fatalf("n=%d: cursor %q refused", n, cursor)
+			}
+			sum += len(page)
+			cursor = nextCursorOf(t, page)
+			if cursor == "" {
+				break
+			}
+		}
+		if got := ts.ListBytes(); got != sum {
+			t.Errorf("n=%d: ListBytes %d, pages add up to %d", n, got, sum)
+		}
+		first, _ := ts.page(family20241105, "")
+		again, _ := ts.page(family20241105, "")
+		if &first[0] != &again[0] {
+			t.Errorf("n=%d: the first page was encoded twice", n)
+		}
+	}
+}
+
+func nextCursorOf(t *testing.T, page []byte) string {
+	t.Helper()
+	var p struct{ NextCursor string }
+	if err := json.Unmarshal(page, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.NextCursor
+}

@@ -56,6 +56,15 @@ func (g *Gateway) clientStatus(t *tool, st *status.Status) *status.Status {
 	return status.FromProto(sp)
 }
 
+// clientMessage is st's message as a client may read it: grpc-go's
+// account of a connection failure is replaced (it names addresses).
+func clientMessage(st *status.Status) string {
+	if isTransportError(st) {
+		return "the gateway could not reach the backend"
+	}
+	return st.Message()
+}
+
 // isTransportError reports whether st is grpc-go's own account of a
 // connection that failed (dialing, resolving, a connection lost), as
 // opposed to a status the backend sent: grpc-go reports these only as

@@ -139,7 +139,7 @@ func (g *Gateway) findOperation(ctx context.Context, id string, req *mcp.TaskReq
 			return nil, nil, nil, ctx.Err()
 		}
 		st := status.Convert(err)
-		return nil, nil, nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Failed to retrieve task: backend %s: %s: %s", b.name, CodeName(st.Code()), st.Message())}
+		return nil, nil, nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Failed to retrieve task: backend %s: %s: %s", b.name, CodeName(st.Code()), clientMessage(st))}
 	}
 	return nil, nil, nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Failed to retrieve task: Task not found"}
 }
@@ -180,7 +180,7 @@ func (g *Gateway) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest
 	case err != nil:
 		return nil, err
 	case st != nil:
-		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/result: polling the operation failed: %s: %s", CodeName(st.Code()), st.Message())}
+		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/result: polling the operation failed: %s: %s", CodeName(st.Code()), clientMessage(st))}
 	case !op.done:
 		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: "tasks/result: the operation did not finish"}
 	}
@@ -207,7 +207,7 @@ func (g *Gateway) CancelTask(ctx context.Context, id string, req *mcp.TaskReques
 	}
 	if err := b.ops.cancel(bctx, id); err != nil {
 		st := status.Convert(err)
-		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Cannot cancel task: %s: %s", CodeName(st.Code()), st.Message())}
+		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Cannot cancel task: %s: %s", CodeName(st.Code()), clientMessage(st))}
 	}
 	return t, nil
 }
@@ -238,7 +238,7 @@ func (g *Gateway) ListTasks(ctx context.Context, cursor string, req *mcp.TaskReq
 	bctx := g.md.outgoingContext(ctx, req.Header, b.md)
 	if err := b.ops.conn.Invoke(bctx, listOperationsMethod, wireMessage(listRequest("", token, taskListPageSize)), &out, callCodec); err != nil {
 		st := status.Convert(err)
-		return nil, "", &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/list: backend %s: %s: %s", b.name, CodeName(st.Code()), st.Message())}
+		return nil, "", &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/list: backend %s: %s: %s", b.name, CodeName(st.Code()), clientMessage(st))}
 	}
 	ops, next, err := decodeListResponse(out.bytes())
 	if err != nil {

@@ -264,6 +264,14 @@ func TestTasks20251125(t *testing.T) {
 		t.Errorf("tasks/list: %+v", page)
 	}
 
+	// A task-augmented call that cannot start its operation creates no
+	// task: the tool's error comes as a JSON-RPC error, with the result as
+	// its data.
+	r := c.call("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"steps": "many"}, "task": map[string]any{}}, "")
+	if r.Error == nil || !strings.Contains(r.Error.Message, "no task was created: invalid arguments for Jobs_Run") || !strings.Contains(string(r.Error.Data), `"isError":true`) {
+		t.Errorf("a task-augmented call with bad arguments: %+v", r.Error)
+	}
+
 	// Unknown tasks and tools without task support are protocol errors.
 	if r := c.call("tasks/get", map[string]any{"taskId": "operations/nope"}, ""); r.Error == nil || r.Error.Code != -32602 {
 		t.Errorf("unknown task: %+v", r)

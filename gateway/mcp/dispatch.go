@@ -458,15 +458,18 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 		s.log.Error("mcp: tool call returned no result", "id", string(m.ID), "tool", name)
 		return fail(errorf(CodeInternalError, "internal error"))
 	}
-	b = appendResultHead(b, m.ID)
-	if res.Task != nil {
-		if req.Task == TaskNone {
-			s.log.Error("mcp: tool call answered with a task the client cannot take", "id", string(m.ID), "tool", name)
-			return fail(errorf(CodeInternalError, "internal error"))
-		}
+	switch {
+	case res.Task != nil && req.Task == TaskNone:
+		s.log.Error("mcp: tool call answered with a task the client cannot take", "id", string(m.ID), "tool", name)
+		return fail(errorf(CodeInternalError, "internal error"))
+	case res.Task != nil:
+		b = appendResultHead(b, m.ID)
 		b = s.appendCreateTaskResult(b, res.Task, version)
 		return reply{append(b, '}'), 0}
+	case req.Task == TaskRequested:
+		return fail(s.taskNotCreated(res, version))
 	}
+	b = appendResultHead(b, m.ID)
 	b = s.appendCallResult(b, res, version)
 	return reply{append(b, '}'), 0}
 }

@@ -492,3 +492,19 @@ func (s *Server) taskNotification(t *Task, subMeta []byte) []byte {
 	b = append(b, subMeta...)
 	return append(b, "}}"...)
 }
+
+// taskNotCreated answers a task-augmented call (2025-11-25) that created
+// no task, because it failed before its work started (bad arguments, a
+// backend error): the client expects a CreateTaskResult, so the tool's
+// answer goes as a JSON-RPC error whose message is its text and whose
+// data is the CallToolResult itself.
+func (s *Server) taskNotCreated(res *CallToolResult, version string) *Error {
+	msg := "tools/call: no task was created"
+	for _, c := range res.Content {
+		if c.Type == "" || c.Type == "text" {
+			msg += ": " + c.Text
+			break
+		}
+	}
+	return &Error{Code: CodeInternalError, Message: msg, Data: s.appendCallResult(nil, res, version)}
+}

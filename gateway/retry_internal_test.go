@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+)
+
+// TestSafeToRepeat: the retry decision is the tool's idempotent hint,
+// whichever source set it.
+func TestSafeToRepeat(t *testing.T) {
+	rule := func(r *annotations.HttpRule) *bool {
+		a := httpHints(r)
+		return boolPtr(safeToRepeat(&a))
+	}
+	for name, got := range map[string]*bool{
+		"GET":    rule(&annotations.HttpRule{Pattern: &annotations.HttpRule_Get{Get: "/v1/x"}}),
+		"PUT":    rule(&annotations.HttpRule{Pattern: &annotations.HttpRule_Put{Put: "/v1/x"}}),
+		"DELETE": rule(&annotations.HttpRule{Pattern: &annotations.HttpRule_Delete{Delete: "/v1/x"}}),
+	} {
+		if !*got {
+			t.Errorf("a %s rule: not safe to repeat", name)
+		}
+	}
+	for name, got := range map[string]*bool{
+		"POST":             rule(&annotations.HttpRule{Pattern: &annotations.HttpRule_Post{Post: "/v1/x"}}),
+		"PATCH":            rule(&annotations.HttpRule{Pattern: &annotations.HttpRule_Patch{Patch: "/v1/x"}}),
+		"none":             boolPtr(safeToRepeat(nil)),
+		"idempotent false": boolPtr(safeToRepeat(&mcp.ToolAnnotations{IdempotentHint: boolPtr(false)})),
+	} {
+		if *got {
+			t.Errorf("%s: safe to repeat", name)
+		}
+	}
+}
+
+// TestServiceConfig: the config the gateway gives grpc-go retries exactly
+// the safe methods, only on UNAVAILABLE, checks health only when the
+// backend serves it, and is one grpc-go accepts.
+func TestServiceConfig(t *testing.T) {
+	ch := newChannel(LBRoundRobin, true)
+	ch.discovered([]string{"/zoo.v1.ZooService/GetAnimal", "/zoo.v1.ZooService/ListAnimals"}, true)
+	var sc struct {
+		LoadBalancingConfig []map[string]replicasConfig
+		HealthCheckConfig   *struct{ ServiceName string }
+		MethodConfig        []struct {
+			Name        []struct{ Service, Method string }
+			RetryPolicy struct {
+				MaxAttempts          int
+				RetryableStatusCodes []string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(ch.config), &sc); err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.MethodConfig) != 1 || len(sc.MethodConfig[0].Name) != 2 || sc.MethodConfig[0].Name[0].Method != "GetAnimal" ||
+		sc.MethodConfig[0].RetryPolicy.MaxAttempts != retryAttempts || !slices.Equal(sc.MethodConfig[0].RetryPolicy.RetryableStatusCodes, []string{"UNAVAILABLE"}) {
+		t.Errorf("method config %+v", sc.MethodConfig)
+	}
+	if sc.HealthCheckConfig == nil || sc.LoadBalancingConfig[0][replicasPolicy] != (replicasConfig{Child: LBRoundRobin, Health: true}) {
+		t.Errorf("health %+v, balancing %+v", sc.HealthCheckConfig, sc.LoadBalancingConfig)
+	}
+	cc, err := grpc.NewClient("passthrough:///127.0.0.1:1", grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithDefaultServiceConfig(ch.config))
+	if err != nil {
+		t.Fatalf("grpc-go refuses the service config %s: %v", ch.config, err)
+	}
+	cc.Close()
+
+	off := newChannel(LBPickFirst, false)
+	off.discovered([]string{"/zoo.v1.ZooService/GetAnimal"}, false)
+	if off.config != `{"loadBalancingConfig":[{"grpc_mcp_gateway_replicas":{"child":"pick_first"}}]}` {
+		t.Errorf("with retries off and no health service: %s", off.config)
+	}
+}

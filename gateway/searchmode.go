@@ -131,11 +131,12 @@ type searchKey struct {
 }
 
 // answerEntry is one match in a search_tools answer.
+// A match listed in full has "inputSchema" too, spliced in by
+// newSearchCatalog.
 type answerEntry struct {
 	Name        string               `json:"name"`
 	Title       string               `json:"title,omitempty"`
 	Description string               `json:"description"`
-	InputSchema json.RawMessage      `json:"inputSchema,omitempty"`
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 }
 
@@ -164,11 +165,11 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		if err := json.Compact(&in, t.def.InputSchema); err != nil {
 			return nil, fmt.Errorf("search entry of %s: input schema: %w", t.def.Name, err)
 		}
-		e.InputSchema = in.Bytes()
-		full, err := json.Marshal(e)
-		if err != nil {
-			return nil, fmt.Errorf("search entry of %s: %w", t.def.Name, err)
-		}
+		// The full entry is the short one with the schema added, spliced
+		// rather than encoded again (which would check the schema twice).
+		full := make([]byte, 0, len(short)+len(`,"inputSchema":`)+in.Len())
+		full = append(append(append(full, short[:len(short)-1]...), `,"inputSchema":`...), in.Bytes()...)
+		full = append(full, '}')
 		sc.full[i], sc.short[i] = full, short
 		sc.fullText[i], sc.shortText[i] = escapedLen(full), escapedLen(short)
 	}

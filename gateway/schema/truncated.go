@@ -14,8 +14,12 @@ import (
 const TruncatedProperty = "truncated"
 
 // truncatedSchema describes the list; the records are what
-// results.Record.AppendJSON writes.
-const truncatedSchema = `{"type":"array","description":"Present only when the gateway cut this result: one entry per cut. An array at path kept its first kept of total elements; a string (unit characters) its first kept of total characters; total is absent when unknown (a stream stopped early), and reason says why.","items":{"type":"object","properties":{"path":{"type":"string"},"kept":{"type":"integer"},"total":{"type":"integer"},"unit":{"type":"string"},"reason":{"type":"string"}},"required":["path","kept"]}}`
+// results.Record.AppendJSON writes: path, kept, total (absent when
+// unknown), unit ("characters" for a string) and reason. It is kept short
+// because it is part of every tool's output schema, and clients that show
+// schemas to a model pay for each byte; the sentence beside a cut result
+// spells the entries out.
+const truncatedSchema = `{"type":"array","description":"Only when the gateway cut this result: what it cut (path, kept, total).","items":{"type":"object","required":["path","kept"]}}`
 
 // WithTruncated returns the output schema s extended so that
 // structuredContent may carry the gateway's list of cuts, and the member

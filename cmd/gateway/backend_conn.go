@@ -29,7 +29,7 @@ func (f *connFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.keepalive, "backend-keepalive", gateway.DefaultBackendKeepalive, "ping a backend connection that has calls in flight after this much silence, to find a dead peer (0 disables; grpc-go servers refuse pings more often than every 5m by default)")
 	fs.IntVar(&f.maxRecv, "backend-max-recv-bytes", gateway.DefaultBackendMaxMessageBytes, "largest message accepted from a backend; a larger response is a RESOURCE_EXHAUSTED tool error (-1 for no limit)")
 	fs.IntVar(&f.maxSend, "backend-max-send-bytes", gateway.DefaultBackendMaxMessageBytes, "largest message sent to a backend (-1 for no limit)")
-	fs.StringVar(&f.retry, "retry", "on", `"on": calls to methods safe to repeat (NO_SIDE_EFFECTS, IDEMPOTENT) are retried on UNAVAILABLE, on another replica where there is one; "off": never`)
+	fs.StringVar(&f.retry, "retry", "on", `"on": calls to methods safe to repeat (NO_SIDE_EFFECTS, IDEMPOTENT, a GET/PUT/DELETE HTTP rule) are retried on UNAVAILABLE, on another replica where there is one; "off": never`)
 }
 
 func (f *connFlags) check() error {

@@ -42,7 +42,7 @@ func (t *transportFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.maxInFlight, "max-in-flight", mcp.DefaultMaxInFlight, "requests in flight on the whole gateway, every session and stateless request together; more get a JSON-RPC error (negative: no limit)")
 	fs.IntVar(&t.maxBatch, "max-batch", mcp.DefaultMaxBatch, "messages in one JSON-RPC batch (2025-03-26); a larger batch gets one error and none of it runs")
 	fs.IntVar(&t.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "sessions held on /mcp and on /sse (each); initialize or GET beyond it gets 503")
-	fs.IntVar(&t.maxSessionsPerPrin, "max-sessions-per-principal", mcp.DefaultMaxSessionsPerPrincipal, "sessions one authenticated principal (token) may hold on /mcp and on /sse (each); more get 503 (negative: no limit)")
+	fs.IntVar(&t.maxSessionsPerPrin, "max-sessions-per-principal", mcp.DefaultMaxSessionsPerPrincipal, "sessions one authenticated principal (token) may hold on /mcp, on /sse and as /ws connections (each); more get 503 (negative: no limit)")
 	fs.DurationVar(&t.sessionIdleTimeout, "session-idle-timeout", mcp.DefaultSessionIdleTimeout, "a /mcp session with no request and no open stream for this long ends")
 	fs.IntVar(&t.wsMaxConnections, "ws-max-connections", mcp.DefaultMaxSessions, "open WebSocket connections on /ws; an upgrade beyond it gets 503")
 	fs.DurationVar(&t.readTimeout, "read-timeout", mcp.DefaultReadTimeout, "how long a client may take to send a request body after its headers (which get 10s); slower senders are cut")
@@ -109,9 +109,10 @@ func (t *transportFlags) options(origins []string) (*mcp.StreamableHTTPOptions, 
 			MaxSessionsPerPrincipal: t.maxSessionsPerPrin,
 			SessionIdleTimeout:      t.sessionIdleTimeout,
 		}, &mcp.WebSocketOptions{
-			AllowedOrigins:  origins,
-			MaxMessageBytes: t.wsMaxMessageBytes,
-			MaxConnections:  t.wsMaxConnections,
+			AllowedOrigins:             origins,
+			MaxMessageBytes:            t.wsMaxMessageBytes,
+			MaxConnections:             t.wsMaxConnections,
+			MaxConnectionsPerPrincipal: t.maxSessionsPerPrin,
 		}, &mcp.SSEOptions{
 			AllowedOrigins:          origins,
 			MaxRequestBytes:         t.maxRequestBytes,

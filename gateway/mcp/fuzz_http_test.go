@@ -193,4 +193,3 @@ func FuzzSSEPost(f *testing.F) {
 		}
 	})
 }
-

@@ -306,3 +306,26 @@ func TestSlowReaderCut(t *testing.T) {
 		t.Fatal("the server still holds the connection of a client that does not read")
 	}
 }
+
+// TestWebSocketConnectionsPerPrincipal: one principal's upgrades beyond
+// MaxConnectionsPerPrincipal get 503; another principal's do not.
+func TestWebSocketConnectionsPerPrincipal(t *testing.T) {
+	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{PrincipalOf: testPrincipalOf})
+	base := newTestHTTPServer(t, s, withTestPrincipal(s.WebSocketHandler(&WebSocketOptions{MaxConnectionsPerPrincipal: 1})))
+	url := "ws" + strings.TrimPrefix(base, "http")
+	as := func(who string) http.Header { return http.Header{"X-Principal": {who}} }
+	c, _, err := dialWS(t, url, []string{"mcp"}, as("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsInitialize(t, c)
+	if _, resp, err := dialWS(t, url, []string{"mcp"}, as("alice")); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("alice's second connection: %v %v", err, resp)
+	}
+	if c2, _, err := dialWS(t, url, []string{"mcp"}, as("bob")); err != nil {
+		t.Errorf("bob's connection: %v", err)
+	} else {
+		c2.Close()
+	}
+	c.Close()
+}

@@ -42,6 +42,12 @@ type WebSocketOptions struct {
 	// MaxConnections bounds the open WebSocket connections (each is a
 	// session); an upgrade beyond it gets 503. Default DefaultMaxSessions.
 	MaxConnections int
+	// MaxConnectionsPerPrincipal bounds the open connections of one
+	// authenticated principal (see ServerOptions.PrincipalOf); an upgrade
+	// beyond it gets 503. Anonymous connections are bounded by
+	// MaxConnections only. Default DefaultMaxSessionsPerPrincipal;
+	// negative means none.
+	MaxConnectionsPerPrincipal int
 	// RequireSubprotocol refuses upgrades that offer no subprotocol. By
 	// default they are accepted (and answered without one) so that generic
 	// WebSocket tools can connect; an upgrade offering subprotocols none of
@@ -83,6 +89,9 @@ func (s *Server) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 	orDefault(&o.PongTimeout, DefaultKeepAlive)
 	orDefault(&o.WriteTimeout, DefaultWriteTimeout)
 	orDefault(&o.MaxConnections, DefaultMaxSessions)
+	if o.MaxConnectionsPerPrincipal == 0 {
+		o.MaxConnectionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
 	h := &wsHandler{s: s, o: o}
 	h.up = websocket.Upgrader{
 		Subprotocols:    []string{wsSubprotocol},
@@ -102,6 +111,9 @@ type wsHandler struct {
 	o     WebSocketOptions
 	up    websocket.Upgrader
 	conns atomic.Int64 // open connections, for MaxConnections
+
+	mu       sync.Mutex
+	perOwner map[string]int // open connections by owner, for MaxConnectionsPerPrincipal
 }
 
 func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -128,11 +140,39 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.conns.Add(-1)
+	if owner := h.s.principalOf(r.Context()).ID; owner != "" && h.o.MaxConnectionsPerPrincipal > 0 {
+		if !h.takeOwnerSlot(owner) {
+			writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "too many WebSocket connections for this principal (limit %d)", h.o.MaxConnectionsPerPrincipal))
+			return
+		}
+		defer h.releaseOwnerSlot(owner)
+	}
 	conn, err := h.up.Upgrade(w, r, nil)
 	if err != nil {
 		return // Upgrade has answered
 	}
 	h.serve(r, conn)
+}
+
+func (h *wsHandler) takeOwnerSlot(owner string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.perOwner[owner] >= h.o.MaxConnectionsPerPrincipal {
+		return false
+	}
+	if h.perOwner == nil {
+		h.perOwner = map[string]int{}
+	}
+	h.perOwner[owner]++
+	return true
+}
+
+func (h *wsHandler) releaseOwnerSlot(owner string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.perOwner[owner]--; h.perOwner[owner] <= 0 {
+		delete(h.perOwner, owner)
+	}
 }
 
 // serve runs one connection: a reader goroutine turns frames into

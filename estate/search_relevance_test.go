@@ -11,8 +11,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
@@ -99,27 +97,7 @@ const (
 // reports top-1 and top-5 (the share of intents with a right tool first,
 // and among the first five) and fails below minTop1 and minTop5.
 func TestSearchRelevance(t *testing.T) {
-	srv, err := estate.Serve(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	g, err := gateway.New(ctx, []gateway.Backend{{Name: "estate", Address: srv.Addr, Conn: conn}}, &gateway.Options{ToolMode: gateway.ToolModeSearch, Refresh: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-	})
+	g := newEstateGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch})
 	cs := connect(t, g)
 
 	// Every expected name is a tool of the catalog (an exact name comes
@@ -162,10 +140,30 @@ func TestSearchRelevance(t *testing.T) {
 	t.Logf("search mode tools/list: %d bytes; largest search_tools answer (limit %d): %d bytes",
 		g.Tools().ListBytes(), gateway.MaxSearchLimit, largest)
 
-	var top1, top5 int
-	var misses []string
+	top1, top5, misses := rankIntents(t, cs)
+	n := float64(len(intents))
+	t.Logf("search relevance over %d intents: top-1 %d (%.0f%%), top-5 %d (%.0f%%); not first:\n%s",
+		len(intents), top1, 100*float64(top1)/n, top5, 100*float64(top5)/n, strings.Join(misses, "\n"))
+	if float64(top1)/n < minTop1 || float64(top5)/n < minTop5 {
+		t.Errorf("top-1 %.2f, top-5 %.2f: under the floors %.2f and %.2f", float64(top1)/n, float64(top5)/n, minTop1, minTop5)
+	}
+}
+
+// The estate benchmark (bench_test.go) reports the relevance beside its
+// other figures.
+func init() {
+	searchRelevance = func(tb testing.TB) (float64, float64) {
+		top1, top5, _ := rankIntents(tb, connect(tb, newEstateGateway(tb, &gateway.Options{ToolMode: gateway.ToolModeSearch})))
+		n := float64(len(intents))
+		return 100 * float64(top1) / n, 100 * float64(top5) / n
+	}
+}
+
+// rankIntents asks search_tools every intent and counts those with a
+// right tool first and within the first five; misses describe the others.
+func rankIntents(tb testing.TB, cs *sdk.ClientSession) (top1, top5 int, misses []string) {
 	for _, in := range intents {
-		got := searchNames(t, cs, in.query, 5)
+		got := searchNames(tb, cs, in.query, 5)
 		rank := slices.IndexFunc(got, func(n string) bool { return slices.Contains(in.want, n) })
 		switch {
 		case rank == 0:
@@ -178,16 +176,11 @@ func TestSearchRelevance(t *testing.T) {
 			misses = append(misses, fmt.Sprintf("  miss %q want %v: %v", in.query, in.want, got))
 		}
 	}
-	n := float64(len(intents))
-	t.Logf("search relevance over %d intents: top-1 %d (%.0f%%), top-5 %d (%.0f%%); not first:\n%s",
-		len(intents), top1, 100*float64(top1)/n, top5, 100*float64(top5)/n, strings.Join(misses, "\n"))
-	if float64(top1)/n < minTop1 || float64(top5)/n < minTop5 {
-		t.Errorf("top-1 %.2f, top-5 %.2f: under the floors %.2f and %.2f", float64(top1)/n, float64(top5)/n, minTop1, minTop5)
-	}
+	return top1, top5, misses
 }
 
 // connect serves g over Streamable HTTP and connects the official client.
-func connect(t *testing.T, g *gateway.Gateway) *sdk.ClientSession {
+func connect(t testing.TB, g *gateway.Gateway) *sdk.ClientSession {
 	t.Helper()
 	hs := httptest.NewServer(g.Handler())
 	t.Cleanup(hs.Close)
@@ -203,7 +196,7 @@ func connect(t *testing.T, g *gateway.Gateway) *sdk.ClientSession {
 }
 
 // searchNames returns the names search_tools answers query with.
-func searchNames(t *testing.T, cs *sdk.ClientSession, query string, limit int) []string {
+func searchNames(t testing.TB, cs *sdk.ClientSession, query string, limit int) []string {
 	t.Helper()
 	names, _, _ := searchAnswer(t, cs, query, limit)
 	return names
@@ -212,7 +205,7 @@ func searchNames(t *testing.T, cs *sdk.ClientSession, query string, limit int) [
 // searchAnswer calls search_tools and returns the names it answers with,
 // whether the first comes with its input schema, and the size of the
 // result as JSON (what the wire carries, give or take the envelope).
-func searchAnswer(t *testing.T, cs *sdk.ClientSession, query string, limit int) (names []string, firstSchema bool, size int) {
+func searchAnswer(t testing.TB, cs *sdk.ClientSession, query string, limit int) (names []string, firstSchema bool, size int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -252,27 +245,7 @@ func nonce(i int) string {
 // gateway serves it (ranking 1,450 tools and encoding the answer), without
 // the transport; each query is new, so the answer cache never serves it.
 func BenchmarkSearchTools(b *testing.B) {
-	srv, err := estate.Serve(nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Stop()
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	g, err := gateway.New(ctx, []gateway.Backend{{Name: "estate", Address: srv.Addr, Conn: conn}}, &gateway.Options{ToolMode: gateway.ToolModeSearch, Refresh: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = g.Shutdown(ctx)
-	}()
+	g := newEstateGateway(b, &gateway.Options{ToolMode: gateway.ToolModeSearch})
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

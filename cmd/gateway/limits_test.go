@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -144,5 +145,48 @@ func TestSlowSenders(t *testing.T) {
 	}
 	if grew := peakRSS(t, p.cmd.Process.Pid) - before; grew > 16<<20 {
 		t.Errorf("50 slow senders grew the peak RSS by %d MiB, want under 16 MiB", grew>>20)
+	}
+}
+
+// TestStdioLineLimit: over stdio, a line longer than --max-request-bytes
+// is answered with an error naming the limit and skipped, and the next
+// request on the same session is served (the real binary, lockstep: each
+// line is sent after the previous answer arrived).
+func TestStdioLineLimit(t *testing.T) {
+	cmd := exec.Command(binary, "--stdio", "--max-request-bytes", "65536")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		in.Close()
+		_ = cmd.Wait()
+	}()
+	out := bufio.NewReader(outPipe)
+	send := func(line string) string {
+		t.Helper()
+		go func() { _, _ = io.WriteString(in, line+"\n") }()
+		got, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(got)
+	}
+	if got := send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`); !strings.Contains(got, `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize: %s", got)
+	}
+	long := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"` + strings.Repeat("x", 1<<20) + `"}}}`
+	if got, want := send(long), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message exceeds the limit of 65536 bytes"}}`; got != want {
+		t.Errorf("a 1 MiB line: %.200s\nwant %s", got, want)
+	}
+	if got := send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+		t.Errorf("the next line: %s", got)
 	}
 }

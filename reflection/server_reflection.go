@@ -44,6 +44,17 @@ type serverReflection struct {
 	// hash, not a rebuild of every descriptor.
 	mu   sync.Mutex
 	last *Result
+	// script is every request the discovery of last made, in order, with
+	// a hash of each answer. A refresh replays it, hashing the answers
+	// without decoding a file; when every answer is the same, so is the
+	// Result, and last is returned.
+	script []step
+}
+
+// step is one request of a discovery and a hash of its answer.
+type step struct {
+	req *refv1.ServerReflectionRequest
+	sum [sha256.Size]byte
 }
 
 // NewServerReflection returns a Source that asks the backend behind conn
@@ -90,6 +101,12 @@ const maxRounds = 64
 
 // Discover implements Source.
 func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
+	s.mu.Lock()
+	last, script := s.last, s.script
+	s.mu.Unlock()
+	if last != nil && s.replay(ctx, script) {
+		return last, nil
+	}
 	st, names, err := s.open(ctx)
 	if err != nil {
 		return nil, err
@@ -131,6 +148,7 @@ func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
 		last := s.last
 		s.mu.Unlock()
 		if last != nil && last.Fingerprint == fp {
+			s.remember(last, st.script)
 			return last, nil
 		}
 	}
@@ -158,11 +176,41 @@ func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
 	sortServices(res.Services)
 	if len(serviceErr) == 0 && len(res.Services) == len(services) {
 		res.Fingerprint = fp
-		s.mu.Lock()
-		s.last = res
-		s.mu.Unlock()
+		s.remember(res, st.script)
 	}
 	return res, nil
+}
+
+func (s *serverReflection) remember(res *Result, script []step) {
+	s.mu.Lock()
+	s.last, s.script = res, script
+	s.mu.Unlock()
+}
+
+// replay makes the requests of script again and reports whether every
+// answer hashes as it did then. Any failure or difference says no: the
+// full discovery that follows finds out what changed and reports errors.
+func (s *serverReflection) replay(ctx context.Context, script []step) bool {
+	if len(script) == 0 {
+		return false
+	}
+	st, _, err := s.open(ctx)
+	if err != nil {
+		return false
+	}
+	defer st.close()
+	if len(st.script) != 1 || st.script[0].sum != script[0].sum { // the service list
+		return false
+	}
+	for _, want := range script[1:] {
+		if _, err := st.roundTrip(proto.CloneOf(want.req)); err != nil && isTransportError(err) {
+			return false
+		}
+		if got := st.script[len(st.script)-1]; got.sum != want.sum {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *serverReflection) service(p *pool, name protoreflect.FullName, fetchErr error) (protoreflect.ServiceDescriptor, error) {
@@ -257,6 +305,8 @@ type stream struct {
 	cs     grpc.ClientStream
 	cancel context.CancelFunc
 	host   string
+	// script records every round trip, for the next discovery's replay.
+	script []step
 	// sums holds a hash of each file's bytes as the server sent them, by
 	// file name (the first copy, as the pool keeps the first).
 	sums map[string][sha256.Size]byte
@@ -373,10 +423,35 @@ func (st *stream) roundTrip(req *refv1.ServerReflectionRequest) (*refv1.ServerRe
 	if err := st.cs.RecvMsg(resp); err != nil {
 		return nil, err
 	}
+	st.script = append(st.script, step{req: req, sum: answerSum(resp)})
 	if e := resp.GetErrorResponse(); e != nil {
 		return nil, &inBandError{status.New(codes.Code(e.GetErrorCode()), e.GetErrorMessage())}
 	}
 	return resp, nil
+}
+
+// answerSum hashes what an answer says: the files' bytes, the services
+// listed, or the error.
+func answerSum(resp *refv1.ServerReflectionResponse) [sha256.Size]byte {
+	h := sha256.New()
+	switch r := resp.GetMessageResponse().(type) {
+	case *refv1.ServerReflectionResponse_FileDescriptorResponse:
+		for _, b := range r.FileDescriptorResponse.GetFileDescriptorProto() {
+			fmt.Fprintf(h, "f%d:", len(b))
+			h.Write(b)
+		}
+	case *refv1.ServerReflectionResponse_ListServicesResponse:
+		for _, svc := range r.ListServicesResponse.GetService() {
+			fmt.Fprintf(h, "s%d:%s", len(svc.GetName()), svc.GetName())
+		}
+	case *refv1.ServerReflectionResponse_ErrorResponse:
+		fmt.Fprintf(h, "e%d:%s", r.ErrorResponse.GetErrorCode(), r.ErrorResponse.GetErrorMessage())
+	default:
+		fmt.Fprintf(h, "%T", r)
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 func (st *stream) fileContainingSymbol(name string) ([]*descriptorpb.FileDescriptorProto, error) {

@@ -79,13 +79,13 @@ type toolBudget struct {
 // (anthropic/maxResultSizeChars), so such a client keeps it in context.
 // With the default budget the declaration would change nothing, so it is
 // left out and tools/list stays small.
-func compileBudget(t *tool, budget int) error {
+func compileBudget(t *tool, budget int, cc *compileCache) error {
 	if budget <= 0 {
 		return nil
 	}
 	t.budget.member, t.budget.merge = schema.TruncatedProperty, true
 	if t.kind != kindServerStream && t.kind != kindBidiStream && t.def.OutputSchema != nil {
-		out, name, merge, err := schema.WithTruncated(t.def.OutputSchema)
+		out, name, merge, err := cc.withTruncated(t.def.OutputSchema)
 		if err != nil {
 			return fmt.Errorf("output schema of %s: %w", t.method, err)
 		}

@@ -194,18 +194,17 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	names := localToolNames(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files}
 	cc := newCompileCache(types, opts.useProtoNames)
-	sopts := cc.sopts
 	ops := newOperationsClient(res, conn, types)
 	for i, m := range methods {
 		t, err := compileTool(m, names[i], toolOpts[m.FullName()], conn, cc)
 		if err != nil {
 			return nil, err
 		}
-		if err := compileLongRunning(t, m, ops, types, sopts, opts.logger.With("backend", backend)); err != nil {
+		if err := compileLongRunning(t, m, ops, cc, opts.logger.With("backend", backend)); err != nil {
 			return nil, err
 		}
 		if t.lro == nil {
-			if err := compileCustomOperation(t, m, conn, res.Files, types, sopts, opts.logger.With("backend", backend)); err != nil {
+			if err := compileCustomOperation(t, m, conn, res.Files, cc, opts.logger.With("backend", backend)); err != nil {
 				return nil, err
 			}
 		}
@@ -213,7 +212,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 			t.lro.wait, t.lro.cancel = opts.operationWait, opts.operationCancel
 		}
 		t.budget.askLess = compileAskLess(t, m, opts.useProtoNames)
-		if err := compileBudget(t, opts.maxResultBytes); err != nil {
+		if err := compileBudget(t, opts.maxResultBytes, cc); err != nil {
 			return nil, err
 		}
 		t.backend = backend

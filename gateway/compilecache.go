@@ -25,6 +25,22 @@ type compileCache struct {
 	outputs    map[protoreflect.FullName]json.RawMessage
 	validators map[protoreflect.FullName]*schema.Validator
 	encoders   map[protoreflect.FullName]*transcode.Encoder
+	// handles and truncated memoize withHandle and schema.WithTruncated
+	// by the schema they are given: those decode and re-encode a schema,
+	// and 503 of Compute Engine's tools give them the same one.
+	handles   map[string]handled
+	truncated map[string]truncated
+}
+
+type handled struct {
+	schema json.RawMessage
+	key    string
+}
+
+type truncated struct {
+	schema json.RawMessage
+	member string
+	merge  bool
 }
 
 func newCompileCache(types *dynamicpb.Types, useProtoNames bool) *compileCache {
@@ -36,7 +52,31 @@ func newCompileCache(types *dynamicpb.Types, useProtoNames bool) *compileCache {
 		outputs:    map[protoreflect.FullName]json.RawMessage{},
 		validators: map[protoreflect.FullName]*schema.Validator{},
 		encoders:   map[protoreflect.FullName]*transcode.Encoder{},
+		handles:    map[string]handled{},
+		truncated:  map[string]truncated{},
 	}
+}
+
+func (c *compileCache) withHandle(out json.RawMessage) (json.RawMessage, string, error) {
+	if h, ok := c.handles[string(out)]; ok {
+		return h.schema, h.key, nil
+	}
+	s, key, err := withHandle(out)
+	if err == nil {
+		c.handles[string(out)] = handled{s, key}
+	}
+	return s, key, err
+}
+
+func (c *compileCache) withTruncated(out json.RawMessage) (json.RawMessage, string, bool, error) {
+	if t, ok := c.truncated[string(out)]; ok {
+		return t.schema, t.member, t.merge, nil
+	}
+	s, member, merge, err := schema.WithTruncated(out)
+	if err == nil {
+		c.truncated[string(out)] = truncated{s, member, merge}
+	}
+	return s, member, merge, err
 }
 
 func (c *compileCache) input(md protoreflect.MessageDescriptor) (json.RawMessage, error) {

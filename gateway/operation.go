@@ -215,7 +215,8 @@ func resolveTypeName(name string, m protoreflect.MethodDescriptor, types *dynami
 // with the final response's (plus the handle). A method whose option
 // names a type the descriptors lack stays an ordinary tool, with a
 // warning.
-func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operationsClient, types *dynamicpb.Types, sopts *schema.Options, logger *slog.Logger) error {
+func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operationsClient, cc *compileCache, logger *slog.Logger) error {
+	types := cc.types
 	respName, metaName, ok := operationInfo(m)
 	if !ok || m.Output().FullName() != operationType || m.IsStreamingClient() || m.IsStreamingServer() {
 		return nil
@@ -225,11 +226,11 @@ func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operation
 		logger.Warn("google.longrunning.operation_info names a response type the descriptors do not hold; the method is an ordinary tool returning the Operation", "method", m.FullName(), "response_type", respName)
 		return nil
 	}
-	enc, err := transcode.Compile(resp, &transcode.Options{UseProtoNames: sopts.UseProtoNames, AllowPartial: true, Resolver: types})
+	enc, err := cc.encoder(resp)
 	if err != nil {
 		return fmt.Errorf("response encoder of %s (operation_info.response_type): %w", m.FullName(), err)
 	}
-	out, err := schema.Output(resp, sopts)
+	out, err := cc.output(resp)
 	if err != nil {
 		return fmt.Errorf("output schema of %s (operation_info.response_type): %w", m.FullName(), err)
 	}
@@ -238,13 +239,13 @@ func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operation
 	if ops != nil && ops.hasWait {
 		lr.waitMethod = waitOperationMethod
 	}
-	if t.def.OutputSchema, lr.handleKey, err = withHandle(out); err != nil {
+	if t.def.OutputSchema, lr.handleKey, err = cc.withHandle(out); err != nil {
 		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
 	if ops != nil {
 		ops.encoders[resp.FullName()] = &anyEncoder{enc: enc, wrap: lr.wrapResponse}
 		if meta := resolveTypeName(metaName, m, types); meta != nil {
-			if menc, err := transcode.Compile(meta, &transcode.Options{UseProtoNames: sopts.UseProtoNames, AllowPartial: true, Resolver: types}); err == nil {
+			if menc, err := cc.encoder(meta); err == nil {
 				ops.encoders[meta.FullName()] = &anyEncoder{enc: menc, wrap: !schema.IsObject(meta)}
 				ops.timeFields[meta.FullName()] = timestampsOf(meta)
 			}

@@ -16,8 +16,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
-
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
 // Custom long-running operations (AIP-151 "custom" operations, the
@@ -129,7 +127,8 @@ func optionVarint(opts proto.Message, num protowire.Number) (uint64, bool) {
 // compileCustomOperation makes t a long-running tool when m carries
 // google.cloud.operation_service and the descriptors say how to poll it;
 // otherwise (with a warning when the option is there) t stays ordinary.
-func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.ClientConnInterface, files *protoregistry.Files, types *dynamicpb.Types, sopts *schema.Options, logger *slog.Logger) error {
+func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.ClientConnInterface, files *protoregistry.Files, cc *compileCache, logger *slog.Logger) error {
+	types, sopts := cc.types, cc.sopts
 	svcName := optionString(m.Options(), operationServiceExt)
 	if svcName == "" || m.IsStreamingClient() || m.IsStreamingServer() {
 		return nil
@@ -205,7 +204,7 @@ func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.
 	if wait != nil {
 		c.wait = c.pollMethod(wait, fromReq)
 	}
-	out, err := schema.Output(c.opType, sopts)
+	out, err := cc.output(c.opType)
 	if err != nil {
 		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
@@ -214,7 +213,7 @@ func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.
 	if c.wait != nil {
 		lr.waitMethod = "/" + string(svc.FullName()) + "/" + string(wait.Name())
 	}
-	if t.def.OutputSchema, lr.handleKey, err = withHandle(out); err != nil {
+	if t.def.OutputSchema, lr.handleKey, err = cc.withHandle(out); err != nil {
 		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
 	lr.ops = &operationsClient{conn: conn, hasGet: true, hasWait: c.wait != nil, types: types, custom: c,

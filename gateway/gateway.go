@@ -51,7 +51,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported as the server version; default "dev".
 	Version string
-	// CallTimeout is the gRPC deadline of each unary call; default 30s.
+	// CallTimeout is the gRPC deadline of each unary call; zero means
+	// DefaultCallTimeout. It cannot be Off. (See convention.go for what
+	// zero and Off mean for every option.)
 	CallTimeout time.Duration
 	// StreamTimeout is the gRPC deadline of each streaming call (server,
 	// client or bidirectional), separate from CallTimeout because a stream
@@ -106,7 +108,7 @@ type Options struct {
 	// means every method; Exclude wins over Include.
 	Include, Exclude []string
 	// Refresh is how often every backend is discovered again; zero means
-	// DefaultRefresh, negative disables the timer (a backend is still
+	// DefaultRefresh, Off disables the timer (a backend is still
 	// discovered again when its connection comes back after a failure, and
 	// retried with backoff until its first discovery succeeds).
 	Refresh time.Duration
@@ -160,8 +162,8 @@ type Options struct {
 	// for the service's developers.
 	ExposeDebugInfo bool
 	// MaxConcurrentCalls bounds the requests one session may have in
-	// flight, on every transport; 0 means the MCP layer's default (64),
-	// negative no limit.
+	// flight, on every transport; 0 means the MCP layer's default
+	// (mcp.DefaultMaxConcurrentCalls), Off no limit.
 	MaxConcurrentCalls int
 	// Auth, when set, authenticates every request to the MCP endpoints
 	// and serves the OAuth protected-resource metadata; health endpoints
@@ -258,16 +260,27 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	if g.opts.Version == "" {
 		g.opts.Version = "dev"
 	}
-	if g.opts.CallTimeout <= 0 {
-		g.opts.CallTimeout = 30 * time.Second
+	for _, err := range []error{
+		mustNotBeOff("Options.CallTimeout", g.opts.CallTimeout, "a call always has a deadline"),
+		mustNotBeOff("Options.StreamTimeout", g.opts.StreamTimeout, "a stream always has a deadline"),
+		mustNotBeOff("Options.StreamMaxMessages", g.opts.StreamMaxMessages, "a stream's result is always bounded"),
+		mustNotBeOff("Options.StreamMaxBytes", g.opts.StreamMaxBytes, "a stream's result is always bounded"),
+		mustNotBeOff("Options.DiscoveryTimeout", g.opts.DiscoveryTimeout, "a discovery always has a deadline"),
+	} {
+		if err != nil {
+			return nil, err
+		}
 	}
-	if g.opts.StreamTimeout <= 0 {
+	if g.opts.CallTimeout == 0 {
+		g.opts.CallTimeout = DefaultCallTimeout
+	}
+	if g.opts.StreamTimeout == 0 {
 		g.opts.StreamTimeout = DefaultStreamTimeout
 	}
-	if g.opts.StreamMaxMessages <= 0 {
+	if g.opts.StreamMaxMessages == 0 {
 		g.opts.StreamMaxMessages = DefaultStreamMaxMessages
 	}
-	if g.opts.StreamMaxBytes <= 0 {
+	if g.opts.StreamMaxBytes == 0 {
 		g.opts.StreamMaxBytes = DefaultStreamMaxBytes
 	}
 	if g.opts.OperationWait == 0 {
@@ -276,7 +289,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	if g.opts.Refresh == 0 {
 		g.opts.Refresh = DefaultRefresh
 	}
-	if g.opts.DiscoveryTimeout <= 0 {
+	if g.opts.DiscoveryTimeout == 0 {
 		g.opts.DiscoveryTimeout = DefaultDiscoveryTimeout
 	}
 	if g.opts.ToolMode < ToolModeAuto || g.opts.ToolMode > ToolModeSearch {

@@ -26,9 +26,9 @@ const minKeepalive = 10 * time.Second
 
 func (f *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.lb, "backend-lb", gateway.LBRoundRobin, `how calls are spread over a backend's addresses (replicas): "round_robin" (each call to the next ready replica) or "pick_first" (all calls to one until it fails)`)
-	fs.DurationVar(&f.keepalive, "backend-keepalive", gateway.DefaultBackendKeepalive, "ping a backend connection that has calls in flight after this much silence, to find a dead peer (0 disables; grpc-go servers refuse pings more often than every 5m by default)")
-	fs.IntVar(&f.maxRecv, "backend-max-recv-bytes", gateway.DefaultBackendMaxMessageBytes, "largest message accepted from a backend; a larger response is a RESOURCE_EXHAUSTED tool error (-1 for no limit)")
-	fs.IntVar(&f.maxSend, "backend-max-send-bytes", gateway.DefaultBackendMaxMessageBytes, "largest message sent to a backend (-1 for no limit)")
+	durationVar(fs, &f.keepalive, "backend-keepalive", gateway.DefaultBackendKeepalive, true, "ping a backend connection that has calls in flight after this much silence, to find a dead peer (off: no pings; grpc-go servers refuse pings more often than every 5m by default)")
+	countVar(fs, &f.maxRecv, "backend-max-recv-bytes", gateway.DefaultBackendMaxMessageBytes, true, "largest message accepted from a backend; a larger response is a RESOURCE_EXHAUSTED tool error")
+	countVar(fs, &f.maxSend, "backend-max-send-bytes", gateway.DefaultBackendMaxMessageBytes, true, "largest message sent to a backend")
 	fs.StringVar(&f.retry, "retry", "on", `"on": calls to methods safe to repeat (NO_SIDE_EFFECTS, IDEMPOTENT, a GET/PUT/DELETE HTTP rule) are retried on UNAVAILABLE, on another replica where there is one; "off": never`)
 }
 
@@ -59,15 +59,15 @@ func checkLB(name, v string) error {
 }
 
 func checkKeepalive(name string, d time.Duration) error {
-	if d != 0 && d < minKeepalive {
-		return fmt.Errorf("%s: want 0 (no pings) or at least %s (grpc-go's minimum), got %s", name, minKeepalive, d)
+	if d > 0 && d < minKeepalive {
+		return fmt.Errorf("%s: want \"off\" (no pings) or at least %s (grpc-go's minimum), got %s", name, minKeepalive, d)
 	}
 	return nil
 }
 
 func checkMessageBytes(name string, n int) error {
-	if n <= 0 && n != -1 {
-		return fmt.Errorf("%s: want a positive number of bytes, or -1 for no limit, got %d", name, n)
+	if n == 0 {
+		return fmt.Errorf("%s: want a positive number of bytes, or \"unlimited\", got 0", name)
 	}
 	return nil
 }
@@ -85,9 +85,6 @@ func retryOn(name, v string) (bool, error) {
 // options are the gateway's ConnOptions for these (checked) flags.
 func (f *connFlags) options(tls gateway.BackendTLS) gateway.ConnOptions {
 	o := gateway.ConnOptions{TLS: tls, LB: f.lb, Keepalive: f.keepalive, MaxRecvBytes: f.maxRecv, MaxSendBytes: f.maxSend}
-	if f.keepalive == 0 {
-		o.Keepalive = -1
-	}
 	o.NoRetry = f.retry == "off"
 	return o
 }
@@ -109,9 +106,6 @@ func (c *connOverrides) apply(o *gateway.ConnOptions) {
 	}
 	if c.keepalive != nil {
 		o.Keepalive = *c.keepalive
-		if o.Keepalive == 0 {
-			o.Keepalive = -1
-		}
 	}
 	if c.maxRecv != nil {
 		o.MaxRecvBytes = *c.maxRecv

@@ -8,15 +8,18 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// Precedence, for each setting: the file, then the command line, then
-// GATEWAY_* environment variables (scalar settings only: the flag name
-// upper-cased with '-' as '_', e.g. GATEWAY_CALL_TIMEOUT). A list given on
-// the command line (--include, --backend...) replaces the file's list
-// rather than adding to it; --backend replaces the file's backends.
+// Precedence, for each setting, as kubectl, Prometheus and most Go tools
+// have it: the command line, then GATEWAY_* environment variables (the
+// flag name upper-cased with '-' as '_', e.g. GATEWAY_CALL_TIMEOUT), then
+// the config file, then the default. A list given on the command line or
+// in a variable (--include, --backend...) replaces the file's list rather
+// than adding to it; a --backend or GATEWAY_BACKEND replaces the file's
+// backends.
 
 // metaFlags are flags that say what the program does rather than how the
 // gateway runs, so no config key or environment variable sets them.
@@ -67,8 +70,17 @@ func fieldStrings(f reflect.Value) []string {
 			return nil
 		}
 		e := f.Elem()
-		if d, ok := e.Interface().(duration); ok {
-			return []string{time.Duration(d).String()}
+		switch v := e.Interface().(type) {
+		case duration:
+			if v < 0 {
+				return []string{offWord}
+			}
+			return []string{time.Duration(v).String()}
+		case count:
+			if v < 0 {
+				return []string{unlimitedWord}
+			}
+			return []string{strconv.FormatInt(int64(v), 10)}
 		}
 		return []string{fmt.Sprint(e.Interface())}
 	case reflect.Slice:
@@ -89,16 +101,15 @@ func fieldStrings(f reflect.Value) []string {
 	panic("config: unsupported field kind " + f.Kind().String())
 }
 
-// applyEnv sets every scalar flag that has a GATEWAY_* variable; lists
-// are left alone, since one variable cannot say whether it adds to or
-// replaces a list.
-func applyEnv(fs *flag.FlagSet, getenv func(string) (string, bool), from origins) error {
+// applyEnv sets, from its GATEWAY_* variable, every flag the command
+// line did not set. A list flag's variable holds its values separated by
+// whitespace (spaces, tabs or newlines), since commas are part of some
+// values (a --backend of replicas HOST:PORT,HOST:PORT); the variable
+// replaces the file's list, as a list on the command line does.
+func applyEnv(fs *flag.FlagSet, getenv func(string) (string, bool), explicit map[string]bool, from origins) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if err != nil || metaFlags[f.Name] {
-			return
-		}
-		if _, list := f.Value.(*stringList); list {
+		if err != nil || metaFlags[f.Name] || explicit[f.Name] {
 			return
 		}
 		env := envName(f.Name)
@@ -106,9 +117,15 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) (string, bool), from origins
 		if !ok {
 			return
 		}
-		if serr := fs.Set(f.Name, v); serr != nil {
-			err = fmt.Errorf("%s: invalid value %q: %w", env, v, serr)
-			return
+		vals := []string{v}
+		if _, list := f.Value.(*stringList); list {
+			vals = strings.Fields(v)
+		}
+		for _, v := range vals {
+			if serr := fs.Set(f.Name, v); serr != nil {
+				err = fmt.Errorf("%s: invalid value %q: %w", env, v, serr)
+				return
+			}
 		}
 		from[f.Name] = env
 	})
@@ -159,13 +176,13 @@ func explicitFlags(fs *flag.FlagSet) map[string]bool {
 	return set
 }
 
-// configure applies the config file (when --config or --check-config
-// names one) under the command line, then the environment over both. It
-// returns where each value that did not come from the command line came
-// from, for error messages.
+// configure applies the GATEWAY_* variables under the command line, then
+// the config file (when --config or --check-config names one) under both.
+// It returns where each value that did not come from the command line
+// came from, for error messages.
 func (c *config) configure(ctx context.Context, fs *flag.FlagSet, getenv func(string) (string, bool)) (origins, error) {
 	from := origins{}
-	explicit := explicitFlags(fs)
+	set := explicitFlags(fs)
 	path := c.configFile
 	if c.checkConfig != "" {
 		if path != "" && path != c.checkConfig {
@@ -173,22 +190,26 @@ func (c *config) configure(ctx context.Context, fs *flag.FlagSet, getenv func(st
 		}
 		path = c.checkConfig
 	}
+	if err := applyEnv(fs, getenv, set, from); err != nil {
+		return nil, err
+	}
+	// What the command line or a variable set, the file does not.
+	for name := range from {
+		set[name] = true
+	}
 	if path != "" {
 		cfg, doc, err := loadConfig(path)
 		if err != nil {
 			return nil, err
 		}
-		if err := applyFile(fs, cfg, doc, explicit, from); err != nil {
+		if err := applyFile(fs, cfg, doc, set, from); err != nil {
 			return nil, err
 		}
-		if !explicit["backend"] && len(cfg.Backends) > 0 {
+		if !set["backend"] && len(cfg.Backends) > 0 {
 			if c.backends.parsed, err = fileBackends(ctx, cfg, doc); err != nil {
 				return nil, err
 			}
 		}
-	}
-	if err := applyEnv(fs, getenv, from); err != nil {
-		return nil, err
 	}
 	return from, nil
 }

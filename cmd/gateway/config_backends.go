@@ -115,7 +115,8 @@ func (fb *fileBackend) checkConn(doc *configDoc, key string, c *connOverrides) e
 		}
 		c.lb = fb.LB
 	}
-	if fb.Keepalive != nil {
+	// 0, the default, leaves the gateway-wide flag in force.
+	if fb.Keepalive != nil && *fb.Keepalive != 0 {
 		d := time.Duration(*fb.Keepalive)
 		if err := checkKeepalive(key+".keepalive", d); err != nil {
 			return fmt.Errorf("%s: %w", doc.at(key+".keepalive"), err)
@@ -124,16 +125,17 @@ func (fb *fileBackend) checkConn(doc *configDoc, key string, c *connOverrides) e
 	}
 	for _, s := range []struct {
 		field string
-		v     *int
+		v     *count
 		to    **int
 	}{{"max_recv_bytes", fb.MaxRecvBytes, &c.maxRecv}, {"max_send_bytes", fb.MaxSendBytes, &c.maxSend}} {
-		if s.v == nil {
+		if s.v == nil || *s.v == 0 {
 			continue
 		}
-		if err := checkMessageBytes(key+"."+s.field, *s.v); err != nil {
+		n := int(*s.v)
+		if err := checkMessageBytes(key+"."+s.field, n); err != nil {
 			return fmt.Errorf("%s: %w", doc.at(key+"."+s.field), err)
 		}
-		*s.to = s.v
+		*s.to = &n
 	}
 	if fb.Retry != nil {
 		on, err := retryOn(key+".retry", *fb.Retry)

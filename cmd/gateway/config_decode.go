@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
 )
 
 // duration is a time.Duration written as Go spells it ("30s", "1m30s").
@@ -20,6 +23,10 @@ import (
 type duration time.Duration
 
 func (d *duration) UnmarshalYAML(n ast.Node) error {
+	if isWord(n, offWord) {
+		*d = gateway.Off
+		return nil
+	}
 	s, ok := n.(*ast.StringNode)
 	if !ok {
 		if i, isInt := n.(*ast.IntegerNode); isInt && fmt.Sprint(i.Value) == "0" {
@@ -34,6 +41,39 @@ func (d *duration) UnmarshalYAML(n ast.Node) error {
 	}
 	*d = duration(v)
 	return nil
+}
+
+// count is a count or a size: a whole number, or "unlimited" (stored as
+// gateway.Off) where the setting allows it (see convention.go).
+type count int64
+
+func (c *count) UnmarshalYAML(n ast.Node) error {
+	if isWord(n, unlimitedWord) {
+		*c = gateway.Off
+		return nil
+	}
+	i, ok := n.(*ast.IntegerNode)
+	if !ok {
+		return &valueError{tok: n.GetToken(), msg: fmt.Sprintf(`want a whole number (or "unlimited" where allowed), got %s`, n)}
+	}
+	v, err := strconv.ParseInt(fmt.Sprint(i.Value), 10, 64)
+	if err != nil {
+		return &valueError{tok: n.GetToken(), msg: fmt.Sprintf("want a whole number, got %s", n)}
+	}
+	*c = count(v)
+	return nil
+}
+
+// isWord reports whether n is the bare word w. YAML 1.1 readers take
+// "off" for false, so a boolean node spelled w counts too.
+func isWord(n ast.Node, w string) bool {
+	switch v := n.(type) {
+	case *ast.StringNode:
+		return v.Value == w
+	case *ast.BoolNode:
+		return v.GetToken() != nil && v.GetToken().Value == w
+	}
+	return false
 }
 
 // valueError is a bad value found while decoding, with its position.

@@ -18,6 +18,7 @@ package main
 type fileConfig struct {
 	// Backends replaces --backend, with per-backend settings.
 	Backends []fileBackend `yaml:"backends"`
+	Demo     *bool         `yaml:"demo"`
 
 	Listen            *string   `yaml:"listen"`
 	Stdio             *bool     `yaml:"stdio"`
@@ -30,8 +31,8 @@ type fileConfig struct {
 	StreamTimeout     *duration `yaml:"stream_timeout"`
 	OperationWait     *duration `yaml:"operation_wait"`
 	OperationCancel   *bool     `yaml:"operation_cancel"`
-	StreamMaxMessages *int      `yaml:"stream_max_messages"`
-	StreamMaxBytes    *int64    `yaml:"stream_max_bytes"`
+	StreamMaxMessages *count    `yaml:"stream_max_messages"`
+	StreamMaxBytes    *count    `yaml:"stream_max_bytes"`
 	DiscoveryTimeout  *duration `yaml:"discovery_timeout"`
 	ShutdownGrace     *duration `yaml:"shutdown_grace"`
 	InputErrors       *string   `yaml:"input_errors"`
@@ -39,30 +40,30 @@ type fileConfig struct {
 	ExposeDebugInfo   *bool     `yaml:"expose_debug_info"`
 	JSONNames         *string   `yaml:"json_names"`
 	ToolMode          *string   `yaml:"tool_mode"`
-	ToolBudget        *int      `yaml:"tool_budget"`
+	ToolBudget        *count    `yaml:"tool_budget"`
 
-	MaxResultBytes     *int      `yaml:"max_result_bytes"`
+	MaxResultBytes     *count    `yaml:"max_result_bytes"`
 	ResultTTL          *duration `yaml:"result_ttl"`
-	ResultStoreBytes   *int64    `yaml:"result_store_bytes"`
-	ResultStoreEntries *int      `yaml:"result_store_entries"`
+	ResultStoreBytes   *count    `yaml:"result_store_bytes"`
+	ResultStoreEntries *count    `yaml:"result_store_entries"`
 	AllowOrigin        []string  `yaml:"allow_origin"`
 
 	AllowedHost          []string `yaml:"allowed_host"`
 	AllowUnauthenticated *bool    `yaml:"allow_unauthenticated"`
 	AdminListen          *string  `yaml:"admin_listen"`
 
-	MaxRequestBytes    *int64    `yaml:"max_request_bytes"`
-	WSMaxMessageBytes  *int64    `yaml:"ws_max_message_bytes"`
-	MaxConcurrentCalls *int      `yaml:"max_concurrent_calls"`
+	MaxRequestBytes    *count    `yaml:"max_request_bytes"`
+	WSMaxMessageBytes  *count    `yaml:"ws_max_message_bytes"`
+	MaxConcurrentCalls *count    `yaml:"max_concurrent_calls"`
 	SessionSecretFile  *string   `yaml:"session_secret_file"`
 	SessionTTL         *duration `yaml:"session_ttl"`
 	ReadTimeout        *duration `yaml:"read_timeout"`
-	MaxInFlight        *int      `yaml:"max_in_flight"`
-	MaxBatch           *int      `yaml:"max_batch"`
-	MaxSessions        *int      `yaml:"max_sessions"`
-	MaxSessionsPerPrin *int      `yaml:"max_sessions_per_principal"`
+	MaxInFlight        *count    `yaml:"max_in_flight"`
+	MaxBatch           *count    `yaml:"max_batch"`
+	MaxSessions        *count    `yaml:"max_sessions"`
+	MaxSessionsPerPrin *count    `yaml:"max_sessions_per_principal"`
 	SessionIdleTimeout *duration `yaml:"session_idle_timeout"`
-	WSMaxConnections   *int      `yaml:"ws_max_connections"`
+	WSMaxConnections   *count    `yaml:"ws_max_connections"`
 
 	Include         []string  `yaml:"include"`
 	Exclude         []string  `yaml:"exclude"`
@@ -75,8 +76,8 @@ type fileConfig struct {
 
 	BackendLB           *string   `yaml:"backend_lb"`
 	BackendKeepalive    *duration `yaml:"backend_keepalive"`
-	BackendMaxRecvBytes *int      `yaml:"backend_max_recv_bytes"`
-	BackendMaxSendBytes *int      `yaml:"backend_max_send_bytes"`
+	BackendMaxRecvBytes *count    `yaml:"backend_max_recv_bytes"`
+	BackendMaxSendBytes *count    `yaml:"backend_max_send_bytes"`
 	Retry               *string   `yaml:"retry"`
 
 	TLSCert            *string           `yaml:"tls_cert"`
@@ -124,8 +125,8 @@ type fileBackend struct {
 	// (backend_lb, backend_keepalive, ...).
 	LB           *string   `yaml:"lb"`
 	Keepalive    *duration `yaml:"keepalive"`
-	MaxRecvBytes *int      `yaml:"max_recv_bytes"`
-	MaxSendBytes *int      `yaml:"max_send_bytes"`
+	MaxRecvBytes *count    `yaml:"max_recv_bytes"`
+	MaxSendBytes *count    `yaml:"max_send_bytes"`
 	Retry        *string   `yaml:"retry"`
 }
 

@@ -212,7 +212,7 @@ expose_health: true
 allow_origin: [https://app.example.com]
 include: ["zoo.v1.*"]
 exclude: ["*/GetTaxonomy"]
-refresh: 0s
+refresh: off
 require_backends: true
 bearer_tokens_file: `+tokens+`
 forward_header: [x-request-id]
@@ -232,7 +232,7 @@ log_format: json
 		c.obs.metrics, c.obs.logArguments, c.logLevel, c.logFormat}
 	want := []any{"0.0.0.0:9090", 20 * time.Second, time.Minute, 50, int64(1024), 3 * time.Second, 7 * time.Second,
 		"protocol", "proto", "search", 1000, true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
-		time.Duration(0), true, tokens, []string{"x-request-id"}, []string{"gateway"},
+		time.Duration(gateway.Off), true, tokens, []string{"x-request-id"}, []string{"gateway"},
 		false, true, "debug", "json"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("settings:\n got %v\nwant %v", got, want)
@@ -263,8 +263,9 @@ log_format: json
 	}
 }
 
-// TestConfigPrecedence: file < flag < environment, for a scalar in every
-// combination, and a list on the command line replaces the file's.
+// TestConfigPrecedence: flag > environment > file > default, for a scalar
+// in every combination; a list on the command line or in a variable
+// replaces the file's.
 func TestConfigPrecedence(t *testing.T) {
 	p := writeFile(t, "gateway.yaml", "call_timeout: 10s\nlog_level: warn\ninclude: [a.A]\nbackends:\n  - {name: zoo, address: 127.0.0.1:1}\n")
 	cases := []struct {
@@ -277,8 +278,8 @@ func TestConfigPrecedence(t *testing.T) {
 		{"file", []string{"--config", p}, noEnv, 10 * time.Second},
 		{"flag over file", []string{"--config", p, "--call-timeout", "20s"}, noEnv, 20 * time.Second},
 		{"env over file", []string{"--config", p}, env("GATEWAY_CALL_TIMEOUT", "40s"), 40 * time.Second},
-		{"env over flag", []string{"--call-timeout", "20s"}, env("GATEWAY_CALL_TIMEOUT", "40s"), 40 * time.Second},
-		{"env over flag over file", []string{"--config", p, "--call-timeout", "20s"}, env("GATEWAY_CALL_TIMEOUT", "40s"), 40 * time.Second},
+		{"flag over env", []string{"--call-timeout", "20s"}, env("GATEWAY_CALL_TIMEOUT", "40s"), 20 * time.Second},
+		{"flag over env over file", []string{"--config", p, "--call-timeout", "20s"}, env("GATEWAY_CALL_TIMEOUT", "40s"), 20 * time.Second},
 		{"flag before --config", []string{"--call-timeout", "20s", "--config", p}, noEnv, 20 * time.Second},
 	}
 	for _, tc := range cases {
@@ -298,13 +299,68 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(c.backends.include, []string{"b.B"}) {
-		t.Errorf("include %v: the command line's list replaces the file's, and lists take no variable", c.backends.include)
+		t.Errorf("include %v: the command line's list replaces the variable's and the file's", c.backends.include)
 	}
 	if len(c.backends.parsed) != 1 || c.backends.parsed[0].addr != "127.0.0.1:2" || c.backends.parsed[0].file != nil {
 		t.Errorf("--backend must replace the file's backends: %+v", c.backends.parsed)
 	}
 	if c.logLevel != "error" {
 		t.Errorf("log level %q, want the environment's", c.logLevel)
+	}
+
+	// Lists from variables: values separated by whitespace, replacing the
+	// file's; GATEWAY_BACKEND replaces the file's backends (a value with
+	// commas is one backend's replicas).
+	c, err = parseConfig([]string{"--config", p}, io.Discard,
+		env("GATEWAY_INCLUDE", "c.C  d.D\n", "GATEWAY_BACKEND", "a=127.0.0.1:3,127.0.0.1:4 b=127.0.0.1:5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.backends.include, []string{"c.C", "d.D"}) {
+		t.Errorf("GATEWAY_INCLUDE: include %v, want [c.C d.D]", c.backends.include)
+	}
+	if len(c.backends.parsed) != 2 || c.backends.parsed[0].addr != "127.0.0.1:3,127.0.0.1:4" || c.backends.parsed[1].name != "b" || c.backends.parsed[0].file != nil {
+		t.Errorf("GATEWAY_BACKEND must replace the file's backends: %+v", c.backends.parsed)
+	}
+}
+
+// TestDemoOnlyWhenNothingNamesABackend: the demo runs when nothing names a
+// backend, or with --demo; a config file or descriptor files without a
+// backend are exit-2 mistakes that say what to add.
+func TestDemoOnlyWhenNothingNamesABackend(t *testing.T) {
+	empty := writeFile(t, "gateway.yaml", "call_timeout: 10s\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  func(string) (string, bool)
+		demo bool
+		err  string
+	}{
+		{"nothing", nil, noEnv, true, ""},
+		{"--demo", []string{"--demo"}, noEnv, true, ""},
+		{"a backend", []string{"--backend", "127.0.0.1:1"}, noEnv, false, ""},
+		{"a backend from a variable", nil, env("GATEWAY_BACKEND", "127.0.0.1:1"), false, ""},
+		{"--demo and a backend", []string{"--demo", "--backend", "127.0.0.1:1"}, noEnv, false, "give --demo or --backend, not both"},
+		{"a file without backends", []string{"--config", empty}, noEnv, false, "names no backend: add a backends: entry"},
+		{"a file without backends, and --demo", []string{"--config", empty, "--demo"}, noEnv, true, ""},
+		{"a file without backends, and --backend", []string{"--config", empty, "--backend", "127.0.0.1:1"}, noEnv, false, ""},
+		{"descriptor files without a backend", []string{"--descriptor-set", "../../reflection/testdata/zoo.binpb"}, noEnv, false, "add --backend NAME=HOST:PORT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseConfig(tc.args, io.Discard, tc.env)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want it to contain %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.demo != tc.demo {
+				t.Errorf("demo %v, want %v", c.demo, tc.demo)
+			}
+		})
 	}
 }
 
@@ -322,17 +378,17 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown method key", "backends:\n  - address: 127.0.0.1:1\n    methods:\n      - match: a.B/C\n        timeout: 1s\n", noEnv, `FILE:5: unknown key "timeout" in backends[0].methods[0]`},
 		{"bad duration", "shutdown_grace: soon\n", noEnv, `FILE:1: shutdown_grace: want a duration such as 30s or 1m30s, got "soon"`},
 		{"bad backend duration", "backends:\n  - address: 127.0.0.1:1\n    call_timeout: 5\n", noEnv, `FILE:3: backends[0].call_timeout: want a duration`},
-		{"non-positive duration", "\ncall_timeout: 0s\n", noEnv, `FILE:2: call_timeout: want a positive duration, got 0s`},
+		{"negative duration", "\ncall_timeout: -1s\n", noEnv, `FILE:2: call_timeout: want a duration such as 30s, or 0 for the default (30s)`},
 		{"bad enum", "input_errors: loud\n", noEnv, `FILE:1: input_errors: want "tool" or "protocol", got "loud"`},
 		{"bad log level", "log_level: chatty\n", noEnv, `FILE:1: log_level: want debug, info, warn or error`},
-		{"wrong type", "stream_max_messages: many\n", noEnv, `FILE:1: stream_max_messages: want a whole number, got a string`},
+		{"wrong type", "stream_max_messages: many\n", noEnv, `FILE:1: stream_max_messages: want a whole number (or "unlimited" where allowed), got many`},
 		{"list for scalar", "listen: [a, b]\n", noEnv, `FILE:1: listen: want a string, got a list`},
 		{"duplicate key", "listen: a:1\nlisten: b:2\n", noEnv, `FILE:2: mapping key "listen" already defined`},
 		{"syntax", "backends: [\n", noEnv, `FILE:1:`},
 		{"backend without address", "backends:\n  - name: zoo\n", noEnv, `FILE:2: backends[0]: address is required`},
 		{"bad lb", "backends:\n  - address: a:1\n    lb: random\n", noEnv, `FILE:3: backends[0].lb: want "round_robin" or "pick_first", got "random"`},
-		{"bad keepalive", "backends:\n  - address: a:1\n    keepalive: 1s\n", noEnv, `FILE:3: backends[0].keepalive: want 0 (no pings) or at least 10s (grpc-go's minimum), got 1s`},
-		{"bad max_recv_bytes", "backends:\n  - address: a:1\n    max_recv_bytes: 0\n", noEnv, `FILE:3: backends[0].max_recv_bytes: want a positive number of bytes, or -1 for no limit, got 0`},
+		{"bad keepalive", "backends:\n  - address: a:1\n    keepalive: 1s\n", noEnv, `FILE:3: backends[0].keepalive: want "off" (no pings) or at least 10s (grpc-go's minimum), got 1s`},
+		{"bad max_recv_bytes", "backends:\n  - address: a:1\n    max_recv_bytes: lots\n", noEnv, `FILE:3: backends[0].max_recv_bytes: want a whole number (or "unlimited" where allowed), got lots`},
 		{"bad retry", "backends:\n  - address: a:1\n    retry: sometimes\n", noEnv, `FILE:3: backends[0].retry: want "on" or "off", got "sometimes"`},
 		{"bad global retry", "retry: sometimes\n", noEnv, `FILE:1: retry: want "on" or "off", got "sometimes"`},
 		{"unix target", "backends:\n  - address: unix://host/x.sock\n", noEnv, `FILE:2: backends[0].address: backend address "unix://host/x.sock": a unix target names a path`},
@@ -352,7 +408,7 @@ func TestConfigErrors(t *testing.T) {
 		{"missing descriptor set", "backends:\n  - address: a:1\n    descriptor_set: [/absent.binpb]\n", noEnv, `FILE:3: backends[0].descriptor_set: descriptor set: open /absent.binpb`},
 		{"global file reference", "\n\ntls_cert: /absent.pem\ntls_key: /absent.key\n", noEnv, `FILE:3: tls_cert/tls_key: open /absent.pem`},
 		{"global pattern", "include: ['[']\n", noEnv, `FILE:1: include "[/*": syntax error in pattern`},
-		{"bad environment value", "", env("GATEWAY_CALL_TIMEOUT", "soon"), `GATEWAY_CALL_TIMEOUT: invalid value "soon": parse error`},
+		{"bad environment value", "", env("GATEWAY_CALL_TIMEOUT", "soon"), `GATEWAY_CALL_TIMEOUT: invalid value "soon": want a duration such as 30s, or 0 for the default (30s)`},
 		{"bad environment enum", "", env("GATEWAY_JSON_NAMES", "camel"), `GATEWAY_JSON_NAMES: want "json" or "proto", got "camel"`},
 		{"not a mapping", "- a\n- b\n", noEnv, `FILE: want a mapping of settings`},
 	}
@@ -392,7 +448,7 @@ func TestCheckConfig(t *testing.T) {
 	}{
 		{"valid", []string{"--check-config", good}, nil, 0, "config OK: 2 backends\n", ""},
 		{"invalid", []string{"--check-config", bad}, nil, 1, "", bad + `:4: unknown key "plaintxt" in backends[0]`},
-		{"invalid environment", []string{"--check-config", good}, []string{"GATEWAY_STREAM_MAX_BYTES=0"}, 1, "", "GATEWAY_STREAM_MAX_BYTES: want a positive number of bytes"},
+		{"invalid environment", []string{"--check-config", good}, []string{"GATEWAY_STREAM_MAX_BYTES=-1"}, 1, "", "GATEWAY_STREAM_MAX_BYTES: want a positive number of bytes"},
 		{"missing file", []string{"--check-config", "/absent.yaml"}, nil, 1, "", "open /absent.yaml"},
 		{"global TLS file", []string{"--check-config", good, "--backend-ca", "/absent-ca.pem"}, nil, 1, "", "--backend-ca: open /absent-ca.pem"},
 		{"bad flag", []string{"--check-config", good, "--nope"}, nil, 2, "", "flag provided but not defined: -nope"},
@@ -462,8 +518,11 @@ operation_cancel: true
 	if m := c.backends.parsed[0].file.backend.Methods; len(m) != 1 || m[0].OperationWait != -time.Second {
 		t.Errorf("per-method operation_wait: %+v", m)
 	}
-	if _, err := parseConfig([]string{"--operation-wait", "0s"}, io.Discard, noEnv); err == nil || !strings.Contains(err.Error(), "--operation-wait") {
-		t.Errorf("--operation-wait 0 should be refused naming the flag, got %v", err)
+	if c, err := parseConfig([]string{"--operation-wait", "0s"}, io.Discard, noEnv); err != nil || c.operationWait != gateway.DefaultOperationWait {
+		t.Errorf("--operation-wait 0 is the default: %v, %v", c.operationWait, err)
+	}
+	if c, err := parseConfig([]string{"--operation-wait", "off"}, io.Discard, noEnv); err != nil || c.operationWait != gateway.Off {
+		t.Errorf("--operation-wait off: %v, %v", c.operationWait, err)
 	}
 }
 
@@ -471,7 +530,7 @@ operation_cancel: true
 // backend's defaults, and a config file backend's own keys win for it.
 func TestBackendConnSettings(t *testing.T) {
 	p := writeFile(t, "gateway.yaml", `
-backend_keepalive: 0s
+backend_keepalive: off
 backends:
   - name: a
     address: 127.0.0.1:1,127.0.0.1:2
@@ -480,7 +539,7 @@ backends:
     lb: pick_first
     keepalive: 1m
     max_recv_bytes: 1000
-    max_send_bytes: -1
+    max_send_bytes: unlimited
     retry: off
 `)
 	c, err := parseConfig([]string{"--config", p, "--backend-max-recv-bytes", "2000", "--retry", "on"}, io.Discard, noEnv)

@@ -2,17 +2,44 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 )
 
-// demo is the bundled zoo backend, run in-process when no --backend is
-// given so a fresh checkout shows the gateway working.
+// demo is the bundled zoo backend, run in-process so a fresh checkout
+// shows the gateway working: with --demo, or when nothing names a backend
+// at all (see checkDemo).
 type demo struct {
 	addr string
 	stop func() error
+}
+
+// checkDemo decides whether the demo runs, after the command line, the
+// variables and the file are applied. It runs only when asked (--demo) or
+// when nothing at all names a backend; settings that only make sense for a
+// backend of one's own (a config file, descriptor files) without one are
+// a mistake, answered with what to add rather than with the demo.
+func (c *config) checkDemo() error {
+	named := len(c.backends.parsed) > 0
+	switch {
+	case c.demo && named:
+		return errors.New("--demo starts the bundled demo backend instead of yours: give --demo or --backend, not both")
+	case c.demo || named:
+		return nil
+	case c.configFile != "" || c.checkConfig != "":
+		file := c.configFile
+		if file == "" {
+			file = c.checkConfig
+		}
+		return fmt.Errorf("--config %s names no backend: add a backends: entry (name, address) to it, or give --backend NAME=HOST:PORT; --demo runs the bundled demo backend", file)
+	case len(c.backends.descriptorSets) > 0 || len(c.backends.protos) > 0:
+		return errors.New("--descriptor-set and --proto describe a backend of yours, and none is named: add --backend NAME=HOST:PORT; --demo runs the bundled demo backend")
+	}
+	c.demo = true
+	return nil
 }
 
 func startDemo(ctx context.Context, logger *slog.Logger) (*demo, error) {

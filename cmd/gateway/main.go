@@ -1,9 +1,9 @@
 // Command gateway serves the methods of one or more gRPC backends as MCP
 // tools, and their services as MCP resources.
 //
-// With no --backend it starts the bundled demo service (examples/zoo) on a
-// loopback port and fronts that, so `go run ./cmd/gateway` shows the
-// gateway working on a fresh machine. Flags and wiring live here; the
+// With --demo, or when nothing names a backend at all, it starts the
+// bundled demo service (examples/zoo) on a loopback port and fronts that,
+// so `go run ./cmd/gateway` shows the gateway working on a fresh machine. Flags and wiring live here; the
 // behaviour lives in package gateway.
 //
 // Exit codes: 0 after a clean shutdown, 1 when the gateway cannot start or
@@ -38,6 +38,9 @@ func main() {
 
 // config holds the parsed flags.
 type config struct {
+	// demo runs the bundled demo backend: --demo, or set by checkDemo
+	// when nothing names a backend.
+	demo             bool
 	backends         backendFlags
 	listen           string
 	stdio            bool
@@ -126,9 +129,11 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) (string, b
 func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.configFile, "config", "", "YAML config FILE (see examples/config/gateway.yaml); flags given here override it, GATEWAY_* variables override both")
+	fs.Usage = func() { printHelp(fs.Output(), fs) }
+	fs.StringVar(&c.configFile, "config", "", "YAML config FILE (see examples/config/gateway.yaml); flags and GATEWAY_* variables override it, flags override both")
 	fs.StringVar(&c.checkConfig, "check-config", "", "validate the config FILE (with the flags and GATEWAY_* variables given) and exit: 0 when valid, 1 when not")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version, commit and Go version, and exit")
+	fs.BoolVar(&c.demo, "demo", false, "front the bundled demo backend (examples/zoo) on a loopback port; also what runs when nothing names a backend")
 	c.backends.register(fs)
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address for MCP over HTTP: Streamable HTTP at /mcp, WebSocket at /ws, legacy SSE at /sse")
 	fs.BoolVar(&c.stdio, "stdio", false, "serve MCP on stdin/stdout instead of HTTP (logs go to stderr)")
@@ -137,20 +142,20 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.tls.CertFile, "backend-cert", "", "PEM client certificate for mutual TLS to the backend (with --backend-key)")
 	fs.StringVar(&c.tls.KeyFile, "backend-key", "", "PEM private key for --backend-cert")
 	fs.StringVar(&c.tls.ServerName, "backend-server-name", "", "server name to verify in the backend's certificate (and send as SNI)")
-	fs.DurationVar(&c.callTimeout, "call-timeout", 30*time.Second, "gRPC deadline of each tool call")
-	fs.DurationVar(&c.streamTimeout, "stream-timeout", gateway.DefaultStreamTimeout, "gRPC deadline of each streaming tool call (server, client or bidirectional streams)")
-	fs.DurationVar(&c.operationWait, "operation-wait", gateway.DefaultOperationWait, "how long a call of a long-running method (google.longrunning operations) waits for its result before returning the unfinished operation's name; never past --call-timeout; negative: return at once")
+	durationVar(fs, &c.callTimeout, "call-timeout", gateway.DefaultCallTimeout, false, "gRPC deadline of each tool call")
+	durationVar(fs, &c.streamTimeout, "stream-timeout", gateway.DefaultStreamTimeout, false, "gRPC deadline of each streaming tool call (server, client or bidirectional streams)")
+	durationVar(fs, &c.operationWait, "operation-wait", gateway.DefaultOperationWait, true, "how long a call of a long-running method (google.longrunning operations) waits for its result before returning the unfinished operation's name; never past --call-timeout; off: return at once")
 	fs.BoolVar(&c.operationCancel, "operation-cancel", false, "cancel the backend operation (CancelOperation) when the client cancels a long-running call or goes away")
-	fs.IntVar(&c.streamMaxMsgs, "stream-max-messages", gateway.DefaultStreamMaxMessages, "most messages one streaming call collects; past it the stream is cancelled and the result marked truncated")
-	fs.Int64Var(&c.streamMaxBytes, "stream-max-bytes", gateway.DefaultStreamMaxBytes, "most bytes of message JSON one streaming call collects; past it the stream is cancelled and the result marked truncated")
-	fs.DurationVar(&c.discoveryTimeout, "discovery-timeout", gateway.DefaultDiscoveryTimeout, "how long one discovery of a backend may take (at start, and on each refresh)")
-	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM/SIGINT")
+	countVar(fs, &c.streamMaxMsgs, "stream-max-messages", gateway.DefaultStreamMaxMessages, false, "most messages one streaming call collects; past it the stream is cancelled and the result marked truncated")
+	countVar(fs, &c.streamMaxBytes, "stream-max-bytes", gateway.DefaultStreamMaxBytes, false, "most bytes of message JSON one streaming call collects; past it the stream is cancelled and the result marked truncated")
+	durationVar(fs, &c.discoveryTimeout, "discovery-timeout", gateway.DefaultDiscoveryTimeout, false, "how long one discovery of a backend may take (at start, and on each refresh)")
+	durationVar(fs, &c.shutdownGrace, "shutdown-grace", 15*time.Second, false, "how long in-flight calls may finish after SIGTERM/SIGINT")
 	fs.StringVar(&c.inputErrors, "input-errors", "tool", `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
 	fs.BoolVar(&c.exposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
 	fs.BoolVar(&c.exposeDebugInfo, "expose-debug-info", false, "pass google.rpc.DebugInfo error details from backends on to clients (withheld by default: stack traces and internals)")
 	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
 	fs.StringVar(&c.toolMode, "tool-mode", "auto", `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
-	fs.IntVar(&c.toolBudget, "tool-budget", gateway.DefaultToolBudget, "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; -1: no budget (always typed)")
+	countVar(fs, &c.toolBudget, "tool-budget", gateway.DefaultToolBudget, true, "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; unlimited: always typed")
 	c.results.register(fs)
 	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, /ws and /sse, e.g. https://app.example.com (repeatable)")
 	c.front.register(fs)
@@ -171,9 +176,6 @@ func (c *config) validate() error {
 	if _, ok := toolModes[c.toolMode]; !ok {
 		return fmt.Errorf(`--tool-mode: want "auto", "typed" or "search", got %q`, c.toolMode)
 	}
-	if c.toolBudget <= 0 && c.toolBudget != gateway.NoToolBudget {
-		return fmt.Errorf("--tool-budget: want a positive number of tokens, or %d for no budget, got %d", gateway.NoToolBudget, c.toolBudget)
-	}
 	if c.jsonNames != "json" && c.jsonNames != "proto" {
 		return fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
 	}
@@ -182,9 +184,6 @@ func (c *config) validate() error {
 	}
 	if c.streamTimeout <= 0 {
 		return fmt.Errorf("--stream-timeout: want a positive duration, got %s", c.streamTimeout)
-	}
-	if c.operationWait == 0 {
-		return errors.New("--operation-wait: want a positive duration, or a negative one to return at once; got 0")
 	}
 	if c.streamMaxMsgs <= 0 {
 		return fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.streamMaxMsgs)
@@ -217,8 +216,11 @@ func (c *config) validate() error {
 	}
 	// The log settings are checked here too, so their errors name the
 	// file line or variable like every other setting's.
-	_, err := newLogger(c, io.Discard)
-	return err
+	if _, err := newLogger(c, io.Discard); err != nil {
+		return err
+	}
+	// Last, so a file's own mistakes are reported before what it lacks.
+	return c.checkDemo()
 }
 
 func newLogger(c *config, stderr io.Writer) (*slog.Logger, error) {
@@ -275,7 +277,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) error {
 	c.backends.setLogger(logger)
-	if len(c.backends.parsed) == 0 {
+	if c.demo {
 		// The demo outlives the signal so calls in flight can finish during the
 		// shutdown grace period; the deferred stop ends it last.
 		demo, err := startDemo(context.WithoutCancel(ctx), logger)
@@ -284,7 +286,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		}
 		defer func() { _ = demo.stop() }()
 		c.backends.parsed = []backendAddr{{name: "zoo", addr: demo.addr}}
-		logger.Info("no --backend given: started the bundled demo backend (examples/zoo)", "address", demo.addr)
+		logger.Info("started the bundled demo backend (examples/zoo): --demo, or no backend named", "address", demo.addr)
 	}
 	tel, err := c.obs.setup(ctx, logger, c.stdio)
 	if err != nil {
@@ -343,7 +345,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		ExposeDebugInfo:      c.exposeDebugInfo,
 		Include:              c.backends.include,
 		Exclude:              c.backends.exclude,
-		Refresh:              refreshOption(c.backends.refresh),
+		Refresh:              c.backends.refresh,
 		DiscoveryTimeout:     c.discoveryTimeout,
 		RequireBackends:      c.backends.requireBackends,
 		UseProtoNames:        c.jsonNames == "proto",
@@ -500,13 +502,4 @@ func serveStdio(ctx context.Context, c *config, g *gateway.Gateway, stdin io.Rea
 		// A reply blocked on a stdout nobody reads must not hold the exit.
 		return nil
 	}
-}
-
-// refreshOption maps --refresh (0 disables) onto Options.Refresh (0 means
-// the default, negative disables).
-func refreshOption(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }

@@ -19,15 +19,15 @@ type resultFlags struct {
 }
 
 func (r *resultFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&r.maxBytes, "max-result-bytes", gateway.DefaultMaxResultBytes, fmt.Sprintf("result budget: most bytes of JSON in one tool result; a larger result is cut to fit (long arrays keep their first elements, long strings are shortened, \"truncated\" lists the cuts) and kept whole as a resource for --result-ttl; at least %d; %d: no budget", gateway.MinMaxResultBytes, gateway.NoResultBudget))
-	fs.DurationVar(&r.ttl, "result-ttl", results.DefaultTTL, "how long a result cut to the budget stays readable whole (resources/read on its resource_link)")
-	fs.Int64Var(&r.storeBytes, "result-store-bytes", results.DefaultMaxBytes, "most bytes of whole results kept at once (the oldest go first); a larger result is cut but not kept")
-	fs.IntVar(&r.storeEntries, "result-store-entries", results.DefaultMaxEntries, "most whole results kept at once (the oldest go first)")
+	countVar(fs, &r.maxBytes, "max-result-bytes", gateway.DefaultMaxResultBytes, true, fmt.Sprintf("result budget: most bytes of JSON in one tool result; a larger result is cut to fit (long arrays keep their first elements, long strings are shortened, \"truncated\" lists the cuts) and kept whole as a resource for --result-ttl; at least %d; unlimited: no budget", gateway.MinMaxResultBytes))
+	durationVar(fs, &r.ttl, "result-ttl", results.DefaultTTL, false, "how long a result cut to the budget stays readable whole (resources/read on its resource_link)")
+	countVar(fs, &r.storeBytes, "result-store-bytes", results.DefaultMaxBytes, false, "most bytes of whole results kept at once (the oldest go first); a larger result is cut but not kept")
+	countVar(fs, &r.storeEntries, "result-store-entries", results.DefaultMaxEntries, false, "most whole results kept at once (the oldest go first)")
 }
 
 func (r *resultFlags) check() error {
 	if r.maxBytes != gateway.NoResultBudget && r.maxBytes < gateway.MinMaxResultBytes {
-		return fmt.Errorf("--max-result-bytes: want at least %d bytes, or %d for no budget, got %d", gateway.MinMaxResultBytes, gateway.NoResultBudget, r.maxBytes)
+		return fmt.Errorf("--max-result-bytes: want at least %d bytes, or \"unlimited\" for no budget, got %d", gateway.MinMaxResultBytes, r.maxBytes)
 	}
 	if r.ttl <= 0 {
 		return fmt.Errorf("--result-ttl: want a positive duration, got %s", r.ttl)

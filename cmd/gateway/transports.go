@@ -34,18 +34,18 @@ type transportFlags struct {
 }
 
 func (t *transportFlags) register(fs *flag.FlagSet) {
-	fs.Int64Var(&t.maxRequestBytes, "max-request-bytes", mcp.DefaultMaxMessageBytes, "largest request body accepted on /mcp and /sse (413 beyond)")
-	fs.Int64Var(&t.wsMaxMessageBytes, "ws-max-message-bytes", mcp.DefaultMaxMessageBytes, "largest WebSocket message accepted on /ws (closed with 1009 beyond)")
-	fs.IntVar(&t.maxConcurrentCalls, "max-concurrent-calls", 64, "requests one session may have in flight; more get a JSON-RPC error (negative: no limit)")
+	countVar(fs, &t.maxRequestBytes, "max-request-bytes", mcp.DefaultMaxMessageBytes, false, "largest request body accepted on /mcp and /sse (413 beyond)")
+	countVar(fs, &t.wsMaxMessageBytes, "ws-max-message-bytes", mcp.DefaultMaxMessageBytes, false, "largest WebSocket message accepted on /ws (closed with 1009 beyond)")
+	countVar(fs, &t.maxConcurrentCalls, "max-concurrent-calls", mcp.DefaultMaxConcurrentCalls, true, "requests one session may have in flight; more get a JSON-RPC error")
 	fs.StringVar(&t.sessionSecretFile, "session-secret-file", "", "file holding a shared secret (at least 32 bytes) that signs Mcp-Session-Id tokens, so replicas behind a round-robin load balancer share sessions (scale-out mode)")
-	fs.DurationVar(&t.sessionTTL, "session-ttl", 24*time.Hour, "lifetime of a scale-out session token")
-	fs.IntVar(&t.maxInFlight, "max-in-flight", mcp.DefaultMaxInFlight, "requests in flight on the whole gateway, every session and stateless request together; more get a JSON-RPC error (negative: no limit)")
-	fs.IntVar(&t.maxBatch, "max-batch", mcp.DefaultMaxBatch, "messages in one JSON-RPC batch (2025-03-26); a larger batch gets one error and none of it runs")
-	fs.IntVar(&t.maxSessions, "max-sessions", mcp.DefaultMaxSessions, "sessions held on /mcp and on /sse (each); initialize or GET beyond it gets 503")
-	fs.IntVar(&t.maxSessionsPerPrin, "max-sessions-per-principal", mcp.DefaultMaxSessionsPerPrincipal, "sessions one authenticated principal (token) may hold on /mcp, on /sse and as /ws connections (each); more get 503 (negative: no limit)")
-	fs.DurationVar(&t.sessionIdleTimeout, "session-idle-timeout", mcp.DefaultSessionIdleTimeout, "a /mcp session with no request and no open stream for this long ends")
-	fs.IntVar(&t.wsMaxConnections, "ws-max-connections", mcp.DefaultMaxSessions, "open WebSocket connections on /ws; an upgrade beyond it gets 503")
-	fs.DurationVar(&t.readTimeout, "read-timeout", mcp.DefaultReadTimeout, "how long a client may take to send a request body after its headers (which get 10s); slower senders are cut")
+	durationVar(fs, &t.sessionTTL, "session-ttl", 24*time.Hour, false, "lifetime of a scale-out session token")
+	countVar(fs, &t.maxInFlight, "max-in-flight", mcp.DefaultMaxInFlight, true, "requests in flight on the whole gateway, every session and stateless request together; more get a JSON-RPC error")
+	countVar(fs, &t.maxBatch, "max-batch", mcp.DefaultMaxBatch, false, "messages in one JSON-RPC batch (2025-03-26); a larger batch gets one error and none of it runs")
+	countVar(fs, &t.maxSessions, "max-sessions", mcp.DefaultMaxSessions, false, "sessions held on /mcp and on /sse (each); initialize or GET beyond it gets 503")
+	countVar(fs, &t.maxSessionsPerPrin, "max-sessions-per-principal", mcp.DefaultMaxSessionsPerPrincipal, true, "sessions one authenticated principal (token) may hold on /mcp, on /sse and as /ws connections (each); more get 503")
+	durationVar(fs, &t.sessionIdleTimeout, "session-idle-timeout", mcp.DefaultSessionIdleTimeout, false, "a /mcp session with no request and no open stream for this long ends")
+	countVar(fs, &t.wsMaxConnections, "ws-max-connections", mcp.DefaultMaxSessions, false, "open WebSocket connections on /ws; an upgrade beyond it gets 503")
+	durationVar(fs, &t.readTimeout, "read-timeout", mcp.DefaultReadTimeout, false, "how long a client may take to send a request body after its headers (which get 10s); slower senders are cut")
 }
 
 // check validates the settings and loads the session secret.
@@ -56,19 +56,10 @@ func (t *transportFlags) check() error {
 	if t.wsMaxMessageBytes <= 0 {
 		return fmt.Errorf("--ws-max-message-bytes: want a positive number of bytes, got %d", t.wsMaxMessageBytes)
 	}
-	if t.maxConcurrentCalls == 0 {
-		return fmt.Errorf("--max-concurrent-calls: want a positive number (or negative for no limit), got 0")
-	}
 	for name, v := range map[string]int{"--max-batch": t.maxBatch, "--max-sessions": t.maxSessions, "--ws-max-connections": t.wsMaxConnections} {
 		if v <= 0 {
 			return fmt.Errorf("%s: want a positive number, got %d", name, v)
 		}
-	}
-	if t.maxSessionsPerPrin == 0 {
-		return fmt.Errorf("--max-sessions-per-principal: want a positive number (or negative for no limit), got 0")
-	}
-	if t.maxInFlight == 0 {
-		return fmt.Errorf("--max-in-flight: want a positive number (or negative for no limit), got 0")
 	}
 	if t.sessionIdleTimeout <= 0 {
 		return fmt.Errorf("--session-idle-timeout: want a positive duration, got %s", t.sessionIdleTimeout)

@@ -3,8 +3,14 @@ package mcp
 import "time"
 
 // Defaults the transports share, so /mcp, /ws and /sse bound the same
-// things the same way unless an option says otherwise.
+// things the same way unless an option says otherwise. Every numeric
+// option of this package follows the gateway's rule: zero means the
+// default named here; a negative value means "no limit" where the
+// option's doc allows it, and the default where it does not.
 const (
+	// DefaultMaxConcurrentCalls bounds the requests one session may have
+	// in flight.
+	DefaultMaxConcurrentCalls = 64
 	// DefaultMaxMessageBytes bounds one request body (/mcp, /sse) or one
 	// WebSocket message (/ws).
 	DefaultMaxMessageBytes = 4 << 20

@@ -29,7 +29,7 @@ type ServerOptions struct {
 	// per replica). A request beyond it is answered at once with a -32603
 	// error naming the limit, and the connection stays open. Stateless
 	// 2026-07-28 requests have no session: bound them with the HTTP
-	// server. Default 64; negative means no limit.
+	// server. Default DefaultMaxConcurrentCalls; negative means no limit.
 	MaxConcurrentCalls int
 	// MaxInFlight bounds the requests in flight on the whole server, all
 	// sessions and stateless 2026-07-28 requests together, beside the
@@ -153,7 +153,7 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 	orDefault(&o.MaxMessageBytes, DefaultMaxMessageBytes)
 	switch {
 	case o.MaxConcurrentCalls == 0:
-		o.MaxConcurrentCalls = 64
+		o.MaxConcurrentCalls = DefaultMaxConcurrentCalls
 	case o.MaxConcurrentCalls < 0:
 		o.MaxConcurrentCalls = 0
 	}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// helpGroups orders -h by purpose, as kubectl and Prometheus do, instead
+// of flag's alphabetical list. A flag missing here is still listed, under
+// "Other", so a new flag is never hidden; add it to its group.
+var helpGroups = []struct {
+	title string
+	flags []string
+}{
+	{"Program", []string{"config", "check-config", "version", "probe"}},
+	{"Backends and discovery", []string{"backend", "demo", "include", "exclude", "descriptor-set", "proto", "proto-path", "no-reflection",
+		"refresh", "discovery-timeout", "require-backends", "expose-health"}},
+	{"Backend connections", []string{"plaintext", "backend-ca", "backend-cert", "backend-key", "backend-server-name",
+		"backend-lb", "backend-keepalive", "backend-max-recv-bytes", "backend-max-send-bytes", "retry", "metadata", "forward-header"}},
+	{"Calls and results", []string{"call-timeout", "stream-timeout", "stream-max-messages", "stream-max-bytes",
+		"operation-wait", "operation-cancel", "max-result-bytes", "result-ttl", "result-store-bytes", "result-store-entries",
+		"input-errors", "json-names", "tool-mode", "tool-budget", "expose-debug-info"}},
+	{"MCP front door", []string{"listen", "stdio", "admin-listen", "allowed-host", "allow-origin", "allow-unauthenticated", "tls-cert", "tls-key",
+		"max-request-bytes", "ws-max-message-bytes", "ws-max-connections", "max-concurrent-calls", "max-in-flight", "max-batch",
+		"max-sessions", "max-sessions-per-principal", "session-idle-timeout", "read-timeout", "session-secret-file", "session-ttl", "shutdown-grace"}},
+	{"Authentication", []string{"bearer-tokens-file", "oauth-jwks-url", "oauth-issuer", "oauth-audience", "oauth-resource",
+		"oauth-required-scope", "oauth-tool-scope", "forward-claim"}},
+	{"Observability", []string{"metrics", "log-level", "log-format", "log-arguments"}},
+}
+
+// printHelp writes -h: usage, then the flags by group.
+func printHelp(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `Usage: gateway [flags]
+
+Serves the methods of gRPC backends as MCP tools. With no backend named
+anywhere, starts the bundled demo backend (examples/zoo). Every flag is
+also a config-file key (snake_case) and a GATEWAY_* variable; flags win
+over variables, variables over the file. A list flag's variable holds its
+values separated by spaces. For numbers, 0 means the default;
+"off" and "unlimited" switch a setting off where it allows it.
+`)
+	listed := map[string]bool{}
+	for _, g := range helpGroups {
+		var b strings.Builder
+		for _, name := range g.flags {
+			if f := fs.Lookup(name); f != nil {
+				listed[name] = true
+				writeFlag(&b, f)
+			}
+		}
+		if b.Len() > 0 {
+			fmt.Fprintf(w, "\n%s:\n%s", g.title, b.String())
+		}
+	}
+	var other strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		if !listed[f.Name] {
+			writeFlag(&other, f)
+		}
+	})
+	if other.Len() > 0 {
+		fmt.Fprintf(w, "\nOther:\n%s", other.String())
+	}
+}
+
+// writeFlag writes one flag as flag.PrintDefaults does, naming the value
+// of a setting that takes a word (duration|off, n|unlimited).
+func writeFlag(b *strings.Builder, f *flag.Flag) {
+	name, usage := flag.UnquoteUsage(f)
+	if k := settingKind(f); k != "" {
+		name = k
+	}
+	fmt.Fprintf(b, "  -%s", f.Name)
+	if name != "" {
+		fmt.Fprintf(b, " %s", name)
+	}
+	b.WriteString("\n    \t")
+	b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+	if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
+		fmt.Fprintf(b, " (default %s)", f.DefValue)
+	}
+	b.WriteString("\n")
+}

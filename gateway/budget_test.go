@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // cutResult is what a test reads from a result cut to its budget.
@@ -220,7 +221,7 @@ func TestResultStoreBounds(t *testing.T) {
 		_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: budget, ResultTTL: 200 * time.Millisecond})
 		cs := connect(t, url, "2025-11-25")
 		uri := readCut(t, g, "ZooService_ListAnimals", budget, "2025-11-25", call(t, cs, "ZooService_ListAnimals", args)).resultURI(t)
-		waitFor(t, "the result to expire", func() bool {
+		testutil.WaitFor(t, "the result to expire", func() bool {
 			_, err := readResource(cs, uri)
 			return notFound(err)
 		})

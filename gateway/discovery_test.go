@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -43,6 +45,9 @@ type fakeAPI struct {
 	mu       sync.Mutex
 	files    *protoregistry.Files
 	services []string
+	// lists counts the service listings asked for: one per discovery,
+	// so a test can wait for refreshes to have happened.
+	lists atomic.Int64
 }
 
 func (f *fakeAPI) set(t testing.TB, fdps ...*descriptorpb.FileDescriptorProto) {
@@ -83,6 +88,7 @@ func (f *fakeAPI) FindDescriptorByName(n protoreflect.FullName) (protoreflect.De
 }
 
 func (f *fakeAPI) GetServiceInfo() map[string]grpc.ServiceInfo {
+	f.lists.Add(1)
 	_, svcs := f.current()
 	m := make(map[string]grpc.ServiceInfo, len(svcs))
 	for _, s := range svcs {
@@ -116,16 +122,12 @@ func (r resolverChain) FindDescriptorByName(n protoreflect.FullName) (protorefle
 func serveFake(t testing.TB, api *fakeAPI, addr string) (string, func()) {
 	t.Helper()
 	var lis net.Listener
-	var err error
-	for range 50 { // the port of a stopped server may take a moment to free
-		if lis, err = net.Listen("tcp", addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The port of a stopped server may take a moment to free.
+	testutil.WaitFor(t, "port "+addr+" to be free", func() bool {
+		var err error
+		lis, err = net.Listen("tcp", addr)
+		return err == nil
+	})
 	gs := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
 		in := new(emptypb.Empty)
 		if err := stream.RecvMsg(in); err != nil && err != io.EOF {
@@ -225,17 +227,6 @@ func toolByName(t *testing.T, g *gateway.Gateway, name string) mcp.Tool {
 	}
 	t.Fatalf("no tool %s in %v", name, toolNames(g))
 	return mcp.Tool{}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func readyz(t *testing.T, base string) (int, gateway.Readiness) {
@@ -506,6 +497,15 @@ func connectNotified(t *testing.T, url, version string, opts *sdk.ClientOptions)
 	return cs
 }
 
+// waitNotified waits until the gateway has exactly one notification
+// stream open, the client's just connected: a change made before it
+// opens would not be notified. (The subtests of one gateway connect one
+// client at a time, and the previous one's stream may still be closing.)
+func waitNotified(t *testing.T, g *gateway.Gateway) {
+	t.Helper()
+	testutil.WaitFor(t, "the client's notification stream to open", func() bool { return g.Server().NotificationStreams() == 1 })
+}
+
 func listNames(t *testing.T, cs *sdk.ClientSession) []string {
 	t.Helper()
 	res, err := cs.ListTools(context.Background(), nil)
@@ -534,8 +534,7 @@ func TestRefresh(t *testing.T) {
 			if got := toolNames(g); !slices.Equal(got, []string{"S_A"}) {
 				t.Fatalf("tools %v", got)
 			}
-			// Give the client's notification stream a moment to open.
-			time.Sleep(200 * time.Millisecond)
+			waitNotified(t, g)
 
 			steps := []struct {
 				name string
@@ -567,8 +566,10 @@ func TestRefresh(t *testing.T) {
 				}
 			}
 			// An unchanged backend causes no notification, however often it
-			// is refreshed.
-			time.Sleep(300 * time.Millisecond)
+			// is refreshed: three more discoveries start, so at least two
+			// have ended, each finding nothing new.
+			n0 := api.lists.Load()
+			testutil.WaitFor(t, "three more refreshes", func() bool { return api.lists.Load() >= n0+3 })
 			if n, _ := lc.counts(); n != len(steps) {
 				t.Errorf("notifications after quiet refreshes: %d, want %d", n, len(steps))
 			}
@@ -595,7 +596,7 @@ func TestInFlightCallKeepsItsTool(t *testing.T) {
 	}()
 	<-api.held
 	api.set(t, apiFile("svc.v1", "S", method("Other")))
-	waitFor(t, "the swap", func() bool { return slices.Equal(toolNames(g), []string{"S_Other"}) })
+	testutil.WaitFor(t, "the swap", func() bool { return slices.Equal(toolNames(g), []string{"S_Other"}) })
 	close(api.hold)
 	if res := <-done; res.IsError {
 		t.Errorf("in-flight call after its tool was removed: %+v", res.Content[0])
@@ -622,7 +623,7 @@ func TestLateBackend(t *testing.T) {
 	}
 	var lc listChanges
 	cs := connectNotified(t, base+"/mcp", "2025-11-25", lc.options())
-	time.Sleep(200 * time.Millisecond)
+	waitNotified(t, g)
 
 	api := &fakeAPI{}
 	api.set(t, apiFile("late.v1", "Late", method("Hello")))
@@ -635,11 +636,11 @@ func TestLateBackend(t *testing.T) {
 	if !slices.Contains(toolNames(g), "Late_Hello") {
 		t.Fatalf("tools %v", toolNames(g))
 	}
-	waitFor(t, "readyz 200", func() bool { code, _ := readyz(t, base); return code == 200 })
+	testutil.WaitFor(t, "readyz 200", func() bool { code, _ := readyz(t, base); return code == 200 })
 
 	// It dies: readiness drops, its tools stay, calls fail as tool errors.
 	stop()
-	waitFor(t, "readyz 503 after the backend died", func() bool { code, _ := readyz(t, base); return code == 503 })
+	testutil.WaitFor(t, "readyz 503 after the backend died", func() bool { code, _ := readyz(t, base); return code == 503 })
 	if !slices.Contains(toolNames(g), "Late_Hello") {
 		t.Errorf("tools of a dead backend were dropped: %v", toolNames(g))
 	}
@@ -651,8 +652,8 @@ func TestLateBackend(t *testing.T) {
 	// It returns with another API: discovered again without a timer.
 	api.set(t, apiFile("late.v1", "Late", method("Hello"), method("Again")))
 	serveFake(t, api, addr)
-	waitFor(t, "the returned backend's new tool", func() bool { return slices.Contains(toolNames(g), "Late_Again") })
-	waitFor(t, "readyz 200 again", func() bool { code, _ := readyz(t, base); return code == 200 })
+	testutil.WaitFor(t, "the returned backend's new tool", func() bool { return slices.Contains(toolNames(g), "Late_Again") })
+	testutil.WaitFor(t, "readyz 200 again", func() bool { code, _ := readyz(t, base); return code == 200 })
 	if res := call(t, cs, "Late_Again", map[string]any{}); res.IsError {
 		t.Errorf("call after return: %+v", res)
 	}
@@ -705,7 +706,7 @@ func TestResources(t *testing.T) {
 	api := &fakeAPI{}
 	api.set(t, apiFile("svc.v1", "S", method("A")))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
-	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr), dialBackend(t, "s", addr)},
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr), dialBackend(t, "s", addr)},
 		&gateway.Options{Refresh: 50 * time.Millisecond, Exclude: []string{"zoo.v1.ZooService/Delete*"}})
 
 	for _, v := range []string{"2025-11-25", "2026-07-28"} {
@@ -748,15 +749,15 @@ func TestResources(t *testing.T) {
 				t.Errorf("templates: %v %+v", err, templates)
 			}
 
-			time.Sleep(200 * time.Millisecond) // the notification stream opens
+			waitNotified(t, g)
 			api.set(t, apiFile("svc.v1", "S", method("A")), apiFile("svc.v2", "T", method("B")))
-			waitFor(t, "resources/list_changed", func() bool { _, n := lc.counts(); return n > 0 })
+			testutil.WaitFor(t, "resources/list_changed", func() bool { _, n := lc.counts(); return n > 0 })
 			list, err = cs.ListResources(ctx, nil)
 			if err != nil || len(list.Resources) != 3 {
 				t.Errorf("after the change: %v %+v", err, list)
 			}
 			api.set(t, apiFile("svc.v1", "S", method("A")))
-			waitFor(t, "resources back to two", func() bool {
+			testutil.WaitFor(t, "resources back to two", func() bool {
 				l, err := cs.ListResources(ctx, nil)
 				return err == nil && len(l.Resources) == 2
 			})

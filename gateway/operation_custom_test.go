@@ -12,6 +12,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // Compute Engine style operations, with the test backend's small copy of
@@ -98,7 +99,7 @@ func TestCustomOperationProgress(t *testing.T) {
 	if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
 		t.Fatalf("call: %v %v", err, res)
 	}
-	waitFor(t, "five progress notifications", func() bool {
+	testutil.WaitFor(t, "five progress notifications", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(msgs) >= 5

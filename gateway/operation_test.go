@@ -15,6 +15,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // startJobs serves the long-running test backend and fronts it with a
@@ -141,7 +142,7 @@ func TestOperationProgressCarriesTheMetadata(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("call: %v %v", err, res)
 		}
-		waitFor(t, "four progress notifications", func() bool {
+		testutil.WaitFor(t, "four progress notifications", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return len(msgs) >= 4
@@ -230,7 +231,7 @@ func TestOperationCancellation(t *testing.T) {
 			_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "Jobs_Run", Arguments: map[string]any{"never": true}})
 			errc <- err
 		}()
-		waitFor(t, "the operation to be polled", func() bool { return srv.Polls() > 0 })
+		testutil.WaitFor(t, "the operation to be polled", func() bool { return srv.Polls() > 0 })
 		cancel()
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled call: %v", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // replica is one zoo replica of a backend with several: it counts the
@@ -97,7 +98,7 @@ func dialTarget(t *testing.T, name, target string, o gateway.ConnOptions) gatewa
 // waitServing waits until /readyz reports want serving replicas of zoo.
 func waitServing(t *testing.T, base string, resolved, serving int) {
 	t.Helper()
-	waitFor(t, "replicas in /readyz", func() bool {
+	testutil.WaitFor(t, "replicas in /readyz", func() bool {
 		_, r := readyz(t, base)
 		rs := r.Backends["zoo"].Replicas
 		return rs != nil && rs.Resolved == resolved && rs.Serving == serving

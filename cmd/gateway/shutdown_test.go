@@ -22,6 +22,7 @@ import (
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // heldBackend is a zoo in the test process whose GetAnimal holds two ids:
@@ -175,11 +176,11 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	time.Sleep(200 * time.Millisecond) // let the signal land
-	code, ready := getReadyz(t, p.base)
-	if code != http.StatusServiceUnavailable || ready["shuttingDown"] != true {
-		t.Errorf("readyz after SIGTERM: %d %v, want 503 and shuttingDown", code, ready)
-	}
+	// The signal lands when /readyz turns 503: the first thing shutdown does.
+	testutil.WaitFor(t, "/readyz 503 after SIGTERM", func() bool {
+		code, ready := getReadyz(t, p.base)
+		return code == http.StatusServiceUnavailable && ready["shuttingDown"] == true
+	})
 	// A new session is refused at once, so the client can go elsewhere.
 	req, _ := http.NewRequest(http.MethodPost, p.base+"/mcp", strings.NewReader(
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"late","version":"1"}}}`))
@@ -280,9 +281,28 @@ func TestShutdownStdio(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
-	send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	// The signal has landed when a request is refused: ask until one is.
 	got := map[float64]map[string]any{}
+	refused := false
+	for id := 3; !refused; id++ {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
+		for {
+			m, ok := <-replies
+			if !ok {
+				t.Fatalf("stdout closed before a request was refused\n%s", stderr.String())
+			}
+			rid, _ := m["id"].(float64)
+			got[rid] = m
+			if rid == float64(id) {
+				e, _ := m["error"].(map[string]any)
+				refused = e != nil && strings.Contains(fmt.Sprint(e["message"]), "shutting down")
+				if e != nil && !refused {
+					t.Fatalf("a request after SIGTERM: %v, want a result or a shutting-down error", m)
+				}
+				break
+			}
+		}
+	}
 	for m := range replies {
 		if id, ok := m["id"].(float64); ok {
 			got[id] = m
@@ -290,9 +310,6 @@ func TestShutdownStdio(t *testing.T) {
 	}
 	if r, _ := got[2]["result"].(map[string]any); r == nil || r["isError"] == true {
 		t.Errorf("the call in flight: %v", got[2])
-	}
-	if e, _ := got[3]["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "shutting down") {
-		t.Errorf("a request after SIGTERM: %v, want a shutting-down error", got[3])
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit: %v, want 0\n%s", err, stderr.String())

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // TestStdioStreaming runs each streaming kind through the built binary over
@@ -56,17 +57,14 @@ func TestStdioStreaming(t *testing.T) {
 	}
 	waitProgress := func(token string, want int) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		count := func() int {
 			mu.Lock()
-			n := progress[token]
-			mu.Unlock()
-			if n == want {
-				return
-			}
-			if n > want || time.Now().After(deadline) {
-				t.Errorf("%s: %d progress notifications, want %d", token, n, want)
-				return
-			}
+			defer mu.Unlock()
+			return progress[token]
+		}
+		testutil.WaitFor(t, fmt.Sprintf("%d progress notifications for %s", want, token), func() bool { return count() >= want })
+		if n := count(); n != want {
+			t.Errorf("%s: %d progress notifications, want %d", token, n, want)
 		}
 	}
 

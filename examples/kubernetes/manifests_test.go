@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"go.uber.org/goleak"
 )
 
 // The parts of the Kubernetes objects the checks read. Fields not named
@@ -587,6 +588,13 @@ func buildGateway(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if code == 0 {
+		// Every goroutine the tests started has ended.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}

@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -10,39 +9,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// syncBuffer collects logs written from the poller goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func testLogger() (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
+func testLogger() (*slog.Logger, *testutil.SyncBuffer) {
+	buf := &testutil.SyncBuffer{}
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), buf
 }
 
@@ -80,7 +61,7 @@ func writeFile(t testing.TB, path, content string) {
 	}
 }
 
-func startBearer(t testing.TB, content string) (*auth.Authenticator, string, *syncBuffer) {
+func startBearer(t testing.TB, content string) (*auth.Authenticator, string, *testutil.SyncBuffer) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeFile(t, path, content)
@@ -146,14 +127,14 @@ func TestBearerReload(t *testing.T) {
 	}
 
 	writeFile(t, path, "# rotated\nnew\n")
-	waitFor(t, "the new token", func() bool { return do(h, "POST", "Bearer new", "").Code == 200 })
+	testutil.WaitFor(t, "the new token", func() bool { return do(h, "POST", "Bearer new", "").Code == 200 })
 	if w := do(h, "POST", "Bearer old", ""); w.Code != 401 {
 		t.Errorf("old token still accepted after reload: %d", w.Code)
 	}
 
 	// A broken file keeps the tokens in force and says so.
 	writeFile(t, path, "new\nnot a token\n")
-	waitFor(t, "the reload error log", func() bool { return strings.Contains(logs.String(), "keeping the current tokens") })
+	testutil.WaitFor(t, "the reload error log", func() bool { return strings.Contains(logs.String(), "keeping the current tokens") })
 	if w := do(h, "POST", "Bearer new", ""); w.Code != 200 {
 		t.Errorf("a bad reload dropped the tokens: %d", w.Code)
 	}
@@ -162,14 +143,14 @@ func TestBearerReload(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the stat error log", func() bool { return strings.Contains(logs.String(), "cannot stat") })
+	testutil.WaitFor(t, "the stat error log", func() bool { return strings.Contains(logs.String(), "cannot stat") })
 	if w := do(h, "POST", "Bearer new", ""); w.Code != 200 {
 		t.Errorf("a deleted file dropped the tokens: %d", w.Code)
 	}
 
 	// An emptied file locks everyone out, loudly.
 	writeFile(t, path, "# nobody\n")
-	waitFor(t, "lock-out", func() bool { return do(h, "POST", "Bearer new", "").Code == 401 })
+	testutil.WaitFor(t, "lock-out", func() bool { return do(h, "POST", "Bearer new", "").Code == 401 })
 	if !strings.Contains(logs.String(), "has no tokens") {
 		t.Errorf("no warning about the empty file:\n%s", logs)
 	}
@@ -268,16 +249,5 @@ func TestBearerManyTokens(t *testing.T) {
 		if w := do(h, "POST", "Bearer "+tok, ""); w.Code != 401 {
 			t.Errorf("%q accepted", tok)
 		}
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwt"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 const (
@@ -335,7 +336,7 @@ func TestAuthorizeExpiry(t *testing.T) {
 	if err := a.Authorize(ctx, "ZooService_GetAnimal"); err != nil {
 		t.Fatalf("before expiry: %v", err)
 	}
-	waitFor(t, "the token to expire", func() bool { return principal.Expired(time.Now()) })
+	testutil.WaitFor(t, "the token to expire", func() bool { return principal.Expired(time.Now()) })
 	err := a.Authorize(ctx, "ZooService_GetAnimal")
 	var ref *auth.Refusal
 	if !errors.As(err, &ref) || ref.Status != 401 || !strings.Contains(ref.Challenge, `error="invalid_token", error_description="the token has expired"`) {

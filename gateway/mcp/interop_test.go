@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // sdkEvents collects what the reference client's handlers receive.
@@ -82,7 +84,7 @@ func exerciseSDK(t *testing.T, s notifier, cs *sdk.ClientSession, ev *sdkEvents,
 	if _, err := cs.CallTool(ctx, p); err != nil {
 		t.Fatalf("CallTool progress: %v", err)
 	}
-	waitFor(t, func() bool {
+	testutil.WaitFor(t, "the condition", func() bool {
 		ev.mu.Lock()
 		defer ev.mu.Unlock()
 		return len(ev.progress) == 2
@@ -100,16 +102,6 @@ func exerciseSDK(t *testing.T, s notifier, cs *sdk.ClientSession, ev *sdkEvents,
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatal("condition not reached")
 }
 
 func TestInteropStreamableHTTP(t *testing.T) {

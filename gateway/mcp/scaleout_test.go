@@ -14,6 +14,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // roundRobin is a load balancer without stickiness: each request goes to
@@ -135,7 +137,7 @@ func TestSessionTokens(t *testing.T) {
 	if got := <-done; got != http.StatusAccepted {
 		t.Errorf("cancelled call: %d, want 202 (no response)", got)
 	}
-	waitFor(t, func() bool { return st.sessionCount() == 0 })
+	testutil.WaitFor(t, "the condition", func() bool { return st.sessionCount() == 0 })
 
 	// DELETE cannot revoke a token: it still works afterwards.
 	if got := c.status("DELETE", "", nil); got != http.StatusNoContent {
@@ -221,7 +223,7 @@ func TestAbandonedSessionsExpire(t *testing.T) {
 	if len(seen) != n {
 		t.Fatalf("%d distinct sessions, want %d", len(seen), n)
 	}
-	waitFor(t, func() bool { return st.sessionCount() == 0 })
+	testutil.WaitFor(t, "the condition", func() bool { return st.sessionCount() == 0 })
 }
 
 // TestScaleOutClientDisconnectCancels: closing the HTTP request cancels the
@@ -246,5 +248,5 @@ func TestScaleOutClientDisconnectCancels(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("client: %v", err)
 	}
-	waitFor(t, func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+	testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 }

@@ -235,6 +235,16 @@ func (s *Server) NotifyToolListChanged() {
 	}
 }
 
+// NotificationStreams reports how many streams are open now that would
+// receive a list_changed notification: what a caller about to change the
+// tools waits on when the notification must not be missed, as the tests
+// do instead of sleeping.
+func (s *Server) NotificationStreams() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.listeners)
+}
+
 func (s *Server) addListener(l *listener) {
 	s.mu.Lock()
 	s.listeners[l] = struct{}{}

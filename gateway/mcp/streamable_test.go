@@ -9,8 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // httpClient posts JSON-RPC bodies to a test server the way MCP clients do.
@@ -278,13 +281,26 @@ func TestStreamableGETReceivesListChanged(t *testing.T) {
 }
 
 func TestStreamableIdleExpiry(t *testing.T) {
-	_, _, c := newHTTPTest(t, &StreamableHTTPOptions{SessionIdleTimeout: 50 * time.Millisecond})
+	var ended atomic.Int32
+	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{SessionObserver: func(_ string, delta int) {
+		if delta < 0 {
+			ended.Add(1)
+		}
+	}})
+	srv := httptest.NewServer(s.StreamableHTTPHandler(&StreamableHTTPOptions{SessionIdleTimeout: 50 * time.Millisecond}))
+	t.Cleanup(func() {
+		shutdown(t, s)
+		srv.Close()
+	})
+	c := &httpClient{t: t, url: srv.URL, c: srv.Client()}
 	c.initialize()
 	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
 	if got := c.status("POST", ping, nil); got != 200 {
 		t.Fatalf("ping: %d", got)
 	}
-	time.Sleep(300 * time.Millisecond) // polling would keep the session alive
+	// The server says when the session ends; polling it with requests
+	// would keep it alive.
+	testutil.WaitFor(t, "the idle session to end", func() bool { return ended.Load() == 1 })
 	if got := c.status("POST", ping, nil); got != http.StatusNotFound {
 		t.Errorf("after idle timeout: %d, want 404", got)
 	}
@@ -333,7 +349,7 @@ func TestStreamableClientDisconnectCancels(t *testing.T) {
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Errorf("client: %v", err)
 		}
-		waitFor(t, func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+		testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 	}
 }
 

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,27 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
-
-// syncBuffer is a log destination the server's goroutines share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
 
 type traceRecord struct {
 	Msg       string `json:"msg"`
@@ -42,10 +24,10 @@ type traceRecord struct {
 	Body      string `json:"body"`
 }
 
-func traceRecords(t *testing.T, logs *syncBuffer) []traceRecord {
+func traceRecords(t *testing.T, logs *testutil.SyncBuffer) []traceRecord {
 	t.Helper()
 	var out []traceRecord
-	for _, line := range strings.Split(strings.TrimSpace(logs.b.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		if line == "" {
 			continue
 		}
@@ -71,7 +53,7 @@ const traceInput = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // and returns the trace records.
 func runTraced(t *testing.T, trace bool, bodies bool) []traceRecord {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := &ServerOptions{Logger: logger, TraceBodies: bodies}
 	if trace {
@@ -186,7 +168,7 @@ func TestTraceRedaction(t *testing.T) {
 // TestTraceStreamableHTTP: the HTTP transport is traced through the same
 // hooks, with its transport and session id.
 func TestTraceStreamableHTTP(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{Trace: logger})
 	srv := httptest.NewServer(s.StreamableHTTPHandler(nil))

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 func newWSTest(t *testing.T, sopts *ServerOptions, opts *WebSocketOptions) (*Server, *fakeHandler, string) {
@@ -208,7 +209,7 @@ func TestWebSocketVanishingClient(t *testing.T) {
 		t.Fatal("block never started")
 	}
 	c.UnderlyingConn().Close() // no close frame: the peer just vanishes
-	waitFor(t, func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+	testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 }
 
 // TestWebSocketDeadPeer: a peer that stops answering pings is dropped and
@@ -223,7 +224,7 @@ func TestWebSocketDeadPeer(t *testing.T) {
 	c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`))
 	<-h.started
 	// The client never reads again, so it never answers a ping.
-	waitFor(t, func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+	testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 }
 
 func TestWebSocketShutdownGoingAway(t *testing.T) {
@@ -252,7 +253,7 @@ func TestWebSocketCancelAndProgress(t *testing.T) {
 	c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"block"}}`))
 	<-h.started
 	c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}}`))
-	waitFor(t, func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+	testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 	// The cancelled call gets no answer: the next message is the ping's.
 	if got := wsCall(t, c, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 		t.Errorf("got %s", got)

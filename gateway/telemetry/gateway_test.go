@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,32 +26,15 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
-
-// syncBuffer is a log sink the gateway's goroutines and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // world is a zoo backend (with an otelgrpc server handler when tp is set)
 // behind a real gateway over loopback HTTP.
 type world struct {
 	url     string
 	handler http.Handler
-	log     *syncBuffer
+	log     *testutil.SyncBuffer
 }
 
 func startWorld(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider) *world {
@@ -78,7 +60,7 @@ func startWorld(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider) *wo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	g, err := gateway.New(ctx, []gateway.Backend{{Name: "zoo", Address: addr, Conn: conn}}, &gateway.Options{

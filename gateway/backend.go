@@ -34,7 +34,7 @@ func transportCredentials(t *target, cfg BackendTLS) (credentials.TransportCrede
 	tlsWanted := cfg.CAFile != "" || cfg.CertFile != "" || cfg.KeyFile != "" || cfg.ServerName != ""
 	if cfg.Plaintext {
 		if tlsWanted {
-			return nil, errors.New("--plaintext cannot be combined with --backend-ca, --backend-cert, --backend-key or --backend-server-name")
+			return nil, errors.New("BackendTLS.Plaintext cannot be combined with BackendTLS.CAFile, BackendTLS.CertFile, BackendTLS.KeyFile or BackendTLS.ServerName")
 		}
 		return insecure.NewCredentials(), nil
 	}
@@ -45,21 +45,21 @@ func transportCredentials(t *target, cfg BackendTLS) (credentials.TransportCrede
 	if cfg.CAFile != "" {
 		pem, err := os.ReadFile(cfg.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("--backend-ca: %w", err)
+			return nil, fmt.Errorf("BackendTLS.CAFile: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--backend-ca %s: no PEM certificates found", cfg.CAFile)
+			return nil, fmt.Errorf("BackendTLS.CAFile %s: no PEM certificates found", cfg.CAFile)
 		}
 		tc.RootCAs = pool
 	}
 	if (cfg.CertFile == "") != (cfg.KeyFile == "") {
-		return nil, errors.New("--backend-cert and --backend-key must be given together")
+		return nil, errors.New("BackendTLS.CertFile and BackendTLS.KeyFile must be given together")
 	}
 	if cfg.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("--backend-cert/--backend-key: %w", err)
+			return nil, fmt.Errorf("BackendTLS.CertFile/BackendTLS.KeyFile: %w", err)
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}

@@ -381,9 +381,9 @@ func (g *Gateway) watchConn(ctx context.Context, b *backendState) {
 func discoveryError(name, address string, err error) error {
 	switch {
 	case errors.Is(err, reflection.ErrReflectionNotSupported):
-		return fmt.Errorf("backend %s does not serve gRPC server reflection (grpc.reflection.v1 or v1alpha): enable it on the server (grpc-go: reflection.Register(server)) or give its descriptors with --descriptor-set or --proto: %w", name, err)
+		return fmt.Errorf("backend %s does not serve gRPC server reflection (grpc.reflection.v1 or v1alpha): enable it on the server (grpc-go: reflection.Register(server)) or give the gateway its descriptor files (a FileDescriptorSet or .proto files): %w", name, err)
 	case status.Code(err) == codes.Unavailable || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("backend %s is unreachable%s: check the address, that the server is running, and --plaintext or the TLS flags: %w", name, at(address, name), err)
+		return fmt.Errorf("backend %s is unreachable%s: check the address, that the server is running, and whether it expects TLS or plaintext: %w", name, at(address, name), err)
 	}
 	return fmt.Errorf("backend %s: discovery failed: %w", name, err)
 }

@@ -295,7 +295,7 @@ func TestBackendValidation(t *testing.T) {
 			t.Errorf("%+v: got %v, want %q", c.backends, err, c.want)
 		}
 	}
-	if _, err := gateway.New(ctx, []gateway.Backend{{Name: "a", Conn: conn}}, &gateway.Options{Include: []string{"a/["}}); err == nil || !strings.Contains(err.Error(), "--include") {
+	if _, err := gateway.New(ctx, []gateway.Backend{{Name: "a", Conn: conn}}, &gateway.Options{Include: []string{"a/["}}); err == nil || !strings.Contains(err.Error(), "Options.Include") {
 		t.Errorf("bad pattern: %v", err)
 	}
 }

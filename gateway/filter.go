@@ -36,25 +36,26 @@ type methodFilter struct {
 
 // newMethodFilter checks every pattern's syntax, so that a typo fails at
 // start, naming the flag and the pattern.
-func newMethodFilter(include, exclude []string) (*methodFilter, error) {
+func newMethodFilter(owner string, include, exclude []string) (*methodFilter, error) {
 	if len(include) == 0 && len(exclude) == 0 {
 		return nil, nil
 	}
 	f := &methodFilter{}
 	var err error
-	if f.include, err = compilePatterns("--include", include); err != nil {
+	if f.include, err = compilePatterns(owner+".Include", include); err != nil {
 		return nil, err
 	}
-	if f.exclude, err = compilePatterns("--exclude", exclude); err != nil {
+	if f.exclude, err = compilePatterns(owner+".Exclude", exclude); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-// CheckMethodPattern reports whether p is a valid --include/--exclude
-// pattern; flag names the flag in the error.
-func CheckMethodPattern(flag, p string) error {
-	_, err := compilePatterns(flag, []string{p})
+// CheckMethodPattern reports whether p is a valid Options.Include or
+// Exclude pattern; setting names the setting in the error (the caller's
+// word for it: an option, a flag, a config key).
+func CheckMethodPattern(setting, p string) error {
+	_, err := compilePatterns(setting, []string{p})
 	return err
 }
 

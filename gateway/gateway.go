@@ -321,7 +321,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	g.md = md
 	g.tracer = telemetry.NewTracer(g.opts.TracerProvider)
 	g.observing = g.opts.Metrics != nil || g.tracer != nil || g.opts.Logger.Handler() != slog.DiscardHandler
-	if g.filter, err = newMethodFilter(g.opts.Include, g.opts.Exclude); err != nil {
+	if g.filter, err = newMethodFilter("Options", g.opts.Include, g.opts.Exclude); err != nil {
 		return nil, err
 	}
 	if err := g.initBackends(backends); err != nil {

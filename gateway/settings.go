@@ -56,7 +56,7 @@ func newBackendSettings(b Backend) (*backendSettings, error) {
 	}
 	s := &backendSettings{callTimeout: b.CallTimeout, streamTimeout: b.StreamTimeout}
 	var err error
-	if s.filter, err = newMethodFilter(b.Include, b.Exclude); err != nil {
+	if s.filter, err = newMethodFilter("Backend", b.Include, b.Exclude); err != nil {
 		return nil, err
 	}
 	for i, m := range b.Methods {

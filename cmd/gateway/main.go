@@ -269,7 +269,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serve(ctx, c, logger, stdin, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "gateway:", err)
+		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
 		return 1
 	}
 	return 0

@@ -51,7 +51,7 @@ func checkConfig(c *config, stdout, stderr io.Writer) int {
 		conn.Close()
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "gateway:", err)
+		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
 		return 1
 	}
 	note := ""

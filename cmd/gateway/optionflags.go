@@ -1,0 +1,36 @@
+package main
+
+import "strings"
+
+// The library speaks of its options (BackendTLS.CertFile); the operator
+// typed flags. inFlagWords restates a library error in flag names, so the
+// one message an operator reads names what they can change. Only
+// cmd/gateway knows this table; add a row when a library error names an
+// option that a flag sets.
+var optionFlags = strings.NewReplacer(
+	"BackendTLS.Plaintext", "--plaintext",
+	"BackendTLS.CAFile", "--backend-ca",
+	"BackendTLS.CertFile", "--backend-cert",
+	"BackendTLS.KeyFile", "--backend-key",
+	"BackendTLS.ServerName", "--backend-server-name",
+	"Options.Include", "--include",
+	"Options.Exclude", "--exclude",
+	"Options.CallTimeout", "--call-timeout",
+	"Options.StreamTimeout", "--stream-timeout",
+	"Options.StreamMaxMessages", "--stream-max-messages",
+	"Options.StreamMaxBytes", "--stream-max-bytes",
+	"Options.DiscoveryTimeout", "--discovery-timeout",
+)
+
+// inFlagWords returns err restated in flag names; errors.Is and As still
+// see the original.
+func inFlagWords(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := optionFlags.Replace(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &sourcedError{msg: msg, err: err}
+}

@@ -29,7 +29,9 @@ import (
 //     (one every refreshInterval, idle work included);
 //   - typed-list-bytes and search-list-bytes: every page of tools/list in
 //     each mode; largest-tool-bytes, p90-tool-bytes, p50-tool-bytes and
-//     total-tool-bytes: the typed tools' definitions.
+//     total-tool-bytes: the typed tools' definitions; annotated-tools,
+//     read-only-tools and destructive-tools: how many carry hints (from
+//     their google.api.http rules).
 //
 // The estate server runs in this process, so its CPU is not counted.
 func BenchmarkEstate(b *testing.B) {
@@ -187,6 +189,9 @@ func measureLists(b *testing.B) {
 	b.ReportMetric(float64(s.p90), "p90-tool-bytes")
 	b.ReportMetric(float64(s.p50), "p50-tool-bytes")
 	b.ReportMetric(float64(s.total), "total-tool-bytes")
+	b.ReportMetric(float64(s.annotated), "annotated-tools")
+	b.ReportMetric(float64(s.readOnly), "read-only-tools")
+	b.ReportMetric(float64(s.destructive), "destructive-tools")
 	search := listTools(b, newEstateGateway(b, &gateway.Options{ToolMode: gateway.ToolModeSearch}))
 	b.ReportMetric(float64(search.bytes), "search-list-bytes")
 	if searchRelevance != nil {

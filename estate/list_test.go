@@ -77,12 +77,28 @@ func listTools(tb testing.TB, g *gateway.Gateway) listing {
 type sizes struct {
 	largest, p90, p50, total int
 	largestName              string
+	// annotated, readOnly and destructive count the tools with any hint,
+	// readOnlyHint true and destructiveHint true.
+	annotated, readOnly, destructive int
 }
 
 func (l listing) sizes() sizes {
 	var s sizes
 	lens := make([]int, len(l.tools))
 	for i, t := range l.tools {
+		var hints struct {
+			Annotations *struct{ ReadOnlyHint, DestructiveHint bool }
+		}
+		_ = json.Unmarshal(t, &hints)
+		if a := hints.Annotations; a != nil {
+			s.annotated++
+			if a.ReadOnlyHint {
+				s.readOnly++
+			}
+			if a.DestructiveHint {
+				s.destructive++
+			}
+		}
 		lens[i] = len(t)
 		s.total += len(t)
 		if len(t) > s.largest {

@@ -16,8 +16,9 @@ import (
 const maxToolBytes = 48 << 10
 
 // TestToolSizes: on the estate, in typed mode, no tool's definition is over
-// 48 KiB, and every input and output schema passes schema.Lint and compiles
-// under a JSON Schema 2020-12 validator ($defs and $ref included).
+// 48 KiB, every input and output schema passes schema.Lint and compiles
+// under a JSON Schema 2020-12 validator ($defs and $ref included), and the
+// HTTP rules' hints are there.
 func TestToolSizes(t *testing.T) {
 	g := newEstateGateway(t, &gateway.Options{ToolMode: gateway.ToolModeTyped})
 	l := listTools(t, g)
@@ -51,6 +52,28 @@ func TestToolSizes(t *testing.T) {
 			if err := compile(s); err != nil {
 				t.Errorf("%s %s: %v", tl.Name, what, err)
 			}
+		}
+	}
+	// The google.api.http rules give hints end to end (TestMethodAnnotations
+	// in gateway/ has the whole table).
+	hints := map[string]string{}
+	for _, raw := range l.tools {
+		var tl struct {
+			Name        string
+			Annotations json.RawMessage
+		}
+		if err := json.Unmarshal(raw, &tl); err != nil {
+			t.Fatal(err)
+		}
+		hints[tl.Name] = string(tl.Annotations)
+	}
+	for name, want := range map[string]string{
+		"Instances_Get":    `{"readOnlyHint":true,"idempotentHint":true}`,
+		"Instances_Delete": `{"destructiveHint":true,"idempotentHint":true}`,
+		"Instances_Insert": ``,
+	} {
+		if got := hints[name]; got != want {
+			t.Errorf("%s annotations %s, want %s", name, got, want)
 		}
 	}
 	s := l.sizes()

@@ -51,10 +51,10 @@ type keySource struct {
 func CheckJWKSURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("auth: --oauth-jwks-url: want an https URL, got %q", raw)
+		return fmt.Errorf("auth: OAuthConfig.JWKSURL: want an https URL, got %q", raw)
 	}
 	if u.Scheme == "http" && !loopback.Host(u.Hostname()) {
-		return fmt.Errorf("auth: --oauth-jwks-url %s: the JWKS must be fetched over https (plain http is allowed only to a loopback address): anyone on the path could substitute signing keys", raw)
+		return fmt.Errorf("auth: OAuthConfig.JWKSURL %s: the JWKS must be fetched over https (plain http is allowed only to a loopback address): anyone on the path could substitute signing keys", raw)
 	}
 	return nil
 }
@@ -111,7 +111,7 @@ func startKeySource(ctx context.Context, cfg *OAuthConfig, log *slog.Logger) (*k
 		jwk.WithHttprcResourceOption(httprc.WithMaxInterval(max(time.Hour, cfg.JWKSMinRefresh))),
 		jwk.WithWaitReady(false),
 	); err != nil {
-		return fail(fmt.Errorf("auth: --oauth-jwks-url %s: %w", cfg.JWKSURL, err))
+		return fail(fmt.Errorf("auth: OAuthConfig.JWKSURL %s: %w", cfg.JWKSURL, err))
 	}
 	if _, err := cache.Refresh(ctx, cfg.JWKSURL); err != nil {
 		return fail(fmt.Errorf("auth: fetching the JWKS from %s: %w", cfg.JWKSURL, err))

@@ -69,34 +69,34 @@ func startOAuth(ctx context.Context, cfg OAuthConfig, log *slog.Logger) (*oauthV
 // checkOAuthConfig fills defaults and rejects what cannot work.
 func checkOAuthConfig(cfg *OAuthConfig) error {
 	if cfg.JWKSURL == "" {
-		return errors.New("auth: OAuth needs a JWKS URL (--oauth-jwks-url)")
+		return errors.New("auth: OAuth needs a JWKS URL (OAuthConfig.JWKSURL)")
 	}
 	if err := CheckJWKSURL(cfg.JWKSURL); err != nil {
 		return err
 	}
 	if cfg.Issuer == "" {
-		return errors.New("auth: OAuth needs the authorization server's issuer (--oauth-issuer)")
+		return errors.New("auth: OAuth needs the authorization server's issuer (OAuthConfig.Issuer)")
 	}
 	if cfg.Resource != "" {
 		if u, err := url.Parse(cfg.Resource); err != nil || u.Scheme == "" || u.Host == "" || u.Fragment != "" {
-			return fmt.Errorf("auth: --oauth-resource: want an absolute URI without a fragment, got %q", cfg.Resource)
+			return fmt.Errorf("auth: OAuthConfig.Resource: want an absolute URI without a fragment, got %q", cfg.Resource)
 		}
 	}
 	if cfg.Audience == "" {
 		cfg.Audience = cfg.Resource
 	}
 	if cfg.Audience == "" {
-		return errors.New("auth: OAuth needs the audience tokens are issued for (--oauth-audience, or --oauth-resource)")
+		return errors.New("auth: OAuth needs the audience tokens are issued for (OAuthConfig.Audience, or OAuthConfig.Resource)")
 	}
 	for _, s := range cfg.RequiredScopes {
 		if !validScope(s) {
-			return fmt.Errorf("auth: --oauth-required-scope: %q is not a scope token", s)
+			return fmt.Errorf("auth: OAuthConfig.RequiredScopes: %q is not a scope token", s)
 		}
 	}
 	for tool, scopes := range cfg.ToolScopes {
 		for _, s := range scopes {
 			if tool == "" || !validScope(s) {
-				return fmt.Errorf("auth: --oauth-tool-scope: want TOOL=SCOPE, got %q=%q", tool, s)
+				return fmt.Errorf("auth: OAuthConfig.ToolScopes: want TOOL=SCOPE, got %q=%q", tool, s)
 			}
 		}
 	}

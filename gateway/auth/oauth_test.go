@@ -512,9 +512,9 @@ func TestOAuthStartErrors(t *testing.T) {
 		cfg  auth.OAuthConfig
 		want string
 	}{
-		{"no issuer", auth.OAuthConfig{JWKSURL: p.jwksURL(), Audience: "a"}, "--oauth-issuer"},
-		{"no audience", auth.OAuthConfig{JWKSURL: p.jwksURL(), Issuer: issuer}, "--oauth-audience"},
-		{"bad url", auth.OAuthConfig{JWKSURL: "ftp://x", Issuer: issuer, Audience: "a"}, "--oauth-jwks-url"},
+		{"no issuer", auth.OAuthConfig{JWKSURL: p.jwksURL(), Audience: "a"}, "OAuthConfig.Issuer"},
+		{"no audience", auth.OAuthConfig{JWKSURL: p.jwksURL(), Issuer: issuer}, "OAuthConfig.Audience"},
+		{"bad url", auth.OAuthConfig{JWKSURL: "ftp://x", Issuer: issuer, Audience: "a"}, "OAuthConfig.JWKSURL"},
 		{"unreachable", auth.OAuthConfig{JWKSURL: dead.URL, Issuer: issuer, Audience: "a"}, "fetching the JWKS"},
 		{"bad scope", auth.OAuthConfig{JWKSURL: p.jwksURL(), Issuer: issuer, Audience: "a", RequiredScopes: []string{`a"b`}}, "not a scope token"},
 	}

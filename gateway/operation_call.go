@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
 // Polling of an operation through GetOperation: the first poll after
@@ -358,7 +359,7 @@ func appendHandle(b []byte, key string, op *operation, ops *operationsClient) []
 	b = append(b, `{"`...)
 	b = append(b, key...)
 	b = append(b, `":{"name":`...)
-	b = appendJSONString(b, op.name)
+	b = jsonstr.Append(b, op.name)
 	b = append(b, `,"done":false`...)
 	if op.metadata.typeURL != "" && ops != nil {
 		if js, err := ops.anyJSON(append(b, `,"metadata":`...), op.metadata); err == nil {

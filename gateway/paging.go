@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
 // Asking for less: Google API conventions a model can use to keep a
@@ -113,7 +114,7 @@ func (t *tool) notePage(res *mcp.CallToolResult, wire []byte) {
 	}
 	res.Content = append(res.Content, mcp.Content{Type: "text", Text: fmt.Sprintf(
 		"More results: call %s again with the same arguments and %q: %s for the next page.",
-		t.def.Name, t.paging.tokenArg, appendJSONString(nil, token))})
+		t.def.Name, t.paging.tokenArg, jsonstr.Append(nil, token))})
 }
 
 // stringField is the last occurrence (as protobuf merges) of the string

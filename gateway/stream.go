@@ -19,6 +19,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
 // Streaming RPCs as tools.
@@ -430,15 +431,10 @@ func (c *collector) finish(errText string) []byte {
 	}
 	if errText != "" {
 		b = append(b, `,"`+schema.StreamErrorProperty+`":`...)
-		b = appendJSONString(b, errText)
+		b = jsonstr.Append(b, errText)
 	}
 	c.buf = nil
 	return append(b, '}')
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	js, _ := json.Marshal(s) // a string always encodes
-	return append(b, js...)
 }
 
 // decodeRequests converts the "requests" argument of a client or

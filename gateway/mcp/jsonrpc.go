@@ -296,7 +296,9 @@ func errorf(code int64, format string, args ...any) *Error {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string. It escapes what encoding/json
+// appendString appends s as a JSON string, byte for byte as encoding/json
+// writes it: the protocol layer's own contract (internal/jsonstr says why
+// the module has more than one string encoder). It escapes what encoding/json
 // escapes (quotes, backslashes, control characters, <, >, &, U+2028, U+2029)
 // and replaces invalid UTF-8 with U+FFFD, so the output is identical.
 func appendString(b []byte, s string) []byte {

@@ -13,6 +13,8 @@ package results
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
 // Record is one cut: the value at Path kept Kept of its Total elements (an
@@ -35,7 +37,7 @@ const UnitCharacters = "characters"
 // AppendJSON appends r as the JSON object the truncation schema describes.
 func (r Record) AppendJSON(b []byte) []byte {
 	b = append(b, `{"path":`...)
-	b = appendString(b, r.Path)
+	b = jsonstr.Append(b, r.Path)
 	b = append(b, `,"kept":`...)
 	b = strconv.AppendInt(b, int64(r.Kept), 10)
 	if r.Total >= 0 {
@@ -44,11 +46,11 @@ func (r Record) AppendJSON(b []byte) []byte {
 	}
 	if r.Unit != "" {
 		b = append(b, `,"unit":`...)
-		b = appendString(b, r.Unit)
+		b = jsonstr.Append(b, r.Unit)
 	}
 	if r.Reason != "" {
 		b = append(b, `,"reason":`...)
-		b = appendString(b, r.Reason)
+		b = jsonstr.Append(b, r.Reason)
 	}
 	return append(b, '}')
 }
@@ -257,7 +259,7 @@ func (c *cutter) fitted() Fitted {
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
-		b = appendString(b, c.name)
+		b = jsonstr.Append(b, c.name)
 		b = append(b, ":["...)
 		b = append(b, c.earlier...)
 		for i, r := range c.recs {
@@ -629,33 +631,4 @@ func skipValue(b []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		ch := s[i]
-		if ch < utf8.RuneSelf {
-			switch {
-			case ch == '"' || ch == '\\':
-				b = append(b, '\\', ch)
-			case ch < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[ch>>4], hex[ch&0xf])
-			default:
-				b = append(b, ch)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
 }

@@ -2,7 +2,8 @@ package schema
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
 // node is a JSON object whose members keep their insertion order. The schema
@@ -65,7 +66,7 @@ func (n *node) appendJSON(b []byte) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jsonstr.Append(b, k)
 		b = append(b, ':')
 		b = appendValue(b, n.vals[i])
 	}
@@ -77,7 +78,7 @@ func appendValue(b []byte, v any) []byte {
 	case *node:
 		return v.appendJSON(b)
 	case string:
-		return appendString(b, v)
+		return jsonstr.Append(b, v)
 	case bool:
 		return strconv.AppendBool(b, v)
 	case int64:
@@ -92,7 +93,7 @@ func appendValue(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, s)
+			b = jsonstr.Append(b, s)
 		}
 		return append(b, ']')
 	case []any:
@@ -107,45 +108,4 @@ func appendValue(b []byte, v any) []byte {
 	}
 	// Only this package builds nodes; reaching here is a programming error.
 	panic("schema: unsupported node value type")
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string. Unlike encoding/json it leaves <, >
-// and & alone, so descriptions taken from proto comments stay readable.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20 || c == 0x7f:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			// Valid JSON, but they break JavaScript consumers that eval or embed it.
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }

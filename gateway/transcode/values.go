@@ -25,7 +25,9 @@ var escapes = func() (t [utf8.RuneSelf]bool) {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string with protojson's escaping: only
+// appendString appends s as a JSON string byte for byte as protojson
+// writes it, the transcoder's contract (internal/jsonstr says why the
+// module has more than one string encoder): only
 // control characters, '"' and '\\' are escaped (HTML characters and U+2028
 // are not), and invalid UTF-8 is an error, as protojson reports for every
 // string it writes.

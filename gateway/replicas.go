@@ -35,6 +35,11 @@ type replicaSetKey struct{}
 
 // replicaSet counts one connection's replicas.
 type replicaSet struct {
+	// observeMu orders the observer's calls: counts are read and handed
+	// over under it, so the last count the observer gets is the latest.
+	// (Without it, two changes on two goroutines could hand over their
+	// counts in the other order and leave a stale figure in the metric.)
+	observeMu sync.Mutex
 	mu        sync.Mutex
 	addresses int
 	subConns  map[*replicaSubConn]struct{}
@@ -51,8 +56,11 @@ func (s *replicaSet) setObserver(f func(total, serving int)) {
 	s.changed()
 }
 
-// changed tells the observer the current counts.
+// changed tells the observer the current counts. The caller holds
+// neither mutex.
 func (s *replicaSet) changed() {
+	s.observeMu.Lock()
+	defer s.observeMu.Unlock()
 	s.mu.Lock()
 	f := s.observe
 	s.mu.Unlock()

@@ -28,6 +28,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"go.uber.org/goleak"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // The parts of the Kubernetes objects the checks read. Fields not named
@@ -785,19 +787,15 @@ func TestSidecarRuns(t *testing.T) {
 	// The zoo may come up after the gateway, as in a Pod: the gateway
 	// retries discovery, and readiness follows.
 	var body []byte
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	testutil.WaitFor(t, "the gateway to become ready over the unix socket", func() bool {
 		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			body, _ = io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gateway never became ready over the unix socket: %s", body)
-		}
-	}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	if !bytes.Contains(body, []byte(`"discovered":true`)) || !bytes.Contains(body, []byte(`"serving":1`)) {
 		t.Errorf("/readyz: %s, want the backend discovered with its one replica serving", body)
 	}

@@ -40,7 +40,7 @@ func (g *Gateway) clientStatus(t *tool, st *status.Status) *status.Status {
 	for _, d := range details {
 		if d.GetTypeUrl() == debugInfoURL {
 			if g.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
-				g.opts.Logger.Debug("tools/call: DebugInfo withheld from the client (--expose-debug-info shows it)",
+				g.opts.Logger.Debug("tools/call: DebugInfo withheld from the client (Options.ExposeDebugInfo shows it)",
 					"tool", t.def.Name, "backend", t.backend, "detail", d.String())
 			}
 			continue

@@ -126,6 +126,8 @@ type catalogOptions struct {
 	// (resolved) and Options.OperationCancel.
 	operationWait   time.Duration
 	operationCancel bool
+	// exposeDebugInfo is Options.ExposeDebugInfo.
+	exposeDebugInfo bool
 	// maxResultBytes is the resolved result budget, -1 for none.
 	maxResultBytes int
 }
@@ -195,6 +197,9 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files}
 	cc := newCompileCache(types, opts.useProtoNames)
 	ops := newOperationsClient(res, conn, types)
+	if ops != nil {
+		ops.exposeDebugInfo = opts.exposeDebugInfo
+	}
 	for i, m := range methods {
 		t, err := compileTool(m, names[i], toolOpts[m.FullName()], conn, cc)
 		if err != nil {
@@ -210,6 +215,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		}
 		if t.lro != nil {
 			t.lro.wait, t.lro.cancel = opts.operationWait, opts.operationCancel
+			t.lro.exposeDebugInfo = opts.exposeDebugInfo
 		}
 		t.budget.askLess = compileAskLess(t, m, opts.useProtoNames)
 		if err := compileBudget(t, opts.maxResultBytes, cc); err != nil {

@@ -35,25 +35,36 @@ func (g *Gateway) clientStatus(t *tool, st *status.Status) *status.Status {
 	if g.opts.ExposeDebugInfo {
 		return st
 	}
+	kept, withheld := withoutDebugInfo(st)
+	if len(withheld) > 0 && g.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		for _, d := range withheld {
+			g.opts.Logger.Debug("tools/call: DebugInfo withheld from the client (Options.ExposeDebugInfo shows it)",
+				"tool", t.def.Name, "backend", t.backend, "detail", d.String())
+		}
+	}
+	return kept
+}
+
+// withoutDebugInfo returns st without its google.rpc.DebugInfo details,
+// and the details it left out. A long-running operation's error takes
+// the same way as a call's status (doneResult).
+func withoutDebugInfo(st *status.Status) (*status.Status, []*anypb.Any) {
 	details := st.Proto().GetDetails()
 	kept := make([]*anypb.Any, 0, len(details))
+	var withheld []*anypb.Any
 	for _, d := range details {
 		if d.GetTypeUrl() == debugInfoURL {
-			if g.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
-				g.opts.Logger.Debug("tools/call: DebugInfo withheld from the client (Options.ExposeDebugInfo shows it)",
-					"tool", t.def.Name, "backend", t.backend, "detail", d.String())
-			}
+			withheld = append(withheld, d)
 			continue
 		}
 		kept = append(kept, d)
 	}
-	if len(kept) == len(details) {
-		return st
+	if len(withheld) == 0 {
+		return st, nil
 	}
 	sp := st.Proto() // a copy
-
 	sp.Details = kept
-	return status.FromProto(sp)
+	return status.FromProto(sp), withheld
 }
 
 // clientMessage is st's message as a client may read it: grpc-go's

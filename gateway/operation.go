@@ -69,6 +69,9 @@ type longRunning struct {
 	wait time.Duration
 	// cancel calls CancelOperation when the client cancels the call.
 	cancel bool
+	// exposeDebugInfo is Options.ExposeDebugInfo: whether a failed
+	// operation's google.rpc.DebugInfo reaches the client.
+	exposeDebugInfo bool
 	// pollMethod and waitMethod are the full method paths that poll the
 	// operation (waitMethod "" when there is none); getTool and waitTool
 	// are their tools' names, set when the catalog is assembled ("" when
@@ -94,6 +97,8 @@ type operationsClient struct {
 	// custom, when set, makes this the poller of one custom (Compute
 	// Engine style) long-running method instead (operation_custom.go).
 	custom *customOps
+	// exposeDebugInfo is Options.ExposeDebugInfo, for task results.
+	exposeDebugInfo bool
 }
 
 // anyEncoder renders one message type found in an Any.

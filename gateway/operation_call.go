@@ -279,6 +279,9 @@ func (lr *longRunning) result(ctx context.Context, op *operation, pollErr *statu
 // compiled for it; anything else is rendered through ops.
 func doneResult(ctx context.Context, op *operation, lr *longRunning, ops *operationsClient, types *dynamicpb.Types) *mcp.CallToolResult {
 	if st := operationStatus(op); st != nil {
+		if !exposesDebugInfo(lr, ops) {
+			st, _ = withoutDebugInfo(st)
+		}
 		return statusResult(ctx, st, types)
 	}
 	if !op.hasResponse {
@@ -299,6 +302,16 @@ func doneResult(ctx context.Context, op *operation, lr *longRunning, ops *operat
 		return statusResult(ctx, status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but its response (%s) could not be decoded: %v", op.name, op.response.typeURL, err)), types)
 	}
 	return jsonResult(js)
+}
+
+// exposesDebugInfo reports Options.ExposeDebugInfo as the operation's
+// tool (lr) or, for a task that names no tool, its backend's Operations
+// client knows it; withheld when neither is known.
+func exposesDebugInfo(lr *longRunning, ops *operationsClient) bool {
+	if lr != nil {
+		return lr.exposeDebugInfo
+	}
+	return ops != nil && ops.exposeDebugInfo
 }
 
 // operationStatus is the error of a finished operation, nil when it
@@ -334,7 +347,7 @@ func (lr *longRunning) handleResult(op *operation, pollErr *status.Status) *mcp.
 	js := appendHandle(nil, lr.handleKey, op, lr.ops)
 	var s string
 	if pollErr != nil {
-		s = fmt.Sprintf("The operation %s was started and has not finished; polling it failed with %s: %s.", op.name, CodeName(pollErr.Code()), pollErr.Message())
+		s = fmt.Sprintf("The operation %s was started and has not finished; polling it failed with %s: %s.", op.name, CodeName(pollErr.Code()), clientMessage(pollErr))
 	} else if lr.wait > 0 && lr.ops != nil && lr.ops.hasGet {
 		s = fmt.Sprintf("The operation %s has not finished after waiting up to %s; it keeps running in the backend.", op.name, lr.wait)
 	} else {

@@ -54,6 +54,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		streamTimeout:   g.opts.StreamTimeout,
 		operationWait:   g.opts.OperationWait,
 		operationCancel: g.opts.OperationCancel,
+		exposeDebugInfo: g.opts.ExposeDebugInfo,
 		maxResultBytes:  g.budget,
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
@@ -278,7 +279,7 @@ func (c *cutter) fitted() Fitted {
 // whole is the last resort: nothing of the result but a record saying so.
 func (c *cutter) whole() Fitted {
 	members := 0
-	i := skipSpace(c.in, 1)
+	i := jsonscan.SpaceEnd(c.in, 1)
 	for i < len(c.in) && c.in[i] != '}' {
 		_, i = c.skipMember(i)
 		members++
@@ -295,14 +296,14 @@ func (c *cutter) whole() Fitted {
 // it.
 func (c *cutter) object(i int) int {
 	c.emitByte('{')
-	i = skipSpace(c.in, i+1)
+	i = jsonscan.SpaceEnd(c.in, i+1)
 	first := true
 	for i < len(c.in) && c.in[i] != '}' && !c.over {
 		if c.in[i] == ',' {
-			i = skipSpace(c.in, i+1)
+			i = jsonscan.SpaceEnd(c.in, i+1)
 			continue
 		}
-		keyEnd := skipString(c.in, i)
+		keyEnd := jsonscan.StringEnd(c.in, i)
 		key := c.in[i:keyEnd]
 		if c.earlier != nil && len(c.path) == 0 && string(key[1:len(key)-1]) == c.name {
 			// The earlier records are written with the new ones.
@@ -315,13 +316,13 @@ func (c *cutter) object(i int) int {
 		first = false
 		c.emit(key)
 		c.emitByte(':')
-		i = skipSpace(c.in, keyEnd)
-		i = skipSpace(c.in, i+1) // ':'
+		i = jsonscan.SpaceEnd(c.in, keyEnd)
+		i = jsonscan.SpaceEnd(c.in, i+1) // ':'
 		mark := len(c.path)
 		c.pushKey(key)
 		i = c.value(i)
 		c.path = c.path[:mark]
-		i = skipSpace(c.in, i)
+		i = jsonscan.SpaceEnd(c.in, i)
 	}
 	c.emitByte('}')
 	return i + 1
@@ -363,7 +364,7 @@ func (c *cutter) value(i int) int {
 	case '"':
 		return c.str(i)
 	}
-	end := skipScalar(c.in, i)
+	end := jsonscan.ScalarEnd(c.in, i)
 	c.emit(c.in[i:end])
 	return end
 }
@@ -371,12 +372,12 @@ func (c *cutter) value(i int) int {
 func (c *cutter) array(i int) int {
 	start := i
 	c.emitByte('[')
-	i = skipSpace(c.in, i+1)
+	i = jsonscan.SpaceEnd(c.in, i+1)
 	n := 0
 	var idx [20]byte
 	for i < len(c.in) && c.in[i] != ']' && !c.over {
 		if c.in[i] == ',' {
-			i = skipSpace(c.in, i+1)
+			i = jsonscan.SpaceEnd(c.in, i+1)
 			continue
 		}
 		if c.maxItems >= 0 && n >= c.maxItems {
@@ -395,7 +396,7 @@ func (c *cutter) array(i int) int {
 		c.path = append(c.path, ']')
 		i = c.value(i)
 		c.path = c.path[:mark]
-		i = skipSpace(c.in, i)
+		i = jsonscan.SpaceEnd(c.in, i)
 		n++
 	}
 	c.emitByte(']')
@@ -411,10 +412,10 @@ func (c *cutter) countRest(start, i, n int) (int, int) {
 	total := n
 	for i < len(c.in) && c.in[i] != ']' {
 		if c.in[i] == ',' {
-			i = skipSpace(c.in, i+1)
+			i = jsonscan.SpaceEnd(c.in, i+1)
 			continue
 		}
-		i = skipSpace(c.in, skipValue(c.in, i))
+		i = jsonscan.SpaceEnd(c.in, jsonscan.ValueEnd(c.in, i))
 		total++
 	}
 	if total-n > 256 {
@@ -430,7 +431,7 @@ func (c *cutter) countRest(start, i, n int) (int, int) {
 // cut falls between characters, never inside an escape or a UTF-8
 // sequence, so the result is still valid JSON and valid UTF-8.
 func (c *cutter) str(i int) int {
-	end := skipString(c.in, i)
+	end := jsonscan.StringEnd(c.in, i)
 	if c.maxChars < 0 || end-i-2 <= c.maxChars {
 		// Fewer bytes than the cap means fewer characters too.
 		c.emit(c.in[i:end])
@@ -482,13 +483,13 @@ func isHighSurrogate(hex []byte) bool {
 // skipMember returns the key of the member at i and the index after its
 // value (and a following comma).
 func (c *cutter) skipMember(i int) ([]byte, int) {
-	keyEnd := skipString(c.in, i)
+	keyEnd := jsonscan.StringEnd(c.in, i)
 	key := c.in[i:keyEnd]
-	i = skipSpace(c.in, keyEnd)
-	i = skipSpace(c.in, i+1)
-	i = skipSpace(c.in, skipValue(c.in, i))
+	i = jsonscan.SpaceEnd(c.in, keyEnd)
+	i = jsonscan.SpaceEnd(c.in, i+1)
+	i = jsonscan.SpaceEnd(c.in, jsonscan.ValueEnd(c.in, i))
 	if i < len(c.in) && c.in[i] == ',' {
-		i = skipSpace(c.in, i+1)
+		i = jsonscan.SpaceEnd(c.in, i+1)
 	}
 	return key, i
 }
@@ -497,14 +498,14 @@ func (c *cutter) skipMember(i int) ([]byte, int) {
 // (empty, not nil, for []), or nil when there is no such array.
 func earlierRecords(js []byte, name string) []byte {
 	c := cutter{in: js}
-	i := skipSpace(js, 1)
+	i := jsonscan.SpaceEnd(js, 1)
 	for i < len(js) && js[i] != '}' {
-		keyEnd := skipString(js, i)
+		keyEnd := jsonscan.StringEnd(js, i)
 		key := js[i:keyEnd]
-		v := skipSpace(js, skipSpace(js, keyEnd)+1)
+		v := jsonscan.SpaceEnd(js, jsonscan.SpaceEnd(js, keyEnd)+1)
 		_, next := c.skipMember(i)
 		if string(key[1:len(key)-1]) == name && js[v] == '[' {
-			end := skipValue(js, v)
+			end := jsonscan.ValueEnd(js, v)
 			return js[v+1 : end-1 : end-1]
 		}
 		i = next
@@ -518,7 +519,7 @@ func freeName(js []byte, name string) string {
 	c := cutter{in: js}
 	for {
 		taken := false
-		i := skipSpace(js, 1)
+		i := jsonscan.SpaceEnd(js, 1)
 		for i < len(js) && js[i] != '}' {
 			var key []byte
 			key, i = c.skipMember(i)
@@ -543,7 +544,7 @@ func stats(js []byte) (longestArray, longestString int) {
 		switch js[i] {
 		case '[':
 			stack = append(stack, frame{})
-			i = skipSpace(js, i+1)
+			i = jsonscan.SpaceEnd(js, i+1)
 			if i < len(js) && js[i] != ']' && len(stack) > 0 {
 				stack[len(stack)-1].n = 1
 			}
@@ -564,7 +565,7 @@ func stats(js []byte) (longestArray, longestString int) {
 				stack[n-1].n++
 			}
 		case '"':
-			end := skipString(js, i)
+			end := jsonscan.StringEnd(js, i)
 			longestString = max(longestString, end-i-2)
 			i = end
 			continue
@@ -572,63 +573,4 @@ func stats(js []byte) (longestArray, longestString int) {
 		i++
 	}
 	return longestArray, longestString
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at i.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(b)
-}
-
-func skipScalar(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\n', '\r', '\t':
-			return i
-		}
-		i++
-	}
-	return i
-}
-
-// skipValue returns the index after the value at i, without recursion.
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-	default:
-		return skipScalar(b, i)
-	}
-	depth := 0
-	for i < len(b) {
-		switch b[i] {
-		case '"':
-			i = skipString(b, i)
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		}
-		i++
-	}
-	return i
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 )
 
 // A cursor over JSON that json.Valid has accepted, for explain. Explaining
@@ -36,14 +38,7 @@ type cursor struct {
 }
 
 func (c *cursor) skipSpace() {
-	for c.pos < len(c.in) {
-		switch c.in[c.pos] {
-		case ' ', '\t', '\n', '\r':
-			c.pos++
-		default:
-			return
-		}
-	}
+	c.pos = jsonscan.SpaceEnd(c.in, c.pos)
 }
 
 // peek returns the first byte of the next value ('{', '[', '"', 't', 'f',
@@ -60,7 +55,7 @@ func (c *cursor) peek() byte {
 func (c *cursor) raw() []byte {
 	c.skipSpace()
 	start := c.pos
-	c.pos = valueEnd(c.in, c.pos)
+	c.pos = jsonscan.ValueEnd(c.in, c.pos)
 	return c.in[start:c.pos]
 }
 
@@ -84,7 +79,7 @@ func (c *cursor) nextMember() (rawKey []byte, ok bool) {
 		c.skipSpace()
 	}
 	start := c.pos
-	c.pos = stringEnd(c.in, c.pos)
+	c.pos = jsonscan.StringEnd(c.in, c.pos)
 	rawKey = c.in[start:c.pos]
 	c.skipSpace()
 	c.pos++ // ':'
@@ -117,52 +112,6 @@ func (c *cursor) members(fn func(rawKey []byte)) {
 		}
 		fn(k)
 	}
-}
-
-// valueEnd returns the index just past the valid JSON value at b[i].
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				j = stringEnd(b, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	j := i
-	for j < len(b) {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return j
-		}
-		j++
-	}
-	return j
-}
-
-// stringEnd returns the index just past the JSON string starting at b[i].
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(b)
 }
 
 // unquote returns the text of a raw JSON string.

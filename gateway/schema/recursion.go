@@ -34,15 +34,20 @@ type tarjan struct {
 	extra     func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
 }
 
-// edges lists the messages a value of md contains directly, looking through
-// map entries (which never appear in a schema themselves).
-func (t *tarjan) edges(md protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor {
+// messageEdges lists the messages a value of md contains directly, once
+// per referring field, looking through map entries (which never appear in
+// a schema themselves); extra's Any candidates count as references too.
+// Fields skip reports are left out; extra and skip may be nil.
+func messageEdges(md protoreflect.MessageDescriptor, extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor, skip func(protoreflect.FieldDescriptor) bool) []protoreflect.MessageDescriptor {
 	var out []protoreflect.MessageDescriptor
 	fields := md.Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		if t.extra != nil {
-			for _, m := range t.extra(fd) {
+		if skip != nil && skip(fd) {
+			continue
+		}
+		if extra != nil {
+			for _, m := range extra(fd) {
 				if wellKnown(m) == wktNone {
 					out = append(out, m)
 				}
@@ -54,11 +59,9 @@ func (t *tarjan) edges(md protoreflect.MessageDescriptor) []protoreflect.Message
 		if fd.Kind() != protoreflect.MessageKind && fd.Kind() != protoreflect.GroupKind {
 			continue
 		}
-		m := fd.Message()
-		if m.IsPlaceholder() || wellKnown(m) != wktNone {
-			continue
+		if m := fd.Message(); !m.IsPlaceholder() && wellKnown(m) == wktNone {
+			out = append(out, m)
 		}
-		out = append(out, m)
 	}
 	return out
 }
@@ -70,7 +73,7 @@ func (t *tarjan) visit(md protoreflect.MessageDescriptor) {
 	t.next++
 	t.stack = append(t.stack, v)
 	t.onStack[v] = true
-	for _, m := range t.edges(md) {
+	for _, m := range messageEdges(md, t.extra, nil) {
 		w := m.FullName()
 		if w == v {
 			t.recursive[v] = true

@@ -45,7 +45,7 @@ func sharedMessages(root protoreflect.MessageDescriptor, recursive map[protorefl
 		if written == 0 {
 			continue
 		}
-		for _, m := range s.edges(md) {
+		for _, m := range messageEdges(md, s.extra, s.skip) {
 			refs[m.FullName()] = min(2, refs[m.FullName()]+written)
 		}
 	}
@@ -59,39 +59,9 @@ type sharing struct {
 	post  []protoreflect.MessageDescriptor
 }
 
-// edges lists the messages md's body refers to, once per referring field
-// (a field's Any candidates count as references too).
-func (s *sharing) edges(md protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor {
-	var out []protoreflect.MessageDescriptor
-	fields := md.Fields()
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if s.skip != nil && s.skip(fd) {
-			continue
-		}
-		if s.extra != nil {
-			for _, m := range s.extra(fd) {
-				if wellKnown(m) == wktNone {
-					out = append(out, m)
-				}
-			}
-		}
-		if fd.IsMap() {
-			fd = fd.MapValue()
-		}
-		if fd.Kind() != protoreflect.MessageKind && fd.Kind() != protoreflect.GroupKind {
-			continue
-		}
-		if m := fd.Message(); !m.IsPlaceholder() && wellKnown(m) == wktNone {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 func (s *sharing) visit(md protoreflect.MessageDescriptor) {
 	s.seen[md.FullName()] = true
-	for _, m := range s.edges(md) {
+	for _, m := range messageEdges(md, s.extra, s.skip) {
 		if !s.seen[m.FullName()] {
 			s.visit(m)
 		}

@@ -1,18 +1,13 @@
 package gateway_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // Compute Engine style operations, with the test backend's small copy of
@@ -79,33 +74,7 @@ func TestCustomOperationErrorAndHandle(t *testing.T) {
 
 func TestCustomOperationProgress(t *testing.T) {
 	_, _, url := startJobs(t, lrotest.Options{}, nil)
-	var mu sync.Mutex
-	var msgs []string
-	client := sdk.NewClient(&sdk.Implementation{Name: "lro", Version: "1"}, &sdk.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-			mu.Lock()
-			defer mu.Unlock()
-			msgs = append(msgs, req.Params.Message)
-		}})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	params := &sdk.CallToolParams{Name: "Instances_Insert", Arguments: map[string]any{"project": "p", "zone": "z", "steps": 4}}
-	params.SetProgressToken("tok")
-	if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
-		t.Fatalf("call: %v %v", err, res)
-	}
-	testutil.WaitFor(t, "five progress notifications", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(msgs) >= 5
-	})
-	mu.Lock()
-	defer mu.Unlock()
+	msgs := progressMessages(t, url, "Instances_Insert", map[string]any{"project": "p", "zone": "z", "steps": 4}, 5)
 	if !strings.Contains(msgs[0], `"status":"RUNNING"`) || !strings.Contains(msgs[2], `"progress":50`) || !strings.Contains(msgs[4], `"status":"DONE"`) {
 		t.Errorf("progress messages %q", msgs)
 	}

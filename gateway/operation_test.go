@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -121,41 +122,49 @@ func TestOperationWaitReturnsTheResponse(t *testing.T) {
 func TestOperationProgressCarriesTheMetadata(t *testing.T) {
 	for _, noWait := range []bool{false, true} {
 		_, _, url := startJobs(t, lrotest.Options{NoWait: noWait}, nil)
-		var mu sync.Mutex
-		var msgs []string
-		client := sdk.NewClient(&sdk.Implementation{Name: "lro", Version: "1"}, &sdk.ClientOptions{
-			ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-				mu.Lock()
-				defer mu.Unlock()
-				msgs = append(msgs, req.Params.Message)
-			}})
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		params := &sdk.CallToolParams{Name: "Jobs_Run", Arguments: map[string]any{"label": "p", "steps": 3}}
-		params.SetProgressToken("tok")
-		res, err := cs.CallTool(ctx, params)
-		if err != nil || res.IsError {
-			t.Fatalf("call: %v %v", err, res)
-		}
-		testutil.WaitFor(t, "four progress notifications", func() bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return len(msgs) >= 4
-		})
-		mu.Lock()
+		msgs := progressMessages(t, url, "Jobs_Run", map[string]any{"label": "p", "steps": 3}, 4)
 		for i, m := range msgs {
 			var meta map[string]any
 			if err := json.Unmarshal([]byte(m), &meta); err != nil || meta["step"] != nil && meta["step"] != float64(i) || strings.ContainsAny(m, " \n") {
 				t.Errorf("noWait=%v: progress %d message %q is not the compact metadata of step %d", noWait, i, m, i)
 			}
 		}
-		mu.Unlock()
 	}
+}
+
+// progressMessages calls the tool name at url with a progress token and
+// returns the messages of the progress notifications the client has once
+// it has at least want of them.
+func progressMessages(t *testing.T, url, name string, args map[string]any, want int) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var msgs []string
+	client := sdk.NewClient(&sdk.Implementation{Name: "lro", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			msgs = append(msgs, req.Params.Message)
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	params.SetProgressToken("tok")
+	if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+		t.Fatalf("call: %v %v", err, res)
+	}
+	testutil.WaitFor(t, fmt.Sprintf("%d progress notifications", want), func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(msgs) >= want
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(msgs)
 }
 
 func TestOperationFailureIsAToolError(t *testing.T) {

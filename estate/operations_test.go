@@ -13,8 +13,6 @@ import (
 	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"cloud.google.com/go/longrunning/autogen/longrunningpb"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -35,21 +33,12 @@ import (
 // kept.
 func lroGateway(t *testing.T, opts *estate.Options) (*gateway.Gateway, *bytes.Buffer) {
 	t.Helper()
-	srv, err := estate.Serve(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient(srv.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := serve(t, opts)
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	g, err := gateway.New(ctx, []gateway.Backend{{Name: "estate", Address: srv.Addr, Conn: conn}},
+	g, err := gateway.New(ctx, []gateway.Backend{{Name: "estate", Address: conn.Target(), Conn: conn}},
 		&gateway.Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelWarn})), Refresh: -1,
 			ToolMode: gateway.ToolModeTyped})
 	if err != nil {

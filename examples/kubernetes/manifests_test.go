@@ -634,32 +634,8 @@ func servedPaths(t *testing.T, bin string) map[string]bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--listen", "127.0.0.1:0")
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	base := ""
-	urlRE := regexp.MustCompile(`at (http://\S+)/mcp`)
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-			break
-		}
-	}
-	if base == "" {
-		t.Fatalf("the gateway printed no MCP URL: %v", sc.Err())
-	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	base, stop := startGateway(t, ctx, bin, "--listen", "127.0.0.1:0")
+	defer stop()
 
 	served := map[string]bool{}
 	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
@@ -687,6 +663,41 @@ func servedPaths(t *testing.T, bin string) map[string]bool {
 		}
 	}
 	return served
+}
+
+// startGateway runs the gateway binary with args until ctx ends or stop
+// is called, and returns the base URL its MCP endpoint was announced at.
+func startGateway(t *testing.T, ctx context.Context, bin string, args ...string) (base string, stop func()) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop = func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+	urlRE := regexp.MustCompile(`at (http://\S+)/mcp`)
+	sc := bufio.NewScanner(stderr)
+	var log strings.Builder
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	if base == "" {
+		stop()
+		t.Fatalf("the gateway printed no MCP URL: %v\n%s", sc.Err(), log.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	return base, stop
 }
 
 func runProbe(bin, url string) int {
@@ -756,34 +767,8 @@ func TestSidecarRuns(t *testing.T) {
 		}
 		args = append(args, a)
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	base := ""
-	urlRE := regexp.MustCompile(`at (http://\S+)/mcp`)
-	sc := bufio.NewScanner(stderr)
-	var log strings.Builder
-	for sc.Scan() {
-		log.WriteString(sc.Text() + "\n")
-		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-			break
-		}
-	}
-	if base == "" {
-		t.Fatalf("the gateway printed no MCP URL:\n%s", log.String())
-	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	base, stop := startGateway(t, ctx, bin, args...)
+	defer stop()
 	// The zoo may come up after the gateway, as in a Pod: the gateway
 	// retries discovery, and readiness follows.
 	var body []byte

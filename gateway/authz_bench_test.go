@@ -1,9 +1,7 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -40,8 +38,6 @@ func BenchmarkAuthorizedCall(b *testing.B) {
 	}
 	defer oauth.Close()
 
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"leo"},` +
-		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	for _, c := range []struct {
 		name  string
 		auth  *auth.Authenticator
@@ -53,29 +49,7 @@ func BenchmarkAuthorizedCall(b *testing.B) {
 	} {
 		_, _, url := startGateway(b, &gateway.Options{Auth: c.auth})
 		hc := &http.Client{Transport: &http.Transport{}}
-		call := func() error {
-			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-			req.Header = http.Header{
-				"Content-Type":         {"application/json"},
-				"Accept":               {"application/json, text/event-stream"},
-				"Mcp-Protocol-Version": {"2026-07-28"},
-				"Mcp-Method":           {"tools/call"},
-				"Mcp-Name":             {"ZooService_GetAnimal"},
-			}
-			if c.token != "" {
-				req.Header["Authorization"] = []string{"Bearer " + c.token}
-			}
-			resp, err := hc.Do(req)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return &httpStatusError{resp.StatusCode}
-			}
-			return err
-		}
+		call := func() error { return postGetAnimal(hc, url, c.token) }
 		if err := call(); err != nil {
 			b.Fatalf("%s: %v", c.name, err)
 		}

@@ -1,6 +1,7 @@
 package estate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -55,20 +56,10 @@ func Services() []protoreflect.ServiceDescriptor {
 			return true
 		})
 		slices.SortFunc(services, func(a, b protoreflect.ServiceDescriptor) int {
-			return compare(a.FullName(), b.FullName())
+			return cmp.Compare(a.FullName(), b.FullName())
 		})
 	})
 	return services
-}
-
-func compare(a, b protoreflect.FullName) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ServiceNames returns the full names of [Services], in the same order.
@@ -93,7 +84,7 @@ func Files() []protoreflect.FileDescriptor {
 		}
 	}
 	slices.SortFunc(files, func(a, b protoreflect.FileDescriptor) int {
-		return compare(protoreflect.FullName(a.Path()), protoreflect.FullName(b.Path()))
+		return cmp.Compare(a.Path(), b.Path())
 	})
 	return files
 }

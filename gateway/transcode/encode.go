@@ -2,6 +2,7 @@ package transcode
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -635,30 +636,10 @@ func keyOrder(k protoreflect.Kind) func(a, b entry) int {
 	case k == protoreflect.StringKind:
 		return func(a, b entry) int { return bytes.Compare(a.skey, b.skey) }
 	case isSignedKey(k):
-		return func(a, b entry) int { return cmpInt(int64(a.key), int64(b.key)) }
+		return func(a, b entry) int { return cmp.Compare(int64(a.key), int64(b.key)) }
 	default:
-		return func(a, b entry) int { return cmpUint(a.key, b.key) }
+		return func(a, b entry) int { return cmp.Compare(a.key, b.key) }
 	}
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func sameKey(a, b *entry) bool { return a.key == b.key && bytes.Equal(a.skey, b.skey) }

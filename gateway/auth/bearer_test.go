@@ -160,20 +160,26 @@ func TestBearerReload(t *testing.T) {
 // kept across a reload keeps its principal, and one removed from the file
 // has its Revoked channel closed (long-lived connections watch it) and its
 // next call refused by Authorize.
+// admit passes a GET of url bearing tok through a's door and returns the
+// principal the handler behind it saw (nil when the door refused) and the
+// request's context there.
+func admit(a *auth.Authenticator, url, tok string) (*auth.Principal, context.Context) {
+	var p *auth.Principal
+	var ctx context.Context
+	r := httptest.NewRequest("GET", url, nil)
+	r.Header.Set("Authorization", "Bearer "+tok)
+	a.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		p, _ = auth.FromContext(r.Context())
+		ctx = r.Context()
+	})).ServeHTTP(httptest.NewRecorder(), r)
+	return p, ctx
+}
+
 func TestBearerRevocation(t *testing.T) {
 	a, path, _ := startBearer(t, "alpha\nbeta\n")
 	principal := func(tok string) (*auth.Principal, context.Context) {
 		t.Helper()
-		var p *auth.Principal
-		var ctx context.Context
-		a.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-			p, _ = auth.FromContext(r.Context())
-			ctx = r.Context()
-		})).ServeHTTP(httptest.NewRecorder(), func() *http.Request {
-			r := httptest.NewRequest("GET", "http://localhost/ws", nil)
-			r.Header.Set("Authorization", "Bearer "+tok)
-			return r
-		}())
+		p, ctx := admit(a, "http://localhost/ws", tok)
 		if p == nil {
 			t.Fatalf("token %q refused", tok)
 		}

@@ -317,16 +317,7 @@ func TestAuthorizeExpiry(t *testing.T) {
 	a := startOAuth(t, p, func(c *auth.OAuthConfig) { c.Leeway = time.Millisecond })
 	exp := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
 	tok := p.token("ec1", claims{"scope": "mcp", "exp": exp.Unix()})
-	var principal *auth.Principal
-	var ctx context.Context
-	a.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		principal, _ = auth.FromContext(r.Context())
-		ctx = r.Context()
-	})).ServeHTTP(httptest.NewRecorder(), func() *http.Request {
-		r := httptest.NewRequest("GET", "http://example.com/ws", nil)
-		r.Header.Set("Authorization", "Bearer "+tok)
-		return r
-	}())
+	principal, ctx := admit(a, "http://example.com/ws", tok)
 	if principal == nil {
 		t.Fatal("token refused at the door")
 	}

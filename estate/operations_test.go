@@ -1,7 +1,6 @@
 package estate_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // Long-running operations on the real published descriptors: Compute
@@ -31,15 +31,14 @@ import (
 
 // lroGateway serves opts and fronts it with a gateway whose warnings are
 // kept.
-func lroGateway(t *testing.T, opts *estate.Options) (*gateway.Gateway, *bytes.Buffer) {
+func lroGateway(t *testing.T, opts *estate.Options) (*gateway.Gateway, *testutil.SyncBuffer) {
 	t.Helper()
 	conn := serve(t, opts)
-	var logs bytes.Buffer
-	var mu sync.Mutex
+	var logs testutil.SyncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	g, err := gateway.New(ctx, []gateway.Backend{{Name: "estate", Address: conn.Target(), Conn: conn}},
-		&gateway.Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelWarn})), Refresh: -1,
+		&gateway.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})), Refresh: -1,
 			ToolMode: gateway.ToolModeTyped})
 	if err != nil {
 		t.Fatal(err)
@@ -50,17 +49,6 @@ func lroGateway(t *testing.T, opts *estate.Options) (*gateway.Gateway, *bytes.Bu
 		_ = g.Shutdown(ctx)
 	})
 	return g, &logs
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func lroTool(t *testing.T, g *gateway.Gateway, name string) mcp.Tool {

@@ -1,11 +1,9 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -17,25 +15,8 @@ import (
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
-
-// lockedBuffer is a log sink for a logger used from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // debugBackend answers GetAnimal("debug") with a status carrying
 // DebugInfo and ErrorInfo details.
@@ -71,7 +52,7 @@ func TestClientErrorsWithholdInternals(t *testing.T) {
 	}
 
 	addr, gs := debugBackend(t)
-	logs := &lockedBuffer{}
+	logs := &testutil.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", addr)}, &gateway.Options{Logger: logger})
 	cs := connect(t, base+"/mcp", "2025-11-25")

@@ -22,6 +22,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 var searchMode = &gateway.Options{ToolMode: gateway.ToolModeSearch}
@@ -373,7 +374,7 @@ func TestCallToolDeadline(t *testing.T) {
 // under the target tool's name, with the target's arguments, and
 // call_tool itself has no series.
 func TestCallToolMetrics(t *testing.T) {
-	var logs lockedBuffer
+	var logs testutil.SyncBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	_, g, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Metrics: telemetry.NewMetrics(), Logger: logger, LogArguments: true})
 	cs := connect(t, url, "2025-11-25")

@@ -1,7 +1,6 @@
 package reflection_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -23,6 +22,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -150,24 +150,10 @@ func fileProto(t *testing.T, text string) *descriptorpb.FileDescriptorProto {
 func discoverFake(t *testing.T, f *fakeReflection) (*reflection.Result, error, string) {
 	t.Helper()
 	addr := startServer(t, func(s *grpc.Server) { refv1.RegisterServerReflectionServer(s, f) })
-	var log bytes.Buffer
-	var mu sync.Mutex
-	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &log}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var log testutil.SyncBuffer
+	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	res, err := discover(t, addr, &reflection.ServerReflectionOptions{Logger: logger})
-	mu.Lock()
-	defer mu.Unlock()
 	return res, err, log.String()
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func field(t *testing.T, res *reflection.Result, name protoreflect.FullName) protoreflect.FieldDescriptor {

@@ -13,6 +13,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
+	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 )
 
 // call is the one path of every tools/call of a catalog tool, typed or
@@ -132,14 +133,23 @@ func (t *tool) responseResult(wire []byte) (*mcp.CallToolResult, error) {
 // response as {"value": ...} in the same buffer. The streaming collector
 // appends each message of a stream with it too.
 func (t *tool) appendResponse(b, wire []byte) ([]byte, error) {
-	if t.wrapOutput {
+	return appendWrapped(b, t.response, wire, t.wrapOutput)
+}
+
+// appendWrapped appends the JSON enc renders of the wire-form message to
+// b, wrapped as {"value": ...} in the same buffer when wrap is set (the
+// message's type is not a JSON object in protojson). Tool responses,
+// operation responses and the messages in operations' Anys all go
+// through it.
+func appendWrapped(b []byte, enc *transcode.Encoder, wire []byte, wrap bool) ([]byte, error) {
+	if wrap {
 		b = append(b, `{"`+schema.WrapperProperty+`":`...)
 	}
-	b, err := t.response.AppendJSON(b, wire)
+	b, err := enc.AppendJSON(b, wire)
 	if err != nil {
 		return nil, err
 	}
-	if t.wrapOutput {
+	if wrap {
 		b = append(b, '}')
 	}
 	return b, nil

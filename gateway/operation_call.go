@@ -328,17 +328,7 @@ func operationStatus(op *operation) *status.Status {
 }
 
 func (lr *longRunning) appendResponse(b, wire []byte) ([]byte, error) {
-	if lr.wrapResponse {
-		b = append(b, `{"value":`...)
-	}
-	b, err := lr.response.AppendJSON(b, wire)
-	if err != nil {
-		return nil, err
-	}
-	if lr.wrapResponse {
-		b = append(b, '}')
-	}
-	return b, nil
+	return appendWrapped(b, lr.response, wire, lr.wrapResponse)
 }
 
 // handleResult is the result of an operation still running: the handle,

@@ -224,17 +224,7 @@ type wireMessage []byte
 func (c *operationsClient) anyJSON(b []byte, a anyValue) ([]byte, error) {
 	name := a.typeName()
 	if e := c.encoders[name]; e != nil {
-		if e.wrap {
-			b = append(b, `{"`+schema.WrapperProperty+`":`...)
-		}
-		b, err := e.enc.AppendJSON(b, a.value)
-		if err != nil {
-			return nil, err
-		}
-		if e.wrap {
-			b = append(b, '}')
-		}
-		return b, nil
+		return appendWrapped(b, e.enc, a.value, e.wrap)
 	}
 	m, err := anypb.UnmarshalNew(&anypb.Any{TypeUrl: a.typeURL, Value: a.value}, proto.UnmarshalOptions{Resolver: c.types, AllowPartial: true})
 	if err != nil {

@@ -513,17 +513,7 @@ func TestToolModeAutoSwitch(t *testing.T) {
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Refresh: 50 * time.Millisecond, ToolBudget: 1000})
 	var lc listChanges
 	cs := connectWSNotified(t, base+"/mcp", lc.options())
-	listed := func() []string {
-		res, err := cs.ListTools(context.Background(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, tl := range res.Tools {
-			out = append(out, tl.Name)
-		}
-		return out
-	}
+	listed := func() []string { return mcptest.ToolNames(t, context.Background(), cs) }
 	if got := listed(); !slices.Equal(got, []string{"S_A"}) {
 		t.Fatalf("small API: %v, want typed", got)
 	}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 )
 
 // TestBackendSettings: a backend's own filters, hidden methods and
@@ -47,14 +48,7 @@ func TestBackendSettings(t *testing.T) {
 		srv.Close()
 	}()
 	cs := connect(t, srv.URL+"/mcp", "2025-11-25")
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
-	}
+	names := mcptest.ToolNames(t, ctx, cs)
 	if want := []string{"ZooService_GetAnimal", "ZooService_GetNextFeedingTime"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}

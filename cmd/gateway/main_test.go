@@ -24,6 +24,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
+	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 )
 
 // binary is the gateway built once for all tests: the tests run the real
@@ -325,7 +326,7 @@ func TestTwoBackendsCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	names := listedToolNames(t, ctx, cs)
+	names := mcptest.ToolNames(t, ctx, cs)
 	want := []string{"east_ZooService_GetAnimal", "east_ZooService_GetNextFeedingTime", "west_ZooService_GetAnimal", "west_ZooService_GetNextFeedingTime"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
@@ -366,7 +367,7 @@ func TestSearchModeBinary(t *testing.T) {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
 	}
 	defer cs.Close()
-	names := listedToolNames(t, ctx, cs)
+	names := mcptest.ToolNames(t, ctx, cs)
 	if !slices.Equal(names, []string{"search_tools", "call_tool"}) {
 		t.Fatalf("tools %v", names)
 	}
@@ -381,18 +382,4 @@ func TestSearchModeBinary(t *testing.T) {
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, `"leo"`) {
 		t.Errorf("call_tool GetAnimal: %v %+v", err, res)
 	}
-}
-
-// listedToolNames returns the names tools/list gives cs, in its order.
-func listedToolNames(t *testing.T, ctx context.Context, cs *sdk.ClientSession) []string {
-	t.Helper()
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
-	}
-	return names
 }

@@ -181,14 +181,7 @@ func (w *walker) message(md protoreflect.MessageDescriptor) bool {
 	if kept, handled := w.wellKnown(md); handled {
 		return kept
 	}
-	outer, bad, ok := w.enter('{')
-	if !ok {
-		w.add("type", "an object ("+string(md.FullName())+")", bad)
-		return false
-	}
-	kept := w.object(md, nil)
-	w.leave(outer)
-	return kept
+	return w.destringified('{', func() bool { return w.object(md, nil) }, "type", "an object ("+string(md.FullName())+")")
 }
 
 // enter readies the next value to be walked as a document that starts
@@ -401,23 +394,9 @@ func isNullable(fd protoreflect.FieldDescriptor) bool {
 func (w *walker) field(fd protoreflect.FieldDescriptor) bool {
 	switch {
 	case fd.IsMap():
-		outer, bad, ok := w.enter('{')
-		if !ok {
-			w.add("type", "an object (map)", bad)
-			return false
-		}
-		w.mapMembers(fd)
-		w.leave(outer)
-		return true
+		return w.destringified('{', func() bool { w.mapMembers(fd); return true }, "type", "an object (map)")
 	case fd.IsList():
-		outer, bad, ok := w.enter('[')
-		if !ok {
-			w.add("type", "an array", bad)
-			return false
-		}
-		w.listElements(fd)
-		w.leave(outer)
-		return true
+		return w.destringified('[', func() bool { w.listElements(fd); return true }, "type", "an array")
 	}
 	return w.value(fd)
 }

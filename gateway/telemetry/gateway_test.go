@@ -204,13 +204,20 @@ func TestGatewayTrace(t *testing.T) {
 		map[string]string{"traceparent": "00-" + callerTrace + "-" + callerSpan + "-01", "tracestate": "caller=1"}, header)
 
 	// Discovery's reflection calls are traced too, each in a trace of its
-	// own; the call's trace is the caller's.
-	var inTrace []sdktrace.ReadOnlySpan
-	for _, s := range sr.Ended() {
-		if s.SpanContext().TraceID().String() == callerTrace {
-			inTrace = append(inTrace, s)
+	// own; the call's trace is the caller's. The backend's server span
+	// ends after it has sent the status, which may be after the gateway
+	// has answered: wait until it is recorded.
+	inCallerTrace := func() []sdktrace.ReadOnlySpan {
+		var spans []sdktrace.ReadOnlySpan
+		for _, s := range sr.Ended() {
+			if s.SpanContext().TraceID().String() == callerTrace {
+				spans = append(spans, s)
+			}
 		}
+		return spans
 	}
+	testutil.WaitFor(t, "the caller's trace to hold three ended spans", func() bool { return len(inCallerTrace()) >= 3 })
+	inTrace := inCallerTrace()
 	if len(inTrace) != 3 {
 		t.Fatalf("caller's trace has %v, want tools/call, the gRPC client and the gRPC server span; all spans: %v",
 			spanNames(inTrace), spanNames(sr.Ended()))

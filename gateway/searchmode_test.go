@@ -308,6 +308,7 @@ func TestCallToolStreamingAndProgress(t *testing.T) {
 	for _, tr := range streamTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			pc := newProgressCounter()
+			pc.viaCallTool = true
 			cs := tr.connect(t, sg, pc.options())
 			res := callWithProgress(t, cs, gateway.CallToolName, "watch",
 				viaCallTool("ZooService_WatchFeedings", map[string]any{"animalId": "leo", "count": 3, "interval": "0s"}))
@@ -321,7 +322,7 @@ func TestCallToolStreamingAndProgress(t *testing.T) {
 			if len(r.Messages) != 3 || r.limited() {
 				t.Errorf("want 3 messages: %+v", r)
 			}
-			n, last := pc.wait("watch", 3)
+			n, last := pc.settled(t, cs, "watch")
 			if n != 3 || last == nil || last.Message != "message 3 (zoo.v1.WatchFeedingsResponse)" {
 				t.Errorf("progress: %d notifications, last %+v", n, last)
 			}

@@ -27,6 +27,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // streamZoo is the demo zoo whose streaming methods misbehave on cue (the
@@ -337,6 +338,10 @@ type progressCounter struct {
 	mu    sync.Mutex
 	count map[string]int
 	last  map[string]*sdk.ProgressNotificationParams
+	// viaCallTool sends settle's sentinel call through call_tool, for a
+	// gateway in search mode, where the typed tool is not listed.
+	viaCallTool bool
+	sentinels   int
 }
 
 func newProgressCounter() *progressCounter {
@@ -353,23 +358,40 @@ func (p *progressCounter) options() *sdk.ClientOptions {
 	}}
 }
 
-// wait returns the count for tok once it reaches want (notifications are
-// handled asynchronously by the client, so they may trail the result), or
-// what it is after a grace period.
-func (p *progressCounter) wait(tok string, want int) (int, *sdk.ProgressNotificationParams) {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		p.mu.Lock()
-		n := p.count[tok]
-		p.mu.Unlock()
-		if n >= want || time.Now().After(deadline) {
-			time.Sleep(20 * time.Millisecond) // let any extra one arrive, to be counted
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			return p.count[tok], p.last[tok]
-		}
-		time.Sleep(5 * time.Millisecond)
+// settled returns the notifications counted for tok once every one the
+// gateway sent on cs before now has been handled. The reference client
+// hands a call's result to the caller as soon as it is read but queues
+// notifications for one handler goroutine, in arrival order, so the
+// notifications that preceded a result may not have been counted when
+// CallTool returns. settled makes one more call whose single progress
+// notification (on a sentinel token) queues behind all of them, and waits
+// for that one: then nothing the earlier calls sent is still in flight,
+// and a count above the expected one is an extra notification, not a
+// late one.
+func (p *progressCounter) settled(t *testing.T, cs *sdk.ClientSession, tok string) (int, *sdk.ProgressNotificationParams) {
+	t.Helper()
+	p.mu.Lock()
+	p.sentinels++
+	sentinel := fmt.Sprintf("sentinel-%d", p.sentinels)
+	p.mu.Unlock()
+	// A one-message client stream: one progress notification, and not a
+	// WatchFeedings call, whose end at the backend the tests count.
+	name, args := "ZooService_RecordObservations", any(map[string]any{"requests": []any{
+		map[string]any{"observation": map[string]any{"animalId": "leo", "activityLevel": 1}}}})
+	if p.viaCallTool {
+		name, args = gateway.CallToolName, viaCallTool(name, args)
 	}
+	if res := callWithProgress(t, cs, name, sentinel, args); res.IsError {
+		t.Fatalf("sentinel call: %s", text(t, res))
+	}
+	testutil.WaitFor(t, "the sentinel call's progress notification", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.count[sentinel] > 0
+	})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.count[tok], p.last[tok]
 }
 
 func callWithProgress(t *testing.T, cs *sdk.ClientSession, name, token string, args any) *sdk.CallToolResult {
@@ -499,7 +521,7 @@ func TestStreamingKinds(t *testing.T) {
 						t.Errorf("message %d out of order or wrong: %v", i, m)
 					}
 				}
-				n, last := pc.wait("watch", 4)
+				n, last := pc.settled(t, cs, "watch")
 				if n != 4 || last.Progress != 4 {
 					t.Errorf("progress notifications: %d (last %+v), want 4", n, last)
 				}
@@ -522,7 +544,7 @@ func TestStreamingKinds(t *testing.T) {
 					t.Errorf("RecordObservations: %v", sc)
 				}
 				validateOutput(t, sg, "ZooService_RecordObservations", []byte(text(t, res)))
-				if n, last := pc.wait("record", 3); n != 3 || last.Total != 3 {
+				if n, last := pc.settled(t, cs, "record"); n != 3 || last.Total != 3 {
 					t.Errorf("progress notifications: %d (last %+v), want 3 of total 3", n, last)
 				}
 				// A single object is a one-element stream.
@@ -556,7 +578,7 @@ func TestStreamingKinds(t *testing.T) {
 						t.Errorf("reply %d %q, want it to contain %q", i, a, want)
 					}
 				}
-				if n, _ := pc.wait("chat", 3); n != 3 {
+				if n, _ := pc.settled(t, cs, "chat"); n != 3 {
 					t.Errorf("progress notifications: %d, want 3", n)
 				}
 				// No progress token, no notifications.

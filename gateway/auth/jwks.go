@@ -131,11 +131,15 @@ func startKeySource(ctx context.Context, cfg *OAuthConfig, log *slog.Logger) (*k
 func (ks *keySource) refreshForUnknownKey(ctx context.Context, now time.Time) bool {
 	last := ks.lastRefresh.Load()
 	if last != 0 && now.UnixNano()-last < int64(ks.minRefresh) {
+		ks.log.Debug("auth: a token names a key the JWKS does not hold; not refetching it, it was fetched for an unknown key within JWKSMinRefresh", "url", ks.url, "min_refresh", ks.minRefresh)
 		return false
 	}
 	if !ks.lastRefresh.CompareAndSwap(last, now.UnixNano()) {
 		return false
 	}
+	// Info, not Debug: a rotation is worth an operator's notice, and the
+	// rate limit above bounds how often a forger can make this line.
+	ks.log.Info("auth: a token names a key the JWKS does not hold; fetching the JWKS again in case the keys were rotated", "url", ks.url)
 	if _, err := ks.cache.Refresh(ctx, ks.url); err != nil {
 		ks.log.Warn("auth: refreshing the JWKS for an unknown key failed", "err", err)
 		return false

@@ -632,27 +632,25 @@ func acceptedFlags(t *testing.T, bin string) map[string]bool {
 // the way that --probe exits 0 on a live path and 1 on a missing one.
 func servedPaths(t *testing.T, bin string) map[string]bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*testutil.WaitTimeout)
 	defer cancel()
 	base, stop := startGateway(t, ctx, bin, "--listen", "127.0.0.1:0")
 	defer stop()
 
+	get := func(path string) int {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// Readiness follows start-up by a discovery of the demo backend; once
+	// the gateway says it is ready, every path it serves answers.
+	testutil.WaitFor(t, "the gateway's /readyz to answer 200", func() bool { return get("/readyz") == http.StatusOK })
 	served := map[string]bool{}
 	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
-		// Readiness may lag start-up by a discovery: poll a little.
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			resp, err := http.Get(base + path)
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					served[path] = true
-					break
-				}
-			}
-			if time.Now().After(deadline) {
-				break
-			}
-		}
+		served[path] = get(path) == http.StatusOK
 	}
 	if !served["/healthz"] {
 		t.Fatal("a running gateway does not answer /healthz")

@@ -40,3 +40,11 @@ func mustNotBeOff[T int | int64 | time.Duration](option string, v T, why string)
 	}
 	return fmt.Errorf("gateway: %s is %v: it cannot be off (%s); 0 means the default", option, v, why)
 }
+
+// wrapOption names the Options field whose own Check failed.
+func wrapOption(field string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("gateway: %s: %w", field, err)
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
 // TestOptionsThatCannotBeOff: New refuses Off for an option that must
@@ -13,15 +14,41 @@ import (
 func TestOptionsThatCannotBeOff(t *testing.T) {
 	t.Parallel()
 	for name, opts := range map[string]*gateway.Options{
-		"Options.CallTimeout":       {CallTimeout: gateway.Off},
-		"Options.StreamTimeout":     {StreamTimeout: gateway.Off},
-		"Options.StreamMaxMessages": {StreamMaxMessages: gateway.Off},
-		"Options.StreamMaxBytes":    {StreamMaxBytes: -5},
-		"Options.DiscoveryTimeout":  {DiscoveryTimeout: gateway.Off},
+		"Options.CallTimeout":          {CallTimeout: gateway.Off},
+		"Options.StreamTimeout":        {StreamTimeout: gateway.Off},
+		"Options.StreamMaxMessages":    {StreamMaxMessages: gateway.Off},
+		"Options.StreamMaxBytes":       {StreamMaxBytes: -5},
+		"Options.DiscoveryTimeout":     {DiscoveryTimeout: gateway.Off},
+		"Options.MaxBatch":             {MaxBatch: gateway.Off},
+		"Options.MaxStdioMessageBytes": {MaxStdioMessageBytes: gateway.Off},
+		"Options.ResultTTL":            {ResultTTL: gateway.Off},
+		"Options.ResultStoreBytes":     {ResultStoreBytes: gateway.Off},
+		"Options.ResultStoreEntries":   {ResultStoreEntries: gateway.Off},
+		// The transports' options, checked by their own Check.
+		"Options.HTTP: mcp: StreamableHTTPOptions.SessionIdleTimeout": {HTTP: &mcp.StreamableHTTPOptions{SessionIdleTimeout: gateway.Off}},
+		"Options.HTTP: mcp: StreamableHTTPOptions.MaxRequestBytes":    {HTTP: &mcp.StreamableHTTPOptions{MaxRequestBytes: gateway.Off}},
+		"Options.WebSocket: mcp: WebSocketOptions.PongTimeout":        {WebSocket: &mcp.WebSocketOptions{PongTimeout: gateway.Off}},
+		"Options.SSE: mcp: SSEOptions.MaxSessions":                    {SSE: &mcp.SSEOptions{MaxSessions: gateway.Off}},
 	} {
 		_, err := gateway.New(context.Background(), nil, opts)
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: Off: %v, want an error naming it", name, err)
+		}
+	}
+}
+
+// TestUnboundedOptionsStayAllowed: Off is still "no limit" for the
+// transport options whose doc allows it; Check refuses only the bounded.
+func TestUnboundedOptionsStayAllowed(t *testing.T) {
+	t.Parallel()
+	for name, err := range map[string]error{
+		"StreamableHTTPOptions.MaxSessionsPerPrincipal": (&mcp.StreamableHTTPOptions{MaxSessionsPerPrincipal: gateway.Off}).Check(),
+		"SSEOptions.MaxSessionsPerPrincipal":            (&mcp.SSEOptions{MaxSessionsPerPrincipal: gateway.Off}).Check(),
+		"WebSocketOptions.MaxConnectionsPerPrincipal":   (&mcp.WebSocketOptions{MaxConnectionsPerPrincipal: gateway.Off}).Check(),
+		"ServerOptions.MaxInFlight":                     (&mcp.ServerOptions{MaxInFlight: gateway.Off, MaxConcurrentCalls: gateway.Off}).Check(),
+	} {
+		if err != nil {
+			t.Errorf("%s: Off refused: %v", name, err)
 		}
 	}
 }

@@ -266,6 +266,14 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		mustNotBeOff("Options.StreamMaxMessages", g.opts.StreamMaxMessages, "a stream's result is always bounded"),
 		mustNotBeOff("Options.StreamMaxBytes", g.opts.StreamMaxBytes, "a stream's result is always bounded"),
 		mustNotBeOff("Options.DiscoveryTimeout", g.opts.DiscoveryTimeout, "a discovery always has a deadline"),
+		mustNotBeOff("Options.MaxBatch", g.opts.MaxBatch, "a batch is always bounded"),
+		mustNotBeOff("Options.MaxStdioMessageBytes", g.opts.MaxStdioMessageBytes, "a message is always bounded"),
+		mustNotBeOff("Options.ResultTTL", g.opts.ResultTTL, "a result kept whole always expires"),
+		mustNotBeOff("Options.ResultStoreBytes", g.opts.ResultStoreBytes, "the result store is always bounded"),
+		mustNotBeOff("Options.ResultStoreEntries", g.opts.ResultStoreEntries, "the result store is always bounded"),
+		wrapOption("Options.HTTP", g.opts.HTTP.Check()),
+		wrapOption("Options.WebSocket", g.opts.WebSocket.Check()),
+		wrapOption("Options.SSE", g.opts.SSE.Check()),
 	} {
 		if err != nil {
 			return nil, err
@@ -308,10 +316,6 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	var err error
 	if g.budget, err = resultBudget(g.opts.MaxResultBytes); err != nil {
 		return nil, err
-	}
-	if g.opts.ResultTTL < 0 || g.opts.ResultStoreBytes < 0 || g.opts.ResultStoreEntries < 0 {
-		return nil, fmt.Errorf("result store: TTL %s, bytes %d and entries %d must not be negative (0 means the default)",
-			g.opts.ResultTTL, g.opts.ResultStoreBytes, g.opts.ResultStoreEntries)
 	}
 	g.results = results.NewStore(&results.StoreOptions{TTL: g.opts.ResultTTL, MaxBytes: g.opts.ResultStoreBytes, MaxEntries: g.opts.ResultStoreEntries})
 	md, err := newOutgoingMD(g.opts.ForwardHeaders, g.opts.Metadata)

@@ -1,12 +1,19 @@
 package mcp
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Defaults the transports share, so /mcp, /ws and /sse bound the same
 // things the same way unless an option says otherwise. Every numeric
 // option of this package follows the gateway's rule: zero means the
 // default named here; a negative value means "no limit" where the
-// option's doc allows it, and the default where it does not.
+// option's doc allows it, and is refused by the options' Check method
+// where it does not. The constructors return no error, so they cannot
+// refuse it themselves: a caller that takes these options from its own
+// users (gateway.New does) calls Check first; one that does not gets the
+// default for such a value.
 const (
 	// DefaultMaxConcurrentCalls bounds the requests one session may have
 	// in flight.
@@ -46,4 +53,66 @@ func orDefault[T ~int | ~int64](v *T, def T) {
 	if *v <= 0 {
 		*v = def
 	}
+}
+
+// bounded is an option that has a default but cannot be off.
+type bounded struct {
+	name     string
+	negative bool
+}
+
+func boundedInt[T ~int | ~int64](name string, v T) bounded { return bounded{name, v < 0} }
+
+// checkBounded refuses the first of opts that is negative, naming it
+// as owner.name.
+func checkBounded(owner string, opts ...bounded) error {
+	for _, o := range opts {
+		if o.negative {
+			return fmt.Errorf("mcp: %s.%s is negative: it cannot be off; 0 means the default", owner, o.name)
+		}
+	}
+	return nil
+}
+
+// Check refuses a negative value for an option that cannot be off; a nil
+// o is the defaults, which pass.
+func (o *ServerOptions) Check() error {
+	if o == nil {
+		return nil
+	}
+	return checkBounded("ServerOptions", boundedInt("MaxBatch", o.MaxBatch),
+		boundedInt("MaxBatchResponseBytes", o.MaxBatchResponseBytes), boundedInt("MaxMessageBytes", o.MaxMessageBytes))
+}
+
+// Check refuses a negative value for an option that cannot be off; a nil
+// o is the defaults, which pass.
+func (o *StreamableHTTPOptions) Check() error {
+	if o == nil {
+		return nil
+	}
+	return checkBounded("StreamableHTTPOptions", boundedInt("MaxRequestBytes", o.MaxRequestBytes),
+		boundedInt("SessionIdleTimeout", o.SessionIdleTimeout), boundedInt("MaxSessions", o.MaxSessions),
+		boundedInt("WriteTimeout", o.WriteTimeout), boundedInt("SessionTTL", o.SessionTTL))
+}
+
+// Check refuses a negative value for an option that cannot be off; a nil
+// o is the defaults, which pass.
+func (o *SSEOptions) Check() error {
+	if o == nil {
+		return nil
+	}
+	return checkBounded("SSEOptions", boundedInt("MaxRequestBytes", o.MaxRequestBytes),
+		boundedInt("MaxSessions", o.MaxSessions), boundedInt("KeepAlive", o.KeepAlive),
+		boundedInt("WriteTimeout", o.WriteTimeout))
+}
+
+// Check refuses a negative value for an option that cannot be off; a nil
+// o is the defaults, which pass.
+func (o *WebSocketOptions) Check() error {
+	if o == nil {
+		return nil
+	}
+	return checkBounded("WebSocketOptions", boundedInt("MaxMessageBytes", o.MaxMessageBytes),
+		boundedInt("PingInterval", o.PingInterval), boundedInt("PongTimeout", o.PongTimeout),
+		boundedInt("WriteTimeout", o.WriteTimeout), boundedInt("MaxConnections", o.MaxConnections))
 }

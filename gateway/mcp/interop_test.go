@@ -90,17 +90,14 @@ func exerciseSDK(t *testing.T, s notifier, cs *sdk.ClientSession, ev *sdkEvents,
 		return len(ev.progress) == 2
 	})
 
-	// list_changed reaches the client (GET stream, stdio, or subscriptions/listen).
-	deadline := time.After(5 * time.Second)
-	for {
-		s.NotifyToolListChanged()
-		select {
-		case <-ev.changed:
-			return
-		case <-deadline:
-			t.Fatal("ToolListChangedHandler never called")
-		case <-time.After(20 * time.Millisecond):
-		}
+	// list_changed reaches the client (GET stream, stdio, or
+	// subscriptions/listen) once the client's stream for it is open.
+	testutil.WaitFor(t, "the client's notification stream", func() bool { return s.NotificationStreams() > 0 })
+	s.NotifyToolListChanged()
+	select {
+	case <-ev.changed:
+	case <-ctx.Done():
+		t.Fatal("ToolListChangedHandler never called")
 	}
 }
 
@@ -163,4 +160,7 @@ func shutdown(t *testing.T, s *Server) {
 
 // notifier is what exerciseSDK needs of the server side: one Server, or
 // every replica of a scale-out test.
-type notifier interface{ NotifyToolListChanged() }
+type notifier interface {
+	NotifyToolListChanged()
+	NotificationStreams() int
+}

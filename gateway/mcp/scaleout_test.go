@@ -44,6 +44,14 @@ func (rs replicas) NotifyToolListChanged() {
 	}
 }
 
+func (rs replicas) NotificationStreams() int {
+	n := 0
+	for _, s := range rs {
+		n += s.NotificationStreams()
+	}
+	return n
+}
+
 var testSecret = bytes.Repeat([]byte("k"), 32)
 
 // startReplicas starts n gateways sharing a session secret, each counting

@@ -3,9 +3,11 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"google.golang.org/grpc/balancer"
+	"google.golang.org/grpc/balancer/endpointsharding"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/serviceconfig"
@@ -127,8 +129,8 @@ type replicasBalancer struct {
 
 	mu sync.Mutex
 	// current picks; pending, when set, is a child being built for a new
-	// config, which takes over once it is READY (or current is not), so
-	// switching never leaves the channel without a ready replica.
+	// config, which takes over once it has caught up with current (see
+	// caughtUp), or as soon as current is not READY.
 	current, pending *childPolicy
 }
 
@@ -137,7 +139,75 @@ type childPolicy struct {
 	balancer.Balancer
 	cc   *replicasCC
 	cfg  replicasConfig
-	last *balancer.State // pending's last state, not yet forwarded
+	last *balancer.State // the child's last state (pending's is not forwarded)
+	// ready are the endpoints (replicas) READY in last, by address;
+	// settling counts those that have not answered yet: IDLE or
+	// CONNECTING, which with health checks includes connected but
+	// awaiting the first health response.
+	ready    map[string]bool
+	settling int
+}
+
+// caughtUp says pending may replace current: it is READY and can pick
+// every replica current can, or it has heard from every replica (those
+// it leaves out are down or not SERVING).
+//
+// READY alone is not enough. When health checking turns on, pending is
+// READY as soon as one replica answers its health check, while current
+// (no health checks) picks from every connected replica. Taking over
+// then left the channel on that one replica until the others answered:
+// if it went away or NOT_SERVING meanwhile, the channel went CONNECTING
+// with healthy replicas behind it, and /readyz answered 503
+// (TestHealthSwitchKeepsReady). The price: while a replica is connected
+// but has not answered its first health check, current keeps picking
+// (without health checks); a replica whose health Watch never answers
+// at all keeps the switch from happening.
+func (c *childPolicy) caughtUp(current *childPolicy) bool {
+	if c.last == nil || c.last.ConnectivityState != connectivity.Ready {
+		return false
+	}
+	if c.settling == 0 {
+		return true
+	}
+	for e := range current.ready {
+		if !c.ready[e] {
+			return false
+		}
+	}
+	return true
+}
+
+// endpointStates reads the endpoints of a child's state s: those READY,
+// by address, and the number still settling. round_robin's picker
+// (endpointsharding's) carries each endpoint's state; pick_first is one
+// endpoint, in the state it reports, under the key "".
+func endpointStates(s balancer.State) (ready map[string]bool, settling int) {
+	states := endpointsharding.ChildStatesFromPicker(s.Picker)
+	if states == nil {
+		states = []endpointsharding.ChildState{{State: s}}
+	}
+	ready = make(map[string]bool, len(states))
+	for _, e := range states {
+		switch e.State.ConnectivityState {
+		case connectivity.Ready:
+			ready[endpointKey(e.Endpoint)] = true
+		case connectivity.Idle, connectivity.Connecting:
+			settling++
+		}
+	}
+	return ready, settling
+}
+
+// endpointKey names an endpoint by its addresses.
+func endpointKey(e resolver.Endpoint) string {
+	var k strings.Builder
+	for i, a := range e.Addresses {
+		if i > 0 {
+			k.WriteByte(',')
+		}
+		k.WriteString(a.Addr)
+	}
+	return k.String()
 }
 
 func (b *replicasBalancer) build(cfg replicasConfig) *childPolicy {
@@ -196,11 +266,13 @@ func (b *replicasBalancer) UpdateClientConnState(s balancer.ClientConnState) err
 }
 
 // childState handles a child's new state: current's goes to grpc-go
-// unless a pending child is taking over; pending's is held until it is
-// READY (or current is not), when pending replaces current. mu is held
-// while forwarding, so states reach grpc-go in the order decided here
-// (grpc-go's UpdateState calls back into no balancer).
+// unless a pending child is taking over; pending's is held until it has
+// caught up with current (or current is not READY), when pending
+// replaces current. mu is held while forwarding, so states reach grpc-go
+// in the order decided here (grpc-go's UpdateState calls back into no
+// balancer).
 func (b *replicasBalancer) childState(c *childPolicy, s balancer.State) {
+	ready, settling := endpointStates(s)
 	if s.Picker != nil {
 		s.Picker = unwrapPicker{s.Picker}
 	}
@@ -208,15 +280,15 @@ func (b *replicasBalancer) childState(c *childPolicy, s balancer.State) {
 	var old *childPolicy
 	switch c {
 	case b.current:
-		c.last = &s
-		if b.pending != nil && b.pending.last != nil && s.ConnectivityState != connectivity.Ready {
+		c.last, c.ready, c.settling = &s, ready, settling
+		if b.pending != nil && b.pending.last != nil && (s.ConnectivityState != connectivity.Ready || b.pending.caughtUp(c)) {
 			old = b.promoteLocked()
 		} else {
 			b.cc.UpdateState(s)
 		}
 	case b.pending:
-		c.last = &s
-		if s.ConnectivityState == connectivity.Ready || b.current.last == nil || b.current.last.ConnectivityState != connectivity.Ready {
+		c.last, c.ready, c.settling = &s, ready, settling
+		if b.current.last == nil || b.current.last.ConnectivityState != connectivity.Ready || c.caughtUp(b.current) {
 			old = b.promoteLocked()
 		}
 	}

@@ -300,8 +300,9 @@ func TestReplicaNotServing(t *testing.T) {
 	// ready, the metric agreeing. Waited for as a whole, not checked the
 	// moment the count first reads 1: health checking starts with the
 	// first discovery, by a switch of the connection's policy that may
-	// still be under way here, and during it the counts pass through other
-	// values (seen under -race: serving 0 and CONNECTING for an instant).
+	// still be under way here, and until it is done the replaced policy
+	// (no health checks) counts b as serving. (The switch once also let
+	// the channel go CONNECTING here; TestHealthSwitchKeepsReady.)
 	testutil.WaitFor(t, "one replica of two serving, the backend ready, the metric agreeing", func() bool {
 		code, r := readyz(t, base)
 		rs := r.Backends["zoo"].Replicas

@@ -119,11 +119,13 @@ func notFound(err error) bool {
 // TestResultBudgetUnary: a list over the budget keeps its first animals,
 // says what it cut in structuredContent and in a sentence, still matches
 // its outputSchema, and the whole result reads back from the session that
-// made the call, and from no other session.
+// made the call, and from no other session. Kept results are never listed
+// in resources/list, and at 2026-07-28 a read says cacheScope "private"
+// with the store's TTL.
 func TestResultBudgetUnary(t *testing.T) {
 	const budget = 1500
 	_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: budget})
-	for _, v := range []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
+	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
 		t.Run(v, func(t *testing.T) {
 			cs := connect(t, url, v)
 			res := call(t, cs, "ZooService_ListAnimals", map[string]any{"pageSize": 17})
@@ -153,6 +155,25 @@ func TestResultBudgetUnary(t *testing.T) {
 			if c.link != nil && (c.link.MIMEType != "application/json" || c.link.Size == nil || *c.link.Size != int64(len(whole))) {
 				t.Errorf("link %+v for %d bytes", c.link, len(whole))
 			}
+			if v == "2026-07-28" {
+				// Cacheable by the caller only, for as long as the store keeps it.
+				rr, err := cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: uri})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rr.CacheScope != "private" || rr.TTLMs != int((10*time.Minute).Milliseconds()) {
+					t.Errorf("read result at 2026-07-28: cacheScope %q, ttlMs %d; want private and the store's TTL (10m)", rr.CacheScope, rr.TTLMs)
+				}
+			}
+			list, err := cs.ListResources(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range list.Resources {
+				if strings.HasPrefix(r.URI, gateway.ResultURIPrefix) {
+					t.Errorf("a kept result is listed in resources/list: %s", r.URI)
+				}
+			}
 
 			other := connect(t, url, v)
 			_, err = readResource(other, uri)
@@ -167,6 +188,46 @@ func TestResultBudgetUnary(t *testing.T) {
 			}
 			if _, err := readResource(cs, gateway.ResultURIPrefix+"NOTANID"); !notFound(err) {
 				t.Errorf("an unknown id: %v", err)
+			}
+		})
+	}
+}
+
+// TestResultOwnerPerConnection: on stdio, WebSocket and legacy SSE the
+// connection is the session that owns a cut result: it reads the whole
+// result back, and another connection of the same transport gets
+// resource-not-found.
+func TestResultOwnerPerConnection(t *testing.T) {
+	const budget = 2000
+	sg := startStreamGateway(t, &gateway.Options{MaxResultBytes: budget})
+	sse := func(t *testing.T, sg *streamGateway, _ *sdk.ClientOptions) *sdk.ClientSession {
+		t.Helper()
+		// The SSE stream lives as long as the context it was opened with.
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "sse", Version: "1"}, nil).Connect(t.Context(),
+			&sdk.SSEClientTransport{Endpoint: strings.TrimSuffix(sg.url, "/mcp") + "/sse"}, &sdk.ClientSessionOptions{ProtocolVersion: "2024-11-05"})
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	for _, tr := range []struct {
+		transport
+		version string
+	}{
+		{transport{"stdio", stdioTransport}, "2025-11-25"},
+		{transport{"websocket", wsTransport("2025-11-25")}, "2025-11-25"},
+		{transport{"sse", sse}, "2024-11-05"},
+	} {
+		t.Run(tr.name, func(t *testing.T) {
+			cs := tr.connect(t, sg, nil)
+			res := call(t, cs, "ZooService_WatchFeedings", map[string]any{"count": 120, "interval": "0s"})
+			uri := readCut(t, sg.gw, "ZooService_WatchFeedings", budget, tr.version, res).resultURI(t)
+			if _, err := readResource(cs, uri); err != nil {
+				t.Fatalf("the connection that made the call reads %s: %v", uri, err)
+			}
+			if _, err := readResource(tr.connect(t, sg, nil), uri); !notFound(err) {
+				t.Errorf("another %s connection read the result: %v", tr.name, err)
 			}
 		})
 	}

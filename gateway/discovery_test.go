@@ -659,6 +659,75 @@ func TestLateBackend(t *testing.T) {
 	}
 }
 
+// TestLateBackendCollision: a backend that appears after start with a tool
+// name another backend already has renames the tools involved (both get
+// their backend's prefix), and no other tool.
+func TestLateBackendCollision(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+
+	first := &fakeAPI{}
+	first.set(t, apiFile("svc.v1", "S", method("A"), method("Only")))
+	firstAddr, _ := serveFake(t, first, "127.0.0.1:0")
+	g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "a", firstAddr), dialBackend(t, "b", addr)}, &gateway.Options{Refresh: -1})
+	if got := toolNames(g); !slices.Equal(got, []string{"S_A", "S_Only"}) {
+		t.Fatalf("tools before the late backend: %v", got)
+	}
+	late := &fakeAPI{}
+	late.set(t, apiFile("svc.v1", "S", method("A")))
+	serveFake(t, late, addr)
+	want := []string{"S_Only", "a_S_A", "b_S_A"}
+	testutil.WaitFor(t, "the colliding tools renamed", func() bool {
+		got := toolNames(g)
+		slices.Sort(got)
+		return slices.Equal(got, want)
+	})
+}
+
+// TestDescriptorFilesWithoutReflection: a backend with NoReflection is
+// never asked over reflection, and its descriptor set is read again on
+// each refresh, so a method added to the file appears without a restart.
+func TestDescriptorFilesWithoutReflection(t *testing.T) {
+	t.Parallel()
+	api := &fakeAPI{}
+	api.set(t, apiFile("doc.v1", "Docs", method("Read")))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	path := filepath.Join(t.TempDir(), "doc.binpb")
+	write := func(f *descriptorpb.FileDescriptorProto) {
+		raw, err := proto.Marshal(&descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
+			protodesc.ToFileDescriptorProto(descriptorpb.File_google_protobuf_descriptor_proto),
+			protodesc.ToFileDescriptorProto(mcpgatewayv1.File_mcpgateway_v1_annotations_proto), f,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Renamed into place, so a refresh never reads half a file.
+		if err := os.WriteFile(path+".new", raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".new", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(apiFile("doc.v1", "Docs", method("Read")))
+	b := dialBackend(t, "docs", addr)
+	b.Files, b.NoReflection = reflection.NewDescriptorSetSource(path), true
+	g, _ := newGateway(t, []gateway.Backend{b}, &gateway.Options{Refresh: 20 * time.Millisecond})
+	if got := toolNames(g); !slices.Equal(got, []string{"Docs_Read"}) {
+		t.Fatalf("tools %v", got)
+	}
+	write(apiFile("doc.v1", "Docs", method("Read"), method("Write")))
+	testutil.WaitFor(t, "the method added to the file", func() bool { return slices.Contains(toolNames(g), "Docs_Write") })
+	if n := api.lists.Load(); n != 0 {
+		t.Errorf("the backend was asked over reflection %d times", n)
+	}
+}
+
 func TestReadyzDuringShutdown(t *testing.T) {
 	t.Parallel()
 	_, g, url := startGateway(t, nil)

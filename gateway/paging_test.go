@@ -99,33 +99,37 @@ func TestCutSuggestsLess(t *testing.T) {
 }
 
 // TestReadMaskDescription: a method whose request has an AIP-157 read_mask
-// (a google.protobuf.FieldMask) says how to ask for only some fields,
-// naming two of the resource's.
+// or field_mask (a google.protobuf.FieldMask) says how to ask for only
+// some fields, naming two of the resource's.
 func TestReadMaskDescription(t *testing.T) {
 	str := func(name string, n int32) *descriptorpb.FieldDescriptorProto {
 		return &descriptorpb.FieldDescriptorProto{Name: proto.String(name), Number: proto.Int32(n),
 			Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(), Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum()}
 	}
-	mask := &descriptorpb.FieldDescriptorProto{Name: proto.String("read_mask"), Number: proto.Int32(2),
-		Type: descriptorpb.FieldDescriptorProto_TYPE_MESSAGE.Enum(), TypeName: proto.String(".google.protobuf.FieldMask"),
-		Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum()}
-	file := &descriptorpb.FileDescriptorProto{
-		Name: proto.String("books/v1/books.proto"), Package: proto.String("books.v1"), Syntax: proto.String("proto3"),
-		Dependency: []string{"google/protobuf/field_mask.proto"},
-		MessageType: []*descriptorpb.DescriptorProto{
-			{Name: proto.String("GetBookRequest"), Field: []*descriptorpb.FieldDescriptorProto{str("name", 1), mask}},
-			{Name: proto.String("Book"), Field: []*descriptorpb.FieldDescriptorProto{str("name", 1), str("display_name", 2), str("body", 3)}},
-		},
-		Service: []*descriptorpb.ServiceDescriptorProto{{Name: proto.String("Library"), Method: []*descriptorpb.MethodDescriptorProto{
-			{Name: proto.String("GetBook"), InputType: proto.String(".books.v1.GetBookRequest"), OutputType: proto.String(".books.v1.Book")},
-		}}},
-	}
-	api := &fakeAPI{}
-	api.set(t, file)
-	addr, _ := serveFake(t, api, "127.0.0.1:0")
-	g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "books", addr)}, nil)
-	d := toolByName(t, g, "Library_GetBook").Description
-	if !strings.Contains(d, `Partial response: set "readMask" to the comma-separated paths of the fields you need (for example "name,displayName")`) {
-		t.Errorf("GetBook description: %q", d)
+	for field, arg := range map[string]string{"read_mask": "readMask", "field_mask": "fieldMask"} {
+		t.Run(field, func(t *testing.T) {
+			mask := &descriptorpb.FieldDescriptorProto{Name: proto.String(field), Number: proto.Int32(2),
+				Type: descriptorpb.FieldDescriptorProto_TYPE_MESSAGE.Enum(), TypeName: proto.String(".google.protobuf.FieldMask"),
+				Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum()}
+			file := &descriptorpb.FileDescriptorProto{
+				Name: proto.String("books/v1/books.proto"), Package: proto.String("books.v1"), Syntax: proto.String("proto3"),
+				Dependency: []string{"google/protobuf/field_mask.proto"},
+				MessageType: []*descriptorpb.DescriptorProto{
+					{Name: proto.String("GetBookRequest"), Field: []*descriptorpb.FieldDescriptorProto{str("name", 1), mask}},
+					{Name: proto.String("Book"), Field: []*descriptorpb.FieldDescriptorProto{str("name", 1), str("display_name", 2), str("body", 3)}},
+				},
+				Service: []*descriptorpb.ServiceDescriptorProto{{Name: proto.String("Library"), Method: []*descriptorpb.MethodDescriptorProto{
+					{Name: proto.String("GetBook"), InputType: proto.String(".books.v1.GetBookRequest"), OutputType: proto.String(".books.v1.Book")},
+				}}},
+			}
+			api := &fakeAPI{}
+			api.set(t, file)
+			addr, _ := serveFake(t, api, "127.0.0.1:0")
+			g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "books", addr)}, nil)
+			d := toolByName(t, g, "Library_GetBook").Description
+			if !strings.Contains(d, `Partial response: set "`+arg+`" to the comma-separated paths of the fields you need (for example "name,displayName")`) {
+				t.Errorf("GetBook description: %q", d)
+			}
+		})
 	}
 }

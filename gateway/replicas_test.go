@@ -307,7 +307,8 @@ func TestReplicaNotServing(t *testing.T) {
 		code, r := readyz(t, base)
 		rs := r.Backends["zoo"].Replicas
 		return code == 200 && r.Ready && rs != nil && rs.Resolved == 2 && rs.Serving == 1 &&
-			metricValue(t, metrics, "grpc_mcp_gateway_backend_replicas", map[string]string{"backend": "zoo", "state": "serving"}) == 1
+			metricValue(t, metrics, "grpc_mcp_gateway_backend_replicas", map[string]string{"backend": "zoo", "state": "serving"}) == 1 &&
+			metricValue(t, metrics, "grpc_mcp_gateway_backend_replicas", map[string]string{"backend": "zoo", "state": "resolved"}) == 2
 	})
 	before := b.count("GetAnimal")
 	for range 6 {
@@ -375,8 +376,8 @@ func TestResponseOverSizeLimit(t *testing.T) {
 				}
 				return
 			}
-			if !res.IsError || !strings.HasPrefix(text(t, res), tc.want) {
-				t.Fatalf("got %.400s\nwant a tool error starting %q", text(t, res), tc.want)
+			if !res.IsError || !strings.HasPrefix(text(t, res), tc.want) || !strings.Contains(text(t, res), "Repeating the same call will not help") {
+				t.Fatalf("got %.400s\nwant a tool error starting %q that says repeating will not help", text(t, res), tc.want)
 			}
 		})
 	}

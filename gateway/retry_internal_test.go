@@ -52,8 +52,10 @@ func TestServiceConfig(t *testing.T) {
 		MethodConfig        []struct {
 			Name        []struct{ Service, Method string }
 			RetryPolicy struct {
-				MaxAttempts          int
-				RetryableStatusCodes []string
+				MaxAttempts                int
+				InitialBackoff, MaxBackoff string
+				BackoffMultiplier          float64
+				RetryableStatusCodes       []string
 			}
 		}
 	}
@@ -62,7 +64,12 @@ func TestServiceConfig(t *testing.T) {
 	}
 	if len(sc.MethodConfig) != 1 || len(sc.MethodConfig[0].Name) != 2 || sc.MethodConfig[0].Name[0].Method != "GetAnimal" ||
 		sc.MethodConfig[0].RetryPolicy.MaxAttempts != retryAttempts || !slices.Equal(sc.MethodConfig[0].RetryPolicy.RetryableStatusCodes, []string{"UNAVAILABLE"}) {
-		t.Errorf("method config %+v", sc.MethodConfig)
+		t.Fatalf("method config %+v", sc.MethodConfig)
+	}
+	// The policy the README documents: 3 attempts in all, backoff from
+	// 0.1s doubling up to 1s.
+	if p := sc.MethodConfig[0].RetryPolicy; p.MaxAttempts != 3 || p.InitialBackoff != "0.1s" || p.MaxBackoff != "1s" || p.BackoffMultiplier != 2 {
+		t.Errorf("retry policy %+v, want 3 attempts, backoff 0.1s doubling to 1s", p)
 	}
 	if sc.HealthCheckConfig == nil || sc.LoadBalancingConfig[0][replicasPolicy] != (replicasConfig{Child: LBRoundRobin, Health: true}) {
 		t.Errorf("health %+v, balancing %+v", sc.HealthCheckConfig, sc.LoadBalancingConfig)

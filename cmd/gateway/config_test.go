@@ -565,3 +565,46 @@ backends:
 		t.Errorf("connection options (-want +got):\n%s", diff)
 	}
 }
+
+// TestBudgetBackendTransportDefaults pins the defaults README.md states
+// for the result budget, backend connections and transport limits to the
+// numbers it gives, so a changed default fails here until the README says
+// the new one.
+func TestBudgetBackendTransportDefaults(t *testing.T) {
+	c, err := parseConfig(nil, io.Discard, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mib = 1 << 20
+	for _, d := range []struct {
+		flag      string
+		got, want any
+	}{
+		{"max-result-bytes", c.results.maxBytes, 40000},
+		{"result-ttl", c.results.ttl, 10 * time.Minute},
+		{"result-store-bytes", c.results.storeBytes, int64(64 * mib)},
+		{"result-store-entries", c.results.storeEntries, 1000},
+		{"refresh", c.backends.refresh, 30 * time.Second},
+		{"backend-lb", c.backends.conn.lb, "round_robin"},
+		{"backend-keepalive", c.backends.conn.keepalive, 5 * time.Minute},
+		{"backend-max-recv-bytes", c.backends.conn.maxRecv, 16 * mib},
+		{"backend-max-send-bytes", c.backends.conn.maxSend, 16 * mib},
+		{"retry", c.backends.conn.retry, "on"},
+		{"stream-max-bytes", c.streamMaxBytes, int64(4 * mib)},
+		{"max-request-bytes", c.transports.maxRequestBytes, int64(4 * mib)},
+		{"ws-max-message-bytes", c.transports.wsMaxMessageBytes, int64(4 * mib)},
+		{"read-timeout", c.transports.readTimeout, 20 * time.Second},
+		{"max-concurrent-calls", c.transports.maxConcurrentCalls, 64},
+		{"max-in-flight", c.transports.maxInFlight, 1024},
+		{"max-batch", c.transports.maxBatch, 100},
+		{"max-sessions", c.transports.maxSessions, 10000},
+		{"ws-max-connections", c.transports.wsMaxConnections, 10000},
+		{"max-sessions-per-principal", c.transports.maxSessionsPerPrin, 1000},
+		{"session-idle-timeout", c.transports.sessionIdleTimeout, 10 * time.Minute},
+		{"session-ttl", c.transports.sessionTTL, 24 * time.Hour},
+	} {
+		if d.got != d.want {
+			t.Errorf("--%s defaults to %v, README.md says %v", d.flag, d.got, d.want)
+		}
+	}
+}

@@ -349,6 +349,25 @@ func TestResultBudgetMeta(t *testing.T) {
 	}
 }
 
+// TestResultBudgetOff: a result over the default budget is cut by default
+// and returned whole with the budget off (--max-result-bytes unlimited).
+func TestResultBudgetOff(t *testing.T) {
+	args := map[string]any{"count": 1000, "interval": "0s"}
+	for _, c := range []struct {
+		budget int
+		cut    bool
+	}{{0, true}, {gateway.Off, false}} {
+		sg := startStreamGateway(t, &gateway.Options{MaxResultBytes: c.budget})
+		res := call(t, httpTransport("2025-11-25")(t, sg, nil), "ZooService_WatchFeedings", args)
+		js, _ := json.Marshal(res.StructuredContent)
+		var r struct{ Truncated any }
+		_ = json.Unmarshal(js, &r)
+		if cut := r.Truncated != nil || len(js) <= gateway.DefaultMaxResultBytes; cut != c.cut || res.IsError {
+			t.Errorf("budget %d: a result of %d bytes, truncated %v; want it cut: %v", c.budget, len(js), r.Truncated, c.cut)
+		}
+	}
+}
+
 // TestResultBudgetOptions: a budget under the minimum is refused with a
 // message naming what is expected.
 func TestResultBudgetOptions(t *testing.T) {

@@ -300,6 +300,10 @@ func (g *Gateway) runBackend(ctx context.Context, b *backendState) {
 		case <-b.kick:
 		}
 		retry.Stop()
+		// A refresh looks for new replicas as well as a new API.
+		if c, ok := b.b.Conn.(*Conn); ok {
+			c.ch.resolveNow()
+		}
 		dctx, cancel := context.WithTimeout(ctx, g.opts.DiscoveryTimeout)
 		changed, err := g.discoverBackend(dctx, b)
 		cancel()

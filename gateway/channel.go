@@ -45,6 +45,8 @@ type channel struct {
 	// state it sent, nil before one.
 	cc   *resolverCC
 	last *resolver.State
+	// res is the resolver now running, for resolveNow.
+	res resolver.Resolver
 	// methods are the retried methods, "/pkg.Service/Method", sorted.
 	methods []string
 	// health: the backend serves grpc.health.v1.Health (as its last
@@ -168,9 +170,34 @@ func (b *wrappedBuilder) Scheme() string { return b.scheme }
 func (b *wrappedBuilder) Build(t resolver.Target, cc resolver.ClientConn, opts resolver.BuildOptions) (resolver.Resolver, error) {
 	w := &resolverCC{ClientConn: cc, ch: b.ch}
 	b.ch.mu.Lock()
-	b.ch.cc, b.ch.last = w, nil
+	b.ch.cc, b.ch.last, b.ch.res = w, nil, nil
 	b.ch.mu.Unlock()
-	return b.inner.Build(t, w, opts)
+	r, err := b.inner.Build(t, w, opts)
+	if err != nil {
+		return nil, err
+	}
+	b.ch.mu.Lock()
+	if b.ch.cc == w {
+		b.ch.res = r
+	}
+	b.ch.mu.Unlock()
+	return r, nil
+}
+
+// resolveNow asks the running resolver to resolve the target again.
+// grpc-go asks only when a connection fails or closes, so without this a
+// dns:/// name whose records gained an address (a Deployment scaled up
+// behind a headless Service) would send the new replica nothing until an
+// old connection broke. The gateway asks on every refresh; grpc-go's DNS
+// resolver still resolves at most once per its minimum interval (30s),
+// and the other resolvers ignore it.
+func (ch *channel) resolveNow() {
+	ch.mu.Lock()
+	r := ch.res
+	ch.mu.Unlock()
+	if r != nil {
+		r.ResolveNow(resolver.ResolveNowOptions{})
+	}
 }
 
 type authorityBuilder struct {

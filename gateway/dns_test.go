@@ -5,19 +5,26 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // dnsServer is a DNS server on a loopback UDP port that answers every A
-// query with ips, and every other query with no records: the smallest
-// real resolver for grpc-go's dns resolver to ask.
+// query with its addresses (set, to change them), and every other query
+// with no records: the smallest real resolver for grpc-go's dns resolver
+// to ask.
 type dnsServer struct {
 	addr    string
 	queries atomic.Int32 // A queries answered
+	ips     atomic.Pointer[[]net.IP]
 }
+
+// set makes the server answer with ips from now on.
+func (s *dnsServer) set(ips ...net.IP) { s.ips.Store(&ips) }
 
 func startDNS(t *testing.T, ips ...net.IP) *dnsServer {
 	t.Helper()
@@ -26,6 +33,7 @@ func startDNS(t *testing.T, ips ...net.IP) *dnsServer {
 		t.Fatal(err)
 	}
 	s := &dnsServer{addr: pc.LocalAddr().String()}
+	s.set(ips...)
 	done := make(chan struct{})
 	t.Cleanup(func() {
 		pc.Close()
@@ -39,7 +47,7 @@ func startDNS(t *testing.T, ips ...net.IP) *dnsServer {
 			if err != nil {
 				return
 			}
-			if resp, ok := s.answer(buf[:n], ips); ok {
+			if resp, ok := s.answer(buf[:n], *s.ips.Load()); ok {
 				_, _ = pc.WriteTo(resp, from)
 			}
 		}
@@ -106,4 +114,35 @@ func TestDNSTargetTwoAddresses(t *testing.T) {
 	if dns.queries.Load() == 0 {
 		t.Error("the DNS server was never asked")
 	}
+}
+
+// TestDNSTargetScaledUp: when the name gains an address (a Deployment
+// scaled up behind a headless Service), the new replica is picked up at
+// the next refresh, though no connection failed: grpc-go re-resolves only
+// when asked, and a refresh asks.
+func TestDNSTargetScaledUp(t *testing.T) {
+	t.Parallel()
+	lisA := listenLoopback(t)
+	port := lisA.Addr().(*net.TCPAddr).Port
+	lisB, err := net.Listen("tcp", net.JoinHostPort("127.0.0.2", strconv.Itoa(port)))
+	if err != nil {
+		t.Skipf("127.0.0.2:%d is not available here: %v", port, err)
+	}
+	startReplica(t, lisA, nil)
+	b := startReplica(t, lisB, nil)
+	dns := startDNS(t, net.IPv4(127, 0, 0, 1))
+	target := "dns://" + dns.addr + "/zoo.test:" + strconv.Itoa(port)
+	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", target, gateway.ConnOptions{TLS: gateway.BackendTLS{Plaintext: true}})},
+		&gateway.Options{Refresh: 50 * time.Millisecond})
+	waitServing(t, base, 1, 1)
+
+	dns.set(net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2))
+	waitServing(t, base, 2, 2)
+	cs := connect(t, base+"/mcp", "2025-11-25")
+	testutil.WaitFor(t, "a call to reach the new replica", func() bool {
+		if res := call(t, cs, "ZooService_GetAnimal", map[string]any{"id": "leo"}); res.IsError {
+			t.Fatal(text(t, res))
+		}
+		return b.count("GetAnimal") > 0
+	})
 }

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/resolver/dns"
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
@@ -30,6 +31,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// grpc-go's DNS resolver resolves at most every 30s; the dns:///
+	// tests change their records and cannot wait that long. Set before
+	// any test runs, since the resolvers read it unsynchronised.
+	dns.SetMinResolutionInterval(time.Millisecond)
 	goleak.VerifyTestMain(m)
 }
 

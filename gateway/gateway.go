@@ -107,8 +107,9 @@ type Options struct {
 	// "package.Service/Method"; see filter.go for the syntax. Empty Include
 	// means every method; Exclude wins over Include.
 	Include, Exclude []string
-	// Refresh is how often every backend is discovered again; zero means
-	// DefaultRefresh, Off disables the timer (a backend is still
+	// Refresh is how often every backend is discovered again, and its
+	// target resolved again (for new replicas behind a DNS name); zero
+	// means DefaultRefresh, Off disables the timer (a backend is still
 	// discovered again when its connection comes back after a failure, and
 	// retried with backoff until its first discovery succeeds).
 	Refresh time.Duration

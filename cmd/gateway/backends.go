@@ -48,7 +48,7 @@ func (f *backendFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.protoPaths, "proto-path", "import path DIR for --proto (repeatable; default .)")
 	fs.Var(&f.protos, "proto", ".proto FILE compiled at start, used like --descriptor-set (repeatable)")
 	fs.BoolVar(&f.noReflection, "no-reflection", false, "never ask the backend for server reflection: take its API from --descriptor-set or --proto alone (one backend only)")
-	durationVar(fs, &f.refresh, "refresh", gateway.DefaultRefresh, true, "discover every backend again this often and tell clients when tools change (off: never on a timer; a backend is also discovered again when its connection comes back)")
+	durationVar(fs, &f.refresh, "refresh", gateway.DefaultRefresh, true, "discover every backend again this often (its API, and its replicas behind a dns:/// name) and tell clients when tools change (off: never on a timer; a backend is also discovered again when its connection comes back)")
 	fs.BoolVar(&f.requireBackends, "require-backends", false, "exit with an error when a backend cannot be discovered at start, instead of serving the others and retrying it")
 	f.conn.register(fs)
 }

@@ -28,6 +28,8 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
+	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 )
 
 // recordingBackend is a zoo whose interceptor keeps the incoming metadata
@@ -125,7 +127,7 @@ func TestBearerEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	base := serveGateway(t, b.addr, &gateway.Options{Auth: a})
+	base := serveGateway(t, b.addr, &gateway.Options{Auth: a, Metrics: telemetry.NewMetrics()})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -150,16 +152,19 @@ func TestBearerEndToEnd(t *testing.T) {
 		t.Errorf("Authorization reached the backend without --forward-header: %v", md)
 	}
 
-	// Health stays open; the MCP endpoint answers 401 with a challenge.
-	resp, err := http.Get(base + "/healthz")
-	if err != nil {
-		t.Fatal(err)
+	// The probes and metrics stay open (authentication covers the MCP
+	// endpoints only); the MCP endpoint answers 401 with a challenge.
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s without a token: %d", path, resp.StatusCode)
+		}
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Errorf("/healthz without a token: %d", resp.StatusCode)
-	}
-	resp, err = http.Post(base+"/mcp", "application/json", strings.NewReader(`{}`))
+	resp, err := http.Post(base+"/mcp", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,6 +393,35 @@ func TestForwardHeaders(t *testing.T) {
 	}
 }
 
+// TestForwardHeadersWebSocket: on /ws the named headers are the upgrade
+// request's, and they reach the backend with every call on the
+// connection; headers not named do not.
+func TestForwardHeadersWebSocket(t *testing.T) {
+	b := startRecordingBackend(t)
+	base := serveGateway(t, b.addr, &gateway.Options{ForwardHeaders: []string{"X-Request-Id"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "frontdoor", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcptest.WebSocketTransport{
+		URL:    "ws" + strings.TrimPrefix(base, "http") + "/ws",
+		Header: http.Header{"X-Request-Id": {"upgrade-1"}, "X-Other": {"not named"}},
+	}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	for range 2 {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "leo"}})
+		if err != nil || res.IsError {
+			t.Fatalf("GetAnimal: %v %+v", err, res)
+		}
+		md := b.metadata()
+		if got := md.Get("x-request-id"); !slices.Equal(got, []string{"upgrade-1"}) || len(md.Get("x-other")) != 0 {
+			t.Errorf("backend metadata %v: want x-request-id [upgrade-1] and no x-other", md)
+		}
+	}
+}
+
 func mdEqual(a, b metadata.MD) bool {
 	if len(a) != len(b) {
 		return false
@@ -425,6 +459,20 @@ func TestForwardHeaderNamesRefused(t *testing.T) {
 	}
 	if _, err := gateway.New(ctx, []gateway.Backend{{Address: b.addr, Conn: conn}}, &gateway.Options{Metadata: metadata.MD{"grpc-status": {"0"}}}); err == nil {
 		t.Error("New with a grpc- metadata key: no error")
+	}
+	// Token passthrough: Authorization may not be forwarded while
+	// authentication is on.
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := auth.New(ctx, auth.Config{BearerTokensFile: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := gateway.New(ctx, []gateway.Backend{{Address: b.addr, Conn: conn}}, &gateway.Options{Auth: a, ForwardHeaders: []string{"Authorization"}}); err == nil || !strings.Contains(err.Error(), "while Auth is on") {
+		t.Errorf("New forwarding Authorization with Auth on: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -91,4 +92,31 @@ func TestSettingsHelpShowsOff(t *testing.T) {
 		}
 	}
 	_ = time.Second
+}
+
+// TestHelpGroupsEveryFlag: -h lists the flags by purpose, every flag in
+// one group (none left under "Other"), each group under its title.
+func TestHelpGroupsEveryFlag(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	fs := (&config{}).flagSet(&b)
+	fs.Usage()
+	help := b.String()
+	if strings.Contains(help, "\nOther:\n") {
+		t.Errorf("-h lists flags under Other: add them to helpGroups\n%s", help[strings.Index(help, "\nOther:\n"):])
+	}
+	inGroup := map[string]int{}
+	for _, g := range helpGroups {
+		if !strings.Contains(help, "\n"+g.title+":\n") {
+			t.Errorf("-h has no group %q", g.title)
+		}
+		for _, name := range g.flags {
+			inGroup[name]++
+		}
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if inGroup[f.Name] != 1 {
+			t.Errorf("flag -%s is in %d help groups, want 1", f.Name, inGroup[f.Name])
+		}
+	})
 }

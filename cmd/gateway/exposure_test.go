@@ -4,7 +4,9 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"testing"
+	"time"
 )
 
 // TestAdminListen: with --admin-listen, /metrics and /readyz move there
@@ -25,7 +27,8 @@ func TestAdminListen(t *testing.T) {
 		if host != "" {
 			req.Host = host
 		}
-		resp, err := http.DefaultClient.Do(req)
+		// A bound: a stream (/sse) that passed the Host check would not end.
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,6 +48,12 @@ func TestAdminListen(t *testing.T) {
 		{mcpBase + "/metrics", "", http.StatusNotFound},
 		{mcpBase + "/readyz", "", http.StatusNotFound},
 		{mcpBase + "/mcp", "evil.example", http.StatusForbidden},
+		{mcpBase + "/ws", "evil.example", http.StatusForbidden},
+		{mcpBase + "/sse", "evil.example", http.StatusForbidden},
+		{mcpBase + "/sse/message", "evil.example", http.StatusForbidden},
+		// /healthz alone answers any Host, for probes.
+		{mcpBase + "/healthz", "evil.example", 200},
+		{admin + "/healthz", "evil.example", 200},
 	} {
 		if got := get(tc.url, tc.host); got != tc.want {
 			t.Errorf("GET %s (Host %q): %d, want %d", tc.url, tc.host, got, tc.want)
@@ -53,5 +62,18 @@ func TestAdminListen(t *testing.T) {
 	// /readyz may lag a discovery; it answers 200 or 503, never 404, there.
 	if got := get(admin+"/readyz", ""); got != 200 && got != http.StatusServiceUnavailable {
 		t.Errorf("admin /readyz: %d", got)
+	}
+}
+
+// TestAllowedHostsAddOAuthResource: the Host allow-list is --allowed-host
+// plus the host (with its port, if it names one) of --oauth-resource, the
+// name clients are told to use.
+func TestAllowedHostsAddOAuthResource(t *testing.T) {
+	e := &exposure{allowedHosts: stringList{"mcp.example.com"}}
+	if got := e.hosts("https://gw.example.com:8443/mcp"); !slices.Equal(got, []string{"mcp.example.com", "gw.example.com:8443"}) {
+		t.Errorf("hosts with --oauth-resource: %q", got)
+	}
+	if got := e.hosts(""); !slices.Equal(got, []string{"mcp.example.com"}) {
+		t.Errorf("hosts without --oauth-resource: %q", got)
 	}
 }

@@ -145,6 +145,23 @@ func TestTLSAndBearer(t *testing.T) {
 	if resp.StatusCode != 200 || resp.TLS == nil {
 		t.Errorf("/healthz: %d, TLS %v", resp.StatusCode, resp.TLS != nil)
 	}
+	// HTTP/2 is offered, and nothing older than TLS 1.2 is accepted.
+	h2 := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	defer h2.CloseIdleConnections()
+	if resp, err := (&http.Client{Transport: h2}).Get(strings.TrimSuffix(url, "/mcp") + "/healthz"); err != nil {
+		t.Errorf("/healthz over HTTP/2: %v", err)
+	} else {
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 {
+			t.Errorf("/healthz: %s, want HTTP/2", resp.Proto)
+		}
+	}
+	old := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}}
+	defer old.CloseIdleConnections()
+	if resp, err := (&http.Client{Transport: old}).Get(strings.TrimSuffix(url, "/mcp") + "/healthz"); err == nil {
+		resp.Body.Close()
+		t.Error("a TLS 1.1 client was served")
+	}
 	plain := &http.Transport{}
 	defer plain.CloseIdleConnections()
 	if resp, err := (&http.Client{Transport: plain}).Get(strings.Replace(url, "https://", "http://", 1)); err == nil {

@@ -148,6 +148,32 @@ func TestSlowSenders(t *testing.T) {
 	}
 }
 
+// TestReadTimeoutSparesLongCalls: --read-timeout bounds how long a body
+// may take to arrive, not the request: the deadline is lifted once the
+// body is read, so a call that runs longer than it (1.5 s here, against
+// 1 s) is answered.
+func TestReadTimeoutSparesLongCalls(t *testing.T) {
+	b := startHeldBackend(t)
+	p := startGatewayProcess(t, "--backend", "zoo="+b.addr, "--read-timeout", "1s")
+	// Stateless (2026-07-28): the call runs in the request's context, which
+	// a read deadline left in place would cancel.
+	req, _ := http.NewRequest(http.MethodPost, p.base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"slow"},`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "ZooService_GetAnimal"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || !strings.Contains(string(body), `Leo`) || strings.Contains(string(body), `"isError":true`) {
+		t.Fatalf("a call longer than --read-timeout: %d %s %v", resp.StatusCode, body, err)
+	}
+}
+
 // TestStdioLineLimit: over stdio, a line longer than --max-request-bytes
 // is answered with an error naming the limit and skipped, and the next
 // request on the same session is served (the real binary, lockstep: each

@@ -160,13 +160,14 @@ func callAsync(cs *sdk.ClientSession, id string) <-chan callOutcome {
 
 // TestShutdownLetsCallsFinish: a call in flight when SIGTERM arrives
 // completes with its normal result, /readyz answers 503 at once, a new
-// session is refused, and the process exits 0 well within the grace
-// period.
+// session is refused, open GET/SSE streams end, and the process exits 0
+// well within the grace period.
 func TestShutdownLetsCallsFinish(t *testing.T) {
 	b := startHeldBackend(t)
 	const grace = 10 * time.Second
 	p := startGatewayProcess(t, "--backend", "zoo="+b.addr, "--shutdown-grace", grace.String())
 	cs := connectHTTP(t, p.base)
+	streams := map[string]io.Reader{"legacy SSE": openStream(t, p.base+"/sse", ""), "Streamable GET": openStream(t, p.base+"/mcp", initRawSession(t, p.base))}
 	outcome := callAsync(cs, "slow")
 	if id := <-b.started; id != "slow" {
 		t.Fatalf("backend got %s", id)
@@ -195,6 +196,14 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 		t.Errorf("initialize after SIGTERM: %s, want 503", resp.Status)
 	}
 
+	// Open streams end, cleanly (a stream cut by the process's exit would
+	// end in an error).
+	for name, body := range streams {
+		if _, err := io.ReadAll(body); err != nil {
+			t.Errorf("the %s stream did not end cleanly: %v", name, err)
+		}
+	}
+
 	o := <-outcome
 	if o.err != nil || o.res.IsError {
 		t.Fatalf("the call in flight did not complete: %v %+v", o.err, o.res)
@@ -209,6 +218,58 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 	if took > grace/2 {
 		t.Errorf("exit took %s: the gateway waited for more than its one call", took)
 	}
+}
+
+// initRawSession opens a Streamable HTTP session at base without a client
+// library, for a test to open its GET stream itself.
+func initRawSession(t *testing.T, base string) string {
+	t.Helper()
+	post := func(sid, body string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %s, session %q", resp.Status, sid)
+	}
+	if resp := post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %s", resp.Status)
+	}
+	return sid
+}
+
+// openStream opens an event stream with GET (in session sid, when set)
+// and returns its body once the server has answered 200.
+func openStream(t *testing.T, url, sid string) io.Reader {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	return resp.Body
 }
 
 // TestShutdownCancelsAfterGrace: a call that outlives the grace period is
@@ -326,7 +387,10 @@ func TestProtocolTraceFlag(t *testing.T) {
 			args = append(args, "--log-arguments")
 		}
 		cmd := exec.Command(binary, args...)
-		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+		// The trace logs each message as it arrives: the tools/call's
+		// arguments are traced whatever its answer.
+		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"secret-animal"}}}` + "\n")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
@@ -335,6 +399,9 @@ func TestProtocolTraceFlag(t *testing.T) {
 		logs := stderr.String()
 		if !strings.Contains(logs, `"msg":"mcp in"`) || !strings.Contains(logs, `"msg":"mcp out"`) || !strings.Contains(logs, `"transport":"stdio"`) {
 			t.Errorf("no protocol trace at --log-level debug:\n%s", logs)
+		}
+		if redacted, shown := strings.Contains(logs, `\"arguments\":\"<redacted: 22 bytes>\"`), strings.Contains(logs, "secret-animal"); redacted == withArgs || shown != withArgs {
+			t.Errorf("--log-arguments %v: arguments redacted %v, shown %v:\n%s", withArgs, redacted, shown, logs)
 		}
 	}
 }

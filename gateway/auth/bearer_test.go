@@ -120,22 +120,22 @@ func TestBearer(t *testing.T) {
 }
 
 func TestBearerReload(t *testing.T) {
-	a, path, logs := startBearer(t, "old\n")
+	a, path, logs := startBearer(t, "old-secret-token\n")
 	h := a.Wrap(echo)
-	if w := do(h, "POST", "Bearer old", ""); w.Code != 200 {
+	if w := do(h, "POST", "Bearer old-secret-token", ""); w.Code != 200 {
 		t.Fatalf("old token refused: %d", w.Code)
 	}
 
-	writeFile(t, path, "# rotated\nnew\n")
-	testutil.WaitFor(t, "the new token", func() bool { return do(h, "POST", "Bearer new", "").Code == 200 })
-	if w := do(h, "POST", "Bearer old", ""); w.Code != 401 {
+	writeFile(t, path, "# rotated\nnew-secret-token\n")
+	testutil.WaitFor(t, "the new token", func() bool { return do(h, "POST", "Bearer new-secret-token", "").Code == 200 })
+	if w := do(h, "POST", "Bearer old-secret-token", ""); w.Code != 401 {
 		t.Errorf("old token still accepted after reload: %d", w.Code)
 	}
 
 	// A broken file keeps the tokens in force and says so.
-	writeFile(t, path, "new\nnot a token\n")
+	writeFile(t, path, "new-secret-token\nnot a token\n")
 	testutil.WaitFor(t, "the reload error log", func() bool { return strings.Contains(logs.String(), "keeping the current tokens") })
-	if w := do(h, "POST", "Bearer new", ""); w.Code != 200 {
+	if w := do(h, "POST", "Bearer new-secret-token", ""); w.Code != 200 {
 		t.Errorf("a bad reload dropped the tokens: %d", w.Code)
 	}
 
@@ -144,15 +144,19 @@ func TestBearerReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, "the stat error log", func() bool { return strings.Contains(logs.String(), "cannot stat") })
-	if w := do(h, "POST", "Bearer new", ""); w.Code != 200 {
+	if w := do(h, "POST", "Bearer new-secret-token", ""); w.Code != 200 {
 		t.Errorf("a deleted file dropped the tokens: %d", w.Code)
 	}
 
 	// An emptied file locks everyone out, loudly.
 	writeFile(t, path, "# nobody\n")
-	testutil.WaitFor(t, "lock-out", func() bool { return do(h, "POST", "Bearer new", "").Code == 401 })
+	testutil.WaitFor(t, "lock-out", func() bool { return do(h, "POST", "Bearer new-secret-token", "").Code == 401 })
 	if !strings.Contains(logs.String(), "has no tokens") {
 		t.Errorf("no warning about the empty file:\n%s", logs)
+	}
+	// Through loads, failed reloads and refusals, no token is logged.
+	if strings.Contains(logs.String(), "secret-token") {
+		t.Errorf("a token reached the log:\n%s", logs)
 	}
 }
 

@@ -3,6 +3,7 @@ package auth_test
 import (
 	"context"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
@@ -154,6 +155,12 @@ func TestOAuthTokens(t *testing.T) {
 	// An RSA key published without "alg", as Microsoft Entra does: usable
 	// with an RSA algorithm of the token's choosing, nothing else.
 	p.add(rsaKey, "rsa-noalg", jwa.RS256(), true, false)
+	p.add(rsaKey, "rsa-pss", jwa.PS256(), true, true)
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.add(edKey, "ed", jwa.EdDSA(), true, true)
 	p.addEC("forger", false)
 
 	now := time.Now()
@@ -180,7 +187,11 @@ func TestOAuthTokens(t *testing.T) {
 		{"valid", valid, 200, ""},
 		{"valid scp array", p.token("ec1", claims{"scp": []string{"mcp"}}), 200, ""},
 		{"valid rsa key without alg", p.token("rsa-noalg", claims{"scope": "mcp"}), 200, ""},
-		{"leeway covers a just-expired token", p.token("ec1", claims{"scope": "mcp", "exp": now.Add(-5 * time.Second).Unix()}), 200, ""},
+		{"valid PS256", p.token("rsa-pss", claims{"scope": "mcp"}), 200, ""},
+		{"valid EdDSA", p.token("ed", claims{"scope": "mcp"}), 200, ""},
+		// The default leeway is 30s.
+		{"leeway covers a just-expired token", p.token("ec1", claims{"scope": "mcp", "exp": now.Add(-25 * time.Second).Unix()}), 200, ""},
+		{"expired beyond the leeway", p.token("ec1", claims{"scope": "mcp", "exp": now.Add(-35 * time.Second).Unix()}), 401, `error_description="the token has expired"`},
 		{"expired", p.token("ec1", claims{"scope": "mcp", "exp": now.Add(-time.Hour).Unix()}), 401, `error_description="the token has expired"`},
 		{"not yet valid", p.token("ec1", claims{"scope": "mcp", "nbf": now.Add(time.Hour).Unix()}), 401, `error_description="the token is not valid yet"`},
 		{"wrong audience", p.token("ec1", claims{"scope": "mcp", "aud": []string{"https://other.example.com/mcp"}}), 401, `(aud)`},
@@ -332,6 +343,45 @@ func TestAuthorizeExpiry(t *testing.T) {
 	var ref *auth.Refusal
 	if !errors.As(err, &ref) || ref.Status != 401 || !strings.Contains(ref.Challenge, `error="invalid_token", error_description="the token has expired"`) {
 		t.Errorf("after expiry: %v, want a 401 invalid_token refusal", err)
+	}
+}
+
+// TestOAuthIdentity: sessions are bound to Principal.Identity. It is the
+// token's sub, so a refreshed token (another token, the same sub) keeps
+// its sessions; a token without sub is an identity of its own.
+func TestOAuthIdentity(t *testing.T) {
+	p := newIDP(t)
+	a := startOAuth(t, p, nil)
+	identity := func(tok string) string {
+		t.Helper()
+		principal, _ := admit(a, "http://example.com/mcp", tok)
+		if principal == nil {
+			t.Fatal("token refused at the door")
+		}
+		return principal.Identity()
+	}
+	first, refreshed := p.token("ec1", claims{"scope": "mcp", "jti": "1"}), p.token("ec1", claims{"scope": "mcp", "jti": "2"})
+	if first == refreshed || identity(first) != "sub:alice" || identity(refreshed) != "sub:alice" {
+		t.Errorf("two tokens of sub alice: identities %q and %q, want sub:alice for both", identity(first), identity(refreshed))
+	}
+	noSub := func(jti string) string {
+		tok, err := jwt.NewBuilder().Issuer(issuer).Audience([]string{resource}).Expiration(time.Now().Add(time.Hour)).
+			JwtID(jti).Claim("scope", "mcp").Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.mu.Lock()
+		key := p.keys["ec1"]
+		p.mu.Unlock()
+		s, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(s)
+	}
+	one, other := identity(noSub("1")), identity(noSub("2"))
+	if !strings.HasPrefix(one, "token:") || !strings.HasPrefix(other, "token:") || one == other {
+		t.Errorf("tokens without sub: identities %q and %q, want one of its own per token", one, other)
 	}
 }
 

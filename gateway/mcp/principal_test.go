@@ -63,6 +63,36 @@ func TestWebSocketCredentialEnds(t *testing.T) {
 			t.Errorf("the call in flight ended with %v, want it cancelled", err)
 		}
 	})
+	// The expiry ends the connection as a revocation does: close 1008,
+	// and the call in flight cancelled.
+	t.Run("expires with a call in flight", func(t *testing.T) {
+		exp := time.Now().Add(2 * time.Second)
+		who := func(context.Context) Principal { return Principal{ID: "alice", Expires: exp} }
+		_, h, url := newWSTest(t, &ServerOptions{PrincipalOf: who}, nil)
+		c, _, err := dialWS(t, url, []string{"mcp"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wsInitialize(t, c)
+		if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-h.started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the call did not start")
+		}
+		ce := wsCloseError(t, c)
+		if ce.Code != websocket.ClosePolicyViolation || ce.Text != reasonExpired {
+			t.Errorf("closed with %d %q, want 1008 %q", ce.Code, ce.Text, reasonExpired)
+		}
+		if time.Now().Before(exp) {
+			t.Error("closed before the expiry")
+		}
+		if err, _ := h.lastCtx.Load().(error); err != context.Canceled {
+			t.Errorf("the call in flight ended with %v, want it cancelled", err)
+		}
+	})
 }
 
 // testPrincipalKey carries the X-Principal header into the context, as the

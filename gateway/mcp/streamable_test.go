@@ -154,6 +154,19 @@ func TestOriginProtectionNonLoopback(t *testing.T) {
 			t.Errorf("Host %q Origin %q: status %d, want %d", tc.host, tc.origin, rec.Code, tc.want)
 		}
 	}
+	// "*" allows any origin; the Host check still applies.
+	anyOrigin := OriginProtection([]string{"*"}, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) }))
+	for host, want := range map[string]int{"10.0.0.1:8080": 299, "evil.example": http.StatusForbidden} {
+		req := httptest.NewRequest("POST", "http://x/mcp", nil)
+		req.Host = host
+		req.Header.Set("Origin", "https://anything.example")
+		req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 80}))
+		rec := httptest.NewRecorder()
+		anyOrigin.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf(`--allow-origin "*", Host %q: status %d, want %d`, host, rec.Code, want)
+		}
+	}
 }
 
 // TestCORS: an allowed origin's preflight is answered with what MCP
@@ -182,7 +195,7 @@ func TestCORS(t *testing.T) {
 			t.Errorf("Access-Control-Allow-Headers %q lacks %s", resp.Header.Get("Access-Control-Allow-Headers"), want)
 		}
 	}
-	if m := resp.Header.Get("Access-Control-Allow-Methods"); !strings.Contains(m, "POST") || !strings.Contains(m, "DELETE") {
+	if m := resp.Header.Get("Access-Control-Allow-Methods"); !strings.Contains(m, "GET") || !strings.Contains(m, "POST") || !strings.Contains(m, "DELETE") {
 		t.Errorf("Access-Control-Allow-Methods %q", m)
 	}
 	resp = preflight("https://evil.example")

@@ -25,6 +25,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
@@ -357,5 +358,79 @@ func TestGatewaySessionsGauge(t *testing.T) {
 	resp.Body.Close()
 	if got := gauge(); got != "0" {
 		t.Errorf("sessions gauge after DELETE: %s, want 0", got)
+	}
+	// A stateless (2026-07-28) request holds no session.
+	w.call(t, 2, "ZooService_GetAnimal", `{"id":"leo"}`, nil, nil)
+	if got := gauge(); got != "0" {
+		t.Errorf("sessions gauge after a stateless call: %s, want 0", got)
+	}
+}
+
+// TestGatewaySessionDigest: a session id is a credential. The call log
+// line and the tools/call span name the session by mcp.LogID (16 hex
+// digits of its SHA-256), and the id itself appears in neither.
+func TestGatewaySessionDigest(t *testing.T) {
+	t.Parallel()
+	sr := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	w := startWorld(t, nil, tp)
+	post := func(sid, body string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, w.url+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	sid := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"g","version":"1"}}}`).Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("initialize: no session id")
+	}
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if resp := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"leo"}}}`); resp.StatusCode != 200 {
+		t.Fatalf("tools/call: %s", resp.Status)
+	}
+	digest := mcp.LogID(sid)
+	if len(digest) != 16 {
+		t.Fatalf("LogID %q: want 16 hex digits", digest)
+	}
+	var line map[string]any
+	for _, l := range decodeLines(t, strings.NewReader(w.log.String())) {
+		if l["msg"] == "tools/call" {
+			line = l
+		}
+	}
+	if line == nil || line["session"] != digest || strings.Contains(w.log.String(), sid) {
+		t.Errorf("call log: session %v, want %s and the id nowhere in the log:\n%s", line["session"], digest, w.log.String())
+	}
+	var span sdktrace.ReadOnlySpan
+	testutil.WaitFor(t, "the tools/call span", func() bool {
+		for _, sp := range sr.Ended() {
+			if sp.Name() == "tools/call ZooService_GetAnimal" {
+				span = sp
+			}
+		}
+		return span != nil
+	})
+	sawDigest := false
+	for _, kv := range span.Attributes() {
+		if kv.Key == "mcp.session.id" && kv.Value.AsString() == digest {
+			sawDigest = true
+		}
+		if strings.Contains(kv.Value.Emit(), sid) {
+			t.Errorf("span attribute %s carries the session id", kv.Key)
+		}
+	}
+	if !sawDigest {
+		t.Errorf("span attributes %v: want mcp.session.id %s", span.Attributes(), digest)
 	}
 }

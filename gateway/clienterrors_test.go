@@ -38,16 +38,23 @@ func debugBackend(t *testing.T) (addr string, gs *grpc.Server) {
 }
 
 // TestClientErrorsWithholdInternals: DebugInfo reaches clients only with
-// ExposeDebugInfo (other details always do), and when the backend cannot
-// be reached the client reads a generic text while the log keeps grpc-go's
-// account of it, with the address.
+// ExposeDebugInfo (other details always do; a withheld one is logged at
+// debug level), and when the backend cannot be reached the client reads a
+// generic text while the log keeps grpc-go's account of it, with the
+// address.
 func TestClientErrorsWithholdInternals(t *testing.T) {
 	for _, expose := range []bool{false, true} {
 		addr, _ := debugBackend(t)
-		_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", addr)}, &gateway.Options{ExposeDebugInfo: expose})
+		logs := &testutil.SyncBuffer{}
+		logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", addr)}, &gateway.Options{ExposeDebugInfo: expose, Logger: logger})
 		got := text(t, call(t, connect(t, base+"/mcp", "2025-11-25"), "ZooService_GetAnimal", map[string]any{"id": "debug"}))
 		if !strings.Contains(got, "reason=BOOM") || strings.Contains(got, "zoo.go:42") != expose {
 			t.Errorf("ExposeDebugInfo=%v: %q", expose, got)
+		}
+		withheld := strings.Contains(logs.String(), "level=DEBUG msg=\"tools/call: DebugInfo withheld") && strings.Contains(logs.String(), "zoo.go:42")
+		if withheld == expose {
+			t.Errorf("ExposeDebugInfo=%v: withheld DebugInfo logged at debug level: %v\n%s", expose, withheld, logs.String())
 		}
 	}
 

@@ -338,6 +338,48 @@ func TestInputErrorsProtocolMode(t *testing.T) {
 	}
 }
 
+// TestProtoNames: with UseProtoNames (--json-names proto) schemas and
+// results use the proto field names; arguments are accepted under both.
+func TestProtoNames(t *testing.T) {
+	_, g, url := startGateway(t, &gateway.Options{UseProtoNames: true})
+	if in := string(toolByName(t, g, "ZooService_ListAnimals").InputSchema); !strings.Contains(in, `"page_size"`) || strings.Contains(in, `"pageSize"`) {
+		t.Errorf("ListAnimals input schema: %s", in)
+	}
+	cs := connect(t, url, "2025-11-25")
+	res := call(t, cs, "ZooService_GetAnimal", map[string]any{"id": "leo"})
+	if txt := text(t, res); res.IsError || !strings.Contains(txt, `"display_name":"Leo"`) || strings.Contains(txt, "displayName") {
+		t.Errorf("GetAnimal with proto names: %s", txt)
+	}
+	for _, args := range []map[string]any{{"page_size": 1}, {"pageSize": 1}} {
+		if res := call(t, cs, "ZooService_ListAnimals", args); res.IsError {
+			t.Errorf("ListAnimals %v: %s", args, text(t, res))
+		}
+	}
+}
+
+// TestInvalidArgumentsNeverReachTheBackend: arguments the request message
+// cannot hold are answered at the gateway, in both input-error modes; the
+// backend sees only the valid call.
+func TestInvalidArgumentsNeverReachTheBackend(t *testing.T) {
+	for _, mode := range []gateway.InputErrorMode{gateway.InputErrorsTool, gateway.InputErrorsProtocol} {
+		r := startReplica(t, listenLoopback(t), nil)
+		_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", r.addr)}, &gateway.Options{InputErrors: mode})
+		cs := connect(t, base+"/mcp", "2025-11-25")
+		for _, args := range []map[string]any{{"id": 5}, {"idd": "leo"}, {"id": "leo", "extra": true}} {
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: args})
+			if err == nil && !res.IsError {
+				t.Errorf("mode %v, %v: answered without an error", mode, args)
+			}
+		}
+		if n := r.count("GetAnimal"); n != 0 {
+			t.Errorf("mode %v: the backend saw %d calls with invalid arguments", mode, n)
+		}
+		if res := call(t, cs, "ZooService_GetAnimal", map[string]any{"id": "leo"}); res.IsError || r.count("GetAnimal") != 1 {
+			t.Errorf("mode %v: the valid call: %s, backend saw %d calls", mode, text(t, res), r.count("GetAnimal"))
+		}
+	}
+}
+
 func TestDeadlineIsRetryableToolError(t *testing.T) {
 	b, _, url := startGateway(t, &gateway.Options{CallTimeout: 200 * time.Millisecond})
 	cs := connect(t, url, "2025-11-25")

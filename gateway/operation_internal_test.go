@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -37,6 +38,32 @@ func TestOperationErrorWithholdsDebugInfo(t *testing.T) {
 			if !res.IsError || !strings.Contains(got, "WORKER_CRASHED") || strings.Contains(got, "worker.go:42") != expose {
 				t.Errorf("%s, ExposeDebugInfo=%v: isError=%v %q", name, expose, res.IsError, got)
 			}
+		}
+	}
+}
+
+// TestWithHandle: a long-running tool's output schema is the response's,
+// plus an optional "operation" member for the unfinished handle, without
+// the response's own required list, so that both results validate; a
+// response that has an "operation" field of its own keeps it.
+func TestWithHandle(t *testing.T) {
+	for _, tc := range []struct{ in, key string }{
+		{`{"type":"object","properties":{"label":{"type":"string"}},"required":["label"]}`, "operation"},
+		{`{"type":"object","properties":{"operation":{"type":"string"}},"required":["operation"]}`, "_operation"},
+	} {
+		out, key, err := withHandle(json.RawMessage(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		if key != tc.key || string(got.Properties[key]) != handleSchema || got.Required != nil || len(got.Properties) != 2 {
+			t.Errorf("withHandle(%s) = %s, key %q; want the handle as optional %q and no required list", tc.in, out, key, tc.key)
 		}
 	}
 }

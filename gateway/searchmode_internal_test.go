@@ -44,3 +44,27 @@ func TestSearchAnswersCached(t *testing.T) {
 		cleared = sc.cachedSize < before
 	}
 }
+
+// TestEffectiveMode: auto lists typed tools while tools/list's estimated
+// tokens (JSON bytes / 4) are within the tool budget and search beyond;
+// NoToolBudget (--tool-budget unlimited) is always typed; typed and
+// search do not look at the size.
+func TestEffectiveMode(t *testing.T) {
+	for _, tc := range []struct {
+		mode      ToolMode
+		budget    int
+		listBytes int
+		want      ToolMode
+	}{
+		{ToolModeAuto, 1000, 4003, ToolModeTyped}, // 1000 tokens
+		{ToolModeAuto, 1000, 4004, ToolModeSearch},
+		{ToolModeAuto, NoToolBudget, 1 << 30, ToolModeTyped},
+		{ToolModeTyped, 1000, 1 << 30, ToolModeTyped},
+		{ToolModeSearch, 1000, 100, ToolModeSearch},
+	} {
+		g := &Gateway{opts: Options{ToolMode: tc.mode, ToolBudget: tc.budget}}
+		if got := g.effectiveMode(tc.listBytes); got != tc.want {
+			t.Errorf("%s, budget %d, %d bytes: %s, want %s", tc.mode, tc.budget, tc.listBytes, got, tc.want)
+		}
+	}
+}

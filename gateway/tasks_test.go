@@ -198,7 +198,7 @@ func TestTasks20251125(t *testing.T) {
 	}
 	c.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "t", "steps": 2}, "task": map[string]any{"ttl": 60000}}, "", &created)
 	task := created.Task
-	if task.TaskID != srv.Jobs()[0] || task.Status != "working" || string(task.TTL) != "null" || task.PollInterval <= 0 || srv.Polls() != 0 {
+	if task.TaskID != srv.Jobs()[0] || task.Status != "working" || string(task.TTL) != "null" || task.PollInterval != 1000 || srv.Polls() != 0 {
 		t.Fatalf("CreateTaskResult %+v (polls %d)", task, srv.Polls())
 	}
 	if _, err := time.Parse(time.RFC3339Nano, task.CreatedAt); err != nil || !strings.Contains(task.StatusMessage, `"createTime"`) {
@@ -209,6 +209,16 @@ func TestTasks20251125(t *testing.T) {
 	c.result("tasks/get", map[string]any{"taskId": task.TaskID}, "", &got)
 	if got.TaskID != task.TaskID || got.Status != "working" || !strings.Contains(got.StatusMessage, `"step":1`) {
 		t.Errorf("tasks/get: %+v", got)
+	}
+	// The task's times are the metadata's create_time and update_time.
+	var meta struct{ CreateTime, UpdateTime time.Time }
+	if err := json.Unmarshal([]byte(got.StatusMessage), &meta); err != nil {
+		t.Fatal(err)
+	}
+	createdAt, _ := time.Parse(time.RFC3339Nano, got.CreatedAt)
+	updatedAt, _ := time.Parse(time.RFC3339Nano, got.LastUpdatedAt)
+	if meta.CreateTime.IsZero() || !createdAt.Equal(meta.CreateTime) || !updatedAt.Equal(meta.UpdateTime) {
+		t.Errorf("task times %s, %s; metadata %s", got.CreatedAt, got.LastUpdatedAt, got.StatusMessage)
 	}
 	// tasks/result blocks until done and returns what the call would have.
 	var res struct {
@@ -268,7 +278,7 @@ func TestTasks20251125(t *testing.T) {
 	// task: the tool's error comes as a JSON-RPC error, with the result as
 	// its data.
 	r := c.call("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"steps": "many"}, "task": map[string]any{}}, "")
-	if r.Error == nil || !strings.Contains(r.Error.Message, "no task was created: invalid arguments for Jobs_Run") || !strings.Contains(string(r.Error.Data), `"isError":true`) {
+	if r.Error == nil || r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "no task was created: invalid arguments for Jobs_Run") || !strings.Contains(string(r.Error.Data), `"isError":true`) {
 		t.Errorf("a task-augmented call with bad arguments: %+v", r.Error)
 	}
 

@@ -30,12 +30,14 @@ func TestSettingsZeroIsDefaultOffIsSpelledOut(t *testing.T) {
 	}
 
 	c, err = parseConfig([]string{"--refresh", "off", "--max-concurrent-calls", "unlimited", "--backend-keepalive", "off",
-		"--max-in-flight", "-5", "--operation-wait", "-1s", "--tool-budget", "unlimited"}, io.Discard, noEnv)
+		"--max-in-flight", "-5", "--operation-wait", "-1s", "--tool-budget", "unlimited",
+		"--backend-max-recv-bytes", "unlimited", "--max-result-bytes", "unlimited"}, io.Discard, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.backends.refresh != gateway.Off || c.transports.maxConcurrentCalls != gateway.Off || c.backends.conn.keepalive != gateway.Off ||
-		c.transports.maxInFlight != gateway.Off || c.operationWait != gateway.Off || c.toolBudget != gateway.Off {
+		c.transports.maxInFlight != gateway.Off || c.operationWait != gateway.Off || c.toolBudget != gateway.Off ||
+		c.backends.conn.maxRecv != gateway.Off || c.results.maxBytes != gateway.Off {
 		t.Errorf("off and unlimited (or negative) did not reach the gateway as gateway.Off: %+v", c)
 	}
 	if opts := c.backends.conn.options(gateway.BackendTLS{}); opts.Keepalive != gateway.Off {
@@ -119,4 +121,33 @@ func TestHelpGroupsEveryFlag(t *testing.T) {
 			t.Errorf("flag -%s is in %d help groups, want 1", f.Name, inGroup[f.Name])
 		}
 	})
+}
+
+// TestMainFlagDefaults: the defaults README.md's table of main flags
+// shows are the ones -h shows (each flag's DefValue).
+func TestMainFlagDefaults(t *testing.T) {
+	t.Parallel()
+	fs := (&config{}).flagSet(io.Discard)
+	for name, want := range map[string]string{
+		"demo": "false", "listen": "127.0.0.1:8080", "stdio": "false", "plaintext": "false",
+		"backend-ca": "", "backend-cert": "", "backend-key": "", "backend-server-name": "",
+		"backend-lb": "round_robin", "backend-keepalive": "5m0s",
+		"backend-max-recv-bytes": "16777216", "backend-max-send-bytes": "16777216", "retry": "on",
+		"call-timeout": "30s", "stream-timeout": "5m0s", "stream-max-messages": "10000", "stream-max-bytes": "4194304",
+		"operation-wait": "30s", "operation-cancel": "false",
+		"max-result-bytes": "40000", "result-ttl": "10m0s", "result-store-bytes": "67108864", "result-store-entries": "1000",
+		"include": "", "exclude": "", "refresh": "30s", "tool-mode": "auto", "tool-budget": "40000",
+		"input-errors": "tool", "json-names": "json", "allow-origin": "", "allowed-host": "",
+		"allow-unauthenticated": "false", "admin-listen": "", "shutdown-grace": "15s",
+		"log-level": "info", "log-format": "text",
+	} {
+		f := fs.Lookup(name)
+		if f == nil {
+			t.Errorf("no flag --%s", name)
+			continue
+		}
+		if f.DefValue != want {
+			t.Errorf("--%s defaults to %q, README.md says %q", name, f.DefValue, want)
+		}
+	}
 }

@@ -278,11 +278,22 @@ func getReadyz(t *testing.T, base string) (int, map[string]any) {
 }
 
 // TestUnreachableBackendStarts: without --require-backends, a backend that
-// is down at start does not stop the gateway: it serves the others, and
-// /readyz says which one is missing.
+// is down at start does not stop the gateway: it logs one line naming the
+// backend, the cause and the fix, serves the others, and /readyz says
+// which one is missing.
 func TestUnreachableBackendStarts(t *testing.T) {
 	zooAddr := zootest.Start(t)
-	base := startServing(t, "--backend", "zoo="+zooAddr, "--backend", "gone=127.0.0.1:1", "--discovery-timeout", "2s")
+	p := startGatewayProcess(t, "--backend", "zoo="+zooAddr, "--backend", "gone=127.0.0.1:1", "--discovery-timeout", "2s")
+	base := p.base
+	var warned string
+	for _, line := range strings.Split(p.logs.String(), "\n") {
+		if strings.Contains(line, "backend not available at start") {
+			warned = line
+		}
+	}
+	if !strings.Contains(warned, "backend gone is unreachable at 127.0.0.1:1: check the address, that the server is running") {
+		t.Errorf("no one-line warning naming the backend, the cause and the fix:\n%s", p.logs.String())
+	}
 	code, body := getReadyz(t, base)
 	if code != http.StatusServiceUnavailable || body["ready"] != false {
 		t.Fatalf("readyz: %d %v, want 503 and ready false", code, body)

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,30 @@ func TestSessionTokenCanonical(t *testing.T) {
 	variant := tok[:len(tok)-1] + string(alphabet[last^1])
 	if _, err := k.verify(variant, "sub:alice", now); err == nil {
 		t.Errorf("non-canonical variant %q of %q verified", variant, tok)
+	}
+}
+
+// TestDecodeTaskIDs: subscriptions/listen watches at most MaxListenTasks
+// (100) distinct task ids; duplicates count once, an empty id is refused.
+func TestDecodeTaskIDs(t *testing.T) {
+	ids := func(n int, dup bool) json.RawMessage {
+		var l []string
+		for i := range n {
+			l = append(l, fmt.Sprintf("operations/%d", i))
+			if dup {
+				l = append(l, fmt.Sprintf("operations/%d", i))
+			}
+		}
+		b, _ := json.Marshal(l)
+		return b
+	}
+	if got, err := decodeTaskIDs(ids(MaxListenTasks, true)); err != nil || len(got) != MaxListenTasks {
+		t.Errorf("%d ids, each twice: %d ids, %v", MaxListenTasks, len(got), err)
+	}
+	if _, err := decodeTaskIDs(ids(MaxListenTasks+1, false)); err == nil || !strings.Contains(err.Error(), "at most 100 task ids") {
+		t.Errorf("%d ids: %v, want refused", MaxListenTasks+1, err)
+	}
+	if _, err := decodeTaskIDs(json.RawMessage(`["a",""]`)); err == nil {
+		t.Error("an empty task id was accepted")
 	}
 }

@@ -212,3 +212,49 @@ func TestTraceStreamableHTTP(t *testing.T) {
 	cancel()
 	_ = s.Shutdown(ctx)
 }
+
+// TestPanicIsAnInternalError: a handler that panics is answered with
+// -32603, the log has the panic with the request's id, and the session
+// goes on.
+func TestPanicIsAnInternalError(t *testing.T) {
+	logs := &testutil.SyncBuffer{}
+	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.ServeStdio(context.Background(), inR, outW); outW.Close() }()
+	replies := bufio.NewScanner(outR)
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":"p-7","method":"tools/call","params":{"name":"panic"}}
+{"jsonrpc":"2.0","id":8,"method":"ping"}`), "\n") {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, `"id":`) {
+			if !replies.Scan() {
+				t.Fatal("no reply")
+			}
+			got = append(got, replies.Text())
+		}
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got[1] != `{"jsonrpc":"2.0","id":"p-7","error":{"code":-32603,"message":"internal error"}}` || got[2] != `{"jsonrpc":"2.0","id":8,"result":{}}` {
+		t.Errorf("replies %q", got[1:])
+	}
+	var logged struct {
+		Level, Msg, ID string
+	}
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		if strings.Contains(line, "panic") {
+			_ = json.Unmarshal([]byte(line), &logged)
+		}
+	}
+	if logged.Level != "ERROR" || logged.ID != `"p-7"` {
+		t.Errorf("the panic's log entry %+v, want an error with the request id:\n%s", logged, logs.String())
+	}
+}

@@ -78,7 +78,8 @@ func BenchmarkDiscovery1000(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{Refresh: -1, RequireBackends: true})
+		// Typed: auto would list a catalog this size in search mode.
+		g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{Refresh: -1, RequireBackends: true, ToolMode: gateway.ToolModeTyped})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -95,7 +96,8 @@ func BenchmarkToolsList1000(b *testing.B) {
 	api := &fakeAPI{}
 	api.set(b, bigAPI())
 	addr, _ := serveFake(b, api, "127.0.0.1:0")
-	_, base := newGateway(b, []gateway.Backend{dialBackend(b, "big", addr)}, &gateway.Options{Refresh: -1})
+	// Typed: auto would list a catalog this size in search mode.
+	_, base := newGateway(b, []gateway.Backend{dialBackend(b, "big", addr)}, &gateway.Options{Refresh: -1, ToolMode: gateway.ToolModeTyped})
 	client := &http.Client{Timeout: 10 * time.Second}
 	list := func(cursor string) (string, int) {
 		params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`

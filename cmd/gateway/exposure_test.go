@@ -77,3 +77,19 @@ func TestAllowedHostsAddOAuthResource(t *testing.T) {
 		t.Errorf("hosts without --oauth-resource: %q", got)
 	}
 }
+
+// TestMetricsOff: --metrics=false serves no /metrics; the probes stay.
+func TestMetricsOff(t *testing.T) {
+	p := startGatewayProcess(t, "--metrics=false")
+	for path, want := range map[string]int{"/metrics": http.StatusNotFound, "/healthz": http.StatusOK} {
+		resp, err := http.Get(p.base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s with --metrics=false: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+}

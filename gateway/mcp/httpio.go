@@ -115,7 +115,10 @@ func (s *Server) writeBodyError(w http.ResponseWriter, r *http.Request, err erro
 //     and the connection closes: a slow sender holds a connection for
 //     readTimeout at most, on top of the server's ReadHeaderTimeout. The
 //     deadline is lifted once the body has been read, so a long call or
-//     its response stream is not cut.
+//     its response stream is not cut. (net/http lifts it too when the
+//     body ends, HTTP/1.1 to watch for the client going away and HTTP/2
+//     because a stream's deadline bounds only its body; deadlineBody does
+//     it explicitly so this does not rest on those internals.)
 //   - a write deadline left on a keep-alive connection by the previous
 //     response (the transports set one before each write, see
 //     StreamableHTTPOptions.WriteTimeout) is cleared, so it cannot fail

@@ -120,6 +120,13 @@ func (p *idp) token(kid string, c claims) string {
 
 func startOAuth(t *testing.T, p *idp, mod func(*auth.OAuthConfig)) *auth.Authenticator {
 	t.Helper()
+	a, _ := startOAuthLogged(t, p, mod)
+	return a
+}
+
+// startOAuthLogged is startOAuth with its debug log.
+func startOAuthLogged(t *testing.T, p *idp, mod func(*auth.OAuthConfig)) (*auth.Authenticator, *testutil.SyncBuffer) {
+	t.Helper()
 	cfg := &auth.OAuthConfig{
 		JWKSURL:        p.jwksURL(),
 		Issuer:         issuer,
@@ -130,13 +137,13 @@ func startOAuth(t *testing.T, p *idp, mod func(*auth.OAuthConfig)) *auth.Authent
 	if mod != nil {
 		mod(cfg)
 	}
-	log, _ := testLogger()
+	log, logs := testLogger()
 	a, err := auth.New(context.Background(), auth.Config{OAuth: cfg, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	return a
+	return a, logs
 }
 
 const metadataURL = `resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`
@@ -145,7 +152,7 @@ func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s
 
 func TestOAuthTokens(t *testing.T) {
 	p := newIDP(t)
-	a := startOAuth(t, p, nil)
+	a, logs := startOAuthLogged(t, p, nil)
 	h := a.Wrap(echo)
 
 	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -229,6 +236,17 @@ func TestOAuthTokens(t *testing.T) {
 				t.Errorf("WWW-Authenticate %q has no %s", got, metadataURL)
 			}
 		})
+	}
+	// A token is a credential: neither it nor its signature is logged,
+	// accepted or refused, even at debug (the refusals are logged there).
+	if !strings.Contains(logs.String(), "auth: token refused") {
+		t.Fatalf("no refusal was logged at debug; log:\n%s", logs)
+	}
+	for _, c := range cases {
+		sig := c.token[strings.LastIndex(c.token, ".")+1:]
+		if len(sig) >= 16 && strings.Contains(logs.String(), sig) {
+			t.Errorf("%s: the token's signature is in the log", c.name)
+		}
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/metadata"
+
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
@@ -29,7 +31,8 @@ type rpcClient struct {
 	version string
 	session string
 	id      int
-	token   string // sent as a bearer token when set
+	token   string      // sent as a bearer token when set
+	header  http.Header // more headers for every request
 }
 
 type rpcReply struct {
@@ -80,6 +83,9 @@ func (c *rpcClient) call(method string, params map[string]any, name string) rpcR
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	for k, v := range c.header {
+		req.Header[k] = v
 	}
 	if c.version == "2026-07-28" {
 		req.Header.Set("Mcp-Method", method)
@@ -562,5 +568,41 @@ func TestTaskResultBudget(t *testing.T) {
 	}
 	if !link {
 		t.Errorf("the cut result should link to the whole one: %+v", res.Content)
+	}
+}
+
+// TestTaskMethodsForwardHeaders: tasks/get, tasks/result, tasks/cancel and
+// tasks/list reach the backend's Operations service with the forwarded
+// headers and the static metadata, as a tool call does, so a backend that
+// scopes operations by the caller's identity sees the same identity.
+func TestTaskMethodsForwardHeaders(t *testing.T) {
+	srv, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{
+		ForwardHeaders: []string{"X-Tenant"}, Metadata: metadata.Pairs("x-gateway", "tasks-test")})
+	c := newSessionClient(t, url)
+	c.header = http.Header{"X-Tenant": {"acme"}}
+	var created struct {
+		Task wireTask `json:"task"`
+	}
+	c.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "t", "steps": 50}, "task": map[string]any{}}, "", &created)
+	id := created.Task.TaskID
+	for _, step := range []struct{ method, backend string }{
+		{"tasks/get", "google.longrunning.Operations/GetOperation"},
+		{"tasks/list", "google.longrunning.Operations/ListOperations"},
+		{"tasks/cancel", "google.longrunning.Operations/CancelOperation"},
+	} {
+		params := map[string]any{"taskId": id}
+		if step.method == "tasks/list" {
+			params = map[string]any{}
+		}
+		if r := c.call(step.method, params, ""); r.Error != nil {
+			t.Fatalf("%s: %+v", step.method, r.Error)
+		}
+		md := srv.Metadata(step.backend)
+		if got := md.Get("x-tenant"); len(got) != 1 || got[0] != "acme" {
+			t.Errorf("%s: the backend's %s got x-tenant %q, want the client's \"acme\"", step.method, step.backend, got)
+		}
+		if got := md.Get("x-gateway"); len(got) != 1 || got[0] != "tasks-test" {
+			t.Errorf("%s: the backend's %s got x-gateway %q, want the static metadata", step.method, step.backend, got)
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	grpcreflection "google.golang.org/grpc/reflection"
 	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
@@ -66,6 +67,17 @@ type Server struct {
 	// zonePolls are the (project, zone, operation) of each
 	// ZoneOperations call.
 	zonePolls [][3]string
+	// md is the incoming metadata of the last call of each method
+	// ("Service/Method").
+	md map[string]metadata.MD
+}
+
+// Metadata returns the incoming metadata of the last call of method
+// ("google.longrunning.Operations/GetOperation"), nil if none came.
+func (s *Server) Metadata(method string) metadata.MD {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.md[method].Copy()
 }
 
 type job struct {
@@ -186,6 +198,14 @@ func (s *Server) handle(_ any, stream grpc.ServerStream) error {
 	md := svc.Methods().ByName(protoreflect.Name(methodName))
 	if md == nil {
 		return status.Errorf(codes.Unimplemented, "unknown method %s", full)
+	}
+	if got, ok := metadata.FromIncomingContext(stream.Context()); ok {
+		s.mu.Lock()
+		if s.md == nil {
+			s.md = map[string]metadata.MD{}
+		}
+		s.md[svcName+"/"+methodName] = got.Copy()
+		s.mu.Unlock()
 	}
 	in := dynamicpb.NewMessage(md.Input())
 	if err := stream.RecvMsg(in); err != nil && err != io.EOF {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -102,19 +103,31 @@ func startKeySource(ctx context.Context, cfg *OAuthConfig, log *slog.Logger) (*k
 		ks.close()
 		return nil, err
 	}
-	if err := cache.Register(ctx, cfg.JWKSURL,
+	// The first fetch is ours and synchronous, so that a wrong URL or an
+	// unreachable authorization server is a start-up error with its
+	// cause: the cache only logs a failed fetch and tries again later.
+	if err := fetchJWKS(ctx, hc, cfg.JWKSURL); err != nil {
+		return fail(fmt.Errorf("auth: fetching the JWKS from %s: %w", cfg.JWKSURL, err))
+	}
+	// Registering makes the cache fetch the URL in the background at
+	// once, so wait for that fetch: one still in flight after start-up
+	// could land after a refresh for a rotated key and undo it.
+	wait := hc.Timeout
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	rctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := cache.Register(rctx, cfg.JWKSURL,
 		jwk.WithHTTPClient(hc),
 		jwk.WithMinInterval(cfg.JWKSMinRefresh),
 		// Refreshed at least hourly whatever the JWKS response's caching
 		// headers say, so a key the authorization server withdraws stops
 		// being trusted within the hour.
 		jwk.WithHttprcResourceOption(httprc.WithMaxInterval(max(time.Hour, cfg.JWKSMinRefresh))),
-		jwk.WithWaitReady(false),
+		jwk.WithWaitReady(true),
 	); err != nil {
-		return fail(fmt.Errorf("auth: OAuthConfig.JWKSURL %s: %w", cfg.JWKSURL, err))
-	}
-	if _, err := cache.Refresh(ctx, cfg.JWKSURL); err != nil {
-		return fail(fmt.Errorf("auth: fetching the JWKS from %s: %w", cfg.JWKSURL, err))
+		return fail(fmt.Errorf("auth: OAuthConfig.JWKSURL %s: the JWKS cache's first fetch: %w", cfg.JWKSURL, err))
 	}
 	set, err := cache.CachedSet(cfg.JWKSURL)
 	if err != nil {
@@ -122,6 +135,38 @@ func startKeySource(ctx context.Context, cfg *OAuthConfig, log *slog.Logger) (*k
 	}
 	ks.provider = &keyProvider{set: set}
 	return ks, nil
+}
+
+// maxJWKSBytes bounds the start-up fetch's body; real key sets are a few
+// kilobytes.
+const maxJWKSBytes = 1 << 20
+
+// fetchJWKS fetches and parses the key set at url once, for the cause of
+// a failure at start-up.
+func fetchJWKS(ctx context.Context, hc *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP status %s, want 200", resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
+	if err != nil {
+		return fmt.Errorf("reading the key set: %w", err)
+	}
+	if len(body) > maxJWKSBytes {
+		return fmt.Errorf("the key set is larger than %d bytes", maxJWKSBytes)
+	}
+	if _, err := jwk.Parse(body); err != nil {
+		return fmt.Errorf("parsing the key set: %w", err)
+	}
+	return nil
 }
 
 // refreshForUnknownKey refetches the JWKS because a token named a key it

@@ -63,11 +63,11 @@ const (
 // toolBudget is what a tool's results need from its budget, decided at
 // discovery.
 type toolBudget struct {
-	// member is where a cut's records go, and merge says whether a root
-	// member of that name already holds the gateway's records (a stream
-	// stopped at a limit); see schema.WithTruncated.
-	member string
-	merge  bool
+	// shape is what a cut needs of the tool's output schema: where its
+	// records go, whether a root member of that name already holds the
+	// gateway's records (a stream stopped at a limit; see
+	// schema.WithTruncated), and the members the schema requires.
+	shape results.Shape
 	// askLess ends the sentence of a cut with the ways this method offers
 	// to ask for less (paging.go), "" when it has none.
 	askLess string
@@ -83,13 +83,17 @@ func compileBudget(t *tool, budget int, cc *compileCache) error {
 	if budget <= 0 {
 		return nil
 	}
-	t.budget.member, t.budget.merge = schema.TruncatedProperty, true
-	if t.kind != kindServerStream && t.kind != kindBidiStream && t.def.OutputSchema != nil {
-		out, name, merge, err := cc.withTruncated(t.def.OutputSchema)
+	t.budget.shape = results.Shape{Member: schema.TruncatedProperty, Merge: true}
+	switch {
+	case t.kind == kindServerStream || t.kind == kindBidiStream:
+		// schema.StreamOutput declares the records' member already.
+		t.budget.shape.Required = []string{schema.StreamMessagesProperty}
+	case t.def.OutputSchema != nil:
+		out, shape, err := cc.withTruncated(t.def.OutputSchema)
 		if err != nil {
 			return fmt.Errorf("output schema of %s: %w", t.method, err)
 		}
-		t.def.OutputSchema, t.budget.member, t.budget.merge = out, name, merge
+		t.def.OutputSchema, t.budget.shape = out, shape
 	}
 	if budget+resultNoteBytes > claudeInlineChars {
 		t.def.Meta = json.RawMessage(`{"anthropic/maxResultSizeChars":` + strconv.Itoa(budget+resultNoteBytes) + `}`)
@@ -106,7 +110,7 @@ func (g *Gateway) fitResult(ctx context.Context, req *mcp.CallToolRequest, t *to
 	if g.budget <= 0 || len(js) <= g.budget {
 		return res
 	}
-	f := results.Fit(js, g.budget, t.budget.member, t.budget.merge)
+	f := results.Fit(js, g.budget, t.budget.shape)
 	if !f.Cut {
 		return res
 	}

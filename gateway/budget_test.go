@@ -1,9 +1,12 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +15,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"google.golang.org/grpc"
+	grpcreflection "google.golang.org/grpc/reflection"
+	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
@@ -424,5 +436,135 @@ func TestResultOwnerStateless(t *testing.T) {
 				t.Errorf("another session of the same principal read the result: %v", err)
 			}
 		})
+	}
+}
+
+// cutFile is a proto2 API whose results only the last resort can bring
+// near a small budget: Big's required id must stay; its map attrs (an
+// object, whose members are never cut) and note can go. GetValue returns
+// a google.protobuf.Value, wrapped in the required member "value".
+func cutFile() *descriptorpb.FileDescriptorProto {
+	opt := descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum()
+	str := descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum()
+	field := func(name string, n int32, label *descriptorpb.FieldDescriptorProto_Label) *descriptorpb.FieldDescriptorProto {
+		return &descriptorpb.FieldDescriptorProto{Name: proto.String(name), JsonName: proto.String(name), Number: proto.Int32(n), Type: str, Label: label}
+	}
+	attrs := field("attrs", 2, descriptorpb.FieldDescriptorProto_LABEL_REPEATED.Enum())
+	attrs.Type, attrs.TypeName = descriptorpb.FieldDescriptorProto_TYPE_MESSAGE.Enum(), proto.String(".cut.v1.Big.AttrsEntry")
+	return &descriptorpb.FileDescriptorProto{
+		Name:       proto.String("cut/v1/cut.proto"),
+		Package:    proto.String("cut.v1"),
+		Syntax:     proto.String("proto2"),
+		Dependency: []string{"google/protobuf/struct.proto"},
+		MessageType: []*descriptorpb.DescriptorProto{
+			{Name: proto.String("Req")},
+			{
+				Name:  proto.String("Big"),
+				Field: []*descriptorpb.FieldDescriptorProto{field("id", 1, descriptorpb.FieldDescriptorProto_LABEL_REQUIRED.Enum()), attrs, field("note", 3, opt)},
+				NestedType: []*descriptorpb.DescriptorProto{{
+					Name:    proto.String("AttrsEntry"),
+					Field:   []*descriptorpb.FieldDescriptorProto{field("key", 1, opt), field("value", 2, opt)},
+					Options: &descriptorpb.MessageOptions{MapEntry: proto.Bool(true)},
+				}},
+			},
+		},
+		Service: []*descriptorpb.ServiceDescriptorProto{{
+			Name: proto.String("Cut"),
+			Method: []*descriptorpb.MethodDescriptorProto{
+				{Name: proto.String("GetBig"), InputType: proto.String(".cut.v1.Req"), OutputType: proto.String(".cut.v1.Big")},
+				{Name: proto.String("GetValue"), InputType: proto.String(".cut.v1.Req"), OutputType: proto.String(".google.protobuf.Value")},
+			},
+		}},
+	}
+}
+
+// TestResultBudgetLastResort: when emptying every array and shortening
+// every string is not enough, the cut result keeps the members its output
+// schema requires, so it still validates against it (clients that check,
+// like the TypeScript SDK's, would refuse it otherwise): Big keeps its
+// required id and drops the rest; a Value keeps its wrapper, over the
+// budget, since an object's members are never cut.
+func TestResultBudgetLastResort(t *testing.T) {
+	api := &fakeAPI{}
+	api.set(t, cutFile())
+	files, _ := api.current()
+	d, err := files.FindDescriptorByName("cut.v1.Big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := dynamicpb.NewMessage(d.(protoreflect.MessageDescriptor))
+	fields := big.Descriptor().Fields()
+	big.Set(fields.ByName("id"), protoreflect.ValueOfString("big-1"))
+	big.Set(fields.ByName("note"), protoreflect.ValueOfString("a note"))
+	m := big.Mutable(fields.ByName("attrs")).Map()
+	many := map[string]any{}
+	for i := range 300 {
+		k := fmt.Sprintf("attribute-%03d", i)
+		m.Set(protoreflect.ValueOfString(k).MapKey(), protoreflect.ValueOfString("v"))
+		many[k] = "v"
+	}
+	value, err := structpb.NewValue(many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
+		if err := stream.RecvMsg(new(emptypb.Empty)); err != nil {
+			return err
+		}
+		if method, _ := grpc.MethodFromServerStream(stream); strings.HasSuffix(method, "/GetValue") {
+			return stream.SendMsg(value)
+		}
+		return stream.SendMsg(big)
+	}))
+	refv1.RegisterServerReflectionServer(gs, grpcreflection.NewServerV1(grpcreflection.ServerOptions{Services: api, DescriptorResolver: api}))
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+
+	const budget = gateway.MinMaxResultBytes
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "cut", lis.Addr().String())}, &gateway.Options{MaxResultBytes: budget, ToolMode: gateway.ToolModeTyped})
+	cs := connect(t, base+"/mcp", "2025-11-25")
+	for _, tc := range []struct {
+		tool       string
+		keep       string
+		kept, of   int
+		overBudget bool
+	}{
+		{"Cut_GetBig", "id", 1, 3, false},
+		{"Cut_GetValue", "value", 1, 1, true},
+	} {
+		res := call(t, cs, tc.tool, map[string]any{})
+		if res.IsError {
+			t.Fatalf("%s: %+v", tc.tool, res.Content)
+		}
+		js, _ := json.Marshal(res.StructuredContent)
+		s, err := compileSchema(toolByName(t, g, tc.tool).OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(js))
+		if err := s.Validate(inst); err != nil {
+			t.Errorf("%s: the cut result must match the outputSchema: %v\n%.300s", tc.tool, err, js)
+		}
+		var got map[string]json.RawMessage
+		_ = json.Unmarshal(js, &got)
+		var records []cutRecord
+		_ = json.Unmarshal(got["truncated"], &records)
+		if len(got) != 2 || got[tc.keep] == nil || len(records) == 0 {
+			t.Fatalf("%s: want only %q and the records: %.300s", tc.tool, tc.keep, js)
+		}
+		if r := records[0]; r.Path != "" || r.Kept != tc.kept || r.Total == nil || *r.Total != tc.of {
+			t.Errorf("%s: record %+v, want the result keeping %d of %d members", tc.tool, r, tc.kept, tc.of)
+		}
+		if over := len(js) > budget; over != tc.overBudget {
+			t.Errorf("%s: %d bytes for a budget of %d; over it: %v, want %v", tc.tool, len(js), budget, over, tc.overBudget)
+		}
+		note := res.Content[1].(*sdk.TextContent).Text
+		if want := fmt.Sprintf("the result kept %d of %d members", tc.kept, tc.of); !strings.Contains(note, want) {
+			t.Errorf("%s: the sentence %q does not say %q", tc.tool, note, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 )
@@ -25,9 +26,9 @@ type compileCache struct {
 	outputs    map[protoreflect.FullName]json.RawMessage
 	validators map[protoreflect.FullName]*schema.Validator
 	encoders   map[protoreflect.FullName]*transcode.Encoder
-	// handles and truncated memoize withHandle and schema.WithTruncated
-	// by the schema they are given: those decode and re-encode a schema,
-	// and 503 of Compute Engine's tools give them the same one.
+	// handles and truncated memoize withHandle and withTruncated by the
+	// schema they are given: those decode and re-encode a schema, and 503
+	// of Compute Engine's tools give them the same one.
 	handles   map[string]handled
 	truncated map[string]truncated
 }
@@ -39,8 +40,7 @@ type handled struct {
 
 type truncated struct {
 	schema json.RawMessage
-	member string
-	merge  bool
+	shape  results.Shape
 }
 
 func newCompileCache(types *dynamicpb.Types, useProtoNames bool) *compileCache {
@@ -68,15 +68,24 @@ func (c *compileCache) withHandle(out json.RawMessage) (json.RawMessage, string,
 	return s, key, err
 }
 
-func (c *compileCache) withTruncated(out json.RawMessage) (json.RawMessage, string, bool, error) {
+// withTruncated is schema.WithTruncated, with the shape a cut of the
+// tool's results needs: the records' member and the members the schema
+// requires.
+func (c *compileCache) withTruncated(out json.RawMessage) (json.RawMessage, results.Shape, error) {
 	if t, ok := c.truncated[string(out)]; ok {
-		return t.schema, t.member, t.merge, nil
+		return t.schema, t.shape, nil
 	}
 	s, member, merge, err := schema.WithTruncated(out)
-	if err == nil {
-		c.truncated[string(out)] = truncated{s, member, merge}
+	if err != nil {
+		return nil, results.Shape{}, err
 	}
-	return s, member, merge, err
+	required, err := schema.RootRequired(out)
+	if err != nil {
+		return nil, results.Shape{}, err
+	}
+	shape := results.Shape{Member: member, Merge: merge, Required: required}
+	c.truncated[string(out)] = truncated{s, shape}
+	return s, shape, nil
 }
 
 func (c *compileCache) input(md protoreflect.MessageDescriptor) (json.RawMessage, error) {

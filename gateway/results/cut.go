@@ -32,8 +32,14 @@ type Record struct {
 	Reason string
 }
 
-// UnitCharacters is the Unit of a shortened string.
-const UnitCharacters = "characters"
+// Units of a Record other than array elements (the default, "").
+const (
+	// UnitCharacters is the Unit of a shortened string.
+	UnitCharacters = "characters"
+	// UnitMembers is the Unit of the last resort's record (path ""): the
+	// root object kept Kept of its Total members.
+	UnitMembers = "members"
+)
 
 // AppendJSON appends r as the JSON object the truncation schema describes.
 func (r Record) AppendJSON(b []byte) []byte {
@@ -84,30 +90,48 @@ type Fitted struct {
 	Member string
 }
 
+// Shape is what Fit needs to know of the schema a result conforms to.
+type Shape struct {
+	// Member is the name of the root member for the records of a cut.
+	Member string
+	// Merge says that a root member named Member that is an array holds
+	// records of earlier cuts (a stream stopped at a limit): it is kept as
+	// it is, never cut, and Fit's records follow its elements. Without
+	// Merge such a member is the result's own data, and the records go
+	// under a free name (Member with leading underscores).
+	Merge bool
+	// Required lists the root members the schema requires. The last
+	// resort keeps them, so that the result still matches its schema.
+	Required []string
+}
+
 // Fit returns the JSON object js cut to at most budget bytes (a budget
 // <= 0 means no limit), with the records of what was cut as an array in
-// member name of the object. js must be a JSON object; the transcoder's
-// compact output is what it is made for.
-//
-// With merge, a top-level member name that is an array holds records of
-// earlier cuts (a stream stopped at a limit): it is kept as it is, never
-// cut, and Fit's records follow its elements. Without merge such a member
-// is the result's own data, and the records go under a free name.
+// the member shape.Member of the object. js must be a JSON object; the
+// transcoder's compact output is what it is made for.
 //
 // Cuts go in this order, each only when the previous does not fit: every
 // array keeps its first n elements, with the largest n that fits (n >= 1);
 // then, with one element per array, every string longer than
 // MinStringKeep characters keeps its first m, with the largest m that
-// fits; then arrays are emptied and strings kept at MinStringKeep. If even
-// that does not fit, the result is only the records, with a record for the
-// whole result (path ""). Arrays and strings are cut, never object
-// members, so every kept object still has the members its schema requires.
-func Fit(js []byte, budget int, name string, merge bool) Fitted {
+// fits; then arrays are emptied and strings kept at MinStringKeep. Up to
+// there only arrays and strings are cut, never object members, so every
+// kept object still has the members its schema requires.
+//
+// If even that does not fit, the last resort keeps only the root members
+// in shape.Required, cut as in the previous step, with a record for the
+// whole result (path "", unit "members"). Those members can still be over
+// the budget (an object with many members cannot be cut), and the result
+// then is: a client that validates structuredContent against the tool's
+// output schema refuses a result without them (the TypeScript SDK's does),
+// and the budget is the gateway's own target, not a limit a client set.
+func Fit(js []byte, budget int, shape Shape) Fitted {
 	if budget <= 0 || len(js) <= budget {
 		return Fitted{JSON: js}
 	}
-	c := cutter{in: js, maxItems: -1, maxChars: -1, budget: budget}
-	if merge {
+	c := cutter{in: js, maxItems: -1, maxChars: -1, budget: budget, required: shape.Required}
+	name := shape.Member
+	if shape.Merge {
 		c.earlier = earlierRecords(js, name)
 	} else {
 		name = freeName(js, name)
@@ -136,7 +160,7 @@ func Fit(js []byte, budget int, name string, merge bool) Fitted {
 	if c.measure(budget) {
 		return c.write()
 	}
-	return c.whole()
+	return c.lastResort()
 }
 
 // largest is the largest n in [lo, hi] for which fits holds, given that it
@@ -163,6 +187,10 @@ type cutter struct {
 	maxItems int // arrays keep at most this many elements; -1: all
 	maxChars int // strings keep at most this many characters; -1: all
 	budget   int
+	// required lists the root members the schema requires, and
+	// onlyRequired has the root keep only those (the last resort).
+	required     []string
+	onlyRequired bool
 	// ends caches, by the offset of an array's '[', its element count and
 	// the offset after its ']', for arrays long enough that counting them
 	// again in every pass of the search would dominate a cut.
@@ -276,25 +304,58 @@ func (c *cutter) fitted() Fitted {
 	return f
 }
 
-// whole is the last resort: nothing of the result but a record saying so.
-func (c *cutter) whole() Fitted {
-	members := 0
+// lastResort keeps only the root members the schema requires, with
+// arrays emptied and strings at MinStringKeep, and a record for the whole
+// result.
+func (c *cutter) lastResort() Fitted {
+	members, kept := 0, 0
 	i := jsonscan.SpaceEnd(c.in, 1)
 	for i < len(c.in) && c.in[i] != '}' {
-		_, i = c.skipMember(i)
+		var key []byte
+		key, i = c.skipMember(i)
+		if c.earlier != nil && c.isName(key) {
+			continue // the earlier records, not the result's data
+		}
 		members++
+		if c.isRequired(key) {
+			kept++
+		}
 	}
-	c.writing = true
+	reason := "even with every array emptied and every long string shortened the result did not fit the budget, so it keeps only the members its schema requires; read the whole result instead"
+	if kept == 0 {
+		reason = "even with every array emptied and every long string shortened the result did not fit the budget; read the whole result instead"
+	}
+	c.writing, c.limit = true, 0
 	c.reset()
-	c.record(Record{Path: "", Kept: 0, Total: members, Reason: "even with every array emptied and every long string shortened the result did not fit the budget; read the whole result instead"})
+	c.record(Record{Path: "", Kept: kept, Total: members, Unit: UnitMembers, Reason: reason})
 	c.cut = true
-	c.out = append(c.out[:0], "{}"...)
+	c.onlyRequired = true
+	c.out = make([]byte, 0, c.budget)
+	c.object(0)
 	return c.fitted()
+}
+
+// isName reports whether the member name key (quoted, as in the input) is
+// the records member's.
+func (c *cutter) isName(key []byte) bool {
+	return string(key[1:len(key)-1]) == c.name
+}
+
+// isRequired reports whether the root member name key (quoted) is one the
+// schema requires.
+func (c *cutter) isRequired(key []byte) bool {
+	for _, r := range c.required {
+		if string(key[1:len(key)-1]) == r {
+			return true
+		}
+	}
+	return false
 }
 
 // object walks the object at i (in[i] == '{') and returns the index after
 // it.
 func (c *cutter) object(i int) int {
+	root := i == 0
 	c.emitByte('{')
 	i = jsonscan.SpaceEnd(c.in, i+1)
 	first := true
@@ -305,8 +366,9 @@ func (c *cutter) object(i int) int {
 		}
 		keyEnd := jsonscan.StringEnd(c.in, i)
 		key := c.in[i:keyEnd]
-		if c.earlier != nil && len(c.path) == 0 && string(key[1:len(key)-1]) == c.name {
-			// The earlier records are written with the new ones.
+		if root && (c.earlier != nil && c.isName(key) || c.onlyRequired && !c.isRequired(key)) {
+			// The earlier records are written with the new ones; the last
+			// resort drops what the schema does not require.
 			_, i = c.skipMember(i)
 			continue
 		}

@@ -42,18 +42,18 @@ func decode(t *testing.T, js []byte) map[string]any {
 
 func TestFitUnderBudgetIsTheInput(t *testing.T) {
 	js := items(10)
-	f := results.Fit(js, len(js), "truncated", false)
+	f := results.Fit(js, len(js), results.Shape{Member: "truncated"})
 	if &f.JSON[0] != &js[0] || f.Cut || len(f.Records) != 0 || f.Member != "" {
 		t.Fatalf("a result within budget must come back as it is: %+v", f)
 	}
-	if f := results.Fit(js, 0, "truncated", false); &f.JSON[0] != &js[0] {
+	if f := results.Fit(js, 0, results.Shape{Member: "truncated"}); &f.JSON[0] != &js[0] {
 		t.Fatal("budget 0 means no limit")
 	}
 }
 
 func TestFitArrays(t *testing.T) {
 	js := items(1200)
-	f := results.Fit(js, 2000, "truncated", false)
+	f := results.Fit(js, 2000, results.Shape{Member: "truncated"})
 	if len(f.JSON) > 2000 {
 		t.Fatalf("%d bytes over the budget of 2000", len(f.JSON))
 	}
@@ -74,7 +74,7 @@ func TestFitArrays(t *testing.T) {
 		t.Fatalf("records member %v", recs)
 	}
 	// One more element must not have fitted.
-	more := results.Fit(items(kept+1), 1<<20, "truncated", false)
+	more := results.Fit(items(kept+1), 1<<20, results.Shape{Member: "truncated"})
 	if len(more.JSON)+len(`,"truncated":[{"path":"items","kept":1000,"total":1200}]`) <= 2000 {
 		t.Fatal("the cut kept fewer elements than fit")
 	}
@@ -97,7 +97,7 @@ func TestFitNestedArraysAndPaths(t *testing.T) {
 		b.WriteString(`],"labels":{"a.b":["x","y","z","w","v","u"]}}`)
 	}
 	b.WriteString(`]}`)
-	f := results.Fit([]byte(b.String()), 700, "truncated", false)
+	f := results.Fit([]byte(b.String()), 700, results.Shape{Member: "truncated"})
 	if len(f.JSON) > 700 {
 		t.Fatalf("%d bytes", len(f.JSON))
 	}
@@ -121,7 +121,7 @@ func TestFitStrings(t *testing.T) {
 	// are never split.
 	long := strings.Repeat(`é\n\ud83d\ude00x`, 2000) // 4 characters a round
 	js := []byte(`{"name":"keep-me","body":"` + long + `","short":"` + strings.Repeat("s", 200) + `"}`)
-	f := results.Fit(js, 3000, "truncated", false)
+	f := results.Fit(js, 3000, results.Shape{Member: "truncated"})
 	if len(f.JSON) > 3000 {
 		t.Fatalf("%d bytes", len(f.JSON))
 	}
@@ -143,7 +143,7 @@ func TestFitStrings(t *testing.T) {
 
 func TestFitNameClash(t *testing.T) {
 	js := []byte(`{"messages":[` + strings.Repeat(`"m",`, 300) + `"m"],"truncated":false}`)
-	f := results.Fit(js, 500, "truncated", false)
+	f := results.Fit(js, 500, results.Shape{Member: "truncated"})
 	if !f.Cut || f.Member != "_truncated" {
 		t.Fatalf("%+v", f)
 	}
@@ -156,7 +156,7 @@ func TestFitNameClash(t *testing.T) {
 func TestFitMergesEarlierRecords(t *testing.T) {
 	earlier := results.Record{Path: "messages", Kept: 301, Total: -1, Reason: "stopped"}.AppendJSON(nil)
 	js := []byte(`{"messages":[` + strings.Repeat(`"m",`, 300) + `"m"],"truncated":[` + string(earlier) + `],"error":"x"}`)
-	f := results.Fit(js, 500, "truncated", true)
+	f := results.Fit(js, 500, results.Shape{Member: "truncated", Merge: true})
 	if len(f.JSON) > 500 || f.Member != "truncated" {
 		t.Fatalf("%d bytes, member %q", len(f.JSON), f.Member)
 	}
@@ -178,11 +178,74 @@ func TestFitWhole(t *testing.T) {
 		fmt.Fprintf(&b, `"field%d":%d`, i, i)
 	}
 	b.WriteString("}")
-	f := results.Fit([]byte(b.String()), 600, "truncated", false)
+	f := results.Fit([]byte(b.String()), 600, results.Shape{Member: "truncated"})
 	v := decode(t, f.JSON)
 	rec := v["truncated"].([]any)[0].(map[string]any)
-	if len(v) != 1 || rec["path"] != "" || rec["total"] != 400.0 || len(f.JSON) > 600 {
+	if len(v) != 1 || rec["path"] != "" || rec["kept"] != 0.0 || rec["total"] != 400.0 || rec["unit"] != "members" || len(f.JSON) > 600 {
 		t.Fatalf("%s", f.JSON)
+	}
+}
+
+// manyMembers is an object of n members, none of them an array or a long
+// string, so only the last resort can make it smaller.
+func manyMembers(n int) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"field%d":%d`, i, i)
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// TestFitLastResortKeepsRequired: the last resort keeps the root members
+// the schema requires (cut as far as arrays and strings go) and drops the
+// rest, so the result still matches its schema; when what is required is
+// itself over the budget, the result is too, rather than not matching.
+func TestFitLastResortKeepsRequired(t *testing.T) {
+	long := strings.Repeat("x", 2000)
+	js := []byte(`{"id":"` + long + `","tags":["a","b"],"attrs":` + manyMembers(400) + `,"note":"n"}`)
+	f := results.Fit(js, 1024, results.Shape{Member: "truncated", Required: []string{"id", "tags", "absent"}})
+	if len(f.JSON) > 1024 {
+		t.Fatalf("%d bytes over the budget: %s", len(f.JSON), f.JSON)
+	}
+	v := decode(t, f.JSON)
+	if len(v) != 3 || len(v["id"].(string)) != results.MinStringKeep || len(v["tags"].([]any)) != 0 {
+		t.Fatalf("want id (shortened), tags (emptied) and the records only: %s", f.JSON)
+	}
+	first := f.Records[0]
+	if first.Path != "" || first.Kept != 2 || first.Total != 4 || first.Unit != results.UnitMembers {
+		t.Fatalf("first record %+v, want the whole result keeping 2 of 4 members", first)
+	}
+	if len(f.Records) != 3 {
+		t.Fatalf("records %+v, want the whole result, then id and tags", f.Records)
+	}
+
+	js = []byte(`{"value":` + manyMembers(400) + `}`)
+	f = results.Fit(js, 1024, results.Shape{Member: "truncated", Required: []string{"value"}})
+	v = decode(t, f.JSON)
+	if inner, _ := v["value"].(map[string]any); len(inner) != 400 || len(f.JSON) <= 1024 {
+		t.Fatalf("a required member that cannot be cut stays whole, over the budget: %.300s", f.JSON)
+	}
+	if r := f.Records[0]; r.Kept != 1 || r.Total != 1 {
+		t.Fatalf("record %+v, want 1 of 1 members kept", r)
+	}
+
+	// Earlier records of a stream are not the result's data: kept, and
+	// not counted.
+	earlier := results.Record{Path: "messages", Kept: 1, Total: -1, Reason: "stopped"}.AppendJSON(nil)
+	js = []byte(`{"messages":["m"],"truncated":[` + string(earlier) + `],"extra":` + manyMembers(400) + `}`)
+	f = results.Fit(js, 1024, results.Shape{Member: "truncated", Merge: true, Required: []string{"messages"}})
+	v = decode(t, f.JSON)
+	recs := v["truncated"].([]any)
+	if len(v) != 2 || len(v["messages"].([]any)) != 0 || len(recs) < 2 || recs[0].(map[string]any)["reason"] != "stopped" {
+		t.Fatalf("want the emptied messages and the earlier records first: %s", f.JSON)
+	}
+	if r := f.Records[0]; r.Kept != 1 || r.Total != 2 {
+		t.Fatalf("record %+v, want 1 of 2 members kept (messages, of messages and extra)", r)
 	}
 }
 
@@ -196,7 +259,7 @@ func TestFitRecordCap(t *testing.T) {
 		b.WriteString("[" + strings.Repeat("1,", 49) + "1]")
 	}
 	b.WriteString(`]}`)
-	f := results.Fit([]byte(b.String()), 2500, "truncated", false)
+	f := results.Fit([]byte(b.String()), 2500, results.Shape{Member: "truncated"})
 	decode(t, f.JSON)
 	if len(f.Records) != results.MaxRecords || f.Unlisted == 0 || len(f.JSON) > 2500 {
 		t.Fatalf("%d records, %d unlisted, %d bytes", len(f.Records), f.Unlisted, len(f.JSON))
@@ -216,7 +279,7 @@ func FuzzFit(f *testing.F) {
 		var compact bytes.Buffer
 		_ = json.Compact(&compact, []byte(in))
 		js := compact.Bytes()
-		fit := results.Fit(js, budget, "truncated", false)
+		fit := results.Fit(js, budget, results.Shape{Member: "truncated"})
 		if !json.Valid(fit.JSON) {
 			t.Fatalf("invalid JSON out of %s:\n%s", js, fit.JSON)
 		}
@@ -226,6 +289,19 @@ func FuzzFit(f *testing.F) {
 		if len(js) > budget && fit.Member == "" {
 			t.Fatal("a cut result must say so")
 		}
+		// Whatever the cut, a required root member stays.
+		var root map[string]json.RawMessage
+		if json.Unmarshal(js, &root) != nil {
+			return // duplicate names
+		}
+		for name := range root {
+			fit = results.Fit(js, budget, results.Shape{Member: "truncated", Required: []string{name}})
+			var out map[string]json.RawMessage
+			if err := json.Unmarshal(fit.JSON, &out); err != nil || out[name] == nil {
+				t.Fatalf("required %q is missing (%v) from the cut of %s:\n%s", name, err, js, fit.JSON)
+			}
+			break
+		}
 	})
 }
 
@@ -234,7 +310,7 @@ func BenchmarkFitUnderBudget(b *testing.B) {
 	js := items(100)
 	b.ReportAllocs()
 	for b.Loop() {
-		results.Fit(js, 1<<20, "truncated", false)
+		results.Fit(js, 1<<20, results.Shape{Member: "truncated"})
 	}
 }
 
@@ -245,6 +321,6 @@ func BenchmarkFitCut(b *testing.B) {
 	b.SetBytes(int64(len(js)))
 	b.ReportAllocs()
 	for b.Loop() {
-		results.Fit(js, 40000, "truncated", false)
+		results.Fit(js, 40000, results.Shape{Member: "truncated"})
 	}
 }

@@ -94,3 +94,15 @@ func propertiesEnd(s []byte) int {
 	}
 	return 0
 }
+
+// RootRequired returns the members the root of the output schema s
+// requires: what a result cut to its budget must keep to still match s.
+func RootRequired(s json.RawMessage) ([]string, error) {
+	var root struct {
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(s, &root); err != nil {
+		return nil, fmt.Errorf("schema: output schema: %w", err)
+	}
+	return root.Required, nil
+}

@@ -47,3 +47,26 @@ func TestWithTruncated(t *testing.T) {
 		t.Errorf("Struct: %s merge=%v", out, merge)
 	}
 }
+
+// TestRootRequired: the members a cut must keep are the root's required
+// list, from the schemas Output writes: a wrapped Value's "value", none
+// for a Struct.
+func TestRootRequired(t *testing.T) {
+	value, err := Output((&structpb.Value{}).ProtoReflect().Descriptor(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := RootRequired(value); err != nil || strings.Join(got, ",") != WrapperProperty {
+		t.Errorf("Value: %v, %v; want [%s]", got, err, WrapperProperty)
+	}
+	object, err := Output((&structpb.Struct{}).ProtoReflect().Descriptor(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := RootRequired(object); err != nil || len(got) != 0 {
+		t.Errorf("Struct: %v, %v; want none", got, err)
+	}
+	if _, err := RootRequired(json.RawMessage(`[`)); err == nil || !strings.Contains(err.Error(), "output schema") {
+		t.Errorf("invalid schema: %v", err)
+	}
+}

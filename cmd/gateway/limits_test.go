@@ -148,6 +148,55 @@ func TestSlowSenders(t *testing.T) {
 	}
 }
 
+// TestSlowHeaders: connections that start a request and never finish
+// its headers are closed (after readHeaderTimeout, 10s; without it
+// net/http would wait for the headers forever, since --read-timeout
+// starts after them), and headers over 64 KiB are refused with 431
+// before the gateway reads further.
+func TestSlowHeaders(t *testing.T) {
+	p := startGatewayProcess(t)
+	addr := strings.TrimPrefix(p.base, "http://")
+	const n = 20
+	var wg sync.WaitGroup
+	outcomes := make(chan string, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				outcomes <- err.Error()
+				return
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n", addr)
+			// A safety net only: the server closes after readHeaderTimeout.
+			_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+			b, err := io.ReadAll(c)
+			outcomes <- fmt.Sprintf("%q %v", b, err)
+		}()
+	}
+	wg.Wait()
+	close(outcomes)
+	for o := range outcomes {
+		if o != `"" <nil>` {
+			t.Errorf("a connection stuck in its headers: %s, want it closed by the server", o)
+		}
+	}
+
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Minute))
+	go fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nX-Big: %s\r\n\r\n", addr, strings.Repeat("x", 128<<10))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 431 ") {
+		t.Errorf("128 KiB of headers: %q %v, want 431", line, err)
+	}
+}
+
 // TestReadTimeoutSparesLongCalls: --read-timeout bounds how long a body
 // may take to arrive, not the request: the deadline is lifted once the
 // body is read, so a call that runs longer than it (1.5 s here, against

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -40,6 +41,12 @@ type world struct {
 
 func startWorld(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider) *world {
 	t.Helper()
+	return startWorldHTTP(t, m, tp, nil)
+}
+
+// startWorldHTTP is startWorld with the gateway's Streamable HTTP options.
+func startWorldHTTP(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider, httpOpts *mcp.StreamableHTTPOptions) *world {
+	t.Helper()
 	var sopts []grpc.ServerOption
 	if tp != nil {
 		sopts = append(sopts, grpc.StatsHandler(otelgrpc.NewServerHandler(
@@ -68,6 +75,7 @@ func startWorld(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider) *wo
 		Logger:         slog.New(slog.NewJSONHandler(logs, nil)),
 		Metrics:        m,
 		TracerProvider: tp,
+		HTTP:           httpOpts,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -318,51 +326,91 @@ func spanNames(spans []sdktrace.ReadOnlySpan) []string {
 	return out
 }
 
-// TestGatewaySessionsGauge: a Streamable HTTP session held by the gateway
-// counts in grpc_mcp_gateway_sessions while it lives, and not after DELETE.
-func TestGatewaySessionsGauge(t *testing.T) {
-	t.Parallel()
-	w := startWorld(t, telemetry.NewMetrics(), nil)
-	gauge := func() string {
-		rec := httptest.NewRecorder()
-		w.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-		for _, l := range strings.Split(rec.Body.String(), "\n") {
-			if strings.HasPrefix(l, `grpc_mcp_gateway_sessions{transport="streamable-http"}`) {
-				return strings.TrimSpace(strings.TrimPrefix(l, `grpc_mcp_gateway_sessions{transport="streamable-http"}`))
-			}
+// sessionsGauge is grpc_mcp_gateway_sessions for Streamable HTTP, as
+// /metrics shows it ("absent" when it is not there).
+func (w *world) sessionsGauge() string {
+	rec := httptest.NewRecorder()
+	w.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, l := range strings.Split(rec.Body.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, `grpc_mcp_gateway_sessions{transport="streamable-http"}`); ok {
+			return strings.TrimSpace(v)
 		}
-		return "absent"
 	}
-	req, _ := http.NewRequest(http.MethodPost, w.url+"/mcp", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"g","version":"1"}}}`))
+	return "absent"
+}
+
+// post sends one JSON-RPC message at 2025-11-25 on session sid ("" for
+// none) and returns the response's status and session id.
+func (w *world) post(t *testing.T, sid, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, w.url+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+}
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"g","version":"1"}}}`
+
+// TestGatewaySessionsGauge: a Streamable HTTP session held by the gateway
+// counts in grpc_mcp_gateway_sessions while it lives, and not after DELETE.
+func TestGatewaySessionsGauge(t *testing.T) {
+	t.Parallel()
+	w := startWorld(t, telemetry.NewMetrics(), nil)
+	code, sid := w.post(t, "", initialize)
 	if sid == "" {
-		t.Fatalf("initialize: no session id (status %d)", resp.StatusCode)
+		t.Fatalf("initialize: no session id (status %d)", code)
 	}
-	if got := gauge(); got != "1" {
+	if got := w.sessionsGauge(); got != "1" {
 		t.Errorf("sessions gauge with one session: %s, want 1", got)
 	}
 	del, _ := http.NewRequest(http.MethodDelete, w.url+"/mcp", nil)
 	del.Header.Set("Mcp-Session-Id", sid)
 	del.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if resp, err = http.DefaultClient.Do(del); err != nil {
+	resp, err := http.DefaultClient.Do(del)
+	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if got := gauge(); got != "0" {
+	if got := w.sessionsGauge(); got != "0" {
 		t.Errorf("sessions gauge after DELETE: %s, want 0", got)
 	}
 	// A stateless (2026-07-28) request holds no session.
 	w.call(t, 2, "ZooService_GetAnimal", `{"id":"leo"}`, nil, nil)
-	if got := gauge(); got != "0" {
+	if got := w.sessionsGauge(); got != "0" {
 		t.Errorf("sessions gauge after a stateless call: %s, want 0", got)
+	}
+}
+
+// TestGatewaySessionsGaugeScaleOut: in scale-out mode a session is a
+// signed token the gateway does not hold, so sessions in use leave the
+// gauge at 0 (README's metrics table says so).
+func TestGatewaySessionsGaugeScaleOut(t *testing.T) {
+	t.Parallel()
+	w := startWorldHTTP(t, telemetry.NewMetrics(), nil, &mcp.StreamableHTTPOptions{SessionSecret: []byte(strings.Repeat("s", 32))})
+	for i := range 3 {
+		code, sid := w.post(t, "", initialize)
+		if code != http.StatusOK || sid == "" {
+			t.Fatalf("initialize: status %d, session id %q", code, sid)
+		}
+		if code, _ := w.post(t, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+			t.Fatalf("initialized on the token: %d", code)
+		}
+		if code, _ := w.post(t, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i+2)); code != http.StatusOK {
+			t.Fatalf("tools/list on the token: %d", code)
+		}
+	}
+	// Absent: the gauge has never had a session to count.
+	if got := w.sessionsGauge(); got != "absent" {
+		t.Errorf("sessions gauge with three scale-out sessions in use: %s, want none", got)
 	}
 }
 

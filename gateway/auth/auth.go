@@ -88,6 +88,12 @@ type OAuthConfig struct {
 	// default 5 minutes. An unknown "kid" also triggers a refresh, at most
 	// once per this interval, so a key rotation is picked up at once.
 	JWKSMinRefresh time.Duration
+	// JWKSMaxRefresh is the longest a fetched JWKS is used without
+	// fetching it again, whatever its caching headers say; default 1 hour,
+	// or JWKSMinRefresh when that is longer. A key the authorization
+	// server withdraws stops being trusted within this interval (plus the
+	// 5 minutes a validated token is remembered).
+	JWKSMaxRefresh time.Duration
 	// HTTPClient fetches the JWKS; nil uses a client with a 10s timeout.
 	HTTPClient *http.Client
 }

@@ -121,10 +121,10 @@ func startKeySource(ctx context.Context, cfg *OAuthConfig, log *slog.Logger) (*k
 	if err := cache.Register(rctx, cfg.JWKSURL,
 		jwk.WithHTTPClient(hc),
 		jwk.WithMinInterval(cfg.JWKSMinRefresh),
-		// Refreshed at least hourly whatever the JWKS response's caching
-		// headers say, so a key the authorization server withdraws stops
-		// being trusted within the hour.
-		jwk.WithHttprcResourceOption(httprc.WithMaxInterval(max(time.Hour, cfg.JWKSMinRefresh))),
+		// Refreshed at least this often whatever the JWKS response's
+		// caching headers say, so a key the authorization server
+		// withdraws stops being trusted (OAuthConfig.JWKSMaxRefresh).
+		jwk.WithHttprcResourceOption(httprc.WithMaxInterval(cfg.JWKSMaxRefresh)),
 		jwk.WithWaitReady(true),
 	); err != nil {
 		return fail(fmt.Errorf("auth: OAuthConfig.JWKSURL %s: the JWKS cache's first fetch: %w", cfg.JWKSURL, err))

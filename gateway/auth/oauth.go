@@ -106,6 +106,12 @@ func checkOAuthConfig(cfg *OAuthConfig) error {
 	if cfg.JWKSMinRefresh <= 0 {
 		cfg.JWKSMinRefresh = 5 * time.Minute
 	}
+	switch {
+	case cfg.JWKSMaxRefresh <= 0:
+		cfg.JWKSMaxRefresh = max(time.Hour, cfg.JWKSMinRefresh)
+	case cfg.JWKSMaxRefresh < cfg.JWKSMinRefresh:
+		return fmt.Errorf("auth: OAuthConfig.JWKSMaxRefresh %s is shorter than JWKSMinRefresh %s", cfg.JWKSMaxRefresh, cfg.JWKSMinRefresh)
+	}
 	return nil
 }
 

@@ -40,6 +40,8 @@ type idp struct {
 	keys    map[string]jwk.Key // kid -> private key
 	fetches atomic.Int32
 	srv     *httptest.Server
+	// cacheControl, when set, is the JWKS response's Cache-Control.
+	cacheControl string
 }
 
 func newIDP(t *testing.T) *idp {
@@ -50,6 +52,9 @@ func newIDP(t *testing.T) *idp {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
+		if p.cacheControl != "" {
+			w.Header().Set("Cache-Control", p.cacheControl)
+		}
 		_ = json.NewEncoder(w).Encode(p.set)
 	}))
 	t.Cleanup(p.srv.Close)
@@ -58,6 +63,20 @@ func newIDP(t *testing.T) *idp {
 }
 
 func (p *idp) jwksURL() string { return p.srv.URL + "/jwks.json" }
+
+// withdraw takes the key kid out of the JWKS.
+func (p *idp) withdraw(kid string) {
+	p.t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k, ok := p.set.LookupKeyID(kid)
+	if !ok {
+		p.t.Fatalf("no key %s to withdraw", kid)
+	}
+	if err := p.set.RemoveKey(k); err != nil {
+		p.t.Fatal(err)
+	}
+}
 
 // addEC adds a P-256 key; publish=false keeps it out of the JWKS, for
 // forged signatures.
@@ -515,6 +534,40 @@ func TestOAuthKeyRotation(t *testing.T) {
 	}
 	if n, m := decisions(fetched), decisions(skipped); n != 1 || m != 5 {
 		t.Errorf("%d forced refreshes and %d skipped for unknown kids within the minimum interval, want 1 and 5; log:\n%s", n, m, logs)
+	}
+}
+
+// TestOAuthKeyWithdrawn: the JWKS is fetched again every JWKSMaxRefresh
+// even when its response says to cache it for a day, so a key the
+// authorization server withdraws stops being trusted without any token
+// asking for a refresh. (The default is an hour; the test shortens it.)
+func TestOAuthKeyWithdrawn(t *testing.T) {
+	p := newIDP(t)
+	p.cacheControl = "max-age=86400"
+	p.addEC("ec2", true)
+	a := startOAuth(t, p, func(c *auth.OAuthConfig) { c.JWKSMinRefresh, c.JWKSMaxRefresh = time.Second, time.Second })
+	h := a.Wrap(echo)
+	if w := do(h, "POST", "Bearer "+p.token("ec2", claims{"scope": "mcp"}), "{}"); w.Code != 200 {
+		t.Fatalf("token with a published key: %d %s", w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+	p.withdraw("ec2")
+	// Two fetches after the withdrawal: the first has then completed (the
+	// cache starts a resource's next fetch only when its last is done).
+	after := p.fetches.Load()
+	testutil.WaitFor(t, "two periodic JWKS fetches", func() bool { return p.fetches.Load() >= after+2 })
+	// Only the periodic fetches can have dropped the key: until they did,
+	// the cached set held it, and a token naming a known key asks for no
+	// refresh.
+	if w := do(h, "POST", "Bearer "+p.token("ec2", claims{"scope": "mcp"}), "{}"); w.Code != 401 {
+		t.Errorf("token with the withdrawn key: %d, want 401", w.Code)
+	}
+	if w := do(h, "POST", "Bearer "+p.token("ec1", claims{"scope": "mcp"}), "{}"); w.Code != 200 {
+		t.Errorf("token with a key still published: %d, want 200", w.Code)
+	}
+	if _, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
+		JWKSURL: p.jwksURL(), Issuer: issuer, Resource: resource, JWKSMinRefresh: time.Hour, JWKSMaxRefresh: time.Minute,
+	}}); err == nil || !strings.Contains(err.Error(), "JWKSMaxRefresh") {
+		t.Errorf("JWKSMaxRefresh below JWKSMinRefresh: %v, want an error naming it", err)
 	}
 }
 

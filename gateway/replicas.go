@@ -132,6 +132,9 @@ type replicasBalancer struct {
 	// config, which takes over once it has caught up with current (see
 	// caughtUp), or as soon as current is not READY.
 	current, pending *childPolicy
+	// closing tracks the replaced children being closed, which Close
+	// waits for.
+	closing sync.WaitGroup
 }
 
 // childPolicy is one built child and the config it was built for.
@@ -294,8 +297,12 @@ func (b *replicasBalancer) childState(c *childPolicy, s balancer.State) {
 	}
 	b.mu.Unlock()
 	if old != nil {
-		// Its replicas shut down gracefully: calls on them finish.
-		old.Close()
+		// Closed on its own goroutine, as grpc-go's gracefulswitch does:
+		// the child reporting may be old itself, and endpointsharding
+		// holds its lock while it reports, which Close takes too
+		// (TestHealthSwitchCurrentLost). Its replicas shut down
+		// gracefully: calls on them finish.
+		b.closing.Go(old.Close)
 	}
 }
 
@@ -340,6 +347,7 @@ func (b *replicasBalancer) Close() {
 	for _, c := range b.children() {
 		c.Close()
 	}
+	b.closing.Wait()
 }
 
 func (b *replicasBalancer) ExitIdle() {

@@ -55,6 +55,14 @@ func (s sentStream) Send(m *healthpb.HealthCheckResponse) error {
 // a loopback port, until the test ends.
 func serveZoo(t *testing.T, h healthpb.HealthServer) string {
 	t.Helper()
+	addr, _ := serveZooServer(t, h)
+	return addr
+}
+
+// serveZooServer is serveZoo, returning the server too, for a test that
+// stops it early.
+func serveZooServer(t *testing.T, h healthpb.HealthServer) (string, *grpc.Server) {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +73,7 @@ func serveZoo(t *testing.T, h healthpb.HealthServer) string {
 	grpcreflection.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
 	t.Cleanup(gs.Stop)
-	return lis.Addr().String()
+	return lis.Addr().String(), gs
 }
 
 // TestHealthSwitchKeepsReady: when discovery finds grpc.health.v1.Health
@@ -149,4 +157,60 @@ func TestHealthSwitchKeepsReady(t *testing.T) {
 	if r := g.Ready(); !r.Ready {
 		t.Errorf("not ready after the switch: %+v", r)
 	}
+}
+
+// TestHealthSwitchCurrentLost: the policy being replaced loses every
+// replica while the health-checked one is still waiting for a replica's
+// first answer. The new policy then takes over at once, and the old one
+// is closed from inside its own state report, which must not deadlock
+// (it did: endpointsharding holds its lock while it reports, and Close
+// takes the same lock, so the channel froze READY with no replica left
+// and Close never returned).
+func TestHealthSwitchCurrentLost(t *testing.T) {
+	t.Parallel()
+	a := &watchedHealth{Server: health.NewServer(), gate: make(chan struct{})}
+	b := &watchedHealth{Server: health.NewServer(), sent: make(chan struct{})}
+	addrA, srvA := serveZooServer(t, a)
+	addrB, srvB := serveZooServer(t, b)
+	conn, err := DialBackend(addrA+","+addrB, ConnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Connect()
+	testutil.WaitFor(t, "both replicas connected", func() bool {
+		total, serving := conn.Replicas()
+		return total == 2 && serving == 2
+	})
+	nctx, ncancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer ncancel()
+	g, err := New(nctx, []Backend{{Name: "zoo", Address: conn.Target, Conn: conn}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	// The health-checked policy is READY through b and still waits for
+	// a, whose Watch is held: the old policy keeps picking.
+	testutil.WaitFor(t, "b's first health response sent", func() bool {
+		select {
+		case <-b.sent:
+			return true
+		default:
+			return false
+		}
+	})
+	srvA.Stop()
+	srvB.Stop()
+	testutil.WaitFor(t, "the channel to leave READY with both replicas gone", func() bool {
+		return conn.GetState() != connectivity.Ready
+	})
+	closed := make(chan struct{})
+	go func() { conn.Close(); close(closed) }()
+	testutil.WaitFor(t, "the connection to close", func() bool {
+		select {
+		case <-closed:
+			return true
+		default:
+			return false
+		}
+	})
 }

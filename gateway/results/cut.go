@@ -3,11 +3,13 @@
 // exactly what it cut, and [Store] keeps whole results readable for a
 // while, per owner, bounded in bytes and count.
 //
-// It works on JSON bytes only (it knows nothing of protobuf or MCP), so it
-// serves unary and stream results alike, after transcoding. A result under
-// its budget costs one length comparison; a cut scans the JSON a bounded
-// number of times and allocates only its output (at most the budget) and
-// its records, never a tree of the document.
+// It works on JSON bytes only (it knows nothing of protobuf or MCP; of the
+// result's schema it is told only the root's required members, [Shape]),
+// so it serves unary and stream results alike, after transcoding. A result
+// under its budget costs one length comparison; a cut scans the JSON a
+// bounded number of times and allocates only its output (the budget, or
+// what the schema requires when that is more) and its records, never a
+// tree of the document.
 package results
 
 import (
@@ -120,11 +122,11 @@ type Shape struct {
 //
 // If even that does not fit, the last resort keeps only the root members
 // in shape.Required, cut as in the previous step, with a record for the
-// whole result (path "", unit "members"). Those members can still be over
-// the budget (an object with many members cannot be cut), and the result
-// then is: a client that validates structuredContent against the tool's
+// whole result (path "", unit "members"). Those members alone can be
+// over the budget (an object's members are never cut), and then so is the
+// result: a client that validates structuredContent against the tool's
 // output schema refuses a result without them (the TypeScript SDK's does),
-// and the budget is the gateway's own target, not a limit a client set.
+// while the budget is the gateway's own target, not a limit a client set.
 func Fit(js []byte, budget int, shape Shape) Fitted {
 	if budget <= 0 || len(js) <= budget {
 		return Fitted{JSON: js}

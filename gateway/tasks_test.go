@@ -573,13 +573,27 @@ func TestTaskResultBudget(t *testing.T) {
 
 // TestTaskMethodsForwardHeaders: tasks/get, tasks/result, tasks/cancel and
 // tasks/list reach the backend's Operations service with the forwarded
-// headers and the static metadata, as a tool call does, so a backend that
-// scopes operations by the caller's identity sees the same identity.
+// headers, the token's forwarded claims and the static metadata, as a tool
+// call does, so a backend that scopes operations by the caller's identity
+// sees the same identity.
 func TestTaskMethodsForwardHeaders(t *testing.T) {
+	is := newTestIssuer(t)
+	const aud = "https://jobs.example.com/mcp"
+	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
+		JWKSURL: is.url, Issuer: "https://as.example.com", Resource: aud,
+		ForwardClaims: []auth.ClaimHeader{{Claim: "sub", Header: "X-User-Id"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
 	srv, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{
-		ForwardHeaders: []string{"X-Tenant"}, Metadata: metadata.Pairs("x-gateway", "tasks-test")})
-	c := newSessionClient(t, url)
-	c.header = http.Header{"X-Tenant": {"acme"}}
+		Auth:           a,
+		ForwardHeaders: []string{"X-Tenant", "X-User-Id"},
+		Metadata:       metadata.Pairs("x-gateway", "tasks-test"),
+	})
+	c := newSessionClientAs(t, url, is.token(t, aud, "", nil))
+	c.header = http.Header{"X-Tenant": {"acme"}, "X-User-Id": {"forged"}}
 	var created struct {
 		Task wireTask `json:"task"`
 	}
@@ -600,6 +614,9 @@ func TestTaskMethodsForwardHeaders(t *testing.T) {
 		md := srv.Metadata(step.backend)
 		if got := md.Get("x-tenant"); len(got) != 1 || got[0] != "acme" {
 			t.Errorf("%s: the backend's %s got x-tenant %q, want the client's \"acme\"", step.method, step.backend, got)
+		}
+		if got := md.Get("x-user-id"); len(got) != 1 || got[0] != "alice" {
+			t.Errorf("%s: the backend's %s got x-user-id %q, want the token's sub \"alice\", not the client's header", step.method, step.backend, got)
 		}
 		if got := md.Get("x-gateway"); len(got) != 1 || got[0] != "tasks-test" {
 			t.Errorf("%s: the backend's %s got x-gateway %q, want the static metadata", step.method, step.backend, got)

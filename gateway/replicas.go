@@ -133,8 +133,10 @@ type replicasBalancer struct {
 	// caughtUp), or as soon as current is not READY.
 	current, pending *childPolicy
 	// closing tracks the replaced children being closed, which Close
-	// waits for.
+	// waits for; closed, set by Close, stops further replacements, so
+	// nothing is added to closing once Close waits on it.
 	closing sync.WaitGroup
+	closed  bool
 }
 
 // childPolicy is one built child and the config it was built for.
@@ -280,6 +282,10 @@ func (b *replicasBalancer) childState(c *childPolicy, s balancer.State) {
 		s.Picker = unwrapPicker{s.Picker}
 	}
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
 	var old *childPolicy
 	switch c {
 	case b.current:
@@ -295,6 +301,9 @@ func (b *replicasBalancer) childState(c *childPolicy, s balancer.State) {
 			old = b.promoteLocked()
 		}
 	}
+	if old != nil {
+		b.closing.Add(1)
+	}
 	b.mu.Unlock()
 	if old != nil {
 		// Closed on its own goroutine, as grpc-go's gracefulswitch does:
@@ -302,7 +311,10 @@ func (b *replicasBalancer) childState(c *childPolicy, s balancer.State) {
 		// holds its lock while it reports, which Close takes too
 		// (TestHealthSwitchCurrentLost). Its replicas shut down
 		// gracefully: calls on them finish.
-		b.closing.Go(old.Close)
+		go func() {
+			defer b.closing.Done()
+			old.Close()
+		}()
 	}
 }
 
@@ -344,6 +356,9 @@ func (b *replicasBalancer) UpdateSubConnState(sc balancer.SubConn, s balancer.Su
 }
 
 func (b *replicasBalancer) Close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
 	for _, c := range b.children() {
 		c.Close()
 	}

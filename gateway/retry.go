@@ -29,7 +29,10 @@ type attemptsKey struct{}
 // attempts too, but grpc-go copies every received message for stats
 // handlers, which costs a large response dearly; a pick costs a context
 // lookup. A transparent retry (a stream that never reached the server)
-// picks again too and so counts.
+// picks again too and so counts, as does grpc-go picking again when the
+// replica picked was no longer READY (its picker had not caught up yet),
+// which is no retry: the counter can run slightly high while replicas go
+// down.
 type attempts struct{ n atomic.Int32 }
 
 // withAttempts makes ctx count the attempts of the call made with it.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,14 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"google.golang.org/grpc"
-	grpcreflection "google.golang.org/grpc/reflection"
-	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
-	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
@@ -507,25 +502,16 @@ func TestResultBudgetLastResort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	api.reply = func(method string) proto.Message {
+		if strings.HasSuffix(method, "/GetValue") {
+			return value
+		}
+		return big
 	}
-	gs := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
-		if err := stream.RecvMsg(new(emptypb.Empty)); err != nil {
-			return err
-		}
-		if method, _ := grpc.MethodFromServerStream(stream); strings.HasSuffix(method, "/GetValue") {
-			return stream.SendMsg(value)
-		}
-		return stream.SendMsg(big)
-	}))
-	refv1.RegisterServerReflectionServer(gs, grpcreflection.NewServerV1(grpcreflection.ServerOptions{Services: api, DescriptorResolver: api}))
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
 
 	const budget = gateway.MinMaxResultBytes
-	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "cut", lis.Addr().String())}, &gateway.Options{MaxResultBytes: budget, ToolMode: gateway.ToolModeTyped})
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "cut", addr)}, &gateway.Options{MaxResultBytes: budget, ToolMode: gateway.ToolModeTyped})
 	cs := connect(t, base+"/mcp", "2025-11-25")
 	for _, tc := range []struct {
 		tool       string

@@ -41,6 +41,9 @@ type fakeAPI struct {
 	// hold, when set, holds a call whose request contains "block" until
 	// it is closed; held is told when such a call arrives.
 	hold, held chan struct{}
+	// reply, when set, is the answer to a call of the method (its full
+	// name, "/pkg.Service/Method"), instead of an empty message.
+	reply func(method string) proto.Message
 
 	mu       sync.Mutex
 	files    *protoregistry.Files
@@ -136,6 +139,10 @@ func serveFake(t testing.TB, api *fakeAPI, addr string) (string, func()) {
 		if api.hold != nil && strings.Contains(string(in.ProtoReflect().GetUnknown()), "block") {
 			api.held <- struct{}{}
 			<-api.hold
+		}
+		if api.reply != nil {
+			method, _ := grpc.MethodFromServerStream(stream)
+			return stream.SendMsg(api.reply(method))
 		}
 		return stream.SendMsg(new(emptypb.Empty))
 	}))

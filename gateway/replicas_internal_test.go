@@ -52,16 +52,8 @@ func (s sentStream) Send(m *healthpb.HealthCheckResponse) error {
 }
 
 // serveZoo serves the zoo with reflection and h as its health service on
-// a loopback port, until the test ends.
-func serveZoo(t *testing.T, h healthpb.HealthServer) string {
-	t.Helper()
-	addr, _ := serveZooServer(t, h)
-	return addr
-}
-
-// serveZooServer is serveZoo, returning the server too, for a test that
-// stops it early.
-func serveZooServer(t *testing.T, h healthpb.HealthServer) (string, *grpc.Server) {
+// a loopback port, until the test ends or it is stopped.
+func serveZoo(t *testing.T, h healthpb.HealthServer) (string, *grpc.Server) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -76,6 +68,70 @@ func serveZooServer(t *testing.T, h healthpb.HealthServer) (string, *grpc.Server
 	return lis.Addr().String(), gs
 }
 
+// healthReplicas are two zoo replicas behind one connection whose
+// health services a test steers: a holds every Watch until a.gate is
+// closed; b.sent is closed once b has answered its first Watch.
+type healthReplicas struct {
+	a, b       *watchedHealth
+	srvA, srvB *grpc.Server
+	conn       *Conn
+}
+
+// connectHealthReplicas serves the two replicas and connects to both,
+// before any health checking, so the policy that health checking
+// replaces can pick either.
+func connectHealthReplicas(t *testing.T) *healthReplicas {
+	t.Helper()
+	r := &healthReplicas{
+		a: &watchedHealth{Server: health.NewServer(), gate: make(chan struct{})},
+		b: &watchedHealth{Server: health.NewServer(), sent: make(chan struct{})},
+	}
+	var addrA, addrB string
+	addrA, r.srvA = serveZoo(t, r.a)
+	addrB, r.srvB = serveZoo(t, r.b)
+	conn, err := DialBackend(addrA+","+addrB, ConnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	r.conn = conn
+	conn.Connect()
+	testutil.WaitFor(t, "both replicas connected", func() bool {
+		total, serving := conn.Replicas()
+		return total == 2 && serving == 2
+	})
+	return r
+}
+
+// switchToHealthChecks discovers the backend, which finds the health
+// service and switches the connection's policy to health checking, and
+// waits for b's first answer: the health-checked policy is then READY
+// through b, and still waits for a.
+func (r *healthReplicas) switchToHealthChecks(t *testing.T) *Gateway {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	g, err := New(ctx, []Backend{{Name: "zoo", Address: r.conn.Target, Conn: r.conn}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	testutil.WaitFor(t, "b's first health response sent", isClosed(r.b.sent))
+	return g
+}
+
+// isClosed is a WaitFor condition: ch is closed.
+func isClosed(ch <-chan struct{}) func() bool {
+	return func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
 // TestHealthSwitchKeepsReady: when discovery finds grpc.health.v1.Health
 // and the connection's policy switches to health checking, the channel
 // stays READY throughout, even when the first replica to pass its health
@@ -85,21 +141,8 @@ func serveZooServer(t *testing.T, h healthpb.HealthServer) (string, *grpc.Server
 // connected.)
 func TestHealthSwitchKeepsReady(t *testing.T) {
 	t.Parallel()
-	a := &watchedHealth{Server: health.NewServer(), gate: make(chan struct{})}
-	b := &watchedHealth{Server: health.NewServer(), sent: make(chan struct{})}
-	addrA, addrB := serveZoo(t, a), serveZoo(t, b)
-	conn, err := DialBackend(addrA+","+addrB, ConnOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	// Both replicas connected before the switch, so the policy being
-	// replaced can pick either.
-	conn.Connect()
-	testutil.WaitFor(t, "both replicas connected", func() bool {
-		total, serving := conn.Replicas()
-		return total == 2 && serving == 2
-	})
+	r := connectHealthReplicas(t)
+	conn, a, b := r.conn, r.a, r.b
 	if s := conn.GetState(); s != connectivity.Ready {
 		t.Fatalf("channel %s with both replicas connected", s)
 	}
@@ -113,24 +156,9 @@ func TestHealthSwitchKeepsReady(t *testing.T) {
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
 
-	nctx, ncancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer ncancel()
-	g, err := New(nctx, []Backend{{Name: "zoo", Address: conn.Target, Conn: conn}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Close)
-
 	// The health-checked policy hears SERVING from b (a's Watch is held),
 	// then NOT_SERVING on the same stream.
-	testutil.WaitFor(t, "b's first health response sent", func() bool {
-		select {
-		case <-b.sent:
-			return true
-		default:
-			return false
-		}
-	})
+	g := r.switchToHealthChecks(t)
 	b.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	testutil.WaitFor(t, "b's NOT_SERVING recorded", func() bool {
 		conn.ch.replicas.mu.Lock()
@@ -168,49 +196,16 @@ func TestHealthSwitchKeepsReady(t *testing.T) {
 // and Close never returned).
 func TestHealthSwitchCurrentLost(t *testing.T) {
 	t.Parallel()
-	a := &watchedHealth{Server: health.NewServer(), gate: make(chan struct{})}
-	b := &watchedHealth{Server: health.NewServer(), sent: make(chan struct{})}
-	addrA, srvA := serveZooServer(t, a)
-	addrB, srvB := serveZooServer(t, b)
-	conn, err := DialBackend(addrA+","+addrB, ConnOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn.Connect()
-	testutil.WaitFor(t, "both replicas connected", func() bool {
-		total, serving := conn.Replicas()
-		return total == 2 && serving == 2
-	})
-	nctx, ncancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer ncancel()
-	g, err := New(nctx, []Backend{{Name: "zoo", Address: conn.Target, Conn: conn}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Close)
-	// The health-checked policy is READY through b and still waits for
-	// a, whose Watch is held: the old policy keeps picking.
-	testutil.WaitFor(t, "b's first health response sent", func() bool {
-		select {
-		case <-b.sent:
-			return true
-		default:
-			return false
-		}
-	})
-	srvA.Stop()
-	srvB.Stop()
+	r := connectHealthReplicas(t)
+	// The old policy keeps picking while the health-checked one waits for
+	// a, whose Watch is held.
+	r.switchToHealthChecks(t)
+	r.srvA.Stop()
+	r.srvB.Stop()
 	testutil.WaitFor(t, "the channel to leave READY with both replicas gone", func() bool {
-		return conn.GetState() != connectivity.Ready
+		return r.conn.GetState() != connectivity.Ready
 	})
 	closed := make(chan struct{})
-	go func() { conn.Close(); close(closed) }()
-	testutil.WaitFor(t, "the connection to close", func() bool {
-		select {
-		case <-closed:
-			return true
-		default:
-			return false
-		}
-	})
+	go func() { r.conn.Close(); close(closed) }()
+	testutil.WaitFor(t, "the connection to close", isClosed(closed))
 }

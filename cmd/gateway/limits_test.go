@@ -104,6 +104,35 @@ func TestHostileCallMemory(t *testing.T) {
 	}
 }
 
+// stalledRequests opens n connections to addr at once, writes start (a
+// request that never completes) on each, and returns what answer made of
+// each server's reply. The minute's read deadline is a safety net only:
+// the server is expected to answer or close well before.
+func stalledRequests(addr string, n int, start string, answer func(net.Conn) string) []string {
+	var wg sync.WaitGroup
+	out := make(chan string, n)
+	for range n {
+		wg.Go(func() {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				out <- err.Error()
+				return
+			}
+			defer c.Close()
+			fmt.Fprint(c, start)
+			_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+			out <- answer(c)
+		})
+	}
+	wg.Wait()
+	close(out)
+	var all []string
+	for o := range out {
+		all = append(all, o)
+	}
+	return all
+}
+
 // TestSlowSenders: 50 connections that declare a 4 MiB body and send one
 // byte reserve almost nothing (buffers grow with what arrives) and are
 // cut with 408 after --read-timeout (the issue's attack reserved 200 MiB
@@ -112,33 +141,16 @@ func TestSlowSenders(t *testing.T) {
 	p := startGatewayProcess(t, "--read-timeout", "1s")
 	addr := strings.TrimPrefix(p.base, "http://")
 	before := peakRSS(t, p.cmd.Process.Pid)
-	const n = 50
-	var wg sync.WaitGroup
-	statuses := make(chan string, n)
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				statuses <- err.Error()
-				return
-			}
-			defer c.Close()
-			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 4194304\r\n\r\n{", addr)
-			// A safety net only: the server answers after --read-timeout.
-			_ = c.SetReadDeadline(time.Now().Add(time.Minute))
-			line, err := bufio.NewReader(c).ReadString('\n')
-			if err != nil {
-				statuses <- "no answer: " + err.Error()
-				return
-			}
-			statuses <- strings.TrimSpace(line)
-		}()
+	// Each declares a 4 MiB body and sends its first byte.
+	start := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 4194304\r\n\r\n{", addr)
+	statusLine := func(c net.Conn) string {
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			return "no answer: " + err.Error()
+		}
+		return strings.TrimSpace(line)
 	}
-	wg.Wait()
-	close(statuses)
-	for s := range statuses {
+	for _, s := range stalledRequests(addr, 50, start, statusLine) {
 		if s != "HTTP/1.1 408 Request Timeout" {
 			t.Errorf("slow sender got %q, want 408", s)
 		}
@@ -156,29 +168,12 @@ func TestSlowSenders(t *testing.T) {
 func TestSlowHeaders(t *testing.T) {
 	p := startGatewayProcess(t)
 	addr := strings.TrimPrefix(p.base, "http://")
-	const n = 20
-	var wg sync.WaitGroup
-	outcomes := make(chan string, n)
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				outcomes <- err.Error()
-				return
-			}
-			defer c.Close()
-			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n", addr)
-			// A safety net only: the server closes after readHeaderTimeout.
-			_ = c.SetReadDeadline(time.Now().Add(time.Minute))
-			b, err := io.ReadAll(c)
-			outcomes <- fmt.Sprintf("%q %v", b, err)
-		}()
+	start := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n", addr)
+	untilClosed := func(c net.Conn) string {
+		b, err := io.ReadAll(c)
+		return fmt.Sprintf("%q %v", b, err)
 	}
-	wg.Wait()
-	close(outcomes)
-	for o := range outcomes {
+	for _, o := range stalledRequests(addr, 20, start, untilClosed) {
 		if o != `"" <nil>` {
 			t.Errorf("a connection stuck in its headers: %s, want it closed by the server", o)
 		}

@@ -323,10 +323,11 @@ func (c *cutter) lastResort() Fitted {
 			kept++
 		}
 	}
-	reason := "even with every array emptied and every long string shortened the result did not fit the budget, so it keeps only the members its schema requires; read the whole result instead"
-	if kept == 0 {
-		reason = "even with every array emptied and every long string shortened the result did not fit the budget; read the whole result instead"
+	reason := "even with every array emptied and every long string shortened the result did not fit the budget"
+	if kept > 0 {
+		reason += ", so it keeps only the members its schema requires"
 	}
+	reason += "; read the whole result instead"
 	c.writing, c.limit = true, 0
 	c.reset()
 	c.record(Record{Path: "", Kept: kept, Total: members, Unit: UnitMembers, Reason: reason})

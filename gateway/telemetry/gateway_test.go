@@ -391,8 +391,9 @@ func TestGatewaySessionsGauge(t *testing.T) {
 }
 
 // TestGatewaySessionsGaugeScaleOut: in scale-out mode a session is a
-// signed token the gateway does not hold, so sessions in use leave the
-// gauge at 0 (README's metrics table says so).
+// signed token the gateway does not hold, so sessions in use are never
+// counted: the gauge has no value at all (README's metrics table says
+// tokens hold none).
 func TestGatewaySessionsGaugeScaleOut(t *testing.T) {
 	t.Parallel()
 	w := startWorldHTTP(t, telemetry.NewMetrics(), nil, &mcp.StreamableHTTPOptions{SessionSecret: []byte(strings.Repeat("s", 32))})

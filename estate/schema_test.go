@@ -54,8 +54,8 @@ func TestToolSizes(t *testing.T) {
 			}
 		}
 	}
-	// The google.api.http rules give hints end to end (TestMethodAnnotations
-	// in gateway/ has the whole table).
+	// Every tool carries all four hints, from the google.api.http rule or
+	// the verb (the table is tested row by row in gateway/describe).
 	hints := map[string]string{}
 	for _, raw := range l.tools {
 		var tl struct {
@@ -68,12 +68,24 @@ func TestToolSizes(t *testing.T) {
 		hints[tl.Name] = string(tl.Annotations)
 	}
 	for name, want := range map[string]string{
-		"Instances_Get":    `{"readOnlyHint":true,"idempotentHint":true}`,
-		"Instances_Delete": `{"destructiveHint":true,"idempotentHint":true}`,
-		"Instances_Insert": ``,
+		"Instances_Get":    `{"title":"Get instance (Google Cloud Compute v1)","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}`,
+		"Instances_Delete": `{"title":"Delete instance (Google Cloud Compute v1)","readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}`,
+		"Instances_Insert": `{"title":"Create instance (Google Cloud Compute v1)","readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}`,
+		"Instances_Stop":   `{"title":"Stop instance (Google Cloud Compute v1)","readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}`,
 	} {
 		if got := hints[name]; got != want {
 			t.Errorf("%s annotations %s, want %s", name, got, want)
+		}
+	}
+	for name, h := range hints {
+		var a map[string]any
+		if err := json.Unmarshal([]byte(h), &a); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
+			if _, ok := a[k]; !ok {
+				t.Errorf("%s: annotations without %s: %s", name, k, h)
+			}
 		}
 	}
 	s := l.sizes()

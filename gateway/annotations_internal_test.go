@@ -11,14 +11,15 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
-// TestMethodAnnotations: the google.api.http verb gives hints, the
-// idempotency_level replaces them, and the (mcpgateway.v1.tool) option
-// wins hint by hint.
-func TestMethodAnnotations(t *testing.T) {
+// hintsService is a service whose methods declare their effects in every
+// way a descriptor can: google.api.http verbs, idempotency_level, neither.
+func hintsService(t *testing.T) protoreflect.ServiceDescriptor {
+	t.Helper()
 	fdp := &descriptorpb.FileDescriptorProto{}
 	if err := prototext.Unmarshal([]byte(`
 		name: "hints.proto" package: "hints.v1" syntax: "proto3"
@@ -35,14 +36,14 @@ func TestMethodAnnotations(t *testing.T) {
 				options { [google.api.http] { post: "/v1/things" body: "*" } } }
 			method { name: "Patch" input_type: ".hints.v1.M" output_type: ".hints.v1.M"
 				options { [google.api.http] { patch: "/v1/{name=things/*}" body: "*" } } }
-			method { name: "Custom" input_type: ".hints.v1.M" output_type: ".hints.v1.M"
+			method { name: "Frobnicate" input_type: ".hints.v1.M" output_type: ".hints.v1.M"
 				options { [google.api.http] { custom { kind: "HEAD" path: "/v1/things" } } } }
-			method { name: "GetWithPostBinding" input_type: ".hints.v1.M" output_type: ".hints.v1.M"
-				options { [google.api.http] { get: "/v1/things" additional_bindings { post: "/v1/things:get" } } } }
+			method { name: "ListWithPostBinding" input_type: ".hints.v1.M" output_type: ".hints.v1.M"
+				options { [google.api.http] { get: "/v1/things" additional_bindings { post: "/v1/things:list" } } } }
 			method { name: "NoRule" input_type: ".hints.v1.M" output_type: ".hints.v1.M" }
 			method { name: "GetButIdempotent" input_type: ".hints.v1.M" output_type: ".hints.v1.M"
 				options { idempotency_level: IDEMPOTENT [google.api.http] { get: "/v1/things" } } }
-			method { name: "PostButNoSideEffects" input_type: ".hints.v1.M" output_type: ".hints.v1.M"
+			method { name: "RunNoSideEffects" input_type: ".hints.v1.M" output_type: ".hints.v1.M"
 				options { idempotency_level: NO_SIDE_EFFECTS [google.api.http] { post: "/v1/things:search" body: "*" } } }
 		}`), fdp); err != nil {
 		t.Fatal(err)
@@ -51,29 +52,41 @@ func TestMethodAnnotations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fd.Services().Get(0)
+}
+
+// TestMethodAnnotations: every tool carries all four hints and a title;
+// what the method declares (describe's precedence, tested row by row in
+// gateway/describe) gives them, and the (mcpgateway.v1.tool) option wins
+// hint by hint.
+func TestMethodAnnotations(t *testing.T) {
 	yes, no := boolPtr(true), boolPtr(false)
-	svc := fd.Services().Get(0)
+	svc := hintsService(t)
+	hints := func(title string, ro, de, id, ow *bool) *mcp.ToolAnnotations {
+		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: ro, DestructiveHint: de, IdempotentHint: id, OpenWorldHint: ow}
+	}
 	for _, tc := range []struct {
 		method string
 		tool   *mcpgatewayv1.Tool
 		want   *mcp.ToolAnnotations
 	}{
-		{"Get", nil, &mcp.ToolAnnotations{ReadOnlyHint: yes, IdempotentHint: yes}},
-		{"Delete", nil, &mcp.ToolAnnotations{DestructiveHint: yes, IdempotentHint: yes}},
-		{"Put", nil, &mcp.ToolAnnotations{IdempotentHint: yes}},
-		{"Post", nil, nil},
-		{"Patch", nil, nil},
-		{"Custom", nil, nil},
-		{"GetWithPostBinding", nil, &mcp.ToolAnnotations{ReadOnlyHint: yes, IdempotentHint: yes}},
-		{"NoRule", nil, nil},
-		{"GetButIdempotent", nil, &mcp.ToolAnnotations{IdempotentHint: yes}},
-		{"PostButNoSideEffects", nil, &mcp.ToolAnnotations{ReadOnlyHint: yes, IdempotentHint: yes}},
-		{"Delete", &mcpgatewayv1.Tool{DestructiveHint: proto.Bool(false)}, &mcp.ToolAnnotations{DestructiveHint: no, IdempotentHint: yes}},
-		{"Get", &mcpgatewayv1.Tool{ReadOnlyHint: proto.Bool(false), Title: "T"}, &mcp.ToolAnnotations{Title: "T", ReadOnlyHint: no, IdempotentHint: yes}},
-		{"Post", &mcpgatewayv1.Tool{IdempotentHint: proto.Bool(true)}, &mcp.ToolAnnotations{IdempotentHint: yes}},
+		{"Get", nil, hints("Get thing (Hints v1)", yes, no, yes, yes)},
+		{"Delete", nil, hints("Delete thing (Hints v1)", no, yes, yes, yes)},
+		{"Put", nil, hints("Put thing (Hints v1)", no, no, yes, yes)},                                  // PUT: idempotent; put adds
+		{"Post", nil, hints("Post thing (Hints v1)", no, no, no, yes)},                                 // POST says nothing; post adds
+		{"Patch", nil, hints("Patch thing (Hints v1)", no, yes, no, yes)},                              // PATCH: not read-only; patch changes
+		{"Frobnicate", nil, hints("Frobnicate (Hints v1)", no, yes, no, yes)},                          // nothing known: the conservative default
+		{"NoRule", nil, hints("No rule (Hints v1)", no, yes, no, yes)},                                 // likewise
+		{"ListWithPostBinding", nil, hints("List with post binding (Hints v1)", yes, no, yes, yes)},    // the primary binding
+		{"GetButIdempotent", nil, hints("Get but idempotent of thing (Hints v1)", no, no, yes, yes)},   // IDEMPOTENT is not read-only
+		{"RunNoSideEffects", nil, hints("Run no side effects on thing (Hints v1)", yes, no, yes, yes)}, // NO_SIDE_EFFECTS over the verb
+		{"Delete", &mcpgatewayv1.Tool{DestructiveHint: proto.Bool(false)}, hints("Delete thing (Hints v1)", no, no, yes, yes)},
+		{"Get", &mcpgatewayv1.Tool{ReadOnlyHint: proto.Bool(false), Title: "T"}, hints("T", no, no, yes, yes)},
+		{"Post", &mcpgatewayv1.Tool{IdempotentHint: proto.Bool(true), OpenWorldHint: proto.Bool(false)}, hints("Post thing (Hints v1)", no, no, yes, no)},
+		{"NoRule", &mcpgatewayv1.Tool{ReadOnlyHint: proto.Bool(true)}, hints("No rule (Hints v1)", yes, no, no, yes)},
 	} {
 		m := svc.Methods().ByName(protoreflect.Name(tc.method))
-		got := methodAnnotations(m, tc.tool)
+		got := methodAnnotations(describe.Analyze(m, nil), tc.tool)
 		if !sameAnnotations(got, tc.want) {
 			t.Errorf("%s with %v: got %s, want %s", tc.method, tc.tool, show(got), show(tc.want))
 		}

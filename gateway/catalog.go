@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -195,7 +196,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 
 	names := localToolNames(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files}
-	cc := newCompileCache(types, opts.useProtoNames)
+	cc := newCompileCache(types, res.Files, opts.useProtoNames)
 	ops := newOperationsClient(res, conn, types)
 	if ops != nil {
 		ops.exposeDebugInfo = opts.exposeDebugInfo
@@ -282,14 +283,16 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		return nil, fmt.Errorf("response encoder of %s: %w", m.FullName(), err)
 	}
 	svc := m.Parent().(protoreflect.ServiceDescriptor)
+	an := cc.analyze(m)
+	ann := methodAnnotations(an, to)
 	t := &tool{
 		def: mcp.Tool{
 			Name:         name,
-			Title:        to.GetTitle(),
-			Description:  methodDescription(m, to),
+			Title:        ann.Title,
+			Description:  methodDescription(m, to, an),
 			InputSchema:  inSchema,
 			OutputSchema: outSchema,
-			Annotations:  methodAnnotations(m, to),
+			Annotations:  ann,
 		},
 		method:     "/" + string(svc.FullName()) + "/" + string(m.Name()),
 		conn:       conn,
@@ -298,7 +301,7 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		types:      cc.types,
 		validator:  validator,
 		response:   response,
-		search:     newSearchFacts(m),
+		search:     newSearchFacts(m, an),
 	}
 	if err := t.compileStream(m, cc.sopts); err != nil {
 		return nil, err
@@ -308,19 +311,19 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 
 // methodDescription is the (mcpgateway.v1.tool) description when the
 // service's owners set one, else the method's own comment when the
-// descriptors carry source info. Otherwise it is a sentence naming the RPC
-// and its types, so a tool always says what it calls.
-func methodDescription(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool) string {
+// descriptors carry source info. Otherwise it is written from the
+// method's structure (describe.Method.Description): what it does, to
+// what, where, and what a call needs; never a sentence that only names
+// the RPC.
+func methodDescription(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool, a *describe.Method) string {
 	if d := strings.TrimSpace(to.GetDescription()); d != "" {
 		return d
 	}
 	if c := comment(m); c != "" {
 		return c
 	}
-	svc := m.Parent().(protoreflect.ServiceDescriptor)
-	desc := fmt.Sprintf("Calls the gRPC method %s/%s (request %s, response %s).",
-		svc.FullName(), m.Name(), m.Input().FullName(), m.Output().FullName())
-	if c := comment(svc); c != "" {
+	desc := a.Description()
+	if c := comment(m.Parent()); c != "" {
 		desc += " Service: " + c
 	}
 	return desc

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -31,6 +33,8 @@ type compileCache struct {
 	// of Compute Engine's tools give them the same one.
 	handles   map[string]handled
 	truncated map[string]truncated
+	// describe is what describe.Analyze needs beyond the method.
+	describe describe.Options
 }
 
 type handled struct {
@@ -43,8 +47,13 @@ type truncated struct {
 	shape  results.Shape
 }
 
-func newCompileCache(types *dynamicpb.Types, useProtoNames bool) *compileCache {
+func newCompileCache(types *dynamicpb.Types, files *protoregistry.Files, useProtoNames bool) *compileCache {
+	fieldName := protoreflect.FieldDescriptor.JSONName
+	if useProtoNames {
+		fieldName = func(fd protoreflect.FieldDescriptor) string { return string(fd.Name()) }
+	}
 	return &compileCache{
+		describe:   describe.Options{FieldName: fieldName, Resources: describe.NewResources(files)},
 		sopts:      &schema.Options{UseProtoNames: useProtoNames, Resolver: types},
 		topts:      &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: types},
 		types:      types,
@@ -55,6 +64,18 @@ func newCompileCache(types *dynamicpb.Types, useProtoNames bool) *compileCache {
 		handles:    map[string]handled{},
 		truncated:  map[string]truncated{},
 	}
+}
+
+// analyze reads what m's structure says about it (descriptions, titles,
+// hints, search), once per method.
+func (c *compileCache) analyze(m protoreflect.MethodDescriptor) *describe.Method {
+	opts := c.describe
+	if resp, _, ok := operationInfo(m); ok {
+		if md := resolveTypeName(resp, m, c.types); md != nil {
+			opts.LongRunningResult = string(md.FullName())
+		}
+	}
+	return describe.Analyze(m, &opts)
 }
 
 func (c *compileCache) withHandle(out json.RawMessage) (json.RawMessage, string, error) {

@@ -393,14 +393,22 @@ func TestProtoOptions(t *testing.T) {
 			if lookup.Title != "Look up a thing" || lookup.Description != "Finds one thing by its text." {
 				t.Errorf("lookup: title %q description %q", lookup.Title, lookup.Description)
 			}
-			if a := lookup.Annotations; a == nil || a.Title != "Look up a thing" || !*a.ReadOnlyHint || *a.OpenWorldHint || a.DestructiveHint != nil {
-				t.Errorf("lookup annotations: %+v", a)
+			// The option's hints win; every hint is set, the others from
+			// the method's structure (Plain: nothing known, the
+			// conservative default).
+			for name, want := range map[string][4]bool{
+				"lookup_thing":    {true, false, true, false},
+				"p_Things_Remove": {false, true, true, true},
+				"p_Things_Plain":  {false, true, false, true},
+			} {
+				a := toolByName(t, g, name).Annotations
+				if a == nil || a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil ||
+					[4]bool{*a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint, *a.OpenWorldHint} != want {
+					t.Errorf("%s annotations: %s, want readOnly, destructive, idempotent, openWorld %v", name, showHints(a), want)
+				}
 			}
-			if a := toolByName(t, g, "p_Things_Remove").Annotations; a == nil || !*a.DestructiveHint || !*a.IdempotentHint || a.ReadOnlyHint != nil {
-				t.Errorf("remove annotations: %+v", a)
-			}
-			if a := toolByName(t, g, "p_Things_Plain").Annotations; a != nil {
-				t.Errorf("plain annotations: %+v", a)
+			if a := toolByName(t, g, "lookup_thing").Annotations; a.Title != "Look up a thing" {
+				t.Errorf("lookup annotations title %q", a.Title)
 			}
 		})
 	}
@@ -875,4 +883,12 @@ func TestResourceComments(t *testing.T) {
 			t.Errorf("source lacks %q:\n%s", want, rc.Text)
 		}
 	}
+}
+
+func showHints(a *mcp.ToolAnnotations) string {
+	if a == nil {
+		return "none"
+	}
+	b, _ := json.Marshal(a)
+	return string(b)
 }

@@ -5,38 +5,33 @@ import (
 	"slices"
 	"testing"
 
-	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
 // TestSafeToRepeat: the retry decision is the tool's idempotent hint,
 // whichever source set it.
 func TestSafeToRepeat(t *testing.T) {
-	rule := func(r *annotations.HttpRule) *bool {
-		a := httpHints(r)
-		return boolPtr(safeToRepeat(&a))
+	svc := hintsService(t)
+	safe := func(method string) bool {
+		return safeToRepeat(methodAnnotations(describe.Analyze(svc.Methods().ByName(protoreflect.Name(method)), nil), nil))
 	}
-	for name, got := range map[string]*bool{
-		"GET":    rule(&annotations.HttpRule{Pattern: &annotations.HttpRule_Get{Get: "/v1/x"}}),
-		"PUT":    rule(&annotations.HttpRule{Pattern: &annotations.HttpRule_Put{Put: "/v1/x"}}),
-		"DELETE": rule(&annotations.HttpRule{Pattern: &annotations.HttpRule_Delete{Delete: "/v1/x"}}),
-	} {
-		if !*got {
-			t.Errorf("a %s rule: not safe to repeat", name)
+	for _, m := range []string{"Get", "Put", "Delete", "GetButIdempotent", "RunNoSideEffects"} {
+		if !safe(m) {
+			t.Errorf("%s: not safe to repeat", m)
 		}
 	}
-	for name, got := range map[string]*bool{
-		"POST":             rule(&annotations.HttpRule{Pattern: &annotations.HttpRule_Post{Post: "/v1/x"}}),
-		"PATCH":            rule(&annotations.HttpRule{Pattern: &annotations.HttpRule_Patch{Patch: "/v1/x"}}),
-		"none":             boolPtr(safeToRepeat(nil)),
-		"idempotent false": boolPtr(safeToRepeat(&mcp.ToolAnnotations{IdempotentHint: boolPtr(false)})),
-	} {
-		if *got {
-			t.Errorf("%s: safe to repeat", name)
+	for _, m := range []string{"Post", "Patch", "Frobnicate", "NoRule"} {
+		if safe(m) {
+			t.Errorf("%s: safe to repeat", m)
 		}
+	}
+	if safeToRepeat(nil) || safeToRepeat(&mcp.ToolAnnotations{IdempotentHint: boolPtr(false)}) {
+		t.Error("no hint, or idempotent false: safe to repeat")
 	}
 }
 

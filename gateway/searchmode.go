@@ -11,9 +11,9 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/search"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // Search mode.
@@ -60,15 +60,20 @@ type searchFacts struct {
 	input    string // the request message's simple name
 	fields   string // the request's top-level field names, space-separated
 	httpPath string // the google.api.http rule's path, "" without one
+	// shape is what the method's structure says: its standard kind, verb
+	// and what it acts on (describe.Analyze).
+	shape *describe.Method
 }
 
-func newSearchFacts(m protoreflect.MethodDescriptor) searchFacts {
+func newSearchFacts(m protoreflect.MethodDescriptor, a *describe.Method) searchFacts {
 	svc := m.Parent().(protoreflect.ServiceDescriptor)
 	f := searchFacts{
-		method:  string(m.Name()),
-		service: string(svc.Name()),
-		pkg:     string(svc.ParentFile().Package()),
-		input:   string(m.Input().Name()),
+		method:   string(m.Name()),
+		service:  string(svc.Name()),
+		pkg:      string(svc.ParentFile().Package()),
+		input:    string(m.Input().Name()),
+		httpPath: a.HTTPPath,
+		shape:    a,
 	}
 	fs := m.Input().Fields()
 	names := make([]string, fs.Len())
@@ -76,9 +81,6 @@ func newSearchFacts(m protoreflect.MethodDescriptor) searchFacts {
 		names[i] = string(fs.Get(i).Name())
 	}
 	f.fields = strings.Join(names, " ")
-	if r := reflection.HTTPRule(m); r != nil {
-		f.httpPath = r.GetGet() + r.GetPut() + r.GetPost() + r.GetDelete() + r.GetPatch() + r.GetCustom().GetPath()
-	}
 	return f
 }
 

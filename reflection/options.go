@@ -62,3 +62,78 @@ func HTTPRule(m protoreflect.MethodDescriptor) *annotations.HttpRule {
 	}
 	return proto.Clone(proto.GetExtension(opts, annotations.E_Http).(*annotations.HttpRule)).(*annotations.HttpRule)
 }
+
+// Resource returns the google.api.resource option of md (AIP-123: the
+// resource's type and name patterns), or nil when md has none. Like
+// ToolOptions it reads any representation of the options.
+func Resource(md protoreflect.MessageDescriptor) *annotations.ResourceDescriptor {
+	opts := &descriptorpb.MessageOptions{}
+	if !decodeOptions(md.Options(), opts) || !proto.HasExtension(opts, annotations.E_Resource) {
+		return nil
+	}
+	return proto.Clone(proto.GetExtension(opts, annotations.E_Resource).(*annotations.ResourceDescriptor)).(*annotations.ResourceDescriptor)
+}
+
+// FieldFacts are the google.api options of one field that say what it is
+// for: its field_behavior (AIP-203) and resource_reference (AIP-122).
+type FieldFacts struct {
+	// Required: field_behavior REQUIRED.
+	Required bool
+	// OutputOnly: field_behavior OUTPUT_ONLY.
+	OutputOnly bool
+	// ResourceType is resource_reference.type ("pubsub.googleapis.com/Topic"),
+	// ChildType resource_reference.child_type; either may be "*" or "".
+	ResourceType, ChildType string
+}
+
+// Field returns fd's FieldFacts, the zero value when it sets none. Like
+// ToolOptions it reads any representation of the options, in one decode.
+func Field(fd protoreflect.FieldDescriptor) FieldFacts {
+	opts := &descriptorpb.FieldOptions{}
+	if !decodeOptions(fd.Options(), opts) {
+		return FieldFacts{}
+	}
+	var f FieldFacts
+	if proto.HasExtension(opts, annotations.E_FieldBehavior) {
+		for _, b := range proto.GetExtension(opts, annotations.E_FieldBehavior).([]annotations.FieldBehavior) {
+			switch b {
+			case annotations.FieldBehavior_REQUIRED:
+				f.Required = true
+			case annotations.FieldBehavior_OUTPUT_ONLY:
+				f.OutputOnly = true
+			}
+		}
+	}
+	if proto.HasExtension(opts, annotations.E_ResourceReference) {
+		r := proto.GetExtension(opts, annotations.E_ResourceReference).(*annotations.ResourceReference)
+		f.ResourceType, f.ChildType = r.GetType(), r.GetChildType()
+	}
+	return f
+}
+
+// ResourceDefinitions returns the google.api.resource_definition options
+// of fd (AIP-123 resources defined at file level, often for resources of
+// another API), nil when it has none.
+func ResourceDefinitions(fd protoreflect.FileDescriptor) []*annotations.ResourceDescriptor {
+	opts := &descriptorpb.FileOptions{}
+	if !decodeOptions(fd.Options(), opts) || !proto.HasExtension(opts, annotations.E_ResourceDefinition) {
+		return nil
+	}
+	return proto.GetExtension(opts, annotations.E_ResourceDefinition).([]*annotations.ResourceDescriptor)
+}
+
+// IdempotencyLevel returns m's idempotency_level option, whatever Go type
+// its options came in.
+func IdempotencyLevel(m protoreflect.MethodDescriptor) descriptorpb.MethodOptions_IdempotencyLevel {
+	if opts, ok := m.Options().(*descriptorpb.MethodOptions); ok {
+		return opts.GetIdempotencyLevel()
+	}
+	// Options of another Go type (a compiler's dynamic message): read the
+	// one standard field through reflection.
+	if o := m.Options(); o != nil && o.ProtoReflect().IsValid() {
+		if fd := o.ProtoReflect().Descriptor().Fields().ByName("idempotency_level"); fd != nil {
+			return descriptorpb.MethodOptions_IdempotencyLevel(o.ProtoReflect().Get(fd).Enum())
+		}
+	}
+	return descriptorpb.MethodOptions_IDEMPOTENCY_UNKNOWN
+}

@@ -1,0 +1,133 @@
+package describe
+
+import (
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/protobuf/types/descriptorpb"
+)
+
+// Hints are the four MCP tool hints, every one decided.
+type Hints struct {
+	ReadOnly, Destructive, Idempotent, OpenWorld bool
+}
+
+// Source names where each hint came from, for tests and logs.
+type Source string
+
+// The sources of a hint, strongest first. (The owners' own
+// (mcpgateway.v1.tool) option wins over all of them; the gateway applies
+// it.)
+const (
+	FromIdempotencyLevel Source = "idempotency_level"
+	FromHTTPRule         Source = "google.api.http"
+	FromVerbTable        Source = "verb table"
+	FromDefault          Source = "default"
+)
+
+// HintSources says where each of Hints came from.
+type HintSources struct {
+	ReadOnly, Destructive, Idempotent, OpenWorld Source
+}
+
+// hint is one hint being decided: unset until a source speaks to it.
+type hint struct {
+	v   bool
+	src Source
+}
+
+func (h *hint) set(v bool, src Source) {
+	if h.src == "" {
+		h.v, h.src = v, src
+	}
+}
+
+// Hints decides the method's four hints, each from the strongest source
+// that speaks to it:
+//
+//  1. idempotency_level: NO_SIDE_EFFECTS is read-only (so not destructive,
+//     and idempotent); IDEMPOTENT is idempotent and, since it is not
+//     NO_SIDE_EFFECTS, not read-only.
+//  2. the google.api.http rule's verb, as HTTP defines it (RFC 9110
+//     9.2): GET is safe and idempotent; DELETE destructive and
+//     idempotent; PUT idempotent and not read-only; PATCH not read-only.
+//     POST and custom verbs promise nothing.
+//  3. the verb table (verbs.go): Reads, Adds, Changes, Removes, Controls.
+//  4. the conservative default: not read-only, destructive, not
+//     idempotent.
+//
+// openWorldHint is true: the backend is a system of its own, which the
+// gateway cannot vouch is closed; only the owners' option says otherwise.
+func (a *Method) Hints() (Hints, HintSources) {
+	var ro, de, id hint
+	// A read-only method changes nothing, so it is not destructive and
+	// calling it twice is harmless.
+	readOnly := func(src Source) {
+		ro.set(true, src)
+		de.set(false, src)
+		id.set(true, src)
+	}
+	switch a.idempotency {
+	case descriptorpb.MethodOptions_NO_SIDE_EFFECTS:
+		readOnly(FromIdempotencyLevel)
+	case descriptorpb.MethodOptions_IDEMPOTENT:
+		ro.set(false, FromIdempotencyLevel)
+		id.set(true, FromIdempotencyLevel)
+	}
+	switch a.httpVerb {
+	case "GET":
+		readOnly(FromHTTPRule)
+	case "DELETE":
+		ro.set(false, FromHTTPRule)
+		de.set(true, FromHTTPRule)
+		id.set(true, FromHTTPRule)
+	case "PUT":
+		ro.set(false, FromHTTPRule)
+		id.set(true, FromHTTPRule)
+	case "PATCH":
+		ro.set(false, FromHTTPRule)
+	}
+	switch a.Effect {
+	case Reads:
+		readOnly(FromVerbTable)
+	case Adds:
+		ro.set(false, FromVerbTable)
+		de.set(false, FromVerbTable)
+		id.set(false, FromVerbTable)
+	case Changes, Controls:
+		ro.set(false, FromVerbTable)
+		de.set(true, FromVerbTable)
+		id.set(false, FromVerbTable)
+	case Removes:
+		ro.set(false, FromVerbTable)
+		de.set(true, FromVerbTable)
+		id.set(true, FromVerbTable)
+	}
+	ro.set(false, FromDefault)
+	de.set(true, FromDefault)
+	id.set(false, FromDefault)
+	if ro.v {
+		// A stronger source said read-only while a weaker one guessed
+		// destructive: a read-only tool is never destructive.
+		de.v = false
+	}
+	return Hints{ReadOnly: ro.v, Destructive: de.v, Idempotent: id.v, OpenWorld: true},
+		HintSources{ReadOnly: ro.src, Destructive: de.src, Idempotent: id.src, OpenWorld: FromDefault}
+}
+
+// httpVerb is the verb of a rule's primary binding, "" for none.
+func httpVerb(r *annotations.HttpRule) string {
+	switch r.GetPattern().(type) {
+	case *annotations.HttpRule_Get:
+		return "GET"
+	case *annotations.HttpRule_Put:
+		return "PUT"
+	case *annotations.HttpRule_Post:
+		return "POST"
+	case *annotations.HttpRule_Delete:
+		return "DELETE"
+	case *annotations.HttpRule_Patch:
+		return "PATCH"
+	case *annotations.HttpRule_Custom:
+		return r.GetCustom().GetKind()
+	}
+	return ""
+}

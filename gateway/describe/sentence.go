@@ -1,0 +1,234 @@
+package describe
+
+import (
+	"fmt"
+	"strings"
+)
+
+// maxRequired is how many required inputs a description names; the
+// schema lists them all.
+const maxRequired = 8
+
+// Description says what the method does and what a call needs, from its
+// structure: "Creates an instance in a zone of a project. Requires:
+// project, zone, instanceResource." A long-running method adds what its
+// operation holds when done. It never only repeats the method's name: a
+// name that starts with no known verb is written out in words with its
+// service.
+func (a *Method) Description() string {
+	var b strings.Builder
+	b.WriteString(a.sentence())
+	if a.Result != nil {
+		r := phrase(a.Result)
+		fmt.Fprintf(&b, " Long-running: when done, the operation's result is %s %s.", article(r), r)
+	}
+	if len(a.Required) > 0 {
+		names := a.Required
+		more := ""
+		if len(names) > maxRequired {
+			more = fmt.Sprintf(" and %d more", len(names)-maxRequired)
+			names = names[:maxRequired]
+		}
+		fmt.Fprintf(&b, " Requires: %s%s.", strings.Join(names, ", "), more)
+	}
+	return b.String()
+}
+
+// Title is a short human name for the method: "Create instance (Google
+// Cloud Compute v1)", "Set machine type of instance (Google Cloud Compute
+// v1)", "List users (Temporal Cloud Service v1)".
+func (a *Method) Title() string {
+	var what string
+	switch {
+	case a.Verb == "" || compound(a.Object):
+		what = upperFirst(phrase(a.Words))
+	default:
+		verb := a.displayVerb()
+		what = upperFirst(verb)
+		if a.Modifier != "" {
+			what = upperFirst(a.Modifier) + " " + verb
+		}
+		switch obj, res := a.Object, a.Resource; {
+		case a.Kind == List && (len(obj) == 0 || sameThing(obj, res)):
+			what += " " + phrase(pluralWords(res))
+		case len(obj) == 0 || sameThing(obj, res) || containsAll(obj, res):
+			if len(obj) == 0 {
+				obj = res
+			}
+			what += " " + phrase(obj)
+		case a.Kind == List:
+			what += " " + phrase(obj) + " in " + phrase(res)
+		default:
+			what += " " + phrase(obj) + " " + preposition(a.Verb) + " " + phrase(res)
+		}
+	}
+	if a.API == "" {
+		return what
+	}
+	return what + " (" + a.API + ")"
+}
+
+// sentence is the description's first sentence.
+func (a *Method) sentence() string {
+	scope := a.scope()
+	if a.Verb == "" {
+		return a.nameSentence(scope)
+	}
+	v := upperFirst(thirdPerson(a.displayVerb()))
+	obj, res := a.Object, a.Resource
+	if _, verb := verbEffects[firstOf(obj)]; verb && a.Verb == "request" && len(obj) > 1 {
+		// RequestCancelWorkflowExecution: requests to cancel a workflow
+		// execution.
+		return v + " to " + obj[0] + " " + withArticle(singularWords(obj[1:])) + scope + "."
+	}
+	if compound(obj) {
+		return a.nameSentence(scope)
+	}
+	several := a.Modifier == "batch" || a.Modifier == "bulk" || a.Modifier == "multi" || a.Modifier == "mass"
+	var s string
+	switch {
+	case a.Kind == List || several:
+		things := res
+		if len(obj) > 0 && !sameThing(obj, res) {
+			things = obj
+		}
+		det := "the"
+		if several {
+			det = "several"
+		}
+		s = v + " " + det + " " + phrase(pluralWords(things))
+		if len(obj) > 0 && !sameThing(obj, res) && !containsAll(obj, res) {
+			s += " in " + withArticle(res)
+		}
+	case len(obj) == 0 || sameThing(obj, res):
+		s = v + " " + withArticle(res)
+	case containsAll(obj, res) && !isPlural(obj[len(obj)-1]):
+		s = v + " " + withArticle(obj)
+	case containsAll(obj, res):
+		s = v + " the " + phrase(obj)
+	default:
+		s = v + " " + determined(obj, a) + phrase(obj) + " " + preposition(a.Verb) + " " + withArticle(res)
+	}
+	if a.Aggregated && len(a.Parents) > 0 {
+		// Compute's AggregatedList: every zone and region at once.
+		s += " in every location of " + withArticle(a.Parents[0])
+	} else {
+		s += scope
+	}
+	if several {
+		s += ", in one call"
+	} else if m := modifiers[a.Modifier]; m != "" {
+		s += ", " + m
+	}
+	return s + "."
+}
+
+// displayVerb is the verb a sentence or title uses: the standard one
+// where the name's verb is another word for it (Compute's Insert creates;
+// a paged Get of many lists).
+func (a *Method) displayVerb() string {
+	switch {
+	case a.Kind == List && (a.Verb == "get" || a.Verb == "fetch" || a.Verb == "read" || a.Verb == "aggregated"):
+		return "list"
+	case a.Verb == "insert" && (len(a.Object) == 0 || sameThing(a.Object, a.Resource)):
+		return "create"
+	}
+	return a.Verb
+}
+
+// nameSentence is the sentence of a method whose name is no verb and
+// noun: its name in words and its service.
+func (a *Method) nameSentence(scope string) string {
+	if scope != "" {
+		scope = "," + scope
+	}
+	return fmt.Sprintf("%s: a method of the %s service%s.", upperFirst(phrase(a.Words)), phrase(a.Service), scope)
+}
+
+func firstOf(w []string) string {
+	if len(w) == 0 {
+		return ""
+	}
+	return w[0]
+}
+
+// scope places the resource among its parents: " in a zone of a
+// project". Three levels say enough.
+func (a *Method) scope() string {
+	var b strings.Builder
+	for i, p := range a.Parents {
+		if i == 3 {
+			break
+		}
+		if i == 0 {
+			b.WriteString(" in ")
+		} else {
+			b.WriteString(" of ")
+		}
+		b.WriteString(withArticle(p))
+	}
+	return b.String()
+}
+
+func withArticle(w []string) string {
+	p := phrase(w)
+	return article(p) + " " + p
+}
+
+// determined is the determiner of a verb's own object: "the" for a
+// property or a plural (the machine type, the labels), "a" for something
+// the call adds (a snapshot).
+func determined(obj []string, a *Method) string {
+	if isPlural(obj[len(obj)-1]) {
+		return "the "
+	}
+	if a.Effect == Adds || a.Kind == Create {
+		return article(phrase(obj)) + " "
+	}
+	return "the "
+}
+
+// sameThing reports whether two noun phrases name the same thing: equal
+// once their last words are singular.
+func sameThing(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if singular(a[i]) != singular(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// containsAll reports whether every word of b is in a (as a word or its
+// singular): "workflow execution" contains "workflow".
+func containsAll(a, b []string) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, w := range b {
+		found := false
+		for _, x := range a {
+			if singular(x) == singular(w) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// pluralWords makes the last word of a noun phrase plural.
+func pluralWords(w []string) []string {
+	if len(w) == 0 {
+		return w
+	}
+	out := append([]string(nil), w...)
+	out[len(out)-1] = plural(singular(out[len(out)-1]))
+	return out
+}

@@ -28,15 +28,18 @@ type overlay struct {
 // descriptions from the real API, without trusting a file that may be out
 // of date for the API's shape. opts may be nil.
 //
-// Comments are matched element by element, by full name, so they are found
-// even when the two sources split the API into files differently (grpc-js
-// serves one file per package). A base file takes no comments at all when
-// any of its elements is missing from comments or differs there (another
-// field number, type or label, another method signature): the file
-// describes another version of the API, whose comments could mislead.
-// Such a file is logged and kept as base has it. base's errors are
-// Discover's; comments' errors are too, since an operator who asked for
-// the overlay wants to know it is not being applied.
+// Comments are documentation, taken element by element, by full name, so
+// they are found even when the two sources split the API into files
+// differently (grpc-js serves one file per package) or describe slightly
+// different versions of it (a field added on one side, a message grown
+// on the other): an element takes its comment when comments holds an
+// element of the same full name and kind, and a field or method of the
+// same shape (field number, type and label; request, response and
+// streaming). Only the elements that do not exist there as such go
+// without; each file that lost some is logged at debug level with a
+// count and the first of them. base's errors are Discover's; comments'
+// errors are too, since an operator who asked for the overlay wants to
+// know it is not being applied.
 func Overlay(base, comments Source, opts *OverlayOptions) Source {
 	if opts == nil {
 		opts = &OverlayOptions{}
@@ -66,10 +69,12 @@ func (o *overlay) Discover(ctx context.Context) (*Result, error) {
 			return true // the bundle's own files stay shared
 		}
 		fdp := protodesc.ToFileDescriptorProto(fd)
-		if info, mismatch := graft(fd, extra); mismatch != "" {
-			o.logger.Info("reflection: overlay: not taking comments for a file whose shape differs between the sources",
-				"file", fd.Path(), "difference", mismatch)
-		} else if len(info.GetLocation()) > 0 {
+		info, skipped := graft(fd, extra)
+		if len(skipped) > 0 {
+			o.logger.Debug("reflection: overlay: elements without a comment, absent or of another shape in the comments' source",
+				"file", fd.Path(), "elements", len(skipped), "first", skipped[0])
+		}
+		if len(info.GetLocation()) > 0 {
 			fdp.SourceCodeInfo = info
 			grafted++
 		}
@@ -100,24 +105,23 @@ func (o *overlay) Discover(ctx context.Context) (*Result, error) {
 }
 
 // graft builds source info for base's elements from the comments the
-// other result holds for the same full names. It returns a non-empty
-// mismatch when the two disagree on the file's shape.
-func graft(base protoreflect.FileDescriptor, other *Result) (*descriptorpb.SourceCodeInfo, string) {
-	info := &descriptorpb.SourceCodeInfo{}
-	var mismatch string
-	visit := func(d protoreflect.Descriptor, path []int32) bool {
+// other result holds for the same full names. skipped names the elements
+// that took none because other lacks them or has them in another shape.
+func graft(base protoreflect.FileDescriptor, other *Result) (info *descriptorpb.SourceCodeInfo, skipped []string) {
+	info = &descriptorpb.SourceCodeInfo{}
+	walk(base, func(d protoreflect.Descriptor, path []int32) {
 		od, err := other.Files.FindDescriptorByName(d.FullName())
 		if err != nil {
-			mismatch = fmt.Sprintf("%s is missing", d.FullName())
-			return false
+			skipped = append(skipped, fmt.Sprintf("%s is missing", d.FullName()))
+			return
 		}
 		if why := sameShape(d, od); why != "" {
-			mismatch = fmt.Sprintf("%s: %s", d.FullName(), why)
-			return false
+			skipped = append(skipped, fmt.Sprintf("%s: %s", d.FullName(), why))
+			return
 		}
 		loc := od.ParentFile().SourceLocations().ByDescriptor(od)
 		if loc.LeadingComments == "" && loc.TrailingComments == "" && len(loc.LeadingDetachedComments) == 0 {
-			return true
+			return
 		}
 		span := []int32{int32(loc.StartLine), int32(loc.StartColumn), int32(loc.EndLine), int32(loc.EndColumn)}
 		if loc.StartLine == loc.EndLine {
@@ -131,12 +135,8 @@ func graft(base protoreflect.FileDescriptor, other *Result) (*descriptorpb.Sourc
 			l.TrailingComments = &loc.TrailingComments
 		}
 		info.Location = append(info.Location, l)
-		return true
-	}
-	if !walk(base, visit) {
-		return nil, mismatch
-	}
-	return info, ""
+	})
+	return info, skipped
 }
 
 // Field numbers of descriptor.proto, which source info paths are made of.
@@ -154,83 +154,52 @@ const (
 	serviceMethod   = 2
 )
 
-// walk calls visit for every element of fd with its source info path,
-// stopping when visit returns false.
-func walk(fd protoreflect.FileDescriptor, visit func(protoreflect.Descriptor, []int32) bool) bool {
+// walk calls visit for every element of fd with its source info path.
+func walk(fd protoreflect.FileDescriptor, visit func(protoreflect.Descriptor, []int32)) {
 	at := func(path []int32, more ...int32) []int32 {
 		return append(append([]int32(nil), path...), more...)
 	}
-	var enum func(e protoreflect.EnumDescriptor, path []int32) bool
-	enum = func(e protoreflect.EnumDescriptor, path []int32) bool {
-		if !visit(e, path) {
-			return false
-		}
+	enum := func(e protoreflect.EnumDescriptor, path []int32) {
+		visit(e, path)
 		for i := range e.Values().Len() {
-			if !visit(e.Values().Get(i), at(path, enumValue, int32(i))) {
-				return false
-			}
+			visit(e.Values().Get(i), at(path, enumValue, int32(i)))
 		}
-		return true
 	}
-	var message func(m protoreflect.MessageDescriptor, path []int32) bool
-	message = func(m protoreflect.MessageDescriptor, path []int32) bool {
-		if !visit(m, path) {
-			return false
-		}
+	var message func(m protoreflect.MessageDescriptor, path []int32)
+	message = func(m protoreflect.MessageDescriptor, path []int32) {
+		visit(m, path)
 		for i := range m.Fields().Len() {
-			if !visit(m.Fields().Get(i), at(path, msgField, int32(i))) {
-				return false
-			}
+			visit(m.Fields().Get(i), at(path, msgField, int32(i)))
 		}
 		for i := range m.Oneofs().Len() {
-			if !visit(m.Oneofs().Get(i), at(path, msgOneof, int32(i))) {
-				return false
-			}
+			visit(m.Oneofs().Get(i), at(path, msgOneof, int32(i)))
 		}
 		for i := range m.Messages().Len() {
-			if !message(m.Messages().Get(i), at(path, msgNestedType, int32(i))) {
-				return false
-			}
+			message(m.Messages().Get(i), at(path, msgNestedType, int32(i)))
 		}
 		for i := range m.Enums().Len() {
-			if !enum(m.Enums().Get(i), at(path, msgEnumType, int32(i))) {
-				return false
-			}
+			enum(m.Enums().Get(i), at(path, msgEnumType, int32(i)))
 		}
 		for i := range m.Extensions().Len() {
-			if !visit(m.Extensions().Get(i), at(path, msgExtension, int32(i))) {
-				return false
-			}
+			visit(m.Extensions().Get(i), at(path, msgExtension, int32(i)))
 		}
-		return true
 	}
 	for i := range fd.Messages().Len() {
-		if !message(fd.Messages().Get(i), []int32{fileMessageType, int32(i)}) {
-			return false
-		}
+		message(fd.Messages().Get(i), []int32{fileMessageType, int32(i)})
 	}
 	for i := range fd.Enums().Len() {
-		if !enum(fd.Enums().Get(i), []int32{fileEnumType, int32(i)}) {
-			return false
-		}
+		enum(fd.Enums().Get(i), []int32{fileEnumType, int32(i)})
 	}
 	for i := range fd.Services().Len() {
 		s := fd.Services().Get(i)
-		if !visit(s, []int32{fileService, int32(i)}) {
-			return false
-		}
+		visit(s, []int32{fileService, int32(i)})
 		for j := range s.Methods().Len() {
-			if !visit(s.Methods().Get(j), []int32{fileService, int32(i), serviceMethod, int32(j)}) {
-				return false
-			}
+			visit(s.Methods().Get(j), []int32{fileService, int32(i), serviceMethod, int32(j)})
 		}
 	}
 	for i := range fd.Extensions().Len() {
-		if !visit(fd.Extensions().Get(i), []int32{fileExtension, int32(i)}) {
-			return false
-		}
+		visit(fd.Extensions().Get(i), []int32{fileExtension, int32(i)})
 	}
-	return true
 }
 
 // sameShape says how a and b, two elements of the same full name, differ
@@ -252,20 +221,14 @@ func sameShape(a, b protoreflect.Descriptor) string {
 			return fmt.Sprintf("type %s vs %s", a.Enum().FullName(), b.Enum().FullName())
 		}
 	case protoreflect.MessageDescriptor:
-		b, ok := b.(protoreflect.MessageDescriptor)
-		if !ok {
+		// A message, enum or service that gained or lost members is
+		// still the same element: its members are matched one by one.
+		if _, ok := b.(protoreflect.MessageDescriptor); !ok {
 			return "not a message in both"
 		}
-		if a.Fields().Len() != b.Fields().Len() {
-			return fmt.Sprintf("%d fields vs %d", a.Fields().Len(), b.Fields().Len())
-		}
 	case protoreflect.EnumDescriptor:
-		b, ok := b.(protoreflect.EnumDescriptor)
-		if !ok {
+		if _, ok := b.(protoreflect.EnumDescriptor); !ok {
 			return "not an enum in both"
-		}
-		if a.Values().Len() != b.Values().Len() {
-			return fmt.Sprintf("%d values vs %d", a.Values().Len(), b.Values().Len())
 		}
 	case protoreflect.EnumValueDescriptor:
 		b, ok := b.(protoreflect.EnumValueDescriptor)
@@ -273,12 +236,8 @@ func sameShape(a, b protoreflect.Descriptor) string {
 			return "another enum value number"
 		}
 	case protoreflect.ServiceDescriptor:
-		b, ok := b.(protoreflect.ServiceDescriptor)
-		if !ok {
+		if _, ok := b.(protoreflect.ServiceDescriptor); !ok {
 			return "not a service in both"
-		}
-		if a.Methods().Len() != b.Methods().Len() {
-			return fmt.Sprintf("%d methods vs %d", a.Methods().Len(), b.Methods().Len())
 		}
 	case protoreflect.MethodDescriptor:
 		b, ok := b.(protoreflect.MethodDescriptor)

@@ -399,10 +399,13 @@ func TestProtoSourceAcceptsPathsUnderImportPath(t *testing.T) {
 	}
 }
 
-func TestOverlayIgnoresFileOfAnotherShape(t *testing.T) {
+// TestOverlayTakesCommentsElementByElement: the overlay's zoo.proto is a
+// newer version of the API than the backend runs (Animal gained a field,
+// and one field changed its type). Every element that exists in both as
+// such takes its comment; only the changed field goes without, and that
+// is logged.
+func TestOverlayTakesCommentsElementByElement(t *testing.T) {
 	t.Parallel()
-	// The overlay's zoo.proto has an extra field in Animal: a newer API
-	// than the backend runs. Its comments must not be used.
 	b, err := os.ReadFile(zooBinpb)
 	if err != nil {
 		t.Fatal(err)
@@ -411,13 +414,25 @@ func TestOverlayIgnoresFileOfAnotherShape(t *testing.T) {
 	if err := proto.Unmarshal(b, set); err != nil {
 		t.Fatal(err)
 	}
+	var changed string
 	for _, f := range set.File {
 		if f.GetName() == "zoo/v1/zoo.proto" {
-			f.MessageType[0].Field = append(f.MessageType[0].Field, &descriptorpb.FieldDescriptorProto{
+			animal := f.MessageType[0]
+			animal.Field = append(animal.Field, &descriptorpb.FieldDescriptorProto{
 				Name: proto.String("extra"), JsonName: proto.String("extra"), Number: proto.Int32(999),
 				Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(), Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(),
 			})
+			for _, fd := range animal.Field {
+				if fd.GetType() == descriptorpb.FieldDescriptorProto_TYPE_STRING && fd.GetName() != "extra" && fd.GetOneofIndex() == 0 && fd.OneofIndex == nil {
+					fd.Type = descriptorpb.FieldDescriptorProto_TYPE_BYTES.Enum()
+					changed = f.GetPackage() + "." + animal.GetName() + "." + fd.GetName()
+					break
+				}
+			}
 		}
+	}
+	if changed == "" {
+		t.Fatal("the zoo's Animal has no string field to change")
 	}
 	b, _ = proto.Marshal(set)
 	path := filepath.Join(t.TempDir(), "newer.binpb")
@@ -425,15 +440,30 @@ func TestOverlayIgnoresFileOfAnotherShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(&log, nil))
+	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	base := reflection.NewServerReflection(zootest.Dial(t, zootest.Start(t)), nil)
 	res := discoverSource(t, reflection.Overlay(base, reflection.NewDescriptorSetSource(path), &reflection.OverlayOptions{Logger: logger}))
 	m := zooService(t, res).Methods().ByName("GetAnimal")
-	if c := m.ParentFile().SourceLocations().ByDescriptor(m).LeadingComments; c != "" {
-		t.Errorf("comment taken from a file of another shape: %q", c)
+	if c := m.ParentFile().SourceLocations().ByDescriptor(m).LeadingComments; c == "" {
+		t.Error("GetAnimal took no comment from a newer version of its file")
 	}
-	if !strings.Contains(log.String(), "file=zoo/v1/zoo.proto") || !strings.Contains(log.String(), "zoo.v1.Animal") {
-		t.Errorf("mismatch not logged:\n%s", log.String())
+	animal := m.Output()
+	commented := 0
+	for i := range animal.Fields().Len() {
+		fd := animal.Fields().Get(i)
+		c := fd.ParentFile().SourceLocations().ByDescriptor(fd).LeadingComments
+		if string(fd.FullName()) == changed && c != "" {
+			t.Errorf("%s took the comment of a field of another type: %q", changed, c)
+		}
+		if c != "" {
+			commented++
+		}
+	}
+	if commented == 0 {
+		t.Error("no field of Animal took its comment")
+	}
+	if !strings.Contains(log.String(), "file=zoo/v1/zoo.proto") || !strings.Contains(log.String(), changed) {
+		t.Errorf("the field without its comment is not logged:\n%s", log.String())
 	}
 }
 

@@ -86,27 +86,37 @@ func newSearchFacts(m protoreflect.MethodDescriptor, a *describe.Method) searchF
 
 // Field weights of a tool's search document. The method's name says most
 // about what a tool does; its service and the path of its HTTP rule say
-// what it acts on; the description helps when the descriptors carry
-// comments; field names and the package break ties.
+// what it acts on; the description (written or synthesized) says it in
+// words; field names and the package break ties. Names are indexed in
+// pairs of adjacent words too, so "machine type" finds SetMachineType
+// before the tools that only have a machine or a type.
 var searchFields = [...]struct {
 	weight float64
+	pairs  bool
 	text   func(t *tool) string
 }{
-	{3, func(t *tool) string { return t.search.method }},
-	{2, func(t *tool) string { return t.def.Name + " " + t.def.Title }},
-	{1.5, func(t *tool) string { return t.search.service + " " + t.search.input }},
-	{1.5, func(t *tool) string { return t.search.httpPath }},
-	{1, func(t *tool) string { return t.def.Description }},
-	{0.5, func(t *tool) string { return t.search.fields }},
-	{0.3, func(t *tool) string { return t.search.pkg }},
+	{3, true, func(t *tool) string { return t.search.method }},
+	{2, true, func(t *tool) string { return t.def.Name + " " + t.def.Title }},
+	{1.5, true, func(t *tool) string { return t.search.service + " " + t.search.input }},
+	{1.5, false, func(t *tool) string { return t.search.httpPath }},
+	{1, false, func(t *tool) string { return t.def.Description }},
+	{0.5, false, func(t *tool) string { return t.search.fields }},
+	{0.3, false, func(t *tool) string { return t.search.pkg }},
 }
 
-// methodVerb is the first word of a method's name, which by the naming
-// conventions of gRPC APIs (AIP-131 to 136: Get, List, Create, Update,
-// Delete, and custom verbs such as Resize or Publish) says what it does.
-func methodVerb(method string) string {
-	if w := search.Tokens(method); len(w) > 0 {
-		return w[0]
+// searchKind is the search package's name of a standard kind.
+func searchKind(k describe.Kind) string {
+	switch k {
+	case describe.Get:
+		return search.KindGet
+	case describe.List:
+		return search.KindList
+	case describe.Create:
+		return search.KindCreate
+	case describe.Update:
+		return search.KindUpdate
+	case describe.Delete:
+		return search.KindDelete
 	}
 	return ""
 }
@@ -155,9 +165,11 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 	for i, t := range tools {
 		fields := make([]search.Field, len(searchFields))
 		for f, sf := range searchFields {
-			fields[f] = search.Field{Text: sf.text(t), Weight: sf.weight}
+			fields[f] = search.Field{Text: sf.text(t), Weight: sf.weight, Pairs: sf.pairs}
 		}
-		docs[i] = search.Document{Key: t.def.Name, Action: methodVerb(t.search.method), Fields: fields}
+		docs[i] = search.Document{Key: t.def.Name, Action: t.search.shape.Verb, Kind: searchKind(t.search.shape.Kind),
+			ReadOnly: t.def.Annotations.ReadOnlyHint != nil && *t.def.Annotations.ReadOnlyHint,
+			Target: strings.Join(t.search.shape.Target(), " "), Group: t.search.pkg, Fields: fields}
 		e := answerEntry{Name: t.def.Name, Title: t.def.Title, Description: t.def.Description, Annotations: t.def.Annotations}
 		short, err := json.Marshal(e)
 		if err != nil {

@@ -232,3 +232,13 @@ func pluralWords(w []string) []string {
 	out[len(out)-1] = plural(singular(out[len(out)-1]))
 	return out
 }
+
+// Target is the words of what the method's action is on: its name's own
+// object (the machine type of SetMachineType), else the resource it acts
+// on (the instance of Stop).
+func (a *Method) Target() []string {
+	if len(a.Object) > 0 && !compound(a.Object) {
+		return a.Object
+	}
+	return a.Resource
+}

@@ -17,6 +17,10 @@ type Field struct {
 	// more about a document than the same word in a long description.
 	// Zero or negative drops the field.
 	Weight float64
+	// Pairs also indexes each two adjacent words of the field as one
+	// term ("machine type" of SetMachineType), so that a query naming
+	// both ranks the document above those naming either. For names.
+	Pairs bool
 }
 
 // Document is one searchable thing.
@@ -26,17 +30,75 @@ type Document struct {
 	Key string
 	// Action is the word for what the document does, if it has one (an
 	// operation's leading verb: "Resize" of ResizeDisk). A query that
-	// uses it, or a synonym, ranks the document ActionBoost times higher:
-	// the verb a person asks with is the surest sign of the operation
-	// they want, and common verbs (list, get) have too low an idf for
-	// BM25 alone to weigh them.
+	// asks for it, in its own words or the vocabulary's, ranks the
+	// document ActionBoost times higher: the verb a person asks with is
+	// the surest sign of the operation they want, and common verbs (list,
+	// get) have too low an idf for BM25 alone to weigh them.
 	Action string
+	// Kind is the standard method the document is (KindList, KindGet,
+	// KindCreate, KindUpdate, KindDelete), "" for another. A query that
+	// asks for a kind (a question form asks for a list, "get rid of" for
+	// a delete) ranks documents of that kind above the others.
+	Kind string
+	// ReadOnly: the document changes nothing. A query asking to read
+	// ranks it above one that writes, and the other way round.
+	ReadOnly bool
+	// Target is what the document's action is on ("machine type" of
+	// SetMachineType, "instance" of Stop on Instances). A query that
+	// names it ranks the document above those that only mention it.
+	Target string
+	// Group is what the document belongs to (an API). A query's words
+	// that no document of a group knows count against the group's
+	// documents, so one shared word does not pull in an unrelated API.
+	Group string
 	Fields []Field
 }
 
-// ActionBoost multiplies the score of a document whose Action the query
-// uses.
-const ActionBoost = 1.5
+// Factors of the ranking beyond BM25F. Each multiplies a document's
+// score when its condition holds.
+const (
+	// ActionBoost: the document's Action is a verb the query asks for.
+	ActionBoost = 1.5
+	// TargetBoost: the query names the document's Target (its head noun).
+	TargetBoost = 1.5
+)
+
+// kindFactor is how well a document's kind fits the kind a query asks
+// for: the right kind ranks higher, a read where a write was asked for
+// (or the other way round) lower. Rows are the query's kind; columns the
+// document's: list, get, create, update, delete, another read, another
+// write.
+var kindFactor = map[string][7]float64{
+	KindList:   {1.4, 0.8, 0.5, 0.5, 0.4, 1.0, 0.6},
+	KindGet:    {1.0, 1.4, 0.5, 0.6, 0.4, 1.0, 0.6},
+	KindCreate: {0.5, 0.5, 1.4, 0.8, 0.4, 0.6, 1.0},
+	KindUpdate: {0.5, 0.6, 0.8, 1.4, 0.5, 0.6, 1.0},
+	KindDelete: {0.4, 0.5, 0.4, 0.6, 1.4, 0.5, 1.0},
+}
+
+func kindColumn(kind string, readOnly bool) int {
+	switch kind {
+	case KindList:
+		return 0
+	case KindGet:
+		return 1
+	case KindCreate:
+		return 2
+	case KindUpdate:
+		return 3
+	case KindDelete:
+		return 4
+	}
+	if readOnly {
+		return 5
+	}
+	return 6
+}
+
+// coherenceFloor is what a document of a group keeps of its score when
+// its group knows none of the query's words that other groups know; a
+// group that knows them all keeps everything.
+const coherenceFloor = 0.5
 
 // Hit is one ranked document: its position in the slice given to New.
 type Hit struct {
@@ -61,8 +123,13 @@ type Index struct {
 	// index does not hold.
 	vocab []string
 	keys  map[string]int
-	// actions are the documents' stemmed Actions.
+	// Per document: the stem of its Action, its kind's column in
+	// kindFactor, its Target's head term, and its group's number.
 	actions []string
+	columns []uint8
+	targets []string
+	groups  []int32
+	nGroups int
 }
 
 type posting struct {
@@ -74,30 +141,49 @@ type posting struct {
 
 // New indexes docs. The index keeps no reference to them.
 func New(docs []Document) *Index {
-	ix := &Index{n: len(docs), postings: make(map[string][]posting), keys: make(map[string]int, len(docs)), actions: make([]string, len(docs))}
+	ix := &Index{n: len(docs), postings: make(map[string][]posting), keys: make(map[string]int, len(docs)),
+		actions: make([]string, len(docs)), columns: make([]uint8, len(docs)), targets: make([]string, len(docs)), groups: make([]int32, len(docs))}
 	nf := 0
 	for _, d := range docs {
 		nf = max(nf, len(d.Fields))
 	}
 	terms := make([][][]string, len(docs))
 	avg := make([]float64, nf)
+	groupIDs := map[string]int32{}
 	for i, d := range docs {
 		terms[i] = make([][]string, len(d.Fields))
 		for f, fld := range d.Fields {
 			if fld.Weight > 0 {
-				terms[i][f] = Terms(fld.Text)
-				avg[f] += float64(len(terms[i][f]))
+				ts := Terms(fld.Text)
+				avg[f] += float64(len(ts))
+				if fld.Pairs {
+					for j, n := 0, len(ts); j+1 < n; j++ {
+						ts = append(ts, ts[j]+pairSep+ts[j+1])
+					}
+				}
+				terms[i][f] = ts
 			}
 		}
 		if a := Terms(d.Action); len(a) > 0 {
 			ix.actions[i] = a[0]
 		}
+		if t := Terms(d.Target); len(t) > 0 {
+			ix.targets[i] = t[len(t)-1]
+		}
+		ix.columns[i] = uint8(kindColumn(d.Kind, d.ReadOnly))
+		g, ok := groupIDs[d.Group]
+		if !ok {
+			g = int32(len(groupIDs))
+			groupIDs[d.Group] = g
+		}
+		ix.groups[i] = g
 		if k := normKey(d.Key); k != "" {
 			if _, dup := ix.keys[k]; !dup {
 				ix.keys[k] = i
 			}
 		}
 	}
+	ix.nGroups = len(groupIDs)
 	for f := range avg {
 		if len(docs) > 0 {
 			avg[f] /= float64(len(docs))
@@ -125,7 +211,9 @@ func New(docs []Document) *Index {
 	}
 	ix.vocab = make([]string, 0, len(ix.postings))
 	for t := range ix.postings {
-		ix.vocab = append(ix.vocab, t)
+		if !strings.Contains(t, pairSep) {
+			ix.vocab = append(ix.vocab, t)
+		}
 	}
 	slices.Sort(ix.vocab)
 	return ix
@@ -160,71 +248,58 @@ const minPrefix = 3
 // to find an indexed term.
 const maxTruncate = 3
 
-// groups turns a query into its words, each with the terms it may match:
-// itself, its verb synonyms, and (when the index does not hold it) the
-// indexed terms it begins. Two adjacent words that the index holds as one
-// term ("back up", "end point") are taken as that term.
-func (ix *Index) groups(query string) [][]alternative {
-	var words []string
-	for _, tok := range Tokens(query) {
-		if !stopwords[tok] {
-			words = append(words, tok)
+// prefixes are the indexed terms an unknown word begins, and the one that
+// begins it ("zonal" for "zone").
+func (ix *Index) prefixes(tok string) []alternative {
+	var alts []alternative
+	i, _ := slices.BinarySearch(ix.vocab, tok)
+	for ; i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], tok); i++ {
+		alts = append(alts, alternative{ix.vocab[i], prefixWeight})
+	}
+	for cut := 1; cut <= maxTruncate && len(tok)-cut >= minPrefix; cut++ {
+		if _, ok := ix.postings[tok[:len(tok)-cut]]; ok {
+			alts = append(alts, alternative{tok[:len(tok)-cut], prefixWeight})
+			break
 		}
 	}
-	var out [][]alternative
-	seen := make(map[string]bool)
-	for i := 0; i < len(words); i++ {
-		tok := words[i]
-		if i+1 < len(words) {
-			if joined := Stem(tok + words[i+1]); ix.postings[joined] != nil {
-				tok = tok + words[i+1]
-				i++
-			}
-		}
-		t := Stem(tok)
-		if seen[t] {
-			continue
-		}
-		seen[t] = true
-		alts := []alternative{{t, 1}}
-		for _, s := range synonyms[t] {
-			alts = append(alts, alternative{s, SynonymWeight})
-		}
-		if _, ok := ix.postings[t]; !ok && len(tok) >= minPrefix {
-			i, _ := slices.BinarySearch(ix.vocab, tok)
-			for ; i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], tok); i++ {
-				alts = append(alts, alternative{ix.vocab[i], prefixWeight})
-			}
-			// And the other way: an unknown word whose beginning is an
-			// indexed term ("zonal" for "zone", "regional" for "region").
-			for cut := 1; cut <= maxTruncate && len(tok)-cut >= minPrefix; cut++ {
-				if _, ok := ix.postings[tok[:len(tok)-cut]]; ok {
-					alts = append(alts, alternative{tok[:len(tok)-cut], prefixWeight})
-					break
-				}
-			}
-		}
-		out = append(out, alts)
-	}
-	return out
+	return alts
 }
 
 // Search returns up to limit documents ranked by relevance to query, best
 // first; ties keep the documents' order. A query equal to a document's
 // Key puts that document first whatever its score. Documents that match
 // no query word are not returned.
+//
+// The score is BM25F over the documents' fields, the query's words
+// widened by the vocabulary, times the structure factors: the action and
+// kind the query asks for (ActionBoost, kindFactor), the thing it names
+// (TargetBoost), and how much of the query the document's group knows
+// (coherenceFloor).
 func (ix *Index) Search(query string, limit int) []Hit {
+	return ix.SearchWithin(query, limit, nil)
+}
+
+// SearchWithin is Search over the documents for which keep returns true
+// (nil keeps all).
+func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) []Hit {
 	if limit <= 0 || ix.n == 0 {
 		return nil
 	}
+	p := vocabulary.read(query, ix)
 	// Dense per-document arrays: a query touches a good share of the
 	// documents of a large catalog, and maps would cost more.
 	scores := make([]float64, ix.n)
 	best := make([]float64, ix.n)
+	// cover[g] is the weight of the query's groups that group g knows;
+	// seen[g] marks g for the query group being scored.
+	cover := make([]float64, ix.nGroups)
+	seen := make([]int, ix.nGroups)
+	for g := range seen {
+		seen[g] = -1
+	}
+	total := 0.0
 	var touched, matched []int32
-	groups := ix.groups(query)
-	verbs := make(map[string]bool)
-	for _, alts := range groups {
+	for gi, alts := range p.groups {
 		// A word's contribution is its best alternative's, so a verb and
 		// its synonyms in one tool name do not add up. An alternative is
 		// worth no more than the word itself: matching a rare synonym
@@ -234,16 +309,18 @@ func (ix *Index) Search(query string, limit int) []Hit {
 			own = ix.idf(len(ps))
 		}
 		touched = touched[:0]
+		groupIDF := 0.0
 		for _, a := range alts {
-			if a.weight >= SynonymWeight {
-				verbs[a.term] = true
-			}
 			ps := ix.postings[a.term]
 			if len(ps) == 0 {
 				continue
 			}
 			idf := min(ix.idf(len(ps)), own)
+			groupIDF = max(groupIDF, a.weight*idf)
 			for _, p := range ps {
+				if keep != nil && !keep(int(p.doc)) {
+					continue
+				}
 				tf := float64(p.tf)
 				s := a.weight * idf * tf * (k1 + 1) / (tf + k1)
 				if best[p.doc] == 0 {
@@ -252,24 +329,45 @@ func (ix *Index) Search(query string, limit int) []Hit {
 				best[p.doc] = max(best[p.doc], s)
 			}
 		}
+		w := p.weights[gi]
+		if len(touched) > 0 {
+			total += w * groupIDF
+		}
 		for _, d := range touched {
 			if scores[d] == 0 {
 				matched = append(matched, d)
 			}
-			scores[d] += best[d]
+			scores[d] += w * best[d]
 			best[d] = 0
+			if g := ix.groups[d]; seen[g] != gi {
+				seen[g] = gi
+				cover[g] += w * groupIDF
+			}
 		}
 	}
 	exact := -1
-	if i, ok := ix.keys[normKey(query)]; ok {
+	if i, ok := ix.keys[normKey(query)]; ok && (keep == nil || keep(i)) {
 		exact = i
 	}
 	hits := make([]Hit, 0, len(matched)+1)
 	top := 0.0
 	for _, d := range matched {
 		s := scores[d]
-		if a := ix.actions[d]; a != "" && verbs[a] {
+		if a := ix.actions[d]; a != "" && p.verbs[a] {
 			s *= ActionBoost
+		}
+		if len(p.kinds) > 0 {
+			f := 0.0
+			for k := range p.kinds {
+				f = max(f, kindFactor[k][ix.columns[d]])
+			}
+			s *= f
+		}
+		if t := ix.targets[d]; t != "" && p.terms[t] {
+			s *= TargetBoost
+		}
+		if total > 0 {
+			s *= coherenceFloor + (1-coherenceFloor)*cover[ix.groups[d]]/total
 		}
 		top = max(top, s)
 		if int(d) != exact {

@@ -1,0 +1,244 @@
+package search
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The vocabulary (vocabulary.txt) is data: the words people use for what
+// APIs do and what they act on, read once when the package loads. See the
+// file for its format and for the class of requests each entry serves.
+
+//go:embed vocabulary.txt
+var vocabularyText string
+
+// Kinds a query can ask for: the standard methods (AIP-131 to 135).
+const (
+	KindList   = "list"
+	KindGet    = "get"
+	KindCreate = "create"
+	KindUpdate = "update"
+	KindDelete = "delete"
+)
+
+var kinds = []string{KindList, KindGet, KindCreate, KindUpdate, KindDelete}
+
+// patternWord is one word of a phrase: a stem, a choice of stems
+// ("do|does"), or '*' (up to maxGap of the query's own words).
+type patternWord struct {
+	stems []string
+	gap   bool
+}
+
+const maxGap = 4
+
+// rule is what a phrase means.
+type rule struct {
+	pattern []patternWord
+	kinds   []string // standard kinds it asks for
+	verbs   []string // stems of the verbs it stands for
+	nouns   []string // terms of the nouns it names (a joined pair for two words)
+	line    int
+}
+
+// vocab is the parsed vocabulary.
+type vocab struct {
+	// rules are the multi-word phrases and question forms, longest
+	// first; single words are in the maps below.
+	rules []rule
+	// kindOf maps a word's stem to the kinds it asks for; kindWords lists
+	// each kind's single-word stems, its synonyms.
+	kindOf    map[string][]string
+	kindWords map[string][]string
+	// verbOf maps a word's stem to the verbs it stands for.
+	verbOf map[string][]string
+	// nounOf maps a word's stem to the terms of the API nouns it means.
+	nounOf map[string][]string
+}
+
+var vocabulary = mustParseVocabulary(vocabularyText)
+
+func mustParseVocabulary(text string) *vocab {
+	v, err := parseVocabulary(text)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// parseVocabulary reads the vocabulary's format (see vocabulary.txt).
+func parseVocabulary(text string) (*vocab, error) {
+	v := &vocab{kindOf: map[string][]string{}, kindWords: map[string][]string{}, verbOf: map[string][]string{}, nounOf: map[string][]string{}}
+	for n, line := range strings.Split(text, "\n") {
+		n++
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		head, body, ok := strings.Cut(line, ":")
+		if !ok {
+			return nil, fmt.Errorf("vocabulary.txt:%d: want \"kind|verb|noun|ask NAME: words\", got %q", n, line)
+		}
+		what, name, _ := strings.Cut(strings.TrimSpace(head), " ")
+		name = strings.TrimSpace(name)
+		if name == "" || strings.TrimSpace(body) == "" {
+			return nil, fmt.Errorf("vocabulary.txt:%d: a name and words are needed: %q", n, line)
+		}
+		switch what {
+		case "kind", "verb", "noun":
+			if what == "kind" && !slices.Contains(kinds, name) {
+				return nil, fmt.Errorf("vocabulary.txt:%d: kind %q is none of %v", n, name, kinds)
+			}
+			for _, w := range strings.Split(body, ",") {
+				words := Terms(w)
+				if len(words) == 0 {
+					return nil, fmt.Errorf("vocabulary.txt:%d: an empty entry in %q", n, line)
+				}
+				r := rule{line: n}
+				switch what {
+				case "kind":
+					r.kinds = []string{name}
+					r.verbs = kindStems(name, words)
+				case "verb":
+					r.verbs = []string{Stem(name)}
+				case "noun":
+					r.nouns = []string{nounTerm(Terms(name))}
+				}
+				if len(words) == 1 {
+					v.addWord(words[0], r)
+					continue
+				}
+				for _, w := range words {
+					r.pattern = append(r.pattern, patternWord{stems: []string{w}})
+				}
+				v.rules = append(v.rules, r)
+			}
+		case "ask":
+			k, nouns, _ := strings.Cut(name, "+")
+			k = strings.TrimSpace(k)
+			if !slices.Contains(kinds, k) {
+				return nil, fmt.Errorf("vocabulary.txt:%d: kind %q is none of %v", n, k, kinds)
+			}
+			r := rule{kinds: []string{k}, line: n}
+			for _, noun := range strings.Split(nouns, ",") {
+				switch t := Terms(noun); {
+				case len(t) == 0:
+				case strings.TrimSpace(noun) == "count":
+					r.verbs = append(r.verbs, "count")
+				default:
+					r.nouns = append(r.nouns, nounTerm(t))
+				}
+			}
+			for _, p := range strings.Split(body, "|") {
+				pr := r
+				pr.pattern = nil
+				for _, w := range strings.Fields(p) {
+					if w == "*" {
+						pr.pattern = append(pr.pattern, patternWord{gap: true})
+						continue
+					}
+					var pw patternWord
+					// A query's "what's" is read as "what" (splitQuery):
+					// so is a pattern's.
+					w = strings.TrimSuffix(w, "'s")
+					for _, alt := range strings.Split(w, "/") {
+						if t := Terms(alt); len(t) == 1 {
+							pw.stems = append(pw.stems, t[0])
+						} else {
+							return nil, fmt.Errorf("vocabulary.txt:%d: %q is not one word", n, alt)
+						}
+					}
+					pr.pattern = append(pr.pattern, pw)
+				}
+				if len(pr.pattern) == 0 || pr.pattern[0].gap || pr.pattern[len(pr.pattern)-1].gap {
+					return nil, fmt.Errorf("vocabulary.txt:%d: %q: a phrase starts and ends with a word", n, p)
+				}
+				v.rules = append(v.rules, pr)
+			}
+		default:
+			return nil, fmt.Errorf("vocabulary.txt:%d: %q is none of kind, verb, noun, ask", n, what)
+		}
+	}
+	// Longest phrases first, so "get rid of" wins over "get".
+	slices.SortStableFunc(v.rules, func(a, b rule) int { return len(b.pattern) - len(a.pattern) })
+	return v, nil
+}
+
+// kindStems are the verb stems a kind's entry stands for: its own
+// single words (a phrase stands for the kind's name).
+func kindStems(kind string, words []string) []string {
+	if len(words) == 1 {
+		return []string{words[0]}
+	}
+	return []string{Stem(kind)}
+}
+
+// nounTerm is the index term of an API noun: the word itself, or for a
+// phrase the pair of its last two words joined (iam policy: "iam_polic"),
+// which the index holds for adjacent words of names.
+func nounTerm(words []string) string {
+	if len(words) == 1 {
+		return words[0]
+	}
+	return words[len(words)-2] + pairSep + words[len(words)-1]
+}
+
+// pairSep joins the two stems of a pair term.
+const pairSep = "_"
+
+func (v *vocab) addWord(stem string, r rule) {
+	for _, k := range r.kinds {
+		v.kindOf[stem] = appendNew(v.kindOf[stem], k)
+		v.kindWords[k] = appendNew(v.kindWords[k], stem)
+	}
+	for _, verb := range r.verbs {
+		v.verbOf[stem] = appendNew(v.verbOf[stem], verb)
+	}
+	for _, noun := range r.nouns {
+		if noun != stem {
+			v.nounOf[stem] = appendNew(v.nounOf[stem], noun)
+		}
+	}
+}
+
+func appendNew(s []string, v string) []string {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
+}
+
+// match reports whether r's pattern matches words from position i, and
+// which positions its own words took (a gap's words stay the query's).
+func (r *rule) match(words []string, i int) (used []int, ok bool) {
+	var try func(p, at int) bool
+	try = func(p, at int) bool {
+		if p == len(r.pattern) {
+			return true
+		}
+		pw := r.pattern[p]
+		if pw.gap {
+			for skip := 0; skip <= maxGap && at+skip <= len(words); skip++ {
+				if try(p+1, at+skip) {
+					return true
+				}
+			}
+			return false
+		}
+		if at >= len(words) || !slices.Contains(pw.stems, words[at]) {
+			return false
+		}
+		used = append(used, at)
+		if try(p+1, at+1) {
+			return true
+		}
+		used = used[:len(used)-1]
+		return false
+	}
+	if try(0, i) {
+		return used, true
+	}
+	return nil, false
+}

@@ -57,10 +57,18 @@ type Document struct {
 // Factors of the ranking beyond BM25F. Each multiplies a document's
 // score when its condition holds.
 const (
-	// ActionBoost: the document's Action is a verb the query asks for.
-	ActionBoost = 1.5
-	// TargetBoost: the query names the document's Target (its head noun).
-	TargetBoost = 1.5
+	// ActionBoost: the document's Action is a verb the query uses;
+	// SynonymActionBoost: one it asks for in other words, or a word of
+	// the query that is not a verb there ("commit a new revision").
+	ActionBoost        = 1.5
+	SynonymActionBoost = 1.3
+	// TargetBoost: the thing the query is about (the first noun after
+	// its verb) is the document's Target; OtherTargetBoost: the query
+	// names the Target elsewhere; FullTargetBoost: it names every word
+	// of a Target of several ("network endpoint", not just "endpoint").
+	TargetBoost      = 1.4
+	OtherTargetBoost = 1.15
+	FullTargetBoost  = 1.15
 )
 
 // kindFactor is how well a document's kind fits the kind a query asks
@@ -127,9 +135,16 @@ type Index struct {
 	// kindFactor, its Target's head term, and its group's number.
 	actions []string
 	columns []uint8
-	targets []string
+	targets []target
 	groups  []int32
 	nGroups int
+}
+
+// target is a document's Target as terms: its head, the pair of its last
+// two words, and all of them.
+type target struct {
+	head, pair string
+	words      []string
 }
 
 type posting struct {
@@ -142,7 +157,7 @@ type posting struct {
 // New indexes docs. The index keeps no reference to them.
 func New(docs []Document) *Index {
 	ix := &Index{n: len(docs), postings: make(map[string][]posting), keys: make(map[string]int, len(docs)),
-		actions: make([]string, len(docs)), columns: make([]uint8, len(docs)), targets: make([]string, len(docs)), groups: make([]int32, len(docs))}
+		actions: make([]string, len(docs)), columns: make([]uint8, len(docs)), targets: make([]target, len(docs)), groups: make([]int32, len(docs))}
 	nf := 0
 	for _, d := range docs {
 		nf = max(nf, len(d.Fields))
@@ -168,7 +183,10 @@ func New(docs []Document) *Index {
 			ix.actions[i] = a[0]
 		}
 		if t := Terms(d.Target); len(t) > 0 {
-			ix.targets[i] = t[len(t)-1]
+			ix.targets[i] = target{head: t[len(t)-1], words: t}
+			if len(t) > 1 {
+				ix.targets[i].pair = t[len(t)-2] + pairSep + t[len(t)-1]
+			}
 		}
 		ix.columns[i] = uint8(kindColumn(d.Kind, d.ReadOnly))
 		g, ok := groupIDs[d.Group]
@@ -353,8 +371,12 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 	top := 0.0
 	for _, d := range matched {
 		s := scores[d]
-		if a := ix.actions[d]; a != "" && p.verbs[a] {
+		switch a := ix.actions[d]; {
+		case a == "":
+		case p.verbs[a] && p.said[a]:
 			s *= ActionBoost
+		case p.verbs[a] || p.named[a]:
+			s *= SynonymActionBoost
 		}
 		if len(p.kinds) > 0 {
 			f := 0.0
@@ -363,9 +385,7 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 			}
 			s *= f
 		}
-		if t := ix.targets[d]; t != "" && p.terms[t] {
-			s *= TargetBoost
-		}
+		s *= p.targetFactor(&ix.targets[d])
 		if total > 0 {
 			s *= coherenceFloor + (1-coherenceFloor)*cover[ix.groups[d]]/total
 		}
@@ -384,4 +404,33 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 		hits = slices.Insert(hits, 0, Hit{Doc: exact, Score: top + 1})
 	}
 	return hits[:min(limit, len(hits))]
+}
+
+// targetFactor is how well the query names a document's target.
+func (p *plan) targetFactor(t *target) float64 {
+	if t.head == "" {
+		return 1
+	}
+	f := 1.0
+	switch {
+	case p.primary[t.head] || p.primary[t.pair]:
+		f = TargetBoost
+	case p.terms[t.head] || p.terms[t.pair]:
+		f = OtherTargetBoost
+	default:
+		return 1
+	}
+	if len(t.words) > 1 {
+		all := p.terms[t.pair]
+		if !all {
+			all = true
+			for _, w := range t.words {
+				all = all && p.terms[w]
+			}
+		}
+		if all {
+			f *= FullTargetBoost
+		}
+	}
+	return f
 }

@@ -26,67 +26,138 @@ type queryWord struct {
 	weight float64
 }
 
-// nameWeight is the weight of a word inside a hyphenated or dotted name.
-const nameWeight = 0.3
+// Weights of words that say less about what the request is for.
+const (
+	// nameWeight is a word inside a name: hyphenated, dotted, CamelCase
+	// (checkout-svc, OnboardCustomer).
+	nameWeight = 0.3
+	// asideWeight is a word of a clause that explains rather than asks:
+	// "... so nobody can delete it", "..., it's not responding", "before
+	// I patch it".
+	asideWeight = 0.25
+)
 
-// plan is a query read for ranking.
-type plan struct {
-	// groups are the query's words with their alternatives; weights
-	// scale each group.
-	groups  [][]alternative
-	weights []float64
-	// kinds are the standard methods the query asks for.
-	kinds map[string]bool
-	// verbs are the stems of the actions it asks for, synonyms included.
-	verbs map[string]bool
-	// terms are every term an alternative may match, for the target
-	// check.
-	terms map[string]bool
-}
+// subordinators start a clause that explains the request rather than
+// making it; relatives start one that qualifies a noun already named;
+// commentary starts, after a comma, a remark about the request.
+var (
+	subordinators = map[string]bool{"so": true, "because": true, "since": true, "before": true, "while": true,
+		"until": true, "although": true, "though": true, "unless": true, "whereas": true, "once": true, "cause": true}
+	relatives  = map[string]bool{"that": true, "who": true, "whose": true, "which": true, "where": true}
+	commentary = map[string]bool{"it": true, "it's": true, "its": true, "nobody": true, "we": true, "we're": true,
+		"we've": true, "they": true, "he": true, "she": true, "i": true, "i'm": true, "i've": true, "that's": true,
+		"thanks": true, "thank": true, "which": true, "otherwise": true, "nothing": true, "no": true}
+)
 
-// queryWords splits a query into words, setting values aside (step 1).
+// queryWords splits a query into words, setting values aside and
+// weighing down asides (step 1).
 func queryWords(query string) []queryWord {
 	var out []queryWord
-	fields := splitQuery(query)
 	skipNext := false
-	for _, f := range fields {
+	content := 0         // content words so far in the sentence
+	aside := false       // in an aside until the sentence ends
+	untilComma := false  // in a sentence-initial aside until a comma
+	afterComma := false  // the previous field was a comma
+	for _, f := range splitQuery(query) {
+		switch f.sep {
+		case '.':
+			content, aside, untilComma, afterComma = 0, false, false, false
+			continue
+		case ',':
+			untilComma, afterComma = false, true
+			continue
+		}
+		wasComma := afterComma
+		afterComma = false
 		if skipNext {
 			skipNext = false
 			continue
 		}
-		w := f.text
-		if f.quoted || isValue(w) {
+		if f.quoted {
 			continue
 		}
+		w := f.text
 		lw := strings.ToLower(w)
-		if lw == "called" || lw == "named" {
+		switch {
+		case lw == "called" || lw == "named":
 			skipNext = true
 			continue
+		case subordinators[lw] && content > 0:
+			aside = true
+		case subordinators[lw]:
+			untilComma = true
+		case relatives[lw] && content > 0:
+			aside = true
+		case wasComma && commentary[lw] && content > 0:
+			aside = true
 		}
 		weight := 1.0
-		if strings.ContainsAny(w, "-_.") {
+		var parts []string
+		switch {
+		case isValue(w):
+			// A name with a number (api-prod-2, operation-1699-abc) may
+			// still say what it names: keep its plain words, as a name.
+			for _, p := range strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+				if len(p) >= 3 && !isValue(p) && strings.IndexFunc(p, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+					parts = append(parts, p)
+				}
+			}
 			weight = nameWeight
+		case strings.ContainsAny(w, "-_.") || innerCapital(w):
+			parts, weight = []string{w}, nameWeight
+		default:
+			parts = []string{w}
 		}
-		for _, t := range Tokens(w) {
-			out = append(out, queryWord{stem: Stem(t), raw: t, weight: weight})
+		if aside || untilComma {
+			weight = min(weight, asideWeight)
+		}
+		for _, p := range parts {
+			for _, t := range Tokens(p) {
+				out = append(out, queryWord{stem: Stem(t), raw: t, weight: weight})
+				if !stopwords[t] {
+					content++
+				}
+			}
 		}
 	}
 	return out
 }
 
+// innerCapital reports whether w has a capital after a lower-case letter
+// (OnboardCustomer, databaseReader): a name written in a sentence.
+func innerCapital(w string) bool {
+	var prev rune
+	for _, r := range w {
+		if unicode.IsUpper(r) && unicode.IsLower(prev) {
+			return true
+		}
+		prev = r
+	}
+	return false
+}
+
 type queryField struct {
 	text   string
 	quoted bool
+	// sep is ',' or '.' (any sentence end) for a separator, 0 for text.
+	sep byte
 }
 
 // splitQuery splits at spaces, keeping quoted text and JSON as single
-// quoted fields, and trimming punctuation around words.
+// quoted fields, marking commas and sentence ends, and trimming
+// punctuation around words.
 func splitQuery(q string) []queryField {
 	var out []queryField
 	for i := 0; i < len(q); {
 		c := q[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == ',' || c == ';' || c == '!' || c == '?' || c == '(' || c == ')':
+		case c == ',' || c == ';':
+			out = append(out, queryField{sep: ','})
+			i++
+		case c == '!' || c == '?':
+			out = append(out, queryField{sep: '.'})
+			i++
+		case c == ' ' || c == '\t' || c == '\n' || c == '(' || c == ')':
 			i++
 		case c == '"' || c == '`':
 			end := strings.IndexByte(q[i+1:], c)
@@ -96,15 +167,15 @@ func splitQuery(q string) []queryField {
 			out = append(out, queryField{text: q[i+1 : i+1+end], quoted: true})
 			i += end + 2
 		case c == '{' || c == '[':
-			close := byte('}')
+			closing := byte('}')
 			if c == '[' {
-				close = ']'
+				closing = ']'
 			}
 			depth, j := 0, i
 			for ; j < len(q); j++ {
 				if q[j] == c {
 					depth++
-				} else if q[j] == close {
+				} else if q[j] == closing {
 					depth--
 					if depth == 0 {
 						break
@@ -118,13 +189,18 @@ func splitQuery(q string) []queryField {
 			for j < len(q) && !strings.ContainsRune(" \t\n,;!?()\"`{[", rune(q[j])) {
 				j++
 			}
-			w := strings.TrimRight(q[i:j], ".:'")
+			w := q[i:j]
+			end := strings.HasSuffix(w, ".")
+			w = strings.TrimRight(w, ".:'")
 			w = strings.TrimLeft(w, "'")
 			if strings.HasSuffix(w, "'s") {
 				w = w[:len(w)-2]
 			}
 			if w != "" {
 				out = append(out, queryField{text: w})
+			}
+			if end {
+				out = append(out, queryField{sep: '.'})
 			}
 			i = j
 		}
@@ -147,6 +223,28 @@ func isValue(w string) bool {
 	return false
 }
 
+// plan is a query read for ranking.
+type plan struct {
+	// groups are the query's words with their alternatives; weights
+	// scale each group.
+	groups  [][]alternative
+	weights []float64
+	// kinds are the standard methods the query asks for.
+	kinds map[string]bool
+	// verbs are the stems of the actions it may ask for: its verbs and
+	// their synonyms (asked), and any other word of it (named), since
+	// an API's own verb may be a word people use as a noun ("commit",
+	// "suggestions").
+	verbs map[string]bool
+	named map[string]bool
+	// said are the stems the query itself used.
+	said map[string]bool
+	// terms are every term an alternative may match, and primary the
+	// terms of the thing the request is about: the first noun after its
+	// verb (or an IAM policy a question form names).
+	terms, primary map[string]bool
+}
+
 // read turns a query into a plan (steps 2 and 3).
 func (v *vocab) read(query string, ix *Index) plan {
 	words := queryWords(query)
@@ -154,8 +252,16 @@ func (v *vocab) read(query string, ix *Index) plan {
 	for i, w := range words {
 		stems[i] = w.stem
 	}
-	p := plan{kinds: map[string]bool{}, verbs: map[string]bool{}, terms: map[string]bool{}}
+	p := plan{kinds: map[string]bool{}, verbs: map[string]bool{}, named: map[string]bool{}, said: map[string]bool{}, terms: map[string]bool{}, primary: map[string]bool{}}
+	for _, s := range stems {
+		p.said[s] = true
+	}
 	used := make([]bool, len(words))
+	// verbAt marks the positions of words that ask for an action, so the
+	// first noun after them is the request's object.
+	verbAt := make([]bool, len(words))
+	asked := map[string]bool{} // kinds asked by question forms
+	var named []string         // nouns a question form names
 	for i := range words {
 		for ri := range v.rules {
 			r := &v.rules[ri]
@@ -165,16 +271,35 @@ func (v *vocab) read(query string, ix *Index) plan {
 			}
 			for _, j := range pos {
 				used[j] = true
+				verbAt[j] = len(r.verbs) > 0 || len(r.kinds) > 0
 			}
-			p.addRule(r)
+			if r.ask {
+				for _, k := range r.kinds {
+					asked[k] = true
+				}
+				named = append(named, r.nouns...)
+			}
+			p.addRule(r, words[pos[0]].weight)
 		}
 	}
 	// The words left: each is a group of the terms it may match.
+	primary := -1
+	seenVerb := false
+	content := false
 	for i := 0; i < len(words); i++ {
+		if verbAt[i] {
+			seenVerb = true
+		}
+		if !used[i] && showWords[words[i].raw] && (!questionWords[words[i].raw] || !content) {
+			p.kinds[showKind(words, i)] = true
+			seenVerb = true
+		}
 		if used[i] || stopwords[words[i].raw] || stopwords[words[i].stem] {
 			continue
 		}
+		content = true
 		w := words[i]
+		at := i
 		// Two adjacent words the index holds as one term ("back up",
 		// "end point") are taken as that term.
 		if i+1 < len(words) && !used[i+1] {
@@ -183,7 +308,13 @@ func (v *vocab) read(query string, ix *Index) plan {
 				i++
 			}
 		}
-		p.addWord(v, w, ix, words, i)
+		isVerb := p.addWord(v, w, ix, words, at)
+		switch {
+		case isVerb:
+			seenVerb = true
+		case primary < 0 && w.weight >= 1 && (seenVerb || !anyVerb(v, words, used, verbAt)):
+			primary = len(p.groups) - 1
+		}
 	}
 	// A pair of adjacent content words the index holds as a pair
 	// ("machine type", "backup schedule") is a group of its own: it
@@ -195,9 +326,49 @@ func (v *vocab) read(query string, ix *Index) plan {
 		pair := words[i].stem + pairSep + words[i+1].stem
 		if ix.postings[pair] != nil {
 			p.add([]alternative{{pair, 1}}, pairWeight)
+			if primary >= 0 && p.groupHas(primary, words[i].stem, words[i+1].stem) {
+				p.primary[pair] = true
+			}
 		}
 	}
+	// What a question form names is what it is about (who has access
+	// to X: X's IAM policy); else the first noun after the verb.
+	switch {
+	case len(named) > 0:
+		for _, n := range named {
+			p.primary[n] = true
+		}
+	case primary >= 0:
+		for _, a := range p.groups[primary] {
+			p.primary[a.term] = true
+		}
+	}
+	// A question form says what is asked better than the verbs inside
+	// it ("what's the retention set to" reads, whatever "set" says).
+	if len(asked) > 0 {
+		p.kinds = asked
+	}
 	return p
+}
+
+// anyVerb reports whether the query has a word that asks for an action.
+func anyVerb(v *vocab, words []queryWord, used, verbAt []bool) bool {
+	for i, w := range words {
+		if verbAt[i] || !used[i] && (len(v.kindOf[w.stem]) > 0 || len(v.verbOf[w.stem]) > 0 || showWords[w.stem]) {
+			return true
+		}
+	}
+	return false
+}
+
+// groupHas reports whether group g matches a or b.
+func (p *plan) groupHas(g int, a, b string) bool {
+	for _, alt := range p.groups[g] {
+		if alt.term == a || alt.term == b {
+			return true
+		}
+	}
+	return false
 }
 
 // pairWeight scales the group of a pair of query words found as a pair.
@@ -220,52 +391,51 @@ func (p *plan) add(alts []alternative, weight float64) {
 	}
 }
 
-// addRule records what a phrase of the vocabulary means.
-func (p *plan) addRule(r *rule) {
+// addRule records what a phrase of the vocabulary means; weight is its
+// first word's.
+func (p *plan) addRule(r *rule, weight float64) {
 	for _, k := range r.kinds {
 		p.kinds[k] = true
 	}
-	if len(r.verbs) > 0 {
-		var alts []alternative
-		for _, verb := range r.verbs {
-			p.verbs[verb] = true
-			alts = append(alts, alternative{verb, 1})
-			for _, k := range r.kinds {
-				for _, s := range vocabulary.kindWords[k] {
-					if s != verb {
-						alts = append(alts, alternative{s, SynonymWeight})
-						p.verbs[s] = true
-					}
-				}
-			}
+	var alts []alternative
+	for _, verb := range r.verbs {
+		p.verbs[verb] = true
+		alts = append(alts, alternative{verb, 1})
+	}
+	// A phrase of a kind ("get rid of", "which ... do I have") matches
+	// the kind's own words ("which topics do I have" finds ListTopics).
+	for _, k := range r.kinds {
+		for _, s := range vocabulary.kindWords[k] {
+			p.verbs[s] = true
+			alts = append(alts, alternative{s, SynonymWeight})
 		}
-		p.add(alts, 1)
-	} else if len(r.kinds) > 0 {
-		// A question form asks for its kind in other words: the kind's
-		// own words match ("which topics do I have" finds ListTopics).
-		var alts []alternative
-		for _, k := range r.kinds {
-			for _, s := range vocabulary.kindWords[k] {
-				p.verbs[s] = true
-				alts = append(alts, alternative{s, SynonymWeight})
-			}
-		}
-		p.add(dedupe(alts), 1)
+	}
+	if len(alts) > 0 {
+		p.add(dedupe(alts), weight)
 	}
 	for _, n := range r.nouns {
-		p.add([]alternative{{n, 1}}, 1)
+		p.add([]alternative{{n, 1}}, weight)
 	}
 }
 
 // showWords ask for a list when the thing after them is plural (show me
-// the health checks) and for one thing otherwise (show me the config).
-var showWords = map[string]bool{"show": true, "see": true, "display": true, "check": true, "view": true, "find": true, "look": true}
+// the health checks, which instances are in the group, any tunnels down)
+// and for one thing otherwise (show me the config).
+var showWords = map[string]bool{"show": true, "see": true, "display": true, "check": true, "view": true,
+	"find": true, "look": true, "which": true, "what": true, "any": true}
 
-// addWord adds one word of the query and what it may mean.
-func (p *plan) addWord(v *vocab, w queryWord, ix *Index, words []queryWord, i int) {
+// questionWords are show words only at the start of a question ("which
+// disks...", not "the disk which...").
+var questionWords = map[string]bool{"which": true, "what": true, "any": true}
+
+// addWord adds one word of the query and what it may mean, and reports
+// whether it asks for an action.
+func (p *plan) addWord(v *vocab, w queryWord, ix *Index, words []queryWord, i int) bool {
 	alts := []alternative{{w.stem, 1}}
+	isVerb := false
 	for _, k := range v.kindOf[w.stem] {
 		p.kinds[k] = true
+		isVerb = true
 		for _, s := range v.kindWords[k] {
 			p.verbs[s] = true
 			if s != w.stem {
@@ -275,41 +445,50 @@ func (p *plan) addWord(v *vocab, w queryWord, ix *Index, words []queryWord, i in
 	}
 	for _, verb := range v.verbOf[w.stem] {
 		p.verbs[verb] = true
+		isVerb = true
 		if verb != w.stem {
 			alts = append(alts, alternative{verb, SynonymWeight})
 		}
 	}
-	if len(v.kindOf[w.stem]) > 0 || len(v.verbOf[w.stem]) > 0 {
+	if isVerb {
 		p.verbs[w.stem] = true
+	} else {
+		p.named[w.stem] = true
 	}
 	for _, n := range v.nounOf[w.stem] {
 		alts = append(alts, alternative{n, SynonymWeight})
 	}
-	if showWords[w.stem] {
-		p.verbs[w.stem] = true
-		if pluralAfter(words, i) {
-			p.kinds[KindList] = true
-		} else {
-			p.kinds[KindGet] = true
-		}
-	}
-	if _, ok := ix.postings[w.stem]; !ok && len(w.raw) >= minPrefix {
+	if _, ok := ix.postings[w.stem]; !ok && len(w.raw) >= minPrefix && w.weight >= 1 {
 		alts = append(alts, ix.prefixes(w.raw)...)
 	}
 	p.add(dedupe(alts), w.weight)
+	return isVerb
 }
 
-// pluralAfter reports whether the first content word within three after
-// position i is a plural noun.
+// showKind is the kind a show word asks for: a list when the noun after
+// it is plural.
+func showKind(words []queryWord, i int) string {
+	if pluralAfter(words, i) {
+		return KindList
+	}
+	return KindGet
+}
+
+// pluralAfter reports whether the noun phrase within four words after
+// position i ends in a plural.
 func pluralAfter(words []queryWord, i int) bool {
-	for j := i + 1; j < len(words) && j <= i+4; j++ {
+	last := ""
+	for j := i + 1; j < len(words) && j <= i+5; j++ {
 		r := words[j].raw
 		if stopwords[r] || r == "me" || r == "us" {
+			if last != "" {
+				break
+			}
 			continue
 		}
-		return len(r) > 3 && strings.HasSuffix(r, "s") && !strings.HasSuffix(r, "ss") && !strings.HasSuffix(r, "us") && !strings.HasSuffix(r, "is")
+		last = r
 	}
-	return false
+	return len(last) >= 3 && strings.HasSuffix(last, "s") && !strings.HasSuffix(last, "ss") && !strings.HasSuffix(last, "us") && !strings.HasSuffix(last, "is")
 }
 
 func dedupe(alts []alternative) []alternative {

@@ -68,10 +68,15 @@ func Terms(s string) []string {
 // and -ion forms: "instances" and "instance" give "instanc"; "deleting",
 // "deleted", "deletes", "deletion" and "delete" give "delet"; "policies"
 // and "policy" give "polic"; "predictions" and "predict" give "predict".
-// It is deliberately light (plural -s, -es, -ies; then -ing, -ed or -ion;
+// Three letters ending in s after a consonant are a two-letter
+// abbreviation's plural (vms, ips, dbs). It is deliberately light (plural -s, -es, -ies; then -ing, -ed or -ion;
 // then a final -e or -y), because identifiers are short and a heavier
 // stemmer merges unrelated names. Short words are left alone.
 func Stem(w string) string {
+	if len(w) == 3 && w[2] == 's' && isASCIIWord(w) && !strings.ContainsRune("aeiouys", rune(w[1])) {
+		// The plural of a two-letter abbreviation: vms, ips, dbs.
+		return w[:2]
+	}
 	if len(w) <= 3 || !isASCIIWord(w) {
 		return w
 	}

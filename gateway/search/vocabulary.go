@@ -40,7 +40,9 @@ type rule struct {
 	kinds   []string // standard kinds it asks for
 	verbs   []string // stems of the verbs it stands for
 	nouns   []string // terms of the nouns it names (a joined pair for two words)
-	line    int
+	// ask: a question form, whose kind wins over the words inside it.
+	ask  bool
+	line int
 }
 
 // vocab is the parsed vocabulary.
@@ -91,7 +93,22 @@ func parseVocabulary(text string) (*vocab, error) {
 			if what == "kind" && !slices.Contains(kinds, name) {
 				return nil, fmt.Errorf("vocabulary.txt:%d: kind %q is none of %v", n, name, kinds)
 			}
-			for _, w := range strings.Split(body, ",") {
+			entries := strings.Split(body, ",")
+			// A verb's words are all synonyms of each other (and of the
+			// verb's name): each stands for every one of them that an
+			// index can hold as a term.
+			var members []string
+			if what == "verb" {
+				members = []string{Stem(name)}
+				for _, w := range entries {
+					if t := Terms(w); len(t) == 1 {
+						members = appendNew(members, t[0])
+					} else if len(t) == 2 && !particles[t[1]] {
+						members = appendNew(members, t[0]+pairSep+t[1])
+					}
+				}
+			}
+			for _, w := range entries {
 				words := Terms(w)
 				if len(words) == 0 {
 					return nil, fmt.Errorf("vocabulary.txt:%d: an empty entry in %q", n, line)
@@ -102,7 +119,7 @@ func parseVocabulary(text string) (*vocab, error) {
 					r.kinds = []string{name}
 					r.verbs = kindStems(name, words)
 				case "verb":
-					r.verbs = []string{Stem(name)}
+					r.verbs = members
 				case "noun":
 					r.nouns = []string{nounTerm(Terms(name))}
 				}
@@ -110,7 +127,12 @@ func parseVocabulary(text string) (*vocab, error) {
 					v.addWord(words[0], r)
 					continue
 				}
-				for _, w := range words {
+				for i, w := range words {
+					// A phrasal verb's particle may come after its object:
+					// "roll it back", "spin the server up".
+					if i == len(words)-1 && what != "noun" && particles[w] {
+						r.pattern = append(r.pattern, patternWord{gap: true})
+					}
 					r.pattern = append(r.pattern, patternWord{stems: []string{w}})
 				}
 				v.rules = append(v.rules, r)
@@ -121,7 +143,7 @@ func parseVocabulary(text string) (*vocab, error) {
 			if !slices.Contains(kinds, k) {
 				return nil, fmt.Errorf("vocabulary.txt:%d: kind %q is none of %v", n, k, kinds)
 			}
-			r := rule{kinds: []string{k}, line: n}
+			r := rule{kinds: []string{k}, ask: true, line: n}
 			for _, noun := range strings.Split(nouns, ",") {
 				switch t := Terms(noun); {
 				case len(t) == 0:
@@ -184,6 +206,10 @@ func nounTerm(words []string) string {
 	}
 	return words[len(words)-2] + pairSep + words[len(words)-1]
 }
+
+// particles end phrasal verbs (spin up, roll back, shut down), which
+// people split around the object.
+var particles = map[string]bool{"up": true, "down": true, "back": true, "off": true, "on": true, "over": true, "out": true, "in": true, "away": true}
 
 // pairSep joins the two stems of a pair term.
 const pairSep = "_"

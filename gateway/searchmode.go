@@ -59,7 +59,11 @@ type searchFacts struct {
 	pkg      string // the proto package
 	input    string // the request message's simple name
 	fields   string // the request's top-level field names, space-separated
-	httpPath string // the google.api.http rule's path, "" without one
+	// inner are the field names of the request's message fields (pause
+	// and trigger_immediately of PatchSchedule's patch), outputs the
+	// response's top-level field names (what a Get returns).
+	inner, outputs string
+	httpPath       string // the google.api.http rule's path, "" without one
 	// shape is what the method's structure says: its standard kind, verb
 	// and what it acts on (describe.Analyze).
 	shape *describe.Method
@@ -75,13 +79,26 @@ func newSearchFacts(m protoreflect.MethodDescriptor, a *describe.Method) searchF
 		httpPath: a.HTTPPath,
 		shape:    a,
 	}
+	f.fields = fieldNames(m.Input(), nil)
+	var inner []string
 	fs := m.Input().Fields()
-	names := make([]string, fs.Len())
 	for i := range fs.Len() {
-		names[i] = string(fs.Get(i).Name())
+		if md := fs.Get(i).Message(); md != nil && !fs.Get(i).IsMap() && !strings.HasPrefix(string(md.FullName()), "google.protobuf.") {
+			inner = append(inner, fieldNames(md, nil))
+		}
 	}
-	f.fields = strings.Join(names, " ")
+	f.inner = strings.Join(inner, " ")
+	f.outputs = fieldNames(m.Output(), nil)
 	return f
+}
+
+// fieldNames joins the names of md's fields.
+func fieldNames(md protoreflect.MessageDescriptor, names []string) string {
+	fs := md.Fields()
+	for i := range fs.Len() {
+		names = append(names, string(fs.Get(i).Name()))
+	}
+	return strings.Join(names, " ")
 }
 
 // Field weights of a tool's search document. The method's name says most
@@ -101,6 +118,8 @@ var searchFields = [...]struct {
 	{1.5, false, func(t *tool) string { return t.search.httpPath }},
 	{1, false, func(t *tool) string { return t.def.Description }},
 	{0.5, false, func(t *tool) string { return t.search.fields }},
+	{0.3, false, func(t *tool) string { return t.search.inner }},
+	{0.2, false, func(t *tool) string { return t.search.outputs }},
 	{0.3, false, func(t *tool) string { return t.search.pkg }},
 }
 

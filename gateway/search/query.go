@@ -343,12 +343,47 @@ func (v *vocab) read(query string, ix *Index) plan {
 			p.primary[a.term] = true
 		}
 	}
+	// Doing something to all or every one of a kind ("terminate every
+	// LegacySync workflow", "cancel all workflows where ...") is a batch
+	// operation where an API has one.
+	if quantified(words, used) && (p.kinds[KindUpdate] || p.kinds[KindDelete] || p.kinds[KindCreate] || p.writes(v)) {
+		p.add([]alternative{{"batch", 1}, {"bulk", 1}}, batchWeight)
+	}
 	// A question form says what is asked better than the verbs inside
 	// it ("what's the retention set to" reads, whatever "set" says).
 	if len(asked) > 0 {
 		p.kinds = asked
 	}
 	return p
+}
+
+// batchWeight scales the batch group a quantified write adds.
+const batchWeight = 0.7
+
+// quantified reports whether the query speaks of all or every one of a
+// plural ("all workflows", "every LegacySync workflow that's running").
+func quantified(words []queryWord, used []bool) bool {
+	for i, w := range words {
+		if used[i] || w.raw != "all" && w.raw != "every" && w.raw != "each" {
+			continue
+		}
+		for j := i + 1; j < len(words) && j <= i+4; j++ {
+			if r := words[j].raw; words[j].weight >= 1 && (strings.HasSuffix(r, "s") || w.raw != "all") && !stopwords[r] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writes reports whether the query asks for a verb that changes things.
+func (p *plan) writes(v *vocab) bool {
+	for verb := range p.verbs {
+		if v.writeVerbs[verb] {
+			return true
+		}
+	}
+	return false
 }
 
 // anyVerb reports whether the query has a word that asks for an action.

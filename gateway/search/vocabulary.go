@@ -58,6 +58,10 @@ type vocab struct {
 	verbOf map[string][]string
 	// nounOf maps a word's stem to the terms of the API nouns it means.
 	nounOf map[string][]string
+	// writeVerbs are the stems of the custom verbs that change things
+	// (every verb line but the ones that read: search, predict, explain,
+	// validate, generate).
+	writeVerbs map[string]bool
 }
 
 var vocabulary = mustParseVocabulary(vocabularyText)
@@ -72,7 +76,7 @@ func mustParseVocabulary(text string) *vocab {
 
 // parseVocabulary reads the vocabulary's format (see vocabulary.txt).
 func parseVocabulary(text string) (*vocab, error) {
-	v := &vocab{kindOf: map[string][]string{}, kindWords: map[string][]string{}, verbOf: map[string][]string{}, nounOf: map[string][]string{}}
+	v := &vocab{kindOf: map[string][]string{}, kindWords: map[string][]string{}, verbOf: map[string][]string{}, nounOf: map[string][]string{}, writeVerbs: map[string]bool{}}
 	for n, line := range strings.Split(text, "\n") {
 		n++
 		line = strings.TrimSpace(line)
@@ -100,6 +104,9 @@ func parseVocabulary(text string) (*vocab, error) {
 			var members []string
 			if what == "verb" {
 				members = []string{Stem(name)}
+				if !readVerbs[name] {
+					v.writeVerbs[Stem(name)] = true
+				}
 				for _, w := range entries {
 					if t := Terms(w); len(t) == 1 {
 						members = appendNew(members, t[0])
@@ -206,6 +213,9 @@ func nounTerm(words []string) string {
 	}
 	return words[len(words)-2] + pairSep + words[len(words)-1]
 }
+
+// readVerbs are the verb lines that change nothing.
+var readVerbs = map[string]bool{"search": true, "predict": true, "explain": true, "validate": true, "generate": true, "export": true}
 
 // particles end phrasal verbs (spin up, roll back, shut down), which
 // people split around the object.

@@ -69,6 +69,10 @@ const (
 	TargetBoost      = 1.4
 	OtherTargetBoost = 1.15
 	FullTargetBoost  = 1.15
+	// TargetMiss: the query is about a thing and the document acts on
+	// something the query does not name (VmExtensionPolicies_List for
+	// "list vms").
+	TargetMiss = 0.8
 )
 
 // kindFactor is how well a document's kind fits the kind a query asks
@@ -394,6 +398,9 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 			hits = append(hits, Hit{Doc: int(d), Score: s})
 		}
 	}
+	if debugQuery != nil {
+		debugQuery(query, p, hits, ix)
+	}
 	slices.SortFunc(hits, func(a, b Hit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
@@ -417,6 +424,8 @@ func (p *plan) targetFactor(t *target) float64 {
 		f = TargetBoost
 	case p.terms[t.head] || p.terms[t.pair]:
 		f = OtherTargetBoost
+	case len(p.primary) > 0:
+		return TargetMiss
 	default:
 		return 1
 	}
@@ -434,3 +443,6 @@ func (p *plan) targetFactor(t *target) float64 {
 	}
 	return f
 }
+
+// debugQuery is a scratch hook (DEBUG, remove).
+var debugQuery func(q string, p plan, hits []Hit, ix *Index)

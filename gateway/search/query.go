@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -257,9 +258,9 @@ func (v *vocab) read(query string, ix *Index) plan {
 		p.said[s] = true
 	}
 	used := make([]bool, len(words))
-	// verbAt marks the positions of words that ask for an action, so the
-	// first noun after them is the request's object.
-	verbAt := make([]bool, len(words))
+	// slots place the groups in the query, so that the first noun
+	// after the verb can be found whether a word or a phrase named it.
+	var slots []slot
 	asked := map[string]bool{} // kinds asked by question forms
 	var named []string         // nouns a question form names
 	for i := range words {
@@ -271,7 +272,6 @@ func (v *vocab) read(query string, ix *Index) plan {
 			}
 			for _, j := range pos {
 				used[j] = true
-				verbAt[j] = len(r.verbs) > 0 || len(r.kinds) > 0
 			}
 			if r.ask {
 				for _, k := range r.kinds {
@@ -279,20 +279,20 @@ func (v *vocab) read(query string, ix *Index) plan {
 				}
 				named = append(named, r.nouns...)
 			}
+			first := len(p.groups)
 			p.addRule(r, words[pos[0]].weight)
+			for g := first; g < len(p.groups); g++ {
+				isVerb := g == first && (len(r.verbs) > 0 || len(r.kinds) > 0)
+				slots = append(slots, slot{pos: pos[0], group: g, verb: isVerb})
+			}
 		}
 	}
 	// The words left: each is a group of the terms it may match.
-	primary := -1
-	seenVerb := false
 	content := false
 	for i := 0; i < len(words); i++ {
-		if verbAt[i] {
-			seenVerb = true
-		}
 		if !used[i] && showWords[words[i].raw] && (!questionWords[words[i].raw] || !content) {
 			p.kinds[showKind(words, i)] = true
-			seenVerb = true
+			slots = append(slots, slot{pos: i, group: -1, verb: true})
 		}
 		if used[i] || stopwords[words[i].raw] || stopwords[words[i].stem] {
 			continue
@@ -308,12 +308,23 @@ func (v *vocab) read(query string, ix *Index) plan {
 				i++
 			}
 		}
-		isVerb := p.addWord(v, w, ix, words, at)
-		switch {
-		case isVerb:
-			seenVerb = true
-		case primary < 0 && w.weight >= 1 && (seenVerb || !anyVerb(v, words, used, verbAt)):
-			primary = len(p.groups) - 1
+		isVerb := p.addWord(v, w, ix)
+		slots = append(slots, slot{pos: at, group: len(p.groups) - 1, verb: isVerb})
+	}
+	// What a question form names is what it is about (who has access
+	// to X: X's IAM policy); else the first noun after the verb (or the
+	// first noun, when nothing asks for an action).
+	primary := -1
+	if len(named) == 0 {
+		slices.SortStableFunc(slots, func(a, b slot) int { return a.pos - b.pos })
+		seenVerb := !slices.ContainsFunc(slots, func(s slot) bool { return s.verb })
+		for _, s := range slots {
+			if s.verb {
+				seenVerb = true
+			} else if seenVerb && s.group >= 0 && p.weights[s.group] >= 1 {
+				primary = s.group
+				break
+			}
 		}
 	}
 	// A pair of adjacent content words the index holds as a pair
@@ -331,8 +342,6 @@ func (v *vocab) read(query string, ix *Index) plan {
 			}
 		}
 	}
-	// What a question form names is what it is about (who has access
-	// to X: X's IAM policy); else the first noun after the verb.
 	switch {
 	case len(named) > 0:
 		for _, n := range named {
@@ -342,6 +351,7 @@ func (v *vocab) read(query string, ix *Index) plan {
 		for _, a := range p.groups[primary] {
 			p.primary[a.term] = true
 		}
+		p.weights[primary] *= primaryWeight
 	}
 	// Doing something to all or every one of a kind ("terminate every
 	// LegacySync workflow", "cancel all workflows where ...") is a batch
@@ -386,15 +396,15 @@ func (p *plan) writes(v *vocab) bool {
 	return false
 }
 
-// anyVerb reports whether the query has a word that asks for an action.
-func anyVerb(v *vocab, words []queryWord, used, verbAt []bool) bool {
-	for i, w := range words {
-		if verbAt[i] || !used[i] && (len(v.kindOf[w.stem]) > 0 || len(v.verbOf[w.stem]) > 0 || showWords[w.stem]) {
-			return true
-		}
-	}
-	return false
+// slot is a group's place in the query: the position of its first
+// word, and whether it asks for an action (group -1: a show word).
+type slot struct {
+	pos, group int
+	verb       bool
 }
+
+// primaryWeight scales the group of the thing the request is about.
+const primaryWeight = 1.5
 
 // groupHas reports whether group g matches a or b.
 func (p *plan) groupHas(g int, a, b string) bool {
@@ -465,7 +475,7 @@ var questionWords = map[string]bool{"which": true, "what": true, "any": true}
 
 // addWord adds one word of the query and what it may mean, and reports
 // whether it asks for an action.
-func (p *plan) addWord(v *vocab, w queryWord, ix *Index, words []queryWord, i int) bool {
+func (p *plan) addWord(v *vocab, w queryWord, ix *Index) bool {
 	alts := []alternative{{w.stem, 1}}
 	isVerb := false
 	for _, k := range v.kindOf[w.stem] {

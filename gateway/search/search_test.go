@@ -170,7 +170,7 @@ func TestSearchActionAndSynonymWeights(t *testing.T) {
 	if h := ix.Search("get a run", 1); len(h) != 1 || h[0].Doc != 1 {
 		t.Errorf("get a run: %v, want Runs_Get (the word used beats its rare synonym)", h)
 	}
-	if h := ix.Search("resize requests of a disk", 1); len(h) != 1 || h[0].Doc != 3 {
+	if h := ix.Search("resize the disk", 1); len(h) != 1 || h[0].Doc != 3 {
 		t.Errorf("resize a disk: %v, want Disks_Resize (the action)", h)
 	}
 }

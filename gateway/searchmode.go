@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -41,12 +42,16 @@ const (
 	// answered with this many.
 	MaxSearchLimit = 10
 	// MaxSearchAnswerBytes bounds a search_tools result as encoded on the
-	// wire (structuredContent plus its copy in the text block): matches
-	// whose schemas would not fit are listed by name and description only.
+	// wire: every match is listed, and the best matches carry their input
+	// schemas while they fit; the others are listed by name, title and
+	// description (search a tool's exact name to get its schema).
 	MaxSearchAnswerBytes = 64 << 10
-	// answerOverhead is reserved for the result's envelope around the two
-	// copies of the tools array.
+	// answerOverhead is reserved for the result's envelope around the
+	// tools array.
 	answerOverhead = 256
+	// maxDirectoryBytes bounds the catalog's directory in search_tools'
+	// description.
+	maxDirectoryBytes = 4 << 10
 	// maxCachedAnswerBytes bounds the answers one catalog keeps cached.
 	maxCachedAnswerBytes = 4 << 20
 )
@@ -54,11 +59,11 @@ const (
 // searchFacts is what search mode indexes about a tool beyond its
 // definition, read from the descriptors once at discovery.
 type searchFacts struct {
-	method   string // the method's simple name
-	service  string // the service's simple name
-	pkg      string // the proto package
-	input    string // the request message's simple name
-	fields   string // the request's top-level field names, space-separated
+	method  string // the method's simple name
+	service string // the service's simple name
+	pkg     string // the proto package
+	input   string // the request message's simple name
+	fields  string // the request's top-level field names, space-separated
 	// inner are the field names of the request's message fields (pause
 	// and trigger_immediately of PatchSchedule's patch), outputs the
 	// response's top-level field names (what a Get returns).
@@ -145,11 +150,14 @@ type searchCatalog struct {
 	index *search.Index
 	tools []*tool
 	// full[i] is tools[i]'s entry in an answer, with its input schema;
-	// short[i] has name, title and description only. fullText[i] and
+	// short[i] has name, title, description and hints. fullText[i] and
 	// shortText[i] are what each adds to the text block once the MCP
 	// layer has escaped it into a JSON string.
 	full, short         [][]byte
 	fullText, shortText []int
+	// scopes are each tool's package, service and package.Service,
+	// lowercased, which a query's scope is matched against.
+	scopes [][3]string
 
 	mu         sync.Mutex
 	answers    map[searchKey]*mcp.CallToolResult
@@ -157,8 +165,8 @@ type searchCatalog struct {
 }
 
 type searchKey struct {
-	query string
-	limit int
+	query, scope string
+	limit        int
 }
 
 // answerEntry is one match in a search_tools answer.
@@ -178,6 +186,7 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		tools: tools,
 		full:  make([][]byte, len(tools)), short: make([][]byte, len(tools)),
 		fullText: make([]int, len(tools)), shortText: make([]int, len(tools)),
+		scopes:  make([][3]string, len(tools)),
 		answers: make(map[searchKey]*mcp.CallToolResult),
 	}
 	docs := make([]search.Document, len(tools))
@@ -186,9 +195,20 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		for f, sf := range searchFields {
 			fields[f] = search.Field{Text: sf.text(t), Weight: sf.weight, Pairs: sf.pairs}
 		}
-		docs[i] = search.Document{Key: t.def.Name, Action: t.search.shape.Verb, Kind: searchKind(t.search.shape.Kind),
-			ReadOnly: t.def.Annotations.ReadOnlyHint != nil && *t.def.Annotations.ReadOnlyHint,
-			Target: strings.Join(t.search.shape.Target(), " "), Group: t.search.pkg, Fields: fields}
+		docs[i] = search.Document{Key: t.def.Name, Fields: fields, Group: t.search.pkg}
+		if sh := t.search.shape; sh != nil {
+			docs[i].Action, docs[i].Kind, docs[i].Target = sh.Verb, searchKind(sh.Kind), strings.Join(sh.Target(), " ")
+			if docs[i].Action == "" && len(sh.Words) > 0 {
+				// A verb describe has no entry for (FeedAnimal) is still
+				// the method's action.
+				docs[i].Action = sh.Words[0]
+			}
+		}
+		if a := t.def.Annotations; a != nil && a.ReadOnlyHint != nil {
+			docs[i].ReadOnly = *a.ReadOnlyHint
+		}
+		pkg, svc := strings.ToLower(t.search.pkg), strings.ToLower(t.search.service)
+		sc.scopes[i] = [3]string{pkg, svc, pkg + "." + svc}
 		e := answerEntry{Name: t.def.Name, Title: t.def.Title, Description: t.def.Description, Annotations: t.def.Annotations}
 		short, err := json.Marshal(e)
 		if err != nil {
@@ -232,6 +252,7 @@ func escapedLen(js []byte) int {
 type searchArgs struct {
 	Query *string `json:"query"`
 	Limit *int    `json:"limit"`
+	Scope *string `json:"scope"`
 }
 
 // searchTools answers search_tools.
@@ -250,59 +271,81 @@ func (sc *searchCatalog) searchTools(raw json.RawMessage) *mcp.CallToolResult {
 		}
 		limit = min(*a.Limit, MaxSearchLimit)
 	}
-	key := searchKey{strings.TrimSpace(*a.Query), limit}
+	key := searchKey{query: strings.TrimSpace(*a.Query), limit: limit}
+	if a.Scope != nil {
+		key.scope = strings.ToLower(strings.TrimSpace(*a.Scope))
+	}
 	sc.mu.Lock()
 	res, ok := sc.answers[key]
 	sc.mu.Unlock()
 	if ok {
 		return res
 	}
-	res = sc.answer(key.query, limit)
+	var keep func(int) bool
+	if key.scope != "" {
+		if keep = sc.within(key.scope); keep == nil {
+			return metaInputError(SearchToolsName, fmt.Errorf("scope: no API or service %q in this catalog; give a package or a service from the catalog in this tool's description, or leave scope out", *a.Scope))
+		}
+	}
+	res = sc.answer(key.query, limit, keep)
 	sc.mu.Lock()
-	if sc.cachedSize+len(res.StructuredContent) > maxCachedAnswerBytes {
+	if sc.cachedSize+len(res.Content[0].Text) > maxCachedAnswerBytes {
 		clear(sc.answers)
 		sc.cachedSize = 0
 	}
 	sc.answers[key] = res
-	sc.cachedSize += len(res.StructuredContent)
+	sc.cachedSize += len(res.Content[0].Text)
 	sc.mu.Unlock()
 	return res
 }
 
-// answer ranks the catalog for query and encodes the best matches within
-// MaxSearchAnswerBytes, counting both copies of the answer (structured
-// and text): each match with its input schema while that fits, else by
-// name and description. A tool named exactly by the query comes first
-// with its schema even when the schema fits only once: then the text
-// block, which every client shows the model, carries it, and
-// structuredContent lists that match by name and description.
-func (sc *searchCatalog) answer(query string, limit int) *mcp.CallToolResult {
-	hits := sc.index.Search(query, limit)
-	const open, end = `{"tools":[`, "]}"
-	structured, text := []byte(open), []byte(open)
-	size := answerOverhead + 2*(len(open)+len(end))
-	for i, h := range hits {
-		full, short := sc.full[h.Doc], sc.short[h.Doc]
-		both := len(full) + sc.fullText[h.Doc] + 2
-		once := len(short) + sc.fullText[h.Doc] + 2
-		var s, t []byte
-		switch {
-		case size+both <= MaxSearchAnswerBytes:
-			s, t, size = full, full, size+both
-		case i == 0 && strings.EqualFold(sc.tools[h.Doc].def.Name, query) && size+once <= MaxSearchAnswerBytes:
-			s, t, size = short, full, size+once
-		case size+len(short)+sc.shortText[h.Doc]+2 <= MaxSearchAnswerBytes:
-			s, t, size = short, short, size+len(short)+sc.shortText[h.Doc]+2
-		default:
-			continue
-		}
-		if len(structured) > len(open) {
-			structured, text = append(structured, ','), append(text, ',')
-		}
-		structured, text = append(structured, s...), append(text, t...)
+// within is the filter of a scope: the tools of a package (or of the
+// packages under a prefix such as "google.cloud"), of a service by its
+// name, or by package.Service. nil when no tool is in it.
+func (sc *searchCatalog) within(scope string) func(int) bool {
+	in := func(i int) bool {
+		s := &sc.scopes[i]
+		return s[0] == scope || s[1] == scope || s[2] == scope || strings.HasPrefix(s[0], scope+".")
 	}
-	structured, text = append(structured, end...), append(text, end...)
-	return &mcp.CallToolResult{Content: []mcp.Content{{Type: mcp.ContentText, Text: string(text)}}, StructuredContent: structured}
+	for i := range sc.tools {
+		if in(i) {
+			return in
+		}
+	}
+	return nil
+}
+
+// answer ranks the catalog for query and encodes the best matches within
+// MaxSearchAnswerBytes. Every match found is listed; the best ones carry
+// their input schemas while those fit, the rest are listed by name,
+// title, description and hints. A tool named exactly by the query comes
+// first, and so has its schema whenever it fits at all. The answer is the
+// text block alone: models read text, and a structuredContent copy would
+// halve the schemas that fit.
+func (sc *searchCatalog) answer(query string, limit int, keep func(int) bool) *mcp.CallToolResult {
+	hits := sc.index.SearchWithin(query, limit, keep)
+	const open, end = `{"tools":[`, "]}"
+	size := answerOverhead + len(open) + len(end)
+	for _, h := range hits {
+		size += sc.shortText[h.Doc] + 1
+	}
+	for len(hits) > 0 && size > MaxSearchAnswerBytes {
+		size -= sc.shortText[hits[len(hits)-1].Doc] + 1
+		hits = hits[:len(hits)-1]
+	}
+	text := []byte(open)
+	for i, h := range hits {
+		entry := sc.short[h.Doc]
+		if extra := sc.fullText[h.Doc] - sc.shortText[h.Doc]; size+extra <= MaxSearchAnswerBytes {
+			entry, size = sc.full[h.Doc], size+extra
+		}
+		if i > 0 {
+			text = append(text, ',')
+		}
+		text = append(text, entry...)
+	}
+	text = append(text, end...)
+	return &mcp.CallToolResult{Content: []mcp.Content{{Type: mcp.ContentText, Text: string(text)}}}
 }
 
 // decodeMetaArgs decodes the arguments of search_tools or call_tool into
@@ -343,38 +386,23 @@ func metaInputError(name string, cause error) *mcp.CallToolResult {
 }
 
 // metaToolSet is what tools/list shows in search mode: search_tools and
-// call_tool, whose descriptions say how many tools there are and which
-// APIs they cover, so a model knows what to search for.
+// call_tool. search_tools' description carries the catalog's directory
+// (its APIs and their services), so a model learns the catalog's
+// vocabulary before it searches and can narrow a search with scope.
 func metaToolSet(tools []*tool) (*mcp.ToolSet, error) {
-	var pkgs []string
-	for _, t := range tools {
-		pkgs = append(pkgs, t.search.pkg)
-	}
-	slices.Sort(pkgs)
-	pkgs = slices.Compact(pkgs)
-	const maxNamed = 24
-	apis := strings.Join(pkgs[:min(len(pkgs), maxNamed)], ", ")
-	if len(pkgs) > maxNamed {
-		apis += fmt.Sprintf(" and %d more", len(pkgs)-maxNamed)
-	}
-	if apis == "" {
-		apis = "none yet"
-	}
 	search := mcp.Tool{
 		Name:  SearchToolsName,
 		Title: "Search tools",
-		Description: fmt.Sprintf("Finds the tools that fit a task among the %d tools of this server (gRPC APIs: %s). "+
-			"Give a few words of what you want to do (\"delete a topic\", \"list the instances of a zone\") or a tool's exact name; "+
-			"the answer lists the best matches first, with their input schemas (a match whose schema does not fit in the answer is listed "+
-			"by name and description: search its exact name to get its schema). Run a match with %s.", len(tools), apis, CallToolName),
+		Description: fmt.Sprintf("Finds the tools that fit a task among the %d tools of this server. "+
+			"Give a few words of what you want to do (\"delete a topic\", \"which servers do I have in us-east1\") or a tool's exact name; "+
+			"the answer lists the best matches first, the best with their input schemas (a match listed without one: search its exact name to get it). "+
+			"Narrow a search to one API or service with scope. Run a match with %s.\n\n%s", len(tools), CallToolName, directory(tools, maxDirectoryBytes)),
 		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
 			`"query":{"type":"string","description":"what the tool should do, in a few words, or a tool's exact name"},`+
-			`"limit":{"type":"integer","minimum":1,"default":%d,"description":"how many matches to return; at most %d"}},`+
+			`"limit":{"type":"integer","minimum":1,"default":%d,"description":"how many matches to return; at most %d"},`+
+			`"scope":{"type":"string","description":"only search one API (a package from the catalog, such as a.b.v1, or a prefix of packages) or one service (its name, or package.Service)"}},`+
 			`"required":["query"],"additionalProperties":false}`, DefaultSearchLimit, MaxSearchLimit)),
-		OutputSchema: json.RawMessage(`{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object","properties":{` +
-			`"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},` +
-			`"inputSchema":{"type":"object"},"annotations":{"type":"object"}},"required":["name","description"]}}},"required":["tools"]}`),
-		Annotations: &mcp.ToolAnnotations{Title: "Search tools", ReadOnlyHint: boolPtr(true), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Search tools", ReadOnlyHint: boolPtr(true), DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
 	}
 	call := mcp.Tool{
 		Name:  CallToolName,
@@ -385,6 +413,56 @@ func metaToolSet(tools []*tool) (*mcp.ToolSet, error) {
 			`"name":{"type":"string","description":"the tool's exact name, from search_tools"},` +
 			`"arguments":{"type":"object","description":"the tool's arguments, as its inputSchema describes"}},` +
 			`"required":["name"],"additionalProperties":false}`),
+		// call_tool does what the tool it runs does, so it promises
+		// nothing: the conservative hints.
+		Annotations: &mcp.ToolAnnotations{Title: "Call a tool", ReadOnlyHint: boolPtr(false), DestructiveHint: boolPtr(true), IdempotentHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
 	}
 	return mcp.NewToolSet([]mcp.Tool{search, call}, nil)
+}
+
+// directory is the catalog's APIs (proto packages) and their services,
+// "Catalog: pkg: Service, Service; pkg: ...", within max bytes: when the
+// services do not all fit, each API is listed with its service count
+// instead, and APIs that still do not fit are counted.
+func directory(tools []*tool, max int) string {
+	services := map[string][]string{}
+	for _, t := range tools {
+		p := t.search.pkg
+		if !slices.Contains(services[p], t.search.service) {
+			services[p] = append(services[p], t.search.service)
+		}
+	}
+	pkgs := slices.Sorted(maps.Keys(services))
+	if len(pkgs) == 0 {
+		return "Catalog: no tools yet."
+	}
+	var full strings.Builder
+	full.WriteString("Catalog (API: services):")
+	for i, p := range pkgs {
+		sep := " "
+		if i > 0 {
+			sep = "; "
+		}
+		slices.Sort(services[p])
+		full.WriteString(sep + p + ": " + strings.Join(services[p], ", "))
+	}
+	full.WriteString(".")
+	if full.Len() <= max {
+		return full.String()
+	}
+	var short strings.Builder
+	short.WriteString("Catalog (API: number of services; give an API as scope to search it):")
+	for i, p := range pkgs {
+		item := fmt.Sprintf(" %s (%d)", p, len(services[p]))
+		if i > 0 {
+			item = ";" + item
+		}
+		if rest := fmt.Sprintf("; and %d more APIs.", len(pkgs)-i); short.Len()+len(item)+len(rest) > max {
+			short.WriteString(rest)
+			return short.String()
+		}
+		short.WriteString(item)
+	}
+	short.WriteString(".")
+	return short.String()
 }

@@ -36,26 +36,20 @@ type found struct {
 	Annotations map[string]any  `json:"annotations"`
 }
 
-// searchTools calls search_tools and checks that the text block says what
-// structuredContent says.
+// searchTools calls search_tools and returns its matches: the answer is
+// one text block of JSON, what a model reads, with no structured copy.
 func searchTools(t *testing.T, cs *sdk.ClientSession, args map[string]any) []found {
 	t.Helper()
 	res := call(t, cs, gateway.SearchToolsName, args)
 	if res.IsError {
 		t.Fatalf("search_tools %v: %s", args, text(t, res))
 	}
-	var fromText any
-	if err := json.Unmarshal([]byte(text(t, res)), &fromText); err != nil {
-		t.Fatalf("text block is not the answer's JSON: %v", err)
-	}
-	a, _ := json.Marshal(fromText)
-	b, _ := json.Marshal(res.StructuredContent)
-	if string(a) != string(b) {
-		t.Errorf("text block and structuredContent differ:\n%.300s\n%.300s", a, b)
+	if res.StructuredContent != nil || len(res.Content) != 1 {
+		t.Errorf("search_tools %v: want one text block and no structuredContent, got %d blocks and %v", args, len(res.Content), res.StructuredContent)
 	}
 	var answer struct{ Tools []found }
-	if err := json.Unmarshal(b, &answer); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal([]byte(text(t, res)), &answer); err != nil {
+		t.Fatalf("text block is not the answer's JSON: %v", err)
 	}
 	return answer.Tools
 }
@@ -98,8 +92,16 @@ func TestSearchModeListsTwoTools(t *testing.T) {
 		if !slices.Equal(got, []string{gateway.SearchToolsName, gateway.CallToolName}) {
 			t.Errorf("%s: tools %v", v, got)
 		}
-		if d := res.Tools[0].Description; !strings.Contains(d, "12 tools") || !strings.Contains(d, "zoo.v1") {
-			t.Errorf("search_tools should say how many tools and which APIs: %q", d)
+		if d := res.Tools[0].Description; !strings.Contains(d, "12 tools") || !strings.Contains(d, "zoo.v1: ZooService") {
+			t.Errorf("search_tools should say how many tools and which APIs and services: %q", d)
+		}
+		if res.Tools[0].OutputSchema != nil {
+			t.Errorf("search_tools answers in text alone, yet declares an output schema")
+		}
+		for _, tl := range res.Tools {
+			if a := tl.Annotations; a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
+				t.Errorf("%s: annotations %+v, want all four hints", tl.Name, a)
+			}
 		}
 	}
 	_, g, _ := startGateway(t, nil)
@@ -601,11 +603,10 @@ func TestCallToolRefusedLikeTyped(t *testing.T) {
 	}
 }
 
-// TestSearchExactNameOversize: a tool whose input schema fits in an
-// answer only once, found by its exact name, still comes with its schema:
-// in the text block (what every client shows the model), while
-// structuredContent lists it by name and description; the answer stays
-// within the bound.
+// TestSearchExactNameOversize: a tool whose input schema fills most of
+// an answer, found by its exact name, comes first with its schema; the
+// other match is still listed, by name and description, and the answer
+// stays within the bound.
 func TestSearchExactNameOversize(t *testing.T) {
 	api := &fakeAPI{}
 	api.set(t, bigFile("shop.v1", 900, "GetWidget", "ListWidgets"))
@@ -616,18 +617,11 @@ func TestSearchExactNameOversize(t *testing.T) {
 	if wire, _ := json.Marshal(res); len(wire) > gateway.MaxSearchAnswerBytes {
 		t.Errorf("answer of %d bytes, over %d", len(wire), gateway.MaxSearchAnswerBytes)
 	}
-	var fromText, fromStruct struct{ Tools []found }
-	if err := json.Unmarshal([]byte(text(t, res)), &fromText); err != nil {
-		t.Fatal(err)
+	got := searchTools(t, cs, map[string]any{"query": "Widgets_GetWidget"})
+	if len(got) != 2 || got[0].Name != "Widgets_GetWidget" || len(got[0].InputSchema) < 30000 {
+		t.Fatalf("answer: %v, want Widgets_GetWidget first with its schema, then Widgets_ListWidgets", names(got))
 	}
-	js, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(js, &fromStruct); err != nil {
-		t.Fatal(err)
-	}
-	if len(fromText.Tools) == 0 || fromText.Tools[0].Name != "Widgets_GetWidget" || len(fromText.Tools[0].InputSchema) < 30000 {
-		t.Fatalf("text block: %v, want Widgets_GetWidget first with its schema", names(fromText.Tools))
-	}
-	if len(fromStruct.Tools) == 0 || fromStruct.Tools[0].Name != "Widgets_GetWidget" || fromStruct.Tools[0].InputSchema != nil || fromStruct.Tools[0].Description == "" {
-		t.Errorf("structuredContent: %v, want Widgets_GetWidget first by name and description", names(fromStruct.Tools))
+	if got[1].InputSchema != nil || got[1].Description == "" {
+		t.Errorf("the second match: schema %d bytes, description %q; want it listed by name and description", len(got[1].InputSchema), got[1].Description)
 	}
 }

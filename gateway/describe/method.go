@@ -229,7 +229,14 @@ var grammarVerbs = map[string]bool{
 	"generate": true, "suggest": true, "resolve": true, "transcode": true, "encode": true, "decode": true,
 	"render": true, "print": true, "audit": true, "dry": true, "exchange": true, "authenticate": true,
 	"authorize": true, "login": true, "logout": true, "impersonate": true, "share": true, "unshare": true,
-	"store": true, "save": true, "load": true, "archive": true, "unarchive": true, "publishes": true,
+	"store": true, "save": true, "load": true, "archive": true, "unarchive": true,
+	// Verbs of business services.
+	"feed": true, "chat": true, "talk": true, "observe": true, "track": true, "ship": true, "sell": true,
+	"buy": true, "pay": true, "charge": true, "refund": true, "order": true, "checkout": true, "deliver": true,
+	"cook": true, "bill": true, "invoice": true, "quote": true, "price": true, "withdraw": true,
+	"deposit": true, "redeem": true, "rate": true, "review": true, "comment": true,
+	"upvote": true, "like": true, "message": true, "email": true, "dial": true,
+	"transcribe": true, "plan": true, "forecast": true, "measure": true,
 }
 
 // httpPath is the path of a rule's primary binding.

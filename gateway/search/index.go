@@ -50,7 +50,7 @@ type Document struct {
 	// Group is what the document belongs to (an API). A query's words
 	// that no document of a group knows count against the group's
 	// documents, so one shared word does not pull in an unrelated API.
-	Group string
+	Group  string
 	Fields []Field
 }
 
@@ -142,6 +142,9 @@ type Index struct {
 	targets []target
 	groups  []int32
 	nGroups int
+	// verbs are the documents' Actions: a request that starts with one
+	// starts with a verb, even one the vocabulary does not know.
+	verbs map[string]bool
 }
 
 // target is a document's Target as terms: its head, the pair of its last
@@ -206,6 +209,12 @@ func New(docs []Document) *Index {
 		}
 	}
 	ix.nGroups = len(groupIDs)
+	ix.verbs = make(map[string]bool)
+	for _, a := range ix.actions {
+		if a != "" {
+			ix.verbs[a] = true
+		}
+	}
 	for f := range avg {
 		if len(docs) > 0 {
 			avg[f] /= float64(len(docs))
@@ -312,6 +321,8 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 	// documents of a large catalog, and maps would cost more.
 	scores := make([]float64, ix.n)
 	best := make([]float64, ix.n)
+	// covered[d] is the weight of the query's groups document d matches.
+	covered := make([]float64, ix.n)
 	// cover[g] is the weight of the query's groups that group g knows;
 	// seen[g] marks g for the query group being scored.
 	cover := make([]float64, ix.nGroups)
@@ -320,6 +331,7 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 		seen[g] = -1
 	}
 	total := 0.0
+	asked := 0.0 // the weight of the groups some document matches
 	var touched, matched []int32
 	for gi, alts := range p.groups {
 		// A word's contribution is its best alternative's, so a verb and
@@ -354,12 +366,14 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 		w := p.weights[gi]
 		if len(touched) > 0 {
 			total += w * groupIDF
+			asked += w
 		}
 		for _, d := range touched {
 			if scores[d] == 0 {
 				matched = append(matched, d)
 			}
 			scores[d] += w * best[d]
+			covered[d] += w
 			best[d] = 0
 			if g := ix.groups[d]; seen[g] != gi {
 				seen[g] = gi
@@ -390,6 +404,9 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 			s *= f
 		}
 		s *= p.targetFactor(&ix.targets[d])
+		// Coordination: a document that matches every part of the
+		// request beats one that matches a part of it very well.
+		s *= math.Sqrt(covered[d] / asked)
 		if total > 0 {
 			s *= coherenceFloor + (1-coherenceFloor)*cover[ix.groups[d]]/total
 		}

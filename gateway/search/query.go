@@ -55,10 +55,10 @@ var (
 func queryWords(query string) []queryWord {
 	var out []queryWord
 	skipNext := false
-	content := 0         // content words so far in the sentence
-	aside := false       // in an aside until the sentence ends
-	untilComma := false  // in a sentence-initial aside until a comma
-	afterComma := false  // the previous field was a comma
+	content := 0        // content words so far in the sentence
+	aside := false      // in an aside until the sentence ends
+	untilComma := false // in a sentence-initial aside until a comma
+	afterComma := false // the previous field was a comma
 	for _, f := range splitQuery(query) {
 		switch f.sep {
 		case '.':
@@ -297,7 +297,6 @@ func (v *vocab) read(query string, ix *Index) plan {
 		if used[i] || stopwords[words[i].raw] || stopwords[words[i].stem] {
 			continue
 		}
-		content = true
 		w := words[i]
 		at := i
 		// Two adjacent words the index holds as one term ("back up",
@@ -309,6 +308,10 @@ func (v *vocab) read(query string, ix *Index) plan {
 			}
 		}
 		isVerb := p.addWord(v, w, ix)
+		// A request that starts with an action of the catalog starts
+		// with a verb ("feed the lion"), known to the vocabulary or not.
+		isVerb = isVerb || !content && ix.verbs[w.stem]
+		content = true
 		slots = append(slots, slot{pos: at, group: len(p.groups) - 1, verb: isVerb})
 	}
 	// What a question form names is what it is about (who has access
@@ -321,7 +324,7 @@ func (v *vocab) read(query string, ix *Index) plan {
 		for _, s := range slots {
 			if s.verb {
 				seenVerb = true
-			} else if seenVerb && s.group >= 0 && p.weights[s.group] >= 1 {
+			} else if seenVerb && s.group >= 0 && p.weights[s.group] >= 1 && p.indexed(s.group, ix) {
 				primary = s.group
 				break
 			}
@@ -405,6 +408,17 @@ type slot struct {
 
 // primaryWeight scales the group of the thing the request is about.
 const primaryWeight = 1.5
+
+// indexed reports whether some alternative of group g is in the index: a
+// word no tool has says nothing about what the request is about.
+func (p *plan) indexed(g int, ix *Index) bool {
+	for _, a := range p.groups[g] {
+		if ix.postings[a.term] != nil {
+			return true
+		}
+	}
+	return false
+}
 
 // groupHas reports whether group g matches a or b.
 func (p *plan) groupHas(g int, a, b string) bool {

@@ -1,10 +1,10 @@
 package search
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
-	"cmp"
 )
 
 func init() {

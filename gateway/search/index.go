@@ -265,6 +265,8 @@ func (ix *Index) idf(df int) float64 {
 type alternative struct {
 	term   string
 	weight float64
+	// noun: the API noun a user's word means (vocabulary.txt's nouns).
+	noun bool
 }
 
 // prefixWeight discounts a query word matched only as the beginning of a
@@ -285,11 +287,11 @@ func (ix *Index) prefixes(tok string) []alternative {
 	var alts []alternative
 	i, _ := slices.BinarySearch(ix.vocab, tok)
 	for ; i < len(ix.vocab) && strings.HasPrefix(ix.vocab[i], tok); i++ {
-		alts = append(alts, alternative{ix.vocab[i], prefixWeight})
+		alts = append(alts, alternative{term: ix.vocab[i], weight: prefixWeight})
 	}
 	for cut := 1; cut <= maxTruncate && len(tok)-cut >= minPrefix; cut++ {
 		if _, ok := ix.postings[tok[:len(tok)-cut]]; ok {
-			alts = append(alts, alternative{tok[:len(tok)-cut], prefixWeight})
+			alts = append(alts, alternative{term: tok[:len(tok)-cut], weight: prefixWeight})
 			break
 		}
 	}
@@ -335,10 +337,12 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 	var touched, matched []int32
 	for gi, alts := range p.groups {
 		// A word's contribution is its best alternative's, so a verb and
-		// its synonyms in one tool name do not add up. An alternative is
+		// its synonyms in one tool name do not add up. A verb's synonym is
 		// worth no more than the word itself: matching a rare synonym
 		// ("lookup") of a common word ("get") says no more than the word.
-		own := math.Inf(1)
+		// The API's noun that a user's word means is worth what the word
+		// is: "instance" for a rare "vm" says as much as "vm".
+		own := -1.0
 		if ps := ix.postings[alts[0].term]; len(ps) > 0 {
 			own = ix.idf(len(ps))
 		}
@@ -349,7 +353,14 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 			if len(ps) == 0 {
 				continue
 			}
-			idf := min(ix.idf(len(ps)), own)
+			idf := ix.idf(len(ps))
+			switch {
+			case own < 0:
+			case a.noun:
+				idf = own
+			default:
+				idf = min(idf, own)
+			}
 			groupIDF = max(groupIDF, a.weight*idf)
 			for _, p := range ps {
 				if keep != nil && !keep(int(p.doc)) {

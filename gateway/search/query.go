@@ -293,6 +293,11 @@ func (v *vocab) read(query string, ix *Index) plan {
 		if !used[i] && showWords[words[i].raw] && (!questionWords[words[i].raw] || !content) {
 			p.kinds[showKind(words, i)] = true
 			slots = append(slots, slot{pos: i, group: -1, verb: true})
+			if !questionWords[words[i].raw] {
+				// "show" asks for a read; it is not what to read.
+				p.verbs[words[i].stem] = true
+				continue
+			}
 		}
 		if used[i] || stopwords[words[i].raw] || stopwords[words[i].stem] {
 			continue
@@ -339,7 +344,7 @@ func (v *vocab) read(query string, ix *Index) plan {
 		}
 		pair := words[i].stem + pairSep + words[i+1].stem
 		if ix.postings[pair] != nil {
-			p.add([]alternative{{pair, 1}}, pairWeight)
+			p.add([]alternative{{term: pair, weight: 1}}, pairWeight)
 			if primary >= 0 && p.groupHas(primary, words[i].stem, words[i+1].stem) {
 				p.primary[pair] = true
 			}
@@ -360,7 +365,7 @@ func (v *vocab) read(query string, ix *Index) plan {
 	// LegacySync workflow", "cancel all workflows where ...") is a batch
 	// operation where an API has one.
 	if quantified(words, used) && (p.kinds[KindUpdate] || p.kinds[KindDelete] || p.kinds[KindCreate] || p.writes(v)) {
-		p.add([]alternative{{"batch", 1}, {"bulk", 1}}, batchWeight)
+		p.add([]alternative{{term: "batch", weight: 1}, {term: "bulk", weight: 1}}, batchWeight)
 	}
 	// A question form says what is asked better than the verbs inside
 	// it ("what's the retention set to" reads, whatever "set" says).
@@ -459,21 +464,21 @@ func (p *plan) addRule(r *rule, weight float64) {
 	var alts []alternative
 	for _, verb := range r.verbs {
 		p.verbs[verb] = true
-		alts = append(alts, alternative{verb, 1})
+		alts = append(alts, alternative{term: verb, weight: 1})
 	}
 	// A phrase of a kind ("get rid of", "which ... do I have") matches
 	// the kind's own words ("which topics do I have" finds ListTopics).
 	for _, k := range r.kinds {
 		for _, s := range vocabulary.kindWords[k] {
 			p.verbs[s] = true
-			alts = append(alts, alternative{s, SynonymWeight})
+			alts = append(alts, alternative{term: s, weight: SynonymWeight})
 		}
 	}
 	if len(alts) > 0 {
 		p.add(dedupe(alts), weight)
 	}
 	for _, n := range r.nouns {
-		p.add([]alternative{{n, 1}}, weight)
+		p.add([]alternative{{term: n, weight: 1}}, weight)
 	}
 }
 
@@ -490,7 +495,7 @@ var questionWords = map[string]bool{"which": true, "what": true, "any": true}
 // addWord adds one word of the query and what it may mean, and reports
 // whether it asks for an action.
 func (p *plan) addWord(v *vocab, w queryWord, ix *Index) bool {
-	alts := []alternative{{w.stem, 1}}
+	alts := []alternative{{term: w.stem, weight: 1}}
 	isVerb := false
 	for _, k := range v.kindOf[w.stem] {
 		p.kinds[k] = true
@@ -498,7 +503,7 @@ func (p *plan) addWord(v *vocab, w queryWord, ix *Index) bool {
 		for _, s := range v.kindWords[k] {
 			p.verbs[s] = true
 			if s != w.stem {
-				alts = append(alts, alternative{s, SynonymWeight})
+				alts = append(alts, alternative{term: s, weight: SynonymWeight})
 			}
 		}
 	}
@@ -506,7 +511,7 @@ func (p *plan) addWord(v *vocab, w queryWord, ix *Index) bool {
 		p.verbs[verb] = true
 		isVerb = true
 		if verb != w.stem {
-			alts = append(alts, alternative{verb, SynonymWeight})
+			alts = append(alts, alternative{term: verb, weight: SynonymWeight})
 		}
 	}
 	if isVerb {
@@ -515,7 +520,7 @@ func (p *plan) addWord(v *vocab, w queryWord, ix *Index) bool {
 		p.named[w.stem] = true
 	}
 	for _, n := range v.nounOf[w.stem] {
-		alts = append(alts, alternative{n, SynonymWeight})
+		alts = append(alts, alternative{term: n, weight: SynonymWeight, noun: true})
 	}
 	if _, ok := ix.postings[w.stem]; !ok && len(w.raw) >= minPrefix && w.weight >= 1 {
 		alts = append(alts, ix.prefixes(w.raw)...)

@@ -41,7 +41,7 @@ func TestStemMergesForms(t *testing.T) {
 		{"address", "addresses"},
 		{"database", "databases"},
 		{"run", "running"},
-		{"set", "setting"},
+		{"set", "sets"},
 		{"list", "lists", "listing"},
 		{"status", "statuses"},
 		{"index", "indexes", "indexed"},
@@ -56,6 +56,9 @@ func TestStemMergesForms(t *testing.T) {
 				t.Errorf("Stem(%q) = %q, want %q (as Stem(%q))", f, got, want, forms[0])
 			}
 		}
+	}
+	if search.Stem("settings") == search.Stem("set") {
+		t.Error("the settings of a thing stem as the verb set")
 	}
 	for _, keep := range [][2]string{{"status", "stat"}, {"string", "str"}, {"access", "acces"}, {"address", "addres"}} {
 		if got := search.Stem(keep[0]); got == keep[1] {

@@ -80,6 +80,9 @@ func Stem(w string) string {
 	if len(w) <= 3 || !isASCIIWord(w) {
 		return w
 	}
+	if s, ok := stemExceptions[w]; ok {
+		return s
+	}
 	// Plurals.
 	switch {
 	case strings.HasSuffix(w, "ies") && len(w) > 4:
@@ -106,6 +109,10 @@ func Stem(w string) string {
 	}
 	return w
 }
+
+// stemExceptions are words whose light stem would be another word: the
+// settings of a thing are not the verb set.
+var stemExceptions = map[string]string{"setting": "setting", "settings": "setting"}
 
 // undouble turns "runn" (from running) into "run", but keeps the doubled
 // l, s and z that belong to the word (install, pass, buzz).

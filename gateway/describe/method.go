@@ -194,8 +194,8 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		len(a.Object) > 0 && !isPlural(a.Object[len(a.Object)-1]) {
 		a.Kind = Get
 	}
-	if a.Kind == Get && len(a.Object) > 0 && isPlural(a.Object[len(a.Object)-1]) && a.Paged {
-		a.Kind = List // GetUsers, paged: a list by another name
+	if a.Kind == Get && len(a.Object) > 0 && isPlural(a.Object[len(a.Object)-1]) && a.Object[len(a.Object)-1] != "data" {
+		a.Kind = List // GetUsers, GetRegions: a list by another name
 	}
 	if a.Kind == Custom && a.Effect == Reads && a.Paged {
 		a.Kind = List

@@ -248,6 +248,10 @@ func (g *Gateway) start(ctx context.Context) error {
 			g.wg.Go(func() { g.watchConn(lctx, b) })
 		}
 	}
+	if g.semantic != nil {
+		g.wg.Go(func() { g.semantic.run(lctx, func() *searchCatalog { return g.catalog.Load().search }) })
+		g.semantic.kick()
+	}
 	return nil
 }
 

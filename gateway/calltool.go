@@ -23,7 +23,7 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if c.search != nil {
 		switch req.Name {
 		case SearchToolsName:
-			return c.search.searchTools(req.Arguments), nil
+			return c.search.searchTools(ctx, req.Arguments, g.semantic), nil
 		case CallToolName:
 			return g.callNamed(ctx, c, req)
 		}

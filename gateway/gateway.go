@@ -197,6 +197,9 @@ type Options struct {
 	// JSON bytes / 4): typed up to it, search beyond. Zero means
 	// DefaultToolBudget; NoToolBudget (negative) means always typed.
 	ToolBudget int
+	// SearchEmbeddings, when set, fuses search_tools' lexical ranking with
+	// an embedding model's (semantic.go); nil ranks lexically.
+	SearchEmbeddings *SearchEmbeddings
 	// ProtocolTrace logs every JSON-RPC message in and out at debug level
 	// on Logger (mcp.ServerOptions.Trace), with argument and result values
 	// only when LogArguments is set too.
@@ -234,6 +237,8 @@ type Gateway struct {
 	// keeps whole the results cut to it (budget.go).
 	budget  int
 	results *results.Store
+	// semantic is the search reranking, nil without Options.SearchEmbeddings.
+	semantic *semantic
 	// draining is set at the start of shutdown: /readyz answers 503 so a
 	// load balancer stops sending new clients while calls finish.
 	draining atomic.Bool
@@ -328,6 +333,11 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	g.observing = g.opts.Metrics != nil || g.tracer != nil || g.opts.Logger.Handler() != slog.DiscardHandler
 	if g.filter, err = newMethodFilter("Options", g.opts.Include, g.opts.Exclude); err != nil {
 		return nil, err
+	}
+	if g.opts.SearchEmbeddings != nil {
+		if g.semantic, err = newSemantic(g.opts.SearchEmbeddings, g.opts.Logger); err != nil {
+			return nil, err
+		}
 	}
 	if err := g.initBackends(backends); err != nil {
 		return nil, err

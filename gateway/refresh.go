@@ -150,6 +150,9 @@ func (g *Gateway) rebuild() (bool, error) {
 	old := g.catalog.Load()
 	g.instrument(c)
 	g.catalog.Store(c)
+	if g.semantic != nil && c.search != nil {
+		g.semantic.kick()
+	}
 	if old == nil {
 		return true, nil
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -158,6 +160,9 @@ type searchCatalog struct {
 	// scopes are each tool's package, service and package.Service,
 	// lowercased, which a query's scope is matched against.
 	scopes [][3]string
+	// vectors are the tools' embeddings, once the semantic reranking
+	// (semantic.go) has them; nil without it.
+	vectors atomic.Pointer[search.Vectors]
 
 	mu         sync.Mutex
 	answers    map[searchKey]*mcp.CallToolResult
@@ -167,6 +172,8 @@ type searchCatalog struct {
 type searchKey struct {
 	query, scope string
 	limit        int
+	// semantic: ranked with the catalog's embeddings.
+	semantic bool
 }
 
 // answerEntry is one match in a search_tools answer.
@@ -255,8 +262,9 @@ type searchArgs struct {
 	Scope *string `json:"scope"`
 }
 
-// searchTools answers search_tools.
-func (sc *searchCatalog) searchTools(raw json.RawMessage) *mcp.CallToolResult {
+// searchTools answers search_tools; sem is the semantic reranking, nil
+// without one.
+func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, sem *semantic) *mcp.CallToolResult {
 	var a searchArgs
 	if err := decodeMetaArgs(raw, &a); err != nil {
 		return metaInputError(SearchToolsName, err)
@@ -271,7 +279,7 @@ func (sc *searchCatalog) searchTools(raw json.RawMessage) *mcp.CallToolResult {
 		}
 		limit = min(*a.Limit, MaxSearchLimit)
 	}
-	key := searchKey{query: strings.TrimSpace(*a.Query), limit: limit}
+	key := searchKey{query: strings.TrimSpace(*a.Query), limit: limit, semantic: sem != nil && sc.vectors.Load() != nil}
 	if a.Scope != nil {
 		key.scope = strings.ToLower(strings.TrimSpace(*a.Scope))
 	}
@@ -287,7 +295,14 @@ func (sc *searchCatalog) searchTools(raw json.RawMessage) *mcp.CallToolResult {
 			return metaInputError(SearchToolsName, fmt.Errorf("scope: no API or service %q in this catalog; give a package or a service from the catalog in this tool's description, or leave scope out", *a.Scope))
 		}
 	}
-	res = sc.answer(key.query, limit, keep)
+	var hits []search.Hit
+	if key.semantic {
+		hits, key.semantic = sem.rank(ctx, sc, key.query, limit, keep)
+	}
+	if !key.semantic {
+		hits = sc.index.SearchWithin(key.query, limit, keep)
+	}
+	res = sc.answer(hits)
 	sc.mu.Lock()
 	if sc.cachedSize+len(res.Content[0].Text) > maxCachedAnswerBytes {
 		clear(sc.answers)
@@ -315,15 +330,14 @@ func (sc *searchCatalog) within(scope string) func(int) bool {
 	return nil
 }
 
-// answer ranks the catalog for query and encodes the best matches within
-// MaxSearchAnswerBytes. Every match found is listed; the best ones carry
+// answer encodes the matches, best first, within MaxSearchAnswerBytes.
+// Every match found is listed; the best ones carry
 // their input schemas while those fit, the rest are listed by name,
 // title, description and hints. A tool named exactly by the query comes
 // first, and so has its schema whenever it fits at all. The answer is the
 // text block alone: models read text, and a structuredContent copy would
 // halve the schemas that fit.
-func (sc *searchCatalog) answer(query string, limit int, keep func(int) bool) *mcp.CallToolResult {
-	hits := sc.index.SearchWithin(query, limit, keep)
+func (sc *searchCatalog) answer(hits []search.Hit) *mcp.CallToolResult {
 	const open, end = `{"tools":[`, "]}"
 	size := answerOverhead + len(open) + len(end)
 	for _, h := range hits {

@@ -24,20 +24,20 @@ func TestSearchAnswersCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := json.RawMessage(`{"query":"get a thing"}`)
-	first := sc.searchTools(args)
+	first := sc.searchTools(t.Context(), args, nil)
 	if first.IsError {
 		t.Fatal(first.Content[0].Text)
 	}
-	if again := sc.searchTools(args); again != first {
+	if again := sc.searchTools(t.Context(), args, nil); again != first {
 		t.Error("the same query was answered again instead of from the cache")
 	}
-	if other := sc.searchTools(json.RawMessage(`{"query":"get a thing","limit":2}`)); other == first {
+	if other := sc.searchTools(t.Context(), json.RawMessage(`{"query":"get a thing","limit":2}`), nil); other == first {
 		t.Error("another limit was answered from the first query's cache entry")
 	}
 	cleared := false
 	for i := 0; !cleared; i++ {
 		before := sc.cachedSize
-		sc.searchTools(json.RawMessage(fmt.Sprintf(`{"query":"thing %d"}`, i)))
+		sc.searchTools(t.Context(), json.RawMessage(fmt.Sprintf(`{"query":"thing %d"}`, i)), nil)
 		if sc.cachedSize > maxCachedAnswerBytes {
 			t.Fatalf("after %d queries the cache holds %d bytes, over %d", i, sc.cachedSize, maxCachedAnswerBytes)
 		}

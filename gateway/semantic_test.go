@@ -1,0 +1,213 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+)
+
+// conceptServer is a small embedding model for tests: an OpenAI-compatible
+// /v1/embeddings endpoint whose vector for a text counts the words of a
+// few concepts (a word and its synonyms share a dimension) and hashes the
+// other words into dimensions of their own at a low weight. It is not a
+// good model; it is one whose answers a test can predict, so the plumbing
+// (catalog vectors, query vectors, fusion, failures) is what is tested.
+type conceptServer struct {
+	*httptest.Server
+	fail     atomic.Bool
+	requests atomic.Int32
+	texts    atomic.Int32
+}
+
+var concepts = [][]string{
+	{"pet", "animal", "creature", "beast"},
+	{"keeper", "caretaker", "staff", "zookeeper"},
+	{"enclosure", "cage", "habitat", "pen", "paddock"},
+	{"feed", "feeding", "meal", "food", "dinner"},
+}
+
+const hashedDims = 16
+
+func conceptVector(text string) []float64 {
+	v := make([]float64, len(concepts)+hashedDims)
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		w = strings.TrimSuffix(w, "s")
+		found := false
+		for i, c := range concepts {
+			if slices.Contains(c, w) {
+				v[i]++
+				found = true
+			}
+		}
+		if !found {
+			h := fnv.New32a()
+			h.Write([]byte(w))
+			v[len(concepts)+int(h.Sum32()%hashedDims)] += 0.05
+		}
+	}
+	return v
+}
+
+func newConceptServer(t *testing.T) *conceptServer {
+	t.Helper()
+	s := &conceptServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		if s.fail.Load() {
+			http.Error(w, "model overloaded", http.StatusServiceUnavailable)
+			return
+		}
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "concepts" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		s.texts.Add(int32(len(req.Input)))
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float64 `json:"embedding"`
+		}
+		var data []item
+		for i, in := range req.Input {
+			data = append(data, item{i, conceptVector(in)})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// logWatch is a slog handler that keeps the messages logged and signals
+// each on a channel, so a test waits on what the gateway says it did.
+type logWatch struct {
+	mu   sync.Mutex
+	msgs []string
+	seen chan string
+}
+
+func newLogWatch() *logWatch { return &logWatch{seen: make(chan string, 64)} }
+
+func (l *logWatch) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logWatch) WithAttrs([]slog.Attr) slog.Handler        { return l }
+func (l *logWatch) WithGroup(string) slog.Handler             { return l }
+func (l *logWatch) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	l.msgs = append(l.msgs, r.Message)
+	l.mu.Unlock()
+	select {
+	case l.seen <- r.Message:
+	default:
+	}
+	return nil
+}
+
+func (l *logWatch) count(msg string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, m := range l.msgs {
+		if m == msg {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor returns once msg is logged (it may have been already).
+func (l *logWatch) waitFor(t *testing.T, msg string) {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for l.count(msg) == 0 {
+		select {
+		case <-l.seen:
+		case <-timeout:
+			t.Fatalf("%q was not logged", msg)
+		}
+	}
+}
+
+// TestSearchEmbeddings: with an embedding endpoint, search_tools finds
+// what the words of a request do not say but the model understands; an
+// exact name still comes first; the catalog is embedded once; when the
+// endpoint fails, search answers lexically and the failure is logged
+// once, and its end once.
+func TestSearchEmbeddings(t *testing.T) {
+	model := newConceptServer(t)
+	logs := newLogWatch()
+	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs),
+		SearchEmbeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"}})
+	_, _, lexicalURL := startGateway(t, searchMode)
+	logs.waitFor(t, "search embeddings ready")
+	cs, lexical := connect(t, url, "2025-11-25"), connect(t, lexicalURL, "2025-11-25")
+
+	// No tool of the zoo says "paddock" or "cage": only the model knows
+	// they are enclosures.
+	if got := names(searchTools(t, lexical, map[string]any{"query": "paddocks"})); slices.Contains(got, "ZooService_ListEnclosures") {
+		t.Fatalf("the lexical ranking alone found the enclosures (%v): the test needs a word it does not know", got)
+	}
+	if got := names(searchTools(t, cs, map[string]any{"query": "paddocks"})); len(got) == 0 || got[0] != "ZooService_ListEnclosures" {
+		t.Errorf("with embeddings, \"paddocks\": %v, want ZooService_ListEnclosures first", got)
+	}
+	if got := names(searchTools(t, cs, map[string]any{"query": "ZooService_GetAnimal", "limit": 3})); len(got) == 0 || got[0] != "ZooService_GetAnimal" {
+		t.Errorf("exact name with embeddings: %v", got)
+	}
+	if n := model.texts.Load(); n != 12+2 {
+		t.Errorf("the model embedded %d texts, want the 12 tools once and the 2 queries", n)
+	}
+
+	// The endpoint fails: answers are lexical (and still answers), and
+	// one warning says so however many queries fail.
+	model.fail.Store(true)
+	for _, q := range []string{"creatures please", "dinner time", "list the pens"} {
+		res := call(t, cs, gateway.SearchToolsName, map[string]any{"query": q})
+		if res.IsError {
+			t.Errorf("%q while the model fails: %s", q, text(t, res))
+		}
+	}
+	if got := names(searchTools(t, cs, map[string]any{"query": "list the enclosures"})); len(got) == 0 || got[0] != "ZooService_ListEnclosures" {
+		t.Errorf("lexical answer while the model fails: %v", got)
+	}
+	if n := logs.count("search embeddings failing; search_tools ranks lexically until they work again"); n != 1 {
+		t.Errorf("the failure was logged %d times, want once", n)
+	}
+	model.fail.Store(false)
+	if got := names(searchTools(t, cs, map[string]any{"query": "show me the cages"})); len(got) == 0 || got[0] != "ZooService_ListEnclosures" {
+		t.Errorf("after the model recovered, \"show me the cages\": %v", got)
+	}
+	if n := logs.count("search embeddings working again"); n != 1 {
+		t.Errorf("the recovery was logged %d times, want once", n)
+	}
+}
+
+// TestSearchEmbeddingsRefused: a configuration the client would refuse
+// stops the gateway at start, naming the option.
+func TestSearchEmbeddingsRefused(t *testing.T) {
+	b := startBackend(t)
+	for _, tc := range []struct {
+		e    gateway.SearchEmbeddings
+		want string
+	}{
+		{gateway.SearchEmbeddings{URL: "http://embed.example.com/v1/embeddings", Model: "m"}, "plain http is allowed only to a loopback host"},
+		{gateway.SearchEmbeddings{URL: "https://embed.example.com/v1/embeddings"}, "embeddings model: required"},
+	} {
+		_, err := gateway.New(context.Background(), []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{SearchEmbeddings: &tc.e})
+		if err == nil || !strings.Contains(err.Error(), "Options.SearchEmbeddings") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error naming Options.SearchEmbeddings and %q", tc.e, err, tc.want)
+		}
+	}
+}

@@ -42,6 +42,10 @@ type fileConfig struct {
 	ToolMode          *string   `yaml:"tool_mode"`
 	ToolBudget        *count    `yaml:"tool_budget"`
 
+	SearchEmbeddings        *string `yaml:"search_embeddings"`
+	SearchEmbeddingsModel   *string `yaml:"search_embeddings_model"`
+	SearchEmbeddingsKeyFile *string `yaml:"search_embeddings_key_file"`
+
 	MaxResultBytes     *count    `yaml:"max_result_bytes"`
 	ResultTTL          *duration `yaml:"result_ttl"`
 	ResultStoreBytes   *count    `yaml:"result_store_bytes"`

@@ -22,6 +22,7 @@ var helpGroups = []struct {
 	{"Calls and results", []string{"call-timeout", "stream-timeout", "stream-max-messages", "stream-max-bytes",
 		"operation-wait", "operation-cancel", "max-result-bytes", "result-ttl", "result-store-bytes", "result-store-entries",
 		"input-errors", "json-names", "tool-mode", "tool-budget", "expose-debug-info"}},
+	{"Search mode", []string{"search-embeddings", "search-embeddings-model", "search-embeddings-key-file"}},
 	{"MCP front door", []string{"listen", "stdio", "admin-listen", "allowed-host", "allow-origin", "allow-unauthenticated", "tls-cert", "tls-key",
 		"max-request-bytes", "ws-max-message-bytes", "ws-max-connections", "max-concurrent-calls", "max-in-flight", "max-batch",
 		"max-sessions", "max-sessions-per-principal", "session-idle-timeout", "read-timeout", "session-secret-file", "session-ttl", "shutdown-grace"}},

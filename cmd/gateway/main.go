@@ -60,6 +60,7 @@ type config struct {
 	toolMode         string
 	toolBudget       int
 	results          resultFlags
+	search           searchFlags
 	allowOrigins     stringList
 	transports       transportFlags
 	front            frontDoor
@@ -156,6 +157,7 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
 	fs.StringVar(&c.toolMode, "tool-mode", "auto", `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
 	countVar(fs, &c.toolBudget, "tool-budget", gateway.DefaultToolBudget, true, "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; unlimited: always typed")
+	c.search.register(fs)
 	c.results.register(fs)
 	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, /ws and /sse, e.g. https://app.example.com (repeatable)")
 	c.front.register(fs)
@@ -192,6 +194,9 @@ func (c *config) validate() error {
 		return fmt.Errorf("--stream-max-bytes: want a positive number of bytes, got %d", c.streamMaxBytes)
 	}
 	if err := c.results.check(); err != nil {
+		return err
+	}
+	if err := c.search.check(); err != nil {
 		return err
 	}
 	if err := c.backends.check(context.Background()); err != nil {
@@ -351,6 +356,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		UseProtoNames:        c.jsonNames == "proto",
 		ToolMode:             toolModes[c.toolMode],
 		ToolBudget:           c.toolBudget,
+		SearchEmbeddings:     c.search.options(),
 		MaxResultBytes:       c.results.maxBytes,
 		ResultTTL:            c.results.ttl,
 		ResultStoreBytes:     c.results.storeBytes,

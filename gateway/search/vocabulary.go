@@ -110,7 +110,7 @@ func parseVocabulary(text string) (*vocab, error) {
 				for _, w := range entries {
 					if t := Terms(w); len(t) == 1 {
 						members = appendNew(members, t[0])
-					} else if len(t) == 2 && !particles[t[1]] {
+					} else if len(t) == 2 {
 						members = appendNew(members, t[0]+pairSep+t[1])
 					}
 				}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/search/embeddings"
+)
+
+// searchFlags configure search mode's optional semantic reranking
+// (gateway.SearchEmbeddings).
+type searchFlags struct {
+	embeddingsURL, model, keyFile string
+	// key is keyFile's content, read by check.
+	key string
+}
+
+func (s *searchFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.embeddingsURL, "search-embeddings", "", "URL of an OpenAI-compatible embeddings endpoint (https, or http to loopback), e.g. http://127.0.0.1:11434/v1/embeddings: search_tools then fuses its lexical ranking with the model's (with --search-embeddings-model); queries are sent to it")
+	fs.StringVar(&s.model, "search-embeddings-model", "", "model name for --search-embeddings")
+	fs.StringVar(&s.keyFile, "search-embeddings-key-file", "", "file holding the API key for --search-embeddings, sent as a bearer token")
+}
+
+func (s *searchFlags) check() error {
+	if s.embeddingsURL == "" {
+		if s.model != "" || s.keyFile != "" {
+			return errors.New("--search-embeddings-model and --search-embeddings-key-file need --search-embeddings URL")
+		}
+		return nil
+	}
+	if s.model == "" {
+		return errors.New("--search-embeddings-model: required with --search-embeddings (the model name the endpoint serves)")
+	}
+	if _, err := embeddings.New(embeddings.Options{URL: s.embeddingsURL, Model: s.model}); err != nil {
+		return fmt.Errorf("--search-embeddings: %w", err)
+	}
+	if s.keyFile != "" {
+		b, err := os.ReadFile(s.keyFile)
+		if err != nil {
+			return fmt.Errorf("--search-embeddings-key-file: %w", err)
+		}
+		if s.key = strings.TrimSpace(string(b)); s.key == "" {
+			return fmt.Errorf("--search-embeddings-key-file %s: the file is empty", s.keyFile)
+		}
+	}
+	return nil
+}
+
+// options are the gateway's SearchEmbeddings, nil when not configured.
+func (s *searchFlags) options() *gateway.SearchEmbeddings {
+	if s.embeddingsURL == "" {
+		return nil
+	}
+	return &gateway.SearchEmbeddings{URL: s.embeddingsURL, Model: s.model, APIKey: s.key}
+}

@@ -205,6 +205,7 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		docs[i] = search.Document{Key: t.def.Name, Fields: fields, Group: t.search.pkg}
 		if sh := t.search.shape; sh != nil {
 			docs[i].Action, docs[i].Kind, docs[i].Target = sh.Verb, searchKind(sh.Kind), strings.Join(sh.Target(), " ")
+			docs[i].Several = sh.Several()
 			if docs[i].Action == "" && len(sh.Words) > 0 {
 				// A verb describe has no entry for (FeedAnimal) is still
 				// the method's action.

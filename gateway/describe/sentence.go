@@ -2,6 +2,7 @@ package describe
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -49,7 +50,7 @@ func (a *Method) Title() string {
 			what = upperFirst(a.Modifier) + " " + verb
 		}
 		switch obj, res := a.Object, a.Resource; {
-		case a.Kind == List && (len(obj) == 0 || sameThing(obj, res)):
+		case a.Kind == List && (len(obj) == 0 || sameThing(obj, res) || endsWith(obj, res)):
 			what += " " + phrase(pluralWords(res))
 		case len(obj) == 0 || sameThing(obj, res) || containsAll(obj, res):
 			if len(obj) == 0 {
@@ -89,7 +90,7 @@ func (a *Method) sentence() string {
 	switch {
 	case a.Kind == List || several:
 		things := res
-		if len(obj) > 0 && !sameThing(obj, res) {
+		if len(obj) > 0 && !sameThing(obj, res) && !endsWith(obj, res) {
 			things = obj
 		}
 		det := "the"
@@ -202,6 +203,12 @@ func sameThing(a, b []string) bool {
 	return true
 }
 
+// endsWith reports whether phrase a ends with phrase b (topic
+// subscriptions ends with subscription): a says which b.
+func endsWith(a, b []string) bool {
+	return len(b) > 0 && len(a) > len(b) && sameThing(a[len(a)-len(b):], b)
+}
+
 // containsAll reports whether every word of b is in a (as a word or its
 // singular): "workflow execution" contains "workflow".
 func containsAll(a, b []string) bool {
@@ -241,4 +248,20 @@ func (a *Method) Target() []string {
 		return a.Object
 	}
 	return a.Resource
+}
+
+// Several reports whether the method acts on several things at once: a
+// batch or bulk modifier (BatchCreateFeatures, BulkInsert), or it starts
+// a batch operation (StartBatchOperation; not StopBatchOperation, which
+// acts on one).
+func (a *Method) Several() bool {
+	switch a.Modifier {
+	case "batch", "bulk", "multi", "mass":
+		return true
+	}
+	switch a.Verb {
+	case "start", "create", "run", "execute", "submit", "launch":
+		return slices.Contains(a.Object, "batch") || slices.Contains(a.Object, "bulk")
+	}
+	return false
 }

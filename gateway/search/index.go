@@ -47,6 +47,10 @@ type Document struct {
 	// SetMachineType, "instance" of Stop on Instances). A query that
 	// names it ranks the document above those that only mention it.
 	Target string
+	// Several: the document acts on several things at once (a batch or
+	// bulk operation). A request for a change to all or every one of a
+	// kind ranks it higher.
+	Several bool
 	// Group is what the document belongs to (an API). A query's words
 	// that no document of a group knows count against the group's
 	// documents, so one shared word does not pull in an unrelated API.
@@ -69,6 +73,12 @@ const (
 	TargetBoost      = 1.4
 	OtherTargetBoost = 1.15
 	FullTargetBoost  = 1.15
+	// SeveralBoost: the query asks to change all or every one of a kind
+	// and the document acts on several at once.
+	SeveralBoost = 1.5
+	// OneOfSeveral: the query asks to change all or every one of a kind
+	// and the document changes one.
+	OneOfSeveral = 0.75
 	// TargetMiss: the query is about a thing and the document acts on
 	// something the query does not name (VmExtensionPolicies_List for
 	// "list vms").
@@ -140,6 +150,7 @@ type Index struct {
 	actions []string
 	columns []uint8
 	targets []target
+	several []bool
 	groups  []int32
 	nGroups int
 	// verbs are the documents' Actions: a request that starts with one
@@ -164,7 +175,7 @@ type posting struct {
 // New indexes docs. The index keeps no reference to them.
 func New(docs []Document) *Index {
 	ix := &Index{n: len(docs), postings: make(map[string][]posting), keys: make(map[string]int, len(docs)),
-		actions: make([]string, len(docs)), columns: make([]uint8, len(docs)), targets: make([]target, len(docs)), groups: make([]int32, len(docs))}
+		actions: make([]string, len(docs)), columns: make([]uint8, len(docs)), targets: make([]target, len(docs)), several: make([]bool, len(docs)), groups: make([]int32, len(docs))}
 	nf := 0
 	for _, d := range docs {
 		nf = max(nf, len(d.Fields))
@@ -196,6 +207,7 @@ func New(docs []Document) *Index {
 			}
 		}
 		ix.columns[i] = uint8(kindColumn(d.Kind, d.ReadOnly))
+		ix.several[i] = d.Several
 		g, ok := groupIDs[d.Group]
 		if !ok {
 			g = int32(len(groupIDs))
@@ -415,6 +427,14 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 			s *= f
 		}
 		s *= p.targetFactor(&ix.targets[d])
+		switch {
+		case !p.several:
+		case ix.several[d]:
+			s *= SeveralBoost
+		case ix.columns[d] != 0 && ix.columns[d] != 1 && ix.columns[d] != 5:
+			// A write of one thing, where all were asked for.
+			s *= OneOfSeveral
+		}
 		// Coordination: a document that matches every part of the
 		// request beats one that matches a part of it very well.
 		s *= math.Sqrt(covered[d] / asked)
@@ -425,9 +445,6 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 		if int(d) != exact {
 			hits = append(hits, Hit{Doc: int(d), Score: s})
 		}
-	}
-	if debugQuery != nil {
-		debugQuery(query, p, hits, ix)
 	}
 	slices.SortFunc(hits, func(a, b Hit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
@@ -471,6 +488,3 @@ func (p *plan) targetFactor(t *target) float64 {
 	}
 	return f
 }
-
-// debugQuery is a scratch hook (DEBUG, remove).
-var debugQuery func(q string, p plan, hits []Hit, ix *Index)

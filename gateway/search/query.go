@@ -59,7 +59,8 @@ func queryWords(query string) []queryWord {
 	aside := false      // in an aside until the sentence ends
 	untilComma := false // in a sentence-initial aside until a comma
 	afterComma := false // the previous field was a comma
-	for _, f := range splitQuery(query) {
+	fields := splitQuery(query)
+	for i, f := range fields {
 		switch f.sep {
 		case '.':
 			content, aside, untilComma, afterComma = 0, false, false, false
@@ -87,7 +88,7 @@ func queryWords(query string) []queryWord {
 			aside = true
 		case subordinators[lw]:
 			untilComma = true
-		case relatives[lw] && content > 0:
+		case relatives[lw] && content > 0 && i+1 < len(fields) && clauseStart(fields[i+1].text):
 			aside = true
 		case wasComma && commentary[lw] && content > 0:
 			aside = true
@@ -122,6 +123,20 @@ func queryWords(query string) []queryWord {
 		}
 	}
 	return out
+}
+
+// clauseStart reports whether a relative pronoun's next word starts a
+// clause ("that failed", "that aren't attached", "which is"), not a noun
+// ("nuke that vm").
+func clauseStart(next string) bool {
+	w := strings.ToLower(next)
+	switch w {
+	case "is", "are", "was", "were", "has", "have", "had", "can", "could", "will", "would", "should", "do", "does",
+		"did", "isn't", "aren't", "wasn't", "weren't", "hasn't", "haven't", "can't", "won't", "don't", "doesn't", "didn't",
+		"still", "never", "no", "not", "nobody", "we", "i", "you", "they", "it", "uses", "use", "run", "runs", "belong", "belongs":
+		return true
+	}
+	return len(w) > 4 && strings.HasSuffix(w, "ed")
 }
 
 // innerCapital reports whether w has a capital after a lower-case letter
@@ -240,6 +255,8 @@ type plan struct {
 	named map[string]bool
 	// said are the stems the query itself used.
 	said map[string]bool
+	// several: the query asks to change all or every one of a kind.
+	several bool
 	// terms are every term an alternative may match, and primary the
 	// terms of the thing the request is about: the first noun after its
 	// verb (or an IAM policy a question form names).
@@ -273,16 +290,17 @@ func (v *vocab) read(query string, ix *Index) plan {
 			for _, j := range pos {
 				used[j] = true
 			}
-			if r.ask {
+			weight := words[pos[0]].weight
+			if r.ask && weight >= 1 {
 				for _, k := range r.kinds {
 					asked[k] = true
 				}
 				named = append(named, r.nouns...)
 			}
 			first := len(p.groups)
-			p.addRule(r, words[pos[0]].weight)
+			p.addRule(r, weight)
 			for g := first; g < len(p.groups); g++ {
-				isVerb := g == first && (len(r.verbs) > 0 || len(r.kinds) > 0)
+				isVerb := g == first && weight >= 1 && (len(r.verbs) > 0 || len(r.kinds) > 0)
 				slots = append(slots, slot{pos: pos[0], group: g, verb: isVerb})
 			}
 		}
@@ -366,6 +384,7 @@ func (v *vocab) read(query string, ix *Index) plan {
 	// operation where an API has one.
 	if quantified(words, used) && (p.kinds[KindUpdate] || p.kinds[KindDelete] || p.kinds[KindCreate] || p.writes(v)) {
 		p.add([]alternative{{term: "batch", weight: 1}, {term: "bulk", weight: 1}}, batchWeight)
+		p.several = true
 	}
 	// A question form says what is asked better than the verbs inside
 	// it ("what's the retention set to" reads, whatever "set" says).
@@ -456,21 +475,29 @@ func (p *plan) add(alts []alternative, weight float64) {
 }
 
 // addRule records what a phrase of the vocabulary means; weight is its
-// first word's.
+// first word's. A phrase in an aside or a name is read for its words
+// only: it asks for nothing.
 func (p *plan) addRule(r *rule, weight float64) {
+	asks := weight >= 1
 	for _, k := range r.kinds {
-		p.kinds[k] = true
+		if asks {
+			p.kinds[k] = true
+		}
 	}
 	var alts []alternative
 	for _, verb := range r.verbs {
-		p.verbs[verb] = true
+		if asks {
+			p.verbs[verb] = true
+		}
 		alts = append(alts, alternative{term: verb, weight: 1})
 	}
 	// A phrase of a kind ("get rid of", "which ... do I have") matches
 	// the kind's own words ("which topics do I have" finds ListTopics).
 	for _, k := range r.kinds {
 		for _, s := range vocabulary.kindWords[k] {
-			p.verbs[s] = true
+			if asks {
+				p.verbs[s] = true
+			}
 			alts = append(alts, alternative{term: s, weight: SynonymWeight})
 		}
 	}
@@ -496,27 +523,37 @@ var questionWords = map[string]bool{"which": true, "what": true, "any": true}
 // whether it asks for an action.
 func (p *plan) addWord(v *vocab, w queryWord, ix *Index) bool {
 	alts := []alternative{{term: w.stem, weight: 1}}
+	// A word of an aside or a name is read for what it matches; only the
+	// request's own words ask for something.
+	asks := w.weight >= 1
 	isVerb := false
 	for _, k := range v.kindOf[w.stem] {
-		p.kinds[k] = true
-		isVerb = true
+		if asks {
+			p.kinds[k] = true
+			isVerb = true
+		}
 		for _, s := range v.kindWords[k] {
-			p.verbs[s] = true
+			if asks {
+				p.verbs[s] = true
+			}
 			if s != w.stem {
 				alts = append(alts, alternative{term: s, weight: SynonymWeight})
 			}
 		}
 	}
 	for _, verb := range v.verbOf[w.stem] {
-		p.verbs[verb] = true
-		isVerb = true
+		if asks {
+			p.verbs[verb] = true
+			isVerb = true
+		}
 		if verb != w.stem {
 			alts = append(alts, alternative{term: verb, weight: SynonymWeight})
 		}
 	}
-	if isVerb {
+	switch {
+	case isVerb:
 		p.verbs[w.stem] = true
-	} else {
+	case asks:
 		p.named[w.stem] = true
 	}
 	for _, n := range v.nounOf[w.stem] {

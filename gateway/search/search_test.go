@@ -2,6 +2,7 @@ package search_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -224,5 +225,90 @@ func BenchmarkSearch(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ix.Search("remove the topic of a project", 5)
+	}
+}
+
+// api is a small catalog of three APIs written as the gateway feeds it:
+// a compute API with a service per resource, a messaging API, and a
+// workflow API that follows no AIP, each document with its kind, target
+// and group.
+var api = []struct {
+	name, kind, target, group string
+	readOnly                  bool
+	desc                      string
+}{
+	{"Instances_List", search.KindList, "instance", "compute", true, "Lists the instances in a zone of a project."},
+	{"Instances_Get", search.KindGet, "instance", "compute", true, "Gets an instance in a zone of a project."},
+	{"Instances_Insert", search.KindCreate, "instance", "compute", false, "Creates an instance in a zone of a project."},
+	{"Instances_Delete", search.KindDelete, "instance", "compute", false, "Deletes an instance in a zone of a project."},
+	{"Instances_Stop", "", "instance", "compute", false, "Stops an instance in a zone of a project."},
+	{"Instances_SetLabels", search.KindUpdate, "labels", "compute", false, "Sets the labels of an instance in a zone of a project."},
+	{"VmExtensionPolicies_List", search.KindList, "vm extension policy", "compute", true, "Lists the vm extension policies in a zone of a project."},
+	{"Disks_List", search.KindList, "disk", "compute", true, "Lists the disks in a zone of a project."},
+	{"Disks_Get", search.KindGet, "disk", "compute", true, "Gets a disk in a zone of a project."},
+	{"Disks_Resize", search.KindUpdate, "disk", "compute", false, "Resizes a disk in a zone of a project."},
+	{"Disks_CreateSnapshot", search.KindCreate, "snapshot", "compute", false, "Creates a snapshot of a disk in a zone of a project."},
+	{"Subscriber_CreateSnapshot", search.KindCreate, "snapshot", "messaging", false, "Creates a snapshot of a subscription in a project."},
+	{"Publisher_ListTopics", search.KindList, "topic", "messaging", true, "Lists the topics in a project."},
+	{"Publisher_Publish", "", "topic", "messaging", false, "Publishes the messages to a topic in a project."},
+	{"Publisher_GetIamPolicy", search.KindGet, "iam policy", "messaging", true, "Gets the IAM policy of a topic in a project."},
+	{"WorkflowService_TerminateWorkflowExecution", "", "workflow execution", "workflow", false, "Terminates a workflow execution in a namespace."},
+	{"WorkflowService_ResetWorkflowExecution", "", "workflow execution", "workflow", false, "Resets a workflow execution in a namespace."},
+	{"WorkflowService_ListWorkflowExecutions", search.KindList, "workflow executions", "workflow", true, "Lists the workflow executions in a namespace."},
+	{"WorkflowService_StartBatchOperation", "", "batch operation", "workflow", false, "Starts a batch operation in a namespace."},
+}
+
+func apiIndex() *search.Index {
+	docs := make([]search.Document, len(api))
+	for i, d := range api {
+		_, method, _ := strings.Cut(d.name, "_")
+		docs[i] = search.Document{Key: d.name, Action: search.Tokens(method)[0], Kind: d.kind, ReadOnly: d.readOnly, Target: d.target, Group: d.group,
+			Several: strings.Contains(d.name, "Batch"),
+			Fields:  []search.Field{{Text: method, Weight: 3, Pairs: true}, {Text: d.name, Weight: 2, Pairs: true}, {Text: d.desc, Weight: 1}}}
+	}
+	return search.New(docs)
+}
+
+// TestSearchClasses: each class of request the issue names ranks the
+// right tool first on a catalog of several APIs. The rows are classes,
+// not a relevance set: the estates' sets measure the ranking.
+func TestSearchClasses(t *testing.T) {
+	ix := apiIndex()
+	for _, tc := range []struct{ class, query, want string }{
+		{"user noun: vm for an instance", "list vms", "Instances_List"},
+		{"user noun: server, idiom: get rid of", "get rid of the old server", "Instances_Delete"},
+		{"user noun: volume, verb idiom: grow", "grow my volume to 500 GB", "Disks_Resize"},
+		{"question form prefers List over Get", "which disks do I have?", "Disks_List"},
+		{"question form: show me every", "show me every workflow", "WorkflowService_ListWorkflowExecutions"},
+		{"verb idiom: switch off", "switch off the box web-3", "Instances_Stop"},
+		{"coherence: the API that knows the volume", "take a snapshot of my volume", "Disks_CreateSnapshot"},
+		{"access question names the IAM policy", "who has access to the orders topic", "Publisher_GetIamPolicy"},
+		{"verb idiom: kill", "kill the stuck order-123 workflow", "WorkflowService_TerminateWorkflowExecution"},
+		{"verb idiom: rewind", "rewind the renewal workflow to yesterday", "WorkflowService_ResetWorkflowExecution"},
+		{"the request's object, not a noun of its aside", "add the label env=staging to web-1 so the firewall rule applies", "Instances_SetLabels"},
+		{"user noun: channel for a topic", "send a message to the orders channel", "Publisher_Publish"},
+	} {
+		hits := ix.Search(tc.query, 3)
+		var got []string
+		for _, h := range hits {
+			got = append(got, api[h.Doc].name)
+		}
+		if len(got) == 0 || got[0] != tc.want {
+			t.Errorf("%s: %q: %v, want %s first", tc.class, tc.query, got, tc.want)
+		}
+	}
+	// A change to every one of a kind lifts the batch operation, which
+	// the same change to one does not need.
+	rank := func(q string) int {
+		for i, h := range ix.Search(q, len(api)) {
+			if api[h.Doc].name == "WorkflowService_StartBatchOperation" {
+				return i
+			}
+		}
+		return len(api)
+	}
+	one, every := rank("terminate the LegacySync workflow"), rank("terminate every LegacySync workflow that is still running")
+	if every >= one || every > 1 {
+		t.Errorf("the batch operation ranks #%d for every workflow and #%d for one; want it higher for every, and in the first two", every+1, one+1)
 	}
 }

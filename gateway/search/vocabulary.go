@@ -190,9 +190,52 @@ func parseVocabulary(text string) (*vocab, error) {
 			return nil, fmt.Errorf("vocabulary.txt:%d: %q is none of kind, verb, noun, ask", n, what)
 		}
 	}
+	v.rules = mergeRules(v.rules)
 	// Longest phrases first, so "get rid of" wins over "get".
 	slices.SortStableFunc(v.rules, func(a, b rule) int { return len(b.pattern) - len(a.pattern) })
 	return v, nil
+}
+
+// mergeRules joins the rules of one phrase: a phrase may mean several
+// things ("turn off" is an update, a stop and a disable), and a query
+// that says it means all of them.
+func mergeRules(rules []rule) []rule {
+	var out []rule
+	at := map[string]int{}
+	for _, r := range rules {
+		k := patternKey(r.pattern)
+		i, ok := at[k]
+		if !ok {
+			at[k] = len(out)
+			out = append(out, r)
+			continue
+		}
+		m := &out[i]
+		for _, x := range r.kinds {
+			m.kinds = appendNew(m.kinds, x)
+		}
+		for _, x := range r.verbs {
+			m.verbs = appendNew(m.verbs, x)
+		}
+		for _, x := range r.nouns {
+			m.nouns = appendNew(m.nouns, x)
+		}
+		m.ask = m.ask || r.ask
+	}
+	return out
+}
+
+// patternKey writes a pattern as text: "turn * off".
+func patternKey(p []patternWord) string {
+	var words []string
+	for _, pw := range p {
+		if pw.gap {
+			words = append(words, "*")
+		} else {
+			words = append(words, strings.Join(pw.stems, "/"))
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // kindStems are the verb stems a kind's entry stands for: its own

@@ -174,6 +174,13 @@ func rankRelevance(tb testing.TB, g *gateway.Gateway, cases []relevanceCase) *re
 // Temporal estate.
 func temporalGateway(tb testing.TB) *gateway.Gateway {
 	tb.Helper()
+	return startGateway(tb, temporalBackends(tb), &gateway.Options{ToolMode: gateway.ToolModeSearch})
+}
+
+// temporalBackends serves the Temporal estate and returns the gateway's
+// backend for it.
+func temporalBackends(tb testing.TB) []gateway.Backend {
+	tb.Helper()
 	srv, err := estate.Serve(&estate.Options{Services: estate.TemporalServices})
 	if err != nil {
 		tb.Fatal(err)
@@ -184,7 +191,7 @@ func temporalGateway(tb testing.TB) *gateway.Gateway {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { conn.Close() })
-	return startGateway(tb, []gateway.Backend{{Name: "temporal", Address: srv.Addr, Conn: conn}}, &gateway.Options{ToolMode: gateway.ToolModeSearch})
+	return []gateway.Backend{{Name: "temporal", Address: srv.Addr, Conn: conn}}
 }
 
 // startGateway starts a gateway without refresh that needs every backend.

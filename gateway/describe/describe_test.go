@@ -186,7 +186,9 @@ const apiFixture = `name: "shapes.proto" package: "acme.cloud.shapes.v1" syntax:
 	}
 	service { name: "StorageControl"
 		method { name: "DeleteManagedFolder" input_type: ".acme.cloud.shapes.v1.DeleteManagedFolderRequest" output_type: ".acme.cloud.shapes.v1.Topic" }
-		method { name: "SoftDeleteThing" input_type: ".acme.cloud.shapes.v1.DeleteManagedFolderRequest" output_type: ".acme.cloud.shapes.v1.Topic" }
+		method { name: "SoftDeleteManagedFolder" input_type: ".acme.cloud.shapes.v1.DeleteManagedFolderRequest" output_type: ".acme.cloud.shapes.v1.Topic" }
+		method { name: "CalendarModeAdvice" input_type: ".acme.cloud.shapes.v1.DeleteManagedFolderRequest" output_type: ".acme.cloud.shapes.v1.Topic" }
+		method { name: "StreamDirectPredict" input_type: ".acme.cloud.shapes.v1.Topic" output_type: ".acme.cloud.shapes.v1.Topic" }
 	}
 	service { name: "Instances"
 		method { name: "Insert" input_type: ".acme.cloud.shapes.v1.InstanceRequest" output_type: ".acme.cloud.shapes.v1.Operation"
@@ -225,7 +227,12 @@ func TestDescriptions(t *testing.T) {
 		{"acme.cloud.shapes.v1.Publisher.BatchCreateTopics", "Creates several topics in a project, in one call. Requires: project.", "Batch create topics (Acme Cloud Shapes v1)", Create, "topics"},
 		// No HTTP rule: the resource pattern of the referenced type says where.
 		{"acme.cloud.shapes.v1.StorageControl.DeleteManagedFolder", "Deletes a managed folder in a bucket of a project. Requires: name.", "Delete managed folder (Acme Cloud Shapes v1)", Delete, "managed folder"},
-		{"acme.cloud.shapes.v1.StorageControl.SoftDeleteThing", "Soft delete thing: a method of the storage control service, in a bucket of a project. Requires: name.", "Soft delete thing (Acme Cloud Shapes v1)", Custom, "managed folder"},
+		// Words before the verb qualify it; a name with no verb is written
+		// out with its service.
+		{"acme.cloud.shapes.v1.StorageControl.SoftDeleteManagedFolder", "Deletes a managed folder in a bucket of a project (soft). Requires: name.", "Soft delete managed folder (Acme Cloud Shapes v1)", Delete, "managed folder"},
+		{"acme.cloud.shapes.v1.StorageControl.CalendarModeAdvice", "Calendar mode advice: a method of the storage control service, in a bucket of a project. Requires: name.", "Calendar mode advice (Acme Cloud Shapes v1)", Custom, "managed folder"},
+		// Nothing but the service names what it acts on.
+		{"acme.cloud.shapes.v1.StorageControl.StreamDirectPredict", "Predicts with the storage control service, as a stream (direct).", "Stream direct predict (Acme Cloud Shapes v1)", Custom, "storage control"},
 		// Compute: the service names the resource, the path where.
 		{"acme.cloud.shapes.v1.Instances.Insert", "Creates an instance in a zone of a project. Requires: project, zone.", "Create instance (Acme Cloud Shapes v1)", Create, "instance"},
 		{"acme.cloud.shapes.v1.Instances.SetMachineType", "Sets the machine type of an instance in a zone of a project. Requires: project, zone, instance.", "Set machine type of instance (Acme Cloud Shapes v1)", Update, "machine type"},
@@ -262,8 +269,12 @@ func TestLongRunningResult(t *testing.T) {
 	fd := file(t, apiFixture)
 	m := fd.Services().ByName("Instances").Methods().ByName("Insert")
 	a := Analyze(m, &Options{LongRunningResult: "acme.cloud.shapes.v1.Instance"})
-	if got := a.Description(); !strings.Contains(got, "Long-running: when done, the operation's result is an instance.") {
+	if got := a.Description(); !strings.Contains(got, "Its operation's result, when done, is an instance.") {
 		t.Errorf("description %q", got)
+	}
+	a = Analyze(m, &Options{LongRunningResult: "google.protobuf.Empty"})
+	if got := a.Description(); strings.Contains(got, "result") {
+		t.Errorf("an operation with an empty result: %q", got)
 	}
 }
 

@@ -27,6 +27,9 @@ type Method struct {
 	// Modifier is a word before the verb that qualifies it: "batch",
 	// "bulk", "async", "streaming"; "" for most.
 	Modifier string
+	// Qualifiers are other words before the verb: "raw" of RawPredict,
+	// "soft" of SoftDeleteNamespace.
+	Qualifiers []string
 	// Words is the method's name in lowercase words.
 	Words []string
 	// Object is the words of the name after the verb (and modifier):
@@ -65,6 +68,9 @@ type Method struct {
 
 	idempotency descriptorpb.MethodOptions_IdempotencyLevel
 	httpVerb    string
+	// resourceFromService: nothing but the service's name said what the
+	// method acts on.
+	resourceFromService bool
 }
 
 // Options are what Analyze cannot read from the method alone. Nil means
@@ -97,10 +103,14 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 	if len(rest) > 1 && modifiers[rest[0]] != "" {
 		a.Modifier, rest = rest[0], rest[1:]
 	}
-	if _, ok := verbEffects[rest[0]]; ok {
-		a.Verb, a.Object = rest[0], rest[1:]
-	} else if grammarVerbs[rest[0]] {
-		a.Verb, a.Object = rest[0], rest[1:]
+	// Up to two words before the verb qualify it (RawPredict,
+	// ServerStreamingPredict, SoftDeleteNamespace).
+	for skip := 0; skip <= 2 && skip < len(rest); skip++ {
+		if isVerb(rest[skip]) {
+			a.Qualifiers = append(a.Qualifiers, rest[:skip]...)
+			a.Verb, a.Object = rest[skip], rest[skip+1:]
+			break
+		}
 	}
 	a.Effect = verbEffects[a.Verb]
 	a.Kind = kindOf(a.Verb)
@@ -133,7 +143,7 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 	if name == nil {
 		name = protoreflect.FieldDescriptor.JSONName
 	}
-	var refType string
+	var refType, anyRef string
 	for i := range fields.Len() {
 		fd := fields.Get(i)
 		facts := reflection.Field(fd)
@@ -150,6 +160,13 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 					refType = facts.ChildType
 				}
 			}
+		default:
+			// Another field that references a resource (StreamingPull's
+			// subscription) says what the method acts on, when name,
+			// parent and resource do not.
+			if anyRef == "" && facts.ResourceType != "" && facts.ResourceType != "*" {
+				anyRef = facts.ResourceType
+			}
 		}
 	}
 
@@ -165,6 +182,9 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 				a.Required = append(a.Required, name(fd))
 			}
 		}
+	}
+	if refType == "" {
+		refType = anyRef
 	}
 	if sh.resource == nil && refType != "" {
 		if p := opts.Resources.pattern(refType); p != "" {
@@ -185,7 +205,7 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		if len(a.Object) > 0 && a.Verb != "" && !compound(a.Object) {
 			a.Resource = singularWords(a.Object)
 		} else {
-			a.Resource = singularWords(a.Service)
+			a.Resource, a.resourceFromService = singularWords(a.Service), true
 		}
 	}
 	// A search or query of one thing reads it (QueryWorkflow); of many,
@@ -205,6 +225,11 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		a.Result = splitWords(string(full.Name()))
 	}
 	return a
+}
+
+func isVerb(w string) bool {
+	_, ok := verbEffects[w]
+	return ok || grammarVerbs[w]
 }
 
 // compound reports whether a method's object starts with a word that
@@ -237,6 +262,11 @@ var grammarVerbs = map[string]bool{
 	"deposit": true, "redeem": true, "rate": true, "review": true, "comment": true,
 	"upvote": true, "like": true, "message": true, "email": true, "dial": true,
 	"transcribe": true, "plan": true, "forecast": true, "measure": true,
+	// Verbs of networks and infrastructure.
+	"announce": true, "advertise": true, "expose": true, "propagate": true, "flush": true, "invalidate": true,
+	"purchase": true, "probe": true, "isolate": true, "quarantine": true, "wait": true,
+	// Verbs of retrieval and generation.
+	"ask": true, "augment": true, "corroborate": true, "ground": true, "rewrite": true, "chunk": true,
 }
 
 // httpPath is the path of a rule's primary binding.

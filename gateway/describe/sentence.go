@@ -19,9 +19,9 @@ const maxRequired = 8
 func (a *Method) Description() string {
 	var b strings.Builder
 	b.WriteString(a.sentence())
-	if a.Result != nil {
+	if a.Result != nil && !(len(a.Result) == 1 && a.Result[0] == "empty") {
 		r := phrase(a.Result)
-		fmt.Fprintf(&b, " Long-running: when done, the operation's result is %s %s.", article(r), r)
+		fmt.Fprintf(&b, " Its operation's result, when done, is %s %s.", article(r), r)
 	}
 	if len(a.Required) > 0 {
 		names := a.Required
@@ -46,12 +46,13 @@ func (a *Method) Title() string {
 	default:
 		verb := a.displayVerb()
 		what = upperFirst(verb)
-		if a.Modifier != "" {
-			what = upperFirst(a.Modifier) + " " + verb
+		if pre := strings.TrimSpace(a.Modifier + " " + strings.Join(a.Qualifiers, " ")); pre != "" {
+			what = upperFirst(pre) + " " + verb
 		}
 		switch obj, res := a.Object, a.Resource; {
 		case a.Kind == List && (len(obj) == 0 || sameThing(obj, res) || endsWith(obj, res)):
 			what += " " + phrase(pluralWords(res))
+		case len(obj) == 0 && a.resourceFromService:
 		case len(obj) == 0 || sameThing(obj, res) || containsAll(obj, res):
 			if len(obj) == 0 {
 				obj = res
@@ -82,6 +83,29 @@ func (a *Method) sentence() string {
 		// execution.
 		return v + " to " + obj[0] + " " + withArticle(singularWords(obj[1:])) + scope + "."
 	}
+	if len(obj) > 1 && (obj[0] == "or" || obj[0] == "and") && isVerb(obj[1]) {
+		// AddOrUpdateRemoteCluster: adds or updates a remote cluster.
+		what := a.Resource
+		if len(obj) > 2 {
+			what = singularWords(obj[2:])
+		}
+		return v + " " + obj[0] + " " + thirdPerson(obj[1]) + " " + withArticle(what) + scope + a.qualified() + "."
+	}
+	if p := firstOf(obj); len(obj) > 1 && objectPrepositions[p] && !slices.ContainsFunc(obj[1:], isVerb) {
+		// GetFromFamily, SwitchToCustomMode, StartWithEncryptionKey: the
+		// resource, then the phrase.
+		rest := phrase(obj[1:])
+		if p != "to" && p != "into" {
+			rest = article(rest) + " " + rest
+		}
+		what := a.Resource
+		if sameThing(obj[1:], what) && len(a.Service) > 0 {
+			// Images.GetFromFamily's path names the family: the thing
+			// got is the service's.
+			what = singularWords(a.Service)
+		}
+		return v + " " + withArticle(what) + " " + p + " " + rest + scope + a.qualified() + "."
+	}
 	if compound(obj) {
 		return a.nameSentence(scope)
 	}
@@ -101,6 +125,11 @@ func (a *Method) sentence() string {
 		if len(obj) > 0 && !sameThing(obj, res) && !containsAll(obj, res) {
 			s += " in " + withArticle(res)
 		}
+	case len(obj) == 0 && a.resourceFromService:
+		// Nothing names what the method acts on but its service.
+		s = v + " with the " + phrase(a.Service) + " service"
+	case len(obj) == 0 && intransitive[a.Verb] != "":
+		s = v + " " + intransitive[a.Verb] + " " + withArticle(res)
 	case len(obj) == 0 || sameThing(obj, res):
 		s = v + " " + withArticle(res)
 	case containsAll(obj, res) && !isPlural(obj[len(obj)-1]):
@@ -121,8 +150,24 @@ func (a *Method) sentence() string {
 	} else if m := modifiers[a.Modifier]; m != "" {
 		s += ", " + m
 	}
-	return s + "."
+	return s + a.qualified() + "."
 }
+
+// qualified is the sentence's note of the words before the verb: " (raw)".
+func (a *Method) qualified() string {
+	if len(a.Qualifiers) == 0 {
+		return ""
+	}
+	return " (" + phrase(a.Qualifiers) + ")"
+}
+
+// objectPrepositions start a name's object that says how, not what
+// (GetFromFamily, SwitchToCustomMode, StartWithEncryptionKey).
+var objectPrepositions = map[string]bool{"from": true, "to": true, "into": true, "by": true, "with": true, "for": true}
+
+// intransitive are verbs that take their object after a preposition.
+var intransitive = map[string]string{"wait": "for", "listen": "on", "subscribe": "to", "reply": "to", "respond": "to",
+	"predict": "on", "explain": "on", "infer": "on"}
 
 // displayVerb is the verb a sentence or title uses: the standard one
 // where the name's verb is another word for it (Compute's Insert creates;

@@ -91,7 +91,7 @@ var verbTable = []struct {
 		"redact", "annotate", "rollback", "revert", "restore", "undelete", "recover", "repair", "fix",
 		"heal", "sync", "synchronize", "refresh", "reload", "reindex", "rebuild", "recreate",
 		"reconcile", "seek", "abandon", "approve", "reject", "accept", "decline", "confirm", "certify",
-		"tune", "train", "fit", "optimize", "compact", "consolidate",
+		"tune", "train", "fit", "optimize", "compact", "consolidate", "deprecate",
 	}},
 	{Removes, []string{
 		"delete", "remove", "drop", "purge", "destroy", "erase", "wipe", "truncate", "clear", "evict",

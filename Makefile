@@ -27,20 +27,32 @@ unit:
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 # The estate (estate/) is a nested module, so ./... above does not reach it:
-# it holds the Google Cloud client modules as its own dependencies, which the
-# gateway's go.mod never sees. A new machine downloads them once (~20 MB).
-unit-estate:
-	cd estate && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 15m ./...
+# it holds the Google Cloud and Temporal API modules as its own dependencies,
+# which the gateway's go.mod never sees. A new machine downloads them once
+# (~30 MB). Its relevance test also measures search with the googleapis
+# comments: the npm package google-proto-files (pinned in
+# estate/testdata/googleapis, ~9 MB), installed here without running its
+# scripts; REQUIRE_GOOGLEAPIS makes its absence a failure, not a skip.
+GOOGLEAPIS := estate/testdata/googleapis/node_modules/google-proto-files/package.json
+
+$(GOOGLEAPIS): estate/testdata/googleapis/package.json estate/testdata/googleapis/package-lock.json
+	cd estate/testdata/googleapis && $(NPM) ci --no-audit --no-fund --ignore-scripts
+	@test -f $@ || { echo "unit-estate: npm ci did not install $@"; exit 1; }
+	@touch $@
+
+unit-estate: $(GOOGLEAPIS)
+	cd estate && $(GO) vet ./... && REQUIRE_GOOGLEAPIS=1 $(GO) test -race -count=1 -timeout 15m ./...
 
 # The gateway-vs-direct-gRPC benchmark whose figures README.md reports.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./gateway/
 
 # The gateway binary in front of the estate (estate/): ready time, RSS,
-# refresh CPU, tools/list bytes by mode, tool sizes, search relevance. The
-# figures README.md shows under Performance; one run takes about a minute.
+# refresh CPU, tools/list bytes by mode, tool sizes, search relevance, and
+# search_tools' latency (p50, p99). The figures README.md shows under
+# Performance; one run takes about a minute.
 bench-estate:
-	cd estate && $(GO) test -run '^$$' -bench BenchmarkEstate -benchtime 1x -count 1 .
+	cd estate && $(GO) test -run '^$$' -bench 'BenchmarkEstate|BenchmarkSearchLatency' -benchtime 1x -count 1 .
 
 build:
 	$(GO) build -o bin/gateway ./cmd/gateway

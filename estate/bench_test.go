@@ -30,8 +30,11 @@ import (
 //   - typed-list-bytes and search-list-bytes: every page of tools/list in
 //     each mode; largest-tool-bytes, p90-tool-bytes, p50-tool-bytes and
 //     total-tool-bytes: the typed tools' definitions; annotated-tools,
-//     read-only-tools and destructive-tools: how many carry hints (from
-//     their google.api.http rules).
+//     read-only-tools and destructive-tools: how many carry hints (every
+//     tool carries all four) and how many say read-only or destructive;
+//   - search-top1-% and search-top5-%: the first 53-intent set;
+//     users-top1-% and users-top5-%: the Google Cloud requests of the
+//     relevance set that counts (search_users_test.go).
 //
 // The estate server runs in this process, so its CPU is not counted.
 func BenchmarkEstate(b *testing.B) {
@@ -199,7 +202,16 @@ func measureLists(b *testing.B) {
 		b.ReportMetric(top1, "search-top1-%")
 		b.ReportMetric(top5, "search-top5-%")
 	}
+	if usersRelevance != nil {
+		top1, top5 := usersRelevance(b)
+		b.ReportMetric(top1, "users-top1-%")
+		b.ReportMetric(top5, "users-top5-%")
+	}
 }
+
+// usersRelevance, when set (by search_users_test.go), measures the
+// ranking on the Google Cloud requests of the relevance set that counts.
+var usersRelevance func(tb testing.TB) (top1, top5 float64)
 
 // searchRelevance, when set (by the relevance test's file, in an init
 // func), measures search mode's ranking on the estate: the share of

@@ -86,10 +86,12 @@ var intents = []struct {
 }
 
 // Floors of TestSearchRelevance, a little under what README.md reports, so
-// that a change to the ranking that loses intents fails.
+// that a change to the ranking that loses intents fails. (These 53 intents
+// use the API's own words; the relevance set that counts is in
+// search_users_test.go.)
 const (
-	minTop1 = 0.70
-	minTop5 = 0.90
+	minTop1 = 0.85
+	minTop5 = 0.95
 )
 
 // TestSearchRelevance serves the estate through the gateway in search

@@ -99,7 +99,11 @@ func (a *Method) sentence() string {
 			rest = article(rest) + " " + rest
 		}
 		what := a.Resource
-		if sameThing(obj[1:], what) && len(a.Service) > 0 {
+		switch {
+		case a.resourceFromService:
+			// ChatWithKeeper: nothing else names what it acts on.
+			return v + " " + p + " " + rest + scope + a.qualified() + "."
+		case sameThing(obj[1:], what) && len(a.Service) > 0:
 			// Images.GetFromFamily's path names the family: the thing
 			// got is the service's.
 			what = singularWords(a.Service)
@@ -130,8 +134,15 @@ func (a *Method) sentence() string {
 		s = v + " with the " + phrase(a.Service) + " service"
 	case len(obj) == 0 && intransitive[a.Verb] != "":
 		s = v + " " + intransitive[a.Verb] + " " + withArticle(res)
+	case len(obj) > 0 && isPlural(obj[len(obj)-1]) && sameThing(obj, res):
+		// WatchFeedings, RecordObservations: a plural stays plural.
+		if a.Effect == Adds || a.Kind == Create {
+			s = v + " " + phrase(obj)
+		} else {
+			s = v + " the " + phrase(obj)
+		}
 	case len(obj) == 0 || sameThing(obj, res):
-		s = v + " " + withArticle(res)
+		s = v + " " + withArticleOf(res)
 	case containsAll(obj, res) && !isPlural(obj[len(obj)-1]):
 		s = v + " " + withArticle(obj)
 	case containsAll(obj, res):
@@ -214,6 +225,18 @@ func (a *Method) scope() string {
 		b.WriteString(withArticle(p))
 	}
 	return b.String()
+}
+
+// definite are the first words of a phrase that make it one of a kind:
+// the next feeding time, the current version.
+var definite = map[string]bool{"next": true, "current": true, "latest": true, "last": true, "first": true, "default": true, "effective": true, "previous": true}
+
+// withArticleOf is withArticle, with "the" for what there is one of.
+func withArticleOf(w []string) string {
+	if len(w) > 0 && definite[w[0]] {
+		return "the " + phrase(w)
+	}
+	return withArticle(w)
 }
 
 func withArticle(w []string) string {

@@ -206,6 +206,9 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		if sh := t.search.shape; sh != nil {
 			docs[i].Action, docs[i].Kind, docs[i].Target = sh.Verb, searchKind(sh.Kind), strings.Join(sh.Target(), " ")
 			docs[i].Several = sh.Several()
+			if target := sh.Target(); !slices.Equal(target, sh.Resource) {
+				docs[i].Whole = strings.Join(sh.Resource, " ")
+			}
 			if docs[i].Action == "" && len(sh.Words) > 0 {
 				// A verb describe has no entry for (FeedAnimal) is still
 				// the method's action.

@@ -103,8 +103,8 @@ type logWatch struct {
 func newLogWatch() *logWatch { return &logWatch{seen: make(chan string, 64)} }
 
 func (l *logWatch) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logWatch) WithAttrs([]slog.Attr) slog.Handler        { return l }
-func (l *logWatch) WithGroup(string) slog.Handler             { return l }
+func (l *logWatch) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *logWatch) WithGroup(string) slog.Handler            { return l }
 func (l *logWatch) Handle(_ context.Context, r slog.Record) error {
 	l.mu.Lock()
 	l.msgs = append(l.msgs, r.Message)

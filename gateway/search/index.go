@@ -47,6 +47,11 @@ type Document struct {
 	// SetMachineType, "instance" of Stop on Instances). A query that
 	// names it ranks the document above those that only mention it.
 	Target string
+	// Whole is what the Target is part of, when it is not the thing
+	// itself ("instance group" of ListInstances on InstanceGroups). A
+	// query about the Target that does not name the whole ranks the
+	// document lower: it asked for the thing, not for a part of another.
+	Whole string
 	// Several: the document acts on several things at once (a batch or
 	// bulk operation). A request for a change to all or every one of a
 	// kind ranks it higher.
@@ -83,6 +88,9 @@ const (
 	// something the query does not name (VmExtensionPolicies_List for
 	// "list vms").
 	TargetMiss = 0.8
+	// WholeMiss: the document acts on a part of a Whole the query does
+	// not name.
+	WholeMiss = 0.8
 )
 
 // kindFactor is how well a document's kind fits the kind a query asks
@@ -150,6 +158,7 @@ type Index struct {
 	actions []string
 	columns []uint8
 	targets []target
+	wholes  []target
 	several []bool
 	groups  []int32
 	nGroups int
@@ -175,7 +184,7 @@ type posting struct {
 // New indexes docs. The index keeps no reference to them.
 func New(docs []Document) *Index {
 	ix := &Index{n: len(docs), postings: make(map[string][]posting), keys: make(map[string]int, len(docs)),
-		actions: make([]string, len(docs)), columns: make([]uint8, len(docs)), targets: make([]target, len(docs)), several: make([]bool, len(docs)), groups: make([]int32, len(docs))}
+		actions: make([]string, len(docs)), columns: make([]uint8, len(docs)), targets: make([]target, len(docs)), wholes: make([]target, len(docs)), several: make([]bool, len(docs)), groups: make([]int32, len(docs))}
 	nf := 0
 	for _, d := range docs {
 		nf = max(nf, len(d.Fields))
@@ -200,12 +209,8 @@ func New(docs []Document) *Index {
 		if a := Terms(d.Action); len(a) > 0 {
 			ix.actions[i] = a[0]
 		}
-		if t := Terms(d.Target); len(t) > 0 {
-			ix.targets[i] = target{head: t[len(t)-1], words: t}
-			if len(t) > 1 {
-				ix.targets[i].pair = t[len(t)-2] + pairSep + t[len(t)-1]
-			}
-		}
+		ix.targets[i] = newTarget(d.Target)
+		ix.wholes[i] = newTarget(d.Whole)
 		ix.columns[i] = uint8(kindColumn(d.Kind, d.ReadOnly))
 		ix.several[i] = d.Several
 		g, ok := groupIDs[d.Group]
@@ -427,6 +432,9 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 			s *= f
 		}
 		s *= p.targetFactor(&ix.targets[d])
+		if w := &ix.wholes[d]; w.head != "" && len(p.primary) > 0 && !p.terms[w.head] && !p.terms[w.pair] {
+			s *= WholeMiss
+		}
 		switch {
 		case !p.several:
 		case ix.several[d]:
@@ -456,6 +464,18 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 		hits = slices.Insert(hits, 0, Hit{Doc: exact, Score: top + 1})
 	}
 	return hits[:min(limit, len(hits))]
+}
+
+func newTarget(s string) target {
+	t := Terms(s)
+	if len(t) == 0 {
+		return target{}
+	}
+	tg := target{head: t[len(t)-1], words: t}
+	if len(t) > 1 {
+		tg.pair = t[len(t)-2] + pairSep + t[len(t)-1]
+	}
+	return tg
 }
 
 // targetFactor is how well the query names a document's target.

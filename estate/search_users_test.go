@@ -250,14 +250,26 @@ func commentedEstateGateway(tb testing.TB) *gateway.Gateway {
 
 // TestSearchRelevanceUsers measures search mode on the relevance set that
 // counts, and fails below the floors on either estate. It logs top-1,
-// top-5, top-10 and MRR@10 per estate and per API (the figures README.md
-// reports), with the Google estate also measured with the googleapis
-// comments, and every request whose right tool is not first.
+// top-5, top-10 and MRR@10 per estate and per API (the figures
+// docs/catalog.md reports), with the Google estate also measured with the
+// googleapis comments, the second set's estimate (held to no floor), and
+// every request whose right tool is not first.
 func TestSearchRelevanceUsers(t *testing.T) {
 	google := loadRelevance(t, "google.tsv")
 	temporal := loadRelevance(t, "temporal.tsv")
 	if n := len(google) + len(temporal); n < 150 {
 		t.Fatalf("the relevance set has %d requests, want at least 150", n)
+	}
+	var validationGoogle, validationTemporal []relevanceCase
+	for _, c := range loadRelevance(t, "validation.tsv") {
+		if strings.HasPrefix(c.api, "temporal") {
+			validationTemporal = append(validationTemporal, c)
+		} else {
+			validationGoogle = append(validationGoogle, c)
+		}
+	}
+	googleGateway := func(tb testing.TB) *gateway.Gateway {
+		return newEstateGateway(tb, &gateway.Options{ToolMode: gateway.ToolModeSearch})
 	}
 	for _, run := range []struct {
 		name    string
@@ -265,11 +277,11 @@ func TestSearchRelevanceUsers(t *testing.T) {
 		gateway func(testing.TB) *gateway.Gateway
 		floors  bool
 	}{
-		{"google cloud (reflection, no comments)", google, func(tb testing.TB) *gateway.Gateway {
-			return newEstateGateway(tb, &gateway.Options{ToolMode: gateway.ToolModeSearch})
-		}, true},
+		{"google cloud (reflection, no comments)", google, googleGateway, true},
 		{"temporal (reflection, no comments)", temporal, temporalGateway, true},
 		{"google cloud (googleapis comments overlaid)", google, commentedEstateGateway, false},
+		{"second set, google cloud", validationGoogle, googleGateway, false},
+		{"second set, temporal", validationTemporal, temporalGateway, false},
 	} {
 		t.Run(run.name, func(t *testing.T) {
 			r := rankRelevance(t, run.gateway(t), run.cases)

@@ -625,3 +625,74 @@ func TestSearchExactNameOversize(t *testing.T) {
 		t.Errorf("the second match: schema %d bytes, description %q; want it listed by name and description", len(got[1].InputSchema), got[1].Description)
 	}
 }
+
+// TestSearchScope: scope narrows a search to one API (a package or a
+// prefix of packages) or one service (by name or package.Service); a
+// scope that names nothing in the catalog is an error the model can act
+// on.
+func TestSearchScope(t *testing.T) {
+	shop := &fakeAPI{}
+	shop.set(t, bigFile("shop.v1", 3, "GetWidget", "ListWidgets", "DeleteWidget"))
+	addr, _ := serveFake(t, shop, "127.0.0.1:0")
+	zoo := startBackend(t)
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", addr), dialBackend(t, "zoo", zoo.addr)}, searchMode)
+	cs := connect(t, base+"/mcp", "2025-11-25")
+
+	// "delete" alone finds both APIs' deletes; each scope keeps one.
+	if got := names(searchTools(t, cs, map[string]any{"query": "delete", "limit": 10})); !slices.Contains(got, "Widgets_DeleteWidget") || !slices.Contains(got, "ZooService_DeleteAnimal") {
+		t.Fatalf("delete, unscoped: %v", got)
+	}
+	for _, scope := range []string{"shop.v1", "shop", "Widgets", "shop.v1.Widgets", "SHOP.V1"} {
+		got := names(searchTools(t, cs, map[string]any{"query": "delete", "limit": 10, "scope": scope}))
+		if len(got) == 0 || slices.ContainsFunc(got, func(n string) bool { return !strings.HasPrefix(n, "Widgets_") }) {
+			t.Errorf("scope %q: %v, want only the shop's tools", scope, got)
+		}
+	}
+	for _, scope := range []string{"zoo.v1", "ZooService", "zoo.v1.ZooService"} {
+		got := names(searchTools(t, cs, map[string]any{"query": "delete", "limit": 10, "scope": scope}))
+		if len(got) == 0 || slices.ContainsFunc(got, func(n string) bool { return !strings.HasPrefix(n, "ZooService_") }) {
+			t.Errorf("scope %q: %v, want only the zoo's tools", scope, got)
+		}
+	}
+	// An exact name outside the scope is not found.
+	if got := names(searchTools(t, cs, map[string]any{"query": "ZooService_DeleteAnimal", "scope": "shop.v1"})); slices.Contains(got, "ZooService_DeleteAnimal") {
+		t.Errorf("an exact name outside the scope: %v", got)
+	}
+	res := call(t, cs, gateway.SearchToolsName, map[string]any{"query": "delete", "scope": "billing.v1"})
+	if msg := text(t, res); !res.IsError || !strings.Contains(msg, `scope: no API or service "billing.v1" in this catalog`) {
+		t.Errorf("unknown scope: isError=%v %q", res.IsError, msg)
+	}
+}
+
+// TestSearchDirectory: search_tools' description lists the catalog's APIs
+// and their services within 4 KB; a catalog whose services do not fit
+// lists each API with its number of services, and counts those that do
+// not fit either.
+func TestSearchDirectory(t *testing.T) {
+	shop := &fakeAPI{}
+	shop.set(t, bigFile("shop.v1", 3, "GetWidget"))
+	addr, _ := serveFake(t, shop, "127.0.0.1:0")
+	zoo := startBackend(t)
+	g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "shop", addr), dialBackend(t, "zoo", zoo.addr)}, searchMode)
+	d := g.Tools().Tools()[0].Description
+	if !strings.Contains(d, "Catalog (API: services): shop.v1: Widgets; zoo.v1: ZooService.") {
+		t.Errorf("directory: %q", d)
+	}
+
+	// Many services: the directory falls back to counts.
+	var files []*descriptorpb.FileDescriptorProto
+	for i := range 200 {
+		f := bigFile(fmt.Sprintf("a%03d.verylongpackagename.v1", i), 1, "GetWidget")
+		f.Service = append(f.Service, &descriptorpb.ServiceDescriptorProto{Name: proto.String("Gadgets"), Method: f.Service[0].Method})
+		files = append(files, f)
+	}
+	many := &fakeAPI{}
+	many.set(t, files...)
+	addr, _ = serveFake(t, many, "127.0.0.1:0")
+	g, _ = newGateway(t, []gateway.Backend{dialBackend(t, "many", addr)}, searchMode)
+	d = g.Tools().Tools()[0].Description
+	_, dir, _ := strings.Cut(d, "\n\n")
+	if len(dir) > 4096 || !strings.HasPrefix(dir, "Catalog (API: number of services") || !strings.Contains(dir, "a000.verylongpackagename.v1 (2)") || !strings.Contains(dir, "more APIs.") {
+		t.Errorf("a large catalog's directory (%d bytes): %.300q ... %.100q", len(dir), dir, dir[max(0, len(dir)-100):])
+	}
+}

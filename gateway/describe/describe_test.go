@@ -2,6 +2,7 @@ package describe
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -303,5 +304,36 @@ func TestWords(t *testing.T) {
 	}
 	if got := splitWords("GetHTTPRouteV1beta2"); !slices.Equal(got, []string{"get", "http", "route", "v1beta2"}) {
 		t.Errorf("splitWords: %q", got)
+	}
+}
+
+// TestVerbTableDocumented: docs/catalog.md's verb table lists exactly the
+// code's rows.
+func TestVerbTableDocumented(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/catalog.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	start := strings.Index(doc, "<!-- verb table:")
+	end := strings.Index(doc, "<!-- end of verb table -->")
+	if start < 0 || end < start {
+		t.Fatal("docs/catalog.md has no verb table between its markers")
+	}
+	got := map[string]string{}
+	for line := range strings.Lines(doc[start:end]) {
+		cols := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if len(cols) == 5 && !strings.Contains(cols[0], "row") && !strings.HasPrefix(strings.TrimSpace(cols[0]), "---") {
+			got[strings.TrimSpace(cols[0])] = strings.TrimSpace(cols[4])
+		}
+	}
+	for _, row := range verbTable {
+		if want := strings.Join(row.verbs, ", "); got[row.effect.String()] != want {
+			t.Errorf("docs/catalog.md's %s row lists %q; the code has %q", row.effect, got[row.effect.String()], want)
+		}
+		delete(got, row.effect.String())
+	}
+	for r := range got {
+		t.Errorf("docs/catalog.md lists a row %q the code does not have", r)
 	}
 }

@@ -341,15 +341,25 @@ func (v *vocab) read(query string, ix *Index) plan {
 	// to X: X's IAM policy); else the first noun after the verb (or the
 	// first noun, when nothing asks for an action).
 	primary := -1
+	var modifiers []int // the other groups of the object's compound
 	if len(named) == 0 {
 		slices.SortStableFunc(slots, func(a, b slot) int { return a.pos - b.pos })
 		seenVerb := !slices.ContainsFunc(slots, func(s slot) bool { return s.verb })
+		last := -1 // the position of the noun phrase's last word so far
 		for _, s := range slots {
-			if s.verb {
+			noun := !s.verb && s.group >= 0 && p.weights[s.group] >= 1 && p.indexed(s.group, ix)
+			switch {
+			case primary >= 0 && noun && s.pos == last+1:
+				// A compound names the request's object too: an image
+				// dataset is a dataset, a workflow task is the
+				// workflow's; the last word is its head.
+				modifiers = append(modifiers, primary)
+				primary, last = s.group, s.pos
+			case primary >= 0:
+			case s.verb:
 				seenVerb = true
-			} else if seenVerb && s.group >= 0 && p.weights[s.group] >= 1 && p.indexed(s.group, ix) {
-				primary = s.group
-				break
+			case seenVerb && noun:
+				primary, last = s.group, s.pos
 			}
 		}
 	}
@@ -374,10 +384,16 @@ func (v *vocab) read(query string, ix *Index) plan {
 			p.primary[n] = true
 		}
 	case primary >= 0:
-		for _, a := range p.groups[primary] {
-			p.primary[a.term] = true
+		for _, g := range append(modifiers, primary) {
+			for _, a := range p.groups[g] {
+				p.primary[a.term] = true
+			}
 		}
-		p.weights[primary] *= primaryWeight
+		first := primary
+		if len(modifiers) > 0 {
+			first = modifiers[0]
+		}
+		p.weights[first] *= primaryWeight
 	}
 	// Doing something to all or every one of a kind ("terminate every
 	// LegacySync workflow", "cancel all workflows where ...") is a batch

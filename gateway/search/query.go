@@ -105,6 +105,9 @@ func queryWords(query string) []queryWord {
 				}
 			}
 			weight = nameWeight
+		case strings.ContainsAny(w, "-_.") && vocabulary.knows(w):
+			// fine-tune, read-only, dead-letter: words, not a name.
+			parts = []string{w}
 		case strings.ContainsAny(w, "-_.") || innerCapital(w):
 			parts, weight = []string{w}, nameWeight
 		default:

@@ -289,6 +289,30 @@ func appendNew(s []string, v string) []string {
 	return append(s, v)
 }
 
+// knows reports whether a hyphenated or dotted word is the vocabulary's:
+// its parts are a phrase of it (fine-tune), or joined one of its words.
+func (v *vocab) knows(w string) bool {
+	var stems []string
+	for _, t := range Tokens(w) {
+		stems = append(stems, Stem(t))
+	}
+	if len(stems) < 2 {
+		return false
+	}
+	joined := Stem(strings.Join(Tokens(w), ""))
+	if len(v.kindOf[joined]) > 0 || len(v.verbOf[joined]) > 0 || len(v.nounOf[joined]) > 0 {
+		return true
+	}
+	for i := range v.rules {
+		if len(v.rules[i].pattern) == len(stems) {
+			if pos, ok := v.rules[i].match(stems, 0); ok && len(pos) == len(stems) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // match reports whether r's pattern matches words from position i, and
 // which positions its own words took (a gap's words stay the query's).
 func (r *rule) match(words []string, i int) (used []int, ok bool) {

@@ -90,29 +90,31 @@ func TestQueryReading(t *testing.T) {
 		primary      string   // a term of the request's object, "" for none
 		lowWeight    []string // words read but weighed down
 		absent       []string // words set aside
+		full         []string // terms read at full weight
 	}{
-		{"question form: which ... do I have", "which servers do I have in eu-west-3", []string{KindList}, []string{"list"}, "instanc", []string{"west"}, []string{"eu"}},
-		{"question form: is there any", "is there any widget left", []string{KindList}, nil, "widget", nil, nil},
-		{"show + plural is a list", "show me the widgets", []string{KindList}, []string{"show"}, "widget", nil, nil},
-		{"show + singular is a get", "show me the config of widget-7", []string{KindGet}, []string{"show"}, "config", nil, nil},
-		{"status question", "what's the status of the box", []string{KindGet}, nil, "instanc", nil, nil},
-		{"idiom: get rid of", "get rid of the old box", []string{KindDelete}, []string{"delet", "remov"}, "instanc", nil, nil},
-		{"idiom: nuke", "nuke that vm", []string{KindDelete}, []string{"delet"}, "instanc", nil, nil},
-		{"phrasal verb split: spin X up", "spin a new server up", []string{KindCreate}, []string{"creat"}, "instanc", nil, nil},
-		{"phrasal verb: roll back", "roll the workflow back to yesterday", nil, []string{"reset", "rewind"}, "workflow", nil, nil},
-		{"verb idiom: switch off", "switch off the machine", nil, []string{"stop"}, "instanc", nil, nil},
-		{"take a copy is a create", "take a snapshot of my volume", []string{KindCreate}, nil, "snapshot", nil, nil},
-		{"access questions name the policy", "who has access to the topic", []string{KindGet}, nil, "iam_polic", nil, nil},
-		{"grants name the policy", "give bob access to the topic", []string{KindUpdate}, nil, "iam_polic", nil, nil},
-		{"values are set aside", "start vm-17 in us-east1-b at 10.0.0.1", nil, []string{"start"}, "", nil, []string{"east", "us"}},
-		{"called names are set aside", "create a topic called orders", []string{KindCreate}, nil, "topic", nil, []string{"order"}},
-		{"quoted text and JSON are set aside", `publish {"status": "deleted"} to "the list"`, nil, []string{"publish"}, "", nil, []string{"delet", "list", "status"}},
-		{"asides weigh less, and ask for nothing", "rename the folder so nobody deletes it", nil, []string{"renam"}, "folder", []string{"delet"}, nil},
-		{"relative clauses weigh less", "list the widgets that failed", []string{KindList}, nil, "widget", []string{"fail"}, nil},
-		{"that as a determiner", "nuke that vm", []string{KindDelete}, nil, "instanc", nil, nil},
-		{"a leading aside weighs less", "before we deploy, take a snapshot", []string{KindCreate}, nil, "snapshot", []string{"deplo"}, nil},
-		{"names in CamelCase weigh less, and ask for nothing", "start the OnboardCustomer workflow", nil, []string{"start"}, "workflow", []string{"customer"}, nil},
-		{"plural abbreviations", "list vms", []string{KindList}, nil, "instanc", nil, nil},
+		{"question form: which ... do I have", "which servers do I have in eu-west-3", []string{KindList}, []string{"list"}, "instanc", []string{"west"}, []string{"eu"}, nil},
+		{"question form: is there any", "is there any widget left", []string{KindList}, nil, "widget", nil, nil, nil},
+		{"show + plural is a list", "show me the widgets", []string{KindList}, []string{"show"}, "widget", nil, nil, nil},
+		{"show + singular is a get", "show me the config of widget-7", []string{KindGet}, []string{"show"}, "config", nil, nil, nil},
+		{"status question", "what's the status of the box", []string{KindGet}, nil, "instanc", nil, nil, nil},
+		{"idiom: get rid of", "get rid of the old box", []string{KindDelete}, []string{"delet", "remov"}, "instanc", nil, nil, nil},
+		{"idiom: nuke", "nuke that vm", []string{KindDelete}, []string{"delet"}, "instanc", nil, nil, nil},
+		{"phrasal verb split: spin X up", "spin a new server up", []string{KindCreate}, []string{"creat"}, "instanc", nil, nil, nil},
+		{"phrasal verb: roll back", "roll the workflow back to yesterday", nil, []string{"reset", "rewind"}, "workflow", nil, nil, nil},
+		{"verb idiom: switch off", "switch off the machine", nil, []string{"stop"}, "instanc", nil, nil, nil},
+		{"take a copy is a create", "take a snapshot of my volume", []string{KindCreate}, nil, "snapshot", nil, nil, nil},
+		{"access questions name the policy", "who has access to the topic", []string{KindGet}, nil, "iam_polic", nil, nil, nil},
+		{"grants name the policy", "give bob access to the topic", []string{KindUpdate}, nil, "iam_polic", nil, nil, nil},
+		{"values are set aside", "start vm-17 in us-east1-b at 10.0.0.1", nil, []string{"start"}, "", nil, []string{"east", "us"}, nil},
+		{"called names are set aside", "create a topic called orders", []string{KindCreate}, nil, "topic", nil, []string{"order"}, nil},
+		{"quoted text and JSON are set aside", `publish {"status": "deleted"} to "the list"`, nil, []string{"publish"}, "", nil, []string{"delet", "list", "status"}, nil},
+		{"asides weigh less, and ask for nothing", "rename the folder so nobody deletes it", nil, []string{"renam"}, "folder", []string{"delet"}, nil, nil},
+		{"relative clauses weigh less", "list the widgets that failed", []string{KindList}, nil, "widget", []string{"fail"}, nil, nil},
+		{"that as a determiner", "nuke that vm", []string{KindDelete}, nil, "instanc", nil, nil, nil},
+		{"a leading aside weighs less", "before we deploy, take a snapshot", []string{KindCreate}, nil, "snapshot", []string{"deplo"}, nil, nil},
+		{"names in CamelCase weigh less, and ask for nothing", "start the OnboardCustomer workflow", nil, []string{"start"}, "workflow", []string{"customer"}, nil, nil},
+		{"plural abbreviations", "list vms", []string{KindList}, nil, "instanc", nil, nil, nil},
+		{"a hyphenated phrase of the vocabulary is words, not a name", "fine-tune a model", nil, nil, "", nil, nil, []string{"tun_job"}},
 	} {
 		p := vocabulary.read(tc.query, ix)
 		if got := slices.Sorted(maps.Keys(p.kinds)); !slices.Equal(got, slices.Sorted(slices.Values(tc.kinds))) {
@@ -140,6 +142,11 @@ func TestQueryReading(t *testing.T) {
 		for _, w := range tc.absent {
 			if _, ok := weight[w]; ok {
 				t.Errorf("%s: %q: %q was read; want it set aside", tc.class, tc.query, w)
+			}
+		}
+		for _, w := range tc.full {
+			if weight[w] < 1 {
+				t.Errorf("%s: %q: %q weighs %v, want it read at full weight", tc.class, tc.query, w, weight[w])
 			}
 		}
 	}

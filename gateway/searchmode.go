@@ -54,6 +54,9 @@ const (
 	// maxDirectoryBytes bounds the catalog's directory in search_tools'
 	// description.
 	maxDirectoryBytes = 4 << 10
+	// MaxSearchQueryBytes bounds a search_tools query: a search is a few
+	// words, and reading a query costs time in proportion to its length.
+	MaxSearchQueryBytes = 2000
 	// maxCachedAnswerBytes bounds the answers one catalog keeps cached.
 	maxCachedAnswerBytes = 4 << 20
 )
@@ -276,6 +279,9 @@ func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, s
 	if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
 		return metaInputError(SearchToolsName, errors.New("query: required, a few words of what the tool should do, or a tool's name"))
 	}
+	if len(*a.Query) > MaxSearchQueryBytes {
+		return metaInputError(SearchToolsName, fmt.Errorf("query: at most %d bytes, got %d; give a few words of what the tool should do", MaxSearchQueryBytes, len(*a.Query)))
+	}
 	limit := DefaultSearchLimit
 	if a.Limit != nil {
 		if *a.Limit < 1 {
@@ -416,10 +422,10 @@ func metaToolSet(tools []*tool) (*mcp.ToolSet, error) {
 			"the answer lists the best matches first, the best with their input schemas (a match listed without one: search its exact name to get it). "+
 			"Narrow a search to one API or service with scope. Run a match with %s.\n\n%s", len(tools), CallToolName, directory(tools, maxDirectoryBytes)),
 		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
-			`"query":{"type":"string","description":"what the tool should do, in a few words, or a tool's exact name"},`+
+			`"query":{"type":"string","maxLength":%d,"description":"what the tool should do, in a few words, or a tool's exact name"},`+
 			`"limit":{"type":"integer","minimum":1,"default":%d,"description":"how many matches to return; at most %d"},`+
 			`"scope":{"type":"string","description":"only search one API (a package from the catalog, such as a.b.v1, or a prefix of packages) or one service (its name, or package.Service)"}},`+
-			`"required":["query"],"additionalProperties":false}`, DefaultSearchLimit, MaxSearchLimit)),
+			`"required":["query"],"additionalProperties":false}`, MaxSearchQueryBytes, DefaultSearchLimit, MaxSearchLimit)),
 		Annotations: &mcp.ToolAnnotations{Title: "Search tools", ReadOnlyHint: boolPtr(true), DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
 	}
 	call := mcp.Tool{

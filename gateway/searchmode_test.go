@@ -170,6 +170,7 @@ func TestSearchTools(t *testing.T) {
 		{map[string]any{"query": "x", "limit": 0}, "invalid arguments for search_tools: limit: must be at least 1, got 0"},
 		{map[string]any{"query": "x", "limit": "many"}, "invalid arguments for search_tools: limit: must be an integer, got string"},
 		{map[string]any{"query": "x", "top": 3}, `invalid arguments for search_tools: unknown field "top"`},
+		{map[string]any{"query": strings.Repeat("find the animals ", 200)}, "invalid arguments for search_tools: query: at most 2000 bytes, got 3400; give a few words"},
 	} {
 		res := call(t, cs, gateway.SearchToolsName, tc.args)
 		if msg := text(t, res); !res.IsError || !strings.HasPrefix(msg, tc.want) {

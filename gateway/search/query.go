@@ -284,7 +284,7 @@ func (v *vocab) read(query string, ix *Index) plan {
 	asked := map[string]bool{} // kinds asked by question forms
 	var named []string         // nouns a question form names
 	for i := range words {
-		for ri := range v.rules {
+		for _, ri := range v.byFirst[stems[i]] {
 			r := &v.rules[ri]
 			pos, ok := r.match(stems, i)
 			if !ok || anyUsed(used, pos) {

@@ -48,8 +48,10 @@ type rule struct {
 // vocab is the parsed vocabulary.
 type vocab struct {
 	// rules are the multi-word phrases and question forms, longest
-	// first; single words are in the maps below.
-	rules []rule
+	// first; single words are in the maps below. byFirst lists, for each
+	// stem a phrase can start with, its rules in that order.
+	rules   []rule
+	byFirst map[string][]int
 	// kindOf maps a word's stem to the kinds it asks for; kindWords lists
 	// each kind's single-word stems, its synonyms.
 	kindOf    map[string][]string
@@ -193,6 +195,12 @@ func parseVocabulary(text string) (*vocab, error) {
 	v.rules = mergeRules(v.rules)
 	// Longest phrases first, so "get rid of" wins over "get".
 	slices.SortStableFunc(v.rules, func(a, b rule) int { return len(b.pattern) - len(a.pattern) })
+	v.byFirst = make(map[string][]int)
+	for i, r := range v.rules {
+		for _, s := range r.pattern[0].stems {
+			v.byFirst[s] = append(v.byFirst[s], i)
+		}
+	}
 	return v, nil
 }
 

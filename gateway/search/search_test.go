@@ -312,3 +312,96 @@ func TestSearchClasses(t *testing.T) {
 		t.Errorf("the batch operation ranks #%d for every workflow and #%d for one; want it higher for every, and in the first two", every+1, one+1)
 	}
 }
+
+// factorDoc is a document for the factor tests: every one has the same
+// fields, so only the factor under test tells them apart.
+func factorDoc(key, kind, target, whole, group string, readOnly, several bool, text string) search.Document {
+	_, method, _ := strings.Cut(key, "_")
+	return search.Document{Key: key, Action: search.Tokens(method)[0], Kind: kind, ReadOnly: readOnly, Target: target, Whole: whole,
+		Group: group, Several: several, Fields: []search.Field{{Text: text, Weight: 1, Pairs: true}}}
+}
+
+func first(t *testing.T, docs []search.Document, query string) string {
+	t.Helper()
+	hits := search.New(docs).Search(query, 1)
+	if len(hits) == 0 {
+		return ""
+	}
+	return docs[hits[0].Doc].Key
+}
+
+// TestSearchFactors: each factor of the ranking decides between two
+// documents that BM25F alone cannot tell apart (the same words, in the
+// same fields), so removing any factor fails its row.
+func TestSearchFactors(t *testing.T) {
+	for _, tc := range []struct {
+		factor, query, want string
+		docs               []search.Document
+	}{
+		{"kindFactor: a list asked for", "which widgets do I have", "W_ListWidgets", []search.Document{
+			factorDoc("W_GetWidgets", search.KindGet, "widget", "", "w", true, false, "widgets"),
+			factorDoc("W_ListWidgets", search.KindList, "widget", "", "w", true, false, "widgets"),
+		}},
+		{"kindFactor: a read is not a write", "show me the widget", "W_ReadWidget", []search.Document{
+			factorDoc("W_FrobWidget", "", "widget", "", "w", false, false, "widget"),
+			factorDoc("W_ReadWidget", "", "widget", "", "w", true, false, "widget"),
+		}},
+		{"ActionBoost: the verb used", "polish the widget", "W_PolishWidget", []search.Document{
+			factorDoc("W_BuffWidget", "", "widget", "", "w", false, false, "widget polish"),
+			factorDoc("W_PolishWidget", "", "widget", "", "w", false, false, "widget polish"),
+		}},
+		{"SynonymActionBoost: a synonym of the verb", "nuke the widget", "W_DeleteWidget", []search.Document{
+			factorDoc("W_FrobWidget", "", "widget", "", "w", false, false, "widget"),
+			factorDoc("W_DeleteWidget", "", "widget", "", "w", false, false, "widget"),
+		}},
+		{"TargetBoost: the request's object", "tune the gadget of the widget", "W_TuneGadget", []search.Document{
+			factorDoc("W_TuneWidget", "", "widget", "", "w", false, false, "gadget widget"),
+			factorDoc("W_TuneGadget", "", "gadget", "", "w", false, false, "gadget widget"),
+		}},
+		{"OtherTargetBoost: named elsewhere in the request", "tune the gizmo of the widget", "W_TuneWidget", []search.Document{
+			factorDoc("W_TuneThing", "", "", "", "w", false, false, "gizmo widget"),
+			factorDoc("W_TuneWidget", "", "widget", "", "w", false, false, "gizmo widget"),
+		}},
+		{"FullTargetBoost: every word of the target", "tune the big widget", "W_TuneBigWidget", []search.Document{
+			factorDoc("W_TuneSmallWidget", "", "small widget", "", "w", false, false, "big widget"),
+			factorDoc("W_TuneBigWidget", "", "big widget", "", "w", false, false, "big widget"),
+		}},
+		{"TargetMiss: something the request does not name", "tune the widget", "W_TuneWidget", []search.Document{
+			factorDoc("W_TuneGizmo", "", "gizmo", "", "w", false, false, "widget"),
+			factorDoc("W_TuneWidget", "", "", "", "w", false, false, "widget"),
+		}},
+		{"WholeMiss: a part of something not named", "tune the widget", "W_TuneWidget", []search.Document{
+			factorDoc("Racks_TuneWidget", "", "widget", "rack", "w", false, false, "widget"),
+			factorDoc("W_TuneWidget", "", "widget", "", "w", false, false, "widget"),
+		}},
+		{"coherence: the API that knows every word", "tune the widget gizmo", "B_TuneWidget", []search.Document{
+			factorDoc("A_TuneWidget", "", "", "", "a", false, false, "widget"),
+			factorDoc("B_TuneWidget", "", "", "", "b", false, false, "widget"),
+			factorDoc("B_Other", "", "", "", "b", false, false, "gizmo"),
+		}},
+		{"coordination: every part of the request", "tune the widget gizmo", "W_TuneBoth", []search.Document{
+			factorDoc("W_TuneWidget", "", "", "", "w", false, false, "widget widget widget gizmo"),
+			factorDoc("W_TuneBoth", "", "", "", "w", false, false, "widget gizmo"),
+		}},
+		{"SeveralBoost: every one asked for", "reset every widget", "W_TuneBatch", []search.Document{
+			factorDoc("W_TuneOne", "", "", "", "w", true, false, "widget"),
+			factorDoc("W_TuneBatch", "", "", "", "w", true, true, "widget"),
+		}},
+		{"OneOfSeveral: a write of one where every one was asked for", "reset every widget", "W_ScanWidgets", []search.Document{
+			factorDoc("W_TuneWidget", "", "", "", "w", false, false, "widget"),
+			factorDoc("W_ScanWidgets", "", "", "", "w", true, false, "widget"),
+		}},
+		{"pairs: two words named together", "tune the machine type", "W_TuneMachineType", []search.Document{
+			factorDoc("W_TuneTypeMachine", "", "", "", "w", false, false, "type of machine"),
+			factorDoc("W_TuneMachineType", "", "", "", "w", false, false, "machine type of"),
+		}},
+		{"primaryWeight: the object weighs more", "tune the widget near the gizmo", "W_TuneW", []search.Document{
+			factorDoc("W_TuneG", "", "", "", "w", false, false, "gizmo"),
+			factorDoc("W_TuneW", "", "", "", "w", false, false, "widget"),
+		}},
+	} {
+		if got := first(t, tc.docs, tc.query); got != tc.want {
+			t.Errorf("%s: %q ranks %s first, want %s", tc.factor, tc.query, got, tc.want)
+		}
+	}
+}

@@ -12,11 +12,11 @@ import (
 // decides which methods and counts the retries for the metrics.
 
 // safeToRepeat is the one decision of whether calling a method twice is
-// harmless: its tool says it is idempotent (read-only tools are too).
-// The hint comes from the method's idempotency_level, the HTTP rule's
-// verb, or the service owners' (mcpgateway.v1.tool) option
-// (methodAnnotations), so what the model is told and what the gateway
-// retries never disagree.
+// harmless: its tool says it is idempotent. The hint comes from the
+// service owners' (mcpgateway.v1.tool) option, the method's
+// idempotency_level, the HTTP rule's verb, or the verb table's reads and
+// removes rows (methodAnnotations, describe.Method.Hints), so what the
+// model is told and what the gateway retries never disagree.
 func safeToRepeat(a *mcp.ToolAnnotations) bool {
 	return a != nil && a.IdempotentHint != nil && *a.IdempotentHint
 }

@@ -29,7 +29,7 @@ func (f *connFlags) register(fs *flag.FlagSet) {
 	durationVar(fs, &f.keepalive, "backend-keepalive", gateway.DefaultBackendKeepalive, true, "ping a backend connection that has calls in flight after this much silence, to find a dead peer (off: no pings; grpc-go servers refuse pings more often than every 5m by default)")
 	countVar(fs, &f.maxRecv, "backend-max-recv-bytes", gateway.DefaultBackendMaxMessageBytes, true, "largest message accepted from a backend; a larger response is a RESOURCE_EXHAUSTED tool error")
 	countVar(fs, &f.maxSend, "backend-max-send-bytes", gateway.DefaultBackendMaxMessageBytes, true, "largest message sent to a backend")
-	fs.StringVar(&f.retry, "retry", "on", `"on": calls to methods safe to repeat (NO_SIDE_EFFECTS, IDEMPOTENT, a GET/PUT/DELETE HTTP rule) are retried on UNAVAILABLE, on another replica where there is one; "off": never`)
+	fs.StringVar(&f.retry, "retry", "on", `"on": calls to tools whose idempotentHint is true (NO_SIDE_EFFECTS, IDEMPOTENT, a GET/PUT/DELETE HTTP rule, a reading or deleting verb, or the tool option) are retried on UNAVAILABLE, on another replica where there is one; "off": never`)
 }
 
 func (f *connFlags) check() error {

@@ -6,16 +6,16 @@
 //
 // It reads the structure real gRPC APIs share, all of it present in the
 // descriptors that reflection serves:
-//   - the method's name: its leading verb, by the standard methods of
-//     AIP-131 to 136 (Get, List, Create, Update, Delete), Compute Engine's
-//     Insert and AggregatedList, and the common custom verbs (Stop,
-//     Resize, Publish...), with a table of what each kind of verb does to
-//     the world (verbs.go);
+//   - the method's name: its verb, by the standard methods of AIP-131 to
+//     135 (Get, List, Create, Update, Delete), Compute Engine's Insert and
+//     AggregatedList, and the custom verbs of AIP-136 (Stop, Resize,
+//     Publish...), with a table of what each kind of verb does to the
+//     world (verbs.go);
 //   - what it acts on, and where: the google.api.http rule's path
 //     (collections and their variables: /projects/{project}/zones/{zone}/
-//     instances/{instance}/stop), AIP-122 resource_reference on the
-//     request's name and parent fields, the AIP-123 google.api.resource of
-//     the response, and last the service's name (path.go, method.go);
+//     instances/{instance}/stop), else the AIP-123 pattern of the resource
+//     the request references (AIP-122 resource_reference), else the
+//     name's own object, and last the service's name (path.go, method.go);
 //   - the inputs a call needs: AIP-203 field_behavior REQUIRED and the
 //     path's variables;
 //   - what a long-running method's operation holds when it is done.

@@ -1,21 +1,32 @@
-// Package search ranks a fixed set of documents against short queries
-// written the way people ask for things ("delete a topic", "list the
-// buckets of a project"). The gateway's search mode feeds it one document
-// per tool; this package knows nothing of tools, gRPC or MCP.
+// Package search ranks a fixed set of documents against requests written
+// the way people ask an agent ("get rid of the old test box", "which
+// topics do I have"). The gateway's search mode feeds it one document per
+// tool, with what the tool's structure says (its kind of method, verb,
+// target, API); this package knows nothing of tools, gRPC or MCP.
 //
-// It is lexical and self-contained on purpose: no external service and no
-// model, so it runs wherever the gateway runs, answers within a
-// millisecond on a catalog of 1,450 tools (BenchmarkSearchTools in
-// estate/), and ranks the same way every time.
+// The lexical ranking is self-contained on purpose: no external service
+// and no model, so it runs wherever the gateway runs, answers within a
+// millisecond on a catalog of 1,450 tools (BenchmarkSearchLatency in
+// estate/), and ranks the same way every time. An embedding model's
+// ranking can be fused with it (dense.go; the client is the embeddings
+// subpackage).
 //
 // The pieces, each in its own file:
 //   - tokenize.go splits identifiers and prose into terms: at case changes
 //     (GetHTTPRoute: get, http, route), underscores, digits, dots, slashes
 //     and punctuation; lowercases; and stems lightly (plural and verb
 //     endings), so "instances", "instance" and "Instance" meet.
-//   - synonyms.go holds the verb groups a query is widened with
-//     (create/insert/add/new, delete/remove, ...).
+//   - vocabulary.txt is the language people use with APIs (the kinds of
+//     method a word asks for, verb idioms, users' nouns, question forms),
+//     as data; vocabulary.go reads it.
+//   - query.go reads a request: values set aside, asides weighed down,
+//     the vocabulary's phrases found, the request's object found, every
+//     word a group of the terms it may match.
 //   - index.go builds the index once (BM25F: each document is a list of
 //     weighted fields, and a term's frequency is the weighted sum of its
-//     length-normalised frequencies in the fields) and answers queries.
+//     length-normalised frequencies in the fields) and answers queries,
+//     times the structure factors.
+//   - dense.go holds embeddings and fuses rankings.
+//   - stopwords.go lists the words that say how a person asks, not what
+//     for.
 package search

@@ -336,7 +336,7 @@ func first(t *testing.T, docs []search.Document, query string) string {
 func TestSearchFactors(t *testing.T) {
 	for _, tc := range []struct {
 		factor, query, want string
-		docs               []search.Document
+		docs                []search.Document
 	}{
 		{"kindFactor: a list asked for", "which widgets do I have", "W_ListWidgets", []search.Document{
 			factorDoc("W_GetWidgets", search.KindGet, "widget", "", "w", true, false, "widgets"),

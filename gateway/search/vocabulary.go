@@ -61,8 +61,7 @@ type vocab struct {
 	// nounOf maps a word's stem to the terms of the API nouns it means.
 	nounOf map[string][]string
 	// writeVerbs are the stems of the custom verbs that change things
-	// (every verb line but the ones that read: search, predict, explain,
-	// validate, generate).
+	// (every verb line but readVerbs').
 	writeVerbs map[string]bool
 }
 

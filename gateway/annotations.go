@@ -12,8 +12,11 @@ import (
 // declares or its verb implies (describe.Method.Hints: idempotency_level,
 // the google.api.http verb, the verb table, the conservative default).
 // Clients and app reviews that refuse tools with missing hints get none
-// missing. The title is the option's, else the one written from the
-// method's structure; annotations.title carries it for 2025-03-26 clients.
+// missing. The option's hints are made consistent with each other: a tool
+// it says is read-only is not destructive and is idempotent, one it says
+// is destructive is not read-only, unless it says otherwise. The title is
+// the option's, else the one written from the method's structure;
+// annotations.title carries it for 2025-03-26 clients.
 func methodAnnotations(a *describe.Method, to *mcpgatewayv1.Tool) *mcp.ToolAnnotations {
 	h, _ := a.Hints()
 	ann := &mcp.ToolAnnotations{
@@ -23,22 +26,26 @@ func methodAnnotations(a *describe.Method, to *mcpgatewayv1.Tool) *mcp.ToolAnnot
 		IdempotentHint:  boolPtr(h.Idempotent),
 		OpenWorldHint:   boolPtr(h.OpenWorld),
 	}
-	if to != nil {
-		if to.ReadOnlyHint != nil {
-			ann.ReadOnlyHint = boolPtr(to.GetReadOnlyHint())
-			if to.GetReadOnlyHint() && to.DestructiveHint == nil {
-				ann.DestructiveHint = boolPtr(false)
-			}
+	if to == nil {
+		return ann
+	}
+	if to.ReadOnlyHint != nil {
+		ann.ReadOnlyHint = boolPtr(to.GetReadOnlyHint())
+		if to.GetReadOnlyHint() {
+			ann.DestructiveHint, ann.IdempotentHint = boolPtr(false), boolPtr(true)
 		}
-		if to.DestructiveHint != nil {
-			ann.DestructiveHint = boolPtr(to.GetDestructiveHint())
+	}
+	if to.DestructiveHint != nil {
+		ann.DestructiveHint = boolPtr(to.GetDestructiveHint())
+		if to.GetDestructiveHint() && to.ReadOnlyHint == nil {
+			ann.ReadOnlyHint = boolPtr(false)
 		}
-		if to.IdempotentHint != nil {
-			ann.IdempotentHint = boolPtr(to.GetIdempotentHint())
-		}
-		if to.OpenWorldHint != nil {
-			ann.OpenWorldHint = boolPtr(to.GetOpenWorldHint())
-		}
+	}
+	if to.IdempotentHint != nil {
+		ann.IdempotentHint = boolPtr(to.GetIdempotentHint())
+	}
+	if to.OpenWorldHint != nil {
+		ann.OpenWorldHint = boolPtr(to.GetOpenWorldHint())
 	}
 	return ann
 }

@@ -41,6 +41,7 @@ func hintsService(t *testing.T) protoreflect.ServiceDescriptor {
 			method { name: "ListWithPostBinding" input_type: ".hints.v1.M" output_type: ".hints.v1.M"
 				options { [google.api.http] { get: "/v1/things" additional_bindings { post: "/v1/things:list" } } } }
 			method { name: "NoRule" input_type: ".hints.v1.M" output_type: ".hints.v1.M" }
+			method { name: "ListWithoutRule" input_type: ".hints.v1.M" output_type: ".hints.v1.M" }
 			method { name: "GetButIdempotent" input_type: ".hints.v1.M" output_type: ".hints.v1.M"
 				options { idempotency_level: IDEMPOTENT [google.api.http] { get: "/v1/things" } } }
 			method { name: "RunNoSideEffects" input_type: ".hints.v1.M" output_type: ".hints.v1.M"
@@ -83,7 +84,11 @@ func TestMethodAnnotations(t *testing.T) {
 		{"Delete", &mcpgatewayv1.Tool{DestructiveHint: proto.Bool(false)}, hints("Delete thing (Hints v1)", no, no, yes, yes)},
 		{"Get", &mcpgatewayv1.Tool{ReadOnlyHint: proto.Bool(false), Title: "T"}, hints("T", no, no, yes, yes)},
 		{"Post", &mcpgatewayv1.Tool{IdempotentHint: proto.Bool(true), OpenWorldHint: proto.Bool(false)}, hints("Post thing (Hints v1)", no, no, yes, no)},
-		{"NoRule", &mcpgatewayv1.Tool{ReadOnlyHint: proto.Bool(true)}, hints("No rule (Hints v1)", yes, no, no, yes)},
+		// The option's hints are made consistent: read-only is not
+		// destructive and is idempotent; destructive is not read-only.
+		{"NoRule", &mcpgatewayv1.Tool{ReadOnlyHint: proto.Bool(true)}, hints("No rule (Hints v1)", yes, no, yes, yes)},
+		{"Get", &mcpgatewayv1.Tool{DestructiveHint: proto.Bool(true)}, hints("Get thing (Hints v1)", no, yes, yes, yes)},
+		{"Get", &mcpgatewayv1.Tool{DestructiveHint: proto.Bool(true), ReadOnlyHint: proto.Bool(true)}, hints("Get thing (Hints v1)", yes, yes, yes, yes)},
 	} {
 		m := svc.Methods().ByName(protoreflect.Name(tc.method))
 		got := methodAnnotations(describe.Analyze(m, nil), tc.tool)

@@ -67,9 +67,10 @@ type tool struct {
 	timeout time.Duration
 	// md is the backend's own metadata (Backend.Metadata), nil for most.
 	md metadata.MD
-	// retry: the method is safe to repeat and its backend's connection
+	// repeatable: its owners declared the method safe to repeat
+	// (safeToRepeat); retry: so it is, and its backend's connection
 	// retries such calls (retry.go), so the call path counts attempts.
-	retry bool
+	repeatable, retry bool
 	// limits are the message size limits of the backend's connection, for
 	// the error a response over them becomes; nil for a connection not
 	// made by DialBackend.
@@ -225,7 +226,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		t.backend = backend
 		if c, ok := conn.(*Conn); ok {
 			t.limits = &c.limits
-			t.retry = c.ch.retry && safeToRepeat(t.def.Annotations)
+			t.retry = c.ch.retry && t.repeatable
 		}
 		opts.backend.apply(t, m)
 		if t.timeout <= 0 {
@@ -302,6 +303,7 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		validator:  validator,
 		response:   response,
 		search:     newSearchFacts(m, an),
+		repeatable: safeToRepeat(an, to),
 	}
 	if err := t.compileStream(m, cc.sopts); err != nil {
 		return nil, err

@@ -4,21 +4,31 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
+	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
 // Retries of calls to methods safe to repeat are grpc-go's (the retry
 // policy in each backend's service config, channel.go); the gateway only
 // decides which methods and counts the retries for the metrics.
 
-// safeToRepeat is the one decision of whether calling a method twice is
-// harmless: its tool says it is idempotent. The hint comes from the
-// service owners' (mcpgateway.v1.tool) option, the method's
-// idempotency_level, the HTTP rule's verb, or the verb table's reads and
-// removes rows (methodAnnotations, describe.Method.Hints), so what the
-// model is told and what the gateway retries never disagree.
-func safeToRepeat(a *mcp.ToolAnnotations) bool {
-	return a != nil && a.IdempotentHint != nil && *a.IdempotentHint
+// safeToRepeat is the one decision of whether the gateway may call a
+// method twice: what its owners declared makes it idempotent, in the
+// (mcpgateway.v1.tool) option (idempotent_hint, or read_only_hint), its
+// idempotency_level, or its HTTP rule's verb. A verb of the method's name
+// tells the model what the tool likely does (describe's verb table), but
+// a guess is no ground for repeating a call the backend may have done:
+// the model may be told a tool is idempotent that the gateway does not
+// retry, never the other way round.
+func safeToRepeat(a *describe.Method, to *mcpgatewayv1.Tool) bool {
+	switch {
+	case to != nil && to.IdempotentHint != nil:
+		return to.GetIdempotentHint()
+	case to != nil && to.GetReadOnlyHint():
+		return true
+	}
+	h, src := a.Hints()
+	return h.Idempotent && (src.Idempotent == describe.FromIdempotencyLevel || src.Idempotent == describe.FromHTTPRule)
 }
 
 // attemptsKey carries an *attempts in a call's context.

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"encoding/json"
+
+	"google.golang.org/protobuf/proto"
 	"slices"
 	"testing"
 
@@ -10,28 +12,40 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
-	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
-// TestSafeToRepeat: the retry decision is the tool's idempotent hint,
-// whichever source set it.
+// TestSafeToRepeat: the gateway repeats a call only when the method's
+// owners declared it idempotent (the option, idempotency_level, the HTTP
+// verb), never on a guess from the name's verb, even where the model is
+// told the tool is idempotent.
 func TestSafeToRepeat(t *testing.T) {
 	svc := hintsService(t)
-	safe := func(method string) bool {
-		return safeToRepeat(methodAnnotations(describe.Analyze(svc.Methods().ByName(protoreflect.Name(method)), nil), nil))
+	analyze := func(method string) *describe.Method {
+		return describe.Analyze(svc.Methods().ByName(protoreflect.Name(method)), nil)
 	}
 	for _, m := range []string{"Get", "Put", "Delete", "GetButIdempotent", "RunNoSideEffects"} {
-		if !safe(m) {
+		if !safeToRepeat(analyze(m), nil) {
 			t.Errorf("%s: not safe to repeat", m)
 		}
 	}
 	for _, m := range []string{"Post", "Patch", "Frobnicate", "NoRule"} {
-		if safe(m) {
+		if safeToRepeat(analyze(m), nil) {
 			t.Errorf("%s: safe to repeat", m)
 		}
 	}
-	if safeToRepeat(nil) || safeToRepeat(&mcp.ToolAnnotations{IdempotentHint: boolPtr(false)}) {
-		t.Error("no hint, or idempotent false: safe to repeat")
+	// A read guessed from a name alone is told idempotent but not
+	// repeated.
+	a := analyze("ListWithoutRule")
+	if ann := methodAnnotations(a, nil); !*ann.IdempotentHint || safeToRepeat(a, nil) {
+		t.Errorf("ListWithoutRule: idempotentHint %v, repeated %v; want told idempotent, not repeated", *ann.IdempotentHint, safeToRepeat(a, nil))
+	}
+	// The option wins.
+	if !safeToRepeat(a, &mcpgatewayv1.Tool{IdempotentHint: proto.Bool(true)}) || !safeToRepeat(a, &mcpgatewayv1.Tool{ReadOnlyHint: proto.Bool(true)}) {
+		t.Error("the option's idempotent_hint or read_only_hint does not make the call repeatable")
+	}
+	if safeToRepeat(analyze("Get"), &mcpgatewayv1.Tool{IdempotentHint: proto.Bool(false)}) {
+		t.Error("the option's idempotent_hint false is not heeded")
 	}
 }
 

@@ -38,7 +38,7 @@ func TestVerbTable(t *testing.T) {
 		Reads:    {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true},
 		Adds:     {ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
 		Changes:  {ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
-		Removes:  {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true},
+		Removes:  {ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
 		Controls: {ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
 		Unknown:  {ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
 	}
@@ -135,13 +135,26 @@ func TestHintPrecedence(t *testing.T) {
 	}
 }
 
-// TestGetOrCreate: a name that joins a read to a write is not read-only.
-func TestGetOrCreate(t *testing.T) {
+// TestJoinedVerbs: a name that joins a read to a write, or writes after
+// reading, gets the conservative default; a noun that is also a verb
+// (GetSnapshot) does not.
+func TestJoinedVerbs(t *testing.T) {
 	fd := file(t, `name: "goc.proto" package: "goc.v1" syntax: "proto3" message_type { name: "M" }
-		service { name: "S" method { name: "GetOrCreateThing" input_type: ".goc.v1.M" output_type: ".goc.v1.M" } }`)
-	a := Analyze(fd.Services().Get(0).Methods().Get(0), nil)
-	if h, _ := a.Hints(); h.ReadOnly || !h.Destructive || h.Idempotent {
-		t.Errorf("GetOrCreateThing: %+v, want the conservative default", h)
+		service { name: "S"
+			method { name: "GetOrCreateThing" input_type: ".goc.v1.M" output_type: ".goc.v1.M" }
+			method { name: "GetAndIncrement" input_type: ".goc.v1.M" output_type: ".goc.v1.M" }
+			method { name: "ReadModifyWriteRow" input_type: ".goc.v1.M" output_type: ".goc.v1.M" }
+			method { name: "FeatureViewDirectWrite" input_type: ".goc.v1.M" output_type: ".goc.v1.M" }
+			method { name: "GetSnapshot" input_type: ".goc.v1.M" output_type: ".goc.v1.M" }
+			method { name: "ListBackupOperations" input_type: ".goc.v1.M" output_type: ".goc.v1.M" }
+		}`)
+	ms := fd.Services().Get(0).Methods()
+	for i := range ms.Len() {
+		h, _ := Analyze(ms.Get(i), nil).Hints()
+		wantRead := ms.Get(i).Name() == "GetSnapshot" || ms.Get(i).Name() == "ListBackupOperations"
+		if wantRead && (!h.ReadOnly || h.Destructive) || !wantRead && (h.ReadOnly || !h.Destructive || h.Idempotent) {
+			t.Errorf("%s: %+v, want read-only %v (else the conservative default)", ms.Get(i).Name(), h, wantRead)
+		}
 	}
 }
 

@@ -99,7 +99,7 @@ func (a *Method) Hints() (Hints, HintSources) {
 	case Removes:
 		ro.set(false, FromVerbTable)
 		de.set(true, FromVerbTable)
-		id.set(true, FromVerbTable)
+		id.set(false, FromVerbTable)
 	}
 	ro.set(false, FromDefault)
 	de.set(true, FromDefault)

@@ -126,14 +126,14 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		a.Verb, a.Kind = "list", List
 		a.Object = slices.DeleteFunc(slices.Clone(a.Object), func(w string) bool { return w == "list" })
 	}
-	// A verb followed by "or"/"and" and another verb (GetOrCreate,
-	// FetchAndLock) does what the second verb does too: the table cannot
-	// vouch for it.
-	for i := 0; i+1 < len(a.Object); i++ {
-		if a.Object[i] == "or" || a.Object[i] == "and" {
-			if _, ok := verbEffects[a.Object[i+1]]; ok && verbEffects[a.Object[i+1]] != a.Effect {
-				a.Effect, a.Kind = Unknown, Custom
-			}
+	// The table vouches for one verb. A name that joins another to it
+	// (GetOrCreate, FetchAndLock, GetAndIncrement) or that writes after a
+	// reading verb (ReadModifyWriteRow, FeatureViewDirectWrite) does
+	// more than the verb says: nothing is guessed for it.
+	for i, w := range a.Object {
+		if (w == "or" || w == "and") && i+1 < len(a.Object) || a.Effect == Reads && writeWords[w] {
+			a.Effect, a.Kind = Unknown, Custom
+			break
 		}
 	}
 
@@ -230,6 +230,14 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 func isVerb(w string) bool {
 	_, ok := verbEffects[w]
 	return ok || grammarVerbs[w]
+}
+
+// writeWords are verbs that only write, and so are never the name of a
+// thing a reading method reads (unlike backup, snapshot or label).
+var writeWords = map[string]bool{
+	"write": true, "modify": true, "increment": true, "decrement": true, "mutate": true, "delete": true,
+	"remove": true, "create": true, "update": true, "insert": true, "append": true, "put": true, "pop": true,
+	"push": true, "commit": true, "set": true, "clear": true, "purge": true, "truncate": true, "upsert": true,
 }
 
 // compound reports whether a method's object starts with a word that

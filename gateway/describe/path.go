@@ -113,7 +113,12 @@ func parseShape(t string) shape {
 			continue
 		}
 		if i+1 < len(segs) && segs[i+1].lit == "" {
-			colls = append(colls, coll{words: singularWords(splitWords(s.lit)), one: true})
+			w := splitWords(s.lit)
+			if len(w) == 0 {
+				i++ // "-/{x}": no collection name
+				continue
+			}
+			colls = append(colls, coll{words: singularWords(w), one: true})
 			trailing = nil
 			i++
 			continue
@@ -126,17 +131,20 @@ func parseShape(t string) shape {
 			trailing = append(trailing, s.lit)
 		}
 	}
-	// The first trailing literal that reads as a plural noun (and not as
-	// a verb) is a collection named whole: .../zones/{zone}/instances.
-	// Literals before the last member (compute, v1, cluster) were
-	// dropped with trailing above.
-	for i, lit := range trailing {
-		w := splitWords(lit)
+	// The last trailing literal that reads as a plural noun (and not as
+	// a verb) is a collection named whole: .../zones/{zone}/instances,
+	// /locations/global/firewallPolicies. Literals before the last member
+	// (compute, v1, cluster) were dropped with trailing above; what
+	// follows the collection is a custom verb (bulkInsert).
+	for i := len(trailing) - 1; i >= 0; i-- {
+		w := splitWords(trailing[i])
+		if len(w) == 0 {
+			continue // a literal of no letters ("-", "~")
+		}
 		if _, isVerb := verbEffects[w[0]]; isVerb || !isPlural(w[len(w)-1]) {
 			continue
 		}
 		colls = append(colls, coll{words: singularWords(w), one: false})
-		sh.tail = append(sh.tail, wordsOf(trailing[:i])...)
 		trailing = trailing[i+1:]
 		break
 	}

@@ -46,8 +46,10 @@ const (
 	// Resize...): destructive, since the old value is gone, and not
 	// idempotent, since a change may be relative.
 	Changes
-	// Removes: deletes (Delete, Remove, Drop, Purge...): destructive, and
-	// idempotent (a second call finds nothing more to remove).
+	// Removes: deletes (Delete, Remove, Drop, Purge...): destructive.
+	// Not idempotent: a name does not say whether a second call finds
+	// nothing more to remove (DeleteThing) or removes another
+	// (DeleteOldest); an HTTP DELETE rule declares it.
 	Removes
 	// Controls: changes a resource's state or runs something (Stop,
 	// Start, Reset, Cancel, Deploy, Undeploy, Terminate, Signal...):
@@ -70,7 +72,7 @@ var verbTable = []struct {
 		"check", "test", "validate", "verify", "preview", "estimate", "explain", "predict", "retrieve",
 		"show", "view", "watch", "browse", "scan", "inspect", "peek", "summarize", "diff", "compare",
 		"calculate", "compute", "evaluate", "analyze", "download", "match", "aggregated", "translate",
-		"detect", "classify", "recognize", "tokenize", "embed", "rank", "recommend", "batchget", "stat",
+		"detect", "classify", "recognize", "tokenize", "embed", "rank", "recommend", "stat",
 		"head", "exists", "infer", "ping", "enumerate",
 	}},
 	{Adds, []string{
@@ -78,7 +80,7 @@ var verbTable = []struct {
 		"copy", "clone", "duplicate", "snapshot", "backup", "attach", "invite", "allocate", "reserve",
 		"provision", "write", "put", "enqueue", "push", "emit", "record", "log", "report", "submit",
 		"request", "issue", "grant", "bind", "link", "connect", "subscribe", "follow", "tag", "label",
-		"fork", "branch", "install", "upsert", "batchcreate", "bulkinsert", "new", "make", "build",
+		"fork", "branch", "install", "upsert", "new", "make", "build",
 		"mint", "sign", "commit", "acquire", "lease", "claim", "export",
 	}},
 	{Changes, []string{
@@ -97,7 +99,7 @@ var verbTable = []struct {
 		"delete", "remove", "drop", "purge", "destroy", "erase", "wipe", "truncate", "clear", "evict",
 		"expunge", "discard", "prune", "unregister", "deregister", "uninstall", "unbind", "unlink",
 		"unsubscribe", "untag", "unlabel", "release", "revoke", "detach", "disconnect", "unassign",
-		"batchdelete", "cleanup", "trash", "forget", "deallocate", "dismiss",
+		"cleanup", "trash", "forget", "deallocate", "dismiss",
 	}},
 	{Controls, []string{
 		"start", "stop", "restart", "reboot", "reset", "cancel", "abort", "deploy", "undeploy",
@@ -125,15 +127,15 @@ var verbEffects = func() map[string]Effect {
 // kindOf is the standard kind of a verb, before its object is known.
 func kindOf(verb string) Kind {
 	switch verb {
-	case "get", "describe", "fetch", "read", "lookup", "retrieve", "view", "show", "inspect", "batchget":
+	case "get", "describe", "fetch", "read", "lookup", "retrieve", "view", "show", "inspect":
 		return Get
-	case "list", "aggregated", "search", "browse", "enumerate", "query", "find", "fetchall", "count":
+	case "list", "aggregated", "search", "browse", "enumerate", "query", "find", "count":
 		return List
-	case "create", "insert", "add", "new", "make", "register", "batchcreate", "bulkinsert", "upload", "import":
+	case "create", "insert", "add", "new", "make", "register", "upload", "import":
 		return Create
 	case "update", "patch", "set", "modify", "edit", "change", "replace", "upsert":
 		return Update
-	case "delete", "remove", "drop", "purge", "destroy", "erase", "batchdelete", "unregister", "deregister":
+	case "delete", "remove", "drop", "purge", "destroy", "erase", "unregister", "deregister":
 		return Delete
 	}
 	return Custom

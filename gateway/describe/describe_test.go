@@ -103,6 +103,8 @@ func TestHintPrecedence(t *testing.T) {
 				options { [google.api.http] { post: "/v1/things:compute" body: "*" } } }
 			method { name: "RestoreThing" input_type: ".prec.v1.M" output_type: ".prec.v1.M"
 				options { [google.api.http] { get: "/v1/{name=things/*}:restore" } } }
+			method { name: "ZapThing" input_type: ".prec.v1.M" output_type: ".prec.v1.M"
+				options { [google.api.http] { get: "/v1/{name=things/*}:zap" } } }
 			method { name: "FrobThing" input_type: ".prec.v1.M" output_type: ".prec.v1.M"
 				options { [google.api.http] { delete: "/v1/{name=things/*}" } } }
 			method { name: "SyncThing" input_type: ".prec.v1.M" output_type: ".prec.v1.M"
@@ -121,8 +123,10 @@ func TestHintPrecedence(t *testing.T) {
 		{"CreateThing", Hints{false, false, true, true}, HintSources{FromHTTPRule, FromVerbTable, FromHTTPRule, FromDefault}},
 		// POST says nothing; Compute reads.
 		{"ComputeThing", Hints{true, false, true, true}, HintSources{FromVerbTable, FromVerbTable, FromVerbTable, FromDefault}},
-		// GET wins over the verb Restore.
-		{"RestoreThing", Hints{true, false, true, true}, HintSources{FromHTTPRule, FromHTTPRule, FromHTTPRule, FromDefault}},
+		// A GET whose verb writes (Restore) is idempotent, not read-only.
+		{"RestoreThing", Hints{false, true, true, true}, HintSources{FromVerbTable, FromVerbTable, FromHTTPRule, FromDefault}},
+		// A GET of a verb the table does not know is read-only.
+		{"ZapThing", Hints{true, false, true, true}, HintSources{FromHTTPRule, FromHTTPRule, FromHTTPRule, FromDefault}},
 		// DELETE on a verb the table does not know.
 		{"FrobThing", Hints{false, true, true, true}, HintSources{FromHTTPRule, FromHTTPRule, FromHTTPRule, FromDefault}},
 		// PATCH: not read-only; Sync changes.

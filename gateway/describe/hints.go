@@ -49,7 +49,9 @@ func (h *hint) set(v bool, src Source) {
 //  2. the google.api.http rule's verb, as HTTP defines it (RFC 9110
 //     9.2): GET is safe and idempotent; DELETE destructive and
 //     idempotent; PUT idempotent and not read-only; PATCH not read-only.
-//     POST and custom verbs promise nothing.
+//     POST and custom verbs promise nothing. A GET whose name's verb
+//     writes, or that returns a long-running operation, is only
+//     idempotent: a contradiction is resolved the safe way.
 //  3. the verb table (verbs.go): Reads, Adds, Changes, Removes, Controls.
 //  4. the conservative default: not read-only, destructive, not
 //     idempotent.
@@ -74,7 +76,14 @@ func (a *Method) Hints() (Hints, HintSources) {
 	}
 	switch a.httpVerb {
 	case "GET":
-		readOnly(FromHTTPRule)
+		if a.Effect == Reads || a.Effect == Unknown && !a.longRunning {
+			readOnly(FromHTTPRule)
+		} else {
+			// A GET whose verb writes, or that starts a long-running
+			// operation (Vertex AI's RestoreDatasetVersion), is declared
+			// idempotent but not trusted to change nothing.
+			id.set(true, FromHTTPRule)
+		}
 	case "DELETE":
 		ro.set(false, FromHTTPRule)
 		de.set(true, FromHTTPRule)

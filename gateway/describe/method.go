@@ -71,6 +71,8 @@ type Method struct {
 	// resourceFromService: nothing but the service's name said what the
 	// method acts on.
 	resourceFromService bool
+	// longRunning: the method returns a google.longrunning.Operation.
+	longRunning bool
 }
 
 // Options are what Analyze cannot read from the method alone. Nil means
@@ -220,6 +222,7 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 	if a.Kind == Custom && a.Effect == Reads && a.Paged {
 		a.Kind = List
 	}
+	a.longRunning = m.Output().FullName() == "google.longrunning.Operation" || opts.LongRunningResult != ""
 	if opts.LongRunningResult != "" {
 		full := protoreflect.FullName(opts.LongRunningResult)
 		a.Result = splitWords(string(full.Name()))

@@ -68,7 +68,7 @@ func newResourceCatalog(parts []*backendTools) (*resourceCatalog, error) {
 		key := hex.EncodeToString(p.fingerprint[:])
 		for _, svc := range p.services {
 			r := &serviceResource{
-				uri:     "grpc://" + p.backend + "/" + string(svc.FullName()),
+				uri:     serviceURI(p.backend, string(svc.ParentFile().Package()), string(svc.Name())),
 				name:    string(svc.FullName()),
 				title:   string(svc.Name()),
 				svc:     svc,
@@ -299,3 +299,12 @@ func (g *Gateway) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest
 }
 
 var _ mcp.ResourceHandler = (*Gateway)(nil)
+
+// serviceURI is the resource URI of a backend's service.
+func serviceURI(backend, pkg, service string) string {
+	full := service
+	if pkg != "" {
+		full = pkg + "." + service
+	}
+	return "grpc://" + backend + "/" + full
+}

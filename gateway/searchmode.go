@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -48,15 +49,25 @@ const (
 	// schemas while they fit; the others are listed by name, title and
 	// description (search a tool's exact name to get its schema).
 	MaxSearchAnswerBytes = 64 << 10
-	// answerOverhead is reserved for the result's envelope around the
-	// tools array.
-	answerOverhead = 256
+	// answerOverhead is reserved for what wraps the tools array on the
+	// wire: the JSON-RPC response, the result (with 2026-07-28's
+	// resultType and serverInfo) and the content block.
+	answerOverhead = 1 << 10
+	// maxShortDescription bounds the description of a match listed
+	// without its schema: a long proto comment would crowd out other
+	// matches.
+	maxShortDescription = 1 << 10
 	// maxDirectoryBytes bounds the catalog's directory in search_tools'
 	// description.
 	maxDirectoryBytes = 4 << 10
-	// MaxSearchQueryBytes bounds a search_tools query: a search is a few
+	// MaxSearchQueryChars bounds a search_tools query: a search is a few
 	// words, and reading a query costs time in proportion to its length.
-	MaxSearchQueryBytes = 2000
+	// maxScopeChars bounds its scope.
+	MaxSearchQueryChars = 2000
+	maxScopeChars       = 200
+	// cacheEntryOverhead is what a cached answer costs beyond its text
+	// and its key's strings: the map entry and the result's structs.
+	cacheEntryOverhead = 256
 	// maxCachedAnswerBytes bounds the answers one catalog keeps cached.
 	maxCachedAnswerBytes = 4 << 20
 )
@@ -187,6 +198,22 @@ type answerEntry struct {
 	Title       string               `json:"title,omitempty"`
 	Description string               `json:"description"`
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	// SchemaNote says why a match that can never carry its input
+	// schema has none, and where to read its request message instead.
+	SchemaNote string `json:"inputSchemaNote,omitempty"`
+}
+
+// truncateRunes cuts s to at most n bytes at a rune boundary, marking the
+// cut with an ellipsis.
+func truncateRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // newSearchCatalog indexes the tools of a catalog and encodes their
@@ -224,7 +251,7 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		pkg, svc := strings.ToLower(t.search.pkg), strings.ToLower(t.search.service)
 		sc.scopes[i] = [3]string{pkg, svc, pkg + "." + svc}
 		e := answerEntry{Name: t.def.Name, Title: t.def.Title, Description: t.def.Description, Annotations: t.def.Annotations}
-		short, err := json.Marshal(e)
+		fullHead, err := json.Marshal(e)
 		if err != nil {
 			return nil, fmt.Errorf("search entry of %s: %w", t.def.Name, err)
 		}
@@ -232,11 +259,22 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		if err := json.Compact(&in, t.def.InputSchema); err != nil {
 			return nil, fmt.Errorf("search entry of %s: input schema: %w", t.def.Name, err)
 		}
-		// The full entry is the short one with the schema added, spliced
+		// The full entry is the entry with the schema added, spliced
 		// rather than encoded again (which would check the schema twice).
-		full := make([]byte, 0, len(short)+len(`,"inputSchema":`)+in.Len())
-		full = append(append(append(full, short[:len(short)-1]...), `,"inputSchema":`...), in.Bytes()...)
+		full := make([]byte, 0, len(fullHead)+len(`,"inputSchema":`)+in.Len())
+		full = append(append(append(full, fullHead[:len(fullHead)-1]...), `,"inputSchema":`...), in.Bytes()...)
 		full = append(full, '}')
+		e.Description = truncateRunes(e.Description, maxShortDescription)
+		if answerOverhead+len(`{"tools":[]}`)+escapedLen(full) > MaxSearchAnswerBytes {
+			// No answer can carry this schema, not even for its exact
+			// name: the entry says where the request message is.
+			e.SchemaNote = fmt.Sprintf("input schema too large for an answer (%d bytes); the resource %s describes the service and its request messages",
+				len(in.Bytes()), serviceURI(t.backend, t.search.pkg, t.search.service))
+		}
+		short, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("search entry of %s: %w", t.def.Name, err)
+		}
 		sc.full[i], sc.short[i] = full, short
 		sc.fullText[i], sc.shortText[i] = escapedLen(full), escapedLen(short)
 	}
@@ -279,8 +317,11 @@ func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, s
 	if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
 		return metaInputError(SearchToolsName, errors.New("query: required, a few words of what the tool should do, or a tool's name"))
 	}
-	if len(*a.Query) > MaxSearchQueryBytes {
-		return metaInputError(SearchToolsName, fmt.Errorf("query: at most %d bytes, got %d; give a few words of what the tool should do", MaxSearchQueryBytes, len(*a.Query)))
+	if n := utf8.RuneCountInString(*a.Query); n > MaxSearchQueryChars {
+		return metaInputError(SearchToolsName, fmt.Errorf("query: at most %d characters, got %d; give a few words of what the tool should do", MaxSearchQueryChars, n))
+	}
+	if a.Scope != nil && utf8.RuneCountInString(*a.Scope) > maxScopeChars {
+		return metaInputError(SearchToolsName, fmt.Errorf("scope: at most %d characters; give a package or a service from the catalog", maxScopeChars))
 	}
 	limit := DefaultSearchLimit
 	if a.Limit != nil {
@@ -313,13 +354,16 @@ func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, s
 		hits = sc.index.SearchWithin(key.query, limit, keep)
 	}
 	res = sc.answer(hits)
+	// An answer is kept with its key; what it costs counts the query too,
+	// so many distinct queries cannot grow the cache past its bound.
+	cost := len(res.Content[0].Text) + len(key.query) + len(key.scope) + cacheEntryOverhead
 	sc.mu.Lock()
-	if sc.cachedSize+len(res.Content[0].Text) > maxCachedAnswerBytes {
+	if sc.cachedSize+cost > maxCachedAnswerBytes {
 		clear(sc.answers)
 		sc.cachedSize = 0
 	}
 	sc.answers[key] = res
-	sc.cachedSize += len(res.Content[0].Text)
+	sc.cachedSize += cost
 	sc.mu.Unlock()
 	return res
 }
@@ -414,18 +458,18 @@ func metaInputError(name string, cause error) *mcp.CallToolResult {
 // (its APIs and their services), so a model learns the catalog's
 // vocabulary before it searches and can narrow a search with scope.
 func metaToolSet(tools []*tool) (*mcp.ToolSet, error) {
-	search := mcp.Tool{
+	searchTool := mcp.Tool{
 		Name:  SearchToolsName,
 		Title: "Search tools",
 		Description: fmt.Sprintf("Finds the tools that fit a task among the %d tools of this server. "+
 			"Give a few words of what you want to do (\"delete a topic\", \"which servers do I have in us-east1\") or a tool's exact name; "+
-			"the answer lists the best matches first, the best with their input schemas (a match listed without one: search its exact name to get it). "+
+			"the answer lists the best matches first, the best with their input schemas (a match listed without one: search its exact name to get it, unless its entry says it is too large). "+
 			"Narrow a search to one API or service with scope. Run a match with %s.\n\n%s", len(tools), CallToolName, directory(tools, maxDirectoryBytes)),
 		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
 			`"query":{"type":"string","maxLength":%d,"description":"what the tool should do, in a few words, or a tool's exact name"},`+
 			`"limit":{"type":"integer","minimum":1,"default":%d,"description":"how many matches to return; at most %d"},`+
-			`"scope":{"type":"string","description":"only search one API (a package from the catalog, such as a.b.v1, or a prefix of packages) or one service (its name, or package.Service)"}},`+
-			`"required":["query"],"additionalProperties":false}`, MaxSearchQueryBytes, DefaultSearchLimit, MaxSearchLimit)),
+			`"scope":{"type":"string","maxLength":%d,"description":"only search one API (a package from the catalog, such as a.b.v1, or a prefix of packages) or one service (its name, or package.Service)"}},`+
+			`"required":["query"],"additionalProperties":false}`, MaxSearchQueryChars, DefaultSearchLimit, MaxSearchLimit, maxScopeChars)),
 		Annotations: &mcp.ToolAnnotations{Title: "Search tools", ReadOnlyHint: boolPtr(true), DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
 	}
 	call := mcp.Tool{
@@ -441,14 +485,14 @@ func metaToolSet(tools []*tool) (*mcp.ToolSet, error) {
 		// nothing: the conservative hints.
 		Annotations: &mcp.ToolAnnotations{Title: "Call a tool", ReadOnlyHint: boolPtr(false), DestructiveHint: boolPtr(true), IdempotentHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
 	}
-	return mcp.NewToolSet([]mcp.Tool{search, call}, nil)
+	return mcp.NewToolSet([]mcp.Tool{searchTool, call}, nil)
 }
 
 // directory is the catalog's APIs (proto packages) and their services,
 // "Catalog: pkg: Service, Service; pkg: ...", within max bytes: when the
 // services do not all fit, each API is listed with its service count
 // instead, and APIs that still do not fit are counted.
-func directory(tools []*tool, max int) string {
+func directory(tools []*tool, limit int) string {
 	services := map[string][]string{}
 	for _, t := range tools {
 		p := t.search.pkg
@@ -471,7 +515,7 @@ func directory(tools []*tool, max int) string {
 		full.WriteString(sep + p + ": " + strings.Join(services[p], ", "))
 	}
 	full.WriteString(".")
-	if full.Len() <= max {
+	if full.Len() <= limit {
 		return full.String()
 	}
 	var short strings.Builder
@@ -481,7 +525,7 @@ func directory(tools []*tool, max int) string {
 		if i > 0 {
 			item = ";" + item
 		}
-		if rest := fmt.Sprintf("; and %d more APIs.", len(pkgs)-i); short.Len()+len(item)+len(rest) > max {
+		if rest := fmt.Sprintf("; and %d more APIs.", len(pkgs)-i); short.Len()+len(item)+len(rest) > limit {
 			short.WriteString(rest)
 			return short.String()
 		}

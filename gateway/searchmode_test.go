@@ -170,7 +170,8 @@ func TestSearchTools(t *testing.T) {
 		{map[string]any{"query": "x", "limit": 0}, "invalid arguments for search_tools: limit: must be at least 1, got 0"},
 		{map[string]any{"query": "x", "limit": "many"}, "invalid arguments for search_tools: limit: must be an integer, got string"},
 		{map[string]any{"query": "x", "top": 3}, `invalid arguments for search_tools: unknown field "top"`},
-		{map[string]any{"query": strings.Repeat("find the animals ", 200)}, "invalid arguments for search_tools: query: at most 2000 bytes, got 3400; give a few words"},
+		{map[string]any{"query": strings.Repeat("find the animals ", 200)}, "invalid arguments for search_tools: query: at most 2000 characters, got 3400; give a few words"},
+		{map[string]any{"query": "animals", "scope": strings.Repeat("z", 201)}, "invalid arguments for search_tools: scope: at most 200 characters"},
 	} {
 		res := call(t, cs, gateway.SearchToolsName, tc.args)
 		if msg := text(t, res); !res.IsError || !strings.HasPrefix(msg, tc.want) {
@@ -695,5 +696,34 @@ func TestSearchDirectory(t *testing.T) {
 	_, dir, _ := strings.Cut(d, "\n\n")
 	if len(dir) > 4096 || !strings.HasPrefix(dir, "Catalog (API: number of services") || !strings.Contains(dir, "a000.verylongpackagename.v1 (2)") || !strings.Contains(dir, "more APIs.") {
 		t.Errorf("a large catalog's directory (%d bytes): %.300q ... %.100q", len(dir), dir, dir[max(0, len(dir)-100):])
+	}
+}
+
+// TestSearchSchemaTooLarge: a tool whose input schema no answer can carry
+// is still found, by its exact name too, and its entry says why it has no
+// schema and which resource describes its request message.
+func TestSearchSchemaTooLarge(t *testing.T) {
+	api := &fakeAPI{}
+	api.set(t, bigFile("huge.v1", 2000, "GetWidget"))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "huge", addr)}, searchMode)
+	cs := connect(t, base+"/mcp", "2025-11-25")
+	res := call(t, cs, gateway.SearchToolsName, map[string]any{"query": "Widgets_GetWidget"})
+	if wire, _ := json.Marshal(res); len(wire) > gateway.MaxSearchAnswerBytes {
+		t.Errorf("answer of %d bytes, over %d", len(wire), gateway.MaxSearchAnswerBytes)
+	}
+	var answer struct {
+		Tools []struct {
+			Name            string
+			InputSchema     json.RawMessage
+			InputSchemaNote string
+		}
+	}
+	if err := json.Unmarshal([]byte(text(t, res)), &answer); err != nil {
+		t.Fatal(err)
+	}
+	if len(answer.Tools) != 1 || answer.Tools[0].Name != "Widgets_GetWidget" || answer.Tools[0].InputSchema != nil ||
+		!strings.Contains(answer.Tools[0].InputSchemaNote, "too large for an answer") || !strings.Contains(answer.Tools[0].InputSchemaNote, "grpc://huge/huge.v1.Widgets") {
+		t.Errorf("answer: %.500s", text(t, res))
 	}
 }

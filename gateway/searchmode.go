@@ -330,7 +330,7 @@ func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, s
 		}
 		limit = min(*a.Limit, MaxSearchLimit)
 	}
-	key := searchKey{query: strings.TrimSpace(*a.Query), limit: limit, semantic: sem != nil && sc.vectors.Load() != nil}
+	key := searchKey{query: strings.TrimSpace(*a.Query), limit: limit, semantic: sem != nil && sem.ready(sc)}
 	if a.Scope != nil {
 		key.scope = strings.ToLower(strings.TrimSpace(*a.Scope))
 	}

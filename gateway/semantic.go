@@ -1,13 +1,16 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/search"
 	"github.com/grpc-mcp-gateway/gateway/gateway/search/embeddings"
@@ -36,6 +39,10 @@ type SearchEmbeddings struct {
 	// HTTPClient makes the requests; nil means a client of the
 	// embeddings package's own.
 	HTTPClient *http.Client
+	// BatchSize is how many tools' texts one request embeds, for an
+	// endpoint that takes fewer at once; zero means
+	// embeddings.DefaultMaxBatch.
+	BatchSize int
 }
 
 // Timings of the semantic reranking.
@@ -50,15 +57,22 @@ const (
 	maxQueryVectors = 4096
 	// semanticDepth is how many matches of each ranking are fused.
 	semanticDepth = 50
-	// maxEmbedText bounds the text of a tool that is embedded.
+	// maxEmbedText bounds the text of a tool that is embedded, in bytes.
 	maxEmbedText = 2000
 )
+
+// semanticPause is how long queries are answered lexically, without
+// asking the endpoint, after a query's embedding failed: a down or slow
+// endpoint then costs one query in this long queryEmbedTimeout, not
+// every query. A variable so that tests can shorten it.
+var semanticPause = 30 * time.Second
 
 // semantic is the reranking's state: the client, the vectors kept, and
 // whether the endpoint is failing.
 type semantic struct {
 	client *embeddings.Client
 	logger *slog.Logger
+	pause  time.Duration
 	// wake is signalled when a catalog is swapped in.
 	wake chan struct{}
 
@@ -66,14 +80,16 @@ type semantic struct {
 	vectors map[[32]byte][]float32 // by the hash of a tool's text
 	queries map[string][]float32
 	failing bool
+	// pausedUntil is when queries may be embedded again after a failure.
+	pausedUntil time.Time
 }
 
 func newSemantic(o *SearchEmbeddings, logger *slog.Logger) (*semantic, error) {
-	c, err := embeddings.New(embeddings.Options{URL: o.URL, Model: o.Model, APIKey: o.APIKey, HTTPClient: o.HTTPClient})
+	c, err := embeddings.New(embeddings.Options{URL: o.URL, Model: o.Model, APIKey: o.APIKey, HTTPClient: o.HTTPClient, MaxBatch: o.BatchSize})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: Options.SearchEmbeddings: %w", err)
 	}
-	return &semantic{client: c, logger: logger, wake: make(chan struct{}, 1),
+	return &semantic{client: c, logger: logger, pause: semanticPause, wake: make(chan struct{}, 1),
 		vectors: map[[32]byte][]float32{}, queries: map[string][]float32{}}, nil
 }
 
@@ -97,7 +113,7 @@ func (s *semantic) run(ctx context.Context, current func() *searchCatalog) {
 			err := s.embedCatalog(ctx, sc)
 			if err == nil {
 				s.recovered()
-				break
+				continue // the catalog may have changed meanwhile
 			}
 			if ctx.Err() != nil {
 				return
@@ -117,18 +133,34 @@ func (s *semantic) run(ctx context.Context, current func() *searchCatalog) {
 }
 
 // embedText is what is embedded of a tool: its name, title and
-// description.
+// description, cut on a character boundary.
 func embedText(t *tool) string {
 	text := t.def.Name + ": " + t.def.Title + ". " + t.def.Description
 	if len(text) > maxEmbedText {
-		text = text[:maxEmbedText]
+		cut := maxEmbedText
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
 	}
 	return text
 }
 
 // embedCatalog gives every tool of sc its vector, embedding only the
-// texts not embedded before, and keeps only the current tools' vectors.
+// texts not embedded before, one batch at a time: a batch embedded is
+// kept even when a later one fails, so the next try resumes. A batch the
+// endpoint rejects for what it holds (a text too long for the model) is
+// skipped, its tools left to the lexical ranking, unless the endpoint
+// refuses everything (a wrong model name): when nothing was embedded yet,
+// a short text is tried, and its refusal fails the pass. When the
+// endpoint's vectors change dimension (its model was replaced under the
+// same name), everything is embedded again, once: an endpoint whose
+// answers keep changing dimension fails the pass.
 func (s *semantic) embedCatalog(ctx context.Context, sc *searchCatalog) error {
+	return s.embedPass(ctx, sc, true)
+}
+
+func (s *semantic) embedPass(ctx context.Context, sc *searchCatalog, again bool) error {
 	keys := make([][32]byte, len(sc.tools))
 	var missing []string
 	var at []int
@@ -142,32 +174,100 @@ func (s *semantic) embedCatalog(ctx context.Context, sc *searchCatalog) error {
 		}
 	}
 	s.mu.Unlock()
-	var fresh [][]float32
-	if len(missing) > 0 {
-		var err error
-		if fresh, err = s.client.Embed(ctx, missing); err != nil {
-			return fmt.Errorf("embedding %d tools: %w", len(missing), err)
+	var rejected []string
+	var firstErr error
+	accepting := false // whether the endpoint was seen to embed anything
+	for start := 0; start < len(missing); start += s.client.BatchSize() {
+		end := min(start+s.client.BatchSize(), len(missing))
+		fresh, err := s.client.Embed(ctx, missing[start:end])
+		if err != nil {
+			var se *embeddings.StatusError
+			if !errors.As(err, &se) || !se.Rejected() {
+				return fmt.Errorf("embedding the tools' texts (%d of %d left): %w", len(missing)-start, len(sc.tools), err)
+			}
+			if !accepting {
+				if accepting = s.acceptsAny(ctx, sc); !accepting {
+					return fmt.Errorf("embedding the tools' texts: even a tool's name is refused: %w", err)
+				}
+			}
+			for _, i := range at[start:end] {
+				rejected = append(rejected, sc.tools[i].def.Name)
+			}
+			firstErr = cmp.Or(firstErr, err)
+			continue
 		}
+		s.mu.Lock()
+		for j, i := range at[start:end] {
+			s.vectors[keys[i]] = fresh[j]
+		}
+		s.mu.Unlock()
 	}
 	s.mu.Lock()
-	for j, i := range at {
-		s.vectors[keys[i]] = fresh[j]
-	}
 	all := make([][]float32, len(sc.tools))
 	keep := make(map[[32]byte][]float32, len(keys))
+	dim := 0
 	for i, k := range keys {
-		all[i] = s.vectors[k]
-		keep[k] = all[i]
+		if v := s.vectors[k]; v != nil {
+			all[i], keep[k] = v, v
+			if dim == 0 {
+				dim = len(v)
+			} else if len(v) != dim {
+				clear(s.vectors)
+				clear(s.queries)
+				s.mu.Unlock()
+				if !again {
+					return fmt.Errorf("the endpoint answers vectors of %d and of %d dimensions", dim, len(v))
+				}
+				s.logger.Warn("search embeddings changed dimension; embedding the catalog again", "from", dim, "to", len(v), "model", s.client.Model())
+				return s.embedPass(ctx, sc, false)
+			}
+		}
 	}
 	s.vectors = keep
 	s.mu.Unlock()
+	if dim == 0 && len(sc.tools) > 0 {
+		return fmt.Errorf("every text of the catalog was rejected: %w", firstErr)
+	}
+	for i := range all {
+		if all[i] == nil { // rejected
+			all[i] = make([]float32, dim) // matches nothing
+		}
+	}
 	v, err := search.NewVectors(all)
 	if err != nil {
 		return err
 	}
 	sc.vectors.Store(v)
-	s.logger.Info("search embeddings ready", "tools", len(sc.tools), "embedded", len(missing), "model", s.client.Model())
+	if len(rejected) > 0 {
+		s.logger.Warn("search embeddings rejected some tools' texts; they are ranked lexically", "tools", len(rejected),
+			"first", rejected[0], "err", firstErr.Error())
+	}
+	s.logger.Info("search embeddings ready", "tools", len(sc.tools), "embedded", len(missing)-len(rejected), "model", s.client.Model())
 	return nil
+}
+
+// acceptsAny reports whether the endpoint embeds anything: some text was
+// embedded before, or the first tool's name is embedded now.
+func (s *semantic) acceptsAny(ctx context.Context, sc *searchCatalog) bool {
+	s.mu.Lock()
+	some := len(s.vectors) > 0
+	s.mu.Unlock()
+	if some {
+		return true
+	}
+	_, err := s.client.Embed(ctx, []string{sc.tools[0].def.Name})
+	return err == nil
+}
+
+// ready reports whether a query on sc would be ranked with embeddings:
+// the catalog has its vectors and queries are not paused.
+func (s *semantic) ready(sc *searchCatalog) bool {
+	if sc.vectors.Load() == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !time.Now().Before(s.pausedUntil)
 }
 
 // queryVector embeds a query, or returns its kept vector.
@@ -216,37 +316,45 @@ func (s *semantic) recovered() {
 }
 
 // rank is search_tools' ranking with the semantic half: the lexical and
-// the semantic matches fused, a tool named exactly by the query first.
-// It returns nil, false when there are no vectors for this catalog yet
-// or the query cannot be embedded; the caller ranks lexically then.
+// the semantic matches fused. It returns nil, false when the query is
+// better ranked lexically (it names a tool exactly, or the endpoint
+// cannot embed it); the caller ranks lexically then.
 func (s *semantic) rank(ctx context.Context, sc *searchCatalog, query string, limit int, keep func(int) bool) ([]search.Hit, bool) {
 	vs := sc.vectors.Load()
-	if vs == nil {
+	if vs == nil || sc.index.Exact(query) >= 0 {
+		// A name needs no model: the lexical ranking puts its tool first
+		// and its neighbours after it.
 		return nil, false
 	}
 	q, err := s.queryVector(ctx, query)
 	if err != nil {
-		if ctx.Err() == nil {
+		var se *embeddings.StatusError
+		switch {
+		case ctx.Err() != nil:
+			// The client went away; the endpoint is not to blame.
+		case errors.As(err, &se) && se.Rejected():
+			// This query alone is refused (too long for the model?).
+			s.logger.Debug("search embeddings rejected a query; ranked lexically", "err", err.Error())
+		default:
+			s.mu.Lock()
+			s.pausedUntil = time.Now().Add(s.pause)
+			s.mu.Unlock()
 			s.failed(err)
 		}
 		return nil, false
 	}
+	if len(q) != vs.Dim() {
+		// The model behind the endpoint changed: the catalog's vectors
+		// are of the old one. Embed it again; rank lexically meanwhile.
+		s.mu.Lock()
+		clear(s.vectors)
+		clear(s.queries)
+		s.mu.Unlock()
+		sc.vectors.CompareAndSwap(vs, nil)
+		s.kick()
+		return nil, false
+	}
 	s.recovered()
 	lexical := sc.index.SearchWithin(query, semanticDepth, keep)
-	hits := search.Fuse(limit, lexical, vs.Nearest(q, semanticDepth, keep))
-	if exact := sc.index.Exact(query); exact >= 0 && (keep == nil || keep(exact)) {
-		hits = append([]search.Hit{{Doc: exact}}, removeDoc(hits, exact)...)
-		hits = hits[:min(limit, len(hits))]
-	}
-	return hits, true
-}
-
-func removeDoc(hits []search.Hit, doc int) []search.Hit {
-	out := hits[:0:0]
-	for _, h := range hits {
-		if h.Doc != doc {
-			out = append(out, h)
-		}
-	}
-	return out
+	return search.Fuse(limit, lexical, vs.Nearest(q, semanticDepth, keep)), true
 }

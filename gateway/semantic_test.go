@@ -29,6 +29,10 @@ type conceptServer struct {
 	fail     atomic.Bool
 	requests atomic.Int32
 	texts    atomic.Int32
+	// reject, when set, refuses (400) a request holding a text with it.
+	reject atomic.Pointer[string]
+	// extra adds a dimension to every vector: the model was replaced.
+	extra atomic.Bool
 }
 
 var concepts = [][]string{
@@ -77,6 +81,10 @@ func newConceptServer(t *testing.T) *conceptServer {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
+		if mark := s.reject.Load(); mark != nil && slices.ContainsFunc(req.Input, func(in string) bool { return strings.Contains(in, *mark) }) {
+			http.Error(w, "input too long for this model", http.StatusBadRequest)
+			return
+		}
 		s.texts.Add(int32(len(req.Input)))
 		type item struct {
 			Index     int       `json:"index"`
@@ -84,7 +92,11 @@ func newConceptServer(t *testing.T) *conceptServer {
 		}
 		var data []item
 		for i, in := range req.Input {
-			data = append(data, item{i, conceptVector(in)})
+			v := conceptVector(in)
+			if s.extra.Load() {
+				v = append(v, 0.01)
+			}
+			data = append(data, item{i, v})
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
 	}))
@@ -147,6 +159,7 @@ func (l *logWatch) waitFor(t *testing.T, msg string) {
 // endpoint fails, search answers lexically and the failure is logged
 // once, and its end once.
 func TestSearchEmbeddings(t *testing.T) {
+	defer gateway.SetSemanticPause(0)()
 	model := newConceptServer(t)
 	logs := newLogWatch()
 	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs),
@@ -166,8 +179,8 @@ func TestSearchEmbeddings(t *testing.T) {
 	if got := names(searchTools(t, cs, map[string]any{"query": "ZooService_GetAnimal", "limit": 3})); len(got) == 0 || got[0] != "ZooService_GetAnimal" {
 		t.Errorf("exact name with embeddings: %v", got)
 	}
-	if n := model.texts.Load(); n != 12+2 {
-		t.Errorf("the model embedded %d texts, want the 12 tools once and the 2 queries", n)
+	if n := model.texts.Load(); n != 12+1 {
+		t.Errorf("the model embedded %d texts, want the 12 tools once and the query that is not a name", n)
 	}
 
 	// The endpoint fails: answers are lexical (and still answers), and
@@ -191,6 +204,88 @@ func TestSearchEmbeddings(t *testing.T) {
 	}
 	if n := logs.count("search embeddings working again"); n != 1 {
 		t.Errorf("the recovery was logged %d times, want once", n)
+	}
+}
+
+// TestSearchEmbeddingsPause: after a query's embedding fails, queries are
+// answered lexically without asking the endpoint for a while, so a down
+// endpoint does not slow every search.
+func TestSearchEmbeddingsPause(t *testing.T) {
+	defer gateway.SetSemanticPause(time.Hour)()
+	model := newConceptServer(t)
+	logs := newLogWatch()
+	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs),
+		SearchEmbeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"}})
+	logs.waitFor(t, "search embeddings ready")
+	cs := connect(t, url, "2025-11-25")
+	model.fail.Store(true)
+	before := model.requests.Load()
+	for _, q := range []string{"list the animals", "feed an animal", "list the enclosures"} {
+		if got := searchTools(t, cs, map[string]any{"query": q}); len(got) == 0 {
+			t.Errorf("%q while the model fails: no answer", q)
+		}
+	}
+	if n := model.requests.Load() - before; n != 1 {
+		t.Errorf("%d requests to the failing endpoint for 3 queries, want 1 (then a pause)", n)
+	}
+}
+
+// TestSearchEmbeddingsRejected: texts the endpoint refuses leave their
+// tools to the lexical ranking and the others are embedded; an endpoint
+// that refuses everything is a failure, logged, and search is lexical.
+func TestSearchEmbeddingsRejected(t *testing.T) {
+	model := newConceptServer(t)
+	feed := "Feed"
+	model.reject.Store(&feed)
+	logs := newLogWatch()
+	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs),
+		SearchEmbeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts", BatchSize: 2}})
+	logs.waitFor(t, "search embeddings ready")
+	if logs.count("search embeddings rejected some tools' texts; they are ranked lexically") != 1 {
+		t.Error("the rejected texts were not logged")
+	}
+	cs := connect(t, url, "2025-11-25")
+	if got := names(searchTools(t, cs, map[string]any{"query": "paddocks"})); len(got) == 0 || got[0] != "ZooService_ListEnclosures" {
+		t.Errorf("with some texts rejected, \"paddocks\": %v, want ZooService_ListEnclosures first", got)
+	}
+
+	refused := newConceptServer(t)
+	all := ""
+	refused.reject.Store(&all)
+	logs = newLogWatch()
+	_, _, url = startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs),
+		SearchEmbeddings: &gateway.SearchEmbeddings{URL: refused.URL + "/v1/embeddings", Model: "concepts"}})
+	logs.waitFor(t, "search embeddings failing; search_tools ranks lexically until they work again")
+	if got := names(searchTools(t, connect(t, url, "2025-11-25"), map[string]any{"query": "list the enclosures"})); len(got) == 0 || got[0] != "ZooService_ListEnclosures" {
+		t.Errorf("lexical answer while every text is refused: %v", got)
+	}
+}
+
+// TestSearchEmbeddingsDimensionChange: when the endpoint's vectors change
+// dimension (another model under the same name), the catalog is embedded
+// again and search uses the new vectors.
+func TestSearchEmbeddingsDimensionChange(t *testing.T) {
+	model := newConceptServer(t)
+	logs := newLogWatch()
+	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs),
+		SearchEmbeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"}})
+	logs.waitFor(t, "search embeddings ready")
+	cs := connect(t, url, "2025-11-25")
+	model.extra.Store(true)
+	_ = searchTools(t, cs, map[string]any{"query": "paddocks"}) // finds the change
+	deadline := time.After(20 * time.Second)
+	for logs.count("search embeddings ready") < 2 {
+		select {
+		case <-logs.seen:
+		case <-deadline:
+			t.Fatal("the catalog was not embedded again")
+		}
+	}
+	if n := model.texts.Load(); n != 12+1+12 {
+		t.Errorf("the model embedded %d texts, want the catalog twice and the query", n)
+	}
+	if got := names(searchTools(t, cs, map[string]any{"query": "cages"})); len(got) == 0 || got[0] != "ZooService_ListEnclosures" {
+		t.Errorf("after the change, \"cages\": %v, want ZooService_ListEnclosures first", got)
 	}
 }
 

@@ -165,6 +165,10 @@ func TestDemoMode(t *testing.T) {
 // backend and the fix.
 func TestStartupErrors(t *testing.T) {
 	noReflection := zootest.Start(t, zoo.WithoutReflection())
+	twoLineKey := filepath.Join(t.TempDir(), "embeddings.key")
+	if err := os.WriteFile(twoLineKey, []byte("sk-one\nsk-two\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	shortSecret := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(shortSecret, []byte("short\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -182,6 +186,8 @@ func TestStartupErrors(t *testing.T) {
 		{"search-embeddings plain http", []string{"--search-embeddings", "http://embed.example.com/v1/embeddings", "--search-embeddings-model", "m"}, 2, `--search-embeddings: embeddings URL http://embed.example.com/v1/embeddings: plain http is allowed only to a loopback host; use https`},
 		{"search-embeddings alone", []string{"--search-embeddings-model", "m"}, 2, `--search-embeddings-model and --search-embeddings-key-file need --search-embeddings URL`},
 		{"search-embeddings key file", []string{"--search-embeddings", "https://e.example.com/v1/embeddings", "--search-embeddings-model", "m", "--search-embeddings-key-file", "absent.key"}, 2, `--search-embeddings-key-file: open absent.key`},
+		{"search-embeddings key file two lines", []string{"--search-embeddings", "https://e.example.com/v1/embeddings", "--search-embeddings-model", "m", "--search-embeddings-key-file", twoLineKey}, 2, `: holds more than one line or a control character; the file must hold the key alone`},
+		{"search-embeddings URL credentials", []string{"--search-embeddings", "https://u:p@e.example.com/v1/embeddings", "--search-embeddings-model", "m"}, 2, `--search-embeddings: embeddings URL https://u:xxxxx@e.example.com/v1/embeddings: credentials in the URL would be logged with its errors`},
 		{"tool-budget", []string{"--tool-budget", "lots"}, 2, `invalid value "lots" for flag -tool-budget: want a whole number, 0 for the default (40000), or "unlimited"`},
 		{"backend form", []string{"--backend", "zoo"}, 2, `--backend: backend address "zoo": want HOST:PORT, NAME=HOST:PORT or a gRPC target`},
 		{"backend name", []string{"--backend", "Zoo=127.0.0.1:1"}, 2, `--backend Zoo=127.0.0.1:1: backend name "Zoo": want 1-32 characters of a-z, 0-9`},

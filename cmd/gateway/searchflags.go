@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"unicode"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/search/embeddings"
@@ -35,9 +36,6 @@ func (s *searchFlags) check() error {
 	if s.model == "" {
 		return errors.New("--search-embeddings-model: required with --search-embeddings (the model name the endpoint serves)")
 	}
-	if _, err := embeddings.New(embeddings.Options{URL: s.embeddingsURL, Model: s.model}); err != nil {
-		return fmt.Errorf("--search-embeddings: %w", err)
-	}
 	if s.keyFile != "" {
 		b, err := os.ReadFile(s.keyFile)
 		if err != nil {
@@ -46,6 +44,12 @@ func (s *searchFlags) check() error {
 		if s.key = strings.TrimSpace(string(b)); s.key == "" {
 			return fmt.Errorf("--search-embeddings-key-file %s: the file is empty", s.keyFile)
 		}
+		if strings.ContainsFunc(s.key, unicode.IsControl) {
+			return fmt.Errorf("--search-embeddings-key-file %s: holds more than one line or a control character; the file must hold the key alone", s.keyFile)
+		}
+	}
+	if _, err := embeddings.New(embeddings.Options{URL: s.embeddingsURL, Model: s.model, APIKey: s.key}); err != nil {
+		return fmt.Errorf("--search-embeddings: %w", err)
 	}
 	return nil
 }

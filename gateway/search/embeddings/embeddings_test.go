@@ -3,6 +3,7 @@ package embeddings_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -90,9 +91,14 @@ func TestNewRefuses(t *testing.T) {
 		{embeddings.Options{URL: "not a url", Model: "m"}, "want an http(s) URL"},
 		{embeddings.Options{URL: "http://embed.example.com/v1/embeddings", Model: "m"}, "plain http is allowed only to a loopback host"},
 		{embeddings.Options{URL: "https://embed.example.com/v1/embeddings"}, "embeddings model: required"},
+		{embeddings.Options{URL: "https://user:s3cret@embed.example.com/v1/embeddings", Model: "m"}, "credentials in the URL"},
+		{embeddings.Options{URL: "https://embed.example.com/v1/embeddings", Model: "m", APIKey: "k3y\n"}, "embeddings API key: holds a control character"},
 	} {
-		if _, err := embeddings.New(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+		_, err := embeddings.New(tc.o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
+		} else if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("the error shows the URL's password: %v", err)
 		}
 	}
 	for _, ok := range []string{"http://127.0.0.1:1/v1/embeddings", "http://localhost:1/x", "http://[::1]:1/x", "https://api.example.com/v1/embeddings"} {
@@ -127,5 +133,66 @@ func TestBadAnswers(t *testing.T) {
 			t.Errorf("%.40q: %v, want %q", tc.body, err, tc.want)
 		}
 		srv.Close()
+	}
+}
+
+// TestStatusErrors: an answer other than 200 is a StatusError that tells
+// a request refused for what it holds from a failing endpoint, and no
+// error shows the URL's query, where some services take a key.
+func TestStatusErrors(t *testing.T) {
+	var code atomic.Int32
+	var queries atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("api-version") == "2024-02-01" {
+			queries.Add(1) // the request keeps the URL's query
+		}
+		http.Error(w, "no", int(code.Load()))
+	}))
+	defer srv.Close()
+	c, err := embeddings.New(embeddings.Options{URL: srv.URL + "/embed?api-version=2024-02-01&key=s3cret", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		code     int
+		rejected bool
+	}{{400, true}, {404, true}, {413, true}, {401, false}, {403, false}, {408, false}, {429, false}, {500, false}, {503, false}} {
+		code.Store(int32(tc.code))
+		_, err := c.Embed(context.Background(), []string{"a"})
+		var se *embeddings.StatusError
+		if !errors.As(err, &se) || se.Code != tc.code || se.Rejected() != tc.rejected {
+			t.Errorf("HTTP %d: %#v, want a StatusError, rejected %v", tc.code, err, tc.rejected)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("HTTP %d: the error shows the URL's query: %v", tc.code, err)
+		}
+	}
+	if n := queries.Load(); n != 9 {
+		t.Errorf("%d of 9 requests carried the URL's query", n)
+	}
+	// A transport error names the URL without its query too.
+	srv.Close()
+	if _, err := c.Embed(context.Background(), []string{"a"}); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("endpoint gone: %v, want an error without the query", err)
+	}
+}
+
+// TestRedirectRefused: an endpoint that redirects is an error; the texts
+// and the key are not sent on to where it points.
+func TestRedirectRefused(t *testing.T) {
+	var followed atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { followed.Add(1) }))
+	defer target.Close()
+	srv := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
+	defer srv.Close()
+	c, err := embeddings.New(embeddings.Options{URL: srv.URL, Model: "m", APIKey: "k3y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Embed(context.Background(), []string{"a"}); err == nil || !strings.Contains(err.Error(), "redirects") {
+		t.Errorf("redirect: %v, want an error saying the endpoint redirects", err)
+	}
+	if followed.Load() != 0 {
+		t.Error("the redirect was followed")
 	}
 }

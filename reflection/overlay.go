@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -12,8 +13,10 @@ import (
 
 // OverlayOptions configures Overlay. Nil gives the defaults.
 type OverlayOptions struct {
-	// Logger receives a record for each file whose comments were not
-	// taken because the two sources disagree on its shape. Nil discards.
+	// Logger receives an Info record naming the files of services that
+	// took no comment at all (the comments' source lacks them: out of
+	// date, or another API), and a Debug record for each file some of
+	// whose elements took none. Nil discards.
 	Logger *slog.Logger
 }
 
@@ -64,6 +67,7 @@ func (o *overlay) Discover(ctx context.Context) (*Result, error) {
 
 	p := newPool(o.logger, "overlay")
 	grafted := 0
+	var bare []string // files of services that took no comment
 	res.Files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
 		if bundledFile(fd.Path()) == fd {
 			return true // the bundle's own files stay shared
@@ -77,10 +81,16 @@ func (o *overlay) Discover(ctx context.Context) (*Result, error) {
 		if len(info.GetLocation()) > 0 {
 			fdp.SourceCodeInfo = info
 			grafted++
+		} else if fd.Services().Len() > 0 {
+			bare = append(bare, fd.Path())
 		}
 		p.add(fdp)
 		return true
 	})
+	if len(bare) > 0 {
+		o.logger.Info("reflection: overlay: files of services took no comment from the comments' source; their tools are described from their names",
+			"files", len(bare), "paths", strings.Join(bare[:min(len(bare), 5)], ","))
+	}
 	if grafted == 0 {
 		return res, nil
 	}

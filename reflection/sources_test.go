@@ -467,6 +467,24 @@ func TestOverlayTakesCommentsElementByElement(t *testing.T) {
 	}
 }
 
+// TestOverlayLogsFilesWithoutComments: a comments' source that lacks a
+// service's file entirely (another API, or the wrong set) leaves its
+// tools described from their names, and the operator is told at Info.
+func TestOverlayLogsFilesWithoutComments(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	base := reflection.NewServerReflection(zootest.Dial(t, zootest.Start(t)), nil)
+	other := reflection.NewDescriptorSetSource(writeSet(t, descriptorpb.File_google_protobuf_descriptor_proto))
+	res := discoverSource(t, reflection.Overlay(base, other, &reflection.OverlayOptions{Logger: logger}))
+	if m := zooService(t, res).Methods().ByName("GetAnimal"); m.ParentFile().SourceLocations().ByDescriptor(m).LeadingComments != "" {
+		t.Error("GetAnimal took a comment from a set without its file")
+	}
+	if !strings.Contains(log.String(), "took no comment") || !strings.Contains(log.String(), "zoo/v1/zoo.proto") {
+		t.Errorf("the file without comments is not logged at Info:\n%s", log.String())
+	}
+}
+
 func TestOverlayPassesErrorsOn(t *testing.T) {
 	t.Parallel()
 	base := reflection.NewDescriptorSetSource(zooBinpb)

@@ -224,6 +224,12 @@ const apiFixture = `name: "shapes.proto" package: "acme.cloud.shapes.v1" syntax:
 		method { name: "SignalWorkflowExecution" input_type: ".acme.cloud.shapes.v1.InstanceRequest" output_type: ".acme.cloud.shapes.v1.Topic"
 			options { [google.api.http] { post: "/namespaces/{project}/workflows/{instance}/signal/{zone}" body: "*" } } }
 		method { name: "GetUsers" input_type: ".acme.cloud.shapes.v1.InstanceRequest" output_type: ".acme.cloud.shapes.v1.Topic" }
+		method { name: "GetSettings" input_type: ".acme.cloud.shapes.v1.InstanceRequest" output_type: ".acme.cloud.shapes.v1.Topic" }
+		method { name: "WaitOperation" input_type: ".acme.cloud.shapes.v1.InstanceRequest" output_type: ".acme.cloud.shapes.v1.Topic" }
+	}
+	service { name: "WidgetService"
+		method { name: "Get" input_type: ".acme.cloud.shapes.v1.InstanceRequest" output_type: ".acme.cloud.shapes.v1.Topic" }
+		method { name: "Check" input_type: ".acme.cloud.shapes.v1.InstanceRequest" output_type: ".acme.cloud.shapes.v1.Topic" }
 	}`
 
 // TestDescriptions: the sentence, title and kind written for each shape.
@@ -260,6 +266,10 @@ func TestDescriptions(t *testing.T) {
 		{"acme.cloud.shapes.v1.WorkflowService.RequestCancelWorkflowExecution", "Requests to cancel a workflow execution in a namespace. Requires: project, instance.", "Request cancel workflow execution (Acme Cloud Shapes v1)", Custom, "cancel workflow execution"},
 		{"acme.cloud.shapes.v1.WorkflowService.SignalWorkflowExecution", "Signals a workflow execution in a namespace. Requires: project, instance, zone.", "Signal workflow execution (Acme Cloud Shapes v1)", Custom, "workflow execution"},
 		{"acme.cloud.shapes.v1.WorkflowService.GetUsers", "Lists the users.", "List users (Acme Cloud Shapes v1)", List, "users"},
+		{"acme.cloud.shapes.v1.WorkflowService.GetSettings", "Gets the settings.", "Get settings (Acme Cloud Shapes v1)", Get, "settings"},
+		{"acme.cloud.shapes.v1.WorkflowService.WaitOperation", "Waits for an operation.", "Wait for operation (Acme Cloud Shapes v1)", Custom, "operation"},
+		{"acme.cloud.shapes.v1.WidgetService.Get", "Gets a widget.", "Get widget (Acme Cloud Shapes v1)", Get, "widget"},
+		{"acme.cloud.shapes.v1.WidgetService.Check", "Checks with the widget service.", "Check (Acme Cloud Shapes v1)", Custom, "widget"},
 	} {
 		d, err := files.FindDescriptorByName(protoreflect.FullName(tc.method))
 		if err != nil {

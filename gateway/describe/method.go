@@ -3,6 +3,7 @@ package describe
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -216,7 +217,7 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		len(a.Object) > 0 && !isPlural(a.Object[len(a.Object)-1]) {
 		a.Kind = Get
 	}
-	if a.Kind == Get && len(a.Object) > 0 && isPlural(a.Object[len(a.Object)-1]) && a.Object[len(a.Object)-1] != "data" {
+	if a.Kind == Get && len(a.Object) > 0 && isPlural(a.Object[len(a.Object)-1]) && !oneThing[a.Object[len(a.Object)-1]] {
 		a.Kind = List // GetUsers, GetRegions: a list by another name
 	}
 	if a.Kind == Custom && a.Effect == Reads && a.Paged {
@@ -233,6 +234,13 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 func isVerb(w string) bool {
 	_, ok := verbEffects[w]
 	return ok || grammarVerbs[w]
+}
+
+// oneThing are plurals that name one thing a Get returns (GetSettings,
+// GetMetrics), not a list.
+var oneThing = map[string]bool{
+	"data": true, "metadata": true, "settings": true, "details": true, "stats": true, "statistics": true,
+	"metrics": true, "credentials": true, "preferences": true, "analytics": true, "contents": true,
 }
 
 // writeWords are verbs that only write, and so are never the name of a
@@ -264,15 +272,15 @@ func compound(obj []string) bool {
 var grammarVerbs = map[string]bool{
 	"generate": true, "suggest": true, "resolve": true, "transcode": true, "encode": true, "decode": true,
 	"render": true, "print": true, "audit": true, "dry": true, "exchange": true, "authenticate": true,
-	"authorize": true, "login": true, "logout": true, "impersonate": true, "share": true, "unshare": true,
+	"authorize": true, "impersonate": true, "share": true, "unshare": true,
 	"store": true, "save": true, "load": true, "archive": true, "unarchive": true,
 	// Verbs of business services.
 	"feed": true, "chat": true, "talk": true, "observe": true, "track": true, "ship": true, "sell": true,
-	"buy": true, "pay": true, "charge": true, "refund": true, "order": true, "checkout": true, "deliver": true,
-	"cook": true, "bill": true, "invoice": true, "quote": true, "price": true, "withdraw": true,
-	"deposit": true, "redeem": true, "rate": true, "review": true, "comment": true,
-	"upvote": true, "like": true, "message": true, "email": true, "dial": true,
-	"transcribe": true, "plan": true, "forecast": true, "measure": true,
+	"buy": true, "pay": true, "charge": true, "refund": true, "deliver": true,
+	"cook": true, "quote": true, "price": true, "withdraw": true,
+	"deposit": true, "redeem": true, "rate": true,
+	"upvote": true, "dial": true,
+	"transcribe": true, "forecast": true, "measure": true,
 	// Verbs of networks and infrastructure.
 	"announce": true, "advertise": true, "expose": true, "propagate": true, "flush": true, "invalidate": true,
 	"purchase": true, "probe": true, "isolate": true, "quarantine": true, "wait": true,
@@ -359,12 +367,13 @@ func apiName(svc protoreflect.ServiceDescriptor) string {
 // per discovery and read by Analyze.
 type Resources struct {
 	files    *protoregistry.Files
+	once     sync.Once
 	patterns map[string]string
 }
 
 // NewResources indexes the resource types of files lazily: nothing is
-// read until a method without an HTTP rule asks. A Resources is not safe
-// for concurrent use: one backend's discovery owns it.
+// read until a method without an HTTP rule asks. It is safe for
+// concurrent use.
 func NewResources(files *protoregistry.Files) *Resources {
 	return &Resources{files: files}
 }
@@ -373,13 +382,13 @@ func (r *Resources) pattern(typ string) string {
 	if r == nil || r.files == nil {
 		return ""
 	}
-	if r.patterns == nil {
+	r.once.Do(func() {
 		r.patterns = make(map[string]string)
 		r.files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
 			r.indexFile(fd)
 			return true
 		})
-	}
+	})
 	return r.patterns[typ]
 }
 

@@ -52,10 +52,13 @@ func (a *Method) Title() string {
 		switch obj, res := a.Object, a.Resource; {
 		case a.Kind == List && (len(obj) == 0 || sameThing(obj, res) || endsWith(obj, res)):
 			what += " " + phrase(pluralWords(res))
-		case len(obj) == 0 && a.resourceFromService:
+		case len(obj) == 0 && a.resourceFromService && a.Kind == Custom:
 		case len(obj) == 0 || sameThing(obj, res) || containsAll(obj, res):
 			if len(obj) == 0 {
 				obj = res
+			}
+			if p := intransitive[a.Verb]; p != "" && sameThing(obj, res) {
+				what += " " + p
 			}
 			what += " " + phrase(obj)
 		case a.Kind == List:
@@ -129,10 +132,12 @@ func (a *Method) sentence() string {
 		if len(obj) > 0 && !sameThing(obj, res) && !containsAll(obj, res) {
 			s += " in " + withArticle(res)
 		}
-	case len(obj) == 0 && a.resourceFromService:
-		// Nothing names what the method acts on but its service.
+	case len(obj) == 0 && a.resourceFromService && a.Kind == Custom:
+		// Nothing names what the method acts on but its service, and
+		// its verb is not one of the standard methods' (Check, Ping).
 		s = v + " with the " + phrase(a.Service) + " service"
-	case len(obj) == 0 && intransitive[a.Verb] != "":
+	case (len(obj) == 0 || sameThing(obj, res)) && intransitive[a.Verb] != "":
+		// WaitOperation waits for an operation.
 		s = v + " " + intransitive[a.Verb] + " " + withArticle(res)
 	case len(obj) > 0 && isPlural(obj[len(obj)-1]) && sameThing(obj, res):
 		// WatchFeedings, RecordObservations: a plural stays plural.

@@ -106,6 +106,9 @@ const rrfK = 60
 // and returns up to limit, best first; ties keep the first ranking's
 // order. A document found by one ranking only scores from that one.
 func Fuse(limit int, rankings ...[]Hit) []Hit {
+	if limit <= 0 {
+		return nil
+	}
 	score := map[int]float64{}
 	order := map[int]int{}
 	for _, r := range rankings {

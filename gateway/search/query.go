@@ -164,8 +164,13 @@ type queryField struct {
 
 // splitQuery splits at spaces, keeping quoted text and JSON as single
 // quoted fields, marking commas and sentence ends, and trimming
+// typographic turns the quotes a phone or a word processor types into the
+// ASCII ones the query's reading knows ("the server’s disks", “prod”).
+var typographic = strings.NewReplacer("\u201c", `"`, "\u201d", `"`, "\u201e", `"`, "\u2018", "'", "\u2019", "'", "\u00ab", `"`, "\u00bb", `"`)
+
 // punctuation around words.
 func splitQuery(q string) []queryField {
+	q = typographic.Replace(q)
 	var out []queryField
 	for i := 0; i < len(q); {
 		c := q[i]
@@ -181,7 +186,10 @@ func splitQuery(q string) []queryField {
 		case c == '"' || c == '`':
 			end := strings.IndexByte(q[i+1:], c)
 			if end < 0 {
-				end = len(q) - i - 1
+				// A quote never closed quotes nothing: its words are
+				// the request's.
+				i++
+				continue
 			}
 			out = append(out, queryField{text: q[i+1 : i+1+end], quoted: true})
 			i += end + 2
@@ -201,7 +209,11 @@ func splitQuery(q string) []queryField {
 					}
 				}
 			}
-			out = append(out, queryField{text: q[i:min(j+1, len(q))], quoted: true})
+			if j == len(q) {
+				i++ // never closed: punctuation, as an unclosed quote
+				continue
+			}
+			out = append(out, queryField{text: q[i : j+1], quoted: true})
 			i = j + 1
 		default:
 			j := i
@@ -449,7 +461,9 @@ type slot struct {
 	verb       bool
 }
 
-// primaryWeight scales the group of the thing the request is about.
+// primaryWeight scales the group of the thing the request is about: of a
+// compound ("backup schedule"), its first word's group, the word that
+// tells it from the other things of its kind.
 const primaryWeight = 1.5
 
 // indexed reports whether some alternative of group g is in the index: a
@@ -594,7 +608,7 @@ func showKind(words []queryWord, i int) string {
 	return KindGet
 }
 
-// pluralAfter reports whether the noun phrase within four words after
+// pluralAfter reports whether the noun phrase in the five words after
 // position i ends in a plural.
 func pluralAfter(words []queryWord, i int) bool {
 	last := ""

@@ -121,6 +121,9 @@ func parseVocabulary(text string) (*vocab, error) {
 				if len(words) == 0 {
 					return nil, fmt.Errorf("vocabulary.txt:%d: an empty entry in %q", n, line)
 				}
+				if w = strings.TrimSpace(w); stopwords[strings.ToLower(w)] && !strings.ContainsAny(w, " -") {
+					return nil, fmt.Errorf("vocabulary.txt:%d: %q is a stopword: queries drop it, so alone it never matches (use it in a phrase)", n, w)
+				}
 				r := rule{line: n}
 				switch what {
 				case "kind":

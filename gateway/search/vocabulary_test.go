@@ -59,7 +59,8 @@ func TestVocabularyErrors(t *testing.T) {
 		{"ask list: * do", `a phrase starts and ends with a word`},
 		{"ask frob: which", `kind "frob" is none of`},
 		{"thing x: y", `"thing" is none of kind, verb, noun, ask`},
-		{"noun disk: a, , b", "an empty entry"},
+		{"noun disk: drive, , b", "an empty entry"},
+		{"verb set: assign, give", `"give" is a stopword`},
 	} {
 		if _, err := parseVocabulary(tc.text); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.text, err, tc.want)
@@ -108,6 +109,9 @@ func TestQueryReading(t *testing.T) {
 		{"values are set aside", "start vm-17 in us-east1-b at 10.0.0.1", nil, []string{"start"}, "", nil, []string{"east", "us"}, nil},
 		{"called names are set aside", "create a topic called orders", []string{KindCreate}, nil, "topic", nil, []string{"order"}, nil},
 		{"quoted text and JSON are set aside", `publish {"status": "deleted"} to "the list"`, nil, []string{"publish"}, "", nil, []string{"delet", "list", "status"}, nil},
+		{"typographic quotes are quotes", "create a topic “orders” for the server’s logs", []string{KindCreate}, nil, "topic", nil, []string{"order"}, nil},
+		{"a quote never closed quotes nothing", `delete the "old widgets`, []string{KindDelete}, nil, "widget", nil, nil, []string{"widget"}},
+		{"a brace never closed is punctuation", "list the {widgets", []string{KindList}, nil, "widget", nil, nil, []string{"widget"}},
 		{"asides weigh less, and ask for nothing", "rename the folder so nobody deletes it", nil, []string{"renam"}, "folder", []string{"delet"}, nil, nil},
 		{"relative clauses weigh less", "list the widgets that failed", []string{KindList}, nil, "widget", []string{"fail"}, nil, nil},
 		{"that as a determiner", "nuke that vm", []string{KindDelete}, nil, "instanc", nil, nil, nil},

@@ -162,13 +162,13 @@ type queryField struct {
 	sep byte
 }
 
-// splitQuery splits at spaces, keeping quoted text and JSON as single
-// quoted fields, marking commas and sentence ends, and trimming
 // typographic turns the quotes a phone or a word processor types into the
 // ASCII ones the query's reading knows ("the server’s disks", “prod”).
 var typographic = strings.NewReplacer("\u201c", `"`, "\u201d", `"`, "\u201e", `"`, "\u2018", "'", "\u2019", "'", "\u00ab", `"`, "\u00bb", `"`)
 
-// punctuation around words.
+// splitQuery splits at spaces, keeping quoted text and JSON as single
+// quoted fields (a quote or brace never closed is punctuation), marking
+// commas and sentence ends, and trimming punctuation around words.
 func splitQuery(q string) []queryField {
 	q = typographic.Replace(q)
 	var out []queryField

@@ -104,13 +104,13 @@ type catalog struct {
 	typedTokens int
 	// resources are the exposed services as MCP resources (resources.go).
 	resources *resourceCatalog
-	// lroByResponse finds a long-running tool of a backend by its
-	// response type ("backend\x00full.Name"), so a task's result is cut to
-	// the result budget as that tool's would be (tasks.go).
-	lroByResponse map[string]*tool
+	// byMethod finds a tool by its backend and full method
+	// ("backend\x00/pkg.Service/Method"): a task is its starting tool's,
+	// whatever that tool is named in this catalog (tasks.go).
+	byMethod map[string]*tool
 	// operations are the backends serving google.longrunning.Operations,
-	// in backend order, for the task methods (tasks.go).
-	operations []*operationsBackend
+	// by backend name, for the task methods (tasks.go).
+	operations map[string]*operationsBackend
 }
 
 // catalogOptions are the settings that shape tools.

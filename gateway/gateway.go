@@ -124,6 +124,9 @@ type Options struct {
 	// names instead of protojson's lowerCamel JSON names.
 	UseProtoNames bool
 	// HTTP configures the Streamable HTTP endpoint; nil means defaults.
+	// Its SessionSecret (and PreviousSessionSecrets) also key the task
+	// ids (taskid.go), so replicas sharing it share tasks; without one,
+	// task ids are valid only on the process that issued them.
 	HTTP *mcp.StreamableHTTPOptions
 	// WebSocket configures /ws; nil means defaults.
 	WebSocket *mcp.WebSocketOptions
@@ -239,6 +242,8 @@ type Gateway struct {
 	results *results.Store
 	// semantic is the search reranking, nil without Options.SearchEmbeddings.
 	semantic *semantic
+	// taskKeys sign and verify task ids (taskid.go).
+	taskKeys *taskKeys
 	// draining is set at the start of shutdown: /readyz answers 503 so a
 	// load balancer stops sending new clients while calls finish.
 	draining atomic.Bool
@@ -333,6 +338,14 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	g.observing = g.opts.Metrics != nil || g.tracer != nil || g.opts.Logger.Handler() != slog.DiscardHandler
 	if g.filter, err = newMethodFilter("Options", g.opts.Include, g.opts.Exclude); err != nil {
 		return nil, err
+	}
+	var secret []byte
+	var previous [][]byte
+	if g.opts.HTTP != nil {
+		secret, previous = g.opts.HTTP.SessionSecret, g.opts.HTTP.PreviousSessionSecrets
+	}
+	if g.taskKeys, err = newTaskKeys(secret, previous); err != nil {
+		return nil, fmt.Errorf("gateway: task keys: %w", err)
 	}
 	if g.opts.SearchEmbeddings != nil {
 		if g.semantic, err = newSemantic(g.opts.SearchEmbeddings, g.opts.Logger); err != nil {

@@ -62,9 +62,11 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 	if err != nil {
 		return nil, fmt.Errorf("the response of %s: %w", t.method, err)
 	}
-	if req.Task == mcp.TaskRequested && lr.ops != nil && lr.ops.custom == nil {
+	if req.Task == mcp.TaskRequested && lr.canTask() {
 		// A task-augmented call (2025-11-25) answers at once.
-		return taskResult(op, lr), nil
+		if res := g.taskResult(ctx, t, op); res != nil {
+			return res, nil
+		}
 	}
 	var pollErr *status.Status
 	if !op.done && lr.ops != nil && lr.ops.hasGet && lr.wait > 0 {
@@ -74,12 +76,21 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 			return nil, err
 		}
 	}
-	if !op.done && req.Task == mcp.TaskAllowed && lr.ops != nil && lr.ops.hasGet && lr.ops.custom == nil {
+	if !op.done && req.Task == mcp.TaskAllowed && lr.canTask() {
 		// The client takes tasks (2026-07-28): a task instead of the
 		// handle.
-		return taskResult(op, lr), nil
+		if res := g.taskResult(ctx, t, op); res != nil {
+			return res, nil
+		}
 	}
 	return lr.result(ctx, op, pollErr, t), nil
+}
+
+// canTask reports whether the tool's operations can be tasks: the
+// backend serves GetOperation and this catalog exposes it (tasks.go), and
+// the operation is AIP-151's, not a custom one.
+func (lr *longRunning) canTask() bool {
+	return lr.ops != nil && lr.ops.hasGet && lr.ops.custom == nil && lr.getTool != ""
 }
 
 // await polls op until it is done, the wait or ctx's deadline passes

@@ -215,24 +215,26 @@ func assemble(parts []*backendTools) (*catalog, error) {
 			}
 			nt.lro = &lr
 			nt.def.Description += lr.describe()
+			if lr.getTool == "" {
+				// A task is read through the backend's GetOperation
+				// tool (tasks.go): with that tool not exposed, the
+				// tool cannot run as one.
+				nt.def.TaskSupport = ""
+			}
 		}
 		c.tools[i] = &nt
 		c.byName[nt.def.Name] = &nt
 		defs[i] = nt.def
 	}
-	c.lroByResponse = make(map[string]*tool)
+	c.byMethod = make(map[string]*tool, len(c.tools))
 	for _, t := range c.tools {
-		if t.lro != nil && t.lro.ops != nil && t.lro.ops.custom == nil {
-			if k := t.backend + "\x00" + string(t.lro.responseType); c.lroByResponse[k] == nil {
-				c.lroByResponse[k] = t
-			}
-		}
+		c.byMethod[t.backend+"\x00"+t.method] = t
 	}
+	c.operations = make(map[string]*operationsBackend)
 	for _, p := range parts {
 		if p.ops != nil {
-			c.operations = append(c.operations, &operationsBackend{name: p.backend, ops: p.ops, md: p.md,
-				getTool: pollers[p.backend+getOperationMethod], cancelTool: pollers[p.backend+cancelOperationMethod],
-				listTool: pollers[p.backend+listOperationsMethod]})
+			c.operations[p.backend] = &operationsBackend{name: p.backend, ops: p.ops, md: p.md,
+				getTool: c.byName[pollers[p.backend+getOperationMethod]], cancelTool: c.byName[pollers[p.backend+cancelOperationMethod]]}
 		}
 	}
 	set, err := mcp.NewToolSet(defs, nil)

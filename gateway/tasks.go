@@ -2,11 +2,8 @@ package gateway
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -20,20 +17,28 @@ import (
 // MCP tasks over long-running operations.
 //
 // A long-running tool may run as an MCP task (gateway/mcp/tasks.go has
-// the two revisions' wire forms): the task id is the operation's name,
-// and every task method is a call to the backend's
-// google.longrunning.Operations: tasks/get is GetOperation, tasks/result
-// waits like a call does, tasks/cancel is CancelOperation, tasks/list is
-// ListOperations. The gateway keeps no task state, so any replica answers
-// for any task, and a task lives as long as the backend keeps its
-// operation. The caller's forwarded headers go with every call, so a
-// backend that scopes operations by caller scopes tasks the same way.
+// the two revisions' wire forms). Every task method is a call to the
+// backend's google.longrunning.Operations: tasks/get is GetOperation,
+// tasks/result waits like a call does, tasks/cancel is CancelOperation.
+// The gateway keeps no task state, so any replica answers for any task,
+// and a task lives as long as the backend keeps its operation.
+//
+// A task belongs to whoever started it and to the catalog: its id is
+// signed and names its owner, its backend, the method of the tool that
+// started it and the operation (taskid.go). A task method checks the id
+// before any backend is called, then authorizes the caller as the tool
+// that started the task and as the Operations tool it amounts to, both
+// as this catalog exposes them: with GetOperation filtered out, a
+// backend's tools do not run as tasks at all; with CancelOperation
+// filtered out, its tasks cannot be cancelled; with the starting tool
+// filtered out or renamed away, its tasks are no longer reachable. There
+// is no tasks/list: the backend's ListOperations lists operations, not
+// tasks the gateway can prove are the caller's, and the 2025-11-25 text
+// lets a list hold only the caller's. The caller's forwarded headers go
+// with every call, as with a tool call.
 
 // taskPollInterval is the poll interval suggested to task clients.
 const taskPollInterval = time.Second
-
-// taskListPageSize is the ListOperations page size of one tasks/list page.
-const taskListPageSize = 50
 
 // operationsBackend is one backend's Operations service, for the task
 // methods, which name no tool.
@@ -41,19 +46,29 @@ type operationsBackend struct {
 	name string
 	ops  *operationsClient
 	md   metadata.MD
-	// getTool, cancelTool and listTool name the backend's Operations
-	// tools, which the task methods are authorized as ("" when not
-	// exposed: then only the scopes every call needs apply).
-	getTool, cancelTool, listTool string
+	// getTool and cancelTool are the backend's GetOperation and
+	// CancelOperation tools in this catalog, nil when not exposed.
+	getTool, cancelTool *tool
 }
 
-// authorizeTask authorizes a task method as the call of the Operations
-// tool it amounts to, as authorize does a tools/call.
-func (g *Gateway) authorizeTask(ctx context.Context, req *mcp.TaskRequest, tool string) error {
+// taskOwner is whose tasks a request may reach: the principal the front
+// door authenticated, "" without authentication (stdio, or an open
+// loopback listener: then the unguessable id is the only key, as the
+// tasks text allows).
+func taskOwner(ctx context.Context) string {
+	if p, ok := auth.FromContext(ctx); ok {
+		return p.Identity()
+	}
+	return ""
+}
+
+// authorizeTask authorizes a task method as a call of t, as authorize
+// does a tools/call.
+func (g *Gateway) authorizeTask(ctx context.Context, req *mcp.TaskRequest, t *tool) error {
 	if g.opts.Auth == nil || req.Session.Transport == "stdio" {
 		return nil
 	}
-	err := g.opts.Auth.Authorize(ctx, tool)
+	err := g.opts.Auth.Authorize(ctx, t.def.Name)
 	var ref *auth.Refusal
 	if errors.As(err, &ref) {
 		return refusal(ref)
@@ -63,11 +78,25 @@ func (g *Gateway) authorizeTask(ctx context.Context, req *mcp.TaskRequest, tool 
 
 var _ mcp.TaskHandler = (*Gateway)(nil)
 
-// taskOf is the task state of op; withResult adds the result of a
-// finished one. lr, when known, renders the response (see doneResult).
-func taskOf(op *operation, lr *longRunning, ops *operationsClient, withResult bool) *mcp.Task {
-	t := &mcp.Task{ID: op.name, Status: mcp.TaskWorking, PollInterval: taskPollInterval}
-	t.CreatedAt, t.LastUpdatedAt = ops.times(op)
+// taskNotFound is the answer for an id that is not the caller's task:
+// forged, issued by another gateway, or another principal's. The three
+// are not told apart.
+var taskNotFound = &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Failed to retrieve task: Task not found"}
+
+// newTaskID mints the id of a task t starts for the caller; false when the
+// operation's name is too long for one (the call then answers without a
+// task).
+func (g *Gateway) newTaskID(ctx context.Context, t *tool, op *operation) (string, bool) {
+	return g.taskKeys.mint(taskRef{backend: t.backend, method: t.method, operation: op.name, started: time.Now()}, taskOwner(ctx))
+}
+
+// taskOf is the task state of op under id; withResult adds the result of
+// a finished one. lr, when known, renders the response (see doneResult).
+// started is when the id was issued, the creation time when the
+// operation's metadata has none.
+func taskOf(id string, started time.Time, op *operation, lr *longRunning, ops *operationsClient, withResult bool) *mcp.Task {
+	t := &mcp.Task{ID: id, Status: mcp.TaskWorking, PollInterval: taskPollInterval}
+	t.CreatedAt, t.LastUpdatedAt = ops.times(op, started)
 	switch st := operationStatus(op); {
 	case !op.done:
 		if op.metadata.typeURL != "" {
@@ -91,10 +120,9 @@ func taskOf(op *operation, lr *longRunning, ops *operationsClient, withResult bo
 
 // times are the task's creation and last update, from the metadata's
 // timestamps (found at discovery) when it has them; the operation itself
-// carries none, so otherwise both are now.
-func (c *operationsClient) times(op *operation) (created, updated time.Time) {
-	now := time.Now()
-	created, updated = now, now
+// carries none, so otherwise they are when the task was started and now.
+func (c *operationsClient) times(op *operation, started time.Time) (created, updated time.Time) {
+	created, updated = started, time.Now()
 	if c == nil || op.metadata.typeURL == "" {
 		return created, updated
 	}
@@ -109,73 +137,111 @@ func (c *operationsClient) times(op *operation) (created, updated time.Time) {
 }
 
 // taskResult is the answer to a long-running tool's call that runs as a
-// task.
-func taskResult(op *operation, lr *longRunning) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Task: taskOf(op, lr, lr.ops, true)}
+// task; nil when op cannot be one (its name is too long for an id), and
+// the call answers as one that does not run as a task.
+func (g *Gateway) taskResult(ctx context.Context, t *tool, op *operation) *mcp.CallToolResult {
+	id, ok := g.newTaskID(ctx, t, op)
+	if !ok {
+		return nil
+	}
+	return &mcp.CallToolResult{Task: taskOf(id, time.Now(), op, t.lro, t.lro.ops, true)}
 }
 
-// findOperation asks the backends that serve Operations for the
-// operation id, in backend order, and returns the first that knows it.
-// A backend answering NOT_FOUND or INVALID_ARGUMENT (a name not of its
-// form) does not know it; any other failure is the answer.
-func (g *Gateway) findOperation(ctx context.Context, id string, req *mcp.TaskRequest) (*operationsBackend, *operation, context.Context, error) {
-	for _, b := range g.catalog.Load().operations {
-		if !b.ops.hasGet {
-			continue
-		}
-		if err := g.authorizeTask(ctx, req, b.getTool); err != nil {
-			return nil, nil, nil, err
-		}
-		bctx := g.md.outgoingContext(ctx, req.Header, b.md)
-		op, err := b.ops.get(bctx, &operation{name: id})
-		if err == nil {
-			return b, op, bctx, nil
-		}
-		switch status.Code(err) {
-		case codes.NotFound, codes.InvalidArgument:
-			continue
-		}
-		if ctx.Err() != nil {
-			return nil, nil, nil, ctx.Err()
-		}
-		st := status.Convert(err)
-		return nil, nil, nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Failed to retrieve task: backend %s: %s: %s", b.name, CodeName(st.Code()), clientMessage(st))}
+// taskAccess is a task method's way to its task: what the id says, the
+// tool that started it and the backend's Operations service.
+type taskAccess struct {
+	ref   taskRef
+	start *tool
+	b     *operationsBackend
+	ctx   context.Context // the outgoing context of the backend calls
+}
+
+// openTask checks id for the caller and authorizes the task method, as
+// the tool that started the task and as the backend's Operations tool
+// (opsTool picks GetOperation or CancelOperation), before any backend is
+// called.
+func (g *Gateway) openTask(ctx context.Context, id string, req *mcp.TaskRequest, what string, opsTool func(*operationsBackend) *tool) (*taskAccess, error) {
+	ref, err := g.taskKeys.parse(id, taskOwner(ctx))
+	if err != nil {
+		return nil, taskNotFound
 	}
-	return nil, nil, nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Failed to retrieve task: Task not found"}
+	c := g.catalog.Load()
+	start := c.byMethod[ref.backend+"\x00"+ref.method]
+	b := c.operations[ref.backend]
+	if start == nil || b == nil {
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: the tool that started the task (%s of backend %s) is no longer exposed by this gateway", what, ref.method[1:], ref.backend)}
+	}
+	if err := g.authorizeTask(ctx, req, start); err != nil {
+		return nil, err
+	}
+	ot := opsTool(b)
+	if ot == nil {
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: not supported: this gateway does not expose backend %s's Operations method for it", what, b.name)}
+	}
+	if err := g.authorizeTask(ctx, req, ot); err != nil {
+		return nil, err
+	}
+	return &taskAccess{ref: ref, start: start, b: b, ctx: g.md.outgoingContext(ctx, req.Header, b.md)}, nil
+}
+
+func getTool(b *operationsBackend) *tool    { return b.getTool }
+func cancelTool(b *operationsBackend) *tool { return b.cancelTool }
+
+// fetch is the operation's current state.
+func (a *taskAccess) fetch(ctx context.Context, what string) (*operation, error) {
+	op, err := a.b.ops.get(a.ctx, &operation{name: a.ref.operation})
+	if err == nil {
+		return op, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	st := status.Convert(err)
+	if st.Code() == codes.NotFound {
+		// The backend no longer keeps the operation.
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: what + ": Task not found: the backend no longer has its operation"}
+	}
+	return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("%s: backend %s: %s: %s", what, a.b.name, CodeName(st.Code()), clientMessage(st))}
+}
+
+// task is the task of op with its result cut to the result budget as the
+// call of the tool that started it would have been.
+func (g *Gateway) task(ctx context.Context, id string, a *taskAccess, op *operation, req *mcp.TaskRequest) *mcp.Task {
+	task := taskOf(id, a.ref.started, op, a.start.lro, a.b.ops, true)
+	if task.Result == nil || task.Result.StructuredContent == nil {
+		return task
+	}
+	task.Result = g.fitResult(ctx, &mcp.CallToolRequest{Name: a.start.def.Name, Header: req.Header, Session: req.Session}, a.start, task.Result)
+	return task
 }
 
 // GetTask serves tasks/get with GetOperation; it is part of
 // mcp.TaskHandler.
 func (g *Gateway) GetTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	b, op, _, err := g.findOperation(ctx, id, req)
+	a, err := g.openTask(ctx, id, req, "Failed to retrieve task", getTool)
 	if err != nil {
 		return nil, err
 	}
-	return g.fitTask(ctx, b, op, req), nil
-}
-
-// fitTask is the task of op with its result cut to the result budget as
-// the call of the tool that started it would have been.
-func (g *Gateway) fitTask(ctx context.Context, b *operationsBackend, op *operation, req *mcp.TaskRequest) *mcp.Task {
-	task := taskOf(op, nil, b.ops, true)
-	if task.Result == nil || task.Result.StructuredContent == nil {
-		return task
+	op, err := a.fetch(ctx, "Failed to retrieve task")
+	if err != nil {
+		return nil, err
 	}
-	if t := g.catalog.Load().lroByResponse[b.name+"\x00"+string(op.response.typeName())]; t != nil {
-		task.Result = g.fitResult(ctx, &mcp.CallToolRequest{Name: t.def.Name, Header: req.Header, Session: req.Session}, t, task.Result)
-	}
-	return task
+	return g.task(ctx, id, a, op, req), nil
 }
 
 // AwaitTask serves tasks/result: it polls the operation as a waiting
 // call does, for as long as the request lasts; it is part of
 // mcp.TaskHandler.
 func (g *Gateway) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	b, op, bctx, err := g.findOperation(ctx, id, req)
+	a, err := g.openTask(ctx, id, req, "tasks/result", getTool)
 	if err != nil {
 		return nil, err
 	}
-	op, st, err := b.ops.poll(bctx, bctx, op, false, nil)
+	op, err := a.fetch(ctx, "tasks/result")
+	if err != nil {
+		return nil, err
+	}
+	op, st, err := a.b.ops.poll(a.ctx, a.ctx, op, false, nil)
 	switch {
 	case err != nil:
 		return nil, err
@@ -184,95 +250,36 @@ func (g *Gateway) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest
 	case !op.done:
 		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: "tasks/result: the operation did not finish"}
 	}
-	return g.fitTask(ctx, b, op, req), nil
+	return g.task(ctx, id, a, op, req), nil
 }
 
 // CancelTask serves tasks/cancel with CancelOperation, for an operation
 // not yet done; it returns the state before; it is part of
 // mcp.TaskHandler.
 func (g *Gateway) CancelTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	b, op, bctx, err := g.findOperation(ctx, id, req)
+	a, err := g.openTask(ctx, id, req, "Cannot cancel task", cancelTool)
 	if err != nil {
 		return nil, err
 	}
-	t := taskOf(op, nil, b.ops, true)
+	// Reading the state first is GetOperation: the caller must be allowed
+	// that too.
+	if a.b.getTool == nil {
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Cannot cancel task: not supported: this gateway does not expose backend %s's GetOperation", a.b.name)}
+	}
+	if err := g.authorizeTask(ctx, req, a.b.getTool); err != nil {
+		return nil, err
+	}
+	op, err := a.fetch(ctx, "Cannot cancel task")
+	if err != nil {
+		return nil, err
+	}
+	t := taskOf(id, a.ref.started, op, nil, a.b.ops, true)
 	if op.done {
 		return t, nil
 	}
-	if err := g.authorizeTask(ctx, req, b.cancelTool); err != nil {
-		return nil, err
-	}
-	if !b.ops.hasCancel {
-		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Cannot cancel task: backend %s does not serve CancelOperation", b.name)}
-	}
-	if err := b.ops.cancel(bctx, id); err != nil {
+	if err := a.b.ops.cancel(a.ctx, a.ref.operation); err != nil {
 		st := status.Convert(err)
 		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Cannot cancel task: %s: %s", CodeName(st.Code()), clientMessage(st))}
 	}
 	return t, nil
-}
-
-// ListTasks serves tasks/list with ListOperations on each backend that
-// serves it, one page at a time; the cursor is the backend's position and
-// its page token. It is part of mcp.TaskHandler.
-func (g *Gateway) ListTasks(ctx context.Context, cursor string, req *mcp.TaskRequest) ([]*mcp.Task, string, error) {
-	var backends []*operationsBackend
-	for _, b := range g.catalog.Load().operations {
-		if b.ops.hasList {
-			backends = append(backends, b)
-		}
-	}
-	i, token, err := decodeTaskCursor(cursor, len(backends))
-	if err != nil {
-		return nil, "", &mcp.Error{Code: mcp.CodeInvalidParams, Message: "tasks/list: invalid cursor"}
-	}
-	if i >= len(backends) {
-		return nil, "", nil
-	}
-	b := backends[i]
-	if err := g.authorizeTask(ctx, req, b.listTool); err != nil {
-		return nil, "", err
-	}
-	var out rawFrame
-	defer out.release()
-	bctx := g.md.outgoingContext(ctx, req.Header, b.md)
-	if err := b.ops.conn.Invoke(bctx, listOperationsMethod, wireMessage(listRequest("", token, taskListPageSize)), &out, callCodec); err != nil {
-		st := status.Convert(err)
-		return nil, "", &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/list: backend %s: %s: %s", b.name, CodeName(st.Code()), clientMessage(st))}
-	}
-	ops, next, err := decodeListResponse(out.bytes())
-	if err != nil {
-		return nil, "", fmt.Errorf("tasks/list: backend %s: %w", b.name, err)
-	}
-	tasks := make([]*mcp.Task, len(ops))
-	for k, op := range ops {
-		tasks[k] = taskOf(op, nil, b.ops, false)
-	}
-	switch {
-	case next != "":
-		return tasks, encodeTaskCursor(i, next), nil
-	case i+1 < len(backends):
-		return tasks, encodeTaskCursor(i+1, ""), nil
-	}
-	return tasks, "", nil
-}
-
-func encodeTaskCursor(backend int, token string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(backend) + ":" + token))
-}
-
-func decodeTaskCursor(cursor string, n int) (int, string, error) {
-	if cursor == "" {
-		return 0, "", nil
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return 0, "", err
-	}
-	idx, token, ok := strings.Cut(string(raw), ":")
-	i, err := strconv.Atoi(idx)
-	if !ok || err != nil || i < 0 || i > n {
-		return 0, "", errors.New("bad cursor")
-	}
-	return i, token, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
 )
 
@@ -62,7 +63,9 @@ func newSessionClientAs(t *testing.T, url, token string) *rpcClient {
 		Capabilities map[string]json.RawMessage `json:"capabilities"`
 	}
 	c.result("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}, "", &init)
-	if string(init.Capabilities["tasks"]) != `{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}` {
+	// No "list": the gateway cannot prove which operations are the
+	// caller's, and the revision lets a list hold only those.
+	if string(init.Capabilities["tasks"]) != `{"cancel":{},"requests":{"tools":{"call":{}}}}` {
 		t.Fatalf("2025-11-25 initialize capabilities: %s", init.Capabilities["tasks"])
 	}
 	c.notify("notifications/initialized")
@@ -198,13 +201,13 @@ func TestTasks20251125(t *testing.T) {
 	}
 
 	// A task-augmented call answers at once with the task: its id is the
-	// operation's name.
+	// gateway's signed one, not the operation's name.
 	var created struct {
 		Task wireTask `json:"task"`
 	}
 	c.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "t", "steps": 2}, "task": map[string]any{"ttl": 60000}}, "", &created)
 	task := created.Task
-	if task.TaskID != srv.Jobs()[0] || task.Status != "working" || string(task.TTL) != "null" || task.PollInterval != 1000 || srv.Polls() != 0 {
+	if task.TaskID == "" || strings.Contains(task.TaskID, srv.Jobs()[0]) || task.Status != "working" || string(task.TTL) != "null" || task.PollInterval != 1000 || srv.Polls() != 0 {
 		t.Fatalf("CreateTaskResult %+v (polls %d)", task, srv.Polls())
 	}
 	if _, err := time.Parse(time.RFC3339Nano, task.CreatedAt); err != nil || !strings.Contains(task.StatusMessage, `"createTime"`) {
@@ -262,7 +265,7 @@ func TestTasks20251125(t *testing.T) {
 	// Cancelling a running task calls CancelOperation.
 	c.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"never": true}, "task": map[string]any{}}, "", &created)
 	c.result("tasks/cancel", map[string]any{"taskId": created.Task.TaskID}, "", &got)
-	if got.Status != "cancelled" || len(srv.Cancelled()) != 1 || srv.Cancelled()[0] != created.Task.TaskID {
+	if got.Status != "cancelled" || len(srv.Cancelled()) != 1 || srv.Cancelled()[0] != srv.Jobs()[2] {
 		t.Errorf("tasks/cancel: %+v, backend cancelled %v", got, srv.Cancelled())
 	}
 	c.result("tasks/get", map[string]any{"taskId": created.Task.TaskID}, "", &got)
@@ -270,14 +273,9 @@ func TestTasks20251125(t *testing.T) {
 		t.Errorf("cancelled task reads %+v", got)
 	}
 
-	// tasks/list is ListOperations: every job, in pages.
-	var page struct {
-		Tasks      []wireTask `json:"tasks"`
-		NextCursor string     `json:"nextCursor"`
-	}
-	c.result("tasks/list", map[string]any{}, "", &page)
-	if len(page.Tasks) != 3 || page.Tasks[0].TaskID != srv.Jobs()[0] || page.NextCursor != "" {
-		t.Errorf("tasks/list: %+v", page)
+	// There is no tasks/list (the capability declares none).
+	if r := c.call("tasks/list", map[string]any{}, ""); r.Error == nil || r.Error.Code != -32601 {
+		t.Errorf("tasks/list: %+v", r)
 	}
 
 	// A task-augmented call that cannot start its operation creates no
@@ -288,9 +286,17 @@ func TestTasks20251125(t *testing.T) {
 		t.Errorf("a task-augmented call with bad arguments: %+v", r.Error)
 	}
 
-	// Unknown tasks and tools without task support are protocol errors.
-	if r := c.call("tasks/get", map[string]any{"taskId": "operations/nope"}, ""); r.Error == nil || r.Error.Code != -32602 {
-		t.Errorf("unknown task: %+v", r)
+	// Unknown tasks and tools without task support are protocol errors;
+	// an id the gateway did not issue, even a real operation's name,
+	// reaches no backend.
+	polls := srv.Polls()
+	for _, id := range []string{"operations/nope", srv.Jobs()[0], created.Task.TaskID + "x", created.Task.TaskID[:len(created.Task.TaskID)-2]} {
+		if r := c.call("tasks/get", map[string]any{"taskId": id}, ""); r.Error == nil || r.Error.Code != -32602 || r.Error.Message != "Failed to retrieve task: Task not found" {
+			t.Errorf("tasks/get %q: %+v", id, r)
+		}
+	}
+	if srv.Polls() != polls {
+		t.Errorf("ids the gateway did not issue reached the backend: %d GetOperation calls", srv.Polls()-polls)
 	}
 	if r := c.call("tools/call", map[string]any{"name": "Jobs_Peek", "arguments": map[string]any{}, "task": map[string]any{}}, ""); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("task-augmented call of a tool without task support: %+v", r)
@@ -325,7 +331,7 @@ func TestTasks20260728(t *testing.T) {
 	// One that does not becomes a task for a client that takes tasks...
 	var task wireTask
 	c.result("tools/call", stateless(map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "slow", "never": true}}, capsTasks), "Jobs_Run", &task)
-	if task.ResultType != "task" || task.TaskID != srv.Jobs()[1] || task.Status != "working" || string(task.TTLMs) != "null" || task.PollIntervalMs <= 0 {
+	if task.ResultType != "task" || task.TaskID == "" || task.TaskID == srv.Jobs()[1] || task.Status != "working" || string(task.TTLMs) != "null" || task.PollIntervalMs <= 0 {
 		t.Fatalf("CreateTaskResult: %+v", task)
 	}
 	// ...and the handle for one that does not.
@@ -391,7 +397,7 @@ func TestTaskNotifications(t *testing.T) {
 	c := &rpcClient{t: t, url: url, version: "2026-07-28"}
 	var task wireTask
 	c.result("tools/call", stateless(map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "n", "steps": 2}}, capsTasks), "Jobs_Run", &task)
-	if task.ResultType != "task" || task.TaskID != srv.Jobs()[0] {
+	if task.ResultType != "task" || task.TaskID == "" || task.TaskID == srv.Jobs()[0] {
 		t.Fatalf("want a task: %+v", task)
 	}
 	if r := c.call("subscriptions/listen", stateless(map[string]any{"notifications": map[string]any{"taskIds": []string{task.TaskID}}}, capsNoTasks), ""); r.Error == nil || r.Error.Code != -32021 {
@@ -455,16 +461,23 @@ func TestTaskNotifications(t *testing.T) {
 }
 
 // Tasks live in the backend: a task started through one gateway is
-// answered by another in front of the same backend. And they exist only
-// at the revisions that define them.
+// answered by another in front of the same backend that shares its
+// session secret, and by no other. And they exist only at the revisions
+// that define them.
 func TestTasksAnyReplicaAndRevisions(t *testing.T) {
 	srv, stop, err := lrotest.Start(lrotest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	_, a := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, nil)
-	_, b := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, nil)
+	fleet := func(secret string) *gateway.Options {
+		return &gateway.Options{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte(secret)}}
+	}
+	const secret = "a shared secret of thirty-two bytes or more"
+	_, a := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, fleet(secret))
+	_, b := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, fleet(secret))
+	_, other := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, fleet("another secret of thirty-two bytes or more"))
+	_, alone := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, nil)
 	var created struct {
 		Task wireTask `json:"task"`
 	}
@@ -475,6 +488,11 @@ func TestTasksAnyReplicaAndRevisions(t *testing.T) {
 	newSessionClient(t, b+"/mcp").result("tasks/result", map[string]any{"taskId": created.Task.TaskID}, "", &res)
 	if res.StructuredContent["stepsDone"] != float64(1) {
 		t.Errorf("tasks/result through the other gateway: %+v", res)
+	}
+	for _, g := range []string{other, alone} {
+		if r := newSessionClient(t, g+"/mcp").call("tasks/get", map[string]any{"taskId": created.Task.TaskID}, ""); r.Error == nil || r.Error.Code != -32602 {
+			t.Errorf("a gateway with another key answered the task: %+v", r)
+		}
 	}
 
 	// At 2025-06-18 there are no tasks: no capability, no methods, and
@@ -571,8 +589,8 @@ func TestTaskResultBudget(t *testing.T) {
 	}
 }
 
-// TestTaskMethodsForwardHeaders: tasks/get, tasks/result, tasks/cancel and
-// tasks/list reach the backend's Operations service with the forwarded
+// TestTaskMethodsForwardHeaders: tasks/get, tasks/result and tasks/cancel
+// reach the backend's Operations service with the forwarded
 // headers, the token's forwarded claims and the static metadata, as a tool
 // call does, so a backend that scopes operations by the caller's identity
 // sees the same identity.
@@ -601,14 +619,9 @@ func TestTaskMethodsForwardHeaders(t *testing.T) {
 	id := created.Task.TaskID
 	for _, step := range []struct{ method, backend string }{
 		{"tasks/get", "google.longrunning.Operations/GetOperation"},
-		{"tasks/list", "google.longrunning.Operations/ListOperations"},
 		{"tasks/cancel", "google.longrunning.Operations/CancelOperation"},
 	} {
-		params := map[string]any{"taskId": id}
-		if step.method == "tasks/list" {
-			params = map[string]any{}
-		}
-		if r := c.call(step.method, params, ""); r.Error != nil {
+		if r := c.call(step.method, map[string]any{"taskId": id}, ""); r.Error != nil {
 			t.Fatalf("%s: %+v", step.method, r.Error)
 		}
 		md := srv.Metadata(step.backend)

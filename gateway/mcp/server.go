@@ -193,7 +193,11 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		s.caps = capabilitiesWithResources
 	}
 	if _, ok := h.(TaskHandler); ok {
-		s.capsTasks = append(append(append([]byte(nil), s.caps[:len(s.caps)-1]...), ','), tasksCapability+"}"...)
+		tc := tasksCapability
+		if _, ok := h.(TaskLister); ok {
+			tc = listingTasksCapability
+		}
+		s.capsTasks = append(append(append([]byte(nil), s.caps[:len(s.caps)-1]...), ','), tc+"}"...)
 		// At 2026-07-28 tasks are the extension's.
 		b = append(b, s.caps[:len(s.caps)-1]...)
 		b = append(b, `,"extensions":{"`+TasksExtension+`":{}}}`...)

@@ -87,8 +87,8 @@ type TaskRequest struct {
 
 // TaskHandler is a Handler whose tools can run as tasks. Tasks are the
 // handler's own (the gateway keeps them in its backends), so any replica
-// can answer for any task. A task that does not exist is answered with an
-// *Error of CodeInvalidParams.
+// can answer for any task. A task that does not exist, or is not the
+// caller's, is answered with an *Error of CodeInvalidParams.
 type TaskHandler interface {
 	Handler
 	// GetTask returns the task's current state, with its Result when
@@ -99,6 +99,15 @@ type TaskHandler interface {
 	// CancelTask asks for the task to be cancelled and returns its state
 	// before that (so a terminal one can be refused).
 	CancelTask(ctx context.Context, id string, req *TaskRequest) (*Task, error)
+}
+
+// TaskLister is a TaskHandler that can list the caller's tasks
+// (2025-11-25 tasks/list). The revision requires the list to hold only
+// the caller's own tasks, so a handler that cannot tell which tasks are
+// the caller's does not implement it: then the tasks capability leaves
+// "list" out and tasks/list is not found.
+type TaskLister interface {
+	TaskHandler
 	// ListTasks returns one page of the caller's tasks and the cursor of
 	// the next ("" at the end); an unknown cursor is an *Error.
 	ListTasks(ctx context.Context, cursor string, req *TaskRequest) ([]*Task, string, error)
@@ -246,6 +255,10 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 	}
 	stateless := isStateless(version)
 	if m.method == "tasks/list" {
+		lister, ok := th.(TaskLister)
+		if !ok {
+			return fail(errorf(CodeMethodNotFound, "method %q not found: this server does not list tasks (the tasks capability declares no list)", m.method))
+		}
 		cursor := ""
 		if p.Cursor != nil && string(p.Cursor) != "null" {
 			var ok bool
@@ -253,7 +266,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 				return fail(errorf(CodeInvalidParams, "tasks/list: params.cursor must be a string"))
 			}
 		}
-		tasks, next, err := th.ListTasks(ctx, cursor, req)
+		tasks, next, err := lister.ListTasks(ctx, cursor, req)
 		if err != nil {
 			return fail(s.taskError(sc, m.method, err))
 		}
@@ -393,8 +406,12 @@ func missingTasksExtension() *Error {
 		Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)}
 }
 
-// tasksCapability is the 2025-11-25 server capability of a TaskHandler.
-const tasksCapability = `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`
+// tasksCapability is the 2025-11-25 server capability of a TaskHandler;
+// listingTasksCapability that of a TaskLister.
+const (
+	tasksCapability        = `"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}`
+	listingTasksCapability = `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`
+)
 
 // capsFor is the capabilities object of an initialize result at version.
 func (s *Server) capsFor(version string) []byte {

@@ -176,7 +176,8 @@ func (g *Gateway) inputError(ctx context.Context, t *tool, cause error) (*mcp.Ca
 	recordOutcome(ctx, telemetry.Outcome{Rejected: true})
 	msg := inputErrorPrefix + t.def.Name + ": " + cause.Error()
 	if g.opts.InputErrors == InputErrorsProtocol {
-		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: msg}
+		// The cause may quote the arguments back.
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: msg, Sensitive: true}
 	}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: msg}}}, nil
 }

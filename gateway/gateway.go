@@ -204,8 +204,9 @@ type Options struct {
 	// an embedding model's (semantic.go); nil ranks lexically.
 	SearchEmbeddings *SearchEmbeddings
 	// ProtocolTrace logs every JSON-RPC message in and out at debug level
-	// on Logger (mcp.ServerOptions.Trace), with argument and result values
-	// only when LogArguments is set too.
+	// on Logger (mcp.ServerOptions.Trace), with argument values, results,
+	// resource bodies and task status messages only when LogArguments is
+	// set too (mcp.ServerOptions.TraceBodies).
 	ProtocolTrace bool
 }
 

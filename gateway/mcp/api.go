@@ -218,6 +218,11 @@ type Error struct {
 	Code    int64
 	Message string
 	Data    json.RawMessage // optional, raw JSON
+	// Sensitive marks an error of tools/call whose Message or Data
+	// repeat argument or result values (arguments quoted back, a tool's
+	// result): the protocol trace hides both unless
+	// ServerOptions.TraceBodies, as it hides the values themselves.
+	Sensitive bool
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -200,13 +200,13 @@ func (s *Server) connMessage(ctx context.Context, sess *session, sc *scope, wg *
 	bp := getBuf()
 	cctx, c, r, done := s.accept(ctx, sess, m, *bp)
 	if done {
-		s.trace.out(sc, sess, m, r.body)
+		s.trace.out(sc, sess, m, r.body, nil)
 		write(r, bp)
 		return
 	}
 	wg.Go(func() {
 		r := s.finish(cctx, sess, sc, m, c, *bp)
-		s.trace.out(sc, sess, m, r.body)
+		s.trace.out(sc, sess, m, r.body, c)
 		write(r, bp)
 	})
 }

@@ -133,11 +133,11 @@ func (s *Server) handleMessage(ctx context.Context, sess *session, sc *scope, m 
 	s.trace.in(sc, sess, m)
 	cctx, c, r, done := s.accept(ctx, sess, m, b)
 	if done {
-		s.trace.out(sc, sess, m, r.body)
+		s.trace.out(sc, sess, m, r.body, nil)
 		return r
 	}
 	r = s.finish(cctx, sess, sc, m, c, b)
-	s.trace.out(sc, sess, m, r.body)
+	s.trace.out(sc, sess, m, r.body, c)
 	return r
 }
 
@@ -395,7 +395,10 @@ func (s *Server) toolsList(m *message, p *params, version string, b []byte) repl
 // toolsCall is the hot path: decode name, arguments and progress token,
 // invoke the handler, encode the result with append.
 func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *message, c *call, p *params, version string, b []byte) reply {
-	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
+	fail := func(e *Error) reply {
+		c.sensitiveError = e.Sensitive
+		return reply{appendError(b, m.ID, e), e.Code}
+	}
 	name, known, ok := s.h.Tools().resolve(p.Name)
 	switch {
 	case p.Name == nil:

@@ -232,3 +232,23 @@ func scanObject(data []byte, visit func(key, val []byte)) (isObject, ok bool) {
 	end, ok := skipValue(data, i, 0)
 	return false, ok && skipSpace(data, end) == len(data)
 }
+
+// forEachElement calls visit with each element of data when it is a JSON
+// array (already validated), as sub-slices of data; any other value has
+// none.
+func forEachElement(data []byte, visit func(el []byte)) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return
+	}
+	for i = skipSpace(data, i+1); i < len(data) && data[i] != ']'; {
+		end, ok := skipValue(data, i, 0)
+		if !ok {
+			return
+		}
+		visit(data[i:end])
+		if i = skipSpace(data, end); i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+}

@@ -61,9 +61,10 @@ type ServerOptions struct {
 	// method, size and body (see trace.go). Nil, the default, turns it off
 	// at the cost of one nil check per message.
 	Trace *slog.Logger
-	// TraceBodies keeps argument and result values in the trace; without
-	// it they are replaced by their size, since they may hold personal
-	// data.
+	// TraceBodies keeps in the trace the values it otherwise replaces by
+	// their size, since they may hold personal data: arguments, tool and
+	// task results, resource bodies and task status messages (which
+	// carry the operation's metadata); trace.go's traceHidden lists them.
 	TraceBodies bool
 	// PrincipalOf tells who authenticated an HTTP request, from its
 	// context (the front door's middleware has put it there). Sessions
@@ -116,6 +117,10 @@ type call struct {
 	// req is the CallToolRequest of a tools/call, kept here to save an
 	// allocation on the hot path.
 	req CallToolRequest
+	// sensitiveError is set by the request's goroutine when it answers
+	// with a Sensitive error, for the protocol trace, which sees only the
+	// encoded reply.
+	sensitiveError bool
 }
 
 // listener is one outbound stream that wants notifications/tools/list_changed

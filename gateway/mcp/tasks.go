@@ -523,5 +523,5 @@ func (s *Server) taskNotCreated(res *CallToolResult, version string) *Error {
 			break
 		}
 	}
-	return &Error{Code: CodeInternalError, Message: msg, Data: s.appendCallResult(nil, res, version)}
+	return &Error{Code: CodeInternalError, Message: msg, Data: s.appendCallResult(nil, res, version), Sensitive: true}
 }

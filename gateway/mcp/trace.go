@@ -1,11 +1,10 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 )
 
@@ -16,14 +15,75 @@ import (
 // reply repeats its request's, so the two pair by id), the size in bytes
 // and the body.
 //
-// Tool arguments and results may hold personal data, so unless
-// ServerOptions.TraceBodies is set, params.arguments and the values of
-// result.content and result.structuredContent are replaced with
-// "<redacted: N bytes>"; the envelope (id, method, tool name, isError,
-// error objects) is kept. The hooks are the two places every transport's
-// messages pass: handleMessage and the connection loop (conn.go).
-// Notifications the server sends on its own (list_changed, progress) are
-// not traced.
+// Arguments, results, resource bodies, task results and operation
+// metadata may hold personal data, so unless ServerOptions.TraceBodies is
+// set the members traceHidden names are replaced with
+// "<redacted: N bytes>"; the envelope (id, method, tool name, URI, task
+// id and status, isError, timestamps, error code and message) is kept,
+// byte for byte, except the message of an error that repeats argument or
+// result values (sensitiveError). The hooks are the two places every transport's messages pass:
+// handleMessage and the connection loop (conn.go). Notifications the
+// server sends on its own (list_changed, progress, and notifications/tasks
+// on a subscriptions/listen stream, which carry a finished task's result)
+// are not traced.
+
+// memberPath names a member from the top of a message: each step is an
+// object member's name, or arrayElements for every element of an array.
+type memberPath []string
+
+// arrayElements is the step of a memberPath that goes into every element
+// of an array.
+const arrayElements = "[]"
+
+// Keys of traceHidden that are not methods.
+const (
+	// everyMethod applies to every message, whatever its method.
+	everyMethod = "*"
+	// clientResponse is a response from the client, which has no method.
+	clientResponse = ""
+)
+
+// traceHidden is the one table of what the trace hides without
+// TraceBodies: per method, the members whose values it replaces. A
+// request has params and its reply result or error, so one list serves
+// both directions. A method's row applies on top of everyMethod's.
+var traceHidden = map[string][]memberPath{
+	// Arguments are the user's data whatever the method, even one this
+	// server does not serve (prompts/get).
+	everyMethod: {{"params", "arguments"}},
+	// The server sends no requests, so a response answers nothing; it
+	// could only be a sampling or elicitation answer, the user's words.
+	clientResponse: {{"result"}, {"error", "data"}},
+	"tools/call": {
+		{"result", "content"}, {"result", "structuredContent"},
+		// A call answered with a task: its status message is the
+		// operation's metadata, or its outcome, and the hint for the
+		// model repeats it.
+		{"result", "statusMessage"},         // 2026-07-28
+		{"result", "task", "statusMessage"}, // 2025-11-25
+		{"result", "_meta", "io.modelcontextprotocol/model-immediate-response"},
+	},
+	"tasks/get": {
+		{"result", "statusMessage"},
+		{"result", "result"}, // 2026-07-28: the result, once terminal
+	},
+	"tasks/result": {{"result", "content"}, {"result", "structuredContent"}},
+	"tasks/list":   {{"result", "tasks", arrayElements, "statusMessage"}},
+	"tasks/cancel": {{"result", "statusMessage"}},
+	// The client's answers to a task's input requests (2026-07-28).
+	"tasks/update":   {{"params", "inputResponses"}},
+	"resources/read": {{"result", "contents", arrayElements, "text"}, {"result", "contents", arrayElements, "blob"}},
+	// Not served, but what a client sends anyway is what its user typed.
+	"completion/complete": {{"params", "argument"}, {"params", "context"}},
+}
+
+// sensitiveError is hidden, on top of the method's row, from the reply to
+// a tools/call answered with an [Error] marked Sensitive: one whose
+// message and data repeat argument or result values, as those of a
+// task-augmented call that created no task (taskNotCreated) quote and
+// hold the tool's result. The mark is carried on the call record, since
+// the trace sees only the encoded reply.
+var sensitiveError = []memberPath{{"error", "message"}, {"error", "data"}}
 
 // tracer writes the protocol trace; a nil *tracer is off.
 type tracer struct {
@@ -43,18 +103,19 @@ func (t *tracer) in(sc *scope, sess *session, m *message) {
 	if t == nil || !t.log.Enabled(context.Background(), slog.LevelDebug) {
 		return
 	}
-	t.record("in", sc, sess, m, m.raw, redactRequest)
+	t.record("in", sc, sess, m, m.raw, false)
 }
 
-// out traces the reply to m; body nil means none was sent.
-func (t *tracer) out(sc *scope, sess *session, m *message, body []byte) {
+// out traces the reply to m; body nil means none was sent. c is m's call
+// record, nil when m was answered without one.
+func (t *tracer) out(sc *scope, sess *session, m *message, body []byte, c *call) {
 	if t == nil || body == nil || !t.log.Enabled(context.Background(), slog.LevelDebug) {
 		return
 	}
-	t.record("out", sc, sess, m, body, redactResult)
+	t.record("out", sc, sess, m, body, c != nil && c.sensitiveError)
 }
 
-func (t *tracer) record(dir string, sc *scope, sess *session, m *message, body []byte, redact func([]byte) []byte) {
+func (t *tracer) record(dir string, sc *scope, sess *session, m *message, body []byte, sensitive bool) {
 	transport, sid := "", ""
 	if sc != nil {
 		transport = sc.transport
@@ -65,72 +126,83 @@ func (t *tracer) record(dir string, sc *scope, sess *session, m *message, body [
 			transport = sess.transport
 		}
 	}
+	// The method as the server reads it: a client may spell "tools/call"
+	// with escapes, and its arguments must be hidden all the same.
+	method, ok := unquoteSimple(m.Method)
+	if !ok {
+		method = strings.Trim(string(m.Method), `"`)
+	}
 	shown := body
 	if !t.bodies {
-		shown = redact(body)
+		var extra []memberPath
+		if sensitive {
+			extra = sensitiveError
+		}
+		shown = hideMembers(body, traceHidden[everyMethod], traceHidden[method], extra)
 	}
 	t.log.Debug("mcp "+dir,
 		"transport", transport,
 		"session", sid,
 		"id", string(m.ID),
-		"method", strings.Trim(string(m.Method), `"`),
+		"method", method,
 		"size", len(body),
 		"body", string(shown))
 }
 
-// redacted is the placeholder for a value left out of the trace.
-func redacted(v json.RawMessage) json.RawMessage {
-	return fmt.Appendf(nil, `"<redacted: %d bytes>"`, len(v))
-}
-
-// marshal is json.Marshal without HTML escaping, so the trace shows the
-// placeholders and bodies as they are.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+// hideMembers returns msg with the value of every member on paths
+// replaced by a placeholder, or msg itself when it has none of them;
+// everything else is kept byte for byte. A member that appears more than
+// once is hidden every time. A message that is not a JSON object is shown
+// as its size only: it may hold anything.
+func hideMembers(msg []byte, paths ...[]memberPath) []byte {
+	if isObject, ok := scanObject(msg, nil); !isObject || !ok {
+		return appendPlaceholder(nil, len(msg))
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// redactRequest hides params.arguments (tools/call, prompts/get).
-func redactRequest(msg []byte) []byte {
-	return redactMember(msg, "params", "arguments")
-}
-
-// redactResult hides result.content and result.structuredContent.
-func redactResult(msg []byte) []byte {
-	return redactMember(msg, "result", "content", "structuredContent")
-}
-
-// redactMember returns msg with the named members of msg[outer] replaced
-// by placeholders, or msg itself when there are none. A message that does
-// not parse is shown as its size only: it may hold anything.
-func redactMember(msg []byte, outer string, names ...string) []byte {
-	var env map[string]json.RawMessage
-	if json.Unmarshal(msg, &env) != nil {
-		return redacted(msg)
-	}
-	var inner map[string]json.RawMessage
-	if raw, ok := env[outer]; !ok || json.Unmarshal(raw, &inner) != nil {
-		return msg
-	}
-	changed := false
-	for _, n := range names {
-		if v, ok := inner[n]; ok {
-			inner[n] = redacted(v)
-			changed = true
+	var spans [][2]int
+	for _, list := range paths {
+		for _, p := range list {
+			findMember(msg, msg, p, &spans)
 		}
 	}
-	if !changed {
+	if len(spans) == 0 {
 		return msg
 	}
-	env[outer], _ = marshal(inner)
-	out, err := marshal(env)
-	if err != nil {
-		return redacted(msg)
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	out := make([]byte, 0, len(msg))
+	at := 0
+	for _, s := range spans {
+		if s[0] < at {
+			continue // within a value already hidden
+		}
+		out = append(out, msg[at:s[0]]...)
+		out = appendPlaceholder(out, s[1]-s[0])
+		at = s[1]
 	}
-	return out
+	return append(out, msg[at:]...)
+}
+
+// findMember appends the span in msg of each value at path p below val.
+// val is a sub-slice of msg (the scanner hands out sub-slices, never
+// copies), so its offset in msg is the difference of their capacities.
+func findMember(msg, val []byte, p memberPath, spans *[][2]int) {
+	if len(p) == 0 {
+		start := cap(msg) - cap(val)
+		*spans = append(*spans, [2]int{start, start + len(val)})
+		return
+	}
+	if p[0] == arrayElements {
+		forEachElement(val, func(el []byte) { findMember(msg, el, p[1:], spans) })
+		return
+	}
+	scanObject(val, func(key, v []byte) {
+		if string(key) == p[0] {
+			findMember(msg, v, p[1:], spans)
+		}
+	})
+}
+
+// appendPlaceholder appends what the trace shows for a hidden value of n
+// bytes.
+func appendPlaceholder(b []byte, n int) []byte {
+	return fmt.Appendf(b, `"<redacted: %d bytes>"`, n)
 }

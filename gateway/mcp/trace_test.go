@@ -2,14 +2,17 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
@@ -53,33 +56,52 @@ const traceInput = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // and returns the trace records.
 func runTraced(t *testing.T, trace bool, bodies bool) []traceRecord {
 	t.Helper()
+	var lines []stdioLine
+	for _, line := range strings.Split(strings.TrimSpace(traceInput), "\n") {
+		lines = append(lines, stdioLine{line, strings.Contains(line, `"id":`)})
+	}
+	logs := serveStdioTraced(t, newFakeHandler(t, nil), trace, bodies, lines)
+	return traceRecords(t, logs)
+}
+
+// stdioLine is one message a client sends, and whether it is answered.
+type stdioLine struct {
+	msg   string
+	reply bool
+}
+
+// serveStdioTraced serves lines on stdio with the trace on (bodies or
+// not) and returns the log.
+func serveStdioTraced(t *testing.T, h Handler, trace, bodies bool, lines []stdioLine) *testutil.SyncBuffer {
+	t.Helper()
 	logs := &testutil.SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := &ServerOptions{Logger: logger, TraceBodies: bodies}
 	if trace {
 		opts.Trace = logger
 	}
-	s := NewServer(testImpl, newFakeHandler(t, nil), opts)
+	s := NewServer(testImpl, h, opts)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- s.ServeStdio(context.Background(), inR, outW); outW.Close() }()
 	replies := bufio.NewScanner(outR)
+	replies.Buffer(nil, 1<<20)
 	// One message at a time, each request's reply read before the next:
 	// requests run concurrently, and tools/call must follow initialize.
-	for _, line := range strings.Split(strings.TrimSpace(traceInput), "\n") {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+	for _, line := range lines {
+		if _, err := io.WriteString(inW, line.msg+"\n"); err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(line, `"id":`) && !replies.Scan() {
-			t.Fatal("no reply")
+		if line.reply && !replies.Scan() {
+			t.Fatalf("no reply to %s", line.msg)
 		}
 	}
 	inW.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	return traceRecords(t, logs)
+	return logs
 }
 
 // TestTraceStdio: every message in is traced, every reply out is traced
@@ -257,4 +279,228 @@ func TestPanicIsAnInternalError(t *testing.T) {
 	if logged.Level != "ERROR" || logged.ID != `"p-7"` {
 		t.Errorf("the panic's log entry %+v, want an error with the request id:\n%s", logged, logs.String())
 	}
+}
+
+// payloadSecret is in every payload traceHandler answers with.
+const payloadSecret = "payload-secret-9c1e"
+
+// traceHandler answers every method that carries a payload with
+// payloadSecret in it: tool results, a task's status message and result,
+// a resource's body.
+type traceHandler struct {
+	ts *ToolSet
+	rs *ResourceSet
+}
+
+func newTraceHandler(t *testing.T) *traceHandler {
+	t.Helper()
+	ts, err := NewToolSet([]Tool{
+		{Name: "job", Description: "Runs as a task when asked.", TaskSupport: TaskSupportOptional},
+		{Name: "early", Description: "Fails before its task starts.", TaskSupport: TaskSupportOptional},
+		{Name: "picky", Description: "Refuses its arguments, quoting them."},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := NewResourceSet([]Resource{{URI: "grpc://a/x.v1.One", Name: "x.v1.One"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &traceHandler{ts: ts, rs: rs}
+}
+
+func (h *traceHandler) Tools() *ToolSet         { return h.ts }
+func (h *traceHandler) Resources() *ResourceSet { return h.rs }
+
+func secretResult() *CallToolResult {
+	return &CallToolResult{
+		Content:           []Content{{Type: ContentText, Text: "result " + payloadSecret}},
+		StructuredContent: json.RawMessage(`{"secret":"` + payloadSecret + `"}`),
+	}
+}
+
+func secretTask(status string) *Task {
+	t := &Task{ID: "task-1", Status: status, StatusMessage: "metadata " + payloadSecret, CreatedAt: time.Unix(1, 0), LastUpdatedAt: time.Unix(2, 0)}
+	if status == TaskCompleted {
+		// A tool error, so that isError is there to be kept.
+		t.Result = secretResult()
+		t.Result.IsError = true
+	}
+	return t
+}
+
+func (h *traceHandler) CallTool(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
+	switch {
+	case req.Name == "job" && req.Task != TaskNone:
+		return &CallToolResult{Task: secretTask(TaskWorking)}, nil
+	case req.Name == "early":
+		res := secretResult()
+		res.IsError = true
+		return res, nil
+	case req.Name == "picky":
+		return nil, &Error{Code: CodeInvalidParams, Message: "bad text: " + payloadSecret, Data: json.RawMessage(`{"got":"` + payloadSecret + `"}`), Sensitive: true}
+	}
+	return secretResult(), nil
+}
+
+func (h *traceHandler) GetTask(context.Context, string, *TaskRequest) (*Task, error) {
+	return secretTask(TaskCompleted), nil
+}
+
+func (h *traceHandler) AwaitTask(context.Context, string, *TaskRequest) (*Task, error) {
+	return secretTask(TaskCompleted), nil
+}
+
+func (h *traceHandler) CancelTask(context.Context, string, *TaskRequest) (*Task, error) {
+	return secretTask(TaskWorking), nil
+}
+
+func (h *traceHandler) ListTasks(context.Context, string, *TaskRequest) ([]*Task, string, error) {
+	return []*Task{secretTask(TaskWorking), secretTask(TaskCompleted)}, "", nil
+}
+
+func (h *traceHandler) ReadResource(_ context.Context, req *ReadResourceRequest) (*ResourceContents, error) {
+	return &ResourceContents{URI: req.URI, MIMEType: "text/plain", Text: "body " + payloadSecret}, nil
+}
+
+// TestTraceHidesEveryPayload sends every message that carries a payload
+// in either direction, at 2025-11-25 and 2026-07-28, with payloadSecret
+// in each, and greps the trace: without TraceBodies the secret is nowhere
+// in the log and each such message shows placeholders with its envelope
+// kept (an error's message too, unless the handler marked it Sensitive);
+// with TraceBodies each shows the secret, so no case passes for want of a
+// payload. It covers what a client may send that hides user
+// data too: arguments under a method spelled with escapes or given twice,
+// answers to input requests, a stray response, completion and prompt
+// arguments.
+func TestTraceHidesEveryPayload(t *testing.T) {
+	const stateless = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	secretArgs := `{"text":"` + payloadSecret + `"}`
+	cases := []struct {
+		id, msg string
+		reply   bool
+		in, out bool     // the secret is in the message, in its reply
+		keep    []string // envelope the trace keeps without TraceBodies
+	}{
+		{id: `"call"`, msg: `"method":"tools/call","params":{"name":"job","arguments":` + secretArgs + `}`, reply: true, in: true, out: true,
+			keep: []string{`"name":"job"`, `"content":"<redacted: `, `"structuredContent":"<redacted: `}},
+		{id: `"create"`, msg: `"method":"tools/call","params":{"name":"job","arguments":{},"task":{}}`, reply: true, out: true,
+			keep: []string{`"taskId":"task-1"`, `"status":"working"`, `"createdAt":"1970-01-01T00:00:01Z"`, `"io.modelcontextprotocol/model-immediate-response":"<redacted: `}},
+		{id: `"early"`, msg: `"method":"tools/call","params":{"name":"early","arguments":{},"task":{}}`, reply: true, out: true,
+			keep: []string{`"code":-32603`, `"message":"<redacted: `, `"data":"<redacted: `}},
+		{id: `"picky"`, msg: `"method":"tools/call","params":{"name":"picky","arguments":{}}`, reply: true, out: true,
+			keep: []string{`"code":-32602`, `"message":"<redacted: `, `"data":"<redacted: `}},
+		// An error that repeats no value is shown whole.
+		{id: `"unknown"`, msg: `"method":"tools/call","params":{"name":"nope","arguments":{}}`, reply: true,
+			keep: []string{`"message":"tools/call: unknown tool \"nope\""`}},
+		{id: `"get"`, msg: `"method":"tasks/get","params":{"taskId":"task-1"}`, reply: true, out: true,
+			keep: []string{`"taskId":"task-1"`, `"status":"failed"`, `"statusMessage":"<redacted: `}},
+		{id: `"result"`, msg: `"method":"tasks/result","params":{"taskId":"task-1"}`, reply: true, out: true,
+			keep: []string{`"isError":true`, `"io.modelcontextprotocol/related-task":{"taskId":"task-1"}`}},
+		{id: `"list"`, msg: `"method":"tasks/list","params":{}`, reply: true, out: true,
+			keep: []string{`"status":"working"`, `"status":"failed"`}},
+		{id: `"cancel"`, msg: `"method":"tasks/cancel","params":{"taskId":"task-1"}`, reply: true,
+			keep: []string{`"status":"cancelled"`}},
+		{id: `"read"`, msg: `"method":"resources/read","params":{"uri":"grpc://a/x.v1.One"}`, reply: true, out: true,
+			keep: []string{`"uri":"grpc://a/x.v1.One"`, `"mimeType":"text/plain"`}},
+		{id: `"create26"`, msg: `"method":"tools/call","params":{"name":"job","arguments":{},` + stateless + `}`, reply: true, out: true,
+			keep: []string{`"resultType":"task"`, `"taskId":"task-1"`}},
+		{id: `"get26"`, msg: `"method":"tasks/get","params":{"taskId":"task-1",` + stateless + `}`, reply: true, out: true,
+			keep: []string{`"status":"completed"`, `"result":"<redacted: `}},
+		{id: `"update26"`, msg: `"method":"tasks/update","params":{"taskId":"task-1","inputResponses":{"q":{"answer":"` + payloadSecret + `"}},` + stateless + `}`, reply: true, in: true,
+			keep: []string{`"taskId":"task-1"`}},
+		{id: `"esc"`, msg: `"method":"tools\/call","params":{"name":"job","arguments":` + secretArgs + `}`, reply: true, in: true, out: true},
+		{id: `"dup"`, msg: `"method":"tools/call","params":{"name":"job","arguments":` + secretArgs + `},"params":{"name":"job","arguments":{}}`, reply: true, in: true, out: true},
+		{id: `"complete"`, msg: `"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"` + payloadSecret + `"}}`, reply: true, in: true,
+			keep: []string{`"code":-32601`}},
+		{id: `"prompt"`, msg: `"method":"prompts/get","params":{"name":"p","arguments":` + secretArgs + `}`, reply: true, in: true},
+		{id: `"stray"`, msg: `"result":{"content":[{"type":"text","text":"` + payloadSecret + `"}]}`, in: true},
+	}
+	lines := []stdioLine{
+		{strings.Split(traceInput, "\n")[0], true},
+		{strings.Split(traceInput, "\n")[1], false},
+	}
+	for _, c := range cases {
+		lines = append(lines, stdioLine{`{"jsonrpc":"2.0","id":` + c.id + `,` + c.msg + `}`, c.reply})
+	}
+	for _, bodies := range []bool{false, true} {
+		logs := serveStdioTraced(t, newTraceHandler(t), true, bodies, lines)
+		if !bodies && strings.Contains(logs.String(), payloadSecret) {
+			t.Errorf("without TraceBodies the secret is in the log:\n%s", logs.String())
+		}
+		recs := traceRecords(t, logs)
+		for _, c := range cases {
+			var in, out string
+			for _, r := range recs {
+				switch {
+				case r.ID != c.id:
+				case r.Msg == "mcp in":
+					in = r.Body
+				case r.Msg == "mcp out":
+					out = r.Body
+				}
+			}
+			if in == "" || c.reply && out == "" {
+				t.Fatalf("%s: not traced: in %s, out %s", c.id, in, out)
+			}
+			for _, dir := range []struct {
+				name, body string
+				secret     bool
+			}{{"message", in, c.in}, {"reply", out, c.out}} {
+				switch {
+				case bodies && dir.secret && !strings.Contains(dir.body, payloadSecret):
+					t.Errorf("%s: with TraceBodies the %s must show its payload: %s", c.id, dir.name, dir.body)
+				case !bodies && dir.secret && !strings.Contains(dir.body, "<redacted: "):
+					t.Errorf("%s: the %s shows no placeholder: %s", c.id, dir.name, dir.body)
+				}
+			}
+			if bodies {
+				continue
+			}
+			for _, k := range c.keep {
+				if !strings.Contains(in+out, k) {
+					t.Errorf("%s: the trace lost %s:\n%s\n%s", c.id, k, in, out)
+				}
+			}
+			if c.id == `"esc"` && !slices.ContainsFunc(recs, func(r traceRecord) bool { return r.ID == c.id && r.Method == "tools/call" }) {
+				t.Errorf("an escaped method is traced as the server reads it, tools/call")
+			}
+		}
+	}
+}
+
+// FuzzHideMembers: whatever a client sends, the traced body is one JSON
+// value, and every member the table names for the method is a
+// placeholder in it, however the message spells it (whitespace, escaped
+// keys, repeated members, nesting).
+func FuzzHideMembers(f *testing.F) {
+	for _, seed := range []struct{ method, msg string }{
+		{"tools/call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1}}}`},
+		{"tools/call", `{ "params" : { "argu\u006dents" : [1, {"b": "c"}] } , "params":{"arguments":"s"}}`},
+		{"tools/call", `{"result":{"task":{"statusMessage":"m"},"_meta":{"io.modelcontextprotocol/model-immediate-response":"m"}}}`},
+		{"tasks/list", `{"result":{"tasks":[{"statusMessage":"a"}, {"taskId":"t"}, 3, [], {"statusMessage":{"x":[1]}}]}}`},
+		{"resources/read", `{"result":{"contents":[{"text":"a","blob":"b"}]}}`},
+		{"", `{"id":1,"result":{"x":"y"},"error":{"code":1,"data":[1]}}`},
+		{"tools/call", `[1,2]`},
+		{"tools/call", `{"params":`},
+	} {
+		f.Add(seed.method, []byte(seed.msg))
+	}
+	f.Fuzz(func(t *testing.T, method string, msg []byte) {
+		out := hideMembers(msg, traceHidden[everyMethod], traceHidden[method], sensitiveError)
+		if !validJSON(out) {
+			t.Fatalf("hideMembers(%q) = %q: not JSON", msg, out)
+		}
+		var spans [][2]int
+		for _, list := range [][]memberPath{traceHidden[everyMethod], traceHidden[method], sensitiveError} {
+			for _, p := range list {
+				findMember(out, out, p, &spans)
+			}
+		}
+		for _, s := range spans {
+			if v := out[s[0]:s[1]]; !bytes.HasPrefix(v, []byte(`"<redacted: `)) {
+				t.Fatalf("hideMembers(%q) = %q: %s is shown", msg, out, v)
+			}
+		}
+	})
 }

@@ -27,14 +27,15 @@ const codeForbidden = -32010
 // authorize is the authorization of one call, decided with the tool about
 // to run, on every transport: the principal the front door authenticated
 // travels in ctx (the WebSocket upgrade's or the SSE stream's for calls on
-// those connections), and Options.Auth checks the tool's scopes, the
-// token's expiry and its revocation. stdio has no front door and no
-// principal: its calls are the local user's.
+// those connections), and Options.Auth checks the tool's scopes (resolved
+// from the rules when its catalog was built, scopes.go), the token's
+// expiry and its revocation. stdio has no front door and no principal: its
+// calls are the local user's.
 func (g *Gateway) authorize(ctx context.Context, t *tool, req *mcp.CallToolRequest) error {
 	if g.opts.Auth == nil || req.Session.Transport == "stdio" {
 		return nil
 	}
-	err := g.opts.Auth.Authorize(ctx, t.def.Name)
+	err := g.opts.Auth.Authorize(ctx, t.scopes)
 	if err == nil {
 		return nil
 	}

@@ -85,6 +85,10 @@ type tool struct {
 	lro *longRunning
 	// search is what search mode indexes beyond the definition.
 	search searchFacts
+	// scopes are what a call needs beyond the globally required scopes:
+	// the tool scope rules that match it, resolved by assemble for its
+	// catalog (scopes.go). Nil for most tools.
+	scopes []string
 }
 
 // catalog is an immutable snapshot of the exposed tools (and services,
@@ -111,6 +115,10 @@ type catalog struct {
 	// operations are the backends serving google.longrunning.Operations,
 	// by backend name, for the task methods (tasks.go).
 	operations map[string]*operationsBackend
+	// scopeRules are the tool scope rules as resolved for this catalog:
+	// which match nothing, and which name a tool by a name a collision
+	// took from it (scopes.go); rebuild logs them.
+	scopeRules scopeResolution
 }
 
 // catalogOptions are the settings that shape tools.

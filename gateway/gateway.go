@@ -172,8 +172,18 @@ type Options struct {
 	// Auth, when set, authenticates every request to the MCP endpoints
 	// and serves the OAuth protected-resource metadata; health endpoints
 	// stay open. The caller owns it and closes it after Shutdown. Nil
-	// means no authentication.
+	// means no authentication. Its tool scope rules
+	// (auth.OAuthConfig.ToolScopes: tool names or method patterns, see
+	// [CheckScopeRule]) are checked by New and resolved to the tools of
+	// every catalog the gateway builds.
 	Auth *auth.Authenticator
+	// StrictScopes makes New fail, with an error wrapping
+	// [ErrUnmatchedScopeRule], when a tool scope rule of Auth matches no
+	// tool of the catalog built at start. Without it such a rule is
+	// logged as a warning. On a later rebuild an unmatched rule is logged
+	// (at error level with StrictScopes) and stays in force: it applies
+	// again as soon as a tool it matches is back.
+	StrictScopes bool
 	// ForwardHeaders names inbound HTTP headers copied into the gRPC
 	// metadata of each call (lowercased; every value kept). Nothing else
 	// of the request is forwarded; see [CheckForwardHeader] for the names
@@ -225,6 +235,8 @@ type Gateway struct {
 	server   *mcp.Server
 	md       outgoingMD
 	filter   *methodFilter
+	// scopeRules are Auth's tool scope rules, compiled once (scopes.go).
+	scopeRules scopeRules
 	// tracer is nil when tracing is off; observing is false when there is
 	// nothing at all to record per call (no metrics, tracer or logger).
 	tracer    *telemetry.Tracer
@@ -339,6 +351,11 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	g.observing = g.opts.Metrics != nil || g.tracer != nil || g.opts.Logger.Handler() != slog.DiscardHandler
 	if g.filter, err = newMethodFilter("Options", g.opts.Include, g.opts.Exclude); err != nil {
 		return nil, err
+	}
+	if g.opts.Auth != nil {
+		if g.scopeRules, err = compileScopeRules("OAuthConfig.ToolScopes", g.opts.Auth.ToolScopes()); err != nil {
+			return nil, err
+		}
 	}
 	var secret []byte
 	var previous [][]byte

@@ -6,8 +6,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -135,12 +138,15 @@ func (g *Gateway) rebuild() (bool, error) {
 	g.rebuildMu.Lock()
 	defer g.rebuildMu.Unlock()
 	parts := make([]*backendTools, 0, len(g.backends))
+	var undiscovered []string
 	for _, b := range g.backends {
 		if bt, _, _ := b.snapshot(); bt != nil {
 			parts = append(parts, bt)
+		} else {
+			undiscovered = append(undiscovered, b.b.Name)
 		}
 	}
-	c, err := assemble(parts)
+	c, err := assemble(parts, g.scopeRules)
 	if err != nil {
 		return false, err
 	}
@@ -148,6 +154,9 @@ func (g *Gateway) rebuild() (bool, error) {
 		return false, err
 	}
 	old := g.catalog.Load()
+	if err := g.checkScopeRules(c, old == nil, undiscovered); err != nil {
+		return false, err
+	}
 	g.instrument(c)
 	g.catalog.Store(c)
 	if g.semantic != nil && c.search != nil {
@@ -178,11 +187,12 @@ func (g *Gateway) rebuild() (bool, error) {
 }
 
 // assemble names the tools of every backend (renaming only those whose
-// names collide across backends; see naming.go) and builds the catalog.
-// The tools are copied: the backends' compiled tools are shared with the
-// catalogs before, and a copy keeps each catalog's names and telemetry its
-// own.
-func assemble(parts []*backendTools) (*catalog, error) {
+// names collide across backends; see naming.go), resolves the tool scope
+// rules to the scopes each tool needs (scopes.go), and builds the
+// catalog. The tools are copied: the backends' compiled tools are shared
+// with the catalogs before, and a copy keeps each catalog's names, scopes
+// and telemetry its own.
+func assemble(parts []*backendTools, rules scopeRules) (*catalog, error) {
 	slices.SortFunc(parts, func(a, b *backendTools) int { return cmp.Compare(a.backend, b.backend) })
 	var all []*tool
 	var names, backends, methods []string
@@ -195,7 +205,12 @@ func assemble(parts []*backendTools) (*catalog, error) {
 		}
 	}
 	final := backendQualified(names, backends, methods)
-	c := &catalog{tools: make([]*tool, len(all)), byName: make(map[string]*tool, len(all))}
+	targets := make([]scopeTarget, len(all))
+	for i := range all {
+		targets[i] = scopeTarget{name: final[i], local: names[i], method: methods[i]}
+	}
+	scopes := rules.resolve(targets)
+	c := &catalog{tools: make([]*tool, len(all)), byName: make(map[string]*tool, len(all)), scopeRules: scopes}
 	defs := make([]mcp.Tool, len(all))
 	// Every tool's final name by backend and method, so the long-running
 	// tools' descriptions and results can name the tools that poll them.
@@ -206,6 +221,7 @@ func assemble(parts []*backendTools) (*catalog, error) {
 	for i, t := range all {
 		nt := *t
 		nt.def.Name = final[i]
+		nt.scopes = scopes.scopes[i]
 		nt.obs = toolObs{}
 		if t.lro != nil {
 			lr := *t.lro
@@ -246,6 +262,46 @@ func assemble(parts []*backendTools) (*catalog, error) {
 		return nil, fmt.Errorf("building resource list: %w", err)
 	}
 	return c, nil
+}
+
+// checkScopeRules says what an operator must know of the tool scope
+// rules as resolved for c, a catalog about to be swapped in: each rule
+// that matches no tool (Warn; Error with Options.StrictScopes, where at
+// start it is New's error instead), and each tool-name rule that matched
+// only tools a collision renamed. undiscovered names the backends not
+// discovered yet, whose tools a rule may be waiting for.
+func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string) error {
+	res := c.scopeRules
+	if first && g.opts.StrictScopes && len(res.unmatched) > 0 {
+		var quoted []string
+		for _, k := range res.unmatched.keys() {
+			quoted = append(quoted, strconv.Quote(k))
+		}
+		waiting := ""
+		if len(undiscovered) > 0 {
+			waiting = " (backends not discovered at start: " + strings.Join(undiscovered, ", ") + ")"
+		}
+		return fmt.Errorf("OAuthConfig.ToolScopes %s: %w%s, and Options.StrictScopes refuses to start with it",
+			strings.Join(quoted, ", "), ErrUnmatchedScopeRule, waiting)
+	}
+	level, msg := slog.LevelWarn, "tool scope rule matches no tool: it applies to none until a tool it matches appears"
+	if g.opts.StrictScopes {
+		level, msg = slog.LevelError, "tool scope rule matches no tool since this catalog rebuild (strict scopes): it stays in force and applies again when a tool it matches appears"
+	}
+	for _, r := range res.unmatched {
+		attrs := []any{"rule", r.key, "scopes", r.scopes, "tools", len(c.tools)}
+		if len(undiscovered) > 0 {
+			attrs = append(attrs, "not_discovered", undiscovered)
+		}
+		g.opts.Logger.Log(context.Background(), level, msg, attrs...)
+	}
+	for _, r := range g.scopeRules {
+		if tools, ok := res.renamed[r.key]; ok {
+			g.opts.Logger.Warn("tool scope rule names a tool that a name collision across backends renamed: it applies to every tool renamed from that name; name the method (package.Service/Method) to say so without depending on names",
+				"rule", r.key, "tools", tools)
+		}
+	}
+	return nil
 }
 
 // chooseMode decides c's mode (toolmode.go) and, for search mode,

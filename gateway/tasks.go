@@ -62,13 +62,13 @@ func taskOwner(ctx context.Context) string {
 	return ""
 }
 
-// authorizeTask authorizes a task method as a call of t, as authorize
-// does a tools/call.
+// authorizeTask authorizes a task method as a call of t, with t's scopes
+// in its catalog, as authorize does a tools/call.
 func (g *Gateway) authorizeTask(ctx context.Context, req *mcp.TaskRequest, t *tool) error {
 	if g.opts.Auth == nil || req.Session.Transport == "stdio" {
 		return nil
 	}
-	err := g.opts.Auth.Authorize(ctx, t.def.Name)
+	err := g.opts.Auth.Authorize(ctx, t.scopes)
 	var ref *auth.Refusal
 	if errors.As(err, &ref) {
 		return refusal(ref)

@@ -20,7 +20,10 @@
 // request context, and per-tool scopes, expiry and revocation are checked
 // by [Authenticator.Authorize] where the gateway dispatches each call, so
 // they hold on every transport (a WebSocket frame never passes an HTTP
-// middleware) and for a tool run on behalf of another.
+// middleware) and for a tool run on behalf of another. Which scopes a
+// tool needs is the caller's to decide: the package holds the operator's
+// per-tool rules (OAuthConfig.ToolScopes) without reading their keys, and
+// the gateway resolves them against its catalog.
 //
 // The package only wraps handlers: health, readiness and metrics endpoints
 // stay open because the gateway never wraps them.
@@ -33,6 +36,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -74,9 +78,14 @@ type OAuthConfig struct {
 	Resource string
 	// RequiredScopes must all be granted to a token for any request.
 	RequiredScopes []string
-	// ToolScopes maps a tool name to the scopes a call of that tool needs
-	// in addition to RequiredScopes; [Authenticator.Authorize] checks them
-	// for every call, on every transport.
+	// ToolScopes maps a rule to the scopes a call of the tools it names
+	// needs in addition to RequiredScopes. This package does not read the
+	// keys: it announces the scopes in the protected-resource metadata
+	// and hands the rules to whoever resolves them ([Authenticator.ToolScopes]).
+	// The gateway reads a key as a tool name or a method pattern
+	// (gateway.CheckScopeRule), resolves every rule to the tools of each
+	// catalog it builds, and passes each call's scopes to
+	// [Authenticator.Authorize].
 	ToolScopes map[string][]string
 	// ForwardClaims turns claims of a validated token into request
 	// headers (replacing whatever the client sent under those names), so
@@ -142,6 +151,20 @@ func New(ctx context.Context, cfg Config) (*Authenticator, error) {
 		return nil, errors.New("auth: no mode configured: set a bearer tokens file or OAuth")
 	}
 	return a, nil
+}
+
+// ToolScopes returns a copy of OAuthConfig.ToolScopes: the operator's
+// per-tool scope rules, for the caller that knows what a tool is to
+// resolve. It is nil in bearer-token mode, where tokens carry no scopes.
+func (a *Authenticator) ToolScopes() map[string][]string {
+	if a.oauth == nil || len(a.oauth.cfg.ToolScopes) == 0 {
+		return nil
+	}
+	out := make(map[string][]string, len(a.oauth.cfg.ToolScopes))
+	for k, v := range a.oauth.cfg.ToolScopes {
+		out[k] = slices.Clone(v)
+	}
+	return out
 }
 
 // Close stops the background work and waits for it to end. It is safe to

@@ -34,17 +34,20 @@ type Refusal struct {
 func (r *Refusal) Error() string { return "auth: " + r.Code + ": " + r.Description }
 
 // Authorize decides whether the principal in ctx (see [FromContext]) may
-// call tool now: its token must not have expired or been revoked since
-// the connection carrying the call was opened, and in OAuth mode it must
-// hold the tool's scopes (OAuthConfig.ToolScopes). It returns nil or a
-// *Refusal. The gateway calls it with the tool it is about to run, on
-// every transport, so this is the one place tool scopes are enforced.
+// make a call that needs scopes (beyond RequiredScopes, which the
+// middleware checked) now: its token must not have expired or been
+// revoked since the connection carrying the call was opened, and it must
+// hold every one of scopes. It returns nil or a *Refusal. The gateway
+// calls it with the scopes of the tool it is about to run, resolved from
+// OAuthConfig.ToolScopes when its catalog was built, on every transport,
+// so this is the one place tool scopes are enforced. Static bearer tokens
+// grant no scopes: a call that needs one is refused.
 //
 // A context without a principal is refused: every transport the
 // middleware guards carries one, so its absence means a request that did
 // not pass authentication. Transports that have no front door at all
 // (stdio) must not call Authorize.
-func (a *Authenticator) Authorize(ctx context.Context, tool string) error {
+func (a *Authenticator) Authorize(ctx context.Context, scopes []string) error {
 	p, ok := FromContext(ctx)
 	if !ok {
 		return a.refuse(ctx, http.StatusUnauthorized, "invalid_token", "authentication required", nil)
@@ -55,15 +58,15 @@ func (a *Authenticator) Authorize(ctx context.Context, tool string) error {
 	if p.isRevoked() {
 		return a.refuse(ctx, http.StatusUnauthorized, "invalid_token", "the token has been revoked", nil)
 	}
-	if a.oauth == nil {
+	if len(missingScopes(p.Scopes, scopes)) == 0 {
 		return nil
 	}
-	need := a.oauth.cfg.ToolScopes[tool]
-	if len(missingScopes(p.Scopes, need)) == 0 {
-		return nil
+	var required []string
+	if a.oauth != nil {
+		required = a.oauth.cfg.RequiredScopes
 	}
 	return a.refuse(ctx, http.StatusForbidden, "insufficient_scope", "the token lacks a scope this tool requires",
-		union(a.oauth.cfg.RequiredScopes, need))
+		union(required, scopes))
 }
 
 // refuse builds the Refusal, with the challenge the middleware would send

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -197,13 +198,21 @@ func TestBearerRevocation(t *testing.T) {
 	if again, _ := principal("alpha"); again != alpha {
 		t.Error("the same token got a new principal")
 	}
+	// A static token grants no scopes: a call that needs one is refused.
+	var ref *auth.Refusal
+	if err := a.Authorize(alphaCtx, []string{"zoo:admin"}); !errors.As(err, &ref) || ref.Status != 403 || ref.Code != "insufficient_scope" {
+		t.Errorf("a static token's call that needs a scope: %v, want a 403 insufficient_scope refusal", err)
+	}
+	if a.ToolScopes() != nil {
+		t.Errorf("bearer mode has tool scope rules: %v", a.ToolScopes())
+	}
 	writeFile(t, path, "beta\ngamma\n")
 	select {
 	case <-alpha.Revoked():
 	case <-time.After(10 * time.Second):
 		t.Fatal("alpha, removed from the file, was not revoked")
 	}
-	if err := a.Authorize(alphaCtx, "any"); err == nil || !strings.Contains(err.Error(), "revoked") {
+	if err := a.Authorize(alphaCtx, nil); err == nil || !strings.Contains(err.Error(), "revoked") {
 		t.Errorf("a call with the revoked token: %v", err)
 	}
 	select {

@@ -93,10 +93,12 @@ func checkOAuthConfig(cfg *OAuthConfig) error {
 			return fmt.Errorf("auth: OAuthConfig.RequiredScopes: %q is not a scope token", s)
 		}
 	}
-	for tool, scopes := range cfg.ToolScopes {
+	// The rules' keys are the gateway's to check; the scopes are ours,
+	// since they end up in challenges and the metadata.
+	for rule, scopes := range cfg.ToolScopes {
 		for _, s := range scopes {
-			if tool == "" || !validScope(s) {
-				return fmt.Errorf("auth: OAuthConfig.ToolScopes: want TOOL=SCOPE, got %q=%q", tool, s)
+			if rule == "" || !validScope(s) {
+				return fmt.Errorf("auth: OAuthConfig.ToolScopes: want RULE=SCOPE with a scope token, got %q=%q", rule, s)
 			}
 		}
 	}

@@ -287,13 +287,14 @@ func noExp(t *testing.T, p *idp) string {
 }
 
 // authorizing is the handler behind the middleware in Authorize tests: it
-// asks Authorize about the tool named in the X-Tool header (the gateway
-// asks with the tool it is about to run) and answers 200 or the refusal's
-// status and challenge. The body is echoed, to show the middleware no
-// longer reads it.
+// asks Authorize with the scopes of the rule named in the X-Tool header
+// (the gateway asks with the scopes it resolved for the tool it is about
+// to run) and answers 200 or the refusal's status and challenge. The body
+// is echoed, to show the middleware no longer reads it.
 func authorizing(a *auth.Authenticator) http.Handler {
+	rules := a.ToolScopes()
 	return a.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := a.Authorize(r.Context(), r.Header.Get("X-Tool")); err != nil {
+		if err := a.Authorize(r.Context(), rules[r.Header.Get("X-Tool")]); err != nil {
 			var ref *auth.Refusal
 			if !errors.As(err, &ref) {
 				http.Error(w, err.Error(), 500)
@@ -307,13 +308,19 @@ func authorizing(a *auth.Authenticator) http.Handler {
 	}))
 }
 
-// TestAuthorizeToolScopes: the tool being run decides the extra scopes;
-// the refusal carries the same 403 challenge as a global scope, so a
-// client can step up. The middleware passes every body on untouched, even
-// a tools/call of a scoped tool: it no longer parses JSON-RPC.
+// TestAuthorizeToolScopes: the scopes of the tool being run, which the
+// caller resolves from the rules ToolScopes hands out, decide; the
+// refusal carries the same 403 challenge as a global scope, so a client
+// can step up. The middleware passes every body on untouched, even a
+// tools/call of a scoped tool: it no longer parses JSON-RPC.
 func TestAuthorizeToolScopes(t *testing.T) {
 	p := newIDP(t)
 	a := startOAuth(t, p, nil)
+	rules := a.ToolScopes()
+	rules["ZooService_DeleteAnimal"][0] = "changed"
+	if got := a.ToolScopes()["ZooService_DeleteAnimal"]; len(got) != 1 || got[0] != "zoo:admin" {
+		t.Fatalf("ToolScopes after the caller changed its copy: %v, want the configured [zoo:admin]", got)
+	}
 	h := authorizing(a)
 	user := "Bearer " + p.token("ec1", claims{"scope": "mcp"})
 	admin := "Bearer " + p.token("ec1", claims{"scope": "mcp zoo:admin"})
@@ -350,7 +357,7 @@ func TestAuthorizeToolScopes(t *testing.T) {
 	}
 	// Without a principal (a request that bypassed the middleware) every
 	// call is refused.
-	err := a.Authorize(context.Background(), "ZooService_GetAnimal")
+	err := a.Authorize(context.Background(), nil)
 	var ref *auth.Refusal
 	if !errors.As(err, &ref) || ref.Status != 401 || ref.Code != "invalid_token" {
 		t.Errorf("no principal: %v, want a 401 invalid_token refusal", err)
@@ -372,11 +379,11 @@ func TestAuthorizeExpiry(t *testing.T) {
 	if !principal.Expiry.Equal(exp.Add(time.Millisecond)) || principal.Subject != "alice" || principal.Identity() != "sub:alice" || len(principal.TokenID) != 16 {
 		t.Errorf("principal %+v, identity %q: want expiry %v", principal, principal.Identity(), exp.Add(time.Millisecond))
 	}
-	if err := a.Authorize(ctx, "ZooService_GetAnimal"); err != nil {
+	if err := a.Authorize(ctx, nil); err != nil {
 		t.Fatalf("before expiry: %v", err)
 	}
 	testutil.WaitFor(t, "the token to expire", func() bool { return principal.Expired(time.Now()) })
-	err := a.Authorize(ctx, "ZooService_GetAnimal")
+	err := a.Authorize(ctx, nil)
 	var ref *auth.Refusal
 	if !errors.As(err, &ref) || ref.Status != 401 || !strings.Contains(ref.Challenge, `error="invalid_token", error_description="the token has expired"`) {
 		t.Errorf("after expiry: %v, want a 401 invalid_token refusal", err)

@@ -1,0 +1,206 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Tool scopes (auth.OAuthConfig.ToolScopes, --oauth-tool-scope).
+//
+// A rule says which tools' calls need its scopes on top of the globally
+// required ones. Its key names the tools in one of two ways:
+//
+//	ZooService_DeleteAnimal          a tool name
+//	zoo.v1.ZooService/DeleteAnimal   a method: package.Service/Method
+//	zoo.v1.ZooService/Delete*        methods, by glob
+//	zoo.v1.ZooService/*              every method of a service
+//	zoo.v1.ZooService                the same: a key without '/' names services
+//	zoo.v1.*                         every service of package zoo.v1 and of
+//	                                 the packages under it
+//
+// A key with '/' or '.' in it is a method pattern, matched against
+// "package.Service/Method" with path.Match as --include is: '*' matches
+// any run of characters but '/' (so it crosses the dots of a package,
+// and zoo.v1.* also covers zoo.v1.admin.Admin), '?' one such character,
+// '[...]' a class, '\' escapes. It has exactly one '/' (one is added,
+// with '*' after it, to a key without), a service part and a method part,
+// no '.' in the method part, and only the characters of full names
+// (A-Z a-z 0-9 _ .) and of globs (* ? [ ] ^ - \). A service of the empty
+// package is named with its '/': Greeter/*. Any other key is a tool name:
+// 1 to 64 of A-Z a-z 0-9 _ -, the names the gateway emits, never a glob.
+//
+// A method rule applies to every tool its methods become, on every backend
+// and whatever name collisions make of the tool names. A tool-name rule
+// applies to the tool of that name and to the tools renamed from that name
+// because it collided across backends (Zoo_WhoAmI covers zoo_Zoo_WhoAmI and
+// zoo2_Zoo_WhoAmI), so a collision never sheds a scope; that is logged,
+// since a method rule says the same without depending on names. A tool
+// matched by several rules needs every scope of each.
+//
+// Rules are resolved once per catalog (assemble), into each tool's scopes;
+// the call path only hands those to auth.Authenticator.Authorize. A rule
+// that matches no tool is logged at start and at every catalog rebuild
+// (Warn; Error with Options.StrictScopes, which also makes it fatal in
+// New). It stays in force either way: it applies again as soon as a
+// catalog has a tool it matches.
+
+// ErrUnmatchedScopeRule is wrapped by New's error when Options.StrictScopes
+// is set and a tool scope rule matches no tool of the first catalog.
+var ErrUnmatchedScopeRule = errors.New("tool scope rule matches no tool")
+
+// scopeRule is one compiled rule.
+type scopeRule struct {
+	// key is the rule as configured, for logs and errors.
+	key string
+	// pattern is a path.Match pattern on "package.Service/Method"; empty
+	// for a tool-name rule, which matches key.
+	pattern string
+	scopes  []string
+}
+
+// scopeRules are every rule, sorted by key so that logs and errors come
+// in one order.
+type scopeRules []scopeRule
+
+// scopeRuleHint is what a rule may be, for every error about one.
+const scopeRuleHint = "want a tool name (1-64 of A-Z a-z 0-9 _ -, e.g. ZooService_DeleteAnimal) or a method pattern " +
+	"on package.Service/Method (e.g. zoo.v1.ZooService/DeleteAnimal, zoo.v1.ZooService/*, zoo.v1.*)"
+
+// CheckScopeRule reports whether rule is a valid key of
+// auth.OAuthConfig.ToolScopes as the gateway reads it (see "Tool scopes"
+// above); setting names the setting in the error (the caller's word for
+// it: an option, a flag, a config key).
+func CheckScopeRule(setting, rule string) error {
+	_, err := parseScopeRule(setting, rule)
+	return err
+}
+
+// parseScopeRule returns rule's method pattern, or "" for a tool name.
+func parseScopeRule(setting, rule string) (string, error) {
+	bad := func(why string) error { return fmt.Errorf("%s %q: %s; %s", setting, rule, why, scopeRuleHint) }
+	if rule == "" {
+		return "", bad("empty rule")
+	}
+	if !strings.ContainsAny(rule, "/.") {
+		if !validToolName(rule) {
+			return "", bad("not a tool name, and without '/' or '.' not a method pattern either")
+		}
+		return "", nil
+	}
+	if i := strings.IndexFunc(rule, func(r rune) bool { return !patternChar(r) }); i >= 0 {
+		return "", bad(fmt.Sprintf("%q cannot appear in a method name or a glob", rule[i:i+1]))
+	}
+	p := rule
+	if !strings.Contains(p, "/") {
+		p += "/*"
+	}
+	svc, method, _ := strings.Cut(p, "/")
+	switch {
+	case strings.Contains(method, "/"):
+		return "", bad("more than one '/'")
+	case svc == "":
+		return "", bad("no service before '/'")
+	case method == "":
+		return "", bad("no method after '/' (write Service/* for all of them)")
+	case strings.Contains(method, "."):
+		return "", bad("a '.' after '/': a method name has none")
+	}
+	if _, err := path.Match(p, ""); err != nil {
+		return "", bad(err.Error())
+	}
+	return p, nil
+}
+
+// patternChar reports whether r may appear in a method pattern: in a full
+// name, or in glob syntax.
+func patternChar(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./*?[]^-\\", r)
+}
+
+// compileScopeRules checks and compiles the rules (keys: see "Tool
+// scopes"; values: the scopes, checked by the auth package).
+func compileScopeRules(setting string, rules map[string][]string) (scopeRules, error) {
+	out := make(scopeRules, 0, len(rules))
+	for key, scopes := range rules {
+		p, err := parseScopeRule(setting, key)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, scopeRule{key: key, pattern: p, scopes: scopes})
+	}
+	slices.SortFunc(out, func(a, b scopeRule) int { return strings.Compare(a.key, b.key) })
+	return out, nil
+}
+
+// scopeTarget is one tool as the rules see it.
+type scopeTarget struct {
+	// name is the tool's final name; local its name before a collision
+	// across backends renamed it (equal to name for most tools).
+	name, local string
+	// method is "package.Service/Method".
+	method string
+}
+
+// scopeResolution is the rules resolved against one catalog.
+type scopeResolution struct {
+	// scopes[i] is what a call of the i-th target needs (sorted, no
+	// duplicates); nil when no rule matches it.
+	scopes [][]string
+	// unmatched are the rules that match no target.
+	unmatched scopeRules
+	// renamed maps the key of a tool-name rule that matched a tool only
+	// by the name it had before a collision to the tools' final names.
+	renamed map[string][]string
+}
+
+// resolve applies every rule to every target.
+func (rs scopeRules) resolve(targets []scopeTarget) scopeResolution {
+	res := scopeResolution{scopes: make([][]string, len(targets))}
+	if len(rs) == 0 {
+		return res
+	}
+	for _, r := range rs {
+		matched := false
+		for i, t := range targets {
+			var hit bool
+			switch {
+			case r.pattern != "":
+				hit, _ = path.Match(r.pattern, t.method)
+			case t.name == r.key:
+				hit = true
+			case t.local == r.key:
+				hit = true
+				if res.renamed == nil {
+					res.renamed = make(map[string][]string)
+				}
+				res.renamed[r.key] = append(res.renamed[r.key], t.name)
+			}
+			if hit {
+				matched = true
+				res.scopes[i] = append(res.scopes[i], r.scopes...)
+			}
+		}
+		if !matched {
+			res.unmatched = append(res.unmatched, r)
+		}
+	}
+	for i, s := range res.scopes {
+		if len(s) > 1 {
+			slices.Sort(s)
+			res.scopes[i] = slices.Compact(s)
+		}
+	}
+	return res
+}
+
+// keys are the rules' keys, for one line naming them all.
+func (rs scopeRules) keys() []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.key
+	}
+	return out
+}

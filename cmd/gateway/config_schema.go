@@ -93,6 +93,7 @@ type fileConfig struct {
 	OAuthResource      *string           `yaml:"oauth_resource"`
 	OAuthRequiredScope []string          `yaml:"oauth_required_scope"`
 	OAuthToolScope     []string          `yaml:"oauth_tool_scope"`
+	StrictScopes       *bool             `yaml:"strict_scopes"`
 	ForwardClaim       []string          `yaml:"forward_claim"`
 	ForwardHeader      []string          `yaml:"forward_header"`
 	Metadata           map[string]string `yaml:"metadata"`

@@ -28,6 +28,7 @@ type frontDoor struct {
 	oauthResource       string
 	oauthRequiredScopes stringList
 	oauthToolScopes     stringList
+	strictScopes        bool
 	forwardClaims       stringList
 	forwardHeaders      stringList
 	metadata            stringList
@@ -48,7 +49,9 @@ func (f *frontDoor) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the aud tokens must carry (default --oauth-resource)")
 	fs.StringVar(&f.oauthResource, "oauth-resource", "", "this server's canonical URI, e.g. https://mcp.example.com/mcp (default: derived from each request)")
 	fs.Var(&f.oauthRequiredScopes, "oauth-required-scope", "a scope every token must grant (repeatable)")
-	fs.Var(&f.oauthToolScopes, "oauth-tool-scope", "TOOL=SCOPE: calling TOOL also needs SCOPE (repeatable)")
+	fs.Var(&f.oauthToolScopes, "oauth-tool-scope", "RULE=SCOPE: calling the tools RULE names also needs SCOPE; RULE is a tool name, or a method pattern that follows its methods "+
+		"whatever their tools are named: zoo.v1.ZooService/DeleteAnimal, zoo.v1.ZooService/*, zoo.v1.* (repeatable)")
+	fs.BoolVar(&f.strictScopes, "strict-scopes", false, "refuse to start when an --oauth-tool-scope rule matches no tool (without it: a warning); on a later refresh such a rule is logged as an error and stays in force")
 	fs.Var(&f.forwardClaims, "forward-claim", "CLAIM=HEADER: send the validated token's CLAIM to the backend as metadata HEADER (OAuth only; repeatable)")
 	fs.Var(&f.forwardHeaders, "forward-header", "copy this inbound HTTP header into the gRPC metadata of each call (repeatable)")
 	fs.Var(&f.metadata, "metadata", "KEY=VALUE gRPC metadata added to every call; -bin keys take base64 (repeatable)")
@@ -91,7 +94,7 @@ func (f *frontDoor) check(stdio bool) error {
 		for name, set := range map[string]bool{
 			"--oauth-issuer": f.oauthIssuer != "", "--oauth-audience": f.oauthAudience != "", "--oauth-resource": f.oauthResource != "",
 			"--oauth-required-scope": len(f.oauthRequiredScopes) > 0, "--oauth-tool-scope": len(f.oauthToolScopes) > 0,
-			"--forward-claim": len(f.forwardClaims) > 0,
+			"--strict-scopes": f.strictScopes, "--forward-claim": len(f.forwardClaims) > 0,
 		} {
 			if set {
 				return fmt.Errorf("%s needs --oauth-jwks-url", name)
@@ -114,14 +117,17 @@ func (f *frontDoor) check(stdio bool) error {
 		}
 	}
 	for _, ts := range f.oauthToolScopes {
-		tool, scope, ok := strings.Cut(ts, "=")
-		if !ok || tool == "" || scope == "" || strings.ContainsAny(scope, " \t\"\\") {
-			return fmt.Errorf("--oauth-tool-scope: want TOOL=SCOPE, got %q", ts)
+		rule, scope, ok := strings.Cut(ts, "=")
+		if !ok || rule == "" || scope == "" || strings.ContainsAny(scope, " \t\"\\") {
+			return fmt.Errorf("--oauth-tool-scope: want RULE=SCOPE (RULE: a tool name or a package.Service/Method pattern; SCOPE: one scope), got %q", ts)
+		}
+		if err := gateway.CheckScopeRule("--oauth-tool-scope", rule); err != nil {
+			return err
 		}
 		if f.toolScopes == nil {
 			f.toolScopes = map[string][]string{}
 		}
-		f.toolScopes[tool] = append(f.toolScopes[tool], scope)
+		f.toolScopes[rule] = append(f.toolScopes[rule], scope)
 	}
 	for _, s := range f.oauthRequiredScopes {
 		if s == "" || strings.ContainsAny(s, " \t\"\\") {

@@ -7,7 +7,8 @@
 // behaviour lives in package gateway.
 //
 // Exit codes: 0 after a clean shutdown, 1 when the gateway cannot start or
-// serve, 2 for invalid flags.
+// serve, 2 for invalid flags or configuration (a tool scope rule that
+// matches no tool, with --strict-scopes, included).
 package main
 
 import (
@@ -275,6 +276,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	if err := serve(ctx, c, logger, stdin, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
+		// A rule that names nothing is a mistake in the configuration,
+		// even though only discovery can tell.
+		if errors.Is(err, gateway.ErrUnmatchedScopeRule) {
+			return 2
+		}
 		return 1
 	}
 	return 0
@@ -372,6 +378,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		MaxBatch:             c.transports.maxBatch,
 		MaxStdioMessageBytes: int(c.transports.maxRequestBytes),
 		Auth:                 authn,
+		StrictScopes:         c.front.strictScopes,
 		ForwardHeaders:       c.front.forwardHeaderNames(),
 		Metadata:             c.front.md,
 		Metrics:              tel.metrics,

@@ -165,6 +165,7 @@ func TestDemoMode(t *testing.T) {
 // backend and the fix.
 func TestStartupErrors(t *testing.T) {
 	noReflection := zootest.Start(t, zoo.WithoutReflection())
+	zooAddr, is := zootest.Start(t), newIssuer(t)
 	twoLineKey := filepath.Join(t.TempDir(), "embeddings.key")
 	if err := os.WriteFile(twoLineKey, []byte("sk-one\nsk-two\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -233,7 +234,19 @@ func TestStartupErrors(t *testing.T) {
 		{"oauth audience", []string{"--oauth-jwks-url", "https://as.example.com/jwks", "--oauth-issuer", "https://as.example.com"}, 2, `--oauth-audience (or --oauth-resource) is required`},
 		{"oauth resource", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-resource", "mcp"}, 2, `--oauth-resource: want an absolute URI`},
 		{"oauth flag alone", []string{"--oauth-required-scope", "mcp"}, 2, `--oauth-required-scope needs --oauth-jwks-url`},
-		{"tool scope form", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "x"}, 2, `--oauth-tool-scope: want TOOL=SCOPE, got "x"`},
+		{"tool scope form", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "x"}, 2, `--oauth-tool-scope: want RULE=SCOPE (RULE: a tool name or a package.Service/Method pattern; SCOPE: one scope), got "x"`},
+		{"tool scope pattern", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "zoo.v1.[/*=zoo:admin"}, 2,
+			`--oauth-tool-scope "zoo.v1.[/*": syntax error in pattern; want a tool name (1-64 of A-Z a-z 0-9 _ -, e.g. ZooService_DeleteAnimal) or a method pattern on package.Service/Method (e.g. zoo.v1.ZooService/DeleteAnimal, zoo.v1.ZooService/*, zoo.v1.*)`},
+		{"tool scope glob on a tool name", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "ZooService_*=zoo:admin"}, 2,
+			`--oauth-tool-scope "ZooService_*": not a tool name, and without '/' or '.' not a method pattern either; want a tool name`},
+		{"tool scope two slashes", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "zoo.v1.ZooService/Get/Animal=zoo:read"}, 2,
+			`--oauth-tool-scope "zoo.v1.ZooService/Get/Animal": more than one '/'`},
+		{"tool scope with a space", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "zoo.v1.ZooService/Delete Animal=zoo:admin"}, 2,
+			`--oauth-tool-scope "zoo.v1.ZooService/Delete Animal": " " cannot appear in a method name or a glob`},
+		{"strict-scopes needs oauth", []string{"--strict-scopes"}, 2, `--strict-scopes needs --oauth-jwks-url`},
+		{"strict scopes unmatched", append(is.args(), "--backend", "zoo="+zooAddr, "--listen", "127.0.0.1:0", "--strict-scopes",
+			"--oauth-tool-scope", "zoo.v1.ZooService/DeleteAnimal=zoo:admin", "--oauth-tool-scope", "zoo.v1.ZooService/Delete=zoo:admin"), 2,
+			`gateway: --oauth-tool-scope "zoo.v1.ZooService/Delete": tool scope rule matches no tool, and --strict-scopes refuses to start with it`},
 		{"forward-claim needs oauth", []string{"--forward-claim", "sub=x-user-id"}, 2, `--forward-claim needs --oauth-jwks-url`},
 		{"hop-by-hop", []string{"--forward-header", "Connection"}, 2, `--forward-header: "Connection" is a hop-by-hop header`},
 		{"proxy header", []string{"--forward-header", "Proxy-Authorization"}, 2, `hop-by-hop`},

@@ -19,6 +19,7 @@ var optionFlags = strings.NewReplacer(
 	"OAuthConfig.Resource", "--oauth-resource",
 	"OAuthConfig.RequiredScopes", "--oauth-required-scope",
 	"OAuthConfig.ToolScopes", "--oauth-tool-scope",
+	"Options.StrictScopes", "--strict-scopes",
 	"Options.Include", "--include",
 	"Options.Exclude", "--exclude",
 	"Options.CallTimeout", "--call-timeout",

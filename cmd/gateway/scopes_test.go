@@ -1,0 +1,126 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jwt"
+
+	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
+)
+
+// issuer signs ES256 tokens for issuer "i" and audience "a", and serves
+// its JWKS on a loopback URL the gateway may fetch over plain http.
+type issuer struct {
+	key  jwk.Key
+	jwks string
+}
+
+func newIssuer(t *testing.T) *issuer {
+	t.Helper()
+	raw, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := jwk.Import(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = key.Set(jwk.KeyIDKey, "k1")
+	_ = key.Set(jwk.AlgorithmKey, jwa.ES256())
+	pub, err := jwk.PublicKeyOf(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := jwk.NewSet()
+	_ = set.AddKey(pub)
+	body, _ := json.Marshal(set)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return &issuer{key: key, jwks: srv.URL + "/jwks"}
+}
+
+// args are the flags of an OAuth front door trusting the issuer.
+func (is *issuer) args() []string {
+	return []string{"--oauth-jwks-url", is.jwks, "--oauth-issuer", "i", "--oauth-audience", "a"}
+}
+
+func (is *issuer) token(t *testing.T, scope string) string {
+	t.Helper()
+	tok, err := jwt.NewBuilder().Issuer("i").Audience([]string{"a"}).Subject("alice").
+		Expiration(time.Now().Add(time.Hour)).Claim("scope", scope).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), is.key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(s)
+}
+
+// statelessCall POSTs a 2026-07-28 stateless tools/call of tool as token.
+func statelessCall(t *testing.T, base, token, tool string, args string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`,`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(body)
+}
+
+// TestToolScopeRulesCommandLine: --oauth-tool-scope with a method pattern
+// reaches the real binary's authorization: with two backends serving the
+// zoo, DeleteAnimal is refused on both renamed tools without the scope
+// (403 and the step-up challenge) and allowed with it; a rule that matches
+// no tool is a warning at start naming the rule, and the gateway serves.
+func TestToolScopeRulesCommandLine(t *testing.T) {
+	is := newIssuer(t)
+	zooA, zooB := zootest.Start(t), zootest.Start(t)
+	p := startGatewayProcess(t, append(is.args(), "--backend", "zoo="+zooA, "--backend", "zoo2="+zooB, "--oauth-required-scope", "zoo",
+		"--oauth-tool-scope", "zoo.v1.ZooService/DeleteAnimal=zoo:admin", "--oauth-tool-scope", "zoo.v1.ZooService/Nope=zoo:never")...)
+	user, admin := is.token(t, "zoo"), is.token(t, "zoo zoo:admin")
+	for _, tool := range []string{"zoo_ZooService_DeleteAnimal", "zoo2_ZooService_DeleteAnimal"} {
+		resp, body := statelessCall(t, p.base, user, tool, `{"id":"leo"}`)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="insufficient_scope"`) ||
+			!strings.Contains(resp.Header.Get("WWW-Authenticate"), `scope="zoo zoo:admin"`) {
+			t.Errorf("%s without zoo:admin: %d %q %s, want 403 asking for zoo zoo:admin", tool, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+		}
+		resp, body = statelessCall(t, p.base, admin, tool, `{"id":"leo"}`)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"result"`) || strings.Contains(body, `"isError":true`) {
+			t.Errorf("%s with zoo:admin: %d %s", tool, resp.StatusCode, body)
+		}
+	}
+	if resp, body := statelessCall(t, p.base, user, "zoo_ZooService_GetAnimal", `{"id":"gerry"}`); resp.StatusCode != http.StatusOK || strings.Contains(body, `"isError":true`) {
+		t.Errorf("GetAnimal with zoo: %d %s", resp.StatusCode, body)
+	}
+	var warned bool
+	for _, line := range strings.Split(p.logs.String(), "\n") {
+		warned = warned || strings.Contains(line, "level=WARN") && strings.Contains(line, `msg="tool scope rule matches no tool`) &&
+			strings.Contains(line, "rule=zoo.v1.ZooService/Nope")
+	}
+	if !warned {
+		t.Errorf("no warning naming the rule that matches no tool:\n%s", p.logs.String())
+	}
+}

@@ -2,8 +2,10 @@ package auth
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -53,11 +55,15 @@ func resourcePath(resource string) string {
 	return strings.TrimSuffix(u.Path, "/")
 }
 
-// scopesSupported lists every scope the configuration mentions.
+// scopesSupported lists every scope the configuration mentions, in the
+// same order for every request (the document may be cached): the
+// required scopes, then the tool scope rules' by rule. A rule counts
+// whether or not it matches a tool now; which tools it matches is the
+// gateway's to resolve, and may change with every refresh.
 func (ov *oauthValidator) scopesSupported() []string {
 	out := union(nil, ov.cfg.RequiredScopes)
-	for _, ss := range ov.cfg.ToolScopes {
-		out = union(out, ss)
+	for _, rule := range slices.Sorted(maps.Keys(ov.cfg.ToolScopes)) {
+		out = union(out, ov.cfg.ToolScopes[rule])
 	}
 	return out
 }

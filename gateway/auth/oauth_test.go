@@ -611,6 +611,16 @@ func TestOAuthMetadata(t *testing.T) {
 		strings.Join(d.ScopesSupported, " ") != "mcp zoo:admin" || strings.Join(d.BearerMethodsSupported, " ") != "header" {
 		t.Errorf("metadata: %+v", d)
 	}
+	// The rules' scopes, method patterns' too, in one order whatever the
+	// map's: required first, then by rule.
+	rules := startOAuth(t, p, func(c *auth.OAuthConfig) {
+		c.ToolScopes = map[string][]string{"zoo.v1.ZooService/*": {"zoo:write", "zoo:admin"}, "ZooService_DeleteAnimal": {"zoo:admin"}, "zoo.v1.*": {"zoo:read", "mcp"}}
+	})
+	for range 5 {
+		if d := get(rules.MetadataHandler(), "http://mcp.example.com"+auth.MetadataPath, "public, max-age=3600"); strings.Join(d.ScopesSupported, " ") != "mcp zoo:admin zoo:read zoo:write" {
+			t.Fatalf("scopes_supported with method rules: %v, want mcp zoo:admin zoo:read zoo:write", d.ScopesSupported)
+		}
+	}
 	if d := get(derived.MetadataHandler(), "http://gw.internal:8080"+auth.MetadataPath, "no-store"); d.Resource != "http://gw.internal:8080/mcp" {
 		t.Errorf("derived resource %q", d.Resource)
 	}

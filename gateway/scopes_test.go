@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
@@ -387,5 +389,51 @@ func TestScopeRuleSyntax(t *testing.T) {
 		&gateway.Options{Auth: oauthWithRules(t, is, map[string][]string{"zoo.v1.[/*": {"zoo:admin"}})})
 	if err == nil || !strings.HasPrefix(err.Error(), `OAuthConfig.ToolScopes "zoo.v1.[/*": syntax error in pattern`) {
 		t.Errorf("New with a malformed rule: %v", err)
+	}
+}
+
+// TestTaskMethodsFollowMethodRules: a task method is authorized as the
+// tool that started the task and as the Operations tool it amounts to,
+// with the scopes method rules resolved for them: without the starting
+// method's scope a task cannot even be read, without CancelOperation's it
+// cannot be cancelled, and the refused cancel never reaches the backend.
+func TestTaskMethodsFollowMethodRules(t *testing.T) {
+	is := newTestIssuer(t)
+	srv, stop, err := lrotest.Start(lrotest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	a := oauthWithRules(t, is, map[string][]string{
+		"lrotest.v1.Jobs/Run": {"jobs:run"}, "google.longrunning.Operations/CancelOperation": {"jobs:admin"},
+	})
+	url := serveGateway(t, srv.Addr, &gateway.Options{Auth: a}) + "/mcp"
+
+	runner := newSessionClientAs(t, url, is.token(t, zooAudience, "zoo jobs:run", nil))
+	var created struct {
+		Task wireTask `json:"task"`
+	}
+	runner.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"never": true}, "task": map[string]any{}}, "", &created)
+	var got wireTask
+	runner.result("tasks/get", map[string]any{"taskId": created.Task.TaskID}, "", &got)
+	if got.Status != "working" {
+		t.Errorf("tasks/get with jobs:run: %+v", got)
+	}
+	refused := func(who *rpcClient, method string) {
+		t.Helper()
+		r := who.call(method, map[string]any{"taskId": created.Task.TaskID}, "")
+		if r.status != http.StatusForbidden || r.Error == nil || r.Error.Code != -32010 {
+			t.Errorf("%s: HTTP %d %+v, want 403 and -32010", method, r.status, r.Error)
+		}
+	}
+	refused(newSessionClientAs(t, url, is.token(t, zooAudience, "zoo", nil)), "tasks/get")
+	refused(runner, "tasks/cancel")
+	if n := len(srv.Cancelled()); n != 0 {
+		t.Errorf("the refused cancel reached the backend")
+	}
+	admin := newSessionClientAs(t, url, is.token(t, zooAudience, "zoo jobs:run jobs:admin", nil))
+	admin.result("tasks/cancel", map[string]any{"taskId": created.Task.TaskID}, "", &got)
+	if got.Status != "cancelled" || len(srv.Cancelled()) != 1 {
+		t.Errorf("tasks/cancel with jobs:admin: %+v, backend cancelled %v", got, srv.Cancelled())
 	}
 }

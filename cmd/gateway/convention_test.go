@@ -139,6 +139,7 @@ func TestMainFlagDefaults(t *testing.T) {
 		"include": "", "exclude": "", "refresh": "30s", "tool-mode": "auto", "tool-budget": "40000",
 		"input-errors": "tool", "json-names": "json", "allow-origin": "", "allowed-host": "",
 		"allow-unauthenticated": "false", "admin-listen": "", "shutdown-grace": "15s",
+		"oauth-tool-scope": "", "strict-scopes": "false",
 		"log-level": "info", "log-format": "text",
 	} {
 		f := fs.Lookup(name)

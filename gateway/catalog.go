@@ -85,6 +85,10 @@ type tool struct {
 	lro *longRunning
 	// search is what search mode indexes beyond the definition.
 	search searchFacts
+	// baseName is the name the tool has when no other collides with it
+	// (naming.go), which a tool scope rule naming it keeps applying to
+	// whatever a collision renames the tool.
+	baseName string
 	// scopes are what a call needs beyond the globally required scopes:
 	// the tool scope rules that match it, resolved by assemble for its
 	// catalog (scopes.go). Nil for most tools.
@@ -115,10 +119,10 @@ type catalog struct {
 	// operations are the backends serving google.longrunning.Operations,
 	// by backend name, for the task methods (tasks.go).
 	operations map[string]*operationsBackend
-	// scopeRules are the tool scope rules as resolved for this catalog:
-	// which match nothing, and which name a tool by a name a collision
-	// took from it (scopes.go); rebuild logs them.
-	scopeRules scopeResolution
+	// rules are the tool scope rules as resolved for this catalog: which
+	// match nothing, and which name a tool by a name a collision took from
+	// it (scopes.go); rebuild logs them.
+	rules scopeResolution
 }
 
 // catalogOptions are the settings that shape tools.
@@ -215,6 +219,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		if err != nil {
 			return nil, err
 		}
+		t.baseName = baseToolName(m, toolOpts[m.FullName()], prefixes[m.Parent().FullName()])
 		if err := compileLongRunning(t, m, ops, cc, opts.logger.With("backend", backend)); err != nil {
 			return nil, err
 		}

@@ -108,6 +108,18 @@ func localToolNames(methods []protoreflect.MethodDescriptor, opts map[protorefle
 	}
 }
 
+// baseToolName is the name m has when no other method's name collides
+// with it: its explicit name when that is portable, else Service_Method
+// with the service's name_prefix, unqualified. A collision, within the
+// backend or across backends, renames the tool but never changes this, so
+// a tool scope rule naming a tool follows it through renames (scopes.go).
+func baseToolName(m protoreflect.MethodDescriptor, opt *mcpgatewayv1.Tool, prefix string) string {
+	if name := opt.GetName(); validToolName(name) {
+		return name
+	}
+	return shortenName(qualifiedName(m, 0, prefix), string(m.FullName()))
+}
+
 // validToolName is the rule model APIs apply to function names.
 func validToolName(name string) bool {
 	if len(name) == 0 || len(name) > MaxToolNameLength {

@@ -207,10 +207,10 @@ func assemble(parts []*backendTools, rules scopeRules) (*catalog, error) {
 	final := backendQualified(names, backends, methods)
 	targets := make([]scopeTarget, len(all))
 	for i := range all {
-		targets[i] = scopeTarget{name: final[i], local: names[i], method: methods[i]}
+		targets[i] = scopeTarget{name: final[i], local: names[i], base: all[i].baseName, method: methods[i]}
 	}
 	scopes := rules.resolve(targets)
-	c := &catalog{tools: make([]*tool, len(all)), byName: make(map[string]*tool, len(all)), scopeRules: scopes}
+	c := &catalog{tools: make([]*tool, len(all)), byName: make(map[string]*tool, len(all)), rules: scopes}
 	defs := make([]mcp.Tool, len(all))
 	// Every tool's final name by backend and method, so the long-running
 	// tools' descriptions and results can name the tools that poll them.
@@ -268,10 +268,10 @@ func assemble(parts []*backendTools, rules scopeRules) (*catalog, error) {
 // rules as resolved for c, a catalog about to be swapped in: each rule
 // that matches no tool (Warn; Error with Options.StrictScopes, where at
 // start it is New's error instead), and each tool-name rule that matched
-// only tools a collision renamed. undiscovered names the backends not
+// tools a collision renamed. undiscovered names the backends not
 // discovered yet, whose tools a rule may be waiting for.
 func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string) error {
-	res := c.scopeRules
+	res := c.rules
 	if first && g.opts.StrictScopes && len(res.unmatched) > 0 {
 		var quoted []string
 		for _, k := range res.unmatched.keys() {
@@ -297,7 +297,7 @@ func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string)
 	}
 	for _, r := range g.scopeRules {
 		if tools, ok := res.renamed[r.key]; ok {
-			g.opts.Logger.Warn("tool scope rule names a tool that a name collision across backends renamed: it applies to every tool renamed from that name; name the method (package.Service/Method) to say so without depending on names",
+			g.opts.Logger.Warn("tool scope rule names a tool that a name collision renamed: it applies to every tool renamed from that name; name the method (package.Service/Method) to say so without depending on names",
 				"rule", r.key, "tools", tools)
 		}
 	}

@@ -35,10 +35,12 @@ import (
 // A method rule applies to every tool its methods become, on every backend
 // and whatever name collisions make of the tool names. A tool-name rule
 // applies to the tool of that name and to the tools renamed from that name
-// because it collided across backends (Zoo_WhoAmI covers zoo_Zoo_WhoAmI and
-// zoo2_Zoo_WhoAmI), so a collision never sheds a scope; that is logged,
-// since a method rule says the same without depending on names. A tool
-// matched by several rules needs every scope of each.
+// by a collision: across backends (Zoo_WhoAmI covers zoo_Zoo_WhoAmI and
+// zoo2_Zoo_WhoAmI) or within one (another package's service of the same
+// name makes v1_Zoo_WhoAmI and v2_Zoo_WhoAmI), so a collision never sheds
+// a scope; that is logged, since a method rule says the same without
+// depending on names. A tool matched by several rules needs every scope
+// of each.
 //
 // Rules are resolved once per catalog (assemble), into each tool's scopes;
 // the call path only hands those to auth.Authenticator.Authorize. A rule
@@ -138,8 +140,9 @@ func compileScopeRules(setting string, rules map[string][]string) (scopeRules, e
 // scopeTarget is one tool as the rules see it.
 type scopeTarget struct {
 	// name is the tool's final name; local its name before a collision
-	// across backends renamed it (equal to name for most tools).
-	name, local string
+	// across backends renamed it, base its name before any collision
+	// (baseToolName); all three are equal for most tools.
+	name, local, base string
 	// method is "package.Service/Method".
 	method string
 }
@@ -151,8 +154,8 @@ type scopeResolution struct {
 	scopes [][]string
 	// unmatched are the rules that match no target.
 	unmatched scopeRules
-	// renamed maps the key of a tool-name rule that matched a tool only
-	// by the name it had before a collision to the tools' final names.
+	// renamed maps the key of a tool-name rule that matched tools by the
+	// name they had before a collision to those tools' final names.
 	renamed map[string][]string
 }
 
@@ -171,7 +174,7 @@ func (rs scopeRules) resolve(targets []scopeTarget) scopeResolution {
 				hit, _ = path.Match(r.pattern, t.method)
 			case t.name == r.key:
 				hit = true
-			case t.local == r.key:
+			case t.local == r.key || t.base == r.key:
 				hit = true
 				if res.renamed == nil {
 					res.renamed = make(map[string][]string)

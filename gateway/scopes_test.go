@@ -235,12 +235,40 @@ func TestToolNameRuleFollowsCollision(t *testing.T) {
 	if got := tryCall(ctx, t, granted, gateway.ToolModeTyped, "b_S_A", map[string]any{}); got != "" {
 		t.Errorf("b_S_A with s:name: refused, asking for %q", got)
 	}
-	renamed := logs.records(t, "tool scope rule names a tool that a name collision across backends renamed")
+	renamed := logs.records(t, "tool scope rule names a tool that a name collision renamed")
 	if len(renamed) != 1 || renamed[0]["rule"] != "S_A" || renamed[0]["level"] != "WARN" || !slices.Equal(toStrings(renamed[0]["tools"]), []string{"a_S_A", "b_S_A"}) {
 		t.Errorf("the renamed tools of rule S_A logged as %v, want one warning naming a_S_A and b_S_A", renamed)
 	}
 	if got := logs.unmatched(t); len(got) != 0 {
 		t.Errorf("rules logged as matching nothing: %v", got)
+	}
+}
+
+// TestToolNameRuleFollowsPackageCollision: the same within one backend,
+// when a refresh brings a second package with a service of the same name
+// and both tools are qualified with their package (S_A becomes v1_S_A and
+// v2_S_A).
+func TestToolNameRuleFollowsPackageCollision(t *testing.T) {
+	is := newTestIssuer(t)
+	api := &fakeAPI{}
+	api.set(t, apiFile("svc.v1", "S", method("A")))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	var logs scopeLogs
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)},
+		&gateway.Options{Auth: oauthWithRules(t, is, map[string][]string{"S_A": {"s:name"}}), Refresh: 20 * time.Millisecond, Logger: logs.logger()})
+	api.set(t, apiFile("svc.v1", "S", method("A")), apiFile("svc.v2", "S", method("A")))
+	testutil.WaitFor(t, "the tools qualified with their package", func() bool { return slices.Equal(toolNames(g), []string{"v1_S_A", "v2_S_A"}) })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	user := connectAs(ctx, t, base, "websocket", is.token(t, zooAudience, "zoo", nil))
+	for _, tool := range []string{"v1_S_A", "v2_S_A"} {
+		if got := tryCall(ctx, t, user, gateway.ToolModeTyped, tool, map[string]any{}); got != "zoo s:name" {
+			t.Errorf("%s: refusal asks for %q, want \"zoo s:name\"", tool, got)
+		}
+	}
+	renamed := logs.records(t, "tool scope rule names a tool that a name collision renamed")
+	if len(renamed) != 1 || renamed[0]["rule"] != "S_A" || !slices.Equal(toStrings(renamed[0]["tools"]), []string{"v1_S_A", "v2_S_A"}) {
+		t.Errorf("the renamed tools of rule S_A logged as %v, want one warning naming v1_S_A and v2_S_A", renamed)
 	}
 }
 

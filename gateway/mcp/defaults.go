@@ -29,6 +29,12 @@ const (
 	// DefaultMaxInFlight bounds the requests in flight on the whole
 	// server, every session and stateless request together.
 	DefaultMaxInFlight = 1024
+	// DefaultInFlightShare is the share of the server's requests in
+	// flight one authenticated principal may hold by default: one in
+	// DefaultInFlightShare (half), so one principal never holds them all,
+	// and a second one always finds room even when the first is at its
+	// limit.
+	DefaultInFlightShare = 2
 	// DefaultMaxSessions bounds the sessions a transport holds in memory.
 	DefaultMaxSessions = 10000
 	// DefaultMaxSessionsPerPrincipal bounds the sessions one

@@ -331,3 +331,104 @@ func TestWebSocketConnectionsPerPrincipal(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestMaxInFlightPerPrincipal: one principal holds at most its share of
+// MaxInFlight (half by default), over all its sessions and stateless
+// requests; beyond it the next request gets the "server busy" error
+// naming its share, while another principal is still served and holds
+// its own share; a request that ends frees its slot. Anonymous requests
+// (stdio, or no authentication) are bounded by MaxInFlight alone.
+func TestMaxInFlightPerPrincipal(t *testing.T) {
+	h := newFakeHandler(t, nil)
+	s := NewServer(testImpl, h, &ServerOptions{MaxInFlight: 5, PrincipalOf: testPrincipalOf})
+	base := newTestHTTPServer(t, s, withTestPrincipal(s.StreamableHTTPHandler(nil)))
+	const block = `{"jsonrpc":"2.0","id":"held","method":"tools/call","params":{"name":"block"}}`
+	session := func(who string) *httpClient {
+		c := &httpClient{t: t, url: base, c: http.DefaultClient}
+		resp := c.do("POST", initBody, map[string]string{"X-Principal": who})
+		resp.Body.Close()
+		c.sid = resp.Header.Get(headerSessionID)
+		return c
+	}
+	type heldCall struct {
+		c   *httpClient
+		who string
+	}
+	var held []heldCall
+	done := make(chan int, 4)
+	hold := func(who string) {
+		c := session(who)
+		held = append(held, heldCall{c, who})
+		go func() {
+			done <- c.status("POST", block, map[string]string{"X-Principal": who, headerProtocolVersion: Version20250618})
+		}()
+		<-h.started
+	}
+	stateless := func(who string) string {
+		c := &httpClient{t: t, url: base, c: http.DefaultClient}
+		resp := c.do("POST", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			map[string]string{"X-Principal": who, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"})
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return string(body)
+	}
+	const share = "server busy: this principal has 2 requests in flight, its share of the server's requests"
+
+	hold("alice")
+	hold("alice")
+	if got := stateless("alice"); !strings.Contains(got, `"code":-32603`) || !strings.Contains(got, share) {
+		t.Errorf("alice's third request, past her share of 2: %s", got)
+	}
+	if got := stateless("bob"); !strings.Contains(got, `"result"`) {
+		t.Errorf("bob, while alice holds her share: %s", got)
+	}
+	hold("bob")
+	hold("bob")
+	if got := stateless("bob"); !strings.Contains(got, share) {
+		t.Errorf("bob past his share: %s", got)
+	}
+	cancel := func(h heldCall) {
+		h.c.status("POST", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"held"}}`, map[string]string{"X-Principal": h.who})
+		<-done
+	}
+	cancel(held[0])
+	if got := stateless("alice"); !strings.Contains(got, `"result"`) {
+		t.Errorf("alice after one of her requests ended: %s", got)
+	}
+	for _, h := range held[1:] {
+		cancel(h)
+	}
+
+	// stdio is anonymous: its single user may fill the whole server.
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- s.ServeStdio(context.Background(), inR, outW); outW.Close() }()
+	send := func(line string) {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(init0326)
+	br := bufio.NewReader(outR)
+	if _, err := br.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	// Five held requests, more than any principal's share of 2.
+	for i := range 5 {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"block"}}`, i+1))
+		<-h.started
+	}
+	send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if got, _ := br.ReadString('\n'); !strings.Contains(got, "server busy: 5 requests in flight, the limit") {
+		t.Errorf("stdio past the server's limit: %s", got)
+	}
+	for i := range 5 {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`, i+1))
+	}
+	inW.Close()
+	go io.Copy(io.Discard, br)
+	if err := <-served; err != nil {
+		t.Error(err)
+	}
+}

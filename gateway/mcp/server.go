@@ -37,6 +37,18 @@ type ServerOptions struct {
 	// once with a -32603 error naming the limit. Default
 	// DefaultMaxInFlight; negative means no limit.
 	MaxInFlight int
+	// MaxInFlightPerPrincipal bounds the requests one authenticated
+	// principal (a non-empty [Principal].ID) may have in flight, all its
+	// sessions and stateless requests together, so that one principal
+	// cannot take the slots of MaxInFlight from every other: a request
+	// beyond it is answered at once with the same -32603 "server busy"
+	// error, saying it is the principal's share. Anonymous requests (no
+	// PrincipalOf, which makes every request anonymous, and stdio, whose
+	// single user is the process that started the server) are bounded by
+	// MaxInFlight alone: without an identity there is nobody to share
+	// among. Default: half of MaxInFlight (none when MaxInFlight is
+	// none); negative means no per-principal limit.
+	MaxInFlightPerPrincipal int
 	// MaxBatch bounds the messages of one batch (2025-03-26); a larger
 	// one gets a single -32600 error and none of it runs. Default
 	// DefaultMaxBatch.
@@ -85,6 +97,7 @@ type Server struct {
 	instructions     string
 	maxCalls         int
 	maxInFlight      int // 0: no limit
+	maxPerPrincipal  int // 0: no limit
 	maxBatch         int
 	maxBatchResponse int
 	maxLine          int
@@ -98,12 +111,15 @@ type Server struct {
 	caps         []byte // the capabilities object advertised
 	capsTasks    []byte // caps with the 2025-11-25 tasks capability; nil without a TaskHandler
 
-	mu        sync.Mutex
-	calls     map[*call]struct{}     // every request in flight, for Shutdown
-	listeners map[*listener]struct{} // every stream that can receive list_changed
-	closing   bool
-	done      chan struct{} // closed by Shutdown
-	drained   chan struct{} // closed when calls empties during Shutdown
+	mu    sync.Mutex
+	calls map[*call]struct{} // every request in flight, for Shutdown
+	// perPrincipal counts the requests in flight of each authenticated
+	// principal; a principal with none has no entry.
+	perPrincipal map[string]int
+	listeners    map[*listener]struct{} // every stream that can receive list_changed
+	closing      bool
+	done         chan struct{} // closed by Shutdown
+	drained      chan struct{} // closed when calls empties during Shutdown
 	// onShutdown are the transports' hooks that end their sessions.
 	onShutdown []func()
 }
@@ -111,6 +127,9 @@ type Server struct {
 // call is one request in flight.
 type call struct {
 	cancel context.CancelFunc
+	// principal is the Principal.ID the request counts against; "" for
+	// anonymous requests, which count against MaxInFlight only.
+	principal string
 	// byClient is set when notifications/cancelled cancelled the call: the
 	// spec says a cancelled request gets no response.
 	byClient bool // guarded by the owning session's mu
@@ -153,6 +172,12 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 	case o.MaxInFlight < 0:
 		o.MaxInFlight = 0
 	}
+	switch {
+	case o.MaxInFlightPerPrincipal == 0 && o.MaxInFlight > 0:
+		o.MaxInFlightPerPrincipal = max(1, o.MaxInFlight/DefaultInFlightShare)
+	case o.MaxInFlightPerPrincipal < 0:
+		o.MaxInFlightPerPrincipal = 0
+	}
 	orDefault(&o.MaxBatch, DefaultMaxBatch)
 	orDefault(&o.MaxBatchResponseBytes, DefaultMaxBatchResponseBytes)
 	orDefault(&o.MaxMessageBytes, DefaultMaxMessageBytes)
@@ -170,12 +195,14 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		instructions:     o.Instructions,
 		maxCalls:         o.MaxConcurrentCalls,
 		maxInFlight:      o.MaxInFlight,
+		maxPerPrincipal:  o.MaxInFlightPerPrincipal,
 		maxBatch:         o.MaxBatch,
 		maxBatchResponse: o.MaxBatchResponseBytes,
 		maxLine:          o.MaxMessageBytes,
 		sessionObs:       o.SessionObserver,
 		principal:        o.PrincipalOf,
 		calls:            make(map[*call]struct{}),
+		perPrincipal:     make(map[string]int),
 		listeners:        make(map[*listener]struct{}),
 		done:             make(chan struct{}),
 	}
@@ -307,10 +334,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // startCall registers a request in flight: in the session (so
 // notifications/cancelled can find it by id) and in the server (so Shutdown
-// can wait for it). It fails for a duplicate id or a closing server.
+// can wait for it). It fails for a duplicate id, a closing server, a full
+// server, or a principal that holds its share of it.
 func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessage) (context.Context, *call, *Error) {
+	// A session's owner is the principal of every request on it (another
+	// principal does not find it), which spares a context lookup per call.
+	var who string
+	switch {
+	case sess != nil:
+		who = sess.owner
+	case s.principal != nil:
+		who = s.principal(ctx).ID
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	c := &call{cancel: cancel}
+	c := &call{cancel: cancel, principal: who}
 	if sess != nil {
 		if e := sess.addCall(id, c); e != nil {
 			cancel()
@@ -318,11 +355,16 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 		}
 	}
 	s.mu.Lock()
-	if s.closing || (s.maxInFlight > 0 && len(s.calls) >= s.maxInFlight) {
-		e := errorf(CodeInternalError, "server is shutting down")
-		if !s.closing {
-			e = errorf(CodeInternalError, "server busy: %d requests in flight, the limit; retry shortly", s.maxInFlight)
-		}
+	var e *Error
+	switch {
+	case s.closing:
+		e = errorf(CodeInternalError, "server is shutting down")
+	case s.maxInFlight > 0 && len(s.calls) >= s.maxInFlight:
+		e = errorf(CodeInternalError, "server busy: %d requests in flight, the limit; retry shortly", s.maxInFlight)
+	case who != "" && s.maxPerPrincipal > 0 && s.perPrincipal[who] >= s.maxPerPrincipal:
+		e = errorf(CodeInternalError, "server busy: this principal has %d requests in flight, its share of the server's requests; retry when one of them ends", s.maxPerPrincipal)
+	}
+	if e != nil {
 		s.mu.Unlock()
 		if sess != nil {
 			sess.removeCall(id, c)
@@ -331,6 +373,9 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 		return nil, nil, e
 	}
 	s.calls[c] = struct{}{}
+	if who != "" {
+		s.perPrincipal[who]++
+	}
 	s.mu.Unlock()
 	return ctx, c, nil
 }
@@ -344,6 +389,13 @@ func (s *Server) endCall(sess *session, id json.RawMessage, c *call) (cancelledB
 	}
 	s.mu.Lock()
 	delete(s.calls, c)
+	if c.principal != "" {
+		if n := s.perPrincipal[c.principal] - 1; n > 0 {
+			s.perPrincipal[c.principal] = n
+		} else {
+			delete(s.perPrincipal, c.principal)
+		}
+	}
 	if len(s.calls) == 0 && s.drained != nil {
 		close(s.drained)
 		s.drained = nil

@@ -35,6 +35,13 @@ const (
 	// and a second one always finds room even when the first is at its
 	// limit.
 	DefaultInFlightShare = 2
+	// DefaultTaskWaitTimeout bounds a task method, tasks/result's wait
+	// for its task above all: the gateway's default call timeout, since
+	// tasks/result continues the wait of the call that started the task.
+	DefaultTaskWaitTimeout = 30 * time.Second
+	// DefaultListenTimeout bounds one subscriptions/listen stream; the
+	// client listens again when it ends.
+	DefaultListenTimeout = 10 * time.Minute
 	// DefaultMaxSessions bounds the sessions a transport holds in memory.
 	DefaultMaxSessions = 10000
 	// DefaultMaxSessionsPerPrincipal bounds the sessions one
@@ -86,7 +93,8 @@ func (o *ServerOptions) Check() error {
 	if o == nil {
 		return nil
 	}
-	return checkBounded("ServerOptions", boundedInt("MaxBatch", o.MaxBatch),
+	return checkBounded("ServerOptions", boundedInt("TaskWaitTimeout", o.TaskWaitTimeout),
+		boundedInt("ListenTimeout", o.ListenTimeout), boundedInt("MaxBatch", o.MaxBatch),
 		boundedInt("MaxBatchResponseBytes", o.MaxBatchResponseBytes), boundedInt("MaxMessageBytes", o.MaxMessageBytes))
 }
 

@@ -662,6 +662,10 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 	if sc.out == nil || sc.out.send(ack) != nil {
 		return reply{}
 	}
+	// A stream lives no longer than ListenTimeout, nor than the
+	// credential that opened it.
+	ctx, stop := s.holdContext(ctx, s.listenTimeout)
+	defer stop()
 	var tasks <-chan []byte
 	if len(taskIDs) > 0 {
 		tctx, stop := context.WithCancel(ctx)
@@ -675,19 +679,16 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 		l := newListener()
 		s.addListener(l)
 		defer s.removeListener(l)
-		// A stream lives no longer than the credential that opened it.
-		who := s.principalOf(ctx)
-		cred := watchCredential(&who)
-		defer cred.stop()
 	loop:
 		for {
 			var msg []byte
 			select {
 			case <-ctx.Done():
-				return reply{} // the client left or cancelled: nobody to answer
-			case <-cred.expired:
-				return reply{} // the client listens again with a fresh token
-			case <-cred.revoked:
+				if context.Cause(ctx) == errHeldTooLong {
+					break loop // a complete result: the client listens again
+				}
+				// The client left or cancelled (nobody to answer), or its
+				// credential ended (it listens again with a fresh one).
 				return reply{}
 			case <-s.done:
 				break loop

@@ -49,6 +49,20 @@ type ServerOptions struct {
 	// among. Default: half of MaxInFlight (none when MaxInFlight is
 	// none); negative means no per-principal limit.
 	MaxInFlightPerPrincipal int
+	// TaskWaitTimeout bounds every task method, and above all
+	// tasks/result, which waits for its task to finish: past it the
+	// request is answered with a -32603 error saying the task is still
+	// working, and the client asks again. A task method also ends, with
+	// an error saying so, when the caller's credential expires or is
+	// revoked (see [Principal]). The gateway sets its call timeout.
+	// Default DefaultTaskWaitTimeout; it cannot be off.
+	TaskWaitTimeout time.Duration
+	// ListenTimeout bounds one subscriptions/listen stream: at it the
+	// stream ends with its complete result, as at shutdown, and the
+	// client listens again. It also ends, without a result, when the
+	// caller's credential expires or is revoked. Default
+	// DefaultListenTimeout; it cannot be off.
+	ListenTimeout time.Duration
 	// MaxBatch bounds the messages of one batch (2025-03-26); a larger
 	// one gets a single -32600 error and none of it runs. Default
 	// DefaultMaxBatch.
@@ -98,6 +112,8 @@ type Server struct {
 	maxCalls         int
 	maxInFlight      int // 0: no limit
 	maxPerPrincipal  int // 0: no limit
+	taskWait         time.Duration
+	listenTimeout    time.Duration
 	maxBatch         int
 	maxBatchResponse int
 	maxLine          int
@@ -178,6 +194,8 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 	case o.MaxInFlightPerPrincipal < 0:
 		o.MaxInFlightPerPrincipal = 0
 	}
+	orDefault(&o.TaskWaitTimeout, DefaultTaskWaitTimeout)
+	orDefault(&o.ListenTimeout, DefaultListenTimeout)
 	orDefault(&o.MaxBatch, DefaultMaxBatch)
 	orDefault(&o.MaxBatchResponseBytes, DefaultMaxBatchResponseBytes)
 	orDefault(&o.MaxMessageBytes, DefaultMaxMessageBytes)
@@ -196,6 +214,8 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		maxCalls:         o.MaxConcurrentCalls,
 		maxInFlight:      o.MaxInFlight,
 		maxPerPrincipal:  o.MaxInFlightPerPrincipal,
+		taskWait:         o.TaskWaitTimeout,
+		listenTimeout:    o.ListenTimeout,
 		maxBatch:         o.MaxBatch,
 		maxBatchResponse: o.MaxBatchResponseBytes,
 		maxLine:          o.MaxMessageBytes,

@@ -225,8 +225,12 @@ func taskID(sc *scope, p *params, method string) (string, *Error) {
 }
 
 // taskError turns a handler error into the JSON-RPC error of a tasks/*
-// request; a [Refusal] is kept for the transport, as for tools/call.
-func (s *Server) taskError(sc *scope, method string, err error) *Error {
+// request; a [Refusal] is kept for the transport, as for tools/call. A
+// request whose held context (see holdContext) ended is told why.
+func (s *Server) taskError(ctx context.Context, sc *scope, method string, err error) *Error {
+	if e := s.heldEnd(ctx, method, s.taskWait); e != nil {
+		return e
+	}
 	var rf *Refusal
 	if errors.As(err, &rf) && rf.Err != nil {
 		if sc.keepRefusal {
@@ -248,12 +252,17 @@ func (s *Server) taskError(sc *scope, method string, err error) *Error {
 // the handler is a TaskHandler.
 func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *message, p *params, version string, b []byte) reply {
 	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
+	// tasks/result waits as long as its task runs, and any task method
+	// waits on a backend: each ends at TaskWaitTimeout, or with the
+	// caller's credential.
+	ctx, stop := s.holdContext(ctx, s.taskWait)
+	defer stop()
 	th := s.taskHandler()
+	stateless := isStateless(version)
 	req := &TaskRequest{Header: sc.header, Session: SessionInfo{Transport: sc.transport, ProtocolVersion: version}}
 	if sess != nil {
 		req.Session.ID, req.Session.LogID = sess.id, sess.logID
 	}
-	stateless := isStateless(version)
 	if m.method == "tasks/list" {
 		lister, ok := th.(TaskLister)
 		if !ok {
@@ -268,7 +277,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 		}
 		tasks, next, err := lister.ListTasks(ctx, cursor, req)
 		if err != nil {
-			return fail(s.taskError(sc, m.method, err))
+			return fail(s.taskError(ctx, sc, m.method, err))
 		}
 		b = appendResultHead(b, m.ID)
 		b = append(b, `{"tasks":[`...)
@@ -295,7 +304,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 	case "tasks/get":
 		t, err := th.GetTask(ctx, id, req)
 		if err != nil {
-			return fail(s.taskError(sc, m.method, err))
+			return fail(s.taskError(ctx, sc, m.method, err))
 		}
 		b = appendResultHead(b, m.ID)
 		b = append(b, '{')
@@ -316,10 +325,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 	case "tasks/result":
 		t, err := th.AwaitTask(ctx, id, req)
 		if err != nil {
-			if ctx.Err() != nil {
-				return fail(errorf(CodeInternalError, "request cancelled"))
-			}
-			return fail(s.taskError(sc, m.method, err))
+			return fail(s.taskError(ctx, sc, m.method, err))
 		}
 		if t.Result == nil {
 			return fail(errorf(CodeInternalError, "tasks/result: task %q ended without a result", id))
@@ -332,7 +338,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 	case "tasks/cancel":
 		t, err := th.CancelTask(ctx, id, req)
 		if err != nil {
-			return fail(s.taskError(sc, m.method, err))
+			return fail(s.taskError(ctx, sc, m.method, err))
 		}
 		if stateless {
 			// The extension acknowledges; cancellation is cooperative.
@@ -356,7 +362,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 		// No task of this server ever needs input: check that the task
 		// exists and acknowledge.
 		if _, err := th.GetTask(ctx, id, req); err != nil {
-			return fail(s.taskError(sc, m.method, err))
+			return fail(s.taskError(ctx, sc, m.method, err))
 		}
 		b = appendResultHead(b, m.ID)
 		b = append(b, `{"resultType":"complete",`...)

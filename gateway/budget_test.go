@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
@@ -552,5 +553,103 @@ func TestResultBudgetLastResort(t *testing.T) {
 		if want := fmt.Sprintf("the result kept %d of %d members", tc.kept, tc.of); !strings.Contains(note, want) {
 			t.Errorf("%s: the sentence %q does not say %q", tc.tool, note, want)
 		}
+	}
+}
+
+// resultLink is the URI of the resource link in a tool result (raw JSON),
+// "" when it has none.
+func resultLink(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var res struct {
+		Content []struct {
+			Type string `json:"type"`
+			URI  string `json:"uri"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatalf("result %s: %v", raw, err)
+	}
+	for _, c := range res.Content {
+		if c.Type == "resource_link" {
+			return c.URI
+		}
+	}
+	return ""
+}
+
+// readLink reads a kept result with resources/read as c and returns the
+// JSON-RPC error code, 0 when it was read.
+func readLink(c *rpcClient, uri string) int64 {
+	c.t.Helper()
+	params := map[string]any{"uri": uri}
+	if c.version == "2026-07-28" {
+		params = stateless(params, capsNoTasks)
+	}
+	r := c.call("resources/read", params, uri)
+	if r.Error != nil {
+		return r.Error.Code
+	}
+	return 0
+}
+
+// TestTaskResultLinkOwner: the link to a task's whole result is owned as
+// a call's is (README "Result budgets and paging"). A result that
+// tasks/result cut in a session belongs to that session: it reads it,
+// and neither another session of the same principal nor a stateless
+// request of it does. A result that a stateless (2026-07-28) tasks/get
+// cut belongs to the principal: any of its stateless requests reads it,
+// another principal does not, nor does a session.
+func TestTaskResultLinkOwner(t *testing.T) {
+	a, _ := bearerAuth(t, "alpha\nbeta\n")
+	_, url := startJobsAs(t, lrotest.Options{}, &gateway.Options{Auth: a, MaxResultBytes: gateway.MinMaxResultBytes, OperationWait: gateway.Off})
+	label := strings.Repeat("x", 4*gateway.MinMaxResultBytes)
+	const notFound, notFound2026 = -32002, -32602
+
+	alpha := newSessionClientAs(t, url, "alpha")
+	var created struct {
+		Task wireTask `json:"task"`
+	}
+	alpha.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": label, "steps": 1}, "task": map[string]any{}}, "", &created)
+	var res json.RawMessage
+	alpha.result("tasks/result", map[string]any{"taskId": created.Task.TaskID}, "", &res)
+	uri := resultLink(t, res)
+	if uri == "" {
+		t.Fatalf("tasks/result: the cut result links to no whole result: %s", res)
+	}
+	if code := readLink(alpha, uri); code != 0 {
+		t.Errorf("the session that ran tasks/result reads its link: error %d", code)
+	}
+	if code := readLink(newSessionClientAs(t, url, "alpha"), uri); code != notFound {
+		t.Errorf("another session of the same principal: %d, want %d", code, notFound)
+	}
+	if code := readLink(&rpcClient{t: t, url: url, version: "2026-07-28", token: "alpha"}, uri); code != notFound2026 {
+		t.Errorf("a stateless request of the same principal: %d, want %d", code, notFound2026)
+	}
+
+	sa := &rpcClient{t: t, url: url, version: "2026-07-28", token: "alpha"}
+	var task wireTask
+	sa.result("tools/call", stateless(map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": label, "steps": 1}}, capsTasks), "Jobs_Run", &task)
+	if task.ResultType != "task" {
+		t.Fatalf("want a task: %+v", task)
+	}
+	var got struct {
+		Status string          `json:"status"`
+		Result json.RawMessage `json:"result"`
+	}
+	for got.Status != "completed" {
+		sa.result("tasks/get", stateless(map[string]any{"taskId": task.TaskID}, capsTasks), task.TaskID, &got)
+	}
+	uri = resultLink(t, got.Result)
+	if uri == "" {
+		t.Fatalf("tasks/get: the cut result links to no whole result: %s", got.Result)
+	}
+	if code := readLink(&rpcClient{t: t, url: url, version: "2026-07-28", token: "alpha"}, uri); code != 0 {
+		t.Errorf("another stateless request of the principal: error %d", code)
+	}
+	if code := readLink(&rpcClient{t: t, url: url, version: "2026-07-28", token: "beta"}, uri); code != notFound2026 {
+		t.Errorf("another principal: %d, want %d", code, notFound2026)
+	}
+	if code := readLink(alpha, uri); code != notFound {
+		t.Errorf("a session of the principal: %d, want %d", code, notFound)
 	}
 }

@@ -262,6 +262,11 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 	req := &TaskRequest{Header: sc.header, Session: SessionInfo{Transport: sc.transport, ProtocolVersion: version}}
 	if sess != nil {
 		req.Session.ID, req.Session.LogID = sess.id, sess.logID
+		if !stateless {
+			// As for tools/call: what the handler keeps of a task's
+			// result (a link to it whole) belongs to this session.
+			req.Session.Key = sess.key
+		}
 	}
 	if m.method == "tasks/list" {
 		lister, ok := th.(TaskLister)

@@ -53,7 +53,9 @@ type Options struct {
 	Version string
 	// CallTimeout is the gRPC deadline of each unary call; zero means
 	// DefaultCallTimeout. It cannot be Off. (See convention.go for what
-	// zero and Off mean for every option.)
+	// zero and Off mean for every option.) It also bounds every task
+	// method (mcp.ServerOptions.TaskWaitTimeout): tasks/result continues
+	// the wait of the call that started its task, and waits no longer.
 	CallTimeout time.Duration
 	// StreamTimeout is the gRPC deadline of each streaming call (server,
 	// client or bidirectional), separate from CallTimeout because a stream
@@ -154,6 +156,11 @@ type Options struct {
 	// every session and stateless request together; see
 	// mcp.ServerOptions.MaxInFlight (0: its default, negative: none).
 	MaxInFlight int
+	// MaxInFlightPerPrincipal bounds the requests in flight of one
+	// authenticated principal, its share of MaxInFlight; see
+	// mcp.ServerOptions.MaxInFlightPerPrincipal (0: half of
+	// MaxInFlight, Off: none).
+	MaxInFlightPerPrincipal int
 	// MaxBatch bounds the messages of one JSON-RPC batch; see
 	// mcp.ServerOptions.MaxBatch (0: its default).
 	MaxBatch int
@@ -383,7 +390,8 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g,
 		&mcp.ServerOptions{Logger: g.opts.Logger, Trace: g.traceLogger(), TraceBodies: g.opts.LogArguments,
 			MaxConcurrentCalls: g.opts.MaxConcurrentCalls, SessionObserver: g.observeSessions(), PrincipalOf: who,
-			MaxInFlight: g.opts.MaxInFlight, MaxBatch: g.opts.MaxBatch, MaxMessageBytes: g.opts.MaxStdioMessageBytes})
+			MaxInFlight: g.opts.MaxInFlight, MaxInFlightPerPrincipal: g.opts.MaxInFlightPerPrincipal, TaskWaitTimeout: g.opts.CallTimeout,
+			MaxBatch: g.opts.MaxBatch, MaxMessageBytes: g.opts.MaxStdioMessageBytes})
 	if err := g.start(ctx); err != nil {
 		return nil, err
 	}

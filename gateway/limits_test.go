@@ -1,11 +1,22 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
@@ -42,3 +53,256 @@ func startJobsAs(t *testing.T, bopts lrotest.Options, opts *gateway.Options) (*l
 	return srv, base + "/mcp"
 }
 
+
+// backendPoll is one GetOperation or WaitOperation the jobs backend
+// received.
+type backendPoll struct {
+	method, name string // "GetOperation" or "WaitOperation"; the operation
+	at           time.Time
+	deadline     time.Time // the call's deadline; zero when it had none
+}
+
+// pollLog records the polls a real backend receives, through a gRPC
+// interceptor, so a test counts what reached the backend rather than
+// what the gateway meant to send.
+type pollLog struct {
+	mu      sync.Mutex
+	polls   []backendPoll
+	changed chan struct{} // kicked after each poll is recorded
+}
+
+func newPollLog() *pollLog { return &pollLog{changed: make(chan struct{}, 1)} }
+
+// option is the interceptor, for lrotest.Options.ServerOptions.
+func (l *pollLog) option() grpc.ServerOption {
+	return grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		switch m := path.Base(info.FullMethod); m {
+		case "GetOperation", "WaitOperation":
+			return handler(srv, &recordingStream{ServerStream: ss, log: l, method: m})
+		}
+		return handler(srv, ss)
+	})
+}
+
+type recordingStream struct {
+	grpc.ServerStream
+	log    *pollLog
+	method string
+}
+
+func (s *recordingStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if err != nil {
+		return err
+	}
+	p := backendPoll{method: s.method, at: time.Now()}
+	p.deadline, _ = s.Context().Deadline()
+	if pm, ok := m.(proto.Message); ok {
+		r := pm.ProtoReflect()
+		if f := r.Descriptor().Fields().ByName("name"); f != nil {
+			p.name = r.Get(f).String()
+		}
+	}
+	s.log.mu.Lock()
+	s.log.polls = append(s.log.polls, p)
+	s.log.mu.Unlock()
+	select {
+	case s.log.changed <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// snapshot returns the polls so far.
+func (l *pollLog) snapshot() []backendPoll {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.polls)
+}
+
+// waitFor waits until cond holds for the polls so far; the timeout is a
+// safety net only.
+func (l *pollLog) waitFor(t *testing.T, what string, cond func([]backendPoll) bool) []backendPoll {
+	t.Helper()
+	safety := time.NewTimer(30 * time.Second)
+	defer safety.Stop()
+	for {
+		if ps := l.snapshot(); cond(ps) {
+			return ps
+		}
+		select {
+		case <-l.changed:
+		case <-safety.C:
+			t.Fatalf("the backend never saw %s", what)
+		}
+	}
+}
+
+// of counts the polls of the operations named.
+func of(ps []backendPoll, names ...string) int {
+	n := 0
+	for _, p := range ps {
+		if slices.Contains(names, p.name) {
+			n++
+		}
+	}
+	return n
+}
+
+// rpcAsync posts a request as c would, in a goroutine, and delivers the
+// reply; ctx ends it early (the HTTP request is cancelled). A failure
+// arrives as a reply with status 0 and the error in Error.Message.
+func rpcAsync(ctx context.Context, c *rpcClient, method string, params map[string]any) <-chan rpcReply {
+	c.id++
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
+	req, _ := http.NewRequestWithContext(ctx, "POST", c.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", c.version)
+	req.Header.Set("Mcp-Session-Id", c.session)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	out := make(chan rpcReply, 1)
+	go func() {
+		var r rpcReply
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if line, ok := lastDataLine(data); ok {
+				data = line
+			}
+			r.status = resp.StatusCode
+			err = json.Unmarshal(data, &r)
+		}
+		if err != nil {
+			r.Error = &struct {
+				Code    int64           `json:"code"`
+				Message string          `json:"message"`
+				Data    json.RawMessage `json:"data"`
+			}{Message: err.Error()}
+		}
+		out <- r
+	}()
+	return out
+}
+
+// lastDataLine is the JSON-RPC response of an SSE body: its last data
+// line that carries an id.
+func lastDataLine(body []byte) ([]byte, bool) {
+	var found []byte
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if d, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(d, `"id"`) {
+			found = []byte(d)
+		}
+	}
+	return found, found != nil
+}
+
+// startNeverJob starts a job that never finishes as a 2025-11-25 task of
+// c and returns the task's id and the backend's operation name.
+func startNeverJob(c *rpcClient, srv *lrotest.Server) (task, op string) {
+	var created struct {
+		Task wireTask `json:"task"`
+	}
+	c.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"never": true}, "task": map[string]any{}}, "", &created)
+	jobs := srv.Jobs()
+	return created.Task.TaskID, jobs[len(jobs)-1]
+}
+
+// TestTaskResultDeadline: a tasks/result held on a task that never
+// finishes ends at the call timeout with an error saying the task is
+// still working (the issue saw one held 45s past it), and no poll the
+// gateway made for it could outlive that deadline; the task goes on.
+func TestTaskResultDeadline(t *testing.T) {
+	const callTimeout = 400 * time.Millisecond
+	log := newPollLog()
+	srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{CallTimeout: callTimeout})
+	c := newSessionClient(t, url)
+	id, op := startNeverJob(c, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a safety net only
+	defer cancel()
+	start := time.Now()
+	r := <-rpcAsync(ctx, c, "tasks/result", map[string]any{"taskId": id})
+	if r.Error == nil || r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "tasks/result: the task is still working after 400ms, the longest a request waits for it; call tasks/result again") {
+		t.Fatalf("tasks/result of a task that never ends: %+v", r.Error)
+	}
+	if d := time.Since(start); d < callTimeout {
+		t.Errorf("answered after %s, before the call timeout of %s", d, callTimeout)
+	}
+	for _, p := range log.snapshot() {
+		if p.name == op && (p.deadline.IsZero() || p.deadline.After(start.Add(callTimeout+time.Second))) {
+			t.Errorf("%s at %s carried the deadline %v, past the request's", p.method, p.at.Sub(start), p.deadline)
+		}
+	}
+	var got wireTask
+	c.result("tasks/get", map[string]any{"taskId": id}, "", &got)
+	if got.Status != "working" || len(srv.Cancelled()) != 0 {
+		t.Errorf("the task should go on: %+v, cancelled %v", got, srv.Cancelled())
+	}
+}
+
+// TestTaskResultCredentialEnd: a held tasks/result ends when the token
+// that sent it expires (the issue saw one polling 17s after) or is
+// revoked, with an error saying so, and none of its backend polls could
+// outlive the token; another principal's held tasks/result goes on.
+func TestTaskResultCredentialEnd(t *testing.T) {
+	t.Run("expired", func(t *testing.T) {
+		is := newTestIssuer(t)
+		a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
+			JWKSURL: is.url, Issuer: "https://as.example.com", Resource: zooAudience, Leeway: time.Millisecond,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = a.Close() })
+		log := newPollLog()
+		srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Auth: a, CallTimeout: time.Hour})
+		exp := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second)
+		c := newSessionClientAs(t, url, is.token(t, zooAudience, "", map[string]any{"exp": exp.Unix()}))
+		id, op := startNeverJob(c, srv)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a safety net only
+		defer cancel()
+		r := <-rpcAsync(ctx, c, "tasks/result", map[string]any{"taskId": id})
+		if r.Error == nil || !strings.Contains(r.Error.Message, "tasks/result: the access token has expired; authenticate again and repeat the request") {
+			t.Fatalf("tasks/result past the token's expiry: %+v", r.Error)
+		}
+		if time.Now().Before(exp) {
+			t.Errorf("ended before the token expired")
+		}
+		for _, p := range log.snapshot() {
+			if p.name == op && (p.deadline.IsZero() || p.deadline.After(exp.Add(time.Second))) {
+				t.Errorf("%s carried the deadline %v, past the token's expiry %v", p.method, p.deadline, exp)
+			}
+		}
+	})
+	t.Run("revoked", func(t *testing.T) {
+		a, tokens := bearerAuth(t, "alpha\nbeta\n")
+		log := newPollLog()
+		srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Auth: a, CallTimeout: time.Hour})
+		alpha, beta := newSessionClientAs(t, url, "alpha"), newSessionClientAs(t, url, "beta")
+		alphaTask, alphaJob := startNeverJob(alpha, srv)
+		betaTask, betaJob := startNeverJob(beta, srv)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a safety net only
+		defer cancel()
+		alphaRes := rpcAsync(ctx, alpha, "tasks/result", map[string]any{"taskId": alphaTask})
+		betaRes := rpcAsync(ctx, beta, "tasks/result", map[string]any{"taskId": betaTask})
+		log.waitFor(t, "both tasks/result waiting", func(ps []backendPoll) bool {
+			return slices.ContainsFunc(ps, func(p backendPoll) bool { return p.name == alphaJob && p.method == "WaitOperation" }) &&
+				slices.ContainsFunc(ps, func(p backendPoll) bool { return p.name == betaJob && p.method == "WaitOperation" })
+		})
+		if err := os.WriteFile(tokens, []byte("beta\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := <-alphaRes
+		if r.Error == nil || !strings.Contains(r.Error.Message, "tasks/result: the access token has been revoked; authenticate again") {
+			t.Fatalf("tasks/result of a revoked token: %+v", r.Error)
+		}
+		select {
+		case r := <-betaRes:
+			t.Errorf("beta's tasks/result ended with alpha's token: %+v", r.Error)
+		default:
+		}
+	})
+}

@@ -47,6 +47,9 @@ type Options struct {
 	// FailCode is the code of a failing job's error; default
 	// FAILED_PRECONDITION.
 	FailCode codes.Code
+	// ServerOptions are added to the gRPC server's, e.g. an interceptor
+	// that records the calls a test counts.
+	ServerOptions []grpc.ServerOption
 }
 
 // Server is a running backend.
@@ -118,7 +121,7 @@ func Start(opts Options) (s *Server, stop func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	gs := grpc.NewServer(grpc.UnknownServiceHandler(s.handle))
+	gs := grpc.NewServer(append(slices.Clip(opts.ServerOptions), grpc.UnknownServiceHandler(s.handle))...)
 	refv1.RegisterServerReflectionServer(gs, grpcreflection.NewServerV1(grpcreflection.ServerOptions{Services: s, DescriptorResolver: resolver{s.files}}))
 	go func() { _ = gs.Serve(lis) }()
 	s.Addr = lis.Addr().String()

@@ -306,3 +306,43 @@ func TestTaskResultCredentialEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestInFlightShare: one principal holding tasks/result requests on tasks
+// that never finish (the issue filled --max-in-flight 8 with 8 of them)
+// holds at most its share of --max-in-flight, half by default; its next
+// request is refused with the server's "busy" error naming its share,
+// and another principal is still served.
+func TestInFlightShare(t *testing.T) {
+	a, _ := bearerAuth(t, "alpha\nbeta\n")
+	log := newPollLog()
+	srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Auth: a, MaxInFlight: 4, CallTimeout: time.Hour})
+	alpha, beta := newSessionClientAs(t, url, "alpha"), newSessionClientAs(t, url, "beta")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a safety net only
+	defer cancel()
+	var held []<-chan rpcReply
+	var ops []string
+	for range 2 {
+		task, op := startNeverJob(alpha, srv)
+		held = append(held, rpcAsync(ctx, alpha, "tasks/result", map[string]any{"taskId": task}))
+		ops = append(ops, op)
+	}
+	log.waitFor(t, "alpha's two tasks/result waiting", func(ps []backendPoll) bool {
+		return slices.ContainsFunc(ps, func(p backendPoll) bool { return p.name == ops[0] && p.method == "WaitOperation" }) &&
+			slices.ContainsFunc(ps, func(p backendPoll) bool { return p.name == ops[1] && p.method == "WaitOperation" })
+	})
+	r := alpha.call("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"steps": 1}}, "")
+	if r.Error == nil || r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "server busy: this principal has 2 requests in flight, its share of the server's requests") {
+		t.Errorf("alpha's third request: %+v", r.Error)
+	}
+	var res struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
+	beta.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"steps": 1}}, "", &res)
+	if res.StructuredContent["stepsDone"] != float64(1) {
+		t.Errorf("beta, while alpha holds its share: %+v", res)
+	}
+	cancel()
+	for _, h := range held {
+		<-h
+	}
+}

@@ -26,7 +26,9 @@ import (
 // results.Store for Options.ResultTTL and linked from the result
 // (resource_link from 2025-06-18 on; the sentence names the URI for every
 // revision), readable with resources/read by the same session, or for a
-// stateless request the same principal (resultOwner).
+// stateless request the same principal (resultOwner). One principal
+// keeps at most its share of the store (Options.ResultStoreBytesPerPrincipal),
+// so its results cannot push out another's.
 //
 // A result within budget costs one length comparison: the check runs on
 // the JSON the transcoder produced anyway, and only a cut scans it.
@@ -142,7 +144,7 @@ func (g *Gateway) fitResult(ctx context.Context, req *mcp.CallToolRequest, t *to
 	}
 	fmt.Fprintf(&note, " (listed in %q).", f.Member)
 	note.WriteString(t.budget.askLess)
-	id, kept := g.results.Put(resultOwner(ctx, req.Session), js)
+	id, kept := g.results.Put(resultOwner(ctx, req.Session), principalOf(ctx).ID, js)
 	if kept {
 		uri := ResultURIPrefix + id
 		ttl := g.results.TTL()

@@ -100,6 +100,15 @@ type Options struct {
 	// ResultStoreEntries bounds how many results are kept whole; zero
 	// means results.DefaultMaxEntries.
 	ResultStoreEntries int
+	// ResultStoreBytesPerPrincipal and ResultStoreEntriesPerPrincipal
+	// bound one authenticated principal's part of the store, all its
+	// sessions together: over it, its own oldest results go first, and
+	// when the whole store is full the principal holding the most pays,
+	// so one principal cannot push another's results out within their
+	// TTL (see results.Store). Zero means half of ResultStoreBytes and
+	// of ResultStoreEntries; Off, no per-principal bound.
+	ResultStoreBytesPerPrincipal   int64
+	ResultStoreEntriesPerPrincipal int
 	// InputErrors selects how invalid arguments are answered.
 	InputErrors InputErrorMode
 	// ExposeHealth exposes grpc.health.v1.Health as tools; hidden by
@@ -348,7 +357,8 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	if g.budget, err = resultBudget(g.opts.MaxResultBytes); err != nil {
 		return nil, err
 	}
-	g.results = results.NewStore(&results.StoreOptions{TTL: g.opts.ResultTTL, MaxBytes: g.opts.ResultStoreBytes, MaxEntries: g.opts.ResultStoreEntries})
+	g.results = results.NewStore(&results.StoreOptions{TTL: g.opts.ResultTTL, MaxBytes: g.opts.ResultStoreBytes, MaxEntries: g.opts.ResultStoreEntries,
+		MaxBytesPerPrincipal: g.opts.ResultStoreBytesPerPrincipal, MaxEntriesPerPrincipal: g.opts.ResultStoreEntriesPerPrincipal})
 	md, err := newOutgoingMD(g.opts.ForwardHeaders, g.opts.Metadata)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
@@ -52,7 +53,6 @@ func startJobsAs(t *testing.T, bopts lrotest.Options, opts *gateway.Options) (*l
 	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, opts)
 	return srv, base + "/mcp"
 }
-
 
 // backendPoll is one GetOperation or WaitOperation the jobs backend
 // received.
@@ -344,5 +344,65 @@ func TestInFlightShare(t *testing.T) {
 	cancel()
 	for _, h := range held {
 		<-h
+	}
+}
+
+// cutLink calls ListAnimals as cs, which the small budget cuts, and
+// returns the link to the whole result.
+func cutLink(t *testing.T, cs *sdk.ClientSession) *sdk.ResourceLink {
+	t.Helper()
+	for _, blk := range call(t, cs, "ZooService_ListAnimals", map[string]any{"pageSize": 17}).Content {
+		if l, ok := blk.(*sdk.ResourceLink); ok {
+			return l
+		}
+	}
+	t.Fatal("the cut result has no link to the whole one")
+	return nil
+}
+
+// TestResultStorePerPrincipal: one principal's results cannot push
+// another's out of the store within their TTL (the issue saw 20 results
+// of ~3.5 MB from one principal evict another's in 5 s): past its share
+// (half the store, in bytes or in count) a principal loses its own
+// oldest results, and the other principal's result stays readable.
+func TestResultStorePerPrincipal(t *testing.T) {
+	const budget = 1500
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, c := range []struct {
+		name string
+		opts func(size int64) *gateway.Options
+	}{
+		{"count", func(int64) *gateway.Options { return &gateway.Options{MaxResultBytes: budget, ResultStoreEntries: 4} }},
+		{"bytes", func(size int64) *gateway.Options {
+			return &gateway.Options{MaxResultBytes: budget, ResultStoreBytes: 4*size + size/2}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// The size of one whole result, to size the store in bytes.
+			_, probe, _ := startBearerGateway(t, "alpha\n", &gateway.Options{MaxResultBytes: budget})
+			size := cutLink(t, connectAs(ctx, t, probe, "streamable", "alpha")).Size
+			if size == nil || *size <= 0 {
+				t.Fatal("the link gives no size")
+			}
+			_, base, _ := startBearerGateway(t, "alpha\nbeta\n", c.opts(*size))
+			alpha, beta := connectAs(ctx, t, base, "streamable", "alpha"), connectAs(ctx, t, base, "streamable", "beta")
+			kept := cutLink(t, beta).URI
+			var links []string
+			for range 8 {
+				links = append(links, cutLink(t, alpha).URI)
+			}
+			if _, err := readResource(beta, kept); err != nil {
+				t.Errorf("beta's result, read within its TTL after alpha's 8: %v", err)
+			}
+			for i, uri := range links {
+				_, err := readResource(alpha, uri)
+				if newest := i >= len(links)-2; newest && err != nil {
+					t.Errorf("alpha's result %d, one of its newest two: %v", i, err)
+				} else if !newest && !notFound(err) {
+					t.Errorf("alpha's result %d, older than its share keeps: %v", i, err)
+				}
+			}
+		})
 	}
 }

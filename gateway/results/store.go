@@ -1,6 +1,7 @@
 package results
 
 import (
+	"container/list"
 	"crypto/rand"
 	"sync"
 	"time"
@@ -11,6 +12,10 @@ const (
 	DefaultTTL        = 10 * time.Minute
 	DefaultMaxBytes   = 64 << 20
 	DefaultMaxEntries = 1000
+	// DefaultPrincipalShare is the share of the store one principal may
+	// fill by default: one in DefaultPrincipalShare (half) of its bytes
+	// and of its entries.
+	DefaultPrincipalShare = 2
 )
 
 // StoreOptions bound a Store; zero values mean the defaults.
@@ -22,6 +27,15 @@ type StoreOptions struct {
 	MaxBytes int64
 	// MaxEntries bounds how many results are kept.
 	MaxEntries int
+	// MaxBytesPerPrincipal bounds the bytes of the results one principal
+	// keeps, all its owners (sessions) together; a result larger than it
+	// is not kept. Default MaxBytes / DefaultPrincipalShare; negative
+	// means no per-principal bound.
+	MaxBytesPerPrincipal int64
+	// MaxEntriesPerPrincipal bounds how many results one principal
+	// keeps. Default MaxEntries / DefaultPrincipalShare; negative means
+	// no per-principal bound.
+	MaxEntriesPerPrincipal int
 	// Now is the clock; nil means time.Now. Tests set it.
 	Now func() time.Time
 }
@@ -29,45 +43,86 @@ type StoreOptions struct {
 // Store keeps whole results for a while so that a client can read what a
 // cut left out. Each result is readable only by the owner that put it
 // (the gateway's owner key is the session, or the principal for a
-// stateless request), under an unguessable id. The store is bounded in
-// bytes and count: when full, the oldest results go first, and expired
-// ones are dropped whenever a result is put or read, so it needs no
-// goroutine. It is safe for concurrent use.
+// stateless request), under an unguessable id. It is safe for concurrent
+// use, and needs no goroutine: expired results are dropped whenever a
+// result is put or read.
+//
+// The store is bounded in bytes and count, and so is each principal's
+// part of it, so that one principal cannot push another's results out
+// within their TTL:
+//
+//   - A principal over its own bound makes room from its own results,
+//     the oldest first.
+//   - When the whole store is full, room is made from the principal that
+//     holds the most (bytes when bytes are short, results when the count
+//     is), its oldest first: whoever fills the store pays for it, and a
+//     principal holding less than the others is the last to lose a
+//     result.
+//
+// The anonymous principal ("") has no bound of its own: without
+// authentication there is nobody to share with (or, on stdio, one user).
 type Store struct {
-	ttl        time.Duration
-	maxBytes   int64
-	maxEntries int
-	now        func() time.Time
+	ttl          time.Duration
+	maxBytes     int64
+	maxEntries   int
+	quotaBytes   int64 // 0: no per-principal bound
+	quotaEntries int   // 0: no per-principal bound
+	now          func() time.Time
 
 	mu    sync.Mutex
 	byID  map[string]*entry
-	queue []*entry // in the order put, which is also the order of expiry
-	head  int      // queue[:head] are gone
+	all   list.List // every result, oldest first, which is also the order of expiry
+	byWho map[string]*holder
 	bytes int64
+}
+
+// holder is one principal's part of the store.
+type holder struct {
+	name    string
+	results list.List // its results, oldest first
+	bytes   int64
 }
 
 type entry struct {
 	id, owner string
+	who       *holder
 	data      []byte
 	expires   time.Time
+	inAll     *list.Element
+	inHolder  *list.Element
 }
 
 // NewStore makes a Store with opts; nil means defaults.
 func NewStore(opts *StoreOptions) *Store {
-	s := &Store{ttl: DefaultTTL, maxBytes: DefaultMaxBytes, maxEntries: DefaultMaxEntries, now: time.Now, byID: make(map[string]*entry)}
+	var o StoreOptions
 	if opts != nil {
-		if opts.TTL > 0 {
-			s.ttl = opts.TTL
-		}
-		if opts.MaxBytes > 0 {
-			s.maxBytes = opts.MaxBytes
-		}
-		if opts.MaxEntries > 0 {
-			s.maxEntries = opts.MaxEntries
-		}
-		if opts.Now != nil {
-			s.now = opts.Now
-		}
+		o = *opts
+	}
+	s := &Store{ttl: DefaultTTL, maxBytes: DefaultMaxBytes, maxEntries: DefaultMaxEntries, now: time.Now,
+		byID: make(map[string]*entry), byWho: make(map[string]*holder)}
+	if o.TTL > 0 {
+		s.ttl = o.TTL
+	}
+	if o.MaxBytes > 0 {
+		s.maxBytes = o.MaxBytes
+	}
+	if o.MaxEntries > 0 {
+		s.maxEntries = o.MaxEntries
+	}
+	switch {
+	case o.MaxBytesPerPrincipal == 0:
+		s.quotaBytes = max(1, s.maxBytes/DefaultPrincipalShare)
+	case o.MaxBytesPerPrincipal > 0:
+		s.quotaBytes = min(o.MaxBytesPerPrincipal, s.maxBytes)
+	}
+	switch {
+	case o.MaxEntriesPerPrincipal == 0:
+		s.quotaEntries = max(1, s.maxEntries/DefaultPrincipalShare)
+	case o.MaxEntriesPerPrincipal > 0:
+		s.quotaEntries = min(o.MaxEntriesPerPrincipal, s.maxEntries)
+	}
+	if o.Now != nil {
+		s.now = o.Now
 	}
 	return s
 }
@@ -75,11 +130,15 @@ func NewStore(opts *StoreOptions) *Store {
 // TTL is how long a result stays readable.
 func (s *Store) TTL() time.Duration { return s.ttl }
 
-// Put keeps data for owner and returns its id (128 random bits and more,
-// in base32), or ok false when data is larger than the whole store. The
-// store owns data afterwards: the caller must not change it.
-func (s *Store) Put(owner string, data []byte) (id string, ok bool) {
-	if int64(len(data)) > s.maxBytes {
+// Put keeps data for owner, counted against principal's part of the
+// store ("" for anonymous, which has no bound of its own), and returns
+// its id (128 random bits and more, in base32), or ok false when data is
+// larger than the whole store or than one principal may keep. Room is
+// made as the Store's doc says. The store owns data afterwards: the
+// caller must not change it.
+func (s *Store) Put(owner, principal string, data []byte) (id string, ok bool) {
+	n := int64(len(data))
+	if n > s.maxBytes || principal != "" && s.quotaBytes > 0 && n > s.quotaBytes {
 		return "", false
 	}
 	e := &entry{id: rand.Text(), owner: owner, data: data}
@@ -87,14 +146,45 @@ func (s *Store) Put(owner string, data []byte) (id string, ok bool) {
 	defer s.mu.Unlock()
 	now := s.now()
 	s.expire(now)
-	for s.bytes+int64(len(data)) > s.maxBytes || len(s.byID) >= s.maxEntries {
-		s.drop(s.queue[s.head])
+	if h := s.byWho[principal]; h != nil && principal != "" {
+		for h.results.Len() > 0 && (s.quotaBytes > 0 && h.bytes+n > s.quotaBytes || s.quotaEntries > 0 && h.results.Len() >= s.quotaEntries) {
+			s.drop(h.results.Front().Value.(*entry))
+		}
 	}
+	for s.bytes+n > s.maxBytes {
+		s.drop(s.heaviest(func(h *holder) int64 { return h.bytes }))
+	}
+	for len(s.byID) >= s.maxEntries {
+		s.drop(s.heaviest(func(h *holder) int64 { return int64(h.results.Len()) }))
+	}
+	h := s.byWho[principal]
+	if h == nil {
+		h = &holder{name: principal}
+		s.byWho[principal] = h
+	}
+	e.who = h
 	e.expires = now.Add(s.ttl)
+	e.inAll = s.all.PushBack(e)
+	e.inHolder = h.results.PushBack(e)
+	h.bytes += n
 	s.byID[e.id] = e
-	s.queue = append(s.queue, e)
-	s.bytes += int64(len(data))
+	s.bytes += n
 	return e.id, true
+}
+
+// heaviest is the oldest result of the principal that holds the most by
+// size; of two that hold as much, the one whose oldest result is older
+// pays. The store is not empty.
+func (s *Store) heaviest(size func(*holder) int64) *entry {
+	var top *entry
+	var topSize int64
+	for _, h := range s.byWho {
+		e := h.results.Front().Value.(*entry)
+		if sz := size(h); top == nil || sz > topSize || sz == topSize && e.expires.Before(top.expires) {
+			top, topSize = e, sz
+		}
+	}
+	return top
 }
 
 // Get returns the result id of owner while it lives. Another owner's id
@@ -120,22 +210,22 @@ func (s *Store) Len() (n int, bytes int64) {
 
 // expire drops the results whose time is up; they are at the front.
 func (s *Store) expire(now time.Time) {
-	for s.head < len(s.queue) && !now.Before(s.queue[s.head].expires) {
-		s.drop(s.queue[s.head])
+	for f := s.all.Front(); f != nil && !now.Before(f.Value.(*entry).expires); f = s.all.Front() {
+		s.drop(f.Value.(*entry))
 	}
 }
 
-// drop forgets the front result and compacts the queue now and then, so
-// its array does not grow with every result ever put.
+// drop forgets e, and its principal when e was its last result, so the
+// principals held are those with results.
 func (s *Store) drop(e *entry) {
 	delete(s.byID, e.id)
-	s.bytes -= int64(len(e.data))
-	s.queue[s.head] = nil
-	s.head++
-	if s.head > 64 && s.head*2 > len(s.queue) {
-		n := copy(s.queue, s.queue[s.head:])
-		clear(s.queue[n:])
-		s.queue = s.queue[:n]
-		s.head = 0
+	s.all.Remove(e.inAll)
+	h := e.who
+	h.results.Remove(e.inHolder)
+	n := int64(len(e.data))
+	h.bytes -= n
+	s.bytes -= n
+	if h.results.Len() == 0 {
+		delete(s.byWho, h.name)
 	}
 }

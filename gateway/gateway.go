@@ -170,6 +170,12 @@ type Options struct {
 	// mcp.ServerOptions.MaxInFlightPerPrincipal (0: half of
 	// MaxInFlight, Off: none).
 	MaxInFlightPerPrincipal int
+	// MaxTaskPolls bounds the polls per second every
+	// subscriptions/listen stream together makes to follow its tasks
+	// (each a GetOperation), an authenticated principal's streams at
+	// most half of them; see mcp.ServerOptions.MaxTaskPolls (0: its
+	// default). It cannot be Off.
+	MaxTaskPolls int
 	// MaxBatch bounds the messages of one JSON-RPC batch; see
 	// mcp.ServerOptions.MaxBatch (0: its default).
 	MaxBatch int
@@ -307,6 +313,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		mustNotBeOff("Options.StreamMaxBytes", g.opts.StreamMaxBytes, "a stream's result is always bounded"),
 		mustNotBeOff("Options.DiscoveryTimeout", g.opts.DiscoveryTimeout, "a discovery always has a deadline"),
 		mustNotBeOff("Options.MaxBatch", g.opts.MaxBatch, "a batch is always bounded"),
+		mustNotBeOff("Options.MaxTaskPolls", g.opts.MaxTaskPolls, "the polls that follow tasks are always paced"),
 		mustNotBeOff("Options.MaxStdioMessageBytes", g.opts.MaxStdioMessageBytes, "a message is always bounded"),
 		mustNotBeOff("Options.ResultTTL", g.opts.ResultTTL, "a result kept whole always expires"),
 		mustNotBeOff("Options.ResultStoreBytes", g.opts.ResultStoreBytes, "the result store is always bounded"),
@@ -401,7 +408,8 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		&mcp.ServerOptions{Logger: g.opts.Logger, Trace: g.traceLogger(), TraceBodies: g.opts.LogArguments,
 			MaxConcurrentCalls: g.opts.MaxConcurrentCalls, SessionObserver: g.observeSessions(), PrincipalOf: who,
 			MaxInFlight: g.opts.MaxInFlight, MaxInFlightPerPrincipal: g.opts.MaxInFlightPerPrincipal, TaskWaitTimeout: g.opts.CallTimeout,
-			MaxBatch: g.opts.MaxBatch, MaxMessageBytes: g.opts.MaxStdioMessageBytes})
+			MaxTaskPolls: g.opts.MaxTaskPolls,
+			MaxBatch:     g.opts.MaxBatch, MaxMessageBytes: g.opts.MaxStdioMessageBytes})
 	if err := g.start(ctx); err != nil {
 		return nil, err
 	}

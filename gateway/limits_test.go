@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -159,7 +160,12 @@ func rpcAsync(ctx context.Context, c *rpcClient, method string, params map[strin
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", c.version)
-	req.Header.Set("Mcp-Session-Id", c.session)
+	if c.session != "" {
+		req.Header.Set("Mcp-Session-Id", c.session)
+	}
+	if c.version == "2026-07-28" {
+		req.Header.Set("Mcp-Method", method)
+	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
@@ -404,5 +410,136 @@ func TestResultStorePerPrincipal(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// startStatelessJob starts a job as a 2026-07-28 task of c (the call
+// answers with the task at once under OperationWait: Off) and returns
+// the task's id and the backend's operation name.
+func startStatelessJob(c *rpcClient, srv *lrotest.Server, args map[string]any) (task, op string) {
+	var created wireTask
+	c.result("tools/call", stateless(map[string]any{"name": "Jobs_Run", "arguments": args}, capsTasks), "Jobs_Run", &created)
+	if created.ResultType != "task" {
+		c.t.Fatalf("want a task: %+v", created)
+	}
+	jobs := srv.Jobs()
+	return created.TaskID, jobs[len(jobs)-1]
+}
+
+// listenTasks opens a 2026-07-28 subscriptions/listen stream for ids as
+// token and delivers its data lines until it ends or ctx does.
+func listenTasks(ctx context.Context, t *testing.T, url, token string, ids []string) <-chan string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "l", "method": "subscriptions/listen",
+		"params": stateless(map[string]any{"notifications": map[string]any{"taskIds": ids}}, capsTasks)})
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				select {
+				case lines <- line:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return lines
+}
+
+// mostInASecond is the most of ps that reached the backend within any
+// one second.
+func mostInASecond(ps []backendPoll) int {
+	most := 0
+	for i, j := 0, 0; j < len(ps); j++ {
+		for ps[j].at.Sub(ps[i].at) >= time.Second {
+			i++
+		}
+		most = max(most, j-i+1)
+	}
+	return most
+}
+
+// TestListenPollBudget: subscriptions/listen follows at most 32 task ids
+// (33 are refused, naming the bound, before any backend is polled), and
+// the polls that follow them are paced: a principal following 32 running
+// tasks, which would want 32 polls a second, gets at most its share of
+// --max-task-polls (half), as counted by the backend; another principal's
+// stream is still served and sees its task finish.
+func TestListenPollBudget(t *testing.T) {
+	const rate = 40 // polls a second; a principal's share is 20
+	a, _ := bearerAuth(t, "alpha\nbeta\n")
+	log := newPollLog()
+	srv, url := startJobsAs(t, lrotest.Options{NoWait: true, ServerOptions: []grpc.ServerOption{log.option()}},
+		&gateway.Options{Auth: a, OperationWait: gateway.Off, MaxTaskPolls: rate})
+	alpha := &rpcClient{t: t, url: url, version: "2026-07-28", token: "alpha"}
+	beta := &rpcClient{t: t, url: url, version: "2026-07-28", token: "beta"}
+	var ids, ops []string
+	for range 32 {
+		id, op := startStatelessJob(alpha, srv, map[string]any{"never": true})
+		ids, ops = append(ids, id), append(ops, op)
+	}
+	betaID, betaOp := startStatelessJob(beta, srv, map[string]any{"steps": 2})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a safety net only
+	defer cancel()
+	refused, stop := context.WithTimeout(ctx, 10*time.Second) // a safety net only: a listen that is not refused never ends
+	r := <-rpcAsync(refused, alpha, "subscriptions/listen", stateless(map[string]any{"notifications": map[string]any{"taskIds": append(slices.Clone(ids), betaID)}}, capsTasks))
+	stop()
+	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "33 task ids, more than the 32 one stream may follow") {
+		t.Errorf("a listen for 33 tasks: %+v", r.Error)
+	}
+	if n := len(log.snapshot()); n != 0 {
+		t.Errorf("the refused listen polled the backend %d times", n)
+	}
+
+	alphaLines := listenTasks(ctx, t, url, "alpha", ids)
+	go func() {
+		for range alphaLines {
+		}
+	}()
+	betaLines := listenTasks(ctx, t, url, "beta", []string{betaID})
+	completed := false
+	for line := range betaLines {
+		if strings.Contains(line, `"method":"notifications/tasks"`) && strings.Contains(line, `"status":"completed"`) {
+			completed = true
+			break
+		}
+	}
+	if !completed {
+		t.Fatal("beta's stream ended without its task's completion")
+	}
+	ps := log.waitFor(t, "30 polls of alpha's tasks", func(ps []backendPoll) bool { return of(ps, ops...) >= 30 })
+	var alphas []backendPoll
+	for _, p := range ps {
+		if slices.Contains(ops, p.name) {
+			alphas = append(alphas, p)
+		}
+	}
+	// The pace is kept where polls start; a poll or two may arrive
+	// together at the backend.
+	const jitter = 2
+	if most := mostInASecond(alphas); most > rate/2+jitter {
+		t.Errorf("alpha's tasks were polled %d times within a second, past its share of %d", most, rate/2)
+	}
+	if most := mostInASecond(ps); most > rate+jitter {
+		t.Errorf("the backend was polled %d times within a second, past the budget of %d", most, rate)
+	}
+	if n := of(ps, betaOp); n < 2 {
+		t.Errorf("beta's task was polled %d times", n)
 	}
 }

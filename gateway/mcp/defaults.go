@@ -29,12 +29,15 @@ const (
 	// DefaultMaxInFlight bounds the requests in flight on the whole
 	// server, every session and stateless request together.
 	DefaultMaxInFlight = 1024
-	// DefaultInFlightShare is the share of the server's requests in
-	// flight one authenticated principal may hold by default: one in
-	// DefaultInFlightShare (half), so one principal never holds them all,
-	// and a second one always finds room even when the first is at its
-	// limit.
-	DefaultInFlightShare = 2
+	// DefaultPrincipalShare is the share of a server-wide limit (the
+	// requests in flight, the task polls of listen streams) one
+	// authenticated principal may take by default: one in
+	// DefaultPrincipalShare (half), so one principal never takes it all,
+	// and a second always finds room even when the first is at its share.
+	DefaultPrincipalShare = 2
+	// DefaultMaxTaskPolls bounds the polls per second that every
+	// subscriptions/listen stream together makes to follow its tasks.
+	DefaultMaxTaskPolls = 100
 	// DefaultTaskWaitTimeout bounds a task method, tasks/result's wait
 	// for its task above all: the gateway's default call timeout, since
 	// tasks/result continues the wait of the call that started the task.
@@ -94,7 +97,7 @@ func (o *ServerOptions) Check() error {
 		return nil
 	}
 	return checkBounded("ServerOptions", boundedInt("TaskWaitTimeout", o.TaskWaitTimeout),
-		boundedInt("ListenTimeout", o.ListenTimeout), boundedInt("MaxBatch", o.MaxBatch),
+		boundedInt("ListenTimeout", o.ListenTimeout), boundedInt("MaxTaskPolls", o.MaxTaskPolls), boundedInt("MaxBatch", o.MaxBatch),
 		boundedInt("MaxBatchResponseBytes", o.MaxBatchResponseBytes), boundedInt("MaxMessageBytes", o.MaxMessageBytes))
 }
 

@@ -671,7 +671,7 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 		tctx, stop := context.WithCancel(ctx)
 		var wg sync.WaitGroup
 		defer func() { stop(); wg.Wait() }()
-		tasks = s.watchTasks(tctx, &wg, sc, taskIDs, subMeta)
+		tasks = s.watchTasks(tctx, &wg, sc, taskIDs, subMeta, s.principalOf(ctx).ID)
 	}
 	if want.ToolsListChanged || want.ResourcesListChanged || tasks != nil {
 		toolsChanged := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{`), subMeta...), "}}"...)

@@ -73,7 +73,8 @@ func TestSessionTokenCanonical(t *testing.T) {
 }
 
 // TestDecodeTaskIDs: subscriptions/listen watches at most MaxListenTasks
-// (100) distinct task ids; duplicates count once, an empty id is refused.
+// (32) distinct task ids, and says what to do with more; duplicates count
+// once, an empty id is refused.
 func TestDecodeTaskIDs(t *testing.T) {
 	ids := func(n int, dup bool) json.RawMessage {
 		var l []string
@@ -89,7 +90,7 @@ func TestDecodeTaskIDs(t *testing.T) {
 	if got, err := decodeTaskIDs(ids(MaxListenTasks, true)); err != nil || len(got) != MaxListenTasks {
 		t.Errorf("%d ids, each twice: %d ids, %v", MaxListenTasks, len(got), err)
 	}
-	if _, err := decodeTaskIDs(ids(MaxListenTasks+1, false)); err == nil || !strings.Contains(err.Error(), "at most 100 task ids") {
+	if _, err := decodeTaskIDs(ids(MaxListenTasks+1, false)); err == nil || !strings.Contains(err.Error(), "33 task ids, more than the 32 one stream may follow; follow the others on another stream, or poll them with tasks/get") {
 		t.Errorf("%d ids: %v, want refused", MaxListenTasks+1, err)
 	}
 	if _, err := decodeTaskIDs(json.RawMessage(`["a",""]`)); err == nil {

@@ -63,6 +63,13 @@ type ServerOptions struct {
 	// caller's credential expires or is revoked. Default
 	// DefaultListenTimeout; it cannot be off.
 	ListenTimeout time.Duration
+	// MaxTaskPolls bounds the polls per second (GetTask calls, each a
+	// backend's GetOperation in the gateway) that every
+	// subscriptions/listen stream together makes to follow the tasks it
+	// names; one authenticated principal's streams make at most half of
+	// them, and a stream polls one task at a time. See pollbudget.go.
+	// Default DefaultMaxTaskPolls; it cannot be off.
+	MaxTaskPolls int
 	// MaxBatch bounds the messages of one batch (2025-03-26); a larger
 	// one gets a single -32600 error and none of it runs. Default
 	// DefaultMaxBatch.
@@ -114,6 +121,7 @@ type Server struct {
 	maxPerPrincipal  int // 0: no limit
 	taskWait         time.Duration
 	listenTimeout    time.Duration
+	polls            *pollBudgets
 	maxBatch         int
 	maxBatchResponse int
 	maxLine          int
@@ -190,12 +198,13 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 	}
 	switch {
 	case o.MaxInFlightPerPrincipal == 0 && o.MaxInFlight > 0:
-		o.MaxInFlightPerPrincipal = max(1, o.MaxInFlight/DefaultInFlightShare)
+		o.MaxInFlightPerPrincipal = max(1, o.MaxInFlight/DefaultPrincipalShare)
 	case o.MaxInFlightPerPrincipal < 0:
 		o.MaxInFlightPerPrincipal = 0
 	}
 	orDefault(&o.TaskWaitTimeout, DefaultTaskWaitTimeout)
 	orDefault(&o.ListenTimeout, DefaultListenTimeout)
+	orDefault(&o.MaxTaskPolls, DefaultMaxTaskPolls)
 	orDefault(&o.MaxBatch, DefaultMaxBatch)
 	orDefault(&o.MaxBatchResponseBytes, DefaultMaxBatchResponseBytes)
 	orDefault(&o.MaxMessageBytes, DefaultMaxMessageBytes)
@@ -216,6 +225,7 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		maxPerPrincipal:  o.MaxInFlightPerPrincipal,
 		taskWait:         o.TaskWaitTimeout,
 		listenTimeout:    o.ListenTimeout,
+		polls:            newPollBudgets(o.MaxTaskPolls),
 		maxBatch:         o.MaxBatch,
 		maxBatchResponse: o.MaxBatchResponseBytes,
 		maxLine:          o.MaxMessageBytes,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -432,9 +433,12 @@ func (s *Server) capsFor(version string) []byte {
 	return s.caps
 }
 
-// MaxListenTasks is how many task ids one subscriptions/listen may watch;
-// each costs a poll of the handler per poll interval.
-const MaxListenTasks = 100
+// MaxListenTasks is how many task ids one subscriptions/listen may
+// watch. Each is polled every second while it runs, within the
+// stream's principal's share of MaxTaskPolls (half of 100 a second by
+// default): 32 fit in it, and an agent rarely follows more tasks at once;
+// one with more listens on another stream or polls with tasks/get.
+const MaxListenTasks = 32
 
 // decodeTaskIDs reads notifications.taskIds: an array of non-empty
 // strings, at most MaxListenTasks, duplicates dropped.
@@ -455,56 +459,87 @@ func decodeTaskIDs(raw json.RawMessage) ([]string, error) {
 		}
 	}
 	if len(out) > MaxListenTasks {
-		return nil, fmt.Errorf("at most %d task ids", MaxListenTasks)
+		return nil, fmt.Errorf("%d task ids, more than the %d one stream may follow; follow the others on another stream, or poll them with tasks/get", len(out), MaxListenTasks)
 	}
 	return out, nil
 }
 
-// watchTasks polls each task for a subscriptions/listen stream and sends
-// notifications/tasks (the whole task, as tasks/get would answer) on the
-// returned channel each time its status changes, from the first state on,
-// until the task is terminal, unknown, or ctx ends. The goroutines are
-// counted in wg.
-func (s *Server) watchTasks(ctx context.Context, wg *sync.WaitGroup, sc *scope, ids []string, subMeta []byte) <-chan []byte {
+// watchTasks follows the tasks of one subscriptions/listen stream of
+// principal who and sends notifications/tasks (the whole task, as
+// tasks/get would answer) on the returned channel each time a task's
+// status changes, from its first state on, until it is terminal or
+// unknown, or ctx ends. One goroutine, counted in wg, polls the tasks one
+// at a time, each when its poll interval has passed and the stream's
+// turn in the poll budget comes (pollbudget.go), each poll bounded by
+// TaskWaitTimeout.
+func (s *Server) watchTasks(ctx context.Context, wg *sync.WaitGroup, sc *scope, ids []string, subMeta []byte, who string) <-chan []byte {
 	th := s.taskHandler()
-	out := make(chan []byte, len(ids))
+	out := make(chan []byte, 1)
 	req := &TaskRequest{Header: sc.header, Session: SessionInfo{Transport: sc.transport, ProtocolVersion: Version20260728}}
-	for _, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			timer := time.NewTimer(0)
-			defer timer.Stop()
-			last := ""
-			for {
+	type watched struct {
+		id, last string
+		due      time.Time
+	}
+	ws := make([]*watched, len(ids))
+	now := time.Now()
+	for i, id := range ids {
+		ws[i] = &watched{id: id, due: now}
+	}
+	budget := s.polls.forStream(who)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer budget.release()
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		for len(ws) > 0 {
+			// The task due first; of two due at once, the one named
+			// first, so under a tight budget every task takes its turn.
+			i := 0
+			for k, w := range ws {
+				if w.due.Before(ws[i].due) {
+					i = k
+				}
+			}
+			w := ws[i]
+			if d := time.Until(w.due); d > 0 {
+				timer.Reset(d)
 				select {
 				case <-ctx.Done():
 					return
 				case <-timer.C:
 				}
-				t, err := th.GetTask(ctx, id, req)
-				if err != nil {
-					return // unknown, or the handler failed: nothing to tell
-				}
-				if st := taskStatus(t, Version20260728); st != last {
-					last = st
-					select {
-					case out <- s.taskNotification(t, subMeta):
-					case <-ctx.Done():
-						return
-					}
-				}
-				if isTerminal(t.Status) {
+			}
+			if budget.wait(ctx) != nil {
+				return
+			}
+			pctx, cancel := context.WithTimeout(ctx, s.taskWait)
+			t, err := th.GetTask(pctx, w.id, req)
+			cancel()
+			if err != nil {
+				// Unknown, or the handler failed: nothing to tell.
+				ws = slices.Delete(ws, i, i+1)
+				continue
+			}
+			if st := taskStatus(t, Version20260728); st != w.last {
+				w.last = st
+				select {
+				case out <- s.taskNotification(t, subMeta):
+				case <-ctx.Done():
 					return
 				}
-				d := t.PollInterval
-				if d <= 0 {
-					d = time.Second
-				}
-				timer.Reset(d)
 			}
-		}()
-	}
+			if isTerminal(t.Status) {
+				ws = slices.Delete(ws, i, i+1)
+				continue
+			}
+			d := t.PollInterval
+			if d <= 0 {
+				d = time.Second
+			}
+			w.due = time.Now().Add(d)
+		}
+	}()
 	return out
 }
 

@@ -24,6 +24,7 @@ func TestOptionsThatCannotBeOff(t *testing.T) {
 		"Options.ResultTTL":            {ResultTTL: gateway.Off},
 		"Options.ResultStoreBytes":     {ResultStoreBytes: gateway.Off},
 		"Options.ResultStoreEntries":   {ResultStoreEntries: gateway.Off},
+		"Options.MaxTaskPolls":         {MaxTaskPolls: gateway.Off},
 		// The transports' options, checked by their own Check.
 		"Options.HTTP: mcp: StreamableHTTPOptions.SessionIdleTimeout": {HTTP: &mcp.StreamableHTTPOptions{SessionIdleTimeout: gateway.Off}},
 		"Options.HTTP: mcp: StreamableHTTPOptions.MaxRequestBytes":    {HTTP: &mcp.StreamableHTTPOptions{MaxRequestBytes: gateway.Off}},
@@ -46,6 +47,7 @@ func TestUnboundedOptionsStayAllowed(t *testing.T) {
 		"SSEOptions.MaxSessionsPerPrincipal":            (&mcp.SSEOptions{MaxSessionsPerPrincipal: gateway.Off}).Check(),
 		"WebSocketOptions.MaxConnectionsPerPrincipal":   (&mcp.WebSocketOptions{MaxConnectionsPerPrincipal: gateway.Off}).Check(),
 		"ServerOptions.MaxInFlight":                     (&mcp.ServerOptions{MaxInFlight: gateway.Off, MaxConcurrentCalls: gateway.Off}).Check(),
+		"ServerOptions.MaxInFlightPerPrincipal":         (&mcp.ServerOptions{MaxInFlightPerPrincipal: gateway.Off}).Check(),
 	} {
 		if err != nil {
 			t.Errorf("%s: Off refused: %v", name, err)

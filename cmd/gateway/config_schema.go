@@ -46,11 +46,13 @@ type fileConfig struct {
 	SearchEmbeddingsModel   *string `yaml:"search_embeddings_model"`
 	SearchEmbeddingsKeyFile *string `yaml:"search_embeddings_key_file"`
 
-	MaxResultBytes     *count    `yaml:"max_result_bytes"`
-	ResultTTL          *duration `yaml:"result_ttl"`
-	ResultStoreBytes   *count    `yaml:"result_store_bytes"`
-	ResultStoreEntries *count    `yaml:"result_store_entries"`
-	AllowOrigin        []string  `yaml:"allow_origin"`
+	MaxResultBytes            *count    `yaml:"max_result_bytes"`
+	ResultTTL                 *duration `yaml:"result_ttl"`
+	ResultStoreBytes          *count    `yaml:"result_store_bytes"`
+	ResultStoreEntries        *count    `yaml:"result_store_entries"`
+	ResultStoreBytesPerPrin   *count    `yaml:"result_store_bytes_per_principal"`
+	ResultStoreEntriesPerPrin *count    `yaml:"result_store_entries_per_principal"`
+	AllowOrigin               []string  `yaml:"allow_origin"`
 
 	AllowedHost          []string `yaml:"allowed_host"`
 	AllowUnauthenticated *bool    `yaml:"allow_unauthenticated"`
@@ -63,6 +65,8 @@ type fileConfig struct {
 	SessionTTL         *duration `yaml:"session_ttl"`
 	ReadTimeout        *duration `yaml:"read_timeout"`
 	MaxInFlight        *count    `yaml:"max_in_flight"`
+	MaxInFlightPerPrin *count    `yaml:"max_in_flight_per_principal"`
+	MaxTaskPolls       *count    `yaml:"max_task_polls"`
 	MaxBatch           *count    `yaml:"max_batch"`
 	MaxSessions        *count    `yaml:"max_sessions"`
 	MaxSessionsPerPrin *count    `yaml:"max_sessions_per_principal"`

@@ -596,6 +596,10 @@ func TestBudgetBackendTransportDefaults(t *testing.T) {
 		{"read-timeout", c.transports.readTimeout, 20 * time.Second},
 		{"max-concurrent-calls", c.transports.maxConcurrentCalls, 64},
 		{"max-in-flight", c.transports.maxInFlight, 1024},
+		{"max-in-flight-per-principal", c.transports.maxInFlightPerPrin, 0}, // half of --max-in-flight
+		{"max-task-polls", c.transports.maxTaskPolls, 100},
+		{"result-store-bytes-per-principal", c.results.storeBytesPerPrin, int64(0)}, // half of --result-store-bytes
+		{"result-store-entries-per-principal", c.results.storeEntriesPerPrin, 0},    // half of --result-store-entries
 		{"max-batch", c.transports.maxBatch, 100},
 		{"max-sessions", c.transports.maxSessions, 10000},
 		{"ws-max-connections", c.transports.wsMaxConnections, 10000},

@@ -98,10 +98,16 @@ func (c *countSetting[T]) Set(s string) error {
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || int64(T(v)) != v {
-		if c.unlimited {
-			return fmt.Errorf(`want a whole number, 0 for the default (%d), or "unlimited"`, c.def)
+		// A default of 0 is derived from another setting, which the
+		// flag's usage names.
+		def := fmt.Sprintf(" (%d)", c.def)
+		if c.def == 0 {
+			def = ""
 		}
-		return fmt.Errorf("want a whole number, or 0 for the default (%d)", c.def)
+		if c.unlimited {
+			return fmt.Errorf(`want a whole number, 0 for the default%s, or "unlimited"`, def)
+		}
+		return fmt.Errorf("want a whole number, or 0 for the default%s", def)
 	}
 	switch {
 	case v == 0:

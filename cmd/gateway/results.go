@@ -16,6 +16,9 @@ type resultFlags struct {
 	ttl          time.Duration
 	storeBytes   int64
 	storeEntries int
+	// The share of the store one principal may fill; 0 is half of it.
+	storeBytesPerPrin   int64
+	storeEntriesPerPrin int
 }
 
 func (r *resultFlags) register(fs *flag.FlagSet) {
@@ -23,6 +26,8 @@ func (r *resultFlags) register(fs *flag.FlagSet) {
 	durationVar(fs, &r.ttl, "result-ttl", results.DefaultTTL, false, "how long a result cut to the budget stays readable whole (resources/read on its resource_link)")
 	countVar(fs, &r.storeBytes, "result-store-bytes", results.DefaultMaxBytes, false, "most bytes of whole results kept at once (the oldest go first); a larger result is cut but not kept")
 	countVar(fs, &r.storeEntries, "result-store-entries", results.DefaultMaxEntries, false, "most whole results kept at once (the oldest go first)")
+	countVar(fs, &r.storeBytesPerPrin, "result-store-bytes-per-principal", 0, true, "most bytes of whole results one authenticated principal keeps, all its sessions together: past it its own oldest go first, so one cannot push out another's; 0: half of --result-store-bytes")
+	countVar(fs, &r.storeEntriesPerPrin, "result-store-entries-per-principal", 0, true, "most whole results one authenticated principal keeps, all its sessions together; 0: half of --result-store-entries")
 }
 
 func (r *resultFlags) check() error {
@@ -37,6 +42,12 @@ func (r *resultFlags) check() error {
 	}
 	if r.storeEntries <= 0 {
 		return fmt.Errorf("--result-store-entries: want a positive number, got %d", r.storeEntries)
+	}
+	if r.storeBytesPerPrin > r.storeBytes {
+		return fmt.Errorf("--result-store-bytes-per-principal: want at most --result-store-bytes (%d), 0 for half of it, or \"unlimited\", got %d", r.storeBytes, r.storeBytesPerPrin)
+	}
+	if r.storeEntriesPerPrin > r.storeEntries {
+		return fmt.Errorf("--result-store-entries-per-principal: want at most --result-store-entries (%d), 0 for half of it, or \"unlimited\", got %d", r.storeEntries, r.storeEntriesPerPrin)
 	}
 	return nil
 }

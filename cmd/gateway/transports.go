@@ -24,6 +24,8 @@ type transportFlags struct {
 	sessionTTL         time.Duration
 	readTimeout        time.Duration
 	maxInFlight        int
+	maxInFlightPerPrin int
+	maxTaskPolls       int
 	maxBatch           int
 	maxSessions        int
 	maxSessionsPerPrin int
@@ -40,6 +42,8 @@ func (t *transportFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.sessionSecretFile, "session-secret-file", "", "file holding a shared secret (at least 32 bytes) that signs Mcp-Session-Id tokens, so replicas behind a round-robin load balancer share sessions (scale-out mode)")
 	durationVar(fs, &t.sessionTTL, "session-ttl", 24*time.Hour, false, "lifetime of a scale-out session token")
 	countVar(fs, &t.maxInFlight, "max-in-flight", mcp.DefaultMaxInFlight, true, "requests in flight on the whole gateway, every session and stateless request together; more get a JSON-RPC error")
+	countVar(fs, &t.maxInFlightPerPrin, "max-in-flight-per-principal", 0, true, "requests in flight of one authenticated principal (token), all its sessions and stateless requests together, so one cannot take every slot of --max-in-flight; more get the same error; 0: half of --max-in-flight (anonymous and stdio requests have no share of their own)")
+	countVar(fs, &t.maxTaskPolls, "max-task-polls", mcp.DefaultMaxTaskPolls, false, "backend polls per second that every subscriptions/listen stream together makes to follow its tasks; one principal's streams make at most half of them")
 	countVar(fs, &t.maxBatch, "max-batch", mcp.DefaultMaxBatch, false, "messages in one JSON-RPC batch (2025-03-26); a larger batch gets one error and none of it runs")
 	countVar(fs, &t.maxSessions, "max-sessions", mcp.DefaultMaxSessions, false, "sessions held on /mcp and on /sse (each); initialize or GET beyond it gets 503")
 	countVar(fs, &t.maxSessionsPerPrin, "max-sessions-per-principal", mcp.DefaultMaxSessionsPerPrincipal, true, "sessions one authenticated principal (token) may hold on /mcp, on /sse and as /ws connections (each); more get 503")
@@ -56,7 +60,10 @@ func (t *transportFlags) check() error {
 	if t.wsMaxMessageBytes <= 0 {
 		return fmt.Errorf("--ws-max-message-bytes: want a positive number of bytes, got %d", t.wsMaxMessageBytes)
 	}
-	for name, v := range map[string]int{"--max-batch": t.maxBatch, "--max-sessions": t.maxSessions, "--ws-max-connections": t.wsMaxConnections} {
+	if t.maxInFlight > 0 && t.maxInFlightPerPrin > t.maxInFlight {
+		return fmt.Errorf("--max-in-flight-per-principal: want at most --max-in-flight (%d), 0 for half of it, or \"unlimited\", got %d", t.maxInFlight, t.maxInFlightPerPrin)
+	}
+	for name, v := range map[string]int{"--max-batch": t.maxBatch, "--max-sessions": t.maxSessions, "--ws-max-connections": t.wsMaxConnections, "--max-task-polls": t.maxTaskPolls} {
 		if v <= 0 {
 			return fmt.Errorf("%s: want a positive number, got %d", name, v)
 		}

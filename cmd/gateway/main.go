@@ -144,7 +144,7 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.tls.CertFile, "backend-cert", "", "PEM client certificate for mutual TLS to the backend (with --backend-key)")
 	fs.StringVar(&c.tls.KeyFile, "backend-key", "", "PEM private key for --backend-cert")
 	fs.StringVar(&c.tls.ServerName, "backend-server-name", "", "server name to verify in the backend's certificate (and send as SNI)")
-	durationVar(fs, &c.callTimeout, "call-timeout", gateway.DefaultCallTimeout, false, "gRPC deadline of each tool call")
+	durationVar(fs, &c.callTimeout, "call-timeout", gateway.DefaultCallTimeout, false, "gRPC deadline of each tool call, and the longest a task method (tasks/result) waits")
 	durationVar(fs, &c.streamTimeout, "stream-timeout", gateway.DefaultStreamTimeout, false, "gRPC deadline of each streaming tool call (server, client or bidirectional streams)")
 	durationVar(fs, &c.operationWait, "operation-wait", gateway.DefaultOperationWait, true, "how long a call of a long-running method (google.longrunning operations) waits for its result before returning the unfinished operation's name; never past --call-timeout; off: return at once")
 	fs.BoolVar(&c.operationCancel, "operation-cancel", false, "cancel the backend operation (CancelOperation) when the client cancels a long-running call or goes away")

@@ -176,7 +176,12 @@ func TestVertexOperations(t *testing.T) {
 		t.Fatalf("CreateDataset: isError=%v %v %v", res.IsError, res.Content, sc)
 	}
 	// A task's timestamps come from the metadata's generic_metadata.
-	task, err := g.GetTask(context.Background(), "projects/p/locations/l/operations/42", &mcp.TaskRequest{})
+	started, err := g.CallTool(context.Background(), &mcp.CallToolRequest{Name: "DatasetService_CreateDataset", Task: mcp.TaskRequested,
+		Arguments: json.RawMessage(`{"parent":"projects/p/locations/l","dataset":{"displayName":"flowers","metadataSchemaUri":"gs://s","metadata":{"source":"test"}}}`)})
+	if err != nil || started.Task == nil {
+		t.Fatalf("CreateDataset as a task: %v %+v", err, started)
+	}
+	task, err := g.GetTask(context.Background(), started.Task.ID, &mcp.TaskRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,6 +119,9 @@ type catalog struct {
 	// operations are the backends serving google.longrunning.Operations,
 	// by backend name, for the task methods (tasks.go).
 	operations map[string]*operationsBackend
+	// withheldOps are the backends whose Operations tools are withheld
+	// (assemble), for the log.
+	withheldOps []string
 	// rules are the tool scope rules as resolved for this catalog: which
 	// match nothing, and which name a tool by a name a collision took from
 	// it (scopes.go); rebuild logs them.

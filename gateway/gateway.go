@@ -257,8 +257,10 @@ type Gateway struct {
 	server   *mcp.Server
 	md       outgoingMD
 	filter   *methodFilter
-	// scopeRules are Auth's tool scope rules, compiled once (scopes.go).
+	// scopeRules are Auth's tool scope rules, compiled once (scopes.go);
+	// scopePins the methods their tool-name rules have matched so far.
 	scopeRules scopeRules
+	scopePins  scopePins
 	// tracer is nil when tracing is off; observing is false when there is
 	// nothing at all to record per call (no metrics, tracer or logger).
 	tracer    *telemetry.Tracer

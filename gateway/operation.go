@@ -78,6 +78,11 @@ type longRunning struct {
 	// not exposed).
 	pollMethod, waitMethod string
 	getTool, waitTool      string
+	// taskable is whether the tool's operations can be tasks: the
+	// backend serves GetOperation, the filters let the gateway call it
+	// (tasks.go), and the operation is AIP-151's, not a custom one. Set
+	// when the catalog is assembled.
+	taskable bool
 }
 
 // operationsClient calls one backend's google.longrunning.Operations

@@ -62,7 +62,7 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 	if err != nil {
 		return nil, fmt.Errorf("the response of %s: %w", t.method, err)
 	}
-	if req.Task == mcp.TaskRequested && lr.canTask() {
+	if req.Task == mcp.TaskRequested && lr.taskable {
 		// A task-augmented call (2025-11-25) answers at once.
 		if res := g.taskResult(ctx, t, op); res != nil {
 			return res, nil
@@ -76,7 +76,7 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 			return nil, err
 		}
 	}
-	if !op.done && req.Task == mcp.TaskAllowed && lr.canTask() {
+	if !op.done && req.Task == mcp.TaskAllowed && lr.taskable {
 		// The client takes tasks (2026-07-28): a task instead of the
 		// handle.
 		if res := g.taskResult(ctx, t, op); res != nil {
@@ -84,13 +84,6 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 		}
 	}
 	return lr.result(ctx, op, pollErr, t), nil
-}
-
-// canTask reports whether the tool's operations can be tasks: the
-// backend serves GetOperation and this catalog exposes it (tasks.go), and
-// the operation is AIP-151's, not a custom one.
-func (lr *longRunning) canTask() bool {
-	return lr.ops != nil && lr.ops.hasGet && lr.ops.custom == nil && lr.getTool != ""
 }
 
 // await polls op until it is done, the wait or ctx's deadline passes
@@ -103,19 +96,20 @@ func (lr *longRunning) await(ctx, client context.Context, req *mcp.CallToolReque
 	var p progressReporter
 	report := func(op *operation) { p.report(client, req, lr.ops, op) }
 	report(op)
-	return lr.ops.poll(wctx, client, op, req.ProgressToken != nil, report)
+	return lr.ops.poll(wctx, client, op, req.ProgressToken != nil, true, report)
 }
 
 // poll polls op until it is done or wctx ends (returning the latest
 // state), polling fails for good (returning the status), or client ends
 // (returning its error); report, when set, sees each new state. wctx is
 // client or derives from it. short keeps each WaitOperation short, so
-// that report sees metadata as it changes.
-func (c *operationsClient) poll(wctx, client context.Context, op *operation, short bool, report func(*operation)) (*operation, *status.Status, error) {
+// that report sees metadata as it changes; mayWait false polls with
+// GetOperation alone (a task whose caller may not call WaitOperation).
+func (c *operationsClient) poll(wctx, client context.Context, op *operation, short, mayWait bool, report func(*operation)) (*operation, *status.Status, error) {
 	delay := pollMin
 	// A custom operation's Wait has no timeout of its own: when progress
 	// is wanted, Get shows each change instead.
-	useWait := c.hasWait && !(short && c.custom != nil)
+	useWait := mayWait && c.hasWait && !(short && c.custom != nil)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C

@@ -146,7 +146,7 @@ func (g *Gateway) rebuild() (bool, error) {
 			undiscovered = append(undiscovered, b.b.Name)
 		}
 	}
-	c, err := assemble(parts, g.scopeRules)
+	c, err := assemble(parts, g.scopeRules, &g.scopePins, g.opts.Auth != nil)
 	if err != nil {
 		return false, err
 	}
@@ -156,6 +156,11 @@ func (g *Gateway) rebuild() (bool, error) {
 	old := g.catalog.Load()
 	if err := g.checkScopeRules(c, old == nil, undiscovered); err != nil {
 		return false, err
+	}
+	if len(c.withheldOps) > 0 && (old == nil || !slices.Equal(old.withheldOps, c.withheldOps)) {
+		g.opts.Logger.Info("google.longrunning.Operations tools not listed: they take any operation's name, so with several principals each could read and cancel the others' operations; "+
+			"tasks reach each caller's own operations without them. To list them for the callers you trust, give them a scope: --oauth-tool-scope 'google.longrunning.Operations/*=SCOPE'",
+			"backends", c.withheldOps)
 	}
 	g.instrument(c)
 	g.catalog.Store(c)
@@ -192,7 +197,14 @@ func (g *Gateway) rebuild() (bool, error) {
 // catalog. The tools are copied: the backends' compiled tools are shared
 // with the catalogs before, and a copy keeps each catalog's names, scopes
 // and telemetry its own.
-func assemble(parts []*backendTools, rules scopeRules) (*catalog, error) {
+//
+// With guardOperations (front-door auth on), a backend's
+// google.longrunning.Operations tools that no scope rule covers are
+// withheld: they take any operation's name, so they would let every
+// caller read and cancel every other caller's operations, which tasks
+// (each bound to its owner) do not. Tasks still reach those methods, as
+// the filters allow; the operator lists the tools by scoping them.
+func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOperations bool) (*catalog, error) {
 	slices.SortFunc(parts, func(a, b *backendTools) int { return cmp.Compare(a.backend, b.backend) })
 	var all []*tool
 	var names, backends, methods []string
@@ -209,38 +221,40 @@ func assemble(parts []*backendTools, rules scopeRules) (*catalog, error) {
 	for i := range all {
 		targets[i] = scopeTarget{name: final[i], local: names[i], base: all[i].baseName, method: methods[i]}
 	}
-	scopes := rules.resolve(targets)
-	c := &catalog{tools: make([]*tool, len(all)), byName: make(map[string]*tool, len(all)), rules: scopes}
-	defs := make([]mcp.Tool, len(all))
-	// Every tool's final name by backend and method, so the long-running
-	// tools' descriptions and results can name the tools that poll them.
-	pollers := make(map[string]string)
+	scopes := rules.resolve(targets, pins)
+	c := &catalog{tools: make([]*tool, 0, len(all)), byName: make(map[string]*tool, len(all)), rules: scopes}
+	withheld := make([]bool, len(all))
 	for i, t := range all {
-		pollers[t.backend+t.method] = final[i]
+		withheld[i] = guardOperations && len(scopes.scopes[i]) == 0 && strings.HasPrefix(t.method, "/"+operationsService+"/")
 	}
+	// Every listed tool's final name by backend and method, so the
+	// long-running tools' descriptions and results can name the tools
+	// that poll them; and every Operations tool, listed or withheld, for
+	// the task methods.
+	pollers := make(map[string]string)
+	opsTools := make(map[string]*tool)
+	for i, t := range all {
+		if !withheld[i] {
+			pollers[t.backend+t.method] = final[i]
+		}
+	}
+	defs := make([]mcp.Tool, 0, len(all))
 	for i, t := range all {
 		nt := *t
 		nt.def.Name = final[i]
 		nt.scopes = scopes.scopes[i]
 		nt.obs = toolObs{}
-		if t.lro != nil {
-			lr := *t.lro
-			lr.getTool = pollers[t.backend+lr.pollMethod]
-			if lr.waitMethod != "" {
-				lr.waitTool = pollers[t.backend+lr.waitMethod]
-			}
-			nt.lro = &lr
-			nt.def.Description += lr.describe()
-			if lr.getTool == "" {
-				// A task is read through the backend's GetOperation
-				// tool (tasks.go): with that tool not exposed, the
-				// tool cannot run as one.
-				nt.def.TaskSupport = ""
-			}
+		if strings.HasPrefix(t.method, "/"+operationsService+"/") {
+			opsTools[t.backend+t.method] = &nt
 		}
-		c.tools[i] = &nt
+		if withheld[i] {
+			if !slices.Contains(c.withheldOps, t.backend) {
+				c.withheldOps = append(c.withheldOps, t.backend)
+			}
+			continue
+		}
+		c.tools = append(c.tools, &nt)
 		c.byName[nt.def.Name] = &nt
-		defs[i] = nt.def
 	}
 	c.byMethod = make(map[string]*tool, len(c.tools))
 	for _, t := range c.tools {
@@ -250,8 +264,28 @@ func assemble(parts []*backendTools, rules scopeRules) (*catalog, error) {
 	for _, p := range parts {
 		if p.ops != nil {
 			c.operations[p.backend] = &operationsBackend{name: p.backend, ops: p.ops, md: p.md,
-				getTool: c.byName[pollers[p.backend+getOperationMethod]], cancelTool: c.byName[pollers[p.backend+cancelOperationMethod]]}
+				getTool: opsTools[p.backend+getOperationMethod], waitTool: opsTools[p.backend+waitOperationMethod],
+				cancelTool: opsTools[p.backend+cancelOperationMethod]}
 		}
+	}
+	for _, nt := range c.tools {
+		if nt.lro != nil {
+			lr := *nt.lro
+			lr.getTool = pollers[nt.backend+lr.pollMethod]
+			if lr.waitMethod != "" {
+				lr.waitTool = pollers[nt.backend+lr.waitMethod]
+			}
+			// A task is read through the backend's GetOperation
+			// (tasks.go), as the filters allow it.
+			b := c.operations[nt.backend]
+			lr.taskable = b != nil && b.getTool != nil && lr.ops != nil && lr.ops.hasGet && lr.ops.custom == nil
+			if !lr.taskable {
+				nt.def.TaskSupport = ""
+			}
+			nt.lro = &lr
+			nt.def.Description += lr.describe()
+		}
+		defs = append(defs, nt.def)
 	}
 	set, err := mcp.NewToolSet(defs, nil)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Tool scopes (auth.OAuthConfig.ToolScopes, --oauth-tool-scope).
@@ -37,8 +38,11 @@ import (
 // applies to the tool of that name and to the tools renamed from that name
 // by a collision: across backends (Zoo_WhoAmI covers zoo_Zoo_WhoAmI and
 // zoo2_Zoo_WhoAmI) or within one (another package's service of the same
-// name makes v1_Zoo_WhoAmI and v2_Zoo_WhoAmI), so a collision never sheds
-// a scope; that is logged, since a method rule says the same without
+// name makes v1_Zoo_WhoAmI and v2_Zoo_WhoAmI); and every method a
+// tool-name rule has matched in any catalog stays covered by it (pins),
+// so a rule written against a qualified name does not lapse when the
+// collision ends or another changes the name. A collision never sheds a
+// scope; it is logged, since a method rule says the same without
 // depending on names. A tool matched by several rules needs every scope
 // of each.
 //
@@ -159,11 +163,31 @@ type scopeResolution struct {
 	renamed map[string][]string
 }
 
-// resolve applies every rule to every target.
-func (rs scopeRules) resolve(targets []scopeTarget) scopeResolution {
+// scopePins remember the methods each tool-name rule has matched, in
+// any catalog so far, so the rule keeps applying to them whatever later
+// collisions name their tools: a rule written against a name that a
+// collision qualified (v1_S_A, zoo_Zoo_WhoAmI) must not lapse when the
+// collision goes away or another makes the name longer. A method stays
+// pinned for the life of the gateway: failing closed, it needs the
+// rule's scopes even if a later catalog gives the name to another tool.
+type scopePins struct {
+	mu sync.Mutex
+	m  map[string]map[string]bool // rule key -> "package.Service/Method"
+}
+
+// resolve applies every rule to every target; pins, when set, are read
+// and updated for the tool-name rules.
+func (rs scopeRules) resolve(targets []scopeTarget, pins *scopePins) scopeResolution {
 	res := scopeResolution{scopes: make([][]string, len(targets))}
 	if len(rs) == 0 {
 		return res
+	}
+	if pins != nil {
+		pins.mu.Lock()
+		defer pins.mu.Unlock()
+		if pins.m == nil {
+			pins.m = make(map[string]map[string]bool)
+		}
 	}
 	for _, r := range rs {
 		matched := false
@@ -180,6 +204,18 @@ func (rs scopeRules) resolve(targets []scopeTarget) scopeResolution {
 					res.renamed = make(map[string][]string)
 				}
 				res.renamed[r.key] = append(res.renamed[r.key], t.name)
+			case pins != nil && pins.m[r.key][t.method]:
+				hit = true
+				if res.renamed == nil {
+					res.renamed = make(map[string][]string)
+				}
+				res.renamed[r.key] = append(res.renamed[r.key], t.name)
+			}
+			if hit && r.pattern == "" && pins != nil {
+				if pins.m[r.key] == nil {
+					pins.m[r.key] = make(map[string]bool)
+				}
+				pins.m[r.key][t.method] = true
 			}
 			if hit {
 				matched = true

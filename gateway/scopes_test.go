@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
@@ -269,6 +270,43 @@ func TestToolNameRuleFollowsPackageCollision(t *testing.T) {
 	renamed := logs.records(t, "tool scope rule names a tool that a name collision renamed")
 	if len(renamed) != 1 || renamed[0]["rule"] != "S_A" || !slices.Equal(toStrings(renamed[0]["tools"]), []string{"v1_S_A", "v2_S_A"}) {
 		t.Errorf("the renamed tools of rule S_A logged as %v, want one warning naming v1_S_A and v2_S_A", renamed)
+	}
+}
+
+// TestToolNameRuleOnQualifiedName: a tool-name rule written against the
+// name a collision gave a tool (v1_S_A) keeps covering that method when a
+// refresh ends the collision (the tool becomes S_A) or makes the name
+// longer (svc_v1_S_A): the rule is pinned to the methods it matched.
+func TestToolNameRuleOnQualifiedName(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		after []*descriptorpb.FileDescriptorProto
+		tools []string
+		want  string // the tool of svc.v1.S/A after the refresh
+	}{
+		{"collision ends", []*descriptorpb.FileDescriptorProto{apiFile("svc.v1", "S", method("A"))}, []string{"S_A"}, "S_A"},
+		{"name grows", []*descriptorpb.FileDescriptorProto{apiFile("svc.v1", "S", method("A")), apiFile("svc.v2", "S", method("A")), apiFile("other.v1", "S", method("A"))},
+			[]string{"other_v1_S_A", "svc_v1_S_A", "v2_S_A"}, "svc_v1_S_A"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := newTestIssuer(t)
+			api := &fakeAPI{}
+			api.set(t, apiFile("svc.v1", "S", method("A")), apiFile("svc.v2", "S", method("A")))
+			addr, _ := serveFake(t, api, "127.0.0.1:0")
+			g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)},
+				&gateway.Options{Auth: oauthWithRules(t, is, map[string][]string{"v1_S_A": {"s:admin"}}), Refresh: 20 * time.Millisecond, StrictScopes: true})
+			if !slices.Equal(toolNames(g), []string{"v1_S_A", "v2_S_A"}) {
+				t.Fatalf("tools at start: %v", toolNames(g))
+			}
+			api.set(t, tc.after...)
+			testutil.WaitFor(t, "the refreshed names", func() bool { return slices.Equal(toolNames(g), tc.tools) })
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			user := connectAs(ctx, t, base, "websocket", is.token(t, zooAudience, "zoo", nil))
+			if got := tryCall(ctx, t, user, gateway.ToolModeTyped, tc.want, map[string]any{}); got != "zoo s:admin" {
+				t.Errorf("%s (svc.v1.S/A, scoped as v1_S_A): refusal asks for %q, want \"zoo s:admin\"", tc.want, got)
+			}
+		})
 	}
 }
 

@@ -46,9 +46,11 @@ type operationsBackend struct {
 	name string
 	ops  *operationsClient
 	md   metadata.MD
-	// getTool and cancelTool are the backend's GetOperation and
-	// CancelOperation tools in this catalog, nil when not exposed.
-	getTool, cancelTool *tool
+	// getTool, waitTool and cancelTool are the backend's GetOperation,
+	// WaitOperation and CancelOperation as this catalog's filters let the
+	// gateway call them (nil when filtered out), with the scopes their
+	// rules give; listed as tools, or withheld (assemble).
+	getTool, waitTool, cancelTool *tool
 }
 
 // taskOwner is whose tasks a request may reach: the principal the front
@@ -241,7 +243,9 @@ func (g *Gateway) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest
 	if err != nil {
 		return nil, err
 	}
-	op, st, err := a.b.ops.poll(a.ctx, a.ctx, op, false, nil)
+	// WaitOperation only as the filters and the caller's scopes allow it.
+	mayWait := a.b.waitTool != nil && g.authorizeTask(ctx, req, a.b.waitTool) == nil
+	op, st, err := a.b.ops.poll(a.ctx, a.ctx, op, false, mayWait, nil)
 	switch {
 	case err != nil:
 		return nil, err

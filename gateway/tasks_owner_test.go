@@ -187,3 +187,99 @@ func TestTasksBelongToTheCatalog(t *testing.T) {
 	}
 	refused("CancelOperation or the starting tool excluded")
 }
+
+// TestOperationsToolsWithheldUnderAuth: with front-door auth, a backend's
+// google.longrunning.Operations tools take any operation's name, so
+// unscoped they would let one principal read and cancel another's
+// operations (and read the results of tools it has no scope for). They
+// are withheld unless a scope rule covers them; tasks still reach each
+// caller's own operations.
+func TestOperationsToolsWithheldUnderAuth(t *testing.T) {
+	is := newTestIssuer(t)
+	srv, url := jobsWithAuth(t, is, map[string][]string{"Jobs_Run": {"jobs:run"}}, nil)
+	alice := newSessionClientAs(t, url, is.token(t, zooAudience, "jobs jobs:run", nil))
+	bob := newSessionClientAs(t, url, is.token(t, zooAudience, "jobs", map[string]any{"sub": "bob"}))
+	id := startTask(alice)
+
+	var list struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	bob.result("tools/list", map[string]any{}, "", &list)
+	for _, tl := range list.Tools {
+		if strings.HasPrefix(tl.Name, "Operations_") {
+			t.Errorf("%s is listed under auth without a scope rule", tl.Name)
+		}
+	}
+	for _, name := range []string{"Operations_ListOperations", "Operations_GetOperation", "Operations_CancelOperation"} {
+		r := bob.call("tools/call", map[string]any{"name": name, "arguments": map[string]any{"name": srv.Jobs()[0]}}, "")
+		if r.Error == nil {
+			t.Errorf("bob called %s: %s", name, r.Result)
+		}
+	}
+	if len(srv.Cancelled()) != 0 {
+		t.Fatalf("bob cancelled %v", srv.Cancelled())
+	}
+	// Alice's task is hers to read, wait for and cancel.
+	var got wireTask
+	alice.result("tasks/get", map[string]any{"taskId": id}, "", &got)
+	alice.result("tasks/cancel", map[string]any{"taskId": id}, "", &got)
+	if len(srv.Cancelled()) != 1 {
+		t.Errorf("alice's tasks/cancel did not reach the backend")
+	}
+
+	// Scoped, they are listed for the callers holding the scope, and
+	// task methods need it too.
+	is2 := newTestIssuer(t)
+	srv2, url2 := jobsWithAuth(t, is2, map[string][]string{"google.longrunning.Operations/*": {"ops:admin"}}, nil)
+	user := newSessionClientAs(t, url2, is2.token(t, zooAudience, "jobs", nil))
+	admin := newSessionClientAs(t, url2, is2.token(t, zooAudience, "jobs ops:admin", map[string]any{"sub": "root"}))
+	admin.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"steps": 1}}, "", nil)
+	if r := user.call("tools/call", map[string]any{"name": "Operations_GetOperation", "arguments": map[string]any{"name": srv2.Jobs()[0]}}, ""); r.status != http.StatusForbidden {
+		t.Errorf("Operations_GetOperation without ops:admin: HTTP %d %+v", r.status, r.Error)
+	}
+	var op struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
+	admin.result("tools/call", map[string]any{"name": "Operations_GetOperation", "arguments": map[string]any{"name": srv2.Jobs()[0]}}, "", &op)
+	if op.StructuredContent["done"] != true {
+		t.Errorf("Operations_GetOperation with ops:admin: %+v", op)
+	}
+}
+
+// TestTaskResultWaitsAsAllowed: tasks/result uses the backend's
+// WaitOperation only when the filters and the caller's scopes allow it,
+// and polls GetOperation otherwise.
+func TestTaskResultWaitsAsAllowed(t *testing.T) {
+	run := func(c *rpcClient, srv *lrotest.Server) int {
+		t.Helper()
+		var created struct {
+			Task wireTask `json:"task"`
+		}
+		c.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"steps": 2}, "task": map[string]any{}}, "", &created)
+		waits := srv.Waits()
+		var res struct {
+			StructuredContent map[string]any `json:"structuredContent"`
+		}
+		c.result("tasks/result", map[string]any{"taskId": created.Task.TaskID}, "", &res)
+		if res.StructuredContent["stepsDone"] != float64(2) {
+			t.Errorf("tasks/result: %+v", res)
+		}
+		return srv.Waits() - waits
+	}
+	srv, _, url := startJobs(t, lrotest.Options{}, nil)
+	if n := run(newSessionClient(t, url), srv); n == 0 {
+		t.Fatal("tasks/result did not use WaitOperation where it may: the test shows nothing")
+	}
+	srv, _, url = startJobs(t, lrotest.Options{}, &gateway.Options{Exclude: []string{"google.longrunning.Operations/WaitOperation"}})
+	if n := run(newSessionClient(t, url), srv); n != 0 {
+		t.Errorf("WaitOperation excluded: tasks/result called it %d times", n)
+	}
+	is := newTestIssuer(t)
+	srv, url = jobsWithAuth(t, is, map[string][]string{"google.longrunning.Operations/WaitOperation": {"jobs:admin"}}, nil)
+	if n := run(newSessionClientAs(t, url, is.token(t, zooAudience, "jobs", nil)), srv); n != 0 {
+		t.Errorf("WaitOperation scoped away from the caller: tasks/result called it %d times", n)
+	}
+	if n := run(newSessionClientAs(t, url, is.token(t, zooAudience, "jobs jobs:admin", nil)), srv); n == 0 {
+		t.Errorf("WaitOperation scoped to the caller: tasks/result did not use it")
+	}
+}

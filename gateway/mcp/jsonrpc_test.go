@@ -96,4 +96,11 @@ func TestDecodeTaskIDs(t *testing.T) {
 	if _, err := decodeTaskIDs(json.RawMessage(`["a",""]`)); err == nil {
 		t.Error("an empty task id was accepted")
 	}
+	// A hostile array is refused by a scan: nothing of it is decoded.
+	huge := json.RawMessage("[" + strings.Repeat(`"a",`, 500_000) + `"a"]`)
+	var err error
+	allocs := testing.AllocsPerRun(3, func() { _, err = decodeTaskIDs(huge) })
+	if err == nil || !strings.Contains(err.Error(), "500001 task ids") || allocs > 10 {
+		t.Errorf("500001 ids: %v, %.0f allocations; want refused before decoding", err, allocs)
+	}
 }

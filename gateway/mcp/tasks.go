@@ -440,9 +440,21 @@ func (s *Server) capsFor(version string) []byte {
 // one with more listens on another stream or polls with tasks/get.
 const MaxListenTasks = 32
 
+// maxListenElements bounds the elements of notifications.taskIds, counted
+// before anything is decoded.
+const maxListenElements = 4 * MaxListenTasks
+
 // decodeTaskIDs reads notifications.taskIds: an array of non-empty
 // strings, at most MaxListenTasks, duplicates dropped.
 func decodeTaskIDs(raw json.RawMessage) ([]string, error) {
+	// Count first, without allocating: a hostile array of a million ids
+	// is refused for the price of a scan, not decoded. Duplicates are
+	// allowed up to a few times the bound.
+	n := 0
+	forEachElement(raw, func([]byte) { n++ })
+	if n > maxListenElements {
+		return nil, fmt.Errorf("%d task ids, more than the %d one stream may follow; follow the others on another stream, or poll them with tasks/get", n, MaxListenTasks)
+	}
 	var ids []string
 	if err := json.Unmarshal(raw, &ids); err != nil {
 		return nil, errors.New("must be an array of strings")

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
@@ -52,10 +54,11 @@ var ErrTypeNotDescribed = errors.New("the backend does not describe the type")
 // backend cannot describe the type is kept too, and every name asked,
 // described or not, counts toward MaxLookups; past it the resolver asks
 // nothing more. Concurrent Resolves of one type share one lookup, and
-// lookups go to the backend one at a time, each bounded by LookupTimeout
-// and by its caller's ctx. Files fetched for one type are built against
-// the discovery's files and those fetched before, so the descriptors a
-// resolver returns refer to the ones its Result holds.
+// lookups go to the backend one at a time, each bounded, its wait for an
+// earlier lookup included, by LookupTimeout and by its caller's ctx.
+// Files fetched for one type are built against the discovery's files and
+// those fetched before, so the descriptors a resolver returns refer to
+// the ones its Result holds.
 //
 // A TypeResolver is safe for concurrent use.
 type TypeResolver struct {
@@ -225,11 +228,17 @@ func (r *TypeResolver) lookup(ctx context.Context, name protoreflect.FullName, l
 
 // fetch asks the backend for the file declaring name and what it imports,
 // and builds them.
+// The lookup's time runs from the moment it is asked for, its wait for
+// an earlier lookup of another type included: a backend whose reflection
+// stalls costs each caller one LookupTimeout, not one per lookup queued
+// before its own.
 func (r *TypeResolver) fetch(ctx context.Context, name protoreflect.FullName) (protoreflect.MessageDescriptor, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
 	select {
 	case r.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("reflection: look up %s: %w", name, ctx.Err())
+		return nil, fmt.Errorf("reflection: look up %s: waiting for an earlier lookup: %w", name, ctx.Err())
 	}
 	defer func() { <-r.sem }()
 	// An earlier lookup may have brought the file declaring name along.
@@ -240,17 +249,15 @@ func (r *TypeResolver) fetch(ctx context.Context, name protoreflect.FullName) (p
 		return md, nil
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
 	st, err := openStream(ctx, r.conn, r.method)
 	if err != nil {
-		return nil, fmt.Errorf("reflection: look up %s: %w", name, ctxErr(ctx, err))
+		return nil, fmt.Errorf("reflection: look up %s: %w", name, lookupErr(ctx, err))
 	}
 	defer st.close()
 	files, err := st.fileContainingSymbol(string(name))
 	if err != nil {
 		if isTransportError(err) {
-			return nil, fmt.Errorf("reflection: look up %s: %w", name, ctxErr(ctx, err))
+			return nil, fmt.Errorf("reflection: look up %s: %w", name, lookupErr(ctx, err))
 		}
 		return nil, fmt.Errorf("reflection: look up %s: %w: %w", name, ErrTypeNotDescribed, err)
 	}
@@ -265,7 +272,7 @@ func (r *TypeResolver) fetch(ctx context.Context, name protoreflect.FullName) (p
 		}
 	}
 	if err := complete(st, p, r.logger); err != nil {
-		return nil, fmt.Errorf("reflection: look up %s: %w", name, ctxErr(ctx, err))
+		return nil, fmt.Errorf("reflection: look up %s: %w", name, lookupErr(ctx, err))
 	}
 	p.repair()
 	sym, ok := p.lookup(string(name))
@@ -291,6 +298,17 @@ func (r *TypeResolver) fetch(ctx context.Context, name protoreflect.FullName) (p
 		}
 	}
 	return md, nil
+}
+
+// lookupErr is ctxErr for a lookup: a stream the backend ended with
+// DEADLINE_EXCEEDED is the lookup's time up even before ctx says so, for
+// the server, which learns the deadline from the request, may see it
+// pass a moment before the gateway does.
+func lookupErr(ctx context.Context, err error) error {
+	if ctx.Err() == nil && status.Code(err) == codes.DeadlineExceeded {
+		return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	return ctxErr(ctx, err)
 }
 
 // findMessage finds the message name in files.

@@ -397,6 +397,35 @@ func TestTypeResolverBounded(t *testing.T) {
 	}
 }
 
+// TestTypeResolverQueuedLookupBounded: a lookup queued behind another
+// that the backend holds ends within its own LookupTimeout, its wait
+// included, rather than one timeout per lookup before it; the failure is
+// remembered like any lookup that timed out.
+func TestTypeResolverQueuedLookupBounded(t *testing.T) {
+	t.Parallel()
+	const name = "things.errors.v1.Ref"
+	var c symbolCounter
+	res := startLookupAPI(t, &c, &reflection.ServerReflectionOptions{LookupTimeout: 100 * time.Millisecond})
+	release := reflection.HoldLookups(res.Resolver)
+	defer func() { release() }()
+
+	// Without the bound the lookup would wait for the caller's ctx.
+	ctx, cancel := context.WithTimeout(t.Context(), testutil.WaitTimeout)
+	defer cancel()
+	_, err := res.Resolver.Resolve(ctx, name)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, reflection.ErrTypeNotDescribed) || ctx.Err() != nil {
+		t.Fatalf("a lookup queued behind a held one: %v, want its own deadline", err)
+	}
+	release()
+	release = func() {}
+	if _, err := res.Resolver.Resolve(ctx, name); err == nil {
+		t.Error("the failure was forgotten at once")
+	}
+	if n := c.count(name); n != 0 {
+		t.Errorf("%s asked %d times, want 0: it never got its turn", name, n)
+	}
+}
+
 // TestTypeResolverImportsNotSentAlong: against a server that sends only
 // the file asked for, a lookup asks for the imports it does not know (the
 // details' own file) and never for those discovery fetched.

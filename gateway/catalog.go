@@ -130,10 +130,12 @@ type catalog struct {
 
 // catalogOptions are the settings that shape tools.
 type catalogOptions struct {
-	exposeHealth  bool
-	useProtoNames bool
-	filter        *methodFilter
-	logger        *slog.Logger
+	exposeHealth bool
+	// exposeInternal is Options.ExposeInternal.
+	exposeInternal bool
+	useProtoNames  bool
+	filter         *methodFilter
+	logger         *slog.Logger
 	// backend is the backend's own settings; nil means none.
 	backend *backendSettings
 	// callTimeout and streamTimeout are the gateway-wide deadlines, for
@@ -171,12 +173,17 @@ type backendTools struct {
 	methods map[protoreflect.FullName]bool
 	// files resolves the imports of the services' files, for resources.
 	files *protoregistry.Files
+	// hidden are the internal services the backend serves that were
+	// not exposed, and hiddenMethods their methods, for the log.
+	hidden        []string
+	hiddenMethods int
 }
 
 // compileBackend compiles every exposed method of one backend's discovered
 // services into a tool: unary methods for call.go, streaming methods for
 // stream.go. What is exposed is decided here, in order: the reflection
 // service never; the health service only with exposeHealth; the
+// internal services only with exposeInternal; the
 // (mcpgateway.v1.service) and (mcpgateway.v1.tool) hidden options; then
 // the --include/--exclude globs.
 func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConnInterface, opts catalogOptions) (*backendTools, error) {
@@ -184,8 +191,15 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	var methods []protoreflect.MethodDescriptor
 	toolOpts := make(map[protoreflect.FullName]*mcpgatewayv1.Tool)
 	prefixes := make(map[protoreflect.FullName]string)
+	var hidden []string
+	hiddenMethods := 0
 	for _, svc := range res.Services {
 		if isReflectionService(svc.FullName()) || svc.FullName() == healthService && !opts.exposeHealth {
+			continue
+		}
+		if _, internal := internalServices[svc.FullName()]; internal && !opts.exposeInternal {
+			hidden = append(hidden, string(svc.FullName()))
+			hiddenMethods += svc.Methods().Len()
 			continue
 		}
 		so := reflection.ServiceOptions(svc)
@@ -211,7 +225,9 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	})
 
 	names := localToolNames(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
-	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files}
+	slices.Sort(hidden)
+	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files,
+		hidden: hidden, hiddenMethods: hiddenMethods}
 	cc := newCompileCache(types, res.Files, opts.useProtoNames)
 	ops := newOperationsClient(res, conn, types)
 	if ops != nil {

@@ -114,6 +114,13 @@ type Options struct {
 	// ExposeHealth exposes grpc.health.v1.Health as tools; hidden by
 	// default. (grpc.reflection.* is never exposed.)
 	ExposeHealth bool
+	// ExposeInternal exposes the internal services ([InternalServices]:
+	// gRPC's channelz, CSDS and ORCA, Temporal's AdminService), hidden by
+	// default since they serve a server's operators and infrastructure,
+	// not its users. When a backend serves one, discovery logs which it
+	// hid. Include and Exclude apply to them as to any service once
+	// exposed.
+	ExposeInternal bool
 	// Include and Exclude choose the methods exposed, by glob on
 	// "package.Service/Method"; see filter.go for the syntax. Empty Include
 	// means every method; Exclude wins over Include.

@@ -37,6 +37,7 @@ type fileConfig struct {
 	ShutdownGrace     *duration `yaml:"shutdown_grace"`
 	InputErrors       *string   `yaml:"input_errors"`
 	ExposeHealth      *bool     `yaml:"expose_health"`
+	ExposeInternal    *bool     `yaml:"expose_internal"`
 	ExposeDebugInfo   *bool     `yaml:"expose_debug_info"`
 	JSONNames         *string   `yaml:"json_names"`
 	ToolMode          *string   `yaml:"tool_mode"`

@@ -209,6 +209,7 @@ json_names: proto
 tool_mode: search
 tool_budget: 1000
 expose_health: true
+expose_internal: true
 allow_origin: [https://app.example.com]
 include: ["zoo.v1.*"]
 exclude: ["*/GetTaxonomy"]
@@ -227,11 +228,11 @@ log_format: json
 		t.Fatal(err)
 	}
 	got := []any{c.listen, c.callTimeout, c.streamTimeout, c.streamMaxMsgs, c.streamMaxBytes, c.discoveryTimeout, c.shutdownGrace,
-		c.inputErrors, c.jsonNames, c.toolMode, c.toolBudget, c.exposeHealth, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
+		c.inputErrors, c.jsonNames, c.toolMode, c.toolBudget, c.exposeHealth, c.exposeInternal, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
 		c.backends.refresh, c.backends.requireBackends, c.front.bearerTokensFile, []string(c.front.forwardHeaders), c.front.md.Get("x-caller"),
 		c.obs.metrics, c.obs.logArguments, c.logLevel, c.logFormat}
 	want := []any{"0.0.0.0:9090", 20 * time.Second, time.Minute, 50, int64(1024), 3 * time.Second, 7 * time.Second,
-		"protocol", "proto", "search", 1000, true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
+		"protocol", "proto", "search", 1000, true, true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
 		time.Duration(gateway.Off), true, tokens, []string{"x-request-id"}, []string{"gateway"},
 		false, true, "debug", "json"}
 	if !reflect.DeepEqual(got, want) {

@@ -136,7 +136,7 @@ func TestMainFlagDefaults(t *testing.T) {
 		"call-timeout": "30s", "stream-timeout": "5m0s", "stream-max-messages": "10000", "stream-max-bytes": "4194304",
 		"operation-wait": "30s", "operation-cancel": "false",
 		"max-result-bytes": "40000", "result-ttl": "10m0s", "result-store-bytes": "67108864", "result-store-entries": "1000",
-		"include": "", "exclude": "", "refresh": "30s", "tool-mode": "auto", "tool-budget": "40000",
+		"include": "", "exclude": "", "expose-health": "false", "expose-internal": "false", "refresh": "30s", "tool-mode": "auto", "tool-budget": "40000",
 		"input-errors": "tool", "json-names": "json", "allow-origin": "", "allowed-host": "",
 		"allow-unauthenticated": "false", "admin-listen": "", "shutdown-grace": "15s",
 		"oauth-tool-scope": "", "strict-scopes": "false",

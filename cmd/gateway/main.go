@@ -56,6 +56,7 @@ type config struct {
 	shutdownGrace    time.Duration
 	inputErrors      string
 	exposeHealth     bool
+	exposeInternal   bool
 	exposeDebugInfo  bool
 	jsonNames        string
 	toolMode         string
@@ -154,6 +155,8 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	durationVar(fs, &c.shutdownGrace, "shutdown-grace", 15*time.Second, false, "how long in-flight calls may finish after SIGTERM/SIGINT")
 	fs.StringVar(&c.inputErrors, "input-errors", "tool", `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
 	fs.BoolVar(&c.exposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
+	fs.BoolVar(&c.exposeInternal, "expose-internal", false, "expose the services that serve a server's operators and infrastructure, not its users, hidden by default (each logged when hidden): "+
+		strings.Join(gateway.InternalServices(), ", "))
 	fs.BoolVar(&c.exposeDebugInfo, "expose-debug-info", false, "pass google.rpc.DebugInfo error details from backends on to clients (withheld by default: stack traces and internals)")
 	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
 	fs.StringVar(&c.toolMode, "tool-mode", "auto", `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
@@ -353,6 +356,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		StreamMaxBytes:                 c.streamMaxBytes,
 		InputErrors:                    inputErrors,
 		ExposeHealth:                   c.exposeHealth,
+		ExposeInternal:                 c.exposeInternal,
 		ExposeDebugInfo:                c.exposeDebugInfo,
 		Include:                        c.backends.include,
 		Exclude:                        c.backends.exclude,

@@ -138,9 +138,9 @@ type catalogOptions struct {
 	logger         *slog.Logger
 	// backend is the backend's own settings; nil means none.
 	backend *backendSettings
-	// callTimeout and streamTimeout are the gateway-wide deadlines, for
-	// tools no backend or method setting gives one.
-	callTimeout, streamTimeout time.Duration
+	// deadlines are the gateway-wide deadlines, for tools no backend
+	// setting gives one.
+	deadlines deadlines
 	// operationWait and operationCancel are Options.OperationWait
 	// (resolved) and Options.OperationCancel.
 	operationWait   time.Duration
@@ -260,13 +260,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 			t.limits = &c.limits
 			t.retry = c.ch.retry && t.repeatable
 		}
-		opts.backend.apply(t, m)
-		if t.timeout <= 0 {
-			t.timeout = opts.callTimeout
-			if t.kind != kindUnary {
-				t.timeout = opts.streamTimeout
-			}
-		}
+		opts.backend.apply(t, m, opts.deadlines)
 		bt.tools = append(bt.tools, t)
 		bt.methods[m.FullName()] = true
 		svc := m.Parent().(protoreflect.ServiceDescriptor)

@@ -29,6 +29,7 @@ type fileConfig struct {
 	BackendServerName *string   `yaml:"backend_server_name"`
 	CallTimeout       *duration `yaml:"call_timeout"`
 	StreamTimeout     *duration `yaml:"stream_timeout"`
+	MethodTimeout     []string  `yaml:"method_timeout"`
 	OperationWait     *duration `yaml:"operation_wait"`
 	OperationCancel   *bool     `yaml:"operation_cancel"`
 	StreamMaxMessages *count    `yaml:"stream_max_messages"`

@@ -527,6 +527,40 @@ operation_cancel: true
 	}
 }
 
+// TestConfigMethodTimeout: --method-timeout's GLOB=DURATION values come
+// from the flag, the file's method_timeout list or GATEWAY_METHOD_TIMEOUT
+// (values separated by spaces), and a bad one in the file names its line.
+func TestConfigMethodTimeout(t *testing.T) {
+	poll := gateway.MethodTimeout{Match: "temporal.api.workflowservice.v1.WorkflowService/Poll*", Timeout: 70 * time.Second}
+	report := gateway.MethodTimeout{Match: "*/ExportReport", Timeout: 2 * time.Minute}
+	p := writeFile(t, "gateway.yaml", `method_timeout: ["temporal.api.workflowservice.v1.WorkflowService/Poll*=70s", "*/ExportReport=2m"]
+backends:
+  - {name: temporal, address: 127.0.0.1:7233}
+`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  func(string) (string, bool)
+	}{
+		{"flag", []string{"--backend", "127.0.0.1:7233", "--method-timeout", "temporal.api.workflowservice.v1.WorkflowService/Poll*=70s", "--method-timeout", "*/ExportReport=2m"}, noEnv},
+		{"file", []string{"--config", p}, noEnv},
+		{"variable", []string{"--backend", "127.0.0.1:7233"}, env("GATEWAY_METHOD_TIMEOUT", "temporal.api.workflowservice.v1.WorkflowService/Poll*=70s */ExportReport=2m")},
+	} {
+		c, err := parseConfig(tc.args, io.Discard, tc.env)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !slices.Equal(c.methodDeadlines, []gateway.MethodTimeout{poll, report}) {
+			t.Errorf("%s: %+v", tc.name, c.methodDeadlines)
+		}
+	}
+	bad := writeFile(t, "gateway.yaml", "backends:\n  - {name: temporal, address: 127.0.0.1:7233}\nmethod_timeout: [\"*/Poll*=off\"]\n")
+	if _, err := parseConfig([]string{"--config", bad}, io.Discard, noEnv); err == nil ||
+		!strings.Contains(err.Error(), `gateway.yaml:3: method_timeout */Poll*: want a positive duration such as 70s`) {
+		t.Errorf("bad value in the file: %v", err)
+	}
+}
+
 // TestBackendConnSettings: the backend connection flags are every
 // backend's defaults, and a config file backend's own keys win for it.
 func TestBackendConnSettings(t *testing.T) {

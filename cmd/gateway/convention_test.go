@@ -133,7 +133,7 @@ func TestMainFlagDefaults(t *testing.T) {
 		"backend-ca": "", "backend-cert": "", "backend-key": "", "backend-server-name": "",
 		"backend-lb": "round_robin", "backend-keepalive": "5m0s",
 		"backend-max-recv-bytes": "16777216", "backend-max-send-bytes": "16777216", "retry": "on",
-		"call-timeout": "30s", "stream-timeout": "5m0s", "stream-max-messages": "10000", "stream-max-bytes": "4194304",
+		"call-timeout": "30s", "stream-timeout": "5m0s", "method-timeout": "", "stream-max-messages": "10000", "stream-max-bytes": "4194304",
 		"operation-wait": "30s", "operation-cancel": "false",
 		"max-result-bytes": "40000", "result-ttl": "10m0s", "result-store-bytes": "67108864", "result-store-entries": "1000",
 		"include": "", "exclude": "", "expose-health": "false", "expose-internal": "false", "refresh": "30s", "tool-mode": "auto", "tool-budget": "40000",

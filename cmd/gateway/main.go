@@ -41,13 +41,17 @@ func main() {
 type config struct {
 	// demo runs the bundled demo backend: --demo, or set by checkDemo
 	// when nothing names a backend.
-	demo             bool
-	backends         backendFlags
-	listen           string
-	stdio            bool
-	tls              gateway.BackendTLS
-	callTimeout      time.Duration
-	streamTimeout    time.Duration
+	demo          bool
+	backends      backendFlags
+	listen        string
+	stdio         bool
+	tls           gateway.BackendTLS
+	callTimeout   time.Duration
+	streamTimeout time.Duration
+	// methodTimeouts are --method-timeout's GLOB=DURATION values, and
+	// methodDeadlines what validate made of them.
+	methodTimeouts   stringList
+	methodDeadlines  []gateway.MethodTimeout
 	operationWait    time.Duration
 	operationCancel  bool
 	streamMaxMsgs    int
@@ -147,6 +151,8 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.tls.ServerName, "backend-server-name", "", "server name to verify in the backend's certificate (and send as SNI)")
 	durationVar(fs, &c.callTimeout, "call-timeout", gateway.DefaultCallTimeout, false, "gRPC deadline of each tool call, and the longest a task method (tasks/result) waits")
 	durationVar(fs, &c.streamTimeout, "stream-timeout", gateway.DefaultStreamTimeout, false, "gRPC deadline of each streaming tool call (server, client or bidirectional streams)")
+	fs.Var(&c.methodTimeouts, "method-timeout", "GLOB=DURATION: the gRPC deadline of the methods GLOB matches (package.Service/Method, as --include), unary or streaming, on every backend, e.g. "+methodTimeoutExample+
+		" for long polls; the first that matches applies, over a config file backend's call_timeout and stream_timeout, under its methods: entries (repeatable)")
 	durationVar(fs, &c.operationWait, "operation-wait", gateway.DefaultOperationWait, true, "how long a call of a long-running method (google.longrunning operations) waits for its result before returning the unfinished operation's name; never past --call-timeout; off: return at once")
 	fs.BoolVar(&c.operationCancel, "operation-cancel", false, "cancel the backend operation (CancelOperation) when the client cancels a long-running call or goes away")
 	countVar(fs, &c.streamMaxMsgs, "stream-max-messages", gateway.DefaultStreamMaxMessages, false, "most messages one streaming call collects; past it the stream is cancelled and the result marked truncated")
@@ -190,6 +196,10 @@ func (c *config) validate() error {
 	}
 	if c.streamTimeout <= 0 {
 		return fmt.Errorf("--stream-timeout: want a positive duration, got %s", c.streamTimeout)
+	}
+	var err error
+	if c.methodDeadlines, err = parseMethodTimeouts(c.methodTimeouts); err != nil {
+		return err
 	}
 	if c.streamMaxMsgs <= 0 {
 		return fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.streamMaxMsgs)
@@ -350,6 +360,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		Version:                        version,
 		CallTimeout:                    c.callTimeout,
 		StreamTimeout:                  c.streamTimeout,
+		MethodTimeouts:                 c.methodDeadlines,
 		OperationWait:                  c.operationWait,
 		OperationCancel:                c.operationCancel,
 		StreamMaxMessages:              c.streamMaxMsgs,

@@ -138,8 +138,8 @@ type catalogOptions struct {
 	logger         *slog.Logger
 	// backend is the backend's own settings; nil means none.
 	backend *backendSettings
-	// deadlines are the gateway-wide deadlines, for tools no backend
-	// setting gives one.
+	// deadlines are the gateway-wide deadlines; backendSettings.apply
+	// orders them with the backend's own.
 	deadlines deadlines
 	// operationWait and operationCancel are Options.OperationWait
 	// (resolved) and Options.OperationCancel.

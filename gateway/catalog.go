@@ -357,12 +357,14 @@ func methodDescription(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool, a
 	return desc
 }
 
-// comment returns the leading comment of d (or its trailing one), trimmed.
+// comment returns the leading comment of d (or its trailing one),
+// cleaned of the comment syntax and the indentation common to its lines
+// (Temporal's, like most, has a space after each "//").
 func comment(d protoreflect.Descriptor) string {
 	loc := d.ParentFile().SourceLocations().ByDescriptor(d)
-	c := strings.TrimSpace(loc.LeadingComments)
+	c := schema.CleanComment(loc.LeadingComments)
 	if c == "" {
-		c = strings.TrimSpace(loc.TrailingComments)
+		c = schema.CleanComment(loc.TrailingComments)
 	}
 	return c
 }

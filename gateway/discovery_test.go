@@ -985,3 +985,34 @@ func showHints(a *mcp.ToolAnnotations) string {
 	b, _ := json.Marshal(a)
 	return string(b)
 }
+
+// TestCommentDescriptionDedented: a method's comment becomes its tool's
+// description without what protoc leaves of "//": the space that starts
+// each line goes, indentation beyond it (a code sample) stays.
+func TestCommentDescriptionDedented(t *testing.T) {
+	t.Parallel()
+	f := apiFile("doc.v1", "Docs", method("Read"))
+	f.SourceCodeInfo = &descriptorpb.SourceCodeInfo{Location: []*descriptorpb.SourceCodeInfo_Location{
+		{Path: []int32{6, 0, 2, 0}, Span: []int32{2, 0, 10}, LeadingComments: proto.String(" Read reads a document.\n\n It returns the latest revision:\n   read(name)\n")},
+	}}
+	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
+		protodesc.ToFileDescriptorProto(descriptorpb.File_google_protobuf_descriptor_proto),
+		protodesc.ToFileDescriptorProto(mcpgatewayv1.File_mcpgateway_v1_annotations_proto), f,
+	}}
+	raw, _ := proto.Marshal(set)
+	path := filepath.Join(t.TempDir(), "doc.binpb")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api := &fakeAPI{}
+	api.set(t, apiFile("doc.v1", "Docs", method("Read")))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	b := dialBackend(t, "docs", addr)
+	b.Files = reflection.NewDescriptorSetSource(path)
+	g, _ := newGateway(t, []gateway.Backend{b}, nil)
+	const want = "Read reads a document.\n\nIt returns the latest revision:\n  read(name)"
+	tools := g.Tools().Tools()
+	if len(tools) != 1 || tools[0].Description != want {
+		t.Errorf("tools %+v, want one described %q", tools, want)
+	}
+}

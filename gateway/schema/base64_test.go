@@ -2,8 +2,10 @@ package schema
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,6 +14,64 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 )
+
+// TestBytesDescription: every bytes value of an input schema (a field,
+// list items, map values, a BytesValue) says it is base64 of the raw
+// bytes, with an example that is right; output schemas keep the
+// annotation alone.
+func TestBytesDescription(t *testing.T) {
+	t.Parallel()
+	example := regexp.MustCompile(`the text (\S+) is "([^"]+)"`).FindStringSubmatch(BytesDescription)
+	if example == nil {
+		t.Fatalf("BytesDescription has no example: %q", BytesDescription)
+	}
+	if got := base64.StdEncoding.EncodeToString([]byte(example[1])); got != example[2] {
+		t.Errorf("the example says %s is %q; it is %q", example[1], example[2], got)
+	}
+	for _, tt := range []struct {
+		msg  protoreflect.FullName
+		path []string
+	}{
+		{"schematest.v1.Scalars", []string{"properties", "fBytes"}},
+		{"schematest.v1.Kitchen", []string{"properties", "blobs", "items"}},
+		{"schematest.v1.Kitchen", []string{"properties", "uint32Map", "additionalProperties"}},
+		{"schematest.v1.WellKnown", []string{"properties", "bytesValue"}},
+	} {
+		md := testMessage(t, tt.msg)
+		in, err := Input(md, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := dig(t, in, tt.path); n["contentEncoding"] != "base64" || n["description"] != BytesDescription {
+			t.Errorf("%s input %v: %v", tt.msg, tt.path, n)
+		}
+		out, err := Output(md, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := dig(t, out, tt.path); n["contentEncoding"] != "base64" || n["description"] != nil {
+			t.Errorf("%s output %v: %v", tt.msg, tt.path, n)
+		}
+	}
+}
+
+// dig returns the object at path in a schema.
+func dig(t *testing.T, schema json.RawMessage, path []string) map[string]any {
+	t.Helper()
+	var n any
+	if err := json.Unmarshal(schema, &n); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range path {
+		m, ok := n.(map[string]any)
+		if !ok {
+			t.Fatalf("no %v in %s", path, schema)
+		}
+		n = m[p]
+	}
+	m, _ := n.(map[string]any)
+	return m
+}
 
 // TestDecodeBytesForms: bytes values are taken in the canonical forms
 // only (padded, one alphabet, no line breaks), wherever they are: a

@@ -1,12 +1,15 @@
 package gateway_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -365,4 +368,105 @@ func camel(name string) string {
 		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
 	}
 	return strings.Join(parts, "")
+}
+
+// workflowsFile is a list method shaped like Temporal's
+// ListWorkflowExecutions, paged the way its history and schedules are:
+// maximum_page_size, and next_page_token as bytes on both sides.
+func workflowsFile() *descriptorpb.FileDescriptorProto {
+	f := fieldProto
+	const tInt32 = descriptorpb.FieldDescriptorProto_TYPE_INT32
+	return &descriptorpb.FileDescriptorProto{
+		Name: proto.String("wf/v1/list.proto"), Package: proto.String("wf.v1"), Syntax: proto.String("proto3"),
+		MessageType: []*descriptorpb.DescriptorProto{
+			{Name: proto.String("ListWorkflowExecutionsRequest"), Field: []*descriptorpb.FieldDescriptorProto{
+				f("namespace", 1, tString, optional, ""), f("maximum_page_size", 2, tInt32, optional, ""),
+				f("next_page_token", 3, tBytes, optional, ""), f("query", 4, tString, optional, ""),
+			}},
+			{Name: proto.String("WorkflowExecutionInfo"), Field: []*descriptorpb.FieldDescriptorProto{
+				f("workflow_id", 1, tString, optional, ""), f("run_id", 2, tString, optional, ""), f("memo", 3, tString, optional, ""),
+			}},
+			{Name: proto.String("ListWorkflowExecutionsResponse"), Field: []*descriptorpb.FieldDescriptorProto{
+				f("executions", 1, tMessage, repeated, ".wf.v1.WorkflowExecutionInfo"), f("next_page_token", 2, tBytes, optional, ""),
+			}},
+		},
+		Service: []*descriptorpb.ServiceDescriptorProto{{Name: proto.String("WorkflowService"), Method: []*descriptorpb.MethodDescriptorProto{
+			{Name: proto.String("ListWorkflowExecutions"), InputType: proto.String(".wf.v1.ListWorkflowExecutionsRequest"), OutputType: proto.String(".wf.v1.ListWorkflowExecutionsResponse")},
+		}}},
+	}
+}
+
+// TestPagingCutNamesTheFields: a page of a Temporal-shaped list, too
+// large for the result budget, is cut, and the result says how to go on
+// with the method's own fields: the next page by "nextPageToken", whole
+// (300 bytes, so its base64 is longer than the 256 characters a cut may
+// shorten a string to) though the page was cut, and less at once with a
+// smaller "maximumPageSize". The token reaches the backend as the bytes
+// it sent.
+func TestPagingCutNamesTheFields(t *testing.T) {
+	api := &fakeAPI{}
+	api.set(t, workflowsFile())
+	d, err := api.FindDescriptorByName("wf.v1.ListWorkflowExecutionsRequest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := d.(protoreflect.MessageDescriptor)
+	resp := req.ParentFile().Messages().ByName("ListWorkflowExecutionsResponse")
+	token := make([]byte, 300)
+	for i := range token {
+		token[i] = byte(251 + i) // base64 with "+" and "/"
+	}
+	var mu sync.Mutex
+	var got [][]byte // the tokens the backend received
+	addr := serveAnswering(t, api, func(_ string, wire []byte) (proto.Message, error) {
+		in := dynamicpb.NewMessage(req)
+		if err := proto.Unmarshal(wire, in); err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		got = append(got, in.Get(req.Fields().ByName("next_page_token")).Bytes())
+		first := len(got) == 1
+		mu.Unlock()
+		out := dynamicpb.NewMessage(resp)
+		list := out.Mutable(resp.Fields().ByName("executions")).List()
+		info := resp.Fields().ByName("executions").Message()
+		for i := range in.Get(req.Fields().ByName("maximum_page_size")).Int() {
+			e := dynamicpb.NewMessage(info)
+			e.Set(info.Fields().ByName("workflow_id"), protoreflect.ValueOfString(fmt.Sprintf("order-%d", i)))
+			e.Set(info.Fields().ByName("memo"), protoreflect.ValueOfString(strings.Repeat("m", 200)))
+			list.Append(protoreflect.ValueOfMessage(e))
+		}
+		if first {
+			out.Set(resp.Fields().ByName("next_page_token"), protoreflect.ValueOfBytes(token))
+		}
+		return out, nil
+	})
+	const budget = 2048
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "wf", addr)}, &gateway.Options{MaxResultBytes: budget})
+	cs := connect(t, base+"/mcp", "2025-11-25")
+	const tool = "WorkflowService_ListWorkflowExecutions"
+
+	res := call(t, cs, tool, map[string]any{"namespace": "default", "maximumPageSize": 20})
+	c := readCut(t, g, tool, budget, "2025-11-25", res)
+	if len(c.records) != 1 || c.records[0].Path != "executions" || c.records[0].Total == nil || *c.records[0].Total != 20 || c.records[0].Kept >= 20 {
+		t.Errorf("cut records %+v", c.records)
+	}
+	b64 := base64.StdEncoding.EncodeToString(token)
+	next := fmt.Sprintf(`More results: call %s again with the same arguments and "nextPageToken": %q for the next page.`, tool, b64)
+	if !strings.Contains(c.note, next) {
+		t.Errorf("the result does not say how to get the next page:\n%s\nwant %q", c.note, next)
+	}
+	if !strings.Contains(c.note, `To get less at once, call again with a smaller "maximumPageSize".`) {
+		t.Errorf("the cut does not say how to get less: %s", c.note)
+	}
+
+	res = call(t, cs, tool, map[string]any{"namespace": "default", "maximumPageSize": 1, "nextPageToken": b64})
+	if res.IsError || len(res.Content) != 1 {
+		t.Errorf("the last page: %+v", res.Content)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[0] != nil || !bytes.Equal(got[1], token) {
+		t.Errorf("the backend received the tokens %x", got)
+	}
 }

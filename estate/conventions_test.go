@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
 // TestTemporalPaging: on Temporal's published descriptors, the list
@@ -81,6 +84,46 @@ func TestTemporalPaging(t *testing.T) {
 	res, _ = callJSON(t, g, "WorkflowService_GetWorkflowExecutionHistory", `{"namespace":"default","execution":{"workflowId":"order-1"},"maximumPageSize":10}`)
 	if len(res.Content) != 2 || !strings.Contains(res.Content[1].Text, `"nextPageToken": "+/8BAg=="`) {
 		t.Errorf("history: %+v", res.Content)
+	}
+}
+
+// TestTemporalPayloadBytes: Temporal's Payload.metadata holds bytes; its
+// schema says so with an example, the text json/plain is refused with its
+// base64, and a word that is valid base64 is sent with a warning.
+func TestTemporalPayloadBytes(t *testing.T) {
+	var mu sync.Mutex
+	var encodings []string
+	g, _ := lroGateway(t, &estate.Options{Services: estate.TemporalServices, Unary: map[string]estate.UnaryHandler{
+		"/temporal.api.workflowservice.v1.WorkflowService/StartWorkflowExecution": func(_ context.Context, req proto.Message) (proto.Message, error) {
+			r := req.(*workflowservice.StartWorkflowExecutionRequest)
+			mu.Lock()
+			encodings = append(encodings, string(r.GetInput().GetPayloads()[0].GetMetadata()["encoding"]))
+			mu.Unlock()
+			return &workflowservice.StartWorkflowExecutionResponse{RunId: "run-1"}, nil
+		},
+	}})
+	if s := string(lroTool(t, g, "WorkflowService_StartWorkflowExecution").InputSchema); !strings.Contains(s, `"contentEncoding":"base64","description":`+strconv.Quote(schema.BytesDescription)) {
+		t.Errorf("no bytes description in StartWorkflowExecution's schema")
+	}
+	start := func(encoding string) *mcp.CallToolResult {
+		res, _ := callJSON(t, g, "WorkflowService_StartWorkflowExecution", `{"namespace":"default","workflowId":"order-1","workflowType":{"name":"Order"},"taskQueue":{"name":"orders"},`+
+			`"input":{"payloads":[{"metadata":{"encoding":"`+encoding+`"},"data":"eyJpZCI6MX0="}]}}`)
+		return res
+	}
+	if res := start("anNvbi9wbGFpbg=="); res.IsError || len(res.Content) != 1 {
+		t.Errorf("base64 of json/plain: %+v", res.Content)
+	}
+	if res := start("json/plain"); !res.IsError || !strings.Contains(res.Content[0].Text, `input.payloads[0].metadata["encoding"]: expected base64 padded with "=" to a multiple of 4 characters; the base64 of the text "json/plain" is "anNvbi9wbGFpbg=="`) {
+		t.Errorf("json/plain: %+v", res.Content)
+	}
+	res := start("json")
+	if n := len(res.Content); res.IsError || n != 2 || !strings.Contains(res.Content[1].Text, `input.payloads[0].metadata["encoding"]: "json" was read as base64 and sent as 3 bytes that are not text; if you meant the text, the base64 of the text "json" is "anNvbg=="`) {
+		t.Errorf("json: %+v", res.Content)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(encodings) != 2 || encodings[0] != "json/plain" || encodings[1] != "\x8e\xca'" {
+		t.Errorf("the backend received the encodings %q", encodings)
 	}
 }
 

@@ -331,6 +331,7 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		search:     newSearchFacts(m, an),
 		repeatable: safeToRepeat(an, to),
 	}
+	t.search.description = t.def.Description
 	if err := t.compileStream(m, cc.sopts); err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ type tool struct {
 	obs toolObs
 	// budget shapes the tool's results cut to the result budget (budget.go).
 	budget toolBudget
-	// paging is set for an AIP-158 list method (paging.go).
+	// paging is set for a method paged by token (paging.go).
 	paging *paging
 	// lro is set for a long-running method (operation.go), nil otherwise.
 	lro *longRunning
@@ -331,6 +331,7 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		search:     newSearchFacts(m, an),
 		repeatable: safeToRepeat(an, to),
 	}
+	t.search.description = t.def.Description
 	if err := t.compileStream(m, cc.sopts); err != nil {
 		return nil, err
 	}

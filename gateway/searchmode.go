@@ -97,6 +97,11 @@ type searchFacts struct {
 	// response's top-level field names (what a Get returns).
 	inner, outputs string
 	httpPath       string // the google.api.http rule's path, "" without one
+	// description is the tool's description before the gateway's notes
+	// (paging, partial responses, streaming, long-running calls): they
+	// say how to call a tool, not what it does, and their words ("result",
+	// "page", "next") are shared by every tool they apply to.
+	description string
 	// shape is what the method's structure says: its standard kind, verb
 	// and what it acts on (describe.Analyze).
 	shape *describe.Method
@@ -149,7 +154,7 @@ var searchFields = [...]struct {
 	{2, true, func(t *tool) string { return t.def.Name + " " + t.def.Title }},
 	{1.5, true, func(t *tool) string { return t.search.service + " " + t.search.input }},
 	{1.5, false, func(t *tool) string { return t.search.httpPath }},
-	{1, false, func(t *tool) string { return t.def.Description }},
+	{1, false, func(t *tool) string { return t.search.description }},
 	{0.5, false, func(t *tool) string { return t.search.fields }},
 	{0.3, false, func(t *tool) string { return t.search.inner }},
 	{0.2, false, func(t *tool) string { return t.search.outputs }},

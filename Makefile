@@ -4,11 +4,11 @@
 GO ?= go
 NPM ?= npm
 
-.PHONY: test vet fmtcheck browser-deps unit unit-estate bench bench-estate build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
+.PHONY: test vet fmtcheck browser-deps unit unit-estate unit-realservices bench bench-estate build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
 
 # The interop suites run after the Go checks (a recursive make keeps that
 # order under -j too).
-test: fmtcheck vet buflint checkgenerate browser-deps unit unit-estate
+test: fmtcheck vet buflint checkgenerate browser-deps unit unit-estate unit-realservices
 	@$(MAKE) --no-print-directory interop
 
 fmtcheck:
@@ -42,6 +42,26 @@ $(GOOGLEAPIS): estate/testdata/googleapis/package.json estate/testdata/googleapi
 
 unit-estate: $(GOOGLEAPIS)
 	cd estate && $(GO) vet ./... && REQUIRE_GOOGLEAPIS=1 $(GO) test -race -count=1 -timeout 15m ./...
+
+# Real services (realservices/, docs/temporal.md): the gateway in front of
+# Temporal's server, a nested module like estate/ so that the server stays
+# out of the gateway's go.mod; its temporaldev command, a module of its own
+# (the server and the gateway need OpenTelemetry versions that cannot share
+# a binary), is built by the tests (the first build takes a few minutes).
+# Temporal's commented .proto sources come from the npm package
+# @temporalio/core-bridge (pinned in realservices/testdata/temporal),
+# installed without running its scripts; REQUIRE_TEMPORAL_PROTOS makes
+# their absence a failure, not a skip.
+TEMPORAL_PROTOS := realservices/testdata/temporal/node_modules/@temporalio/core-bridge/package.json
+
+$(TEMPORAL_PROTOS): realservices/testdata/temporal/package.json realservices/testdata/temporal/package-lock.json
+	cd realservices/testdata/temporal && $(NPM) ci --no-audit --no-fund --ignore-scripts
+	@test -f $@ || { echo "unit-realservices: npm ci did not install $@"; exit 1; }
+	@touch $@
+
+unit-realservices: $(TEMPORAL_PROTOS)
+	cd realservices && $(GO) vet ./... && REQUIRE_TEMPORAL_PROTOS=1 $(GO) test -race -count=1 -timeout 20m ./...
+	cd realservices/temporaldev && $(GO) vet ./...
 
 # The gateway-vs-direct-gRPC benchmark whose figures README.md reports.
 bench:

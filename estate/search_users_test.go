@@ -98,11 +98,17 @@ type relevanceReport struct {
 	all    rankStats
 	perAPI map[string]*rankStats
 	misses []string
+	// sizes are the answers' sizes at the default limit, sorted.
+	sizes []int
 }
 
 func (r *relevanceReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  all      %s\n", r.all)
+	if n := len(r.sizes); n > 0 {
+		fmt.Fprintf(&b, "  answers at the default limit: median %d bytes, 90th percentile %d, largest %d (budget %d)\n",
+			r.sizes[n/2], r.sizes[n*9/10], r.sizes[n-1], gateway.SearchAnswerBudget)
+	}
 	apis := make([]string, 0, len(r.perAPI))
 	for a := range r.perAPI {
 		apis = append(apis, a)
@@ -135,6 +141,34 @@ func searchTop(tb testing.TB, g *gateway.Gateway, query string, limit int) []str
 	return names
 }
 
+// answerBudget asks search_tools query at the default limit, as a model
+// does, and checks the answer's bound: within SearchAnswerBudget, unless
+// its best match's schema alone is larger, which is then its only
+// schema. It returns the answer's size as JSON.
+func answerBudget(tb testing.TB, g *gateway.Gateway, query string) int {
+	tb.Helper()
+	args, _ := json.Marshal(map[string]any{"query": query})
+	res, err := g.CallTool(context.Background(), &mcp.CallToolRequest{Name: gateway.SearchToolsName, Arguments: args})
+	if err != nil || res.IsError {
+		tb.Fatalf("%q: %v %+v", query, err, res)
+	}
+	wire, _ := json.Marshal(res)
+	var answer struct {
+		Tools []struct{ InputSchema json.RawMessage }
+	}
+	if err := json.Unmarshal([]byte(res.Content[0].Text), &answer); err != nil {
+		tb.Fatalf("%q: %v", query, err)
+	}
+	var schemas []bool
+	for _, t := range answer.Tools {
+		schemas = append(schemas, t.InputSchema != nil)
+	}
+	if len(wire) > gateway.SearchAnswerBudget && (len(schemas) == 0 || !schemas[0] || slices.Contains(schemas[1:], true)) {
+		tb.Errorf("%q: answer of %d bytes, over the budget of %d, with schemas %v: only a best match's schema may take it over", query, len(wire), gateway.SearchAnswerBudget, schemas)
+	}
+	return len(wire)
+}
+
 // rankRelevance asks every request of cases, and checks first that every
 // accepted tool is one of the catalog's (an exact name comes first), so a
 // typo in the set cannot pass for a miss.
@@ -161,11 +195,13 @@ func rankRelevance(tb testing.TB, g *gateway.Gateway, cases []relevanceCase) *re
 			r.perAPI[c.api] = &rankStats{}
 		}
 		r.perAPI[c.api].add(rank)
+		r.sizes = append(r.sizes, answerBudget(tb, g, c.query))
 		if rank != 0 {
 			top := got[:min(5, len(got))]
 			r.misses = append(r.misses, fmt.Sprintf("  #%d [%s] %q want %v: %v", rank+1, c.api, c.query, c.want, top))
 		}
 	}
+	slices.Sort(r.sizes)
 	return r
 }
 

@@ -63,10 +63,17 @@ func (g *Gateway) invoke(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 		return g.callStream(ctx, req, t, args)
 	}
 
-	in, err := t.decodeRequest(args)
+	in, warnings, err := t.decodeRequest(args)
 	if err != nil {
 		return g.inputError(ctx, t, err)
 	}
+	res, err := g.invokeUnary(ctx, req, t, in)
+	return noteArguments(res, warnings), err
+}
+
+// invokeUnary calls a unary or long-running method with its converted
+// request.
+func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
 	if t.lro != nil {
 		return g.callLongRunning(ctx, req, t, in)
 	}
@@ -79,7 +86,7 @@ func (g *Gateway) invoke(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 	if t.retry && t.obs.metrics != nil {
 		ctx, tries = withAttempts(ctx)
 	}
-	err = t.conn.Invoke(ctx, t.method, in, &out, callCodec)
+	err := t.conn.Invoke(ctx, t.method, in, &out, callCodec)
 	if tries != nil {
 		t.obs.metrics.Retried(tries.retries())
 	}
@@ -105,13 +112,32 @@ func objectArguments(raw json.RawMessage) ([]byte, error) {
 }
 
 // decodeRequest converts the arguments of a unary or server-streaming
-// call into the request message, checking them as the input schema says.
-func (t *tool) decodeRequest(args []byte) (proto.Message, error) {
+// call into the request message, checking them as the input schema says;
+// warnings are what converted but was probably not meant so.
+func (t *tool) decodeRequest(args []byte) (proto.Message, schema.Warnings, error) {
 	in := t.input.New().Interface()
-	if err := t.validator.Decode(args, in); err != nil {
-		return nil, err
+	warnings, err := t.validator.DecodeWarn(args, in)
+	if err != nil {
+		return nil, schema.Warnings{}, err
 	}
-	return in, nil
+	return in, warnings, nil
+}
+
+// argumentsNote starts the text block of a result whose arguments drew
+// warnings (schema.Warnings): the call was made, so the model reads the
+// result and, in the same turn, what it probably sent by mistake.
+const argumentsNote = "The call was made, but some arguments were probably not what you meant (a bytes field takes base64 of the raw bytes):\n"
+
+// noteArguments adds the warnings about the arguments to the call's
+// result, success or error alike: a backend that refused bytes it could
+// not read is explained by them too. Most calls have none and cost a
+// comparison.
+func noteArguments(res *mcp.CallToolResult, warnings schema.Warnings) *mcp.CallToolResult {
+	if res == nil || warnings.Len() == 0 {
+		return res
+	}
+	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Text: argumentsNote + warnings.String()})
+	return res
 }
 
 // responseResult is the result of a call answered with one response

@@ -79,7 +79,7 @@ type tool struct {
 	obs toolObs
 	// budget shapes the tool's results cut to the result budget (budget.go).
 	budget toolBudget
-	// paging is set for an AIP-158 list method (paging.go).
+	// paging is set for a method paged by token (paging.go).
 	paging *paging
 	// lro is set for a long-running method (operation.go), nil otherwise.
 	lro *longRunning
@@ -130,15 +130,17 @@ type catalog struct {
 
 // catalogOptions are the settings that shape tools.
 type catalogOptions struct {
-	exposeHealth  bool
-	useProtoNames bool
-	filter        *methodFilter
-	logger        *slog.Logger
+	exposeHealth bool
+	// exposeInternal is Options.ExposeInternal.
+	exposeInternal bool
+	useProtoNames  bool
+	filter         *methodFilter
+	logger         *slog.Logger
 	// backend is the backend's own settings; nil means none.
 	backend *backendSettings
-	// callTimeout and streamTimeout are the gateway-wide deadlines, for
-	// tools no backend or method setting gives one.
-	callTimeout, streamTimeout time.Duration
+	// deadlines are the gateway-wide deadlines; backendSettings.apply
+	// orders them with the backend's own.
+	deadlines deadlines
 	// operationWait and operationCancel are Options.OperationWait
 	// (resolved) and Options.OperationCancel.
 	operationWait   time.Duration
@@ -171,12 +173,17 @@ type backendTools struct {
 	methods map[protoreflect.FullName]bool
 	// files resolves the imports of the services' files, for resources.
 	files *protoregistry.Files
+	// hidden are the internal services the backend serves that were
+	// not exposed, and hiddenMethods their methods, for the log.
+	hidden        []string
+	hiddenMethods int
 }
 
 // compileBackend compiles every exposed method of one backend's discovered
 // services into a tool: unary methods for call.go, streaming methods for
 // stream.go. What is exposed is decided here, in order: the reflection
 // service never; the health service only with exposeHealth; the
+// internal services only with exposeInternal; the
 // (mcpgateway.v1.service) and (mcpgateway.v1.tool) hidden options; then
 // the --include/--exclude globs.
 func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConnInterface, opts catalogOptions) (*backendTools, error) {
@@ -184,8 +191,15 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	var methods []protoreflect.MethodDescriptor
 	toolOpts := make(map[protoreflect.FullName]*mcpgatewayv1.Tool)
 	prefixes := make(map[protoreflect.FullName]string)
+	var hidden []string
+	hiddenMethods := 0
 	for _, svc := range res.Services {
 		if isReflectionService(svc.FullName()) || svc.FullName() == healthService && !opts.exposeHealth {
+			continue
+		}
+		if _, internal := internalServices[svc.FullName()]; internal && !opts.exposeInternal {
+			hidden = append(hidden, string(svc.FullName()))
+			hiddenMethods += svc.Methods().Len()
 			continue
 		}
 		so := reflection.ServiceOptions(svc)
@@ -211,7 +225,9 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	})
 
 	names := localToolNames(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
-	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files}
+	slices.Sort(hidden)
+	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files,
+		hidden: hidden, hiddenMethods: hiddenMethods}
 	cc := newCompileCache(types, res.Files, opts.useProtoNames)
 	ops := newOperationsClient(res, conn, types)
 	if ops != nil {
@@ -244,13 +260,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 			t.limits = &c.limits
 			t.retry = c.ch.retry && t.repeatable
 		}
-		opts.backend.apply(t, m)
-		if t.timeout <= 0 {
-			t.timeout = opts.callTimeout
-			if t.kind != kindUnary {
-				t.timeout = opts.streamTimeout
-			}
-		}
+		opts.backend.apply(t, m, opts.deadlines)
 		bt.tools = append(bt.tools, t)
 		bt.methods[m.FullName()] = true
 		svc := m.Parent().(protoreflect.ServiceDescriptor)
@@ -321,6 +331,7 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		search:     newSearchFacts(m, an),
 		repeatable: safeToRepeat(an, to),
 	}
+	t.search.description = t.def.Description
 	if err := t.compileStream(m, cc.sopts); err != nil {
 		return nil, err
 	}
@@ -347,12 +358,14 @@ func methodDescription(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool, a
 	return desc
 }
 
-// comment returns the leading comment of d (or its trailing one), trimmed.
+// comment returns the leading comment of d (or its trailing one),
+// cleaned of the comment syntax and the indentation common to its lines
+// (Temporal's, like most, has a space after each "//").
 func comment(d protoreflect.Descriptor) string {
 	loc := d.ParentFile().SourceLocations().ByDescriptor(d)
-	c := strings.TrimSpace(loc.LeadingComments)
+	c := schema.CleanComment(loc.LeadingComments)
 	if c == "" {
-		c = strings.TrimSpace(loc.TrailingComments)
+		c = schema.CleanComment(loc.TrailingComments)
 	}
 	return c
 }

@@ -7,6 +7,12 @@ import (
 	"strings"
 	"sync"
 
+	// Client-side health checking is a function this package registers
+	// with grpc-go; without the import, healthCheckConfig is ignored
+	// (grpc-go logs "health package is not imported") and a replica that
+	// is not SERVING keeps receiving calls. The gateway binary linked it
+	// only through the demo backend, so the library lacked it.
+	_ "google.golang.org/grpc/health"
 	"google.golang.org/grpc/resolver"
 )
 

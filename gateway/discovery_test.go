@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
+	channelzsvc "google.golang.org/grpc/channelz/service"
 	grpcreflection "google.golang.org/grpc/reflection"
 	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
@@ -27,6 +29,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
@@ -328,6 +331,96 @@ func TestFilters(t *testing.T) {
 				t.Errorf("tools %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestInternalServices: the internal services a server runs beside its
+// own (here gRPC's real channelz service beside the zoo, and a Temporal
+// frontend's AdminService) are not tools by default, and one log line per
+// backend names them and how to expose them; services whose names only
+// look administrative stay; ExposeInternal exposes them all, and an
+// include pattern alone does not.
+func TestInternalServices(t *testing.T) {
+	gs := grpc.NewServer()
+	zoo.Register(gs, zoo.NewServer())
+	channelzsvc.RegisterChannelzServiceToServer(gs)
+	grpcreflection.Register(gs)
+	zooAddr := serveGRPC(t, gs)
+	temporal := &fakeAPI{}
+	temporal.set(t,
+		apiFile("temporal.api.workflowservice.v1", "WorkflowService", method("StartWorkflowExecution")),
+		apiFile("temporal.server.api.adminservice.v1", "AdminService", method("DeleteWorkflowExecution"), method("PurgeDLQMessages"), method("ListClusterMembers")),
+		// Administrative names that are users' APIs: hidden by no guess.
+		apiFile("temporal.api.operatorservice.v1", "OperatorService", method("ListSearchAttributes")),
+		apiFile("google.spanner.admin.database.v1", "DatabaseAdmin", method("ListDatabases")),
+		apiFile("shop.v1", "AdminService", method("RefundOrder")),
+	)
+	temporalAddr, _ := serveFake(t, temporal, "127.0.0.1:0")
+	backends := func() []gateway.Backend {
+		return []gateway.Backend{dialBackend(t, "zoo", zooAddr), dialBackend(t, "temporal", temporalAddr)}
+	}
+	internal := func(names []string) []string {
+		var out []string
+		for _, n := range names {
+			if strings.HasPrefix(n, "Channelz_") || strings.HasPrefix(n, "AdminService_") && n != "AdminService_RefundOrder" {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+
+	var logs testutil.SyncBuffer
+	g, _ := newGateway(t, backends(), &gateway.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	names := toolNames(g)
+	if got := internal(names); len(got) > 0 {
+		t.Errorf("internal services exposed by default: %v", got)
+	}
+	for _, want := range []string{"WorkflowService_StartWorkflowExecution", "OperatorService_ListSearchAttributes", "DatabaseAdmin_ListDatabases", "AdminService_RefundOrder", "ZooService_GetAnimal"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("%s hidden: a service is internal only when InternalServices names it exactly; tools %v", want, names)
+		}
+	}
+	var lines []string
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, "internal services not exposed") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 2 ||
+		!strings.Contains(lines[0]+lines[1], `backend=zoo services=[grpc.channelz.v1.Channelz] methods=`) ||
+		!strings.Contains(lines[0]+lines[1], `backend=temporal services=[temporal.server.api.adminservice.v1.AdminService] methods=3`) ||
+		!strings.Contains(lines[0], "--expose-internal") {
+		t.Errorf("want one line per backend naming its hidden services and how to expose them, got:\n%s", strings.Join(lines, ""))
+	}
+
+	// The fixed rule comes before the filters, as for health.
+	g, _ = newGateway(t, backends(), &gateway.Options{Include: []string{"temporal.server.api.adminservice.v1.AdminService"}})
+	if got := toolNames(g); len(got) != 0 {
+		t.Errorf("an include pattern alone exposed %v", got)
+	}
+
+	logs = testutil.SyncBuffer{}
+	g, _ = newGateway(t, backends(), &gateway.Options{ExposeInternal: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	got := internal(toolNames(g))
+	for _, want := range []string{"AdminService_DeleteWorkflowExecution", "AdminService_PurgeDLQMessages", "AdminService_ListClusterMembers", "Channelz_GetServers"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("ExposeInternal: %s missing from %v", want, got)
+		}
+	}
+	if strings.Contains(logs.String(), "internal services not exposed") {
+		t.Errorf("ExposeInternal still logs hidden services:\n%s", logs.String())
+	}
+
+	// README.md lists every internal service, so an operator can see
+	// what is hidden before it is.
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range gateway.InternalServices() {
+		if !strings.Contains(string(readme), "`"+s+"`") {
+			t.Errorf("README.md does not list the internal service %s", s)
+		}
 	}
 }
 
@@ -891,4 +984,35 @@ func showHints(a *mcp.ToolAnnotations) string {
 	}
 	b, _ := json.Marshal(a)
 	return string(b)
+}
+
+// TestCommentDescriptionDedented: a method's comment becomes its tool's
+// description without what protoc leaves of "//": the space that starts
+// each line goes, indentation beyond it (a code sample) stays.
+func TestCommentDescriptionDedented(t *testing.T) {
+	t.Parallel()
+	f := apiFile("doc.v1", "Docs", method("Read"))
+	f.SourceCodeInfo = &descriptorpb.SourceCodeInfo{Location: []*descriptorpb.SourceCodeInfo_Location{
+		{Path: []int32{6, 0, 2, 0}, Span: []int32{2, 0, 10}, LeadingComments: proto.String(" Read reads a document.\n\n It returns the latest revision:\n   read(name)\n")},
+	}}
+	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
+		protodesc.ToFileDescriptorProto(descriptorpb.File_google_protobuf_descriptor_proto),
+		protodesc.ToFileDescriptorProto(mcpgatewayv1.File_mcpgateway_v1_annotations_proto), f,
+	}}
+	raw, _ := proto.Marshal(set)
+	path := filepath.Join(t.TempDir(), "doc.binpb")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api := &fakeAPI{}
+	api.set(t, apiFile("doc.v1", "Docs", method("Read")))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	b := dialBackend(t, "docs", addr)
+	b.Files = reflection.NewDescriptorSetSource(path)
+	g, _ := newGateway(t, []gateway.Backend{b}, nil)
+	const want = "Read reads a document.\n\nIt returns the latest revision:\n  read(name)"
+	tools := g.Tools().Tools()
+	if len(tools) != 1 || tools[0].Description != want {
+		t.Errorf("tools %+v, want one described %q", tools, want)
+	}
 }

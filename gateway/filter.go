@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -25,8 +26,37 @@ import (
 // A method is exposed when it matches at least one include pattern (or no
 // include pattern is given) and no exclude pattern. Filters apply to every
 // backend alike and after the fixed rules: grpc.reflection.* is never
-// exposed, grpc.health.v1.Health only with ExposeHealth, and methods or
-// services hidden by their proto options never.
+// exposed, grpc.health.v1.Health only with ExposeHealth, the internal
+// services (InternalServices) only with ExposeInternal, and methods or
+// services hidden by their proto options never. So an include pattern
+// alone does not expose a service a fixed rule hides: the operator says
+// so with its option.
+
+// internalServices are hidden unless Options.ExposeInternal: services
+// that run beside an application's own on many servers, but serve the
+// server's operators or its infrastructure, not its users. A model has no
+// business calling them, some destroy data, and they crowd a search.
+// Each is named exactly, with the reason: a guess by name (*AdminService,
+// *Admin) would hide users' own APIs, such as Spanner's
+// google.spanner.admin.database.v1.DatabaseAdmin.
+var internalServices = map[protoreflect.FullName]string{
+	"grpc.channelz.v1.Channelz":                            "gRPC's introspection of the server's channels, sockets and peers (grpc-go channelz/service, admin.Register)",
+	"envoy.service.status.v3.ClientStatusDiscoveryService": "the xDS client's configuration dump, CSDS (admin.Register)",
+	"xds.service.orca.v3.OpenRcaService":                   "backend load reports for load balancers, ORCA",
+	"temporal.server.api.adminservice.v1.AdminService":     "Temporal's cluster administration, served beside WorkflowService: deletes workflow executions, DLQ messages, replication",
+}
+
+// InternalServices are the full names of the services hidden unless
+// Options.ExposeInternal, sorted: for help texts and docs, which list
+// them from here.
+func InternalServices() []string {
+	out := make([]string, 0, len(internalServices))
+	for s := range internalServices {
+		out = append(out, string(s))
+	}
+	slices.Sort(out)
+	return out
+}
 
 // methodFilter is the compiled Include and Exclude lists. A nil filter
 // matches everything.

@@ -63,6 +63,14 @@ type Options struct {
 	// mid-stream returns the messages so far with a DEADLINE_EXCEEDED
 	// error result.
 	StreamTimeout time.Duration
+	// MethodTimeouts give the methods they match a deadline of their
+	// own, on every backend, unary or streaming: a long poll (Temporal's
+	// PollWorkflowTaskQueue answers just before its deadline when no
+	// task comes) bounded apart from the other calls. For each method the
+	// first entry that matches applies; it wins over a backend's
+	// CallTimeout and StreamTimeout, and a backend's own Methods entry
+	// for the method wins over it.
+	MethodTimeouts []MethodTimeout
 	// StreamMaxMessages caps how many messages one streaming call collects;
 	// default 10000. At the cap the gateway cancels the stream and returns
 	// what it has, marked truncated, as a normal result.
@@ -114,6 +122,13 @@ type Options struct {
 	// ExposeHealth exposes grpc.health.v1.Health as tools; hidden by
 	// default. (grpc.reflection.* is never exposed.)
 	ExposeHealth bool
+	// ExposeInternal exposes the internal services ([InternalServices]:
+	// gRPC's channelz, CSDS and ORCA, Temporal's AdminService), hidden by
+	// default since they serve a server's operators and infrastructure,
+	// not its users. When a backend serves one, discovery logs which it
+	// hid. Include and Exclude apply to them as to any service once
+	// exposed.
+	ExposeInternal bool
 	// Include and Exclude choose the methods exposed, by glob on
 	// "package.Service/Method"; see filter.go for the syntax. Empty Include
 	// means every method; Exclude wins over Include.
@@ -257,6 +272,8 @@ type Gateway struct {
 	server   *mcp.Server
 	md       outgoingMD
 	filter   *methodFilter
+	// methodTimeouts are Options.MethodTimeouts, compiled.
+	methodTimeouts methodTimeouts
 	// scopeRules are Auth's tool scope rules, compiled once (scopes.go);
 	// scopePins the methods their tool-name rules have matched so far.
 	scopeRules scopeRules
@@ -376,6 +393,9 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	g.tracer = telemetry.NewTracer(g.opts.TracerProvider)
 	g.observing = g.opts.Metrics != nil || g.tracer != nil || g.opts.Logger.Handler() != slog.DiscardHandler
 	if g.filter, err = newMethodFilter("Options", g.opts.Include, g.opts.Exclude); err != nil {
+		return nil, err
+	}
+	if g.methodTimeouts, err = newMethodTimeouts(g.opts.MethodTimeouts); err != nil {
 		return nil, err
 	}
 	if g.opts.Auth != nil {

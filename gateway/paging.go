@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -11,24 +12,94 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
-// Asking for less: Google API conventions a model can use to keep a
-// result small, recognised at discovery by field names and types and
-// explained in the tool's description.
+// Asking for less: API conventions a model can use to keep a result
+// small, recognised at discovery by field names and types and explained
+// in the tool's description.
 //
-//   - AIP-158 pagination: the request has page_size (an integer) and
-//     page_token (a string), the response next_page_token (a string). The
-//     description says how to page; a result whose next_page_token is set
-//     ends with a sentence giving the exact arguments for the next page,
-//     read from the response's wire bytes (a few field headers, no
-//     decoding).
+//   - Token paging: the request carries a page token and the response the
+//     next page's, under one of the pairs of names in tokenPairs (AIP-158's
+//     page_token and next_page_token, Temporal's next_page_token on both
+//     sides, AWS's next_token, continuation tokens), both singular and of
+//     one kind, string or bytes, so the response's value is exactly what
+//     the request takes. Both sides must match: a response token the
+//     request cannot carry (Temporal's PollWorkflowTaskQueue returns a
+//     history page token that another method takes) says nothing. The
+//     size, when the request has one, is the first integer field named in
+//     pageSizes. The description says how to page; a result whose next
+//     token is set ends with a sentence giving the exact arguments for
+//     the next page, read from the response's wire bytes (a few field
+//     headers, no decoding). Other schemes (offsets, Kubernetes' continue
+//     inside ListMeta, a cursor) are not recognised: a wrong way to page
+//     is worse than none.
 //   - AIP-157 partial responses: the request has read_mask or field_mask,
 //     a google.protobuf.FieldMask. The description says how to ask for
 //     only some fields, naming a few of the resource's.
 
-// paging is a list method's AIP-158 fields, nil for other tools.
+// tokenPairs are the request's page token and the response's next page
+// token that make a method paged, by proto field name, in the order they
+// are tried.
+var tokenPairs = []struct{ request, response protoreflect.Name }{
+	{"page_token", "next_page_token"},                 // AIP-158 (Google, Temporal Cloud)
+	{"next_page_token", "next_page_token"},            // Temporal's WorkflowService, OperatorService
+	{"next_token", "next_token"},                      // AWS-style NextToken
+	{"continuation_token", "next_continuation_token"}, // S3 ListObjectsV2-style
+	{"continuation_token", "continuation_token"},      // Azure-style
+}
+
+// pageSizes name the request's page size, in the order they are tried:
+// AIP-158's, Temporal's for history and schedules, its shorter spelling,
+// Compute's and AWS's, and a plain limit. Any integer kind, or an integer
+// wrapper (BigQuery's max_results is a UInt32Value), whose JSON is a
+// number either way. They are looked for only in a method a token pair
+// made paged, so a limit elsewhere is never taken for a page size.
+var pageSizes = []protoreflect.Name{"page_size", "maximum_page_size", "max_page_size", "max_results", "limit"}
+
+// paging is a paged method's fields, nil for other tools.
 type paging struct {
-	sizeArg, tokenArg string           // the request's property names
-	next              protowire.Number // next_page_token in the response
+	sizeArg, tokenArg string           // the request's property names; sizeArg "" without a size
+	next              protowire.Number // the next page token in the response
+	// nextBytes: the token is bytes, written as protojson writes them
+	// (padded standard base64), which the request's bytes field takes.
+	nextBytes bool
+}
+
+// findPaging returns the request's token and size fields (size nil when
+// there is none) and the response's next token field of a paged method;
+// token is nil for a method that is not paged.
+func findPaging(m protoreflect.MethodDescriptor) (token, size, next protoreflect.FieldDescriptor) {
+	in, out := m.Input().Fields(), m.Output().Fields()
+	for _, p := range tokenPairs {
+		t, n := in.ByName(p.request), out.ByName(p.response)
+		if isScalar(t, protoreflect.StringKind, protoreflect.BytesKind) && isScalar(n, t.Kind()) {
+			token, next = t, n
+			break
+		}
+	}
+	if token == nil {
+		return nil, nil, nil
+	}
+	for _, name := range pageSizes {
+		if f := in.ByName(name); isCount(f) {
+			return token, f, next
+		}
+	}
+	return token, nil, next
+}
+
+// isCount: f is a singular integer, or an integer wrapper.
+func isCount(f protoreflect.FieldDescriptor) bool {
+	if isScalar(f, protoreflect.Int32Kind, protoreflect.Int64Kind, protoreflect.Uint32Kind, protoreflect.Uint64Kind,
+		protoreflect.Sint32Kind, protoreflect.Sint64Kind) {
+		return true
+	}
+	if f == nil || f.IsList() || f.IsMap() || f.Message() == nil {
+		return false
+	}
+	switch f.Message().FullName() {
+	case "google.protobuf.Int32Value", "google.protobuf.Int64Value", "google.protobuf.UInt32Value", "google.protobuf.UInt64Value":
+		return true
+	}
+	return false
 }
 
 // compileAskLess recognises the conventions in m and adds what a model
@@ -44,15 +115,22 @@ func compileAskLess(t *tool, m protoreflect.MethodDescriptor, useProtoNames bool
 		}
 		return f.JSONName()
 	}
-	in, out := m.Input().Fields(), m.Output().Fields()
+	in := m.Input().Fields()
 	var hints []string
-	size, token, next := in.ByName("page_size"), in.ByName("page_token"), out.ByName("next_page_token")
-	if isScalar(size, protoreflect.Int32Kind, protoreflect.Int64Kind, protoreflect.Uint32Kind, protoreflect.Uint64Kind) &&
-		isScalar(token, protoreflect.StringKind) && isScalar(next, protoreflect.StringKind) {
-		t.paging = &paging{sizeArg: name(size), tokenArg: name(token), next: next.Number()}
-		t.def.Description += fmt.Sprintf("\n\nPaged: set %q to the most items you want in one result; when a result has a %q, call this tool again with the same arguments and %q set to it for the next page (an empty or absent %s means the last page).",
-			t.paging.sizeArg, name(next), t.paging.tokenArg, name(next))
-		hints = append(hints, fmt.Sprintf("a smaller %q", t.paging.sizeArg))
+	if token, size, next := findPaging(m); token != nil {
+		t.paging = &paging{tokenArg: name(token), next: next.Number(), nextBytes: next.Kind() == protoreflect.BytesKind}
+		desc := "\n\nPaged: "
+		if size != nil {
+			t.paging.sizeArg = name(size)
+			desc += fmt.Sprintf("set %q to the most items you want in one result; ", t.paging.sizeArg)
+			hints = append(hints, fmt.Sprintf("a smaller %q", t.paging.sizeArg))
+		}
+		desc += fmt.Sprintf("when a result has a %q, call this tool again with the same arguments and %q set to it for the next page (an empty or absent %s means the last page).",
+			name(next), t.paging.tokenArg, name(next))
+		if t.paging.nextBytes {
+			desc = strings.TrimSuffix(desc, ".") + "; pass the token exactly as the result gives it."
+		}
+		t.def.Description += desc
 	}
 	for _, n := range []protoreflect.Name{"read_mask", "field_mask"} {
 		f := in.ByName(n)
@@ -98,19 +176,34 @@ func exampleFields(out protoreflect.MessageDescriptor, name func(protoreflect.Fi
 	}
 	var ex []string
 	for i := 0; i < fields.Len() && len(ex) < 2; i++ {
-		if f := fields.Get(i); f.Name() != "next_page_token" {
+		if f := fields.Get(i); !isNextToken(f.Name()) {
 			ex = append(ex, name(f))
 		}
 	}
 	return strings.Join(ex, ",")
 }
 
+// isNextToken: a response field of this name is a next page token, which
+// says nothing about the resource.
+func isNextToken(n protoreflect.Name) bool {
+	for _, p := range tokenPairs {
+		if p.response == n {
+			return true
+		}
+	}
+	return false
+}
+
 // notePage ends res with the arguments for the next page when the
-// response (wire form) has a next_page_token.
+// response (wire form) has a next page token: its JSON value as the
+// result's structuredContent shows it, which is what the request takes.
 func (t *tool) notePage(res *mcp.CallToolResult, wire []byte) {
 	token := stringField(wire, t.paging.next)
 	if token == "" {
 		return
+	}
+	if t.paging.nextBytes {
+		token = base64.StdEncoding.EncodeToString([]byte(token))
 	}
 	res.Content = append(res.Content, mcp.Content{Type: "text", Text: fmt.Sprintf(
 		"More results: call %s again with the same arguments and %q: %s for the next page.",
@@ -118,7 +211,7 @@ func (t *tool) notePage(res *mcp.CallToolResult, wire []byte) {
 }
 
 // stringField is the last occurrence (as protobuf merges) of the string
-// field num at the top level of wire, "" when absent or malformed. Other
+// or bytes field num at the top level of wire, "" when absent or malformed. Other
 // fields are skipped by their headers, so a large page costs no more than
 // a small one.
 func stringField(wire []byte, num protowire.Number) string {

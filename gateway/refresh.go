@@ -49,12 +49,12 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 	}
 	bt, err := compileBackend(b.b.Name, res, b.b.Conn, catalogOptions{
 		exposeHealth:    g.opts.ExposeHealth,
+		exposeInternal:  g.opts.ExposeInternal,
 		useProtoNames:   g.opts.UseProtoNames,
 		filter:          g.filter,
 		logger:          g.opts.Logger,
 		backend:         b.settings,
-		callTimeout:     g.opts.CallTimeout,
-		streamTimeout:   g.opts.StreamTimeout,
+		deadlines:       deadlines{methods: g.methodTimeouts, call: g.opts.CallTimeout, stream: g.opts.StreamTimeout},
 		operationWait:   g.opts.OperationWait,
 		operationCancel: g.opts.OperationCancel,
 		exposeDebugInfo: g.opts.ExposeDebugInfo,
@@ -79,6 +79,15 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 	}
 	b.succeed(bt)
 	g.opts.Logger.Info("discovered backend", "backend", b.b.Name, "services", len(res.Services), "tools", len(bt.tools))
+	if len(bt.hidden) > 0 {
+		// Logged when the backend's descriptors change (at start, and
+		// when its API changes), not at every refresh: the operator
+		// learns once what is missing from the catalog, and how to get
+		// it.
+		g.opts.Logger.Info("internal services not exposed as tools: they serve the server's operators and infrastructure, not its users; "+
+			"expose them with Options.ExposeInternal (gateway: --expose-internal, config expose_internal: true)",
+			"backend", b.b.Name, "services", bt.hidden, "methods", bt.hiddenMethods)
+	}
 	return true, nil
 }
 

@@ -3,6 +3,9 @@ package gateway
 import (
 	"context"
 	"net"
+	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -208,4 +211,17 @@ func TestHealthSwitchCurrentLost(t *testing.T) {
 	closed := make(chan struct{})
 	go func() { r.conn.Close(); close(closed) }()
 	testutil.WaitFor(t, "the connection to close", isClosed(closed))
+}
+
+// TestHealthCheckingLinked: client-side health checking works only where
+// grpc-go's health package is linked; the gateway package must link it
+// itself, not rely on a program (or a test) that happens to import it.
+func TestHealthCheckingLinked(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	if !slices.Contains(strings.Fields(string(out)), "google.golang.org/grpc/health") {
+		t.Error("package gateway does not link google.golang.org/grpc/health: the healthCheckConfig it sets would be ignored")
+	}
 }

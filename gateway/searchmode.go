@@ -24,8 +24,9 @@ import (
 //
 // A catalog too large for a model's context is listed as two tools:
 // search_tools finds the catalog's tools that fit a few words and returns
-// their definitions (input schemas included, so the model can call at
-// once), and call_tool (calltool.go) runs one of them by name, through the
+// their definitions within SearchAnswerBudget (the best match's input
+// schema whenever an answer can carry it, so the model can call at once;
+// the next ones' while they fit), and call_tool (calltool.go) runs one of them by name, through the
 // same call path as a typed call. Everything here is built once per
 // catalog: the index, each tool's encoded answer entry, and the two tools'
 // definitions; answers to repeated queries are cached with the catalog.
@@ -44,10 +45,21 @@ const (
 	// MaxSearchLimit caps the matches of one answer; a larger limit is
 	// answered with this many.
 	MaxSearchLimit = 10
+	// SearchAnswerBudget is what a search_tools answer aims at on the
+	// wire: 16 KiB, about 4,000 tokens at the 4 bytes a token that
+	// ToolBudget counts, a small part of a model's context for one step
+	// of a task. Every match is listed by name, title, description and
+	// hints; the best match carries its input schema, and the next ones
+	// theirs while the answer stays within this budget. A single schema
+	// larger than the budget (Temporal's StartWorkflowExecution: 22 KB)
+	// is still carried by the best match, alone, within
+	// MaxSearchAnswerBytes: it is the one a model needs to call, and
+	// asking again would cost a round trip for the same bytes.
+	SearchAnswerBudget = 16 << 10
 	// MaxSearchAnswerBytes bounds a search_tools result as encoded on the
-	// wire: every match is listed, and the best matches carry their input
-	// schemas while they fit; the others are listed by name, title and
-	// description (search a tool's exact name to get its schema).
+	// wire, whatever it carries: the list of matches, and the best
+	// match's schema when it is larger than SearchAnswerBudget (a tool
+	// whose schema no answer can carry says so in its entry).
 	MaxSearchAnswerBytes = 64 << 10
 	// answerOverhead is reserved for what wraps the tools array on the
 	// wire: the JSON-RPC response, the result (with 2026-07-28's
@@ -85,6 +97,11 @@ type searchFacts struct {
 	// response's top-level field names (what a Get returns).
 	inner, outputs string
 	httpPath       string // the google.api.http rule's path, "" without one
+	// description is the tool's description before the gateway's notes
+	// (paging, partial responses, streaming, long-running calls): they
+	// say how to call a tool, not what it does, and their words ("result",
+	// "page", "next") are shared by every tool they apply to.
+	description string
 	// shape is what the method's structure says: its standard kind, verb
 	// and what it acts on (describe.Analyze).
 	shape *describe.Method
@@ -137,7 +154,7 @@ var searchFields = [...]struct {
 	{2, true, func(t *tool) string { return t.def.Name + " " + t.def.Title }},
 	{1.5, true, func(t *tool) string { return t.search.service + " " + t.search.input }},
 	{1.5, false, func(t *tool) string { return t.search.httpPath }},
-	{1, false, func(t *tool) string { return t.def.Description }},
+	{1, false, func(t *tool) string { return t.search.description }},
 	{0.5, false, func(t *tool) string { return t.search.fields }},
 	{0.3, false, func(t *tool) string { return t.search.inner }},
 	{0.2, false, func(t *tool) string { return t.search.outputs }},
@@ -168,9 +185,11 @@ type searchCatalog struct {
 	// full[i] is tools[i]'s entry in an answer, with its input schema;
 	// short[i] has name, title, description and hints. fullText[i] and
 	// shortText[i] are what each adds to the text block once the MCP
-	// layer has escaped it into a JSON string.
+	// layer has escaped it into a JSON string. tooLarge[i]: no answer can
+	// carry tools[i]'s schema, and its short entry says where to read it.
 	full, short         [][]byte
 	fullText, shortText []int
+	tooLarge            []bool
 	// scopes are each tool's package, service and package.Service,
 	// lowercased, which a query's scope is matched against.
 	scopes [][3]string
@@ -186,6 +205,8 @@ type searchCatalog struct {
 type searchKey struct {
 	query, scope string
 	limit        int
+	// noSchemas: the caller asked for names and descriptions only.
+	noSchemas bool
 	// semantic: ranked with the catalog's embeddings.
 	semantic bool
 }
@@ -222,7 +243,7 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 	sc := &searchCatalog{
 		tools: tools,
 		full:  make([][]byte, len(tools)), short: make([][]byte, len(tools)),
-		fullText: make([]int, len(tools)), shortText: make([]int, len(tools)),
+		fullText: make([]int, len(tools)), shortText: make([]int, len(tools)), tooLarge: make([]bool, len(tools)),
 		scopes:  make([][3]string, len(tools)),
 		answers: make(map[searchKey]*mcp.CallToolResult),
 	}
@@ -270,6 +291,7 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 			// name: the entry says where the request message is.
 			e.SchemaNote = fmt.Sprintf("input schema too large for an answer (%d bytes); the resource %s describes the service and its request messages",
 				len(in.Bytes()), serviceURI(t.backend, t.search.pkg, t.search.service))
+			sc.tooLarge[i] = true
 		}
 		short, err := json.Marshal(e)
 		if err != nil {
@@ -305,6 +327,8 @@ type searchArgs struct {
 	Query *string `json:"query"`
 	Limit *int    `json:"limit"`
 	Scope *string `json:"scope"`
+	// Schemas false lists the matches without input schemas.
+	Schemas *bool `json:"schemas"`
 }
 
 // searchTools answers search_tools; sem is the semantic reranking, nil
@@ -330,7 +354,7 @@ func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, s
 		}
 		limit = min(*a.Limit, MaxSearchLimit)
 	}
-	key := searchKey{query: strings.TrimSpace(*a.Query), limit: limit, semantic: sem != nil && sem.ready(sc)}
+	key := searchKey{query: strings.TrimSpace(*a.Query), limit: limit, semantic: sem != nil && sem.ready(sc), noSchemas: a.Schemas != nil && !*a.Schemas}
 	if a.Scope != nil {
 		key.scope = strings.ToLower(strings.TrimSpace(*a.Scope))
 	}
@@ -353,7 +377,7 @@ func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, s
 	if !key.semantic {
 		hits = sc.index.SearchWithin(key.query, limit, keep)
 	}
-	res = sc.answer(hits)
+	res = sc.answer(hits, !key.noSchemas)
 	// An answer is kept with its key; what it costs counts the query too,
 	// so many distinct queries cannot grow the cache past its bound.
 	cost := len(res.Content[0].Text) + len(key.query) + len(key.scope) + cacheEntryOverhead
@@ -384,16 +408,29 @@ func (sc *searchCatalog) within(scope string) func(int) bool {
 	return nil
 }
 
-// answer encodes the matches, best first, within MaxSearchAnswerBytes.
-// Every match found is listed; the best ones carry
-// their input schemas while those fit, the rest are listed by name,
-// title, description and hints. A tool named exactly by the query comes
-// first, and so has its schema whenever it fits at all. The answer is the
-// text block alone: models read text, and a structuredContent copy would
-// halve the schemas that fit.
-func (sc *searchCatalog) answer(hits []search.Hit) *mcp.CallToolResult {
+// schemaNote ends an answer in which a match is listed without its input
+// schema (other than one whose entry says no answer can carry it), so a
+// model knows how to get it instead of guessing the arguments.
+var schemaNote = func() []byte {
+	b, _ := json.Marshal("A match listed without inputSchema: search its exact name to get its schema.")
+	return append(append([]byte(`],"note":`), b...), '}')
+}()
+
+// answer encodes the matches, best first. Every match found is listed
+// (within MaxSearchAnswerBytes; in practice always, each description
+// being cut to maxShortDescription), by name, title, description and
+// hints. With schemas, the best match carries its input schema when the
+// answer then fits MaxSearchAnswerBytes, and each next one carries its
+// own while the answer stays within SearchAnswerBudget; a match listed
+// without one is explained by the answer's note. A tool named exactly by
+// the query comes first, and so has its schema whenever it fits at all.
+// The answer is the text block alone: models read text, and a
+// structuredContent copy would double its cost.
+func (sc *searchCatalog) answer(hits []search.Hit, schemas bool) *mcp.CallToolResult {
 	const open, end = `{"tools":[`, "]}"
-	size := answerOverhead + len(open) + len(end)
+	// The note's room is kept whether or not it is written, so what fits
+	// does not depend on it.
+	size := answerOverhead + len(open) + escapedLen(schemaNote)
 	for _, h := range hits {
 		size += sc.shortText[h.Doc] + 1
 	}
@@ -402,17 +439,28 @@ func (sc *searchCatalog) answer(hits []search.Hit) *mcp.CallToolResult {
 		hits = hits[:len(hits)-1]
 	}
 	text := []byte(open)
+	omitted := false
 	for i, h := range hits {
 		entry := sc.short[h.Doc]
-		if extra := sc.fullText[h.Doc] - sc.shortText[h.Doc]; size+extra <= MaxSearchAnswerBytes {
+		bound := SearchAnswerBudget
+		if i == 0 {
+			bound = MaxSearchAnswerBytes
+		}
+		if extra := sc.fullText[h.Doc] - sc.shortText[h.Doc]; schemas && size+extra <= bound {
 			entry, size = sc.full[h.Doc], size+extra
+		} else if !sc.tooLarge[h.Doc] {
+			omitted = true
 		}
 		if i > 0 {
 			text = append(text, ',')
 		}
 		text = append(text, entry...)
 	}
-	text = append(text, end...)
+	if omitted {
+		text = append(text, schemaNote...)
+	} else {
+		text = append(text, end...)
+	}
 	return &mcp.CallToolResult{Content: []mcp.Content{{Type: mcp.ContentText, Text: string(text)}}}
 }
 
@@ -443,6 +491,8 @@ func jsonKind(kind string) string {
 		return "an integer"
 	case "string":
 		return "a string"
+	case "bool":
+		return "a boolean"
 	}
 	return "a " + kind
 }
@@ -463,12 +513,15 @@ func metaToolSet(tools []*tool) (*mcp.ToolSet, error) {
 		Title: "Search tools",
 		Description: fmt.Sprintf("Finds the tools that fit a task among the %d tools of this server. "+
 			"Give a few words of what you want to do (\"delete a topic\", \"which servers do I have in us-east1\") or a tool's exact name; "+
-			"the answer lists the best matches first, the best with their input schemas (a match listed without one: search its exact name to get it, unless its entry says it is too large). "+
-			"Narrow a search to one API or service with scope. Run a match with %s.\n\n%s", len(tools), CallToolName, directory(tools, maxDirectoryBytes)),
+			"the answer lists the best matches first, in about %d tokens: the best with its input schema, the next ones with theirs while they fit "+
+			"(a match listed without one: search its exact name to get it, unless its entry says it is too large). "+
+			"To look through more matches cheaply, set schemas to false: names and descriptions only. "+
+			"Narrow a search to one API or service with scope. Run a match with %s.\n\n%s", len(tools), SearchAnswerBudget/4/1000*1000, CallToolName, directory(tools, maxDirectoryBytes)),
 		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
 			`"query":{"type":"string","maxLength":%d,"description":"what the tool should do, in a few words, or a tool's exact name"},`+
 			`"limit":{"type":"integer","minimum":1,"default":%d,"description":"how many matches to return; at most %d"},`+
-			`"scope":{"type":"string","maxLength":%d,"description":"only search one API (a package from the catalog, such as a.b.v1, or a prefix of packages) or one service (its name, or package.Service)"}},`+
+			`"scope":{"type":"string","maxLength":%d,"description":"only search one API (a package from the catalog, such as a.b.v1, or a prefix of packages) or one service (its name, or package.Service)"},`+
+			`"schemas":{"type":"boolean","default":true,"description":"false: list the matches by name, title, description and hints only, without input schemas"}},`+
 			`"required":["query"],"additionalProperties":false}`, MaxSearchQueryChars, DefaultSearchLimit, MaxSearchLimit, maxScopeChars)),
 		Annotations: &mcp.ToolAnnotations{Title: "Search tools", ReadOnlyHint: boolPtr(true), DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
 	}

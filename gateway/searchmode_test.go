@@ -170,6 +170,7 @@ func TestSearchTools(t *testing.T) {
 		{map[string]any{"query": "x", "limit": 0}, "invalid arguments for search_tools: limit: must be at least 1, got 0"},
 		{map[string]any{"query": "x", "limit": "many"}, "invalid arguments for search_tools: limit: must be an integer, got string"},
 		{map[string]any{"query": "x", "top": 3}, `invalid arguments for search_tools: unknown field "top"`},
+		{map[string]any{"query": "x", "schemas": "no"}, "invalid arguments for search_tools: schemas: must be a boolean, got string"},
 		{map[string]any{"query": strings.Repeat("find the animals ", 200)}, "invalid arguments for search_tools: query: at most 2000 characters, got 3400; give a few words"},
 		{map[string]any{"query": "animals", "scope": strings.Repeat("z", 201)}, "invalid arguments for search_tools: scope: at most 200 characters"},
 	} {
@@ -501,6 +502,98 @@ func TestSearchAnswerBound(t *testing.T) {
 		if q == "Widgets_SellWidget" && got[0].Name != q {
 			t.Errorf("exact name: %v", names(got))
 		}
+	}
+}
+
+// searchAnswer calls search_tools and returns the answer's matches, its
+// note ("" without one) and its size on the wire.
+func searchAnswer(t *testing.T, cs *sdk.ClientSession, args map[string]any) (tools []found, note string, wire int) {
+	t.Helper()
+	res := call(t, cs, gateway.SearchToolsName, args)
+	if res.IsError {
+		t.Fatalf("search_tools %v: %s", args, text(t, res))
+	}
+	js, _ := json.Marshal(res)
+	var answer struct {
+		Tools []found
+		Note  string
+	}
+	if err := json.Unmarshal([]byte(text(t, res)), &answer); err != nil {
+		t.Fatal(err)
+	}
+	return answer.Tools, answer.Note, len(js)
+}
+
+// TestSearchAnswerBudget: an answer fits SearchAnswerBudget (16 KiB,
+// about 4,000 tokens): the best match carries its input schema, the next
+// ones theirs while they fit, and the note says how to get the others';
+// a best match whose schema alone is larger carries it, within
+// MaxSearchAnswerBytes, and no other schema comes with it; schemas: false
+// lists the same matches without any schema.
+func TestSearchAnswerBudget(t *testing.T) {
+	api := &fakeAPI{}
+	// shop.v1's schemas are about 4 KB each, so a few fit the budget but
+	// not five; big.v1's one is about 28 KB, larger than the budget alone.
+	api.set(t, bigFile("shop.v1", 60, "GetWidget", "ListWidgets", "CreateWidget", "UpdateWidget", "DeleteWidget", "MoveWidget"),
+		bigFile("big.v1", 400, "StartWidget"))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", addr)}, searchMode)
+	cs := connect(t, base+"/mcp", "2025-11-25")
+	withSchema := func(fs []found) (n int) {
+		for _, f := range fs {
+			if f.InputSchema != nil {
+				n++
+			}
+		}
+		return n
+	}
+
+	got, note, wire := searchAnswer(t, cs, map[string]any{"query": "widget", "scope": "shop.v1"})
+	if len(got) != gateway.DefaultSearchLimit || wire > gateway.SearchAnswerBudget {
+		t.Errorf("default answer: %d matches in %d bytes, want %d within %d", len(got), wire, gateway.DefaultSearchLimit, gateway.SearchAnswerBudget)
+	}
+	if n := withSchema(got); got[0].InputSchema == nil || n < 2 || n == len(got) {
+		t.Errorf("%d of %d matches with their schema (the first: %v); want the first and the next while they fit, and not all (the test's schemas are too small otherwise)", n, len(got), got[0].InputSchema != nil)
+	}
+	if !strings.Contains(note, "search its exact name") {
+		t.Errorf("a match without its schema, and the note is %q", note)
+	}
+	for _, f := range got {
+		if f.InputSchema == nil && f.Description == "" {
+			t.Errorf("%s listed without a description", f.Name)
+		}
+	}
+
+	// A best match whose schema alone is over the budget keeps it.
+	got, note, wire = searchAnswer(t, cs, map[string]any{"query": "Widgets_StartWidget"})
+	if len(got) < 2 || got[0].Name != "Widgets_StartWidget" || len(got[0].InputSchema) <= gateway.SearchAnswerBudget || withSchema(got) != 1 {
+		t.Errorf("exact name of a large tool: %v, first schema %d bytes, %d schemas; want it first with its schema, alone", names(got), len(got[0].InputSchema), withSchema(got))
+	}
+	if wire > gateway.MaxSearchAnswerBytes || note == "" {
+		t.Errorf("exact name of a large tool: %d bytes (at most %d), note %q", wire, gateway.MaxSearchAnswerBytes, note)
+	}
+
+	// Names and descriptions only, when asked: the same matches. (Asked
+	// first, so an answer cache that mixed the two would show below.)
+	slim, note, wire := searchAnswer(t, cs, map[string]any{"query": "widget", "limit": 10, "schemas": false})
+	full, _, _ := searchAnswer(t, cs, map[string]any{"query": "widget", "limit": 10})
+	if !slices.Equal(names(slim), names(full)) || withSchema(slim) != 0 || withSchema(full) == 0 || note == "" || wire > gateway.SearchAnswerBudget/2 {
+		t.Errorf("schemas false: %v with %d schemas in %d bytes, note %q; want %v without schemas", names(slim), withSchema(slim), wire, note, names(full))
+	}
+
+	// Every match with its schema: no note.
+	if got, note, _ := searchAnswer(t, cs, map[string]any{"query": "Widgets_GetWidget", "limit": 1}); len(got) != 1 || got[0].InputSchema == nil || note != "" {
+		t.Errorf("one match with its schema: %v, note %q", names(got), note)
+	}
+
+	// The tool says so: its description, and the argument in its schema.
+	st := g.Tools().Tools()[0]
+	var in struct {
+		Properties map[string]struct{ Type string }
+	}
+	if err := json.Unmarshal(st.InputSchema, &in); err != nil || in.Properties["schemas"].Type != "boolean" ||
+		!strings.Contains(st.Description, "in about 4000 tokens") || !strings.Contains(st.Description, "set schemas to false") {
+		t.Errorf("search_tools does not describe the budget and schemas: %v %s\n%s", err, st.InputSchema, st.Description)
 	}
 }
 

@@ -14,6 +14,61 @@ import (
 // of the backend's tools at discovery: the per-call path reads the result
 // from the tool (tool.timeout, tool.md) and does no matching.
 
+// MethodTimeout is the deadline of the calls of the methods Match
+// selects, on every backend (Options.MethodTimeouts): for a long poll
+// (Temporal's PollWorkflowTaskQueue holds a call until a task comes or
+// its deadline nears) or a slow report, without a config file entry per
+// backend.
+type MethodTimeout struct {
+	// Match is a glob on "package.Service/Method", with the syntax of
+	// Options.Include (a pattern without '/' means every method of a
+	// service).
+	Match string
+	// Timeout is the deadline of each call of a matching method, unary or
+	// streaming; it must be positive.
+	Timeout time.Duration
+}
+
+// methodTimeouts are Options.MethodTimeouts compiled; the first entry
+// that matches a method applies.
+type methodTimeouts []compiledTimeout
+
+type compiledTimeout struct {
+	pattern string
+	timeout time.Duration
+}
+
+// newMethodTimeouts checks every entry, so that a typo or a deadline that
+// is not one fails at start, naming the entry.
+func newMethodTimeouts(mts []MethodTimeout) (methodTimeouts, error) {
+	var out methodTimeouts
+	for i, mt := range mts {
+		ps, err := compilePatterns(fmt.Sprintf("Options.MethodTimeouts[%d].Match", i), []string{mt.Match})
+		if err != nil {
+			return nil, err
+		}
+		if mt.Timeout <= 0 {
+			return nil, fmt.Errorf("Options.MethodTimeouts[%d].Timeout: want a positive duration (a call always has a deadline), got %s", i, mt.Timeout)
+		}
+		out = append(out, compiledTimeout{pattern: ps[0], timeout: mt.Timeout})
+	}
+	return out, nil
+}
+
+// match is the deadline of the first entry matching m, 0 when none does.
+func (mts methodTimeouts) match(m protoreflect.MethodDescriptor) time.Duration {
+	if len(mts) == 0 {
+		return 0
+	}
+	name := methodPath(m)
+	for _, mt := range mts {
+		if ok, _ := path.Match(mt.pattern, name); ok {
+			return mt.timeout
+		}
+	}
+	return 0
+}
+
 // MethodSettings override the backend's settings for the methods matching
 // Match. They come from the config file's `methods:` entries.
 type MethodSettings struct {
@@ -103,20 +158,40 @@ func (s *backendSettings) exposes(m protoreflect.MethodDescriptor) bool {
 	return s.filter.match(m)
 }
 
-// apply sets t's deadline and metadata from the settings; the most
-// specific setting wins: method, then backend (compileBackend falls back
-// to Options when neither sets one).
-func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor) {
+// deadlines are the gateway-wide ones: Options.MethodTimeouts, then
+// Options.CallTimeout and StreamTimeout (resolved).
+type deadlines struct {
+	methods      methodTimeouts
+	call, stream time.Duration
+}
+
+// apply sets t's deadline, metadata and operation wait. For the deadline
+// the most specific setting wins: the backend's entry for the method
+// (Backend.Methods), the gateway's entry for it (Options.MethodTimeouts),
+// the backend's deadline for its kind of call, then the gateway's. A
+// setting that names the method beats one that covers a whole backend:
+// an operator who gave Temporal's polls 70s meant it for every backend
+// that serves them.
+func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor, d deadlines) {
+	unary := t.kind == kindUnary
+	t.timeout = d.stream
+	if unary {
+		t.timeout = d.call
+	}
+	if s != nil {
+		t.md = s.md
+		if unary && s.callTimeout > 0 {
+			t.timeout = s.callTimeout
+		}
+		if !unary && s.streamTimeout > 0 {
+			t.timeout = s.streamTimeout
+		}
+	}
+	if mt := d.methods.match(m); mt > 0 {
+		t.timeout = mt
+	}
 	if s == nil {
 		return
-	}
-	t.md = s.md
-	unary := t.kind == kindUnary
-	if unary && s.callTimeout > 0 {
-		t.timeout = s.callTimeout
-	}
-	if !unary && s.streamTimeout > 0 {
-		t.timeout = s.streamTimeout
 	}
 	if mc := s.method(m); mc != nil {
 		if unary && mc.CallTimeout > 0 {

@@ -113,19 +113,26 @@ func (t *tool) compileStream(m protoreflect.MethodDescriptor, sopts *schema.Opti
 // input error and the backend sees nothing.
 func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
 	var reqs []proto.Message
+	var warnings schema.Warnings
 	if t.kind == kindServerStream {
-		in, err := t.decodeRequest(args)
+		in, w, err := t.decodeRequest(args)
 		if err != nil {
 			return g.inputError(ctx, t, err)
 		}
-		reqs = []proto.Message{in}
+		reqs, warnings = []proto.Message{in}, w
 	} else {
 		var err error
-		if reqs, err = t.decodeRequests(args); err != nil {
+		if reqs, warnings, err = t.decodeRequests(args); err != nil {
 			return g.inputError(ctx, t, err)
 		}
 	}
+	res, err := g.stream(ctx, req, t, reqs)
+	return noteArguments(res, warnings), err
+}
 
+// stream opens the stream of a streaming tool and runs it to its end with
+// the converted requests.
+func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool, reqs []proto.Message) (*mcp.CallToolResult, error) {
 	tctx, cancelTimeout := context.WithTimeout(ctx, t.timeout)
 	defer cancelTimeout()
 	// The cause tells a stream the gateway cut short (a limit, a failed
@@ -462,11 +469,12 @@ func (c *collector) finish(errText string) []byte {
 // a JSON-encoded string holding either form is decoded (models sometimes
 // send that, and the unary validator accepts it too). Every problem is
 // reported with its path (requests[2].observation.animalId).
-func (t *tool) decodeRequests(args []byte) ([]proto.Message, error) {
+func (t *tool) decodeRequests(args []byte) ([]proto.Message, schema.Warnings, error) {
 	const prop = schema.StreamRequestsProperty
+	var warnings schema.Warnings
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(args, &fields); err != nil {
-		return nil, violation("", "json", "a JSON object", "")
+		return nil, warnings, violation("", "json", "a JSON object", "")
 	}
 	var vs []schema.Violation
 	for k := range fields {
@@ -511,10 +519,11 @@ func (t *tool) decodeRequests(args []byte) ([]proto.Message, error) {
 			continue
 		}
 		m := t.input.New().Interface()
-		if err := t.validator.Decode(e, m); err != nil {
+		w, err := t.validator.DecodeWarn(e, m)
+		if err != nil {
 			var ve *schema.ValidationError
 			if !errors.As(err, &ve) {
-				return nil, fmt.Errorf("%s: %w", path, err)
+				return nil, schema.Warnings{}, fmt.Errorf("%s: %w", path, err)
 			}
 			omitted += ve.Omitted
 			for _, v := range ve.Violations {
@@ -522,24 +531,18 @@ func (t *tool) decodeRequests(args []byte) ([]proto.Message, error) {
 					omitted++
 					continue
 				}
-				switch {
-				case v.Path == "":
-					v.Path = path
-				case v.Path[0] == '[':
-					v.Path = path + v.Path
-				default:
-					v.Path = path + "." + v.Path
-				}
+				v.Path = schema.JoinPath(path, v.Path)
 				vs = append(vs, v)
 			}
 			continue
 		}
+		warnings.Merge(path, w)
 		msgs = append(msgs, m)
 	}
 	if len(vs) > 0 {
-		return nil, &schema.ValidationError{Violations: vs, Omitted: omitted}
+		return nil, schema.Warnings{}, &schema.ValidationError{Violations: vs, Omitted: omitted}
 	}
-	return msgs, nil
+	return msgs, warnings, nil
 }
 
 func violation(path, rule, expected, received string) error {

@@ -29,6 +29,7 @@ type fileConfig struct {
 	BackendServerName *string   `yaml:"backend_server_name"`
 	CallTimeout       *duration `yaml:"call_timeout"`
 	StreamTimeout     *duration `yaml:"stream_timeout"`
+	MethodTimeout     []string  `yaml:"method_timeout"`
 	OperationWait     *duration `yaml:"operation_wait"`
 	OperationCancel   *bool     `yaml:"operation_cancel"`
 	StreamMaxMessages *count    `yaml:"stream_max_messages"`
@@ -37,6 +38,7 @@ type fileConfig struct {
 	ShutdownGrace     *duration `yaml:"shutdown_grace"`
 	InputErrors       *string   `yaml:"input_errors"`
 	ExposeHealth      *bool     `yaml:"expose_health"`
+	ExposeInternal    *bool     `yaml:"expose_internal"`
 	ExposeDebugInfo   *bool     `yaml:"expose_debug_info"`
 	JSONNames         *string   `yaml:"json_names"`
 	ToolMode          *string   `yaml:"tool_mode"`

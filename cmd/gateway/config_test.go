@@ -209,6 +209,7 @@ json_names: proto
 tool_mode: search
 tool_budget: 1000
 expose_health: true
+expose_internal: true
 allow_origin: [https://app.example.com]
 include: ["zoo.v1.*"]
 exclude: ["*/GetTaxonomy"]
@@ -227,11 +228,11 @@ log_format: json
 		t.Fatal(err)
 	}
 	got := []any{c.listen, c.callTimeout, c.streamTimeout, c.streamMaxMsgs, c.streamMaxBytes, c.discoveryTimeout, c.shutdownGrace,
-		c.inputErrors, c.jsonNames, c.toolMode, c.toolBudget, c.exposeHealth, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
+		c.inputErrors, c.jsonNames, c.toolMode, c.toolBudget, c.exposeHealth, c.exposeInternal, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
 		c.backends.refresh, c.backends.requireBackends, c.front.bearerTokensFile, []string(c.front.forwardHeaders), c.front.md.Get("x-caller"),
 		c.obs.metrics, c.obs.logArguments, c.logLevel, c.logFormat}
 	want := []any{"0.0.0.0:9090", 20 * time.Second, time.Minute, 50, int64(1024), 3 * time.Second, 7 * time.Second,
-		"protocol", "proto", "search", 1000, true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
+		"protocol", "proto", "search", 1000, true, true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
 		time.Duration(gateway.Off), true, tokens, []string{"x-request-id"}, []string{"gateway"},
 		false, true, "debug", "json"}
 	if !reflect.DeepEqual(got, want) {
@@ -523,6 +524,40 @@ operation_cancel: true
 	}
 	if c, err := parseConfig([]string{"--operation-wait", "off"}, io.Discard, noEnv); err != nil || c.operationWait != gateway.Off {
 		t.Errorf("--operation-wait off: %v, %v", c.operationWait, err)
+	}
+}
+
+// TestConfigMethodTimeout: --method-timeout's GLOB=DURATION values come
+// from the flag, the file's method_timeout list or GATEWAY_METHOD_TIMEOUT
+// (values separated by spaces), and a bad one in the file names its line.
+func TestConfigMethodTimeout(t *testing.T) {
+	poll := gateway.MethodTimeout{Match: "temporal.api.workflowservice.v1.WorkflowService/Poll*", Timeout: 70 * time.Second}
+	report := gateway.MethodTimeout{Match: "*/ExportReport", Timeout: 2 * time.Minute}
+	p := writeFile(t, "gateway.yaml", `method_timeout: ["temporal.api.workflowservice.v1.WorkflowService/Poll*=70s", "*/ExportReport=2m"]
+backends:
+  - {name: temporal, address: 127.0.0.1:7233}
+`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  func(string) (string, bool)
+	}{
+		{"flag", []string{"--backend", "127.0.0.1:7233", "--method-timeout", "temporal.api.workflowservice.v1.WorkflowService/Poll*=70s", "--method-timeout", "*/ExportReport=2m"}, noEnv},
+		{"file", []string{"--config", p}, noEnv},
+		{"variable", []string{"--backend", "127.0.0.1:7233"}, env("GATEWAY_METHOD_TIMEOUT", "temporal.api.workflowservice.v1.WorkflowService/Poll*=70s */ExportReport=2m")},
+	} {
+		c, err := parseConfig(tc.args, io.Discard, tc.env)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !slices.Equal(c.methodDeadlines, []gateway.MethodTimeout{poll, report}) {
+			t.Errorf("%s: %+v", tc.name, c.methodDeadlines)
+		}
+	}
+	bad := writeFile(t, "gateway.yaml", "backends:\n  - {name: temporal, address: 127.0.0.1:7233}\nmethod_timeout: [\"*/Poll*=off\"]\n")
+	if _, err := parseConfig([]string{"--config", bad}, io.Discard, noEnv); err == nil ||
+		!strings.Contains(err.Error(), `gateway.yaml:3: method_timeout */Poll*: want a positive duration such as 70s`) {
+		t.Errorf("bad value in the file: %v", err)
 	}
 }
 

@@ -16,10 +16,10 @@ var helpGroups = []struct {
 }{
 	{"Program", []string{"config", "check-config", "version", "probe"}},
 	{"Backends and discovery", []string{"backend", "demo", "include", "exclude", "descriptor-set", "proto", "proto-path", "no-reflection",
-		"refresh", "discovery-timeout", "require-backends", "expose-health"}},
+		"refresh", "discovery-timeout", "require-backends", "expose-health", "expose-internal"}},
 	{"Backend connections", []string{"plaintext", "backend-ca", "backend-cert", "backend-key", "backend-server-name",
 		"backend-lb", "backend-keepalive", "backend-max-recv-bytes", "backend-max-send-bytes", "retry", "metadata", "forward-header"}},
-	{"Calls and results", []string{"call-timeout", "stream-timeout", "stream-max-messages", "stream-max-bytes",
+	{"Calls and results", []string{"call-timeout", "stream-timeout", "method-timeout", "stream-max-messages", "stream-max-bytes",
 		"operation-wait", "operation-cancel", "max-result-bytes", "result-ttl", "result-store-bytes", "result-store-entries",
 		"result-store-bytes-per-principal", "result-store-entries-per-principal",
 		"input-errors", "json-names", "tool-mode", "tool-budget", "expose-debug-info"}},

@@ -41,13 +41,17 @@ func main() {
 type config struct {
 	// demo runs the bundled demo backend: --demo, or set by checkDemo
 	// when nothing names a backend.
-	demo             bool
-	backends         backendFlags
-	listen           string
-	stdio            bool
-	tls              gateway.BackendTLS
-	callTimeout      time.Duration
-	streamTimeout    time.Duration
+	demo          bool
+	backends      backendFlags
+	listen        string
+	stdio         bool
+	tls           gateway.BackendTLS
+	callTimeout   time.Duration
+	streamTimeout time.Duration
+	// methodTimeouts are --method-timeout's GLOB=DURATION values, and
+	// methodDeadlines what validate made of them.
+	methodTimeouts   stringList
+	methodDeadlines  []gateway.MethodTimeout
 	operationWait    time.Duration
 	operationCancel  bool
 	streamMaxMsgs    int
@@ -56,6 +60,7 @@ type config struct {
 	shutdownGrace    time.Duration
 	inputErrors      string
 	exposeHealth     bool
+	exposeInternal   bool
 	exposeDebugInfo  bool
 	jsonNames        string
 	toolMode         string
@@ -146,6 +151,8 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.tls.ServerName, "backend-server-name", "", "server name to verify in the backend's certificate (and send as SNI)")
 	durationVar(fs, &c.callTimeout, "call-timeout", gateway.DefaultCallTimeout, false, "gRPC deadline of each tool call, and the longest a task method (tasks/result) waits")
 	durationVar(fs, &c.streamTimeout, "stream-timeout", gateway.DefaultStreamTimeout, false, "gRPC deadline of each streaming tool call (server, client or bidirectional streams)")
+	fs.Var(&c.methodTimeouts, "method-timeout", "GLOB=DURATION: the gRPC deadline of the methods GLOB matches (package.Service/Method, as --include), unary or streaming, on every backend, e.g. "+methodTimeoutExample+
+		" for long polls; the first that matches applies, over a config file backend's call_timeout and stream_timeout, under its methods: entries (repeatable)")
 	durationVar(fs, &c.operationWait, "operation-wait", gateway.DefaultOperationWait, true, "how long a call of a long-running method (google.longrunning operations) waits for its result before returning the unfinished operation's name; never past --call-timeout; off: return at once")
 	fs.BoolVar(&c.operationCancel, "operation-cancel", false, "cancel the backend operation (CancelOperation) when the client cancels a long-running call or goes away")
 	countVar(fs, &c.streamMaxMsgs, "stream-max-messages", gateway.DefaultStreamMaxMessages, false, "most messages one streaming call collects; past it the stream is cancelled and the result marked truncated")
@@ -154,6 +161,8 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	durationVar(fs, &c.shutdownGrace, "shutdown-grace", 15*time.Second, false, "how long in-flight calls may finish after SIGTERM/SIGINT")
 	fs.StringVar(&c.inputErrors, "input-errors", "tool", `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
 	fs.BoolVar(&c.exposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
+	fs.BoolVar(&c.exposeInternal, "expose-internal", false, "expose the services that serve a server's operators and infrastructure, not its users, hidden by default (each logged when hidden): "+
+		strings.Join(gateway.InternalServices(), ", "))
 	fs.BoolVar(&c.exposeDebugInfo, "expose-debug-info", false, "pass google.rpc.DebugInfo error details from backends on to clients (withheld by default: stack traces and internals)")
 	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
 	fs.StringVar(&c.toolMode, "tool-mode", "auto", `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
@@ -187,6 +196,10 @@ func (c *config) validate() error {
 	}
 	if c.streamTimeout <= 0 {
 		return fmt.Errorf("--stream-timeout: want a positive duration, got %s", c.streamTimeout)
+	}
+	var err error
+	if c.methodDeadlines, err = parseMethodTimeouts(c.methodTimeouts); err != nil {
+		return err
 	}
 	if c.streamMaxMsgs <= 0 {
 		return fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.streamMaxMsgs)
@@ -347,12 +360,14 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		Version:                        version,
 		CallTimeout:                    c.callTimeout,
 		StreamTimeout:                  c.streamTimeout,
+		MethodTimeouts:                 c.methodDeadlines,
 		OperationWait:                  c.operationWait,
 		OperationCancel:                c.operationCancel,
 		StreamMaxMessages:              c.streamMaxMsgs,
 		StreamMaxBytes:                 c.streamMaxBytes,
 		InputErrors:                    inputErrors,
 		ExposeHealth:                   c.exposeHealth,
+		ExposeInternal:                 c.exposeInternal,
 		ExposeDebugInfo:                c.exposeDebugInfo,
 		Include:                        c.backends.include,
 		Exclude:                        c.backends.exclude,

@@ -370,6 +370,12 @@ func (b *builder) singular(fd protoreflect.FieldDescriptor) (*node, error) {
 	return b.scalar(fd.Kind()), nil
 }
 
+// BytesDescription describes every bytes value (a bytes field, its items
+// or map values, a BytesValue) in input schemas: what to send, with the
+// example of a text, since a model's usual mistake is to send the text
+// itself. The gateway takes only the canonical form it names.
+const BytesDescription = `Base64 of the raw bytes, padded with "=" to a multiple of 4 characters (the text json/plain is "anNvbi9wbGFpbg==").`
+
 const (
 	// maxFloat32JSON is math.MaxFloat32 as protojson writes it (shortest
 	// float32 form). It is slightly above the exact value, so it, not
@@ -388,6 +394,12 @@ func (b *builder) scalar(k protoreflect.Kind) *node {
 	case protoreflect.StringKind:
 		return obj("type", "string")
 	case protoreflect.BytesKind:
+		if b.dir == input {
+			// contentEncoding is an annotation most models never act on;
+			// the description is what keeps a model from writing the text
+			// a field should hold the bytes of (see base64.go).
+			return obj("type", "string", "contentEncoding", "base64", "description", BytesDescription)
+		}
 		return obj("type", "string", "contentEncoding", "base64")
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
 		return obj("type", "integer", "minimum", int64(math.MinInt32), "maximum", int64(math.MaxInt32))

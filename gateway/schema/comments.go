@@ -18,17 +18,17 @@ func comments(d protoreflect.Descriptor) string {
 	loc := f.SourceLocations().ByDescriptor(d)
 	var parts []string
 	for _, c := range []string{loc.LeadingComments, loc.TrailingComments} {
-		if c = cleanComment(c); c != "" {
+		if c = CleanComment(c); c != "" {
 			parts = append(parts, c)
 		}
 	}
 	return strings.Join(parts, "\n\n")
 }
 
-// cleanComment removes what protoc leaves of the comment syntax: the space
+// CleanComment removes what protoc leaves of the comment syntax: the space
 // after "//", the " * " of block comments, and indentation common to all
 // lines, keeping relative indentation (code samples) and paragraph breaks.
-func cleanComment(s string) string {
+func CleanComment(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " \t\r")

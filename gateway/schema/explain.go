@@ -2,7 +2,6 @@ package schema
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"math"
 	"slices"
@@ -25,8 +24,9 @@ import (
 // caller meant, and it is converted; otherwise the repaired copy is still
 // converted, so protovalidate can report the rules the remaining fields
 // break in the same answer. Only the first MaxExplained violations are
-// explained (a path and a description each); the rest are counted.
-func (v *Validator) explain(args []byte, msg proto.Message) error {
+// explained (a path and a description each); the rest are counted. When
+// the arguments convert, ws (if not nil) receives the warnings about them.
+func (v *Validator) explain(args []byte, msg proto.Message, ws *Warnings) error {
 	if err := checkJSON(args); err != nil {
 		return &ValidationError{Violations: []Violation{{Rule: "json", Expected: "a JSON object (" + err.Error() + ")"}}, cause: err}
 	}
@@ -62,8 +62,24 @@ func (v *Validator) explain(args []byte, msg proto.Message) error {
 	}
 	if w.out.count() == 0 {
 		// The walk repaired the arguments (stringified JSON): the usual
-		// checks decide.
-		return v.check(msg, nil)
+		// checks decide, the bytes values' included. The walk has
+		// checked those already, so the scan of the repaired copy only
+		// collects the warnings; it would still refuse what slipped by.
+		fixed := w.fixed
+		if v.wrap {
+			fixed, _ = unwrapFast(fixed)
+		}
+		found, bad := v.scanBytes(fixed)
+		if bad != nil {
+			return &ValidationError{Violations: []Violation{*bad}}
+		}
+		if err := v.check(msg, nil); err != nil {
+			return err
+		}
+		if ws != nil {
+			*ws = found
+		}
+		return nil
 	}
 	// The walk already checked what the plan would (required fields, closed
 	// enums); protovalidate adds the rules on what remains. found holds at
@@ -481,8 +497,12 @@ func (w *walker) value(fd protoreflect.FieldDescriptor) bool {
 		}
 	case protoreflect.BytesKind:
 		raw := w.raw()
-		if c != '"' || !w.isBase64(raw) {
+		if c != '"' {
 			w.add("type", "base64-encoded bytes", raw)
+			return false
+		}
+		if text := w.bytesText(raw); classify(text) != canonical {
+			w.add("type", bytesExpected(text), raw)
 			return false
 		}
 		w.fixed = append(w.fixed, raw...)
@@ -751,22 +771,14 @@ func checkMapKey(fd protoreflect.FieldDescriptor, k string) string {
 	return ""
 }
 
-// isBase64 reports whether the raw JSON string holds base64 in one of the
-// alphabets protojson accepts, decoding into one reused buffer.
-func (w *walker) isBase64(raw []byte) bool {
-	if bytes.IndexByte(raw, '\\') >= 0 {
-		w.scratch = appendUnquoted(w.scratch[:0], raw)
-	} else {
-		w.scratch = append(w.scratch[:0], raw[1:len(raw)-1]...)
+// bytesText is the text of a raw JSON string holding bytes, unquoted
+// into one reused buffer when it has escapes.
+func (w *walker) bytesText(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
 	}
-	n := len(w.scratch)
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		w.scratch = slices.Grow(w.scratch[:n], n+enc.DecodedLen(n))
-		if _, err := enc.Decode(w.scratch[n:n+enc.DecodedLen(n)], w.scratch[:n]); err == nil {
-			return true
-		}
-	}
-	return false
+	w.scratch = appendUnquoted(w.scratch[:0], raw)
+	return w.scratch
 }
 
 // describe renders a received raw JSON value, truncated so a large

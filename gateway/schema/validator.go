@@ -26,8 +26,11 @@ import (
 // walk over the fields that need a check protojson does not make
 // (google.api.field_behavior REQUIRED, closed enums) and protovalidate when
 // the message type has rules; both are skipped entirely when the type has
-// none, which is decided here. Only when something fails does Decode parse
-// the arguments a second time to explain every problem with its JSON path.
+// none, which is decided here. Arguments of a type that can hold bytes get
+// one more walk, over their members that lead to bytes, to hold every
+// bytes value to canonical base64 (base64.go); other types skip it. Only
+// when something fails does Decode parse the arguments a second time to
+// explain every problem with its JSON path.
 type Validator struct {
 	md        protoreflect.MessageDescriptor
 	wrap      bool // arguments are {"value": <json>}, see IsObject
@@ -37,6 +40,12 @@ type Validator struct {
 	plans     map[protoreflect.FullName]*plan
 	root      *plan // nil: nothing to check after protojson
 	pv        protovalidate.Validator
+	// bytes is where the arguments can hold bytes, nil when nowhere;
+	// bytesRoot: the message is a BytesValue, whose "value" is bytes.
+	bytes     *bytesPlan
+	bytesRoot bool
+	// anyPlans are the bytes plans of the types Any values name.
+	anyPlans anyPlans
 }
 
 // NewValidator compiles the checks for arguments of type md. opts must be the
@@ -64,6 +73,8 @@ func NewValidator(md protoreflect.MessageDescriptor, opts *Options) (*Validator,
 		v.resolver = protoregistry.GlobalTypes // what protojson uses by default
 	}
 	v.root = v.planFor(md)
+	v.bytes = newBytesPlan(md)
+	v.bytesRoot = md.FullName() == "google.protobuf.BytesValue"
 	if hasRules(md) {
 		pv, err := protovalidate.New(protovalidate.WithMessageDescriptors(md), protovalidate.WithDisableLazy())
 		if err != nil {
@@ -188,10 +199,22 @@ func (e *ValidationError) Unwrap() error { return e.cause }
 // means unset, and a JSON-encoded string where an object or array is
 // expected is decoded ("{\"a\":1}" for a message). It rejects what the
 // schema rejects beyond protojson: missing google.api.field_behavior
-// REQUIRED fields, unknown numbers of closed enums, and protovalidate rule
-// violations. For a message that is not a JSON object (IsObject false), args
-// is the {"value": ...} wrapper.
+// REQUIRED fields, unknown numbers of closed enums, protovalidate rule
+// violations, and bytes that are not canonical base64 (padded, one
+// alphabet: see base64.go), which protojson would take. For a message that
+// is not a JSON object (IsObject false), args is the {"value": ...}
+// wrapper.
 func (v *Validator) Decode(args []byte, msg proto.Message) error {
+	_, err := v.DecodeWarn(args, msg)
+	return err
+}
+
+// DecodeWarn is Decode, also returning what the arguments set that
+// converted but was probably not meant so: bytes values that look like
+// words rather than base64 (see base64.go). A caller that shows the call's
+// result should show them with it. The warnings are empty when err is not
+// nil.
+func (v *Validator) DecodeWarn(args []byte, msg proto.Message) (Warnings, error) {
 	raw := args
 	fast := true
 	if v.wrap {
@@ -208,10 +231,20 @@ func (v *Validator) Decode(args []byte, msg proto.Message) error {
 			err = v.unmarshal.Unmarshal(raw, msg)
 		}
 		if err == nil {
-			return v.check(msg, nil)
+			ws, bad := v.scanBytes(raw)
+			if bad != nil {
+				// Explained with everything else that is wrong.
+				return Warnings{}, v.explain(args, msg, nil)
+			}
+			if err := v.check(msg, nil); err != nil {
+				return Warnings{}, err
+			}
+			return ws, nil
 		}
 	}
-	return v.explain(args, msg)
+	var ws Warnings
+	err := v.explain(args, msg, &ws)
+	return ws, err
 }
 
 // unwrapFast returns the inner JSON of {"value": X}; nil for null. ok is
@@ -597,6 +630,19 @@ func (p *pathBuf) index(i int) {
 	p.b = append(p.b, ']')
 }
 func (p *pathBuf) key(k string) { p.b = append(strconv.AppendQuote(append(p.b, '['), k), ']') }
+
+// rawKey is key for a member's raw JSON key, which needs no conversion
+// when it is printable ASCII without escapes (then both quotings agree).
+func (p *pathBuf) rawKey(raw []byte) {
+	for _, c := range raw[1 : len(raw)-1] {
+		if c < 0x20 || c > 0x7e || c == '\\' {
+			p.key(unquote(raw))
+			return
+		}
+	}
+	p.b = append(append(append(p.b, '['), raw...), ']')
+}
+
 func (p *pathBuf) field(n string) {
 	if len(p.b) > 0 {
 		p.b = append(p.b, '.')

@@ -52,8 +52,8 @@ type tool struct {
 	// without decoding them into a dynamic message.
 	response *transcode.Encoder
 	// types resolves the backend's own messages in google.rpc error
-	// details (status.go).
-	types *dynamicpb.Types
+	// details (status.go) and the Any values of responses (anytypes.go).
+	types *anyTypes
 
 	// kind says which call path serves the tool: unary, or one of the
 	// stream shapes in stream.go.
@@ -192,7 +192,7 @@ type backendTools struct {
 // (mcpgateway.v1.service) and (mcpgateway.v1.tool) hidden options; then
 // the --include/--exclude globs.
 func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConnInterface, opts catalogOptions) (*backendTools, error) {
-	types := dynamicpb.NewTypes(res.Files)
+	types := newAnyTypes(res)
 	var methods []protoreflect.MethodDescriptor
 	toolOpts := make(map[protoreflect.FullName]*mcpgatewayv1.Tool)
 	prefixes := make(map[protoreflect.FullName]string)
@@ -330,7 +330,7 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		conn:       conn,
 		input:      dynamicpb.NewMessageType(in),
 		wrapOutput: !schema.IsObject(out),
-		types:      cc.types,
+		types:      cc.anys,
 		validator:  validator,
 		response:   response,
 		search:     newSearchFacts(m, an),

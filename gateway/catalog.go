@@ -122,6 +122,11 @@ type catalog struct {
 	// withheldOps are the backends whose Operations tools are withheld
 	// (assemble), for the log.
 	withheldOps []string
+	// listed are the backends whose discovered tools this catalog holds
+	// (a backend with none exposed included): /readyz waits for a
+	// backend's name here, not for its discovery alone, so ready means
+	// that tools/list and search_tools already show its tools.
+	listed map[string]bool
 	// rules are the tool scope rules as resolved for this catalog: which
 	// match nothing, and which name a tool by a name a collision took from
 	// it (scopes.go); rebuild logs them.

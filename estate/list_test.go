@@ -19,6 +19,7 @@ import (
 type listing struct {
 	tools [][]byte
 	bytes int
+	pages int
 }
 
 // listTools serves g over Streamable HTTP and lists every page of tools
@@ -27,7 +28,14 @@ func listTools(tb testing.TB, g *gateway.Gateway) listing {
 	tb.Helper()
 	srv := httptest.NewServer(g.Handler())
 	defer srv.Close()
-	client := &http.Client{Timeout: time.Minute}
+	return listToolsAt(tb, srv.URL)
+}
+
+// listToolsAt lists every page of tools from the gateway serving MCP at
+// base+"/mcp", as listTools does.
+func listToolsAt(tb testing.TB, base string) listing {
+	tb.Helper()
+	client := &http.Client{Timeout: 5 * time.Minute}
 	var l listing
 	cursor := ""
 	for {
@@ -36,7 +44,7 @@ func listTools(tb testing.TB, g *gateway.Gateway) listing {
 			params += `,"cursor":` + fmt.Sprintf("%q", cursor)
 		}
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + params + `}}`
-		req, err := http.NewRequest("POST", srv.URL+"/mcp", bytes.NewBufferString(body))
+		req, err := http.NewRequest("POST", base+"/mcp", bytes.NewBufferString(body))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -63,6 +71,7 @@ func listTools(tb testing.TB, g *gateway.Gateway) listing {
 			tb.Fatalf("tools/list: %v: %.300s", err, raw)
 		}
 		l.bytes += len(raw)
+		l.pages++
 		for _, t := range out.Result.Tools {
 			l.tools = append(l.tools, t)
 		}
@@ -80,6 +89,8 @@ type sizes struct {
 	// annotated, readOnly and destructive count the tools with any hint,
 	// readOnlyHint true and destructiveHint true.
 	annotated, readOnly, destructive int
+	// over48KiB counts the tools whose definition is over 48 KiB.
+	over48KiB int
 }
 
 func (l listing) sizes() sizes {
@@ -100,6 +111,9 @@ func (l listing) sizes() sizes {
 			}
 		}
 		lens[i] = len(t)
+		if len(t) > 48<<10 {
+			s.over48KiB++
+		}
 		s.total += len(t)
 		if len(t) > s.largest {
 			s.largest = len(t)

@@ -1,0 +1,282 @@
+package estate_test
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
+)
+
+// BenchmarkCatalog measures the gateway binary on issue 22's big catalogs,
+// built from the googleapis .proto sources with their comments (the npm
+// package google-proto-files in testdata/googleapis) and given as an
+// operator would: --no-reflection --proto-path DIR --proto FILE... and one
+// backend address (the estate server, which is never called). Run it with
+// `make bench-catalog`; it takes minutes and gigabytes, so plain `go test`
+// never runs it, and it skips without the npm package. Its catalogs:
+//
+//   - all: every .proto file that defines a service (1,574 files);
+//   - cloud-v1: the Cloud v1 APIs (google/cloud/*/v1) and the estate's
+//     five APIs, issue 22's first catalog.
+//
+// Files declaring an edition the compiler does not know (2024 and later)
+// are skipped, and their count logged. Figures, one iteration being one
+// whole measurement:
+//
+//   - files, services, tools: the catalog;
+//   - ready-s, ready-cpu-s: from starting the process to /readyz
+//     answering 200, and the CPU it used by then;
+//   - rss-MiB: resident memory once ready; rss-after-MiB after the
+//     refreshes (CATALOG_REFRESHES, default 3, at a 10 s interval) of the
+//     unchanged files; refresh-cpu-s: the process's CPU per refresh (idle
+//     work and two /metrics scrapes included);
+//   - rss-listed-MiB: resident memory after one full typed tools/list;
+//   - typed-list-bytes, typed-list-pages: that list; largest-tool-bytes,
+//     p90-tool-bytes, p50-tool-bytes and tools-over-48KiB: its tools;
+//   - search-p50-us, search-p99-us: one search_tools answer, in process
+//     and without the transport, for every request of the relevance sets
+//     (each new to the answer cache), on an in-process gateway in search
+//     mode over the same files; heap-MiB: that gateway's live heap after
+//     a collection once ready. With CATALOG_HEAPPROFILE=FILE the heap
+//     profile (inuse_space) is written there at that moment (docs/scale.md
+//     reads it).
+func BenchmarkCatalog(b *testing.B) {
+	dir := googleapisOrSkip(b)
+	bin := buildGateway(b)
+	backend := estateServer(b)
+	for _, c := range []struct {
+		name string
+		pick func(rel string) bool
+	}{
+		{"all", func(string) bool { return true }},
+		{"cloud-v1", func(rel string) bool { return cloudV1RE.MatchString(rel) || slices.Contains(estateProtos, rel) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			files, services, skipped := serviceProtos(b, dir, c.pick)
+			b.Logf("%d files defining %d services; %d skipped (an edition the compiler does not know)", len(files), services, skipped)
+			for b.Loop() {
+				measureCatalogBinary(b, bin, backend, dir, files)
+				measureCatalogInProcess(b, backend, dir, files)
+			}
+			b.ReportMetric(float64(len(files)), "files")
+			b.ReportMetric(float64(services), "services")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// cloudV1RE matches the files of the Cloud v1 APIs.
+var cloudV1RE = regexp.MustCompile(`^google/cloud/[^/]+/v1/[^/]+\.proto$`)
+
+var (
+	serviceRE     = regexp.MustCompile(`(?m)^service \w+`)
+	newEditionsRE = regexp.MustCompile(`(?m)^edition\s*=\s*"(20(2[4-9]|[3-9]\d))"`)
+)
+
+// googleapisOrSkip returns the googleapis directory, or skips without it.
+func googleapisOrSkip(tb testing.TB) string {
+	tb.Helper()
+	if _, err := os.Stat(googleapisDir); err != nil {
+		tb.Skipf("%s is missing: run `cd estate/testdata/googleapis && npm ci --no-audit --no-fund --ignore-scripts`", googleapisDir)
+	}
+	return googleapisDir
+}
+
+// serviceProtos lists the .proto files under dir (relative to it, sorted)
+// that pick accepts and that define a service, and the services they
+// declare, leaving out the files declaring an edition protocompile does
+// not know (counted in skipped).
+func serviceProtos(tb testing.TB, dir string, pick func(rel string) bool) (files []string, services, skipped int) {
+	tb.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".proto") {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if !pick(rel) {
+			return nil
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !serviceRE.Match(raw):
+		case newEditionsRE.Match(raw):
+			skipped++
+		default:
+			files = append(files, rel)
+			services += len(serviceRE.FindAll(raw, -1))
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	slices.Sort(files)
+	return files, services, skipped
+}
+
+// catalogRefreshInterval is the refresh interval the binary runs with.
+const catalogRefreshInterval = 10 * time.Second
+
+func catalogRefreshes(tb testing.TB) int {
+	n := 3
+	if s := os.Getenv("CATALOG_REFRESHES"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			tb.Fatalf("CATALOG_REFRESHES=%q: want a positive number", s)
+		}
+		n = v
+	}
+	return n
+}
+
+func measureCatalogBinary(b *testing.B, bin, backend, dir string, files []string) {
+	listen := freePort(b)
+	args := []string{"--backend", backend, "--listen", listen, "--tool-mode", "typed",
+		"--no-reflection", "--proto-path", dir,
+		"--refresh", catalogRefreshInterval.String(), "--discovery-timeout", "10m", "--log-level", "error"}
+	for _, f := range files {
+		args = append(args, "--proto", f)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
+	client := &http.Client{Timeout: 30 * time.Second}
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		resp, err := client.Get("http://" + listen + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("gateway not ready after 10 minutes")
+		}
+		time.Sleep(50 * time.Millisecond) // polling an external process: there is no event to wait on
+	}
+	b.ReportMetric(time.Since(start).Seconds(), "ready-s")
+	pid := cmd.Process.Pid
+	b.ReportMetric(cpuSeconds(b, pid), "ready-cpu-s")
+	b.ReportMetric(rssMiB(b, pid), "rss-MiB")
+
+	// The refreshes run on the gateway's own timer; a refresh may take
+	// longer than the interval, so the window lasts until the count is
+	// reached (read every interval, outside the first wait).
+	rounds := catalogRefreshes(b)
+	n0 := discoveries(b, client, listen)
+	cpu0 := cpuSeconds(b, pid)
+	windowStart := time.Now()
+	time.Sleep(time.Duration(rounds) * catalogRefreshInterval)
+	n1 := discoveries(b, client, listen)
+	for n1-n0 < float64(rounds) {
+		if time.Since(windowStart) > time.Duration(rounds)*catalogRefreshInterval+10*time.Minute {
+			b.Fatalf("%v refreshes in %v", n1-n0, time.Since(windowStart))
+		}
+		time.Sleep(catalogRefreshInterval)
+		n1 = discoveries(b, client, listen)
+	}
+	cpu1 := cpuSeconds(b, pid)
+	b.ReportMetric((cpu1-cpu0)/(n1-n0), "refresh-cpu-s")
+	b.ReportMetric(time.Since(windowStart).Seconds()/(n1-n0), "refresh-wall-s")
+	b.ReportMetric(rssMiB(b, pid), "rss-after-MiB")
+
+	typed := listToolsAt(b, "http://"+listen)
+	b.ReportMetric(rssMiB(b, pid), "rss-listed-MiB")
+	b.ReportMetric(float64(len(typed.tools)), "tools")
+	b.ReportMetric(float64(typed.bytes), "typed-list-bytes")
+	b.ReportMetric(float64(typed.pages), "typed-list-pages")
+	s := typed.sizes()
+	b.ReportMetric(float64(s.largest), "largest-tool-bytes")
+	b.ReportMetric(float64(s.p90), "p90-tool-bytes")
+	b.ReportMetric(float64(s.p50), "p50-tool-bytes")
+	b.ReportMetric(float64(s.over48KiB), "tools-over-48KiB")
+	b.Logf("largest tool: %s (%d bytes)", s.largestName, s.largest)
+}
+
+// measureCatalogInProcess builds the catalog in this process, in search
+// mode (the one --tool-mode auto picks at this size), reports its live
+// heap and search_tools' latency, and writes the heap profile when
+// CATALOG_HEAPPROFILE names a file.
+func measureCatalogInProcess(b *testing.B, backend, dir string, files []string) {
+	conn, err := gateway.Dial(backend, gateway.BackendTLS{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	bk := gateway.Backend{Name: "googleapis", Address: backend, Conn: conn,
+		Files: reflection.NewProtoSource([]string{dir}, files), NoReflection: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{ToolMode: gateway.ToolModeSearch, Refresh: -1, RequireBackends: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
+	if path := os.Getenv("CATALOG_HEAPPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	var queries []string
+	for _, set := range []string{"google.tsv", "temporal.tsv", "validation.tsv"} {
+		for _, c := range loadRelevance(b, set) {
+			queries = append(queries, c.query)
+		}
+	}
+	took := make([]time.Duration, 0, len(queries))
+	for i, q := range queries {
+		args, _ := json.Marshal(map[string]any{"query": q + " " + nonce(i), "limit": 5})
+		start := time.Now()
+		res, err := g.CallTool(ctx, &mcp.CallToolRequest{Name: gateway.SearchToolsName, Arguments: args})
+		took = append(took, time.Since(start))
+		if err != nil || res.IsError {
+			b.Fatalf("%q: %v %+v", q, err, res)
+		}
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "search-p50-us")
+	b.ReportMetric(float64(took[len(took)*99/100].Microseconds()), "search-p99-us")
+	b.Logf("search_tools: %d requests", len(took))
+}

@@ -188,12 +188,17 @@ func searchKind(k describe.Kind) string {
 type searchCatalog struct {
 	index *search.Index
 	tools []*tool
-	// full[i] is tools[i]'s entry in an answer, with its input schema;
-	// short[i] has name, title, description and hints (and, when only an
-	// answer to its exact name can carry its schema, a note saying so).
-	// fullText[i] and shortText[i] are what each adds to the text block
-	// once the MCP layer has escaped it into a JSON string.
-	full, short         [][]byte
+	// tools[i]'s entry in an answer with its input schema is head[i],
+	// `,"inputSchema":`, schema[i] and '}', joined when an answer carries
+	// it: schema[i] is the tool's own InputSchema when that is compact,
+	// as the schema package writes it, so the entries do not hold a
+	// second copy of every schema (issue 22: ~70 MB for the 13,386
+	// tools of the googleapis catalog). short[i] has name, title,
+	// description and hints (and, when only an answer to its exact name
+	// can carry its schema, a note saying so). fullText[i] and
+	// shortText[i] are what each adds to the text block once the MCP
+	// layer has escaped it into a JSON string.
+	head, schema, short [][]byte
 	fullText, shortText []int
 	// scopes are each tool's package, service and package.Service,
 	// lowercased, which a query's scope is matched against.
@@ -242,12 +247,15 @@ func truncateRunes(s string, n int) string {
 	return s[:cut] + "…"
 }
 
+// inputSchemaKey joins an answer entry's head and its input schema.
+const inputSchemaKey = `,"inputSchema":`
+
 // newSearchCatalog indexes the tools of a catalog and encodes their
 // answer entries.
 func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 	sc := &searchCatalog{
 		tools: tools,
-		full:  make([][]byte, len(tools)), short: make([][]byte, len(tools)),
+		head:  make([][]byte, len(tools)), schema: make([][]byte, len(tools)), short: make([][]byte, len(tools)),
 		fullText: make([]int, len(tools)), shortText: make([]int, len(tools)),
 		scopes:  make([][3]string, len(tools)),
 		answers: make(map[searchKey]*mcp.CallToolResult),
@@ -287,11 +295,14 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		}
 		// The full entry is the entry with the schema added, spliced
 		// rather than encoded again (which would check the schema twice).
-		full := make([]byte, 0, len(fullHead)+len(`,"inputSchema":`)+in.Len())
-		full = append(append(append(full, fullHead[:len(fullHead)-1]...), `,"inputSchema":`...), in.Bytes()...)
-		full = append(full, '}')
+		head := fullHead[:len(fullHead)-1]
+		inSchema := t.def.InputSchema
+		if !bytes.Equal(in.Bytes(), inSchema) {
+			inSchema = bytes.Clone(in.Bytes())
+		}
+		fullText := escapedLen(head) + escapedLen([]byte(inputSchemaKey)) + escapedLen(inSchema) + len("}")
 		e.Description = truncateRunes(e.Description, maxShortDescription)
-		if answerOverhead+len(`{"tools":[]}`)+escapedLen(full) > MaxSearchAnswerBytes {
+		if answerOverhead+len(`{"tools":[]}`)+fullText > MaxSearchAnswerBytes {
 			// Only an answer to its exact name carries this schema: the
 			// entry says so, with the size, so a model knows what asking
 			// costs before it asks.
@@ -302,8 +313,8 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		if err != nil {
 			return nil, fmt.Errorf("search entry of %s: %w", t.def.Name, err)
 		}
-		sc.full[i], sc.short[i] = full, short
-		sc.fullText[i], sc.shortText[i] = escapedLen(full), escapedLen(short)
+		sc.head[i], sc.schema[i], sc.short[i] = head, inSchema, short
+		sc.fullText[i], sc.shortText[i] = fullText, escapedLen(short)
 	}
 	sc.index = search.New(docs)
 	return sc, nil
@@ -453,20 +464,21 @@ func (sc *searchCatalog) answer(hits []search.Hit, schemas, exact bool) *mcp.Cal
 	text := []byte(open)
 	omitted := false
 	for i, h := range hits {
-		entry := sc.short[h.Doc]
 		bound := SearchAnswerBudget
 		if i == 0 {
 			bound = MaxSearchAnswerBytes
 		}
-		if extra := sc.fullText[h.Doc] - sc.shortText[h.Doc]; schemas && (size+extra <= bound || i == 0 && exact) {
-			entry, size = sc.full[h.Doc], size+extra
-		} else {
-			omitted = true
-		}
 		if i > 0 {
 			text = append(text, ',')
 		}
-		text = append(text, entry...)
+		if extra := sc.fullText[h.Doc] - sc.shortText[h.Doc]; schemas && (size+extra <= bound || i == 0 && exact) {
+			size += extra
+			text = append(append(text, sc.head[h.Doc]...), inputSchemaKey...)
+			text = append(append(text, sc.schema[h.Doc]...), '}')
+		} else {
+			omitted = true
+			text = append(text, sc.short[h.Doc]...)
+		}
 	}
 	if omitted {
 		text = append(text, schemaNote...)

@@ -68,3 +68,44 @@ func TestEffectiveMode(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchEntriesShareSchemas: a search entry holds a tool's compact
+// input schema itself, not a copy (issue 22: the copies were ~70 MB of
+// the googleapis catalog), and a schema written with spaces is compacted
+// into the answer as before.
+func TestSearchEntriesShareSchemas(t *testing.T) {
+	compact := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)
+	spaced := json.RawMessage(`{ "type": "object" }`)
+	tools := []*tool{
+		{def: mcp.Tool{Name: "Things_GetThing", Description: "Returns a thing.", InputSchema: compact},
+			search: searchFacts{method: "GetThing", service: "Things", pkg: "things.v1"}},
+		{def: mcp.Tool{Name: "Things_ListThings", Description: "Lists things.", InputSchema: spaced},
+			search: searchFacts{method: "ListThings", service: "Things", pkg: "things.v1"}},
+	}
+	sc, err := newSearchCatalog(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &sc.schema[0][0] != &compact[0] {
+		t.Error("the entry holds a copy of the tool's compact input schema")
+	}
+	for i, want := range []string{string(compact), `{"type":"object"}`} {
+		res := sc.searchTools(t.Context(), json.RawMessage(`{"query":"`+tools[i].def.Name+`","limit":1}`), nil)
+		var answer struct {
+			Tools []struct {
+				Name        string
+				InputSchema json.RawMessage
+			}
+		}
+		if err := json.Unmarshal([]byte(res.Content[0].Text), &answer); err != nil {
+			t.Fatalf("%s: %v: %s", tools[i].def.Name, err, res.Content[0].Text)
+		}
+		if len(answer.Tools) != 1 || answer.Tools[0].Name != tools[i].def.Name || string(answer.Tools[0].InputSchema) != want {
+			t.Errorf("%s: answer %s, want its schema %s", tools[i].def.Name, res.Content[0].Text, want)
+		}
+		entry := string(sc.head[i]) + `,"inputSchema":` + string(sc.schema[i]) + "}"
+		if got := escapedLen([]byte(entry)); got != sc.fullText[i] {
+			t.Errorf("%s: the entry's escaped length is %d, counted as %d", tools[i].def.Name, got, sc.fullText[i])
+		}
+	}
+}

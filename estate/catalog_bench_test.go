@@ -169,7 +169,7 @@ func measureCatalogBinary(b *testing.B, bin, backend, dir string, files []string
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	}()
-	client := &http.Client{Timeout: 30 * time.Second}
+	client := &http.Client{Timeout: 2 * time.Minute} // a loaded machine may take long to render 13,000 tools' metrics
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		resp, err := client.Get("http://" + listen + "/readyz")

@@ -217,7 +217,7 @@ func TestProtoSourceCompileOutlivesDeadline(t *testing.T) {
 		if !errors.As(err, &cte) || !errors.Is(err, context.DeadlineExceeded) || cte.Files != 1 {
 			t.Fatalf("attempt %d: err = %v, want a *CompileTimeoutError for 1 file wrapping the deadline", i, err)
 		}
-		wantError(t, err, "compiling 1 .proto files", "the compile goes on")
+		wantError(t, err, "compiling 1 .proto files", "past the discovery's deadline; it goes on")
 	}
 	<-started // the first attempt's compile, held by the hook
 

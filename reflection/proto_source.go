@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,8 +97,17 @@ type CompileTimeoutError struct {
 }
 
 func (e *CompileTimeoutError) Error() string {
-	return fmt.Sprintf("proto files: compiling %d .proto files (and their imports) has taken %s so far, longer than the discovery could wait; the compile goes on and the next discovery takes its result: %v",
-		e.Files, e.Running.Round(100*time.Millisecond), e.Err)
+	return fmt.Sprintf("proto files: compiling %s .proto files (and their imports) has run %s, past the discovery's deadline; it goes on, and the next discovery takes its result: %v",
+		thousands(e.Files), e.Running.Round(100*time.Millisecond), e.Err)
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func (e *CompileTimeoutError) Unwrap() error { return e.Err }

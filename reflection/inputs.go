@@ -131,6 +131,38 @@ func readInput(path string) ([]byte, inputFile, error) {
 	}, nil
 }
 
+// hashInput describes path as readInput does, streaming its content
+// through the hash instead of holding it.
+func hashInput(path string) (inputFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return inputFile{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return inputFile{}, err
+	}
+	h := sha256.New()
+	buf := hashBuffers.Get().(*[]byte)
+	defer hashBuffers.Put(buf)
+	for {
+		n, err := f.Read(*buf)
+		h.Write((*buf)[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return inputFile{}, err
+		}
+	}
+	in := inputFile{path: path, size: fi.Size(), mtime: fi.ModTime(), racy: time.Since(fi.ModTime()) < racyWindow}
+	h.Sum(in.hash[:0])
+	return in, nil
+}
+
+var hashBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
 // unchanged reports whether every file in is as it was read, by the rules
 // in this file's comment. It updates the sizes and times of files whose
 // content proved the same, so they are not hashed again next time. It is
@@ -147,7 +179,7 @@ func (in *inputs) unchanged() bool {
 		if !full && !f.racy && fi.Size() == f.size && fi.ModTime().Equal(f.mtime) {
 			continue
 		}
-		_, now, err := readInput(f.path)
+		now, err := hashInput(f.path)
 		if err != nil || now.hash != f.hash {
 			return false
 		}

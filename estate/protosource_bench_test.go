@@ -61,7 +61,7 @@ func googleapisServiceProtos(tb testing.TB) []string {
 // the process's CPU seconds per Discover (cpu-s); "unchanged" also
 // per 35 s of refreshes every 10 s (issue 22's goal: at most 1.5).
 //
-//	cd estate && go test -run '^$' -bench BenchmarkProtoSourceRefresh -benchtime 20x .
+//	cd estate && go test -run '^$' -bench BenchmarkProtoSourceRefresh .
 func BenchmarkProtoSourceRefresh(b *testing.B) {
 	files := googleapisServiceProtos(b)
 	ctx := context.Background()

@@ -21,9 +21,12 @@ import (
 // files, so the name is the key. Not safe for concurrent use: one
 // discovery compiles its tools in turn.
 type compileCache struct {
-	sopts      *schema.Options
-	topts      *transcode.Options
+	sopts *schema.Options
+	topts *transcode.Options
+	// types are the discovered types, for what discovery resolves by
+	// name; anys adds what lookups learn, for the values calls render.
 	types      *dynamicpb.Types
+	anys       *anyTypes
 	inputs     map[protoreflect.FullName]json.RawMessage
 	outputs    map[protoreflect.FullName]json.RawMessage
 	validators map[protoreflect.FullName]*schema.Validator
@@ -47,7 +50,8 @@ type truncated struct {
 	shape  results.Shape
 }
 
-func newCompileCache(types *dynamicpb.Types, files *protoregistry.Files, useProtoNames bool) *compileCache {
+func newCompileCache(anys *anyTypes, files *protoregistry.Files, useProtoNames bool) *compileCache {
+	types := anys.local
 	fieldName := protoreflect.FieldDescriptor.JSONName
 	if useProtoNames {
 		fieldName = func(fd protoreflect.FieldDescriptor) string { return string(fd.Name()) }
@@ -55,8 +59,9 @@ func newCompileCache(types *dynamicpb.Types, files *protoregistry.Files, useProt
 	return &compileCache{
 		describe:   describe.Options{FieldName: fieldName, Resources: describe.NewResources(files)},
 		sopts:      &schema.Options{UseProtoNames: useProtoNames, Resolver: types},
-		topts:      &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: types},
+		topts:      &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: anys},
 		types:      types,
+		anys:       anys,
 		inputs:     map[protoreflect.FullName]json.RawMessage{},
 		outputs:    map[protoreflect.FullName]json.RawMessage{},
 		validators: map[protoreflect.FullName]*schema.Validator{},

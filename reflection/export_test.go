@@ -7,3 +7,15 @@ func SetCompileHook(s *ProtoSource, f func()) { s.compiling = f }
 // RehashEvery is how many checks of a file source's inputs pass between
 // two that read and hash every file whatever its size and time say.
 const RehashEvery = rehashEvery
+
+// SetOnWait makes r call f whenever a Resolve starts waiting for another's
+// lookup of the same type, so a test can tell that concurrent callers
+// share one lookup rather than hope they overlapped.
+func SetOnWait(r *TypeResolver, f func()) { r.onWait = f }
+
+// HoldLookups makes r's next lookups wait as they would behind another
+// lookup the backend holds, until release is called.
+func HoldLookups(r *TypeResolver) (release func()) {
+	r.sem <- struct{}{}
+	return func() { <-r.sem }
+}

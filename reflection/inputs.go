@@ -33,7 +33,9 @@ import (
 //     content.
 //
 // A path that was missing and now exists is a change (it may shadow an
-// import found further along the import paths). The check costs a stat
+// import found further along the import paths), and so is anything after
+// a read that failed for another reason than a missing file (a directory,
+// permissions): such a source reads again every time. The check costs a stat
 // per file, and at most a read and hash of each.
 
 const (
@@ -56,15 +58,20 @@ type inputFile struct {
 type inputs struct {
 	files   []inputFile // sorted by path
 	missing []string    // sorted
-	checks  int
+	// unreadable: a file could not be read for another reason than its
+	// absence (a directory, permissions, I/O): what the next read finds
+	// cannot be told from here, so it always reads again.
+	unreadable bool
+	checks     int
 }
 
 // recorder collects inputs while a source reads; it is safe for
 // concurrent use (the compiler reads imports from several goroutines).
 type recorder struct {
-	mu      sync.Mutex
-	files   map[string]inputFile
-	missing map[string]bool
+	mu         sync.Mutex
+	files      map[string]inputFile
+	missing    map[string]bool
+	unreadable bool
 }
 
 func newRecorder() *recorder {
@@ -82,6 +89,8 @@ func (r *recorder) read(path string) ([]byte, error) {
 		r.missing[path] = true
 	case err == nil:
 		r.files[path] = in
+	default:
+		r.unreadable = true
 	}
 	return b, err
 }
@@ -90,7 +99,7 @@ func (r *recorder) read(path string) ([]byte, error) {
 func (r *recorder) inputs() *inputs {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	in := &inputs{}
+	in := &inputs{unreadable: r.unreadable}
 	for _, f := range r.files {
 		in.files = append(in.files, f)
 	}
@@ -168,6 +177,9 @@ var hashBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 // content proved the same, so they are not hashed again next time. It is
 // not safe for concurrent use.
 func (in *inputs) unchanged() bool {
+	if in.unreadable {
+		return false
+	}
 	in.checks++
 	full := in.checks%rehashEvery == 0
 	for i := range in.files {

@@ -309,3 +309,41 @@ func TestOverlayUnchanged(t *testing.T) {
 		t.Error("GetAnimal took no comment")
 	}
 }
+
+// TestFileSourcesRetryUnreadableFiles: a file that could not be read (here
+// a directory where the file should be) is not remembered as an outcome:
+// once it can be read, the next Discover reads it.
+func TestFileSourcesRetryUnreadableFiles(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []struct {
+		name string
+		make func(t *testing.T) fileSource
+	}{{"proto", newProtoFileSource}, {"descriptor set", newSetFileSource}} {
+		t.Run(kind.name, func(t *testing.T) {
+			t.Parallel()
+			fs := kind.make(t)
+			text, err := os.ReadFile(fs.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(fs.path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(fs.path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if _, err := fs.src.Discover(t.Context()); err == nil {
+					t.Fatal("a directory in place of the file was read")
+				}
+			}
+			if err := os.Remove(fs.path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(fs.path, text, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			discoverSource(t, fs.src)
+		})
+	}
+}

@@ -65,7 +65,7 @@ const Dialect = "https://json-schema.org/draft/2020-12/schema"
 // off, not RFC 3339). The gateway reports those as conversion errors. A nil
 // opts means the defaults.
 func Input(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, error) {
-	return build(md, opts, input)
+	return build(md, opts, input, nil)
 }
 
 // Output returns the outputSchema for a response message: it accepts all JSON
@@ -77,7 +77,7 @@ func Input(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, e
 // EmitUnpopulated protojson writes null for unset message fields, which the
 // schema does not allow.
 func Output(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, error) {
-	return build(md, opts, output)
+	return build(md, opts, output, nil)
 }
 
 // IsObject reports whether protojson writes md as a JSON object. It does not
@@ -102,7 +102,8 @@ const (
 	output
 )
 
-func build(md protoreflect.MessageDescriptor, opts *Options, dir direction) (json.RawMessage, error) {
+// build writes md's schema; lim, when not nil, bounds it (bound.go).
+func build(md protoreflect.MessageDescriptor, opts *Options, dir direction, lim *limits) (json.RawMessage, error) {
 	if md == nil {
 		return nil, errors.New("schema: nil message descriptor")
 	}
@@ -117,17 +118,18 @@ func build(md protoreflect.MessageDescriptor, opts *Options, dir direction) (jso
 		opts:    *opts,
 		inlined: map[protoreflect.FullName]*node{},
 		defs:    map[protoreflect.FullName]*node{},
+		lim:     lim,
 	}
 	var extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
 	if dir == input {
 		extra = b.anyCandidates
 	}
-	b.recursive = recursiveMessages(md, extra)
+	b.recursive = recursiveMessages(md, extra, b.keep())
 	var skip func(protoreflect.FieldDescriptor) bool
 	if dir == input {
 		skip = outputOnly
 	}
-	b.shared = sharedMessages(md, b.recursive, extra, skip)
+	b.shared = sharedMessages(md, b.recursive, extra, skip, b.keep())
 	root, err := b.root(md)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", md.FullName(), err)
@@ -143,6 +145,9 @@ func build(md protoreflect.MessageDescriptor, opts *Options, dir direction) (jso
 			defs.set(string(name), b.defs[name])
 		}
 		root = root.with("$defs", defs)
+	}
+	if lim != nil {
+		root = root.with("description", joinDesc([]string{str(root, "description"), lim.note()}))
 	}
 	return json.RawMessage(root.appendJSON(nil)), nil
 }

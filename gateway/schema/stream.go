@@ -37,7 +37,7 @@ const (
 // "requests" as a one-element stream; the schema states the array form only,
 // which is what a model should produce.
 func StreamInput(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, error) {
-	elem, err := build(md, opts, input)
+	elem, err := build(md, opts, input, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func StreamInput(md protoreflect.MessageDescriptor, opts *Options) (json.RawMess
 // received before the failure. As for StreamInput, md's $defs move to the
 // root.
 func StreamOutput(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, error) {
-	elem, err := build(md, opts, output)
+	elem, err := build(md, opts, output, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,13 @@ type Bound struct {
 	// in full (the gateway's grpc://BACKEND/full.Name), which escapes
 	// name; nil, or an empty URI, names the message alone.
 	Resource func(md protoreflect.MessageDescriptor) string
+	// WholeRoot keeps every field of the root listed: depth alone bounds
+	// the schema, and when the root with its fields alone does not fit,
+	// the result is over MaxBytes and the caller decides. The gateway's
+	// output schemas need it: what it adds to a response's root (the
+	// result budget's list of cuts, an operation's handle) is named after
+	// the root's fields.
+	WholeRoot bool
 }
 
 // InputWithin is Input within b.MaxBytes bytes (see "Bounded schemas").
@@ -163,6 +170,9 @@ func buildWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction
 				hi = mid
 			}
 		}
+		return best, nil
+	}
+	if bd.WholeRoot {
 		return best, nil
 	}
 	// Breadth: the root alone is too large; the most fields that fit.

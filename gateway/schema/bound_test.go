@@ -240,3 +240,53 @@ func TestBoundedRequiredKept(t *testing.T) {
 		t.Errorf("no message named in %s", s)
 	}
 }
+
+// TestBoundedStreams: a stream's schema is bounded around its messages'.
+func TestBoundedStreams(t *testing.T) {
+	t.Parallel()
+	md := boundFile(t).Messages().ByName("Level0")
+	b := Bound{MaxBytes: 8 << 10, Resource: boundResource}
+	for name, c := range map[string]struct {
+		within func(protoreflect.MessageDescriptor, *Options, Bound) (json.RawMessage, error)
+		whole  func(protoreflect.MessageDescriptor, *Options) (json.RawMessage, error)
+		member string
+	}{
+		"input":  {StreamInputWithin, StreamInput, StreamRequestsProperty},
+		"output": {StreamOutputWithin, StreamOutput, StreamMessagesProperty},
+	} {
+		s, err := c.within(md, nil, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, _ := c.whole(md, nil)
+		t.Logf("%s: %d bytes, whole %d", name, len(s), len(whole))
+		if len(s) > b.MaxBytes {
+			t.Errorf("%s: %d bytes, over %d", name, len(s), b.MaxBytes)
+		}
+		args, _ := json.Marshal(map[string]any{c.member: []any{deepArgs(0), deepArgs(30)}})
+		if err := validate(compile(t, s), args); err != nil {
+			t.Errorf("%s: a valid stream is refused: %v", name, err)
+		}
+		if small, _ := c.within(md, nil, Bound{MaxBytes: len(whole)}); !bytes.Equal(small, whole) {
+			t.Errorf("%s: a stream schema within its budget changed", name)
+		}
+	}
+}
+
+// TestBoundedWholeRoot: with WholeRoot the root lists every field, over
+// the budget when it must.
+func TestBoundedWholeRoot(t *testing.T) {
+	t.Parallel()
+	md := boundFile(t).Messages().ByName("Wide")
+	s, err := OutputWithin(md, nil, Bound{MaxBytes: 4 << 10, WholeRoot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root struct{ Properties map[string]json.RawMessage }
+	if err := json.Unmarshal(s, &root); err != nil {
+		t.Fatal(err)
+	}
+	if len(root.Properties) != boundWide+1 {
+		t.Errorf("%d properties, want all %d", len(root.Properties), boundWide+1)
+	}
+}

@@ -35,6 +35,13 @@ type compileCache struct {
 	truncated map[string]truncated
 	// describe is what describe.Analyze needs beyond the method.
 	describe describe.Options
+	// backend names the backend in the resources bounded schemas name;
+	// boundIn and boundOut memoize those schemas, and escaped holds the
+	// messages they may name (toolsize.go).
+	backend  string
+	boundIn  map[boundKey]json.RawMessage
+	boundOut map[boundKey]json.RawMessage
+	escaped  map[protoreflect.FullName]protoreflect.MessageDescriptor
 }
 
 type handled struct {
@@ -47,7 +54,7 @@ type truncated struct {
 	shape  results.Shape
 }
 
-func newCompileCache(types *dynamicpb.Types, files *protoregistry.Files, useProtoNames bool) *compileCache {
+func newCompileCache(backend string, types *dynamicpb.Types, files *protoregistry.Files, useProtoNames bool) *compileCache {
 	fieldName := protoreflect.FieldDescriptor.JSONName
 	if useProtoNames {
 		fieldName = func(fd protoreflect.FieldDescriptor) string { return string(fd.Name()) }
@@ -63,6 +70,9 @@ func newCompileCache(types *dynamicpb.Types, files *protoregistry.Files, useProt
 		encoders:   map[protoreflect.FullName]*transcode.Encoder{},
 		handles:    map[string]handled{},
 		truncated:  map[string]truncated{},
+		backend:    backend,
+		boundIn:    map[boundKey]json.RawMessage{},
+		boundOut:   map[boundKey]json.RawMessage{},
 	}
 }
 

@@ -792,10 +792,11 @@ func TestSearchDirectory(t *testing.T) {
 	}
 }
 
-// TestSearchSchemaTooLarge: a tool whose input schema no answer can carry
-// is still found, by its exact name too, and its entry says why it has no
-// schema and which resource describes its request message.
-func TestSearchSchemaTooLarge(t *testing.T) {
+// TestSearchGiantToolSchema: a tool whose input schema written out would
+// be larger than any answer (2,000 described fields) is found by its
+// exact name with its schema, bounded like every tool's to
+// gateway.MaxToolBytes, which names the resource of what it leaves out.
+func TestSearchGiantToolSchema(t *testing.T) {
 	api := &fakeAPI{}
 	api.set(t, bigFile("huge.v1", 2000, "GetWidget"))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
@@ -807,16 +808,15 @@ func TestSearchSchemaTooLarge(t *testing.T) {
 	}
 	var answer struct {
 		Tools []struct {
-			Name            string
-			InputSchema     json.RawMessage
-			InputSchemaNote string
+			Name        string
+			InputSchema json.RawMessage
 		}
 	}
 	if err := json.Unmarshal([]byte(text(t, res)), &answer); err != nil {
 		t.Fatal(err)
 	}
-	if len(answer.Tools) != 1 || answer.Tools[0].Name != "Widgets_GetWidget" || answer.Tools[0].InputSchema != nil ||
-		!strings.Contains(answer.Tools[0].InputSchemaNote, "too large for an answer") || !strings.Contains(answer.Tools[0].InputSchemaNote, "grpc://huge/huge.v1.Widgets") {
+	if len(answer.Tools) == 0 || answer.Tools[0].Name != "Widgets_GetWidget" || len(answer.Tools[0].InputSchema) > gateway.MaxToolBytes ||
+		!strings.Contains(string(answer.Tools[0].InputSchema), "not listed here: see resource grpc://huge/huge.v1.") {
 		t.Errorf("answer: %.500s", text(t, res))
 	}
 }

@@ -123,21 +123,34 @@ func (b *builder) keep() func(protoreflect.MessageDescriptor) bool {
 }
 
 func buildWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction, bd Bound) (json.RawMessage, error) {
-	full, err := build(md, opts, dir, nil)
-	if err != nil || bd.MaxBytes <= 0 || len(full) <= bd.MaxBytes {
-		return full, err
+	if bd.MaxBytes <= 0 {
+		return build(md, opts, dir, nil)
 	}
 	if opts == nil {
 		opts = &Options{}
 	}
 	order := expansionOrder(md, opts, dir)
+	// The whole schema is the first try only for a small graph: for a
+	// large one, writing it out costs more than the tries, and the search
+	// reaches it anyway when it fits (a try that expands every message is
+	// the whole schema plus the note).
+	whole := func() (json.RawMessage, bool, error) { return buildCapped(md, opts, dir, nil, bd.MaxBytes) }
+	if len(order) <= smallGraph {
+		if s, fits, err := whole(); err != nil || fits {
+			return s, err
+		}
+	}
 	try := func(k, fields int) (json.RawMessage, bool, error) {
 		lim := &limits{expand: make(map[protoreflect.FullName]bool, k), fields: fields, resource: bd.Resource}
 		for _, m := range order[:k] {
 			lim.expand[m.FullName()] = true
 		}
-		s, err := build(md, opts, dir, lim)
-		return s, err == nil && len(s) <= bd.MaxBytes, err
+		if bd.WholeRoot && k == 1 {
+			// The smallest try: its bytes are returned even when over.
+			s, err := build(md, opts, dir, lim)
+			return s, err == nil && len(s) <= bd.MaxBytes, err
+		}
+		return buildCapped(md, opts, dir, lim, bd.MaxBytes)
 	}
 	// Depth: the largest k that fits. order[:len(order)] is the whole
 	// schema with the note, which does not fit.
@@ -157,6 +170,11 @@ func buildWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction
 				break
 			}
 			best, lo = s, k
+		}
+		if hi == len(order) && len(order) > smallGraph {
+			if s, fits, err := whole(); err != nil || fits {
+				return s, err
+			}
 		}
 		for hi-lo > 1 {
 			mid := lo + (hi-lo)/2
@@ -218,6 +236,10 @@ func expansionOrder(root protoreflect.MessageDescriptor, opts *Options, dir dire
 	}
 	return order
 }
+
+// smallGraph is the most messages a schema may reach for a bounded build
+// to try the whole schema first.
+const smallGraph = 16
 
 // str is n's string member k, "" when it has none.
 func str(n *node, k string) string {

@@ -104,11 +104,18 @@ const (
 
 // build writes md's schema; lim, when not nil, bounds it (bound.go).
 func build(md protoreflect.MessageDescriptor, opts *Options, dir direction, lim *limits) (json.RawMessage, error) {
+	s, _, err := buildCapped(md, opts, dir, lim, 0)
+	return s, err
+}
+
+// buildCapped is build that stops writing once the schema passes max
+// bytes (0: no cap), and then returns fits false and no schema.
+func buildCapped(md protoreflect.MessageDescriptor, opts *Options, dir direction, lim *limits, max int) (s json.RawMessage, fits bool, err error) {
 	if md == nil {
-		return nil, errors.New("schema: nil message descriptor")
+		return nil, false, errors.New("schema: nil message descriptor")
 	}
 	if md.IsPlaceholder() {
-		return nil, fmt.Errorf("schema: message %s is an unresolved placeholder; the descriptor set is missing a dependency", md.FullName())
+		return nil, false, fmt.Errorf("schema: message %s is an unresolved placeholder; the descriptor set is missing a dependency", md.FullName())
 	}
 	if opts == nil {
 		opts = &Options{}
@@ -132,7 +139,7 @@ func build(md protoreflect.MessageDescriptor, opts *Options, dir direction, lim 
 	b.shared = sharedMessages(md, b.recursive, extra, skip, b.keep())
 	root, err := b.root(md)
 	if err != nil {
-		return nil, fmt.Errorf("schema: %s: %w", md.FullName(), err)
+		return nil, false, fmt.Errorf("schema: %s: %w", md.FullName(), err)
 	}
 	if len(b.defs) > 0 {
 		names := make([]protoreflect.FullName, 0, len(b.defs))
@@ -149,5 +156,12 @@ func build(md protoreflect.MessageDescriptor, opts *Options, dir direction, lim 
 	if lim != nil {
 		root = root.with("description", joinDesc([]string{str(root, "description"), lim.note()}))
 	}
-	return json.RawMessage(root.appendJSON(nil)), nil
+	if max > 0 {
+		out, fits := root.appendCapped(nil, max)
+		if !fits {
+			return nil, false, nil
+		}
+		return json.RawMessage(out), true, nil
+	}
+	return json.RawMessage(root.appendJSON(nil)), true, nil
 }

@@ -56,14 +56,17 @@ func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (int,
 	}
 	in, out := len(def.InputSchema), len(def.OutputSchema)
 	avail := MaxToolBytes - (size - in - out)
-	if inMax := avail - min(out, avail/4); in > inMax {
+	// Shares are rounded down to whole KiB, so the tools of one message
+	// (an API's Create and Update of a resource, its operations) share one
+	// bounded schema in the compile cache instead of one per description.
+	if inMax := (avail - min(out, avail/4)) &^ (shareUnit - 1); in > inMax {
 		s, err := cc.inputWithin(m.Input(), m.IsStreamingClient(), inMax)
 		if err != nil {
 			return 0, err
 		}
 		t.def.InputSchema = s
 	}
-	if outMax := avail - len(t.def.InputSchema); out > outMax {
+	if outMax := (avail - len(t.def.InputSchema)) &^ (shareUnit - 1); out > outMax {
 		s, err := cc.boundOutput(t, m, outMax)
 		if err != nil {
 			return 0, err
@@ -72,6 +75,9 @@ func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (int,
 	}
 	return size, nil
 }
+
+// shareUnit is what the schemas' shares of a bounded tool are rounded to.
+const shareUnit = 1024
 
 // boundedTools sums up, for the log, the tools of one discovery that
 // boundTool shortened.

@@ -327,12 +327,21 @@ func (g *Gateway) runBackend(ctx context.Context, b *backendState) {
 			g.opts.Logger.Info("backend discovered again", "backend", b.b.Name, "after_failures", failures)
 		}
 		failures = 0
-		if changed {
+		// A backend whose last rebuild failed is not listed yet, though
+		// its descriptors are unchanged: build again, so it is not left
+		// out (and /readyz 503) until its API changes.
+		if changed || !g.listed(b) {
 			if _, err := g.rebuild(); err != nil {
 				g.opts.Logger.Error("rebuilding the tool catalog failed; keeping the current one", "err", err)
 			}
 		}
 	}
+}
+
+// listed reports whether the catalog being served holds b's tools.
+func (g *Gateway) listed(b *backendState) bool {
+	c := g.catalog.Load()
+	return c != nil && c.listed[b.b.Name]
 }
 
 func (g *Gateway) backoff(failures int) time.Duration {
@@ -409,6 +418,12 @@ func at(address, name string) string {
 type BackendStatus struct {
 	// Discovered is true once a discovery has succeeded.
 	Discovered bool `json:"discovered"`
+	// Listed is true once the catalog clients are served (typed
+	// tools/list, and search mode's index) holds the backend's discovered
+	// tools. It follows Discovered by the time the catalog takes to build
+	// (seconds for a catalog of thousands of tools), and stays false while
+	// that build fails.
+	Listed bool `json:"listed"`
 	// State is the connection's gRPC connectivity state (IDLE, CONNECTING,
 	// READY, TRANSIENT_FAILURE, SHUTDOWN); empty when the connection does
 	// not report one.
@@ -441,19 +456,22 @@ type Readiness struct {
 }
 
 // Ready reports whether the gateway should receive traffic: every backend
-// has been discovered at least once and its connection is usable (READY,
-// or IDLE: connected on demand), and shutdown has not begun.
+// has been discovered at least once, the catalog clients list holds its
+// tools (so a client that connects once /readyz says 200 lists and finds
+// them), its connection is usable (READY, or IDLE: connected on demand),
+// and shutdown has not begun.
 func (g *Gateway) Ready() Readiness {
 	r := Readiness{Ready: !g.draining.Load(), ShuttingDown: g.draining.Load(), Backends: make(map[string]BackendStatus, len(g.backends))}
 	counts := make(map[string]int, len(g.backends))
-	if c := g.catalog.Load(); c != nil {
+	c := g.catalog.Load()
+	if c != nil {
 		for _, t := range c.tools {
 			counts[t.backend]++
 		}
 	}
 	for _, b := range g.backends {
 		tools, err, state := b.snapshot()
-		st := BackendStatus{Discovered: tools != nil, Tools: counts[b.b.Name]}
+		st := BackendStatus{Discovered: tools != nil, Listed: c != nil && c.listed[b.b.Name], Tools: counts[b.b.Name]}
 		if err != nil {
 			st.Error = err.Error()
 		}
@@ -466,7 +484,7 @@ func (g *Gateway) Ready() Readiness {
 			st.State = stateName(state)
 			usable = state == connectivity.Ready || state == connectivity.Idle
 		}
-		st.Ready = st.Discovered && usable
+		st.Ready = st.Discovered && st.Listed && usable
 		r.Ready = r.Ready && st.Ready
 		r.Backends[b.b.Name] = st
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -93,7 +94,7 @@ func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *
 		return t.errorResult(ctx, g.clientStatus(t, status.Convert(err))), nil
 	}
 
-	return t.responseResult(out.bytes())
+	return t.responseResult(ctx, out.bytes())
 }
 
 // objectArguments returns the arguments as a JSON object. Absent or null
@@ -141,9 +142,15 @@ func noteArguments(res *mcp.CallToolResult, warnings schema.Warnings) *mcp.CallT
 
 // responseResult is the result of a call answered with one response
 // message (unary and client streaming): the response, still in wire form,
-// transcoded to the JSON the output schema describes.
-func (t *tool) responseResult(wire []byte) (*mcp.CallToolResult, error) {
-	js, err := t.appendResponse(make([]byte, 0, 64+2*len(wire)), wire)
+// transcoded to the JSON the output schema describes. A response holding
+// an Any whose type the backend does not describe cannot be shown; the
+// model reads why, as a tool execution error.
+func (t *tool) responseResult(ctx context.Context, wire []byte) (*mcp.CallToolResult, error) {
+	js, err := t.appendResponse(ctx, make([]byte, 0, 64+2*len(wire)), wire)
+	var unknown *unknownTypeError
+	if errors.As(err, &unknown) {
+		return unshownResult(ctx, unknown, "The backend answered, but the gateway cannot show the answer: "+unknown.sentence("a value")+"."), nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encoding the response of %s: %w", t.method, err)
 	}
@@ -154,12 +161,23 @@ func (t *tool) responseResult(wire []byte) (*mcp.CallToolResult, error) {
 	return res, nil
 }
 
+// unshownResult is the tool execution error of an answer the gateway
+// cannot show, for it holds an Any of a type nobody describes: text says
+// so in words (unknownTypeError.sentence); the lookup's own error is
+// recorded as the call's outcome, a fault of the gateway's, not the
+// backend's status.
+func unshownResult(ctx context.Context, unknown *unknownTypeError, text string) *mcp.CallToolResult {
+	recordOutcome(ctx, telemetry.Outcome{Code: codes.Internal, Err: unknown})
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: text}}}
+}
+
 // appendResponse appends the JSON of one response message (wire form) to
 // b, transcoding directly (no dynamic message) and wrapping a non-object
 // response as {"value": ...} in the same buffer. The streaming collector
-// appends each message of a stream with it too.
-func (t *tool) appendResponse(b, wire []byte) ([]byte, error) {
-	return appendWrapped(b, t.response, wire, t.wrapOutput)
+// appends each message of a stream with it too. ctx bounds the lookup of
+// an Any's type met for the first time (anytypes.go).
+func (t *tool) appendResponse(ctx context.Context, b, wire []byte) ([]byte, error) {
+	return t.types.appendWrapped(ctx, b, t.response, wire, t.wrapOutput)
 }
 
 // appendWrapped appends the JSON enc renders of the wire-form message to

@@ -52,8 +52,8 @@ type tool struct {
 	// without decoding them into a dynamic message.
 	response *transcode.Encoder
 	// types resolves the backend's own messages in google.rpc error
-	// details (status.go).
-	types *dynamicpb.Types
+	// details (status.go) and the Any values of responses (anytypes.go).
+	types *anyTypes
 
 	// kind says which call path serves the tool: unary, or one of the
 	// stream shapes in stream.go.
@@ -122,6 +122,11 @@ type catalog struct {
 	// withheldOps are the backends whose Operations tools are withheld
 	// (assemble), for the log.
 	withheldOps []string
+	// listed are the backends whose discovered tools this catalog holds
+	// (a backend with none exposed included): /readyz waits for a
+	// backend's name here, not for its discovery alone, so ready means
+	// that tools/list and search_tools already show its tools.
+	listed map[string]bool
 	// rules are the tool scope rules as resolved for this catalog: which
 	// match nothing, and which name a tool by a name a collision took from
 	// it (scopes.go); rebuild logs them.
@@ -190,7 +195,7 @@ type backendTools struct {
 // (mcpgateway.v1.service) and (mcpgateway.v1.tool) hidden options; then
 // the --include/--exclude globs.
 func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConnInterface, opts catalogOptions) (*backendTools, error) {
-	types := dynamicpb.NewTypes(res.Files)
+	types := newAnyTypes(res)
 	var methods []protoreflect.MethodDescriptor
 	toolOpts := make(map[protoreflect.FullName]*mcpgatewayv1.Tool)
 	prefixes := make(map[protoreflect.FullName]string)
@@ -340,7 +345,7 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		conn:       conn,
 		input:      dynamicpb.NewMessageType(in),
 		wrapOutput: !schema.IsObject(out),
-		types:      cc.types,
+		types:      cc.anys,
 		validator:  validator,
 		response:   response,
 		search:     newSearchFacts(m, an),

@@ -21,9 +21,12 @@ import (
 // files, so the name is the key. Not safe for concurrent use: one
 // discovery compiles its tools in turn.
 type compileCache struct {
-	sopts      *schema.Options
-	topts      *transcode.Options
+	sopts *schema.Options
+	topts *transcode.Options
+	// types are the discovered types, for what discovery resolves by
+	// name; anys adds what lookups learn, for the values calls render.
 	types      *dynamicpb.Types
+	anys       *anyTypes
 	inputs     map[protoreflect.FullName]json.RawMessage
 	outputs    map[protoreflect.FullName]json.RawMessage
 	validators map[protoreflect.FullName]*schema.Validator
@@ -54,7 +57,8 @@ type truncated struct {
 	shape  results.Shape
 }
 
-func newCompileCache(backend string, types *dynamicpb.Types, files *protoregistry.Files, useProtoNames bool) *compileCache {
+func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files, useProtoNames bool) *compileCache {
+	types := anys.local
 	fieldName := protoreflect.FieldDescriptor.JSONName
 	if useProtoNames {
 		fieldName = func(fd protoreflect.FieldDescriptor) string { return string(fd.Name()) }
@@ -62,8 +66,9 @@ func newCompileCache(backend string, types *dynamicpb.Types, files *protoregistr
 	return &compileCache{
 		describe:   describe.Options{FieldName: fieldName, Resources: describe.NewResources(files)},
 		sopts:      &schema.Options{UseProtoNames: useProtoNames, Resolver: types},
-		topts:      &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: types},
+		topts:      &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: anys},
 		types:      types,
+		anys:       anys,
 		inputs:     map[protoreflect.FullName]json.RawMessage{},
 		outputs:    map[protoreflect.FullName]json.RawMessage{},
 		validators: map[protoreflect.FullName]*schema.Validator{},

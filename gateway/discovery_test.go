@@ -767,6 +767,77 @@ func TestLateBackend(t *testing.T) {
 	}
 }
 
+// TestReadyMeansListed: a backend discovered after start makes /readyz
+// 200 only once the catalog clients list holds its tools, in typed mode
+// (tools/list) and in search mode (search_tools finds it by name). The
+// gateway is held at the moment between the discovery and the swap of
+// the new catalog: /readyz says 503 there (discovered, not listed), and
+// a client that lists then does not see the tool yet.
+func TestReadyMeansListed(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []gateway.ToolMode{gateway.ToolModeTyped, gateway.ToolModeSearch} {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := lis.Addr().String()
+			lis.Close()
+			zoo := startBackend(t)
+			g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr), dialBackend(t, "late", addr)}, &gateway.Options{Refresh: -1, ToolMode: mode})
+			cs := connect(t, base+"/mcp", "2025-11-25")
+			// lists reports whether a client finds the late backend's
+			// tool, as it would look for it in this mode.
+			lists := func() bool {
+				if mode == gateway.ToolModeSearch {
+					got := searchTools(t, cs, map[string]any{"query": "Late_Hello", "limit": 1})
+					return len(got) == 1 && got[0].Name == "Late_Hello" && got[0].InputSchema != nil
+				}
+				return slices.ContainsFunc(listNames(t, cs), func(s string) bool { return strings.HasPrefix(s, "Late_Hello|") })
+			}
+
+			paused, release := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			g.SetBeforeCatalogSwap(func() {
+				once.Do(func() { close(paused) })
+				<-release
+			})
+			t.Cleanup(func() {
+				select {
+				case <-release:
+				default:
+					close(release)
+				}
+			})
+			api := &fakeAPI{}
+			api.set(t, apiFile("late.v1", "Late", method("Hello")))
+			serveFake(t, api, addr)
+			select {
+			case <-paused:
+			case <-time.After(15 * time.Second):
+				t.Fatal("the late backend was not discovered")
+			}
+			code, r := readyz(t, base)
+			if code != 503 || r.Ready || !r.Backends["late"].Discovered || r.Backends["late"].Listed || r.Backends["late"].Ready || !r.Backends["zoo"].Listed {
+				t.Errorf("readyz while the catalog with the late backend is being built: %d %+v; want 503, late discovered and not listed", code, r)
+			}
+			if lists() {
+				t.Fatal("the late backend's tool is listed before its catalog was swapped in: the test holds nothing")
+			}
+
+			close(release)
+			testutil.WaitFor(t, "readyz 200", func() bool { code, _ := readyz(t, base); return code == 200 })
+			if !lists() {
+				t.Errorf("/readyz says 200 and a client does not find Late_Hello")
+			}
+			if _, r := readyz(t, base); !r.Backends["late"].Listed || r.Backends["late"].Tools != 1 {
+				t.Errorf("readyz after the swap: %+v", r)
+			}
+		})
+	}
+}
+
 // TestLateBackendCollision: a backend that appears after start with a tool
 // name another backend already has renames the tools involved (both get
 // their backend's prefix), and no other tool.

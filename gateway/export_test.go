@@ -11,3 +11,14 @@ func SetSemanticPause(d time.Duration) (restore func()) {
 	semanticPause = d
 	return func() { semanticPause = old }
 }
+
+// SetBeforeCatalogSwap makes every later catalog rebuild of g call f once
+// the new catalog is built and before it is swapped in (nil: none), so a
+// test can look at the gateway in that moment.
+func (g *Gateway) SetBeforeCatalogSwap(f func()) {
+	if f == nil {
+		g.beforeSwap.Store(nil)
+		return
+	}
+	g.beforeSwap.Store(&f)
+}

@@ -129,6 +129,13 @@ func recordOutcome(ctx context.Context, o telemetry.Outcome) {
 	}
 }
 
+// unobserved is ctx without its call's outcome slot, for work done on a
+// call's behalf whose outcome is not the call's (a task's result, read
+// later by tasks/result), while ctx still bounds it.
+func unobserved(ctx context.Context) context.Context {
+	return context.WithValue(ctx, outcomeKey{}, (*outcomeSlot)(nil))
+}
+
 // callOutcome is how a call ended: what was recorded for it, else what
 // CallTool's error says, else OK for a result that is not an error. An
 // error result nobody recorded is UNKNOWN, which TestEveryErrorResultRecordsItsOutcome

@@ -49,6 +49,13 @@ func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 		t.Errorf("inputError (protocol mode): outcome %+v, want rejected", got)
 	}
 
+	ctx, slot = observed()
+	unknown := &unknownTypeError{name: "x.v1.Ghost"}
+	res = unshownResult(ctx, unknown, "cannot show")
+	if got := callOutcome(ctx, slot, res, nil); got.Code != codes.Internal || got.Err != unknown {
+		t.Errorf("unshownResult: outcome %+v, want INTERNAL and the lookup's error", got)
+	}
+
 	// The text is the model's; the outcome is what was recorded.
 	ctx, slot = observed()
 	res = statusResult(ctx, status.New(codes.Internal, "x"), nil)

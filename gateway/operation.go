@@ -94,7 +94,7 @@ type operationsClient struct {
 	// types resolves the Any payloads (metadata, responses) by their type
 	// URL; encoders caches a compiled encoder per type, built at discovery
 	// for every long-running method's response and metadata types.
-	types    *dynamicpb.Types
+	types    *anyTypes
 	encoders map[protoreflect.FullName]*anyEncoder
 	// timeFields are the create/update timestamps of each metadata type,
 	// for task timestamps (tasks.go).
@@ -114,7 +114,7 @@ type anyEncoder struct {
 
 // newOperationsClient describes the backend's Operations service, or
 // returns nil when the backend serves none.
-func newOperationsClient(res *reflection.Result, conn grpc.ClientConnInterface, types *dynamicpb.Types) *operationsClient {
+func newOperationsClient(res *reflection.Result, conn grpc.ClientConnInterface, types *anyTypes) *operationsClient {
 	for _, svc := range res.Services {
 		if svc.FullName() != operationsService {
 			continue

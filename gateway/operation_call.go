@@ -3,13 +3,13 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
@@ -206,7 +206,7 @@ func (p *progressReporter) report(ctx context.Context, req *mcp.CallToolRequest,
 		return
 	}
 	p.last = op.metadata
-	js, err := ops.anyJSON(nil, op.metadata)
+	js, err := ops.anyJSON(ctx, nil, op.metadata)
 	if err != nil {
 		return
 	}
@@ -275,14 +275,15 @@ func (lr *longRunning) result(ctx context.Context, op *operation, pollErr *statu
 	if op.done {
 		return doneResult(ctx, op, lr, lr.ops, t.types)
 	}
-	return lr.handleResult(op, pollErr)
+	return lr.handleResult(ctx, op, pollErr)
 }
 
 // doneResult is the result of a finished operation, the same for a call
 // that waited and for a task: the response, or the error as any gRPC
 // error. lr, when known, renders its own response type with the encoder
-// compiled for it; anything else is rendered through ops.
-func doneResult(ctx context.Context, op *operation, lr *longRunning, ops *operationsClient, types *dynamicpb.Types) *mcp.CallToolResult {
+// compiled for it; anything else is rendered through ops. ctx bounds the
+// lookups of types met for the first time (anytypes.go).
+func doneResult(ctx context.Context, op *operation, lr *longRunning, ops *operationsClient, types *anyTypes) *mcp.CallToolResult {
 	if st := operationStatus(op); st != nil {
 		if !exposesDebugInfo(lr, ops) {
 			st, _ = withoutDebugInfo(st)
@@ -297,11 +298,15 @@ func doneResult(ctx context.Context, op *operation, lr *longRunning, ops *operat
 	var err error
 	switch {
 	case lr != nil && (op.response.typeName() == lr.responseType || ops == nil):
-		js, err = lr.appendResponse(nil, op.response.value)
+		js, err = types.appendWrapped(ctx, nil, lr.response, op.response.value, lr.wrapResponse)
 	case ops != nil:
-		js, err = ops.anyJSON(nil, op.response)
+		js, err = ops.anyJSON(ctx, nil, op.response)
 	default:
 		err = fmt.Errorf("unknown response type")
+	}
+	var unknown *unknownTypeError
+	if errors.As(err, &unknown) {
+		return statusResult(ctx, status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but the gateway cannot show its response: %s", op.name, unknown.sentence("a value"))), types)
 	}
 	if err != nil {
 		return statusResult(ctx, status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but its response (%s) could not be decoded: %v", op.name, op.response.typeURL, err)), types)
@@ -332,14 +337,10 @@ func operationStatus(op *operation) *status.Status {
 	return st
 }
 
-func (lr *longRunning) appendResponse(b, wire []byte) ([]byte, error) {
-	return appendWrapped(b, lr.response, wire, lr.wrapResponse)
-}
-
 // handleResult is the result of an operation still running: the handle,
 // and a sentence naming the tool that checks on it.
-func (lr *longRunning) handleResult(op *operation, pollErr *status.Status) *mcp.CallToolResult {
-	js := appendHandle(nil, lr.handleKey, op, lr.ops)
+func (lr *longRunning) handleResult(ctx context.Context, op *operation, pollErr *status.Status) *mcp.CallToolResult {
+	js := appendHandle(ctx, nil, lr.handleKey, op, lr.ops)
 	var s string
 	if pollErr != nil {
 		s = fmt.Sprintf("The operation %s was started and has not finished; polling it failed with %s: %s.", op.name, CodeName(pollErr.Code()), clientMessage(pollErr))
@@ -362,15 +363,16 @@ func (lr *longRunning) handleResult(op *operation, pollErr *status.Status) *mcp.
 	}
 }
 
-// appendHandle appends {"<key>": {"name", "done": false, "metadata"}}.
-func appendHandle(b []byte, key string, op *operation, ops *operationsClient) []byte {
+// appendHandle appends {"<key>": {"name", "done": false, "metadata"}};
+// metadata that cannot be rendered is left out.
+func appendHandle(ctx context.Context, b []byte, key string, op *operation, ops *operationsClient) []byte {
 	b = append(b, `{"`...)
 	b = append(b, key...)
 	b = append(b, `":{"name":`...)
 	b = jsonstr.Append(b, op.name)
 	b = append(b, `,"done":false`...)
 	if op.metadata.typeURL != "" && ops != nil {
-		if js, err := ops.anyJSON(append(b, `,"metadata":`...), op.metadata); err == nil {
+		if js, err := ops.anyJSON(ctx, append(b, `,"metadata":`...), op.metadata); err == nil {
 			b = js
 		}
 	}

@@ -128,7 +128,7 @@ func optionVarint(opts proto.Message, num protowire.Number) (uint64, bool) {
 // google.cloud.operation_service and the descriptors say how to poll it;
 // otherwise (with a warning when the option is there) t stays ordinary.
 func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.ClientConnInterface, files *protoregistry.Files, cc *compileCache, logger *slog.Logger) error {
-	types, sopts := cc.types, cc.sopts
+	types, sopts := cc.anys, cc.sopts
 	svcName := optionString(m.Options(), operationServiceExt)
 	if svcName == "" || m.IsStreamingClient() || m.IsStreamingServer() {
 		return nil

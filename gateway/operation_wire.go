@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -42,15 +43,7 @@ type anyValue struct {
 }
 
 // typeName is the message name at the end of the type URL.
-func (a anyValue) typeName() protoreflect.FullName {
-	u := a.typeURL
-	for i := len(u) - 1; i >= 0; i-- {
-		if u[i] == '/' {
-			return protoreflect.FullName(u[i+1:])
-		}
-	}
-	return protoreflect.FullName(u)
-}
+func (a anyValue) typeName() protoreflect.FullName { return typeNameOf(a.typeURL) }
 
 var errBadOperation = errors.New("not a valid google.longrunning.Operation")
 
@@ -220,17 +213,23 @@ type wireMessage []byte
 // anyJSON renders an Any's message as the JSON its type's output schema
 // describes: with the encoder compiled at discovery when the type is one
 // of the long-running methods' types, else through the backend's
-// descriptors. A type the gateway cannot resolve is an error.
-func (c *operationsClient) anyJSON(b []byte, a anyValue) ([]byte, error) {
-	name := a.typeName()
-	if e := c.encoders[name]; e != nil {
-		return appendWrapped(b, e.enc, a.value, e.wrap)
+// descriptors and what lookups learnt of its types (anytypes.go), looking
+// up, within ctx, those met for the first time. A type the gateway cannot
+// resolve is an error, an *unknownTypeError when it was looked up.
+func (c *operationsClient) anyJSON(ctx context.Context, b []byte, a anyValue) ([]byte, error) {
+	if e := c.encoders[a.typeName()]; e != nil {
+		return c.types.appendWrapped(ctx, b, e.enc, a.value, e.wrap)
 	}
-	m, err := anypb.UnmarshalNew(&anypb.Any{TypeUrl: a.typeURL, Value: a.value}, proto.UnmarshalOptions{Resolver: c.types, AllowPartial: true})
-	if err != nil {
-		return nil, fmt.Errorf("decoding %s: %w", name, err)
+	js, err := c.anyProtojson(a)
+	if err != nil && c.types != nil && c.types.remote != nil {
+		learnt, missing := c.types.learn(ctx, (&anypb.Any{TypeUrl: a.typeURL, Value: a.value}).ProtoReflect())
+		if learnt {
+			js, err = c.anyProtojson(a)
+		}
+		if err != nil && missing != nil {
+			return nil, missing
+		}
 	}
-	js, err := protojson.MarshalOptions{Resolver: c.types, AllowPartial: true}.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +238,15 @@ func (c *operationsClient) anyJSON(b []byte, a anyValue) ([]byte, error) {
 		return append(append(b, js...), '}'), nil
 	}
 	return append(b, js...), nil
+}
+
+// anyProtojson renders an Any's message with protojson.
+func (c *operationsClient) anyProtojson(a anyValue) ([]byte, error) {
+	m, err := anypb.UnmarshalNew(&anypb.Any{TypeUrl: a.typeURL, Value: a.value}, proto.UnmarshalOptions{Resolver: c.types, AllowPartial: true})
+	if err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", a.typeName(), err)
+	}
+	return protojson.MarshalOptions{Resolver: c.types, AllowPartial: true}.Marshal(m)
 }
 
 // metadataTimes are the paths (field numbers, outermost first) of a

@@ -172,6 +172,9 @@ func (g *Gateway) rebuild() (bool, error) {
 			"backends", c.withheldOps)
 	}
 	g.instrument(c)
+	if hook := g.beforeSwap.Load(); hook != nil {
+		(*hook)()
+	}
 	g.catalog.Store(c)
 	if g.semantic != nil && c.search != nil {
 		g.semantic.kick()
@@ -231,7 +234,10 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 		targets[i] = scopeTarget{name: final[i], local: names[i], base: all[i].baseName, method: methods[i]}
 	}
 	scopes := rules.resolve(targets, pins)
-	c := &catalog{tools: make([]*tool, 0, len(all)), byName: make(map[string]*tool, len(all)), rules: scopes}
+	c := &catalog{tools: make([]*tool, 0, len(all)), byName: make(map[string]*tool, len(all)), rules: scopes, listed: make(map[string]bool, len(parts))}
+	for _, p := range parts {
+		c.listed[p.backend] = true
+	}
 	withheld := make([]bool, len(all))
 	for i, t := range all {
 		withheld[i] = guardOperations && len(scopes.scopes[i]) == 0 && strings.HasPrefix(t.method, "/"+operationsService+"/")

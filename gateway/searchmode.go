@@ -26,7 +26,8 @@ import (
 // search_tools finds the catalog's tools that fit a few words and returns
 // their definitions within SearchAnswerBudget (the best match's input
 // schema whenever an answer can carry it, so the model can call at once;
-// the next ones' while they fit), and call_tool (calltool.go) runs one of them by name, through the
+// the next ones' while they fit; a tool named exactly, its schema whatever
+// its size), and call_tool (calltool.go) runs one of them by name, through the
 // same call path as a typed call. Everything here is built once per
 // catalog: the index, each tool's encoded answer entry, and the two tools'
 // definitions; answers to repeated queries are cached with the catalog.
@@ -57,9 +58,14 @@ const (
 	// asking again would cost a round trip for the same bytes.
 	SearchAnswerBudget = 16 << 10
 	// MaxSearchAnswerBytes bounds a search_tools result as encoded on the
-	// wire, whatever it carries: the list of matches, and the best
-	// match's schema when it is larger than SearchAnswerBudget (a tool
-	// whose schema no answer can carry says so in its entry).
+	// wire: the list of matches, and the best match's schema when it is
+	// larger than SearchAnswerBudget. One answer goes over it: a query
+	// that is a tool's exact name asks for that tool's schema, and gets
+	// it whatever its size, since in search mode it is the only way a
+	// model can learn the tool's arguments; its other matches come
+	// without schemas then. A match whose schema would take any other
+	// answer over this bound is listed without it, its entry giving the
+	// schema's size and saying that its exact name brings it.
 	MaxSearchAnswerBytes = 64 << 10
 	// answerOverhead is reserved for what wraps the tools array on the
 	// wire: the JSON-RPC response, the result (with 2026-07-28's
@@ -183,13 +189,12 @@ type searchCatalog struct {
 	index *search.Index
 	tools []*tool
 	// full[i] is tools[i]'s entry in an answer, with its input schema;
-	// short[i] has name, title, description and hints. fullText[i] and
-	// shortText[i] are what each adds to the text block once the MCP
-	// layer has escaped it into a JSON string. tooLarge[i]: no answer can
-	// carry tools[i]'s schema, and its short entry says where to read it.
+	// short[i] has name, title, description and hints (and, when only an
+	// answer to its exact name can carry its schema, a note saying so).
+	// fullText[i] and shortText[i] are what each adds to the text block
+	// once the MCP layer has escaped it into a JSON string.
 	full, short         [][]byte
 	fullText, shortText []int
-	tooLarge            []bool
 	// scopes are each tool's package, service and package.Service,
 	// lowercased, which a query's scope is matched against.
 	scopes [][3]string
@@ -219,8 +224,8 @@ type answerEntry struct {
 	Title       string               `json:"title,omitempty"`
 	Description string               `json:"description"`
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	// SchemaNote says why a match that can never carry its input
-	// schema has none, and where to read its request message instead.
+	// SchemaNote says why a match whose input schema only an answer to
+	// its exact name carries has none: its size, and how to get it.
 	SchemaNote string `json:"inputSchemaNote,omitempty"`
 }
 
@@ -243,7 +248,7 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 	sc := &searchCatalog{
 		tools: tools,
 		full:  make([][]byte, len(tools)), short: make([][]byte, len(tools)),
-		fullText: make([]int, len(tools)), shortText: make([]int, len(tools)), tooLarge: make([]bool, len(tools)),
+		fullText: make([]int, len(tools)), shortText: make([]int, len(tools)),
 		scopes:  make([][3]string, len(tools)),
 		answers: make(map[searchKey]*mcp.CallToolResult),
 	}
@@ -287,11 +292,11 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		full = append(full, '}')
 		e.Description = truncateRunes(e.Description, maxShortDescription)
 		if answerOverhead+len(`{"tools":[]}`)+escapedLen(full) > MaxSearchAnswerBytes {
-			// No answer can carry this schema, not even for its exact
-			// name: the entry says where the request message is.
-			e.SchemaNote = fmt.Sprintf("input schema too large for an answer (%d bytes); the resource %s describes the service and its request messages",
-				len(in.Bytes()), serviceURI(t.backend, t.search.pkg, t.search.service))
-			sc.tooLarge[i] = true
+			// Only an answer to its exact name carries this schema: the
+			// entry says so, with the size, so a model knows what asking
+			// costs before it asks.
+			e.SchemaNote = fmt.Sprintf("input schema left out: %d bytes (about %d tokens), more than an answer listing other matches carries; search this tool's exact name, %s, to get it",
+				in.Len(), (in.Len()/4+500)/1000*1000, t.def.Name)
 		}
 		short, err := json.Marshal(e)
 		if err != nil {
@@ -377,9 +382,16 @@ func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, s
 	if !key.semantic {
 		hits = sc.index.SearchWithin(key.query, limit, keep)
 	}
-	res = sc.answer(hits, !key.noSchemas)
+	exact := len(hits) > 0 && sc.index.Exact(key.query) == hits[0].Doc
+	res = sc.answer(hits, !key.noSchemas, exact)
 	// An answer is kept with its key; what it costs counts the query too,
-	// so many distinct queries cannot grow the cache past its bound.
+	// so many distinct queries cannot grow the cache past its bound. An
+	// answer over MaxSearchAnswerBytes (an exact name's large schema) is
+	// not kept: it would crowd out many others, and building it again is
+	// a copy of bytes encoded once per catalog.
+	if len(res.Content[0].Text) > MaxSearchAnswerBytes {
+		return res
+	}
 	cost := len(res.Content[0].Text) + len(key.query) + len(key.scope) + cacheEntryOverhead
 	sc.mu.Lock()
 	if sc.cachedSize+cost > maxCachedAnswerBytes {
@@ -409,8 +421,8 @@ func (sc *searchCatalog) within(scope string) func(int) bool {
 }
 
 // schemaNote ends an answer in which a match is listed without its input
-// schema (other than one whose entry says no answer can carry it), so a
-// model knows how to get it instead of guessing the arguments.
+// schema, so a model knows how to get it instead of guessing the
+// arguments: an answer to a tool's exact name always carries its schema.
 var schemaNote = func() []byte {
 	b, _ := json.Marshal("A match listed without inputSchema: search its exact name to get its schema.")
 	return append(append([]byte(`],"note":`), b...), '}')
@@ -420,13 +432,13 @@ var schemaNote = func() []byte {
 // (within MaxSearchAnswerBytes; in practice always, each description
 // being cut to maxShortDescription), by name, title, description and
 // hints. With schemas, the best match carries its input schema when the
-// answer then fits MaxSearchAnswerBytes, and each next one carries its
-// own while the answer stays within SearchAnswerBudget; a match listed
-// without one is explained by the answer's note. A tool named exactly by
-// the query comes first, and so has its schema whenever it fits at all.
-// The answer is the text block alone: models read text, and a
-// structuredContent copy would double its cost.
-func (sc *searchCatalog) answer(hits []search.Hit, schemas bool) *mcp.CallToolResult {
+// answer then fits MaxSearchAnswerBytes, or whatever its size when exact
+// says the query is its name (the index puts that tool first), and each
+// next one carries its own while the answer stays within
+// SearchAnswerBudget; a match listed without one is explained by the
+// answer's note. The answer is the text block alone: models read text,
+// and a structuredContent copy would double its cost.
+func (sc *searchCatalog) answer(hits []search.Hit, schemas, exact bool) *mcp.CallToolResult {
 	const open, end = `{"tools":[`, "]}"
 	// The note's room is kept whether or not it is written, so what fits
 	// does not depend on it.
@@ -446,9 +458,9 @@ func (sc *searchCatalog) answer(hits []search.Hit, schemas bool) *mcp.CallToolRe
 		if i == 0 {
 			bound = MaxSearchAnswerBytes
 		}
-		if extra := sc.fullText[h.Doc] - sc.shortText[h.Doc]; schemas && size+extra <= bound {
+		if extra := sc.fullText[h.Doc] - sc.shortText[h.Doc]; schemas && (size+extra <= bound || i == 0 && exact) {
 			entry, size = sc.full[h.Doc], size+extra
-		} else if !sc.tooLarge[h.Doc] {
+		} else {
 			omitted = true
 		}
 		if i > 0 {
@@ -513,12 +525,13 @@ func metaToolSet(tools []*tool) (*mcp.ToolSet, error) {
 		Title: "Search tools",
 		Description: fmt.Sprintf("Finds the tools that fit a task among the %d tools of this server. "+
 			"Give a few words of what you want to do (\"delete a topic\", \"which servers do I have in us-east1\") or a tool's exact name; "+
-			"the answer lists the best matches first, in about %d tokens: the best with its input schema, the next ones with theirs while they fit "+
-			"(a match listed without one: search its exact name to get it, unless its entry says it is too large). "+
+			"the answer lists the best matches first, in about %d tokens: the best with its input schema, the next ones with theirs while they fit. "+
+			"A tool's exact name always brings its input schema, whatever its size: search it to get the schema of a match listed without one "+
+			"(the entry of one too large for an answer with other matches gives its size). "+
 			"To look through more matches cheaply, set schemas to false: names and descriptions only. "+
 			"Narrow a search to one API or service with scope. Run a match with %s.\n\n%s", len(tools), SearchAnswerBudget/4/1000*1000, CallToolName, directory(tools, maxDirectoryBytes)),
 		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
-			`"query":{"type":"string","maxLength":%d,"description":"what the tool should do, in a few words, or a tool's exact name"},`+
+			`"query":{"type":"string","maxLength":%d,"description":"what the tool should do, in a few words, or a tool's exact name to get its input schema"},`+
 			`"limit":{"type":"integer","minimum":1,"default":%d,"description":"how many matches to return; at most %d"},`+
 			`"scope":{"type":"string","maxLength":%d,"description":"only search one API (a package from the catalog, such as a.b.v1, or a prefix of packages) or one service (its name, or package.Service)"},`+
 			`"schemas":{"type":"boolean","default":true,"description":"false: list the matches by name, title, description and hints only, without input schemas"}},`+

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -792,31 +793,120 @@ func TestSearchDirectory(t *testing.T) {
 	}
 }
 
-// TestSearchGiantToolSchema: a tool whose input schema written out would
-// be larger than any answer (2,000 described fields) is found by its
-// exact name with its schema, bounded like every tool's to
-// gateway.MaxToolBytes, which names the resource of what it leaves out.
-func TestSearchGiantToolSchema(t *testing.T) {
+// TestSearchExactNameGiantSchema: a tool whose input schema is larger
+// than MaxSearchAnswerBytes (a request of 2,000 fields, served with real
+// reflection) is listed without it by any other search, its entry giving
+// the schema's size and its exact name, within the bound; searching that
+// name, as the entry and the answer's note say, brings the schema whole,
+// the typed tool's byte for byte, and the model can call the tool with
+// it. schemas: false still means no schema.
+func TestSearchExactNameGiantSchema(t *testing.T) {
 	api := &fakeAPI{}
-	api.set(t, bigFile("huge.v1", 2000, "GetWidget"))
+	api.set(t, bigFile("huge.v1", 2000, "GetWidget", "ListWidgets"), bigFile("small.v1", 3, "GetGadget"))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
-	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "huge", addr)}, searchMode)
+	typed, _ := newGateway(t, []gateway.Backend{dialBackend(t, "huge", addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped})
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "huge", addr)}, searchMode)
 	cs := connect(t, base+"/mcp", "2025-11-25")
-	res := call(t, cs, gateway.SearchToolsName, map[string]any{"query": "Widgets_GetWidget"})
-	if wire, _ := json.Marshal(res); len(wire) > gateway.MaxSearchAnswerBytes {
-		t.Errorf("answer of %d bytes, over %d", len(wire), gateway.MaxSearchAnswerBytes)
+	want := map[string][]byte{}
+	for _, name := range []string{"Widgets_GetWidget", "Widgets_ListWidgets"} {
+		var b bytes.Buffer
+		if err := json.Compact(&b, toolByName(t, typed, name).InputSchema); err != nil {
+			t.Fatal(err)
+		}
+		// Written out, the schema would be over MaxSearchAnswerBytes
+		// (112 KB); the tool bound shortens it (toolsize.go).
+		if b.Len() > gateway.MaxToolBytes || !strings.Contains(b.String(), "more fields are not listed here: see resource grpc://huge/huge.v1.") {
+			t.Fatalf("%s: schema of %d bytes, want one bounded to %d:\n%.300s", name, b.Len(), gateway.MaxToolBytes, b.String())
+		}
+		want[name] = b.Bytes()
 	}
-	var answer struct {
-		Tools []struct {
-			Name        string
-			InputSchema json.RawMessage
+	type entry struct {
+		Name            string
+		InputSchema     json.RawMessage
+		InputSchemaNote string
+	}
+	answer := func(args map[string]any) ([]entry, string, int) {
+		t.Helper()
+		res := call(t, cs, gateway.SearchToolsName, args)
+		if res.IsError {
+			t.Fatalf("search_tools %v: %s", args, text(t, res))
+		}
+		var a struct {
+			Tools []entry
+			Note  string
+		}
+		if err := json.Unmarshal([]byte(text(t, res)), &a); err != nil {
+			t.Fatal(err)
+		}
+		wire, _ := json.Marshal(res)
+		return a.Tools, a.Note, len(wire)
+	}
+
+	// Any other search lists them without their schemas, within the
+	// bound, and says how to get each.
+	got, note, wire := answer(map[string]any{"query": "get a widget"})
+	if wire > gateway.MaxSearchAnswerBytes || len(got) < 2 || !strings.Contains(note, "search its exact name") {
+		t.Fatalf("get a widget: %d matches in %d bytes (at most %d), note %q", len(got), wire, gateway.MaxSearchAnswerBytes, note)
+	}
+	giants := 0
+	for _, e := range got {
+		w, giant := want[e.Name]
+		if !giant {
+			continue
+		}
+		giants++
+		// Bounded, a schema fits in an answer: the best match carries
+		// its own, the others none (the answer's note names the way).
+		if e.InputSchema != nil && !bytes.Equal(e.InputSchema, w) {
+			t.Errorf("%s listed with a schema of %d bytes, not the typed tool's %d", e.Name, len(e.InputSchema), len(w))
+		}
+
+		// Its exact name, as the entry says: the schema, whole.
+		for range 2 { // the second from any cache
+			exact, note, wire := answer(map[string]any{"query": e.Name})
+			if len(exact) < 2 || exact[0].Name != e.Name || !bytes.Equal(exact[0].InputSchema, w) || exact[0].InputSchemaNote != "" {
+				t.Fatalf("exact name %s: %v, first schema %d bytes (note %q); want it first with its schema of %d bytes, the typed tool's", e.Name, exact, len(exact[0].InputSchema), exact[0].InputSchemaNote, len(w))
+			}
+			for _, other := range exact[1:] {
+				if other.InputSchema != nil {
+					t.Errorf("exact name %s: %s came with its schema too", e.Name, other.Name)
+				}
+			}
+			if wire <= len(w) || note == "" {
+				t.Errorf("exact name %s: answer of %d bytes for a schema of %d, note %q", e.Name, wire, len(w), note)
+			}
 		}
 	}
-	if err := json.Unmarshal([]byte(text(t, res)), &answer); err != nil {
-		t.Fatal(err)
+	if giants != 2 {
+		t.Errorf("get a widget: %d of the 2 large tools listed", giants)
 	}
-	if len(answer.Tools) == 0 || answer.Tools[0].Name != "Widgets_GetWidget" || len(answer.Tools[0].InputSchema) > gateway.MaxToolBytes ||
-		!strings.Contains(string(answer.Tools[0].InputSchema), "not listed here: see resource grpc://huge/huge.v1.") {
-		t.Errorf("answer: %.500s", text(t, res))
+
+	// The name is the name, case aside, as the index reads it.
+	if lower, _, _ := answer(map[string]any{"query": "widgets_getwidget"}); len(lower) == 0 || lower[0].Name != "Widgets_GetWidget" || !bytes.Equal(lower[0].InputSchema, want["Widgets_GetWidget"]) {
+		t.Errorf("exact name in lower case: %d matches, want Widgets_GetWidget first with its schema", len(lower))
+	}
+
+	// The schema it got is the one to call with: a field it lists, and
+	// one it leaves to the resource, which the gateway checks against the
+	// descriptors.
+	for _, field := range []string{"anUncommonlyLongFieldNameNumber0000", "anUncommonlyLongFieldNameNumber1999"} {
+		res := call(t, cs, gateway.CallToolName, map[string]any{"name": "Widgets_GetWidget", "arguments": map[string]any{field: "x"}})
+		if res.IsError {
+			t.Errorf("call_tool with %s: %s", field, text(t, res))
+		}
+	}
+	if listed := string(want["Widgets_GetWidget"]); !strings.Contains(listed, `"anUncommonlyLongFieldNameNumber0000"`) || strings.Contains(listed, `"anUncommonlyLongFieldNameNumber1999"`) {
+		t.Error("the bounded schema does not list the first field, or lists the last")
+	}
+
+	// Names and descriptions only, when asked, even for an exact name.
+	if slim, _, wire := answer(map[string]any{"query": "Widgets_GetWidget", "schemas": false}); len(slim) == 0 || slim[0].Name != "Widgets_GetWidget" || slim[0].InputSchema != nil || wire > gateway.MaxSearchAnswerBytes {
+		t.Errorf("exact name with schemas false: %v in %d bytes", slim, wire)
+	}
+
+	// search_tools promises what it does.
+	d := g.Tools().Tools()[0].Description
+	if !strings.Contains(d, "A tool's exact name always brings its input schema, whatever its size") {
+		t.Errorf("search_tools does not say that an exact name brings the schema whatever its size:\n%s", d)
 	}
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,7 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
@@ -66,8 +67,10 @@ func Retryable(c codes.Code) bool {
 // text starts with the code name and the backend's message, then lists the
 // decoded google.rpc error details and whether a retry may help, so the
 // model has what it needs to act. It is where a call's code is decided,
-// so it records it for the call's observers (recordOutcome).
-func statusResult(ctx context.Context, st *status.Status, types *dynamicpb.Types) *mcp.CallToolResult {
+// so it records it for the call's observers (recordOutcome). ctx also
+// bounds the lookups of detail types the gateway meets for the first
+// time (anytypes.go).
+func statusResult(ctx context.Context, st *status.Status, types *anyTypes) *mcp.CallToolResult {
 	recordOutcome(ctx, telemetry.Outcome{Code: st.Code()})
 	var b strings.Builder
 	b.WriteString(CodeName(st.Code()))
@@ -79,7 +82,7 @@ func statusResult(ctx context.Context, st *status.Status, types *dynamicpb.Types
 	}
 	var retryDelay time.Duration
 	for _, a := range st.Proto().GetDetails() {
-		line, delay := describeDetail(a, types)
+		line, delay := detailLine(ctx, a, types)
 		if delay > 0 {
 			retryDelay = delay
 		}
@@ -100,14 +103,44 @@ func statusResult(ctx context.Context, st *status.Status, types *dynamicpb.Types
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: b.String()}}}
 }
 
+// detailLine renders one error detail as one line (describeDetail). A
+// detail that does not render for want of a type the gateway does not know
+// yet is rendered again once its types are learnt (anytypes.go); one that
+// still does not says in words why, never with a Go error's text.
+func detailLine(ctx context.Context, a *anypb.Any, types *anyTypes) (string, time.Duration) {
+	line, delay, err := describeDetail(a, types)
+	if err == nil {
+		return line, delay
+	}
+	learnt, missing := types.learn(ctx, a.ProtoReflect())
+	if learnt {
+		if line, delay, err = describeDetail(a, types); err == nil {
+			return line, delay
+		}
+	}
+	name := typeNameOf(a.GetTypeUrl())
+	switch {
+	case missing != nil && missing.name == name:
+		return missing.sentence("details"), 0
+	case missing != nil:
+		return missing.sentence(fmt.Sprintf("details of type %s holding a value", name)), 0
+	case errors.Is(err, protoregistry.NotFound):
+		// Nothing to learn from: the type is not in the backend's
+		// descriptor files, and there is no reflection to ask.
+		return (&unknownTypeError{name: name}).sentence("details"), 0
+	}
+	return fmt.Sprintf("the backend sent details of type %s whose bytes do not decode as that type", name), 0
+}
+
 // describeDetail renders one google.rpc error detail as one readable line.
 // The standard detail types get a compact form; anything else is written as
 // protojson with its @type, resolved from the global registry or the
-// backend's own descriptors.
-func describeDetail(a *anypb.Any, types *dynamicpb.Types) (string, time.Duration) {
+// backend's own descriptors. It fails when the detail or an Any in it
+// does not decode.
+func describeDetail(a *anypb.Any, types *anyTypes) (string, time.Duration, error) {
 	m, err := anyMessage(a, types)
 	if err != nil {
-		return fmt.Sprintf("detail %s (undecodable: %v)", a.GetTypeUrl(), err), 0
+		return "", 0, err
 	}
 	switch d := m.(type) {
 	case *errdetails.BadRequest:
@@ -119,28 +152,28 @@ func describeDetail(a *anypb.Any, types *dynamicpb.Types) (string, time.Duration
 			}
 			parts = append(parts, p)
 		}
-		return "BadRequest: " + strings.Join(parts, "; "), 0
+		return "BadRequest: " + strings.Join(parts, "; "), 0, nil
 	case *errdetails.ErrorInfo:
 		s := fmt.Sprintf("ErrorInfo: reason=%s domain=%s", d.GetReason(), d.GetDomain())
 		for _, k := range slices.Sorted(maps.Keys(d.GetMetadata())) {
 			s += fmt.Sprintf(" %s=%s", k, d.GetMetadata()[k])
 		}
-		return s, 0
+		return s, 0, nil
 	case *errdetails.RetryInfo:
 		delay := d.GetRetryDelay().AsDuration()
-		return fmt.Sprintf("RetryInfo: retry after %s", delay), delay
+		return fmt.Sprintf("RetryInfo: retry after %s", delay), delay, nil
 	case *errdetails.QuotaFailure:
 		parts := make([]string, 0, len(d.GetViolations()))
 		for _, v := range d.GetViolations() {
 			parts = append(parts, fmt.Sprintf("%s: %s", v.GetSubject(), v.GetDescription()))
 		}
-		return "QuotaFailure: " + strings.Join(parts, "; "), 0
+		return "QuotaFailure: " + strings.Join(parts, "; "), 0, nil
 	case *errdetails.PreconditionFailure:
 		parts := make([]string, 0, len(d.GetViolations()))
 		for _, v := range d.GetViolations() {
 			parts = append(parts, fmt.Sprintf("[%s] %s: %s", v.GetType(), v.GetSubject(), v.GetDescription()))
 		}
-		return "PreconditionFailure: " + strings.Join(parts, "; "), 0
+		return "PreconditionFailure: " + strings.Join(parts, "; "), 0, nil
 	case *errdetails.ResourceInfo:
 		s := fmt.Sprintf("ResourceInfo: %s %q", d.GetResourceType(), d.GetResourceName())
 		if d.GetOwner() != "" {
@@ -149,36 +182,33 @@ func describeDetail(a *anypb.Any, types *dynamicpb.Types) (string, time.Duration
 		if d.GetDescription() != "" {
 			s += ": " + d.GetDescription()
 		}
-		return s, 0
+		return s, 0, nil
 	case *errdetails.Help:
 		parts := make([]string, 0, len(d.GetLinks()))
 		for _, l := range d.GetLinks() {
 			parts = append(parts, fmt.Sprintf("%s <%s>", l.GetDescription(), l.GetUrl()))
 		}
-		return "Help: " + strings.Join(parts, "; "), 0
+		return "Help: " + strings.Join(parts, "; "), 0, nil
 	case *errdetails.LocalizedMessage:
-		return fmt.Sprintf("LocalizedMessage (%s): %s", d.GetLocale(), d.GetMessage()), 0
+		return fmt.Sprintf("LocalizedMessage (%s): %s", d.GetLocale(), d.GetMessage()), 0, nil
 	case *errdetails.DebugInfo:
-		return "DebugInfo: " + d.GetDetail(), 0
+		return "DebugInfo: " + d.GetDetail(), 0, nil
 	case *errdetails.RequestInfo:
-		return fmt.Sprintf("RequestInfo: request_id=%s", d.GetRequestId()), 0
+		return fmt.Sprintf("RequestInfo: request_id=%s", d.GetRequestId()), 0, nil
 	}
 	js, err := protojson.MarshalOptions{Resolver: types}.Marshal(a)
 	if err != nil {
-		return fmt.Sprintf("detail %s (undecodable: %v)", a.GetTypeUrl(), err), 0
+		return "", 0, err
 	}
-	return string(js), 0
+	return string(js), 0, nil
 }
 
 // anyMessage unpacks a detail, preferring the linked-in errdetails types
 // (so the switch above sees concrete types) and falling back to the
 // backend's descriptors for its own detail messages.
-func anyMessage(a *anypb.Any, types *dynamicpb.Types) (proto.Message, error) {
+func anyMessage(a *anypb.Any, types *anyTypes) (proto.Message, error) {
 	if m, err := a.UnmarshalNew(); err == nil {
 		return m, nil
-	}
-	if types == nil {
-		return nil, fmt.Errorf("unknown type %s", a.GetTypeUrl())
 	}
 	return anypb.UnmarshalNew(a, proto.UnmarshalOptions{Resolver: types})
 }

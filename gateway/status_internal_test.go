@@ -62,7 +62,7 @@ func TestStatusText(t *testing.T) {
 	}
 	sp := st.Proto()
 	sp.Details = append(sp.Details, own)
-	res := statusResult(context.Background(), status.FromProto(sp), dynamicpb.NewTypes(files))
+	res := statusResult(context.Background(), status.FromProto(sp), &anyTypes{local: dynamicpb.NewTypes(files)})
 	want := `UNAVAILABLE: try later
 - BadRequest: field "name": too short
 - ErrorInfo: reason=FULL domain=zoo.example.com

@@ -238,7 +238,7 @@ func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolReque
 	if err := stream.RecvMsg(&out); err != nil {
 		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 	}
-	return t.responseResult(out.bytes())
+	return t.responseResult(ctx, out.bytes())
 }
 
 // clientStreamEnded is the error result of a client stream: the status as
@@ -278,7 +278,11 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 		if err != nil {
 			return g.streamEnded(ctx, sctx, t, c, err), nil
 		}
-		more, err := c.add(t, frame.bytes())
+		more, err := c.add(ctx, t, frame.bytes())
+		if unknown := (*unknownTypeError)(nil); errors.As(err, &unknown) {
+			cancel(err)
+			return c.unshown(ctx, unknown), nil
+		}
 		if err != nil {
 			cancel(err)
 			return nil, fmt.Errorf("encoding message %d of %s: %w", c.n+1, t.method, err)
@@ -387,7 +391,7 @@ func newCollector(maxMessages int, maxBytes int64) *collector {
 // exceed it, which is dropped: so "truncated" always means the stream had
 // more than the result holds, and a stream of exactly the limit completes
 // normally. The error is a message that does not transcode.
-func (c *collector) add(t *tool, wire []byte) (bool, error) {
+func (c *collector) add(ctx context.Context, t *tool, wire []byte) (bool, error) {
 	c.added = false
 	if c.n >= c.maxMessages {
 		c.reason = fmt.Sprintf("message limit: the stream had more than %d messages, the gateway's message limit; the gateway kept the first %d and cancelled it",
@@ -402,7 +406,7 @@ func (c *collector) add(t *tool, wire []byte) (bool, error) {
 		b = append(b, ',')
 	}
 	from := len(b)
-	b, err := t.appendResponse(b, wire)
+	b, err := t.appendResponse(ctx, b, wire)
 	if err != nil {
 		c.buf = c.buf[:start]
 		return false, err
@@ -425,6 +429,21 @@ func (c *collector) add(t *tool, wire []byte) (bool, error) {
 // messages, plus the truncated entry when a limit stopped it.
 func (c *collector) result() *mcp.CallToolResult {
 	return jsonResult(c.finish(""))
+}
+
+// unshown is the result of a stream cancelled at a message the gateway
+// cannot show (unknownTypeError): an error that says why, with the
+// messages before it, as streamEnded gives them.
+func (c *collector) unshown(ctx context.Context, unknown *unknownTypeError) *mcp.CallToolResult {
+	why := unknown.sentence("a value")
+	text := fmt.Sprintf("The backend's stream sent message %d, but the gateway cannot show it: %s; the gateway cancelled the stream.\n"+
+		"%d message(s) arrived before it; they are in structuredContent.%s and in the next content block.",
+		c.n+1, why, c.n, schema.StreamMessagesProperty)
+	js := c.finish(fmt.Sprintf("message %d: %s", c.n+1, why))
+	res := unshownResult(ctx, unknown, text)
+	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Text: string(js)})
+	res.StructuredContent = js
+	return res
 }
 
 // finish closes the JSON object, adding the truncated entry and error

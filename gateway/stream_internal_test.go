@@ -48,7 +48,7 @@ func TestCollector(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			col := newCollector(c.maxMsgs, c.maxBytes)
 			for i := range c.send {
-				more, err := col.add(tl, wire(int64(i+1)))
+				more, err := col.add(t.Context(), tl, wire(int64(i+1)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -77,11 +77,11 @@ func TestCollector(t *testing.T) {
 	// A message that does not transcode is an error, and leaves the
 	// collected JSON as it was.
 	col := newCollector(10, 1<<20)
-	if _, err := col.add(tl, wire(1)); err != nil {
+	if _, err := col.add(t.Context(), tl, wire(1)); err != nil {
 		t.Fatal(err)
 	}
 	truncated := []byte{0x08} // field 1, varint, and no varint
-	if _, err := col.add(tl, truncated); err == nil {
+	if _, err := col.add(t.Context(), tl, truncated); err == nil {
 		t.Error("want an error for wire data that is not a Timestamp")
 	}
 	if got := string(col.finish(`X: y`)); got != `{"messages":[{"value":"1970-01-01T00:00:01Z"}],"error":"X: y"}` {

@@ -96,13 +96,13 @@ func (g *Gateway) newTaskID(ctx context.Context, t *tool, op *operation) (string
 // a finished one. lr, when known, renders the response (see doneResult).
 // started is when the id was issued, the creation time when the
 // operation's metadata has none.
-func taskOf(id string, started time.Time, op *operation, lr *longRunning, ops *operationsClient, withResult bool) *mcp.Task {
+func taskOf(ctx context.Context, id string, started time.Time, op *operation, lr *longRunning, ops *operationsClient, withResult bool) *mcp.Task {
 	t := &mcp.Task{ID: id, Status: mcp.TaskWorking, PollInterval: taskPollInterval}
 	t.CreatedAt, t.LastUpdatedAt = ops.times(op, started)
 	switch st := operationStatus(op); {
 	case !op.done:
 		if op.metadata.typeURL != "" {
-			if js, err := ops.anyJSON(nil, op.metadata); err == nil {
+			if js, err := ops.anyJSON(ctx, nil, op.metadata); err == nil {
 				t.StatusMessage = string(js)
 			}
 		}
@@ -115,7 +115,7 @@ func taskOf(id string, started time.Time, op *operation, lr *longRunning, ops *o
 	}
 	if op.done && withResult {
 		// A task's result is read by tasks/result, not observed as a call.
-		t.Result = doneResult(context.Background(), op, lr, ops, ops.types)
+		t.Result = doneResult(unobserved(ctx), op, lr, ops, ops.types)
 	}
 	return t
 }
@@ -146,7 +146,7 @@ func (g *Gateway) taskResult(ctx context.Context, t *tool, op *operation) *mcp.C
 	if !ok {
 		return nil
 	}
-	return &mcp.CallToolResult{Task: taskOf(id, time.Now(), op, t.lro, t.lro.ops, true)}
+	return &mcp.CallToolResult{Task: taskOf(ctx, id, time.Now(), op, t.lro, t.lro.ops, true)}
 }
 
 // taskAccess is a task method's way to its task: what the id says, the
@@ -209,7 +209,7 @@ func (a *taskAccess) fetch(ctx context.Context, what string) (*operation, error)
 // task is the task of op with its result cut to the result budget as the
 // call of the tool that started it would have been.
 func (g *Gateway) task(ctx context.Context, id string, a *taskAccess, op *operation, req *mcp.TaskRequest) *mcp.Task {
-	task := taskOf(id, a.ref.started, op, a.start.lro, a.b.ops, true)
+	task := taskOf(ctx, id, a.ref.started, op, a.start.lro, a.b.ops, true)
 	if task.Result == nil || task.Result.StructuredContent == nil {
 		return task
 	}
@@ -277,7 +277,7 @@ func (g *Gateway) CancelTask(ctx context.Context, id string, req *mcp.TaskReques
 	if err != nil {
 		return nil, err
 	}
-	t := taskOf(id, a.ref.started, op, nil, a.b.ops, true)
+	t := taskOf(ctx, id, a.ref.started, op, nil, a.b.ops, true)
 	if op.done {
 		return t, nil
 	}

@@ -259,6 +259,68 @@ func TestTemporalWorkflow(t *testing.T) {
 	}
 }
 
+// TestTemporalErrors: Temporal's failures, as a model reads them, in
+// typed and in search mode: each a tool error with its code, the server's
+// message and its typed detail decoded to its fields, though the files of
+// Temporal's error details are imported by none of its services' files
+// (the gateway looks them up through the server's reflection the first
+// time one appears).
+func TestTemporalErrors(t *testing.T) {
+	for _, mode := range []gateway.ToolMode{gateway.ToolModeTyped, gateway.ToolModeSearch} {
+		t.Run(mode.String(), func(t *testing.T) {
+			tp := startTemporal(t, gateway.Backend{}, &gateway.Options{ToolMode: mode})
+			c := &caller{t: t, cs: tp.client(t), search: mode == gateway.ToolModeSearch}
+			// decoded checks text's code and that its detail of type
+			// name reads as JSON holding want.
+			decoded := func(what, text, code, name string, want ...string) {
+				t.Helper()
+				if !strings.HasPrefix(text, code+": ") {
+					t.Errorf("%s: want %s, got %s", what, code, text)
+				}
+				detail := `- {"@type":"type.googleapis.com/temporal.api.errordetails.v1.` + name + `"`
+				if !strings.Contains(text, detail) || strings.Contains(text, "undecodable") || strings.Contains(text, "proto:") || strings.Contains(text, "does not describe") {
+					t.Errorf("%s: want the line %s... decoded, got:\n%s", what, detail, text)
+				}
+				for _, w := range want {
+					if !strings.Contains(text, w) {
+						t.Errorf("%s: want %s in the detail, got:\n%s", what, w, text)
+					}
+				}
+			}
+
+			missing := c.fails("WorkflowService_DescribeWorkflowExecution", map[string]any{"namespace": namespace,
+				"execution": map[string]any{"workflowId": "no-such-workflow-" + mode.String()}})
+			decoded("a missing workflow", missing, "NOT_FOUND", "NotFoundFailure")
+
+			wid := "duplicate-" + mode.String()
+			start := map[string]any{"namespace": namespace, "workflowId": wid, "workflowType": map[string]any{"name": "OrderWorkflow"},
+				"taskQueue": map[string]any{"name": "orders"}, "requestId": "req-1-" + wid}
+			runID, _ := c.ok("WorkflowService_StartWorkflowExecution", start)["runId"].(string)
+			if runID == "" {
+				t.Fatal("StartWorkflowExecution: no runId")
+			}
+			t.Cleanup(func() {
+				c.call("WorkflowService_TerminateWorkflowExecution", map[string]any{"namespace": namespace,
+					"workflowExecution": map[string]any{"workflowId": wid}, "reason": "test over"})
+			})
+			start["requestId"] = "req-2-" + wid
+			dup := c.fails("WorkflowService_StartWorkflowExecution", start)
+			decoded("a duplicate start", dup, "ALREADY_EXISTS", "WorkflowExecutionAlreadyStartedFailure",
+				`"startRequestId":"req-1-`+wid+`"`, `"runId":"`+runID+`"`)
+
+			ns := "no-such-namespace-" + mode.String()
+			unknown := c.fails("WorkflowService_DescribeWorkflowExecution", map[string]any{"namespace": ns,
+				"execution": map[string]any{"workflowId": "any"}})
+			decoded("an unknown namespace", unknown, "NOT_FOUND", "NamespaceNotFoundFailure", `"namespace":"`+ns+`"`)
+
+			bad := c.fails("WorkflowService_ListWorkflowExecutions", map[string]any{"namespace": namespace, "query": "WorkflowType = = 'x'"})
+			if !strings.HasPrefix(bad, "INVALID_ARGUMENT: ") || strings.Contains(bad, "undecodable") || strings.Contains(bad, "proto:") {
+				t.Errorf("a malformed visibility query: %s", bad)
+			}
+		})
+	}
+}
+
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)

@@ -74,6 +74,13 @@ type pool struct {
 	built  map[string]protoreflect.FileDescriptor
 	failed map[string]error
 	reg    *protoregistry.Files
+
+	// known, when set, holds files built before, by another pool: a
+	// TypeResolver's pool builds the files of one looked-up type against
+	// the discovery's files and those of earlier lookups, which it takes
+	// as they are instead of fetching and building them again. Nil for a
+	// discovery.
+	known protodesc.Resolver
 }
 
 type symbolKind int
@@ -192,23 +199,46 @@ func (p *pool) declaresService(name string) bool {
 	return p.services[name]
 }
 
-// lookup finds a declared type, in the pool first and then in the bundle,
-// and says which file declares it.
+// lookup finds a declared type, in the pool first, then in the known
+// files and then in the bundle, and says which file declares it.
 func (p *pool) lookup(name string) (symbol, bool) {
 	p.index()
 	if s, ok := p.symbols[name]; ok {
 		return s, true
 	}
-	switch d := bundledSymbol(protoreflect.FullName(name)).(type) {
-	case protoreflect.MessageDescriptor:
-		return symbol{file: d.ParentFile().Path(), kind: symMessage}, true
-	case protoreflect.EnumDescriptor:
-		return symbol{file: d.ParentFile().Path(), kind: symEnum}, true
-	case nil:
-		return symbol{}, false
-	default:
-		return symbol{file: d.ParentFile().Path(), kind: symOther}, true
+	if p.known != nil {
+		if d, err := p.known.FindDescriptorByName(protoreflect.FullName(name)); err == nil {
+			return symbolOf(d), true
+		}
 	}
+	if d := bundledSymbol(protoreflect.FullName(name)); d != nil {
+		return symbolOf(d), true
+	}
+	return symbol{}, false
+}
+
+// symbolOf is the pool's view of a declaration built before.
+func symbolOf(d protoreflect.Descriptor) symbol {
+	switch d.(type) {
+	case protoreflect.MessageDescriptor:
+		return symbol{file: d.ParentFile().Path(), kind: symMessage}
+	case protoreflect.EnumDescriptor:
+		return symbol{file: d.ParentFile().Path(), kind: symEnum}
+	default:
+		return symbol{file: d.ParentFile().Path(), kind: symOther}
+	}
+}
+
+// knownFile returns the already built file at path, or nil.
+func (p *pool) knownFile(path string) protoreflect.FileDescriptor {
+	if p.known == nil {
+		return nil
+	}
+	fd, err := p.known.FindFileByPath(path)
+	if err != nil {
+		return nil
+	}
+	return fd
 }
 
 // ref is one type reference in a file: a field's type, an extension's
@@ -349,12 +379,12 @@ func (p *pool) unresolved() [][]string {
 }
 
 // missingImports returns the imports the pool's files name but that
-// neither the pool nor the bundle holds.
+// neither the pool, the known files nor the bundle holds.
 func (p *pool) missingImports() []string {
 	var out []string
 	for _, path := range p.paths() {
 		for _, dep := range p.files[path].GetDependency() {
-			if _, ok := p.files[dep]; !ok && bundledFile(dep) == nil {
+			if _, ok := p.files[dep]; !ok && p.knownFile(dep) == nil && bundledFile(dep) == nil {
 				out = append(out, dep)
 			}
 		}
@@ -641,7 +671,7 @@ func (p *pool) repairImports(path string) {
 		// When every type the file uses is accounted for, a file nobody
 		// has cannot be needed for anything but options. Otherwise it is
 		// kept, so that the error names it.
-		if _, ok := p.files[dep]; !ok && bundledFile(dep) == nil && !unresolved {
+		if _, ok := p.files[dep]; !ok && p.knownFile(dep) == nil && bundledFile(dep) == nil && !unresolved {
 			drop = append(drop, i)
 			p.logger.Info("reflection: dropped an import nobody serves and nothing in the file uses; options it defines stay unread",
 				"source", p.origin, "file", path, "import", dep)
@@ -724,6 +754,10 @@ func (p *pool) buildFile(path string, stack []string) (protoreflect.FileDescript
 	}
 	fdp, ok := p.files[path]
 	if !ok {
+		if fd := p.knownFile(path); fd != nil {
+			p.registerKnown(fd)
+			return fd, nil
+		}
 		if fd := bundledFile(path); fd != nil {
 			if err := p.registerBundled(fd); err != nil {
 				return nil, err
@@ -798,6 +832,28 @@ func (p *pool) registerBundled(fd protoreflect.FileDescriptor) error {
 		p.logger.Debug("reflection: not registering a bundled file whose names the source already declares", "file", fd.Path(), "err", err)
 	}
 	return nil
+}
+
+// registerKnown registers a file built before, and its imports, so that
+// the pool's files can import it: the pool's descriptors then refer to the
+// very descriptors the known files hold.
+func (p *pool) registerKnown(fd protoreflect.FileDescriptor) {
+	if _, ok := p.built[fd.Path()]; ok {
+		return
+	}
+	p.built[fd.Path()] = fd
+	imports := fd.Imports()
+	for i := range imports.Len() {
+		p.registerKnown(imports.Get(i).FileDescriptor)
+	}
+	if _, err := p.reg.FindFileByPath(fd.Path()); err == nil {
+		return
+	}
+	if err := p.reg.RegisterFile(fd); err != nil {
+		// Known files come from one registry, where they did not clash;
+		// a clash is with a file of this pool, whose build reports it.
+		p.logger.Debug("reflection: not registering a known file whose names a fetched file declares", "file", fd.Path(), "err", err)
+	}
 }
 
 // result builds every file in the pool and lists the services they

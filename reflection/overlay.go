@@ -94,7 +94,9 @@ func (o *overlay) Discover(ctx context.Context) (*Result, error) {
 	if grafted == 0 {
 		return res, nil
 	}
-	out := &Result{}
+	// Types looked up later are described by the backend, as the base
+	// result's shape is.
+	out := &Result{Resolver: res.Resolver}
 	for _, sd := range res.Services {
 		fd, err := p.build(sd.ParentFile().Path())
 		if err != nil {

@@ -24,6 +24,10 @@
 // repair is logged at debug level; what cannot be repaired is reported as
 // a *DescriptorError naming the file, the element and the problem.
 //
+// A Result of server reflection also carries a TypeResolver, which asks
+// the same backend, once per type, for the message types of the Any
+// values it sends that the discovered files do not declare.
+//
 // ToolOptions and ServiceOptions read the gateway's own proto options
 // (proto/mcpgateway/v1/annotations.proto) from descriptors of any source.
 package reflection
@@ -52,6 +56,12 @@ type Result struct {
 	// it zero. Server reflection returns the very same *Result again when
 	// the backend's answers did not change; treat a Result as read-only.
 	Fingerprint [32]byte
+	// Resolver, when not nil, looks up in the backend itself the message
+	// types Files do not declare: those of google.protobuf.Any values
+	// (error details, Any fields, operation metadata) whose files none of
+	// the services' files imports. Server reflection sets it; sources of
+	// descriptor files leave it nil, having nobody to ask.
+	Resolver *TypeResolver
 }
 
 // Source discovers a backend's services.

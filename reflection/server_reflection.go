@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -31,12 +32,25 @@ type ServerReflectionOptions struct {
 	// failing. Off by default: a gateway that silently drops tools is harder
 	// to debug than one that refuses to start and says why.
 	SkipBrokenServices bool
+	// LookupTimeout bounds each lookup of a type by Result.Resolver (see
+	// TypeResolver), on top of its caller's ctx. Zero means
+	// DefaultLookupTimeout (5s).
+	LookupTimeout time.Duration
+	// MaxLookups bounds the type names Result.Resolver asks the backend
+	// about, described or not, for its life; past it, it asks nothing
+	// more, so a backend that sends ever new type names costs the gateway
+	// neither unbounded round trips nor memory. Zero means
+	// DefaultMaxLookups (256).
+	MaxLookups int
 }
 
 type serverReflection struct {
 	conn   grpc.ClientConnInterface
 	logger *slog.Logger
 	skip   bool
+	// lookupTimeout and maxLookups configure each Result's TypeResolver.
+	lookupTimeout time.Duration
+	maxLookups    int
 
 	// mu guards last, the previous clean discovery (no service failed),
 	// returned again when the backend answers exactly as it did then: a
@@ -68,6 +82,11 @@ type step struct {
 // the bundled google.protobuf, google.api and google.rpc files before they
 // are built.
 //
+// The Result's Resolver looks up, on the same backend and stream method,
+// the message types its Files do not declare (see TypeResolver); a Result
+// returned again for an unchanged backend keeps its Resolver, and with it
+// what the Resolver learnt.
+//
 // Discover's errors name what failed and wrap its cause: a backend that
 // cannot be reached gives an error whose status.Code is Unavailable (or
 // DeadlineExceeded when ctx ran out first); a backend without reflection
@@ -84,7 +103,8 @@ func NewServerReflection(conn grpc.ClientConnInterface, opts *ServerReflectionOp
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &serverReflection{conn: conn, logger: logger, skip: opts.SkipBrokenServices}
+	return &serverReflection{conn: conn, logger: logger, skip: opts.SkipBrokenServices,
+		lookupTimeout: opts.LookupTimeout, maxLookups: opts.MaxLookups}
 }
 
 var reflectionMethods = []string{
@@ -139,7 +159,7 @@ func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
 			p.add(f)
 		}
 	}
-	if err := s.complete(st, p); err != nil {
+	if err := complete(st, p, s.logger); err != nil {
 		return nil, fmt.Errorf("reflection: %w", ctxErr(ctx, err))
 	}
 	fp := st.fingerprint(services)
@@ -173,6 +193,7 @@ func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
 	if res.Files == nil {
 		res.Files = new(protoregistry.Files)
 	}
+	res.Resolver = newTypeResolver(s.conn, st.method, res.Files, s.logger, s.lookupTimeout, s.maxLookups)
 	sortServices(res.Services)
 	if len(serviceErr) == 0 && len(res.Services) == len(services) {
 		res.Fingerprint = fp
@@ -250,7 +271,7 @@ func ctxErr(ctx context.Context, err error) error {
 // with relative names, the files declaring referenced types
 // (file_containing_symbol). Names the server does not know are left to
 // repair and build, which fall back on the bundle or report them.
-func (s *serverReflection) complete(st *stream, p *pool) error {
+func complete(st *stream, p *pool, logger *slog.Logger) error {
 	asked := make(map[string]bool)
 	for range maxRounds {
 		progress := false
@@ -264,7 +285,7 @@ func (s *serverReflection) complete(st *stream, p *pool) error {
 				if isTransportError(err) {
 					return fmt.Errorf("fetch import %s: %w", dep, err)
 				}
-				s.logger.Debug("reflection: the server does not serve an imported file", "file", dep, "err", err)
+				logger.Debug("reflection: the server does not serve an imported file", "file", dep, "err", err)
 				continue
 			}
 			for _, f := range files {
@@ -294,7 +315,7 @@ func (s *serverReflection) complete(st *stream, p *pool) error {
 			return nil
 		}
 	}
-	s.logger.Warn("reflection: stopped asking the server for missing files", "rounds", maxRounds)
+	logger.Warn("reflection: stopped asking the server for missing files", "rounds", maxRounds)
 	return nil
 }
 
@@ -305,6 +326,9 @@ type stream struct {
 	cs     grpc.ClientStream
 	cancel context.CancelFunc
 	host   string
+	// method is the reflection method the stream speaks (v1 or v1alpha),
+	// which later lookups of the same backend use.
+	method string
 	// script records every round trip, for the next discovery's replay.
 	script []step
 	// sums holds a hash of each file's bytes as the server sent them, by
@@ -345,15 +369,10 @@ func (st *stream) close() {
 func (s *serverReflection) open(ctx context.Context) (*stream, []protoreflect.FullName, error) {
 	var errs []error
 	for _, method := range reflectionMethods {
-		// The stream gets its own ctx so that close ends it even when the
-		// caller's ctx lives on; nothing outlives Discover.
-		sctx, cancel := context.WithCancel(ctx)
-		cs, err := s.conn.NewStream(sctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method)
+		st, err := openStream(ctx, s.conn, method)
 		if err != nil {
-			cancel()
 			return nil, nil, listError(ctx, err)
 		}
-		st := &stream{cs: cs, cancel: cancel}
 		resp, err := st.roundTrip(&refv1.ServerReflectionRequest{MessageRequest: &refv1.ServerReflectionRequest_ListServices{ListServices: "*"}})
 		if status.Code(err) == codes.Unimplemented {
 			st.close()
@@ -372,6 +391,19 @@ func (s *serverReflection) open(ctx context.Context) (*stream, []protoreflect.Fu
 		return st, slices.Compact(names), nil
 	}
 	return nil, nil, listError(ctx, errors.Join(errs...))
+}
+
+// openStream opens a reflection stream on method. The stream gets its own
+// ctx so that close ends it even when the caller's ctx lives on: nothing
+// outlives the Discover or the lookup that opened it.
+func openStream(ctx context.Context, conn grpc.ClientConnInterface, method string) (*stream, error) {
+	sctx, cancel := context.WithCancel(ctx)
+	cs, err := conn.NewStream(sctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &stream{cs: cs, cancel: cancel, method: method}, nil
 }
 
 // listError classifies the first call's failure, the one that tells an

@@ -41,13 +41,13 @@ func TestMain(m *testing.M) {
 
 // startServer serves a gRPC server set up by register on a loopback port
 // for the duration of the test.
-func startServer(t *testing.T, register func(*grpc.Server)) string {
+func startServer(t *testing.T, register func(*grpc.Server), opts ...grpc.ServerOption) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := grpc.NewServer()
+	s := grpc.NewServer(opts...)
 	register(s)
 	done := make(chan struct{})
 	go func() {

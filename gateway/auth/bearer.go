@@ -27,9 +27,10 @@ type tokenFile struct {
 	log    *slog.Logger
 	tokens atomic.Pointer[[]staticToken]
 
-	// last is what the poller saw at the last (attempted) load; only the
-	// poller goroutine touches it after start.
-	last os.FileInfo
+	// last is what the poller saw at the last (attempted) load; pending
+	// a different file seen since, not loaded until it settles. Only the
+	// poller goroutine touches them after start.
+	last, pending os.FileInfo
 
 	quit      chan struct{}
 	done      chan struct{}
@@ -130,22 +131,33 @@ func (tf *tokenFile) poll(every time.Duration) {
 	}
 }
 
-// reloadIfChanged re-reads the file when it looks different. A file that
-// cannot be read or parsed leaves the current tokens in force: revoking
-// access is done by editing the file, not by breaking it.
+// reloadIfChanged re-reads the file once it looks different and has
+// settled: it looks the same at two polls in a row. A file written in
+// place (truncated, then written: what os.WriteFile, an editor or a shell
+// redirection does) is empty or partial for a moment; loaded then, it
+// would revoke every token it lacks, ending their sessions, though the
+// file about to be written keeps them. Settling costs a change one poll
+// interval more. A file that cannot be read or parsed leaves the current
+// tokens in force: revoking access is done by editing the file, not by
+// breaking it.
 func (tf *tokenFile) reloadIfChanged() {
 	fi, err := os.Stat(tf.path)
 	if err != nil {
 		if tf.last != nil {
 			tf.log.Error("auth: cannot stat the bearer tokens file; keeping the current tokens", "file", tf.path, "err", err)
 		}
-		tf.last = nil
+		tf.last, tf.pending = nil, nil
 		return
 	}
-	if tf.last != nil && os.SameFile(fi, tf.last) && fi.Size() == tf.last.Size() && fi.ModTime().Equal(tf.last.ModTime()) {
+	if sameFile(fi, tf.last) {
+		tf.pending = nil
 		return
 	}
-	tf.last = fi
+	if !sameFile(fi, tf.pending) {
+		tf.pending = fi
+		return
+	}
+	tf.last, tf.pending = fi, nil
 	digests, err := readTokens(tf.path)
 	if err != nil {
 		tf.log.Error("auth: reloading the bearer tokens file failed; keeping the current tokens", "file", tf.path, "err", err)
@@ -153,6 +165,12 @@ func (tf *tokenFile) reloadIfChanged() {
 	}
 	tokens := tf.replace(digests)
 	tf.logLoaded("reloaded bearer tokens", len(tokens))
+}
+
+// sameFile reports whether fi is the file of seen, unchanged: the same
+// file (not one renamed over it), size and modification time.
+func sameFile(fi, seen os.FileInfo) bool {
+	return seen != nil && os.SameFile(fi, seen) && fi.Size() == seen.Size() && fi.ModTime().Equal(seen.ModTime())
 }
 
 func (tf *tokenFile) logLoaded(msg string, n int) {

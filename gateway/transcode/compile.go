@@ -66,6 +66,10 @@ type Encoder struct {
 	shared *shared
 }
 
+// Descriptor returns the message type the encoder renders, as given to
+// Compile.
+func (e *Encoder) Descriptor() protoreflect.MessageDescriptor { return e.root.md }
+
 // shared is what every plan compiled for one Encoder needs at call time.
 type shared struct {
 	useProtoNames bool

@@ -1,0 +1,13 @@
+package reflection
+
+// SetOnWait makes r call f whenever a Resolve starts waiting for another's
+// lookup of the same type, so a test can tell that concurrent callers
+// share one lookup rather than hope they overlapped.
+func SetOnWait(r *TypeResolver, f func()) { r.onWait = f }
+
+// HoldLookups makes r's next lookups wait as they would behind another
+// lookup the backend holds, until release is called.
+func HoldLookups(r *TypeResolver) (release func()) {
+	r.sem <- struct{}{}
+	return func() { <-r.sem }
+}

@@ -181,11 +181,16 @@ func (c *compileCache) inputWithin(md protoreflect.MessageDescriptor, stream boo
 	if s, ok := c.boundIn[k]; ok {
 		return s, nil
 	}
-	build := schema.InputWithin
-	if stream {
-		build = schema.StreamInputWithin
+	b := c.bound(max)
+	build := schema.StreamInputWithin
+	if !stream {
+		whole, err := c.input(md)
+		if err != nil {
+			return nil, err
+		}
+		build, b.WholeBytes = schema.InputWithin, len(whole)
 	}
-	s, err := build(md, c.sopts, c.bound(max))
+	s, err := build(md, c.sopts, b)
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +208,12 @@ func (c *compileCache) outputWithin(md protoreflect.MessageDescriptor, stream bo
 	if stream {
 		s, err = schema.StreamOutputWithin(md, c.sopts, c.bound(max))
 	} else {
+		var whole json.RawMessage
+		if whole, err = c.output(md); err != nil {
+			return nil, err
+		}
 		b := c.bound(max)
-		b.WholeRoot = true
+		b.WholeRoot, b.WholeBytes = true, len(whole)
 		s, err = schema.OutputWithin(md, c.sopts, b)
 	}
 	if err != nil {

@@ -54,6 +54,12 @@ type Bound struct {
 	// result budget's list of cuts, an operation's handle) is named after
 	// the root's fields.
 	WholeRoot bool
+	// WholeBytes, when above 0, is the size of the whole schema (Input's
+	// or Output's for the message), which the caller has built already: a
+	// bounded build then does not write a large schema again to learn
+	// that it does not fit. A wrong size voids the promise that a schema
+	// within MaxBytes is returned whole.
+	WholeBytes int
 }
 
 // InputWithin is Input within b.MaxBytes bytes (see "Bounded schemas").
@@ -130,13 +136,10 @@ func buildWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction
 		opts = &Options{}
 	}
 	order := expansionOrder(md, opts, dir)
-	// The whole schema is the first try only for a small graph: for a
-	// large one, writing it out costs more than the tries, and the search
-	// reaches it anyway when it fits (a try that expands every message is
-	// the whole schema plus the note).
-	whole := func() (json.RawMessage, bool, error) { return buildCapped(md, opts, dir, nil, bd.MaxBytes) }
-	if len(order) <= smallGraph {
-		if s, fits, err := whole(); err != nil || fits {
+	// The whole schema when it fits; a caller that knows its size spares
+	// writing a large one again to learn that it does not.
+	if bd.WholeBytes <= 0 || bd.WholeBytes <= bd.MaxBytes {
+		if s, fits, err := buildCapped(md, opts, dir, nil, bd.MaxBytes); err != nil || fits {
 			return s, err
 		}
 	}
@@ -153,7 +156,7 @@ func buildWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction
 		return buildCapped(md, opts, dir, lim, bd.MaxBytes)
 	}
 	// Depth: the largest k that fits. order[:len(order)] is the whole
-	// schema with the note, which does not fit.
+	// schema with the note, which does not fit either.
 	best, ok, err := try(1, -1)
 	if err != nil {
 		return nil, err
@@ -170,11 +173,6 @@ func buildWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction
 				break
 			}
 			best, lo = s, k
-		}
-		if hi == len(order) && len(order) > smallGraph {
-			if s, fits, err := whole(); err != nil || fits {
-				return s, err
-			}
 		}
 		for hi-lo > 1 {
 			mid := lo + (hi-lo)/2
@@ -236,10 +234,6 @@ func expansionOrder(root protoreflect.MessageDescriptor, opts *Options, dir dire
 	}
 	return order
 }
-
-// smallGraph is the most messages a schema may reach for a bounded build
-// to try the whole schema first.
-const smallGraph = 16
 
 // str is n's string member k, "" when it has none.
 func str(n *node, k string) string {

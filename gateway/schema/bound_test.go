@@ -290,3 +290,33 @@ func TestBoundedWholeRoot(t *testing.T) {
 		t.Errorf("%d properties, want all %d", len(root.Properties), boundWide+1)
 	}
 }
+
+// TestBoundedWholeWhenItFits: a schema of many small messages, whose
+// escapes would take more bytes than their bodies, is returned whole when
+// it fits, told its size or not.
+func TestBoundedWholeWhenItFits(t *testing.T) {
+	t.Parallel()
+	root := msg("Root")
+	fdp := &descriptorpb.FileDescriptorProto{Name: proto.String("tiny.proto"), Package: proto.String("tiny.v1"), Syntax: proto.String("proto3")}
+	for i := range 30 {
+		name := fmt.Sprintf("T%d", i)
+		fdp.MessageType = append(fdp.MessageType, msg(name, field("x", 1, tBool)))
+		root.Field = append(root.Field, field(fmt.Sprintf("t%d", i), int32(i+1), tMessage, ".tiny.v1."+name))
+	}
+	fdp.MessageType = append(fdp.MessageType, root)
+	fd, err := protodesc.NewFile(fdp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := fd.Messages().ByName("Root")
+	whole := mustBuild(t, md, nil, "input")
+	for _, known := range []int{0, len(whole)} {
+		s, err := InputWithin(md, nil, Bound{MaxBytes: len(whole), Resource: boundResource, WholeBytes: known})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(s, whole) {
+			t.Errorf("size known %d: not the whole schema (%d bytes, whole %d)", known, len(s), len(whole))
+		}
+	}
+}

@@ -65,6 +65,7 @@ func streamWithin(md protoreflect.MessageDescriptor, opts *Options, dir directio
 		return s, err
 	}
 	b.MaxBytes -= len(s) - len(elem)
+	b.WholeBytes = len(elem)
 	if elem, err = buildWithin(md, opts, dir, b); err != nil {
 		return nil, err
 	}

@@ -45,6 +45,8 @@ type compileCache struct {
 	boundIn  map[boundKey]json.RawMessage
 	boundOut map[boundKey]json.RawMessage
 	escaped  map[protoreflect.FullName]protoreflect.MessageDescriptor
+	// scratch is the buffer boundTool measures each tool's entry in.
+	scratch []byte
 }
 
 type handled struct {

@@ -50,7 +50,8 @@ func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (int,
 		lr.getTool = def.Name
 		def.Description += lr.describe()
 	}
-	size := mcp.EntryBytes(def)
+	cc.scratch = mcp.AppendEntry(cc.scratch[:0], def)
+	size := len(cc.scratch)
 	if size <= MaxToolBytes {
 		return 0, nil
 	}

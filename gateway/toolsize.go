@@ -60,7 +60,9 @@ func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (int,
 	// Shares are rounded down to whole KiB, so the tools of one message
 	// (an API's Create and Update of a resource, its operations) share one
 	// bounded schema in the compile cache instead of one per description.
-	if inMax := (avail - min(out, avail/4)) &^ (shareUnit - 1); in > inMax {
+	// An input schema gets at least shareUnit, even when a description
+	// alone takes the entry over (none does on the googleapis catalog).
+	if inMax := max(shareUnit, (avail-min(out, avail/4))&^(shareUnit-1)); in > inMax {
 		s, err := cc.inputWithin(m.Input(), m.IsStreamingClient(), inMax)
 		if err != nil {
 			return 0, err

@@ -396,7 +396,12 @@ func (g *Gateway) watchConn(ctx context.Context, b *backendState) {
 // discoveryError phrases a discovery failure as one line an operator can
 // act on.
 func discoveryError(name, address string, err error) error {
+	var slow *reflection.CompileTimeoutError
 	switch {
+	case errors.As(err, &slow):
+		// Checked before the deadline's usual meaning: the backend may
+		// be READY while its .proto files are still compiling.
+		return fmt.Errorf("backend %s: its descriptor files, not the backend, took longer than the discovery's deadline, Options.DiscoveryTimeout (gateway: --discovery-timeout): raise it, or give a descriptor set built by buf or protoc, which needs no compiling: %w", name, err)
 	case errors.Is(err, reflection.ErrReflectionNotSupported):
 		return fmt.Errorf("backend %s does not serve gRPC server reflection (grpc.reflection.v1 or v1alpha): enable it on the server (grpc-go: reflection.Register(server)) or give the gateway its descriptor files (a FileDescriptorSet or .proto files): %w", name, err)
 	case status.Code(err) == codes.Unavailable || errors.Is(err, context.DeadlineExceeded):

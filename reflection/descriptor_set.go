@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
@@ -20,11 +20,26 @@ type DescriptorSetSource struct {
 	// Logger receives repairs and bundle fallbacks. Nil discards them. Set
 	// it before the first Discover.
 	Logger *slog.Logger
+
+	mu   sync.Mutex
+	last *setRead // the last read, nil before one
+}
+
+// setRead is one read of the sets: its outcome and what it read.
+type setRead struct {
+	res *Result
+	err error
+	in  *inputs
 }
 
 // NewDescriptorSetSource returns a Source reading the given
-// FileDescriptorSet files. Nothing is read until Discover, and each
-// Discover reads the files again, so a refresh picks up a rebuilt set.
+// FileDescriptorSet files. Nothing is read until Discover. Each Discover
+// checks the files first, as ProtoSource does (a stat each, and a read and
+// hash of those whose size or time changed: see inputs.go); when none
+// changed it returns the last read's Result, the very same one, or its
+// error, and otherwise it reads them all again, so a refresh picks up a
+// rebuilt set and costs next to nothing when there is none. The Result's
+// Fingerprint is a hash of the files' content.
 //
 // The sets are merged; a path present in several must be the same file in
 // each (source info aside: the first copy that has it gives the comments).
@@ -43,6 +58,26 @@ func (s *DescriptorSetSource) Discover(ctx context.Context) (*Result, error) {
 	if len(s.paths) == 0 {
 		return nil, errors.New("descriptor set: no files given")
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last != nil && s.last.in.unchanged() {
+		return s.last.res, s.last.err
+	}
+	rec := newRecorder()
+	res, err := s.read(ctx, rec)
+	if ctx.Err() != nil && err != nil {
+		return nil, err // cut short: not an outcome to keep
+	}
+	in := rec.inputs()
+	if res != nil {
+		res.Fingerprint = in.fingerprint(append([]string{"descriptor sets"}, s.paths...)...)
+	}
+	s.last = &setRead{res: res, err: err, in: in}
+	return res, err
+}
+
+// read reads and merges the sets through rec.
+func (s *DescriptorSetSource) read(ctx context.Context, rec *recorder) (*Result, error) {
 	logger := s.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -53,7 +88,7 @@ func (s *DescriptorSetSource) Discover(ctx context.Context) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("descriptor set %s: %w", path, err)
 		}
-		set, err := readDescriptorSet(path)
+		set, err := readDescriptorSet(rec, path)
 		if err != nil {
 			return nil, err
 		}
@@ -108,8 +143,8 @@ func normalized(fd *descriptorpb.FileDescriptorProto) *descriptorpb.FileDescript
 	return out
 }
 
-func readDescriptorSet(path string) (*descriptorpb.FileDescriptorSet, error) {
-	b, err := os.ReadFile(path)
+func readDescriptorSet(rec *recorder, path string) (*descriptorpb.FileDescriptorSet, error) {
+	b, err := rec.read(path)
 	if err != nil {
 		return nil, fmt.Errorf("descriptor set: %w", err)
 	}

@@ -1,5 +1,13 @@
 package reflection
 
+// SetCompileHook has f called as each of s's compiles starts (before
+// reading any file), so tests count compiles and hold one back.
+func SetCompileHook(s *ProtoSource, f func()) { s.compiling = f }
+
+// RehashEvery is how many checks of a file source's inputs pass between
+// two that read and hash every file whatever its size and time say.
+const RehashEvery = rehashEvery
+
 // SetOnWait makes r call f whenever a Resolve starts waiting for another's
 // lookup of the same type, so a test can tell that concurrent callers
 // share one lookup rather than hope they overlapped.

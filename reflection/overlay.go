@@ -2,9 +2,11 @@ package reflection
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -23,6 +25,12 @@ type OverlayOptions struct {
 type overlay struct {
 	base, comments Source
 	logger         *slog.Logger
+
+	mu sync.Mutex
+	// last is the last Result built, from the sources' Results whose
+	// fingerprints were lastFrom.
+	last     *Result
+	lastFrom [2][sha256.Size]byte
 }
 
 // Overlay returns a Source whose services and types are base's (the
@@ -43,6 +51,11 @@ type overlay struct {
 // count and the first of them. base's errors are Discover's; comments'
 // errors are too, since an operator who asked for the overlay wants to
 // know it is not being applied.
+//
+// When both sources' Results carry a Fingerprint (server reflection and
+// the file sources do), so does the overlay's, a hash of the two, and a
+// Discover whose sources' fingerprints are those of the last one returns
+// the last Result again, grafting nothing.
 func Overlay(base, comments Source, opts *OverlayOptions) Source {
 	if opts == nil {
 		opts = &OverlayOptions{}
@@ -64,7 +77,36 @@ func (o *overlay) Discover(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("overlay comments: %w", err)
 	}
+	var from [2][sha256.Size]byte
+	if res.Fingerprint != from[0] && extra.Fingerprint != from[1] {
+		from = [2][sha256.Size]byte{res.Fingerprint, extra.Fingerprint}
+		o.mu.Lock()
+		last, lastFrom := o.last, o.lastFrom
+		o.mu.Unlock()
+		if last != nil && lastFrom == from {
+			return last, nil
+		}
+	}
+	out, err := o.merge(res, extra)
+	if err != nil {
+		return nil, err
+	}
+	if from != [2][sha256.Size]byte{} {
+		if out == res {
+			cp := *res
+			out = &cp
+		}
+		out.Fingerprint = sha256.Sum256(append(from[0][:], from[1][:]...))
+		o.mu.Lock()
+		o.last, o.lastFrom = out, from
+		o.mu.Unlock()
+	}
+	return out, nil
+}
 
+// merge builds res's files again with the comments extra holds for their
+// elements; res itself when it takes none.
+func (o *overlay) merge(res, extra *Result) (*Result, error) {
 	p := newPool(o.logger, "overlay")
 	grafted := 0
 	var bare []string // files of services that took no comment

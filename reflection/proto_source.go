@@ -1,16 +1,22 @@
 package reflection
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bufbuild/protocompile"
+	"github.com/bufbuild/protocompile/parser"
 	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -23,35 +29,149 @@ import (
 type ProtoSource struct {
 	importPaths []string
 	files       []string
-	// Logger receives compiler warnings and bundle fallbacks. Nil discards
-	// them. Set it before the first Discover.
+	// Logger receives compiler warnings, bundle fallbacks and a record of
+	// each compile. Nil discards them. Set it before the first Discover.
 	Logger *slog.Logger
+
+	// compiling, when set (by tests), is called as each compile starts.
+	compiling func()
+
+	mu sync.Mutex
+	// last is the last finished compile (its result or its error, and
+	// what it read); flight is the compile under way, if any.
+	last, flight *compileRun
+}
+
+// compileRun is one compile: done is closed when res, err and in are set.
+type compileRun struct {
+	done    chan struct{}
+	started time.Time
+	res     *Result
+	err     error
+	in      *inputs
 }
 
 // NewProtoSource returns a Source compiling files (github.com/bufbuild/
 // protocompile, with source info) against importPaths, like protoc's -I.
 // A file may be named relative to an import path or, as protoc also
 // allows, by a path starting with one. Nothing is compiled until
-// Discover, and each Discover compiles again, so a refresh picks up edits.
+// Discover.
+//
+// Each Discover first checks the files the last compile read, and the
+// import paths where it looked for a file and found none (see inputs.go:
+// a stat per file, and a read and hash of those whose size or time
+// changed); when nothing changed it returns the last compile's Result,
+// the very same one, or its error, without compiling. When anything
+// changed it compiles every file again. The Result's Fingerprint is a
+// hash of the content read.
+//
+// The compile runs on its own, not bounded by Discover's ctx, and at most
+// one at a time: a Discover whose ctx ends first returns a
+// *CompileTimeoutError, and the next Discover waits for the same compile
+// (or takes its outcome) instead of starting again, so a compile longer
+// than one discovery's deadline still finishes, and no finished work is
+// redone. Concurrent Discovers share one compile.
 //
 // Imports are searched in importPaths first; google/protobuf, google/api
 // and google/rpc files not found there come from the gateway's bundle, so
 // the usual imports need no copies on disk. The services reported are
 // those the named files declare (not their imports'). Compile errors are
-// all reported, each as file:line:col: message.
+// all reported, each as file:line:col: message; a file of an edition the
+// compiler does not know is named with that edition.
 func NewProtoSource(importPaths []string, files []string) *ProtoSource {
 	return &ProtoSource{importPaths: slices.Clone(importPaths), files: slices.Clone(files)}
 }
+
+// CompileTimeoutError is Discover's error when its ctx's deadline passed
+// while .proto files were still compiling: the files took longer than the
+// caller allowed a discovery, and the backend was not the cause. The
+// compile goes on; the next Discover takes its outcome.
+type CompileTimeoutError struct {
+	// Files is the number of files named to the source (their imports
+	// come on top).
+	Files int
+	// Running is how long the compile had been running.
+	Running time.Duration
+	// Err is the context's error.
+	Err error
+}
+
+func (e *CompileTimeoutError) Error() string {
+	return fmt.Sprintf("proto files: compiling %s .proto files (and their imports) has run %s, past the discovery's deadline; it goes on, and the next discovery takes its result: %v",
+		thousands(e.Files), e.Running.Round(100*time.Millisecond), e.Err)
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func (e *CompileTimeoutError) Unwrap() error { return e.Err }
 
 // Discover implements Source.
 func (s *ProtoSource) Discover(ctx context.Context) (*Result, error) {
 	if len(s.files) == 0 {
 		return nil, errors.New("proto files: no files given")
 	}
+	run := s.join()
+	select {
+	case <-run.done:
+		return run.res, run.err
+	case <-ctx.Done():
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, &CompileTimeoutError{Files: len(s.files), Running: time.Since(run.started), Err: ctx.Err()}
+	}
+	return nil, fmt.Errorf("proto files: %w", ctx.Err())
+}
+
+// join returns the compile whose outcome Discover returns: the one under
+// way, else the last one when nothing it read changed, else a new one.
+func (s *ProtoSource) join() *compileRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.flight != nil {
+		return s.flight
+	}
+	if s.last != nil && s.last.in.unchanged() {
+		return s.last
+	}
+	run := &compileRun{done: make(chan struct{}), started: time.Now()}
+	s.flight = run
+	go s.run(run)
+	return run
+}
+
+// run compiles, records the outcome as the last one, and ends the flight.
+func (s *ProtoSource) run(run *compileRun) {
+	if s.compiling != nil {
+		s.compiling()
+	}
 	logger := s.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	rec := newRecorder()
+	res, err := s.compile(logger, rec)
+	in := rec.inputs()
+	if res != nil {
+		res.Fingerprint = in.fingerprint(append([]string{"proto files"}, s.files...)...)
+		logger.Info("proto files: compiled", "files", len(s.files), "read", len(in.files), "services", len(res.Services),
+			"duration", time.Since(run.started).Round(time.Millisecond))
+	}
+	s.mu.Lock()
+	run.res, run.err, run.in = res, err, in
+	s.last, s.flight = run, nil
+	s.mu.Unlock()
+	close(run.done)
+}
+
+// compile compiles the files, reading them through rec.
+func (s *ProtoSource) compile(logger *slog.Logger, rec *recorder) (*Result, error) {
 	names := make([]string, len(s.files))
 	for i, f := range s.files {
 		names[i] = s.relative(f)
@@ -59,11 +179,12 @@ func (s *ProtoSource) Discover(ctx context.Context) (*Result, error) {
 
 	var mu sync.Mutex
 	var errs []error
+	found := make(map[string]string) // file name -> path read
 	rep := reporter.NewReporter(
 		func(err reporter.ErrorWithPos) error {
 			mu.Lock()
 			defer mu.Unlock()
-			errs = append(errs, err)
+			errs = append(errs, explainEdition(err, found[err.GetPosition().Filename]))
 			return nil // keep going: one run should show every error
 		},
 		func(w reporter.ErrorWithPos) {
@@ -72,7 +193,31 @@ func (s *ProtoSource) Discover(ctx context.Context) (*Result, error) {
 	)
 	compiler := protocompile.Compiler{
 		Resolver: protocompile.CompositeResolver{
-			&protocompile.SourceResolver{ImportPaths: s.importPaths},
+			// protocompile.SourceResolver's search, with every file read
+			// or missed recorded.
+			protocompile.ResolverFunc(func(name string) (protocompile.SearchResult, error) {
+				importPaths := s.importPaths
+				if len(importPaths) == 0 {
+					importPaths = []string{""} // the working directory
+				}
+				var missing error
+				for _, ip := range importPaths {
+					path := filepath.Join(ip, name)
+					b, err := rec.read(path)
+					if errors.Is(err, fs.ErrNotExist) {
+						missing = err
+						continue
+					}
+					if err != nil {
+						return protocompile.SearchResult{}, err
+					}
+					mu.Lock()
+					found[name] = path
+					mu.Unlock()
+					return protocompile.SearchResult{Source: bytes.NewReader(b)}, nil
+				}
+				return protocompile.SearchResult{}, missing
+			}),
 			protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
 				if fd := bundledFile(path); fd != nil {
 					return protocompile.SearchResult{Desc: fd}, nil
@@ -88,7 +233,8 @@ func (s *ProtoSource) Discover(ctx context.Context) (*Result, error) {
 		Reporter:       rep,
 		SourceInfoMode: protocompile.SourceInfoStandard,
 	}
-	compiled, err := compiler.Compile(ctx, names...)
+	// Not cancellable: the compile outlives the Discover that started it.
+	compiled, err := compiler.Compile(context.Background(), names...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("proto files: %w", errors.Join(errs...))
 	}
@@ -128,6 +274,35 @@ func (s *ProtoSource) Discover(ctx context.Context) (*Result, error) {
 	sortServices(res.Services)
 	res.Services = slices.CompactFunc(res.Services, func(a, b protoreflect.ServiceDescriptor) bool { return a == b })
 	return res, nil
+}
+
+// explainEdition restates a compile error about a file's edition
+// declaration (protocompile v0.14.1 knows editions up to 2023; the
+// google/protobuf sources of newer protobuf releases declare 2024) as
+// what the operator can do about it. Other errors, and errors in files
+// not read from disk, are returned as they are. The error is recognised
+// by its position, which is that of the file's edition value, not by its
+// text.
+func explainEdition(err reporter.ErrorWithPos, path string) error {
+	if path == "" {
+		return err
+	}
+	b, rerr := os.ReadFile(path)
+	if rerr != nil {
+		return err
+	}
+	pos := err.GetPosition()
+	file, perr := parser.Parse(pos.Filename, bytes.NewReader(b), reporter.NewHandler(reporter.NewReporter(
+		func(reporter.ErrorWithPos) error { return nil }, nil)))
+	if perr != nil || file == nil || file.Edition == nil {
+		return err
+	}
+	at := file.NodeInfo(file.Edition.Edition).Start()
+	if at.Line != pos.Line || at.Col != pos.Col {
+		return err
+	}
+	return fmt.Errorf("%s: edition %q is not supported by the gateway's .proto compiler (github.com/bufbuild/protocompile): give these files as a descriptor set built by buf or protoc instead (DescriptorSetSource; gateway: --descriptor-set), or leave out this file and those importing it: %w",
+		pos, file.Edition.Edition.AsString(), err.Unwrap())
 }
 
 // relative turns a path that starts with an import path into one relative

@@ -54,7 +54,9 @@ type Result struct {
 	// Results with the same non-zero Fingerprint describe the same API, so
 	// a caller can skip recompiling. Sources that cannot tell cheaply leave
 	// it zero. Server reflection returns the very same *Result again when
-	// the backend's answers did not change; treat a Result as read-only.
+	// the backend's answers did not change, the file sources when their
+	// files did not, and Overlay when neither of its sources' did; treat a
+	// Result as read-only.
 	Fingerprint [32]byte
 	// Resolver, when not nil, looks up in the backend itself the message
 	// types Files do not declare: those of google.protobuf.Any values

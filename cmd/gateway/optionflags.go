@@ -26,6 +26,8 @@ var optionFlags = strings.NewReplacer(
 	"Options.StreamTimeout", "--stream-timeout",
 	"Options.StreamMaxMessages", "--stream-max-messages",
 	"Options.StreamMaxBytes", "--stream-max-bytes",
+	// Library log lines name both; an error restated here needs only one.
+	"Options.DiscoveryTimeout (gateway: --discovery-timeout)", "--discovery-timeout",
 	"Options.DiscoveryTimeout", "--discovery-timeout",
 )
 

@@ -3,10 +3,7 @@ package estate_test
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,41 +16,6 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
-
-// googleapisServiceFiles lists the googleapis .proto files of the npm
-// package that define a service, relative to it, sorted: the catalog of
-// issue 22 ("every .proto defining a service"). It skips when the
-// package is missing, as commentedEstateGateway does.
-func googleapisServiceFiles(tb testing.TB) []string {
-	tb.Helper()
-	if _, err := os.Stat(googleapisDir); err != nil {
-		if os.Getenv("REQUIRE_GOOGLEAPIS") != "" {
-			tb.Fatalf("REQUIRE_GOOGLEAPIS is set but %s is missing: run `cd estate/testdata/googleapis && npm ci`", googleapisDir)
-		}
-		tb.Skipf("%s is missing (make test installs it)", googleapisDir)
-	}
-	service := regexp.MustCompile(`(?m)^service \w+`)
-	var files []string
-	err := filepath.WalkDir(googleapisDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".proto") {
-			return err
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if service.Match(src) {
-			rel, _ := filepath.Rel(googleapisDir, path)
-			files = append(files, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	slices.Sort(files)
-	return files
-}
 
 // syncBuffer is a log sink a test reads while the gateway writes.
 type syncBuffer struct {
@@ -85,7 +47,7 @@ func TestGoogleapisToolSizes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the whole googleapis catalog; not with -short")
 	}
-	files := googleapisServiceFiles(t)
+	files := googleapisServiceProtos(t)
 	b := estateBackend(t)
 	b.Name, b.NoReflection = "googleapis", true
 	b.Files = reflection.NewProtoSource([]string{googleapisDir}, files)

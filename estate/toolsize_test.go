@@ -41,11 +41,11 @@ func (s *syncBuffer) String() string {
 // tool over gateway.MaxToolBytes in typed mode, every shortened schema
 // lints and compiles, and the resources its escapes name are served.
 // It logs the largest tool before and after, from the gateway's log line.
-// Skipped with -short: it compiles about 1,500 files and builds over
-// 13,000 tools.
+// Skipped with -short and -race: it compiles about 1,500 files and builds
+// over 13,000 tools.
 func TestGoogleapisToolSizes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the whole googleapis catalog; not with -short")
+	if testing.Short() || raceEnabled {
+		t.Skip("the whole googleapis catalog; not with -short or -race (make unit-estate runs it without)")
 	}
 	files := googleapisServiceProtos(t)
 	b := estateBackend(t)

@@ -178,6 +178,9 @@ type backendTools struct {
 	methods map[protoreflect.FullName]bool
 	// files resolves the imports of the services' files, for resources.
 	files *protoregistry.Files
+	// messages are those bounded schemas may name, served as resources
+	// (toolsize.go); nil when no schema was bounded.
+	messages map[protoreflect.FullName]protoreflect.MessageDescriptor
 	// hidden are the internal services the backend serves that were
 	// not exposed, and hiddenMethods their methods, for the log.
 	hidden        []string
@@ -233,7 +236,8 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	slices.Sort(hidden)
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files,
 		hidden: hidden, hiddenMethods: hiddenMethods}
-	cc := newCompileCache(types, res.Files, opts.useProtoNames)
+	cc := newCompileCache(backend, types, res.Files, opts.useProtoNames)
+	var bounded boundedTools
 	ops := newOperationsClient(res, conn, types)
 	if ops != nil {
 		ops.exposeDebugInfo = opts.exposeDebugInfo
@@ -266,6 +270,12 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 			t.retry = c.ch.retry && t.repeatable
 		}
 		opts.backend.apply(t, m, opts.deadlines)
+		boundStart := time.Now()
+		whole, err := boundTool(t, m, cc)
+		if err != nil {
+			return nil, fmt.Errorf("bounding the schemas of %s: %w", m.FullName(), err)
+		}
+		bounded.add(t.def.Name, whole, time.Since(boundStart))
 		bt.tools = append(bt.tools, t)
 		bt.methods[m.FullName()] = true
 		svc := m.Parent().(protoreflect.ServiceDescriptor)
@@ -274,6 +284,11 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		}
 	}
 	bt.ops = ops
+	bt.messages = cc.escaped
+	if bounded.n > 0 {
+		opts.logger.Info("tool schemas shortened: written out, these tools would each take more than the gateway's bound of a tool's tools/list entry; each shortened schema names the resources (grpc://BACKEND/message.Name) that hold what it leaves out",
+			"backend", backend, "tools", bounded.n, "bound_bytes", MaxToolBytes, "largest_tool", bounded.largestTool, "largest_bytes", bounded.largest, "took", bounded.took.Round(time.Millisecond))
+	}
 	if opts.backend != nil {
 		bt.md = opts.backend.md
 	}

@@ -38,6 +38,15 @@ type compileCache struct {
 	truncated map[string]truncated
 	// describe is what describe.Analyze needs beyond the method.
 	describe describe.Options
+	// backend names the backend in the resources bounded schemas name;
+	// boundIn and boundOut memoize those schemas, and escaped holds the
+	// messages they may name (toolsize.go).
+	backend  string
+	boundIn  map[boundKey]json.RawMessage
+	boundOut map[boundKey]json.RawMessage
+	escaped  map[protoreflect.FullName]protoreflect.MessageDescriptor
+	// scratch is the buffer boundTool measures each tool's entry in.
+	scratch []byte
 }
 
 type handled struct {
@@ -50,7 +59,7 @@ type truncated struct {
 	shape  results.Shape
 }
 
-func newCompileCache(anys *anyTypes, files *protoregistry.Files, useProtoNames bool) *compileCache {
+func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files, useProtoNames bool) *compileCache {
 	types := anys.local
 	fieldName := protoreflect.FieldDescriptor.JSONName
 	if useProtoNames {
@@ -68,6 +77,9 @@ func newCompileCache(anys *anyTypes, files *protoregistry.Files, useProtoNames b
 		encoders:   map[protoreflect.FullName]*transcode.Encoder{},
 		handles:    map[string]handled{},
 		truncated:  map[string]truncated{},
+		backend:    backend,
+		boundIn:    map[boundKey]json.RawMessage{},
+		boundOut:   map[boundKey]json.RawMessage{},
 	}
 }
 

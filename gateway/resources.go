@@ -60,11 +60,44 @@ type resourceCatalog struct {
 	list  []*serviceResource
 	byURI map[string]*serviceResource
 	set   *mcp.ResourceSet
+	// messages are the messages bounded schemas name by URI
+	// (toolsize.go): readable, not listed.
+	messages map[string]*messageResource
+}
+
+// messageResource is one message as a resource: its definition printed
+// as .proto source, with its comments when the descriptors carry them,
+// on first read.
+type messageResource struct {
+	md   protoreflect.MessageDescriptor
+	once sync.Once
+	text string
+	err  error
+}
+
+func (r *messageResource) source() (string, error) {
+	r.once.Do(func() {
+		text, err := (&protoprint.Printer{Indent: "  ", Compact: true}).PrintProtoToString(r.md)
+		if err != nil {
+			r.err = fmt.Errorf("resource %s: printing: %w", r.md.FullName(), err)
+			return
+		}
+		f := r.md.ParentFile()
+		r.text = fmt.Sprintf("// Message %s of %s (package %s). Field types are named in full in the same file or its imports; each message a bounded schema leaves out is a resource like this one.\n\n%s",
+			r.md.FullName(), f.Path(), f.Package(), text)
+	})
+	return r.text, r.err
 }
 
 func newResourceCatalog(parts []*backendTools) (*resourceCatalog, error) {
 	rc := &resourceCatalog{byURI: make(map[string]*serviceResource)}
 	for _, p := range parts {
+		for _, md := range p.messages {
+			if rc.messages == nil {
+				rc.messages = make(map[string]*messageResource)
+			}
+			rc.messages[messageURI(p.backend, md)] = &messageResource{md: md}
+		}
 		key := hex.EncodeToString(p.fingerprint[:])
 		for _, svc := range p.services {
 			r := &serviceResource{
@@ -280,18 +313,24 @@ func (g *Gateway) notifyResourceListChanged() { g.server.NotifyResourceListChang
 func (g *Gateway) Resources() *mcp.ResourceSet { return g.catalog.Load().resources.set }
 
 // ReadResource serves resources/read: the .proto source of one exposed
-// service, printed on the first read of each catalog generation, or a
-// result kept whole after a cut (budget.go).
+// service, printed on the first read of each catalog generation, of a
+// message a bounded schema leaves out (toolsize.go), or a result kept
+// whole after a cut (budget.go).
 func (g *Gateway) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
 	uri := req.URI
 	if strings.HasPrefix(uri, ResultURIPrefix) {
 		return g.readResult(ctx, req)
 	}
-	r := g.catalog.Load().resources.byURI[uri]
-	if r == nil {
+	rc := g.catalog.Load().resources
+	var text string
+	var err error
+	if r := rc.byURI[uri]; r != nil {
+		text, err = r.source()
+	} else if mr := rc.messages[uri]; mr != nil {
+		text, err = mr.source()
+	} else {
 		return nil, fmt.Errorf("%w: %s", mcp.ErrResourceNotFound, uri)
 	}
-	text, err := r.source()
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,11 @@ func runWithTemporal(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "temporaldev")
-	if out, err := exec.Command("go", "build", "-C", "temporaldev", "-o", bin, ".").CombinedOutput(); err != nil {
+	// Without optimisation, inlining or symbols: Temporal's server is a
+	// fixture here, and a cold build of it is most of make test's time
+	// on a new machine (about a quarter less CPU this way).
+	build := exec.Command("go", "build", "-C", "temporaldev", "-gcflags=all=-N -l", "-ldflags=-s -w", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building temporaldev: %v\n%s", err, out)
 		return 1
 	}

@@ -204,6 +204,24 @@ func compactSchema(raw json.RawMessage, def string) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
+// EntryBytes is the size in bytes of t's entry in tools/list at the
+// revision that shows the most of it (2025-11-25: title, outputSchema,
+// annotations, execution and _meta), with t's schemas as given: what a
+// tool costs a client, and what the gateway holds every tool to.
+func EntryBytes(t Tool) int {
+	return len(AppendEntry(nil, t))
+}
+
+// AppendEntry appends the entry EntryBytes measures to b, so a caller
+// that measures many tools can reuse one buffer.
+func AppendEntry(b []byte, t Tool) []byte {
+	var ann []byte
+	if t.Annotations != nil {
+		ann, _ = json.Marshal(t.Annotations) // a struct of strings and bools
+	}
+	return appendTool(b, t, ann, family20251125)
+}
+
 // appendTool appends t's JSON as family f shows it.
 func appendTool(b []byte, t Tool, ann []byte, f family) []byte {
 	b = append(b, `{"name":`...)

@@ -26,6 +26,8 @@ type builder struct {
 	inlined   map[protoreflect.FullName]*node // bodies of non-recursive messages
 	defs      map[protoreflect.FullName]*node // bodies of recursive messages; nil while being built
 	ruleCache map[protoreflect.FieldDescriptor]*validatepb.FieldRules
+	// lim bounds a schema's size (bound.go); nil writes it whole.
+	lim *limits
 }
 
 const defsPrefix = "#/$defs/"
@@ -66,6 +68,9 @@ func (b *builder) message(md protoreflect.MessageDescriptor) (*node, error) {
 	}
 	if k := wellKnown(md); k != wktNone {
 		return b.wellKnown(k, md), nil
+	}
+	if !b.expanded(md) {
+		return b.lim.escape(md), nil
 	}
 	if b.recursive[md.FullName()] || b.shared[md.FullName()] {
 		if err := b.ensureDef(md); err != nil {
@@ -111,6 +116,7 @@ func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 	props := &node{}
 	var required []string
 	fields := md.Fields()
+	listed, left := 0, 0
 	for i := range fields.Len() {
 		fd := fields.Get(i)
 		fb := fieldBehavior(fd)
@@ -119,16 +125,27 @@ func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 			// so a model is not told about it.
 			continue
 		}
+		if b.lim != nil && b.lim.fields >= 0 && listed >= b.lim.fields && !b.requiredField(fd, fb) {
+			left++
+			continue
+		}
+		listed++
 		fs, err := b.field(fd, fb)
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %w", fd.Name(), err)
 		}
 		name := b.name(fd)
 		props.set(name, fs)
-		if fd.Cardinality() == protoreflect.Required ||
-			(b.dir == input && (fb.has(annotations.FieldBehavior_REQUIRED) || b.rules(fd).GetRequired())) {
+		if b.requiredField(fd, fb) {
 			required = append(required, name)
 		}
+	}
+	if left > 0 {
+		// The fields left out are accepted as they are: no
+		// additionalProperties, and the gateway's validator checks them.
+		d, _ := n.get("description")
+		s, _ := d.(string)
+		n.set("description", joinDesc([]string{s, b.lim.more(md, left)}))
 	}
 	if len(props.keys) > 0 {
 		n.set("properties", props)
@@ -142,8 +159,16 @@ func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 		// not advertise extensions: a model has no way to know them.
 		n.set("patternProperties", obj(`^\[[A-Za-z_][A-Za-z0-9_.]*\]$`, &node{}))
 	}
-	n.set("additionalProperties", false)
+	if left == 0 {
+		n.set("additionalProperties", false)
+	}
 	return n, nil
+}
+
+// requiredField reports whether the schema lists fd in "required".
+func (b *builder) requiredField(fd protoreflect.FieldDescriptor, fb behavior) bool {
+	return fd.Cardinality() == protoreflect.Required ||
+		(b.dir == input && (fb.has(annotations.FieldBehavior_REQUIRED) || b.rules(fd).GetRequired()))
 }
 
 func joinDesc(parts []string) string {

@@ -109,3 +109,48 @@ func appendValue(b []byte, v any) []byte {
 	// Only this package builds nodes; reaching here is a programming error.
 	panic("schema: unsupported node value type")
 }
+
+// appendCapped is appendJSON that gives up once the encoding passes max
+// bytes: a bounded build (bound.go) only needs to know that a try is too
+// large, and a try may write megabytes out.
+func (n *node) appendCapped(b []byte, max int) ([]byte, bool) {
+	b = append(b, '{')
+	for i, k := range n.keys {
+		if len(b) > max {
+			return b, false
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonstr.Append(b, k)
+		b = append(b, ':')
+		var ok bool
+		if b, ok = appendValueCapped(b, n.vals[i], max); !ok {
+			return b, false
+		}
+	}
+	b = append(b, '}')
+	return b, len(b) <= max
+}
+
+func appendValueCapped(b []byte, v any, max int) ([]byte, bool) {
+	switch v := v.(type) {
+	case *node:
+		return v.appendCapped(b, max)
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendValueCapped(b, e, max); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+		return b, len(b) <= max
+	}
+	b = appendValue(b, v)
+	return b, len(b) <= max
+}

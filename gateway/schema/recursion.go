@@ -11,14 +11,16 @@ import (
 // finite even though Struct and Value are recursive in proto.
 //
 // extra lists further messages a field's value may contain (the resolvable
-// types of an Any that input schemas describe); it may be nil.
-func recursiveMessages(root protoreflect.MessageDescriptor, extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor) map[protoreflect.FullName]bool {
+// types of an Any that input schemas describe); it may be nil. keep, when
+// not nil, leaves out the messages a bounded schema does not expand.
+func recursiveMessages(root protoreflect.MessageDescriptor, extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor, keep func(protoreflect.MessageDescriptor) bool) map[protoreflect.FullName]bool {
 	t := &tarjan{
 		index:     map[protoreflect.FullName]int{},
 		low:       map[protoreflect.FullName]int{},
 		onStack:   map[protoreflect.FullName]bool{},
 		recursive: map[protoreflect.FullName]bool{},
 		extra:     extra,
+		keep:      keep,
 	}
 	t.visit(root)
 	return t.recursive
@@ -32,6 +34,7 @@ type tarjan struct {
 	onStack   map[protoreflect.FullName]bool
 	recursive map[protoreflect.FullName]bool
 	extra     func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
+	keep      func(protoreflect.MessageDescriptor) bool
 }
 
 // messageEdges lists the messages a value of md contains directly, once
@@ -74,6 +77,9 @@ func (t *tarjan) visit(md protoreflect.MessageDescriptor) {
 	t.stack = append(t.stack, v)
 	t.onStack[v] = true
 	for _, m := range messageEdges(md, t.extra, nil) {
+		if t.keep != nil && !t.keep(m) {
+			continue
+		}
 		w := m.FullName()
 		if w == v {
 			t.recursive[v] = true

@@ -65,7 +65,7 @@ const Dialect = "https://json-schema.org/draft/2020-12/schema"
 // off, not RFC 3339). The gateway reports those as conversion errors. A nil
 // opts means the defaults.
 func Input(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, error) {
-	return build(md, opts, input)
+	return build(md, opts, input, nil)
 }
 
 // Output returns the outputSchema for a response message: it accepts all JSON
@@ -77,7 +77,7 @@ func Input(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, e
 // EmitUnpopulated protojson writes null for unset message fields, which the
 // schema does not allow.
 func Output(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, error) {
-	return build(md, opts, output)
+	return build(md, opts, output, nil)
 }
 
 // IsObject reports whether protojson writes md as a JSON object. It does not
@@ -102,12 +102,20 @@ const (
 	output
 )
 
-func build(md protoreflect.MessageDescriptor, opts *Options, dir direction) (json.RawMessage, error) {
+// build writes md's schema; lim, when not nil, bounds it (bound.go).
+func build(md protoreflect.MessageDescriptor, opts *Options, dir direction, lim *limits) (json.RawMessage, error) {
+	s, _, err := buildCapped(md, opts, dir, lim, 0)
+	return s, err
+}
+
+// buildCapped is build that stops writing once the schema passes max
+// bytes (0: no cap), and then returns fits false and no schema.
+func buildCapped(md protoreflect.MessageDescriptor, opts *Options, dir direction, lim *limits, max int) (s json.RawMessage, fits bool, err error) {
 	if md == nil {
-		return nil, errors.New("schema: nil message descriptor")
+		return nil, false, errors.New("schema: nil message descriptor")
 	}
 	if md.IsPlaceholder() {
-		return nil, fmt.Errorf("schema: message %s is an unresolved placeholder; the descriptor set is missing a dependency", md.FullName())
+		return nil, false, fmt.Errorf("schema: message %s is an unresolved placeholder; the descriptor set is missing a dependency", md.FullName())
 	}
 	if opts == nil {
 		opts = &Options{}
@@ -117,20 +125,21 @@ func build(md protoreflect.MessageDescriptor, opts *Options, dir direction) (jso
 		opts:    *opts,
 		inlined: map[protoreflect.FullName]*node{},
 		defs:    map[protoreflect.FullName]*node{},
+		lim:     lim,
 	}
 	var extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
 	if dir == input {
 		extra = b.anyCandidates
 	}
-	b.recursive = recursiveMessages(md, extra)
+	b.recursive = recursiveMessages(md, extra, b.keep())
 	var skip func(protoreflect.FieldDescriptor) bool
 	if dir == input {
 		skip = outputOnly
 	}
-	b.shared = sharedMessages(md, b.recursive, extra, skip)
+	b.shared = sharedMessages(md, b.recursive, extra, skip, b.keep())
 	root, err := b.root(md)
 	if err != nil {
-		return nil, fmt.Errorf("schema: %s: %w", md.FullName(), err)
+		return nil, false, fmt.Errorf("schema: %s: %w", md.FullName(), err)
 	}
 	if len(b.defs) > 0 {
 		names := make([]protoreflect.FullName, 0, len(b.defs))
@@ -144,5 +153,15 @@ func build(md protoreflect.MessageDescriptor, opts *Options, dir direction) (jso
 		}
 		root = root.with("$defs", defs)
 	}
-	return json.RawMessage(root.appendJSON(nil)), nil
+	if lim != nil {
+		root = root.with("description", joinDesc([]string{str(root, "description"), lim.note()}))
+	}
+	if max > 0 {
+		out, fits := root.appendCapped(nil, max)
+		if !fits {
+			return nil, false, nil
+		}
+		return json.RawMessage(out), true, nil
+	}
+	return json.RawMessage(root.appendJSON(nil)), true, nil
 }

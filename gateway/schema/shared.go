@@ -20,10 +20,11 @@ import (
 // once" matters.
 //
 // skip leaves out fields a schema does not show (output-only fields of an
-// input schema); extra is as for recursiveMessages.
+// input schema); extra and keep are as for recursiveMessages.
 func sharedMessages(root protoreflect.MessageDescriptor, recursive map[protoreflect.FullName]bool,
-	extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor, skip func(protoreflect.FieldDescriptor) bool) map[protoreflect.FullName]bool {
-	s := &sharing{extra: extra, skip: skip, seen: map[protoreflect.FullName]bool{}}
+	extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor, skip func(protoreflect.FieldDescriptor) bool,
+	keep func(protoreflect.MessageDescriptor) bool) map[protoreflect.FullName]bool {
+	s := &sharing{extra: extra, skip: skip, keep: keep, seen: map[protoreflect.FullName]bool{}}
 	s.visit(root)
 	refs := map[protoreflect.FullName]int{}
 	shared := map[protoreflect.FullName]bool{}
@@ -45,7 +46,7 @@ func sharedMessages(root protoreflect.MessageDescriptor, recursive map[protorefl
 		if written == 0 {
 			continue
 		}
-		for _, m := range messageEdges(md, s.extra, s.skip) {
+		for _, m := range s.edges(md) {
 			refs[m.FullName()] = min(2, refs[m.FullName()]+written)
 		}
 	}
@@ -55,18 +56,34 @@ func sharedMessages(root protoreflect.MessageDescriptor, recursive map[protorefl
 type sharing struct {
 	extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
 	skip  func(protoreflect.FieldDescriptor) bool
+	keep  func(protoreflect.MessageDescriptor) bool
 	seen  map[protoreflect.FullName]bool
 	post  []protoreflect.MessageDescriptor
 }
 
 func (s *sharing) visit(md protoreflect.MessageDescriptor) {
 	s.seen[md.FullName()] = true
-	for _, m := range messageEdges(md, s.extra, s.skip) {
+	for _, m := range s.edges(md) {
 		if !s.seen[m.FullName()] {
 			s.visit(m)
 		}
 	}
 	s.post = append(s.post, md)
+}
+
+// edges are md's edges to the messages the schema expands.
+func (s *sharing) edges(md protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor {
+	out := messageEdges(md, s.extra, s.skip)
+	if s.keep == nil {
+		return out
+	}
+	kept := out[:0]
+	for _, m := range out {
+		if s.keep(m) {
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 // outputOnly is the skip of input schemas: the server sets those fields,

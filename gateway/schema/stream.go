@@ -37,10 +37,42 @@ const (
 // "requests" as a one-element stream; the schema states the array form only,
 // which is what a model should produce.
 func StreamInput(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, error) {
-	elem, err := build(md, opts, input)
+	return streamWithin(md, opts, input, Bound{}, streamInput)
+}
+
+// StreamInputWithin is StreamInput within b.MaxBytes bytes: the message
+// schema is bounded as InputWithin bounds it (see "Bounded schemas").
+func StreamInputWithin(md protoreflect.MessageDescriptor, opts *Options, b Bound) (json.RawMessage, error) {
+	return streamWithin(md, opts, input, b, streamInput)
+}
+
+// StreamOutputWithin is StreamOutput within b.MaxBytes bytes: the message
+// schema is bounded as OutputWithin bounds it.
+func StreamOutputWithin(md protoreflect.MessageDescriptor, opts *Options, b Bound) (json.RawMessage, error) {
+	return streamWithin(md, opts, output, b, streamOutput)
+}
+
+// streamWithin wraps md's schema with wrap, bounding the message's schema
+// by what is left of b after the wrapper.
+func streamWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction, b Bound,
+	wrap func(protoreflect.MessageDescriptor, json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	elem, err := build(md, opts, dir, nil)
 	if err != nil {
 		return nil, err
 	}
+	s, err := wrap(md, elem)
+	if err != nil || b.MaxBytes <= 0 || len(s) <= b.MaxBytes {
+		return s, err
+	}
+	b.MaxBytes -= len(s) - len(elem)
+	b.WholeBytes = len(elem)
+	if elem, err = buildWithin(md, opts, dir, b); err != nil {
+		return nil, err
+	}
+	return wrap(md, elem)
+}
+
+func streamInput(md protoreflect.MessageDescriptor, elem json.RawMessage) (json.RawMessage, error) {
 	items, defs, err := splitDefs(elem)
 	if err != nil {
 		return nil, fmt.Errorf("schema: stream input %s: %w", md.FullName(), err)
@@ -77,10 +109,10 @@ func StreamInput(md protoreflect.MessageDescriptor, opts *Options) (json.RawMess
 // received before the failure. As for StreamInput, md's $defs move to the
 // root.
 func StreamOutput(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, error) {
-	elem, err := build(md, opts, output)
-	if err != nil {
-		return nil, err
-	}
+	return streamWithin(md, opts, output, Bound{}, streamOutput)
+}
+
+func streamOutput(md protoreflect.MessageDescriptor, elem json.RawMessage) (json.RawMessage, error) {
 	items, defs, err := splitDefs(elem)
 	if err != nil {
 		return nil, fmt.Errorf("schema: stream output %s: %w", md.FullName(), err)

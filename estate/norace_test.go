@@ -1,0 +1,5 @@
+//go:build !race
+
+package estate_test
+
+const raceEnabled = false

@@ -1,0 +1,123 @@
+package estate_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
+)
+
+// syncBuffer is a log sink a test reads while the gateway writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestGoogleapisToolSizes: the whole googleapis catalog of the npm package
+// (every file that defines a service, compiled from source with its
+// comments, as `--no-reflection --proto-path … --proto …` does) lists no
+// tool over gateway.MaxToolBytes in typed mode, every shortened schema
+// lints and compiles, and the resources its escapes name are served.
+// It logs the largest tool before and after, from the gateway's log line.
+// Skipped with -short and -race: it compiles about 1,500 files and builds
+// over 13,000 tools.
+func TestGoogleapisToolSizes(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("the whole googleapis catalog; not with -short or -race (make unit-estate runs it without)")
+	}
+	files := googleapisServiceProtos(t)
+	b := estateBackend(t)
+	b.Name, b.NoReflection = "googleapis", true
+	b.Files = reflection.NewProtoSource([]string{googleapisDir}, files)
+	var logs syncBuffer
+	opts := &gateway.Options{ToolMode: gateway.ToolModeTyped, Refresh: -1, RequireBackends: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	g, err := gateway.New(ctx, []gateway.Backend{b}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	tools := g.Tools().Tools()
+	t.Logf("%d files, %d tools, ready in %v", len(files), len(tools), time.Since(start).Round(time.Millisecond))
+	var sizes []int
+	shortened, dropped := 0, 0
+	var escaped string
+	linted := map[string]bool{}
+	for _, tl := range tools {
+		n := mcp.EntryBytes(tl)
+		sizes = append(sizes, n)
+		if n > gateway.MaxToolBytes {
+			t.Errorf("%s: %d bytes, over %d", tl.Name, n, gateway.MaxToolBytes)
+		}
+		for what, s := range map[string][]byte{"inputSchema": tl.InputSchema, "outputSchema": tl.OutputSchema} {
+			if !bytes.Contains(s, []byte(schema.BoundedNote)) {
+				continue
+			}
+			shortened++
+			if linted[string(s)] {
+				continue
+			}
+			linted[string(s)] = true
+			if p := schema.Lint(s); len(p) > 0 {
+				t.Errorf("%s %s: lint: %q", tl.Name, what, p)
+			}
+			if err := compile(s); err != nil {
+				t.Errorf("%s %s: %v", tl.Name, what, err)
+			}
+			if m := regexp.MustCompile(`see resource (grpc://googleapis/[A-Za-z0-9_.]+[A-Za-z0-9_])`).FindSubmatch(s); m != nil && escaped == "" {
+				escaped = string(m[1])
+			}
+		}
+		if tl.OutputSchema == nil {
+			dropped++
+		}
+	}
+	slices.Sort(sizes)
+	t.Logf("tool entries: largest %d, p99 %d, p90 %d, p50 %d bytes; %d schemas shortened; %d tools without an output schema",
+		sizes[len(sizes)-1], sizes[len(sizes)*99/100], sizes[len(sizes)*9/10], sizes[len(sizes)/2], shortened, dropped)
+	line := ""
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "tool schemas shortened") {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatal("no log line on the shortened tools")
+	}
+	t.Logf("before: %s", line[strings.Index(line, "backend="):])
+	if escaped == "" {
+		t.Fatal("no shortened schema names a resource")
+	}
+	res, err := g.ReadResource(ctx, &mcp.ReadResourceRequest{URI: escaped})
+	if err != nil {
+		t.Fatalf("%s: %v", escaped, err)
+	}
+	if name := escaped[strings.LastIndex(escaped, ".")+1:]; !strings.Contains(res.Text, "message "+name+" {") {
+		t.Errorf("%s: %.500s", escaped, res.Text)
+	}
+}

@@ -1,0 +1,227 @@
+package gateway
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+)
+
+// MaxToolBytes is the most bytes one tool's tools/list entry takes (name,
+// title, description, inputSchema, outputSchema, annotations, execution
+// and _meta, as a 2025-11-25 client receives it), in either tool mode:
+// search_tools shows a part of the same entry. A client puts every listed
+// tool into its model's context, and a search answer carries a schema
+// only when it fits in MaxSearchAnswerBytes; a Google Cloud request
+// written out in full can reach megabytes.
+const MaxToolBytes = 48 << 10
+
+// maxToolName is the longest a tool's name may become after its tool is
+// compiled (a collision with another backend's tool prefixes the
+// backend's name): the size check counts a name this long, so renaming
+// never takes a tool over MaxToolBytes.
+const maxToolName = 64
+
+// boundTool holds t's entry to MaxToolBytes, once, at discovery. A tool
+// within it is left as it is, byte for byte. A larger one has its
+// schemas bounded (schema.InputWithin, "Bounded schemas"), input first:
+// the input schema is what a model needs to call the tool, so it gets
+// what the entry has left after its other members and a reserve for the
+// output schema (the smaller of the output schema and a quarter of what
+// is left); the output schema gets the rest, bounded by depth with its
+// root's fields all listed, and is left out when even that does not fit
+// (outputSchema is optional at every revision, and a result still
+// carries structuredContent). What a bounded schema leaves out is named
+// by a resource that serves the message's definition (messageURI).
+//
+// It returns the entry's size before, 0 when the tool was within the
+// bound.
+func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (int, error) {
+	def := t.def
+	def.Name = strings.Repeat("x", maxToolName)
+	if t.lro != nil {
+		// The catalog adds how to poll the operation once it knows the
+		// poller's name (refresh.go): counted at its longest.
+		lr := *t.lro
+		lr.getTool = def.Name
+		def.Description += lr.describe()
+	}
+	cc.scratch = mcp.AppendEntry(cc.scratch[:0], def)
+	size := len(cc.scratch)
+	if size <= MaxToolBytes {
+		return 0, nil
+	}
+	in, out := len(def.InputSchema), len(def.OutputSchema)
+	avail := MaxToolBytes - (size - in - out)
+	// Shares are rounded down to whole KiB, so the tools of one message
+	// (an API's Create and Update of a resource, its operations) share one
+	// bounded schema in the compile cache instead of one per description.
+	// An input schema gets at least shareUnit, even when a description
+	// alone takes the entry over (none does on the googleapis catalog).
+	if inMax := max(shareUnit, (avail-min(out, avail/4))&^(shareUnit-1)); in > inMax {
+		s, err := cc.inputWithin(m.Input(), m.IsStreamingClient(), inMax)
+		if err != nil {
+			return 0, err
+		}
+		t.def.InputSchema = s
+	}
+	if outMax := (avail - len(t.def.InputSchema)) &^ (shareUnit - 1); out > outMax {
+		s, err := cc.boundOutput(t, m, outMax)
+		if err != nil {
+			return 0, err
+		}
+		t.def.OutputSchema = s
+	}
+	return size, nil
+}
+
+// shareUnit is what the schemas' shares of a bounded tool are rounded to.
+const shareUnit = 1024
+
+// boundedTools sums up, for the log, the tools of one discovery that
+// boundTool shortened.
+type boundedTools struct {
+	n, largest  int
+	largestTool string
+	// took is the time spent shortening them.
+	took time.Duration
+}
+
+func (b *boundedTools) add(name string, whole int, took time.Duration) {
+	if whole == 0 {
+		return
+	}
+	b.n++
+	b.took += took
+	if whole > b.largest {
+		b.largest, b.largestTool = whole, name
+	}
+}
+
+// boundOutput is t's output schema within max bytes, nil when it cannot
+// be: the schema compiled for t rebuilt from its message with the same
+// additions (an operation's handle, the result budget's list of cuts).
+func (c *compileCache) boundOutput(t *tool, m protoreflect.MethodDescriptor, max int) (json.RawMessage, error) {
+	if t.kind == kindServerStream || t.kind == kindBidiStream {
+		s, err := c.outputWithin(m.Output(), true, max)
+		if err != nil || len(s) > max {
+			return nil, err
+		}
+		return s, nil
+	}
+	md := m.Output()
+	if t.lro != nil {
+		mt, err := c.types.FindMessageByName(t.lro.responseType)
+		if err != nil {
+			return nil, nil
+		}
+		md = mt.Descriptor()
+	}
+	raw, err := c.output(md)
+	if err != nil {
+		return nil, err
+	}
+	// What the additions take, taken from the compiled schema.
+	added := len(t.def.OutputSchema) - len(raw)
+	s, err := c.outputWithin(md, false, max-added)
+	if err != nil || len(s) > max-added {
+		return nil, err
+	}
+	if t.lro != nil {
+		var key string
+		if s, key, err = c.withHandle(s); err != nil || key != t.lro.handleKey {
+			return nil, err
+		}
+	}
+	if t.budget.shape.Member != "" {
+		out, shape, err := c.withTruncated(s)
+		if err != nil || shape.Member != t.budget.shape.Member {
+			return nil, err
+		}
+		s = out
+	}
+	if len(s) > max {
+		return nil, nil
+	}
+	return s, nil
+}
+
+// messageURI is the resource that serves md's definition as .proto
+// source, which bounded schemas name for what they leave out. It has the
+// form of a service's resource, grpc://BACKEND/full.Name; full names are
+// unique within a backend's descriptors.
+func messageURI(backend string, md protoreflect.MessageDescriptor) string {
+	return "grpc://" + backend + "/" + string(md.FullName())
+}
+
+// boundKey identifies a bounded schema in the compile cache.
+type boundKey struct {
+	name   protoreflect.FullName
+	stream bool
+	max    int
+}
+
+func (c *compileCache) bound(max int) schema.Bound {
+	return schema.Bound{MaxBytes: max, Resource: c.resource}
+}
+
+// resource is the Resource of c's bounds: it records every message a
+// bounded schema may name, which resources/read then serves.
+func (c *compileCache) resource(md protoreflect.MessageDescriptor) string {
+	if c.escaped == nil {
+		c.escaped = map[protoreflect.FullName]protoreflect.MessageDescriptor{}
+	}
+	c.escaped[md.FullName()] = md
+	return messageURI(c.backend, md)
+}
+
+func (c *compileCache) inputWithin(md protoreflect.MessageDescriptor, stream bool, max int) (json.RawMessage, error) {
+	k := boundKey{md.FullName(), stream, max}
+	if s, ok := c.boundIn[k]; ok {
+		return s, nil
+	}
+	b := c.bound(max)
+	build := schema.StreamInputWithin
+	if !stream {
+		whole, err := c.input(md)
+		if err != nil {
+			return nil, err
+		}
+		build, b.WholeBytes = schema.InputWithin, len(whole)
+	}
+	s, err := build(md, c.sopts, b)
+	if err != nil {
+		return nil, err
+	}
+	c.boundIn[k] = s
+	return s, nil
+}
+
+func (c *compileCache) outputWithin(md protoreflect.MessageDescriptor, stream bool, max int) (json.RawMessage, error) {
+	k := boundKey{md.FullName(), stream, max}
+	if s, ok := c.boundOut[k]; ok {
+		return s, nil
+	}
+	var s json.RawMessage
+	var err error
+	if stream {
+		s, err = schema.StreamOutputWithin(md, c.sopts, c.bound(max))
+	} else {
+		var whole json.RawMessage
+		if whole, err = c.output(md); err != nil {
+			return nil, err
+		}
+		b := c.bound(max)
+		b.WholeRoot, b.WholeBytes = true, len(whole)
+		s, err = schema.OutputWithin(md, c.sopts, b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.boundOut[k] = s
+	return s, nil
+}

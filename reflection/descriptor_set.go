@@ -96,6 +96,7 @@ func (s *DescriptorSetSource) read(ctx context.Context, rec *recorder) (*Result,
 			if fd.GetName() == "" {
 				return nil, fmt.Errorf("descriptor set %s: a file without a name", path)
 			}
+			slimSourceInfo(fd.SourceCodeInfo)
 			if prev, ok := p.files[fd.GetName()]; ok {
 				if !sameButComments(prev, fd) {
 					return nil, fmt.Errorf("descriptor set %s: file %s differs from the copy in %s", path, fd.GetName(), from[fd.GetName()])

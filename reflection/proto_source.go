@@ -250,7 +250,9 @@ func (s *ProtoSource) compile(logger *slog.Logger, rec *recorder) (*Result, erro
 		if _, ok := p.files[fd.Path()]; ok || bundledFile(fd.Path()) == fd {
 			return
 		}
-		p.add(protodesc.ToFileDescriptorProto(fd))
+		fdp := protodesc.ToFileDescriptorProto(fd)
+		slimSourceInfo(fdp.SourceCodeInfo)
+		p.add(fdp)
 		imports := fd.Imports()
 		for i := range imports.Len() {
 			add(imports.Get(i).FileDescriptor)

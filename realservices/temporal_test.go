@@ -371,8 +371,8 @@ func (tp *temporal) tools(t *testing.T) map[string]*sdk.Tool {
 func TestTemporalCatalog(t *testing.T) {
 	typed := &gateway.Options{ToolMode: gateway.ToolModeTyped}
 	t.Run("internal", func(t *testing.T) {
-		hidden := tp(t, gateway.Backend{}, typed).tools(t)
-		exposed := tp(t, gateway.Backend{}, &gateway.Options{ToolMode: gateway.ToolModeTyped, ExposeInternal: true}).tools(t)
+		hidden := startTemporal(t, gateway.Backend{}, typed).tools(t)
+		exposed := startTemporal(t, gateway.Backend{}, &gateway.Options{ToolMode: gateway.ToolModeTyped, ExposeInternal: true}).tools(t)
 		admin := func(tools map[string]*sdk.Tool) (n int) {
 			for name := range tools {
 				if strings.HasPrefix(name, "AdminService_") {
@@ -395,7 +395,7 @@ func TestTemporalCatalog(t *testing.T) {
 	t.Run("written", func(t *testing.T) {
 		// Reflection from a Go server carries no comments: every
 		// description is written at discovery, none only names its RPC.
-		for name, tool := range tp(t, gateway.Backend{}, typed).tools(t) {
+		for name, tool := range startTemporal(t, gateway.Backend{}, typed).tools(t) {
 			rpc := name[strings.Index(name, "_")+1:]
 			if d := strings.TrimSpace(tool.Description); d == "" || d == rpc || !strings.Contains(d, " ") {
 				t.Errorf("%s: description %q", name, d)
@@ -410,7 +410,7 @@ func TestTemporalCatalog(t *testing.T) {
 			"temporal/api/workflowservice/v1/service.proto",
 			"temporal/api/operatorservice/v1/service.proto",
 		})
-		tools := tp(t, gateway.Backend{Files: files}, typed).tools(t)
+		tools := startTemporal(t, gateway.Backend{Files: files}, typed).tools(t)
 		start := tools["WorkflowService_StartWorkflowExecution"]
 		if start == nil || !strings.Contains(start.Description, "starts a new workflow execution") {
 			t.Fatalf("StartWorkflowExecution's description is not its comment: %+v", start)
@@ -427,11 +427,6 @@ func TestTemporalCatalog(t *testing.T) {
 		}
 		t.Logf("%d of %d tools have a description of more than a line", commented, len(tools))
 	})
-}
-
-// tp is startTemporal, shorter for tables of gateways.
-func tp(t *testing.T, b gateway.Backend, opts *gateway.Options) *temporal {
-	return startTemporal(t, b, opts)
 }
 
 // TestTemporalLongPoll: a long poll with no task to hand out answers at

@@ -226,7 +226,8 @@ func measureCatalogBinary(b *testing.B, bin, backend, dir string, files []string
 // measureCatalogInProcess builds the catalog in this process, in search
 // mode (the one --tool-mode auto picks at this size), reports its live
 // heap and search_tools' latency, and writes the heap profile when
-// CATALOG_HEAPPROFILE names a file.
+// CATALOG_HEAPPROFILE names a file, the searches' CPU profile when
+// CATALOG_CPUPROFILE does.
 func measureCatalogInProcess(b *testing.B, backend, dir string, files []string) {
 	conn, err := gateway.Dial(backend, gateway.BackendTLS{})
 	if err != nil {
@@ -266,6 +267,21 @@ func measureCatalogInProcess(b *testing.B, backend, dir string, files []string) 
 		}
 	}
 	took := make([]time.Duration, 0, len(queries))
+	if path := os.Getenv("CATALOG_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				b.Error(err)
+			}
+		}()
+	}
 	for i, q := range queries {
 		args, _ := json.Marshal(map[string]any{"query": q + " " + nonce(i), "limit": 5})
 		start := time.Now()

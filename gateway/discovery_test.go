@@ -1023,21 +1023,7 @@ func TestResourceComments(t *testing.T) {
 		{Path: []int32{6, 0, 2, 0}, Span: []int32{2, 0, 10}, LeadingComments: proto.String(" Reads a document.\n")},
 		{Path: []int32{4, 0}, Span: []int32{3, 0, 10}, LeadingComments: proto.String(" A message.\n")},
 	}}
-	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
-		protodesc.ToFileDescriptorProto(descriptorpb.File_google_protobuf_descriptor_proto),
-		protodesc.ToFileDescriptorProto(mcpgatewayv1.File_mcpgateway_v1_annotations_proto), f,
-	}}
-	raw, _ := proto.Marshal(set)
-	path := filepath.Join(t.TempDir(), "doc.binpb")
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	api := &fakeAPI{}
-	api.set(t, apiFile("doc.v1", "Docs", method("Read")))
-	addr, _ := serveFake(t, api, "127.0.0.1:0")
-	b := dialBackend(t, "docs", addr)
-	b.Files = reflection.NewDescriptorSetSource(path)
-	g, _ := newGateway(t, []gateway.Backend{b}, nil)
+	g := docsWithComments(t, f)
 	rc, err := g.ReadResource(context.Background(), &mcp.ReadResourceRequest{URI: "grpc://docs/doc.v1.Docs"})
 	if err != nil {
 		t.Fatal(err)
@@ -1057,15 +1043,11 @@ func showHints(a *mcp.ToolAnnotations) string {
 	return string(b)
 }
 
-// TestCommentDescriptionDedented: a method's comment becomes its tool's
-// description without what protoc leaves of "//": the space that starts
-// each line goes, indentation beyond it (a code sample) stays.
-func TestCommentDescriptionDedented(t *testing.T) {
-	t.Parallel()
-	f := apiFile("doc.v1", "Docs", method("Read"))
-	f.SourceCodeInfo = &descriptorpb.SourceCodeInfo{Location: []*descriptorpb.SourceCodeInfo_Location{
-		{Path: []int32{6, 0, 2, 0}, Span: []int32{2, 0, 10}, LeadingComments: proto.String(" Read reads a document.\n\n It returns the latest revision:\n   read(name)\n")},
-	}}
+// docsWithComments serves doc.v1.Docs by reflection, without comments,
+// and returns a gateway in front of it that takes its comments from f, a
+// copy of the file with source info, given as a descriptor set.
+func docsWithComments(t *testing.T, f *descriptorpb.FileDescriptorProto) *gateway.Gateway {
+	t.Helper()
 	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
 		protodesc.ToFileDescriptorProto(descriptorpb.File_google_protobuf_descriptor_proto),
 		protodesc.ToFileDescriptorProto(mcpgatewayv1.File_mcpgateway_v1_annotations_proto), f,
@@ -1081,6 +1063,19 @@ func TestCommentDescriptionDedented(t *testing.T) {
 	b := dialBackend(t, "docs", addr)
 	b.Files = reflection.NewDescriptorSetSource(path)
 	g, _ := newGateway(t, []gateway.Backend{b}, nil)
+	return g
+}
+
+// TestCommentDescriptionDedented: a method's comment becomes its tool's
+// description without what protoc leaves of "//": the space that starts
+// each line goes, indentation beyond it (a code sample) stays.
+func TestCommentDescriptionDedented(t *testing.T) {
+	t.Parallel()
+	f := apiFile("doc.v1", "Docs", method("Read"))
+	f.SourceCodeInfo = &descriptorpb.SourceCodeInfo{Location: []*descriptorpb.SourceCodeInfo_Location{
+		{Path: []int32{6, 0, 2, 0}, Span: []int32{2, 0, 10}, LeadingComments: proto.String(" Read reads a document.\n\n It returns the latest revision:\n   read(name)\n")},
+	}}
+	g := docsWithComments(t, f)
 	const want = "Read reads a document.\n\nIt returns the latest revision:\n  read(name)"
 	tools := g.Tools().Tools()
 	if len(tools) != 1 || tools[0].Description != want {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
+	"github.com/grpc-mcp-gateway/gateway/internal/reflecttest"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -35,7 +36,7 @@ import (
 // files import none of the files of the types its Any values carry: error
 // details (anyt.errors.v1), an Any field's value and an operation's
 // metadata and response (anyt.errors.v1, anyt.colors.v1). One more type,
-// anyt.ghost.v1.Secret, no file declares. It counts the
+// anyt.ghost.v1.Secret, no file declares. refl counts the
 // file_containing_symbol requests its reflection receives, by symbol, and
 // can hold those for one symbol until released.
 type anyBackend struct {
@@ -46,12 +47,7 @@ type anyBackend struct {
 	// fails counts the calls of Things.Fail answered.
 	fails atomic.Int64
 
-	mu    sync.Mutex
-	asked map[string]int
-	// holdSymbol's requests wait for hold to close; held hears of each.
-	holdSymbol string
-	hold       chan struct{}
-	held       chan string
+	refl reflecttest.SymbolCounter
 }
 
 const ghostType = "anyt.ghost.v1.Secret"
@@ -64,11 +60,11 @@ func startAnyBackend(t *testing.T) *anyBackend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &anyBackend{files: res.Files, types: dynamicpb.NewTypes(res.Files), svcs: map[string]protoreflect.ServiceDescriptor{}, asked: map[string]int{}}
+	b := &anyBackend{files: res.Files, types: dynamicpb.NewTypes(res.Files), svcs: map[string]protoreflect.ServiceDescriptor{}}
 	for _, sd := range res.Services {
 		b.svcs[string(sd.FullName())] = sd
 	}
-	gs := grpc.NewServer(grpc.StreamInterceptor(b.count), grpc.UnknownServiceHandler(b.handle))
+	gs := grpc.NewServer(grpc.StreamInterceptor(b.refl.Interceptor), grpc.UnknownServiceHandler(b.handle))
 	refv1.RegisterServerReflectionServer(gs, grpcreflection.NewServerV1(grpcreflection.ServerOptions{Services: b, DescriptorResolver: resolverChain{b.files, protoregistry.GlobalFiles}}))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -89,61 +85,16 @@ func (b *anyBackend) GetServiceInfo() map[string]grpc.ServiceInfo {
 	return m
 }
 
-// asks returns how many times symbol was asked for.
-func (b *anyBackend) asks(symbol string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.asked[symbol]
-}
-
 // typeAsks returns the file_containing_symbol requests for the types of
 // the test's Any values, by symbol (discovery asks for the services).
 func (b *anyBackend) typeAsks() map[string]int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	out := map[string]int{}
-	for sym, n := range b.asked {
+	for sym, n := range b.refl.Counts() {
 		if strings.HasPrefix(sym, "anyt.errors.") || strings.HasPrefix(sym, "anyt.colors.") || strings.HasPrefix(sym, "anyt.ghost.") {
 			out[sym] = n
 		}
 	}
 	return out
-}
-
-func (b *anyBackend) count(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	return handler(srv, &countingStream{ServerStream: ss, b: b})
-}
-
-type countingStream struct {
-	grpc.ServerStream
-	b *anyBackend
-}
-
-func (s *countingStream) RecvMsg(m any) error {
-	if err := s.ServerStream.RecvMsg(m); err != nil {
-		return err
-	}
-	req, ok := m.(*refv1.ServerReflectionRequest)
-	if !ok || req.GetFileContainingSymbol() == "" {
-		return nil
-	}
-	sym := req.GetFileContainingSymbol()
-	s.b.mu.Lock()
-	s.b.asked[sym]++
-	hold := s.b.hold
-	if sym != s.b.holdSymbol {
-		hold = nil
-	}
-	s.b.mu.Unlock()
-	if hold != nil {
-		s.b.held <- sym
-		select {
-		case <-hold:
-		case <-s.Context().Done():
-			return s.Context().Err()
-		}
-	}
-	return nil
 }
 
 // msg builds a message of the backend's types from its protojson.
@@ -438,7 +389,7 @@ func TestAnyTypeNotDescribed(t *testing.T) {
 	if msgs, _ := structured(t, g, "Things_Watch", res)["messages"].([]any); len(msgs) != 1 {
 		t.Errorf("stream holding the ghost: structuredContent %v, want the message before it", res.StructuredContent)
 	}
-	if n := b.asks(ghostType); n != 1 {
+	if n := b.refl.Count(ghostType); n != 1 {
 		t.Errorf("%s asked for %d times, want 1", ghostType, n)
 	}
 }
@@ -450,9 +401,8 @@ func TestAnyTypeNotDescribed(t *testing.T) {
 func TestAnyTypesConcurrentFirstAppearance(t *testing.T) {
 	b, _, cs := startAnyGateway(t, nil)
 	const name = "anyt.errors.v1.NotFoundFailure"
-	b.mu.Lock()
-	b.holdSymbol, b.hold, b.held = name, make(chan struct{}), make(chan string, 8)
-	b.mu.Unlock()
+	held := make(chan string, 8)
+	release := b.refl.Hold(name, held)
 
 	const calls = 6
 	results := make([]*sdk.CallToolResult, calls)
@@ -465,9 +415,9 @@ func TestAnyTypesConcurrentFirstAppearance(t *testing.T) {
 			results[i], errs[i] = cs.CallTool(ctx, &sdk.CallToolParams{Name: "Things_Fail", Arguments: map[string]any{"kind": "notfound"}})
 		})
 	}
-	<-b.held
+	<-held
 	testutil.WaitFor(t, "every call's error from the backend", func() bool { return b.fails.Load() == calls })
-	close(b.hold)
+	release()
 	wg.Wait()
 	for i := range calls {
 		if errs[i] != nil {
@@ -477,7 +427,7 @@ func TestAnyTypesConcurrentFirstAppearance(t *testing.T) {
 			t.Errorf("call %d: %v", i, d)
 		}
 	}
-	if n := b.asks(name); n != 1 {
+	if n := b.refl.Count(name); n != 1 {
 		t.Errorf("%s asked for %d times, want 1", name, n)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/reflecttest"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -97,72 +98,14 @@ func (c chain) FindDescriptorByName(n protoreflect.FullName) (protoreflect.Descr
 	return nil, protoregistry.NotFound
 }
 
-// symbolCounter counts the file_containing_symbol requests a reflection
-// server receives, by symbol, and can hold those for one symbol until
-// released, so a test sees what the gateway does while a lookup is out.
-type symbolCounter struct {
-	mu    sync.Mutex
-	asked map[string]int
-	// hold, when set, holds each request for holdSymbol until closed;
-	// held receives the symbol when one is held.
-	holdSymbol string
-	hold       chan struct{}
-	held       chan string
-}
-
-func (c *symbolCounter) count(symbol string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.asked[symbol]
-}
-
-func (c *symbolCounter) interceptor(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	return handler(srv, &countedStream{ServerStream: ss, c: c})
-}
-
-type countedStream struct {
-	grpc.ServerStream
-	c *symbolCounter
-}
-
-func (s *countedStream) RecvMsg(m any) error {
-	if err := s.ServerStream.RecvMsg(m); err != nil {
-		return err
-	}
-	req, ok := m.(*refv1.ServerReflectionRequest)
-	if !ok || req.GetFileContainingSymbol() == "" {
-		return nil
-	}
-	sym := req.GetFileContainingSymbol()
-	s.c.mu.Lock()
-	if s.c.asked == nil {
-		s.c.asked = map[string]int{}
-	}
-	s.c.asked[sym]++
-	hold := s.c.hold
-	if sym != s.c.holdSymbol {
-		hold = nil
-	}
-	s.c.mu.Unlock()
-	if hold != nil {
-		s.c.held <- sym
-		select {
-		case <-hold:
-		case <-s.Context().Done():
-			return s.Context().Err()
-		}
-	}
-	return nil
-}
-
 // startLookupAPI serves the lookup API with grpc-go's reflection server
 // and discovers it.
-func startLookupAPI(t *testing.T, c *symbolCounter, opts *reflection.ServerReflectionOptions) *reflection.Result {
+func startLookupAPI(t *testing.T, c *reflecttest.SymbolCounter, opts *reflection.ServerReflectionOptions) *reflection.Result {
 	t.Helper()
 	api := newLookupAPI(t)
 	addr := startServer(t, func(s *grpc.Server) {
 		refv1.RegisterServerReflectionServer(s, grpcreflection.NewServerV1(grpcreflection.ServerOptions{Services: api, DescriptorResolver: api}))
-	}, grpc.StreamInterceptor(c.interceptor))
+	}, grpc.StreamInterceptor(c.Interceptor))
 	res, err := discover(t, addr, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -181,19 +124,19 @@ func startLookupAPI(t *testing.T, c *symbolCounter, opts *reflection.ServerRefle
 // while discovering it, and Lookup never asks.
 func TestTypeResolverLooksUpOnce(t *testing.T) {
 	t.Parallel()
-	var c symbolCounter
+	var c reflecttest.SymbolCounter
 	res := startLookupAPI(t, &c, nil)
 	const name = "things.errors.v1.NotFoundFailure"
 	if _, err := res.Files.FindDescriptorByName(name); err == nil {
 		t.Fatalf("discovery fetched %s, which no service's file imports: the test needs it unknown", name)
 	}
-	if c.count(name) != 0 {
+	if c.Count(name) != 0 {
 		t.Fatalf("discovery asked for %s", name)
 	}
 	if md := res.Resolver.Lookup(name); md != nil {
 		t.Fatalf("Lookup found %s before any Resolve", name)
 	}
-	if c.count(name) != 0 {
+	if c.Count(name) != 0 {
 		t.Fatal("Lookup asked the backend")
 	}
 
@@ -231,10 +174,10 @@ func TestTypeResolverLooksUpOnce(t *testing.T) {
 	if err != nil || sibling.ParentFile() != md.ParentFile() {
 		t.Fatalf("sibling: %v, %v", sibling, err)
 	}
-	if n := c.count(name); n != 1 {
+	if n := c.Count(name); n != 1 {
 		t.Errorf("the backend was asked for %s %d times, want 1", name, n)
 	}
-	if n := c.count("things.errors.v1.AlreadyStartedFailure"); n != 0 {
+	if n := c.Count("things.errors.v1.AlreadyStartedFailure"); n != 0 {
 		t.Errorf("the backend was asked for the sibling %d times; its file came with the first lookup", n)
 	}
 }
@@ -245,7 +188,7 @@ func TestTypeResolverLooksUpOnce(t *testing.T) {
 // never.
 func TestTypeResolverNotDescribed(t *testing.T) {
 	t.Parallel()
-	var c symbolCounter
+	var c reflecttest.SymbolCounter
 	res := startLookupAPI(t, &c, nil)
 	for range 3 {
 		_, err := res.Resolver.Resolve(t.Context(), "ghost.v1.Secret")
@@ -253,15 +196,15 @@ func TestTypeResolverNotDescribed(t *testing.T) {
 			t.Fatalf("ghost: %v, want ErrTypeNotDescribed", err)
 		}
 	}
-	if n := c.count("ghost.v1.Secret"); n != 1 {
+	if n := c.Count("ghost.v1.Secret"); n != 1 {
 		t.Errorf("asked for ghost.v1.Secret %d times, want 1", n)
 	}
 	for _, name := range []protoreflect.FullName{"not a name", "", "things.v1.Things", "things.v1.Thing.name"} {
-		before := c.count(string(name)) // discovery asks for the service
+		before := c.Count(string(name)) // discovery asks for the service
 		if _, err := res.Resolver.Resolve(t.Context(), name); !errors.Is(err, reflection.ErrTypeNotDescribed) {
 			t.Errorf("%q: %v, want ErrTypeNotDescribed", name, err)
 		}
-		if n := c.count(string(name)); n != before {
+		if n := c.Count(string(name)); n != before {
 			t.Errorf("%q was asked for", name)
 		}
 	}
@@ -269,7 +212,7 @@ func TestTypeResolverNotDescribed(t *testing.T) {
 	if md, err := res.Resolver.Resolve(t.Context(), "things.v1.Thing"); err != nil || md.FullName() != "things.v1.Thing" {
 		t.Errorf("things.v1.Thing: %v, %v", md, err)
 	}
-	if n := c.count("things.v1.Thing"); n != 0 {
+	if n := c.Count("things.v1.Thing"); n != 0 {
 		t.Errorf("things.v1.Thing was asked for %d times", n)
 	}
 }
@@ -279,7 +222,7 @@ func TestTypeResolverNotDescribed(t *testing.T) {
 // ErrTypeNotDescribed; what it learnt stays.
 func TestTypeResolverLimit(t *testing.T) {
 	t.Parallel()
-	var c symbolCounter
+	var c reflecttest.SymbolCounter
 	var log testutil.SyncBuffer
 	res := startLookupAPI(t, &c, &reflection.ServerReflectionOptions{MaxLookups: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if _, err := res.Resolver.Resolve(t.Context(), "things.errors.v1.NotFoundFailure"); err != nil {
@@ -293,7 +236,7 @@ func TestTypeResolverLimit(t *testing.T) {
 		if err == nil || errors.Is(err, reflection.ErrTypeNotDescribed) {
 			t.Errorf("%s past the limit: %v, want a refusal to ask", name, err)
 		}
-		if n := c.count(name); n != 0 {
+		if n := c.Count(name); n != 0 {
 			t.Errorf("%s was asked for past the limit", name)
 		}
 	}
@@ -311,7 +254,9 @@ func TestTypeResolverLimit(t *testing.T) {
 func TestTypeResolverSingleFlight(t *testing.T) {
 	t.Parallel()
 	const name = "things.errors.v1.NotFoundFailure"
-	c := symbolCounter{holdSymbol: name, hold: make(chan struct{}), held: make(chan string, 1)}
+	var c reflecttest.SymbolCounter
+	held := make(chan string, 1)
+	release := c.Hold(name, held)
 	res := startLookupAPI(t, &c, nil)
 	const callers = 8
 	waiting := make(chan struct{}, callers)
@@ -323,18 +268,18 @@ func TestTypeResolverSingleFlight(t *testing.T) {
 	for i := range callers {
 		wg.Go(func() { got[i], errs[i] = res.Resolver.Resolve(t.Context(), name) })
 	}
-	<-c.held
+	<-held
 	for range callers - 1 {
 		<-waiting
 	}
-	close(c.hold)
+	release()
 	wg.Wait()
 	for i := range callers {
 		if errs[i] != nil || got[i] == nil || got[i] != got[0] {
 			t.Errorf("caller %d: %v, %v", i, got[i], errs[i])
 		}
 	}
-	if n := c.count(name); n != 1 {
+	if n := c.Count(name); n != 1 {
 		t.Errorf("asked %d times, want 1", n)
 	}
 }
@@ -346,8 +291,9 @@ func TestTypeResolverSingleFlight(t *testing.T) {
 func TestTypeResolverBounded(t *testing.T) {
 	t.Parallel()
 	const name = "things.errors.v1.NotFoundFailure"
-	c := symbolCounter{holdSymbol: name, hold: make(chan struct{}), held: make(chan string, 4)}
-	defer close(c.hold)
+	var c reflecttest.SymbolCounter
+	held := make(chan string, 4)
+	defer c.Hold(name, held)()
 	res := startLookupAPI(t, &c, &reflection.ServerReflectionOptions{LookupTimeout: 100 * time.Millisecond})
 
 	start := time.Now()
@@ -358,27 +304,25 @@ func TestTypeResolverBounded(t *testing.T) {
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("the lookup took %s", took)
 	}
-	<-c.held
+	<-held
 	if _, err := res.Resolver.Resolve(t.Context(), name); err == nil {
 		t.Fatal("the failure was forgotten at once")
 	}
-	if n := c.count(name); n != 1 {
+	if n := c.Count(name); n != 1 {
 		t.Errorf("asked %d times within the retry window, want 1", n)
 	}
 
 	// The caller's own ctx bounds its lookup, and a lookup it abandoned
 	// is asked again by the next caller.
 	other := "things.errors.v1.AlreadyStartedFailure"
-	c.mu.Lock()
-	c.holdSymbol = other
-	c.mu.Unlock()
+	defer c.Hold(other, held)()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
 		_, err := res.Resolver.Resolve(ctx, protoreflect.FullName(other))
 		done <- err
 	}()
-	<-c.held
+	<-held
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled caller: %v", err)
@@ -387,12 +331,12 @@ func TestTypeResolverBounded(t *testing.T) {
 		_, err := res.Resolver.Resolve(t.Context(), protoreflect.FullName(other))
 		done <- err
 	}()
-	<-c.held
+	<-held
 	// The second request is held too, until its lookup's deadline.
 	if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("next caller: %v", err)
 	}
-	if n := c.count(other); n != 2 {
+	if n := c.Count(other); n != 2 {
 		t.Errorf("%s asked %d times, want 2: the abandoned lookup and the next caller's", other, n)
 	}
 }
@@ -404,7 +348,7 @@ func TestTypeResolverBounded(t *testing.T) {
 func TestTypeResolverQueuedLookupBounded(t *testing.T) {
 	t.Parallel()
 	const name = "things.errors.v1.Ref"
-	var c symbolCounter
+	var c reflecttest.SymbolCounter
 	res := startLookupAPI(t, &c, &reflection.ServerReflectionOptions{LookupTimeout: 100 * time.Millisecond})
 	release := reflection.HoldLookups(res.Resolver)
 	defer func() { release() }()
@@ -421,7 +365,7 @@ func TestTypeResolverQueuedLookupBounded(t *testing.T) {
 	if _, err := res.Resolver.Resolve(ctx, name); err == nil {
 		t.Error("the failure was forgotten at once")
 	}
-	if n := c.count(name); n != 0 {
+	if n := c.Count(name); n != 0 {
 		t.Errorf("%s asked %d times, want 0: it never got its turn", name, n)
 	}
 }
@@ -478,7 +422,7 @@ func TestOverlayKeepsTheResolver(t *testing.T) {
 		}
 		return &reflection.Result{Files: files, Services: []protoreflect.ServiceDescriptor{fd.Services().Get(0)}}, nil
 	})
-	var c symbolCounter
+	var c reflecttest.SymbolCounter
 	base := startLookupAPI(t, &c, nil)
 	res, err := reflection.Overlay(sourceFunc(func(context.Context) (*reflection.Result, error) { return base, nil }), comments, nil).Discover(t.Context())
 	if err != nil {

@@ -270,9 +270,15 @@ func TestValidationErrorCapsItsText(t *testing.T) {
 // Validator adds nothing for a type without rules, and the rule checks for
 // one with them.
 func BenchmarkDecode(b *testing.B) {
-	md := testMessage(b, "schematest.v1.Keeper")
-	args := []byte(`{"name":"Ann","age":30}`)
-	b.Run("protojson.Unmarshal", func(b *testing.B) {
+	benchDecode(b, "", testMessage(b, "schematest.v1.Keeper"), []byte(`{"name":"Ann","age":30}`))
+	benchDecode(b, "no-rules/", testMessage(b, "schematest.v1.Leaf"), []byte(`{"text":"hello"}`))
+}
+
+// benchDecode runs prefix+"protojson.Unmarshal" and
+// prefix+"Validator.Decode" of args into md: what the validator costs
+// over protojson alone.
+func benchDecode(b *testing.B, prefix string, md protoreflect.MessageDescriptor, args []byte) {
+	b.Run(prefix+"protojson.Unmarshal", func(b *testing.B) {
 		uo := protojson.UnmarshalOptions{Resolver: testTypes}
 		b.ReportAllocs()
 		for b.Loop() {
@@ -281,31 +287,11 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
-	b.Run("Validator.Decode", func(b *testing.B) {
+	b.Run(prefix+"Validator.Decode", func(b *testing.B) {
 		v := mustValidator(b, md, nil)
 		b.ReportAllocs()
 		for b.Loop() {
 			if err := v.Decode(args, dynamicpb.NewMessage(md)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	leaf := testMessage(b, "schematest.v1.Leaf")
-	leafArgs := []byte(`{"text":"hello"}`)
-	b.Run("no-rules/protojson.Unmarshal", func(b *testing.B) {
-		uo := protojson.UnmarshalOptions{Resolver: testTypes}
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := uo.Unmarshal(leafArgs, dynamicpb.NewMessage(leaf)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("no-rules/Validator.Decode", func(b *testing.B) {
-		v := mustValidator(b, leaf, nil)
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := v.Decode(leafArgs, dynamicpb.NewMessage(leaf)); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -30,7 +30,7 @@ func BenchmarkAuthorizedCall(b *testing.B) {
 	defer bearer.Close()
 	is := newTestIssuer(b)
 	oauth, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
-		JWKSURL: is.url, Issuer: "https://as.example.com", Resource: zooAudience,
+		JWKSURL: is.URL, Issuer: "https://as.example.com", Resource: zooAudience,
 		ToolScopes: map[string][]string{"ZooService_GetAnimal": {"zoo:read"}},
 	}})
 	if err != nil {

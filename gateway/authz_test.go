@@ -34,7 +34,7 @@ func startOAuthGatewayMode(t *testing.T, is *testIssuer, leeway time.Duration, m
 	t.Helper()
 	b := startRecordingBackend(t)
 	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
-		JWKSURL:        is.url,
+		JWKSURL:        is.URL,
 		Issuer:         "https://as.example.com",
 		Resource:       zooAudience,
 		RequiredScopes: []string{"zoo"},
@@ -511,7 +511,7 @@ func TestOAuthMetadataAllowedHosts(t *testing.T) {
 	is := newTestIssuer(t)
 	b := startRecordingBackend(t)
 	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
-		JWKSURL: is.url, Issuer: "https://as.example.com", Audience: zooAudience,
+		JWKSURL: is.URL, Issuer: "https://as.example.com", Audience: zooAudience,
 	}})
 	if err != nil {
 		t.Fatal(err)

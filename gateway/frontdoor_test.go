@@ -2,13 +2,8 @@ package gateway_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jwk"
-	"github.com/lestrrat-go/jwx/v3/jwt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -30,6 +22,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/oauthtest"
 )
 
 // recordingBackend is a zoo whose interceptor keeps the incoming metadata
@@ -183,55 +176,17 @@ func TestBearerEndToEnd(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 }
 
-// testIssuer signs tokens with a fresh P-256 key and serves its JWKS.
-type testIssuer struct {
-	key jwk.Key
-	url string
-}
+// testIssuer is the test authorization server, issuing as
+// https://as.example.com.
+type testIssuer struct{ *oauthtest.Issuer }
 
 func newTestIssuer(t testing.TB) *testIssuer {
-	t.Helper()
-	raw, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := jwk.Import(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = key.Set(jwk.KeyIDKey, "k1")
-	_ = key.Set(jwk.AlgorithmKey, jwa.ES256())
-	pub, err := jwk.PublicKeyOf(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := jwk.NewSet()
-	_ = set.AddKey(pub)
-	js, _ := json.Marshal(set)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(js)
-	}))
-	t.Cleanup(srv.Close)
-	return &testIssuer{key: key, url: srv.URL}
+	return &testIssuer{oauthtest.NewIssuer(t)}
 }
 
 func (is *testIssuer) token(t testing.TB, aud, scope string, extra map[string]any) string {
 	t.Helper()
-	b := jwt.NewBuilder().Issuer("https://as.example.com").Audience([]string{aud}).Subject("alice").
-		Expiration(time.Now().Add(time.Hour)).Claim("scope", scope)
-	for k, v := range extra {
-		b = b.Claim(k, v)
-	}
-	tok, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), is.key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(s)
+	return is.Token(t, "https://as.example.com", aud, scope, extra)
 }
 
 // TestOAuthEndToEnd drives the reference client through the gateway in
@@ -243,7 +198,7 @@ func TestOAuthEndToEnd(t *testing.T) {
 	is := newTestIssuer(t)
 	const aud = "https://zoo.example.com/mcp"
 	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
-		JWKSURL:        is.url,
+		JWKSURL:        is.URL,
 		Issuer:         "https://as.example.com",
 		Resource:       aud,
 		RequiredScopes: []string{"zoo"},

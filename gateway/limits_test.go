@@ -257,7 +257,7 @@ func TestTaskResultCredentialEnd(t *testing.T) {
 	t.Run("expired", func(t *testing.T) {
 		is := newTestIssuer(t)
 		a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
-			JWKSURL: is.url, Issuer: "https://as.example.com", Resource: zooAudience, Leeway: time.Millisecond,
+			JWKSURL: is.URL, Issuer: "https://as.example.com", Resource: zooAudience, Leeway: time.Millisecond,
 		}})
 		if err != nil {
 			t.Fatal(err)

@@ -66,7 +66,7 @@ func (l *scopeLogs) unmatched(t *testing.T) map[string][]string {
 func oauthWithRules(t *testing.T, is *testIssuer, rules map[string][]string) *auth.Authenticator {
 	t.Helper()
 	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
-		JWKSURL: is.url, Issuer: "https://as.example.com", Resource: zooAudience,
+		JWKSURL: is.URL, Issuer: "https://as.example.com", Resource: zooAudience,
 		RequiredScopes: []string{"zoo"}, ToolScopes: rules,
 	}})
 	if err != nil {

@@ -25,7 +25,7 @@ func jobsWithAuth(t *testing.T, is *testIssuer, toolScopes map[string][]string, 
 	}
 	t.Cleanup(stop)
 	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
-		JWKSURL: is.url, Issuer: "https://as.example.com", Resource: zooAudience,
+		JWKSURL: is.URL, Issuer: "https://as.example.com", Resource: zooAudience,
 		RequiredScopes: []string{"jobs"}, ToolScopes: toolScopes,
 	}})
 	if err != nil {

@@ -526,7 +526,7 @@ func TestTaskScopes(t *testing.T) {
 	}
 	t.Cleanup(stop)
 	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
-		JWKSURL: is.url, Issuer: "https://as.example.com", Resource: zooAudience,
+		JWKSURL: is.URL, Issuer: "https://as.example.com", Resource: zooAudience,
 		RequiredScopes: []string{"jobs"}, ToolScopes: map[string][]string{"Operations_CancelOperation": {"jobs:admin"}},
 	}})
 	if err != nil {
@@ -598,7 +598,7 @@ func TestTaskMethodsForwardHeaders(t *testing.T) {
 	is := newTestIssuer(t)
 	const aud = "https://jobs.example.com/mcp"
 	a, err := auth.New(context.Background(), auth.Config{OAuth: &auth.OAuthConfig{
-		JWKSURL: is.url, Issuer: "https://as.example.com", Resource: aud,
+		JWKSURL: is.URL, Issuer: "https://as.example.com", Resource: aud,
 		ForwardClaims: []auth.ClaimHeader{{Claim: "sub", Header: "X-User-Id"}},
 	}})
 	if err != nil {

@@ -1,75 +1,31 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jwk"
-	"github.com/lestrrat-go/jwx/v3/jwt"
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
+	"github.com/grpc-mcp-gateway/gateway/internal/oauthtest"
 )
 
 // issuer signs ES256 tokens for issuer "i" and audience "a", and serves
 // its JWKS on a loopback URL the gateway may fetch over plain http.
-type issuer struct {
-	key  jwk.Key
-	jwks string
-}
+type issuer struct{ *oauthtest.Issuer }
 
 func newIssuer(t *testing.T) *issuer {
-	t.Helper()
-	raw, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := jwk.Import(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = key.Set(jwk.KeyIDKey, "k1")
-	_ = key.Set(jwk.AlgorithmKey, jwa.ES256())
-	pub, err := jwk.PublicKeyOf(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := jwk.NewSet()
-	_ = set.AddKey(pub)
-	body, _ := json.Marshal(set)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	return &issuer{key: key, jwks: srv.URL + "/jwks"}
+	return &issuer{oauthtest.NewIssuer(t)}
 }
 
 // args are the flags of an OAuth front door trusting the issuer.
 func (is *issuer) args() []string {
-	return []string{"--oauth-jwks-url", is.jwks, "--oauth-issuer", "i", "--oauth-audience", "a"}
+	return []string{"--oauth-jwks-url", is.URL + "/jwks", "--oauth-issuer", "i", "--oauth-audience", "a"}
 }
 
 func (is *issuer) token(t *testing.T, scope string) string {
 	t.Helper()
-	tok, err := jwt.NewBuilder().Issuer("i").Audience([]string{"a"}).Subject("alice").
-		Expiration(time.Now().Add(time.Hour)).Claim("scope", scope).Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), is.key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(s)
+	return is.Token(t, "i", "a", scope, nil)
 }
 
 // statelessCall POSTs a 2026-07-28 stateless tools/call of tool as token.

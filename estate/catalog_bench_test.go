@@ -70,7 +70,9 @@ func BenchmarkCatalog(b *testing.B) {
 			files, services, skipped := serviceProtos(b, dir, c.pick)
 			b.Logf("%d files defining %d services; %d skipped (an edition the compiler does not know)", len(files), services, skipped)
 			for b.Loop() {
-				measureCatalogBinary(b, bin, backend, dir, files)
+				if os.Getenv("CATALOG_BINARY") != "0" {
+					measureCatalogBinary(b, bin, backend, dir, files)
+				}
 				measureCatalogInProcess(b, backend, dir, files)
 			}
 			b.ReportMetric(float64(len(files)), "files")
@@ -238,10 +240,14 @@ func measureCatalogInProcess(b *testing.B, backend, dir string, files []string) 
 		Files: reflection.NewProtoSource([]string{dir}, files), NoReflection: true}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	stopProfile := startCPUProfile(b, os.Getenv("CATALOG_DISCOVERYPROFILE"))
+	start := time.Now()
 	g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{ToolMode: gateway.ToolModeSearch, Refresh: -1, RequireBackends: true})
+	stopProfile()
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.ReportMetric(time.Since(start).Seconds(), "inprocess-ready-s")
 	defer g.Close()
 	runtime.GC()
 	var ms runtime.MemStats
@@ -267,21 +273,8 @@ func measureCatalogInProcess(b *testing.B, backend, dir string, files []string) 
 		}
 	}
 	took := make([]time.Duration, 0, len(queries))
-	if path := os.Getenv("CATALOG_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			b.Fatal(err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			if err := f.Close(); err != nil {
-				b.Error(err)
-			}
-		}()
-	}
+	stopSearchProfile := startCPUProfile(b, os.Getenv("CATALOG_CPUPROFILE"))
+	defer stopSearchProfile()
 	for i, q := range queries {
 		args, _ := json.Marshal(map[string]any{"query": q + " " + nonce(i), "limit": 5})
 		start := time.Now()
@@ -295,4 +288,25 @@ func measureCatalogInProcess(b *testing.B, backend, dir string, files []string) 
 	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "search-p50-us")
 	b.ReportMetric(float64(took[len(took)*99/100].Microseconds()), "search-p99-us")
 	b.Logf("search_tools: %d requests", len(took))
+}
+
+// startCPUProfile writes a CPU profile to path until the returned function
+// is called; with an empty path it does nothing.
+func startCPUProfile(b *testing.B, path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -18,8 +19,9 @@ import (
 // response encoder. Large APIs reuse a few messages across hundreds of
 // methods (510 of Compute Engine's return its Operation), so each is built,
 // and held in memory, once. Message names are unique within one backend's
-// files, so the name is the key. Not safe for concurrent use: one
-// discovery compiles its tools in turn.
+// files, so the name is the key. Safe for concurrent use: a discovery
+// compiles its tools on every core (compileBackend), and the first tool
+// to need a message builds it while the others needing it wait.
 type compileCache struct {
 	sopts *schema.Options
 	topts *transcode.Options
@@ -27,26 +29,55 @@ type compileCache struct {
 	// name; anys adds what lookups learn, for the values calls render.
 	types      *dynamicpb.Types
 	anys       *anyTypes
-	inputs     map[protoreflect.FullName]json.RawMessage
-	outputs    map[protoreflect.FullName]json.RawMessage
-	validators map[protoreflect.FullName]*schema.Validator
-	encoders   map[protoreflect.FullName]*transcode.Encoder
+	inputs     memo[protoreflect.FullName, json.RawMessage]
+	outputs    memo[protoreflect.FullName, json.RawMessage]
+	validators memo[protoreflect.FullName, *schema.Validator]
+	encoders   memo[protoreflect.FullName, *transcode.Encoder]
 	// handles and truncated memoize withHandle and withTruncated by the
 	// schema they are given: those decode and re-encode a schema, and 503
 	// of Compute Engine's tools give them the same one.
-	handles   map[string]handled
-	truncated map[string]truncated
+	handles   memo[string, handled]
+	truncated memo[string, truncated]
 	// describe is what describe.Analyze needs beyond the method.
 	describe describe.Options
 	// backend names the backend in the resources bounded schemas name;
 	// boundIn and boundOut memoize those schemas, and escaped holds the
-	// messages they may name (toolsize.go).
+	// messages they may name (toolsize.go), guarded by mu.
 	backend  string
-	boundIn  map[boundKey]json.RawMessage
-	boundOut map[boundKey]json.RawMessage
+	boundIn  memo[boundKey, json.RawMessage]
+	boundOut memo[boundKey, json.RawMessage]
+	mu       sync.Mutex
 	escaped  map[protoreflect.FullName]protoreflect.MessageDescriptor
-	// scratch is the buffer boundTool measures each tool's entry in.
-	scratch []byte
+}
+
+// memo holds values built once per key, for concurrent callers: a caller
+// that finds the key being built waits for that build instead of
+// repeating it. A failed build is kept too; its discovery fails with it.
+type memo[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]*memoEntry[V]
+}
+
+type memoEntry[V any] struct {
+	once sync.Once
+	v    V
+	err  error
+}
+
+// get returns k's value, building it with build on first use.
+func (m *memo[K, V]) get(k K, build func() (V, error)) (V, error) {
+	m.mu.Lock()
+	e, ok := m.m[k]
+	if !ok {
+		if m.m == nil {
+			m.m = make(map[K]*memoEntry[V])
+		}
+		e = &memoEntry[V]{}
+		m.m[k] = e
+	}
+	m.mu.Unlock()
+	e.once.Do(func() { e.v, e.err = build() })
+	return e.v, e.err
 }
 
 type handled struct {
@@ -66,20 +97,12 @@ func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files,
 		fieldName = func(fd protoreflect.FieldDescriptor) string { return string(fd.Name()) }
 	}
 	return &compileCache{
-		describe:   describe.Options{FieldName: fieldName, Resources: describe.NewResources(files)},
-		sopts:      &schema.Options{UseProtoNames: useProtoNames, Resolver: types},
-		topts:      &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: anys},
-		types:      types,
-		anys:       anys,
-		inputs:     map[protoreflect.FullName]json.RawMessage{},
-		outputs:    map[protoreflect.FullName]json.RawMessage{},
-		validators: map[protoreflect.FullName]*schema.Validator{},
-		encoders:   map[protoreflect.FullName]*transcode.Encoder{},
-		handles:    map[string]handled{},
-		truncated:  map[string]truncated{},
-		backend:    backend,
-		boundIn:    map[boundKey]json.RawMessage{},
-		boundOut:   map[boundKey]json.RawMessage{},
+		describe: describe.Options{FieldName: fieldName, Resources: describe.NewResources(files)},
+		sopts:    &schema.Options{UseProtoNames: useProtoNames, Resolver: types},
+		topts:    &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: anys},
+		types:    types,
+		anys:     anys,
+		backend:  backend,
 	}
 }
 
@@ -96,62 +119,43 @@ func (c *compileCache) analyze(m protoreflect.MethodDescriptor) *describe.Method
 }
 
 func (c *compileCache) withHandle(out json.RawMessage) (json.RawMessage, string, error) {
-	if h, ok := c.handles[string(out)]; ok {
-		return h.schema, h.key, nil
-	}
-	s, key, err := withHandle(out)
-	if err == nil {
-		c.handles[string(out)] = handled{s, key}
-	}
-	return s, key, err
+	h, err := c.handles.get(string(out), func() (handled, error) {
+		s, key, err := withHandle(out)
+		return handled{s, key}, err
+	})
+	return h.schema, h.key, err
 }
 
 // withTruncated is schema.WithTruncated, with the shape a cut of the
 // tool's results needs: the records' member and the members the schema
 // requires.
 func (c *compileCache) withTruncated(out json.RawMessage) (json.RawMessage, results.Shape, error) {
-	if t, ok := c.truncated[string(out)]; ok {
-		return t.schema, t.shape, nil
-	}
-	s, member, merge, err := schema.WithTruncated(out)
-	if err != nil {
-		return nil, results.Shape{}, err
-	}
-	required, err := schema.RootRequired(out)
-	if err != nil {
-		return nil, results.Shape{}, err
-	}
-	shape := results.Shape{Member: member, Merge: merge, Required: required}
-	c.truncated[string(out)] = truncated{s, shape}
-	return s, shape, nil
+	t, err := c.truncated.get(string(out), func() (truncated, error) {
+		s, member, merge, err := schema.WithTruncated(out)
+		if err != nil {
+			return truncated{}, err
+		}
+		required, err := schema.RootRequired(out)
+		if err != nil {
+			return truncated{}, err
+		}
+		return truncated{s, results.Shape{Member: member, Merge: merge, Required: required}}, nil
+	})
+	return t.schema, t.shape, err
 }
 
 func (c *compileCache) input(md protoreflect.MessageDescriptor) (json.RawMessage, error) {
-	return cached(c.inputs, md, func() (json.RawMessage, error) { return schema.Input(md, c.sopts) })
+	return c.inputs.get(md.FullName(), func() (json.RawMessage, error) { return schema.Input(md, c.sopts) })
 }
 
 func (c *compileCache) output(md protoreflect.MessageDescriptor) (json.RawMessage, error) {
-	return cached(c.outputs, md, func() (json.RawMessage, error) { return schema.Output(md, c.sopts) })
+	return c.outputs.get(md.FullName(), func() (json.RawMessage, error) { return schema.Output(md, c.sopts) })
 }
 
 func (c *compileCache) validator(md protoreflect.MessageDescriptor) (*schema.Validator, error) {
-	return cached(c.validators, md, func() (*schema.Validator, error) { return schema.NewValidator(md, c.sopts) })
+	return c.validators.get(md.FullName(), func() (*schema.Validator, error) { return schema.NewValidator(md, c.sopts) })
 }
 
 func (c *compileCache) encoder(md protoreflect.MessageDescriptor) (*transcode.Encoder, error) {
-	return cached(c.encoders, md, func() (*transcode.Encoder, error) { return transcode.Compile(md, c.topts) })
-}
-
-// cached returns m's entry for md, building it on first use; a failure is
-// not cached (the discovery fails with it anyway).
-func cached[V any](m map[protoreflect.FullName]V, md protoreflect.MessageDescriptor, build func() (V, error)) (V, error) {
-	if v, ok := m[md.FullName()]; ok {
-		return v, nil
-	}
-	v, err := build()
-	if err != nil {
-		return v, err
-	}
-	m[md.FullName()] = v
-	return v, nil
+	return c.encoders.get(md.FullName(), func() (*transcode.Encoder, error) { return transcode.Compile(md, c.topts) })
 }

@@ -286,6 +286,8 @@ type Gateway struct {
 	// rebuildMu serialises catalog rebuilds, so two backends refreshed at
 	// once cannot swap in catalogs built from each other's stale views.
 	rebuildMu sync.Mutex
+	// releasing is set while releaseMemory runs (memory.go).
+	releasing atomic.Bool
 	// beforeSwap, when set (by tests, export_test.go), runs in rebuild
 	// once a catalog is built and before it is swapped in: the moment
 	// when a backend is discovered and clients do not list its tools yet.

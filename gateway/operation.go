@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -99,6 +100,9 @@ type operationsClient struct {
 	// timeFields are the create/update timestamps of each metadata type,
 	// for task timestamps (tasks.go).
 	timeFields map[protoreflect.FullName]metadataTimes
+	// compileMu guards encoders and timeFields while discovery's
+	// goroutines fill them; calls, which come after, only read them.
+	compileMu sync.Mutex
 	// custom, when set, makes this the poller of one custom (Compute
 	// Engine style) long-running method instead (operation_custom.go).
 	custom *customOps
@@ -253,13 +257,22 @@ func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operation
 		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
 	if ops != nil {
-		ops.encoders[resp.FullName()] = &anyEncoder{enc: enc, wrap: lr.wrapResponse}
-		if meta := resolveTypeName(metaName, m, types); meta != nil {
+		var metaEnc *anyEncoder
+		meta := resolveTypeName(metaName, m, types)
+		if meta != nil {
 			if menc, err := cc.encoder(meta); err == nil {
-				ops.encoders[meta.FullName()] = &anyEncoder{enc: menc, wrap: !schema.IsObject(meta)}
-				ops.timeFields[meta.FullName()] = timestampsOf(meta)
+				metaEnc = &anyEncoder{enc: menc, wrap: !schema.IsObject(meta)}
 			}
 		}
+		// compileBackend compiles tools concurrently; calls only read
+		// these maps, once discovery is over.
+		ops.compileMu.Lock()
+		ops.encoders[resp.FullName()] = &anyEncoder{enc: enc, wrap: lr.wrapResponse}
+		if metaEnc != nil {
+			ops.encoders[meta.FullName()] = metaEnc
+			ops.timeFields[meta.FullName()] = timestampsOf(meta)
+		}
+		ops.compileMu.Unlock()
 	}
 	if ops != nil && ops.hasGet {
 		// Tasks poll through GetOperation (tasks.go).

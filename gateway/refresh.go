@@ -176,6 +176,7 @@ func (g *Gateway) rebuild() (bool, error) {
 		(*hook)()
 	}
 	g.catalog.Store(c)
+	g.releaseMemory()
 	if g.semantic != nil && c.search != nil {
 		g.semantic.kick()
 	}

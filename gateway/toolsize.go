@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -50,8 +51,10 @@ func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (int,
 		lr.getTool = def.Name
 		def.Description += lr.describe()
 	}
-	cc.scratch = mcp.AppendEntry(cc.scratch[:0], def)
-	size := len(cc.scratch)
+	buf := entryBuffers.Get().(*[]byte)
+	*buf = mcp.AppendEntry((*buf)[:0], def)
+	size := len(*buf)
+	entryBuffers.Put(buf)
 	if size <= MaxToolBytes {
 		return 0, nil
 	}
@@ -78,6 +81,11 @@ func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (int,
 	}
 	return size, nil
 }
+
+// entryBuffers are the buffers boundTool measures entries in, one per
+// goroutine compiling tools: an entry written out in full can take
+// megabytes, and 13,000 tools' worth of them would be garbage.
+var entryBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // shareUnit is what the schemas' shares of a bounded tool are rounded to.
 const shareUnit = 1024
@@ -172,6 +180,8 @@ func (c *compileCache) bound(max int) schema.Bound {
 // resource is the Resource of c's bounds: it records every message a
 // bounded schema may name, which resources/read then serves.
 func (c *compileCache) resource(md protoreflect.MessageDescriptor) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.escaped == nil {
 		c.escaped = map[protoreflect.FullName]protoreflect.MessageDescriptor{}
 	}
@@ -180,48 +190,31 @@ func (c *compileCache) resource(md protoreflect.MessageDescriptor) string {
 }
 
 func (c *compileCache) inputWithin(md protoreflect.MessageDescriptor, stream bool, max int) (json.RawMessage, error) {
-	k := boundKey{md.FullName(), stream, max}
-	if s, ok := c.boundIn[k]; ok {
-		return s, nil
-	}
-	b := c.bound(max)
-	build := schema.StreamInputWithin
-	if !stream {
-		whole, err := c.input(md)
-		if err != nil {
-			return nil, err
+	return c.boundIn.get(boundKey{md.FullName(), stream, max}, func() (json.RawMessage, error) {
+		b := c.bound(max)
+		build := schema.StreamInputWithin
+		if !stream {
+			whole, err := c.input(md)
+			if err != nil {
+				return nil, err
+			}
+			build, b.WholeBytes = schema.InputWithin, len(whole)
 		}
-		build, b.WholeBytes = schema.InputWithin, len(whole)
-	}
-	s, err := build(md, c.sopts, b)
-	if err != nil {
-		return nil, err
-	}
-	c.boundIn[k] = s
-	return s, nil
+		return build(md, c.sopts, b)
+	})
 }
 
 func (c *compileCache) outputWithin(md protoreflect.MessageDescriptor, stream bool, max int) (json.RawMessage, error) {
-	k := boundKey{md.FullName(), stream, max}
-	if s, ok := c.boundOut[k]; ok {
-		return s, nil
-	}
-	var s json.RawMessage
-	var err error
-	if stream {
-		s, err = schema.StreamOutputWithin(md, c.sopts, c.bound(max))
-	} else {
-		var whole json.RawMessage
-		if whole, err = c.output(md); err != nil {
+	return c.boundOut.get(boundKey{md.FullName(), stream, max}, func() (json.RawMessage, error) {
+		if stream {
+			return schema.StreamOutputWithin(md, c.sopts, c.bound(max))
+		}
+		whole, err := c.output(md)
+		if err != nil {
 			return nil, err
 		}
 		b := c.bound(max)
 		b.WholeRoot, b.WholeBytes = true, len(whole)
-		s, err = schema.OutputWithin(md, c.sopts, b)
-	}
-	if err != nil {
-		return nil, err
-	}
-	c.boundOut[k] = s
-	return s, nil
+		return schema.OutputWithin(md, c.sopts, b)
+	})
 }

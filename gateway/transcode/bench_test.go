@@ -10,6 +10,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 )
 
 // benchInputs are medium-sized responses: a random tt3.All (scalars, maps,
@@ -82,6 +84,27 @@ func BenchmarkAppendJSON(b *testing.B) {
 				}
 				var err error
 				if buf, err = opts.MarshalAppend(buf[:0], m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFirstUse is what the first call of a method pays since Compile
+// defers the plans to first use: compiling them and rendering one
+// response.
+func BenchmarkFirstUse(b *testing.B) {
+	for _, in := range benchInputs(b) {
+		b.Run(in.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var buf []byte
+			for b.Loop() {
+				enc, err := transcode.Compile(in.md, &transcode.Options{Resolver: resolver{schema().types}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if buf, err = enc.AppendJSON(buf[:0], in.wire); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -36,6 +36,10 @@ var (
 // On error the returned slice has dst's length; bytes past it in dst's
 // backing array may have been overwritten.
 func (e *Encoder) AppendJSON(dst, wire []byte) ([]byte, error) {
+	root, err := e.plan()
+	if err != nil {
+		return dst, err
+	}
 	st := statePool.Get().(*state)
 	st.sh, st.wire = e.shared, wire
 	st.checkRequired = !e.shared.allowPartial
@@ -43,7 +47,7 @@ func (e *Encoder) AppendJSON(dst, wire []byte) ([]byte, error) {
 	// the global registry whatever the protojson resolver is.
 	st.extResolver = protoregistry.GlobalTypes
 	st.occs = append(st.occs[:0], occ{end: len(wire)})
-	out, err := st.message(dst, e.root, 1, true, 1, nil)
+	out, err := st.message(dst, root, 1, true, 1, nil)
 	st.release()
 	if err != nil {
 		return dst, fmt.Errorf("transcode: %w", err)

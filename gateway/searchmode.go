@@ -261,6 +261,7 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		answers: make(map[searchKey]*mcp.CallToolResult),
 	}
 	docs := make([]search.Document, len(tools))
+	var compact mcp.SchemaCompactor
 	for i, t := range tools {
 		fields := make([]search.Field, len(searchFields))
 		for f, sf := range searchFields {
@@ -289,17 +290,13 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		if err != nil {
 			return nil, fmt.Errorf("search entry of %s: %w", t.def.Name, err)
 		}
-		var in bytes.Buffer
-		if err := json.Compact(&in, t.def.InputSchema); err != nil {
+		inSchema, err := compact.Compact(t.def.InputSchema, `{"type":"object"}`)
+		if err != nil {
 			return nil, fmt.Errorf("search entry of %s: input schema: %w", t.def.Name, err)
 		}
 		// The full entry is the entry with the schema added, spliced
 		// rather than encoded again (which would check the schema twice).
 		head := fullHead[:len(fullHead)-1]
-		inSchema := t.def.InputSchema
-		if !bytes.Equal(in.Bytes(), inSchema) {
-			inSchema = bytes.Clone(in.Bytes())
-		}
 		fullText := escapedLen(head) + escapedLen([]byte(inputSchemaKey)) + escapedLen(inSchema) + len("}")
 		e.Description = truncateRunes(e.Description, maxShortDescription)
 		if answerOverhead+len(`{"tools":[]}`)+fullText > MaxSearchAnswerBytes {
@@ -307,7 +304,7 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 			// entry says so, with the size, so a model knows what asking
 			// costs before it asks.
 			e.SchemaNote = fmt.Sprintf("input schema left out: %d bytes (about %d tokens), more than an answer listing other matches carries; search this tool's exact name, %s, to get it",
-				in.Len(), (in.Len()/4+500)/1000*1000, t.def.Name)
+				len(inSchema), (len(inSchema)/4+500)/1000*1000, t.def.Name)
 		}
 		short, err := json.Marshal(e)
 		if err != nil {

@@ -54,3 +54,34 @@ func nextCursorOf(t *testing.T, page []byte) string {
 	}
 	return p.NextCursor
 }
+
+// TestSchemaCompactor: a compact schema comes back as the very slice
+// given, a spaced one compacted, an empty one as the default, and what is
+// not a JSON object is refused, each time it is asked (a refusal is not
+// remembered as an answer).
+func TestSchemaCompactor(t *testing.T) {
+	var c SchemaCompactor
+	compact := json.RawMessage(`{"type":"object"}`)
+	for range 2 {
+		got, err := c.Compact(compact, "")
+		if err != nil || &got[0] != &compact[0] {
+			t.Errorf("compact schema: %s %v, want the same slice", got, err)
+		}
+	}
+	spaced := json.RawMessage(`{ "type" : "object" }`)
+	for range 2 {
+		if got, err := c.Compact(spaced, ""); err != nil || string(got) != `{"type":"object"}` {
+			t.Errorf("spaced schema: %s %v", got, err)
+		}
+	}
+	if got, err := c.Compact(nil, `{"type":"object"}`); err != nil || string(got) != `{"type":"object"}` {
+		t.Errorf("empty schema: %s %v, want the default", got, err)
+	}
+	for _, bad := range []string{`{"type":`, `["object"]`} {
+		for range 2 {
+			if got, err := c.Compact(json.RawMessage(bad), ""); err == nil {
+				t.Errorf("%s: %s, want an error", bad, got)
+			}
+		}
+	}
+}

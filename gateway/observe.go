@@ -43,7 +43,7 @@ func (g *Gateway) instrument(c *catalog) {
 	if old := g.catalog.Load(); old != nil {
 		for _, t := range old.tools {
 			if n := c.byName[t.def.Name]; n == nil || n.backend != t.backend {
-				g.opts.Metrics.ForgetTool(t.def.Name, t.backend)
+				g.opts.Metrics.ForgetTool(t.obs.metrics)
 			}
 		}
 	}

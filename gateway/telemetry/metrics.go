@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -133,38 +134,42 @@ func (m *Metrics) Handler() http.Handler {
 	})
 }
 
-// Tool resolves the series of one tool, for the gateway to keep beside
-// the tool and use on every call. Call it at discovery, not per call: it
-// does the label lookups so that a call does none. Nil for a nil
-// *Metrics.
+// Tool returns the series of one tool, for the gateway to keep beside the
+// tool and use on every call. Call it at discovery, not per call: a call
+// then reads each series with one atomic load. Nil for a nil *Metrics.
 //
-// The OK series is created at once, so a tool shows (at zero) from the
-// moment it is discovered and rate() over it is defined; the other codes'
-// series appear on first use, which keeps a large catalog from exporting
-// sixteen idle series per tool.
+// The tool's OK calls series is created at once, so every tool shows (at
+// zero) from the moment it is discovered and rate() over it is defined.
+// Its other series (other codes, the latency histogram, rejections,
+// retries) appear on first use: a histogram is seventeen series, and
+// exported for every tool of the googleapis catalog (13,386) they made a
+// scrape 31 MB and a second of CPU (BenchmarkScrape), for tools most of
+// which are never called.
 func (m *Metrics) Tool(tool, backend string) *ToolMetrics {
 	if m == nil {
 		return nil
 	}
 	tm := &ToolMetrics{
-		calls:    m.calls.MustCurryWith(prometheus.Labels{"tool": tool, "backend": backend}),
-		latency:  m.latency.WithLabelValues(tool, backend),
-		rejected: m.rejections.WithLabelValues(tool, backend),
-		retries:  m.retries.WithLabelValues(tool, backend),
+		m:       m,
+		tool:    tool,
+		calls:   m.calls.MustCurryWith(prometheus.Labels{"tool": tool, "backend": backend}),
+		backend: backend,
 	}
 	tm.counter(codes.OK)
 	return tm
 }
 
 // ForgetTool deletes the series of a tool that a refresh removed, so a
-// renamed method does not leave its old series behind forever. A
-// *ToolMetrics still held for it keeps counting into detached series
-// that are no longer exported.
-func (m *Metrics) ForgetTool(tool, backend string) {
-	if m == nil {
+// renamed method does not leave its old series behind forever. tm, if
+// still held by a call under way, records nothing from then on.
+func (m *Metrics) ForgetTool(tm *ToolMetrics) {
+	if m == nil || tm == nil {
 		return
 	}
-	l := prometheus.Labels{"tool": tool, "backend": backend}
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	tm.forgotten = true
+	l := prometheus.Labels{"tool": tm.tool, "backend": tm.backend}
 	m.calls.DeletePartialMatch(l)
 	m.latency.Delete(l)
 	m.rejections.Delete(l)
@@ -225,30 +230,64 @@ func (m *Metrics) SetBackendReplicas(backend string, resolved, serving int) {
 	m.replicas.WithLabelValues(backend, "serving").Set(float64(serving))
 }
 
-// ToolMetrics are one tool's series, resolved once by [Metrics.Tool]. A
-// nil *ToolMetrics records nothing. Safe for concurrent use.
+// ToolMetrics are one tool's series, from [Metrics.Tool]. A nil
+// *ToolMetrics records nothing. Safe for concurrent use.
 type ToolMetrics struct {
-	calls    *prometheus.CounterVec // curried with tool and backend
-	latency  prometheus.Observer
-	rejected prometheus.Counter
-	retries  prometheus.Counter
-	// byCode caches the calls child of each code: resolved on first use
-	// (one label lookup, ever) and then read with one atomic load.
-	byCode [numCodes]atomic.Pointer[counter]
+	m             *Metrics
+	tool, backend string
+	calls         *prometheus.CounterVec // curried with tool and backend
+	// The series, each resolved on first use (one label lookup, under
+	// mu) and then read with one atomic load.
+	byCode   [numCodes]atomic.Pointer[counter]
+	latency  atomic.Pointer[observer]
+	rejected atomic.Pointer[counter]
+	retries  atomic.Pointer[counter]
+	// mu orders first uses with ForgetTool: once forgotten, no series
+	// is created again.
+	mu        sync.Mutex
+	forgotten bool
 }
 
-// counter boxes a prometheus.Counter so an atomic.Pointer can hold it.
+// counter and observer box a series so an atomic.Pointer can hold it.
 type counter struct{ prometheus.Counter }
 
-func (tm *ToolMetrics) counter(c codes.Code) prometheus.Counter {
-	slot := &tm.byCode[c]
+type observer struct{ prometheus.Observer }
+
+// What a forgotten tool records into: series on no registry.
+var (
+	discardedCounter  = &counter{prometheus.NewCounter(prometheus.CounterOpts{Name: "discarded"})}
+	discardedObserver = &observer{prometheus.NewHistogram(prometheus.HistogramOpts{Name: "discarded"})}
+)
+
+// series returns the series in slot, creating it with create on first
+// use; a forgotten tool gets a series that is not exported.
+func series[T any](tm *ToolMetrics, slot *atomic.Pointer[T], create func() *T, detached *T) *T {
 	if p := slot.Load(); p != nil {
-		return p.Counter
+		return p
 	}
-	// Two first calls racing resolve the same child; either store wins.
-	p := &counter{tm.calls.WithLabelValues(codeNames[c])}
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	if tm.forgotten {
+		return detached
+	}
+	if p := slot.Load(); p != nil {
+		return p
+	}
+	p := create()
 	slot.Store(p)
-	return p.Counter
+	return p
+}
+
+func (tm *ToolMetrics) counter(c codes.Code) prometheus.Counter {
+	return series(tm, &tm.byCode[c], func() *counter {
+		return &counter{tm.calls.WithLabelValues(codeNames[c])}
+	}, discardedCounter).Counter
+}
+
+func (tm *ToolMetrics) latencyObserver() prometheus.Observer {
+	return series(tm, &tm.latency, func() *observer {
+		return &observer{tm.m.latency.WithLabelValues(tm.tool, tm.backend)}
+	}, discardedObserver).Observer
 }
 
 // Observe records one call that reached the backend and ended with code,
@@ -259,26 +298,31 @@ func (tm *ToolMetrics) Observe(code codes.Code, d time.Duration, sc trace.SpanCo
 		return
 	}
 	tm.counter(canonical(code)).Inc()
+	latency := tm.latencyObserver()
 	if sc.IsSampled() {
-		if eo, ok := tm.latency.(prometheus.ExemplarObserver); ok {
+		if eo, ok := latency.(prometheus.ExemplarObserver); ok {
 			eo.ObserveWithExemplar(d.Seconds(), prometheus.Labels{"trace_id": sc.TraceID().String()})
 			return
 		}
 	}
-	tm.latency.Observe(d.Seconds())
+	latency.Observe(d.Seconds())
 }
 
 // Rejected records one call whose arguments failed validation. It is not
 // counted in tool_calls_total: that counts what the backend saw.
 func (tm *ToolMetrics) Rejected() {
 	if tm != nil {
-		tm.rejected.Inc()
+		series(tm, &tm.rejected, func() *counter {
+			return &counter{tm.m.rejections.WithLabelValues(tm.tool, tm.backend)}
+		}, discardedCounter).Inc()
 	}
 }
 
 // Retried records n retries (attempts after the first) of one call.
 func (tm *ToolMetrics) Retried(n int) {
 	if tm != nil && n > 0 {
-		tm.retries.Add(float64(n))
+		series(tm, &tm.retries, func() *counter {
+			return &counter{tm.m.retries.WithLabelValues(tm.tool, tm.backend)}
+		}, discardedCounter).Add(float64(n))
 	}
 }

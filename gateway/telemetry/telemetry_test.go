@@ -38,7 +38,7 @@ func TestMetricsSeries(t *testing.T) {
 	t.Parallel()
 	m := telemetry.NewMetrics()
 	get := m.Tool("ZooService_GetAnimal", "zoo")
-	m.Tool("ZooService_ListAnimals", "zoo") // discovered, never called
+	list := m.Tool("ZooService_ListAnimals", "zoo") // discovered, never called
 
 	get.Observe(codes.OK, 3*time.Millisecond, trace.SpanContext{})
 	get.Observe(codes.OK, 40*time.Millisecond, trace.SpanContext{})
@@ -63,7 +63,6 @@ grpc_mcp_gateway_tool_calls_total{backend="zoo",grpc_code="UNKNOWN",tool="ZooSer
 # HELP grpc_mcp_gateway_tool_input_rejections_total tools/call requests whose arguments failed validation and never reached the backend.
 # TYPE grpc_mcp_gateway_tool_input_rejections_total counter
 grpc_mcp_gateway_tool_input_rejections_total{backend="zoo",tool="ZooService_GetAnimal"} 1
-grpc_mcp_gateway_tool_input_rejections_total{backend="zoo",tool="ZooService_ListAnimals"} 0
 # HELP grpc_mcp_gateway_sessions MCP sessions open now, by transport.
 # TYPE grpc_mcp_gateway_sessions gauge
 grpc_mcp_gateway_sessions{transport="stdio"} 1
@@ -97,21 +96,45 @@ grpc_mcp_gateway_backend_connection_state{backend="zoo",state="TRANSIENT_FAILURE
 		`grpc_mcp_gateway_tool_call_duration_seconds_bucket{backend="zoo",tool="ZooService_GetAnimal",le="0.05"} 4`,
 		`grpc_mcp_gateway_tool_call_duration_seconds_bucket{backend="zoo",tool="ZooService_GetAnimal",le="60"} 4`,
 		`grpc_mcp_gateway_tool_call_duration_seconds_count{backend="zoo",tool="ZooService_GetAnimal"} 4`,
-		`grpc_mcp_gateway_tool_call_duration_seconds_count{backend="zoo",tool="ZooService_ListAnimals"} 0`,
 		"go_goroutines ",
 	} {
 		if !strings.Contains(body, line) {
 			t.Errorf("scrape lacks %q", line)
 		}
 	}
+	// A tool never called exports its OK count only: its histogram is
+	// seventeen series, which a catalog of thousands of tools cannot
+	// afford for each.
+	if strings.Contains(body, `duration_seconds_count{backend="zoo",tool="ZooService_ListAnimals"}`) {
+		t.Error("a tool never called exports a latency histogram")
+	}
 	// process_* exists only where procfs does; check it there.
 	if _, err := http.Dir("/proc/self").Open("stat"); err == nil && !strings.Contains(body, "process_cpu_seconds_total") {
 		t.Error("scrape lacks the process collector")
 	}
 
-	m.ForgetTool("ZooService_GetAnimal", "zoo")
+	m.ForgetTool(get)
 	if n := testutil.CollectAndCount(m.Registry(), "grpc_mcp_gateway_tool_calls_total"); n != 1 {
 		t.Errorf("after ForgetTool: %d call series, want 1 (ListAnimals OK)", n)
+	}
+	// A call that was under way when its tool was forgotten creates no
+	// series again, whichever it touches first.
+	get.Observe(codes.Internal, time.Millisecond, trace.SpanContext{})
+	get.Rejected()
+	get.Retried(2)
+	for _, name := range []string{"grpc_mcp_gateway_tool_calls_total", "grpc_mcp_gateway_tool_input_rejections_total",
+		"grpc_mcp_gateway_tool_call_duration_seconds", "grpc_mcp_gateway_tool_call_retries_total"} {
+		want := 0
+		if name == "grpc_mcp_gateway_tool_calls_total" {
+			want = 1 // ListAnimals OK
+		}
+		if n := testutil.CollectAndCount(m.Registry(), name); n != want {
+			t.Errorf("after a forgotten tool's call: %d series of %s, want %d", n, name, want)
+		}
+	}
+	list.Retried(1)
+	if n := testutil.CollectAndCount(m.Registry(), "grpc_mcp_gateway_tool_call_retries_total"); n != 1 {
+		t.Errorf("a retry of a tool still listed: %d retry series, want 1", n)
 	}
 }
 
@@ -156,7 +179,8 @@ func TestNilIsNoop(t *testing.T) {
 	}
 	tm.Observe(codes.OK, time.Second, trace.SpanContext{})
 	tm.Rejected()
-	m.ForgetTool("t", "b")
+	m.ForgetTool(tm)
+	telemetry.NewMetrics().ForgetTool(nil)
 	m.SessionOpened("stdio")
 	m.SessionClosed("stdio")
 	m.DiscoveryRefreshed("b", nil)

@@ -298,7 +298,17 @@ func TestTaskResultCredentialEnd(t *testing.T) {
 			return slices.ContainsFunc(ps, func(p backendPoll) bool { return p.name == alphaJob && p.method == "WaitOperation" }) &&
 				slices.ContainsFunc(ps, func(p backendPoll) bool { return p.name == betaJob && p.method == "WaitOperation" })
 		})
-		if err := os.WriteFile(tokens, []byte("beta\n"), 0o600); err != nil {
+		// Replaced whole, as README advises for revoking: written in
+		// place, the file is empty between its truncation and its
+		// write, and a stall there longer than two of this test's 10 ms
+		// polls (seen on a loaded machine) loads the empty file and
+		// revokes beta too (TestTokenFileWrittenInPlace covers writes
+		// in place at the default interval's scale).
+		next := tokens + ".next"
+		if err := os.WriteFile(next, []byte("beta\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(next, tokens); err != nil {
 			t.Fatal(err)
 		}
 		r := <-alphaRes

@@ -31,8 +31,9 @@ type ToolSetOptions struct {
 
 // ToolSet is an immutable snapshot of the tools, in the order given. It
 // exists so that tools/list costs no encoding per request: every page is
-// encoded once per revision family at construction, and tools/call finds a
-// tool by name with one map lookup.
+// encoded once per revision family, at the first tools/list of that
+// family (but see maxKeptListBytes), and tools/call finds a tool by name
+// with one map lookup.
 type ToolSet struct {
 	tools  []Tool
 	byName map[string]int
@@ -41,6 +42,9 @@ type ToolSet struct {
 	// or two revisions, and a large catalog's pages are megabytes each.
 	pages     [numFamilies][][]byte
 	pagesOnce [numFamilies]sync.Once
+	// keepLimit is maxKeptListBytes (tests lower it): a list larger than
+	// that is encoded at each request, not kept.
+	keepLimit int
 	ann       [][]byte // each tool's annotations, encoded
 	pageSize  int
 	cursorOf  []string // cursorOf[p] is page p's cursor (p >= 1)
@@ -83,6 +87,7 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 	}
 	s.ann = make([][]byte, len(tools))
 	s.pageSize = o.PageSize
+	s.keepLimit = maxKeptListBytes
 	h := fnv.New64a()
 	var scratch []byte
 	var compact SchemaCompactor
@@ -151,38 +156,51 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 // familyPages encodes the pages of family f once.
 func (s *ToolSet) familyPages(f family) [][]byte {
 	s.pagesOnce[f].Do(func() {
-		tf := f
-		if f == family20260728 {
-			tf = family20250618 // the same tools, in another envelope
-		}
-		n, npages := len(s.tools), len(s.cursorOf)
-		pages := make([][]byte, npages)
-		for p := range npages {
-			lo, hi := p*s.pageSize, min((p+1)*s.pageSize, n)
-			b := []byte(`{"tools":[`)
-			for i := lo; i < hi; i++ {
-				if i > lo {
-					b = append(b, ',')
-				}
-				b = appendTool(b, s.tools[i], s.ann[i], tf)
-			}
-			b = append(b, ']')
-			if p+1 < npages {
-				b = append(b, `,"nextCursor":`...)
-				b = appendString(b, s.cursorOf[p+1])
-			}
-			if f == family20260728 {
-				b = append(b, `,"ttlMs":`...)
-				b = strconv.AppendInt(b, s.ttlMs, 10)
-				b = append(b, `,"cacheScope":`...)
-				b = appendString(b, s.scope)
-				b = append(b, `,"resultType":"complete"`...)
-			}
-			pages[p] = append(b, '}')
+		pages := make([][]byte, len(s.cursorOf))
+		for p := range pages {
+			pages[p] = s.encodePage(f, p)
 		}
 		s.pages[f] = pages
 	})
 	return s.pages[f]
+}
+
+// maxKeptListBytes is the largest tools/list whose pages a ToolSet keeps
+// once encoded. A larger list (a typed catalog of the googleapis estate
+// is 188 MB in 134 pages, per revision family) is encoded page by page
+// at each request instead: a page of a megabyte or two costs a few
+// milliseconds to encode, less than sending it, and keeping every page
+// would hold hundreds of megabytes for the catalog's life.
+const maxKeptListBytes = 16 << 20
+
+// encodePage encodes page p for family f.
+func (s *ToolSet) encodePage(f family, p int) []byte {
+	tf := f
+	if f == family20260728 {
+		tf = family20250618 // the same tools, in another envelope
+	}
+	n, npages := len(s.tools), len(s.cursorOf)
+	lo, hi := p*s.pageSize, min((p+1)*s.pageSize, n)
+	b := []byte(`{"tools":[`)
+	for i := lo; i < hi; i++ {
+		if i > lo {
+			b = append(b, ',')
+		}
+		b = appendTool(b, s.tools[i], s.ann[i], tf)
+	}
+	b = append(b, ']')
+	if p+1 < npages {
+		b = append(b, `,"nextCursor":`...)
+		b = appendString(b, s.cursorOf[p+1])
+	}
+	if f == family20260728 {
+		b = append(b, `,"ttlMs":`...)
+		b = strconv.AppendInt(b, s.ttlMs, 10)
+		b = append(b, `,"cacheScope":`...)
+		b = appendString(b, s.scope)
+		b = append(b, `,"resultType":"complete"`...)
+	}
+	return append(b, '}')
 }
 
 // SchemaCompactor checks and compacts JSON schemas as NewToolSet does
@@ -363,6 +381,9 @@ func (s *ToolSet) page(f family, cursor string) ([]byte, bool) {
 		if p, ok = s.cursors[cursor]; !ok {
 			return nil, false
 		}
+	}
+	if s.listBytes > s.keepLimit {
+		return s.encodePage(f, p), true
 	}
 	return s.familyPages(f)[p], true
 }

@@ -46,6 +46,51 @@ func TestToolSetListBytes(t *testing.T) {
 	}
 }
 
+// TestToolSetLargeListNotKept: a list over the kept size is encoded at
+// each request, into the same bytes a kept list serves, for every
+// revision family and page, and none of it is kept.
+func TestToolSetLargeListNotKept(t *testing.T) {
+	t.Parallel()
+	var tools []Tool
+	for i := range 8 {
+		tl := testTools()[i%len(testTools())]
+		tl.Name = fmt.Sprintf("%s_%d", tl.Name, i)
+		tools = append(tools, tl)
+	}
+	kept, err := NewToolSet(tools, &ToolSetOptions{PageSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, err := NewToolSet(tools, &ToolSetOptions{PageSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	large.keepLimit = large.ListBytes() - 1
+	for f := range numFamilies {
+		cursor := ""
+		for pages := 0; ; pages++ {
+			want, ok := kept.page(f, cursor)
+			got, ok2 := large.page(f, cursor)
+			if !ok || !ok2 || string(got) != string(want) {
+				t.Fatalf("family %d, cursor %q: %s (%v), want %s (%v)", f, cursor, got, ok2, want, ok)
+			}
+			again, _ := large.page(f, cursor)
+			if &again[0] == &got[0] {
+				t.Errorf("family %d, cursor %q: the page was kept", f, cursor)
+			}
+			if cursor = nextCursorOf(t, want); cursor == "" {
+				if pages != 2 {
+					t.Errorf("family %d: %d pages, want 3", f, pages+1)
+				}
+				break
+			}
+		}
+		if large.pages[f] != nil {
+			t.Errorf("family %d: pages kept", f)
+		}
+	}
+}
+
 func nextCursorOf(t *testing.T, page []byte) string {
 	t.Helper()
 	var p struct{ NextCursor string }

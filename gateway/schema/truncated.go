@@ -3,7 +3,10 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // TruncatedProperty is the member of structuredContent that lists what the
@@ -30,79 +33,169 @@ const truncatedSchema = `{"type":"array","description":"Only when the gateway cu
 // response's own data, and the cut picks a free name when it happens.
 // Otherwise merge is true: a root member of that name can only be the
 // gateway's.
+//
+// It reads only the root's members, front to back, without decoding the
+// schema into a tree: discovery calls it for every distinct output schema,
+// some of them hundreds of kilobytes. A root member given twice (this
+// package never writes one twice) counts as the last one given, as when
+// decoding.
 func WithTruncated(s json.RawMessage) (out json.RawMessage, name string, merge bool, err error) {
-	var root map[string]json.RawMessage
-	if err := json.Unmarshal(s, &root); err != nil {
-		return nil, "", false, fmt.Errorf("schema: output schema: %w", err)
+	var root map[string]json.RawMessage // what the errors are worded after
+	if !json.Valid(s) {
+		return nil, "", false, rootError(s, &root)
 	}
-	if string(bytes.TrimSpace(root["additionalProperties"])) != "false" {
+	c := cursor{in: s}
+	switch c.peek() {
+	case '{':
+	case 'n': // null: decoded, a root without members, which admits any
+		return s, TruncatedProperty, false, nil
+	default:
+		return nil, "", false, rootError(s, &root)
+	}
+	var closed bool
+	var props []byte // the root's "properties", when it has them
+	propsAt := 0     // where props start in s
+	c.members(func(key []byte) {
+		c.skipSpace()
+		at := c.pos
+		v := c.raw()
+		switch {
+		case keyIs(key, "additionalProperties"):
+			closed = string(v) == "false"
+		case keyIs(key, "properties"):
+			props, propsAt = v, at
+		}
+	})
+	if !closed {
 		return s, TruncatedProperty, false, nil
 	}
-	var props map[string]json.RawMessage
-	if p, ok := root["properties"]; ok {
-		if err := json.Unmarshal(p, &props); err != nil {
+	if props != nil && props[0] != '{' {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(props, &m); err != nil {
 			return nil, "", false, fmt.Errorf("schema: output schema properties: %w", err)
 		}
+		// null: there is no object to add the member to.
+		return nil, "", false, fmt.Errorf("schema: output schema: cannot add %q", TruncatedProperty)
 	}
-	name = TruncatedProperty
-	for props[name] != nil {
-		name = "_" + name
-	}
-	member, _ := json.Marshal(name)
-	member = append(append(member, ':'), truncatedSchema...)
+	name, empty := freeTruncatedName(props)
+	member := `"` + name + `":` + truncatedSchema
 	// Splice the member into the root's properties (or add properties),
 	// keeping every other byte in place so the schema stays deterministic.
+	// The result is sized once: it is kept for the catalog's life.
 	var b []byte
-	if end := propertiesEnd(s); end > 0 {
+	if props != nil {
+		end := propsAt + len(props) - 1 // the closing brace
+		b = make([]byte, 0, len(s)+1+len(member))
 		b = append(b, s[:end]...)
-		if len(props) > 0 {
+		if !empty {
 			b = append(b, ',')
 		}
 		b = append(b, member...)
 		b = append(b, s[end:]...)
 	} else {
+		if s[len(s)-1] != '}' { // white space after the root
+			return nil, "", false, fmt.Errorf("schema: output schema: cannot add %q", name)
+		}
+		const open, close = `,"properties":{`, "}}"
+		b = make([]byte, 0, len(s)-1+len(open)+len(member)+len(close))
 		b = append(b, s[:len(s)-1]...)
-		b = append(b, `,"properties":{`...)
+		b = append(b, open...)
 		b = append(b, member...)
-		b = append(b, "}}"...)
-	}
-	if !json.Valid(b) {
-		return nil, "", false, fmt.Errorf("schema: output schema: cannot add %q", name)
+		b = append(b, close...)
 	}
 	return b, name, true, nil
 }
 
-// propertiesEnd is the offset of the closing brace of the root's
-// "properties" object, or 0 when it has none.
-func propertiesEnd(s []byte) int {
-	dec := json.NewDecoder(bytes.NewReader(s))
-	if _, err := dec.Token(); err != nil {
-		return 0
+// freeTruncatedName is the first of TruncatedProperty, "_"+TruncatedProperty,
+// ... that the raw properties object props does not have (nil: none), and
+// whether props has no member at all.
+func freeTruncatedName(props []byte) (name string, empty bool) {
+	var taken []int // the underscores before TruncatedProperty in a member's name
+	empty = true
+	if props != nil {
+		c := cursor{in: props}
+		c.members(func(key []byte) {
+			empty = false
+			c.raw()
+			if n, ok := underscores(key); ok {
+				taken = append(taken, n)
+			}
+		})
 	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return 0
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return 0
-		}
-		if key == "properties" {
-			return int(dec.InputOffset()) - 1
-		}
+	n := 0
+	for slices.Contains(taken, n) {
+		n++
 	}
-	return 0
+	return strings.Repeat("_", n) + TruncatedProperty, empty
 }
 
 // RootRequired returns the members the root of the output schema s
 // requires: what a result cut to its budget must keep to still match s.
+// Like WithTruncated it reads the root's members without decoding the
+// rest of s.
 func RootRequired(s json.RawMessage) ([]string, error) {
-	var root struct {
+	var root struct { // what the errors are worded after
 		Required []string `json:"required"`
 	}
-	if err := json.Unmarshal(s, &root); err != nil {
-		return nil, fmt.Errorf("schema: output schema: %w", err)
+	if !json.Valid(s) {
+		return nil, rootError(s, &root)
 	}
-	return root.Required, nil
+	c := cursor{in: s}
+	switch c.peek() {
+	case '{':
+	case 'n':
+		return nil, nil
+	default:
+		return nil, rootError(s, &root)
+	}
+	var req []byte
+	c.members(func(key []byte) {
+		v := c.raw()
+		// encoding/json matches a struct field's name ignoring case.
+		if strings.EqualFold(unquote(key), "required") {
+			req = v
+		}
+	})
+	if req == nil {
+		return nil, nil
+	}
+	var required []string
+	if err := json.Unmarshal(req, &required); err != nil {
+		return nil, rootError(s, &root)
+	}
+	return required, nil
+}
+
+// rootError is the error for an output schema s that WithTruncated or
+// RootRequired cannot read, worded as decoding s into root says it (the
+// error path alone decodes the whole schema).
+func rootError(s []byte, root any) error {
+	err := json.Unmarshal(s, root)
+	if err == nil {
+		err = errors.New("unexpected root") // not reached: the callers saw why
+	}
+	return fmt.Errorf("schema: output schema: %w", err)
+}
+
+// keyIs reports whether the raw (quoted) member name key is name.
+func keyIs(key []byte, name string) bool {
+	inner := key[1 : len(key)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == name
+	}
+	return unquote(key) == name
+}
+
+// underscores reports whether the raw (quoted) member name key is
+// TruncatedProperty after n underscores.
+func underscores(key []byte) (n int, ok bool) {
+	inner := key[1 : len(key)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		inner = appendUnquoted(nil, key)
+	}
+	rest, ok := bytes.CutSuffix(inner, []byte(TruncatedProperty))
+	if !ok || len(bytes.TrimLeft(rest, "_")) > 0 {
+		return 0, false
+	}
+	return len(rest), true
 }

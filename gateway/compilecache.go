@@ -21,6 +21,9 @@ import (
 // files, so the name is the key. Not safe for concurrent use: one
 // discovery compiles its tools in turn.
 type compileCache struct {
+	// sopts carry a schema.Memo: the schemas of one discovery read each
+	// descriptor's comments and field behaviors once, and the memo goes
+	// with the cache when the discovery ends.
 	sopts *schema.Options
 	topts *transcode.Options
 	// types are the discovered types, for what discovery resolves by
@@ -67,7 +70,7 @@ func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files,
 	}
 	return &compileCache{
 		describe:   describe.Options{FieldName: fieldName, Resources: describe.NewResources(files)},
-		sopts:      &schema.Options{UseProtoNames: useProtoNames, Resolver: types},
+		sopts:      &schema.Options{UseProtoNames: useProtoNames, Resolver: types, Memo: &schema.Memo{}},
 		topts:      &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: anys},
 		types:      types,
 		anys:       anys,

@@ -132,9 +132,7 @@ func buildWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction
 	if bd.MaxBytes <= 0 {
 		return build(md, opts, dir, nil)
 	}
-	if opts == nil {
-		opts = &Options{}
-	}
+	opts = withMemo(opts) // every try reads the same descriptors
 	order := expansionOrder(md, opts, dir)
 	// The whole schema when it fits; a caller that knows its size spares
 	// writing a large one again to learn that it does not.
@@ -220,7 +218,7 @@ func expansionOrder(root protoreflect.MessageDescriptor, opts *Options, dir dire
 	var extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
 	var skip func(protoreflect.FieldDescriptor) bool
 	if dir == input {
-		extra, skip = b.anyCandidates, outputOnly
+		extra, skip = b.anyCandidates, b.outputOnly
 	}
 	order := []protoreflect.MessageDescriptor{root}
 	seen := map[protoreflect.FullName]bool{root.FullName(): true}

@@ -32,6 +32,16 @@ type builder struct {
 
 const defsPrefix = "#/$defs/"
 
+// comments are d's comments (see comments), read once per Memo.
+func (b *builder) comments(d protoreflect.Descriptor) string {
+	return b.opts.Memo.comments(d)
+}
+
+// behavior is fd's google.api.field_behavior, read once per Memo.
+func (b *builder) behavior(fd protoreflect.FieldDescriptor) behavior {
+	return b.opts.Memo.behavior(fd)
+}
+
 func (b *builder) root(md protoreflect.MessageDescriptor) (*node, error) {
 	if !IsObject(md) {
 		inner, err := b.message(md)
@@ -105,7 +115,7 @@ func (b *builder) ensureDef(md protoreflect.MessageDescriptor) error {
 // body is the object schema of an ordinary message.
 func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 	n := obj("type", "object")
-	desc := []string{comments(md)}
+	desc := []string{b.comments(md)}
 	if b.dir == input {
 		desc = append(desc, b.messageNotes(md)...)
 	}
@@ -119,7 +129,7 @@ func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 	listed, left := 0, 0
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		fb := fieldBehavior(fd)
+		fb := b.behavior(fd)
 		if b.dir == input && fb.has(annotations.FieldBehavior_OUTPUT_ONLY) {
 			// The server sets it; AIP-203 has servers ignore it in requests,
 			// so a model is not told about it.
@@ -263,7 +273,7 @@ func (b *builder) field(fd protoreflect.FieldDescriptor, fb behavior) (*node, er
 	// then behaviour, rules and the oneof note. Repeated and map fields keep
 	// the type's description on their items.
 	var desc []string
-	if c := comments(fd); c != "" {
+	if c := b.comments(fd); c != "" {
 		desc = append(desc, c)
 	}
 	extra := append(behaviorNotes(fb, b.dir), notes...)
@@ -352,7 +362,7 @@ func (b *builder) oneofMembers(od protoreflect.OneofDescriptor) []string {
 	fields := od.Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		if b.dir == input && fieldBehavior(fd).has(annotations.FieldBehavior_OUTPUT_ONLY) {
+		if b.dir == input && b.outputOnly(fd) {
 			continue
 		}
 		names = append(names, b.name(fd))
@@ -482,7 +492,7 @@ func (b *builder) enum(ed protoreflect.EnumDescriptor) *node {
 			seen[v.Number()] = true
 			numbers = append(numbers, int64(v.Number()))
 		}
-		if c := comments(v); c != "" {
+		if c := b.comments(v); c != "" {
 			valueDocs = append(valueDocs, "- "+string(v.Name())+": "+strings.ReplaceAll(c, "\n", " "))
 		}
 	}
@@ -506,7 +516,7 @@ func (b *builder) enum(ed protoreflect.EnumDescriptor) *node {
 		n = obj("type", []string{"string", "integer"}, "pattern", "^("+strings.Join(alts, "|")+")$",
 			"minimum", int64(math.MinInt32), "maximum", int64(math.MaxInt32))
 	}
-	desc := comments(ed)
+	desc := b.comments(ed)
 	if len(valueDocs) > 0 {
 		desc = strings.TrimSpace(desc + "\n\n" + strings.Join(valueDocs, "\n"))
 	}

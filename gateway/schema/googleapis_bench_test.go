@@ -84,7 +84,8 @@ func googleapisMethods(tb testing.TB) []protoreflect.MethodDescriptor {
 // response message's output schema with WithTruncated and RootRequired,
 // and, for a schema over 32 KiB, its bounded form within 32 KiB (the
 // bounded builds repeat the comments and field options of the same
-// messages). Options are new each iteration, as they are per discovery.
+// messages). Options, and their Memo, are new each iteration, as they are
+// per discovery.
 func BenchmarkGoogleapisSchemas(b *testing.B) {
 	methods := googleapisMethods(b)
 	var ins, outs []protoreflect.MessageDescriptor
@@ -103,7 +104,7 @@ func BenchmarkGoogleapisSchemas(b *testing.B) {
 	b.Logf("%d methods, %d request and %d response messages", len(methods), len(ins), len(outs))
 	b.ReportAllocs()
 	for b.Loop() {
-		opts := &Options{}
+		opts := &Options{Memo: &Memo{}}
 		for _, md := range ins {
 			s, err := Input(md, opts)
 			if err != nil {

@@ -88,6 +88,6 @@ func (s *sharing) edges(md protoreflect.MessageDescriptor) []protoreflect.Messag
 
 // outputOnly is the skip of input schemas: the server sets those fields,
 // so an input schema leaves them out (see builder.body).
-func outputOnly(fd protoreflect.FieldDescriptor) bool {
-	return fieldBehavior(fd).has(annotations.FieldBehavior_OUTPUT_ONLY)
+func (b *builder) outputOnly(fd protoreflect.FieldDescriptor) bool {
+	return b.behavior(fd).has(annotations.FieldBehavior_OUTPUT_ONLY)
 }

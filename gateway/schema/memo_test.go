@@ -41,3 +41,40 @@ func TestMemoSameSchemas(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedNodesUnchanged: the nodes builds share, scalars' and a Memo's
+// enums, are as they were built after every test message's schemas,
+// whole and bounded, were built with them.
+func TestSharedNodesUnchanged(t *testing.T) {
+	var mds []protoreflect.MessageDescriptor
+	testFiles.RangeFiles(func(f protoreflect.FileDescriptor) bool {
+		mds = appendMessages(mds, f.Messages())
+		return true
+	})
+	opts := &Options{Resolver: testTypes, Memo: &Memo{}}
+	for _, md := range mds {
+		_, _ = Input(md, opts)
+		_, _ = Output(md, opts)
+		_, _ = InputWithin(md, opts, Bound{MaxBytes: 600})
+		_, _ = OutputWithin(md, opts, Bound{MaxBytes: 600})
+	}
+	for _, dir := range []direction{input, output} {
+		for k, n := range scalars[dir] {
+			if n == nil {
+				continue
+			}
+			if got, want := n.appendJSON(nil), scalarSchema(protoreflect.Kind(k), dir).appendJSON(nil); !bytes.Equal(got, want) {
+				t.Errorf("scalar %v (direction %d) is now %s, was built %s", protoreflect.Kind(k), dir, got, want)
+			}
+		}
+		if len(opts.Memo.enums[dir]) == 0 {
+			t.Errorf("direction %d: no enum memoized", dir)
+		}
+		for ed, n := range opts.Memo.enums[dir] {
+			b := &builder{dir: dir, opts: *opts}
+			if got, want := n.appendJSON(nil), b.enumSchema(ed).appendJSON(nil); !bytes.Equal(got, want) {
+				t.Errorf("enum %s (direction %d) is now %s, was built %s", ed.FullName(), dir, got, want)
+			}
+		}
+	}
+}

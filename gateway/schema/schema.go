@@ -133,16 +133,8 @@ func buildCapped(md protoreflect.MessageDescriptor, opts *Options, dir direction
 		defs:    map[protoreflect.FullName]*node{},
 		lim:     lim,
 	}
-	var extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
-	if dir == input {
-		extra = b.anyCandidates
-	}
-	b.recursive = recursiveMessages(md, extra, b.keep())
-	var skip func(protoreflect.FieldDescriptor) bool
-	if dir == input {
-		skip = b.outputOnly
-	}
-	b.shared = sharedMessages(md, b.recursive, extra, skip, b.keep())
+	b.recursive = recursiveMessages(md, b.allEdges, b.keep())
+	b.shared = sharedMessages(md, b.recursive, b.shownEdges, b.keep())
 	root, err := b.root(md)
 	if err != nil {
 		return nil, false, fmt.Errorf("schema: %s: %w", md.FullName(), err)

@@ -111,22 +111,18 @@ func (c *compileCache) withHandle(out json.RawMessage) (json.RawMessage, string,
 
 // withTruncated is schema.WithTruncated, with the shape a cut of the
 // tool's results needs: the records' member and the members the schema
-// requires.
+// requires (schema.RootRequired), both read in one pass.
 func (c *compileCache) withTruncated(out json.RawMessage) (json.RawMessage, results.Shape, error) {
 	if t, ok := c.truncated[string(out)]; ok {
 		return t.schema, t.shape, nil
 	}
-	s, member, merge, err := schema.WithTruncated(out)
+	t, err := schema.ReadTruncation(out)
 	if err != nil {
 		return nil, results.Shape{}, err
 	}
-	required, err := schema.RootRequired(out)
-	if err != nil {
-		return nil, results.Shape{}, err
-	}
-	shape := results.Shape{Member: member, Merge: merge, Required: required}
-	c.truncated[string(out)] = truncated{s, shape}
-	return s, shape, nil
+	shape := results.Shape{Member: t.Member, Merge: t.Merge, Required: t.Required}
+	c.truncated[string(out)] = truncated{t.Schema, shape}
+	return t.Schema, shape, nil
 }
 
 func (c *compileCache) input(md protoreflect.MessageDescriptor) (json.RawMessage, error) {

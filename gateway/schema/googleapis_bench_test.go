@@ -81,7 +81,7 @@ func googleapisMethods(tb testing.TB) []protoreflect.MethodDescriptor {
 // BenchmarkGoogleapisSchemas is the schema work of one discovery of the
 // Compute Engine v1 and Vertex AI v1 APIs, as the gateway's compile cache
 // does it: each distinct request message's input schema, each distinct
-// response message's output schema with WithTruncated and RootRequired,
+// response message's output schema with ReadTruncation,
 // and, for a schema over 32 KiB, its bounded form within 32 KiB (the
 // bounded builds repeat the comments and field options of the same
 // messages). Options, and their Memo, are new each iteration, as they are
@@ -121,10 +121,7 @@ func BenchmarkGoogleapisSchemas(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, _, _, err := WithTruncated(s); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := RootRequired(s); err != nil {
+			if _, err := ReadTruncation(s); err != nil {
 				b.Fatal(err)
 			}
 			if len(s) > bound {
@@ -138,8 +135,9 @@ func BenchmarkGoogleapisSchemas(b *testing.B) {
 
 // BenchmarkGoogleapisWithTruncated is WithTruncated and RootRequired on
 // every distinct output schema of the Compute Engine v1 and Vertex AI v1
-// APIs, as discovery calls them ("scanned"), beside the decoding they
-// replaced ("decoded", the oracle of truncated_oracle_test.go).
+// APIs: ReadTruncation, as discovery calls it ("read-once"), the two
+// functions it combines ("scanned"), and the decoding they replaced
+// ("decoded", the oracle of truncated_oracle_test.go).
 func BenchmarkGoogleapisWithTruncated(b *testing.B) {
 	var schemas []json.RawMessage
 	seen := map[protoreflect.FullName]bool{}
@@ -153,11 +151,16 @@ func BenchmarkGoogleapisWithTruncated(b *testing.B) {
 			schemas = append(schemas, s)
 		}
 	}
+	readOnce := func(s json.RawMessage) (json.RawMessage, string, bool, error) {
+		t, err := ReadTruncation(s)
+		return t.Schema, t.Member, t.Merge, err
+	}
 	for _, c := range []struct {
 		name      string
 		truncated func(json.RawMessage) (json.RawMessage, string, bool, error)
 		required  func(json.RawMessage) ([]string, error)
 	}{
+		{"read-once", readOnce, func(json.RawMessage) ([]string, error) { return nil, nil }},
 		{"scanned", WithTruncated, RootRequired},
 		{"decoded", decodedWithTruncated, decodedRootRequired},
 	} {

@@ -40,51 +40,113 @@ const truncatedSchema = `{"type":"array","description":"Only when the gateway cu
 // package never writes one twice) counts as the last one given, as when
 // decoding.
 func WithTruncated(s json.RawMessage) (out json.RawMessage, name string, merge bool, err error) {
-	var root map[string]json.RawMessage // what the errors are worded after
-	if !json.Valid(s) {
-		return nil, "", false, rootError(s, &root)
+	r, err := readRoot(s)
+	if err != nil {
+		return nil, "", false, err
 	}
+	return r.withTruncated()
+}
+
+// Truncation is what WithTruncated and RootRequired say of one output
+// schema.
+type Truncation struct {
+	// Schema, Member and Merge are WithTruncated's out, name and merge.
+	Schema json.RawMessage
+	Member string
+	Merge  bool
+	// Required is RootRequired's answer.
+	Required []string
+}
+
+// ReadTruncation is WithTruncated and RootRequired of s, reading s once:
+// discovery needs both for every distinct output schema. Its error is the
+// first of theirs.
+func ReadTruncation(s json.RawMessage) (Truncation, error) {
+	r, err := readRoot(s)
+	if err != nil {
+		return Truncation{}, err
+	}
+	var t Truncation
+	if t.Schema, t.Member, t.Merge, err = r.withTruncated(); err != nil {
+		return Truncation{}, err
+	}
+	if t.Required, err = r.rootRequired(); err != nil {
+		return Truncation{}, err
+	}
+	return t, nil
+}
+
+// rootMembers are what WithTruncated and RootRequired read of an output
+// schema's root: its members "additionalProperties", "properties" and
+// "required".
+type rootMembers struct {
+	s      []byte // the schema, valid JSON
+	null   bool   // the root is null, which decodes as an object without members
+	closed bool   // additionalProperties is false
+	// props are the raw "properties", nil without them; propsAt is where
+	// they start in s.
+	props   []byte
+	propsAt int
+	// required is the raw member named "required" in any case (decoding
+	// into a struct field matches names so), nil without one.
+	required []byte
+}
+
+// readRoot checks that s is JSON and reads its root's members. Its error
+// is WithTruncated's, worded as decoding s into a map says it.
+func readRoot(s []byte) (rootMembers, error) {
+	var m map[string]json.RawMessage
+	if !json.Valid(s) {
+		return rootMembers{}, rootError(s, &m)
+	}
+	r := rootMembers{s: s}
 	c := cursor{in: s}
 	switch c.peek() {
 	case '{':
-	case 'n': // null: decoded, a root without members, which admits any
-		return s, TruncatedProperty, false, nil
+	case 'n':
+		r.null = true
+		return r, nil
 	default:
-		return nil, "", false, rootError(s, &root)
+		return rootMembers{}, rootError(s, &m)
 	}
-	var closed bool
-	var props []byte // the root's "properties", when it has them
-	propsAt := 0     // where props start in s
 	c.members(func(key []byte) {
 		c.skipSpace()
 		at := c.pos
 		v := c.raw()
 		switch {
 		case keyIs(key, "additionalProperties"):
-			closed = string(v) == "false"
+			r.closed = string(v) == "false"
 		case keyIs(key, "properties"):
-			props, propsAt = v, at
+			r.props, r.propsAt = v, at
+		case strings.EqualFold(unquote(key), "required"):
+			r.required = v
 		}
 	})
-	if !closed {
+	return r, nil
+}
+
+// withTruncated is WithTruncated of the schema r was read from.
+func (r rootMembers) withTruncated() (out json.RawMessage, name string, merge bool, err error) {
+	s := r.s
+	if r.null || !r.closed {
 		return s, TruncatedProperty, false, nil
 	}
-	if props != nil && props[0] != '{' {
+	if r.props != nil && r.props[0] != '{' {
 		var m map[string]json.RawMessage
-		if err := json.Unmarshal(props, &m); err != nil {
+		if err := json.Unmarshal(r.props, &m); err != nil {
 			return nil, "", false, fmt.Errorf("schema: output schema properties: %w", err)
 		}
 		// null: there is no object to add the member to.
 		return nil, "", false, fmt.Errorf("schema: output schema: cannot add %q", TruncatedProperty)
 	}
-	name, empty := freeTruncatedName(props)
+	name, empty := freeTruncatedName(r.props)
 	member := `"` + name + `":` + truncatedSchema
 	// Splice the member into the root's properties (or add properties),
 	// keeping every other byte in place so the schema stays deterministic.
 	// The result is sized once: it is kept for the catalog's life.
 	var b []byte
-	if props != nil {
-		end := propsAt + len(props) - 1 // the closing brace
+	if r.props != nil {
+		end := r.propsAt + len(r.props) - 1 // the closing brace
 		b = make([]byte, 0, len(s)+1+len(member))
 		b = append(b, s[:end]...)
 		if !empty {
@@ -134,36 +196,32 @@ func freeTruncatedName(props []byte) (name string, empty bool) {
 // Like WithTruncated it reads the root's members without decoding the
 // rest of s.
 func RootRequired(s json.RawMessage) ([]string, error) {
-	var root struct { // what the errors are worded after
-		Required []string `json:"required"`
+	r, err := readRoot(s)
+	if err != nil {
+		return nil, requiredError(s)
 	}
-	if !json.Valid(s) {
-		return nil, rootError(s, &root)
-	}
-	c := cursor{in: s}
-	switch c.peek() {
-	case '{':
-	case 'n':
-		return nil, nil
-	default:
-		return nil, rootError(s, &root)
-	}
-	var req []byte
-	c.members(func(key []byte) {
-		v := c.raw()
-		// encoding/json matches a struct field's name ignoring case.
-		if strings.EqualFold(unquote(key), "required") {
-			req = v
-		}
-	})
-	if req == nil {
+	return r.rootRequired()
+}
+
+// rootRequired is RootRequired of the schema r was read from.
+func (r rootMembers) rootRequired() ([]string, error) {
+	if r.required == nil {
 		return nil, nil
 	}
 	var required []string
-	if err := json.Unmarshal(req, &required); err != nil {
-		return nil, rootError(s, &root)
+	if err := json.Unmarshal(r.required, &required); err != nil {
+		return nil, requiredError(r.s)
 	}
 	return required, nil
+}
+
+// requiredError is RootRequired's error, worded as decoding s into a
+// struct says it.
+func requiredError(s []byte) error {
+	var root struct {
+		Required []string `json:"required"`
+	}
+	return rootError(s, &root)
 }
 
 // rootError is the error for an output schema s that WithTruncated or

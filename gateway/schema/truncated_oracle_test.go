@@ -85,9 +85,9 @@ func decodedRootRequired(s json.RawMessage) ([]string, error) {
 	return root.Required, nil
 }
 
-// sameAsDecoded fails t when WithTruncated or RootRequired answer s other
-// than their decoding oracles do: other bytes, name, merge, required
-// members or error text.
+// sameAsDecoded fails t when WithTruncated, RootRequired or
+// ReadTruncation answer s other than the decoding oracles do: other bytes,
+// name, merge, required members or error text.
 func sameAsDecoded(t *testing.T, s []byte) {
 	t.Helper()
 	out, name, merge, err := WithTruncated(s)
@@ -96,16 +96,31 @@ func sameAsDecoded(t *testing.T, s []byte) {
 		t.Fatalf("WithTruncated(%q) = %q %q %v %v, want %q %q %v %v", s, out, name, merge, err, wOut, wName, wMerge, wErr)
 	}
 	req, err := RootRequired(s)
-	wReq, wErr := decodedRootRequired(s)
-	if fmt.Sprintf("%q", req) != fmt.Sprintf("%q", wReq) || (req == nil) != (wReq == nil) || fmt.Sprint(err) != fmt.Sprint(wErr) {
-		t.Fatalf("RootRequired(%q) = %q %v, want %q %v", s, req, err, wReq, wErr)
+	wReq, wReqErr := decodedRootRequired(s)
+	if fmt.Sprintf("%q", req) != fmt.Sprintf("%q", wReq) || (req == nil) != (wReq == nil) || fmt.Sprint(err) != fmt.Sprint(wReqErr) {
+		t.Fatalf("RootRequired(%q) = %q %v, want %q %v", s, req, err, wReq, wReqErr)
+	}
+	// ReadTruncation: both answers, or the first error.
+	want := Truncation{Schema: wOut, Member: wName, Merge: wMerge, Required: wReq}
+	if wErr == nil {
+		wErr = wReqErr
+	}
+	if wErr != nil {
+		want = Truncation{}
+	}
+	got, err := ReadTruncation(s)
+	if !bytes.Equal(got.Schema, want.Schema) || got.Member != want.Member || got.Merge != want.Merge ||
+		fmt.Sprintf("%q", got.Required) != fmt.Sprintf("%q", want.Required) || (got.Required == nil) != (want.Required == nil) ||
+		fmt.Sprint(err) != fmt.Sprint(wErr) {
+		t.Fatalf("ReadTruncation(%q) = %+v %v, want %+v %v", s, got, err, want, wErr)
 	}
 }
 
 // TestWithTruncatedAsDecoded: on every input and output schema of the
 // test messages (and of the googleapis ones when their sources are
-// there), and on hand-picked odd ones, the scanning WithTruncated and
-// RootRequired answer what decoding the schema answers.
+// there), and on hand-picked odd ones, the scanning WithTruncated,
+// RootRequired and ReadTruncation answer what decoding the schema
+// answers.
 func TestWithTruncatedAsDecoded(t *testing.T) {
 	var mds []protoreflect.MessageDescriptor
 	testFiles.RangeFiles(func(f protoreflect.FileDescriptor) bool {
@@ -177,8 +192,8 @@ func appendMessages(out []protoreflect.MessageDescriptor, ms protoreflect.Messag
 }
 
 // FuzzWithTruncated: on any bytes whose root, and root properties, name
-// each member once, the scanning WithTruncated and RootRequired answer
-// what decoding answers. (Given twice, a member counts as its last
+// each member once, the scanning WithTruncated, RootRequired and
+// ReadTruncation answer what decoding answers. (Given twice, a member counts as its last
 // occurrence when decoded, while the decoding WithTruncated spliced into
 // the first "properties": a schema the builder never writes.)
 func FuzzWithTruncated(f *testing.F) {

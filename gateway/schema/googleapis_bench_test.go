@@ -27,8 +27,8 @@ func haveGoogleapis() bool {
 
 // googleapisMethods compiles, with their comments, the .proto files of
 // the Compute Engine v1 and Vertex AI v1 APIs that define a service (a
-// wide API of 1,000 methods and a deep one whose messages reach much of
-// it), and returns their methods; it skips without the sources.
+// wide API and a deep one, whose messages reach much of it), and returns
+// their methods; it skips without the sources.
 func googleapisMethods(tb testing.TB) []protoreflect.MethodDescriptor {
 	tb.Helper()
 	if !haveGoogleapis() {

@@ -35,7 +35,8 @@ type Options struct {
 	// from the descriptors, for the next ones (see Memo): a caller that
 	// builds many schemas over one set of files, as a discovery does,
 	// shares one and drops it afterwards. Without one, each call keeps its
-	// own for its builds.
+	// own for its builds. Options holding a Memo are not safe for
+	// concurrent use.
 	Memo *Memo
 }
 

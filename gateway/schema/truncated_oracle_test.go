@@ -117,17 +117,19 @@ func sameAsDecoded(t *testing.T, s []byte) {
 }
 
 // TestWithTruncatedAsDecoded: on every input and output schema of the
-// test messages (and of the googleapis ones when their sources are
-// there), and on hand-picked odd ones, the scanning WithTruncated,
-// RootRequired and ReadTruncation answer what decoding the schema
-// answers.
+// test messages (and of the googleapis ones when their sources are there,
+// outside -short and -race), and on hand-picked odd ones, the scanning
+// WithTruncated, RootRequired and ReadTruncation answer what decoding
+// the schema answers.
 func TestWithTruncatedAsDecoded(t *testing.T) {
 	var mds []protoreflect.MessageDescriptor
 	testFiles.RangeFiles(func(f protoreflect.FileDescriptor) bool {
 		mds = appendMessages(mds, f.Messages())
 		return true
 	})
-	if haveGoogleapis() && !testing.Short() {
+	// The googleapis schemas take seconds to compile and build, minutes
+	// under the race detector (make test's unit run).
+	if haveGoogleapis() && !testing.Short() && !raceEnabled {
 		seen := map[protoreflect.FullName]bool{}
 		for _, m := range googleapisMethods(t) {
 			for _, md := range []protoreflect.MessageDescriptor{m.Input(), m.Output()} {

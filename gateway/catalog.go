@@ -253,10 +253,11 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(methods)) {
+		wc := cc.forWorker()
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(methods); i = int(next.Add(1) - 1) {
 				m := methods[i]
-				compiled[i] = compileMethod(backend, m, names[i], toolOpts[m.FullName()], prefixes[m.Parent().FullName()], conn, ops, res.Files, cc, opts)
+				compiled[i] = compileMethod(backend, m, names[i], toolOpts[m.FullName()], prefixes[m.Parent().FullName()], conn, ops, res.Files, wc, opts)
 			}
 		})
 	}
@@ -301,7 +302,8 @@ type compiledTool struct {
 
 // compileMethod compiles one exposed method into its tool: its schemas,
 // operation polling, result budget, settings and size bound. It is safe
-// to run for several methods at once (cc and ops are).
+// to run for several methods at once, each with its own cc from
+// forWorker (ops is safe for concurrent use).
 func compileMethod(backend string, m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, prefix string,
 	conn grpc.ClientConnInterface, ops *operationsClient, files *protoregistry.Files, cc *compileCache, opts catalogOptions) compiledTool {
 	t, err := compileTool(m, name, to, conn, cc)

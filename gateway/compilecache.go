@@ -19,11 +19,21 @@ import (
 // response encoder. Large APIs reuse a few messages across hundreds of
 // methods (510 of Compute Engine's return its Operation), so each is built,
 // and held in memory, once. Message names are unique within one backend's
-// files, so the name is the key. Safe for concurrent use: a discovery
-// compiles its tools on every core (compileBackend), and the first tool
-// to need a message builds it while the others needing it wait.
+// files, so the name is the key. A discovery compiles its tools on every
+// core (compileBackend), each goroutine with its own compileCache from
+// forWorker: they share the tables, where the first tool to need a
+// message builds it while the others needing it wait.
 type compileCache struct {
+	*cacheTables
+	// sopts carry a schema.Memo, one per goroutine (a Memo is not safe
+	// for concurrent use): the schemas it builds read each descriptor's
+	// comments and field behaviors once, and the memo goes with the cache
+	// when the discovery ends.
 	sopts *schema.Options
+}
+
+// cacheTables are what the goroutines of one discovery share.
+type cacheTables struct {
 	topts *transcode.Options
 	// types are the discovered types, for what discovery resolves by
 	// name; anys adds what lookups learn, for the values calls render.
@@ -97,13 +107,23 @@ func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files,
 		fieldName = func(fd protoreflect.FieldDescriptor) string { return string(fd.Name()) }
 	}
 	return &compileCache{
-		describe: describe.Options{FieldName: fieldName, Resources: describe.NewResources(files)},
-		sopts:    &schema.Options{UseProtoNames: useProtoNames, Resolver: types},
-		topts:    &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: anys},
-		types:    types,
-		anys:     anys,
-		backend:  backend,
+		cacheTables: &cacheTables{
+			describe: describe.Options{FieldName: fieldName, Resources: describe.NewResources(files)},
+			topts:    &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: anys},
+			types:    types,
+			anys:     anys,
+			backend:  backend,
+		},
+		sopts: &schema.Options{UseProtoNames: useProtoNames, Resolver: types, Memo: &schema.Memo{}},
 	}
+}
+
+// forWorker returns a cache sharing c's tables, with a schema.Memo of its
+// own, for one more goroutine.
+func (c *compileCache) forWorker() *compileCache {
+	o := *c.sopts
+	o.Memo = &schema.Memo{}
+	return &compileCache{cacheTables: c.cacheTables, sopts: &o}
 }
 
 // analyze reads what m's structure says about it (descriptions, titles,
@@ -128,18 +148,14 @@ func (c *compileCache) withHandle(out json.RawMessage) (json.RawMessage, string,
 
 // withTruncated is schema.WithTruncated, with the shape a cut of the
 // tool's results needs: the records' member and the members the schema
-// requires.
+// requires (schema.RootRequired), both read in one pass.
 func (c *compileCache) withTruncated(out json.RawMessage) (json.RawMessage, results.Shape, error) {
 	t, err := c.truncated.get(string(out), func() (truncated, error) {
-		s, member, merge, err := schema.WithTruncated(out)
+		t, err := schema.ReadTruncation(out)
 		if err != nil {
 			return truncated{}, err
 		}
-		required, err := schema.RootRequired(out)
-		if err != nil {
-			return truncated{}, err
-		}
-		return truncated{s, results.Shape{Member: member, Merge: merge, Required: required}}, nil
+		return truncated{t.Schema, results.Shape{Member: t.Member, Merge: t.Merge, Required: t.Required}}, nil
 	})
 	return t.schema, t.shape, err
 }

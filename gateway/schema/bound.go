@@ -132,9 +132,7 @@ func buildWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction
 	if bd.MaxBytes <= 0 {
 		return build(md, opts, dir, nil)
 	}
-	if opts == nil {
-		opts = &Options{}
-	}
+	opts = withMemo(opts) // every try reads the same descriptors
 	order := expansionOrder(md, opts, dir)
 	// The whole schema when it fits; a caller that knows its size spares
 	// writing a large one again to learn that it does not.
@@ -217,15 +215,10 @@ func buildWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction
 // first from root, each once, fields in declaration order.
 func expansionOrder(root protoreflect.MessageDescriptor, opts *Options, dir direction) []protoreflect.MessageDescriptor {
 	b := &builder{dir: dir, opts: *opts}
-	var extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
-	var skip func(protoreflect.FieldDescriptor) bool
-	if dir == input {
-		extra, skip = b.anyCandidates, outputOnly
-	}
 	order := []protoreflect.MessageDescriptor{root}
 	seen := map[protoreflect.FullName]bool{root.FullName(): true}
 	for i := 0; i < len(order); i++ {
-		for _, m := range messageEdges(order[i], extra, skip) {
+		for _, m := range b.shownEdges(order[i]) {
 			if !seen[m.FullName()] {
 				seen[m.FullName()] = true
 				order = append(order, m)

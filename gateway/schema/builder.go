@@ -32,6 +32,11 @@ type builder struct {
 
 const defsPrefix = "#/$defs/"
 
+// behavior is fd's google.api.field_behavior, read once per Memo.
+func (b *builder) behavior(fd protoreflect.FieldDescriptor) behavior {
+	return b.opts.Memo.behavior(fd)
+}
+
 func (b *builder) root(md protoreflect.MessageDescriptor) (*node, error) {
 	if !IsObject(md) {
 		inner, err := b.message(md)
@@ -105,7 +110,8 @@ func (b *builder) ensureDef(md protoreflect.MessageDescriptor) error {
 // body is the object schema of an ordinary message.
 func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 	n := obj("type", "object")
-	desc := []string{comments(md)}
+	facts := b.opts.Memo.message(md)
+	desc := []string{facts.comment}
 	if b.dir == input {
 		desc = append(desc, b.messageNotes(md)...)
 	}
@@ -119,7 +125,7 @@ func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 	listed, left := 0, 0
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		fb := fieldBehavior(fd)
+		fb := facts.fields[i].behavior
 		if b.dir == input && fb.has(annotations.FieldBehavior_OUTPUT_ONLY) {
 			// The server sets it; AIP-203 has servers ignore it in requests,
 			// so a model is not told about it.
@@ -263,7 +269,7 @@ func (b *builder) field(fd protoreflect.FieldDescriptor, fb behavior) (*node, er
 	// then behaviour, rules and the oneof note. Repeated and map fields keep
 	// the type's description on their items.
 	var desc []string
-	if c := comments(fd); c != "" {
+	if c := b.opts.Memo.field(fd).comment; c != "" {
 		desc = append(desc, c)
 	}
 	extra := append(behaviorNotes(fb, b.dir), notes...)
@@ -352,7 +358,7 @@ func (b *builder) oneofMembers(od protoreflect.OneofDescriptor) []string {
 	fields := od.Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		if b.dir == input && fieldBehavior(fd).has(annotations.FieldBehavior_OUTPUT_ONLY) {
+		if b.dir == input && b.outputOnly(fd) {
 			continue
 		}
 		names = append(names, b.name(fd))
@@ -412,14 +418,37 @@ const (
 	uint64Pattern    = "^[0-9]+$"
 )
 
+// scalar is the schema of a value of kind k. Scalars' schemas are built
+// once for each direction and shared by every build: a node is never
+// changed once handed out (see node).
 func (b *builder) scalar(k protoreflect.Kind) *node {
+	return scalars[b.dir][k]
+}
+
+// scalars are scalarSchema's nodes by direction and kind; nil for the
+// kinds that are not scalars.
+var scalars = func() (s [output + 1][protoreflect.Sint64Kind + 1]*node) {
+	for _, dir := range []direction{input, output} {
+		for k := range s[dir] {
+			switch kind := protoreflect.Kind(k); kind {
+			case 0, protoreflect.MessageKind, protoreflect.GroupKind, protoreflect.EnumKind:
+			default:
+				s[dir][k] = scalarSchema(kind, dir)
+			}
+		}
+	}
+	return s
+}()
+
+// scalarSchema builds the schema of a value of kind k.
+func scalarSchema(k protoreflect.Kind, dir direction) *node {
 	switch k {
 	case protoreflect.BoolKind:
 		return obj("type", "boolean")
 	case protoreflect.StringKind:
 		return obj("type", "string")
 	case protoreflect.BytesKind:
-		if b.dir == input {
+		if dir == input {
 			// contentEncoding is an annotation most models never act on;
 			// the description is what keeps a model from writing the text
 			// a field should hold the bytes of (see base64.go).
@@ -431,13 +460,13 @@ func (b *builder) scalar(k protoreflect.Kind) *node {
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
 		return obj("type", "integer", "minimum", int64(0), "maximum", int64(math.MaxUint32))
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		if b.dir == output {
+		if dir == output {
 			return obj("type", "string", "pattern", int64Pattern)
 		}
 		return obj("type", []string{"string", "integer"}, "pattern", int64Pattern,
 			"minimum", int64(math.MinInt64), "maximum", int64(math.MaxInt64))
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		if b.dir == output {
+		if dir == output {
 			return obj("type", "string", "pattern", uint64Pattern)
 		}
 		return obj("type", []string{"string", "integer"}, "pattern", uint64Pattern,
@@ -466,7 +495,23 @@ func mapKeyPattern(k protoreflect.Kind) string {
 	return int64Pattern
 }
 
+// enum is ed's schema, built once per Memo and direction: the builds
+// sharing a Memo share it, so it depends on ed and b.dir alone.
 func (b *builder) enum(ed protoreflect.EnumDescriptor) *node {
+	memo := b.opts.Memo
+	if n, ok := memo.enums[b.dir][ed]; ok {
+		return n
+	}
+	n := b.enumSchema(ed)
+	if memo.enums[b.dir] == nil {
+		memo.enums[b.dir] = map[protoreflect.EnumDescriptor]*node{}
+	}
+	memo.enums[b.dir][ed] = n
+	return n
+}
+
+// enumSchema builds ed's schema.
+func (b *builder) enumSchema(ed protoreflect.EnumDescriptor) *node {
 	if ed.FullName() == "google.protobuf.NullValue" {
 		return obj("type", "null")
 	}

@@ -10,16 +10,16 @@ import (
 // reachable from root. Well-known types are leaves: their JSON forms are
 // finite even though Struct and Value are recursive in proto.
 //
-// extra lists further messages a field's value may contain (the resolvable
-// types of an Any that input schemas describe); it may be nil. keep, when
-// not nil, leaves out the messages a bounded schema does not expand.
-func recursiveMessages(root protoreflect.MessageDescriptor, extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor, keep func(protoreflect.MessageDescriptor) bool) map[protoreflect.FullName]bool {
+// edges lists the messages a value of a message contains (messageEdges,
+// with the resolvable types of an Any that input schemas describe). keep,
+// when not nil, leaves out the messages a bounded schema does not expand.
+func recursiveMessages(root protoreflect.MessageDescriptor, edges func(protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor, keep func(protoreflect.MessageDescriptor) bool) map[protoreflect.FullName]bool {
 	t := &tarjan{
 		index:     map[protoreflect.FullName]int{},
 		low:       map[protoreflect.FullName]int{},
 		onStack:   map[protoreflect.FullName]bool{},
 		recursive: map[protoreflect.FullName]bool{},
-		extra:     extra,
+		edges:     edges,
 		keep:      keep,
 	}
 	t.visit(root)
@@ -33,7 +33,7 @@ type tarjan struct {
 	stack     []protoreflect.FullName
 	onStack   map[protoreflect.FullName]bool
 	recursive map[protoreflect.FullName]bool
-	extra     func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
+	edges     func(protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor
 	keep      func(protoreflect.MessageDescriptor) bool
 }
 
@@ -76,7 +76,7 @@ func (t *tarjan) visit(md protoreflect.MessageDescriptor) {
 	t.next++
 	t.stack = append(t.stack, v)
 	t.onStack[v] = true
-	for _, m := range messageEdges(md, t.extra, nil) {
+	for _, m := range t.edges(md) {
 		if t.keep != nil && !t.keep(m) {
 			continue
 		}

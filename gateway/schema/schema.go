@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,14 @@ type Options struct {
 	// resolvable ones are described (a single one as properties, several in
 	// the description). Without a Resolver an Any keeps its generic shape.
 	Resolver TypeResolver
+
+	// Memo, when not nil, keeps what the builds with these Options read
+	// from the descriptors, for the next ones (see Memo): a caller that
+	// builds many schemas over one set of files, as a discovery does,
+	// shares one and drops it afterwards. Without one, each call keeps its
+	// own for its builds. Options holding a Memo are not safe for
+	// concurrent use.
+	Memo *Memo
 }
 
 // TypeResolver is what protojson needs to resolve "@type" and extensions;
@@ -117,9 +126,7 @@ func buildCapped(md protoreflect.MessageDescriptor, opts *Options, dir direction
 	if md.IsPlaceholder() {
 		return nil, false, fmt.Errorf("schema: message %s is an unresolved placeholder; the descriptor set is missing a dependency", md.FullName())
 	}
-	if opts == nil {
-		opts = &Options{}
-	}
+	opts = withMemo(opts)
 	b := &builder{
 		dir:     dir,
 		opts:    *opts,
@@ -127,16 +134,8 @@ func buildCapped(md protoreflect.MessageDescriptor, opts *Options, dir direction
 		defs:    map[protoreflect.FullName]*node{},
 		lim:     lim,
 	}
-	var extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
-	if dir == input {
-		extra = b.anyCandidates
-	}
-	b.recursive = recursiveMessages(md, extra, b.keep())
-	var skip func(protoreflect.FieldDescriptor) bool
-	if dir == input {
-		skip = outputOnly
-	}
-	b.shared = sharedMessages(md, b.recursive, extra, skip, b.keep())
+	b.recursive = recursiveMessages(md, b.allEdges, b.keep())
+	b.shared = sharedMessages(md, b.recursive, b.shownEdges, b.keep())
 	root, err := b.root(md)
 	if err != nil {
 		return nil, false, fmt.Errorf("schema: %s: %w", md.FullName(), err)
@@ -156,12 +155,17 @@ func buildCapped(md protoreflect.MessageDescriptor, opts *Options, dir direction
 	if lim != nil {
 		root = root.with("description", joinDesc([]string{str(root, "description"), lim.note()}))
 	}
+	out, fits := b.opts.Memo.scratch[:0], true
 	if max > 0 {
-		out, fits := root.appendCapped(nil, max)
-		if !fits {
-			return nil, false, nil
-		}
-		return json.RawMessage(out), true, nil
+		out, fits = root.appendCapped(out, max)
+	} else {
+		out = root.appendJSON(out)
 	}
-	return json.RawMessage(root.appendJSON(nil)), true, nil
+	b.opts.Memo.scratch = out[:0]
+	if !fits {
+		return nil, false, nil
+	}
+	// Copied at its size: a schema is kept for the catalog's life, spare
+	// capacity with it would be too.
+	return json.RawMessage(bytes.Clone(out)), true, nil
 }

@@ -19,12 +19,12 @@ import (
 // each count final before it is used. Counts stop at 2: only "more than
 // once" matters.
 //
-// skip leaves out fields a schema does not show (output-only fields of an
-// input schema); extra and keep are as for recursiveMessages.
+// edges leave out fields a schema does not show (output-only fields of an
+// input schema); edges and keep are otherwise as for recursiveMessages.
 func sharedMessages(root protoreflect.MessageDescriptor, recursive map[protoreflect.FullName]bool,
-	extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor, skip func(protoreflect.FieldDescriptor) bool,
+	edges func(protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor,
 	keep func(protoreflect.MessageDescriptor) bool) map[protoreflect.FullName]bool {
-	s := &sharing{extra: extra, skip: skip, keep: keep, seen: map[protoreflect.FullName]bool{}}
+	s := &sharing{all: edges, keep: keep, seen: map[protoreflect.FullName]bool{}}
 	s.visit(root)
 	refs := map[protoreflect.FullName]int{}
 	shared := map[protoreflect.FullName]bool{}
@@ -54,11 +54,10 @@ func sharedMessages(root protoreflect.MessageDescriptor, recursive map[protorefl
 }
 
 type sharing struct {
-	extra func(protoreflect.FieldDescriptor) []protoreflect.MessageDescriptor
-	skip  func(protoreflect.FieldDescriptor) bool
-	keep  func(protoreflect.MessageDescriptor) bool
-	seen  map[protoreflect.FullName]bool
-	post  []protoreflect.MessageDescriptor
+	all  func(protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor
+	keep func(protoreflect.MessageDescriptor) bool
+	seen map[protoreflect.FullName]bool
+	post []protoreflect.MessageDescriptor
 }
 
 func (s *sharing) visit(md protoreflect.MessageDescriptor) {
@@ -73,11 +72,11 @@ func (s *sharing) visit(md protoreflect.MessageDescriptor) {
 
 // edges are md's edges to the messages the schema expands.
 func (s *sharing) edges(md protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor {
-	out := messageEdges(md, s.extra, s.skip)
+	out := s.all(md)
 	if s.keep == nil {
 		return out
 	}
-	kept := out[:0]
+	kept := make([]protoreflect.MessageDescriptor, 0, len(out)) // out is the Memo's
 	for _, m := range out {
 		if s.keep(m) {
 			kept = append(kept, m)
@@ -86,8 +85,50 @@ func (s *sharing) edges(md protoreflect.MessageDescriptor) []protoreflect.Messag
 	return kept
 }
 
+// allEdges are md's edges through every field (recursiveMessages'): for
+// an input schema, the types an Any may hold too.
+func (b *builder) allEdges(md protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor {
+	if b.dir == output {
+		return b.edges(outputEdges, md)
+	}
+	return b.edges(allInputEdges, md)
+}
+
+// shownEdges are md's edges through the fields the schema shows
+// (sharedMessages' and expansionOrder's): an input schema leaves out
+// output-only ones.
+func (b *builder) shownEdges(md protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor {
+	if b.dir == output {
+		return b.edges(outputEdges, md)
+	}
+	return b.edges(shownInputEdges, md)
+}
+
+// edges are set's edges of md, found once per Memo. The slice is shared:
+// callers must not change it.
+func (b *builder) edges(set edgeSet, md protoreflect.MessageDescriptor) []protoreflect.MessageDescriptor {
+	memo := b.opts.Memo
+	if e, ok := memo.edges[set][md]; ok {
+		return e
+	}
+	var e []protoreflect.MessageDescriptor
+	switch set {
+	case outputEdges:
+		e = messageEdges(md, nil, nil)
+	case allInputEdges:
+		e = messageEdges(md, b.anyCandidates, nil)
+	default:
+		e = messageEdges(md, b.anyCandidates, b.outputOnly)
+	}
+	if memo.edges[set] == nil {
+		memo.edges[set] = map[protoreflect.MessageDescriptor][]protoreflect.MessageDescriptor{}
+	}
+	memo.edges[set][md] = e
+	return e
+}
+
 // outputOnly is the skip of input schemas: the server sets those fields,
 // so an input schema leaves them out (see builder.body).
-func outputOnly(fd protoreflect.FieldDescriptor) bool {
-	return fieldBehavior(fd).has(annotations.FieldBehavior_OUTPUT_ONLY)
+func (b *builder) outputOnly(fd protoreflect.FieldDescriptor) bool {
+	return b.behavior(fd).has(annotations.FieldBehavior_OUTPUT_ONLY)
 }

@@ -56,6 +56,7 @@ func StreamOutputWithin(md protoreflect.MessageDescriptor, opts *Options, b Boun
 // by what is left of b after the wrapper.
 func streamWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction, b Bound,
 	wrap func(protoreflect.MessageDescriptor, json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	opts = withMemo(opts) // the whole build and the bounded ones read the same descriptors
 	elem, err := build(md, opts, dir, nil)
 	if err != nil {
 		return nil, err

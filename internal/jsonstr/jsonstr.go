@@ -22,9 +22,17 @@ const hexDigits = "0123456789abcdef"
 // invalid UTF-8 as U+FFFD.
 func Append(b []byte, s string) []byte {
 	b = append(b, '"')
+	// Runs of characters written as they are are copied whole: schemas
+	// are mostly descriptions, long runs of plain text.
+	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
 			switch {
 			case c == '"' || c == '\\':
 				b = append(b, '\\', c)
@@ -34,24 +42,28 @@ func Append(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case c == '\t':
 				b = append(b, '\\', 't')
-			case c < 0x20 || c == 0x7f:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			default:
-				b = append(b, c)
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
 			i++
+			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
 		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
 		default:
-			b = append(b, s[i:i+size]...)
+			i += size
+			continue
 		}
 		i += size
+		start = i
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }

@@ -275,6 +275,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 			bt.services = append(bt.services, svc)
 		}
 	}
+	packSchemas(bt.tools)
 	bt.ops = ops
 	bt.messages = cc.escaped
 	if bounded.n > 0 {

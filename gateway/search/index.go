@@ -415,8 +415,9 @@ func (ix *Index) prefixes(tok string) []alternative {
 // The score is BM25F over the documents' fields, the query's words
 // widened by the vocabulary, times the structure factors: the action and
 // kind the query asks for (ActionBoost, kindFactor), the thing it names
-// (TargetBoost), and how much of the query the document's group knows
-// (coherenceFloor).
+// (TargetBoost), how much of the query the document's group knows
+// (coherenceFloor), and whether a preferred version of the document is
+// there too (SupersededFactor).
 func (ix *Index) Search(query string, limit int) []Hit {
 	return ix.SearchWithin(query, limit, nil)
 }

@@ -321,6 +321,11 @@ func factorDoc(key, kind, target, whole, group string, readOnly, several bool, t
 		Group: group, Several: several, Fields: []search.Field{{Text: text, Weight: 1, Pairs: true}}}
 }
 
+func superseded(d search.Document) search.Document {
+	d.Superseded = true
+	return d
+}
+
 func first(t *testing.T, docs []search.Document, query string) string {
 	t.Helper()
 	hits := search.New(docs).Search(query, 1)
@@ -398,6 +403,10 @@ func TestSearchFactors(t *testing.T) {
 		{"primaryWeight: the object weighs more", "tune the widget near the gizmo", "W_TuneW", []search.Document{
 			factorDoc("W_TuneG", "", "", "", "w", false, false, "gizmo"),
 			factorDoc("W_TuneW", "", "", "", "w", false, false, "widget"),
+		}},
+		{"SupersededFactor: the same operation in a preferred version", "tune the widget", "Ga_TuneWidget", []search.Document{
+			superseded(factorDoc("Beta_TuneWidget", "", "", "", "beta", false, false, "widget")),
+			factorDoc("Ga_TuneWidget", "", "", "", "ga", false, false, "widget"),
 		}},
 	} {
 		if got := first(t, tc.docs, tc.query); got != tc.want {

@@ -34,7 +34,9 @@ unit:
 # estate/testdata/googleapis, ~9 MB), installed here without running its
 # scripts; REQUIRE_GOOGLEAPIS makes its absence a failure, not a skip.
 # TestGoogleapisToolSizes builds that whole catalog (13,386 tools, ~3 GB,
-# ~2 minutes): too heavy under -race, it runs once more without.
+# ~2 minutes), and TestSearchRelevanceAtScale ranks the relevance sets on
+# it in search mode (~1 GB, ~1 minute): too heavy under -race, they run
+# once more without.
 GOOGLEAPIS := estate/testdata/googleapis/node_modules/google-proto-files/package.json
 
 $(GOOGLEAPIS): estate/testdata/googleapis/package.json estate/testdata/googleapis/package-lock.json
@@ -44,7 +46,7 @@ $(GOOGLEAPIS): estate/testdata/googleapis/package.json estate/testdata/googleapi
 
 unit-estate: $(GOOGLEAPIS)
 	cd estate && $(GO) vet ./... && REQUIRE_GOOGLEAPIS=1 $(GO) test -race -count=1 -timeout 15m ./...
-	cd estate && REQUIRE_GOOGLEAPIS=1 $(GO) test -count=1 -timeout 15m -run 'TestGoogleapisToolSizes' .
+	cd estate && REQUIRE_GOOGLEAPIS=1 $(GO) test -count=1 -timeout 15m -run 'TestGoogleapisToolSizes|TestSearchRelevanceAtScale' .
 
 # Real services (realservices/, docs/temporal.md): the gateway in front of
 # Temporal's server, a nested module like estate/ so that the server stays

@@ -262,12 +262,13 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 	}
 	docs := make([]search.Document, len(tools))
 	var compact mcp.SchemaCompactor
+	superseded := supersededTools(tools)
 	for i, t := range tools {
 		fields := make([]search.Field, len(searchFields))
 		for f, sf := range searchFields {
 			fields[f] = search.Field{Text: sf.text(t), Weight: sf.weight, Pairs: sf.pairs}
 		}
-		docs[i] = search.Document{Key: t.def.Name, Fields: fields, Group: t.search.pkg}
+		docs[i] = search.Document{Key: t.def.Name, Fields: fields, Group: t.search.pkg, Superseded: superseded[i]}
 		if sh := t.search.shape; sh != nil {
 			docs[i].Action, docs[i].Kind, docs[i].Target = sh.Verb, searchKind(sh.Kind), strings.Join(sh.Target(), " ")
 			docs[i].Several = sh.Several()

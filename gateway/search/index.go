@@ -56,6 +56,14 @@ type Document struct {
 	// bulk operation). A request for a change to all or every one of a
 	// kind ranks it higher.
 	Several bool
+	// Superseded: another document is the same operation in a newer or
+	// more stable version of its API (the gateway: the same method of the
+	// same service in a GA version where this one is beta, or a later
+	// major). A query that names no version ranks it SupersededFactor
+	// lower: it repeats a better match, and in a catalog holding every
+	// version of many APIs such copies would crowd the distinct matches
+	// out of a short answer.
+	Superseded bool
 	// Group is what the document belongs to (an API). A query's words
 	// that no document of a group knows count against the group's
 	// documents, so one shared word does not pull in an unrelated API.
@@ -91,6 +99,12 @@ const (
 	// WholeMiss: the document acts on a part of a Whole the query does
 	// not name.
 	WholeMiss = 0.8
+	// SupersededFactor: the document is Superseded and the query names
+	// no version or release stage (v1beta1, alpha, preview). Low enough
+	// that the copy falls below distinct matches of similar score, not
+	// out of the answer: it is the same operation, so it can only be a
+	// right answer where the better version is too.
+	SupersededFactor = 0.5
 )
 
 // kindFactor is how well a document's kind fits the kind a query asks
@@ -156,11 +170,12 @@ type Index struct {
 	// Per document: the stem of its Action, its kind's column in
 	// kindFactor, and its group's number (its Target and Whole are by id,
 	// below).
-	actions []string
-	columns []uint8
-	several []bool
-	groups  []int32
-	nGroups int
+	actions    []string
+	columns    []uint8
+	several    []bool
+	superseded []bool
+	groups     []int32
+	nGroups    int
 	// ids number the distinct strings of the documents' actions, targets
 	// and wholes; actionIDs, targetIDs and wholeIDs are those of each
 	// document (-1 for none). Scoring asks, for every matched document,
@@ -253,7 +268,7 @@ type posting struct {
 // New indexes docs. The index keeps no reference to them.
 func New(docs []Document) *Index {
 	ix := &Index{n: len(docs), postings: make(map[string][]posting), keys: make(map[string]int, len(docs)),
-		actions: make([]string, len(docs)), columns: make([]uint8, len(docs)), several: make([]bool, len(docs)), groups: make([]int32, len(docs))}
+		actions: make([]string, len(docs)), columns: make([]uint8, len(docs)), several: make([]bool, len(docs)), superseded: make([]bool, len(docs)), groups: make([]int32, len(docs))}
 	nf := 0
 	for _, d := range docs {
 		nf = max(nf, len(d.Fields))
@@ -280,6 +295,7 @@ func New(docs []Document) *Index {
 		}
 		ix.columns[i] = uint8(kindColumn(d.Kind, d.ReadOnly))
 		ix.several[i] = d.Several
+		ix.superseded[i] = d.Superseded
 		g, ok := groupIDs[d.Group]
 		if !ok {
 			g = int32(len(groupIDs))
@@ -399,8 +415,9 @@ func (ix *Index) prefixes(tok string) []alternative {
 // The score is BM25F over the documents' fields, the query's words
 // widened by the vocabulary, times the structure factors: the action and
 // kind the query asks for (ActionBoost, kindFactor), the thing it names
-// (TargetBoost), and how much of the query the document's group knows
-// (coherenceFloor).
+// (TargetBoost), how much of the query the document's group knows
+// (coherenceFloor), and whether a preferred version of the document is
+// there too (SupersededFactor).
 func (ix *Index) Search(query string, limit int) []Hit {
 	return ix.SearchWithin(query, limit, nil)
 }
@@ -519,6 +536,9 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 		case ix.columns[d] != 0 && ix.columns[d] != 1 && ix.columns[d] != 5:
 			// A write of one thing, where all were asked for.
 			s *= OneOfSeveral
+		}
+		if ix.superseded[d] && !p.version {
+			s *= SupersededFactor
 		}
 		// Coordination: a document that matches every part of the
 		// request beats one that matches a part of it very well.

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -272,6 +273,9 @@ type plan struct {
 	said map[string]bool
 	// several: the query asks to change all or every one of a kind.
 	several bool
+	// version: the query names an API version or a release stage
+	// (v1beta1, beta, preview), so it may want a Superseded document.
+	version bool
 	// terms are every term an alternative may match, and primary the
 	// terms of the thing the request is about: the first noun after its
 	// verb (or an IAM policy a question form names).
@@ -286,6 +290,7 @@ func (v *vocab) read(query string, ix *Index) plan {
 		stems[i] = w.stem
 	}
 	p := plan{kinds: map[string]bool{}, verbs: map[string]bool{}, named: map[string]bool{}, said: map[string]bool{}, terms: map[string]bool{}, primary: map[string]bool{}}
+	p.version = namesVersion(query)
 	for _, s := range stems {
 		p.said[s] = true
 	}
@@ -423,6 +428,29 @@ func (v *vocab) read(query string, ix *Index) plan {
 		p.kinds = asked
 	}
 	return p
+}
+
+// versionRE matches an API version as people write it, alone or in a
+// name (v1, v2beta3, v1p1beta1, v1alpha).
+var versionRE = regexp.MustCompile(`^v\d+(p\d+)?((alpha|beta)\d*)?$`)
+
+// stages are the release stages people ask for by name.
+var stages = map[string]bool{"alpha": true, "beta": true, "preview": true, "experimental": true}
+
+// namesVersion reports whether query names an API version or a release
+// stage: as a word ("the beta API", "v1beta1") or a part of a dotted or
+// slashed name (google.cloud.compute.v1beta), not of a hyphenated one (a
+// resource's name, clicks-v1). Read from the query itself: queryWords
+// sets a version aside as a value, since it has digits.
+func namesVersion(query string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_'
+	}) {
+		if stages[w] || versionRE.MatchString(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // batchWeight scales the batch group a quantified write adds.

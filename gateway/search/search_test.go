@@ -321,6 +321,11 @@ func factorDoc(key, kind, target, whole, group string, readOnly, several bool, t
 		Group: group, Several: several, Fields: []search.Field{{Text: text, Weight: 1, Pairs: true}}}
 }
 
+func superseded(d search.Document) search.Document {
+	d.Superseded = true
+	return d
+}
+
 func first(t *testing.T, docs []search.Document, query string) string {
 	t.Helper()
 	hits := search.New(docs).Search(query, 1)
@@ -399,9 +404,49 @@ func TestSearchFactors(t *testing.T) {
 			factorDoc("W_TuneG", "", "", "", "w", false, false, "gizmo"),
 			factorDoc("W_TuneW", "", "", "", "w", false, false, "widget"),
 		}},
+		{"SupersededFactor: the same operation in a preferred version", "tune the widget", "Ga_TuneWidget", []search.Document{
+			superseded(factorDoc("Beta_TuneWidget", "", "", "", "beta", false, false, "widget")),
+			factorDoc("Ga_TuneWidget", "", "", "", "ga", false, false, "widget"),
+		}},
 	} {
 		if got := first(t, tc.docs, tc.query); got != tc.want {
 			t.Errorf("%s: %q ranks %s first, want %s", tc.factor, tc.query, got, tc.want)
 		}
+	}
+}
+
+// TestSupersededRanksBelow: of two copies of one operation, the
+// superseded one (a beta where a GA version exists) ranks below the other
+// and below a distinct match of a little lower score, unless the query
+// names a version or a stage, which may be the one it wants.
+func TestSupersededRanksBelow(t *testing.T) {
+	doc := func(key, text string, superseded bool) search.Document {
+		return search.Document{Key: key, Action: "Stop", Superseded: superseded, Group: key,
+			Fields: []search.Field{{Text: text, Weight: 3}}}
+	}
+	docs := []search.Document{
+		doc("v1beta_Instances_Stop", "Stop Instances", true),
+		doc("v1_Instances_Stop", "Stop Instances", false),
+		doc("v1_Jobs_Stop", "Stop Jobs of instances", false),
+	}
+	ix := search.New(docs)
+	names := func(q string) []string {
+		var out []string
+		for _, h := range ix.Search(q, 3) {
+			out = append(out, docs[h.Doc].Key)
+		}
+		return out
+	}
+	if got, want := names("stop the instances"), []string{"v1_Instances_Stop", "v1_Jobs_Stop", "v1beta_Instances_Stop"}; !slices.Equal(got, want) {
+		t.Errorf("no version named: %q, want %q", got, want)
+	}
+	for _, q := range []string{"stop the instances with the beta API", "stop instances (v1beta)", "google.cloud.compute.v1beta instances stop"} {
+		if got := names(q); got[len(got)-1] == "v1beta_Instances_Stop" {
+			t.Errorf("%q names a version, yet the superseded copy is last: %q", q, got)
+		}
+	}
+	// A hyphenated name is a resource's, not a version.
+	if got := names("stop the instances of clicks-v1"); got[len(got)-1] != "v1beta_Instances_Stop" {
+		t.Errorf("a resource named clicks-v1 asked for a version: %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,20 +36,28 @@ type ProtoSource struct {
 
 	// compiling, when set (by tests), is called as each compile starts.
 	compiling func()
+	// compiled, when set (by tests), is called as each compile ends with
+	// the file names it compiled from source and those it reused.
+	compiled func(compiled, reused []string)
 
 	mu sync.Mutex
 	// last is the last finished compile (its result or its error, and
-	// what it read); flight is the compile under way, if any.
-	last, flight *compileRun
+	// what it read); flight is the compile under way, if any; good is the
+	// last compile that succeeded, whose descriptors the next compile
+	// reuses for the files that did not change (proto_reuse.go).
+	last, flight, good *compileRun
 }
 
-// compileRun is one compile: done is closed when res, err and in are set.
+// compileRun is one compile: done is closed when res, err, in and
+// resolved are set.
 type compileRun struct {
 	done    chan struct{}
 	started time.Time
 	res     *Result
 	err     error
 	in      *inputs
+	// resolved says where each file name looked up was found.
+	resolved map[string]resolution
 }
 
 // NewProtoSource returns a Source compiling files (github.com/bufbuild/
@@ -142,12 +151,14 @@ func (s *ProtoSource) join() *compileRun {
 	}
 	run := &compileRun{done: make(chan struct{}), started: time.Now()}
 	s.flight = run
-	go s.run(run)
+	go s.run(run, s.good)
 	return run
 }
 
-// run compiles, records the outcome as the last one, and ends the flight.
-func (s *ProtoSource) run(run *compileRun) {
+// run compiles, reusing what it can of prev (the last compile that
+// succeeded, or nil), records the outcome as the last one, and ends the
+// flight.
+func (s *ProtoSource) run(run *compileRun, prev *compileRun) {
 	if s.compiling != nil {
 		s.compiling()
 	}
@@ -155,23 +166,124 @@ func (s *ProtoSource) run(run *compileRun) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	var reuse map[string]protoreflect.FileDescriptor
+	if prev != nil {
+		// No other compile runs, and join checks s.last only when none
+		// does: prev.in is this goroutine's.
+		reuse = reusable(prev, prev.in.changes())
+	}
 	rec := newRecorder()
-	res, err := s.compile(logger, rec)
+	c := compile{source: s, logger: logger, rec: rec, prev: prev, reuse: reuse, resolved: make(map[string]resolution)}
+	res, err := c.run()
 	in := rec.inputs()
 	if res != nil {
 		res.Fingerprint = in.fingerprint(append([]string{"proto files"}, s.files...)...)
-		logger.Info("proto files: compiled", "files", len(s.files), "read", len(in.files), "services", len(res.Services),
+		logger.Info("proto files: compiled", "files", len(s.files), "read", len(in.files),
+			"compiled", len(c.fromSource), "reused", len(c.reused), "services", len(res.Services),
 			"duration", time.Since(run.started).Round(time.Millisecond))
 	}
+	if s.compiled != nil {
+		s.compiled(slices.Sorted(maps.Keys(c.fromSource)), slices.Sorted(maps.Keys(c.reused)))
+	}
 	s.mu.Lock()
-	run.res, run.err, run.in = res, err, in
+	run.res, run.err, run.in, run.resolved = res, err, in, c.resolved
 	s.last, s.flight = run, nil
+	if err == nil {
+		s.good = run
+	}
 	s.mu.Unlock()
 	close(run.done)
 }
 
-// compile compiles the files, reading them through rec.
-func (s *ProtoSource) compile(logger *slog.Logger, rec *recorder) (*Result, error) {
+// compile is one compile's state.
+type compile struct {
+	source *ProtoSource
+	logger *slog.Logger
+	rec    *recorder
+	// prev is the last compile that succeeded, if any, and reuse the
+	// descriptors of its files that can be reused, by name.
+	prev  *compileRun
+	reuse map[string]protoreflect.FileDescriptor
+
+	mu       sync.Mutex
+	resolved map[string]resolution
+	// fromSource and reused are the file names read and compiled, and
+	// those given to the compiler as prev's descriptors.
+	fromSource, reused map[string]bool
+}
+
+// resolve is protocompile.SourceResolver's search, with every file read
+// or missed recorded, and the descriptors of reusable files given as they
+// are.
+func (c *compile) resolve(name string) (protocompile.SearchResult, error) {
+	if fd, ok := c.reuse[name]; ok {
+		c.mu.Lock()
+		c.carry(fd)
+		c.mu.Unlock()
+		return protocompile.SearchResult{Desc: fd}, nil
+	}
+	importPaths := c.source.importPaths
+	if len(importPaths) == 0 {
+		importPaths = []string{""} // the working directory
+	}
+	var r resolution
+	defer func() {
+		c.mu.Lock()
+		c.resolved[name] = r
+		if r.path != "" {
+			c.fromSource[name] = true
+		}
+		c.mu.Unlock()
+	}()
+	var missing error
+	for _, ip := range importPaths {
+		path := filepath.Join(ip, name)
+		b, err := c.rec.read(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			missing = err
+			r.missed = append(r.missed, path)
+			continue
+		}
+		if err != nil {
+			r.unreadable = true
+			return protocompile.SearchResult{}, err
+		}
+		r.path = path
+		return protocompile.SearchResult{Source: bytes.NewReader(b)}, nil
+	}
+	return protocompile.SearchResult{}, missing
+}
+
+// carry records fd, a reused file, and its imports, transitively, as
+// read and found as the last compile found them: the compiler looks none
+// of them up, yet a change to any of them is a change to fd. c.mu is
+// held.
+func (c *compile) carry(fd protoreflect.FileDescriptor) {
+	name := fd.Path()
+	if _, ok := c.resolved[name]; ok {
+		return
+	}
+	r, ok := c.prev.resolved[name]
+	if !ok {
+		return // a bundled file's own import, never looked up
+	}
+	c.resolved[name] = r
+	if f, ok := c.prev.in.file(r.path); ok {
+		c.rec.reuse(f, r.missed)
+		c.reused[name] = true
+	} else {
+		c.rec.reuse(inputFile{}, r.missed)
+	}
+	imports := fd.Imports()
+	for i := range imports.Len() {
+		c.carry(imports.Get(i).FileDescriptor)
+	}
+}
+
+// run compiles the files.
+func (c *compile) run() (*Result, error) {
+	s, logger := c.source, c.logger
+	c.fromSource, c.reused = make(map[string]bool), make(map[string]bool)
 	names := make([]string, len(s.files))
 	for i, f := range s.files {
 		names[i] = s.relative(f)
@@ -179,12 +291,14 @@ func (s *ProtoSource) compile(logger *slog.Logger, rec *recorder) (*Result, erro
 
 	var mu sync.Mutex
 	var errs []error
-	found := make(map[string]string) // file name -> path read
 	rep := reporter.NewReporter(
 		func(err reporter.ErrorWithPos) error {
+			c.mu.Lock()
+			path := c.resolved[err.GetPosition().Filename].path
+			c.mu.Unlock()
 			mu.Lock()
 			defer mu.Unlock()
-			errs = append(errs, explainEdition(err, found[err.GetPosition().Filename]))
+			errs = append(errs, explainEdition(err, path))
 			return nil // keep going: one run should show every error
 		},
 		func(w reporter.ErrorWithPos) {
@@ -193,31 +307,7 @@ func (s *ProtoSource) compile(logger *slog.Logger, rec *recorder) (*Result, erro
 	)
 	compiler := protocompile.Compiler{
 		Resolver: protocompile.CompositeResolver{
-			// protocompile.SourceResolver's search, with every file read
-			// or missed recorded.
-			protocompile.ResolverFunc(func(name string) (protocompile.SearchResult, error) {
-				importPaths := s.importPaths
-				if len(importPaths) == 0 {
-					importPaths = []string{""} // the working directory
-				}
-				var missing error
-				for _, ip := range importPaths {
-					path := filepath.Join(ip, name)
-					b, err := rec.read(path)
-					if errors.Is(err, fs.ErrNotExist) {
-						missing = err
-						continue
-					}
-					if err != nil {
-						return protocompile.SearchResult{}, err
-					}
-					mu.Lock()
-					found[name] = path
-					mu.Unlock()
-					return protocompile.SearchResult{Source: bytes.NewReader(b)}, nil
-				}
-				return protocompile.SearchResult{}, missing
-			}),
+			protocompile.ResolverFunc(c.resolve),
 			protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
 				if fd := bundledFile(path); fd != nil {
 					return protocompile.SearchResult{Desc: fd}, nil
@@ -244,10 +334,12 @@ func (s *ProtoSource) compile(logger *slog.Logger, rec *recorder) (*Result, erro
 
 	// Rebuilt through the common path, so that every source returns the
 	// same kind of descriptors sharing the bundle's.
+	// Reused files are registered as they are, with their imports.
 	p := newPool(logger, "proto files")
+	p.known = reusedFiles(c.reuse)
 	var add func(fd protoreflect.FileDescriptor)
 	add = func(fd protoreflect.FileDescriptor) {
-		if _, ok := p.files[fd.Path()]; ok || bundledFile(fd.Path()) == fd {
+		if _, ok := p.files[fd.Path()]; ok || c.reused[fd.Path()] || bundledFile(fd.Path()) == fd {
 			return
 		}
 		fdp := protodesc.ToFileDescriptorProto(fd)

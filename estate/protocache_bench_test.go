@@ -1,0 +1,194 @@
+package estate_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/reflection"
+)
+
+// BenchmarkProtoSourceEdit measures what an edit of one file costs a
+// ProtoSource over every googleapis .proto file that defines a service
+// (issue 22's big catalog), against a compile from nothing. The catalog
+// is copied into a temp dir first, so the edits never touch the npm
+// package. Sub-benchmarks, one iteration being one Discover:
+//
+//   - full: a fresh source's first Discover, the whole compile;
+//   - edit-leaf: a Discover after an edit of a file nothing imports
+//     (google/cloud/language/v2/language_service.proto): that file alone
+//     is compiled, every other reused;
+//   - edit-shared: the same after an edit of google/type/date.proto,
+//     which 76 files import directly: it and its importers, transitively,
+//     are compiled.
+//
+// Each reports ms (wall time to the Result), cpu-s (the process's CPU),
+// and compiled and reused (the files the last compile parsed and linked,
+// and those it took from the compile before).
+//
+//	cd estate && go test -run '^$' -bench BenchmarkProtoSourceEdit -benchtime 3x .
+func BenchmarkProtoSourceEdit(b *testing.B) {
+	files := googleapisServiceProtos(b)
+	dir := copyProtos(b, googleapisDir)
+	pid := os.Getpid()
+
+	b.Run("full", func(b *testing.B) {
+		var st compileStats
+		var elapsed time.Duration
+		cpu0 := cpuSeconds(b, pid)
+		for b.Loop() {
+			src := reflection.NewProtoSource([]string{dir}, files)
+			src.Logger = st.logger()
+			start := time.Now()
+			discoverOrFatal(b, src)
+			elapsed += time.Since(start)
+		}
+		b.ReportMetric((cpuSeconds(b, pid)-cpu0)/float64(b.N), "cpu-s")
+		b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms")
+		st.report(b)
+	})
+	for _, c := range []struct{ name, file string }{
+		{"edit-leaf", "google/cloud/language/v2/language_service.proto"},
+		{"edit-shared", "google/type/date.proto"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var st compileStats
+			src := reflection.NewProtoSource([]string{dir}, files)
+			src.Logger = st.logger()
+			discoverOrFatal(b, src)
+			runtime.GC() // the first compile's garbage is not the edit's cost
+			var elapsed time.Duration
+			n := 0
+			cpu0 := cpuSeconds(b, pid)
+			for b.Loop() {
+				n++
+				appendComment(b, filepath.Join(dir, c.file), fmt.Sprintf("// Edit %d.\n", n))
+				start := time.Now()
+				discoverOrFatal(b, src)
+				elapsed += time.Since(start)
+			}
+			b.ReportMetric((cpuSeconds(b, pid)-cpu0)/float64(b.N), "cpu-s")
+			b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms")
+			st.report(b)
+		})
+	}
+}
+
+func discoverOrFatal(b *testing.B, src reflection.Source) *reflection.Result {
+	b.Helper()
+	res, err := src.Discover(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
+// compileStats keeps the figures of a ProtoSource's last "compiled" log
+// record.
+type compileStats struct {
+	mu                 sync.Mutex
+	compiled, reused   int64
+	cacheHit, recorded bool
+}
+
+func (s *compileStats) logger() *slog.Logger {
+	return slog.New(statsHandler{s: s})
+}
+
+func (s *compileStats) report(b *testing.B) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.recorded {
+		b.Fatal("no compile was logged")
+	}
+	b.ReportMetric(float64(s.compiled), "compiled")
+	b.ReportMetric(float64(s.reused), "reused")
+}
+
+type statsHandler struct{ s *compileStats }
+
+func (h statsHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h statsHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
+func (h statsHandler) WithGroup(string) slog.Handler           { return h }
+func (h statsHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "proto files: compiled" {
+		return nil
+	}
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	h.s.recorded = true
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "compiled":
+			h.s.compiled = a.Value.Int64()
+		case "reused":
+			h.s.reused = a.Value.Int64()
+		}
+		return true
+	})
+	return nil
+}
+
+// copyProtos copies the .proto files under dir into a temp dir, which it
+// returns.
+func copyProtos(b *testing.B, dir string) string {
+	b.Helper()
+	out := b.TempDir()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".proto") {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(out, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		in, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		f, err := os.Create(dst)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, in); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// appendComment appends a comment line to path: an edit that changes its
+// content, not its API.
+func appendComment(b *testing.B, path, comment string) {
+	b.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.WriteString(comment); err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+}

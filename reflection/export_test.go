@@ -24,3 +24,6 @@ func HoldLookups(r *TypeResolver) (release func()) {
 // file names it compiled from source and those it reused from the last
 // successful compile.
 func SetCompiledHook(s *ProtoSource, f func(compiled, reused []string)) { s.compiled = f }
+
+// WaitCacheWrites waits for s's cache writes under way.
+func WaitCacheWrites(s *ProtoSource) { s.cacheWrites.Wait() }

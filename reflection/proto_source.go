@@ -33,6 +33,13 @@ type ProtoSource struct {
 	// Logger receives compiler warnings, bundle fallbacks and a record of
 	// each compile. Nil discards them. Set it before the first Discover.
 	Logger *slog.Logger
+	// CacheDir, when not empty, is a directory where each successful
+	// compile is kept (proto_cache.go), so that the first Discover of
+	// another process whose files did not change builds its Result from
+	// there instead of compiling. It is created (0700) at the first write;
+	// one that cannot be written logs a warning and the source works
+	// without it. Set it before the first Discover.
+	CacheDir string
 
 	// compiling, when set (by tests), is called as each compile starts.
 	compiling func()
@@ -46,6 +53,13 @@ type ProtoSource struct {
 	// last compile that succeeded, whose descriptors the next compile
 	// reuses for the files that did not change (proto_reuse.go).
 	last, flight, good *compileRun
+	// cacheWarned: a cache write failed and was logged, or is pending in
+	// cacheWarn until a Logger is set (the gateway compiles once before
+	// its logger exists).
+	cacheWarned bool
+	cacheWarn   func(*slog.Logger)
+	// cacheWrites are the cache writes under way, for tests.
+	cacheWrites sync.WaitGroup
 }
 
 // compileRun is one compile: done is closed when res, err, in and
@@ -143,6 +157,10 @@ func (s *ProtoSource) Discover(ctx context.Context) (*Result, error) {
 func (s *ProtoSource) join() *compileRun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cacheWarn != nil && s.Logger != nil {
+		s.cacheWarn(s.Logger)
+		s.cacheWarn = nil
+	}
 	if s.flight != nil {
 		return s.flight
 	}
@@ -166,6 +184,22 @@ func (s *ProtoSource) run(run *compileRun, prev *compileRun) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if prev == nil && s.CacheDir != "" {
+		// No compile succeeded yet in this process: perhaps one did in
+		// another.
+		start := time.Now()
+		if cached := s.loadCache(logger); cached != nil {
+			if cached.in.unchanged() {
+				cached.res.Fingerprint = cached.in.fingerprint(append([]string{"proto files"}, s.files...)...)
+				logger.Info("proto files: loaded the last compile from the cache, no file changed", "files", len(s.files),
+					"read", len(cached.in.files), "services", len(cached.res.Services), "duration", time.Since(start).Round(time.Millisecond))
+				s.finish(run, cached.res, nil, cached.in, cached.resolved, true)
+				return
+			}
+			logger.Info("proto files: files changed since the cached compile; compiling what changed", "duration", time.Since(start).Round(time.Millisecond))
+			prev = cached
+		}
+	}
 	var reuse map[string]protoreflect.FileDescriptor
 	if prev != nil {
 		// No other compile runs, and join checks s.last only when none
@@ -185,14 +219,54 @@ func (s *ProtoSource) run(run *compileRun, prev *compileRun) {
 	if s.compiled != nil {
 		s.compiled(slices.Sorted(maps.Keys(c.fromSource)), slices.Sorted(maps.Keys(c.reused)))
 	}
+	if snap := s.finish(run, res, err, in, c.resolved, false); snap != nil {
+		// After the Result is out: nobody waits for the cache.
+		if err := s.writeCache(logger, snap); err != nil {
+			s.cacheFailed(logger, err)
+		}
+		s.cacheWrites.Done()
+	}
+}
+
+// finish records a compile's outcome as the last one, ends the flight and
+// wakes the Discovers waiting. When the compile succeeded and a cache is
+// set, and the outcome did not come from there, it returns what to write
+// to the cache, taken before anyone else may check in
+// (inputs.unchanged updates it), and counts the write in s.cacheWrites.
+func (s *ProtoSource) finish(run *compileRun, res *Result, err error, in *inputs, resolved map[string]resolution, fromCache bool) *cacheSnapshot {
 	s.mu.Lock()
-	run.res, run.err, run.in, run.resolved = res, err, in, c.resolved
+	run.res, run.err, run.in, run.resolved = res, err, in, resolved
 	s.last, s.flight = run, nil
 	if err == nil {
 		s.good = run
 	}
+	var snap *cacheSnapshot
+	if err == nil && s.CacheDir != "" && !fromCache {
+		snap = snapshot(run)
+		s.cacheWrites.Add(1)
+	}
 	s.mu.Unlock()
 	close(run.done)
+	return snap
+}
+
+// cacheFailed logs, once per source, that the cache could not be
+// written; later failures go to debug.
+func (s *ProtoSource) cacheFailed(logger *slog.Logger, err error) {
+	warn := func(l *slog.Logger) {
+		l.Warn("proto files: cannot write the compile cache; going on without it (the next start compiles again)", "dir", s.CacheDir, "err", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.cacheWarned:
+		logger.Debug("proto files: cannot write the compile cache", "dir", s.CacheDir, "err", err)
+	case s.Logger == nil:
+		s.cacheWarned, s.cacheWarn = true, warn
+	default:
+		s.cacheWarned = true
+		warn(s.Logger)
+	}
 }
 
 // compile is one compile's state.
@@ -284,10 +358,7 @@ func (c *compile) carry(fd protoreflect.FileDescriptor) {
 func (c *compile) run() (*Result, error) {
 	s, logger := c.source, c.logger
 	c.fromSource, c.reused = make(map[string]bool), make(map[string]bool)
-	names := make([]string, len(s.files))
-	for i, f := range s.files {
-		names[i] = s.relative(f)
-	}
+	names := s.names()
 
 	var mu sync.Mutex
 	var errs []error
@@ -353,6 +424,12 @@ func (c *compile) run() (*Result, error) {
 	for _, fd := range compiled {
 		add(fd)
 	}
+	return namedResult(p, names)
+}
+
+// namedResult builds names in p and returns them as a Result: the
+// services the named files declare, and every file they need.
+func namedResult(p *pool, names []string) (*Result, error) {
 	res := &Result{}
 	for _, name := range names {
 		fd, err := p.build(name)
@@ -363,6 +440,9 @@ func (c *compile) run() (*Result, error) {
 		for i := range svcs.Len() {
 			res.Services = append(res.Services, svcs.Get(i))
 		}
+	}
+	if p.reg == nil {
+		p.reg = new(protoregistry.Files)
 	}
 	res.Files = p.reg
 	sortServices(res.Services)
@@ -397,6 +477,15 @@ func explainEdition(err reporter.ErrorWithPos, path string) error {
 	}
 	return fmt.Errorf("%s: edition %q is not supported by the gateway's .proto compiler (github.com/bufbuild/protocompile): give these files as a descriptor set built by buf or protoc instead (DescriptorSetSource; gateway: --descriptor-set), or leave out this file and those importing it: %w",
 		pos, file.Edition.Edition.AsString(), err.Unwrap())
+}
+
+// names are the files named, relative to their import path.
+func (s *ProtoSource) names() []string {
+	names := make([]string, len(s.files))
+	for i, f := range s.files {
+		names[i] = s.relative(f)
+	}
+	return names
 }
 
 // relative turns a path that starts with an import path into one relative

@@ -85,8 +85,11 @@ type compileRun struct {
 // a stat per file, and a read and hash of those whose size or time
 // changed); when nothing changed it returns the last compile's Result,
 // the very same one, or its error, without compiling. When anything
-// changed it compiles every file again. The Result's Fingerprint is a
-// hash of the content read.
+// changed it compiles the files that changed and those importing them,
+// transitively, and reuses the last successful compile's descriptors for
+// the others (proto_reuse.go). With CacheDir set, a source's first
+// compile may come from another process's (proto_cache.go). The Result's
+// Fingerprint is a hash of the content read.
 //
 // The compile runs on its own, not bounded by Discover's ctx, and at most
 // one at a time: a Discover whose ctx ends first returns a

@@ -1,6 +1,7 @@
 package estate_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -40,7 +45,10 @@ import (
 //
 // Each reports ms (wall time to the Result), cpu-s (the process's CPU),
 // and compiled and reused (the files the last compile parsed and linked,
-// and those it took from the compile before).
+// and those it took from the compile before). With
+// PROTOSOURCE_EDIT_CHECK set, each edit sub-benchmark, and
+// restart-cache, ends by comparing its last Result, file by file, with a
+// compile from nothing.
 //
 //	cd estate && go test -run '^$' -bench BenchmarkProtoSourceEdit -benchtime 3x .
 func BenchmarkProtoSourceEdit(b *testing.B) {
@@ -86,6 +94,10 @@ func BenchmarkProtoSourceEdit(b *testing.B) {
 			b.ReportMetric((cpuSeconds(b, pid)-cpu0)/float64(b.N), "cpu-s")
 			b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms")
 			st.report(b)
+			if os.Getenv("PROTOSOURCE_EDIT_CHECK") != "" {
+				// What reuse gave is what a compile from nothing gives.
+				wantSameFiles(b, discoverOrFatal(b, src), discoverOrFatal(b, reflection.NewProtoSource([]string{dir}, files)))
+			}
 		})
 	}
 
@@ -103,16 +115,20 @@ func BenchmarkProtoSourceEdit(b *testing.B) {
 		st.waitWrite(b)
 		runtime.GC()
 		var elapsed time.Duration
+		var res *reflection.Result
 		cpu0 := cpuSeconds(b, pid)
 		for b.Loop() {
 			var st compileStats
 			src := cached(&st)
 			start := time.Now()
-			discoverOrFatal(b, src)
+			res = discoverOrFatal(b, src)
 			elapsed += time.Since(start)
 			if st.recorded {
 				b.Fatal("a restart with unchanged files compiled")
 			}
+		}
+		if os.Getenv("PROTOSOURCE_EDIT_CHECK") != "" {
+			wantSameFiles(b, res, discoverOrFatal(b, reflection.NewProtoSource([]string{dir}, files)))
 		}
 		b.ReportMetric((cpuSeconds(b, pid)-cpu0)/float64(b.N), "cpu-s")
 		b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms")
@@ -122,6 +138,11 @@ func BenchmarkProtoSourceEdit(b *testing.B) {
 	})
 	b.Run("restart-cache-edit-leaf", func(b *testing.B) {
 		var st compileStats
+		// An entry to restart from, when restart-cache did not run.
+		discoverOrFatal(b, cached(&st))
+		if st.recorded {
+			st.waitWrite(b)
+		}
 		var elapsed time.Duration
 		n := 0
 		cpu := 0.0
@@ -143,6 +164,40 @@ func BenchmarkProtoSourceEdit(b *testing.B) {
 		b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms")
 		st.report(b)
 	})
+}
+
+// wantSameFiles fails b unless got and want hold the same files, as
+// FileDescriptorProtos.
+func wantSameFiles(b *testing.B, got, want *reflection.Result) {
+	b.Helper()
+	n := 0
+	want.Files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		n++
+		g, err := got.Files.FindFileByPath(fd.Path())
+		if err != nil {
+			b.Errorf("%s: missing", fd.Path())
+			return true
+		}
+		// Compared as deterministic bytes: proto.Equal tells two compiles
+		// from nothing apart, their custom options being of dynamic
+		// extension types of their own.
+		if !bytes.Equal(marshalDeterministic(b, g), marshalDeterministic(b, fd)) {
+			b.Errorf("%s differs from a compile from nothing", fd.Path())
+		}
+		return true
+	})
+	if got.Files.NumFiles() != n || len(got.Services) != len(want.Services) {
+		b.Errorf("%d files and %d services, want %d and %d", got.Files.NumFiles(), len(got.Services), n, len(want.Services))
+	}
+}
+
+func marshalDeterministic(b *testing.B, fd protoreflect.FileDescriptor) []byte {
+	b.Helper()
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(protodesc.ToFileDescriptorProto(fd))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw
 }
 
 func discoverOrFatal(b *testing.B, src reflection.Source) *reflection.Result {

@@ -2,9 +2,11 @@ package reflection_test
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -234,5 +236,66 @@ func TestProtoSourceCacheBounded(t *testing.T) {
 	discoverSource(t, oldest)
 	if n, _, _ := compiles(); n != 1 {
 		t.Errorf("the oldest entry was kept: %d compiles", n)
+	}
+}
+
+// TestProtoSourceCacheKeepsOptions: the options the gateway reads (its
+// own, google.api.http) are the same in a Result built from the cache as
+// in the compile's, and in one that reused the cached file after an edit
+// of another.
+func TestProtoSourceCacheKeepsOptions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"api.proto": `syntax = "proto3";
+package api.v1;
+import "google/api/annotations.proto";
+import "mcpgateway/v1/annotations.proto";
+import "other.proto";
+service S {
+  option (mcpgateway.v1.service) = {name_prefix: "s"};
+  rpc Get(other.M) returns (other.M) {
+    option (google.api.http) = {get: "/v1/things/{name}"};
+    option (mcpgateway.v1.tool) = {title: "Get a thing", read_only_hint: true};
+  }
+}
+`,
+		"other.proto": "syntax = \"proto3\";\npackage other;\nmessage M { string name = 1; }\n",
+		"x.proto":     "syntax = \"proto3\";\npackage x;\nmessage X {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := t.TempDir()
+	source := func() *reflection.ProtoSource {
+		src := reflection.NewProtoSource([]string{dir}, []string{"api.proto", "other.proto", "x.proto"})
+		src.CacheDir = cache
+		return src
+	}
+	options := func(res *reflection.Result) string {
+		m := res.Services[0].Methods().Get(0)
+		return fmt.Sprint(reflection.ToolOptions(m), "|", reflection.HTTPRule(m), "|", reflection.ServiceOptions(res.Services[0]))
+	}
+	compiled := source()
+	want := options(discoverSource(t, compiled))
+	reflection.WaitCacheWrites(compiled)
+	if !strings.Contains(want, "Get a thing") || !strings.Contains(want, "/v1/things/{name}") || !strings.Contains(want, `name_prefix:"s"`) {
+		t.Fatalf("the compile's options are not all there: %s", want)
+	}
+	if got := options(discoverSource(t, source())); got != want {
+		t.Errorf("options from the cache: %s, want %s", got, want)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "x.proto"), []byte("syntax = \"proto3\";\npackage x;\n// Edited.\nmessage X {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edited := source()
+	var reused []string
+	reflection.SetCompiledHook(edited, func(_, r []string) { reused = r })
+	if got := options(discoverSource(t, edited)); got != want {
+		t.Errorf("options after an edit over the cache: %s, want %s", got, want)
+	}
+	if !slices.Contains(reused, "api.proto") {
+		t.Errorf("api.proto was not reused from the cache (reused %q)", reused)
 	}
 }

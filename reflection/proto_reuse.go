@@ -14,13 +14,15 @@ import (
 // import paths than a path that now exists, is dirty, and so is every file
 // importing a dirty one, transitively. Every other file read from disk is
 // given to the compiler as the descriptor the last Result holds
-// (protocompile.SearchResult.Desc), which protocompile v0.14.1 wraps
-// (linker.NewFileRecursive) without parsing, interpreting options or
-// linking it again, and which the pool registers as it is (pool.known)
-// instead of converting it to a FileDescriptorProto and back. Only the
-// dirty files are parsed, linked and converted. The descriptors reused
-// are those the last Result, which the gateway holds anyway, shares: the
-// reuse keeps no AST, no linker result and no copy.
+// (protocompile.SearchResult.Desc), wrapped as protocompile's
+// linker.File once per compile (compile.wrap), which protocompile v0.14.1
+// takes as it is (linker.NewFileRecursive returns a File unchanged)
+// without parsing, interpreting options or linking it again, and which
+// the pool registers as it is (pool.known) instead of converting it to a
+// FileDescriptorProto and back. Only the dirty files are parsed, linked
+// and converted. The descriptors reused are those the last Result, which
+// the gateway holds anyway, shares: the reuse keeps no AST, no linker
+// result and no copy (the wrappers go with the compile).
 
 // resolution is where a compile found one file name.
 type resolution struct {

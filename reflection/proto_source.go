@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bufbuild/protocompile"
+	"github.com/bufbuild/protocompile/linker"
 	"github.com/bufbuild/protocompile/parser"
 	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -284,6 +285,7 @@ type compile struct {
 
 	mu       sync.Mutex
 	resolved map[string]resolution
+	wrapped  map[protoreflect.FileDescriptor]linker.File
 	// fromSource and reused are the file names read and compiled, and
 	// those given to the compiler as prev's descriptors.
 	fromSource, reused map[string]bool
@@ -295,9 +297,13 @@ type compile struct {
 func (c *compile) resolve(name string) (protocompile.SearchResult, error) {
 	if fd, ok := c.reuse[name]; ok {
 		c.mu.Lock()
+		defer c.mu.Unlock()
 		c.carry(fd)
-		c.mu.Unlock()
-		return protocompile.SearchResult{Desc: fd}, nil
+		lf, err := c.wrap(fd)
+		if err != nil {
+			return protocompile.SearchResult{}, err
+		}
+		return protocompile.SearchResult{Desc: lf}, nil
 	}
 	importPaths := c.source.importPaths
 	if len(importPaths) == 0 {
@@ -357,10 +363,38 @@ func (c *compile) carry(fd protoreflect.FileDescriptor) {
 	}
 }
 
+// wrap returns fd as protocompile's linker.File, its imports wrapped
+// first, each file once per compile. Given a plain descriptor,
+// protocompile wraps it and, afresh, every file it imports transitively
+// (linker.NewFileRecursive, with a map of its own per search result): for
+// thousands of reused files that was most of an edit's cost. The
+// wrappers are garbage once the compile ends. c.mu is held.
+func (c *compile) wrap(fd protoreflect.FileDescriptor) (linker.File, error) {
+	if lf, ok := c.wrapped[fd]; ok {
+		return lf, nil
+	}
+	imports := fd.Imports()
+	deps := make(linker.Files, imports.Len())
+	for i := range imports.Len() {
+		dep, err := c.wrap(imports.Get(i).FileDescriptor)
+		if err != nil {
+			return nil, err
+		}
+		deps[i] = dep
+	}
+	lf, err := linker.NewFile(fd, deps)
+	if err != nil {
+		return nil, fmt.Errorf("reusing %s: %w", fd.Path(), err)
+	}
+	c.wrapped[fd] = lf
+	return lf, nil
+}
+
 // run compiles the files.
 func (c *compile) run() (*Result, error) {
 	s, logger := c.source, c.logger
 	c.fromSource, c.reused = make(map[string]bool), make(map[string]bool)
+	c.wrapped = make(map[protoreflect.FileDescriptor]linker.File)
 	names := s.names()
 
 	var mu sync.Mutex

@@ -19,3 +19,11 @@ func HoldLookups(r *TypeResolver) (release func()) {
 	r.sem <- struct{}{}
 	return func() { <-r.sem }
 }
+
+// SetCompiledHook has f called as each of s's compiles ends, with the
+// file names it compiled from source and those it reused from the last
+// successful compile.
+func SetCompiledHook(s *ProtoSource, f func(compiled, reused []string)) { s.compiled = f }
+
+// WaitCacheWrites waits for s's cache writes under way.
+func WaitCacheWrites(s *ProtoSource) { s.cacheWrites.Wait() }

@@ -224,3 +224,69 @@ func (in *inputs) fingerprint(salt ...string) [sha256.Size]byte {
 	h.Sum(sum[:0])
 	return sum
 }
+
+// changes returns the recorded paths that are not as they were read: the
+// files whose content changed or that can no longer be read, and the
+// missing paths that now exist. Unlike unchanged it reads and hashes every
+// file whatever its size and time say, since a compile that reuses what
+// did not change would otherwise keep, for good, an edit that kept both
+// (cp -p): a full compile reads every file anyway, so this costs no more.
+// It refreshes the records of the files whose content proved the same.
+// It is not safe for concurrent use.
+func (in *inputs) changes() map[string]bool {
+	changed := make(map[string]bool)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	// Hashing is the whole cost: a few workers, as a compile reads its
+	// files in parallel too.
+	next := make(chan int)
+	for range min(4, len(in.files)) {
+		wg.Go(func() {
+			for i := range next {
+				f := &in.files[i]
+				now, err := hashInput(f.path)
+				if err != nil || now.hash != f.hash {
+					mu.Lock()
+					changed[f.path] = true
+					mu.Unlock()
+					continue
+				}
+				*f = now
+			}
+		})
+	}
+	for i := range in.files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, p := range in.missing {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			changed[p] = true
+		}
+	}
+	return changed
+}
+
+// file returns the record of path.
+func (in *inputs) file(path string) (inputFile, bool) {
+	i, ok := slices.BinarySearchFunc(in.files, path, func(f inputFile, p string) int { return strings.Compare(f.path, p) })
+	if !ok {
+		return inputFile{}, false
+	}
+	return in.files[i], true
+}
+
+// reuse records f, a file read by an earlier compile and found unchanged
+// (none when f.path is ""), and missed, the paths that compile found no
+// file at, as if read and missed now.
+func (r *recorder) reuse(f inputFile, missed []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if f.path != "" {
+		r.files[f.path] = f
+	}
+	for _, p := range missed {
+		r.missing[p] = true
+	}
+}

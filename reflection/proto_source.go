@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bufbuild/protocompile"
+	"github.com/bufbuild/protocompile/linker"
 	"github.com/bufbuild/protocompile/parser"
 	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -32,23 +34,45 @@ type ProtoSource struct {
 	// Logger receives compiler warnings, bundle fallbacks and a record of
 	// each compile. Nil discards them. Set it before the first Discover.
 	Logger *slog.Logger
+	// CacheDir, when not empty, is a directory where each successful
+	// compile is kept (proto_cache.go), so that the first Discover of
+	// another process whose files did not change builds its Result from
+	// there instead of compiling. It is created (0700) at the first write;
+	// one that cannot be written logs a warning and the source works
+	// without it. Set it before the first Discover.
+	CacheDir string
 
 	// compiling, when set (by tests), is called as each compile starts.
 	compiling func()
+	// compiled, when set (by tests), is called as each compile ends with
+	// the file names it compiled from source and those it reused.
+	compiled func(compiled, reused []string)
 
 	mu sync.Mutex
 	// last is the last finished compile (its result or its error, and
-	// what it read); flight is the compile under way, if any.
-	last, flight *compileRun
+	// what it read); flight is the compile under way, if any; good is the
+	// last compile that succeeded, whose descriptors the next compile
+	// reuses for the files that did not change (proto_reuse.go).
+	last, flight, good *compileRun
+	// cacheWarned: a cache write failed and was logged, or is pending in
+	// cacheWarn until a Logger is set (the gateway compiles once before
+	// its logger exists).
+	cacheWarned bool
+	cacheWarn   func(*slog.Logger)
+	// cacheWrites are the cache writes under way, for tests.
+	cacheWrites sync.WaitGroup
 }
 
-// compileRun is one compile: done is closed when res, err and in are set.
+// compileRun is one compile: done is closed when res, err, in and
+// resolved are set.
 type compileRun struct {
 	done    chan struct{}
 	started time.Time
 	res     *Result
 	err     error
 	in      *inputs
+	// resolved says where each file name looked up was found.
+	resolved map[string]resolution
 }
 
 // NewProtoSource returns a Source compiling files (github.com/bufbuild/
@@ -62,8 +86,11 @@ type compileRun struct {
 // a stat per file, and a read and hash of those whose size or time
 // changed); when nothing changed it returns the last compile's Result,
 // the very same one, or its error, without compiling. When anything
-// changed it compiles every file again. The Result's Fingerprint is a
-// hash of the content read.
+// changed it compiles the files that changed and those importing them,
+// transitively, and reuses the last successful compile's descriptors for
+// the others (proto_reuse.go). With CacheDir set, a source's first
+// compile may come from another process's (proto_cache.go). The Result's
+// Fingerprint is a hash of the content read.
 //
 // The compile runs on its own, not bounded by Discover's ctx, and at most
 // one at a time: a Discover whose ctx ends first returns a
@@ -134,6 +161,10 @@ func (s *ProtoSource) Discover(ctx context.Context) (*Result, error) {
 func (s *ProtoSource) join() *compileRun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cacheWarn != nil && s.Logger != nil {
+		s.cacheWarn(s.Logger)
+		s.cacheWarn = nil
+	}
 	if s.flight != nil {
 		return s.flight
 	}
@@ -142,12 +173,14 @@ func (s *ProtoSource) join() *compileRun {
 	}
 	run := &compileRun{done: make(chan struct{}), started: time.Now()}
 	s.flight = run
-	go s.run(run)
+	go s.run(run, s.good)
 	return run
 }
 
-// run compiles, records the outcome as the last one, and ends the flight.
-func (s *ProtoSource) run(run *compileRun) {
+// run compiles, reusing what it can of prev (the last compile that
+// succeeded, or nil), records the outcome as the last one, and ends the
+// flight.
+func (s *ProtoSource) run(run *compileRun, prev *compileRun) {
 	if s.compiling != nil {
 		s.compiling()
 	}
@@ -155,36 +188,225 @@ func (s *ProtoSource) run(run *compileRun) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if prev == nil && s.CacheDir != "" {
+		// No compile succeeded yet in this process: perhaps one did in
+		// another.
+		start := time.Now()
+		if cached := s.loadCache(logger); cached != nil {
+			if cached.in.unchanged() {
+				cached.res.Fingerprint = cached.in.fingerprint(append([]string{"proto files"}, s.files...)...)
+				logger.Info("proto files: loaded the last compile from the cache, no file changed", "files", len(s.files),
+					"read", len(cached.in.files), "services", len(cached.res.Services), "duration", time.Since(start).Round(time.Millisecond))
+				s.finish(run, cached.res, nil, cached.in, cached.resolved, true)
+				return
+			}
+			logger.Info("proto files: files changed since the cached compile; compiling what changed", "duration", time.Since(start).Round(time.Millisecond))
+			prev = cached
+		}
+	}
+	var reuse map[string]protoreflect.FileDescriptor
+	if prev != nil {
+		// No other compile runs, and join checks s.last only when none
+		// does: prev.in is this goroutine's.
+		reuse = reusable(prev, prev.in.changes())
+	}
 	rec := newRecorder()
-	res, err := s.compile(logger, rec)
+	c := compile{source: s, logger: logger, rec: rec, prev: prev, reuse: reuse, resolved: make(map[string]resolution)}
+	res, err := c.run()
 	in := rec.inputs()
 	if res != nil {
 		res.Fingerprint = in.fingerprint(append([]string{"proto files"}, s.files...)...)
-		logger.Info("proto files: compiled", "files", len(s.files), "read", len(in.files), "services", len(res.Services),
+		logger.Info("proto files: compiled", "files", len(s.files), "read", len(in.files),
+			"compiled", len(c.fromSource), "reused", len(c.reused), "services", len(res.Services),
 			"duration", time.Since(run.started).Round(time.Millisecond))
 	}
-	s.mu.Lock()
-	run.res, run.err, run.in = res, err, in
-	s.last, s.flight = run, nil
-	s.mu.Unlock()
-	close(run.done)
+	if s.compiled != nil {
+		s.compiled(slices.Sorted(maps.Keys(c.fromSource)), slices.Sorted(maps.Keys(c.reused)))
+	}
+	if snap := s.finish(run, res, err, in, c.resolved, false); snap != nil {
+		// After the Result is out: nobody waits for the cache.
+		if err := s.writeCache(logger, snap); err != nil {
+			s.cacheFailed(logger, err)
+		}
+		s.cacheWrites.Done()
+	}
 }
 
-// compile compiles the files, reading them through rec.
-func (s *ProtoSource) compile(logger *slog.Logger, rec *recorder) (*Result, error) {
-	names := make([]string, len(s.files))
-	for i, f := range s.files {
-		names[i] = s.relative(f)
+// finish records a compile's outcome as the last one, ends the flight and
+// wakes the Discovers waiting. When the compile succeeded and a cache is
+// set, and the outcome did not come from there, it returns what to write
+// to the cache, taken before anyone else may check in
+// (inputs.unchanged updates it), and counts the write in s.cacheWrites.
+func (s *ProtoSource) finish(run *compileRun, res *Result, err error, in *inputs, resolved map[string]resolution, fromCache bool) *cacheSnapshot {
+	s.mu.Lock()
+	run.res, run.err, run.in, run.resolved = res, err, in, resolved
+	s.last, s.flight = run, nil
+	if err == nil {
+		s.good = run
 	}
+	var snap *cacheSnapshot
+	if err == nil && s.CacheDir != "" && !fromCache {
+		snap = snapshot(run)
+		s.cacheWrites.Add(1)
+	}
+	s.mu.Unlock()
+	close(run.done)
+	return snap
+}
+
+// cacheFailed logs, once per source, that the cache could not be
+// written; later failures go to debug.
+func (s *ProtoSource) cacheFailed(logger *slog.Logger, err error) {
+	warn := func(l *slog.Logger) {
+		l.Warn("proto files: cannot write the compile cache; going on without it (the next start compiles again)", "dir", s.CacheDir, "err", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.cacheWarned:
+		logger.Debug("proto files: cannot write the compile cache", "dir", s.CacheDir, "err", err)
+	case s.Logger == nil:
+		s.cacheWarned, s.cacheWarn = true, warn
+	default:
+		s.cacheWarned = true
+		warn(s.Logger)
+	}
+}
+
+// compile is one compile's state.
+type compile struct {
+	source *ProtoSource
+	logger *slog.Logger
+	rec    *recorder
+	// prev is the last compile that succeeded, if any, and reuse the
+	// descriptors of its files that can be reused, by name.
+	prev  *compileRun
+	reuse map[string]protoreflect.FileDescriptor
+
+	mu       sync.Mutex
+	resolved map[string]resolution
+	wrapped  map[protoreflect.FileDescriptor]linker.File
+	// fromSource and reused are the file names read and compiled, and
+	// those given to the compiler as prev's descriptors.
+	fromSource, reused map[string]bool
+}
+
+// resolve is protocompile.SourceResolver's search, with every file read
+// or missed recorded, and the descriptors of reusable files given as they
+// are.
+func (c *compile) resolve(name string) (protocompile.SearchResult, error) {
+	if fd, ok := c.reuse[name]; ok {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.carry(fd)
+		lf, err := c.wrap(fd)
+		if err != nil {
+			return protocompile.SearchResult{}, err
+		}
+		return protocompile.SearchResult{Desc: lf}, nil
+	}
+	importPaths := c.source.importPaths
+	if len(importPaths) == 0 {
+		importPaths = []string{""} // the working directory
+	}
+	var r resolution
+	defer func() {
+		c.mu.Lock()
+		c.resolved[name] = r
+		if r.path != "" {
+			c.fromSource[name] = true
+		}
+		c.mu.Unlock()
+	}()
+	var missing error
+	for _, ip := range importPaths {
+		path := filepath.Join(ip, name)
+		b, err := c.rec.read(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			missing = err
+			r.missed = append(r.missed, path)
+			continue
+		}
+		if err != nil {
+			r.unreadable = true
+			return protocompile.SearchResult{}, err
+		}
+		r.path = path
+		return protocompile.SearchResult{Source: bytes.NewReader(b)}, nil
+	}
+	return protocompile.SearchResult{}, missing
+}
+
+// carry records fd, a reused file, and its imports, transitively, as
+// read and found as the last compile found them: the compiler looks none
+// of them up, yet a change to any of them is a change to fd. c.mu is
+// held.
+func (c *compile) carry(fd protoreflect.FileDescriptor) {
+	name := fd.Path()
+	if _, ok := c.resolved[name]; ok {
+		return
+	}
+	r, ok := c.prev.resolved[name]
+	if !ok {
+		return // a bundled file's own import, never looked up
+	}
+	c.resolved[name] = r
+	if f, ok := c.prev.in.file(r.path); ok {
+		c.rec.reuse(f, r.missed)
+		c.reused[name] = true
+	} else {
+		c.rec.reuse(inputFile{}, r.missed)
+	}
+	imports := fd.Imports()
+	for i := range imports.Len() {
+		c.carry(imports.Get(i).FileDescriptor)
+	}
+}
+
+// wrap returns fd as protocompile's linker.File, its imports wrapped
+// first, each file once per compile. Given a plain descriptor,
+// protocompile wraps it and, afresh, every file it imports transitively
+// (linker.NewFileRecursive, with a map of its own per search result): for
+// thousands of reused files that was most of an edit's cost. The
+// wrappers are garbage once the compile ends. c.mu is held.
+func (c *compile) wrap(fd protoreflect.FileDescriptor) (linker.File, error) {
+	if lf, ok := c.wrapped[fd]; ok {
+		return lf, nil
+	}
+	imports := fd.Imports()
+	deps := make(linker.Files, imports.Len())
+	for i := range imports.Len() {
+		dep, err := c.wrap(imports.Get(i).FileDescriptor)
+		if err != nil {
+			return nil, err
+		}
+		deps[i] = dep
+	}
+	lf, err := linker.NewFile(fd, deps)
+	if err != nil {
+		return nil, fmt.Errorf("reusing %s: %w", fd.Path(), err)
+	}
+	c.wrapped[fd] = lf
+	return lf, nil
+}
+
+// run compiles the files.
+func (c *compile) run() (*Result, error) {
+	s, logger := c.source, c.logger
+	c.fromSource, c.reused = make(map[string]bool), make(map[string]bool)
+	c.wrapped = make(map[protoreflect.FileDescriptor]linker.File)
+	names := s.names()
 
 	var mu sync.Mutex
 	var errs []error
-	found := make(map[string]string) // file name -> path read
 	rep := reporter.NewReporter(
 		func(err reporter.ErrorWithPos) error {
+			c.mu.Lock()
+			path := c.resolved[err.GetPosition().Filename].path
+			c.mu.Unlock()
 			mu.Lock()
 			defer mu.Unlock()
-			errs = append(errs, explainEdition(err, found[err.GetPosition().Filename]))
+			errs = append(errs, explainEdition(err, path))
 			return nil // keep going: one run should show every error
 		},
 		func(w reporter.ErrorWithPos) {
@@ -193,31 +415,7 @@ func (s *ProtoSource) compile(logger *slog.Logger, rec *recorder) (*Result, erro
 	)
 	compiler := protocompile.Compiler{
 		Resolver: protocompile.CompositeResolver{
-			// protocompile.SourceResolver's search, with every file read
-			// or missed recorded.
-			protocompile.ResolverFunc(func(name string) (protocompile.SearchResult, error) {
-				importPaths := s.importPaths
-				if len(importPaths) == 0 {
-					importPaths = []string{""} // the working directory
-				}
-				var missing error
-				for _, ip := range importPaths {
-					path := filepath.Join(ip, name)
-					b, err := rec.read(path)
-					if errors.Is(err, fs.ErrNotExist) {
-						missing = err
-						continue
-					}
-					if err != nil {
-						return protocompile.SearchResult{}, err
-					}
-					mu.Lock()
-					found[name] = path
-					mu.Unlock()
-					return protocompile.SearchResult{Source: bytes.NewReader(b)}, nil
-				}
-				return protocompile.SearchResult{}, missing
-			}),
+			protocompile.ResolverFunc(c.resolve),
 			protocompile.ResolverFunc(func(path string) (protocompile.SearchResult, error) {
 				if fd := bundledFile(path); fd != nil {
 					return protocompile.SearchResult{Desc: fd}, nil
@@ -244,10 +442,12 @@ func (s *ProtoSource) compile(logger *slog.Logger, rec *recorder) (*Result, erro
 
 	// Rebuilt through the common path, so that every source returns the
 	// same kind of descriptors sharing the bundle's.
+	// Reused files are registered as they are, with their imports.
 	p := newPool(logger, "proto files")
+	p.known = reusedFiles(c.reuse)
 	var add func(fd protoreflect.FileDescriptor)
 	add = func(fd protoreflect.FileDescriptor) {
-		if _, ok := p.files[fd.Path()]; ok || bundledFile(fd.Path()) == fd {
+		if _, ok := p.files[fd.Path()]; ok || c.reused[fd.Path()] || bundledFile(fd.Path()) == fd {
 			return
 		}
 		fdp := protodesc.ToFileDescriptorProto(fd)
@@ -261,6 +461,12 @@ func (s *ProtoSource) compile(logger *slog.Logger, rec *recorder) (*Result, erro
 	for _, fd := range compiled {
 		add(fd)
 	}
+	return namedResult(p, names)
+}
+
+// namedResult builds names in p and returns them as a Result: the
+// services the named files declare, and every file they need.
+func namedResult(p *pool, names []string) (*Result, error) {
 	res := &Result{}
 	for _, name := range names {
 		fd, err := p.build(name)
@@ -271,6 +477,9 @@ func (s *ProtoSource) compile(logger *slog.Logger, rec *recorder) (*Result, erro
 		for i := range svcs.Len() {
 			res.Services = append(res.Services, svcs.Get(i))
 		}
+	}
+	if p.reg == nil {
+		p.reg = new(protoregistry.Files)
 	}
 	res.Files = p.reg
 	sortServices(res.Services)
@@ -305,6 +514,15 @@ func explainEdition(err reporter.ErrorWithPos, path string) error {
 	}
 	return fmt.Errorf("%s: edition %q is not supported by the gateway's .proto compiler (github.com/bufbuild/protocompile): give these files as a descriptor set built by buf or protoc instead (DescriptorSetSource; gateway: --descriptor-set), or leave out this file and those importing it: %w",
 		pos, file.Edition.Edition.AsString(), err.Unwrap())
+}
+
+// names are the files named, relative to their import path.
+func (s *ProtoSource) names() []string {
+	names := make([]string, len(s.files))
+	for i, f := range s.files {
+		names[i] = s.relative(f)
+	}
+	return names
 }
 
 // relative turns a path that starts with an import path into one relative

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"google.golang.org/grpc"
@@ -23,6 +25,7 @@ type backendFlags struct {
 	descriptorSets  stringList
 	protoPaths      stringList
 	protos          stringList
+	protoCache      string
 	noReflection    bool
 	refresh         time.Duration
 	requireBackends bool
@@ -47,6 +50,7 @@ func (f *backendFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.descriptorSets, "descriptor-set", "FileDescriptorSet FILE (buf build -o, protoc --include_imports --include_source_info -o): its comments are overlaid on server reflection, and it replaces reflection for a backend that has none (repeatable)")
 	fs.Var(&f.protoPaths, "proto-path", "import path DIR for --proto (repeatable; default .)")
 	fs.Var(&f.protos, "proto", ".proto FILE compiled at start, used like --descriptor-set (repeatable)")
+	fs.StringVar(&f.protoCache, "proto-cache", "", "directory DIR where each compile of --proto files is kept, so a start whose files did not change compiles nothing and one after an edit compiles only what changed (default: the user cache directory's grpc-mcp-gateway/protos, e.g. ~/.cache/grpc-mcp-gateway/protos; off: no cache)")
 	fs.BoolVar(&f.noReflection, "no-reflection", false, "never ask the backend for server reflection: take its API from --descriptor-set or --proto alone (one backend only)")
 	durationVar(fs, &f.refresh, "refresh", gateway.DefaultRefresh, true, "discover every backend again this often (its API, and its replicas behind a dns:/// name) and tell clients when tools change (off: never on a timer; a backend is also discovered again when its connection comes back)")
 	fs.BoolVar(&f.requireBackends, "require-backends", false, "exit with an error when a backend cannot be discovered at start, instead of serving the others and retrying it")
@@ -95,7 +99,7 @@ func (f *backendFlags) check(ctx context.Context) error {
 	if len(f.descriptorSets) > 0 && len(f.protos) > 0 {
 		return errors.New("--descriptor-set and --proto: choose one way to give descriptor files")
 	}
-	src, fromProto, err := descriptorSource(ctx, f.descriptorSets, f.protoPaths, f.protos)
+	src, fromProto, err := descriptorSource(ctx, f.descriptorSets, f.protoPaths, f.protos, f.cacheDir())
 	switch {
 	case err != nil && fromProto:
 		return fmt.Errorf("--proto: %w", err)
@@ -116,14 +120,55 @@ func (f *backendFlags) check(ctx context.Context) error {
 }
 
 // setLogger sends the descriptor sources' repair and fallback records to
-// logger, once it exists.
+// logger, once it exists: those of the flags and of the config file's
+// backends.
 func (f *backendFlags) setLogger(logger *slog.Logger) {
-	switch s := f.files.(type) {
-	case *reflection.DescriptorSetSource:
-		s.Logger = logger
-	case *reflection.ProtoSource:
-		s.Logger = logger
+	sources := []reflection.Source{f.files}
+	for _, p := range f.parsed {
+		if p.file != nil {
+			sources = append(sources, p.file.backend.Files)
+		}
 	}
+	usesProto := false
+	for _, src := range sources {
+		switch s := src.(type) {
+		case *reflection.DescriptorSetSource:
+			s.Logger = logger
+		case *reflection.ProtoSource:
+			s.Logger = logger
+			usesProto = true
+		}
+	}
+	if _, err := protoCacheDir(f.protoCache); err != nil && usesProto {
+		logger.Warn("--proto-cache: no default cache directory; compiling .proto files at every start (set --proto-cache DIR, or off)", "err", err)
+	}
+}
+
+// cacheDir is the directory ProtoSources keep their compiles in, "" for
+// none.
+func (f *backendFlags) cacheDir() string {
+	dir, _ := protoCacheDir(f.protoCache)
+	return dir
+}
+
+// protoCacheDir is --proto-cache's directory: flag itself, none for off,
+// and by default the user cache directory's grpc-mcp-gateway/protos (the
+// XDG cache directory on Linux, ~/Library/Caches on macOS, %LocalAppData%
+// on Windows): compiled descriptors are derived data, safe to lose, and
+// kept per user (the directory is made 0700). err says why there is no
+// default.
+func protoCacheDir(flag string) (string, error) {
+	switch flag {
+	case "off":
+		return "", nil
+	case "":
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, "grpc-mcp-gateway", "protos"), nil
+	}
+	return flag, nil
 }
 
 // dial connects to every backend. close closes what was opened, also
@@ -162,7 +207,9 @@ func (f *backendFlags) dial(tls gateway.BackendTLS, opts ...grpc.DialOption) (ba
 // default), for the flags and the config file alike. The files are read
 // or compiled here, once, so that a bad one is reported at start; src is
 // nil when neither is given, and fromProto says which one err is about.
-func descriptorSource(ctx context.Context, sets, protoPaths, protos []string) (src reflection.Source, fromProto bool, err error) {
+// .proto files are compiled with protoCache as their cache directory
+// ("" for none).
+func descriptorSource(ctx context.Context, sets, protoPaths, protos []string, protoCache string) (src reflection.Source, fromProto bool, err error) {
 	switch {
 	case len(sets) > 0:
 		src = reflection.NewDescriptorSetSource(sets...)
@@ -170,7 +217,9 @@ func descriptorSource(ctx context.Context, sets, protoPaths, protos []string) (s
 		if len(protoPaths) == 0 {
 			protoPaths = []string{"."}
 		}
-		src, fromProto = reflection.NewProtoSource(protoPaths, protos), true
+		ps := reflection.NewProtoSource(protoPaths, protos)
+		ps.CacheDir = protoCache
+		src, fromProto = ps, true
 	default:
 		return nil, false, nil
 	}

@@ -206,7 +206,7 @@ func (c *config) configure(ctx context.Context, fs *flag.FlagSet, getenv func(st
 			return nil, err
 		}
 		if !set["backend"] && len(cfg.Backends) > 0 {
-			if c.backends.parsed, err = fileBackends(ctx, cfg, doc); err != nil {
+			if c.backends.parsed, err = fileBackends(ctx, cfg, doc, c.backends.cacheDir()); err != nil {
 				return nil, err
 			}
 		}

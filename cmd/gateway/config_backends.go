@@ -15,7 +15,7 @@ import (
 
 // fileBackends checks the file's backends and compiles each into what dial
 // needs. Every error names the line and the key.
-func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc) ([]backendAddr, error) {
+func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc, protoCache string) ([]backendAddr, error) {
 	var out []backendAddr
 	names := map[string]string{}
 	for i, fb := range cfg.Backends {
@@ -83,7 +83,7 @@ func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc) ([]backe
 				OperationWait: time.Duration(m.OperationWait),
 			})
 		}
-		if b.backend.Files, err = fb.descriptorFiles(ctx, doc, key); err != nil {
+		if b.backend.Files, err = fb.descriptorFiles(ctx, doc, key, protoCache); err != nil {
 			return nil, err
 		}
 		if fb.NoReflection && b.backend.Files == nil {
@@ -199,14 +199,14 @@ func (fb *fileBackend) checkTLS(doc *configDoc, key string) (*gateway.BackendTLS
 }
 
 // descriptorFiles reads or compiles a backend's own descriptor files.
-func (fb *fileBackend) descriptorFiles(ctx context.Context, doc *configDoc, key string) (reflection.Source, error) {
+func (fb *fileBackend) descriptorFiles(ctx context.Context, doc *configDoc, key, protoCache string) (reflection.Source, error) {
 	if len(fb.ProtoPath) > 0 && len(fb.Proto) == 0 {
 		return nil, doc.errorf(key+".proto_path", "needs proto")
 	}
 	if len(fb.DescriptorSet) > 0 && len(fb.Proto) > 0 {
 		return nil, doc.errorf(key+".proto", "descriptor_set and proto: choose one way to give descriptor files")
 	}
-	src, fromProto, err := descriptorSource(ctx, fb.DescriptorSet, fb.ProtoPath, fb.Proto)
+	src, fromProto, err := descriptorSource(ctx, fb.DescriptorSet, fb.ProtoPath, fb.Proto, protoCache)
 	switch {
 	case err != nil && fromProto:
 		return nil, doc.errorf(key+".proto", "%w", err)

@@ -80,6 +80,7 @@ type fileConfig struct {
 	DescriptorSet   []string  `yaml:"descriptor_set"`
 	ProtoPath       []string  `yaml:"proto_path"`
 	Proto           []string  `yaml:"proto"`
+	ProtoCache      *string   `yaml:"proto_cache"`
 	NoReflection    *bool     `yaml:"no_reflection"`
 	Refresh         *duration `yaml:"refresh"`
 	RequireBackends *bool     `yaml:"require_backends"`

@@ -15,7 +15,7 @@ var helpGroups = []struct {
 	flags []string
 }{
 	{"Program", []string{"config", "check-config", "version", "probe"}},
-	{"Backends and discovery", []string{"backend", "demo", "include", "exclude", "descriptor-set", "proto", "proto-path", "no-reflection",
+	{"Backends and discovery", []string{"backend", "demo", "include", "exclude", "descriptor-set", "proto", "proto-path", "proto-cache", "no-reflection",
 		"refresh", "discovery-timeout", "require-backends", "expose-health", "expose-internal"}},
 	{"Backend connections", []string{"plaintext", "backend-ca", "backend-cert", "backend-key", "backend-server-name",
 		"backend-lb", "backend-keepalive", "backend-max-recv-bytes", "backend-max-send-bytes", "retry", "metadata", "forward-header"}},

@@ -37,6 +37,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "gateway")
+	// The default --proto-cache is the user cache directory: the tests'
+	// compiles, and the binaries they run, write theirs here instead.
+	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")); err != nil {
+		panic(err)
+	}
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		panic("building the gateway: " + err.Error() + "\n" + string(out))
 	}

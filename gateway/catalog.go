@@ -103,8 +103,11 @@ type tool struct {
 // refresh.go. A call that loaded a *tool keeps it, whatever is swapped in
 // after.
 type catalog struct {
-	tools  []*tool
-	byName map[string]*tool
+	// compact is the schema check the tool set made, for the search
+	// catalog to reuse; the build drops it once the mode is chosen.
+	compact *mcp.SchemaCompactor
+	tools   []*tool
+	byName  map[string]*tool
 	// set is what tools/list shows: every tool in typed mode, search
 	// mode's two tools otherwise (then search is set).
 	set    *mcp.ToolSet

@@ -159,7 +159,9 @@ func (g *Gateway) rebuild() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := g.chooseMode(c); err != nil {
+	err = g.chooseMode(c)
+	c.compact = nil
+	if err != nil {
 		return false, err
 	}
 	old := g.catalog.Load()
@@ -303,7 +305,8 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 		}
 		defs = append(defs, nt.def)
 	}
-	set, err := mcp.NewToolSet(defs, nil)
+	c.compact = new(mcp.SchemaCompactor)
+	set, err := mcp.NewToolSet(defs, &mcp.ToolSetOptions{Compactor: c.compact})
 	if err != nil {
 		return nil, fmt.Errorf("building tool list: %w", err)
 	}
@@ -362,7 +365,7 @@ func (g *Gateway) chooseMode(c *catalog) error {
 	if c.mode != ToolModeSearch {
 		return nil
 	}
-	sc, err := newSearchCatalog(c.tools)
+	sc, err := newSearchCatalog(c.tools, c.compact)
 	if err != nil {
 		return err
 	}

@@ -252,7 +252,10 @@ const inputSchemaKey = `,"inputSchema":`
 
 // newSearchCatalog indexes the tools of a catalog and encodes their
 // answer entries.
-func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
+func newSearchCatalog(tools []*tool, compact *mcp.SchemaCompactor) (*searchCatalog, error) {
+	if compact == nil {
+		compact = new(mcp.SchemaCompactor)
+	}
 	sc := &searchCatalog{
 		tools: tools,
 		head:  make([][]byte, len(tools)), schema: make([][]byte, len(tools)), short: make([][]byte, len(tools)),
@@ -261,7 +264,6 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		answers: make(map[searchKey]*mcp.CallToolResult),
 	}
 	docs := make([]search.Document, len(tools))
-	var compact mcp.SchemaCompactor
 	superseded := supersededTools(tools)
 	for i, t := range tools {
 		fields := make([]search.Field, len(searchFields))

@@ -19,7 +19,7 @@ func TestSearchAnswersCached(t *testing.T) {
 			search: searchFacts{method: fmt.Sprintf("GetThing%02d", i), service: "Things", pkg: "things.v1"},
 		})
 	}
-	sc, err := newSearchCatalog(tools)
+	sc, err := newSearchCatalog(tools, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestSearchEntriesShareSchemas(t *testing.T) {
 		{def: mcp.Tool{Name: "Things_ListThings", Description: "Lists things.", InputSchema: spaced},
 			search: searchFacts{method: "ListThings", service: "Things", pkg: "things.v1"}},
 	}
-	sc, err := newSearchCatalog(tools)
+	sc, err := newSearchCatalog(tools, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,11 @@ type ToolSetOptions struct {
 	// user's client). Default "public": the gateway's tool list does not
 	// depend on the caller.
 	CacheScope string
+	// Compactor checks and compacts the tools' schemas. A caller that
+	// checks the same schemas elsewhere (the gateway's search catalog)
+	// gives one to share, so each schema is read once; nil: one for this
+	// set.
+	Compactor *SchemaCompactor
 }
 
 // ToolSet is an immutable snapshot of the tools, in the order given. It
@@ -72,6 +77,7 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 		if opts.CacheScope != "" {
 			o.CacheScope = opts.CacheScope
 		}
+		o.Compactor = opts.Compactor
 	}
 	if o.CacheScope != "public" && o.CacheScope != "private" {
 		return nil, fmt.Errorf("mcp: tool set: cache scope %q is neither public nor private", o.CacheScope)
@@ -90,7 +96,10 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 	s.keepLimit = maxKeptListBytes
 	h := fnv.New64a()
 	var scratch []byte
-	var compact SchemaCompactor
+	compact := o.Compactor
+	if compact == nil {
+		compact = new(SchemaCompactor)
+	}
 	for i, t := range tools {
 		if t.Name == "" {
 			return nil, fmt.Errorf("mcp: tool set: tool %d has no name", i)

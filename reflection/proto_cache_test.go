@@ -299,3 +299,32 @@ service S {
 		t.Errorf("api.proto was not reused from the cache (reused %q)", reused)
 	}
 }
+
+// TestProtoSourceHoldsRecordsUntilLogger: the records of a compile that
+// started without a Logger (the gateway's first, while it checks its
+// flags) are logged at the first Discover that finds one, in order,
+// with the cache write that ran in the background after; none is
+// logged twice.
+func TestProtoSourceHoldsRecordsUntilLogger(t *testing.T) {
+	t.Parallel()
+	tr := newReuseTree(t)
+	src, compiles := tr.cachedSource(t.TempDir(), nil)
+	discoverSource(t, src)
+	reflection.WaitCacheWrites(src)
+	logger, logs := logBuffer()
+	src.Logger = logger
+	discoverSource(t, src) // unchanged: no compile, the held records logged
+	if n, _, _ := compiles(); n != 1 {
+		t.Fatalf("compiles: %d, want 1", n)
+	}
+	out := logs.String()
+	compiled := strings.Index(out, `msg="proto files: compiled"`)
+	wrote := strings.Index(out, `msg="proto files: wrote the compile cache"`)
+	if compiled < 0 || wrote < compiled {
+		t.Fatalf("held records: want the compile, then the cache write:\n%s", out)
+	}
+	discoverSource(t, src)
+	if n := strings.Count(logs.String(), `msg="proto files: compiled"`); n != 1 {
+		t.Errorf("the compile logged %d times, want once:\n%s", n, logs)
+	}
+}

@@ -35,7 +35,11 @@ type ProtoSource struct {
 	importPaths []string
 	files       []string
 	// Logger receives compiler warnings, bundle fallbacks and a record of
-	// each compile. Nil discards them. Set it before the first Discover.
+	// each compile. A compile that starts while it is nil keeps its
+	// records (at most 1,000) for the first Discover that finds it set,
+	// which logs them there: the gateway compiles once while it checks its
+	// flags, before its logger exists. Set it between Discovers, not
+	// while one runs.
 	Logger *slog.Logger
 	// CacheDir, when not empty, is a directory where each successful
 	// compile is kept (proto_cache.go), so that the first Discover of
@@ -57,11 +61,12 @@ type ProtoSource struct {
 	// last compile that succeeded, whose descriptors the next compile
 	// reuses for the files that did not change (proto_reuse.go).
 	last, flight, good *compileRun
-	// cacheWarned: a cache write failed and was logged, or is pending in
-	// cacheWarn until a Logger is set (the gateway compiles once before
-	// its logger exists).
+	// cacheWarned: a cache write failed and was logged.
 	cacheWarned bool
-	cacheWarn   func(*slog.Logger)
+	// held is the log of a compile that started without a Logger,
+	// released to the Logger at the first Discover that finds one set
+	// (the gateway compiles once before its logger exists).
+	held *heldLog
 	// cacheWrites are the cache writes under way, for tests.
 	cacheWrites sync.WaitGroup
 }
@@ -164,9 +169,9 @@ func (s *ProtoSource) Discover(ctx context.Context) (*Result, error) {
 func (s *ProtoSource) join() *compileRun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cacheWarn != nil && s.Logger != nil {
-		s.cacheWarn(s.Logger)
-		s.cacheWarn = nil
+	if s.held != nil && s.Logger != nil {
+		s.held.release(s.Logger.Handler())
+		s.held = nil
 	}
 	if s.flight != nil {
 		return s.flight
@@ -176,20 +181,23 @@ func (s *ProtoSource) join() *compileRun {
 	}
 	run := &compileRun{done: make(chan struct{}), started: time.Now()}
 	s.flight = run
-	go s.run(run, s.good)
+	logger := s.Logger
+	if logger == nil {
+		if s.held == nil {
+			s.held = new(heldLog)
+		}
+		logger = s.held.logger()
+	}
+	go s.run(run, s.good, logger)
 	return run
 }
 
 // run compiles, reusing what it can of prev (the last compile that
 // succeeded, or nil), records the outcome as the last one, and ends the
 // flight.
-func (s *ProtoSource) run(run *compileRun, prev *compileRun) {
+func (s *ProtoSource) run(run *compileRun, prev *compileRun, logger *slog.Logger) {
 	if s.compiling != nil {
 		s.compiling()
-	}
-	logger := s.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
 	}
 	if prev == nil && s.CacheDir != "" {
 		// No compile succeeded yet in this process: perhaps one did in
@@ -260,20 +268,15 @@ func (s *ProtoSource) finish(run *compileRun, res *Result, err error, in *inputs
 // cacheFailed logs, once per source, that the cache could not be
 // written; later failures go to debug.
 func (s *ProtoSource) cacheFailed(logger *slog.Logger, err error) {
-	warn := func(l *slog.Logger) {
-		l.Warn("proto files: cannot write the compile cache; going on without it (the next start compiles again)", "dir", s.CacheDir, "err", err)
-	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.cacheWarned:
+	warned := s.cacheWarned
+	s.cacheWarned = true
+	s.mu.Unlock()
+	if warned {
 		logger.Debug("proto files: cannot write the compile cache", "dir", s.CacheDir, "err", err)
-	case s.Logger == nil:
-		s.cacheWarned, s.cacheWarn = true, warn
-	default:
-		s.cacheWarned = true
-		warn(s.Logger)
+		return
 	}
+	logger.Warn("proto files: cannot write the compile cache; going on without it (the next start compiles again)", "dir", s.CacheDir, "err", err)
 }
 
 // compile is one compile's state.

@@ -87,3 +87,19 @@ func BenchmarkRefreshUnchanged(b *testing.B) {
 		}
 	}
 }
+
+// googleapisBackend is the estate server's address as the backend of the
+// whole googleapis catalog, given as .proto sources without reflection
+// (as `--no-reflection --proto-path … --proto …` does), and the number
+// of files named. The tests that build it skip with -short and -race.
+func googleapisBackend(tb testing.TB) (gateway.Backend, int) {
+	tb.Helper()
+	if testing.Short() || raceEnabled {
+		tb.Skip("the whole googleapis catalog; not with -short or -race (make unit-estate runs it without)")
+	}
+	files := googleapisServiceProtos(tb)
+	b := estateBackend(tb)
+	b.Name, b.NoReflection = "googleapis", true
+	b.Files = reflection.NewProtoSource([]string{googleapisDir}, files)
+	return b, len(files)
+}

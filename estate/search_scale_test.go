@@ -11,7 +11,6 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // Floors of the relevance sets' Google requests on the whole googleapis
@@ -50,16 +49,10 @@ const (
 //
 //	cd estate && go test -run TestSearchRelevanceAtScale -v .
 func TestSearchRelevanceAtScale(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("the whole googleapis catalog; not with -short or -race (make unit-estate runs it without)")
-	}
-	files := googleapisServiceProtos(t)
-	b := estateBackend(t)
-	b.Name, b.NoReflection = "googleapis", true
-	b.Files = reflection.NewProtoSource([]string{googleapisDir}, files)
+	b, nfiles := googleapisBackend(t)
 	start := time.Now()
 	big := startGateway(t, []gateway.Backend{b}, &gateway.Options{ToolMode: gateway.ToolModeSearch})
-	t.Logf("googleapis catalog: %d files, ready in %v", len(files), time.Since(start).Round(time.Millisecond))
+	t.Logf("googleapis catalog: %d files, ready in %v", nfiles, time.Since(start).Round(time.Millisecond))
 	estateGateway := commentedEstateGateway(t)
 
 	var validation []relevanceCase

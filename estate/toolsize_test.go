@@ -7,33 +7,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
-
-// syncBuffer is a log sink a test reads while the gateway writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestGoogleapisToolSizes: the whole googleapis catalog of the npm package
 // (every file that defines a service, compiled from source with its
@@ -44,14 +25,8 @@ func (s *syncBuffer) String() string {
 // Skipped with -short and -race: it compiles about 1,500 files and builds
 // over 13,000 tools.
 func TestGoogleapisToolSizes(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("the whole googleapis catalog; not with -short or -race (make unit-estate runs it without)")
-	}
-	files := googleapisServiceProtos(t)
-	b := estateBackend(t)
-	b.Name, b.NoReflection = "googleapis", true
-	b.Files = reflection.NewProtoSource([]string{googleapisDir}, files)
-	var logs syncBuffer
+	b, nfiles := googleapisBackend(t)
+	var logs testutil.SyncBuffer
 	opts := &gateway.Options{ToolMode: gateway.ToolModeTyped, Refresh: -1, RequireBackends: true,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -63,7 +38,7 @@ func TestGoogleapisToolSizes(t *testing.T) {
 	}
 	t.Cleanup(g.Close)
 	tools := g.Tools().Tools()
-	t.Logf("%d files, %d tools, ready in %v", len(files), len(tools), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d files, %d tools, ready in %v", nfiles, len(tools), time.Since(start).Round(time.Millisecond))
 	var sizes []int
 	shortened, dropped := 0, 0
 	var escaped string

@@ -1,7 +1,6 @@
 package reflection_test
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
@@ -47,26 +47,9 @@ func cacheEntries(t *testing.T, dir string) []string {
 }
 
 // logBuffer is a logger whose records can be read back.
-func logBuffer() (*slog.Logger, *syncBuffer) {
-	var b syncBuffer
+func logBuffer() (*slog.Logger, *testutil.SyncBuffer) {
+	var b testutil.SyncBuffer
 	return slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug})), &b
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestProtoSourceCacheSkipsCompileOnRestart: a source of a new process

@@ -128,6 +128,26 @@ func (b *builder) keep() func(protoreflect.MessageDescriptor) bool {
 	return b.expanded
 }
 
+// bisect finds the largest n in (lo, hi) for which fit's schema fits,
+// given that lo's does (best is its schema; lo may be -1, none) and hi's
+// does not. It returns that schema and n, or best and lo when none
+// between fits.
+func bisect(lo, hi int, best json.RawMessage, fit func(n int) (json.RawMessage, bool, error)) (json.RawMessage, int, error) {
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		s, ok, err := fit(mid)
+		if err != nil {
+			return nil, lo, err
+		}
+		if ok {
+			best, lo = s, mid
+		} else {
+			hi = mid
+		}
+	}
+	return best, lo, nil
+}
+
 func buildWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction, bd Bound) (json.RawMessage, error) {
 	if bd.MaxBytes <= 0 {
 		return build(md, opts, dir, nil)
@@ -172,39 +192,16 @@ func buildWithin(md protoreflect.MessageDescriptor, opts *Options, dir direction
 			}
 			best, lo = s, k
 		}
-		for hi-lo > 1 {
-			mid := lo + (hi-lo)/2
-			s, ok, err := try(mid, -1)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				best, lo = s, mid
-			} else {
-				hi = mid
-			}
-		}
-		return best, nil
+		best, _, err = bisect(lo, hi, best, func(k int) (json.RawMessage, bool, error) { return try(k, -1) })
+		return best, err
 	}
 	if bd.WholeRoot {
 		return best, nil
 	}
 	// Breadth: the root alone is too large; the most fields that fit.
-	lo, hi := -1, md.Fields().Len()
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		s, ok, err := try(1, mid)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			best, lo = s, mid
-		} else {
-			hi = mid
-		}
-	}
-	if lo >= 0 {
-		return best, nil
+	best, lo, err := bisect(-1, md.Fields().Len(), best, func(n int) (json.RawMessage, bool, error) { return try(1, n) })
+	if err != nil || lo >= 0 {
+		return best, err
 	}
 	lim := &limits{resource: bd.Resource}
 	root := lim.escape(md).with("description", joinDesc([]string{str(lim.escape(md), "description"), BoundedNote}))

@@ -75,32 +75,27 @@ type toolBudget struct {
 	askLess string
 }
 
-// compileBudget makes t's output schema admit the list of cuts and, when
+// compileBudget marks t's output schema to admit the list of cuts
+// (toolOutput adds it) and, when
 // the budget lets a result grow past what Claude Code keeps inline,
 // declares the largest result in the tool's _meta
 // (anthropic/maxResultSizeChars), so such a client keeps it in context.
 // With the default budget the declaration would change nothing, so it is
 // left out and tools/list stays small.
-func compileBudget(t *tool, budget int, cc *compileCache) error {
+func compileBudget(t *tool, budget int) {
 	if budget <= 0 {
-		return nil
+		return
 	}
+	// The shape of a tool with an output schema is completed from the
+	// schema's root (rootFacts): the member may need another name.
 	t.budget.shape = results.Shape{Member: schema.TruncatedProperty, Merge: true}
-	switch {
-	case t.kind == kindServerStream || t.kind == kindBidiStream:
+	if t.kind == kindServerStream || t.kind == kindBidiStream {
 		// schema.StreamOutput declares the records' member already.
 		t.budget.shape.Required = []string{schema.StreamMessagesProperty}
-	case t.def.OutputSchema != nil:
-		out, shape, err := cc.withTruncated(t.def.OutputSchema)
-		if err != nil {
-			return fmt.Errorf("output schema of %s: %w", t.method, err)
-		}
-		t.def.OutputSchema, t.budget.shape = out, shape
 	}
 	if budget+resultNoteBytes > claudeInlineChars {
 		t.def.Meta = json.RawMessage(`{"anthropic/maxResultSizeChars":` + strconv.Itoa(budget+resultNoteBytes) + `}`)
 	}
-	return nil
 }
 
 // fitResult applies the result budget to res: a result within it is

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -34,9 +33,12 @@ const healthService = "grpc.health.v1.Health"
 // resolved here, once, at discovery, so the per-call path does no
 // descriptor work.
 type tool struct {
-	def    mcp.Tool
-	method string // "/package.Service/Method", as grpc.Invoke wants it
-	conn   grpc.ClientConnInterface
+	// def is the tool's definition without its schemas, which schemas
+	// holds (withSchemas joins them).
+	def     mcp.Tool
+	schemas *toolSchemas
+	method  string // "/package.Service/Method", as grpc.Invoke wants it
+	conn    grpc.ClientConnInterface
 	// backend is the name of the backend serving the tool, for logs,
 	// metrics and resource URIs.
 	backend string
@@ -103,18 +105,16 @@ type tool struct {
 // refresh.go. A call that loaded a *tool keeps it, whatever is swapped in
 // after.
 type catalog struct {
-	// compact is the schema check the tool set made, for the search
-	// catalog to reuse; the build drops it once the mode is chosen.
-	compact *mcp.SchemaCompactor
-	tools   []*tool
-	byName  map[string]*tool
+	tools  []*tool
+	byName map[string]*tool
 	// set is what tools/list shows: every tool in typed mode, search
 	// mode's two tools otherwise (then search is set).
 	set    *mcp.ToolSet
 	mode   ToolMode
 	search *searchCatalog
 	// typedTokens is the estimated size of the typed tools/list, which
-	// ToolModeAuto weighs against the budget.
+	// ToolModeAuto weighs against the budget: at least that many when the
+	// typed list was not built (chooseMode).
 	typedTokens int
 	// resources are the exposed services as MCP resources (resources.go).
 	resources *resourceCatalog
@@ -184,9 +184,10 @@ type backendTools struct {
 	methods map[protoreflect.FullName]bool
 	// files resolves the imports of the services' files, for resources.
 	files *protoregistry.Files
-	// messages are those bounded schemas may name, served as resources
-	// (toolsize.go); nil when no schema was bounded.
-	messages map[protoreflect.FullName]protoreflect.MessageDescriptor
+	// messages are those bounded schemas name, served as resources
+	// (toolsize.go); schemas are bounded as they are built, on first use,
+	// so it grows then.
+	messages *messageSet
 	// hidden are the internal services the backend serves that were
 	// not exposed, and hiddenMethods their methods, for the log.
 	hidden        []string
@@ -243,15 +244,15 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files,
 		hidden: hidden, hiddenMethods: hiddenMethods}
 	cc := newCompileCache(backend, types, res.Files, opts.useProtoNames)
-	var bounded boundedTools
 	ops := newOperationsClient(res, conn, types)
 	if ops != nil {
 		ops.exposeDebugInfo = opts.exposeDebugInfo
 	}
 	// Tools are compiled on every core: at the scale of the googleapis
-	// catalog (13,000 tools) building their schemas is most of a
-	// discovery's work after the descriptors. The compile cache makes a
-	// message shared by many tools cost one build.
+	// catalog (13,000 tools) validators, descriptions and search facts are
+	// most of a discovery's work after the descriptors. The compile cache
+	// makes a message shared by many tools cost one build. Their schemas
+	// wait for first use (toolschemas.go), with the cache's tables.
 	compiled := make([]compiledTool, len(methods))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -265,12 +266,13 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		})
 	}
 	wg.Wait()
+	builder := newSchemaBuilder(cc, len(methods))
 	for i, c := range compiled {
 		if c.err != nil {
 			return nil, c.err
 		}
 		t, m := c.tool, methods[i]
-		bounded.add(t.def.Name, c.whole, c.took)
+		t.schemas = &toolSchemas{tool: t, m: m, b: builder}
 		bt.tools = append(bt.tools, t)
 		bt.methods[m.FullName()] = true
 		svc := m.Parent().(protoreflect.ServiceDescriptor)
@@ -278,13 +280,8 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 			bt.services = append(bt.services, svc)
 		}
 	}
-	packSchemas(bt.tools)
 	bt.ops = ops
 	bt.messages = cc.escaped
-	if bounded.n > 0 {
-		opts.logger.Info("tool schemas shortened: written out, these tools would each take more than the gateway's bound of a tool's tools/list entry; each shortened schema names the resources (grpc://BACKEND/message.Name) that hold what it leaves out",
-			"backend", backend, "tools", bounded.n, "bound_bytes", MaxToolBytes, "largest_tool", bounded.largestTool, "largest_bytes", bounded.largest, "took", bounded.took.Round(time.Millisecond))
-	}
 	if opts.backend != nil {
 		bt.md = opts.backend.md
 	}
@@ -296,16 +293,16 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 }
 
 // compiledTool is compileMethod's outcome: the tool, or the error that
-// fails the discovery; whole and took are boundTool's, for the log.
+// fails the discovery.
 type compiledTool struct {
-	tool  *tool
-	whole int
-	took  time.Duration
-	err   error
+	tool *tool
+	err  error
 }
 
-// compileMethod compiles one exposed method into its tool: its schemas,
-// operation polling, result budget, settings and size bound. It is safe
+// compileMethod compiles one exposed method into its tool: what its calls
+// need (validator, encoders, operation polling, result budget, settings)
+// and what search and the list show beside schemas; the schemas
+// themselves are built on first use (toolschemas.go). It is safe
 // to run for several methods at once, each with its own cc from
 // forWorker (ops is safe for concurrent use).
 func compileMethod(backend string, m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, prefix string,
@@ -329,7 +326,8 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 		t.lro.exposeDebugInfo = opts.exposeDebugInfo
 	}
 	t.budget.askLess = compileAskLess(t, m, opts.useProtoNames)
-	if err := compileBudget(t, opts.maxResultBytes, cc); err != nil {
+	compileBudget(t, opts.maxResultBytes)
+	if err := rootFacts(t, m, cc); err != nil {
 		return compiledTool{err: err}
 	}
 	t.backend = backend
@@ -338,12 +336,7 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 		t.retry = c.ch.retry && t.repeatable
 	}
 	opts.backend.apply(t, m, opts.deadlines)
-	start := time.Now()
-	whole, err := boundTool(t, m, cc)
-	if err != nil {
-		return compiledTool{err: fmt.Errorf("bounding the schemas of %s: %w", m.FullName(), err)}
-	}
-	return compiledTool{tool: t, whole: whole, took: time.Since(start)}
+	return compiledTool{tool: t}
 }
 
 func isReflectionService(name protoreflect.FullName) bool {
@@ -355,19 +348,6 @@ func isReflectionService(name protoreflect.FullName) bool {
 // comes from cc, shared with the backend's other tools.
 func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, conn grpc.ClientConnInterface, cc *compileCache) (*tool, error) {
 	in, out := m.Input(), m.Output()
-	var inSchema, outSchema json.RawMessage
-	var err error
-	if !m.IsStreamingClient() {
-		// Streams' schemas are compileStream's.
-		if inSchema, err = cc.input(in); err != nil {
-			return nil, fmt.Errorf("input schema of %s: %w", m.FullName(), err)
-		}
-	}
-	if !m.IsStreamingServer() {
-		if outSchema, err = cc.output(out); err != nil {
-			return nil, fmt.Errorf("output schema of %s: %w", m.FullName(), err)
-		}
-	}
 	validator, err := cc.validator(in)
 	if err != nil {
 		return nil, fmt.Errorf("input validation rules of %s: %w", m.FullName(), err)
@@ -381,12 +361,10 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 	ann := methodAnnotations(an, to)
 	t := &tool{
 		def: mcp.Tool{
-			Name:         name,
-			Title:        ann.Title,
-			Description:  methodDescription(m, to, an),
-			InputSchema:  inSchema,
-			OutputSchema: outSchema,
-			Annotations:  ann,
+			Name:        name,
+			Title:       ann.Title,
+			Description: methodDescription(m, to, an),
+			Annotations: ann,
 		},
 		method:     "/" + string(svc.FullName()) + "/" + string(m.Name()),
 		conn:       conn,
@@ -399,9 +377,7 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		repeatable: safeToRepeat(an, to),
 	}
 	t.search.description = t.def.Description
-	if err := t.compileStream(m, cc.sopts); err != nil {
-		return nil, err
-	}
+	t.compileStream(m)
 	return t, nil
 }
 

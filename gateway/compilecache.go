@@ -41,6 +41,7 @@ type cacheTables struct {
 	anys       *anyTypes
 	inputs     memo[protoreflect.FullName, json.RawMessage]
 	outputs    memo[protoreflect.FullName, json.RawMessage]
+	roots      memo[protoreflect.FullName, json.RawMessage]
 	validators memo[protoreflect.FullName, *schema.Validator]
 	encoders   memo[protoreflect.FullName, *transcode.Encoder]
 	// handles and truncated memoize withHandle and withTruncated by the
@@ -52,12 +53,11 @@ type cacheTables struct {
 	describe describe.Options
 	// backend names the backend in the resources bounded schemas name;
 	// boundIn and boundOut memoize those schemas, and escaped holds the
-	// messages they may name (toolsize.go), guarded by mu.
+	// messages they may name (toolsize.go).
 	backend  string
 	boundIn  memo[boundKey, json.RawMessage]
 	boundOut memo[boundKey, json.RawMessage]
-	mu       sync.Mutex
-	escaped  map[protoreflect.FullName]protoreflect.MessageDescriptor
+	escaped  *messageSet
 }
 
 // memo holds values built once per key, for concurrent callers: a caller
@@ -113,6 +113,7 @@ func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files,
 			types:    types,
 			anys:     anys,
 			backend:  backend,
+			escaped:  new(messageSet),
 		},
 		sopts: &schema.Options{UseProtoNames: useProtoNames, Resolver: types, Memo: &schema.Memo{}},
 	}
@@ -166,6 +167,11 @@ func (c *compileCache) input(md protoreflect.MessageDescriptor) (json.RawMessage
 
 func (c *compileCache) output(md protoreflect.MessageDescriptor) (json.RawMessage, error) {
 	return c.outputs.get(md.FullName(), func() (json.RawMessage, error) { return schema.Output(md, c.sopts) })
+}
+
+// outputRoot is schema.OutputRoot: what rootFacts reads.
+func (c *compileCache) outputRoot(md protoreflect.MessageDescriptor) (json.RawMessage, error) {
+	return c.roots.get(md.FullName(), func() (json.RawMessage, error) { return schema.OutputRoot(md, c.sopts) })
 }
 
 func (c *compileCache) validator(md protoreflect.MessageDescriptor) (*schema.Validator, error) {

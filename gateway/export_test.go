@@ -22,3 +22,15 @@ func (g *Gateway) SetBeforeCatalogSwap(f func()) {
 	}
 	g.beforeSwap.Store(&f)
 }
+
+// SchemasBuilt counts the tools of g's current catalog whose schemas are
+// built (toolschemas.go), of all its tools.
+func (g *Gateway) SchemasBuilt() (built, tools int) {
+	c := g.catalog.Load()
+	for _, t := range c.tools {
+		if t.schemas.ready.Load() {
+			built++
+		}
+	}
+	return built, len(c.tools)
+}

@@ -25,8 +25,8 @@ func (g *Gateway) releaseMemory() {
 	})
 }
 
-// packSchemas copies the schemas of one discovery's tools into one block
-// and points the tools at the copies. Discovery builds each schema among
+// packSchemas copies the schemas forceSchemas built into one block and
+// points the results at the copies. Discovery builds each schema among
 // many times its size of short-lived values (descriptors walked, nodes,
 // encodings tried and dropped), so the schemas end up scattered over
 // memory pages that, once that garbage is collected, hold little else but
@@ -34,15 +34,15 @@ func (g *Gateway) releaseMemory() {
 // twice the live heap. Packed, the pages the scattered schemas held are
 // returned with the garbage. Tools sharing a schema (the same bytes, as
 // the compile cache shares them) keep sharing its copy.
-func packSchemas(tools []*tool) {
+func packSchemas(built []builtSchemas) {
 	type key struct {
 		data *byte
 		n    int
 	}
 	sizes := make(map[key]bool)
 	total := 0
-	for _, t := range tools {
-		for _, s := range [...]json.RawMessage{t.def.InputSchema, t.def.OutputSchema} {
+	for _, b := range built {
+		for _, s := range [...]json.RawMessage{b.in, b.out} {
 			if len(s) == 0 {
 				continue
 			}
@@ -68,8 +68,8 @@ func packSchemas(tools []*tool) {
 		}
 		return c
 	}
-	for _, t := range tools {
-		t.def.InputSchema = pack(t.def.InputSchema)
-		t.def.OutputSchema = pack(t.def.OutputSchema)
+	for i := range built {
+		built[i].in = pack(built[i].in)
+		built[i].out = pack(built[i].out)
 	}
 }

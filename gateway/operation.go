@@ -52,8 +52,11 @@ const (
 // longRunning is what a long-running tool needs beyond an ordinary one.
 // It is immutable once the catalog holding it is built.
 type longRunning struct {
-	// responseType is operation_info.response_type, resolved.
+	// responseType is operation_info.response_type, resolved, and
+	// responseDesc its descriptor, whose schema is the tool's output
+	// schema (with the handle).
 	responseType protoreflect.FullName
+	responseDesc protoreflect.MessageDescriptor
 	// response renders the finished operation's response (the Any's
 	// value); wrapResponse wraps a non-object one as {"value": ...}.
 	response     *transcode.Encoder
@@ -225,8 +228,8 @@ func resolveTypeName(name string, m protoreflect.MethodDescriptor, types *dynami
 }
 
 // compileLongRunning makes t a long-running tool when m carries
-// operation_info and returns an Operation; it replaces t's output schema
-// with the final response's (plus the handle). A method whose option
+// operation_info and returns an Operation; its output schema is then the
+// final response's (plus the handle: toolOutput). A method whose option
 // names a type the descriptors lack stays an ordinary tool, with a
 // warning.
 func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operationsClient, cc *compileCache, logger *slog.Logger) error {
@@ -244,17 +247,10 @@ func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operation
 	if err != nil {
 		return fmt.Errorf("response encoder of %s (operation_info.response_type): %w", m.FullName(), err)
 	}
-	out, err := cc.output(resp)
-	if err != nil {
-		return fmt.Errorf("output schema of %s (operation_info.response_type): %w", m.FullName(), err)
-	}
-	lr := &longRunning{responseType: resp.FullName(), response: enc, wrapResponse: !schema.IsObject(resp), ops: ops,
+	lr := &longRunning{responseType: resp.FullName(), responseDesc: resp, response: enc, wrapResponse: !schema.IsObject(resp), ops: ops,
 		pollMethod: getOperationMethod}
 	if ops != nil && ops.hasWait {
 		lr.waitMethod = waitOperationMethod
-	}
-	if t.def.OutputSchema, lr.handleKey, err = cc.withHandle(out); err != nil {
-		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
 	if ops != nil {
 		var metaEnc *anyEncoder

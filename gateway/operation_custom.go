@@ -204,17 +204,10 @@ func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.
 	if wait != nil {
 		c.wait = c.pollMethod(wait, fromReq)
 	}
-	out, err := cc.output(c.opType)
-	if err != nil {
-		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
-	}
-	lr := &longRunning{responseType: c.opType.FullName(), response: t.response, wrapResponse: false,
+	lr := &longRunning{responseType: c.opType.FullName(), responseDesc: c.opType, response: t.response, wrapResponse: false,
 		pollMethod: "/" + string(svc.FullName()) + "/" + string(get.Name())}
 	if c.wait != nil {
 		lr.waitMethod = "/" + string(svc.FullName()) + "/" + string(wait.Name())
-	}
-	if t.def.OutputSchema, lr.handleKey, err = cc.withHandle(out); err != nil {
-		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
 	lr.ops = &operationsClient{conn: conn, hasGet: true, hasWait: c.wait != nil, types: types, custom: c,
 		encoders: map[protoreflect.FullName]*anyEncoder{c.opType.FullName(): {enc: t.response}}}

@@ -159,9 +159,7 @@ func (g *Gateway) rebuild() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	err = g.chooseMode(c)
-	c.compact = nil
-	if err != nil {
+	if err := g.chooseMode(c); err != nil {
 		return false, err
 	}
 	old := g.catalog.Load()
@@ -256,7 +254,6 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 			pollers[t.backend+t.method] = final[i]
 		}
 	}
-	defs := make([]mcp.Tool, 0, len(all))
 	for i, t := range all {
 		nt := *t
 		nt.def.Name = final[i]
@@ -303,14 +300,8 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 			nt.lro = &lr
 			nt.def.Description += lr.describe()
 		}
-		defs = append(defs, nt.def)
 	}
-	c.compact = new(mcp.SchemaCompactor)
-	set, err := mcp.NewToolSet(defs, &mcp.ToolSetOptions{Compactor: c.compact})
-	if err != nil {
-		return nil, fmt.Errorf("building tool list: %w", err)
-	}
-	c.set = set
+	var err error
 	if c.resources, err = newResourceCatalog(parts); err != nil {
 		return nil, fmt.Errorf("building resource list: %w", err)
 	}
@@ -357,15 +348,43 @@ func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string)
 	return nil
 }
 
-// chooseMode decides c's mode (toolmode.go) and, for search mode,
-// builds its search catalog and lists search mode's two tools.
+// chooseMode decides c's mode (toolmode.go) and lists its tools: every
+// tool with its schemas in typed mode, search mode's two tools and the
+// search catalog otherwise. ToolModeAuto picks search without building a
+// schema when a lower bound of the typed list is over the budget
+// (toolschemas.go); c.typedTokens is then that bound.
 func (g *Gateway) chooseMode(c *catalog) error {
-	c.typedTokens = estimatedTokens(c.set.ListBytes())
-	c.mode = g.effectiveMode(c.set.ListBytes())
-	if c.mode != ToolModeSearch {
-		return nil
+	c.typedTokens = estimatedTokens(listLowerBound(c.tools))
+	c.mode = g.opts.ToolMode
+	if c.mode == ToolModeAuto && g.opts.ToolBudget >= 0 && c.typedTokens > g.opts.ToolBudget {
+		c.mode = ToolModeSearch
 	}
-	sc, err := newSearchCatalog(c.tools, c.compact)
+	compact := new(mcp.SchemaCompactor)
+	if c.mode != ToolModeSearch {
+		if failed := forceSchemas(c.tools, g.opts.Logger); len(failed) > 0 {
+			c.tools = slices.DeleteFunc(c.tools, func(t *tool) bool {
+				if _, ok := failed[t.schemas]; ok {
+					delete(c.byName, t.def.Name)
+					return true
+				}
+				return false
+			})
+		}
+		defs := make([]mcp.Tool, len(c.tools))
+		for i, t := range c.tools {
+			defs[i], _ = t.withSchemas() // built: forceSchemas left out those that failed
+		}
+		set, err := mcp.NewToolSet(defs, &mcp.ToolSetOptions{Compactor: compact})
+		if err != nil {
+			return fmt.Errorf("building tool list: %w", err)
+		}
+		c.set = set
+		c.typedTokens = estimatedTokens(set.ListBytes())
+		if c.mode = g.effectiveMode(set.ListBytes()); c.mode != ToolModeSearch {
+			return nil
+		}
+	}
+	sc, err := newSearchCatalog(c.tools)
 	if err != nil {
 		return err
 	}
@@ -391,7 +410,7 @@ func diffTools(a, b *catalog) (added, removed, changed int) {
 		switch {
 		case !ok:
 			added++
-		case !sameDef(o.def, t.def):
+		case !sameTool(o, t):
 			changed++
 		}
 	}
@@ -401,6 +420,22 @@ func diffTools(a, b *catalog) (added, removed, changed int) {
 		}
 	}
 	return added, removed, changed
+}
+
+// sameTool compares two tools as tools/list shows them. Their schemas are
+// compared when both are built, as typed mode builds them: a search-mode
+// catalog's tools have theirs built on first use only, and there a tool
+// whose other members did not change counts as unchanged (it is only
+// logged: what search mode lists, its two tools, is compared in full).
+func sameTool(a, b *tool) bool {
+	if !sameDef(a.def, b.def) {
+		return false
+	}
+	if a.schemas == b.schemas || !a.schemas.ready.Load() || !b.schemas.ready.Load() {
+		return true
+	}
+	x, y := a.schemas.get(), b.schemas.get()
+	return bytes.Equal(x.in, y.in) && bytes.Equal(x.out, y.out)
 }
 
 // sameDef compares two tools as tools/list shows them.

@@ -60,9 +60,45 @@ type resourceCatalog struct {
 	list  []*serviceResource
 	byURI map[string]*serviceResource
 	set   *mcp.ResourceSet
-	// messages are the messages bounded schemas name by URI
-	// (toolsize.go): readable, not listed.
-	messages map[string]*messageResource
+	// messages are, by backend, the messages bounded schemas name
+	// (toolsize.go): readable at messageURI, not listed.
+	messages map[string]*messageSet
+}
+
+// messageSet is the messages one discovery's bounded schemas name. It
+// grows as schemas are built (toolschemas.go), so it is safe for
+// concurrent use.
+type messageSet struct {
+	mu sync.Mutex
+	m  map[protoreflect.FullName]*messageResource
+}
+
+func (s *messageSet) add(md protoreflect.MessageDescriptor) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[protoreflect.FullName]*messageResource)
+	}
+	if s.m[md.FullName()] == nil {
+		s.m[md.FullName()] = &messageResource{md: md}
+	}
+}
+
+// lookup returns the message resource at uri, nil when no bounded
+// schema names it.
+func (rc *resourceCatalog) lookup(uri string) *messageResource {
+	rest, ok := strings.CutPrefix(uri, "grpc://")
+	if !ok {
+		return nil
+	}
+	backend, name, ok := strings.Cut(rest, "/")
+	s := rc.messages[backend]
+	if !ok || s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[protoreflect.FullName(name)]
 }
 
 // messageResource is one message as a resource: its definition printed
@@ -90,14 +126,9 @@ func (r *messageResource) source() (string, error) {
 }
 
 func newResourceCatalog(parts []*backendTools) (*resourceCatalog, error) {
-	rc := &resourceCatalog{byURI: make(map[string]*serviceResource)}
+	rc := &resourceCatalog{byURI: make(map[string]*serviceResource), messages: make(map[string]*messageSet, len(parts))}
 	for _, p := range parts {
-		for _, md := range p.messages {
-			if rc.messages == nil {
-				rc.messages = make(map[string]*messageResource)
-			}
-			rc.messages[messageURI(p.backend, md)] = &messageResource{md: md}
-		}
+		rc.messages[p.backend] = p.messages
 		key := hex.EncodeToString(p.fingerprint[:])
 		for _, svc := range p.services {
 			r := &serviceResource{
@@ -326,7 +357,7 @@ func (g *Gateway) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest
 	var err error
 	if r := rc.byURI[uri]; r != nil {
 		text, err = r.source()
-	} else if mr := rc.messages[uri]; mr != nil {
+	} else if mr := rc.lookup(uri); mr != nil {
 		text, err = mr.source()
 	} else {
 		return nil, fmt.Errorf("%w: %s", mcp.ErrResourceNotFound, uri)

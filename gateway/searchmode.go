@@ -188,18 +188,9 @@ func searchKind(k describe.Kind) string {
 type searchCatalog struct {
 	index *search.Index
 	tools []*tool
-	// tools[i]'s entry in an answer with its input schema is head[i],
-	// `,"inputSchema":`, schema[i] and '}', joined when an answer carries
-	// it: schema[i] is the tool's own InputSchema when that is compact,
-	// as the schema package writes it, so the entries do not hold a
-	// second copy of every schema (issue 22: ~70 MB for the 13,386
-	// tools of the googleapis catalog). short[i] has name, title,
-	// description and hints (and, when only an answer to its exact name
-	// can carry its schema, a note saying so). fullText[i] and
-	// shortText[i] are what each adds to the text block once the MCP
-	// layer has escaped it into a JSON string.
-	head, schema, short [][]byte
-	fullText, shortText []int
+	// entries are the tools' entries in answers, each made on the first
+	// answer that lists the tool (entry).
+	entries []searchEntry
 	// scopes are each tool's package, service and package.Service,
 	// lowercased, which a query's scope is matched against.
 	scopes [][3]string
@@ -250,16 +241,12 @@ func truncateRunes(s string, n int) string {
 // inputSchemaKey joins an answer entry's head and its input schema.
 const inputSchemaKey = `,"inputSchema":`
 
-// newSearchCatalog indexes the tools of a catalog and encodes their
-// answer entries.
-func newSearchCatalog(tools []*tool, compact *mcp.SchemaCompactor) (*searchCatalog, error) {
-	if compact == nil {
-		compact = new(mcp.SchemaCompactor)
-	}
+// newSearchCatalog indexes the tools of a catalog; their answer entries
+// are made on first use (entry), with their schemas.
+func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 	sc := &searchCatalog{
-		tools: tools,
-		head:  make([][]byte, len(tools)), schema: make([][]byte, len(tools)), short: make([][]byte, len(tools)),
-		fullText: make([]int, len(tools)), shortText: make([]int, len(tools)),
+		tools:   tools,
+		entries: make([]searchEntry, len(tools)),
 		scopes:  make([][3]string, len(tools)),
 		answers: make(map[searchKey]*mcp.CallToolResult),
 	}
@@ -288,36 +275,69 @@ func newSearchCatalog(tools []*tool, compact *mcp.SchemaCompactor) (*searchCatal
 		}
 		pkg, svc := strings.ToLower(t.search.pkg), strings.ToLower(t.search.service)
 		sc.scopes[i] = [3]string{pkg, svc, pkg + "." + svc}
-		e := answerEntry{Name: t.def.Name, Title: t.def.Title, Description: t.def.Description, Annotations: t.def.Annotations}
-		fullHead, err := json.Marshal(e)
-		if err != nil {
-			return nil, fmt.Errorf("search entry of %s: %w", t.def.Name, err)
-		}
-		inSchema, err := compact.Compact(t.def.InputSchema, `{"type":"object"}`)
-		if err != nil {
-			return nil, fmt.Errorf("search entry of %s: input schema: %w", t.def.Name, err)
-		}
-		// The full entry is the entry with the schema added, spliced
-		// rather than encoded again (which would check the schema twice).
-		head := fullHead[:len(fullHead)-1]
-		fullText := escapedLen(head) + escapedLen([]byte(inputSchemaKey)) + escapedLen(inSchema) + len("}")
-		e.Description = truncateRunes(e.Description, maxShortDescription)
-		if answerOverhead+len(`{"tools":[]}`)+fullText > MaxSearchAnswerBytes {
-			// Only an answer to its exact name carries this schema: the
-			// entry says so, with the size, so a model knows what asking
-			// costs before it asks.
-			e.SchemaNote = fmt.Sprintf("input schema left out: %d bytes (about %d tokens), more than an answer listing other matches carries; search this tool's exact name, %s, to get it",
-				len(inSchema), (len(inSchema)/4+500)/1000*1000, t.def.Name)
-		}
-		short, err := json.Marshal(e)
-		if err != nil {
-			return nil, fmt.Errorf("search entry of %s: %w", t.def.Name, err)
-		}
-		sc.head[i], sc.schema[i], sc.short[i] = head, inSchema, short
-		sc.fullText[i], sc.shortText[i] = fullText, escapedLen(short)
 	}
 	sc.index = search.New(docs)
 	return sc, nil
+}
+
+// searchEntry is one tool's entry in answers. With its input schema it
+// is head, `,"inputSchema":`, schema and '}', joined when an answer
+// carries it: schema is the tool's own input schema when that is
+// compact, as the schema package writes it, so the entries do not hold a
+// second copy of it. short has name, title, description and hints (and,
+// when only an answer to its exact name can carry its schema, a note
+// saying so). fullText and shortText are what each adds to the text
+// block once the MCP layer has escaped it into a JSON string.
+type searchEntry struct {
+	once                sync.Once
+	head, schema, short []byte
+	fullText, shortText int
+}
+
+// entry returns tools[i]'s entry, made on first use with the tool's
+// schemas. A tool whose schema cannot be built (its discovery would have
+// failed before schemas waited for first use) is listed without one, its
+// note saying why.
+func (sc *searchCatalog) entry(i int) *searchEntry {
+	en := &sc.entries[i]
+	en.once.Do(func() {
+		t := sc.tools[i]
+		e := answerEntry{Name: t.def.Name, Title: t.def.Title, Description: t.def.Description, Annotations: t.def.Annotations}
+		fullHead, err := json.Marshal(e)
+		var inSchema json.RawMessage
+		if err == nil {
+			def, berr := t.withSchemas()
+			err = berr
+			if err == nil {
+				var compact mcp.SchemaCompactor
+				inSchema, err = compact.Compact(def.InputSchema, `{"type":"object"}`)
+			}
+		}
+		e.Description = truncateRunes(e.Description, maxShortDescription)
+		if err != nil {
+			e.SchemaNote = "input schema unavailable: " + err.Error()
+		} else {
+			// The full entry is the entry with the schema added,
+			// spliced rather than encoded again (which would check the
+			// schema twice).
+			en.head = fullHead[:len(fullHead)-1]
+			en.schema = inSchema
+			en.fullText = escapedLen(en.head) + escapedLen([]byte(inputSchemaKey)) + escapedLen(inSchema) + len("}")
+			if answerOverhead+len(`{"tools":[]}`)+en.fullText > MaxSearchAnswerBytes {
+				// Only an answer to its exact name carries this schema:
+				// the entry says so, with the size, so a model knows
+				// what asking costs before it asks.
+				e.SchemaNote = fmt.Sprintf("input schema left out: %d bytes (about %d tokens), more than an answer listing other matches carries; search this tool's exact name, %s, to get it",
+					len(inSchema), (len(inSchema)/4+500)/1000*1000, t.def.Name)
+			}
+		}
+		en.short, _ = json.Marshal(e) // strings, bools and annotations
+		en.shortText = escapedLen(en.short)
+		if en.head == nil {
+			en.fullText = en.shortText
+		}
+	})
+	return en
 }
 
 // escapedLen is the length of js as the text of a content block: a JSON
@@ -455,10 +475,10 @@ func (sc *searchCatalog) answer(hits []search.Hit, schemas, exact bool) *mcp.Cal
 	// does not depend on it.
 	size := answerOverhead + len(open) + escapedLen(schemaNote)
 	for _, h := range hits {
-		size += sc.shortText[h.Doc] + 1
+		size += sc.entry(h.Doc).shortText + 1
 	}
 	for len(hits) > 0 && size > MaxSearchAnswerBytes {
-		size -= sc.shortText[hits[len(hits)-1].Doc] + 1
+		size -= sc.entry(hits[len(hits)-1].Doc).shortText + 1
 		hits = hits[:len(hits)-1]
 	}
 	text := []byte(open)
@@ -471,13 +491,14 @@ func (sc *searchCatalog) answer(hits []search.Hit, schemas, exact bool) *mcp.Cal
 		if i > 0 {
 			text = append(text, ',')
 		}
-		if extra := sc.fullText[h.Doc] - sc.shortText[h.Doc]; schemas && (size+extra <= bound || i == 0 && exact) {
+		en := sc.entry(h.Doc)
+		if extra := en.fullText - en.shortText; schemas && en.head != nil && (size+extra <= bound || i == 0 && exact) {
 			size += extra
-			text = append(append(text, sc.head[h.Doc]...), inputSchemaKey...)
-			text = append(append(text, sc.schema[h.Doc]...), '}')
+			text = append(append(text, en.head...), inputSchemaKey...)
+			text = append(append(text, en.schema...), '}')
 		} else {
 			omitted = true
-			text = append(text, sc.short[h.Doc]...)
+			text = append(text, en.short...)
 		}
 	}
 	if omitted {

@@ -19,7 +19,7 @@ func TestSearchAnswersCached(t *testing.T) {
 			search: searchFacts{method: fmt.Sprintf("GetThing%02d", i), service: "Things", pkg: "things.v1"},
 		})
 	}
-	sc, err := newSearchCatalog(tools, nil)
+	sc, err := newSearchCatalog(withBuiltSchemas(tools))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,11 +82,11 @@ func TestSearchEntriesShareSchemas(t *testing.T) {
 		{def: mcp.Tool{Name: "Things_ListThings", Description: "Lists things.", InputSchema: spaced},
 			search: searchFacts{method: "ListThings", service: "Things", pkg: "things.v1"}},
 	}
-	sc, err := newSearchCatalog(tools, nil)
+	sc, err := newSearchCatalog(withBuiltSchemas(tools))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if &sc.schema[0][0] != &compact[0] {
+	if &sc.entry(0).schema[0] != &compact[0] {
 		t.Error("the entry holds a copy of the tool's compact input schema")
 	}
 	for i, want := range []string{string(compact), `{"type":"object"}`} {
@@ -103,9 +103,22 @@ func TestSearchEntriesShareSchemas(t *testing.T) {
 		if len(answer.Tools) != 1 || answer.Tools[0].Name != tools[i].def.Name || string(answer.Tools[0].InputSchema) != want {
 			t.Errorf("%s: answer %s, want its schema %s", tools[i].def.Name, res.Content[0].Text, want)
 		}
-		entry := string(sc.head[i]) + `,"inputSchema":` + string(sc.schema[i]) + "}"
-		if got := escapedLen([]byte(entry)); got != sc.fullText[i] {
-			t.Errorf("%s: the entry's escaped length is %d, counted as %d", tools[i].def.Name, got, sc.fullText[i])
+		en := sc.entry(i)
+		entry := string(en.head) + `,"inputSchema":` + string(en.schema) + "}"
+		if got := escapedLen([]byte(entry)); got != en.fullText {
+			t.Errorf("%s: the entry's escaped length is %d, counted as %d", tools[i].def.Name, got, en.fullText)
 		}
 	}
+}
+
+// withBuiltSchemas gives each tool the schemas its definition names, as
+// if built (toolschemas.go), and returns tools.
+func withBuiltSchemas(tools []*tool) []*tool {
+	for _, tl := range tools {
+		s := &toolSchemas{tool: tl, b: new(schemaBuilder)}
+		s.b.pending.Store(1)
+		s.publish(builtSchemas{in: tl.def.InputSchema, out: tl.def.OutputSchema})
+		tl.def.InputSchema, tl.def.OutputSchema, tl.schemas = nil, nil, s
+	}
+	return tools
 }

@@ -70,11 +70,11 @@ var streamDescs = [...]grpc.StreamDesc{
 	kindBidiStream:   {ServerStreams: true, ClientStreams: true},
 }
 
-// compileStream makes t a streaming tool when m streams: the kind, the
-// array-shaped schemas of the streaming sides, and a sentence in the
-// description telling a model how the stream maps onto arguments and
-// result. A unary method is left as it is.
-func (t *tool) compileStream(m protoreflect.MethodDescriptor, sopts *schema.Options) error {
+// compileStream makes t a streaming tool when m streams: the kind, and a
+// sentence in the description telling a model how the stream maps onto
+// arguments and result (the streaming sides' array-shaped schemas are
+// buildSchemas'). A unary method is left as it is.
+func (t *tool) compileStream(m protoreflect.MethodDescriptor) {
 	var note string
 	switch cs, ss := m.IsStreamingClient(), m.IsStreamingServer(); {
 	case cs && ss:
@@ -90,22 +90,12 @@ func (t *tool) compileStream(m protoreflect.MethodDescriptor, sopts *schema.Opti
 		note = fmt.Sprintf("Server streaming: the result collects the stream's messages in order in %q (the gateway's message and byte limits may truncate them); with a progressToken each message is reported as it arrives.",
 			schema.StreamMessagesProperty)
 	default:
-		return nil
+		return
 	}
-	var err error
-	if m.IsStreamingClient() {
-		if t.def.InputSchema, err = schema.StreamInput(m.Input(), sopts); err != nil {
-			return fmt.Errorf("input schema of %s: %w", m.FullName(), err)
-		}
-	}
-	if m.IsStreamingServer() {
+	if ss := m.IsStreamingServer(); ss {
 		t.progressLabel = " (" + string(m.Output().FullName()) + ")"
-		if t.def.OutputSchema, err = schema.StreamOutput(m.Output(), sopts); err != nil {
-			return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
-		}
 	}
 	t.def.Description += "\n\n" + note
-	return nil
 }
 
 // callStream serves tools/call for a streaming tool. Every request message

@@ -123,11 +123,7 @@ func (c *compileCache) boundOutput(t *tool, m protoreflect.MethodDescriptor, max
 	}
 	md := m.Output()
 	if t.lro != nil {
-		mt, err := c.types.FindMessageByName(t.lro.responseType)
-		if err != nil {
-			return nil, nil
-		}
-		md = mt.Descriptor()
+		md = t.lro.responseDesc
 	}
 	raw, err := c.output(md)
 	if err != nil {
@@ -180,12 +176,7 @@ func (c *compileCache) bound(max int) schema.Bound {
 // resource is the Resource of c's bounds: it records every message a
 // bounded schema may name, which resources/read then serves.
 func (c *compileCache) resource(md protoreflect.MessageDescriptor) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.escaped == nil {
-		c.escaped = map[protoreflect.FullName]protoreflect.MessageDescriptor{}
-	}
-	c.escaped[md.FullName()] = md
+	c.escaped.add(md)
 	return messageURI(c.backend, md)
 }
 

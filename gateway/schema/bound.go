@@ -72,6 +72,17 @@ func OutputWithin(md protoreflect.MessageDescriptor, opts *Options, b Bound) (js
 	return buildWithin(md, opts, output, b)
 }
 
+// OutputRoot is Output written one level deep: the root's members are
+// those of Output(md, opts), every one of them listed, with the same
+// required list and additionalProperties, while the messages below the
+// root are named instead of described. It is what a reader of the root
+// alone needs (ReadTruncation, a long-running tool's handle) at a
+// fraction of the cost, so that discovery can decide those before, or
+// without, writing the whole schema.
+func OutputRoot(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, error) {
+	return build(md, opts, output, &limits{expand: map[protoreflect.FullName]bool{md.FullName(): true}, fields: -1})
+}
+
 // BoundedNote ends the root description of every shortened schema.
 const BoundedNote = "This schema is shortened to keep the tool small: where an object's fields are not all listed, its description names the resource holding the message's definition, any members are accepted there, and the gateway checks them against the message."
 

@@ -263,6 +263,9 @@ func (g *Gateway) Close() {
 		if g.stop != nil {
 			g.stop()
 		}
+		if g.closed != nil {
+			close(g.closed)
+		}
 	})
 	g.wg.Wait()
 }

@@ -23,6 +23,20 @@ func (g *Gateway) SetBeforeCatalogSwap(f func()) {
 	g.beforeSwap.Store(&f)
 }
 
+// NoWarmSchemas makes a gateway leave a search-mode catalog's schemas to
+// their first use, without the background warm-up.
+func NoWarmSchemas(o *Options) *Options {
+	o.noWarmSchemas = true
+	return o
+}
+
+// WaitWarmSchemas waits for the background warm-up of schemas to end.
+func (g *Gateway) WaitWarmSchemas() {
+	for g.warming.Load() {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // SchemasBuilt counts the tools of g's current catalog whose schemas are
 // built (toolschemas.go), of all its tools.
 func (g *Gateway) SchemasBuilt() (built, tools int) {

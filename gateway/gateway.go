@@ -255,6 +255,10 @@ type Options struct {
 	// resource bodies and task status messages only when LogArguments is
 	// set too (mcp.ServerOptions.TraceBodies).
 	ProtocolTrace bool
+
+	// noWarmSchemas leaves every schema of a search-mode catalog to its
+	// first use (warmSchemas); tests set it (export_test.go).
+	noWarmSchemas bool
 }
 
 // Gateway serves the methods of one or more gRPC backends as MCP tools,
@@ -288,6 +292,10 @@ type Gateway struct {
 	rebuildMu sync.Mutex
 	// releasing is set while releaseMemory runs (memory.go).
 	releasing atomic.Bool
+	// warming is set while warmSchemas runs; closed is closed by Close,
+	// which ends it (toolschemas.go).
+	warming, warmWanted atomic.Bool
+	closed              chan struct{}
 	// beforeSwap, when set (by tests, export_test.go), runs in rebuild
 	// once a catalog is built and before it is swapped in: the moment
 	// when a backend is discovered and clients do not list its tools yet.
@@ -321,7 +329,7 @@ type Gateway struct {
 // several backends existed; with several, every backend needs a distinct
 // Name (see [ValidBackendName]).
 func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, error) {
-	g := &Gateway{}
+	g := &Gateway{closed: make(chan struct{})}
 	if opts != nil {
 		g.opts = *opts
 	}

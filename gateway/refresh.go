@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,6 +178,9 @@ func (g *Gateway) rebuild() (bool, error) {
 	}
 	g.catalog.Store(c)
 	g.releaseMemory()
+	if c.search != nil && !g.opts.noWarmSchemas {
+		g.warmSchemas()
+	}
 	if g.semantic != nil && c.search != nil {
 		g.semantic.kick()
 	}
@@ -361,9 +365,10 @@ func (g *Gateway) chooseMode(c *catalog) error {
 	}
 	compact := new(mcp.SchemaCompactor)
 	if c.mode != ToolModeSearch {
-		if failed := forceSchemas(c.tools, g.opts.Logger); len(failed) > 0 {
+		if failed := forceSchemas(c.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger); len(failed) > 0 {
 			c.tools = slices.DeleteFunc(c.tools, func(t *tool) bool {
-				if _, ok := failed[t.schemas]; ok {
+				if err, ok := failed[t.schemas]; ok {
+					g.opts.Logger.Error("tool left out of the list: its schemas could not be built", "backend", t.backend, "tool", t.def.Name, "error", err)
 					delete(c.byName, t.def.Name)
 					return true
 				}

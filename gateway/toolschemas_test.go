@@ -17,7 +17,8 @@ import (
 // before; what search shows of every tool (its description and input
 // schema) is byte for byte what typed mode lists. ToolModeAuto decides
 // search on a lower bound without building a schema, and typed mode
-// builds them all before it is ready.
+// builds them all before it is ready. (The background warm-up, which
+// would build them soon after, is off here; TestSchemasWarmUp.)
 func TestSchemasOnFirstUse(t *testing.T) {
 	const budget = 1500
 	for _, b := range []struct {
@@ -42,8 +43,8 @@ func TestSchemasOnFirstUse(t *testing.T) {
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			typedG, typedURL := b.start(t, &gateway.Options{ToolMode: gateway.ToolModeTyped, MaxResultBytes: budget})
-			searchG, searchURL := b.start(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, MaxResultBytes: budget})
-			autoG, _ := b.start(t, &gateway.Options{ToolBudget: 10, MaxResultBytes: budget})
+			searchG, searchURL := b.start(t, gateway.NoWarmSchemas(&gateway.Options{ToolMode: gateway.ToolModeSearch, MaxResultBytes: budget}))
+			autoG, _ := b.start(t, gateway.NoWarmSchemas(&gateway.Options{ToolBudget: 10, MaxResultBytes: budget}))
 			if built, n := typedG.SchemasBuilt(); built != n || n == 0 {
 				t.Fatalf("typed mode ready with %d of %d tools' schemas built", built, n)
 			}
@@ -89,6 +90,31 @@ func TestSchemasOnFirstUse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSchemasWarmUp: a search-mode gateway builds its tools' schemas in
+// the background once it is ready, the same schemas as first use builds,
+// and Close stops a warm-up under way without leaking it (goleak in
+// TestMain).
+func TestSchemasWarmUp(t *testing.T) {
+	_, g, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch})
+	g.WaitWarmSchemas()
+	if built, n := g.SchemasBuilt(); built != n || n == 0 {
+		t.Fatalf("after the warm-up, %d of %d tools' schemas are built", built, n)
+	}
+	_, _, lazyURL := startGateway(t, gateway.NoWarmSchemas(&gateway.Options{ToolMode: gateway.ToolModeSearch}))
+	warm, lazy := connect(t, url, "2025-11-25"), connect(t, lazyURL, "2025-11-25")
+	for _, q := range []string{"list animals", "feed an animal", "zoo"} {
+		args := map[string]any{"query": q, "limit": 10}
+		if w, l := text(t, call(t, warm, gateway.SearchToolsName, args)), text(t, call(t, lazy, gateway.SearchToolsName, args)); w != l {
+			t.Errorf("search %q after the warm-up:\n%s\non first use:\n%s", q, w, l)
+		}
+	}
+
+	// Close during a warm-up: it stops at the next tool.
+	_, g2, _ := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch})
+	g2.Close()
+	g2.WaitWarmSchemas()
 }
 
 // structuredJSON is a result's structuredContent.

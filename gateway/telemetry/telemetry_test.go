@@ -286,9 +286,41 @@ func TestSetupTracingOn(t *testing.T) {
 		t.Error(err)
 	}
 
-	t.Setenv("OTEL_TRACES_EXPORTER", "bogus")
-	if _, _, err := telemetry.SetupTracing(context.Background(), "test"); err == nil {
-		t.Error("OTEL_TRACES_EXPORTER=bogus: no error")
+	// The exporters the gateway links, each alone and together; an
+	// exporter or protocol it does not link is an error naming the
+	// variable.
+	for _, tc := range []struct {
+		exporter, protocol, wantErr string
+	}{
+		{"otlp", "grpc", ""},
+		{"otlp", "http/protobuf", ""},
+		{"console", "", ""},
+		{"otlp, console", "grpc", ""},
+		{"bogus", "", `OTEL_TRACES_EXPORTER: unsupported exporter "bogus"`},
+		{"otlp,zipkin", "", `OTEL_TRACES_EXPORTER: unsupported exporter "zipkin"`},
+		{"otlp", "http/json", `OTEL_EXPORTER_OTLP_PROTOCOL: unsupported protocol "http/json"`},
+	} {
+		t.Setenv("OTEL_TRACES_EXPORTER", tc.exporter)
+		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", tc.protocol)
+		tp, shutdown, err := telemetry.SetupTracing(context.Background(), "test")
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("OTEL_TRACES_EXPORTER=%q OTEL_EXPORTER_OTLP_PROTOCOL=%q: error %v, want %q", tc.exporter, tc.protocol, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("OTEL_TRACES_EXPORTER=%q OTEL_EXPORTER_OTLP_PROTOCOL=%q: %v", tc.exporter, tc.protocol, err)
+			continue
+		}
+		if telemetry.NewTracer(tp) == nil {
+			t.Errorf("OTEL_TRACES_EXPORTER=%q: tracing off", tc.exporter)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := shutdown(ctx); err != nil {
+			t.Errorf("OTEL_TRACES_EXPORTER=%q: shutdown: %v", tc.exporter, err)
+		}
+		cancel()
 	}
 }
 

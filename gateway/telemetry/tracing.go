@@ -10,10 +10,12 @@ import (
 	"os"
 	"strings"
 
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -66,19 +68,23 @@ func TracingConfigured(getenv func(string) string) bool {
 // [TracingConfigured]) it returns a no-op provider, which [NewTracer] and
 // [GRPCDialOption] recognise, so tracing off costs nothing per call.
 //
-// shutdown flushes the spans still buffered and stops the exporter; call
+// The exporters are those OTEL_TRACES_EXPORTER names (a comma-separated
+// list; default otlp): otlp, over the protocol
+// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL names
+// (http/protobuf, the default, or grpc), and console (stdout). Any other
+// name is an error naming it: the gateway links only these, rather than
+// every exporter of every signal that OpenTelemetry's autoexport would.
+//
+// shutdown flushes the spans still buffered and stops the exporters; call
 // it once, after the last call has ended, with a deadline.
 func SetupTracing(ctx context.Context, serviceVersion string) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
 	off := func(context.Context) error { return nil }
 	if !TracingConfigured(os.Getenv) {
 		return noop.NewTracerProvider(), off, nil
 	}
-	exp, err := autoexport.NewSpanExporter(ctx)
+	exps, err := spanExporters(ctx, os.Getenv)
 	if err != nil {
-		return nil, nil, fmt.Errorf("telemetry: traces exporter: %w", err)
-	}
-	if autoexport.IsNoneSpanExporter(exp) {
-		return noop.NewTracerProvider(), off, nil
+		return nil, nil, err
 	}
 	// Later detectors win: the environment overrides the defaults.
 	res, err := resource.New(ctx,
@@ -87,11 +93,68 @@ func SetupTracing(ctx context.Context, serviceVersion string) (tp trace.TracerPr
 		resource.WithFromEnv(),
 	)
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
-		_ = exp.Shutdown(ctx)
+		for _, exp := range exps {
+			_ = exp.Shutdown(ctx)
+		}
 		return nil, nil, fmt.Errorf("telemetry: trace resource: %w", err)
 	}
-	sdk := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	for _, exp := range exps {
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	sdk := sdktrace.NewTracerProvider(opts...)
 	return sdk, sdk.Shutdown, nil
+}
+
+// spanExporters builds the exporters OTEL_TRACES_EXPORTER names; each
+// reads its own OTEL_EXPORTER_OTLP_* settings.
+func spanExporters(ctx context.Context, getenv func(string) string) ([]sdktrace.SpanExporter, error) {
+	names := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER"))
+	if names == "" {
+		names = "otlp"
+	}
+	var exps []sdktrace.SpanExporter
+	fail := func(err error) ([]sdktrace.SpanExporter, error) {
+		for _, exp := range exps {
+			_ = exp.Shutdown(ctx)
+		}
+		return nil, err
+	}
+	for name := range strings.SplitSeq(names, ",") {
+		var exp sdktrace.SpanExporter
+		var err error
+		switch name = strings.TrimSpace(name); name {
+		case "otlp":
+			exp, err = otlpExporter(ctx, getenv)
+		case "console":
+			exp, err = stdouttrace.New()
+		default:
+			err = fmt.Errorf("OTEL_TRACES_EXPORTER: unsupported exporter %q: want otlp, console or none", name)
+		}
+		if err != nil {
+			return fail(fmt.Errorf("telemetry: traces exporter: %w", err))
+		}
+		exps = append(exps, exp)
+	}
+	return exps, nil
+}
+
+// otlpExporter is the OTLP exporter over the protocol the environment
+// names, http/protobuf by default as the OpenTelemetry specification says.
+func otlpExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
+	key := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	proto := strings.TrimSpace(getenv(key))
+	if proto == "" {
+		key = "OTEL_EXPORTER_OTLP_PROTOCOL"
+		proto = strings.TrimSpace(getenv(key))
+	}
+	switch proto {
+	case "", "http/protobuf":
+		return otlptracehttp.New(ctx)
+	case "grpc":
+		return otlptracegrpc.New(ctx)
+	}
+	return nil, fmt.Errorf("%s: unsupported protocol %q: want http/protobuf or grpc", key, proto)
 }
 
 // enabled reports whether tp would record anything at all.

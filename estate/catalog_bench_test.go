@@ -75,7 +75,8 @@ import (
 //     a collection once ready. With CATALOG_HEAPPROFILE=FILE the heap
 //     profile (inuse_space) is written there at that moment (docs/scale.md
 //     reads it); inprocess-ready-s: how long that gateway took to build,
-//     and with CATALOG_DISCOVERYPROFILE=FILE the CPU profile of that build.
+//     and with CATALOG_DISCOVERYPROFILE=FILE the CPU profile of that build
+//     (over the compile cache CATALOG_PROTOCACHE names, if any).
 //     CATALOG_BINARY=0 skips the binary's measurements.
 func BenchmarkCatalog(b *testing.B) {
 	dir := googleapisOrSkip(b)
@@ -366,8 +367,13 @@ func measureCatalogInProcess(b *testing.B, backend, dir string, files []string) 
 		b.Fatal(err)
 	}
 	defer conn.Close()
+	src := reflection.NewProtoSource([]string{dir}, files)
+	// With CATALOG_PROTOCACHE=DIR the build reads (and writes) that
+	// compile cache, as a restart of the binary does: run twice, the
+	// second run's CATALOG_DISCOVERYPROFILE is a restart's.
+	src.CacheDir = os.Getenv("CATALOG_PROTOCACHE")
 	bk := gateway.Backend{Name: "googleapis", Address: backend, Conn: conn,
-		Files: reflection.NewProtoSource([]string{dir}, files), NoReflection: true}
+		Files: src, NoReflection: true}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	stopProfile := startCPUProfile(b, os.Getenv("CATALOG_DISCOVERYPROFILE"))

@@ -12,10 +12,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -58,7 +60,7 @@ const (
 	// cacheFormat changes whenever what an entry holds or how the Result
 	// is derived from it does (slimSourceInfo, the pool): it is part of
 	// the key, so an entry of another format is never read.
-	cacheFormat = 1
+	cacheFormat = 2
 	cacheMagic  = "grpc-mcp-gateway proto cache\n"
 	cacheSuffix = ".protocache"
 	cacheKeep   = 8
@@ -67,14 +69,17 @@ const (
 	cacheTempAge = time.Hour
 )
 
-// cacheEntry is what an entry holds, after its magic and checksum.
+// cacheEntry is the record an entry holds after its magic and checksum,
+// gob-encoded and preceded by its length (a uvarint); the descriptors
+// follow it, a FileDescriptorSet in the wire format, raw: gob would copy
+// tens of megabytes through growing chunks to decode them (a third of
+// reading the googleapis catalog's entry), and each file is unmarshalled
+// where it lies, in parallel (unmarshalSet).
 type cacheEntry struct {
 	Key      [sha256.Size]byte
 	Files    []cacheFile
 	Missing  []string
 	Resolved []cacheResolution
-	// Set is a FileDescriptorSet in the wire format.
-	Set []byte
 }
 
 type cacheFile struct {
@@ -174,19 +179,23 @@ func (s *ProtoSource) readCache(key [sha256.Size]byte, path string) (*compileRun
 	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
 		return nil, errors.New("checksum mismatch: truncated or corrupt")
 	}
+	n, w := protowire.ConsumeVarint(body)
+	if w < 0 || n > uint64(len(body)-w) {
+		return nil, errors.New("decoding: the record's length is out of range")
+	}
 	var e cacheEntry
-	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&e); err != nil {
+	if err := gob.NewDecoder(bytes.NewReader(body[w : w+int(n)])).Decode(&e); err != nil {
 		return nil, fmt.Errorf("decoding: %w", err)
 	}
 	if e.Key != key {
 		return nil, errors.New("written for other files or another compiler")
 	}
-	var set descriptorpb.FileDescriptorSet
-	if err := proto.Unmarshal(e.Set, &set); err != nil {
+	fds, err := unmarshalSet(body[w+int(n):])
+	if err != nil {
 		return nil, fmt.Errorf("decoding the descriptors: %w", err)
 	}
 	p := newPool(slog.New(slog.DiscardHandler), "proto files")
-	for _, fd := range set.GetFile() {
+	for _, fd := range fds {
 		p.add(fd)
 	}
 	res, err := namedResult(p, s.names())
@@ -203,6 +212,38 @@ func (s *ProtoSource) readCache(key [sha256.Size]byte, path string) (*compileRun
 		run.resolved[r.Name] = resolution{path: r.Path, missed: r.Missed, unreadable: r.Unreadable}
 	}
 	return run, nil
+}
+
+// unmarshalSet decodes a FileDescriptorSet's files, on every core: each
+// is a length-delimited field 1, unmarshalled where it lies.
+func unmarshalSet(set []byte) ([]*descriptorpb.FileDescriptorProto, error) {
+	var raw [][]byte
+	for len(set) > 0 {
+		num, typ, n := protowire.ConsumeTag(set)
+		if n < 0 || num != 1 || typ != protowire.BytesType {
+			return nil, errors.New("not a FileDescriptorSet of files")
+		}
+		set = set[n:]
+		b, n := protowire.ConsumeBytes(set)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		raw, set = append(raw, b), set[n:]
+	}
+	fds := make([]*descriptorpb.FileDescriptorProto, len(raw))
+	errs := make([]error, len(raw))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(raw)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(raw); i = int(next.Add(1) - 1) {
+				fds[i] = new(descriptorpb.FileDescriptorProto)
+				errs[i] = proto.Unmarshal(raw[i], fds[i])
+			}
+		})
+	}
+	wg.Wait()
+	return fds, errors.Join(errs...)
 }
 
 // cacheSnapshot is what a cache entry is written from, taken while the
@@ -241,19 +282,21 @@ func (s *ProtoSource) writeCache(logger *slog.Logger, snap *cacheSnapshot) error
 		return true
 	})
 	slices.SortFunc(files, func(a, b protoreflect.FileDescriptor) int { return cmp.Compare(a.Path(), b.Path()) })
+	var record bytes.Buffer
+	if err := gob.NewEncoder(&record).Encode(&e); err != nil {
+		return fmt.Errorf("encoding: %w", err)
+	}
+	body := protowire.AppendVarint(nil, uint64(record.Len()))
+	body = append(body, record.Bytes()...)
 	for _, fd := range files {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(protodesc.ToFileDescriptorProto(fd))
 		if err != nil {
 			return fmt.Errorf("encoding %s: %w", fd.Path(), err)
 		}
-		e.Set = protowire.AppendTag(e.Set, 1, protowire.BytesType)
-		e.Set = protowire.AppendBytes(e.Set, b)
+		body = protowire.AppendTag(body, 1, protowire.BytesType)
+		body = protowire.AppendBytes(body, b)
 	}
-	var body bytes.Buffer
-	if err := gob.NewEncoder(&body).Encode(&e); err != nil {
-		return fmt.Errorf("encoding: %w", err)
-	}
-	sum := sha256.Sum256(body.Bytes())
+	sum := sha256.Sum256(body)
 
 	if err := os.MkdirAll(s.CacheDir, 0o700); err != nil {
 		return err
@@ -263,7 +306,7 @@ func (s *ProtoSource) writeCache(logger *slog.Logger, snap *cacheSnapshot) error
 		return err
 	}
 	defer os.Remove(tmp.Name()) // once renamed, a no-op
-	for _, b := range [][]byte{[]byte(cacheMagic), sum[:], body.Bytes()} {
+	for _, b := range [][]byte{[]byte(cacheMagic), sum[:], body} {
 		if _, err := tmp.Write(b); err != nil {
 			tmp.Close()
 			return err
@@ -275,7 +318,7 @@ func (s *ProtoSource) writeCache(logger *slog.Logger, snap *cacheSnapshot) error
 	if err := os.Rename(tmp.Name(), s.cachePath(key)); err != nil {
 		return err
 	}
-	logger.Debug("proto files: wrote the compile cache", "path", s.cachePath(key), "bytes", len(cacheMagic)+len(sum)+body.Len(),
+	logger.Debug("proto files: wrote the compile cache", "path", s.cachePath(key), "bytes", len(cacheMagic)+len(sum)+len(body),
 		"duration", time.Since(start).Round(time.Millisecond))
 	return pruneCache(s.CacheDir)
 }

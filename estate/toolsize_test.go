@@ -27,9 +27,9 @@ import (
 func TestGoogleapisToolSizes(t *testing.T) {
 	b, nfiles := googleapisBackend(t)
 	var logs testutil.SyncBuffer
-	opts := &gateway.Options{ToolMode: gateway.ToolModeTyped, Refresh: -1, RequireBackends: true,
+	opts := &gateway.Options{ToolMode: gateway.ToolModeTyped, Refresh: -1, RequireBackends: true, DiscoveryTimeout: 15 * time.Minute,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	start := time.Now()
 	g, err := gateway.New(ctx, []gateway.Backend{b}, opts)

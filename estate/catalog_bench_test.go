@@ -26,6 +26,7 @@ import (
 	"unsafe"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -362,7 +363,7 @@ func startCatalogBinary(b *testing.B, client *http.Client, bin, listen string, a
 // CATALOG_HEAPPROFILE names a file, the searches' CPU profile when
 // CATALOG_CPUPROFILE does.
 func measureCatalogInProcess(b *testing.B, backend, dir string, files []string) {
-	conn, err := gateway.Dial(backend, gateway.BackendTLS{})
+	conn, err := backendconn.Dial(backend, backendconn.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

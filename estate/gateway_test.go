@@ -7,6 +7,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
@@ -18,7 +19,7 @@ func estateBackend(tb testing.TB) gateway.Backend {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(srv.Stop)
-	conn, err := gateway.Dial(srv.Addr, gateway.BackendTLS{})
+	conn, err := backendconn.Dial(srv.Addr, backendconn.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -221,7 +222,7 @@ func temporalBackends(tb testing.TB) []gateway.Backend {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(srv.Stop)
-	conn, err := gateway.Dial(srv.Addr, gateway.BackendTLS{})
+	conn, err := backendconn.Dial(srv.Addr, backendconn.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

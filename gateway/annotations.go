@@ -61,3 +61,25 @@ func toolTitle(a *describe.Method, to *mcpgatewayv1.Tool) string {
 }
 
 func boolPtr(b bool) *bool { return &b }
+
+// safeToRepeat is the one decision of whether the gateway may call a
+// method twice: what its owners declared makes it idempotent, in the
+// (mcpgateway.v1.tool) option (idempotent_hint, or read_only_hint), its
+// idempotency_level, or its HTTP rule's verb. A verb of the method's name
+// tells the model what the tool likely does (describe's verb table), but
+// a guess is no ground for repeating a call the backend may have done:
+// the model may be told a tool is idempotent that the gateway does not
+// retry, never the other way round. The methods found safe are given to
+// their backend's connection at each discovery (refresh.go), whose retry
+// policy repeats their calls that fail with UNAVAILABLE
+// (gateway/backendconn).
+func safeToRepeat(a *describe.Method, to *mcpgatewayv1.Tool) bool {
+	switch {
+	case to != nil && to.IdempotentHint != nil:
+		return to.GetIdempotentHint()
+	case to != nil && to.GetReadOnlyHint():
+		return true
+	}
+	h, src := a.Hints()
+	return h.Idempotent && (src.Idempotent == describe.FromIdempotencyLevel || src.Idempotent == describe.FromHTTPRule)
+}

@@ -122,3 +122,37 @@ func show(a *mcp.ToolAnnotations) string {
 	}
 	return s + "}"
 }
+
+// TestSafeToRepeat: the gateway repeats a call only when the method's
+// owners declared it idempotent (the option, idempotency_level, the HTTP
+// verb), never on a guess from the name's verb, even where the model is
+// told the tool is idempotent.
+func TestSafeToRepeat(t *testing.T) {
+	svc := hintsService(t)
+	analyze := func(method string) *describe.Method {
+		return describe.Analyze(svc.Methods().ByName(protoreflect.Name(method)), nil)
+	}
+	for _, m := range []string{"Get", "Put", "Delete", "GetButIdempotent", "RunNoSideEffects"} {
+		if !safeToRepeat(analyze(m), nil) {
+			t.Errorf("%s: not safe to repeat", m)
+		}
+	}
+	for _, m := range []string{"Post", "Patch", "Frobnicate", "NoRule"} {
+		if safeToRepeat(analyze(m), nil) {
+			t.Errorf("%s: safe to repeat", m)
+		}
+	}
+	// A read guessed from a name alone is told idempotent but not
+	// repeated.
+	a := analyze("ListWithoutRule")
+	if ann := methodAnnotations(a, nil); !*ann.IdempotentHint || safeToRepeat(a, nil) {
+		t.Errorf("ListWithoutRule: idempotentHint %v, repeated %v; want told idempotent, not repeated", *ann.IdempotentHint, safeToRepeat(a, nil))
+	}
+	// The option wins.
+	if !safeToRepeat(a, &mcpgatewayv1.Tool{IdempotentHint: proto.Bool(true)}) || !safeToRepeat(a, &mcpgatewayv1.Tool{ReadOnlyHint: proto.Bool(true)}) {
+		t.Error("the option's idempotent_hint or read_only_hint does not make the call repeatable")
+	}
+	if safeToRepeat(analyze("Get"), &mcpgatewayv1.Tool{IdempotentHint: proto.Bool(false)}) {
+		t.Error("the option's idempotent_hint false is not heeded")
+	}
+}

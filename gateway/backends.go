@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
@@ -38,7 +39,7 @@ const (
 // differ between backends lives here rather than in Options, so the
 // config file (per-backend TLS, metadata, timeouts) can add fields without
 // changing the API's shape: the connection (and with it TLS) is the
-// caller's, made with Dial.
+// caller's, made with backendconn.Dial.
 type Backend struct {
 	// Name identifies the backend in logs, errors, /readyz, resource URIs
 	// (grpc://NAME/package.Service) and, where two backends' tool names
@@ -51,6 +52,9 @@ type Backend struct {
 	// reflection. When it is a *grpc.ClientConn (anything with GetState,
 	// WaitForStateChange and Connect) the gateway watches its state for
 	// /readyz and to discover again when it comes back after a failure.
+	// When it is a *backendconn.Conn the gateway also reports its
+	// replicas, retries the calls of methods safe to repeat, and names
+	// the message size limit a refused call ran into.
 	Conn grpc.ClientConnInterface
 	// Source, when set, is the only descriptor source, used as is; Files
 	// and NoReflection are then ignored.
@@ -99,11 +103,47 @@ type stateConn interface {
 	Connect()
 }
 
+// managedConn is what the gateway asks of a backend connection made by
+// backendconn.Dial beyond carrying calls; it never sees the concrete
+// type. backendconn's doc says what each method guarantees, and the one
+// rule for the replica observer: it must not call the connection.
+type managedConn interface {
+	messageLimits
+	// Replicas counts the addresses the target resolves to and those
+	// serving, for /readyz.
+	Replicas() (total, serving int)
+	// ObserveReplicas makes f receive those counts now and after every
+	// change, for the metrics.
+	ObserveReplicas(f func(total, serving int))
+	// SetDiscovered gives the connection what a discovery found: the
+	// methods safe to repeat ("/package.Service/Method"), which it
+	// retries, and whether the backend serves grpc.health.v1.Health.
+	SetDiscovered(retried []string, health bool)
+	// ResolveNow resolves the target again, to find new replicas.
+	ResolveNow()
+	// RetriesSafeMethods reports whether the methods given to
+	// SetDiscovered are retried, and so whether a call's attempts are
+	// worth counting (backendconn.CountAttempts).
+	RetriesSafeMethods() bool
+}
+
+// messageLimits is the part of a managedConn that a tool's error results
+// need: which of the connection's message size limits a call ran into
+// (limit 0: none).
+type messageLimits interface {
+	ExceededLimit(st *status.Status) (limit int, sent bool)
+}
+
+// Connections made by backendconn.Dial are what managedConn describes.
+var _ managedConn = (*backendconn.Conn)(nil)
+
 // backendState is one backend and what the gateway knows of it.
 type backendState struct {
 	b      Backend
 	source reflection.Source
 	conn   stateConn // nil when Conn has no connectivity state
+	// managed is Conn when it was made by backendconn.Dial, else nil.
+	managed managedConn
 	// settings are b's per-backend filters, timeouts and metadata,
 	// compiled once (settings.go).
 	settings *backendSettings
@@ -155,9 +195,12 @@ func (g *Gateway) initBackends(backends []Backend) error {
 			bs.conn = sc
 			bs.state = sc.GetState()
 		}
-		if c, ok := b.Conn.(*Conn); ok && g.opts.Metrics != nil {
-			name, m := b.Name, g.opts.Metrics
-			c.ch.replicas.setObserver(func(total, serving int) { m.SetBackendReplicas(name, total, serving) })
+		if mc, ok := b.Conn.(managedConn); ok {
+			bs.managed = mc
+			if g.opts.Metrics != nil {
+				name, m := b.Name, g.opts.Metrics
+				mc.ObserveReplicas(func(total, serving int) { m.SetBackendReplicas(name, total, serving) })
+			}
 		}
 		if bs.source == nil {
 			src, err := g.backendSource(b)
@@ -308,8 +351,8 @@ func (g *Gateway) runBackend(ctx context.Context, b *backendState) {
 		}
 		retry.Stop()
 		// A refresh looks for new replicas as well as a new API.
-		if c, ok := b.b.Conn.(*Conn); ok {
-			c.ch.resolveNow()
+		if b.managed != nil {
+			b.managed.ResolveNow()
 		}
 		dctx, cancel := context.WithTimeout(ctx, g.opts.DiscoveryTimeout)
 		changed, err := g.discoverBackend(dctx, b)
@@ -443,7 +486,7 @@ type BackendStatus struct {
 	// Replicas counts the addresses the backend's target resolves to and
 	// those serving (connected and, where the backend serves
 	// grpc.health.v1.Health, SERVING); absent for a connection not made
-	// by DialBackend.
+	// by backendconn.Dial.
 	Replicas *ReplicaStatus `json:"replicas,omitempty"`
 	// Ready is this backend's part of the answer.
 	Ready bool `json:"ready"`
@@ -483,8 +526,8 @@ func (g *Gateway) Ready() Readiness {
 		if err != nil {
 			st.Error = err.Error()
 		}
-		if c, ok := b.b.Conn.(*Conn); ok {
-			total, serving := c.Replicas()
+		if b.managed != nil {
+			total, serving := b.managed.Replicas()
 			st.Replicas = &ReplicaStatus{Resolved: total, Serving: serving}
 		}
 		usable := true

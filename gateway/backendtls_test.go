@@ -22,6 +22,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 )
 
 // testCA is a certificate authority for one test: it issues the
@@ -96,7 +97,7 @@ func (ca *testCA) write(t *testing.T, name string, der []byte, key *ecdsa.Privat
 
 // TestBackendTLS: the backend TLS settings of README.md's flag table. A
 // backend that requires client certificates is reached with
-// BackendTLS{CAFile, CertFile, KeyFile, ServerName} (--backend-ca,
+// backendconn.TLS{CAFile, CertFile, KeyFile, ServerName} (--backend-ca,
 // --backend-cert, --backend-key, --backend-server-name); without the
 // client certificate the handshake fails; without --backend-ca the
 // backend's certificate is checked against the system roots, which do
@@ -122,9 +123,9 @@ func TestBackendTLS(t *testing.T) {
 	grpcreflection.Register(gs)
 	addr := serveGRPC(t, gs)
 
-	dial := func(t *testing.T, cfg gateway.BackendTLS) gateway.Backend {
+	dial := func(t *testing.T, cfg backendconn.TLS) gateway.Backend {
 		t.Helper()
-		conn, err := gateway.Dial(addr, cfg)
+		conn, err := backendconn.Dial(addr, backendconn.Options{TLS: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +134,7 @@ func TestBackendTLS(t *testing.T) {
 	}
 
 	t.Run("mutual TLS", func(t *testing.T) {
-		_, base := newGateway(t, []gateway.Backend{dial(t, gateway.BackendTLS{CAFile: ca.file, CertFile: clientCert, KeyFile: clientKey, ServerName: "zoo.internal"})}, nil)
+		_, base := newGateway(t, []gateway.Backend{dial(t, backendconn.TLS{CAFile: ca.file, CertFile: clientCert, KeyFile: clientKey, ServerName: "zoo.internal"})}, nil)
 		res := call(t, connect(t, base+"/mcp", "2025-11-25"), "ZooService_GetAnimal", map[string]any{"id": "leo"})
 		if res.IsError || !strings.Contains(text(t, res), `"leo"`) {
 			t.Errorf("GetAnimal over mutual TLS: %s", text(t, res))
@@ -141,15 +142,15 @@ func TestBackendTLS(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name string
-		cfg  gateway.BackendTLS
+		cfg  backendconn.TLS
 		want string
 	}{
 		// The server's refusal may arrive as its TLS alert or as the
 		// connection it closed, depending on timing.
-		{"no client certificate", gateway.BackendTLS{CAFile: ca.file, ServerName: "zoo.internal"}, "is unreachable"},
-		{"system roots", gateway.BackendTLS{CertFile: clientCert, KeyFile: clientKey, ServerName: "zoo.internal"}, "certificate signed by unknown authority"},
-		{"wrong server name", gateway.BackendTLS{CAFile: ca.file, CertFile: clientCert, KeyFile: clientKey, ServerName: "other.internal"}, "other.internal"},
-		{"loopback plaintext", gateway.BackendTLS{}, "is unreachable"},
+		{"no client certificate", backendconn.TLS{CAFile: ca.file, ServerName: "zoo.internal"}, "is unreachable"},
+		{"system roots", backendconn.TLS{CertFile: clientCert, KeyFile: clientKey, ServerName: "zoo.internal"}, "certificate signed by unknown authority"},
+		{"wrong server name", backendconn.TLS{CAFile: ca.file, CertFile: clientCert, KeyFile: clientKey, ServerName: "other.internal"}, "other.internal"},
+		{"loopback plaintext", backendconn.TLS{}, "is unreachable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

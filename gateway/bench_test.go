@@ -12,7 +12,7 @@ import (
 	"time"
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
-	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 )
 
 // BenchmarkUnary measures the same small unary call (GetAnimal) made
@@ -24,7 +24,7 @@ import (
 //	go test -run '^$' -bench BenchmarkUnary -benchmem ./gateway/
 func BenchmarkUnary(b *testing.B) {
 	bk, _, url := startGateway(b, nil)
-	conn, err := gateway.Dial(bk.addr, gateway.BackendTLS{})
+	conn, err := backendconn.Dial(bk.addr, backendconn.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

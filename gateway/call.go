@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
@@ -82,13 +83,13 @@ func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *
 	defer cancel()
 	var out rawFrame
 	defer out.release()
-	var tries *attempts
+	var tries *backendconn.Attempts
 	if t.retry && t.obs.metrics != nil {
-		ctx, tries = withAttempts(ctx)
+		ctx, tries = backendconn.CountAttempts(ctx)
 	}
 	err := t.conn.Invoke(ctx, t.method, in, &out, callCodec)
 	if tries != nil {
-		t.obs.metrics.Retried(tries.retries())
+		t.obs.metrics.Retried(tries.Retries())
 	}
 	if err != nil {
 		return t.errorResult(ctx, g.clientStatus(t, status.Convert(err))), nil

@@ -74,12 +74,13 @@ type tool struct {
 	md metadata.MD
 	// repeatable: its owners declared the method safe to repeat
 	// (safeToRepeat); retry: so it is, and its backend's connection
-	// retries such calls (retry.go), so the call path counts attempts.
+	// retries such calls (gateway/backendconn), so the call path counts
+	// attempts.
 	repeatable, retry bool
 	// limits are the message size limits of the backend's connection, for
-	// the error a response over them becomes; nil for a connection not
-	// made by DialBackend.
-	limits *connLimits
+	// the error a message over them becomes (errorResult); nil for a
+	// connection not made by backendconn.Dial.
+	limits messageLimits
 	// obs is the tool's metrics and span settings (observe.go).
 	obs toolObs
 	// budget shapes the tool's results cut to the result budget (budget.go).
@@ -331,9 +332,9 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 		return compiledTool{err: err}
 	}
 	t.backend = backend
-	if c, ok := conn.(*Conn); ok {
-		t.limits = &c.limits
-		t.retry = c.ch.retry && t.repeatable
+	if c, ok := conn.(managedConn); ok {
+		t.limits = c
+		t.retry = c.RetriesSafeMethods() && t.repeatable
 	}
 	opts.backend.apply(t, m, opts.deadlines)
 	return compiledTool{tool: t}

@@ -6,8 +6,9 @@ import (
 )
 
 // One rule for every numeric option of this package (Options,
-// ConnOptions, MethodSettings, Backend) and of gateway/mcp's option
-// structs, so a caller never has to look up what 0 or -1 means:
+// MethodSettings, Backend), of gateway/backendconn's Options and of
+// gateway/mcp's option structs, so a caller never has to look up what 0
+// or -1 means:
 //
 //   - The zero value means the default, which the option's doc names
 //     (usually a Default... constant). Leaving an option out and setting

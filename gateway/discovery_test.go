@@ -31,6 +31,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
@@ -212,7 +213,7 @@ func newGateway(t testing.TB, backends []gateway.Backend, opts *gateway.Options)
 
 func dialBackend(t testing.TB, name, addr string) gateway.Backend {
 	t.Helper()
-	conn, err := gateway.Dial(addr, gateway.BackendTLS{})
+	conn, err := backendconn.Dial(addr, backendconn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

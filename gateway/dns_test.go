@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
@@ -100,7 +101,7 @@ func TestDNSTargetTwoAddresses(t *testing.T) {
 	target := "dns://" + dns.addr + "/zoo.test:" + strconv.Itoa(port)
 	// Both addresses are loopback, but the gateway cannot know that of a
 	// name before resolving it: plaintext is asked for.
-	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", target, gateway.ConnOptions{TLS: gateway.BackendTLS{Plaintext: true}})}, nil)
+	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", target, backendconn.Options{TLS: backendconn.TLS{Plaintext: true}})}, nil)
 	waitServing(t, base, 2, 2)
 	cs := connect(t, base+"/mcp", "2025-11-25")
 	for range 10 {
@@ -132,7 +133,7 @@ func TestDNSTargetScaledUp(t *testing.T) {
 	b := startReplica(t, lisB, nil)
 	dns := startDNS(t, net.IPv4(127, 0, 0, 1))
 	target := "dns://" + dns.addr + "/zoo.test:" + strconv.Itoa(port)
-	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", target, gateway.ConnOptions{TLS: gateway.BackendTLS{Plaintext: true}})},
+	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", target, backendconn.Options{TLS: backendconn.TLS{Plaintext: true}})},
 		&gateway.Options{Refresh: 50 * time.Millisecond})
 	waitServing(t, base, 1, 1)
 

@@ -20,6 +20,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 	"github.com/grpc-mcp-gateway/gateway/internal/oauthtest"
@@ -404,7 +405,7 @@ func TestForwardHeaderNamesRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b := startRecordingBackend(t)
-	conn, err := gateway.Dial(b.addr, gateway.BackendTLS{})
+	conn, err := backendconn.Dial(b.addr, backendconn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@
 // server behind the HTTP front door.
 //
 // The protocol itself lives in gateway/mcp (which knows nothing of gRPC),
+// the connection to each backend in gateway/backendconn (which knows
+// nothing of MCP; the gateway sees it through managedConn, backends.go),
 // the protobuf to JSON Schema mapping in gateway/schema, and descriptor
 // sources in the reflection package.
 package gateway

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
@@ -32,7 +33,12 @@ func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 	}
 	ctx, slot := observed()
 	st := status.New(codes.ResourceExhausted, "grpc: received message larger than max (9 vs. 8)")
-	res := (&tool{limits: &connLimits{recv: 8, send: 8}, backend: "b"}).errorResult(ctx, st)
+	conn, dialErr := backendconn.Dial("127.0.0.1:1", backendconn.Options{MaxRecvBytes: 8, MaxSendBytes: 8})
+	if dialErr != nil {
+		t.Fatal(dialErr)
+	}
+	defer conn.Close()
+	res := (&tool{limits: conn, backend: "b"}).errorResult(ctx, st)
 	if got := callOutcome(ctx, slot, res, nil); got != (telemetry.Outcome{Code: codes.ResourceExhausted}) {
 		t.Errorf("errorResult (a size limit): outcome %+v", got)
 	}

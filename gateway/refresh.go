@@ -65,7 +65,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))
 	}
 	bt.fingerprint = fp
-	if c, ok := b.b.Conn.(*Conn); ok {
+	if b.managed != nil {
 		var retried []string
 		for _, t := range bt.tools {
 			if t.retry {
@@ -76,7 +76,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		for _, svc := range res.Services {
 			health = health || svc.FullName() == healthService
 		}
-		c.ch.discovered(retried, health)
+		b.managed.SetDiscovered(retried, health)
 	}
 	b.succeed(bt)
 	g.opts.Logger.Info("discovered backend", "backend", b.b.Name, "services", len(res.Services), "tools", len(bt.tools))

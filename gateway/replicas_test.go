@@ -19,6 +19,7 @@ import (
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
@@ -85,9 +86,9 @@ func (r *replica) count(method string) int {
 
 // dialTarget connects to target as cmd/gateway does and closes the
 // connection when the test ends.
-func dialTarget(t *testing.T, name, target string, o gateway.ConnOptions) gateway.Backend {
+func dialTarget(t *testing.T, name, target string, o backendconn.Options) gateway.Backend {
 	t.Helper()
-	conn, err := gateway.DialBackend(target, o)
+	conn, err := backendconn.Dial(target, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestBackendOnUnixSocket(t *testing.T) {
 			}
 			r := startReplica(t, lis, nil)
 			// No TLS settings: a unix socket is plaintext by default.
-			_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", tc.target, gateway.ConnOptions{})}, nil)
+			_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", tc.target, backendconn.Options{})}, nil)
 			cs := connect(t, base+"/mcp", "2025-11-25")
 			res := call(t, cs, "ZooService_GetAnimal", map[string]any{"id": "leo"})
 			if res.IsError || !strings.Contains(text(t, res), `"displayName":"Leo"`) {
@@ -137,7 +138,7 @@ func TestBackendOnUnixSocket(t *testing.T) {
 func TestReplicasBalanced(t *testing.T) {
 	t.Parallel()
 	a, b := startReplica(t, listenLoopback(t), nil), startReplica(t, listenLoopback(t), nil)
-	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, gateway.ConnOptions{})}, nil)
+	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, backendconn.Options{})}, nil)
 	waitServing(t, base, 2, 2)
 	cs := connect(t, base+"/mcp", "2025-11-25")
 	for range 10 {
@@ -155,7 +156,7 @@ func TestReplicasBalanced(t *testing.T) {
 func TestPickFirstUsesOneReplica(t *testing.T) {
 	t.Parallel()
 	a, b := startReplica(t, listenLoopback(t), nil), startReplica(t, listenLoopback(t), nil)
-	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, gateway.ConnOptions{LB: gateway.LBPickFirst})}, nil)
+	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, backendconn.Options{LB: backendconn.LBPickFirst})}, nil)
 	waitServing(t, base, 2, 1)
 	cs := connect(t, base+"/mcp", "2025-11-25")
 	for range 6 {
@@ -195,7 +196,7 @@ func TestReplicaKilled(t *testing.T) {
 			}}
 			a, b := startReplica(t, listenLoopback(t), h), startReplica(t, listenLoopback(t), h)
 			metrics := telemetry.NewMetrics()
-			_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, gateway.ConnOptions{})}, &gateway.Options{Metrics: metrics})
+			_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, backendconn.Options{})}, &gateway.Options{Metrics: metrics})
 			waitServing(t, base, 2, 2)
 			cs := connect(t, base+"/mcp", "2025-11-25")
 
@@ -291,7 +292,7 @@ func TestReplicaNotServing(t *testing.T) {
 	t.Parallel()
 	a, b := startReplica(t, listenLoopback(t), nil), startReplica(t, listenLoopback(t), nil)
 	metrics := telemetry.NewMetrics()
-	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, gateway.ConnOptions{})}, &gateway.Options{Metrics: metrics})
+	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, backendconn.Options{})}, &gateway.Options{Metrics: metrics})
 	waitServing(t, base, 2, 2)
 	cs := connect(t, base+"/mcp", "2025-11-25")
 
@@ -361,7 +362,7 @@ func TestResponseOverSizeLimit(t *testing.T) {
 		{"4 MiB limit", 4 << 20, "RESOURCE_EXHAUSTED: the response is larger than the gateway's limit of 4194304 bytes per message from backend zoo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", addr, gateway.ConnOptions{MaxRecvBytes: tc.limit})}, nil)
+			_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", addr, backendconn.Options{MaxRecvBytes: tc.limit})}, nil)
 			cs := connect(t, base+"/mcp", "2025-11-25")
 			// Megabytes of JSON take seconds under the race detector.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

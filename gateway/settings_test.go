@@ -16,6 +16,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 )
 
@@ -24,7 +25,7 @@ import (
 // its tools, and the most specific deadline wins.
 func TestBackendSettings(t *testing.T) {
 	b := startBackend(t)
-	conn, err := gateway.Dial(b.addr, gateway.BackendTLS{})
+	conn, err := backendconn.Dial(b.addr, backendconn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestBackendSettingsErrors(t *testing.T) {
 		"metadata":       {Metadata: metadata.Pairs("grpc-x", "1")},
 	} {
 		t.Run(name, func(t *testing.T) {
-			conn, err := gateway.Dial("127.0.0.1:1", gateway.BackendTLS{})
+			conn, err := backendconn.Dial("127.0.0.1:1", backendconn.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -63,6 +63,26 @@ func Retryable(c codes.Code) bool {
 	return int(c) < len(codeInfo) && codeInfo[c].retryable
 }
 
+// errorResult is the tool error of a failed call: statusResult, except
+// for a message grpc-go refused for one of the backend connection's size
+// limits (backendconn.Conn.ExceededLimit), which says which limit and that
+// repeating the call cannot help.
+func (t *tool) errorResult(ctx context.Context, st *status.Status) *mcp.CallToolResult {
+	if t.limits != nil {
+		if limit, sent := t.limits.ExceededLimit(st); limit > 0 {
+			what := fmt.Sprintf("the response is larger than the gateway's limit of %d bytes per message from", limit)
+			if sent {
+				what = fmt.Sprintf("the request is larger than the gateway's limit of %d bytes per message to", limit)
+			}
+			recordOutcome(ctx, telemetry.Outcome{Code: codes.ResourceExhausted})
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: fmt.Sprintf(
+				"%s: %s backend %s (grpc-go: %s). Repeating the same call will not help; ask for less, e.g. a smaller page or fewer fields.",
+				CodeName(codes.ResourceExhausted), what, t.backend, st.Message())}}}
+		}
+	}
+	return statusResult(ctx, st, t.types)
+}
+
 // statusResult turns a non-OK gRPC status into a tool execution error: the
 // text starts with the code name and the backend's message, then lists the
 // decoded google.rpc error details and whether a retry may help, so the

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
@@ -130,9 +131,9 @@ func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 	sctx, cancel := context.WithCancelCause(tctx)
 	defer cancel(nil)
 	if t.retry && t.obs.metrics != nil {
-		var tries *attempts
-		sctx, tries = withAttempts(sctx)
-		defer func() { t.obs.metrics.Retried(tries.retries()) }()
+		var tries *backendconn.Attempts
+		sctx, tries = backendconn.CountAttempts(sctx)
+		defer func() { t.obs.metrics.Retried(tries.Retries()) }()
 	}
 	stream, err := t.conn.NewStream(sctx, &streamDescs[t.kind], t.method, callCodec)
 	if err != nil {

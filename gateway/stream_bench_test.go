@@ -11,6 +11,7 @@ import (
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 )
 
 // BenchmarkServerStream100k collects a server stream of 100,000 small
@@ -25,7 +26,7 @@ func BenchmarkServerStream100k(b *testing.B) {
 	// No result budget: the figure is for the whole stream, which the
 	// default budget would cut.
 	sg := startStreamGateway(b, &gateway.Options{StreamMaxMessages: n, MaxResultBytes: gateway.Off})
-	conn, err := gateway.Dial(sg.backend.addr, gateway.BackendTLS{})
+	conn, err := backendconn.Dial(sg.backend.addr, backendconn.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -103,7 +104,7 @@ type temporal struct {
 // the backend.
 func startTemporal(t *testing.T, b gateway.Backend, opts *gateway.Options) *temporal {
 	t.Helper()
-	conn, err := gateway.Dial(frontend, gateway.BackendTLS{})
+	conn, err := backendconn.Dial(frontend, backendconn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -10,11 +11,30 @@ import (
 // section describes: reflection knows nothing of the MCP side, gateway/mcp
 // nothing of gRPC or protobuf, gateway/results nothing but JSON,
 // gateway/search (and its embeddings client) nothing of tools, gRPC or
-// MCP, gateway/describe nothing of MCP, and the binary does not link the
-// official MCP SDK (used by tests only).
+// MCP, gateway/describe nothing of MCP, gateway/backendconn nothing of the
+// gateway or MCP (of this module it uses internal packages only) while
+// gateway uses it, and the binary does not link the official MCP SDK
+// (used by tests only).
 func TestPackageBoundaries(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/grpc-mcp-gateway/gateway/"
+	deps := func(pkg string) []string {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
+	// The connection layer: gateway → backendconn, never the reverse.
+	const conn = mod + "gateway/backendconn"
+	if !slices.Contains(deps(mod+"gateway"), conn) {
+		t.Errorf("%sgateway does not depend on %s: backend connections are made there", mod, conn)
+	}
+	for _, dep := range deps(conn) {
+		if strings.HasPrefix(dep, mod) && dep != conn && !strings.HasPrefix(dep, mod+"internal/") {
+			t.Errorf("%s depends on %s: of this module it may use internal packages only, never gateway or gateway/mcp", conn, dep)
+		}
+	}
 	for pkg, forbidden := range map[string][]string{
 		mod + "reflection":                {mod + "gateway", "github.com/modelcontextprotocol/"},
 		mod + "gateway/mcp":               {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "reflection", "github.com/modelcontextprotocol/"},
@@ -23,13 +43,9 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "gateway/search":            {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "reflection", mod + "gateway/describe"},
 		mod + "gateway/search/embeddings": {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "reflection"},
 		mod + "gateway/describe":          {mod + "gateway/mcp", mod + "gateway/search", "github.com/modelcontextprotocol/"},
+		conn:                              {"github.com/modelcontextprotocol/"},
 	} {
-		out, err := exec.Command("go", "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
-		}
-		for dep := range strings.Lines(string(out)) {
-			dep = strings.TrimSpace(dep)
+		for _, dep := range deps(pkg) {
 			for _, f := range forbidden {
 				if strings.HasPrefix(dep, f) {
 					t.Errorf("%s depends on %s", pkg, dep)

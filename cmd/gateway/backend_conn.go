@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 )
 
 // connFlags say how the gateway connects to its backends: balancing over
@@ -25,10 +25,10 @@ type connFlags struct {
 const minKeepalive = 10 * time.Second
 
 func (f *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.lb, "backend-lb", gateway.LBRoundRobin, `how calls are spread over a backend's addresses (replicas): "round_robin" (each call to the next ready replica) or "pick_first" (all calls to one until it fails)`)
-	durationVar(fs, &f.keepalive, "backend-keepalive", gateway.DefaultBackendKeepalive, true, "ping a backend connection that has calls in flight after this much silence, to find a dead peer (off: no pings; grpc-go servers refuse pings more often than every 5m by default)")
-	countVar(fs, &f.maxRecv, "backend-max-recv-bytes", gateway.DefaultBackendMaxMessageBytes, true, "largest message accepted from a backend; a larger response is a RESOURCE_EXHAUSTED tool error")
-	countVar(fs, &f.maxSend, "backend-max-send-bytes", gateway.DefaultBackendMaxMessageBytes, true, "largest message sent to a backend")
+	fs.StringVar(&f.lb, "backend-lb", backendconn.LBRoundRobin, `how calls are spread over a backend's addresses (replicas): "round_robin" (each call to the next ready replica) or "pick_first" (all calls to one until it fails)`)
+	durationVar(fs, &f.keepalive, "backend-keepalive", backendconn.DefaultKeepalive, true, "ping a backend connection that has calls in flight after this much silence, to find a dead peer (off: no pings; grpc-go servers refuse pings more often than every 5m by default)")
+	countVar(fs, &f.maxRecv, "backend-max-recv-bytes", backendconn.DefaultMaxMessageBytes, true, "largest message accepted from a backend; a larger response is a RESOURCE_EXHAUSTED tool error")
+	countVar(fs, &f.maxSend, "backend-max-send-bytes", backendconn.DefaultMaxMessageBytes, true, "largest message sent to a backend")
 	fs.StringVar(&f.retry, "retry", "on", `"on": calls to tools whose idempotentHint is true (NO_SIDE_EFFECTS, IDEMPOTENT, a GET/PUT/DELETE HTTP rule, a reading or deleting verb, or the tool option) are retried on UNAVAILABLE, on another replica where there is one; "off": never`)
 }
 
@@ -52,8 +52,8 @@ func (f *connFlags) check() error {
 }
 
 func checkLB(name, v string) error {
-	if v != gateway.LBRoundRobin && v != gateway.LBPickFirst {
-		return fmt.Errorf("%s: want %q or %q, got %q", name, gateway.LBRoundRobin, gateway.LBPickFirst, v)
+	if v != backendconn.LBRoundRobin && v != backendconn.LBPickFirst {
+		return fmt.Errorf("%s: want %q or %q, got %q", name, backendconn.LBRoundRobin, backendconn.LBPickFirst, v)
 	}
 	return nil
 }
@@ -82,9 +82,9 @@ func retryOn(name, v string) (bool, error) {
 	return false, fmt.Errorf(`%s: want "on" or "off", got %q`, name, v)
 }
 
-// options are the gateway's ConnOptions for these (checked) flags.
-func (f *connFlags) options(tls gateway.BackendTLS) gateway.ConnOptions {
-	o := gateway.ConnOptions{TLS: tls, LB: f.lb, Keepalive: f.keepalive, MaxRecvBytes: f.maxRecv, MaxSendBytes: f.maxSend}
+// options are the backend connection's Options for these (checked) flags.
+func (f *connFlags) options(tls backendconn.TLS) backendconn.Options {
+	o := backendconn.Options{TLS: tls, LB: f.lb, Keepalive: f.keepalive, MaxRecvBytes: f.maxRecv, MaxSendBytes: f.maxSend}
 	o.NoRetry = f.retry == "off"
 	return o
 }
@@ -100,7 +100,7 @@ type connOverrides struct {
 }
 
 // apply sets o's fields that the backend overrides.
-func (c *connOverrides) apply(o *gateway.ConnOptions) {
+func (c *connOverrides) apply(o *backendconn.Options) {
 	if c.lb != nil {
 		o.LB = *c.lb
 	}

@@ -13,6 +13,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/internal/grpctarget"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
@@ -61,7 +63,7 @@ func (f *backendFlags) register(fs *flag.FlagSet) {
 // them once, so that a bad file is reported at start naming its flag.
 func (f *backendFlags) check(ctx context.Context) error {
 	for _, b := range f.backends {
-		name, addr, named := gateway.SplitBackendFlag(b)
+		name, addr, named := grpctarget.SplitBackendFlag(b)
 		if !named && len(f.backends) > 1 {
 			return fmt.Errorf("--backend: with several backends each needs a name, as NAME=TARGET; got %q", b)
 		}
@@ -70,7 +72,7 @@ func (f *backendFlags) check(ctx context.Context) error {
 				return fmt.Errorf("--backend %s: %w", b, err)
 			}
 		}
-		if err := gateway.CheckTarget(addr); err != nil {
+		if err := grpctarget.Check(addr); err != nil {
 			return fmt.Errorf("--backend: %w", err)
 		}
 		for _, p := range f.parsed {
@@ -173,7 +175,7 @@ func protoCacheDir(flag string) (string, error) {
 
 // dial connects to every backend. close closes what was opened, also
 // after an error.
-func (f *backendFlags) dial(tls gateway.BackendTLS, opts ...grpc.DialOption) (backends []gateway.Backend, conns []*gateway.Conn, err error) {
+func (f *backendFlags) dial(tls backendconn.TLS, opts ...grpc.DialOption) (backends []gateway.Backend, conns []*backendconn.Conn, err error) {
 	for _, p := range f.parsed {
 		o := f.conn.options(tls)
 		if p.file != nil {
@@ -182,7 +184,7 @@ func (f *backendFlags) dial(tls gateway.BackendTLS, opts ...grpc.DialOption) (ba
 			}
 			p.file.conn.apply(&o)
 		}
-		conn, err := gateway.DialBackend(p.addr, o, opts...)
+		conn, err := backendconn.Dial(p.addr, o, opts...)
 		if err != nil {
 			return nil, conns, err
 		}

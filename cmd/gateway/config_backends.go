@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/internal/grpctarget"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
@@ -23,7 +25,7 @@ func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc, protoCac
 		if fb.Address == "" {
 			return nil, fmt.Errorf("%s: %s: address is required (HOST:PORT or a gRPC target such as dns:///HOST:PORT or unix:///PATH)", doc.at(key), key)
 		}
-		if err := gateway.CheckTarget(fb.Address); err != nil {
+		if err := grpctarget.Check(fb.Address); err != nil {
 			return nil, doc.errorf(key+".address", "%w", err)
 		}
 		switch {
@@ -102,7 +104,7 @@ func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc, protoCac
 // its own TLS (nil: the gateway-wide flags) and the gateway.Backend
 // fields dial copies.
 type fileBackendSettings struct {
-	tls     *gateway.BackendTLS
+	tls     *backendconn.TLS
 	conn    connOverrides
 	backend gateway.Backend
 }
@@ -163,11 +165,11 @@ func (s *fileBackendSettings) applyTo(b *gateway.Backend) {
 // checkTLS validates a backend's TLS keys and loads the files they name,
 // so a missing or malformed certificate is reported at its line before
 // anything starts. It returns nil when the backend sets no TLS key.
-func (fb *fileBackend) checkTLS(doc *configDoc, key string) (*gateway.BackendTLS, error) {
+func (fb *fileBackend) checkTLS(doc *configDoc, key string) (*backendconn.TLS, error) {
 	if fb.Plaintext == nil && fb.CA == "" && fb.Cert == "" && fb.Key == "" && fb.ServerName == "" {
 		return nil, nil
 	}
-	t := &gateway.BackendTLS{CAFile: fb.CA, CertFile: fb.Cert, KeyFile: fb.Key, ServerName: fb.ServerName}
+	t := &backendconn.TLS{CAFile: fb.CA, CertFile: fb.Cert, KeyFile: fb.Key, ServerName: fb.ServerName}
 	if fb.Plaintext != nil {
 		t.Plaintext = *fb.Plaintext
 	}

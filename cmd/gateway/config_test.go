@@ -27,6 +27,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 )
 
 // noEnv is an empty environment, so tests do not see the runner's.
@@ -588,13 +589,13 @@ backends:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]gateway.ConnOptions{}
+	got := map[string]backendconn.Options{}
 	for i, b := range backends {
 		got[b.Name] = conns[i].Options()
 	}
-	want := map[string]gateway.ConnOptions{
-		"a": {LB: gateway.LBRoundRobin, Keepalive: -1, MaxRecvBytes: 2000, MaxSendBytes: gateway.DefaultBackendMaxMessageBytes},
-		"b": {LB: gateway.LBPickFirst, Keepalive: time.Minute, MaxRecvBytes: 1000, MaxSendBytes: math.MaxInt32, NoRetry: true},
+	want := map[string]backendconn.Options{
+		"a": {LB: backendconn.LBRoundRobin, Keepalive: -1, MaxRecvBytes: 2000, MaxSendBytes: backendconn.DefaultMaxMessageBytes},
+		"b": {LB: backendconn.LBPickFirst, Keepalive: time.Minute, MaxRecvBytes: 1000, MaxSendBytes: math.MaxInt32, NoRetry: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("connection options (-want +got):\n%s", diff)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
@@ -24,7 +25,7 @@ func TestSettingsZeroIsDefaultOffIsSpelledOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.callTimeout != gateway.DefaultCallTimeout || c.transports.maxConcurrentCalls != mcp.DefaultMaxConcurrentCalls ||
-		c.backends.refresh != gateway.DefaultRefresh || c.backends.conn.keepalive != gateway.DefaultBackendKeepalive {
+		c.backends.refresh != gateway.DefaultRefresh || c.backends.conn.keepalive != backendconn.DefaultKeepalive {
 		t.Errorf("0 is not the default: call-timeout %s, max-concurrent-calls %d, refresh %s, keepalive %s",
 			c.callTimeout, c.transports.maxConcurrentCalls, c.backends.refresh, c.backends.conn.keepalive)
 	}
@@ -40,8 +41,8 @@ func TestSettingsZeroIsDefaultOffIsSpelledOut(t *testing.T) {
 		c.backends.conn.maxRecv != gateway.Off || c.results.maxBytes != gateway.Off {
 		t.Errorf("off and unlimited (or negative) did not reach the gateway as gateway.Off: %+v", c)
 	}
-	if opts := c.backends.conn.options(gateway.BackendTLS{}); opts.Keepalive != gateway.Off {
-		t.Errorf("--backend-keepalive off: ConnOptions.Keepalive %s, want gateway.Off", opts.Keepalive)
+	if opts := c.backends.conn.options(backendconn.TLS{}); opts.Keepalive != gateway.Off {
+		t.Errorf("--backend-keepalive off: backendconn.Options.Keepalive %s, want gateway.Off", opts.Keepalive)
 	}
 
 	env := func(k string) (string, bool) {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
@@ -45,7 +46,7 @@ type config struct {
 	backends      backendFlags
 	listen        string
 	stdio         bool
-	tls           gateway.BackendTLS
+	tls           backendconn.TLS
 	callTimeout   time.Duration
 	streamTimeout time.Duration
 	// methodTimeouts are --method-timeout's GLOB=DURATION values, and

@@ -2,17 +2,17 @@ package main
 
 import "strings"
 
-// The library speaks of its options (BackendTLS.CertFile); the operator
-// typed flags. inFlagWords restates a library error in flag names, so the
-// one message an operator reads names what they can change. Only
+// The library speaks of its options (TLS.CertFile of gateway/backendconn);
+// the operator typed flags. inFlagWords restates a library error in flag
+// names, so the one message an operator reads names what they can change. Only
 // cmd/gateway knows this table; add a row when a library error names an
 // option that a flag sets.
 var optionFlags = strings.NewReplacer(
-	"BackendTLS.Plaintext", "--plaintext",
-	"BackendTLS.CAFile", "--backend-ca",
-	"BackendTLS.CertFile", "--backend-cert",
-	"BackendTLS.KeyFile", "--backend-key",
-	"BackendTLS.ServerName", "--backend-server-name",
+	"TLS.Plaintext", "--plaintext",
+	"TLS.CAFile", "--backend-ca",
+	"TLS.CertFile", "--backend-cert",
+	"TLS.KeyFile", "--backend-key",
+	"TLS.ServerName", "--backend-server-name",
 	"OAuthConfig.JWKSURL", "--oauth-jwks-url",
 	"OAuthConfig.Issuer", "--oauth-issuer",
 	"OAuthConfig.Audience", "--oauth-audience",

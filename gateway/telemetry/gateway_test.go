@@ -26,6 +26,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
@@ -63,7 +64,7 @@ func startWorldHTTP(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider,
 	t.Cleanup(gs.Stop)
 
 	addr := lis.Addr().String()
-	conn, err := gateway.Dial(addr, gateway.BackendTLS{}, telemetry.GRPCDialOption(tp))
+	conn, err := backendconn.Dial(addr, backendconn.Options{}, telemetry.GRPCDialOption(tp))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package gateway
+package backendconn
 
 import (
 	"context"
@@ -8,13 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	grpcreflection "google.golang.org/grpc/reflection"
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
@@ -54,8 +52,8 @@ func (s sentStream) Send(m *healthpb.HealthCheckResponse) error {
 	return err
 }
 
-// serveZoo serves the zoo with reflection and h as its health service on
-// a loopback port, until the test ends or it is stopped.
+// serveZoo serves the zoo with h as its health service on a loopback
+// port, until the test ends or it is stopped.
 func serveZoo(t *testing.T, h healthpb.HealthServer) (string, *grpc.Server) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -65,7 +63,6 @@ func serveZoo(t *testing.T, h healthpb.HealthServer) (string, *grpc.Server) {
 	gs := grpc.NewServer()
 	zoo.Register(gs, zoo.NewServer())
 	healthpb.RegisterHealthServer(gs, h)
-	grpcreflection.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
 	t.Cleanup(gs.Stop)
 	return lis.Addr().String(), gs
@@ -92,7 +89,7 @@ func connectHealthReplicas(t *testing.T) *healthReplicas {
 	var addrA, addrB string
 	addrA, r.srvA = serveZoo(t, r.a)
 	addrB, r.srvB = serveZoo(t, r.b)
-	conn, err := DialBackend(addrA+","+addrB, ConnOptions{})
+	conn, err := Dial(addrA+","+addrB, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,21 +103,14 @@ func connectHealthReplicas(t *testing.T) *healthReplicas {
 	return r
 }
 
-// switchToHealthChecks discovers the backend, which finds the health
-// service and switches the connection's policy to health checking, and
-// waits for b's first answer: the health-checked policy is then READY
-// through b, and still waits for a.
-func (r *healthReplicas) switchToHealthChecks(t *testing.T) *Gateway {
+// switchToHealthChecks tells the connection what a discovery of the
+// backend finds, the health service, which switches the connection's
+// policy to health checking, and waits for b's first answer: the
+// health-checked policy is then READY through b, and still waits for a.
+func (r *healthReplicas) switchToHealthChecks(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	g, err := New(ctx, []Backend{{Name: "zoo", Address: r.conn.Target, Conn: r.conn}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Close)
+	r.conn.SetDiscovered(nil, true)
 	testutil.WaitFor(t, "b's first health response sent", isClosed(r.b.sent))
-	return g
 }
 
 // isClosed is a WaitFor condition: ch is closed.
@@ -136,12 +126,12 @@ func isClosed(ch <-chan struct{}) func() bool {
 }
 
 // TestHealthSwitchKeepsReady: when discovery finds grpc.health.v1.Health
-// and the connection's policy switches to health checking, the channel
+// (SetDiscovered) and the connection's policy switches to health checking, the channel
 // stays READY throughout, even when the first replica to pass its health
 // check turns NOT_SERVING before the other has answered. (The new policy
 // used to take over at its first healthy replica; losing that one left
-// the channel CONNECTING, and /readyz 503, with a healthy replica
-// connected.)
+// the channel CONNECTING, and the gateway's /readyz 503, with a healthy
+// replica connected.)
 func TestHealthSwitchKeepsReady(t *testing.T) {
 	t.Parallel()
 	r := connectHealthReplicas(t)
@@ -161,7 +151,7 @@ func TestHealthSwitchKeepsReady(t *testing.T) {
 
 	// The health-checked policy hears SERVING from b (a's Watch is held),
 	// then NOT_SERVING on the same stream.
-	g := r.switchToHealthChecks(t)
+	r.switchToHealthChecks(t)
 	b.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	testutil.WaitFor(t, "b's NOT_SERVING recorded", func() bool {
 		conn.ch.replicas.mu.Lock()
@@ -185,8 +175,8 @@ func TestHealthSwitchKeepsReady(t *testing.T) {
 		t.Errorf("the channel left READY (for %s) during the switch to health checking", s)
 	default:
 	}
-	if r := g.Ready(); !r.Ready {
-		t.Errorf("not ready after the switch: %+v", r)
+	if s := conn.GetState(); s != connectivity.Ready {
+		t.Errorf("channel %s after the switch", s)
 	}
 }
 
@@ -214,14 +204,14 @@ func TestHealthSwitchCurrentLost(t *testing.T) {
 }
 
 // TestHealthCheckingLinked: client-side health checking works only where
-// grpc-go's health package is linked; the gateway package must link it
-// itself, not rely on a program (or a test) that happens to import it.
+// grpc-go's health package is linked; this package must link it itself,
+// not rely on a program (or a test) that happens to import it.
 func TestHealthCheckingLinked(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	if !slices.Contains(strings.Fields(string(out)), "google.golang.org/grpc/health") {
-		t.Error("package gateway does not link google.golang.org/grpc/health: the healthCheckConfig it sets would be ignored")
+		t.Error("package backendconn does not link google.golang.org/grpc/health: the healthCheckConfig it sets would be ignored")
 	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package backendconn
 
 import (
 	"encoding/json"
@@ -11,20 +11,24 @@ import (
 	// with grpc-go; without the import, healthCheckConfig is ignored
 	// (grpc-go logs "health package is not imported") and a replica that
 	// is not SERVING keeps receiving calls. The gateway binary linked it
-	// only through the demo backend, so the library lacked it.
+	// only through the demo backend, so the library lacked it
+	// (TestHealthCheckingLinked).
 	_ "google.golang.org/grpc/health"
 	"google.golang.org/grpc/resolver"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/grpctarget"
 )
 
-// The service config of a backend connection is the gateway's, not the
-// name system's: channel wraps the target's resolver (dns, unix,
+// The service config of a backend connection is the connection's own,
+// not the name system's: channel wraps the target's resolver (dns, unix,
 // passthrough, or our static list) so that every address update it makes
-// carries the config the gateway built: the balancing policy (wrapped by
+// carries the config built here: the balancing policy (wrapped by
 // replicasPolicy, which counts serving replicas), client-side health
-// checking when the backend serves grpc.health.v1.Health, and the retry policy of the methods found safe to repeat at
-// the last discovery. When discovery changes that set, the last addresses
-// are pushed again with the new config. A service config published in DNS
-// TXT records is ignored.
+// checking when the backend serves grpc.health.v1.Health, and the retry
+// policy of the methods found safe to repeat at the last discovery
+// (Conn.SetDiscovered). When discovery changes either, the last addresses
+// are pushed again with the new config. A service config published in
+// DNS TXT records is ignored.
 
 // Retry policy of safe methods: a few attempts, backoff from
 // retryInitialBackoff doubling up to retryMaxBackoff (grpc-go adds
@@ -36,7 +40,8 @@ const (
 	retryMaxBackoff     = "1s"
 )
 
-// channel is the gateway's hold on one connection's name resolution.
+// channel is the hold on one connection's name resolution. Lock order:
+// pushMu, then mu; mu is never held while calling grpc-go.
 type channel struct {
 	lb       string
 	retry    bool
@@ -115,7 +120,7 @@ func (ch *channel) serviceConfig() string {
 	}
 	js, err := json.Marshal(sc)
 	if err != nil {
-		panic(fmt.Sprintf("gateway: service config: %v", err)) // fixed types; cannot fail
+		panic(fmt.Sprintf("backendconn: service config: %v", err)) // fixed types; cannot fail
 	}
 	return string(js)
 }
@@ -147,15 +152,15 @@ func (ch *channel) discovered(methods []string, health bool) {
 }
 
 // builder wraps the resolver of t's scheme.
-func (ch *channel) builder(t *target) (resolver.Builder, error) {
-	if t.scheme == staticScheme {
-		return &wrappedBuilder{ch: ch, scheme: staticScheme, inner: staticBuilder{addrs: t.static}}, nil
+func (ch *channel) builder(t *grpctarget.Target) (resolver.Builder, error) {
+	if t.Scheme == grpctarget.StaticScheme {
+		return &wrappedBuilder{ch: ch, scheme: grpctarget.StaticScheme, inner: staticBuilder{addrs: t.Static}}, nil
 	}
-	inner := resolver.Get(t.scheme)
+	inner := resolver.Get(t.Scheme)
 	if inner == nil {
-		return nil, fmt.Errorf("backend %s: no gRPC resolver for the scheme %q", t.given, t.scheme)
+		return nil, fmt.Errorf("backend %s: no gRPC resolver for the scheme %q", t.Given, t.Scheme)
 	}
-	wb := &wrappedBuilder{ch: ch, scheme: t.scheme, inner: inner}
+	wb := &wrappedBuilder{ch: ch, scheme: t.Scheme, inner: inner}
 	if ao, ok := inner.(resolver.AuthorityOverrider); ok {
 		// unix targets' :authority is "localhost"; keep what grpc-go does.
 		return &authorityBuilder{wrappedBuilder: wb, ao: ao}, nil
@@ -164,7 +169,7 @@ func (ch *channel) builder(t *target) (resolver.Builder, error) {
 }
 
 // wrappedBuilder builds the scheme's own resolver with a ClientConn that
-// adds the gateway's service config to its updates.
+// adds the connection's service config to its updates.
 type wrappedBuilder struct {
 	ch     *channel
 	scheme string
@@ -190,13 +195,8 @@ func (b *wrappedBuilder) Build(t resolver.Target, cc resolver.ClientConn, opts r
 	return r, nil
 }
 
-// resolveNow asks the running resolver to resolve the target again.
-// grpc-go asks only when a connection fails or closes, so without this a
-// dns:/// name whose records gained an address (a Deployment scaled up
-// behind a headless Service) would send the new replica nothing until an
-// old connection broke. The gateway asks on every refresh; grpc-go's DNS
-// resolver still resolves at most once per its minimum interval (30s),
-// and the other resolvers ignore it.
+// resolveNow asks the running resolver to resolve the target again (see
+// Conn.ResolveNow).
 func (ch *channel) resolveNow() {
 	ch.mu.Lock()
 	r := ch.res
@@ -244,7 +244,7 @@ func (w *resolverCC) push(s resolver.State, config string) error {
 // staticBuilder resolves a fixed list of replicas, once.
 type staticBuilder struct{ addrs []string }
 
-func (staticBuilder) Scheme() string { return staticScheme }
+func (staticBuilder) Scheme() string { return grpctarget.StaticScheme }
 
 func (b staticBuilder) Build(_ resolver.Target, cc resolver.ClientConn, _ resolver.BuildOptions) (resolver.Resolver, error) {
 	s := resolver.State{}

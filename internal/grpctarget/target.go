@@ -1,4 +1,10 @@
-package gateway
+// Package grpctarget parses the address of a gRPC backend as the gateway
+// accepts it: any target grpc-go resolves, or a fixed list of replicas. It
+// is the one parser of that syntax, shared by the backend connection
+// (gateway/backendconn), which dials what it returns, and cmd/gateway,
+// which checks every address before anything starts and splits the
+// NAME=TARGET of its --backend flag.
+package grpctarget
 
 import (
 	"fmt"
@@ -6,6 +12,10 @@ import (
 	"net/url"
 	"strings"
 
+	// grpc-go registers its resolvers (dns, unix, unix-abstract,
+	// passthrough) in the grpc package's init, and Parse asks the
+	// registry which schemes exist: without the import it would know none.
+	_ "google.golang.org/grpc"
 	"google.golang.org/grpc/resolver"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
@@ -25,41 +35,41 @@ import (
 // flag and config syntax NAME=TARGET put a backend name in front of it
 // unambiguously (see SplitBackendFlag).
 
-// staticScheme is the scheme of our resolver for a fixed list of
-// replicas; it is registered on the backend's connection only (never
-// globally), so it cannot be typed as a target.
-const staticScheme = "grpc-mcp-gateway-static"
+// StaticScheme is the scheme of the resolver for a fixed list of
+// replicas, which gateway/backendconn registers on the backend's
+// connection only (never globally), so it cannot be typed as a target.
+const StaticScheme = "grpc-mcp-gateway-static"
 
-// target is a backend address parsed once, at start.
-type target struct {
-	// given is the address as the operator wrote it, for messages.
-	given string
-	// scheme is the resolver that serves it (dns, unix, unix-abstract,
-	// passthrough or staticScheme).
-	scheme string
-	// uri is what grpc.NewClient is given.
-	uri string
-	// hosts are the host parts that decide the loopback default for TLS
+// Target is a backend address parsed once, at start.
+type Target struct {
+	// Given is the address as the operator wrote it, for messages.
+	Given string
+	// Scheme is the resolver that serves it (dns, unix, unix-abstract,
+	// passthrough, another registered with grpc-go, or StaticScheme).
+	Scheme string
+	// URI is what grpc.NewClient is given.
+	URI string
+	// Hosts are the host parts that decide the loopback default for TLS
 	// (empty for unix sockets, which never leave the machine).
-	hosts []string
-	// static is the fixed replica list of a comma-separated target.
-	static []string
+	Hosts []string
+	// Static is the fixed replica list of a comma-separated target.
+	Static []string
 }
 
 // local reports whether the target is a unix socket, which nobody off the
 // machine can observe, so plaintext is its default.
-func (t *target) local() bool { return t.scheme == "unix" || t.scheme == "unix-abstract" }
+func (t *Target) local() bool { return t.Scheme == "unix" || t.Scheme == "unix-abstract" }
 
-// loopback reports whether every address the target names is this
+// Loopback reports whether every address the target names is this
 // machine (the rule for defaulting to plaintext).
-func (t *target) loopback() bool {
+func (t *Target) Loopback() bool {
 	if t.local() {
 		return true
 	}
-	if len(t.hosts) == 0 {
+	if len(t.Hosts) == 0 {
 		return false
 	}
-	for _, h := range t.hosts {
+	for _, h := range t.Hosts {
 		if !loopback.Addr(h) {
 			return false
 		}
@@ -67,10 +77,10 @@ func (t *target) loopback() bool {
 	return true
 }
 
-// parseTarget checks a backend address and says how to dial it. Its
-// errors name the address and what is wrong, with grpc-go's own words
-// where it is grpc-go that refuses.
-func parseTarget(s string) (*target, error) {
+// Parse checks a backend address and says how to dial it. Its errors
+// name the address and what is wrong, with grpc-go's own words where it
+// is grpc-go that refuses.
+func Parse(s string) (*Target, error) {
 	if s == "" {
 		return nil, fmt.Errorf("backend address is empty: want HOST:PORT or a gRPC target such as dns:///HOST:PORT or unix:///PATH")
 	}
@@ -91,7 +101,7 @@ func parseTarget(s string) (*target, error) {
 	if _, _, err := net.SplitHostPort(s); err != nil {
 		return nil, fmt.Errorf("backend address %q: want HOST:PORT, NAME=HOST:PORT or a gRPC target (dns:///HOST:PORT, unix:///PATH, unix-abstract:NAME, passthrough:///ADDR, HOST:PORT,HOST:PORT): %w", s, err)
 	}
-	return &target{given: s, scheme: "dns", uri: "dns:///" + s, hosts: []string{s}}, nil
+	return &Target{Given: s, Scheme: "dns", URI: "dns:///" + s, Hosts: []string{s}}, nil
 }
 
 // isPort reports whether s (what follows "localhost:" say) is a port
@@ -124,12 +134,12 @@ func isSchemeName(s string) bool {
 	return true
 }
 
-func parseURITarget(s, scheme string) (*target, error) {
+func parseURITarget(s, scheme string) (*Target, error) {
 	u, err := url.Parse(s)
 	if err != nil {
 		return nil, fmt.Errorf("backend address %q: not a valid gRPC target: %w", s, err)
 	}
-	t := &target{given: s, scheme: scheme, uri: s}
+	t := &Target{Given: s, Scheme: scheme, URI: s}
 	switch scheme {
 	case "unix":
 		if u.Host != "" {
@@ -156,7 +166,7 @@ func parseURITarget(s, scheme string) (*target, error) {
 		} else if scheme == "passthrough" {
 			return nil, fmt.Errorf("backend address %q: want passthrough:///HOST:PORT: %w", s, err)
 		}
-		t.hosts = []string{host}
+		t.Hosts = []string{host}
 	default:
 		// Another registered resolver (xds, say, when a build imports it):
 		// nothing to check here, and never plaintext by default.
@@ -166,8 +176,8 @@ func parseURITarget(s, scheme string) (*target, error) {
 
 // parseStaticTarget reads HOST:PORT,HOST:PORT,... : a fixed set of
 // replicas, for fleets without DNS names for them all.
-func parseStaticTarget(s string) (*target, error) {
-	t := &target{given: s, scheme: staticScheme, uri: staticScheme + ":///" + s}
+func parseStaticTarget(s string) (*Target, error) {
+	t := &Target{Given: s, Scheme: StaticScheme, URI: StaticScheme + ":///" + s}
 	seen := map[string]bool{}
 	for _, a := range strings.Split(s, ",") {
 		a = strings.TrimSpace(a)
@@ -185,17 +195,17 @@ func parseStaticTarget(s string) (*target, error) {
 			return nil, fmt.Errorf("backend address %q: %s is listed twice", s, a)
 		}
 		seen[a] = true
-		t.static = append(t.static, a)
-		t.hosts = append(t.hosts, host)
+		t.Static = append(t.Static, a)
+		t.Hosts = append(t.Hosts, host)
 	}
 	return t, nil
 }
 
-// CheckTarget reports whether s is a backend address the gateway can
-// dial, with an error naming it and what is wrong; cmd/gateway checks
-// every address with it before anything starts.
-func CheckTarget(s string) error {
-	_, err := parseTarget(s)
+// Check reports whether s is a backend address the gateway can dial,
+// with an error naming it and what is wrong; cmd/gateway checks every
+// address with it before anything starts.
+func Check(s string) error {
+	_, err := Parse(s)
 	return err
 }
 
@@ -204,7 +214,7 @@ func CheckTarget(s string) error {
 // before the first '=' is a name exactly when it has no ':':
 // "zoo=unix:///run/zoo.sock" is the backend zoo, "unix:///run/a=b.sock"
 // an unnamed unix target. The caller checks the name with
-// ValidBackendName.
+// gateway.ValidBackendName.
 func SplitBackendFlag(s string) (name, target string, named bool) {
 	n, t, ok := strings.Cut(s, "=")
 	if !ok || strings.Contains(n, ":") {

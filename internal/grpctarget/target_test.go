@@ -1,4 +1,4 @@
-package gateway
+package grpctarget
 
 import (
 	"strings"
@@ -23,16 +23,16 @@ func TestParseTarget(t *testing.T) {
 		{"unix-abstract:zoo", "unix-abstract", "unix-abstract:zoo", true},
 		{"passthrough:///10.0.0.7:50051", "passthrough", "passthrough:///10.0.0.7:50051", false},
 		{"passthrough:///127.0.0.1:50051", "passthrough", "passthrough:///127.0.0.1:50051", true},
-		{"127.0.0.1:1,127.0.0.1:2", staticScheme, staticScheme + ":///127.0.0.1:1,127.0.0.1:2", true},
-		{"10.0.0.1:1,127.0.0.1:2", staticScheme, staticScheme + ":///10.0.0.1:1,127.0.0.1:2", false},
+		{"127.0.0.1:1,127.0.0.1:2", StaticScheme, StaticScheme + ":///127.0.0.1:1,127.0.0.1:2", true},
+		{"10.0.0.1:1,127.0.0.1:2", StaticScheme, StaticScheme + ":///10.0.0.1:1,127.0.0.1:2", false},
 	} {
-		got, err := parseTarget(tc.in)
+		got, err := Parse(tc.in)
 		if err != nil {
 			t.Errorf("%s: %v", tc.in, err)
 			continue
 		}
-		if got.scheme != tc.scheme || got.uri != tc.uri || got.loopback() != tc.plaintext {
-			t.Errorf("%s: scheme %s uri %s plaintext %v, want %s %s %v", tc.in, got.scheme, got.uri, got.loopback(), tc.scheme, tc.uri, tc.plaintext)
+		if got.Scheme != tc.scheme || got.URI != tc.uri || got.Loopback() != tc.plaintext {
+			t.Errorf("%s: scheme %s uri %s plaintext %v, want %s %s %v", tc.in, got.Scheme, got.URI, got.Loopback(), tc.scheme, tc.uri, tc.plaintext)
 		}
 	}
 }
@@ -50,7 +50,7 @@ func TestParseTargetErrors(t *testing.T) {
 		"nosuchscheme:///x:1":      `backend address "nosuchscheme:///x:1": grpc-go has no resolver for the scheme "nosuchscheme"`,
 		"http://zoo.internal:8080": `backend address "http://zoo.internal:8080": grpc-go has no resolver for the scheme "http"`,
 	} {
-		_, err := parseTarget(in)
+		_, err := Parse(in)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want an error containing %q", in, err, want)
 		}
@@ -72,37 +72,6 @@ func TestSplitBackendFlag(t *testing.T) {
 		name, target, named := SplitBackendFlag(tc.in)
 		if name != tc.name || target != tc.target || named != tc.named {
 			t.Errorf("%s: %q %q %v, want %q %q %v", tc.in, name, target, named, tc.name, tc.target, tc.named)
-		}
-	}
-}
-
-// TestTransportCredentialsDefault: with no TLS settings a loopback or
-// unix-socket backend is plaintext and any other is TLS; --plaintext makes
-// any backend plaintext, and a TLS setting makes a loopback one TLS.
-func TestTransportCredentialsDefault(t *testing.T) {
-	for _, tc := range []struct {
-		target string
-		cfg    BackendTLS
-		want   string // credentials.ProtocolInfo.SecurityProtocol
-	}{
-		{"api.internal:443", BackendTLS{}, "tls"},
-		{"dns:///zoo.default.svc.cluster.local:50051", BackendTLS{}, "tls"},
-		{"10.0.0.1:1,10.0.0.2:1", BackendTLS{}, "tls"},
-		{"127.0.0.1:50051", BackendTLS{}, "insecure"},
-		{"unix:///run/zoo/zoo.sock", BackendTLS{}, "insecure"},
-		{"api.internal:443", BackendTLS{Plaintext: true}, "insecure"},
-		{"127.0.0.1:50051", BackendTLS{ServerName: "zoo.internal"}, "tls"},
-	} {
-		tg, err := parseTarget(tc.target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		creds, err := transportCredentials(tg, tc.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := creds.Info().SecurityProtocol; got != tc.want {
-			t.Errorf("%s %+v: %s, want %s", tc.target, tc.cfg, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package backendconn
 
 import (
 	"encoding/json"
@@ -46,7 +46,8 @@ type replicaSet struct {
 	addresses int
 	subConns  map[*replicaSubConn]struct{}
 	// observe, when set, is told the counts after every change (the
-	// gateway's metrics); it is called without mu held.
+	// connection's user, for its metrics); it is called with observeMu held
+	// and mu not.
 	observe func(total, serving int)
 }
 
@@ -420,14 +421,15 @@ func (c *replicasCC) UpdateState(s balancer.State) { c.b.childState(c.child, s) 
 
 // unwrapPicker hands grpc-go the subchannel it made (grpc-go accepts no
 // other in a pick), and counts the attempts of calls that asked for it
-// (retry.go): each attempt grpc-go makes picks a replica once.
+// (CountAttempts, retry.go): each attempt grpc-go makes picks a replica
+// once.
 type unwrapPicker struct{ balancer.Picker }
 
 func (p unwrapPicker) Pick(info balancer.PickInfo) (balancer.PickResult, error) {
 	r, err := p.Picker.Pick(info)
 	if sc, ok := r.SubConn.(*replicaSubConn); ok {
 		r.SubConn = sc.SubConn
-		if a, ok := info.Ctx.Value(attemptsKey{}).(*attempts); ok {
+		if a, ok := info.Ctx.Value(attemptsKey{}).(*Attempts); ok {
 			a.n.Add(1)
 		}
 	}

@@ -1,0 +1,14 @@
+package backendconn
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if any goroutine they started (a
+// backend, a connection's resolver or balancer) is still running when
+// they end.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}

@@ -92,7 +92,7 @@ func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *
 		t.obs.metrics.Retried(tries.Retries())
 	}
 	if err != nil {
-		return t.errorResult(ctx, g.clientStatus(t, status.Convert(err))), nil
+		return g.callFailed(ctx, t, status.Convert(err)), nil
 	}
 
 	return t.responseResult(ctx, out.bytes())

@@ -78,7 +78,7 @@ type tool struct {
 	// attempts.
 	repeatable, retry bool
 	// limits are the message size limits of the backend's connection, for
-	// the error a message over them becomes (errorResult); nil for a
+	// the error a message over them becomes (callFailed); nil for a
 	// connection not made by backendconn.Dial.
 	limits messageLimits
 	// obs is the tool's metrics and span settings (observe.go).

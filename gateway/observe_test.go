@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -38,9 +39,9 @@ func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 		t.Fatal(dialErr)
 	}
 	defer conn.Close()
-	res := (&tool{limits: conn, backend: "b"}).errorResult(ctx, st)
+	res := (&Gateway{opts: Options{Logger: slog.New(slog.DiscardHandler)}}).callFailed(ctx, &tool{limits: conn, backend: "b"}, st)
 	if got := callOutcome(ctx, slot, res, nil); got != (telemetry.Outcome{Code: codes.ResourceExhausted}) {
-		t.Errorf("errorResult (a size limit): outcome %+v", got)
+		t.Errorf("callFailed (a size limit): outcome %+v", got)
 	}
 
 	tl := &tool{def: mcp.Tool{Name: "T"}}

@@ -49,7 +49,7 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 	var out rawFrame
 	defer out.release()
 	if err := t.conn.Invoke(ctx, t.method, in, &out, callCodec); err != nil {
-		return statusResult(ctx, g.clientStatus(t, status.Convert(err)), t.types), nil
+		return g.callFailed(ctx, t, status.Convert(err)), nil
 	}
 	lr := t.lro
 	var op *operation

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -63,11 +64,15 @@ func Retryable(c codes.Code) bool {
 	return int(c) < len(codeInfo) && codeInfo[c].retryable
 }
 
-// errorResult is the tool error of a failed call: statusResult, except
-// for a message grpc-go refused for one of the backend connection's size
-// limits (backendconn.Conn.ExceededLimit), which says which limit and that
-// repeating the call cannot help.
-func (t *tool) errorResult(ctx context.Context, st *status.Status) *mcp.CallToolResult {
+// callFailed is the result of every backend call that failed, on every
+// call path (unary, client and server streams, the start of a
+// long-running operation): the status as the client may see it
+// (clientStatus), as a tool error (statusResult); or, for a message
+// grpc-go refused for one of the backend connection's size limits
+// (backendconn.Conn.ExceededLimit), which limit, and that repeating the
+// call cannot help.
+func (g *Gateway) callFailed(ctx context.Context, t *tool, st *status.Status) *mcp.CallToolResult {
+	st = g.clientStatus(t, st)
 	if t.limits != nil {
 		if limit, sent := t.limits.ExceededLimit(st); limit > 0 {
 			what := fmt.Sprintf("the response is larger than the gateway's limit of %d bytes per message from", limit)
@@ -83,8 +88,10 @@ func (t *tool) errorResult(ctx context.Context, st *status.Status) *mcp.CallTool
 	return statusResult(ctx, st, t.types)
 }
 
-// statusResult turns a non-OK gRPC status into a tool execution error: the
-// text starts with the code name and the backend's message, then lists the
+// statusResult turns a non-OK gRPC status into a tool execution error; a
+// failed call's comes through callFailed, a finished operation's error
+// through doneResult. The text starts with the code name and the
+// backend's message, then lists the
 // decoded google.rpc error details and whether a retry may help, so the
 // model has what it needs to act. It is where a call's code is decided,
 // so it records it for the call's observers (recordOutcome). ctx also
@@ -231,4 +238,88 @@ func anyMessage(a *anypb.Any, types *anyTypes) (proto.Message, error) {
 		return m, nil
 	}
 	return anypb.UnmarshalNew(a, proto.UnmarshalOptions{Resolver: types})
+}
+
+// What of a failed call's status reaches the client, decided once for
+// the unary and streaming call paths. Two things stay in the gateway's
+// log: the gateway's own transport errors, whose text names addresses
+// and resolver details of the operator's network ("dial tcp
+// 10.1.2.3:50051: connect: connection refused"), and google.rpc.DebugInfo
+// details (stack entries, internal detail the AIP says are for the
+// service's developers), unless Options.ExposeDebugInfo.
+
+// unreachableText replaces the text of the gateway's own transport errors.
+const unreachableText = "the gateway could not reach the backend (the cause is in the gateway's log)"
+
+// debugInfoURL is the type URL of google.rpc.DebugInfo.
+const debugInfoURL = "type.googleapis.com/google.rpc.DebugInfo"
+
+// clientStatus returns st as the client may see it, logging what it
+// leaves out.
+func (g *Gateway) clientStatus(t *tool, st *status.Status) *status.Status {
+	if isTransportError(st) {
+		g.opts.Logger.Warn("tools/call: the gateway could not reach the backend",
+			"tool", t.def.Name, "backend", t.backend, "code", CodeName(st.Code()), "error", st.Message())
+		return status.New(st.Code(), unreachableText)
+	}
+	if g.opts.ExposeDebugInfo {
+		return st
+	}
+	kept, withheld := withoutDebugInfo(st)
+	if len(withheld) > 0 && g.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		for _, d := range withheld {
+			g.opts.Logger.Debug("tools/call: DebugInfo withheld from the client (Options.ExposeDebugInfo shows it)",
+				"tool", t.def.Name, "backend", t.backend, "detail", d.String())
+		}
+	}
+	return kept
+}
+
+// withoutDebugInfo returns st without its google.rpc.DebugInfo details,
+// and the details it left out. A long-running operation's error takes
+// the same way as a call's status (doneResult).
+func withoutDebugInfo(st *status.Status) (*status.Status, []*anypb.Any) {
+	details := st.Proto().GetDetails()
+	kept := make([]*anypb.Any, 0, len(details))
+	var withheld []*anypb.Any
+	for _, d := range details {
+		if d.GetTypeUrl() == debugInfoURL {
+			withheld = append(withheld, d)
+			continue
+		}
+		kept = append(kept, d)
+	}
+	if len(withheld) == 0 {
+		return st, nil
+	}
+	sp := st.Proto() // a copy
+	sp.Details = kept
+	return status.FromProto(sp), withheld
+}
+
+// clientMessage is st's message as a client may read it: grpc-go's
+// account of a connection failure is replaced (it names addresses).
+func clientMessage(st *status.Status) string {
+	if isTransportError(st) {
+		return "the gateway could not reach the backend"
+	}
+	return st.Message()
+}
+
+// isTransportError reports whether st is grpc-go's own account of a
+// connection that failed (dialing, resolving, a connection lost), as
+// opposed to a status the backend sent: grpc-go reports these only as
+// UNAVAILABLE with these texts.
+func isTransportError(st *status.Status) bool {
+	if st.Code() != codes.Unavailable || len(st.Proto().GetDetails()) > 0 {
+		return false
+	}
+	msg := st.Message()
+	for _, s := range []string{"connection error", "resolver error", "error reading from server", "transport is closing",
+		"transport: ", "connection closed before server preface", "dial tcp", "dial unix", "produced zero addresses"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }

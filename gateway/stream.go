@@ -237,7 +237,7 @@ func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolReque
 // stopped reading early, which tells a model which requests took effect.
 func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err error, sent, total int) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
-	res := t.errorResult(ctx, g.clientStatus(t, st))
+	res := g.callFailed(ctx, t, st)
 	if ctx.Err() != nil {
 		return res // the caller left; nobody reads the result
 	}
@@ -308,7 +308,7 @@ var errLimit = errors.New("gateway: stream limit reached")
 // its optional "error" property. c may be nil (no messages yet).
 func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collector, err error) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
-	res := t.errorResult(ctx, g.clientStatus(t, st))
+	res := g.callFailed(ctx, t, st)
 	if ctx.Err() != nil {
 		return res // the caller left; nobody reads the result
 	}

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
@@ -70,5 +73,28 @@ func TestClientErrorsWithholdInternals(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), addr) {
 		t.Errorf("the log does not keep the cause with the address %s:\n%s", addr, logs.String())
+	}
+}
+
+// TestLongRunningStartOverSizeLimit: the start of a long-running method
+// whose response is over the connection's receive limit fails as any
+// call over it does (callFailed), naming the limit and saying that
+// repeating the call cannot help; it once took the plain status path.
+func TestLongRunningStartOverSizeLimit(t *testing.T) {
+	t.Parallel()
+	srv, stop, err := lrotest.Start(lrotest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	const limit = 128 << 10 // over what reflection answers for this backend
+	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "jobs", srv.Addr, backendconn.Options{MaxRecvBytes: limit})}, nil)
+	cs := connect(t, base+"/mcp", "2025-11-25")
+	// A job of no steps is done at its start, so the start response
+	// carries the response and its label.
+	res := call(t, cs, "Jobs_Run", map[string]any{"label": strings.Repeat("x", 2*limit), "steps": 0})
+	want := fmt.Sprintf("RESOURCE_EXHAUSTED: the response is larger than the gateway's limit of %d bytes per message from backend jobs", limit)
+	if got := text(t, res); !res.IsError || !strings.HasPrefix(got, want) || !strings.Contains(got, "Repeating the same call will not help") {
+		t.Fatalf("got %.400s\nwant a tool error starting %q that says repeating will not help", got, want)
 	}
 }

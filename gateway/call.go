@@ -18,8 +18,30 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 )
 
+// CallTool serves tools/call. In search mode it first answers the two
+// search-mode tools: search_tools from the catalog's index, and call_tool
+// by turning it into the call of the tool it names and sending that down
+// the one call path of every typed call (call.go), so validation, errors,
+// progress, cancellation, streaming, deadlines, metrics, logs and
+// per-tool authorization are the target tool's, exactly as if it had
+// been called directly. (The MCP layer answers a name tools/list does not
+// show, such as a typed tool's in search mode, as an unknown tool before
+// it gets here.)
+func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c := g.catalog.Load()
+	if c.search != nil {
+		switch req.Name {
+		case SearchToolsName:
+			return c.search.searchTools(ctx, req.Arguments, g.semantic), nil
+		case CallToolName:
+			return g.callNamed(ctx, c, req)
+		}
+	}
+	return g.call(ctx, c, req)
+}
+
 // call is the one path of every tools/call of a catalog tool, typed or
-// through call_tool (calltool.go). This is the gateway's hot path: find
+// through call_tool (metacall.go). This is the gateway's hot path: find
 // the precompiled tool, convert the arguments, invoke, convert the
 // response. Which error becomes a protocol error and which a tool
 // execution error is decided here and in status.go, and documented in

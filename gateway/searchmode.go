@@ -27,7 +27,7 @@ import (
 // their definitions within SearchAnswerBudget (the best match's input
 // schema whenever an answer can carry it, so the model can call at once;
 // the next ones' while they fit; a tool named exactly, its schema whatever
-// its size), and call_tool (calltool.go) runs one of them by name, through the
+// its size), and call_tool (metacall.go) runs one of them by name, through the
 // same call path as a typed call. Everything here is built once per
 // catalog: the index, each tool's encoded answer entry, and the two tools'
 // definitions; answers to repeated queries are cached with the catalog.

@@ -9,27 +9,8 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
-// CallTool serves tools/call. In search mode it first answers the two
-// search-mode tools: search_tools from the catalog's index, and call_tool
-// by turning it into the call of the tool it names and sending that down
-// the one call path of every typed call (call.go), so validation, errors,
-// progress, cancellation, streaming, deadlines, metrics, logs and
-// per-tool authorization are the target tool's, exactly as if it had
-// been called directly. (The MCP layer answers a name tools/list does not
-// show, such as a typed tool's in search mode, as an unknown tool before
-// it gets here.)
-func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c := g.catalog.Load()
-	if c.search != nil {
-		switch req.Name {
-		case SearchToolsName:
-			return c.search.searchTools(ctx, req.Arguments, g.semantic), nil
-		case CallToolName:
-			return g.callNamed(ctx, c, req)
-		}
-	}
-	return g.call(ctx, c, req)
-}
+// call_tool, search mode's second tool (search_tools is in
+// searchmode.go): a catalog tool called by name, down the one call path.
 
 // callToolArgs are call_tool's arguments.
 type callToolArgs struct {

@@ -43,14 +43,18 @@ func (g *Gateway) authorize(ctx context.Context, t *tool, req *mcp.CallToolReque
 	if !errors.As(err, &ref) {
 		return err
 	}
-	// Refused before reaching the backend: the code a gRPC server would
-	// have answered, for the call's metrics, span and log.
+	return refused(ref)
+}
+
+// refused is the error of a call refused before it reached the backend:
+// the MCP layer's refusal (refusal), with the code a gRPC server would
+// have answered as the call's outcome, for its metrics, span and log.
+func refused(ref *auth.Refusal) error {
 	c := codes.PermissionDenied
 	if ref.Status == http.StatusUnauthorized {
 		c = codes.Unauthenticated
 	}
-	recordOutcome(ctx, telemetry.Outcome{Code: c})
-	return refusal(ref)
+	return &outcomeError{telemetry.Outcome{Code: c}, refusal(ref)}
 }
 
 // refusal turns an auth refusal into the MCP layer's: the HTTP status and

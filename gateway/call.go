@@ -172,7 +172,7 @@ func (t *tool) responseResult(ctx context.Context, wire []byte) (*mcp.CallToolRe
 	js, err := t.appendResponse(ctx, make([]byte, 0, 64+2*len(wire)), wire)
 	var unknown *unknownTypeError
 	if errors.As(err, &unknown) {
-		return unshownResult(ctx, unknown, "The backend answered, but the gateway cannot show the answer: "+unknown.sentence("a value")+"."), nil
+		return unshownResult(unknown, "The backend answered, but the gateway cannot show the answer: "+unknown.sentence("a value")+"."), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("encoding the response of %s: %w", t.method, err)
@@ -189,9 +189,9 @@ func (t *tool) responseResult(ctx context.Context, wire []byte) (*mcp.CallToolRe
 // so in words (unknownTypeError.sentence); the lookup's own error is
 // recorded as the call's outcome, a fault of the gateway's, not the
 // backend's status.
-func unshownResult(ctx context.Context, unknown *unknownTypeError, text string) *mcp.CallToolResult {
-	recordOutcome(ctx, telemetry.Outcome{Code: codes.Internal, Err: unknown})
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: text}}}
+func unshownResult(unknown *unknownTypeError, text string) *mcp.CallToolResult {
+	return withOutcome(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: text}}},
+		telemetry.Outcome{Code: codes.Internal, Err: unknown})
 }
 
 // appendResponse appends the JSON of one response message (wire form) to
@@ -240,11 +240,11 @@ const inputErrorPrefix = "invalid arguments for "
 // what was wrong and corrects itself; --input-errors=protocol makes it
 // -32602 for clients that prefer that.
 func (g *Gateway) inputError(ctx context.Context, t *tool, cause error) (*mcp.CallToolResult, error) {
-	recordOutcome(ctx, telemetry.Outcome{Rejected: true})
 	msg := inputErrorPrefix + t.def.Name + ": " + cause.Error()
 	if g.opts.InputErrors == InputErrorsProtocol {
 		// The cause may quote the arguments back.
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: msg, Sensitive: true}
 	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: msg}}}, nil
+	return withOutcome(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: msg}}},
+		telemetry.Outcome{Rejected: true}), nil
 }

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -23,9 +22,8 @@ type toolObs struct {
 
 // callObs is one tools/call being observed. It lives on CallTool's stack.
 type callObs struct {
-	start   time.Time
-	span    trace.Span
-	outcome *outcomeSlot
+	start time.Time
+	span  trace.Span
 }
 
 // instrument resolves the metrics and span settings of every tool of c,
@@ -56,8 +54,7 @@ func (g *Gateway) startCall(ctx context.Context, t *tool, req *mcp.CallToolReque
 	if !g.observing {
 		return ctx, callObs{}
 	}
-	ob := callObs{start: time.Now(), outcome: new(outcomeSlot)}
-	ctx = context.WithValue(ctx, outcomeKey{}, ob.outcome)
+	ob := callObs{start: time.Now()}
 	if t.obs.tracer != nil {
 		ctx, ob.span = t.obs.tracer.StartCall(ctx, &telemetry.CallInfo{
 			RequestID:       req.RequestID,
@@ -78,7 +75,7 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 	if !g.observing {
 		return
 	}
-	o := callOutcome(ctx, ob.outcome, *res, *err)
+	o := callOutcome(ctx, *res, *err)
 	d := time.Since(ob.start)
 	var sc trace.SpanContext
 	if ob.span != nil {
@@ -108,47 +105,39 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 	telemetry.LogCall(ctx, g.opts.Logger, &rec)
 }
 
-// outcomeKey is the context key of a call's outcome slot.
-type outcomeKey struct{}
+// The outcome of a call is decided where the call's fate is (a gRPC
+// status in statusResult, arguments refused in inputError, a refusal in
+// authorize) and returned with what that place returns: on the result
+// (mcp.CallToolResult.Outcome, never sent) or on the error
+// (outcomeError). Nothing reads it back out of a result's text.
 
-// outcomeSlot holds how one call ended, as decided where it was decided.
-// A pointer store keeps a late writer (none is known) from racing the
-// read in endCall.
-type outcomeSlot struct {
-	p atomic.Pointer[telemetry.Outcome]
+// withOutcome sets res's outcome and returns res.
+func withOutcome(res *mcp.CallToolResult, o telemetry.Outcome) *mcp.CallToolResult {
+	res.Outcome = o
+	return res
 }
 
-// recordOutcome is how the place that decides a call's outcome (a gRPC
-// status in statusResult, arguments refused in inputError) hands it to
-// the call's metrics, span and log, out of band: nothing reads it back out
-// of the result's text. With nothing observing the call, ctx has no slot
-// and this costs one context lookup on an error path.
-func recordOutcome(ctx context.Context, o telemetry.Outcome) {
-	if s, _ := ctx.Value(outcomeKey{}).(*outcomeSlot); s != nil {
-		s.p.Store(&o)
-	}
+// outcomeError is an error that ends a call, with the call's outcome.
+// The MCP layer sees the error it wraps.
+type outcomeError struct {
+	outcome telemetry.Outcome
+	err     error
 }
 
-// unobserved is ctx without its call's outcome slot, for work done on a
-// call's behalf whose outcome is not the call's (a task's result, read
-// later by tasks/result), while ctx still bounds it.
-func unobserved(ctx context.Context) context.Context {
-	return context.WithValue(ctx, outcomeKey{}, (*outcomeSlot)(nil))
-}
+func (e *outcomeError) Error() string { return e.err.Error() }
+func (e *outcomeError) Unwrap() error { return e.err }
 
-// callOutcome is how a call ended: what was recorded for it, else what
-// CallTool's error says, else OK for a result that is not an error. An
-// error result nobody recorded is UNKNOWN, which TestEveryErrorResultRecordsItsOutcome
-// guards against.
-func callOutcome(ctx context.Context, slot *outcomeSlot, res *mcp.CallToolResult, err error) telemetry.Outcome {
-	if slot != nil {
-		if o := slot.p.Load(); o != nil {
-			return *o
-		}
-	}
+// callOutcome is how a call ended: the outcome its result or error
+// carries, else what CallTool's error says, else OK for a result that is
+// not an error. An error result without an outcome is UNKNOWN, which
+// TestEveryErrorResultRecordsItsOutcome guards against.
+func callOutcome(ctx context.Context, res *mcp.CallToolResult, err error) telemetry.Outcome {
 	if err != nil {
+		var oe *outcomeError
 		var e *mcp.Error
 		switch {
+		case errors.As(err, &oe):
+			return oe.outcome
 		case errors.As(err, &e) && e.Code == mcp.CodeInvalidParams:
 			return telemetry.Outcome{Rejected: true}
 		case ctx.Err() != nil:
@@ -156,7 +145,13 @@ func callOutcome(ctx context.Context, slot *outcomeSlot, res *mcp.CallToolResult
 		}
 		return telemetry.Outcome{Code: codes.Internal, Err: err}
 	}
-	if res == nil || !res.IsError {
+	if res == nil {
+		return telemetry.Outcome{Code: codes.OK}
+	}
+	if o, ok := res.Outcome.(telemetry.Outcome); ok {
+		return o
+	}
+	if !res.IsError {
 		return telemetry.Outcome{Code: codes.OK}
 	}
 	return telemetry.Outcome{Code: codes.Unknown}

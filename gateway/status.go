@@ -79,10 +79,9 @@ func (g *Gateway) callFailed(ctx context.Context, t *tool, st *status.Status) *m
 			if sent {
 				what = fmt.Sprintf("the request is larger than the gateway's limit of %d bytes per message to", limit)
 			}
-			recordOutcome(ctx, telemetry.Outcome{Code: codes.ResourceExhausted})
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: fmt.Sprintf(
+			return withOutcome(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: fmt.Sprintf(
 				"%s: %s backend %s (grpc-go: %s). Repeating the same call will not help; ask for less, e.g. a smaller page or fewer fields.",
-				CodeName(codes.ResourceExhausted), what, t.backend, st.Message())}}}
+				CodeName(codes.ResourceExhausted), what, t.backend, st.Message())}}}, telemetry.Outcome{Code: codes.ResourceExhausted})
 		}
 	}
 	return statusResult(ctx, st, t.types)
@@ -91,14 +90,12 @@ func (g *Gateway) callFailed(ctx context.Context, t *tool, st *status.Status) *m
 // statusResult turns a non-OK gRPC status into a tool execution error; a
 // failed call's comes through callFailed, a finished operation's error
 // through doneResult. The text starts with the code name and the
-// backend's message, then lists the
-// decoded google.rpc error details and whether a retry may help, so the
-// model has what it needs to act. It is where a call's code is decided,
-// so it records it for the call's observers (recordOutcome). ctx also
-// bounds the lookups of detail types the gateway meets for the first
-// time (anytypes.go).
+// backend's message, then lists the decoded google.rpc error details and
+// whether a retry may help, so the model has what it needs to act. It is
+// where a call's code is decided, so the result carries it as its
+// outcome (observe.go). ctx bounds the lookups of detail types the
+// gateway meets for the first time (anytypes.go).
 func statusResult(ctx context.Context, st *status.Status, types *anyTypes) *mcp.CallToolResult {
-	recordOutcome(ctx, telemetry.Outcome{Code: st.Code()})
 	var b strings.Builder
 	b.WriteString(CodeName(st.Code()))
 	b.WriteString(": ")
@@ -127,7 +124,8 @@ func statusResult(ctx context.Context, st *status.Status, types *anyTypes) *mcp.
 		}
 		b.WriteString(".")
 	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: b.String()}}}
+	return withOutcome(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: b.String()}}},
+		telemetry.Outcome{Code: st.Code()})
 }
 
 // detailLine renders one error detail as one line (describeDetail). A

@@ -431,7 +431,7 @@ func (c *collector) unshown(ctx context.Context, unknown *unknownTypeError) *mcp
 		"%d message(s) arrived before it; they are in structuredContent.%s and in the next content block.",
 		c.n+1, why, c.n, schema.StreamMessagesProperty)
 	js := c.finish(fmt.Sprintf("message %d: %s", c.n+1, why))
-	res := unshownResult(ctx, unknown, text)
+	res := unshownResult(unknown, text)
 	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Text: string(js)})
 	res.StructuredContent = js
 	return res

@@ -115,7 +115,7 @@ func taskOf(ctx context.Context, id string, started time.Time, op *operation, lr
 	}
 	if op.done && withResult {
 		// A task's result is read by tasks/result, not observed as a call.
-		t.Result = doneResult(unobserved(ctx), op, lr, ops, ops.types)
+		t.Result = doneResult(ctx, op, lr, ops, ops.types)
 	}
 	return t
 }

@@ -192,6 +192,10 @@ type CallToolResult struct {
 	// Task, when set, answers the call with a task instead of a result;
 	// allowed only when CallToolRequest.Task is not TaskNone.
 	Task *Task
+	// Outcome is the Handler's own account of how the call ended, for its
+	// observers (metrics, spans, logs), set where the Handler decided it;
+	// the server neither sends nor reads it.
+	Outcome any
 }
 
 // Handler supplies the tools and serves the calls. Implementations must be

@@ -198,6 +198,7 @@ func (s *ProtoSource) readCache(key [sha256.Size]byte, path string) (*compileRun
 	for _, fd := range fds {
 		p.add(fd)
 	}
+	p.prebuild(s.names())
 	res, err := namedResult(p, s.names())
 	if err != nil {
 		return nil, fmt.Errorf("building the descriptors: %w", err)

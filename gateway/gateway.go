@@ -534,13 +534,18 @@ func withHosts[T any](opts *T, hosts []string, field func(*T) *[]string) *T {
 	return &o
 }
 
-// Shutdown marks the gateway not ready, stops background discovery, and
-// ends the MCP sessions and streams; in-flight calls are cancelled when
-// ctx expires.
+// Shutdown marks the gateway not ready, refuses new sessions and ends
+// the MCP sessions and streams (in-flight calls are cancelled when ctx
+// expires), then stops background discovery and waits for it. Sessions
+// come first: waiting for background work (a discovery under way, the
+// memory returned after a new catalog) before refusing them left a
+// window in which /readyz said 503 while new sessions were still
+// accepted.
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.BeginShutdown()
+	err := g.server.Shutdown(ctx)
 	g.Close()
-	return g.server.Shutdown(ctx)
+	return err
 }
 
 // traceLogger is the protocol trace's logger, nil when the trace is off.

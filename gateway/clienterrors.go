@@ -8,6 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
 // What of a failed call's status reaches the client, decided once for
@@ -29,7 +31,7 @@ const debugInfoURL = "type.googleapis.com/google.rpc.DebugInfo"
 func (g *Gateway) clientStatus(t *tool, st *status.Status) *status.Status {
 	if isTransportError(st) {
 		g.opts.Logger.Warn("tools/call: the gateway could not reach the backend",
-			"tool", t.def.Name, "backend", t.backend, "code", CodeName(st.Code()), "error", st.Message())
+			"tool", t.def.Name, "backend", t.backend, "code", telemetry.CodeName(st.Code()), "error", st.Message())
 		return status.New(st.Code(), unreachableText)
 	}
 	if g.opts.ExposeDebugInfo {

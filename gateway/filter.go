@@ -1,12 +1,11 @@
 package gateway
 
 import (
-	"fmt"
-	"path"
 	"slices"
-	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
 
 // Method filters (Options.Include and Options.Exclude, --include and
@@ -72,38 +71,13 @@ func newMethodFilter(owner string, include, exclude []string) (*methodFilter, er
 	}
 	f := &methodFilter{}
 	var err error
-	if f.include, err = compilePatterns(owner+".Include", include); err != nil {
+	if f.include, err = methodglob.Compile(owner+".Include", include); err != nil {
 		return nil, err
 	}
-	if f.exclude, err = compilePatterns(owner+".Exclude", exclude); err != nil {
+	if f.exclude, err = methodglob.Compile(owner+".Exclude", exclude); err != nil {
 		return nil, err
 	}
 	return f, nil
-}
-
-// CheckMethodPattern reports whether p is a valid Options.Include or
-// Exclude pattern; setting names the setting in the error (the caller's
-// word for it: an option, a flag, a config key).
-func CheckMethodPattern(setting, p string) error {
-	_, err := compilePatterns(setting, []string{p})
-	return err
-}
-
-func compilePatterns(flag string, patterns []string) ([]string, error) {
-	out := make([]string, 0, len(patterns))
-	for _, p := range patterns {
-		if p == "" {
-			return nil, fmt.Errorf("%s: empty pattern", flag)
-		}
-		if !strings.Contains(p, "/") {
-			p += "/*"
-		}
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, fmt.Errorf("%s %q: %w (want a glob on package.Service/Method, e.g. zoo.v1.ZooService/*)", flag, p, err)
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }
 
 // match reports whether m is exposed by the filter.
@@ -112,22 +86,13 @@ func (f *methodFilter) match(m protoreflect.MethodDescriptor) bool {
 		return true
 	}
 	name := methodPath(m)
-	if len(f.include) > 0 && !matchAny(f.include, name) {
+	if len(f.include) > 0 && !methodglob.MatchAny(f.include, name) {
 		return false
 	}
-	return !matchAny(f.exclude, name)
+	return !methodglob.MatchAny(f.exclude, name)
 }
 
 // methodPath is m as the patterns name it: "package.Service/Method".
 func methodPath(m protoreflect.MethodDescriptor) string {
 	return string(m.Parent().FullName()) + "/" + string(m.Name())
-}
-
-func matchAny(patterns []string, name string) bool {
-	for _, p := range patterns {
-		if ok, _ := path.Match(p, name); ok {
-			return true
-		}
-	}
-	return false
 }

@@ -390,18 +390,10 @@ func mdEqual(a, b metadata.MD) bool {
 	return true
 }
 
+// TestForwardHeaderNamesRefused: New refuses the forwarded headers and
+// metadata keys internal/grpcmeta refuses (TestCheckForwardHeader there
+// has the whole list), and forwarding Authorization while Auth is on.
 func TestForwardHeaderNamesRefused(t *testing.T) {
-	for _, name := range []string{"Connection", "keep-alive", "Proxy-Authorization", "Proxy-Foo", "TE", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "grpc-timeout", "content-type", "X Bad", "x:y", ""} {
-		if err := gateway.CheckForwardHeader(name); err == nil {
-			t.Errorf("%q accepted", name)
-		}
-	}
-	for _, name := range []string{"Authorization", "X-Request-Id", "traceparent", "x-trace-bin", "Cookie"} {
-		if err := gateway.CheckForwardHeader(name); err != nil {
-			t.Errorf("%q refused: %v", name, err)
-		}
-	}
-	// gateway.New refuses them too, for callers that skip the check.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b := startRecordingBackend(t)

@@ -225,8 +225,10 @@ type Options struct {
 	StrictScopes bool
 	// ForwardHeaders names inbound HTTP headers copied into the gRPC
 	// metadata of each call (lowercased; every value kept). Nothing else
-	// of the request is forwarded; see [CheckForwardHeader] for the names
-	// refused.
+	// of the request is forwarded. New refuses a hop-by-hop header
+	// (Connection, Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade,
+	// Host, Proxy-*), a name that is not a legal gRPC metadata key, and the
+	// keys gRPC reserves (grpc-*) or sets itself.
 	ForwardHeaders []string
 	// Metadata is added to every call; see [ParseMetadata].
 	Metadata metadata.MD

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/metadata"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/grpcmeta"
 )
 
 // What reaches the backend besides the request message is decided here, by
@@ -17,59 +19,12 @@ import (
 // of grpc-gateway's DefaultHeaderMatcher, so a client's credentials for the
 // gateway never leak to the backend unless the operator names them.
 
-// hopByHop are headers that describe one HTTP connection, not the request
-// (RFC 9110 section 7.6.1, plus Host and the Proxy-* family): forwarding them
-// would be meaningless at best and request smuggling at worst.
-var hopByHop = map[string]bool{
-	"connection": true, "keep-alive": true, "te": true, "trailer": true,
-	"transfer-encoding": true, "upgrade": true, "host": true,
-	"proxy-connection": true, "proxy-authorization": true, "proxy-authenticate": true,
-}
-
-// CheckForwardHeader reports whether name may be given to
-// Options.ForwardHeaders: an HTTP header name that is also a legal gRPC
-// metadata key once lowercased, not hop-by-hop, not a grpc- reserved key
-// and not one gRPC sets itself.
-func CheckForwardHeader(name string) error {
-	k := strings.ToLower(name)
-	if k == "" {
-		return fmt.Errorf("empty header name")
-	}
-	if hopByHop[k] || strings.HasPrefix(k, "proxy-") {
-		return fmt.Errorf("%q is a hop-by-hop header and is never forwarded", name)
-	}
-	return checkMetadataKey(k)
-}
-
 // IsClientCredential reports whether the header named carries the client's
 // credential for the gateway itself (Authorization). With front-door
 // authentication on, forwarding it would pass the client's token through
 // to the backend, which the MCP specification forbids: the token's
 // audience is the gateway. [New] refuses that combination.
 func IsClientCredential(name string) bool { return strings.EqualFold(name, "authorization") }
-
-// checkMetadataKey applies gRPC's rules for metadata keys (the HTTP/2
-// header names gRPC allows: 0-9 a-z _ - .) and refuses the keys gRPC
-// reserves or sets itself.
-func checkMetadataKey(k string) error {
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c == '-' || c == '_' || c == '.') {
-			return fmt.Errorf("%q is not a legal gRPC metadata key (want 0-9 a-z - _ .)", k)
-		}
-	}
-	if k == "" {
-		return fmt.Errorf("empty metadata key")
-	}
-	if strings.HasPrefix(k, "grpc-") {
-		return fmt.Errorf("%q: grpc- keys are reserved for gRPC itself", k)
-	}
-	switch k {
-	case "content-type", "te", "user-agent", "host", "connection":
-		return fmt.Errorf("%q is set by gRPC itself", k)
-	}
-	return nil
-}
 
 // ParseMetadata parses KEY=VALUE pairs into static metadata. Keys are
 // lowercased and checked as gRPC metadata keys; a key ending in -bin
@@ -84,7 +39,7 @@ func ParseMetadata(pairs []string) (metadata.MD, error) {
 			return nil, fmt.Errorf("want KEY=VALUE, got %q", p)
 		}
 		k = strings.ToLower(strings.TrimSpace(k))
-		if err := checkMetadataKey(k); err != nil {
+		if err := grpcmeta.CheckKey(k); err != nil {
 			return nil, err
 		}
 		if strings.HasSuffix(k, "-bin") {
@@ -141,7 +96,7 @@ func newOutgoingMD(names []string, static metadata.MD) (outgoingMD, error) {
 	var o outgoingMD
 	seen := map[string]bool{}
 	for _, n := range names {
-		if err := CheckForwardHeader(n); err != nil {
+		if err := grpcmeta.CheckForwardHeader(n); err != nil {
 			return o, fmt.Errorf("forward header: %w", err)
 		}
 		k := strings.ToLower(n)
@@ -155,7 +110,7 @@ func newOutgoingMD(names []string, static metadata.MD) (outgoingMD, error) {
 		o.static = metadata.MD{}
 		for k, vs := range static {
 			lk := strings.ToLower(k)
-			if err := checkMetadataKey(lk); err != nil {
+			if err := grpcmeta.CheckKey(lk); err != nil {
 				return o, fmt.Errorf("metadata: %w", err)
 			}
 			if !strings.HasSuffix(lk, "-bin") {

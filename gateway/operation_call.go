@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
@@ -343,7 +344,7 @@ func (lr *longRunning) handleResult(ctx context.Context, op *operation, pollErr 
 	js := appendHandle(ctx, nil, lr.handleKey, op, lr.ops)
 	var s string
 	if pollErr != nil {
-		s = fmt.Sprintf("The operation %s was started and has not finished; polling it failed with %s: %s.", op.name, CodeName(pollErr.Code()), clientMessage(pollErr))
+		s = fmt.Sprintf("The operation %s was started and has not finished; polling it failed with %s: %s.", op.name, telemetry.CodeName(pollErr.Code()), clientMessage(pollErr))
 	} else if lr.wait > 0 && lr.ops != nil && lr.ops.hasGet {
 		s = fmt.Sprintf("The operation %s has not finished after waiting up to %s; it keeps running in the backend.", op.name, lr.wait)
 	} else {

@@ -2,11 +2,12 @@ package gateway
 
 import (
 	"fmt"
-	"path"
 	"time"
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
 
 // Per-backend settings (Backend.Include, Exclude, Methods, timeouts and
@@ -43,7 +44,7 @@ type compiledTimeout struct {
 func newMethodTimeouts(mts []MethodTimeout) (methodTimeouts, error) {
 	var out methodTimeouts
 	for i, mt := range mts {
-		ps, err := compilePatterns(fmt.Sprintf("Options.MethodTimeouts[%d].Match", i), []string{mt.Match})
+		ps, err := methodglob.Compile(fmt.Sprintf("Options.MethodTimeouts[%d].Match", i), []string{mt.Match})
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +63,7 @@ func (mts methodTimeouts) match(m protoreflect.MethodDescriptor) time.Duration {
 	}
 	name := methodPath(m)
 	for _, mt := range mts {
-		if ok, _ := path.Match(mt.pattern, name); ok {
+		if methodglob.Match(mt.pattern, name) {
 			return mt.timeout
 		}
 	}
@@ -115,7 +116,7 @@ func newBackendSettings(b Backend) (*backendSettings, error) {
 		return nil, err
 	}
 	for i, m := range b.Methods {
-		ps, err := compilePatterns(fmt.Sprintf("methods[%d].match", i), []string{m.Match})
+		ps, err := methodglob.Compile(fmt.Sprintf("methods[%d].match", i), []string{m.Match})
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +140,7 @@ func (s *backendSettings) method(m protoreflect.MethodDescriptor) *compiledMetho
 	}
 	name := methodPath(m)
 	for i := range s.methods {
-		if ok, _ := path.Match(s.methods[i].pattern, name); ok {
+		if methodglob.Match(s.methods[i].pattern, name) {
 			return &s.methods[i]
 		}
 	}

@@ -48,16 +48,12 @@ var codeInfo = [...]struct {
 	codes.Unauthenticated:    {false, "The gateway's credentials for the backend were rejected."},
 }
 
-// CodeName returns the canonical upper-case name of a gRPC code
-// (NOT_FOUND), as the gRPC specification and google.rpc.Code spell it. A
-// code past the 17 defined ones reads CODE_n, so the model sees what the
-// backend sent; metrics fold it into UNKNOWN instead (telemetry.CodeName).
-func CodeName(c codes.Code) string {
-	if int(c) < len(codeInfo) {
-		return telemetry.CodeName(c)
-	}
-	return fmt.Sprintf("CODE_%d", uint32(c))
-}
+// CodeName is [telemetry.CodeName], the module's one spelling of a gRPC
+// code; a code past the 17 defined ones reads CODE_n.
+//
+// Deprecated: use telemetry.CodeName. This forward stays only while
+// conn.go, which is being moved into a package of its own, still calls it.
+func CodeName(c codes.Code) string { return telemetry.CodeName(c) }
 
 // Retryable reports whether retrying the same call may succeed.
 func Retryable(c codes.Code) bool {
@@ -97,7 +93,7 @@ func (g *Gateway) callFailed(ctx context.Context, t *tool, st *status.Status) *m
 // gateway meets for the first time (anytypes.go).
 func statusResult(ctx context.Context, st *status.Status, types *anyTypes) *mcp.CallToolResult {
 	var b strings.Builder
-	b.WriteString(CodeName(st.Code()))
+	b.WriteString(telemetry.CodeName(st.Code()))
 	b.WriteString(": ")
 	if msg := st.Message(); msg != "" {
 		b.WriteString(msg)

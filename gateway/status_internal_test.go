@@ -18,6 +18,8 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
 // TestStatusText: a backend's non-OK status reads as README.md's Errors
@@ -93,8 +95,13 @@ The backend is unavailable right now. This error is retryable: retry after 3s.`
 	for c := codes.OK + 1; c <= codes.Unauthenticated; c++ {
 		text := statusResult(context.Background(), status.New(c, "m"), nil).Content[0].Text
 		retryable := c == codes.Unavailable || c == codes.ResourceExhausted || c == codes.Aborted || c == codes.DeadlineExceeded
-		if !strings.HasPrefix(text, CodeName(c)+": m\n") || strings.Contains(text, "retryable") != retryable {
+		if !strings.HasPrefix(text, telemetry.CodeName(c)+": m\n") || strings.Contains(text, "retryable") != retryable {
 			t.Errorf("%s: %q (retryable: %v)", c, text, retryable)
 		}
+	}
+	// A code past the 17 defined ones is named as sent (metrics fold it
+	// into UNKNOWN, the model sees what the backend said).
+	if text := statusResult(context.Background(), status.New(codes.Code(42), "m"), nil).Content[0].Text; text != "CODE_42: m" {
+		t.Errorf("code 42: %q", text)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
@@ -321,7 +322,7 @@ func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collector, 
 	}
 	text += fmt.Sprintf("\n%d message(s) arrived before the error; they are in structuredContent.%s and in the next content block.",
 		c.n, schema.StreamMessagesProperty)
-	js := c.finish(CodeName(st.Code()) + ": " + st.Message())
+	js := c.finish(telemetry.CodeName(st.Code()) + ": " + st.Message())
 	res.Content = []mcp.Content{{Type: mcp.ContentText, Text: text}, {Type: mcp.ContentText, Text: string(js)}}
 	res.StructuredContent = js
 	return res

@@ -12,6 +12,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
 // MCP tasks over long-running operations.
@@ -107,9 +108,9 @@ func taskOf(ctx context.Context, id string, started time.Time, op *operation, lr
 			}
 		}
 	case st != nil && st.Code() == codes.Canceled:
-		t.Status, t.StatusMessage = mcp.TaskCancelled, CodeName(st.Code())+": "+st.Message()
+		t.Status, t.StatusMessage = mcp.TaskCancelled, telemetry.CodeName(st.Code())+": "+st.Message()
 	case st != nil:
-		t.Status, t.StatusMessage = mcp.TaskCompleted, CodeName(st.Code())+": "+st.Message()
+		t.Status, t.StatusMessage = mcp.TaskCompleted, telemetry.CodeName(st.Code())+": "+st.Message()
 	default:
 		t.Status = mcp.TaskCompleted
 	}
@@ -203,7 +204,7 @@ func (a *taskAccess) fetch(ctx context.Context, what string) (*operation, error)
 		// The backend no longer keeps the operation.
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: what + ": Task not found: the backend no longer has its operation"}
 	}
-	return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("%s: backend %s: %s: %s", what, a.b.name, CodeName(st.Code()), clientMessage(st))}
+	return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("%s: backend %s: %s: %s", what, a.b.name, telemetry.CodeName(st.Code()), clientMessage(st))}
 }
 
 // task is the task of op with its result cut to the result budget as the
@@ -250,7 +251,7 @@ func (g *Gateway) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest
 	case err != nil:
 		return nil, err
 	case st != nil:
-		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/result: polling the operation failed: %s: %s", CodeName(st.Code()), clientMessage(st))}
+		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/result: polling the operation failed: %s: %s", telemetry.CodeName(st.Code()), clientMessage(st))}
 	case !op.done:
 		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: "tasks/result: the operation did not finish"}
 	}
@@ -283,7 +284,7 @@ func (g *Gateway) CancelTask(ctx context.Context, id string, req *mcp.TaskReques
 	}
 	if err := a.b.ops.cancel(a.ctx, a.ref.operation); err != nil {
 		st := status.Convert(err)
-		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Cannot cancel task: %s: %s", CodeName(st.Code()), clientMessage(st))}
+		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Cannot cancel task: %s: %s", telemetry.CodeName(st.Code()), clientMessage(st))}
 	}
 	return t, nil
 }

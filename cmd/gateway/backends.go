@@ -15,6 +15,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/grpctarget"
+	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
@@ -86,12 +87,12 @@ func (f *backendFlags) check(ctx context.Context) error {
 		return err
 	}
 	for _, p := range f.include {
-		if err := gateway.CheckMethodPattern("--include", p); err != nil {
+		if err := methodglob.Check("--include", p); err != nil {
 			return err
 		}
 	}
 	for _, p := range f.exclude {
-		if err := gateway.CheckMethodPattern("--exclude", p); err != nil {
+		if err := methodglob.Check("--exclude", p); err != nil {
 			return err
 		}
 	}

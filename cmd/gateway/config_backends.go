@@ -12,6 +12,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/grpctarget"
+	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
@@ -56,7 +57,7 @@ func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc, protoCac
 		}{{"include", fb.Include}, {"exclude", fb.Exclude}} {
 			for j, p := range l.patterns {
 				k := fmt.Sprintf("%s.%s[%d]", key, l.field, j)
-				if err := gateway.CheckMethodPattern(k, p); err != nil {
+				if err := methodglob.Check(k, p); err != nil {
 					return nil, fmt.Errorf("%s: %w", doc.at(k), err)
 				}
 			}
@@ -74,7 +75,7 @@ func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc, protoCac
 			if m.Match == "" {
 				return nil, fmt.Errorf("%s: %s: match is required (a glob on package.Service/Method)", doc.at(mk), mk)
 			}
-			if err := gateway.CheckMethodPattern(mk+".match", m.Match); err != nil {
+			if err := methodglob.Check(mk+".match", m.Match); err != nil {
 				return nil, fmt.Errorf("%s: %w", doc.at(mk+".match"), err)
 			}
 			if m.CallTimeout < 0 || m.StreamTimeout < 0 {

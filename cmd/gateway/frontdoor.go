@@ -15,6 +15,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/internal/grpcmeta"
 )
 
 // frontDoor holds the flags of the HTTP front door: TLS on the listener,
@@ -139,13 +140,13 @@ func (f *frontDoor) check(stdio bool) error {
 		if !ok || claim == "" || header == "" {
 			return fmt.Errorf("--forward-claim: want CLAIM=HEADER, got %q", fc)
 		}
-		if err := gateway.CheckForwardHeader(header); err != nil {
+		if err := grpcmeta.CheckForwardHeader(header); err != nil {
 			return fmt.Errorf("--forward-claim %s: %w", fc, err)
 		}
 		f.claims = append(f.claims, auth.ClaimHeader{Claim: claim, Header: header})
 	}
 	for _, h := range f.forwardHeaders {
-		if err := gateway.CheckForwardHeader(h); err != nil {
+		if err := grpcmeta.CheckForwardHeader(h); err != nil {
 			return fmt.Errorf("--forward-header: %w", err)
 		}
 		if gateway.IsClientCredential(h) && (f.bearerTokensFile != "" || oauth) {

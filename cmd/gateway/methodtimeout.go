@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
 
 // methodTimeoutExample is the one place --method-timeout's example is
@@ -25,7 +26,7 @@ func parseMethodTimeouts(values []string) ([]gateway.MethodTimeout, error) {
 			return nil, fmt.Errorf("--method-timeout: want GLOB=DURATION, e.g. %s, got %q", methodTimeoutExample, v)
 		}
 		glob, ds := v[:i], v[i+1:]
-		if err := gateway.CheckMethodPattern("--method-timeout", glob); err != nil {
+		if err := methodglob.Check("--method-timeout", glob); err != nil {
 			return nil, err
 		}
 		d, err := time.ParseDuration(ds)

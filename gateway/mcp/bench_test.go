@@ -3,9 +3,11 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -72,6 +74,43 @@ func BenchmarkStreamableToolsCall(b *testing.B) {
 				req.Body = io.NopCloser(rd)
 				clear(w.h)
 				h.ServeHTTP(w, req)
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeToolsCall is the scanning a tools/call request costs
+// before its tool runs (internal/jsonscan's work): the envelope, validating
+// the whole message, its classification and the params' members. "4KiB"
+// carries arguments of about 4 KiB of nested objects, arrays, numbers and
+// escaped strings.
+func BenchmarkDecodeToolsCall(b *testing.B) {
+	var args strings.Builder
+	args.WriteString(`{`)
+	for i := 0; args.Len() < 4096; i++ {
+		if i > 0 {
+			args.WriteString(`,`)
+		}
+		fmt.Fprintf(&args, `"field_%d":{"name":"projects/p%d/locations/us-central1/items/x\u00e9\"%d","count":%d,"ratio":-%d.25e-3,"tags":["a","b",null,true,false],"nested":{"ok":true}}`, i, i, i, i*1000, i)
+	}
+	args.WriteString(`}`)
+	for _, tc := range []struct{ name, body string }{
+		{"small", `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"noop","arguments":{"a":1,"b":"two"}}}`},
+		{"4KiB", `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"noop","arguments":` + args.String() + `,"_meta":{"progressToken":7}}}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			data := []byte(tc.body)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var m message
+				if !decodeMessage(data, &m) || m.classify() != kindRequest {
+					b.Fatal("not a request")
+				}
+				var p params
+				if err := p.decode(m.Params); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

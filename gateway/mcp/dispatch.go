@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 )
 
 // sink is where a transport takes the notifications a request emits while
@@ -78,7 +80,7 @@ func (p *params) decode(raw json.RawMessage) *Error {
 	}
 	// raw was validated with the whole message; scanning again only picks
 	// out the members.
-	if _, ok := scanObject(raw, func(key, val []byte) {
+	if _, ok := jsonscan.Object(raw, func(key, val []byte) {
 		switch string(key) {
 		case "name":
 			p.Name = val
@@ -110,7 +112,7 @@ func (p *params) decode(raw json.RawMessage) *Error {
 		if p.Meta[0] != '{' {
 			return errorf(CodeInvalidParams, "params._meta must be an object")
 		}
-		scanObject(p.Meta, func(key, val []byte) {
+		jsonscan.Object(p.Meta, func(key, val []byte) {
 			switch string(key) {
 			case "progressToken":
 				p.meta.ProgressToken = val
@@ -336,7 +338,7 @@ func appendWithMeta(b, obj, meta []byte) []byte {
 
 func (s *Server) initialize(sess *session, m *message, p *params, b []byte) reply {
 	fail := func(e *Error) reply { return reply{appendError(b, m.ID, e), e.Code} }
-	requested, ok := unquoteSimple(p.ProtocolVersion)
+	requested, ok := jsonscan.Unquote(p.ProtocolVersion)
 	if !ok {
 		return fail(errorf(CodeInvalidParams, "initialize: params.protocolVersion must be a string"))
 	}
@@ -372,7 +374,7 @@ func (s *Server) toolsList(m *message, p *params, version string, b []byte) repl
 	cursor := ""
 	if p.Cursor != nil && string(p.Cursor) != "null" {
 		var ok bool
-		if cursor, ok = unquoteSimple(p.Cursor); !ok {
+		if cursor, ok = jsonscan.Unquote(p.Cursor); !ok {
 			e := errorf(CodeInvalidParams, "tools/list: params.cursor must be a string")
 			return reply{appendError(b, m.ID, e), e.Code}
 		}
@@ -541,7 +543,7 @@ func appendContent(b []byte, c Content) []byte {
 // isJSONObject reports whether raw JSON is an object: before 2026-07-28,
 // structuredContent must be one, so any other value is not sent.
 func isJSONObject(raw []byte) bool {
-	i := skipSpace(raw, 0)
+	i := jsonscan.SpaceEnd(raw, 0)
 	return i < len(raw) && raw[i] == '{'
 }
 
@@ -595,7 +597,7 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 	var want struct{ ToolsListChanged, ResourcesListChanged bool }
 	var bad string
 	var taskIDs []string
-	scanObject(p.Notifications, func(key, val []byte) {
+	jsonscan.Object(p.Notifications, func(key, val []byte) {
 		var dst *bool
 		switch string(key) {
 		case "toolsListChanged":

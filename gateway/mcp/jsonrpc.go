@@ -1,13 +1,14 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 )
 
 // message is one decoded JSON-RPC 2.0 message. Everything but the method
@@ -44,7 +45,7 @@ func decodeMessage(data []byte, m *message) (ok bool) {
 	// A non-object (number, string, array element of the wrong type) is
 	// valid JSON but not a message: classify turns the empty message into
 	// -32600.
-	_, ok = scanObject(data, func(key, val []byte) {
+	_, ok = jsonscan.Object(data, func(key, val []byte) {
 		switch string(key) {
 		case "jsonrpc":
 			m.JSONRPC = val
@@ -119,28 +120,6 @@ func validID(id json.RawMessage) bool {
 	return false
 }
 
-// unquoteSimple returns the string a raw JSON string denotes. Method names
-// and tool names rarely contain escapes, so the common case is a slice.
-func unquoteSimple(raw json.RawMessage) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
-	}
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		for _, c := range inner {
-			if c < 0x20 {
-				return "", false
-			}
-		}
-		return string(inner), true
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
-}
-
 // isPlainInt reports whether raw is -?[0-9]+, the common spelling of an id
 // that needs no float parsing.
 func isPlainInt(raw []byte) bool {
@@ -165,7 +144,7 @@ var knownMethods = []string{
 	"notifications/cancelled", "server/discover", "subscriptions/listen",
 }
 
-// unquoteIntern is unquoteSimple that returns the matching string of table
+// unquoteIntern is jsonscan.Unquote that returns the matching string of table
 // (without allocating) when the value is one of them.
 func unquoteIntern(raw json.RawMessage, table []string) (string, bool) {
 	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
@@ -176,7 +155,7 @@ func unquoteIntern(raw json.RawMessage, table []string) (string, bool) {
 			}
 		}
 	}
-	return unquoteSimple(raw)
+	return jsonscan.Unquote(raw)
 }
 
 // isBatch reports whether data is a JSON array (after leading whitespace).
@@ -199,17 +178,17 @@ func isBatch(data []byte) bool {
 // of a million tiny values costs no more than one just over the limit;
 // ok is false when data is not valid JSON.
 func splitBatch(data []byte, max int) (elems [][]byte, ok bool) {
-	i := skipSpace(data, 0)
+	i := jsonscan.SpaceEnd(data, 0)
 	if i >= len(data) || data[i] != '[' {
 		return nil, false
 	}
-	i = skipSpace(data, i+1)
+	i = jsonscan.SpaceEnd(data, i+1)
 	if i < len(data) && data[i] == ']' {
-		return nil, skipSpace(data, i+1) == len(data)
+		return nil, jsonscan.SpaceEnd(data, i+1) == len(data)
 	}
 	for {
 		start := i
-		end, ok := skipValue(data, i, 1)
+		end, ok := jsonscan.Skip(data, i, 1)
 		if !ok {
 			return nil, false
 		}
@@ -217,15 +196,15 @@ func splitBatch(data []byte, max int) (elems [][]byte, ok bool) {
 		if len(elems) > max {
 			return elems, true
 		}
-		i = skipSpace(data, end)
+		i = jsonscan.SpaceEnd(data, end)
 		if i >= len(data) {
 			return nil, false
 		}
 		switch data[i] {
 		case ',':
-			i = skipSpace(data, i+1)
+			i = jsonscan.SpaceEnd(data, i+1)
 		case ']':
-			return elems, skipSpace(data, i+1) == len(data)
+			return elems, jsonscan.SpaceEnd(data, i+1) == len(data)
 		default:
 			return nil, false
 		}
@@ -281,7 +260,7 @@ func appendError(b []byte, id json.RawMessage, e *Error) []byte {
 	b = appendString(b, e.Message)
 	// Data comes from handlers: invalid JSON is left out, and line breaks
 	// are compacted away, since stdio and SSE frame messages by line.
-	if len(e.Data) > 0 && validJSON(e.Data) {
+	if len(e.Data) > 0 && jsonscan.Valid(e.Data) {
 		b = append(b, `,"data":`...)
 		b = appendRawCompact(b, e.Data)
 	}

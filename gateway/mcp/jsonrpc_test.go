@@ -104,3 +104,35 @@ func TestDecodeTaskIDs(t *testing.T) {
 		t.Errorf("500001 ids: %v, %.0f allocations; want refused before decoding", err, allocs)
 	}
 }
+
+// FuzzScanner checks the envelope decoder against encoding/json: the
+// envelope members it picks out are the ones a case-sensitive decoder
+// sees. internal/jsonscan's FuzzValid checks the scanner under it.
+func FuzzScanner(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`, ` {"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","arguments":{}}} `,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"Method":"ping","method":"tools/list","meth\u006fd":"initialize"}`, `{"id":1,"id":2}`,
+		`[]`, `1`, `"str"`, `null`, `{"a":1,}`, `{"a" 1}`, `{`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m message
+		if ok := decodeMessage(data, &m); ok != json.Valid(data) {
+			t.Fatalf("decodeMessage ok = %v, json.Valid = %v", ok, !ok)
+		} else if !ok {
+			return
+		}
+		var generic map[string]json.RawMessage
+		if json.Unmarshal(data, &generic) != nil {
+			return // not an object
+		}
+		for key, got := range map[string]json.RawMessage{"jsonrpc": m.JSONRPC, "id": m.ID, "method": m.Method, "params": m.Params} {
+			want, ok := generic[key]
+			if ok != (got != nil) || (ok && string(want) != string(got)) {
+				t.Fatalf("%s: scanner %q, encoding/json %q", key, got, want)
+			}
+		}
+	})
+}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 )
 
 // Resources (resources/list, resources/read, resources/templates/list and
@@ -239,7 +241,7 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 	case "resources/list":
 		cursor := ""
 		if p.Cursor != nil && string(p.Cursor) != "null" {
-			if cursor, ok = unquoteSimple(p.Cursor); !ok {
+			if cursor, ok = jsonscan.Unquote(p.Cursor); !ok {
 				return fail(errorf(CodeInvalidParams, "resources/list: params.cursor must be a string"))
 			}
 		}
@@ -252,7 +254,7 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 			body = []byte(`{"resourceTemplates":[],"ttlMs":0,"cacheScope":"public","resultType":"complete"}`)
 		}
 	case "resources/read":
-		uri, ok := unquoteSimple(p.URI)
+		uri, ok := jsonscan.Unquote(p.URI)
 		if p.URI == nil || !ok || uri == "" {
 			return fail(errorf(CodeInvalidParams, "resources/read: params.uri must be a non-empty string"))
 		}

@@ -9,6 +9,8 @@ import (
 	"path"
 	"sync"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 )
 
 // SSEOptions configures [Server.SSEHandler]. A nil pointer, and every zero
@@ -215,7 +217,7 @@ func (h *sseHandler) message(w http.ResponseWriter, r *http.Request) {
 	}
 	// Unparsable JSON is refused here, where the client sees it at once,
 	// rather than as an id-less error on the stream.
-	if !validJSON(body) {
+	if !jsonscan.Valid(body) {
 		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeParseError, "parse error"))
 		return
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 )
 
 // Tasks.
@@ -127,11 +129,11 @@ func hasTasksExtension(caps json.RawMessage) bool {
 	if len(caps) == 0 || caps[0] != '{' {
 		return false
 	}
-	scanObject(caps, func(key, val []byte) {
+	jsonscan.Object(caps, func(key, val []byte) {
 		if string(key) != "extensions" || len(val) == 0 || val[0] != '{' {
 			return
 		}
-		scanObject(val, func(k, v []byte) {
+		jsonscan.Object(val, func(k, v []byte) {
 			if string(k) == TasksExtension && len(v) > 0 && v[0] == '{' {
 				found = true
 			}
@@ -210,7 +212,7 @@ func (s *Server) appendCreateTaskResult(b []byte, t *Task, version string) []byt
 // taskID reads params.taskId, and at 2026-07-28 over HTTP checks that the
 // Mcp-Name header repeats it.
 func taskID(sc *scope, p *params, method string) (string, *Error) {
-	id, ok := unquoteSimple(p.TaskID)
+	id, ok := jsonscan.Unquote(p.TaskID)
 	if !ok || id == "" {
 		return "", errorf(CodeInvalidParams, "%s: params.taskId must be a non-empty string", method)
 	}
@@ -277,7 +279,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 		cursor := ""
 		if p.Cursor != nil && string(p.Cursor) != "null" {
 			var ok bool
-			if cursor, ok = unquoteSimple(p.Cursor); !ok {
+			if cursor, ok = jsonscan.Unquote(p.Cursor); !ok {
 				return fail(errorf(CodeInvalidParams, "tasks/list: params.cursor must be a string"))
 			}
 		}
@@ -451,7 +453,7 @@ func decodeTaskIDs(raw json.RawMessage) ([]string, error) {
 	// is refused for the price of a scan, not decoded. Duplicates are
 	// allowed up to a few times the bound.
 	n := 0
-	forEachElement(raw, func([]byte) { n++ })
+	jsonscan.Elements(raw, func([]byte) { n++ })
 	if n > maxListenElements {
 		return nil, fmt.Errorf("%d task ids, more than the %d one stream may follow; follow the others on another stream, or poll them with tasks/get", n, MaxListenTasks)
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 )
 
 // ToolSetOptions tunes a [ToolSet]. A nil *ToolSetOptions means defaults.
@@ -353,7 +355,7 @@ func (s *ToolSet) resolve(raw json.RawMessage) (name string, known, ok bool) {
 			return s.tools[i].Name, true, true
 		}
 	}
-	if name, ok = unquoteSimple(raw); !ok {
+	if name, ok = jsonscan.Unquote(raw); !ok {
 		return "", false, false
 	}
 	if s != nil {

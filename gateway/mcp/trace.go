@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 )
 
 // The protocol trace (ServerOptions.Trace) logs every JSON-RPC message a
@@ -128,7 +130,7 @@ func (t *tracer) record(dir string, sc *scope, sess *session, m *message, body [
 	}
 	// The method as the server reads it: a client may spell "tools/call"
 	// with escapes, and its arguments must be hidden all the same.
-	method, ok := unquoteSimple(m.Method)
+	method, ok := jsonscan.Unquote(m.Method)
 	if !ok {
 		method = strings.Trim(string(m.Method), `"`)
 	}
@@ -155,7 +157,7 @@ func (t *tracer) record(dir string, sc *scope, sess *session, m *message, body [
 // once is hidden every time. A message that is not a JSON object is shown
 // as its size only: it may hold anything.
 func hideMembers(msg []byte, paths ...[]memberPath) []byte {
-	if isObject, ok := scanObject(msg, nil); !isObject || !ok {
+	if isObject, ok := jsonscan.Object(msg, nil); !isObject || !ok {
 		return appendPlaceholder(nil, len(msg))
 	}
 	var spans [][2]int
@@ -191,10 +193,10 @@ func findMember(msg, val []byte, p memberPath, spans *[][2]int) {
 		return
 	}
 	if p[0] == arrayElements {
-		forEachElement(val, func(el []byte) { findMember(msg, el, p[1:], spans) })
+		jsonscan.Elements(val, func(el []byte) { findMember(msg, el, p[1:], spans) })
 		return
 	}
-	scanObject(val, func(key, v []byte) {
+	jsonscan.Object(val, func(key, v []byte) {
 		if string(key) == p[0] {
 			findMember(msg, v, p[1:], spans)
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
@@ -488,7 +489,7 @@ func FuzzHideMembers(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, method string, msg []byte) {
 		out := hideMembers(msg, traceHidden[everyMethod], traceHidden[method], sensitiveError)
-		if !validJSON(out) {
+		if !jsonscan.Valid(out) {
 			t.Fatalf("hideMembers(%q) = %q: not JSON", msg, out)
 		}
 		var spans [][2]int

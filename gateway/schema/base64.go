@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
 // Bytes values.
@@ -316,10 +318,10 @@ func isBytesValue(fd protoreflect.FieldDescriptor) bool {
 // types md reaches are visited once each; whether each can hold bytes is
 // settled by iterating to a fixpoint, which recursive types need.
 func newBytesPlan(md protoreflect.MessageDescriptor) *bytesPlan {
-	switch wellKnown(md) {
-	case wktAny:
+	switch wellknown.Of(md) {
+	case wellknown.Any:
 		return anyBytesPlan
-	case wktNone:
+	case wellknown.None:
 	default:
 		return nil
 	}
@@ -334,7 +336,7 @@ func newBytesPlan(md protoreflect.MessageDescriptor) *bytesPlan {
 		order = append(order, md)
 		fields := md.Fields()
 		for i := range fields.Len() {
-			if m := messageOf(fields.Get(i)); m != nil && wellKnown(m) == wktNone {
+			if m := messageOf(fields.Get(i)); m != nil && wellknown.Of(m) == wellknown.None {
 				visit(m)
 			}
 		}
@@ -351,7 +353,7 @@ func newBytesPlan(md protoreflect.MessageDescriptor) *bytesPlan {
 			for i := range fields.Len() {
 				fd := fields.Get(i)
 				k := messageOf(fd)
-				if isBytesValue(fd) || k != nil && (wellKnown(k) == wktAny || holds[k.FullName()]) {
+				if isBytesValue(fd) || k != nil && (wellknown.Of(k) == wellknown.Any || holds[k.FullName()]) {
 					holds[m.FullName()], changed = true, true
 					break
 				}
@@ -379,7 +381,7 @@ func newBytesPlan(md protoreflect.MessageDescriptor) *bytesPlan {
 			switch k := messageOf(fd); {
 			case isBytesValue(fd):
 				member = bytesMember{fd: fd}
-			case k != nil && wellKnown(k) == wktAny:
+			case k != nil && wellknown.Of(k) == wellknown.Any:
 				member = bytesMember{fd: fd, kid: anyBytesPlan}
 			case k != nil && plans[k.FullName()] != nil:
 				member = bytesMember{fd: fd, kid: plans[k.FullName()]}
@@ -570,15 +572,15 @@ func (s *bytesScan) anyObject() {
 		return
 	}
 	md := mt.Descriptor()
-	switch wellKnown(md) {
-	case wktNone:
+	switch wellknown.Of(md) {
+	case wellknown.None:
 		p := s.v.anyPlans.get(md)
 		if p == nil {
 			s.raw()
 			return
 		}
 		s.object(p)
-	case wktWrapper:
+	case wellknown.Wrapper:
 		if md.FullName() != "google.protobuf.BytesValue" {
 			s.raw()
 			return

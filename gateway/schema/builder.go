@@ -10,6 +10,8 @@ import (
 	validatepb "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
 // builder holds the state of one Input or Output call. Message bodies are
@@ -50,7 +52,7 @@ func (b *builder) root(md protoreflect.MessageDescriptor) (*node, error) {
 			"additionalProperties", false,
 		), nil
 	}
-	if wellKnown(md) != wktNone {
+	if wellknown.Of(md) != wellknown.None {
 		return b.message(md)
 	}
 	if b.recursive[md.FullName()] {
@@ -71,7 +73,7 @@ func (b *builder) message(md protoreflect.MessageDescriptor) (*node, error) {
 	if md.IsPlaceholder() {
 		return nil, fmt.Errorf("message %s is an unresolved placeholder", md.FullName())
 	}
-	if k := wellKnown(md); k != wktNone {
+	if k := wellknown.Of(md); k != wellknown.None {
 		return b.wellKnown(k, md), nil
 	}
 	if !b.expanded(md) {
@@ -376,7 +378,7 @@ func (b *builder) oneofRule(od protoreflect.OneofDescriptor) string {
 // value is the schema of one value of fd (a singular field, a list item or
 // a map value) with the protovalidate rules r for that value applied.
 func (b *builder) value(fd protoreflect.FieldDescriptor, r *validatepb.FieldRules) (*node, []string, error) {
-	if fd.Message() != nil && wellKnown(fd.Message()) == wktAny && b.dir == input {
+	if fd.Message() != nil && wellknown.Of(fd.Message()) == wellknown.Any && b.dir == input {
 		if n, ok, err := b.anyOf(r.GetAny().GetIn()); ok || err != nil {
 			_, notes := b.constrain(n, fd, r)
 			return n, notes, err

@@ -13,6 +13,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
 // explain is Decode's slow path, taken only when the fast path failed. It
@@ -555,22 +557,22 @@ func (w *walker) enum(ed protoreflect.EnumDescriptor) bool {
 // their fields; handled is false for the others. Timestamp, Duration and
 // FieldMask are checked by protojson itself, so the verdict is exact.
 func (w *walker) wellKnown(md protoreflect.MessageDescriptor) (kept, handled bool) {
-	switch wellKnown(md) {
-	case wktTimestamp:
+	switch wellknown.Of(md) {
+	case wellknown.Timestamp:
 		return w.exact(md, `an RFC 3339 timestamp string such as "2026-01-02T15:04:05Z"`), true
-	case wktDuration:
+	case wellknown.Duration:
 		return w.exact(md, `a duration string in seconds such as "3.5s"`), true
-	case wktFieldMask:
+	case wellknown.FieldMask:
 		return w.exact(md, `a field mask string of comma-separated camelCase paths such as "name,displayName"`), true
-	case wktStruct:
+	case wellknown.Struct:
 		return w.destringified('{', w.keep, "type", "an object"), true
-	case wktListValue:
+	case wellknown.ListValue:
 		return w.destringified('[', w.keep, "type", "an array"), true
-	case wktValue:
+	case wellknown.Value:
 		return w.keep(), true
-	case wktWrapper:
+	case wellknown.Wrapper:
 		return w.value(md.Fields().ByName("value")), true
-	case wktAny:
+	case wellknown.Any:
 		return w.destringified('{', w.anyObject, "type", `an object with "@type"`), true
 	}
 	return false, false
@@ -621,7 +623,7 @@ func (w *walker) anyObject() bool {
 		return false
 	}
 	md := mt.Descriptor()
-	if IsObject(md) && wellKnown(md) == wktNone {
+	if IsObject(md) && wellknown.Of(md) == wellknown.None {
 		return w.object(md, url)
 	}
 	if !hasValue || others != 1 {

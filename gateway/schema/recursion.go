@@ -2,6 +2,8 @@ package schema
 
 import (
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
 // recursiveMessages returns the messages reachable from root that can reach
@@ -51,7 +53,7 @@ func messageEdges(md protoreflect.MessageDescriptor, extra func(protoreflect.Fie
 		}
 		if extra != nil {
 			for _, m := range extra(fd) {
-				if wellKnown(m) == wktNone {
+				if wellknown.Of(m) == wellknown.None {
 					out = append(out, m)
 				}
 			}
@@ -62,7 +64,7 @@ func messageEdges(md protoreflect.MessageDescriptor, extra func(protoreflect.Fie
 		if fd.Kind() != protoreflect.MessageKind && fd.Kind() != protoreflect.GroupKind {
 			continue
 		}
-		if m := fd.Message(); !m.IsPlaceholder() && wellKnown(m) == wktNone {
+		if m := fd.Message(); !m.IsPlaceholder() && wellknown.Of(m) == wellknown.None {
 			out = append(out, m)
 		}
 	}

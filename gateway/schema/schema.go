@@ -9,6 +9,8 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
 // Options selects the protojson options the schema must agree with. The
@@ -94,11 +96,7 @@ func Output(md protoreflect.MessageDescriptor, opts *Options) (json.RawMessage, 
 // the gateway wraps those as {"value": <json>} and Input/Output describe that
 // wrapper.
 func IsObject(md protoreflect.MessageDescriptor) bool {
-	switch wellKnown(md) {
-	case wktNone, wktStruct, wktAny:
-		return true
-	}
-	return false
+	return wellknown.Of(md).IsObject()
 }
 
 // direction says which side of protojson a schema describes; the two differ

@@ -15,6 +15,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
 // Validator converts tool arguments into a request message and checks them
@@ -466,7 +468,7 @@ func (v *Validator) buildPlans(md protoreflect.MessageDescriptor) *plan {
 	}
 	p := &plan{}
 	v.plans[md.FullName()] = p
-	if wellKnown(md) != wktNone {
+	if wellknown.Of(md) != wellknown.None {
 		return p // protojson checks the well-known types' own forms
 	}
 	fields := md.Fields()

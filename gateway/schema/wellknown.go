@@ -5,50 +5,9 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
-
-// wkt identifies the well-known types protojson gives a special JSON form.
-// google.protobuf.Empty is not among them: protojson writes it like any
-// message without fields, and so does this package.
-type wkt int
-
-const (
-	wktNone wkt = iota
-	wktAny
-	wktTimestamp
-	wktDuration
-	wktFieldMask
-	wktStruct
-	wktValue
-	wktListValue
-	wktWrapper
-)
-
-func wellKnown(md protoreflect.MessageDescriptor) wkt {
-	if md.ParentFile() == nil || md.ParentFile().Package() != "google.protobuf" {
-		return wktNone
-	}
-	switch md.Name() {
-	case "Any":
-		return wktAny
-	case "Timestamp":
-		return wktTimestamp
-	case "Duration":
-		return wktDuration
-	case "FieldMask":
-		return wktFieldMask
-	case "Struct":
-		return wktStruct
-	case "Value":
-		return wktValue
-	case "ListValue":
-		return wktListValue
-	case "DoubleValue", "FloatValue", "Int64Value", "UInt64Value", "Int32Value",
-		"UInt32Value", "BoolValue", "StringValue", "BytesValue":
-		return wktWrapper
-	}
-	return wktNone
-}
 
 const (
 	// durationPattern is what protojson writes for a Duration; its parser also
@@ -71,31 +30,34 @@ func anyJSON() *node {
 	return obj("type", []string{"null", "boolean", "number", "string", "array", "object"})
 }
 
-func (b *builder) wellKnown(k wkt, md protoreflect.MessageDescriptor) *node {
+// wellKnown is the schema of md, a well-known type of kind k (classified by
+// internal/wellknown, which transcode uses too, so the schema describes what
+// the gateway writes).
+func (b *builder) wellKnown(k wellknown.Kind, md protoreflect.MessageDescriptor) *node {
 	switch k {
-	case wktAny:
+	case wellknown.Any:
 		// "@type" is required but cannot be listed under properties: LLM APIs
 		// reject property names outside [a-zA-Z0-9_.-]. The embedded type's
 		// fields are inlined, hence additionalProperties.
 		return obj("type", "object", "description", anyDescription,
 			"required", []string{"@type"}, "additionalProperties", true)
-	case wktTimestamp:
+	case wellknown.Timestamp:
 		return obj("type", "string", "format", "date-time")
-	case wktDuration:
+	case wellknown.Duration:
 		return obj("type", "string", "pattern", durationPattern)
-	case wktFieldMask:
+	case wellknown.FieldMask:
 		p := fieldMaskInput
 		if b.dir == output {
 			p = fieldMaskOutput
 		}
 		return obj("type", "string", "pattern", p)
-	case wktStruct:
+	case wellknown.Struct:
 		return obj("type", "object", "additionalProperties", anyJSON())
-	case wktValue:
+	case wellknown.Value:
 		return anyJSON()
-	case wktListValue:
+	case wellknown.ListValue:
 		return obj("type", "array", "items", anyJSON())
-	case wktWrapper:
+	case wellknown.Wrapper:
 		return b.scalar(md.Fields().ByName("value").Kind())
 	}
 	panic("schema: unhandled well-known type")
@@ -109,7 +71,7 @@ func (b *builder) anyCandidates(fd protoreflect.FieldDescriptor) []protoreflect.
 	if fd.IsMap() {
 		v = fd.MapValue()
 	}
-	if b.opts.Resolver == nil || v.Message() == nil || wellKnown(v.Message()) != wktAny {
+	if b.opts.Resolver == nil || v.Message() == nil || wellknown.Of(v.Message()) != wellknown.Any {
 		return nil
 	}
 	r := b.rules(fd)
@@ -151,7 +113,7 @@ func (b *builder) anyOf(urls []string) (n *node, ok bool, err error) {
 	if len(found) == 0 {
 		return nil, false, nil
 	}
-	if len(found) == 1 && (!IsObject(mds[0]) || wellKnown(mds[0]) == wktNone && !b.recursive[mds[0].FullName()]) {
+	if len(found) == 1 && (!IsObject(mds[0]) || wellknown.Of(mds[0]) == wellknown.None && !b.recursive[mds[0].FullName()]) {
 		md := mds[0]
 		inner, err := b.message(md)
 		if err != nil {
@@ -194,7 +156,7 @@ func (b *builder) fieldSummary(md protoreflect.MessageDescriptor) string {
 		return `its JSON value under "value"`
 	}
 	fields := md.Fields()
-	if wellKnown(md) != wktNone || fields.Len() == 0 {
+	if wellknown.Of(md) != wellknown.None || fields.Len() == 0 {
 		return "no fields"
 	}
 	names := make([]string, fields.Len())

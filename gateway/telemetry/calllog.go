@@ -75,7 +75,7 @@ func LogCall(ctx context.Context, logger *slog.Logger, r *CallRecord) {
 	}
 	code := "rejected"
 	if !r.Outcome.Rejected {
-		code = CodeName(r.Outcome.Code)
+		code = codeLabel(r.Outcome.Code)
 	}
 	attrs := make([]slog.Attr, 0, 11)
 	attrs = append(attrs,

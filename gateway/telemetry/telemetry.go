@@ -16,6 +16,8 @@
 package telemetry
 
 import (
+	"strconv"
+
 	rpccode "google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/grpc/codes"
 )
@@ -26,9 +28,9 @@ const numCodes = int(codes.Unauthenticated) + 1
 // codeNames are the canonical names of the gRPC codes as the gRPC
 // specification spells them, read once from the google.rpc.Code enum
 // rather than kept as a table of our own, so a metric label, a span
-// attribute and the text a model reads (the gateway's results name codes
-// with [CodeName] too) all say NOT_FOUND alike. grpc-go's codes.Code.String
-// spells them differently ("NotFound"), so it cannot serve.
+// attribute and the text a model reads all say NOT_FOUND alike. grpc-go's
+// codes.Code.String spells them differently ("NotFound"), so it cannot
+// serve.
 var codeNames = func() (names [numCodes]string) {
 	for c := range names {
 		names[c] = rpccode.Code(c).String()
@@ -46,7 +48,24 @@ func canonical(c codes.Code) codes.Code {
 	return c
 }
 
-// CodeName returns the canonical name of c (NOT_FOUND), with codes beyond
-// the 17 defined ones reported as UNKNOWN. It is the value of the
-// grpc_code label and of the rpc.response.status_code attribute.
-func CodeName(c codes.Code) string { return codeNames[canonical(c)] }
+// CodeName returns the canonical upper-case name of a gRPC code
+// (NOT_FOUND), as the gRPC specification and google.rpc.Code spell it. It
+// is the module's one spelling of a code: the gateway's results, task
+// statuses and errors name codes with it, and so do the metrics, spans and
+// call logs of this package.
+//
+// A code past the 17 defined ones reads CODE_n (CODE_42), so the model sees
+// what the backend sent. The grpc_code metric label, the
+// rpc.response.status_code and error.type span attributes and the call
+// log's code fold such a code into UNKNOWN first, as the gRPC specification
+// tells clients to, which keeps them to 17 values whatever a backend sends.
+func CodeName(c codes.Code) string {
+	if uint32(c) < uint32(numCodes) {
+		return codeNames[c]
+	}
+	return "CODE_" + strconv.FormatUint(uint64(c), 10)
+}
+
+// codeLabel is the name of c folded into the 17 codes: the value of the
+// grpc_code label, the span attributes and the call log's code.
+func codeLabel(c codes.Code) string { return codeNames[canonical(c)] }

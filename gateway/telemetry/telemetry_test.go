@@ -369,7 +369,7 @@ func TestCodeName(t *testing.T) {
 	t.Parallel()
 	for c, want := range map[codes.Code]string{
 		codes.OK: "OK", codes.Canceled: "CANCELLED", codes.NotFound: "NOT_FOUND",
-		codes.Unauthenticated: "UNAUTHENTICATED", codes.Code(17): "UNKNOWN", codes.Code(1 << 31): "UNKNOWN",
+		codes.Unauthenticated: "UNAUTHENTICATED", codes.Code(17): "CODE_17", codes.Code(1 << 31): "CODE_2147483648",
 	} {
 		if got := telemetry.CodeName(c); got != want {
 			t.Errorf("CodeName(%d) = %q, want %q", c, got, want)
@@ -392,6 +392,7 @@ func TestLogCall(t *testing.T) {
 		{"ok", slog.LevelInfo, telemetry.CallRecord{Outcome: telemetry.Outcome{Code: codes.OK}}, "INFO", "OK", false},
 		{"not found is the caller's", slog.LevelInfo, telemetry.CallRecord{Outcome: telemetry.Outcome{Code: codes.NotFound}}, "INFO", "NOT_FOUND", false},
 		{"unavailable is the backend's", slog.LevelInfo, telemetry.CallRecord{Outcome: telemetry.Outcome{Code: codes.Unavailable}}, "WARN", "UNAVAILABLE", false},
+		{"a code past the 17 is UNKNOWN", slog.LevelInfo, telemetry.CallRecord{Outcome: telemetry.Outcome{Code: codes.Code(42)}}, "INFO", "UNKNOWN", false},
 		{"rejected", slog.LevelInfo, telemetry.CallRecord{Outcome: telemetry.Outcome{Rejected: true}}, "INFO", "rejected", false},
 		{"gateway fault", slog.LevelInfo, telemetry.CallRecord{Outcome: telemetry.Outcome{Code: codes.Internal, Err: errors.New("boom")}}, "ERROR", "INTERNAL", false},
 		{"arguments need debug", slog.LevelInfo, telemetry.CallRecord{Outcome: telemetry.Outcome{Code: codes.OK}, Arguments: secret}, "INFO", "OK", false},

@@ -365,7 +365,7 @@ func (o Outcome) errorType() string {
 	case o.Rejected:
 		return "invalid_arguments"
 	case o.Code != codes.OK:
-		return CodeName(o.Code)
+		return codeLabel(o.Code)
 	}
 	return ""
 }
@@ -381,7 +381,7 @@ func EndCall(span trace.Span, o Outcome) {
 		if !o.Rejected {
 			span.SetAttributes(
 				attribute.Int("rpc.grpc.status_code", int(o.Code)),
-				attribute.String("rpc.response.status_code", CodeName(o.Code)),
+				attribute.String("rpc.response.status_code", codeLabel(o.Code)),
 			)
 		}
 		if et := o.errorType(); et != "" {

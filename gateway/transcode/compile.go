@@ -36,6 +36,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
 // Options configures Compile. A nil *Options means the zero value.
@@ -95,27 +97,10 @@ type shared struct {
 	anyPlans sync.Map
 }
 
-// wktKind identifies the well-known types that protojson renders specially.
-// google.protobuf.Empty is deliberately absent: protojson treats it as an
-// ordinary message.
-type wktKind uint8
-
-const (
-	wktNone wktKind = iota
-	wktAny
-	wktTimestamp
-	wktDuration
-	wktWrapper
-	wktStruct
-	wktListValue
-	wktValue
-	wktFieldMask
-)
-
 // plan is the compiled form of one message descriptor.
 type plan struct {
 	md     protoreflect.MessageDescriptor
-	wkt    wktKind
+	wkt    wellknown.Kind
 	fields []field // declaration order, which is protojson's output order
 
 	// byNum maps a field number to index+1 in fields when the numbers are
@@ -230,7 +215,7 @@ func (c *compiler) message(md protoreflect.MessageDescriptor) (*plan, error) {
 	}
 	// Registered before the fields are compiled so that recursive references
 	// link to this plan instead of recursing forever.
-	p := &plan{md: md, wkt: wktOf(md), noneofs: md.Oneofs().Len()}
+	p := &plan{md: md, wkt: wellknown.Of(md), noneofs: md.Oneofs().Len()}
 	c.plans[md.FullName()] = p
 	if rs := md.ExtensionRanges(); rs.Len() > 0 {
 		for i := range rs.Len() {

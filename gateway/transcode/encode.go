@@ -15,6 +15,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
 // maxDepth bounds message nesting exactly as proto.Unmarshal's default
@@ -134,7 +136,7 @@ func (st *state) message(dst []byte, p *plan, head int32, one bool, depth int, t
 		}
 	}
 	if err == nil {
-		if p.wkt != wktNone {
+		if p.wkt != wellknown.None {
 			dst, err = st.wellKnown(dst, p, base, depth)
 		} else {
 			dst, err = st.object(dst, p, base, depth, typeURL)

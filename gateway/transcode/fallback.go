@@ -10,6 +10,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
 // anyValue renders a google.protobuf.Any: the payload is decoded with the
@@ -41,7 +43,7 @@ func (st *state) anyValue(dst []byte, p *plan, base int) ([]byte, error) {
 	st.checkRequired, st.extResolver = false, st.sh.resolver
 	defer func() { st.checkRequired, st.extResolver = saved, savedRes }()
 	head := st.slots[base+int(p.w2)].head
-	if ap.plan.wkt == wktNone {
+	if ap.plan.wkt == wellknown.None {
 		return st.message(dst, ap.plan, head, true, 1, url)
 	}
 	dst = append(dst, `{"@type":`...)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
 // Range limits protojson enforces for Timestamp and Duration.
@@ -18,40 +20,11 @@ const (
 	maxNanos            = 999999999
 )
 
-// wktOf classifies md by full name only, as protojson does: descriptors
-// obtained through server reflection are copies, not the generated ones.
-func wktOf(md protoreflect.MessageDescriptor) wktKind {
-	name := md.FullName()
-	if name.Parent() != "google.protobuf" {
-		return wktNone
-	}
-	switch name.Name() {
-	case "Any":
-		return wktAny
-	case "Timestamp":
-		return wktTimestamp
-	case "Duration":
-		return wktDuration
-	case "BoolValue", "Int32Value", "Int64Value", "UInt32Value", "UInt64Value",
-		"FloatValue", "DoubleValue", "StringValue", "BytesValue":
-		return wktWrapper
-	case "Struct":
-		return wktStruct
-	case "ListValue":
-		return wktListValue
-	case "Value":
-		return wktValue
-	case "FieldMask":
-		return wktFieldMask
-	}
-	return wktNone
-}
-
 // checkWKT verifies that a well-known type has the shape its JSON mapping
 // relies on, so that a malformed descriptor fails at Compile time instead of
 // rendering something protojson would not.
 func checkWKT(p *plan) error {
-	if p.wkt == wktNone {
+	if p.wkt == wellknown.None {
 		return nil
 	}
 	p.w1, p.w2, p.wo = p.lookup(1), p.lookup(2), -1
@@ -68,19 +41,19 @@ func checkWKT(p *plan) error {
 	}
 	ok := false
 	switch p.wkt {
-	case wktAny:
+	case wellknown.Any:
 		ok = want(p.w1, singular, protoreflect.StringKind) && want(p.w2, singular, protoreflect.BytesKind)
-	case wktTimestamp, wktDuration:
+	case wellknown.Timestamp, wellknown.Duration:
 		ok = want(p.w1, singular, protoreflect.Int64Kind) && want(p.w2, singular, protoreflect.Int32Kind)
-	case wktWrapper:
+	case wellknown.Wrapper:
 		ok = p.w1 >= 0 && p.fields[p.w1].card == singular && p.fields[p.w1].msg == nil
-	case wktStruct:
+	case wellknown.Struct:
 		ok = want(p.w1, mapping, protoreflect.MessageKind)
-	case wktListValue:
+	case wellknown.ListValue:
 		ok = want(p.w1, list, protoreflect.MessageKind)
-	case wktFieldMask:
+	case wellknown.FieldMask:
 		ok = want(p.w1, list, protoreflect.StringKind)
-	case wktValue:
+	case wellknown.Value:
 		if od := p.md.Oneofs().ByName("kind"); od != nil {
 			p.wo, ok = int32(od.Index()), true
 		}
@@ -94,13 +67,13 @@ func checkWKT(p *plan) error {
 // wellKnown renders the special JSON mappings of the well-known types.
 func (st *state) wellKnown(dst []byte, p *plan, base, depth int) ([]byte, error) {
 	switch p.wkt {
-	case wktTimestamp:
+	case wellknown.Timestamp:
 		return st.timestamp(dst, p, base)
-	case wktDuration:
+	case wellknown.Duration:
 		return st.duration(dst, p, base)
-	case wktWrapper, wktStruct, wktListValue:
+	case wellknown.Wrapper, wellknown.Struct, wellknown.ListValue:
 		return st.value(dst, &p.fields[p.w1], st.slots[base+int(p.w1)], depth)
-	case wktValue:
+	case wellknown.Value:
 		cur := st.slots[base+len(p.fields)+int(p.wo)].head
 		if cur == 0 {
 			return dst, errors.New("google.protobuf.Value: none of the oneof fields is set")
@@ -112,9 +85,9 @@ func (st *state) wellKnown(dst []byte, p *plan, base, depth int) ([]byte, error)
 			}
 		}
 		return st.value(dst, f, s, depth)
-	case wktFieldMask:
+	case wellknown.FieldMask:
 		return st.fieldMask(dst, p, base)
-	case wktAny:
+	case wellknown.Any:
 		return st.anyValue(dst, p, base)
 	}
 	return dst, fmt.Errorf("unhandled well-known type %s", p.md.FullName())

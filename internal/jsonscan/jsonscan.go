@@ -1,8 +1,19 @@
-// Package jsonscan finds where the parts of JSON end, for code that walks
-// raw JSON front to back instead of decoding it into a tree: the result
-// cutter (gateway/results) and the argument explainer (gateway/schema).
-// Its functions assume input json.Valid has accepted; on anything else
-// they return an index no greater than len(b) and never read past it.
+// Package jsonscan is the module's one JSON scanner, for code that walks
+// raw JSON front to back instead of decoding it into a tree. It has two
+// families of functions:
+//
+//   - validating ones ([Valid], [Skip], [Object], [Elements], [Unquote]),
+//     for bytes from the outside: the MCP layer (gateway/mcp) checks and
+//     picks apart every message with them, as strictly as encoding/json.Valid
+//     but case-sensitively and without copying;
+//   - trusting ones ([SpaceEnd], [StringEnd], [ScalarEnd], [ValueEnd]), for
+//     JSON already known to be valid: the result cutter (gateway/results) and
+//     the argument explainer (gateway/schema). On input json.Valid would
+//     refuse they return an index no greater than len(b) and never read past
+//     it, but say nothing about validity.
+//
+// The package imports nothing but the standard library, so the protocol
+// layer may use it without learning gRPC or protobuf.
 package jsonscan
 
 // SpaceEnd returns the index of the first byte at or after i that is not

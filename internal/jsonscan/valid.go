@@ -1,41 +1,37 @@
-package mcp
+package jsonscan
 
-// A small validating JSON scanner for the envelope and params of a message.
-//
-// Why not encoding/json: decoding the envelope into a struct of
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Why not encoding/json for messages: decoding an envelope into a struct of
 // json.RawMessage fields cost about 20 allocations per request (one copy per
 // raw field, the scanner's parse-state stack, the decode state) and most of
 // the CPU of a no-op tools/call. It also matched object keys
 // case-insensitively, so {"Method":...} or {"Name":...} were accepted as
-// "method" and "name"; MCP, like JSON-RPC, is case-sensitive. This scanner
-// validates the whole input exactly as strictly as encoding/json.Valid, and
-// hands out the raw bytes of the members it is asked for as sub-slices of
-// the input, without copying.
+// "method" and "name"; MCP, like JSON-RPC, is case-sensitive. The functions
+// here validate exactly as strictly as encoding/json.Valid, and hand out the
+// raw bytes of values as sub-slices of the input, without copying.
 
-// maxNesting bounds the depth of nested arrays and objects, like
-// encoding/json's limit, so a hostile message cannot exhaust the stack.
-const maxNesting = 10000
+// MaxNesting bounds the depth of nested arrays and objects, like
+// encoding/json's limit, so a hostile message cannot exhaust the stack:
+// deeper input is not valid.
+const MaxNesting = 10000
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && isSpace(data[i]) {
-		i++
-	}
-	return i
+// Valid reports whether data is exactly one JSON value, optionally
+// surrounded by white space. It agrees with encoding/json.Valid on every
+// input nested no deeper than MaxNesting.
+func Valid(data []byte) bool {
+	i := SpaceEnd(data, 0)
+	end, ok := Skip(data, i, 0)
+	return ok && SpaceEnd(data, end) == len(data)
 }
 
-// validJSON reports whether data is exactly one JSON value, optionally
-// surrounded by whitespace.
-func validJSON(data []byte) bool {
-	i := skipSpace(data, 0)
-	end, ok := skipValue(data, i, 0)
-	return ok && skipSpace(data, end) == len(data)
-}
-
-// skipValue validates the JSON value starting at data[i] and returns the
-// index just past it.
-func skipValue(data []byte, i, depth int) (int, bool) {
+// Skip validates the JSON value starting at data[i], found at nesting
+// depth depth (0 for a document's top level), and returns the index just
+// past it; ok is false when it is not a valid value.
+func Skip(data []byte, i, depth int) (end int, ok bool) {
 	if i >= len(data) {
 		return i, false
 	}
@@ -46,25 +42,25 @@ func skipValue(data []byte, i, depth int) (int, bool) {
 	case c == '{':
 		return forEachMember(data, i, depth, nil)
 	case c == '[':
-		if depth >= maxNesting {
+		if depth >= MaxNesting {
 			return i, false
 		}
-		i = skipSpace(data, i+1)
+		i = SpaceEnd(data, i+1)
 		if i < len(data) && data[i] == ']' {
 			return i + 1, true
 		}
 		for {
 			var ok bool
-			if i, ok = skipValue(data, i, depth+1); !ok {
+			if i, ok = Skip(data, i, depth+1); !ok {
 				return i, false
 			}
-			i = skipSpace(data, i)
+			i = SpaceEnd(data, i)
 			if i >= len(data) {
 				return i, false
 			}
 			switch data[i] {
 			case ',':
-				i = skipSpace(data, i+1)
+				i = SpaceEnd(data, i+1)
 			case ']':
 				return i + 1, true
 			default:
@@ -167,16 +163,13 @@ func skipString(data []byte, i int) (end int, escaped, ok bool) {
 }
 
 // forEachMember validates the object starting at data[i] ('{') and calls
-// visit (if not nil) with each member's key and raw value. The key is the
-// string's content; a key written with escapes is unescaped first (rare,
-// and the only case that allocates), so "na\u006de" is "name" but "Name"
-// never is. Duplicate keys are all visited, in order: the last one wins for
-// a visitor that assigns, as with encoding/json.
+// visit (if not nil) with each member's key and raw value, as Object
+// describes.
 func forEachMember(data []byte, i, depth int, visit func(key, val []byte)) (int, bool) {
-	if depth >= maxNesting {
+	if depth >= MaxNesting {
 		return i, false
 	}
-	i = skipSpace(data, i+1)
+	i = SpaceEnd(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return i + 1, true
 	}
@@ -190,29 +183,29 @@ func forEachMember(data []byte, i, depth int, visit func(key, val []byte)) (int,
 			return i, false
 		}
 		key := data[kstart+1 : kend-1]
-		i = skipSpace(data, kend)
+		i = SpaceEnd(data, kend)
 		if i >= len(data) || data[i] != ':' {
 			return i, false
 		}
-		i = skipSpace(data, i+1)
+		i = SpaceEnd(data, i+1)
 		vstart := i
-		if i, ok = skipValue(data, i, depth+1); !ok {
+		if i, ok = Skip(data, i, depth+1); !ok {
 			return i, false
 		}
 		if visit != nil {
 			if escaped {
-				s, _ := unquoteSimple(data[kstart:kend])
+				s, _ := Unquote(data[kstart:kend])
 				key = []byte(s)
 			}
 			visit(key, data[vstart:i])
 		}
-		i = skipSpace(data, i)
+		i = SpaceEnd(data, i)
 		if i >= len(data) {
 			return i, false
 		}
 		switch data[i] {
 		case ',':
-			i = skipSpace(data, i+1)
+			i = SpaceEnd(data, i+1)
 		case '}':
 			return i + 1, true
 		default:
@@ -221,34 +214,71 @@ func forEachMember(data []byte, i, depth int, visit func(key, val []byte)) (int,
 	}
 }
 
-// scanObject validates data as one JSON value. If it is an object, visit
-// sees its members; isObject reports whether it was one.
-func scanObject(data []byte, visit func(key, val []byte)) (isObject, ok bool) {
-	i := skipSpace(data, 0)
+// Object validates data as one JSON value, like Valid. If it is an object,
+// visit (when not nil) sees each member's key and raw value as they are
+// validated, the value as a sub-slice of data; isObject reports whether it
+// was one. A member seen before the input turns out invalid has been
+// visited, so a visitor should keep what it is given only when ok.
+//
+// Keys match exactly: the key is the string's content, and a key written
+// with escapes is unescaped first (rare, and the only case that
+// allocates), so "na\u006de" is "name" but "Name" never is. Duplicate keys
+// are all visited, in order: the last one wins for a visitor that assigns,
+// as with encoding/json.
+func Object(data []byte, visit func(key, val []byte)) (isObject, ok bool) {
+	i := SpaceEnd(data, 0)
 	if i < len(data) && data[i] == '{' {
 		end, ok := forEachMember(data, i, 0, visit)
-		return true, ok && skipSpace(data, end) == len(data)
+		return true, ok && SpaceEnd(data, end) == len(data)
 	}
-	end, ok := skipValue(data, i, 0)
-	return false, ok && skipSpace(data, end) == len(data)
+	end, ok := Skip(data, i, 0)
+	return false, ok && SpaceEnd(data, end) == len(data)
 }
 
-// forEachElement calls visit with each element of data when it is a JSON
-// array (already validated), as sub-slices of data; any other value has
-// none.
-func forEachElement(data []byte, visit func(el []byte)) {
-	i := skipSpace(data, 0)
+// Elements calls visit with each element of data when it is a JSON array,
+// as sub-slices of data; any other value has none. data should be valid
+// (Valid); the elements of an invalid array are visited up to the first
+// invalid one.
+func Elements(data []byte, visit func(el []byte)) {
+	i := SpaceEnd(data, 0)
 	if i >= len(data) || data[i] != '[' {
 		return
 	}
-	for i = skipSpace(data, i+1); i < len(data) && data[i] != ']'; {
-		end, ok := skipValue(data, i, 0)
+	for i = SpaceEnd(data, i+1); i < len(data) && data[i] != ']'; {
+		end, ok := Skip(data, i, 0)
 		if !ok {
 			return
 		}
 		visit(data[i:end])
-		if i = skipSpace(data, end); i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+		if i = SpaceEnd(data, end); i < len(data) && data[i] == ',' {
+			i = SpaceEnd(data, i+1)
 		}
 	}
+}
+
+// Unquote returns the string that raw, a JSON value already validated
+// (by Valid, Object or Skip), denotes; ok is false when it is not a string.
+// Method and tool names rarely contain escapes, so the common case costs
+// one string conversion and no decoding.
+func Unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		for _, c := range inner {
+			if c < 0x20 {
+				return "", false
+			}
+		}
+		return string(inner), true
+	}
+	// s is declared here, not as a named result: its address escapes to
+	// json.Unmarshal, and a named result would be moved to the heap on
+	// every call, the common case too.
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
 }

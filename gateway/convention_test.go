@@ -54,3 +54,13 @@ func TestUnboundedOptionsStayAllowed(t *testing.T) {
 		}
 	}
 }
+
+// TestShortSessionSecret: New refuses an Options.HTTP.SessionSecret too
+// short to sign session tokens, naming it, before anything is served.
+func TestShortSessionSecret(t *testing.T) {
+	t.Parallel()
+	_, err := gateway.New(context.Background(), nil, &gateway.Options{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte("short")}})
+	if want := "gateway: Options.HTTP: mcp: StreamableHTTPOptions.SessionSecret: want at least 32 random bytes, got 5"; err == nil || err.Error() != want {
+		t.Errorf("New = %v, want %q", err, want)
+	}
+}

@@ -316,6 +316,10 @@ type Gateway struct {
 	semantic *semantic
 	// taskKeys sign and verify task ids (taskid.go).
 	taskKeys *taskKeys
+	// streamable is the Streamable HTTP transport Handler mounts at /mcp,
+	// made in New so that a bad Options.HTTP (a short SessionSecret) fails
+	// there; every Handler serves its sessions.
+	streamable http.Handler
 	// draining is set at the start of shutdown: /readyz answers 503 so a
 	// load balancer stops sending new clients while calls finish.
 	draining atomic.Bool
@@ -450,6 +454,10 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 			MaxInFlight: g.opts.MaxInFlight, MaxInFlightPerPrincipal: g.opts.MaxInFlightPerPrincipal, TaskWaitTimeout: g.opts.CallTimeout,
 			MaxTaskPolls: g.opts.MaxTaskPolls,
 			MaxBatch:     g.opts.MaxBatch, MaxMessageBytes: g.opts.MaxStdioMessageBytes})
+	httpOpts := withHosts(g.opts.HTTP, g.opts.AllowedHosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })
+	if g.streamable, err = g.server.StreamableHTTPHandler(httpOpts); err != nil {
+		return nil, wrapOption("Options.HTTP", err)
+	}
 	if err := g.start(ctx); err != nil {
 		return nil, err
 	}
@@ -475,10 +483,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	hosts := g.opts.AllowedHosts
-	httpOpts := withHosts(g.opts.HTTP, hosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })
 	wsOpts := withHosts(g.opts.WebSocket, hosts, func(o *mcp.WebSocketOptions) *[]string { return &o.AllowedHosts })
 	sseOpts := withHosts(g.opts.SSE, hosts, func(o *mcp.SSEOptions) *[]string { return &o.AllowedHosts })
-	mux.Handle("/mcp", g.protect(g.server.StreamableHTTPHandler(httpOpts)))
+	mux.Handle("/mcp", g.protect(g.streamable))
 	mux.Handle("/ws", g.protect(g.server.WebSocketHandler(wsOpts)))
 	sse := g.protect(g.server.SSEHandler(sseOpts))
 	mux.Handle("/sse", sse)

@@ -38,7 +38,7 @@ func BenchmarkStreamableToolsCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	s := NewServer(testImpl, &noopHandler{ts: ts}, nil)
-	h := s.StreamableHTTPHandler(nil)
+	h := streamableHandler(b, s, nil)
 	defer s.Shutdown(context.Background())
 
 	// A 2025-11-25 session.

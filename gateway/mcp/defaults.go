@@ -101,15 +101,22 @@ func (o *ServerOptions) Check() error {
 		boundedInt("MaxBatchResponseBytes", o.MaxBatchResponseBytes), boundedInt("MaxMessageBytes", o.MaxMessageBytes))
 }
 
-// Check refuses a negative value for an option that cannot be off; a nil
-// o is the defaults, which pass.
+// Check refuses a negative value for an option that cannot be off, and a
+// SessionSecret that StreamableHTTPHandler would refuse (shorter than 32
+// bytes); a nil o is the defaults, which pass.
 func (o *StreamableHTTPOptions) Check() error {
 	if o == nil {
 		return nil
 	}
-	return checkBounded("StreamableHTTPOptions", boundedInt("MaxRequestBytes", o.MaxRequestBytes),
+	if err := checkBounded("StreamableHTTPOptions", boundedInt("MaxRequestBytes", o.MaxRequestBytes),
 		boundedInt("SessionIdleTimeout", o.SessionIdleTimeout), boundedInt("MaxSessions", o.MaxSessions),
-		boundedInt("WriteTimeout", o.WriteTimeout), boundedInt("SessionTTL", o.SessionTTL))
+		boundedInt("WriteTimeout", o.WriteTimeout), boundedInt("SessionTTL", o.SessionTTL)); err != nil {
+		return err
+	}
+	if len(o.SessionSecret) > 0 {
+		return checkSessionSecret(o.SessionSecret)
+	}
+	return nil
 }
 
 // Check refuses a negative value for an option that cannot be off; a nil

@@ -65,7 +65,7 @@ func FuzzStreamableHTTP(f *testing.F) {
 		f.Add(s, uint8(2))
 	}
 	s := NewServer(testImpl, echoHandler{fuzzToolSet(f)}, nil)
-	h := s.StreamableHTTPHandler(nil)
+	h := streamableHandler(f, s, nil)
 	post := func(body, sid string, stateless bool) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")

@@ -48,7 +48,7 @@ func TestListenTimeout(t *testing.T) {
 		return p
 	}
 	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{ListenTimeout: limit, PrincipalOf: who})
-	base := newTestHTTPServer(t, s, withTestPrincipal(s.StreamableHTTPHandler(nil)))
+	base := newTestHTTPServer(t, s, withTestPrincipal(streamableHandler(t, s, nil)))
 
 	start := time.Now()
 	alice := listenAs(t, base, "alice")

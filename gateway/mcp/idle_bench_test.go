@@ -26,14 +26,14 @@ func BenchmarkIdleSession(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		open func(b *testing.B, base string) io.Closer // one initialized idle session
-		mux  func(s *Server) http.Handler
+		mux  func(tb testing.TB, s *Server) http.Handler
 	}{
 		{"streamable-http", openHTTPSession(false), streamableMux(nil)},
 		{"streamable-http+GET", openHTTPSession(true), streamableMux(nil)},
 		{"streamable-http-token", openHTTPSession(false), streamableMux(&StreamableHTTPOptions{SessionSecret: testSecret})},
 		{"streamable-http-token+GET", openHTTPSession(true), streamableMux(&StreamableHTTPOptions{SessionSecret: testSecret})},
-		{"sse", openSSESession, func(s *Server) http.Handler { return s.SSEHandler(nil) }},
-		{"websocket", openWSSession, func(s *Server) http.Handler { return s.WebSocketHandler(nil) }},
+		{"sse", openSSESession, func(_ testing.TB, s *Server) http.Handler { return s.SSEHandler(nil) }},
+		{"websocket", openWSSession, func(_ testing.TB, s *Server) http.Handler { return s.WebSocketHandler(nil) }},
 		{"stdio", nil, nil},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -47,7 +47,7 @@ func BenchmarkIdleSession(b *testing.B) {
 			if tc.open == nil {
 				open = func() io.Closer { return openStdioSession(b, s) }
 			} else {
-				srv = httptest.NewServer(tc.mux(s))
+				srv = httptest.NewServer(tc.mux(b, s))
 				open = func() io.Closer { return tc.open(b, srv.URL) }
 			}
 			heap0, g0 := settle()
@@ -92,8 +92,8 @@ func settle() (uint64, int) {
 	return ms.HeapAlloc + ms.StackInuse, runtime.NumGoroutine()
 }
 
-func streamableMux(o *StreamableHTTPOptions) func(s *Server) http.Handler {
-	return func(s *Server) http.Handler { return s.StreamableHTTPHandler(o) }
+func streamableMux(o *StreamableHTTPOptions) func(tb testing.TB, s *Server) http.Handler {
+	return func(tb testing.TB, s *Server) http.Handler { return streamableHandler(tb, s, o) }
 }
 
 // rawConn opens a TCP connection and writes req; it reads the response

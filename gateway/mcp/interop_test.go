@@ -105,7 +105,7 @@ func TestInteropStreamableHTTP(t *testing.T) {
 	for _, v := range []string{Version20250326, Version20250618, Version20251125, Version20260728} {
 		t.Run(v, func(t *testing.T) {
 			s := NewServer(testImpl, newFakeHandler(t, &ToolSetOptions{PageSize: 3}), nil)
-			srv := httptest.NewServer(s.StreamableHTTPHandler(nil))
+			srv := httptest.NewServer(streamableHandler(t, s, nil))
 			defer srv.Close()
 			ev := &sdkEvents{changed: make(chan struct{}, 1)}
 			ctx := context.Background()

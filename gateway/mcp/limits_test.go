@@ -72,7 +72,7 @@ func TestMaxConcurrentCallsWebSocket(t *testing.T) {
 // newHTTPTestWith serves an existing Server over Streamable HTTP.
 func newHTTPTestWith(t *testing.T, s *Server, h *fakeHandler, opts *StreamableHTTPOptions) (*Server, *fakeHandler, *httpClient) {
 	t.Helper()
-	srv := newTestHTTPServer(t, s, s.StreamableHTTPHandler(opts))
+	srv := newTestHTTPServer(t, s, streamableHandler(t, s, opts))
 	return s, h, &httpClient{t: t, url: srv, c: http.DefaultClient}
 }
 
@@ -210,7 +210,7 @@ func TestWebSocketMaxConnections(t *testing.T) {
 func TestSessionsPerPrincipal(t *testing.T) {
 	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{PrincipalOf: testPrincipalOf})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", withTestPrincipal(s.StreamableHTTPHandler(&StreamableHTTPOptions{MaxSessionsPerPrincipal: 2})))
+	mux.Handle("/mcp", withTestPrincipal(streamableHandler(t, s, &StreamableHTTPOptions{MaxSessionsPerPrincipal: 2})))
 	sse := withTestPrincipal(s.SSEHandler(&SSEOptions{MaxSessionsPerPrincipal: 1}))
 	mux.Handle("/sse", sse)
 	mux.Handle("/sse/message", sse)
@@ -277,7 +277,7 @@ func TestSlowReaderCut(t *testing.T) {
 	h := newFakeHandler(t, nil)
 	s := NewServer(testImpl, h, nil)
 	closed := make(chan struct{}, 1)
-	srv := httptest.NewUnstartedServer(s.StreamableHTTPHandler(&StreamableHTTPOptions{WriteTimeout: 200 * time.Millisecond}))
+	srv := httptest.NewUnstartedServer(streamableHandler(t, s, &StreamableHTTPOptions{WriteTimeout: 200 * time.Millisecond}))
 	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateClosed {
 			select {
@@ -341,7 +341,7 @@ func TestWebSocketConnectionsPerPrincipal(t *testing.T) {
 func TestMaxInFlightPerPrincipal(t *testing.T) {
 	h := newFakeHandler(t, nil)
 	s := NewServer(testImpl, h, &ServerOptions{MaxInFlight: 5, PrincipalOf: testPrincipalOf})
-	base := newTestHTTPServer(t, s, withTestPrincipal(s.StreamableHTTPHandler(nil)))
+	base := newTestHTTPServer(t, s, withTestPrincipal(streamableHandler(t, s, nil)))
 	const block = `{"jsonrpc":"2.0","id":"held","method":"tools/call","params":{"name":"block"}}`
 	session := func(who string) *httpClient {
 		c := &httpClient{t: t, url: base, c: http.DefaultClient}

@@ -116,7 +116,7 @@ func testPrincipalOf(ctx context.Context) Principal {
 func TestSessionOwner(t *testing.T) {
 	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{PrincipalOf: testPrincipalOf})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", withTestPrincipal(s.StreamableHTTPHandler(nil)))
+	mux.Handle("/mcp", withTestPrincipal(streamableHandler(t, s, nil)))
 	sse := withTestPrincipal(s.SSEHandler(nil))
 	mux.Handle("/sse", sse)
 	mux.Handle("/sse/message", sse)

@@ -63,7 +63,7 @@ func startReplicas(t *testing.T, n int, opts StreamableHTTPOptions) (replicas, [
 	var counts []*atomic.Int64
 	for range n {
 		s := NewServer(testImpl, newFakeHandler(t, &ToolSetOptions{PageSize: 3}), nil)
-		h := s.StreamableHTTPHandler(&opts)
+		h := streamableHandler(t, s, &opts)
 		count := new(atomic.Int64)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			count.Add(1)
@@ -108,7 +108,7 @@ func scaleOutHandler(t *testing.T, opts StreamableHTTPOptions) (*Server, *fakeHa
 	t.Helper()
 	h := newFakeHandler(t, nil)
 	s := NewServer(testImpl, h, nil)
-	hh := s.StreamableHTTPHandler(&opts)
+	hh := streamableHandler(t, s, &opts)
 	srv := httptest.NewServer(hh)
 	t.Cleanup(func() {
 		shutdown(t, s)
@@ -194,14 +194,30 @@ func tamper(tok string) string {
 	return base64.RawURLEncoding.EncodeToString(raw)
 }
 
+// TestSessionSecretTooShort: a secret too short to key the tokens is an
+// error naming the option, from StreamableHTTPHandler (which then
+// registers nothing with the server) and from Check alike.
 func TestSessionSecretTooShort(t *testing.T) {
-	defer func() {
-		if v := recover(); v == nil || !strings.Contains(v.(error).Error(), "at least 32 bytes") {
-			t.Errorf("panic = %v", v)
-		}
-	}()
 	s := NewServer(testImpl, newFakeHandler(t, nil), nil)
-	s.StreamableHTTPHandler(&StreamableHTTPOptions{SessionSecret: []byte("short")})
+	opts := &StreamableHTTPOptions{SessionSecret: []byte("short")}
+	const want = "mcp: StreamableHTTPOptions.SessionSecret: want at least 32 random bytes, got 5"
+	h, err := s.StreamableHTTPHandler(opts)
+	if h != nil || err == nil || err.Error() != want {
+		t.Errorf("StreamableHTTPHandler = %v, %v, want the error %q", h, err, want)
+	}
+	if err := opts.Check(); err == nil || err.Error() != want {
+		t.Errorf("Check = %v, want %q", err, want)
+	}
+	s.mu.Lock()
+	registered := len(s.onShutdown)
+	s.mu.Unlock()
+	if registered != 0 {
+		t.Errorf("%d shutdown hooks registered by a refused handler", registered)
+	}
+	if _, err := s.StreamableHTTPHandler(&StreamableHTTPOptions{SessionSecret: testSecret}); err != nil {
+		t.Errorf("a 32-byte secret: %v", err)
+	}
+	shutdown(t, s)
 }
 
 // TestAbandonedSessionsExpire: in the normal (memory) mode, sessions a

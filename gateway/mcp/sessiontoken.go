@@ -63,9 +63,22 @@ type tokenKeys struct {
 	macs    []sync.Pool // one pool of HMAC states per secret
 }
 
+// minSessionSecret is the shortest StreamableHTTPOptions.SessionSecret
+// accepted: the HMAC key of every session token.
+const minSessionSecret = 32
+
+// checkSessionSecret refuses a session secret too short to key the tokens'
+// MAC, naming the option.
+func checkSessionSecret(secret []byte) error {
+	if len(secret) < minSessionSecret {
+		return fmt.Errorf("mcp: StreamableHTTPOptions.SessionSecret: want at least %d random bytes, got %d", minSessionSecret, len(secret))
+	}
+	return nil
+}
+
 func newTokenKeys(current []byte, previous [][]byte, ttl time.Duration) (*tokenKeys, error) {
-	if len(current) < 32 {
-		return nil, fmt.Errorf("mcp: session secret must be at least 32 bytes, got %d", len(current))
+	if err := checkSessionSecret(current); err != nil {
+		return nil, err
 	}
 	k := &tokenKeys{ttl: ttl}
 	k.secrets = append(k.secrets, current)

@@ -54,7 +54,8 @@ type StreamableHTTPOptions struct {
 	// it lands on the replica running it (closing the HTTP request cancels
 	// anywhere); a GET stream receives the list_changed of the replica it
 	// is connected to (every replica refreshes the same catalog). It must
-	// be at least 32 random bytes; StreamableHTTPHandler panics otherwise.
+	// be at least 32 random bytes; StreamableHTTPHandler returns an error
+	// otherwise.
 	SessionSecret []byte
 	// PreviousSessionSecrets are still accepted (not used to sign), so the
 	// secret can be rotated without ending sessions: deploy the new secret
@@ -77,7 +78,10 @@ const (
 // get Mcp-Session-Id sessions created by initialize; 2026-07-28 requests
 // are stateless. A POST answers with JSON, switching to an SSE stream when
 // the request emits a notification (progress) before its response.
-func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) http.Handler {
+//
+// It fails, naming the option, when opts.SessionSecret is set and shorter
+// than 32 bytes; nothing is registered with s then.
+func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) (http.Handler, error) {
 	var o StreamableHTTPOptions
 	if opts != nil {
 		o = *opts
@@ -94,14 +98,14 @@ func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) http.Handler
 	if len(o.SessionSecret) > 0 {
 		k, err := newTokenKeys(o.SessionSecret, o.PreviousSessionSecrets, o.SessionTTL)
 		if err != nil {
-			panic(err)
+			return nil, err
 		}
 		h.tokens = k
 	}
 	s.mu.Lock()
 	s.onShutdown = append(s.onShutdown, h.closeAll)
 	s.mu.Unlock()
-	return OriginProtection(o.AllowedOrigins, o.AllowedHosts, h)
+	return OriginProtection(o.AllowedOrigins, o.AllowedHosts, h), nil
 }
 
 type streamable struct {

@@ -70,6 +70,16 @@ func (c *httpClient) initialize() {
 	c.sid = resp.Header.Get(headerSessionID)
 }
 
+// streamableHandler is s.StreamableHTTPHandler(o), failing tb on an error.
+func streamableHandler(tb testing.TB, s *Server, o *StreamableHTTPOptions) http.Handler {
+	tb.Helper()
+	h, err := s.StreamableHTTPHandler(o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
 // newTestHTTPServer serves h until the test ends, shutting s down first.
 func newTestHTTPServer(t *testing.T, s *Server, h http.Handler) string {
 	srv := httptest.NewServer(h)
@@ -83,7 +93,7 @@ func newTestHTTPServer(t *testing.T, s *Server, h http.Handler) string {
 func newHTTPTest(t *testing.T, opts *StreamableHTTPOptions) (*Server, *fakeHandler, *httpClient) {
 	h := newFakeHandler(t, nil)
 	s := NewServer(testImpl, h, nil)
-	srv := httptest.NewServer(s.StreamableHTTPHandler(opts))
+	srv := httptest.NewServer(streamableHandler(t, s, opts))
 	t.Cleanup(func() {
 		shutdown(t, s)
 		srv.Close()
@@ -300,7 +310,7 @@ func TestStreamableIdleExpiry(t *testing.T) {
 			ended.Add(1)
 		}
 	}})
-	srv := httptest.NewServer(s.StreamableHTTPHandler(&StreamableHTTPOptions{SessionIdleTimeout: 50 * time.Millisecond}))
+	srv := httptest.NewServer(streamableHandler(t, s, &StreamableHTTPOptions{SessionIdleTimeout: 50 * time.Millisecond}))
 	t.Cleanup(func() {
 		shutdown(t, s)
 		srv.Close()

@@ -194,7 +194,7 @@ func TestTraceStreamableHTTP(t *testing.T) {
 	logs := &testutil.SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{Trace: logger})
-	srv := httptest.NewServer(s.StreamableHTTPHandler(nil))
+	srv := httptest.NewServer(streamableHandler(t, s, nil))
 	defer srv.Close()
 	post := func(sid, body string) *http.Response {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))

@@ -219,7 +219,7 @@ func runLineTranscript(t *testing.T, input []byte, write func(string) error, lin
 func runHTTPTranscript(t *testing.T, input []byte) string {
 	h := newFakeHandler(t, &ToolSetOptions{PageSize: 3})
 	s := NewServer(testImpl, h, &ServerOptions{Instructions: "Use the tools."})
-	srv := httptest.NewServer(s.StreamableHTTPHandler(nil))
+	srv := httptest.NewServer(streamableHandler(t, s, nil))
 	defer srv.Close()
 	defer s.Shutdown(context.Background())
 	var tr strings.Builder

@@ -48,13 +48,6 @@ var codeInfo = [...]struct {
 	codes.Unauthenticated:    {false, "The gateway's credentials for the backend were rejected."},
 }
 
-// CodeName is [telemetry.CodeName], the module's one spelling of a gRPC
-// code; a code past the 17 defined ones reads CODE_n.
-//
-// Deprecated: use telemetry.CodeName. This forward stays only while
-// conn.go, which is being moved into a package of its own, still calls it.
-func CodeName(c codes.Code) string { return telemetry.CodeName(c) }
-
 // Retryable reports whether retrying the same call may succeed.
 func Retryable(c codes.Code) bool {
 	return int(c) < len(codeInfo) && codeInfo[c].retryable
@@ -77,7 +70,7 @@ func (g *Gateway) callFailed(ctx context.Context, t *tool, st *status.Status) *m
 			}
 			return withOutcome(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: fmt.Sprintf(
 				"%s: %s backend %s (grpc-go: %s). Repeating the same call will not help; ask for less, e.g. a smaller page or fewer fields.",
-				CodeName(codes.ResourceExhausted), what, t.backend, st.Message())}}}, telemetry.Outcome{Code: codes.ResourceExhausted})
+				telemetry.CodeName(codes.ResourceExhausted), what, t.backend, st.Message())}}}, telemetry.Outcome{Code: codes.ResourceExhausted})
 		}
 	}
 	return statusResult(ctx, st, t.types)
@@ -253,7 +246,7 @@ const debugInfoURL = "type.googleapis.com/google.rpc.DebugInfo"
 func (g *Gateway) clientStatus(t *tool, st *status.Status) *status.Status {
 	if isTransportError(st) {
 		g.opts.Logger.Warn("tools/call: the gateway could not reach the backend",
-			"tool", t.def.Name, "backend", t.backend, "code", CodeName(st.Code()), "error", st.Message())
+			"tool", t.def.Name, "backend", t.backend, "code", telemetry.CodeName(st.Code()), "error", st.Message())
 		return status.New(st.Code(), unreachableText)
 	}
 	if g.opts.ExposeDebugInfo {

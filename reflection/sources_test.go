@@ -66,6 +66,12 @@ func discoverSource(t *testing.T, src reflection.Source) *reflection.Result {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	res, err := src.Discover(ctx)
+	if ps, ok := src.(*reflection.ProtoSource); ok {
+		// A compile writes its cache entry in the background: the test's
+		// temporary directories are removed only once it is written
+		// (cleanups run last registered first).
+		t.Cleanup(func() { reflection.WaitCacheWrites(ps) })
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

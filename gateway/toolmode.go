@@ -40,9 +40,6 @@ func (m ToolMode) String() string {
 // over it and is served by search.
 const DefaultToolBudget = 40000
 
-// NoToolBudget as Options.ToolBudget makes ToolModeAuto always typed.
-const NoToolBudget = -1
-
 // estimatedTokens is the token estimate the budget is measured in.
 func estimatedTokens(jsonBytes int) int { return jsonBytes / 4 }
 

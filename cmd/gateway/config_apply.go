@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/limit"
 )
 
 // Precedence, for each setting, as kubectl, Prometheus and most Go tools
@@ -73,12 +75,12 @@ func fieldStrings(f reflect.Value) []string {
 		switch v := e.Interface().(type) {
 		case duration:
 			if v < 0 {
-				return []string{offWord}
+				return []string{limit.OffWord}
 			}
 			return []string{time.Duration(v).String()}
 		case count:
 			if v < 0 {
-				return []string{unlimitedWord}
+				return []string{limit.UnlimitedWord}
 			}
 			return []string{strconv.FormatInt(int64(v), 10)}
 		}

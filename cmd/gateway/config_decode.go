@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,35 +116,49 @@ func (d *configDoc) errorf(key, format string, args ...any) error {
 	return fmt.Errorf("%s: %s: %w", d.at(key), key, fmt.Errorf(format, args...))
 }
 
-// loadConfig reads and decodes path strictly: unknown keys, duplicate keys
-// and values of the wrong type are errors naming the line and the key.
-func loadConfig(path string) (*fileConfig, *configDoc, error) {
+// loadConfig reads and parses path: one YAML document holding a mapping
+// of settings. backends: is decoded strictly here (unknown keys, and
+// values of the wrong type, are errors naming the line and the key); the
+// other keys are flags' names, applied by applyFile. Duplicate keys are
+// the parser's errors.
+func loadConfig(path string) (*configFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--config: %w", err)
+		return nil, fmt.Errorf("--config: %w", err)
 	}
 	doc := &configDoc{name: path, lines: map[string]int{}, paths: map[*token.Token]string{}}
+	cf := &configFile{doc: doc}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		return nil, nil, doc.yamlError(err)
+		return nil, doc.yamlError(err)
 	}
-	var cfg fileConfig
 	if len(f.Docs) > 1 {
-		return nil, nil, fmt.Errorf("%s: want one YAML document, got %d", path, len(f.Docs))
+		return nil, fmt.Errorf("%s: want one YAML document, got %d", path, len(f.Docs))
 	}
 	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
-		return &cfg, doc, nil
+		return cf, nil
 	}
-	ast.Walk(doc, f.Docs[0].Body)
-	if _, ok := f.Docs[0].Body.(*ast.MappingNode); !ok {
-		if _, ok := f.Docs[0].Body.(*ast.MappingValueNode); !ok {
-			return nil, nil, fmt.Errorf("%s: want a mapping of settings (key: value) at the top level", path)
+	body := f.Docs[0].Body
+	ast.Walk(doc, body)
+	switch m := body.(type) {
+	case *ast.MappingNode:
+		cf.settings = m.Values
+	case *ast.MappingValueNode:
+		cf.settings = []*ast.MappingValueNode{m}
+	default:
+		return nil, fmt.Errorf("%s: want a mapping of settings (key: value) at the top level", path)
+	}
+	for i, kv := range cf.settings {
+		if kv.Key.GetToken().Value != "backends" {
+			continue
 		}
+		if err := yaml.NodeToValue(kv.Value, &cf.backends, yaml.DisallowUnknownField()); err != nil {
+			return nil, doc.yamlError(err)
+		}
+		cf.settings = slices.Delete(slices.Clone(cf.settings), i, i+1)
+		break
 	}
-	if err := yaml.NodeToValue(f.Docs[0].Body, &cfg, yaml.DisallowUnknownField()); err != nil {
-		return nil, nil, doc.yamlError(err)
-	}
-	return &cfg, doc, nil
+	return cf, nil
 }
 
 // Visit indexes every node's path and line.

@@ -61,48 +61,67 @@ func yamlKeys(t reflect.Type) []string {
 	return keys
 }
 
-// TestConfigCoversEveryFlag: every flag but the meta flags has a config
-// key of the same name in snake_case, and every key is a flag (backends
-// stands for --backend), so the file can say everything the flags say.
-func TestConfigCoversEveryFlag(t *testing.T) {
-	keys := yamlKeys(reflect.TypeFor[fileConfig]())
+// TestConfigKeys: every flag but the meta flags and --backend is a
+// config key of the same name in snake_case, set by the flag's own Set
+// (backends: stands for --backend); a key that is no flag's is an error
+// naming it, with a hint when it is a flag's name misspelled.
+func TestConfigKeys(t *testing.T) {
+	t.Parallel()
 	fs := (&config{}).flagSet(io.Discard)
-	flags := map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) {
-		if metaFlags[f.Name] {
-			return
-		}
 		key := flagKey(f.Name)
-		if f.Name == "backend" {
-			key = "backends"
-		}
-		flags[key] = true
-		if !slices.Contains(keys, key) {
+		got := settingFlag(fs, key)
+		switch {
+		case metaFlags[f.Name] || f.Name == "backend":
+			if got != nil {
+				t.Errorf("--%s is a config key %q; it must not be", f.Name, key)
+			}
+		case got != f:
 			t.Errorf("flag --%s has no config key %q", f.Name, key)
 		}
 	})
-	for _, k := range keys {
-		if !flags[k] {
-			t.Errorf("config key %q is no flag's", k)
+	for key, want := range map[string]string{
+		"listen_addr":  `unknown key "listen_addr"`,
+		"call-timeout": `unknown key "call-timeout": keys are written in snake_case, call_timeout`,
+		"backend":      `unknown key "backend": backends are a list under backends:`,
+		"check_config": `unknown key "check_config": --check-config is for the command line only`,
+	} {
+		p := writeFile(t, "gateway.yaml", key+": x\n")
+		if _, err := parseConfig([]string{"--config", p}, io.Discard, noEnv); err == nil || !strings.Contains(err.Error(), p+":1: "+want) {
+			t.Errorf("key %s: %v, want %q", key, err, want)
 		}
 	}
 }
 
 // TestExampleConfigHasEveryKey: examples/config/gateway.yaml, the
-// documented reference, decodes strictly and shows every key of every
-// level.
+// commented example, shows every key of every level, each top-level key
+// at its flag's default (read by the flag's own Set), and its backends
+// decode strictly.
 func TestExampleConfigHasEveryKey(t *testing.T) {
-	cfg, doc, err := loadConfig("../../examples/config/gateway.yaml")
+	t.Parallel()
+	cf, err := loadConfig("../../examples/config/gateway.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Backends) != 1 || len(cfg.Backends[0].Methods) == 0 {
-		t.Fatalf("example: want one backend with methods, got %+v", cfg.Backends)
+	fs := (&config{}).flagSet(io.Discard)
+	if err := applyFile(fs, cf, map[string]bool{}, origins{}, nil); err != nil {
+		t.Fatal(err)
 	}
-	var want []string
-	for _, k := range yamlKeys(reflect.TypeFor[fileConfig]()) {
-		want = append(want, k)
+	fs.VisitAll(func(f *flag.Flag) {
+		if settingFlag(fs, flagKey(f.Name)) == nil {
+			return
+		}
+		if _, ok := cf.doc.lines[flagKey(f.Name)]; !ok {
+			t.Errorf("example config does not show %s", flagKey(f.Name))
+		}
+		if f.Value.String() != f.DefValue {
+			t.Errorf("example config gives %s %q; its default is %q", flagKey(f.Name), f.Value.String(), f.DefValue)
+		}
+	})
+	if len(cf.backends) != 1 || len(cf.backends[0].Methods) == 0 {
+		t.Fatalf("example: want one backend with methods, got %+v", cf.backends)
 	}
+	want := []string{"backends"}
 	for _, k := range yamlKeys(reflect.TypeFor[fileBackend]()) {
 		want = append(want, "backends[0]."+k)
 	}
@@ -112,8 +131,8 @@ func TestExampleConfigHasEveryKey(t *testing.T) {
 	for _, k := range want {
 		// A per-method key may be shown in any entry of methods.
 		shown := false
-		for i := range len(cfg.Backends[0].Methods) {
-			if _, ok := doc.lines[strings.Replace(k, "methods[0]", fmt.Sprintf("methods[%d]", i), 1)]; ok {
+		for i := range len(cf.backends[0].Methods) {
+			if _, ok := cf.doc.lines[strings.Replace(k, "methods[0]", fmt.Sprintf("methods[%d]", i), 1)]; ok {
 				shown = true
 			}
 		}
@@ -377,12 +396,17 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown key", "backends:\n  - name: zoo\n    address: 127.0.0.1:1\n    plaintxt: true\n", noEnv, `FILE:4: unknown key "plaintxt" in backends[0]`},
 		{"unknown top-level key", "listen: 127.0.0.1:1\nlisten_addr: x\n", noEnv, `FILE:2: unknown key "listen_addr"`},
 		{"unknown method key", "backends:\n  - address: 127.0.0.1:1\n    methods:\n      - match: a.B/C\n        timeout: 1s\n", noEnv, `FILE:5: unknown key "timeout" in backends[0].methods[0]`},
-		{"bad duration", "shutdown_grace: soon\n", noEnv, `FILE:1: shutdown_grace: want a duration such as 30s or "off", got "soon"`},
+		{"bad duration", "shutdown_grace: soon\n", noEnv, `FILE:1: shutdown_grace: invalid value "soon": want a duration such as 30s, or 0 for the default (15s)`},
 		{"bad backend duration", "backends:\n  - address: 127.0.0.1:1\n    call_timeout: 5\n", noEnv, `FILE:3: backends[0].call_timeout: want a duration`},
-		{"negative duration", "\ncall_timeout: -1s\n", noEnv, `FILE:2: call_timeout: want a duration such as 30s, or 0 for the default (30s)`},
+		{"negative duration", "\ncall_timeout: -1s\n", noEnv, `FILE:2: call_timeout: want a positive duration, got -1s`},
+		{"off where not allowed", "\ncall_timeout: off\n", noEnv, `FILE:2: call_timeout: invalid value "off": want a duration such as 30s, or 0 for the default (30s)`},
+		{"bad bool", "expose_health: maybe\n", noEnv, `FILE:1: expose_health: invalid value "maybe": want true or false`},
+		{"list of lists", "include: [[a.B]]\n", noEnv, `FILE:1: include[0]: want a string, got a list`},
+		{"mapping for scalar", "listen: {a: b}\n", noEnv, `FILE:1: listen: want a string, got a mapping`},
+		{"bad value overridden", "shutdown_grace: soon\n", env("GATEWAY_SHUTDOWN_GRACE", "5s"), `FILE:1: shutdown_grace: invalid value "soon"`},
 		{"bad enum", "input_errors: loud\n", noEnv, `FILE:1: input_errors: want "tool" or "protocol", got "loud"`},
 		{"bad log level", "log_level: chatty\n", noEnv, `FILE:1: log_level: want debug, info, warn or error`},
-		{"wrong type", "stream_max_messages: many\n", noEnv, `FILE:1: stream_max_messages: want a whole number or "unlimited", got "many"`},
+		{"wrong type", "stream_max_messages: many\n", noEnv, `FILE:1: stream_max_messages: invalid value "many": want a whole number, or 0 for the default (10000)`},
 		{"list for scalar", "listen: [a, b]\n", noEnv, `FILE:1: listen: want a string, got a list`},
 		{"duplicate key", "listen: a:1\nlisten: b:2\n", noEnv, `FILE:2: mapping key "listen" already defined`},
 		{"syntax", "backends: [\n", noEnv, `FILE:1:`},

@@ -13,6 +13,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -45,6 +46,39 @@ const (
 	// expect the older convention.
 	InputErrorsProtocol
 )
+
+// String is the mode's name as options spell it: "tool" or "protocol".
+func (m InputErrorMode) String() string {
+	switch m {
+	case InputErrorsTool:
+		return "tool"
+	case InputErrorsProtocol:
+		return "protocol"
+	}
+	return fmt.Sprintf("InputErrorMode(%d)", int(m))
+}
+
+// MarshalText is the mode's name, so a command line or a config file
+// can bind an InputErrorMode directly (flag.TextVar).
+func (m InputErrorMode) MarshalText() ([]byte, error) {
+	if m != InputErrorsTool && m != InputErrorsProtocol {
+		return nil, fmt.Errorf("input error mode %d: want tool or protocol", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText reads a mode's name: "tool" or "protocol".
+func (m *InputErrorMode) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "tool":
+		*m = InputErrorsTool
+	case "protocol":
+		*m = InputErrorsProtocol
+	default:
+		return errors.New(`want "tool" or "protocol"`)
+	}
+	return nil
+}
 
 // Options configure a Gateway. The zero value (or nil) means defaults.
 type Options struct {

@@ -1,6 +1,9 @@
 package gateway
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // ToolMode says how the catalog is offered to clients: one tool per
 // method, or two tools that search the catalog and call into it.
@@ -30,6 +33,26 @@ func (m ToolMode) String() string {
 		return "search"
 	}
 	return fmt.Sprintf("ToolMode(%d)", int(m))
+}
+
+// MarshalText is the mode's name, so a command line or a config file
+// can bind a ToolMode directly (flag.TextVar).
+func (m ToolMode) MarshalText() ([]byte, error) {
+	if m < ToolModeAuto || m > ToolModeSearch {
+		return nil, fmt.Errorf("tool mode %d: want auto, typed or search", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText reads a mode's name: "auto", "typed" or "search".
+func (m *ToolMode) UnmarshalText(b []byte) error {
+	for _, mode := range []ToolMode{ToolModeAuto, ToolModeTyped, ToolModeSearch} {
+		if string(b) == mode.String() {
+			*m = mode
+			return nil
+		}
+	}
+	return errors.New(`want "auto", "typed" or "search"`)
 }
 
 // DefaultToolBudget is the tool budget of ToolModeAuto, in estimated

@@ -251,7 +251,7 @@ log_format: json
 		c.backends.refresh, c.backends.requireBackends, c.front.bearerTokensFile, []string(c.front.forwardHeaders), c.front.md.Get("x-caller"),
 		c.obs.metrics, c.obs.logArguments, c.logLevel, c.logFormat}
 	want := []any{"0.0.0.0:9090", 20 * time.Second, time.Minute, 50, int64(1024), 3 * time.Second, 7 * time.Second,
-		"protocol", "proto", "search", 1000, true, true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
+		gateway.InputErrorsProtocol, "proto", gateway.ToolModeSearch, 1000, true, true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
 		time.Duration(gateway.Off), true, tokens, []string{"x-request-id"}, []string{"gateway"},
 		false, true, "debug", "json"}
 	if !reflect.DeepEqual(got, want) {
@@ -404,7 +404,7 @@ func TestConfigErrors(t *testing.T) {
 		{"list of lists", "include: [[a.B]]\n", noEnv, `FILE:1: include[0]: want a string, got a list`},
 		{"mapping for scalar", "listen: {a: b}\n", noEnv, `FILE:1: listen: want a string, got a mapping`},
 		{"bad value overridden", "shutdown_grace: soon\n", env("GATEWAY_SHUTDOWN_GRACE", "5s"), `FILE:1: shutdown_grace: invalid value "soon"`},
-		{"bad enum", "input_errors: loud\n", noEnv, `FILE:1: input_errors: want "tool" or "protocol", got "loud"`},
+		{"bad enum", "input_errors: loud\n", noEnv, `FILE:1: input_errors: invalid value "loud": want "tool" or "protocol"`},
 		{"bad log level", "log_level: chatty\n", noEnv, `FILE:1: log_level: want debug, info, warn or error`},
 		{"wrong type", "stream_max_messages: many\n", noEnv, `FILE:1: stream_max_messages: invalid value "many": want a whole number, or 0 for the default (10000)`},
 		{"list for scalar", "listen: [a, b]\n", noEnv, `FILE:1: listen: want a string, got a list`},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding"
 	"flag"
 	"fmt"
 	"io"
@@ -95,6 +96,12 @@ Reference: docs/configuration.md.
 func valueName(f *flag.Flag) string {
 	if k := settingKind(f); k != "" {
 		return k
+	}
+	// A setting bound to an option type by flag.TextVar takes its name.
+	if g, ok := f.Value.(flag.Getter); ok {
+		if _, text := g.Get().(encoding.TextMarshaler); text {
+			return "string"
+		}
 	}
 	name, _ := flag.UnquoteUsage(f)
 	return name

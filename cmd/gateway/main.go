@@ -58,12 +58,12 @@ type config struct {
 	streamMaxBytes   int64
 	discoveryTimeout time.Duration
 	shutdownGrace    time.Duration
-	inputErrors      string
+	inputErrors      gateway.InputErrorMode
 	exposeHealth     bool
 	exposeInternal   bool
 	exposeDebugInfo  bool
 	jsonNames        string
-	toolMode         string
+	toolMode         gateway.ToolMode
 	toolBudget       int
 	results          resultFlags
 	search           searchFlags
@@ -81,9 +81,6 @@ type config struct {
 	checkConfig string
 	showVersion bool
 }
-
-// toolModes are --tool-mode's values.
-var toolModes = map[string]gateway.ToolMode{"auto": gateway.ToolModeAuto, "typed": gateway.ToolModeTyped, "search": gateway.ToolModeSearch}
 
 type stringList []string
 
@@ -159,13 +156,13 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	limitVar(fs, &c.streamMaxBytes, "stream-max-bytes", gateway.DefaultStreamMaxBytes, false, "most bytes of message JSON one streaming call collects; past it the stream is cancelled and the result marked truncated")
 	limitVar(fs, &c.discoveryTimeout, "discovery-timeout", gateway.DefaultDiscoveryTimeout, false, "how long one discovery of a backend may take (at start, and on each refresh)")
 	limitVar(fs, &c.shutdownGrace, "shutdown-grace", 15*time.Second, false, "how long in-flight calls may finish after SIGTERM/SIGINT")
-	fs.StringVar(&c.inputErrors, "input-errors", "tool", `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
+	fs.TextVar(&c.inputErrors, "input-errors", gateway.InputErrorsTool, `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
 	fs.BoolVar(&c.exposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
 	fs.BoolVar(&c.exposeInternal, "expose-internal", false, "expose the services that serve a server's operators and infrastructure, not its users, hidden by default (each logged when hidden): "+
 		strings.Join(gateway.InternalServices(), ", "))
 	fs.BoolVar(&c.exposeDebugInfo, "expose-debug-info", false, "pass google.rpc.DebugInfo error details from backends on to clients (withheld by default: stack traces and internals)")
 	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
-	fs.StringVar(&c.toolMode, "tool-mode", "auto", `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
+	fs.TextVar(&c.toolMode, "tool-mode", gateway.ToolModeAuto, `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
 	limitVar(fs, &c.toolBudget, "tool-budget", gateway.DefaultToolBudget, true, "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; unlimited: always typed")
 	c.search.register(fs)
 	c.results.register(fs)
@@ -182,12 +179,6 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 // validate checks the settings, wherever they came from, and loads what
 // must be readable at start.
 func (c *config) validate() error {
-	if c.inputErrors != "tool" && c.inputErrors != "protocol" {
-		return fmt.Errorf(`--input-errors: want "tool" or "protocol", got %q`, c.inputErrors)
-	}
-	if _, ok := toolModes[c.toolMode]; !ok {
-		return fmt.Errorf(`--tool-mode: want "auto", "typed" or "search", got %q`, c.toolMode)
-	}
 	if c.jsonNames != "json" && c.jsonNames != "proto" {
 		return fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
 	}
@@ -341,10 +332,6 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		}
 	}
 
-	inputErrors := gateway.InputErrorsTool
-	if c.inputErrors == "protocol" {
-		inputErrors = gateway.InputErrorsProtocol
-	}
 	dctx, cancel := context.WithTimeout(ctx, c.discoveryTimeout)
 	httpOpts, wsOpts, sseOpts := c.transports.options(c.allowOrigins)
 	authn, err := c.front.authenticator(dctx, logger)
@@ -365,7 +352,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		OperationCancel:                c.operationCancel,
 		StreamMaxMessages:              c.streamMaxMsgs,
 		StreamMaxBytes:                 c.streamMaxBytes,
-		InputErrors:                    inputErrors,
+		InputErrors:                    c.inputErrors,
 		ExposeHealth:                   c.exposeHealth,
 		ExposeInternal:                 c.exposeInternal,
 		ExposeDebugInfo:                c.exposeDebugInfo,
@@ -375,7 +362,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		DiscoveryTimeout:               c.discoveryTimeout,
 		RequireBackends:                c.backends.requireBackends,
 		UseProtoNames:                  c.jsonNames == "proto",
-		ToolMode:                       toolModes[c.toolMode],
+		ToolMode:                       c.toolMode,
 		ToolBudget:                     c.toolBudget,
 		SearchEmbeddings:               c.search.options(),
 		MaxResultBytes:                 c.results.maxBytes,

@@ -155,8 +155,8 @@ func TestConfigMinimal(t *testing.T) {
 	if b.name != "zoo" || b.addr != "127.0.0.1:50051" || b.file == nil || b.file.tls == nil || !b.file.tls.Plaintext {
 		t.Errorf("backend: %+v %+v", b, b.file)
 	}
-	if c.callTimeout != 30*time.Second || c.listen != "127.0.0.1:8080" {
-		t.Errorf("defaults changed: call timeout %s, listen %s", c.callTimeout, c.listen)
+	if c.opts.CallTimeout != 30*time.Second || c.listen != "127.0.0.1:8080" {
+		t.Errorf("defaults changed: call timeout %s, listen %s", c.opts.CallTimeout, c.listen)
 	}
 }
 
@@ -246,8 +246,8 @@ log_format: json
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []any{c.listen, c.callTimeout, c.streamTimeout, c.streamMaxMsgs, c.streamMaxBytes, c.discoveryTimeout, c.shutdownGrace,
-		c.inputErrors, c.jsonNames, c.toolMode, c.toolBudget, c.exposeHealth, c.exposeInternal, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
+	got := []any{c.listen, c.opts.CallTimeout, c.opts.StreamTimeout, c.opts.StreamMaxMessages, c.opts.StreamMaxBytes, c.opts.DiscoveryTimeout, c.shutdownGrace,
+		c.opts.InputErrors, c.jsonNames, c.opts.ToolMode, c.opts.ToolBudget, c.opts.ExposeHealth, c.opts.ExposeInternal, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
 		c.backends.refresh, c.backends.requireBackends, c.front.bearerTokensFile, []string(c.front.forwardHeaders), c.front.md.Get("x-caller"),
 		c.obs.metrics, c.obs.logArguments, c.logLevel, c.logFormat}
 	want := []any{"0.0.0.0:9090", 20 * time.Second, time.Minute, 50, int64(1024), 3 * time.Second, 7 * time.Second,
@@ -308,8 +308,8 @@ func TestConfigPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.callTimeout != tc.want {
-				t.Errorf("call timeout %s, want %s", c.callTimeout, tc.want)
+			if c.opts.CallTimeout != tc.want {
+				t.Errorf("call timeout %s, want %s", c.opts.CallTimeout, tc.want)
 			}
 		})
 	}
@@ -537,17 +537,17 @@ operation_cancel: true
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.operationWait != 45*time.Second || !c.operationCancel {
-		t.Errorf("operation_wait %s, operation_cancel %v", c.operationWait, c.operationCancel)
+	if c.opts.OperationWait != 45*time.Second || !c.opts.OperationCancel {
+		t.Errorf("operation_wait %s, operation_cancel %v", c.opts.OperationWait, c.opts.OperationCancel)
 	}
 	if m := c.backends.parsed[0].file.backend.Methods; len(m) != 1 || m[0].OperationWait != -time.Second {
 		t.Errorf("per-method operation_wait: %+v", m)
 	}
-	if c, err := parseConfig([]string{"--operation-wait", "0s"}, io.Discard, noEnv); err != nil || c.operationWait != gateway.DefaultOperationWait {
-		t.Errorf("--operation-wait 0 is the default: %v, %v", c.operationWait, err)
+	if c, err := parseConfig([]string{"--operation-wait", "0s"}, io.Discard, noEnv); err != nil || c.opts.OperationWait != gateway.DefaultOperationWait {
+		t.Errorf("--operation-wait 0 is the default: %v, %v", c.opts.OperationWait, err)
 	}
-	if c, err := parseConfig([]string{"--operation-wait", "off"}, io.Discard, noEnv); err != nil || c.operationWait != gateway.Off {
-		t.Errorf("--operation-wait off: %v, %v", c.operationWait, err)
+	if c, err := parseConfig([]string{"--operation-wait", "off"}, io.Discard, noEnv); err != nil || c.opts.OperationWait != gateway.Off {
+		t.Errorf("--operation-wait off: %v, %v", c.opts.OperationWait, err)
 	}
 }
 
@@ -649,7 +649,7 @@ func TestBudgetBackendTransportDefaults(t *testing.T) {
 		{"backend-max-recv-bytes", c.backends.conn.maxRecv, 16 * mib},
 		{"backend-max-send-bytes", c.backends.conn.maxSend, 16 * mib},
 		{"retry", c.backends.conn.retry, "on"},
-		{"stream-max-bytes", c.streamMaxBytes, int64(4 * mib)},
+		{"stream-max-bytes", c.opts.StreamMaxBytes, int64(4 * mib)},
 		{"max-request-bytes", c.transports.maxRequestBytes, int64(4 * mib)},
 		{"ws-max-message-bytes", c.transports.wsMaxMessageBytes, int64(4 * mib)},
 		{"read-timeout", c.transports.readTimeout, 20 * time.Second},

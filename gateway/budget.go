@@ -39,9 +39,6 @@ import (
 // 10,000 to 13,000 tokens well under its default cap of 25,000 tokens.
 const DefaultMaxResultBytes = 40000
 
-// NoResultBudget as Options.MaxResultBytes turns the budget off.
-const NoResultBudget = -1
-
 // MinMaxResultBytes is the smallest budget accepted: below it a cut has no
 // room for anything but its own list.
 const MinMaxResultBytes = 1024
@@ -175,14 +172,14 @@ func (g *Gateway) readResult(ctx context.Context, req *mcp.ReadResourceRequest) 
 }
 
 // resultBudget resolves Options.MaxResultBytes: 0 is the default, a
-// negative value no budget (-1), and anything else at least
+// negative value no budget (Off), and anything else at least
 // MinMaxResultBytes.
 func resultBudget(n int) (int, error) {
 	switch {
 	case n == 0:
 		return DefaultMaxResultBytes, nil
 	case n < 0:
-		return NoResultBudget, nil
+		return Off, nil
 	case n < MinMaxResultBytes:
 		return 0, fmt.Errorf("max result bytes %d: want at least %d, 0 for the default (%d) or a negative value for no budget", n, MinMaxResultBytes, DefaultMaxResultBytes)
 	}

@@ -3,12 +3,14 @@ package gateway
 import (
 	"fmt"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/limit"
 )
 
 // One rule for every numeric option of this package (Options,
 // MethodSettings, Backend), of gateway/backendconn's Options and of
-// gateway/mcp's option structs, so a caller never has to look up what 0
-// or -1 means:
+// gateway/mcp's option structs, implemented once in internal/limit, so a
+// caller never has to look up what 0 or -1 means:
 //
 //   - The zero value means the default, which the option's doc names
 //     (usually a Default... constant). Leaving an option out and setting
@@ -27,19 +29,21 @@ import (
 // defaults and off".
 
 // Off switches off, or unbounds, an option that allows it; see the rule
-// above. It is untyped, so it serves durations and counts alike.
-const Off = -1
+// above. It is untyped, so it serves durations and counts alike, and it
+// is the only value that means "off": Options.MaxResultBytes: Off is no
+// result budget, Options.ToolBudget: Off always lists typed tools.
+const Off = limit.Off
 
 // DefaultCallTimeout is the default of Options.CallTimeout.
 const DefaultCallTimeout = 30 * time.Second
 
 // mustNotBeOff is the error of an option that may not be off given a
 // negative value.
-func mustNotBeOff[T int | int64 | time.Duration](option string, v T, why string) error {
-	if v >= 0 {
-		return nil
+func mustNotBeOff[T limit.Number](option string, v T, why string) error {
+	if err := limit.Check(option, v, why); err != nil {
+		return fmt.Errorf("gateway: %w", err)
 	}
-	return fmt.Errorf("gateway: %s is %v: it cannot be off (%s); 0 means the default", option, v, why)
+	return nil
 }
 
 // wrapOption names the Options field whose own Check failed.

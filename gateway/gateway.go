@@ -15,6 +15,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,6 +32,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
+	"github.com/grpc-mcp-gateway/gateway/internal/limit"
 )
 
 // InputErrorMode says how arguments that do not fit the request message
@@ -46,6 +48,39 @@ const (
 	// expect the older convention.
 	InputErrorsProtocol
 )
+
+// String is the mode's name as options spell it: "tool" or "protocol".
+func (m InputErrorMode) String() string {
+	switch m {
+	case InputErrorsTool:
+		return "tool"
+	case InputErrorsProtocol:
+		return "protocol"
+	}
+	return fmt.Sprintf("InputErrorMode(%d)", int(m))
+}
+
+// MarshalText is the mode's name, so a command line or a config file
+// can bind an InputErrorMode directly (flag.TextVar).
+func (m InputErrorMode) MarshalText() ([]byte, error) {
+	if m != InputErrorsTool && m != InputErrorsProtocol {
+		return nil, fmt.Errorf("input error mode %d: want tool or protocol", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText reads a mode's name: "tool" or "protocol".
+func (m *InputErrorMode) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "tool":
+		*m = InputErrorsTool
+	case "protocol":
+		*m = InputErrorsProtocol
+	default:
+		return errors.New(`want "tool" or "protocol"`)
+	}
+	return nil
+}
 
 // Options configure a Gateway. The zero value (or nil) means defaults.
 type Options struct {
@@ -97,7 +132,7 @@ type Options struct {
 	// MaxResultBytes is the result budget: the most bytes of JSON a
 	// tool result's structuredContent may carry (budget.go). A larger
 	// result is cut to fit and kept whole for ResultTTL as a resource.
-	// Zero means DefaultMaxResultBytes, negative no budget; otherwise at
+	// Zero means DefaultMaxResultBytes, Off no budget; otherwise at
 	// least MinMaxResultBytes.
 	MaxResultBytes int
 	// ResultTTL is how long a result kept whole after a cut stays
@@ -249,7 +284,7 @@ type Options struct {
 	ToolMode ToolMode
 	// ToolBudget is ToolModeAuto's limit, in estimated tokens (tools/list
 	// JSON bytes / 4): typed up to it, search beyond. Zero means
-	// DefaultToolBudget; NoToolBudget (negative) means always typed.
+	// DefaultToolBudget; Off means always typed.
 	ToolBudget int
 	// SearchEmbeddings, when set, fuses search_tools' lexical ranking with
 	// an embedding model's (semantic.go); nil ranks lexically.
@@ -308,7 +343,7 @@ type Gateway struct {
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
-	// budget is the resolved Options.MaxResultBytes (-1: none); results
+	// budget is the resolved Options.MaxResultBytes (Off: none); results
 	// keeps whole the results cut to it (budget.go).
 	budget  int
 	results *results.Store
@@ -367,33 +402,17 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 			return nil, err
 		}
 	}
-	if g.opts.CallTimeout == 0 {
-		g.opts.CallTimeout = DefaultCallTimeout
-	}
-	if g.opts.StreamTimeout == 0 {
-		g.opts.StreamTimeout = DefaultStreamTimeout
-	}
-	if g.opts.StreamMaxMessages == 0 {
-		g.opts.StreamMaxMessages = DefaultStreamMaxMessages
-	}
-	if g.opts.StreamMaxBytes == 0 {
-		g.opts.StreamMaxBytes = DefaultStreamMaxBytes
-	}
-	if g.opts.OperationWait == 0 {
-		g.opts.OperationWait = DefaultOperationWait
-	}
-	if g.opts.Refresh == 0 {
-		g.opts.Refresh = DefaultRefresh
-	}
-	if g.opts.DiscoveryTimeout == 0 {
-		g.opts.DiscoveryTimeout = DefaultDiscoveryTimeout
-	}
+	g.opts.CallTimeout = limit.Or(g.opts.CallTimeout, DefaultCallTimeout)
+	g.opts.StreamTimeout = limit.Or(g.opts.StreamTimeout, DefaultStreamTimeout)
+	g.opts.StreamMaxMessages = limit.Or(g.opts.StreamMaxMessages, DefaultStreamMaxMessages)
+	g.opts.StreamMaxBytes = limit.Or(g.opts.StreamMaxBytes, DefaultStreamMaxBytes)
+	g.opts.OperationWait = limit.Or(g.opts.OperationWait, DefaultOperationWait)
+	g.opts.Refresh = limit.Or(g.opts.Refresh, DefaultRefresh)
+	g.opts.DiscoveryTimeout = limit.Or(g.opts.DiscoveryTimeout, DefaultDiscoveryTimeout)
 	if g.opts.ToolMode < ToolModeAuto || g.opts.ToolMode > ToolModeSearch {
 		return nil, fmt.Errorf("tool mode %d: want auto, typed or search", g.opts.ToolMode)
 	}
-	if g.opts.ToolBudget == 0 {
-		g.opts.ToolBudget = DefaultToolBudget
-	}
+	g.opts.ToolBudget = limit.Or(g.opts.ToolBudget, DefaultToolBudget)
 	if g.opts.Auth != nil {
 		for _, h := range g.opts.ForwardHeaders {
 			if IsClientCredential(h) {

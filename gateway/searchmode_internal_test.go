@@ -47,7 +47,7 @@ func TestSearchAnswersCached(t *testing.T) {
 
 // TestEffectiveMode: auto lists typed tools while tools/list's estimated
 // tokens (JSON bytes / 4) are within the tool budget and search beyond;
-// NoToolBudget (--tool-budget unlimited) is always typed; typed and
+// Off (--tool-budget unlimited) is always typed; typed and
 // search do not look at the size.
 func TestEffectiveMode(t *testing.T) {
 	for _, tc := range []struct {
@@ -58,7 +58,7 @@ func TestEffectiveMode(t *testing.T) {
 	}{
 		{ToolModeAuto, 1000, 4003, ToolModeTyped}, // 1000 tokens
 		{ToolModeAuto, 1000, 4004, ToolModeSearch},
-		{ToolModeAuto, NoToolBudget, 1 << 30, ToolModeTyped},
+		{ToolModeAuto, Off, 1 << 30, ToolModeTyped},
 		{ToolModeTyped, 1000, 1 << 30, ToolModeTyped},
 		{ToolModeSearch, 1000, 100, ToolModeSearch},
 	} {

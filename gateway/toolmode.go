@@ -1,6 +1,9 @@
 package gateway
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // ToolMode says how the catalog is offered to clients: one tool per
 // method, or two tools that search the catalog and call into it.
@@ -32,6 +35,26 @@ func (m ToolMode) String() string {
 	return fmt.Sprintf("ToolMode(%d)", int(m))
 }
 
+// MarshalText is the mode's name, so a command line or a config file
+// can bind a ToolMode directly (flag.TextVar).
+func (m ToolMode) MarshalText() ([]byte, error) {
+	if m < ToolModeAuto || m > ToolModeSearch {
+		return nil, fmt.Errorf("tool mode %d: want auto, typed or search", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText reads a mode's name: "auto", "typed" or "search".
+func (m *ToolMode) UnmarshalText(b []byte) error {
+	for _, mode := range []ToolMode{ToolModeAuto, ToolModeTyped, ToolModeSearch} {
+		if string(b) == mode.String() {
+			*m = mode
+			return nil
+		}
+	}
+	return errors.New(`want "auto", "typed" or "search"`)
+}
+
 // DefaultToolBudget is the tool budget of ToolModeAuto, in estimated
 // tokens (tools/list JSON bytes / 4): 40,000 tokens, about 160 KB, a fifth
 // of a 200,000-token context. A small or medium service (a few dozen
@@ -39,9 +62,6 @@ func (m ToolMode) String() string {
 // inside it and is served typed; an estate of hundreds of methods goes
 // over it and is served by search.
 const DefaultToolBudget = 40000
-
-// NoToolBudget as Options.ToolBudget makes ToolModeAuto always typed.
-const NoToolBudget = -1
 
 // estimatedTokens is the token estimate the budget is measured in.
 func estimatedTokens(jsonBytes int) int { return jsonBytes / 4 }

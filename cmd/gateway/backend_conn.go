@@ -26,9 +26,9 @@ const minKeepalive = 10 * time.Second
 
 func (f *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.lb, "backend-lb", backendconn.LBRoundRobin, `how calls are spread over a backend's addresses (replicas): "round_robin" (each call to the next ready replica) or "pick_first" (all calls to one until it fails)`)
-	durationVar(fs, &f.keepalive, "backend-keepalive", backendconn.DefaultKeepalive, true, "ping a backend connection that has calls in flight after this much silence, to find a dead peer (off: no pings; grpc-go servers refuse pings more often than every 5m by default)")
-	countVar(fs, &f.maxRecv, "backend-max-recv-bytes", backendconn.DefaultMaxMessageBytes, true, "largest message accepted from a backend; a larger response is a RESOURCE_EXHAUSTED tool error")
-	countVar(fs, &f.maxSend, "backend-max-send-bytes", backendconn.DefaultMaxMessageBytes, true, "largest message sent to a backend")
+	limitVar(fs, &f.keepalive, "backend-keepalive", backendconn.DefaultKeepalive, true, "ping a backend connection that has calls in flight after this much silence, to find a dead peer (off: no pings; grpc-go servers refuse pings more often than every 5m by default)")
+	limitVar(fs, &f.maxRecv, "backend-max-recv-bytes", backendconn.DefaultMaxMessageBytes, true, "largest message accepted from a backend; a larger response is a RESOURCE_EXHAUSTED tool error")
+	limitVar(fs, &f.maxSend, "backend-max-send-bytes", backendconn.DefaultMaxMessageBytes, true, "largest message sent to a backend")
 	fs.StringVar(&f.retry, "retry", "on", `"on": calls to tools whose idempotentHint is true (NO_SIDE_EFFECTS, IDEMPOTENT, a GET/PUT/DELETE HTTP rule, a reading or deleting verb, or the tool option) are retried on UNAVAILABLE, on another replica where there is one; "off": never`)
 }
 

@@ -55,7 +55,7 @@ func (f *backendFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.protos, "proto", ".proto FILE compiled at start, used like --descriptor-set (repeatable)")
 	fs.StringVar(&f.protoCache, "proto-cache", "", "directory DIR where each compile of --proto files is kept, so a start whose files did not change compiles nothing and one after an edit compiles only what changed (default: the user cache directory's grpc-mcp-gateway/protos, e.g. ~/.cache/grpc-mcp-gateway/protos; off: no cache)")
 	fs.BoolVar(&f.noReflection, "no-reflection", false, "never ask the backend for server reflection: take its API from --descriptor-set or --proto alone (one backend only)")
-	durationVar(fs, &f.refresh, "refresh", gateway.DefaultRefresh, true, "discover every backend again this often (its API, and its replicas behind a dns:/// name) and tell clients when tools change (off: never on a timer; a backend is also discovered again when its connection comes back)")
+	limitVar(fs, &f.refresh, "refresh", gateway.DefaultRefresh, true, "discover every backend again this often (its API, and its replicas behind a dns:/// name) and tell clients when tools change (off: never on a timer; a backend is also discovered again when its connection comes back)")
 	fs.BoolVar(&f.requireBackends, "require-backends", false, "exit with an error when a backend cannot be discovered at start, instead of serving the others and retrying it")
 	f.conn.register(fs)
 }

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"reflect"
+	"io"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/goccy/go-yaml/ast"
 )
 
 // Precedence, for each setting, as kubectl, Prometheus and most Go tools
@@ -36,69 +35,171 @@ func envName(name string) string { return "GATEWAY_" + strings.ToUpper(flagKey(n
 // command line, so a validation error names the file line or variable.
 type origins map[string]string
 
-// applyFile sets, from cfg, every flag the command line did not set.
-func applyFile(fs *flag.FlagSet, cfg *fileConfig, doc *configDoc, explicit map[string]bool, from origins) error {
-	v := reflect.ValueOf(cfg).Elem()
-	for i := range v.NumField() {
-		key := v.Type().Field(i).Tag.Get("yaml")
-		if key == "backends" {
-			continue
+// applyFile sets, from the file's top-level keys, every flag the command
+// line or a variable did not set. Each key is a flag's name in snake_case
+// and each value is read by that flag's own Set, so the file, the
+// command line and the environment share one parser and one set of
+// errors; a list flag takes a list (or one value), and a mapping of
+// KEY: VALUE as its KEY=VALUE values. A key that explicit holds is still
+// read, by a fresh flag set from scratch, so a bad value in the file is
+// reported even where it is overridden. Errors name the file, the line
+// and the key.
+func applyFile(fs *flag.FlagSet, cf *configFile, explicit map[string]bool, from origins, scratch func() *flag.FlagSet) error {
+	doc := cf.doc
+	for _, kv := range cf.settings {
+		key := kv.Key.GetToken().Value
+		line := kv.Key.GetToken().Position.Line
+		f := settingFlag(fs, key)
+		if f == nil {
+			return fmt.Errorf("%s:%d: %w", doc.name, line, unknownKey(fs, key))
 		}
-		name := strings.ReplaceAll(key, "_", "-")
-		if explicit[name] {
-			continue
+		vals, err := flagValues(f, kv.Value)
+		if err != nil {
+			return doc.yamlError(err)
 		}
-		vals := fieldStrings(v.Field(i))
-		for _, s := range vals {
-			if err := fs.Set(name, s); err != nil {
-				return doc.errorf(key, "%w", err)
+		target := fs
+		if explicit[f.Name] {
+			target = scratch()
+		}
+		for _, v := range vals {
+			if err := setFlag(target, f.Name, v.text); err != nil {
+				return fmt.Errorf("%s:%d: %s: invalid value %q: %w", doc.name, v.line, key, v.text, err)
 			}
 		}
-		if len(vals) > 0 {
-			from[name] = doc.at(key) + ": " + key
+		if !explicit[f.Name] && len(vals) > 0 {
+			from[f.Name] = doc.at(key) + ": " + key
 		}
 	}
 	return nil
 }
 
-// fieldStrings renders a config field as the flag values that set it; nil
-// when the field is unset.
-func fieldStrings(f reflect.Value) []string {
-	switch f.Kind() {
-	case reflect.Pointer:
-		if f.IsNil() {
-			return nil
-		}
-		e := f.Elem()
-		switch v := e.Interface().(type) {
-		case duration:
-			if v < 0 {
-				return []string{offWord}
-			}
-			return []string{time.Duration(v).String()}
-		case count:
-			if v < 0 {
-				return []string{unlimitedWord}
-			}
-			return []string{strconv.FormatInt(int64(v), 10)}
-		}
-		return []string{fmt.Sprint(e.Interface())}
-	case reflect.Slice:
-		return f.Interface().([]string)
-	case reflect.Map:
-		m := f.Interface().(map[string]string)
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		out := make([]string, len(keys))
-		for i, k := range keys {
-			out[i] = k + "=" + m[k]
-		}
-		return out
+// settingFlag is the flag a top-level key sets, nil for none: the key is
+// the flag's name in snake_case, and neither the meta flags nor --backend
+// (the file's backends: is a list of its own) are keys.
+func settingFlag(fs *flag.FlagSet, key string) *flag.Flag {
+	name := strings.ReplaceAll(key, "_", "-")
+	if flagKey(name) != key || metaFlags[name] || name == "backend" {
+		return nil
 	}
-	panic("config: unsupported field kind " + f.Kind().String())
+	return fs.Lookup(name)
+}
+
+// unknownKey is the error of a key that is no setting, with a hint where
+// the key is near one.
+func unknownKey(fs *flag.FlagSet, key string) error {
+	name := strings.ReplaceAll(key, "_", "-")
+	switch {
+	case name == "backend":
+		return fmt.Errorf("unknown key %q: backends are a list under backends: (see examples/config/gateway.yaml)", key)
+	case metaFlags[name]:
+		return fmt.Errorf("unknown key %q: --%s is for the command line only", key, name)
+	case fs.Lookup(name) != nil:
+		return fmt.Errorf("unknown key %q: keys are written in snake_case, %s", key, flagKey(name))
+	}
+	return fmt.Errorf("unknown key %q", key)
+}
+
+// fileValue is one value of a key, with its line.
+type fileValue struct {
+	text string
+	line int
+}
+
+// flagValues are the values a key's node gives its flag: none for null,
+// one for a scalar, one per entry of a list (or KEY=VALUE per entry of a
+// mapping) for a list flag.
+func flagValues(f *flag.Flag, n ast.Node) ([]fileValue, error) {
+	list := isListFlag(f)
+	one := func(n ast.Node) (fileValue, error) {
+		s, ok := scalarText(n)
+		if !ok {
+			return fileValue{}, &valueError{tok: n.GetToken(), msg: fmt.Sprintf("want %s, got %s", flagWants(f, false), nodeKind(n))}
+		}
+		return fileValue{text: s, line: n.GetToken().Position.Line}, nil
+	}
+	switch v := n.(type) {
+	case *ast.NullNode:
+		return nil, nil
+	case *ast.TagNode:
+		return flagValues(f, v.Value)
+	case *ast.SequenceNode:
+		if !list {
+			return nil, &valueError{tok: n.GetToken(), msg: fmt.Sprintf("want %s, got a list", flagWants(f, true))}
+		}
+		var out []fileValue
+		for _, e := range v.Values {
+			fv, err := one(e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, fv)
+		}
+		return out, nil
+	case *ast.MappingNode, *ast.MappingValueNode:
+		if !list {
+			return nil, &valueError{tok: n.GetToken(), msg: fmt.Sprintf("want %s, got a mapping", flagWants(f, true))}
+		}
+		var kvs []*ast.MappingValueNode
+		if m, ok := v.(*ast.MappingNode); ok {
+			kvs = m.Values
+		} else {
+			kvs = []*ast.MappingValueNode{v.(*ast.MappingValueNode)}
+		}
+		var out []fileValue
+		for _, kv := range kvs {
+			fv, err := one(kv.Value)
+			if err != nil {
+				return nil, err
+			}
+			fv.text = kv.Key.GetToken().Value + "=" + fv.text
+			out = append(out, fv)
+		}
+		return out, nil
+	}
+	fv, err := one(n)
+	if err != nil {
+		return nil, err
+	}
+	return []fileValue{fv}, nil
+}
+
+// isListFlag reports whether f is repeatable, each value adding one.
+func isListFlag(f *flag.Flag) bool {
+	_, ok := f.Value.(*stringList)
+	return ok
+}
+
+// flagWants names the value f takes, for "want X, got Y"; whole, for a
+// list flag, names the list rather than one of its values.
+func flagWants(f *flag.Flag, whole bool) string {
+	if isListFlag(f) {
+		if whole {
+			return "a list"
+		}
+		return "a string"
+	}
+	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return "true or false"
+	}
+	switch k := settingKind(f); {
+	case strings.HasPrefix(k, "duration"):
+		return "a duration such as 30s"
+	case k != "":
+		return "a whole number"
+	}
+	return "a string"
+}
+
+// setFlag sets a flag from a variable or the file, restating the flag
+// package's bare "parse error" of a boolean.
+func setFlag(fs *flag.FlagSet, name, v string) error {
+	err := fs.Set(name, v)
+	if err != nil {
+		if b, ok := fs.Lookup(name).Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			return errors.New("want true or false")
+		}
+	}
+	return err
 }
 
 // applyEnv sets, from its GATEWAY_* variable, every flag the command
@@ -122,7 +223,7 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) (string, bool), explicit map
 			vals = strings.Fields(v)
 		}
 		for _, v := range vals {
-			if serr := fs.Set(f.Name, v); serr != nil {
+			if serr := setFlag(fs, f.Name, v); serr != nil {
 				err = fmt.Errorf("%s: invalid value %q: %w", env, v, serr)
 				return
 			}
@@ -198,15 +299,16 @@ func (c *config) configure(ctx context.Context, fs *flag.FlagSet, getenv func(st
 		set[name] = true
 	}
 	if path != "" {
-		cfg, doc, err := loadConfig(path)
+		cf, err := loadConfig(path)
 		if err != nil {
 			return nil, err
 		}
-		if err := applyFile(fs, cfg, doc, set, from); err != nil {
+		scratch := func() *flag.FlagSet { return (&config{}).flagSet(io.Discard) }
+		if err := applyFile(fs, cf, set, from, scratch); err != nil {
 			return nil, err
 		}
-		if !set["backend"] && len(cfg.Backends) > 0 {
-			if c.backends.parsed, err = fileBackends(ctx, cfg, doc, c.backends.cacheDir()); err != nil {
+		if !set["backend"] && len(cf.backends) > 0 {
+			if c.backends.parsed, err = fileBackends(ctx, cf.backends, cf.doc, c.backends.cacheDir()); err != nil {
 				return nil, err
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
-	"reflect"
+	"slices"
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
@@ -18,10 +18,10 @@ import (
 
 // fileBackends checks the file's backends and compiles each into what dial
 // needs. Every error names the line and the key.
-func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc, protoCache string) ([]backendAddr, error) {
+func fileBackends(ctx context.Context, backends []fileBackend, doc *configDoc, protoCache string) ([]backendAddr, error) {
 	var out []backendAddr
 	names := map[string]string{}
-	for i, fb := range cfg.Backends {
+	for i, fb := range backends {
 		key := fmt.Sprintf("backends[%d]", i)
 		if fb.Address == "" {
 			return nil, fmt.Errorf("%s: %s: address is required (HOST:PORT or a gRPC target such as dns:///HOST:PORT or unix:///PATH)", doc.at(key), key)
@@ -30,7 +30,7 @@ func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc, protoCac
 			return nil, doc.errorf(key+".address", "%w", err)
 		}
 		switch {
-		case fb.Name == "" && len(cfg.Backends) > 1:
+		case fb.Name == "" && len(backends) > 1:
 			return nil, fmt.Errorf("%s: %s: name is required when there are several backends", doc.at(key), key)
 		case fb.Name != "":
 			if err := gateway.ValidBackendName(fb.Name); err != nil {
@@ -47,7 +47,7 @@ func fileBackends(ctx context.Context, cfg *fileConfig, doc *configDoc, protoCac
 			return nil, err
 		}
 		if len(fb.Metadata) > 0 {
-			if b.backend.Metadata, err = gateway.ParseMetadata(fieldStrings(reflect.ValueOf(fb.Metadata))); err != nil {
+			if b.backend.Metadata, err = gateway.ParseMetadata(pairs(fb.Metadata)); err != nil {
 				return nil, doc.errorf(key+".metadata", "%w", err)
 			}
 		}
@@ -217,4 +217,14 @@ func (fb *fileBackend) descriptorFiles(ctx context.Context, doc *configDoc, key,
 		return nil, doc.errorf(key+".descriptor_set", "%w", err)
 	}
 	return src, nil
+}
+
+// pairs are a mapping's entries as KEY=VALUE, sorted by key.
+func pairs(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,33 +15,19 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/limit"
 )
 
-// duration is a time.Duration written as Go spells it ("30s", "1m30s").
-// Its own decoder keeps the position of a bad value, which the YAML
-// library drops for time.ParseDuration's errors.
+// duration is a time.Duration written as Go spells it ("30s", "1m30s"),
+// or "off", read by the rule's parser (internal/limit). Its own decoder
+// keeps the position of a bad value, which the YAML library drops for
+// other errors.
 type duration time.Duration
 
 func (d *duration) UnmarshalYAML(n ast.Node) error {
-	if isWord(n, offWord) {
-		*d = gateway.Off
-		return nil
-	}
-	s, ok := n.(*ast.StringNode)
-	if !ok {
-		if i, isInt := n.(*ast.IntegerNode); isInt && fmt.Sprint(i.Value) == "0" {
-			*d = 0
-			return nil
-		}
-		return &valueError{tok: n.GetToken(), msg: fmt.Sprintf("want a duration such as 30s or 1m30s, got %s", n)}
-	}
-	v, err := time.ParseDuration(s.Value)
-	if err != nil {
-		return &valueError{tok: n.GetToken(), msg: fmt.Sprintf("want a duration such as 30s or 1m30s, got %q", s.Value)}
-	}
+	v, err := parseNode[time.Duration](n)
 	*d = duration(v)
-	return nil
+	return err
 }
 
 // count is a count or a size: a whole number, or "unlimited" (stored as
@@ -48,32 +35,56 @@ func (d *duration) UnmarshalYAML(n ast.Node) error {
 type count int64
 
 func (c *count) UnmarshalYAML(n ast.Node) error {
-	if isWord(n, unlimitedWord) {
-		*c = gateway.Off
-		return nil
-	}
-	i, ok := n.(*ast.IntegerNode)
-	if !ok {
-		return &valueError{tok: n.GetToken(), msg: fmt.Sprintf(`want a whole number (or "unlimited" where allowed), got %s`, n)}
-	}
-	v, err := strconv.ParseInt(fmt.Sprint(i.Value), 10, 64)
-	if err != nil {
-		return &valueError{tok: n.GetToken(), msg: fmt.Sprintf("want a whole number, got %s", n)}
-	}
+	v, err := parseNode[int64](n)
 	*c = count(v)
-	return nil
+	return err
 }
 
-// isWord reports whether n is the bare word w. YAML 1.1 readers take
-// "off" for false, so a boolean node spelled w counts too.
-func isWord(n ast.Node, w string) bool {
+// parseNode reads a scalar node by the rule, the word for Off included;
+// the setting's own check refuses Off where it does not allow it.
+func parseNode[T limit.Number](n ast.Node) (T, error) {
+	s, ok := scalarText(n)
+	if !ok {
+		return 0, &valueError{tok: n.GetToken(), msg: fmt.Sprintf("want %s, got %s", limit.Expected[T](true), nodeKind(n))}
+	}
+	v, err := limit.Parse[T](s, true)
+	if err != nil {
+		return 0, &valueError{tok: n.GetToken(), msg: fmt.Sprintf("%v, got %q", err, s)}
+	}
+	return v, nil
+}
+
+// scalarText is a scalar node's value as written (a bare "off", which
+// YAML 1.1 readers take for false, included); ok is false for a list, a
+// mapping or null.
+func scalarText(n ast.Node) (string, bool) {
 	switch v := n.(type) {
 	case *ast.StringNode:
-		return v.Value == w
-	case *ast.BoolNode:
-		return v.GetToken() != nil && v.GetToken().Value == w
+		return v.Value, true
+	case *ast.LiteralNode:
+		return v.Value.Value, true
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+		if tk := n.GetToken(); tk != nil {
+			return tk.Value, true
+		}
 	}
-	return false
+	return "", false
+}
+
+// nodeKind names what a node holds, for "want X, got Y".
+func nodeKind(n ast.Node) string {
+	switch n.(type) {
+	case *ast.SequenceNode:
+		return "a list"
+	case *ast.MappingNode, *ast.MappingValueNode:
+		return "a mapping"
+	case *ast.NullNode:
+		return "nothing"
+	}
+	if s, ok := scalarText(n); ok {
+		return strconv.Quote(s)
+	}
+	return n.Type().String()
 }
 
 // valueError is a bad value found while decoding, with its position.
@@ -105,35 +116,49 @@ func (d *configDoc) errorf(key, format string, args ...any) error {
 	return fmt.Errorf("%s: %s: %w", d.at(key), key, fmt.Errorf(format, args...))
 }
 
-// loadConfig reads and decodes path strictly: unknown keys, duplicate keys
-// and values of the wrong type are errors naming the line and the key.
-func loadConfig(path string) (*fileConfig, *configDoc, error) {
+// loadConfig reads and parses path: one YAML document holding a mapping
+// of settings. backends: is decoded strictly here (unknown keys, and
+// values of the wrong type, are errors naming the line and the key); the
+// other keys are flags' names, applied by applyFile. Duplicate keys are
+// the parser's errors.
+func loadConfig(path string) (*configFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--config: %w", err)
+		return nil, fmt.Errorf("--config: %w", err)
 	}
 	doc := &configDoc{name: path, lines: map[string]int{}, paths: map[*token.Token]string{}}
+	cf := &configFile{doc: doc}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		return nil, nil, doc.yamlError(err)
+		return nil, doc.yamlError(err)
 	}
-	var cfg fileConfig
 	if len(f.Docs) > 1 {
-		return nil, nil, fmt.Errorf("%s: want one YAML document, got %d", path, len(f.Docs))
+		return nil, fmt.Errorf("%s: want one YAML document, got %d", path, len(f.Docs))
 	}
 	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
-		return &cfg, doc, nil
+		return cf, nil
 	}
-	ast.Walk(doc, f.Docs[0].Body)
-	if _, ok := f.Docs[0].Body.(*ast.MappingNode); !ok {
-		if _, ok := f.Docs[0].Body.(*ast.MappingValueNode); !ok {
-			return nil, nil, fmt.Errorf("%s: want a mapping of settings (key: value) at the top level", path)
+	body := f.Docs[0].Body
+	ast.Walk(doc, body)
+	switch m := body.(type) {
+	case *ast.MappingNode:
+		cf.settings = m.Values
+	case *ast.MappingValueNode:
+		cf.settings = []*ast.MappingValueNode{m}
+	default:
+		return nil, fmt.Errorf("%s: want a mapping of settings (key: value) at the top level", path)
+	}
+	for i, kv := range cf.settings {
+		if kv.Key.GetToken().Value != "backends" {
+			continue
 		}
+		if err := yaml.NodeToValue(kv.Value, &cf.backends, yaml.DisallowUnknownField()); err != nil {
+			return nil, doc.yamlError(err)
+		}
+		cf.settings = slices.Delete(slices.Clone(cf.settings), i, i+1)
+		break
 	}
-	if err := yaml.NodeToValue(f.Docs[0].Body, &cfg, yaml.DisallowUnknownField()); err != nil {
-		return nil, nil, doc.yamlError(err)
-	}
-	return &cfg, doc, nil
+	return cf, nil
 }
 
 // Visit indexes every node's path and line.

@@ -1,154 +1,72 @@
 package main
 
+import "github.com/goccy/go-yaml/ast"
+
 // The config file (--config FILE, YAML) can say everything the flags say,
 // plus what only makes sense per backend. examples/config/gateway.yaml
-// documents every key.
+// shows every key, and docs/configuration.md (generated from the flag
+// set) documents them.
 //
 // How the file, the command line and the environment combine is in
-// config_apply.go; how the file is decoded, in config_decode.go.
+// config_apply.go; how the file is parsed, in config_decode.go.
 //
-// Every scalar and list key is a flag's name in snake_case, and the file
-// is applied by setting those flags, so one parser and one validation
-// serve both; TestConfigCoversEveryFlag keeps the two in step. Errors name
-// the file, the line and the key: "gateway.yaml:7: unknown key "plaintxt"
-// in backends[0]".
+// Every top-level key but backends: is a flag's name in snake_case, and
+// the file is applied by setting those flags by name, so there is no
+// list of keys to keep in step with the flags: a new flag is a key at
+// once, parsed by its own Set. Only backends: has a schema here. Errors
+// name the file, the line and the key: "gateway.yaml:7: unknown key
+// "plaintxt" in backends[0]".
 
-// fileConfig is the schema of the config file. A nil pointer or an empty
-// list means "not set", so the flag's default (or command line) stands.
-type fileConfig struct {
-	// Backends replaces --backend, with per-backend settings.
-	Backends []fileBackend `yaml:"backends"`
-	Demo     *bool         `yaml:"demo"`
-
-	Listen            *string   `yaml:"listen"`
-	Stdio             *bool     `yaml:"stdio"`
-	Plaintext         *bool     `yaml:"plaintext"`
-	BackendCA         *string   `yaml:"backend_ca"`
-	BackendCert       *string   `yaml:"backend_cert"`
-	BackendKey        *string   `yaml:"backend_key"`
-	BackendServerName *string   `yaml:"backend_server_name"`
-	CallTimeout       *duration `yaml:"call_timeout"`
-	StreamTimeout     *duration `yaml:"stream_timeout"`
-	MethodTimeout     []string  `yaml:"method_timeout"`
-	OperationWait     *duration `yaml:"operation_wait"`
-	OperationCancel   *bool     `yaml:"operation_cancel"`
-	StreamMaxMessages *count    `yaml:"stream_max_messages"`
-	StreamMaxBytes    *count    `yaml:"stream_max_bytes"`
-	DiscoveryTimeout  *duration `yaml:"discovery_timeout"`
-	ShutdownGrace     *duration `yaml:"shutdown_grace"`
-	InputErrors       *string   `yaml:"input_errors"`
-	ExposeHealth      *bool     `yaml:"expose_health"`
-	ExposeInternal    *bool     `yaml:"expose_internal"`
-	ExposeDebugInfo   *bool     `yaml:"expose_debug_info"`
-	JSONNames         *string   `yaml:"json_names"`
-	ToolMode          *string   `yaml:"tool_mode"`
-	ToolBudget        *count    `yaml:"tool_budget"`
-
-	SearchEmbeddings        *string `yaml:"search_embeddings"`
-	SearchEmbeddingsModel   *string `yaml:"search_embeddings_model"`
-	SearchEmbeddingsKeyFile *string `yaml:"search_embeddings_key_file"`
-
-	MaxResultBytes            *count    `yaml:"max_result_bytes"`
-	ResultTTL                 *duration `yaml:"result_ttl"`
-	ResultStoreBytes          *count    `yaml:"result_store_bytes"`
-	ResultStoreEntries        *count    `yaml:"result_store_entries"`
-	ResultStoreBytesPerPrin   *count    `yaml:"result_store_bytes_per_principal"`
-	ResultStoreEntriesPerPrin *count    `yaml:"result_store_entries_per_principal"`
-	AllowOrigin               []string  `yaml:"allow_origin"`
-
-	AllowedHost          []string `yaml:"allowed_host"`
-	AllowUnauthenticated *bool    `yaml:"allow_unauthenticated"`
-	AdminListen          *string  `yaml:"admin_listen"`
-
-	MaxRequestBytes    *count    `yaml:"max_request_bytes"`
-	WSMaxMessageBytes  *count    `yaml:"ws_max_message_bytes"`
-	MaxConcurrentCalls *count    `yaml:"max_concurrent_calls"`
-	SessionSecretFile  *string   `yaml:"session_secret_file"`
-	SessionTTL         *duration `yaml:"session_ttl"`
-	ReadTimeout        *duration `yaml:"read_timeout"`
-	MaxInFlight        *count    `yaml:"max_in_flight"`
-	MaxInFlightPerPrin *count    `yaml:"max_in_flight_per_principal"`
-	MaxTaskPolls       *count    `yaml:"max_task_polls"`
-	MaxBatch           *count    `yaml:"max_batch"`
-	MaxSessions        *count    `yaml:"max_sessions"`
-	MaxSessionsPerPrin *count    `yaml:"max_sessions_per_principal"`
-	SessionIdleTimeout *duration `yaml:"session_idle_timeout"`
-	WSMaxConnections   *count    `yaml:"ws_max_connections"`
-
-	Include         []string  `yaml:"include"`
-	Exclude         []string  `yaml:"exclude"`
-	DescriptorSet   []string  `yaml:"descriptor_set"`
-	ProtoPath       []string  `yaml:"proto_path"`
-	Proto           []string  `yaml:"proto"`
-	ProtoCache      *string   `yaml:"proto_cache"`
-	NoReflection    *bool     `yaml:"no_reflection"`
-	Refresh         *duration `yaml:"refresh"`
-	RequireBackends *bool     `yaml:"require_backends"`
-
-	BackendLB           *string   `yaml:"backend_lb"`
-	BackendKeepalive    *duration `yaml:"backend_keepalive"`
-	BackendMaxRecvBytes *count    `yaml:"backend_max_recv_bytes"`
-	BackendMaxSendBytes *count    `yaml:"backend_max_send_bytes"`
-	Retry               *string   `yaml:"retry"`
-
-	TLSCert            *string           `yaml:"tls_cert"`
-	TLSKey             *string           `yaml:"tls_key"`
-	BearerTokensFile   *string           `yaml:"bearer_tokens_file"`
-	OAuthJWKSURL       *string           `yaml:"oauth_jwks_url"`
-	OAuthIssuer        *string           `yaml:"oauth_issuer"`
-	OAuthAudience      *string           `yaml:"oauth_audience"`
-	OAuthResource      *string           `yaml:"oauth_resource"`
-	OAuthRequiredScope []string          `yaml:"oauth_required_scope"`
-	OAuthToolScope     []string          `yaml:"oauth_tool_scope"`
-	StrictScopes       *bool             `yaml:"strict_scopes"`
-	ForwardClaim       []string          `yaml:"forward_claim"`
-	ForwardHeader      []string          `yaml:"forward_header"`
-	Metadata           map[string]string `yaml:"metadata"`
-
-	Metrics      *bool   `yaml:"metrics"`
-	LogArguments *bool   `yaml:"log_arguments"`
-	LogLevel     *string `yaml:"log_level"`
-	LogFormat    *string `yaml:"log_format"`
+// configFile is a parsed config file: its top-level settings in the
+// file's order, each a flag's name in snake_case (applyFile sets them
+// through the flag set), and its backends, the one key with a schema of
+// its own.
+type configFile struct {
+	doc      *configDoc
+	settings []*ast.MappingValueNode
+	// backends replaces --backend, with per-backend settings.
+	backends []fileBackend
 }
 
 // fileBackend is one entry of backends:. TLS keys left out inherit the
 // gateway-wide ones (plaintext, backend_ca...) only when the entry sets
 // none of its own, so a backend's TLS is always read from one place.
+// Each field's help tag is its line in docs/configuration.md.
 type fileBackend struct {
-	Name          string            `yaml:"name"`
-	Address       string            `yaml:"address"`
-	Plaintext     *bool             `yaml:"plaintext"`
-	CA            string            `yaml:"ca"`
-	Cert          string            `yaml:"cert"`
-	Key           string            `yaml:"key"`
-	ServerName    string            `yaml:"server_name"`
-	Metadata      map[string]string `yaml:"metadata"`
-	Include       []string          `yaml:"include"`
-	Exclude       []string          `yaml:"exclude"`
-	CallTimeout   duration          `yaml:"call_timeout"`
-	StreamTimeout duration          `yaml:"stream_timeout"`
-	DescriptorSet []string          `yaml:"descriptor_set"`
-	ProtoPath     []string          `yaml:"proto_path"`
-	Proto         []string          `yaml:"proto"`
-	NoReflection  bool              `yaml:"no_reflection"`
-	Methods       []fileMethod      `yaml:"methods"`
+	Name          string            `yaml:"name" help:"the backend's name, 1-32 of a-z 0-9 _ -; required with several backends"`
+	Address       string            `yaml:"address" help:"required: a gRPC target, as --backend takes it (HOST:PORT, dns:///HOST:PORT, unix:///PATH, unix-abstract:NAME, passthrough:///ADDR, or replicas HOST:PORT,HOST:PORT)"`
+	Plaintext     *bool             `yaml:"plaintext" help:"true: no TLS to this backend (not with ca, cert, key or server_name); any of these five TLS keys replaces the gateway-wide plaintext and backend_* settings for this backend"`
+	CA            string            `yaml:"ca" help:"PEM roots replacing the system roots"`
+	Cert          string            `yaml:"cert" help:"PEM client certificate for mutual TLS (with key)"`
+	Key           string            `yaml:"key" help:"PEM private key for cert"`
+	ServerName    string            `yaml:"server_name" help:"name verified in the backend's certificate, and sent as SNI"`
+	Metadata      map[string]string `yaml:"metadata" help:"KEY: VALUE gRPC metadata on every call to this backend, after the global metadata; -bin keys take base64"`
+	Include       []string          `yaml:"include" help:"globs on package.Service/Method narrowing this backend's methods; a method must pass these and the global include/exclude"`
+	Exclude       []string          `yaml:"exclude" help:"globs on package.Service/Method hiding this backend's methods"`
+	CallTimeout   duration          `yaml:"call_timeout" help:"deadline of this backend's unary calls (default: call_timeout)"`
+	StreamTimeout duration          `yaml:"stream_timeout" help:"deadline of this backend's streaming calls (default: stream_timeout)"`
+	DescriptorSet []string          `yaml:"descriptor_set" help:"this backend's own descriptor set files, as --descriptor-set"`
+	ProtoPath     []string          `yaml:"proto_path" help:"import paths for proto (default .)"`
+	Proto         []string          `yaml:"proto" help:"this backend's own .proto files, as --proto"`
+	NoReflection  bool              `yaml:"no_reflection" help:"never ask this backend for reflection: its descriptor_set or proto alone"`
+	Methods       []fileMethod      `yaml:"methods" help:"per-method settings (below); for each method the first matching entry applies"`
 
 	// Connection settings; each left out is the gateway-wide one
 	// (backend_lb, backend_keepalive, ...).
-	LB           *string   `yaml:"lb"`
-	Keepalive    *duration `yaml:"keepalive"`
-	MaxRecvBytes *count    `yaml:"max_recv_bytes"`
-	MaxSendBytes *count    `yaml:"max_send_bytes"`
-	Retry        *string   `yaml:"retry"`
+	LB           *string   `yaml:"lb" help:"round_robin or pick_first (default: backend_lb)"`
+	Keepalive    *duration `yaml:"keepalive" help:"ping after this silence with calls in flight; off: no pings (default: backend_keepalive)"`
+	MaxRecvBytes *count    `yaml:"max_recv_bytes" help:"largest response message; unlimited: no limit (default: backend_max_recv_bytes)"`
+	MaxSendBytes *count    `yaml:"max_send_bytes" help:"largest request message; unlimited: no limit (default: backend_max_send_bytes)"`
+	Retry        *string   `yaml:"retry" help:"\"on\" or \"off\", quoted (default: retry)"`
 }
 
 // fileMethod is one entry of a backend's methods:, overriding its
 // settings for the methods Match selects (the first match wins).
 type fileMethod struct {
-	Match         string   `yaml:"match"`
-	CallTimeout   duration `yaml:"call_timeout"`
-	StreamTimeout duration `yaml:"stream_timeout"`
-	Hidden        bool     `yaml:"hidden"`
+	Match         string   `yaml:"match" help:"required: a glob on package.Service/Method"`
+	CallTimeout   duration `yaml:"call_timeout" help:"deadline of the matching unary methods' calls, over the backend's and method_timeout"`
+	StreamTimeout duration `yaml:"stream_timeout" help:"deadline of the matching streaming methods' calls"`
+	Hidden        bool     `yaml:"hidden" help:"true: never offered as a tool"`
 	// OperationWait overrides operation_wait for a long-running method.
-	OperationWait duration `yaml:"operation_wait"`
+	OperationWait duration `yaml:"operation_wait" help:"operation_wait for the matching long-running methods (off or negative: do not wait)"`
 }

@@ -62,48 +62,67 @@ func yamlKeys(t reflect.Type) []string {
 	return keys
 }
 
-// TestConfigCoversEveryFlag: every flag but the meta flags has a config
-// key of the same name in snake_case, and every key is a flag (backends
-// stands for --backend), so the file can say everything the flags say.
-func TestConfigCoversEveryFlag(t *testing.T) {
-	keys := yamlKeys(reflect.TypeFor[fileConfig]())
+// TestConfigKeys: every flag but the meta flags and --backend is a
+// config key of the same name in snake_case, set by the flag's own Set
+// (backends: stands for --backend); a key that is no flag's is an error
+// naming it, with a hint when it is a flag's name misspelled.
+func TestConfigKeys(t *testing.T) {
+	t.Parallel()
 	fs := (&config{}).flagSet(io.Discard)
-	flags := map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) {
-		if metaFlags[f.Name] {
-			return
-		}
 		key := flagKey(f.Name)
-		if f.Name == "backend" {
-			key = "backends"
-		}
-		flags[key] = true
-		if !slices.Contains(keys, key) {
+		got := settingFlag(fs, key)
+		switch {
+		case metaFlags[f.Name] || f.Name == "backend":
+			if got != nil {
+				t.Errorf("--%s is a config key %q; it must not be", f.Name, key)
+			}
+		case got != f:
 			t.Errorf("flag --%s has no config key %q", f.Name, key)
 		}
 	})
-	for _, k := range keys {
-		if !flags[k] {
-			t.Errorf("config key %q is no flag's", k)
+	for key, want := range map[string]string{
+		"listen_addr":  `unknown key "listen_addr"`,
+		"call-timeout": `unknown key "call-timeout": keys are written in snake_case, call_timeout`,
+		"backend":      `unknown key "backend": backends are a list under backends:`,
+		"check_config": `unknown key "check_config": --check-config is for the command line only`,
+	} {
+		p := writeFile(t, "gateway.yaml", key+": x\n")
+		if _, err := parseConfig([]string{"--config", p}, io.Discard, noEnv); err == nil || !strings.Contains(err.Error(), p+":1: "+want) {
+			t.Errorf("key %s: %v, want %q", key, err, want)
 		}
 	}
 }
 
 // TestExampleConfigHasEveryKey: examples/config/gateway.yaml, the
-// documented reference, decodes strictly and shows every key of every
-// level.
+// commented example, shows every key of every level, each top-level key
+// at its flag's default (read by the flag's own Set), and its backends
+// decode strictly.
 func TestExampleConfigHasEveryKey(t *testing.T) {
-	cfg, doc, err := loadConfig("../../examples/config/gateway.yaml")
+	t.Parallel()
+	cf, err := loadConfig("../../examples/config/gateway.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Backends) != 1 || len(cfg.Backends[0].Methods) == 0 {
-		t.Fatalf("example: want one backend with methods, got %+v", cfg.Backends)
+	fs := (&config{}).flagSet(io.Discard)
+	if err := applyFile(fs, cf, map[string]bool{}, origins{}, nil); err != nil {
+		t.Fatal(err)
 	}
-	var want []string
-	for _, k := range yamlKeys(reflect.TypeFor[fileConfig]()) {
-		want = append(want, k)
+	fs.VisitAll(func(f *flag.Flag) {
+		if settingFlag(fs, flagKey(f.Name)) == nil {
+			return
+		}
+		if _, ok := cf.doc.lines[flagKey(f.Name)]; !ok {
+			t.Errorf("example config does not show %s", flagKey(f.Name))
+		}
+		if f.Value.String() != f.DefValue {
+			t.Errorf("example config gives %s %q; its default is %q", flagKey(f.Name), f.Value.String(), f.DefValue)
+		}
+	})
+	if len(cf.backends) != 1 || len(cf.backends[0].Methods) == 0 {
+		t.Fatalf("example: want one backend with methods, got %+v", cf.backends)
 	}
+	want := []string{"backends"}
 	for _, k := range yamlKeys(reflect.TypeFor[fileBackend]()) {
 		want = append(want, "backends[0]."+k)
 	}
@@ -113,8 +132,8 @@ func TestExampleConfigHasEveryKey(t *testing.T) {
 	for _, k := range want {
 		// A per-method key may be shown in any entry of methods.
 		shown := false
-		for i := range len(cfg.Backends[0].Methods) {
-			if _, ok := doc.lines[strings.Replace(k, "methods[0]", fmt.Sprintf("methods[%d]", i), 1)]; ok {
+		for i := range len(cf.backends[0].Methods) {
+			if _, ok := cf.doc.lines[strings.Replace(k, "methods[0]", fmt.Sprintf("methods[%d]", i), 1)]; ok {
 				shown = true
 			}
 		}
@@ -137,8 +156,8 @@ func TestConfigMinimal(t *testing.T) {
 	if b.name != "zoo" || b.addr != "127.0.0.1:50051" || b.file == nil || b.file.tls == nil || !b.file.tls.Plaintext {
 		t.Errorf("backend: %+v %+v", b, b.file)
 	}
-	if c.callTimeout != 30*time.Second || c.listen != "127.0.0.1:8080" {
-		t.Errorf("defaults changed: call timeout %s, listen %s", c.callTimeout, c.listen)
+	if c.opts.CallTimeout != 30*time.Second || c.listen != "127.0.0.1:8080" {
+		t.Errorf("defaults changed: call timeout %s, listen %s", c.opts.CallTimeout, c.listen)
 	}
 }
 
@@ -228,12 +247,12 @@ log_format: json
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []any{c.listen, c.callTimeout, c.streamTimeout, c.streamMaxMsgs, c.streamMaxBytes, c.discoveryTimeout, c.shutdownGrace,
-		c.inputErrors, c.jsonNames, c.toolMode, c.toolBudget, c.exposeHealth, c.exposeInternal, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
+	got := []any{c.listen, c.opts.CallTimeout, c.opts.StreamTimeout, c.opts.StreamMaxMessages, c.opts.StreamMaxBytes, c.opts.DiscoveryTimeout, c.shutdownGrace,
+		c.opts.InputErrors, c.jsonNames, c.opts.ToolMode, c.opts.ToolBudget, c.opts.ExposeHealth, c.opts.ExposeInternal, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
 		c.backends.refresh, c.backends.requireBackends, c.front.bearerTokensFile, []string(c.front.forwardHeaders), c.front.md.Get("x-caller"),
 		c.obs.metrics, c.obs.logArguments, c.logLevel, c.logFormat}
 	want := []any{"0.0.0.0:9090", 20 * time.Second, time.Minute, 50, int64(1024), 3 * time.Second, 7 * time.Second,
-		"protocol", "proto", "search", 1000, true, true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
+		gateway.InputErrorsProtocol, "proto", gateway.ToolModeSearch, 1000, true, true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
 		time.Duration(gateway.Off), true, tokens, []string{"x-request-id"}, []string{"gateway"},
 		false, true, "debug", "json"}
 	if !reflect.DeepEqual(got, want) {
@@ -290,8 +309,8 @@ func TestConfigPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.callTimeout != tc.want {
-				t.Errorf("call timeout %s, want %s", c.callTimeout, tc.want)
+			if c.opts.CallTimeout != tc.want {
+				t.Errorf("call timeout %s, want %s", c.opts.CallTimeout, tc.want)
 			}
 		})
 	}
@@ -378,19 +397,24 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown key", "backends:\n  - name: zoo\n    address: 127.0.0.1:1\n    plaintxt: true\n", noEnv, `FILE:4: unknown key "plaintxt" in backends[0]`},
 		{"unknown top-level key", "listen: 127.0.0.1:1\nlisten_addr: x\n", noEnv, `FILE:2: unknown key "listen_addr"`},
 		{"unknown method key", "backends:\n  - address: 127.0.0.1:1\n    methods:\n      - match: a.B/C\n        timeout: 1s\n", noEnv, `FILE:5: unknown key "timeout" in backends[0].methods[0]`},
-		{"bad duration", "shutdown_grace: soon\n", noEnv, `FILE:1: shutdown_grace: want a duration such as 30s or 1m30s, got "soon"`},
+		{"bad duration", "shutdown_grace: soon\n", noEnv, `FILE:1: shutdown_grace: invalid value "soon": want a duration such as 30s, or 0 for the default (15s)`},
 		{"bad backend duration", "backends:\n  - address: 127.0.0.1:1\n    call_timeout: 5\n", noEnv, `FILE:3: backends[0].call_timeout: want a duration`},
-		{"negative duration", "\ncall_timeout: -1s\n", noEnv, `FILE:2: call_timeout: want a duration such as 30s, or 0 for the default (30s)`},
-		{"bad enum", "input_errors: loud\n", noEnv, `FILE:1: input_errors: want "tool" or "protocol", got "loud"`},
+		{"negative duration", "\ncall_timeout: -1s\n", noEnv, `FILE:2: call_timeout: want a positive duration, got -1s`},
+		{"off where not allowed", "\ncall_timeout: off\n", noEnv, `FILE:2: call_timeout: invalid value "off": want a duration such as 30s, or 0 for the default (30s)`},
+		{"bad bool", "expose_health: maybe\n", noEnv, `FILE:1: expose_health: invalid value "maybe": want true or false`},
+		{"list of lists", "include: [[a.B]]\n", noEnv, `FILE:1: include[0]: want a string, got a list`},
+		{"mapping for scalar", "listen: {a: b}\n", noEnv, `FILE:1: listen: want a string, got a mapping`},
+		{"bad value overridden", "shutdown_grace: soon\n", env("GATEWAY_SHUTDOWN_GRACE", "5s"), `FILE:1: shutdown_grace: invalid value "soon"`},
+		{"bad enum", "input_errors: loud\n", noEnv, `FILE:1: input_errors: invalid value "loud": want "tool" or "protocol"`},
 		{"bad log level", "log_level: chatty\n", noEnv, `FILE:1: log_level: want debug, info, warn or error`},
-		{"wrong type", "stream_max_messages: many\n", noEnv, `FILE:1: stream_max_messages: want a whole number (or "unlimited" where allowed), got many`},
+		{"wrong type", "stream_max_messages: many\n", noEnv, `FILE:1: stream_max_messages: invalid value "many": want a whole number, or 0 for the default (10000)`},
 		{"list for scalar", "listen: [a, b]\n", noEnv, `FILE:1: listen: want a string, got a list`},
 		{"duplicate key", "listen: a:1\nlisten: b:2\n", noEnv, `FILE:2: mapping key "listen" already defined`},
 		{"syntax", "backends: [\n", noEnv, `FILE:1:`},
 		{"backend without address", "backends:\n  - name: zoo\n", noEnv, `FILE:2: backends[0]: address is required`},
 		{"bad lb", "backends:\n  - address: a:1\n    lb: random\n", noEnv, `FILE:3: backends[0].lb: want "round_robin" or "pick_first", got "random"`},
 		{"bad keepalive", "backends:\n  - address: a:1\n    keepalive: 1s\n", noEnv, `FILE:3: backends[0].keepalive: want "off" (no pings) or at least 10s (grpc-go's minimum), got 1s`},
-		{"bad max_recv_bytes", "backends:\n  - address: a:1\n    max_recv_bytes: lots\n", noEnv, `FILE:3: backends[0].max_recv_bytes: want a whole number (or "unlimited" where allowed), got lots`},
+		{"bad max_recv_bytes", "backends:\n  - address: a:1\n    max_recv_bytes: lots\n", noEnv, `FILE:3: backends[0].max_recv_bytes: want a whole number or "unlimited", got "lots"`},
 		{"bad retry", "backends:\n  - address: a:1\n    retry: sometimes\n", noEnv, `FILE:3: backends[0].retry: want "on" or "off", got "sometimes"`},
 		{"bad global retry", "retry: sometimes\n", noEnv, `FILE:1: retry: want "on" or "off", got "sometimes"`},
 		{"unix target", "backends:\n  - address: unix://host/x.sock\n", noEnv, `FILE:2: backends[0].address: backend address "unix://host/x.sock": a unix target names a path`},
@@ -514,17 +538,17 @@ operation_cancel: true
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.operationWait != 45*time.Second || !c.operationCancel {
-		t.Errorf("operation_wait %s, operation_cancel %v", c.operationWait, c.operationCancel)
+	if c.opts.OperationWait != 45*time.Second || !c.opts.OperationCancel {
+		t.Errorf("operation_wait %s, operation_cancel %v", c.opts.OperationWait, c.opts.OperationCancel)
 	}
 	if m := c.backends.parsed[0].file.backend.Methods; len(m) != 1 || m[0].OperationWait != -time.Second {
 		t.Errorf("per-method operation_wait: %+v", m)
 	}
-	if c, err := parseConfig([]string{"--operation-wait", "0s"}, io.Discard, noEnv); err != nil || c.operationWait != gateway.DefaultOperationWait {
-		t.Errorf("--operation-wait 0 is the default: %v, %v", c.operationWait, err)
+	if c, err := parseConfig([]string{"--operation-wait", "0s"}, io.Discard, noEnv); err != nil || c.opts.OperationWait != gateway.DefaultOperationWait {
+		t.Errorf("--operation-wait 0 is the default: %v, %v", c.opts.OperationWait, err)
 	}
-	if c, err := parseConfig([]string{"--operation-wait", "off"}, io.Discard, noEnv); err != nil || c.operationWait != gateway.Off {
-		t.Errorf("--operation-wait off: %v, %v", c.operationWait, err)
+	if c, err := parseConfig([]string{"--operation-wait", "off"}, io.Discard, noEnv); err != nil || c.opts.OperationWait != gateway.Off {
+		t.Errorf("--operation-wait off: %v, %v", c.opts.OperationWait, err)
 	}
 }
 
@@ -626,7 +650,7 @@ func TestBudgetBackendTransportDefaults(t *testing.T) {
 		{"backend-max-recv-bytes", c.backends.conn.maxRecv, 16 * mib},
 		{"backend-max-send-bytes", c.backends.conn.maxSend, 16 * mib},
 		{"retry", c.backends.conn.retry, "on"},
-		{"stream-max-bytes", c.streamMaxBytes, int64(4 * mib)},
+		{"stream-max-bytes", c.opts.StreamMaxBytes, int64(4 * mib)},
 		{"max-request-bytes", c.transports.maxRequestBytes, int64(4 * mib)},
 		{"ws-max-message-bytes", c.transports.wsMaxMessageBytes, int64(4 * mib)},
 		{"read-timeout", c.transports.readTimeout, 20 * time.Second},

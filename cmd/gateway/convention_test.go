@@ -24,10 +24,10 @@ func TestSettingsZeroIsDefaultOffIsSpelledOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.callTimeout != gateway.DefaultCallTimeout || c.transports.maxConcurrentCalls != mcp.DefaultMaxConcurrentCalls ||
+	if c.opts.CallTimeout != gateway.DefaultCallTimeout || c.transports.maxConcurrentCalls != mcp.DefaultMaxConcurrentCalls ||
 		c.backends.refresh != gateway.DefaultRefresh || c.backends.conn.keepalive != backendconn.DefaultKeepalive {
 		t.Errorf("0 is not the default: call-timeout %s, max-concurrent-calls %d, refresh %s, keepalive %s",
-			c.callTimeout, c.transports.maxConcurrentCalls, c.backends.refresh, c.backends.conn.keepalive)
+			c.opts.CallTimeout, c.transports.maxConcurrentCalls, c.backends.refresh, c.backends.conn.keepalive)
 	}
 
 	c, err = parseConfig([]string{"--refresh", "off", "--max-concurrent-calls", "unlimited", "--backend-keepalive", "off",
@@ -37,7 +37,7 @@ func TestSettingsZeroIsDefaultOffIsSpelledOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.backends.refresh != gateway.Off || c.transports.maxConcurrentCalls != gateway.Off || c.backends.conn.keepalive != gateway.Off ||
-		c.transports.maxInFlight != gateway.Off || c.operationWait != gateway.Off || c.toolBudget != gateway.Off ||
+		c.transports.maxInFlight != gateway.Off || c.opts.OperationWait != gateway.Off || c.opts.ToolBudget != gateway.Off ||
 		c.backends.conn.maxRecv != gateway.Off || c.results.maxBytes != gateway.Off {
 		t.Errorf("off and unlimited (or negative) did not reach the gateway as gateway.Off: %+v", c)
 	}
@@ -57,10 +57,10 @@ func TestSettingsZeroIsDefaultOffIsSpelledOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.backends.refresh != gateway.Off || c.transports.maxInFlight != gateway.Off || c.callTimeout != gateway.DefaultCallTimeout ||
-		c.transports.maxConcurrentCalls != gateway.Off || c.backends.conn.keepalive != gateway.Off || c.streamTimeout != gateway.DefaultStreamTimeout {
+	if c.backends.refresh != gateway.Off || c.transports.maxInFlight != gateway.Off || c.opts.CallTimeout != gateway.DefaultCallTimeout ||
+		c.transports.maxConcurrentCalls != gateway.Off || c.backends.conn.keepalive != gateway.Off || c.opts.StreamTimeout != gateway.DefaultStreamTimeout {
 		t.Errorf("variables and file: refresh %s, max-in-flight %d, call-timeout %s, max-concurrent-calls %d, keepalive %s, stream-timeout %s",
-			c.backends.refresh, c.transports.maxInFlight, c.callTimeout, c.transports.maxConcurrentCalls, c.backends.conn.keepalive, c.streamTimeout)
+			c.backends.refresh, c.transports.maxInFlight, c.opts.CallTimeout, c.transports.maxConcurrentCalls, c.backends.conn.keepalive, c.opts.StreamTimeout)
 	}
 
 	for _, args := range [][]string{
@@ -124,24 +124,16 @@ func TestHelpGroupsEveryFlag(t *testing.T) {
 	})
 }
 
-// TestMainFlagDefaults: the defaults README.md's table of main flags
-// shows are the ones -h shows (each flag's DefValue).
+// TestMainFlagDefaults: the defaults README.md's short table of the
+// most-used flags shows are the ones -h shows (each flag's DefValue);
+// docs/configuration.md, generated, shows every flag's.
 func TestMainFlagDefaults(t *testing.T) {
 	t.Parallel()
 	fs := (&config{}).flagSet(io.Discard)
 	for name, want := range map[string]string{
-		"demo": "false", "listen": "127.0.0.1:8080", "stdio": "false", "plaintext": "false",
-		"backend-ca": "", "backend-cert": "", "backend-key": "", "backend-server-name": "",
-		"backend-lb": "round_robin", "backend-keepalive": "5m0s",
-		"backend-max-recv-bytes": "16777216", "backend-max-send-bytes": "16777216", "retry": "on",
-		"call-timeout": "30s", "stream-timeout": "5m0s", "method-timeout": "", "stream-max-messages": "10000", "stream-max-bytes": "4194304",
-		"operation-wait": "30s", "operation-cancel": "false",
-		"max-result-bytes": "40000", "result-ttl": "10m0s", "result-store-bytes": "67108864", "result-store-entries": "1000",
-		"include": "", "exclude": "", "expose-health": "false", "expose-internal": "false", "refresh": "30s", "tool-mode": "auto", "tool-budget": "40000",
-		"input-errors": "tool", "json-names": "json", "allow-origin": "", "allowed-host": "",
-		"allow-unauthenticated": "false", "admin-listen": "", "shutdown-grace": "15s",
-		"oauth-tool-scope": "", "strict-scopes": "false",
-		"log-level": "info", "log-format": "text",
+		"backend": "", "demo": "false", "config": "", "listen": "127.0.0.1:8080", "stdio": "false", "plaintext": "false",
+		"backend-ca": "", "backend-cert": "", "backend-key": "", "call-timeout": "30s",
+		"include": "", "exclude": "", "tool-mode": "auto", "bearer-tokens-file": "", "oauth-jwks-url": "", "log-level": "info",
 	} {
 		f := fs.Lookup(name)
 		if f == nil {

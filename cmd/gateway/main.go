@@ -40,41 +40,32 @@ func main() {
 
 // config holds the parsed flags.
 type config struct {
+	// opts are the gateway's options that flags bind directly, each to
+	// its field (--call-timeout to opts.CallTimeout): serve adds what is
+	// derived or built at start.
+	opts gateway.Options
 	// demo runs the bundled demo backend: --demo, or set by checkDemo
 	// when nothing names a backend.
-	demo          bool
-	backends      backendFlags
-	listen        string
-	stdio         bool
-	tls           backendconn.TLS
-	callTimeout   time.Duration
-	streamTimeout time.Duration
+	demo     bool
+	backends backendFlags
+	listen   string
+	stdio    bool
+	tls      backendconn.TLS
 	// methodTimeouts are --method-timeout's GLOB=DURATION values, and
 	// methodDeadlines what validate made of them.
-	methodTimeouts   stringList
-	methodDeadlines  []gateway.MethodTimeout
-	operationWait    time.Duration
-	operationCancel  bool
-	streamMaxMsgs    int
-	streamMaxBytes   int64
-	discoveryTimeout time.Duration
-	shutdownGrace    time.Duration
-	inputErrors      string
-	exposeHealth     bool
-	exposeInternal   bool
-	exposeDebugInfo  bool
-	jsonNames        string
-	toolMode         string
-	toolBudget       int
-	results          resultFlags
-	search           searchFlags
-	allowOrigins     stringList
-	transports       transportFlags
-	front            frontDoor
-	exposure         exposure
-	obs              observability
-	logLevel         string
-	logFormat        string
+	methodTimeouts  stringList
+	methodDeadlines []gateway.MethodTimeout
+	shutdownGrace   time.Duration
+	jsonNames       string
+	results         resultFlags
+	search          searchFlags
+	allowOrigins    stringList
+	transports      transportFlags
+	front           frontDoor
+	exposure        exposure
+	obs             observability
+	logLevel        string
+	logFormat       string
 
 	// configFile is --config; checkConfig is --check-config, which reads
 	// its file as --config does and exits after validating.
@@ -82,9 +73,6 @@ type config struct {
 	checkConfig string
 	showVersion bool
 }
-
-// toolModes are --tool-mode's values.
-var toolModes = map[string]gateway.ToolMode{"auto": gateway.ToolModeAuto, "typed": gateway.ToolModeTyped, "search": gateway.ToolModeSearch}
 
 type stringList []string
 
@@ -150,24 +138,24 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.tls.CertFile, "backend-cert", "", "PEM client certificate for mutual TLS to the backend (with --backend-key)")
 	fs.StringVar(&c.tls.KeyFile, "backend-key", "", "PEM private key for --backend-cert")
 	fs.StringVar(&c.tls.ServerName, "backend-server-name", "", "server name to verify in the backend's certificate (and send as SNI)")
-	durationVar(fs, &c.callTimeout, "call-timeout", gateway.DefaultCallTimeout, false, "gRPC deadline of each tool call, and the longest a task method (tasks/result) waits")
-	durationVar(fs, &c.streamTimeout, "stream-timeout", gateway.DefaultStreamTimeout, false, "gRPC deadline of each streaming tool call (server, client or bidirectional streams)")
+	limitVar(fs, &c.opts.CallTimeout, "call-timeout", gateway.DefaultCallTimeout, false, "gRPC deadline of each tool call, and the longest a task method (tasks/result) waits")
+	limitVar(fs, &c.opts.StreamTimeout, "stream-timeout", gateway.DefaultStreamTimeout, false, "gRPC deadline of each streaming tool call (server, client or bidirectional streams)")
 	fs.Var(&c.methodTimeouts, "method-timeout", "GLOB=DURATION: the gRPC deadline of the methods GLOB matches (package.Service/Method, as --include), unary or streaming, on every backend, e.g. "+methodTimeoutExample+
 		" for long polls; the first that matches applies, over a config file backend's call_timeout and stream_timeout, under its methods: entries (repeatable)")
-	durationVar(fs, &c.operationWait, "operation-wait", gateway.DefaultOperationWait, true, "how long a call of a long-running method (google.longrunning operations) waits for its result before returning the unfinished operation's name; never past --call-timeout; off: return at once")
-	fs.BoolVar(&c.operationCancel, "operation-cancel", false, "cancel the backend operation (CancelOperation) when the client cancels a long-running call or goes away")
-	countVar(fs, &c.streamMaxMsgs, "stream-max-messages", gateway.DefaultStreamMaxMessages, false, "most messages one streaming call collects; past it the stream is cancelled and the result marked truncated")
-	countVar(fs, &c.streamMaxBytes, "stream-max-bytes", gateway.DefaultStreamMaxBytes, false, "most bytes of message JSON one streaming call collects; past it the stream is cancelled and the result marked truncated")
-	durationVar(fs, &c.discoveryTimeout, "discovery-timeout", gateway.DefaultDiscoveryTimeout, false, "how long one discovery of a backend may take (at start, and on each refresh)")
-	durationVar(fs, &c.shutdownGrace, "shutdown-grace", 15*time.Second, false, "how long in-flight calls may finish after SIGTERM/SIGINT")
-	fs.StringVar(&c.inputErrors, "input-errors", "tool", `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
-	fs.BoolVar(&c.exposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
-	fs.BoolVar(&c.exposeInternal, "expose-internal", false, "expose the services that serve a server's operators and infrastructure, not its users, hidden by default (each logged when hidden): "+
+	limitVar(fs, &c.opts.OperationWait, "operation-wait", gateway.DefaultOperationWait, true, "how long a call of a long-running method (google.longrunning operations) waits for its result before returning the unfinished operation's name; never past --call-timeout; off: return at once")
+	fs.BoolVar(&c.opts.OperationCancel, "operation-cancel", false, "cancel the backend operation (CancelOperation) when the client cancels a long-running call or goes away")
+	limitVar(fs, &c.opts.StreamMaxMessages, "stream-max-messages", gateway.DefaultStreamMaxMessages, false, "most messages one streaming call collects; past it the stream is cancelled and the result marked truncated")
+	limitVar(fs, &c.opts.StreamMaxBytes, "stream-max-bytes", gateway.DefaultStreamMaxBytes, false, "most bytes of message JSON one streaming call collects; past it the stream is cancelled and the result marked truncated")
+	limitVar(fs, &c.opts.DiscoveryTimeout, "discovery-timeout", gateway.DefaultDiscoveryTimeout, false, "how long one discovery of a backend may take (at start, and on each refresh)")
+	limitVar(fs, &c.shutdownGrace, "shutdown-grace", 15*time.Second, false, "how long in-flight calls may finish after SIGTERM/SIGINT")
+	fs.TextVar(&c.opts.InputErrors, "input-errors", gateway.InputErrorsTool, `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
+	fs.BoolVar(&c.opts.ExposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
+	fs.BoolVar(&c.opts.ExposeInternal, "expose-internal", false, "expose the services that serve a server's operators and infrastructure, not its users, hidden by default (each logged when hidden): "+
 		strings.Join(gateway.InternalServices(), ", "))
-	fs.BoolVar(&c.exposeDebugInfo, "expose-debug-info", false, "pass google.rpc.DebugInfo error details from backends on to clients (withheld by default: stack traces and internals)")
+	fs.BoolVar(&c.opts.ExposeDebugInfo, "expose-debug-info", false, "pass google.rpc.DebugInfo error details from backends on to clients (withheld by default: stack traces and internals)")
 	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
-	fs.StringVar(&c.toolMode, "tool-mode", "auto", `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
-	countVar(fs, &c.toolBudget, "tool-budget", gateway.DefaultToolBudget, true, "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; unlimited: always typed")
+	fs.TextVar(&c.opts.ToolMode, "tool-mode", gateway.ToolModeAuto, `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
+	limitVar(fs, &c.opts.ToolBudget, "tool-budget", gateway.DefaultToolBudget, true, "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; unlimited: always typed")
 	c.search.register(fs)
 	c.results.register(fs)
 	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, /ws and /sse, e.g. https://app.example.com (repeatable)")
@@ -183,30 +171,24 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 // validate checks the settings, wherever they came from, and loads what
 // must be readable at start.
 func (c *config) validate() error {
-	if c.inputErrors != "tool" && c.inputErrors != "protocol" {
-		return fmt.Errorf(`--input-errors: want "tool" or "protocol", got %q`, c.inputErrors)
-	}
-	if _, ok := toolModes[c.toolMode]; !ok {
-		return fmt.Errorf(`--tool-mode: want "auto", "typed" or "search", got %q`, c.toolMode)
-	}
 	if c.jsonNames != "json" && c.jsonNames != "proto" {
 		return fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
 	}
-	if c.callTimeout <= 0 {
-		return fmt.Errorf("--call-timeout: want a positive duration, got %s", c.callTimeout)
+	if c.opts.CallTimeout <= 0 {
+		return fmt.Errorf("--call-timeout: want a positive duration, got %s", c.opts.CallTimeout)
 	}
-	if c.streamTimeout <= 0 {
-		return fmt.Errorf("--stream-timeout: want a positive duration, got %s", c.streamTimeout)
+	if c.opts.StreamTimeout <= 0 {
+		return fmt.Errorf("--stream-timeout: want a positive duration, got %s", c.opts.StreamTimeout)
 	}
 	var err error
 	if c.methodDeadlines, err = parseMethodTimeouts(c.methodTimeouts); err != nil {
 		return err
 	}
-	if c.streamMaxMsgs <= 0 {
-		return fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.streamMaxMsgs)
+	if c.opts.StreamMaxMessages <= 0 {
+		return fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.opts.StreamMaxMessages)
 	}
-	if c.streamMaxBytes <= 0 {
-		return fmt.Errorf("--stream-max-bytes: want a positive number of bytes, got %d", c.streamMaxBytes)
+	if c.opts.StreamMaxBytes <= 0 {
+		return fmt.Errorf("--stream-max-bytes: want a positive number of bytes, got %d", c.opts.StreamMaxBytes)
 	}
 	if err := c.results.check(); err != nil {
 		return err
@@ -342,11 +324,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		}
 	}
 
-	inputErrors := gateway.InputErrorsTool
-	if c.inputErrors == "protocol" {
-		inputErrors = gateway.InputErrorsProtocol
-	}
-	dctx, cancel := context.WithTimeout(ctx, c.discoveryTimeout)
+	dctx, cancel := context.WithTimeout(ctx, c.opts.DiscoveryTimeout)
 	httpOpts, wsOpts, sseOpts := c.transports.options(c.allowOrigins)
 	authn, err := c.front.authenticator(dctx, logger)
 	if err != nil {
@@ -356,57 +334,44 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	if authn != nil {
 		defer authn.Close()
 	}
-	g, err := gateway.New(dctx, backends, &gateway.Options{
-		Logger:                         logger,
-		Version:                        version,
-		CallTimeout:                    c.callTimeout,
-		StreamTimeout:                  c.streamTimeout,
-		MethodTimeouts:                 c.methodDeadlines,
-		OperationWait:                  c.operationWait,
-		OperationCancel:                c.operationCancel,
-		StreamMaxMessages:              c.streamMaxMsgs,
-		StreamMaxBytes:                 c.streamMaxBytes,
-		InputErrors:                    inputErrors,
-		ExposeHealth:                   c.exposeHealth,
-		ExposeInternal:                 c.exposeInternal,
-		ExposeDebugInfo:                c.exposeDebugInfo,
-		Include:                        c.backends.include,
-		Exclude:                        c.backends.exclude,
-		Refresh:                        c.backends.refresh,
-		DiscoveryTimeout:               c.discoveryTimeout,
-		RequireBackends:                c.backends.requireBackends,
-		UseProtoNames:                  c.jsonNames == "proto",
-		ToolMode:                       toolModes[c.toolMode],
-		ToolBudget:                     c.toolBudget,
-		SearchEmbeddings:               c.search.options(),
-		MaxResultBytes:                 c.results.maxBytes,
-		ResultTTL:                      c.results.ttl,
-		ResultStoreBytes:               c.results.storeBytes,
-		ResultStoreEntries:             c.results.storeEntries,
-		ResultStoreBytesPerPrincipal:   c.results.storeBytesPerPrin,
-		ResultStoreEntriesPerPrincipal: c.results.storeEntriesPerPrin,
-		HTTP:                           httpOpts,
-		WebSocket:                      wsOpts,
-		SSE:                            sseOpts,
-		MaxConcurrentCalls:             c.transports.maxConcurrentCalls,
-		AllowedHosts:                   c.exposure.hosts(c.front.oauthResource),
-		SeparateAdmin:                  c.exposure.adminListen != "",
-		ReadTimeout:                    c.transports.readTimeout,
-		MaxInFlight:                    c.transports.maxInFlight,
-		MaxInFlightPerPrincipal:        c.transports.maxInFlightPerPrin,
-		MaxTaskPolls:                   c.transports.maxTaskPolls,
-		MaxBatch:                       c.transports.maxBatch,
-		MaxStdioMessageBytes:           int(c.transports.maxRequestBytes),
-		Auth:                           authn,
-		StrictScopes:                   c.front.strictScopes,
-		ForwardHeaders:                 c.front.forwardHeaderNames(),
-		Metadata:                       c.front.md,
-		Metrics:                        tel.metrics,
-		TracerProvider:                 tel.tp,
-		LogArguments:                   c.obs.logArguments,
-		// The protocol trace is what --log-level debug is for.
-		ProtocolTrace: c.logLevel == "debug",
-	})
+	opts := c.opts
+	opts.Logger = logger
+	opts.Version = version
+	opts.MethodTimeouts = c.methodDeadlines
+	opts.Include = c.backends.include
+	opts.Exclude = c.backends.exclude
+	opts.Refresh = c.backends.refresh
+	opts.RequireBackends = c.backends.requireBackends
+	opts.UseProtoNames = c.jsonNames == "proto"
+	opts.SearchEmbeddings = c.search.options()
+	opts.MaxResultBytes = c.results.maxBytes
+	opts.ResultTTL = c.results.ttl
+	opts.ResultStoreBytes = c.results.storeBytes
+	opts.ResultStoreEntries = c.results.storeEntries
+	opts.ResultStoreBytesPerPrincipal = c.results.storeBytesPerPrin
+	opts.ResultStoreEntriesPerPrincipal = c.results.storeEntriesPerPrin
+	opts.HTTP = httpOpts
+	opts.WebSocket = wsOpts
+	opts.SSE = sseOpts
+	opts.MaxConcurrentCalls = c.transports.maxConcurrentCalls
+	opts.AllowedHosts = c.exposure.hosts(c.front.oauthResource)
+	opts.SeparateAdmin = c.exposure.adminListen != ""
+	opts.ReadTimeout = c.transports.readTimeout
+	opts.MaxInFlight = c.transports.maxInFlight
+	opts.MaxInFlightPerPrincipal = c.transports.maxInFlightPerPrin
+	opts.MaxTaskPolls = c.transports.maxTaskPolls
+	opts.MaxBatch = c.transports.maxBatch
+	opts.MaxStdioMessageBytes = int(c.transports.maxRequestBytes)
+	opts.Auth = authn
+	opts.StrictScopes = c.front.strictScopes
+	opts.ForwardHeaders = c.front.forwardHeaderNames()
+	opts.Metadata = c.front.md
+	opts.Metrics = tel.metrics
+	opts.TracerProvider = tel.tp
+	opts.LogArguments = c.obs.logArguments
+	// The protocol trace is what --log-level debug is for.
+	opts.ProtocolTrace = c.logLevel == "debug"
+	g, err := gateway.New(dctx, backends, &opts)
 	cancel()
 	if err != nil {
 		return err

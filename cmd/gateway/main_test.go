@@ -185,9 +185,9 @@ func TestStartupErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"input-errors", []string{"--input-errors", "loud"}, 2, `--input-errors: want "tool" or "protocol", got "loud"`},
+		{"input-errors", []string{"--input-errors", "loud"}, 2, `invalid value "loud" for flag -input-errors: want "tool" or "protocol"`},
 		{"json-names", []string{"--json-names", "camel"}, 2, `--json-names: want "json" or "proto"`},
-		{"tool-mode", []string{"--tool-mode", "lazy"}, 2, `--tool-mode: want "auto", "typed" or "search", got "lazy"`},
+		{"tool-mode", []string{"--tool-mode", "lazy"}, 2, `invalid value "lazy" for flag -tool-mode: want "auto", "typed" or "search"`},
 		{"search-embeddings model", []string{"--search-embeddings", "http://127.0.0.1:1/v1/embeddings"}, 2, `--search-embeddings-model: required with --search-embeddings`},
 		{"search-embeddings plain http", []string{"--search-embeddings", "http://embed.example.com/v1/embeddings", "--search-embeddings-model", "m"}, 2, `--search-embeddings: embeddings URL http://embed.example.com/v1/embeddings: plain http is allowed only to a loopback host; use https`},
 		{"search-embeddings alone", []string{"--search-embeddings-model", "m"}, 2, `--search-embeddings-model and --search-embeddings-key-file need --search-embeddings URL`},

@@ -3,11 +3,13 @@ package mcp
 import (
 	"fmt"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/limit"
 )
 
 // Defaults the transports share, so /mcp, /ws and /sse bound the same
 // things the same way unless an option says otherwise. Every numeric
-// option of this package follows the gateway's rule: zero means the
+// option of this package follows the gateway's rule (internal/limit): zero means the
 // default named here; a negative value means "no limit" where the
 // option's doc allows it, and is refused by the options' Check method
 // where it does not. The constructors return no error, so they cannot
@@ -64,27 +66,24 @@ const (
 	DefaultKeepAlive = 30 * time.Second
 )
 
-// orDefault replaces a zero or negative option with its default.
-func orDefault[T ~int | ~int64](v *T, def T) {
-	if *v <= 0 {
-		*v = def
-	}
-}
+// orDefault replaces a zero or negative option with its default (the
+// rule's internal/limit.OrDefault).
+func orDefault[T limit.Number](v *T, def T) { *v = limit.OrDefault(*v, def) }
 
-// bounded is an option that has a default but cannot be off.
-type bounded struct {
-	name     string
-	negative bool
-}
+// bounded is an option that has a default but cannot be off: its name
+// and its check (internal/limit.Check).
+type bounded func(owner string) error
 
-func boundedInt[T ~int | ~int64](name string, v T) bounded { return bounded{name, v < 0} }
+func boundedInt[T limit.Number](name string, v T) bounded {
+	return func(owner string) error { return limit.Check(owner+"."+name, v, "") }
+}
 
 // checkBounded refuses the first of opts that is negative, naming it
 // as owner.name.
 func checkBounded(owner string, opts ...bounded) error {
-	for _, o := range opts {
-		if o.negative {
-			return fmt.Errorf("mcp: %s.%s is negative: it cannot be off; 0 means the default", owner, o.name)
+	for _, check := range opts {
+		if err := check(owner); err != nil {
+			return fmt.Errorf("mcp: %w", err)
 		}
 	}
 	return nil

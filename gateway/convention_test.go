@@ -14,18 +14,19 @@ import (
 func TestOptionsThatCannotBeOff(t *testing.T) {
 	t.Parallel()
 	for name, opts := range map[string]*gateway.Options{
-		"Options.CallTimeout":          {CallTimeout: gateway.Off},
-		"Options.StreamTimeout":        {StreamTimeout: gateway.Off},
-		"Options.StreamMaxMessages":    {StreamMaxMessages: gateway.Off},
-		"Options.StreamMaxBytes":       {StreamMaxBytes: -5},
-		"Options.DiscoveryTimeout":     {DiscoveryTimeout: gateway.Off},
-		"Options.MaxBatch":             {MaxBatch: gateway.Off},
-		"Options.MaxStdioMessageBytes": {MaxStdioMessageBytes: gateway.Off},
-		"Options.ResultTTL":            {ResultTTL: gateway.Off},
-		"Options.ResultStoreBytes":     {ResultStoreBytes: gateway.Off},
-		"Options.ResultStoreEntries":   {ResultStoreEntries: gateway.Off},
-		"Options.MaxTaskPolls":         {MaxTaskPolls: gateway.Off},
-		// The transports' options, checked by their own Check.
+		"Options.CallTimeout":        {CallTimeout: gateway.Off},
+		"Options.StreamTimeout":      {StreamTimeout: gateway.Off},
+		"Options.StreamMaxMessages":  {StreamMaxMessages: gateway.Off},
+		"Options.StreamMaxBytes":     {StreamMaxBytes: -5},
+		"Options.DiscoveryTimeout":   {DiscoveryTimeout: gateway.Off},
+		"Options.ResultTTL":          {ResultTTL: gateway.Off},
+		"Options.ResultStoreBytes":   {ResultStoreBytes: gateway.Off},
+		"Options.ResultStoreEntries": {ResultStoreEntries: gateway.Off},
+		// The MCP server's and the transports' options, checked by their
+		// own Check.
+		"Options.Server: mcp: ServerOptions.MaxBatch":                 {Server: &mcp.ServerOptions{MaxBatch: gateway.Off}},
+		"Options.Server: mcp: ServerOptions.MaxMessageBytes":          {Server: &mcp.ServerOptions{MaxMessageBytes: gateway.Off}},
+		"Options.Server: mcp: ServerOptions.MaxTaskPolls":             {Server: &mcp.ServerOptions{MaxTaskPolls: gateway.Off}},
 		"Options.HTTP: mcp: StreamableHTTPOptions.SessionIdleTimeout": {HTTP: &mcp.StreamableHTTPOptions{SessionIdleTimeout: gateway.Off}},
 		"Options.HTTP: mcp: StreamableHTTPOptions.MaxRequestBytes":    {HTTP: &mcp.StreamableHTTPOptions{MaxRequestBytes: gateway.Off}},
 		"Options.WebSocket: mcp: WebSocketOptions.PongTimeout":        {WebSocket: &mcp.WebSocketOptions{PongTimeout: gateway.Off}},

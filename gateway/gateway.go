@@ -213,36 +213,21 @@ type Options struct {
 	// SeparateAdmin serves /metrics and /readyz only on AdminHandler (for
 	// an admin listener of their own), not on Handler.
 	SeparateAdmin bool
-	// MaxInFlight bounds the requests in flight on the whole gateway,
-	// every session and stateless request together; see
-	// mcp.ServerOptions.MaxInFlight (0: its default, negative: none).
-	MaxInFlight int
-	// MaxInFlightPerPrincipal bounds the requests in flight of one
-	// authenticated principal, its share of MaxInFlight; see
-	// mcp.ServerOptions.MaxInFlightPerPrincipal (0: half of
-	// MaxInFlight, Off: none).
-	MaxInFlightPerPrincipal int
-	// MaxTaskPolls bounds the polls per second every
-	// subscriptions/listen stream together makes to follow its tasks
-	// (each a GetOperation), an authenticated principal's streams at
-	// most half of them; see mcp.ServerOptions.MaxTaskPolls (0: its
-	// default). It cannot be Off.
-	MaxTaskPolls int
-	// MaxBatch bounds the messages of one JSON-RPC batch; see
-	// mcp.ServerOptions.MaxBatch (0: its default).
-	MaxBatch int
-	// MaxStdioMessageBytes bounds one stdio line; see
-	// mcp.ServerOptions.MaxMessageBytes (0: its default).
-	MaxStdioMessageBytes int
+	// Server is the MCP server's limits: requests in flight per session
+	// (MaxConcurrentCalls), on the whole gateway (MaxInFlight) and per
+	// principal (MaxInFlightPerPrincipal), task polls per second
+	// (MaxTaskPolls), a batch's messages (MaxBatch), a stdio line
+	// (MaxMessageBytes) and the other mcp.ServerOptions limits, each
+	// documented there; nil means their defaults. The gateway sets the
+	// fields that are its own wiring (Logger, Trace, TraceBodies,
+	// SessionObserver, PrincipalOf, TaskWaitTimeout: Options.CallTimeout)
+	// over whatever is given.
+	Server *mcp.ServerOptions
 	// ExposeDebugInfo passes google.rpc.DebugInfo error details from the
 	// backends on to clients; by default they are withheld (and logged
 	// at debug level), since they hold stack traces and internals meant
 	// for the service's developers.
 	ExposeDebugInfo bool
-	// MaxConcurrentCalls bounds the requests one session may have in
-	// flight, on every transport; 0 means the MCP layer's default
-	// (mcp.DefaultMaxConcurrentCalls), Off no limit.
-	MaxConcurrentCalls int
 	// Auth, when set, authenticates every request to the MCP endpoints
 	// and serves the OAuth protected-resource metadata; health endpoints
 	// stay open. The caller owns it and closes it after Shutdown. Nil
@@ -388,12 +373,10 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		mustNotBeOff("Options.StreamMaxMessages", g.opts.StreamMaxMessages, "a stream's result is always bounded"),
 		mustNotBeOff("Options.StreamMaxBytes", g.opts.StreamMaxBytes, "a stream's result is always bounded"),
 		mustNotBeOff("Options.DiscoveryTimeout", g.opts.DiscoveryTimeout, "a discovery always has a deadline"),
-		mustNotBeOff("Options.MaxBatch", g.opts.MaxBatch, "a batch is always bounded"),
-		mustNotBeOff("Options.MaxTaskPolls", g.opts.MaxTaskPolls, "the polls that follow tasks are always paced"),
-		mustNotBeOff("Options.MaxStdioMessageBytes", g.opts.MaxStdioMessageBytes, "a message is always bounded"),
 		mustNotBeOff("Options.ResultTTL", g.opts.ResultTTL, "a result kept whole always expires"),
 		mustNotBeOff("Options.ResultStoreBytes", g.opts.ResultStoreBytes, "the result store is always bounded"),
 		mustNotBeOff("Options.ResultStoreEntries", g.opts.ResultStoreEntries, "the result store is always bounded"),
+		wrapOption("Options.Server", g.opts.Server.Check()),
 		wrapOption("Options.HTTP", g.opts.HTTP.Check()),
 		wrapOption("Options.WebSocket", g.opts.WebSocket.Check()),
 		wrapOption("Options.SSE", g.opts.SSE.Check()),
@@ -467,12 +450,13 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	if g.opts.Auth != nil {
 		who = principalOf
 	}
-	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g,
-		&mcp.ServerOptions{Logger: g.opts.Logger, Trace: g.traceLogger(), TraceBodies: g.opts.LogArguments,
-			MaxConcurrentCalls: g.opts.MaxConcurrentCalls, SessionObserver: g.observeSessions(), PrincipalOf: who,
-			MaxInFlight: g.opts.MaxInFlight, MaxInFlightPerPrincipal: g.opts.MaxInFlightPerPrincipal, TaskWaitTimeout: g.opts.CallTimeout,
-			MaxTaskPolls: g.opts.MaxTaskPolls,
-			MaxBatch:     g.opts.MaxBatch, MaxMessageBytes: g.opts.MaxStdioMessageBytes})
+	var so mcp.ServerOptions
+	if g.opts.Server != nil {
+		so = *g.opts.Server
+	}
+	so.Logger, so.Trace, so.TraceBodies = g.opts.Logger, g.traceLogger(), g.opts.LogArguments
+	so.SessionObserver, so.PrincipalOf, so.TaskWaitTimeout = g.observeSessions(), who, g.opts.CallTimeout
+	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g, &so)
 	httpOpts := withHosts(g.opts.HTTP, g.opts.AllowedHosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })
 	if g.streamable, err = g.server.StreamableHTTPHandler(httpOpts); err != nil {
 		return nil, wrapOption("Options.HTTP", err)

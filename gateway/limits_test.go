@@ -22,6 +22,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
 )
 
@@ -331,7 +332,7 @@ func TestTaskResultCredentialEnd(t *testing.T) {
 func TestInFlightShare(t *testing.T) {
 	a, _ := bearerAuth(t, "alpha\nbeta\n")
 	log := newPollLog()
-	srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Auth: a, MaxInFlight: 4, CallTimeout: time.Hour})
+	srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Auth: a, Server: &mcp.ServerOptions{MaxInFlight: 4}, CallTimeout: time.Hour})
 	alpha, beta := newSessionClientAs(t, url, "alpha"), newSessionClientAs(t, url, "beta")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a safety net only
 	defer cancel()
@@ -496,7 +497,7 @@ func TestListenPollBudget(t *testing.T) {
 	a, _ := bearerAuth(t, "alpha\nbeta\ngamma\n")
 	log := newPollLog()
 	srv, url := startJobsAs(t, lrotest.Options{NoWait: true, ServerOptions: []grpc.ServerOption{log.option()}},
-		&gateway.Options{Auth: a, OperationWait: gateway.Off, MaxTaskPolls: rate})
+		&gateway.Options{Auth: a, OperationWait: gateway.Off, Server: &mcp.ServerOptions{MaxTaskPolls: rate}})
 	clients := map[string]*rpcClient{}
 	ids, ops := map[string][]string{}, map[string][]string{}
 	for _, who := range []string{"alpha", "gamma"} {

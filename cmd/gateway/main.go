@@ -28,6 +28,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
@@ -353,15 +354,17 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	opts.HTTP = httpOpts
 	opts.WebSocket = wsOpts
 	opts.SSE = sseOpts
-	opts.MaxConcurrentCalls = c.transports.maxConcurrentCalls
+	opts.Server = &mcp.ServerOptions{
+		MaxConcurrentCalls:      c.transports.maxConcurrentCalls,
+		MaxInFlight:             c.transports.maxInFlight,
+		MaxInFlightPerPrincipal: c.transports.maxInFlightPerPrin,
+		MaxTaskPolls:            c.transports.maxTaskPolls,
+		MaxBatch:                c.transports.maxBatch,
+		MaxMessageBytes:         int(c.transports.maxRequestBytes),
+	}
 	opts.AllowedHosts = c.exposure.hosts(c.front.oauthResource)
 	opts.SeparateAdmin = c.exposure.adminListen != ""
 	opts.ReadTimeout = c.transports.readTimeout
-	opts.MaxInFlight = c.transports.maxInFlight
-	opts.MaxInFlightPerPrincipal = c.transports.maxInFlightPerPrin
-	opts.MaxTaskPolls = c.transports.maxTaskPolls
-	opts.MaxBatch = c.transports.maxBatch
-	opts.MaxStdioMessageBytes = int(c.transports.maxRequestBytes)
 	opts.Auth = authn
 	opts.StrictScopes = c.front.strictScopes
 	opts.ForwardHeaders = c.front.forwardHeaderNames()

@@ -3,23 +3,31 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 )
 
 // BenchmarkUnary measures the same small unary call (GetAnimal) made
-// directly over gRPC and as tools/call through the gateway over Streamable
-// HTTP, against one in-process backend, at 1 and 16 calls in flight. The
-// gateway client is a bare HTTP client posting a pre-encoded stateless
-// (2026-07-28) request, so the difference is the gateway's own cost.
+// directly over gRPC, as tools/call through the gateway over Streamable
+// HTTP, and through "bare", a handler that does only the HTTP-to-gRPC
+// hop (decode the request with encoding/json, call, render the response
+// with protojson, answer the JSON-RPC result): the floor a gateway could
+// reach without MCP's sessions, validation, limits or observation.
+// Each runs against one in-process backend, at 1 and 16 calls in flight.
+// The HTTP client is a bare client posting a pre-encoded stateless
+// (2026-07-28) request, so the difference is the server side's cost.
 //
 //	go test -run '^$' -bench BenchmarkUnary -benchmem ./gateway/
 func BenchmarkUnary(b *testing.B) {
@@ -38,18 +46,20 @@ func BenchmarkUnary(b *testing.B) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer hc.CloseIdleConnections()
 	viaGateway := func() error { return postGetAnimal(hc, url, "") }
+	bare := httptest.NewServer(bareHandler(client))
+	defer bare.Close()
+	viaBare := func() error { return postGetAnimal(hc, bare.URL, "") }
 	// One checked call each, so the benchmark cannot time failures.
-	if err := direct(); err != nil {
-		b.Fatal(err)
-	}
-	if err := viaGateway(); err != nil {
-		b.Fatal(err)
+	for _, call := range []func() error{direct, viaGateway, viaBare} {
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
 	}
 
 	for _, c := range []struct {
 		name string
 		call func() error
-	}{{"direct", direct}, {"gateway", viaGateway}} {
+	}{{"direct", direct}, {"gateway", viaGateway}, {"bare", viaBare}} {
 		b.Run(c.name+"/inflight=1", func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
@@ -77,6 +87,46 @@ func BenchmarkUnary(b *testing.B) {
 			})
 		})
 	}
+}
+
+// bareHandler answers getAnimalBody with the HTTP-to-gRPC hop alone:
+// BenchmarkUnary's floor for the gateway.
+func bareHandler(client zoov1.ZooServiceClient) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Arguments struct {
+					ID string `json:"id"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		resp, err := client.GetAnimal(r.Context(), &zoov1.GetAnimalRequest{Id: req.Params.Arguments.ID})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		js, err := protojson.Marshal(resp)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		text, _ := json.Marshal(string(js))
+		out := make([]byte, 0, 2*len(js)+128)
+		out = append(out, `{"jsonrpc":"2.0","id":`...)
+		out = append(out, req.ID...)
+		out = append(out, `,"result":{"content":[{"type":"text","text":`...)
+		out = append(out, text...)
+		out = append(out, `}],"structuredContent":`...)
+		out = append(out, js...)
+		out = append(out, `}}`...)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+	})
 }
 
 // getAnimalBody is a stateless (2026-07-28) tools/call of GetAnimal,

@@ -108,12 +108,8 @@ func (g *Gateway) fitResult(ctx context.Context, req *mcp.CallToolRequest, t *to
 	if !f.Cut {
 		return res
 	}
-	whole := string(js)
-	for i := range res.Content {
-		if res.Content[i].Type != mcp.ContentResourceLink && res.Content[i].Text == whole {
-			res.Content[i].Text = string(f.JSON)
-		}
-	}
+	// The text blocks that are the structured content (mcp.Content's
+	// Structured) follow it.
 	res.StructuredContent = f.JSON
 	var note strings.Builder
 	fmt.Fprintf(&note, "This result was cut to fit the gateway's result budget of %d bytes (the whole result is %d bytes): ", g.budget, len(js))

@@ -226,7 +226,7 @@ func appendWrapped(b []byte, enc *transcode.Encoder, wire []byte, wrap bool) ([]
 // for clients that read only content, as its text block.
 func jsonResult(js []byte) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{{Type: mcp.ContentText, Text: string(js)}},
+		Content:           []mcp.Content{{Type: mcp.ContentText, Structured: true}},
 		StructuredContent: js,
 	}
 }

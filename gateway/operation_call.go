@@ -359,7 +359,7 @@ func (lr *longRunning) handleResult(ctx context.Context, op *operation, pollErr 
 		s += fmt.Sprintf(" %s waits for it instead.", lr.waitTool)
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{{Type: mcp.ContentText, Text: string(js)}, {Type: mcp.ContentText, Text: s}},
+		Content:           []mcp.Content{{Type: mcp.ContentText, Structured: true}, {Type: mcp.ContentText, Text: s}},
 		StructuredContent: js,
 	}
 }

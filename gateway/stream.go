@@ -323,7 +323,7 @@ func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collector, 
 	text += fmt.Sprintf("\n%d message(s) arrived before the error; they are in structuredContent.%s and in the next content block.",
 		c.n, schema.StreamMessagesProperty)
 	js := c.finish(telemetry.CodeName(st.Code()) + ": " + st.Message())
-	res.Content = []mcp.Content{{Type: mcp.ContentText, Text: text}, {Type: mcp.ContentText, Text: string(js)}}
+	res.Content = []mcp.Content{{Type: mcp.ContentText, Text: text}, {Type: mcp.ContentText, Structured: true}}
 	res.StructuredContent = js
 	return res
 }
@@ -433,7 +433,7 @@ func (c *collector) unshown(ctx context.Context, unknown *unknownTypeError) *mcp
 		c.n+1, why, c.n, schema.StreamMessagesProperty)
 	js := c.finish(fmt.Sprintf("message %d: %s", c.n+1, why))
 	res := unshownResult(unknown, text)
-	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Text: string(js)})
+	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Structured: true})
 	res.StructuredContent = js
 	return res
 }

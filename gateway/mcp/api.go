@@ -161,6 +161,12 @@ type SessionInfo struct {
 type Content struct {
 	Type ContentType
 	Text string
+	// Structured makes a text block the result's StructuredContent as
+	// text (Text is ignored): the encoder escapes those bytes straight
+	// into the block, so a result whose text is its structured content
+	// holds that JSON once, and whatever replaces StructuredContent
+	// replaces the text too. Read a block's text with CallToolResult.Text.
+	Structured bool
 
 	URI         string
 	Name        string
@@ -196,6 +202,15 @@ type CallToolResult struct {
 	// observers (metrics, spans, logs), set where the Handler decided it;
 	// the server neither sends nor reads it.
 	Outcome any
+}
+
+// Text is the text of r's content block i: its Text, or r's
+// StructuredContent for a Structured block.
+func (r *CallToolResult) Text(i int) string {
+	if c := r.Content[i]; c.Structured {
+		return string(r.StructuredContent)
+	}
+	return r.Content[i].Text
 }
 
 // Handler supplies the tools and serves the calls. Implementations must be

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 )
@@ -491,6 +492,13 @@ func (s *Server) appendCallResult(b []byte, r *CallToolResult, version string) [
 			b = append(b, ',')
 		}
 		n++
+		if c.Structured {
+			// The JSON escaped as the block's text, from its bytes.
+			b = append(b, `{"type":"text","text":`...)
+			b = appendString(b, unsafe.String(unsafe.SliceData(r.StructuredContent), len(r.StructuredContent)))
+			b = append(b, '}')
+			continue
+		}
 		b = appendContent(b, c)
 	}
 	b = append(b, ']')

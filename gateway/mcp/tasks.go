@@ -577,9 +577,9 @@ func (s *Server) taskNotification(t *Task, subMeta []byte) []byte {
 // data is the CallToolResult itself.
 func (s *Server) taskNotCreated(res *CallToolResult, version string) *Error {
 	msg := "tools/call: no task was created"
-	for _, c := range res.Content {
+	for i, c := range res.Content {
 		if c.Type == "" || c.Type == "text" {
-			msg += ": " + c.Text
+			msg += ": " + res.Text(i)
 			break
 		}
 	}

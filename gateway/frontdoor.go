@@ -1,11 +1,21 @@
 package gateway
 
 import (
+	"io"
 	"net/http"
+	"slices"
+	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
+
+// The HTTP front door: the MCP transports' endpoints behind the host
+// check and Options.Auth, and the operational ones (health, readiness,
+// metrics). It stays in this package rather than one of its own: it is a
+// hundred lines that read the gateway's readiness, authenticator and MCP
+// server, which a package would have to take through an interface as
+// wide as what it does.
 
 // protect puts an MCP transport's handler behind Options.Auth. Every MCP
 // endpoint (/mcp, and /sse and /ws as they are mounted) goes through it,
@@ -30,4 +40,71 @@ func (g *Gateway) mountAuthMetadata(mux *http.ServeMux) {
 		mux.Handle(auth.MetadataPath, h)
 		mux.Handle(auth.MetadataPath+"/", h)
 	}
+}
+
+// Handler is the HTTP front door: Streamable HTTP at /mcp, WebSocket at
+// /ws, legacy HTTP+SSE at /sse (posting to /sse/message), a liveness
+// probe at /healthz (the process answers), a readiness probe at /readyz
+// (see [Gateway.Ready]) and, with Options.Metrics, Prometheus at /metrics.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	hosts := g.opts.AllowedHosts
+	wsOpts := withHosts(g.opts.WebSocket, hosts, func(o *mcp.WebSocketOptions) *[]string { return &o.AllowedHosts })
+	sseOpts := withHosts(g.opts.SSE, hosts, func(o *mcp.SSEOptions) *[]string { return &o.AllowedHosts })
+	mux.Handle("/mcp", g.protect(g.streamable))
+	mux.Handle("/ws", g.protect(g.server.WebSocketHandler(wsOpts)))
+	sse := g.protect(g.server.SSEHandler(sseOpts))
+	mux.Handle("/sse", sse)
+	mux.Handle("/sse/message", sse)
+	g.mountAuthMetadata(mux)
+	if !g.opts.SeparateAdmin {
+		g.mountAdmin(mux)
+	} else {
+		mux.HandleFunc("GET /healthz", serveHealthz)
+	}
+	return mcp.RequestDeadlines(g.readTimeout(), mux)
+}
+
+func (g *Gateway) readTimeout() time.Duration {
+	if g.opts.ReadTimeout == 0 {
+		return mcp.DefaultReadTimeout
+	}
+	return g.opts.ReadTimeout
+}
+
+// AdminHandler serves /metrics (with Options.Metrics), /readyz and
+// /healthz, for an admin listener apart from the MCP one (see
+// Options.SeparateAdmin).
+func (g *Gateway) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	g.mountAdmin(mux)
+	return mcp.RequestDeadlines(g.readTimeout(), mux)
+}
+
+// mountAdmin mounts the operational endpoints. /healthz (liveness) says
+// nothing and stays open to any Host, for probes; /metrics and /readyz
+// say something about the backends, and get the Host check.
+func (g *Gateway) mountAdmin(mux *http.ServeMux) {
+	if g.opts.Metrics != nil {
+		mux.Handle("GET /metrics", mcp.HostProtection(g.opts.AllowedHosts, g.opts.Metrics.Handler()))
+	}
+	mux.HandleFunc("GET /healthz", serveHealthz)
+	mux.Handle("GET /readyz", mcp.HostProtection(g.opts.AllowedHosts, http.HandlerFunc(g.serveReadyz)))
+}
+
+func serveHealthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+// withHosts returns a copy of a transport's options (new when nil) with
+// hosts added to its AllowedHosts; the caller's value is left alone.
+func withHosts[T any](opts *T, hosts []string, field func(*T) *[]string) *T {
+	var o T
+	if opts != nil {
+		o = *opts
+	}
+	f := field(&o)
+	*f = append(slices.Clip(*f), hosts...)
+	return &o
 }

@@ -74,7 +74,8 @@ bench:
 
 # The gateway binary in front of the estate (estate/): ready time, RSS,
 # refresh CPU, tools/list bytes by mode, tool sizes, search relevance, and
-# search_tools' latency (p50, p99). The figures docs/performance.md shows; one run takes about a minute.
+# search_tools' latency (p50, p99). The figures docs/performance.md shows;
+# one run takes about a minute.
 bench-estate:
 	cd estate && $(GO) test -run '^$$' -bench 'BenchmarkEstate|BenchmarkSearchLatency' -benchtime 1x -count 1 .
 

@@ -68,14 +68,14 @@ unit-realservices: $(TEMPORAL_PROTOS)
 	cd realservices && $(GO) vet ./... && REQUIRE_TEMPORAL_PROTOS=1 $(GO) test -race -count=1 -timeout 20m ./...
 	cd realservices/temporaldev && $(GO) vet ./...
 
-# The gateway-vs-direct-gRPC benchmark whose figures README.md reports.
+# The gateway-vs-direct-gRPC benchmark whose figures docs/performance.md reports.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./gateway/
 
 # The gateway binary in front of the estate (estate/): ready time, RSS,
 # refresh CPU, tools/list bytes by mode, tool sizes, search relevance, and
-# search_tools' latency (p50, p99). The figures README.md shows under
-# Performance; one run takes about a minute.
+# search_tools' latency (p50, p99). The figures docs/performance.md shows;
+# one run takes about a minute.
 bench-estate:
 	cd estate && $(GO) test -run '^$$' -bench 'BenchmarkEstate|BenchmarkSearchLatency' -benchtime 1x -count 1 .
 

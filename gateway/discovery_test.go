@@ -412,15 +412,15 @@ func TestInternalServices(t *testing.T) {
 		t.Errorf("ExposeInternal still logs hidden services:\n%s", logs.String())
 	}
 
-	// README.md lists every internal service, so an operator can see
+	// docs/tools.md lists every internal service, so an operator can see
 	// what is hidden before it is.
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/tools.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range gateway.InternalServices() {
 		if !strings.Contains(string(readme), "`"+s+"`") {
-			t.Errorf("README.md does not list the internal service %s", s)
+			t.Errorf("docs/tools.md does not list the internal service %s", s)
 		}
 	}
 }

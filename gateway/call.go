@@ -45,7 +45,7 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // the precompiled tool, convert the arguments, invoke, convert the
 // response. Which error becomes a protocol error and which a tool
 // execution error is decided here and in status.go, and documented in
-// README.md.
+// docs/errors.md.
 func (g *Gateway) call(ctx context.Context, c *catalog, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 	t := c.byName[req.Name]
 	if t == nil {

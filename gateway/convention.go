@@ -25,7 +25,7 @@ import (
 //
 // cmd/gateway follows the same rule on the command line, in GATEWAY_*
 // variables and in the config file, spelling Off as a word ("off" for
-// durations, "unlimited" for counts and sizes); see README "Settings:
+// durations, "unlimited" for counts and sizes); see docs/settings.md, "Settings:
 // defaults and off".
 
 // Off switches off, or unbounds, an option that allows it; see the rule

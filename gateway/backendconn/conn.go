@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/grpctarget"
+	"github.com/grpc-mcp-gateway/gateway/internal/limit"
 )
 
 // Defaults of Options.
@@ -135,10 +136,7 @@ func Dial(target string, o Options, extra ...grpc.DialOption) (*Conn, error) {
 		grpc.WithResolvers(builder),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(lim.recv), grpc.MaxCallSendMsgSize(lim.send)),
 	}
-	if ka := o.Keepalive; ka >= 0 {
-		if ka == 0 {
-			ka = DefaultKeepalive
-		}
+	if ka := limit.Or(o.Keepalive, DefaultKeepalive); ka > 0 {
 		opts = append(opts, grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: ka, Timeout: keepaliveTimeout}))
 	}
 	cc, err := grpc.NewClient(t.URI, append(opts, extra...)...)
@@ -146,19 +144,14 @@ func Dial(target string, o Options, extra ...grpc.DialOption) (*Conn, error) {
 		return nil, fmt.Errorf("backend %s: grpc-go refused the target: %w", target, err)
 	}
 	o.MaxRecvBytes, o.MaxSendBytes = lim.recv, lim.send
-	if o.Keepalive == 0 {
-		o.Keepalive = DefaultKeepalive
-	}
+	o.Keepalive = limit.Or(o.Keepalive, DefaultKeepalive)
 	return &Conn{ClientConn: cc, Target: target, ch: ch, limits: lim, opts: o}, nil
 }
 
 // sizeLimit maps an Options size onto grpc-go's: zero is the default,
 // negative no limit.
 func sizeLimit(n int) int {
-	switch {
-	case n == 0:
-		return DefaultMaxMessageBytes
-	case n < 0:
+	if n = limit.Or(n, DefaultMaxMessageBytes); n < 0 {
 		return math.MaxInt32
 	}
 	return n

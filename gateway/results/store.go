@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"sync"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/limit"
 )
 
 // Defaults of a Store (StoreOptions zero values).
@@ -98,17 +100,11 @@ func NewStore(opts *StoreOptions) *Store {
 	if opts != nil {
 		o = *opts
 	}
-	s := &Store{ttl: DefaultTTL, maxBytes: DefaultMaxBytes, maxEntries: DefaultMaxEntries, now: time.Now,
+	s := &Store{now: time.Now,
 		byID: make(map[string]*entry), byWho: make(map[string]*holder)}
-	if o.TTL > 0 {
-		s.ttl = o.TTL
-	}
-	if o.MaxBytes > 0 {
-		s.maxBytes = o.MaxBytes
-	}
-	if o.MaxEntries > 0 {
-		s.maxEntries = o.MaxEntries
-	}
+	s.ttl = limit.OrDefault(o.TTL, DefaultTTL)
+	s.maxBytes = limit.OrDefault(o.MaxBytes, DefaultMaxBytes)
+	s.maxEntries = limit.OrDefault(o.MaxEntries, DefaultMaxEntries)
 	switch {
 	case o.MaxBytesPerPrincipal == 0:
 		s.quotaBytes = max(1, s.maxBytes/DefaultPrincipalShare)

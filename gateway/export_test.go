@@ -31,10 +31,16 @@ func NoWarmSchemas(o *Options) *Options {
 }
 
 // WaitWarmSchemas waits for the background warm-up of schemas to end.
-func (g *Gateway) WaitWarmSchemas() {
-	for g.warming.Load() {
-		time.Sleep(time.Millisecond)
+func (g *Gateway) WaitWarmSchemas() { g.warmers.Wait() }
+
+// ForceSchemas builds the schemas of g's tools as the warm-up does, on
+// one goroutine; with stopped, as after Close.
+func (g *Gateway) ForceSchemas(stopped bool) {
+	stop := make(chan struct{})
+	if stopped {
+		close(stop)
 	}
+	forceSchemas(g.catalog.Load().tools, 1, stop, g.opts.Logger)
 }
 
 // SchemasBuilt counts the tools of g's current catalog whose schemas are

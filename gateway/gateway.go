@@ -319,6 +319,8 @@ type Gateway struct {
 	// which ends it (toolschemas.go).
 	warming, warmWanted atomic.Bool
 	closed              chan struct{}
+	// warmers counts the warm-ups running, for tests (export_test.go).
+	warmers sync.WaitGroup
 	// beforeSwap, when set (by tests, export_test.go), runs in rebuild
 	// once a catalog is built and before it is swapped in: the moment
 	// when a backend is discovered and clients do not list its tools yet.

@@ -325,7 +325,9 @@ func (g *Gateway) warmSchemas() {
 	if !g.warming.CompareAndSwap(false, true) {
 		return
 	}
+	g.warmers.Add(1)
 	g.wg.Go(func() {
+		defer g.warmers.Done()
 		for {
 			g.warmWanted.Store(false)
 			if c := g.catalog.Load(); c != nil && c.search != nil {

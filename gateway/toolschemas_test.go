@@ -94,8 +94,8 @@ func TestSchemasOnFirstUse(t *testing.T) {
 
 // TestSchemasWarmUp: a search-mode gateway builds its tools' schemas in
 // the background once it is ready, the same schemas as first use builds,
-// and Close stops a warm-up under way without leaking it (goleak in
-// TestMain).
+// and a stopped warm-up builds no more (goleak in TestMain checks that
+// Close leaves none running).
 func TestSchemasWarmUp(t *testing.T) {
 	_, g, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch})
 	g.WaitWarmSchemas()
@@ -111,10 +111,17 @@ func TestSchemasWarmUp(t *testing.T) {
 		}
 	}
 
-	// Close during a warm-up: it stops at the next tool.
-	_, g2, _ := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch})
-	g2.Close()
-	g2.WaitWarmSchemas()
+	// Once stopped (Close), a warm-up builds nothing more; else it builds
+	// every schema no answer has built.
+	_, lazyG, _ := startGateway(t, gateway.NoWarmSchemas(&gateway.Options{ToolMode: gateway.ToolModeSearch}))
+	lazyG.ForceSchemas(true)
+	if built, n := lazyG.SchemasBuilt(); built != 0 {
+		t.Errorf("a stopped warm-up built %d of %d tools' schemas", built, n)
+	}
+	lazyG.ForceSchemas(false)
+	if built, n := lazyG.SchemasBuilt(); built != n {
+		t.Errorf("a warm-up built %d of %d tools' schemas", built, n)
+	}
 }
 
 // structuredJSON is a result's structuredContent.

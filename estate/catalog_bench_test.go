@@ -1,11 +1,9 @@
 package estate_test
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -298,42 +296,44 @@ func measureCatalogBinary(b *testing.B, bin, backend, dir string, files []string
 	b.ReportMetric(rssMiB(b, cmd.Process.Pid), "auto-rss-settled-MiB")
 }
 
-// logWatch closes seen when the process logs a line with msg.
+// logWatch is a process's stderr: it closes seen at the first line
+// logging msg, and passes on only warnings and errors. exec copies the
+// process's output into it, and Wait waits for that copy.
 type logWatch struct {
-	msg  string
-	seen chan struct{}
+	msg     string
+	seen    chan struct{}
+	found   bool
+	partial []byte
+}
+
+func (w *logWatch) Write(p []byte) (int, error) {
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := w.partial[:i]
+		if !w.found && bytes.Contains(line, []byte(`msg="`+w.msg+`"`)) {
+			w.found = true
+			close(w.seen)
+		}
+		if bytes.Contains(line, []byte("level=WARN")) || bytes.Contains(line, []byte("level=ERROR")) {
+			_, _ = os.Stderr.Write(w.partial[:i+1])
+		}
+		w.partial = w.partial[i+1:]
+	}
 }
 
 // startCatalogBinary starts the gateway binary with args and returns it
 // once its /readyz answers 200 at listen, and how long that took. With
-// watch, its log goes through a pipe that closes watch.seen at the line
-// logging watch.msg, and only its warnings and errors go to stderr.
+// watch, its log goes to watch instead of stderr.
 func startCatalogBinary(b *testing.B, client *http.Client, bin, listen string, args []string, watch *logWatch) (*exec.Cmd, time.Duration) {
 	b.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if watch != nil {
-		cmd.Stderr = nil
-		logs, err := cmd.StderrPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		go func() {
-			// Ends when the process closes its stderr, at exit.
-			sc := bufio.NewScanner(logs)
-			sc.Buffer(nil, 1<<20)
-			seen := false
-			for sc.Scan() {
-				if !seen && strings.Contains(sc.Text(), "msg=\""+watch.msg+"\"") {
-					seen = true
-					close(watch.seen)
-				}
-				if strings.Contains(sc.Text(), "level=WARN") || strings.Contains(sc.Text(), "level=ERROR") {
-					fmt.Fprintln(os.Stderr, sc.Text())
-				}
-			}
-			_, _ = io.Copy(io.Discard, logs)
-		}()
+		cmd.Stderr = watch
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {

@@ -189,8 +189,12 @@ type searchCatalog struct {
 	index *search.Index
 	tools []*tool
 	// entries are the tools' entries in answers, each made on the first
-	// answer that lists the tool (entry).
+	// answer that lists the tool (entry), or by the schemas' warm-up.
 	entries []searchEntry
+	// compact checks the entries' input schemas, each shared schema once
+	// (tools of one message share its bytes); compactMu serialises it.
+	compactMu sync.Mutex
+	compact   mcp.SchemaCompactor
 	// scopes are each tool's package, service and package.Service,
 	// lowercased, which a query's scope is matched against.
 	scopes [][3]string
@@ -309,8 +313,9 @@ func (sc *searchCatalog) entry(i int) *searchEntry {
 			def, berr := t.withSchemas()
 			err = berr
 			if err == nil {
-				var compact mcp.SchemaCompactor
-				inSchema, err = compact.Compact(def.InputSchema, `{"type":"object"}`)
+				sc.compactMu.Lock()
+				inSchema, err = sc.compact.Compact(def.InputSchema, `{"type":"object"}`)
+				sc.compactMu.Unlock()
 			}
 		}
 		e.Description = truncateRunes(e.Description, maxShortDescription)

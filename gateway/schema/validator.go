@@ -39,7 +39,6 @@ type Validator struct {
 	useProto  bool
 	resolver  TypeResolver
 	unmarshal protojson.UnmarshalOptions
-	plans     map[protoreflect.FullName]*plan
 	root      *plan // nil: nothing to check after protojson
 	pv        protovalidate.Validator
 	// bytes is where the arguments can hold bytes, nil when nowhere;
@@ -67,14 +66,13 @@ func NewValidator(md protoreflect.MessageDescriptor, opts *Options) (*Validator,
 		wrap:     !IsObject(md),
 		useProto: opts.UseProtoNames,
 		resolver: opts.Resolver,
-		plans:    map[protoreflect.FullName]*plan{},
 	}
 	if opts.Resolver != nil {
 		v.unmarshal.Resolver = opts.Resolver
 	} else {
 		v.resolver = protoregistry.GlobalTypes // what protojson uses by default
 	}
-	v.root = v.planFor(md)
+	v.root = planFor(md)
 	v.bytes = newBytesPlan(md)
 	v.bytesRoot = md.FullName() == "google.protobuf.BytesValue"
 	if hasRules(md) {
@@ -423,15 +421,18 @@ type plan struct {
 // planFor computes md's plan, or nil when md and everything it contains
 // need no check. Recursive types are resolved by optimistic assumption: a
 // type being planned counts as needing checks, and a plan that ends up
-// empty is pruned once the fixpoint settles.
-func (v *Validator) planFor(md protoreflect.MessageDescriptor) *plan {
-	v.buildPlans(md)
+// empty is pruned once the fixpoint settles. Only the useful plans are
+// kept, reached from the root: most messages of a large API need no
+// check, and a validator is held for every tool.
+func planFor(md protoreflect.MessageDescriptor) *plan {
+	plans := make(map[protoreflect.FullName]*plan)
+	buildPlans(plans, md)
 	// Prune to a fixpoint: a child plan is useful if it has checks or
 	// useful children.
 	useful := map[*plan]bool{}
 	for changed := true; changed; {
 		changed = false
-		for _, p := range v.plans {
+		for _, p := range plans {
 			if useful[p] {
 				continue
 			}
@@ -445,7 +446,7 @@ func (v *Validator) planFor(md protoreflect.MessageDescriptor) *plan {
 			}
 		}
 	}
-	for _, p := range v.plans {
+	for _, p := range plans {
 		var children []protoreflect.FieldDescriptor
 		var kids []*plan
 		for i, k := range p.kids {
@@ -456,18 +457,18 @@ func (v *Validator) planFor(md protoreflect.MessageDescriptor) *plan {
 		}
 		p.children, p.kids = children, kids
 	}
-	if p := v.plans[md.FullName()]; useful[p] {
+	if p := plans[md.FullName()]; useful[p] {
 		return p
 	}
 	return nil
 }
 
-func (v *Validator) buildPlans(md protoreflect.MessageDescriptor) *plan {
-	if p, ok := v.plans[md.FullName()]; ok {
+func buildPlans(plans map[protoreflect.FullName]*plan, md protoreflect.MessageDescriptor) *plan {
+	if p, ok := plans[md.FullName()]; ok {
 		return p
 	}
 	p := &plan{}
-	v.plans[md.FullName()] = p
+	plans[md.FullName()] = p
 	if wellknown.Of(md) != wellknown.None {
 		return p // protojson checks the well-known types' own forms
 	}
@@ -486,7 +487,7 @@ func (v *Validator) buildPlans(md protoreflect.MessageDescriptor) *plan {
 		}
 		if m := val.Message(); m != nil && !m.IsPlaceholder() {
 			p.children = append(p.children, fd)
-			p.kids = append(p.kids, v.buildPlans(m))
+			p.kids = append(p.kids, buildPlans(plans, m))
 		}
 	}
 	return p

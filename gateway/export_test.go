@@ -40,7 +40,7 @@ func (g *Gateway) ForceSchemas(stopped bool) {
 	if stopped {
 		close(stop)
 	}
-	forceSchemas(g.catalog.Load().tools, 1, stop, g.opts.Logger)
+	forceSchemas(g.catalog.Load().tools, 1, stop, g.opts.Logger, false)
 }
 
 // SchemasBuilt counts the tools of g's current catalog whose schemas are
@@ -53,4 +53,16 @@ func (g *Gateway) SchemasBuilt() (built, tools int) {
 		}
 	}
 	return built, len(c.tools)
+}
+
+// OutputSchemasHeld counts the tools of g's current catalog that hold a
+// built output schema (search mode drops them: toolschemas.go).
+func (g *Gateway) OutputSchemasHeld() int {
+	n := 0
+	for _, t := range g.catalog.Load().tools {
+		if t.schemas.ready.Load() && t.schemas.built.out != nil {
+			n++
+		}
+	}
+	return n
 }

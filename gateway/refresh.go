@@ -365,7 +365,7 @@ func (g *Gateway) chooseMode(c *catalog) error {
 	}
 	compact := new(mcp.SchemaCompactor)
 	if c.mode != ToolModeSearch {
-		if failed := forceSchemas(c.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger); len(failed) > 0 {
+		if failed := forceSchemas(c.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true); len(failed) > 0 {
 			c.tools = slices.DeleteFunc(c.tools, func(t *tool) bool {
 				if err, ok := failed[t.schemas]; ok {
 					g.opts.Logger.Error("tool left out of the list: its schemas could not be built", "backend", t.backend, "tool", t.def.Name, "error", err)
@@ -429,9 +429,10 @@ func diffTools(a, b *catalog) (added, removed, changed int) {
 
 // sameTool compares two tools as tools/list shows them. Their schemas are
 // compared when both are built, as typed mode builds them: a search-mode
-// catalog's tools have theirs built on first use only, and there a tool
-// whose other members did not change counts as unchanged (it is only
-// logged: what search mode lists, its two tools, is compared in full).
+// catalog's tools have theirs built on first use only, and without their
+// output schemas, and there a tool whose other members did not change
+// counts as unchanged (it is only logged: what search mode lists, its two
+// tools, is compared in full).
 func sameTool(a, b *tool) bool {
 	if !sameDef(a.def, b.def) {
 		return false
@@ -439,8 +440,8 @@ func sameTool(a, b *tool) bool {
 	if a.schemas == b.schemas || !a.schemas.ready.Load() || !b.schemas.ready.Load() {
 		return true
 	}
-	x, y := a.schemas.get(), b.schemas.get()
-	return bytes.Equal(x.in, y.in) && bytes.Equal(x.out, y.out)
+	x, y := a.schemas.input(), b.schemas.input()
+	return bytes.Equal(x.in, y.in) && (x.outDropped || y.outDropped || bytes.Equal(x.out, y.out))
 }
 
 // sameDef compares two tools as tools/list shows them.

@@ -310,11 +310,11 @@ func (sc *searchCatalog) entry(i int) *searchEntry {
 		fullHead, err := json.Marshal(e)
 		var inSchema json.RawMessage
 		if err == nil {
-			def, berr := t.withSchemas()
-			err = berr
+			b := t.schemas.input()
+			err = b.err
 			if err == nil {
 				sc.compactMu.Lock()
-				inSchema, err = sc.compact.Compact(def.InputSchema, `{"type":"object"}`)
+				inSchema, err = sc.compact.Compact(b.in, `{"type":"object"}`)
 				sc.compactMu.Unlock()
 			}
 		}

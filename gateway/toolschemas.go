@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -31,7 +32,13 @@ import (
 //     it is swapped in, on every core (forceSchemas);
 //   - search mode builds a tool's when a search answer carries it, and
 //     builds the rest in the background once the catalog is listed
-//     (warmSchemas), on one core less than the process has;
+//     (warmSchemas), on one core less than the process has. It keeps the
+//     input schema only: search answers carry no output schema, and calls
+//     need only its root facts (below). The output schema is built to
+//     bound the tool (boundTool weighs the two together), then dropped;
+//     on the googleapis catalog that is 66 of the schemas' 118 MB. A
+//     typed list of the same discovery's tools (a refresh that makes
+//     ToolModeAuto pick typed) builds it again (toolSchemas.full);
 //   - ToolModeAuto weighs the typed list against the budget only when a
 //     lower bound of its size (listLowerBound: names and descriptions)
 //     leaves the question open, which is never the case for a large
@@ -48,20 +55,34 @@ import (
 // share one.
 type toolSchemas struct {
 	once  sync.Once
-	ready atomic.Bool
-	tool  *tool // as compiled, before a catalog names it
+	ready atomic.Bool // built holds the input schema (or the error)
+	tool  *tool       // as compiled, before a catalog names it
 	m     protoreflect.MethodDescriptor
 	b     *schemaBuilder
 	built builtSchemas
+	// rebuilt and whole are the schemas built again when a typed list
+	// needs the output schema search mode dropped.
+	rebuilt sync.Once
+	whole   builtSchemas
 }
 
 // builtSchemas are a tool's schemas as tools/list shows them, bounded to
 // MaxToolBytes; whole and took are boundTool's, for the log.
 type builtSchemas struct {
 	in, out json.RawMessage
-	whole   int
-	took    time.Duration
-	err     error
+	// outDropped says out was built and dropped, as search mode does.
+	outDropped bool
+	whole      int
+	took       time.Duration
+	err        error
+}
+
+// withoutOutput is b as search mode keeps it.
+func (b builtSchemas) withoutOutput() builtSchemas {
+	if b.err == nil {
+		b.out, b.outDropped = nil, true
+	}
+	return b
 }
 
 // schemaBuilder builds the schemas of one discovery's tools on demand,
@@ -71,10 +92,16 @@ type schemaBuilder struct {
 	mu      sync.Mutex
 	cc      *compileCache
 	pending atomic.Int64
+	// blank has cc's settings and none of its tables, to make again, a
+	// cache for the output schemas search mode dropped that a typed list
+	// then needs; again goes once dropped of them are all built again.
+	blank   *compileCache
+	again   *compileCache
+	dropped int
 }
 
 func newSchemaBuilder(cc *compileCache, tools int) *schemaBuilder {
-	b := &schemaBuilder{cc: cc.forWorker()}
+	b := &schemaBuilder{cc: cc.forWorker(), blank: cc.blank()}
 	b.pending.Store(int64(tools))
 	return b
 }
@@ -99,11 +126,42 @@ func (b *schemaBuilder) done() {
 	}
 }
 
-// get returns the tool's schemas, building them on first use.
-func (s *toolSchemas) get() builtSchemas {
+// input returns the tool's schemas with at least the input schema,
+// building them on first use as search mode keeps them.
+func (s *toolSchemas) input() builtSchemas {
+	return s.build(false)
+}
+
+// full returns the tool's input and output schemas, building them on
+// first use, or building them again when search mode dropped the output
+// schema.
+func (s *toolSchemas) full() builtSchemas {
+	b := s.build(true)
+	if !b.outDropped {
+		return b
+	}
+	s.rebuilt.Do(func() {
+		s.whole = s.b.buildAgain(s.tool, s.m)
+		if s.whole.err == nil && !bytes.Equal(s.whole.in, b.in) {
+			// The same descriptors give the same schemas; a difference
+			// is a bug, and search and the list would disagree.
+			s.whole = builtSchemas{err: fmt.Errorf("schemas of %s: the input schema built again differs from the first", s.m.FullName())}
+		}
+	})
+	return s.whole
+}
+
+func (s *toolSchemas) build(keepOutput bool) builtSchemas {
 	s.once.Do(func() {
 		s.b.mu.Lock()
-		s.built = buildSchemas(s.tool, s.m, s.b.cc)
+		b := buildSchemas(s.tool, s.m, s.b.cc)
+		if !keepOutput {
+			b = b.withoutOutput()
+			if b.outDropped {
+				s.b.dropped++
+			}
+		}
+		s.built = b
 		s.b.mu.Unlock()
 		s.ready.Store(true)
 		s.b.done()
@@ -111,13 +169,35 @@ func (s *toolSchemas) get() builtSchemas {
 	return s.built
 }
 
-// publish sets the schemas forceSchemas built, unless get built them first.
+// publish sets the schemas forceSchemas built, unless first use built
+// them first.
 func (s *toolSchemas) publish(b builtSchemas) {
 	s.once.Do(func() {
+		if b.outDropped {
+			s.b.mu.Lock()
+			s.b.dropped++
+			s.b.mu.Unlock()
+		}
 		s.built = b
 		s.ready.Store(true)
 		s.b.done()
 	})
+}
+
+// buildAgain builds t's schemas, whose output schema search mode
+// dropped, with a cache of their own that goes once every dropped one
+// is built again.
+func (b *schemaBuilder) buildAgain(t *tool, m protoreflect.MethodDescriptor) builtSchemas {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.again == nil {
+		b.again = b.blank.blank()
+	}
+	built := buildSchemas(t, m, b.again)
+	if b.dropped--; b.dropped == 0 {
+		b.again = nil
+	}
+	return built
 }
 
 // buildSchemas builds t's input and output schemas and bounds them to
@@ -136,7 +216,7 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 	if err != nil {
 		return fail(fmt.Errorf("input schema: %w", err))
 	}
-	out, facts, err := toolOutput(t, m, cc, false)
+	out, facts, err := toolOutput(t, m, cc)
 	if err != nil {
 		return fail(fmt.Errorf("output schema: %w", err))
 	}
@@ -180,15 +260,11 @@ func lroHandleKey(t *tool) string {
 // gateway adds to the response's schema: the handle of an unfinished
 // operation (a long-running tool's response is the operation's final
 // response), then the list of a cut result's cuts (with a result budget,
-// which compileBudget marks by a shape member). With root, the response's
-// schema is its root alone (schema.OutputRoot): the facts are the same,
-// at a fraction of the cost. A server stream's output has no additions.
-func toolOutput(t *tool, m protoreflect.MethodDescriptor, cc *compileCache, root bool) (json.RawMessage, outputFacts, error) {
+// which compileBudget marks by a shape member). A server stream's output
+// has no additions.
+func toolOutput(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (json.RawMessage, outputFacts, error) {
 	facts := outputFacts{shape: t.budget.shape}
 	if m.IsStreamingServer() {
-		if root {
-			return nil, facts, nil
-		}
 		out, err := schema.StreamOutput(m.Output(), cc.sopts)
 		return out, facts, err
 	}
@@ -196,13 +272,7 @@ func toolOutput(t *tool, m protoreflect.MethodDescriptor, cc *compileCache, root
 	if t.lro != nil {
 		md = t.lro.responseDesc
 	}
-	var out json.RawMessage
-	var err error
-	if root {
-		out, err = cc.outputRoot(md)
-	} else {
-		out, err = cc.output(md)
-	}
+	out, err := cc.output(md)
 	if err != nil {
 		return nil, facts, err
 	}
@@ -220,36 +290,66 @@ func toolOutput(t *tool, m protoreflect.MethodDescriptor, cc *compileCache, root
 }
 
 // rootFacts sets what t's calls need of its output schema, read from its
-// root (toolOutput), so that the whole schema can wait for its first use.
+// root (compileCache.rootFacts), so that the whole schema can wait for its
+// first use: the handle's member of a long-running tool, and the shape of
+// a cut result. A server stream's output has neither.
 func rootFacts(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) error {
-	_, facts, err := toolOutput(t, m, cc, true)
+	cut := t.budget.shape.Member != ""
+	if m.IsStreamingServer() || (t.lro == nil && !cut) {
+		return nil
+	}
+	md := m.Output()
+	if t.lro != nil {
+		md = t.lro.responseDesc
+	}
+	facts, err := cc.rootFacts(md, t.lro != nil, cut)
 	if err != nil {
 		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
 	if t.lro != nil {
 		t.lro.handleKey = facts.handleKey
 	}
-	t.budget.shape = facts.shape
+	if cut {
+		t.budget.shape = facts.shape
+	}
 	return nil
 }
 
 // forceSchemas builds, on workers goroutines, the schemas of every tool
 // that has none yet, packs them into one block (packSchemas) and logs, per
-// backend, the tools whose schemas had to be shortened. It returns the
-// schemas that failed to build, for the caller to say what becomes of
-// their tools. Once stop is closed it builds no more and publishes
-// nothing, leaving the rest to first use.
-func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog.Logger) (failed map[*toolSchemas]error) {
-	var todo []*toolSchemas
+// backend, the tools whose schemas had to be shortened. Without
+// keepOutput it keeps the input schemas only, as search mode does; with
+// it, it also builds again the output schemas search mode dropped. It
+// returns the schemas that failed to build, for the caller to say what
+// becomes of their tools. Once stop is closed it builds no more and
+// publishes nothing, leaving the rest to first use.
+func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog.Logger, keepOutput bool) (failed map[*toolSchemas]error) {
+	var todo, again []*toolSchemas
 	seen := make(map[*toolSchemas]bool)
 	for _, t := range tools {
-		if s := t.schemas; !s.ready.Load() && !seen[s] {
-			seen[s] = true
+		s := t.schemas
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		if !s.ready.Load() {
 			todo = append(todo, s)
+		} else if keepOutput && s.built.outDropped {
+			again = append(again, s)
+		}
+	}
+	// Built again one at a time: only a catalog that search mode held
+	// and typed mode now lists has any, and typed mode lists small ones.
+	for _, s := range again {
+		if b := s.full(); b.err != nil {
+			if failed == nil {
+				failed = make(map[*toolSchemas]error)
+			}
+			failed[s] = b.err
 		}
 	}
 	if len(todo) == 0 {
-		return nil
+		return failed
 	}
 	built := make([]builtSchemas, len(todo))
 	var next atomic.Int64
@@ -272,6 +372,9 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 					continue // every schema of its discovery is built
 				}
 				built[i] = buildSchemas(s.tool, s.m, wc)
+				if !keepOutput {
+					built[i] = built[i].withoutOutput()
+				}
 			}
 		})
 	}
@@ -287,7 +390,7 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 			continue // built by get meanwhile
 		}
 		s.publish(b)
-		b = s.get()
+		b = s.build(keepOutput)
 		if b.err != nil {
 			if failed == nil {
 				failed = make(map[*toolSchemas]error)
@@ -351,7 +454,7 @@ func (g *Gateway) warm(c *catalog) {
 		return
 	}
 	start := time.Now()
-	failed := forceSchemas(tools, runtime.GOMAXPROCS(0)-1, g.closed, g.opts.Logger)
+	failed := forceSchemas(tools, runtime.GOMAXPROCS(0)-1, g.closed, g.opts.Logger, false)
 	for i := range tools {
 		if i%64 == 0 && isStopped(g.closed) {
 			return
@@ -394,7 +497,7 @@ func listLowerBound(tools []*tool) int {
 // withSchemas is t's definition as tools/list shows it, its schemas built
 // on first use.
 func (t *tool) withSchemas() (mcp.Tool, error) {
-	b := t.schemas.get()
+	b := t.schemas.full()
 	def := t.def
 	def.InputSchema, def.OutputSchema = b.in, b.out
 	return def, b.err

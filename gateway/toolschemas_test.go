@@ -3,12 +3,17 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
+	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 )
 
 // TestSchemasOnFirstUse: a search-mode catalog is built without its tools'
@@ -121,6 +126,82 @@ func TestSchemasWarmUp(t *testing.T) {
 	lazyG.ForceSchemas(false)
 	if built, n := lazyG.SchemasBuilt(); built != n {
 		t.Errorf("a warm-up built %d of %d tools' schemas", built, n)
+	}
+}
+
+// TestSearchDropsOutputSchemas: search mode keeps its tools' input
+// schemas only, and when a refresh makes ToolModeAuto list the same tools
+// typed (another backend shrank), their output schemas are built again,
+// the same as a typed gateway lists.
+func TestSearchDropsOutputSchemas(t *testing.T) {
+	zooAddr := startBackend(t).addr
+	_, typedURL := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zooAddr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped})
+	want, err := connect(t, typedURL+"/mcp", "2025-11-25").ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs := make(map[string]any)
+	for _, tool := range want.Tools {
+		if tool.OutputSchema != nil {
+			outputs[tool.Name] = tool.OutputSchema
+		}
+	}
+	if len(outputs) == 0 {
+		t.Fatal("the typed zoo catalog has no output schema to compare")
+	}
+	listed, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The budget holds the zoo and one more tool, not 400 more.
+	var many []*descriptorpb.MethodDescriptorProto
+	for i := range 400 {
+		many = append(many, method(fmt.Sprintf("Method%03d", i)))
+	}
+	api := &fakeAPI{}
+	api.set(t, apiFile("svc.v1", "S", many...))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zooAddr), dialBackend(t, "s", addr)},
+		&gateway.Options{Refresh: 50 * time.Millisecond, ToolBudget: len(listed)/4 + 1000})
+	var lc listChanges
+	cs := connectWSNotified(t, base+"/mcp", lc.options())
+	if got := mcptest.ToolNames(t, context.Background(), cs); !slices.Equal(got, []string{gateway.SearchToolsName, gateway.CallToolName}) {
+		t.Fatalf("zoo and 400 tools over the budget: %v, want search mode", got)
+	}
+	g.WaitWarmSchemas()
+	if built, n := g.SchemasBuilt(); built != n {
+		t.Fatalf("after the warm-up, %d of %d tools' schemas are built", built, n)
+	}
+	if held := g.OutputSchemasHeld(); held != 0 {
+		t.Errorf("search mode holds %d output schemas, want none", held)
+	}
+
+	api.set(t, apiFile("svc.v1", "S", method("A")))
+	select {
+	case <-lc.kick:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed once the catalog shrank under the budget")
+	}
+	got, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, tool := range got.Tools {
+		w, ok := outputs[tool.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		ws, _ := json.Marshal(w)
+		gs, _ := json.Marshal(tool.OutputSchema)
+		if !jsonSame(t, gs, ws) {
+			t.Errorf("%s: typed after search lists the output schema\n%s\nwant\n%s", tool.Name, gs, ws)
+		}
+	}
+	if seen != len(outputs) {
+		t.Errorf("typed after search lists %d of the zoo's %d tools with output schemas", seen, len(outputs))
 	}
 }
 

@@ -150,7 +150,7 @@ func readDescriptorSet(rec *recorder, path string) (*descriptorpb.FileDescriptor
 		return nil, fmt.Errorf("descriptor set: %w", err)
 	}
 	set := new(descriptorpb.FileDescriptorSet)
-	if err := proto.Unmarshal(b, set); err != nil {
+	if err := unmarshalFile(b, set); err != nil {
 		return nil, fmt.Errorf("descriptor set %s: not a binary FileDescriptorSet (build one with `buf build -o FILE` or `protoc --include_imports --include_source_info -o FILE`): %w", path, err)
 	}
 	if len(set.GetFile()) == 0 {

@@ -1,5 +1,10 @@
 package reflection
 
+import (
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
+)
+
 // SetCompileHook has f called as each of s's compiles starts (before
 // reading any file), so tests count compiles and hold one back.
 func SetCompileHook(s *ProtoSource, f func()) { s.compiling = f }
@@ -27,3 +32,18 @@ func SetCompiledHook(s *ProtoSource, f func(compiled, reused []string)) { s.comp
 
 // WaitCacheWrites waits for s's cache writes under way.
 func WaitCacheWrites(s *ProtoSource) { s.cacheWrites.Wait() }
+
+// WireForm is fdp as this package decodes files: option extensions left
+// in their wire form (unmarshalFile), for comparing with what a source
+// returns.
+func WireForm(fdp *descriptorpb.FileDescriptorProto) *descriptorpb.FileDescriptorProto {
+	b, err := proto.Marshal(fdp)
+	if err != nil {
+		panic(err)
+	}
+	out := new(descriptorpb.FileDescriptorProto)
+	if err := unmarshalFile(b, out); err != nil {
+		panic(err)
+	}
+	return out
+}

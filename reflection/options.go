@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/gofeaturespb"
 
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
@@ -136,4 +137,27 @@ func IdempotencyLevel(m protoreflect.MethodDescriptor) descriptorpb.MethodOption
 		}
 	}
 	return descriptorpb.MethodOptions_IDEMPOTENCY_UNKNOWN
+}
+
+// fileTypes is the one extension a file's descriptor is decoded with:
+// the Go features of editions, which protodesc.NewFile reads. Every other
+// option extension (google.api's field_behavior, http, resource...; ours)
+// stays in its wire form, as unknown fields of the options message: the
+// readers here, and those of package gateway, decode the wire form
+// whatever representation the options have, while decoded extensions take
+// several times the memory (on the googleapis catalog, most of a field's
+// options are a field_behavior of a few bytes, held decoded as an
+// extension map and a list).
+var fileTypes = func() *protoregistry.Types {
+	t := new(protoregistry.Types)
+	if err := t.RegisterExtension(gofeaturespb.E_Go); err != nil {
+		panic(err)
+	}
+	return t
+}()
+
+// unmarshalFile decodes a file's descriptor, or a set of them, keeping
+// option extensions in their wire form (fileTypes).
+func unmarshalFile(b []byte, m proto.Message) error {
+	return proto.UnmarshalOptions{AllowPartial: true, Resolver: fileTypes}.Unmarshal(b, m)
 }

@@ -239,7 +239,7 @@ func unmarshalSet(set []byte) ([]*descriptorpb.FileDescriptorProto, error) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(raw); i = int(next.Add(1) - 1) {
 				fds[i] = new(descriptorpb.FileDescriptorProto)
-				errs[i] = proto.Unmarshal(raw[i], fds[i])
+				errs[i] = unmarshalFile(raw[i], fds[i])
 			}
 		})
 	}

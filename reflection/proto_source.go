@@ -498,7 +498,7 @@ func (c *compile) run() (*Result, error) {
 	runtime.GC()
 	for i, b := range wire {
 		fdp := new(descriptorpb.FileDescriptorProto)
-		if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(b, fdp); err != nil {
+		if err := unmarshalFile(b, fdp); err != nil {
 			return nil, fmt.Errorf("proto files: decoding a compiled file: %w", err)
 		}
 		wire[i] = nil

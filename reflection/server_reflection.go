@@ -503,7 +503,7 @@ func (st *stream) files(req *refv1.ServerReflectionRequest) ([]*descriptorpb.Fil
 	out := make([]*descriptorpb.FileDescriptorProto, 0, len(raw))
 	for _, b := range raw {
 		fd := new(descriptorpb.FileDescriptorProto)
-		if err := proto.Unmarshal(b, fd); err != nil {
+		if err := unmarshalFile(b, fd); err != nil {
 			// The stream itself is fine; the server sent garbage for
 			// this name, which the caller reports like a missing file.
 			return nil, &inBandError{status.Newf(codes.DataLoss, "undecodable FileDescriptorProto: %v", err)}

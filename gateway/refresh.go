@@ -441,7 +441,7 @@ func sameTool(a, b *tool) bool {
 		return true
 	}
 	x, y := a.schemas.input(), b.schemas.input()
-	return bytes.Equal(x.in, y.in) && (x.outDropped || y.outDropped || bytes.Equal(x.out, y.out))
+	return x.sameInput(y) && (x.outDropped || y.outDropped || bytes.Equal(x.out, y.out))
 }
 
 // sameDef compares two tools as tools/list shows them.

@@ -295,7 +295,19 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 type searchEntry struct {
 	once                sync.Once
 	head, schema, short []byte
+	// schemaZ is schema deflated, when the tool holds its schema so and
+	// the entry shares it (schema is then nil); schemaLen its length.
+	schemaZ             []byte
+	schemaLen           int
 	fullText, shortText int
+}
+
+// appendSchema appends en's input schema to dst.
+func (en *searchEntry) appendSchema(dst []byte) ([]byte, error) {
+	if en.schemaZ == nil {
+		return append(dst, en.schema...), nil
+	}
+	return appendInflated(dst, en.schemaZ, en.schemaLen)
 }
 
 // entry returns tools[i]'s entry, made on first use with the tool's
@@ -308,13 +320,18 @@ func (sc *searchCatalog) entry(i int) *searchEntry {
 		t := sc.tools[i]
 		e := answerEntry{Name: t.def.Name, Title: t.def.Title, Description: t.def.Description, Annotations: t.def.Annotations}
 		fullHead, err := json.Marshal(e)
-		var inSchema json.RawMessage
+		var in, inSchema json.RawMessage
 		if err == nil {
 			b := t.schemas.input()
 			err = b.err
 			if err == nil {
+				in, err = b.inputSchema()
+			}
+			if err == nil && b.inZ != nil {
+				inSchema, err = sc.compact.CompactUnshared(in, `{"type":"object"}`)
+			} else if err == nil {
 				sc.compactMu.Lock()
-				inSchema, err = sc.compact.Compact(b.in, `{"type":"object"}`)
+				inSchema, err = sc.compact.Compact(in, `{"type":"object"}`)
 				sc.compactMu.Unlock()
 			}
 		}
@@ -327,6 +344,11 @@ func (sc *searchCatalog) entry(i int) *searchEntry {
 			// schema twice).
 			en.head = fullHead[:len(fullHead)-1]
 			en.schema = inSchema
+			if b := t.schemas.input(); b.inZ != nil && bytes.Equal(inSchema, in) {
+				// The tool's own schema: share it, deflated.
+				en.schema, en.schemaZ = nil, b.inZ
+			}
+			en.schemaLen = len(inSchema)
 			en.fullText = escapedLen(en.head) + escapedLen([]byte(inputSchemaKey)) + escapedLen(inSchema) + len("}")
 			if answerOverhead+len(`{"tools":[]}`)+en.fullText > MaxSearchAnswerBytes {
 				// Only an answer to its exact name carries this schema:
@@ -497,11 +519,19 @@ func (sc *searchCatalog) answer(hits []search.Hit, schemas, exact bool) *mcp.Cal
 			text = append(text, ',')
 		}
 		en := sc.entry(h.Doc)
-		if extra := en.fullText - en.shortText; schemas && en.head != nil && (size+extra <= bound || i == 0 && exact) {
-			size += extra
+		extra := en.fullText - en.shortText
+		carried := false
+		if schemas && en.head != nil && (size+extra <= bound || i == 0 && exact) {
+			start := len(text)
 			text = append(append(text, en.head...), inputSchemaKey...)
-			text = append(append(text, en.schema...), '}')
-		} else {
+			var err error
+			if text, err = en.appendSchema(text); err == nil {
+				text, size, carried = append(text, '}'), size+extra, true
+			} else {
+				text = text[:start] // cannot happen to bytes the gateway deflated; listed without it
+			}
+		}
+		if !carried {
 			omitted = true
 			text = append(text, en.short...)
 		}

@@ -70,11 +70,38 @@ type toolSchemas struct {
 // MaxToolBytes; whole and took are boundTool's, for the log.
 type builtSchemas struct {
 	in, out json.RawMessage
+	// inZ is the input schema deflated, and inLen its length, when
+	// search mode holds it so (packSchemas); in is then nil.
+	inZ   []byte
+	inLen int
 	// outDropped says out was built and dropped, as search mode does.
 	outDropped bool
 	whole      int
 	took       time.Duration
 	err        error
+}
+
+// built says b holds schemas, or the error that kept them from being built.
+func (b builtSchemas) built() bool {
+	return b.in != nil || b.inZ != nil || b.err != nil
+}
+
+// inputSchema is b's input schema, inflated when it is held deflated.
+func (b builtSchemas) inputSchema() (json.RawMessage, error) {
+	if b.inZ == nil {
+		return b.in, nil
+	}
+	return appendInflated(nil, b.inZ, b.inLen)
+}
+
+// sameInput says whether b and o have the same input schema.
+func (b builtSchemas) sameInput(o builtSchemas) bool {
+	if b.inZ != nil && o.inZ != nil {
+		return bytes.Equal(b.inZ, o.inZ) // deflated alike: the same level
+	}
+	x, err1 := b.inputSchema()
+	y, err2 := o.inputSchema()
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 // withoutOutput is b as search mode keeps it.
@@ -142,7 +169,7 @@ func (s *toolSchemas) full() builtSchemas {
 	}
 	s.rebuilt.Do(func() {
 		s.whole = s.b.buildAgain(s.tool, s.m)
-		if s.whole.err == nil && !bytes.Equal(s.whole.in, b.in) {
+		if s.whole.err == nil && !s.whole.sameInput(b) {
 			// The same descriptors give the same schemas; a difference
 			// is a bug, and search and the list would disagree.
 			s.whole = builtSchemas{err: fmt.Errorf("schemas of %s: the input schema built again differs from the first", s.m.FullName())}
@@ -382,12 +409,12 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 	if stopped() {
 		return nil
 	}
-	packSchemas(built)
+	packSchemas(built, !keepOutput)
 	bounded := make(map[string]*boundedTools)
 	for i, s := range todo {
 		b := built[i]
-		if b.in == nil && b.err == nil {
-			continue // built by get meanwhile
+		if !b.built() {
+			continue // built on first use meanwhile
 		}
 		s.publish(b)
 		b = s.build(keepOutput)

@@ -253,6 +253,13 @@ func (c *SchemaCompactor) Compact(raw json.RawMessage, def string) (json.RawMess
 	return s, nil
 }
 
+// CompactUnshared is Compact for bytes made for this call alone (a
+// schema inflated from a deflated copy): remembered by their identity,
+// they would be kept for nothing.
+func (c *SchemaCompactor) CompactUnshared(raw json.RawMessage, def string) (json.RawMessage, error) {
+	return compactSchema(raw, def)
+}
+
 // compactSchema checks that raw is a JSON object and compacts it. A schema
 // that is compact already is returned as is, not copied: tools of one
 // backend share their schema bytes.

@@ -47,14 +47,34 @@ func (g *Gateway) releaseMemory() {
 // A typed list sends every schema of a page, so typed mode holds them
 // plain.
 func packSchemas(built []builtSchemas, zip bool) {
-	p := packer{spans: make(map[packKey][2]int)}
+	// Sized up front: grown by appending, the buffer of the googleapis
+	// catalog's 118 MB of schemas cost seconds of copying and zeroing.
+	unique := make(map[packKey]bool)
+	size := 0
+	for _, b := range built {
+		for _, k := range [...]packKey{keyOf(b.in, zip), keyOf(b.out, false)} {
+			if k.n > 0 && !unique[k] {
+				unique[k] = true
+				if k.zip {
+					size += k.n / 2 // JSON schemas deflate to a third or less
+				} else {
+					size += k.n
+				}
+			}
+		}
+	}
+	p := packer{buf: make([]byte, 0, size), spans: make(map[packKey][2]int, len(unique))}
 	type spans struct{ in, out [2]int }
 	at := make([]spans, len(built))
 	for i, b := range built {
 		at[i] = spans{p.add(b.in, zip), p.add(b.out, false)}
 	}
-	block := make([]byte, len(p.buf))
-	copy(block, p.buf)
+	block := p.buf
+	if zip {
+		// The estimate leaves room; copied out at its size.
+		block = make([]byte, len(p.buf))
+		copy(block, p.buf)
+	}
 	slice := func(s [2]int) []byte {
 		if s[0] == s[1] {
 			return nil
@@ -78,6 +98,13 @@ type packKey struct {
 	zip  bool
 }
 
+func keyOf(s []byte, zip bool) packKey {
+	if len(s) == 0 {
+		return packKey{}
+	}
+	return packKey{&s[0], len(s), zip}
+}
+
 // packer writes schemas, each once, into one buffer, plain or deflated.
 type packer struct {
 	buf   []byte
@@ -90,7 +117,7 @@ func (p *packer) add(s []byte, zip bool) [2]int {
 	if len(s) == 0 {
 		return [2]int{}
 	}
-	k := packKey{&s[0], len(s), zip}
+	k := keyOf(s, zip)
 	if sp, ok := p.spans[k]; ok {
 		return sp
 	}

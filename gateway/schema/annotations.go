@@ -87,6 +87,9 @@ func fieldBehavior(fd protoreflect.FieldDescriptor) behavior {
 // fieldRules returns fd's buf.validatepb.field rules, or nil when it has none
 // or they cannot be read. A rule set that says IGNORE_ALWAYS counts as none.
 func fieldRules(fd protoreflect.FieldDescriptor) *validatepb.FieldRules {
+	if !mayCarry(fd.Options(), validatepb.E_Field) {
+		return nil
+	}
 	r, err := protovalidate.ResolveFieldRules(fd)
 	if err != nil || r == nil || r.GetIgnore() == validatepb.Ignore_IGNORE_ALWAYS {
 		return nil
@@ -94,7 +97,45 @@ func fieldRules(fd protoreflect.FieldDescriptor) *validatepb.FieldRules {
 	return r
 }
 
+// mayCarry says whether the options opts may set the extension x: as a
+// field of its number, known or unknown. protovalidate decodes the unknown
+// fields of every options message it is asked about again, looking for
+// its rules; asked only when their number is there, it is not made to
+// decode the google.api options of every field of a large API (which the
+// reflection package leaves unknown) to find none.
+func mayCarry(opts proto.Message, x protoreflect.ExtensionType) bool {
+	if opts == nil {
+		return false
+	}
+	m := opts.ProtoReflect()
+	if !m.IsValid() {
+		return false
+	}
+	num := x.TypeDescriptor().Number()
+	found := false
+	m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+		found = fd.Number() == num
+		return !found
+	})
+	for b := m.GetUnknown(); !found && len(b) > 0; {
+		n, typ, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return true // malformed: protovalidate says what it makes of it
+		}
+		found = n == num
+		b = b[l:]
+		if l = protowire.ConsumeFieldValue(n, typ, b); l < 0 {
+			return true
+		}
+		b = b[l:]
+	}
+	return found
+}
+
 func messageRules(md protoreflect.MessageDescriptor) *validatepb.MessageRules {
+	if !mayCarry(md.Options(), validatepb.E_Message) {
+		return nil
+	}
 	r, err := protovalidate.ResolveMessageRules(md)
 	if err != nil {
 		return nil
@@ -103,6 +144,9 @@ func messageRules(md protoreflect.MessageDescriptor) *validatepb.MessageRules {
 }
 
 func oneofRules(od protoreflect.OneofDescriptor) *validatepb.OneofRules {
+	if !mayCarry(od.Options(), validatepb.E_Oneof) {
+		return nil
+	}
 	r, err := protovalidate.ResolveOneofRules(od)
 	if err != nil {
 		return nil

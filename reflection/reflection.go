@@ -29,7 +29,13 @@
 // values it sends that the discovered files do not declare.
 //
 // ToolOptions and ServiceOptions read the gateway's own proto options
-// (proto/mcpgateway/v1/annotations.proto) from descriptors of any source.
+// (proto/mcpgateway/v1/annotations.proto) from descriptors of any source;
+// HTTPRule, Resource, Field and ResourceDefinitions read google.api's.
+// The descriptors of a Result keep option extensions in their wire form,
+// as unknown fields of the options messages (decoded, they took several
+// times the memory on large APIs): read them with these readers, or
+// decode the options' bytes with the extension types, not with
+// proto.GetExtension.
 package reflection
 
 import (

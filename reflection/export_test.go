@@ -2,6 +2,7 @@ package reflection
 
 import (
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 )
 
@@ -33,16 +34,18 @@ func SetCompiledHook(s *ProtoSource, f func(compiled, reused []string)) { s.comp
 // WaitCacheWrites waits for s's cache writes under way.
 func WaitCacheWrites(s *ProtoSource) { s.cacheWrites.Wait() }
 
-// WireForm is fdp as this package decodes files: option extensions left
-// in their wire form (unmarshalFile), for comparing with what a source
-// returns.
-func WireForm(fdp *descriptorpb.FileDescriptorProto) *descriptorpb.FileDescriptorProto {
+// Decoded is fdp with its option extensions decoded against the types
+// linked into the test binary. The package keeps them in wire form
+// (unmarshalFile), and protocompile marshals option messages built with
+// dynamicpb in no fixed field order, so two files must be compared by
+// meaning: pass both sides through Decoded.
+func Decoded(fdp *descriptorpb.FileDescriptorProto) *descriptorpb.FileDescriptorProto {
 	b, err := proto.Marshal(fdp)
 	if err != nil {
 		panic(err)
 	}
 	out := new(descriptorpb.FileDescriptorProto)
-	if err := unmarshalFile(b, out); err != nil {
+	if err := (proto.UnmarshalOptions{Resolver: protoregistry.GlobalTypes}).Unmarshal(b, out); err != nil {
 		panic(err)
 	}
 	return out

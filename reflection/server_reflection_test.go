@@ -92,7 +92,7 @@ func TestDiscoverZoo(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := zoov1.File_zoo_v1_zoo_proto
-		if diff := cmp.Diff(reflection.WireForm(protodesc.ToFileDescriptorProto(want)), protodesc.ToFileDescriptorProto(got), protocmp.Transform()); diff != "" {
+		if diff := cmp.Diff(reflection.Decoded(protodesc.ToFileDescriptorProto(want)), reflection.Decoded(protodesc.ToFileDescriptorProto(got)), protocmp.Transform()); diff != "" {
 			t.Errorf("reflected zoo.proto differs (-want +got):\n%s", diff)
 		}
 	})

@@ -136,7 +136,7 @@ func TestEverySource(t *testing.T) {
 				}
 				gotp := protodesc.ToFileDescriptorProto(got)
 				gotp.SourceCodeInfo = nil
-				if diff := cmp.Diff(reflection.WireForm(protodesc.ToFileDescriptorProto(zoov1.File_zoo_v1_zoo_proto)), gotp, protocmp.Transform()); diff != "" {
+				if diff := cmp.Diff(reflection.Decoded(protodesc.ToFileDescriptorProto(zoov1.File_zoo_v1_zoo_proto)), reflection.Decoded(gotp), protocmp.Transform()); diff != "" {
 					t.Errorf("zoo.proto differs from the generated code's (-want +got):\n%s", diff)
 				}
 				animal := mustMessage(t, res, "zoo.v1.Animal")
@@ -226,7 +226,7 @@ func TestZooDescriptorSetIsCurrent(t *testing.T) {
 			t.Errorf("%s lacks %s; %s", zooBinpb, want.Path(), fix)
 			return true
 		}
-		wantp, gotp := reflection.WireForm(protodesc.ToFileDescriptorProto(want)), protodesc.ToFileDescriptorProto(got)
+		wantp, gotp := reflection.Decoded(protodesc.ToFileDescriptorProto(want)), reflection.Decoded(protodesc.ToFileDescriptorProto(got))
 		wantp.SourceCodeInfo, gotp.SourceCodeInfo = nil, nil
 		if diff := cmp.Diff(wantp, gotp, protocmp.Transform()); diff != "" {
 			t.Errorf("%s in %s is stale; %s (-current +stale):\n%s", want.Path(), zooBinpb, fix, diff)

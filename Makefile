@@ -4,11 +4,11 @@
 GO ?= go
 NPM ?= npm
 
-.PHONY: test vet fmtcheck browser-deps unit unit-estate unit-realservices bench bench-estate bench-catalog build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
+.PHONY: test vet fmtcheck browser-deps fleet-deps unit unit-estate unit-realservices bench bench-estate bench-catalog build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
 
 # The interop suites run after the Go checks (a recursive make keeps that
 # order under -j too).
-test: fmtcheck vet buflint checkgenerate browser-deps unit unit-estate unit-realservices
+test: fmtcheck vet buflint checkgenerate browser-deps fleet-deps unit unit-estate unit-realservices
 	@$(MAKE) --no-print-directory interop
 
 fmtcheck:
@@ -22,6 +22,12 @@ vet:
 # package: install it when missing (CI runs as root).
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update && apt-get install -y --no-install-recommends chromium; }
+
+# The fleet tests (gateway/state, TestFleet in cmd/gateway) start a real
+# redis-server and HAProxy from Debian's packages: install them when
+# missing. Neither runs as a service: the tests start their own.
+fleet-deps:
+	@command -v redis-server >/dev/null 2>&1 && command -v haproxy >/dev/null 2>&1 || { apt-get update && apt-get install -y --no-install-recommends redis-server haproxy; }
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m ./...

@@ -504,6 +504,16 @@ type Readiness struct {
 	// ShuttingDown is set after BeginShutdown.
 	ShuttingDown bool                     `json:"shuttingDown,omitempty"`
 	Backends     map[string]BackendStatus `json:"backends"`
+	// State is the fleet's shared store (Options.State), when there is
+	// one. Losing it does not make the gateway unready: calls go on, and
+	// only what needs the store fails until it is back.
+	State *StateStatus `json:"state,omitempty"`
+}
+
+// StateStatus is the shared state store's part of /readyz.
+type StateStatus struct {
+	Up    bool   `json:"up"`
+	Error string `json:"error,omitempty"`
 }
 
 // Ready reports whether the gateway should receive traffic: every backend
@@ -538,6 +548,10 @@ func (g *Gateway) Ready() Readiness {
 		st.Ready = st.Discovered && st.Listed && usable
 		r.Ready = r.Ready && st.Ready
 		r.Backends[b.b.Name] = st
+	}
+	if g.opts.State != nil {
+		up, why := g.opts.State.Up()
+		r.State = &StateStatus{Up: up, Error: why}
 	}
 	return r
 }

@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
@@ -132,8 +134,8 @@ func (g *Gateway) fitResult(ctx context.Context, req *mcp.CallToolRequest, t *to
 	}
 	fmt.Fprintf(&note, " (listed in %q).", f.Member)
 	note.WriteString(t.budget.askLess)
-	id, kept := g.results.Put(resultOwner(ctx, req.Session), principalOf(ctx).ID, js)
-	if kept {
+	id, err := g.results.Put(ctx, resultOwner(ctx, req.Session), principalOf(ctx).ID, js)
+	if err == nil {
 		uri := ResultURIPrefix + id
 		ttl := g.results.TTL()
 		fmt.Fprintf(&note, " The whole result is the resource %s (%s): read it with resources/read within %s (only the session, or without one the principal, that made this call can).", uri, resultMIMEType, ttl)
@@ -143,9 +145,47 @@ func (g *Gateway) fitResult(ctx context.Context, req *mcp.CallToolRequest, t *to
 		})
 		return res
 	}
-	note.WriteString(" The whole result is larger than the gateway keeps, so it cannot be read in full: ask for less.")
+	if errors.Is(err, results.ErrTooLarge) {
+		note.WriteString(" The whole result is larger than the gateway keeps, so it cannot be read in full: ask for less.")
+	} else {
+		g.opts.Logger.WarnContext(ctx, "result not kept", "tool", t.def.Name, "err", err)
+		fmt.Fprintf(&note, " The whole result could not be kept (%v), so it cannot be read in full now: ask for less, or call again later.", err)
+	}
 	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Text: note.String()})
 	return res
+}
+
+// resultStore keeps whole results: results.Store in one process,
+// state.Redis in a fleet (Options.State).
+type resultStore interface {
+	Put(ctx context.Context, owner, principal string, data []byte) (id string, err error)
+	Get(ctx context.Context, owner, id string) ([]byte, error)
+	TTL() time.Duration
+}
+
+// memoryResults is a results.Store as a resultStore.
+type memoryResults struct{ *results.Store }
+
+func (m memoryResults) Put(_ context.Context, owner, principal string, data []byte) (string, error) {
+	id, ok := m.Store.Put(owner, principal, data)
+	if !ok {
+		return "", results.ErrTooLarge
+	}
+	return id, nil
+}
+
+func (m memoryResults) Get(_ context.Context, owner, id string) ([]byte, error) {
+	js, ok := m.Store.Get(owner, id)
+	if !ok {
+		return nil, results.ErrNotFound
+	}
+	return js, nil
+}
+
+// resultStoreOptions are the Options' bounds of the result store.
+func (g *Gateway) resultStoreOptions() *results.StoreOptions {
+	return &results.StoreOptions{TTL: g.opts.ResultTTL, MaxBytes: g.opts.ResultStoreBytes, MaxEntries: g.opts.ResultStoreEntries,
+		MaxBytesPerPrincipal: g.opts.ResultStoreBytesPerPrincipal, MaxEntriesPerPrincipal: g.opts.ResultStoreEntriesPerPrincipal}
 }
 
 // resultOwner is who may read a kept result: the session it was made in
@@ -160,9 +200,12 @@ func resultOwner(ctx context.Context, s mcp.SessionInfo) string {
 // readResult serves resources/read of a kept result.
 func (g *Gateway) readResult(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
 	id := strings.TrimPrefix(req.URI, ResultURIPrefix)
-	js, ok := g.results.Get(resultOwner(ctx, req.Session), id)
-	if !ok {
+	js, err := g.results.Get(ctx, resultOwner(ctx, req.Session), id)
+	switch {
+	case errors.Is(err, results.ErrNotFound):
 		return nil, fmt.Errorf("%w: %s (a kept result is readable for %s, by the session that made it)", mcp.ErrResourceNotFound, req.URI, g.results.TTL())
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w; it may still be there: retry shortly", req.URI, err)
 	}
 	return &mcp.ResourceContents{URI: req.URI, MIMEType: resultMIMEType, Text: string(js), Private: true, TTL: g.results.TTL()}, nil
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
+	"github.com/grpc-mcp-gateway/gateway/gateway/state"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/limit"
 )
@@ -185,6 +186,14 @@ type Options struct {
 	// UseProtoNames makes schemas and results use the original proto field
 	// names instead of protojson's lowerCamel JSON names.
 	UseProtoNames bool
+	// State is the store a fleet of replicas shares (package state):
+	// whole results kept after a cut live there instead of in this
+	// process (the ResultStore* bounds above are then the store's, for
+	// the whole fleet), and it is HTTP's Fleet, so DELETE and
+	// notifications/cancelled reach every replica. It needs
+	// HTTP.SessionSecret. Nil: one process, everything in memory. The
+	// caller opens and closes it.
+	State *state.Redis
 	// HTTP configures the Streamable HTTP endpoint; nil means defaults.
 	// Its SessionSecret (and PreviousSessionSecrets) also key the task
 	// ids (taskid.go), so replicas sharing it share tasks; without one,
@@ -332,7 +341,7 @@ type Gateway struct {
 	// budget is the resolved Options.MaxResultBytes (Off: none); results
 	// keeps whole the results cut to it (budget.go).
 	budget  int
-	results *results.Store
+	results resultStore
 	// semantic is the search reranking, nil without Options.SearchEmbeddings.
 	semantic *semantic
 	// taskKeys sign and verify task ids (taskid.go).
@@ -408,8 +417,14 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	if g.budget, err = resultBudget(g.opts.MaxResultBytes); err != nil {
 		return nil, err
 	}
-	g.results = results.NewStore(&results.StoreOptions{TTL: g.opts.ResultTTL, MaxBytes: g.opts.ResultStoreBytes, MaxEntries: g.opts.ResultStoreEntries,
-		MaxBytesPerPrincipal: g.opts.ResultStoreBytesPerPrincipal, MaxEntriesPerPrincipal: g.opts.ResultStoreEntriesPerPrincipal})
+	if g.opts.State != nil {
+		if g.opts.HTTP == nil || len(g.opts.HTTP.SessionSecret) == 0 {
+			return nil, errors.New("gateway: Options.State needs Options.HTTP.SessionSecret: a fleet shares sessions through signed tokens")
+		}
+		g.results = g.opts.State
+	} else {
+		g.results = memoryResults{results.NewStore(g.resultStoreOptions())}
+	}
 	md, err := newOutgoingMD(g.opts.ForwardHeaders, g.opts.Metadata)
 	if err != nil {
 		return nil, err
@@ -459,6 +474,10 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	so.SessionObserver, so.PrincipalOf, so.TaskWaitTimeout = g.observeSessions(), who, g.opts.CallTimeout
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g, &so)
 	httpOpts := withHosts(g.opts.HTTP, g.opts.AllowedHosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })
+	if g.opts.State != nil {
+		httpOpts.Fleet = g.opts.State
+		g.opts.Metrics.StateUp(func() bool { up, _ := g.opts.State.Up(); return up })
+	}
 	if g.streamable, err = g.server.StreamableHTTPHandler(httpOpts); err != nil {
 		return nil, wrapOption("Options.HTTP", err)
 	}

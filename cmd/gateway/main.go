@@ -29,6 +29,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
@@ -62,6 +63,7 @@ type config struct {
 	search          searchFlags
 	allowOrigins    stringList
 	transports      transportFlags
+	state           stateFlags
 	front           frontDoor
 	exposure        exposure
 	obs             observability
@@ -163,6 +165,7 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	c.front.register(fs)
 	c.exposure.register(fs)
 	c.transports.register(fs)
+	c.state.register(fs)
 	c.obs.register(fs)
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
@@ -212,6 +215,9 @@ func (c *config) validate() error {
 		return err
 	}
 	if err := c.transports.check(); err != nil {
+		return err
+	}
+	if err := c.state.check(&c.transports, c.stdio); err != nil {
 		return err
 	}
 	if err := c.exposure.check(c); err != nil {
@@ -352,6 +358,16 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	opts.ResultStoreBytesPerPrincipal = c.results.storeBytesPerPrin
 	opts.ResultStoreEntriesPerPrincipal = c.results.storeEntriesPerPrin
 	opts.HTTP = httpOpts
+	st, err := c.state.open(ctx, &results.StoreOptions{TTL: opts.ResultTTL, MaxBytes: opts.ResultStoreBytes, MaxEntries: opts.ResultStoreEntries,
+		MaxBytesPerPrincipal: opts.ResultStoreBytesPerPrincipal, MaxEntriesPerPrincipal: opts.ResultStoreEntriesPerPrincipal}, logger)
+	if err != nil {
+		cancel()
+		return err
+	}
+	if st != nil {
+		defer st.Close() // after the gateway's Close, deferred below
+		opts.State = st
+	}
 	opts.WebSocket = wsOpts
 	opts.SSE = sseOpts
 	opts.Server = &mcp.ServerOptions{

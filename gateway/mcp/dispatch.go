@@ -156,7 +156,7 @@ func (s *Server) accept(ctx context.Context, sess *session, m *message, b []byte
 	case kindResponse:
 		return nil, nil, reply{}, true // we never send requests; stray responses are ignored
 	case kindNotification:
-		s.notification(sess, m)
+		s.notification(ctx, sess, m)
 		return nil, nil, reply{}, true
 	}
 	cctx, c, err := s.startCall(ctx, sess, m.ID)
@@ -178,7 +178,7 @@ func (s *Server) finish(ctx context.Context, sess *session, sc *scope, m *messag
 
 // notification handles a client notification. Nothing ever answers one, so
 // malformed ones are dropped silently.
-func (s *Server) notification(sess *session, m *message) {
+func (s *Server) notification(ctx context.Context, sess *session, m *message) {
 	if sess == nil {
 		return // stateless: no session to initialize, no calls to cancel
 	}
@@ -190,7 +190,9 @@ func (s *Server) notification(sess *session, m *message) {
 		if p.decode(m.Params) != nil || !validID(p.RequestID) {
 			return
 		}
-		sess.cancel(p.RequestID)
+		if !sess.cancel(p.RequestID) && sess.relay != nil {
+			sess.relay(ctx, p.RequestID)
+		}
 	}
 }
 

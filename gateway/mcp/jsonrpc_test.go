@@ -54,20 +54,20 @@ func TestSessionTokenCanonical(t *testing.T) {
 	}
 	now := time.Now()
 	tok := k.mint(Version20251125, []byte(`{}`), "sub:alice", now)
-	if v, err := k.verify(tok, "sub:alice", now); err != nil || v != Version20251125 {
-		t.Fatalf("verify(minted) = %q, %v", v, err)
+	if v, exp, err := k.verify(tok, "sub:alice", now); err != nil || v != Version20251125 || exp.Unix() != now.Add(time.Hour).Unix() {
+		t.Fatalf("verify(minted) = %q, %v, %v; want %s, %v", v, exp, err, Version20251125, now.Add(time.Hour))
 	}
 	// The owner is bound into the MAC: the same token presented by anyone
 	// else (anonymous included) does not verify.
 	for _, other := range []string{"sub:bob", "", "sub:alic", "sub:alicee"} {
-		if _, err := k.verify(tok, other, now); err == nil {
+		if _, _, err := k.verify(tok, other, now); err == nil {
 			t.Errorf("token of sub:alice verified for %q", other)
 		}
 	}
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	last := strings.IndexByte(alphabet, tok[len(tok)-1])
 	variant := tok[:len(tok)-1] + string(alphabet[last^1])
-	if _, err := k.verify(variant, "sub:alice", now); err == nil {
+	if _, _, err := k.verify(variant, "sub:alice", now); err == nil {
 		t.Errorf("non-canonical variant %q of %q verified", variant, tok)
 	}
 }

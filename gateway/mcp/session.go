@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -22,6 +23,9 @@ type session struct {
 	// owner is the Principal.ID that opened the session; requests under
 	// another ID do not find it.
 	owner string
+	// relay, when set, takes a notifications/cancelled whose request is
+	// not in flight here: in a fleet it may run on another replica.
+	relay func(ctx context.Context, id json.RawMessage)
 
 	mu          sync.Mutex
 	version     string // negotiated revision, "" before initialize
@@ -131,7 +135,8 @@ func (s *session) removeCall(id json.RawMessage, c *call) bool {
 // cancel handles notifications/cancelled: the call's ctx is cancelled, its
 // response suppressed, and its id free for reuse at once. Unknown ids are
 // ignored (the call may have just finished, which the spec allows for).
-func (s *session) cancel(id json.RawMessage) {
+// It reports whether the call was in flight here.
+func (s *session) cancel(id json.RawMessage) bool {
 	s.mu.Lock()
 	k := string(id)
 	c := s.inflight[k]
@@ -143,6 +148,7 @@ func (s *session) cancel(id json.RawMessage) {
 	if c != nil {
 		c.cancel()
 	}
+	return c != nil
 }
 
 // cancelAll cancels every call in flight, when the session ends.

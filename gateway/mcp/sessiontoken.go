@@ -1,11 +1,13 @@
 package mcp
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -119,21 +121,21 @@ func (k *tokenKeys) sum(i int, dst, payload []byte, owner string) []byte {
 }
 
 // verify checks a token presented by owner and returns the negotiated
-// revision. Expired, malformed, forged and other principals' tokens are
+// revision and the token's expiry. Expired, malformed, forged and other principals' tokens are
 // all errBadToken: the client answer is the same (404, initialize again).
-func (k *tokenKeys) verify(token, owner string, now time.Time) (string, error) {
+func (k *tokenKeys) verify(token, owner string, now time.Time) (string, time.Time, error) {
 	if len(token) > maxTokenLen {
-		return "", errBadToken
+		return "", time.Time{}, errBadToken
 	}
 	var raw [128]byte
 	n, err := tokenEncoding.Decode(raw[:], []byte(token))
 	if err != nil || n < 2 {
-		return "", errBadToken
+		return "", time.Time{}, errBadToken
 	}
 	b := raw[:n]
 	vlen := int(b[1])
 	if b[0] != tokenFormat || len(b) != 2+vlen+8+8+8+8+tokenMACSize {
-		return "", errBadToken
+		return "", time.Time{}, errBadToken
 	}
 	payload, mac := b[:len(b)-tokenMACSize], b[len(b)-tokenMACSize:]
 	ok := false
@@ -145,24 +147,24 @@ func (k *tokenKeys) verify(token, owner string, now time.Time) (string, error) {
 		}
 	}
 	if !ok {
-		return "", errBadToken
+		return "", time.Time{}, errBadToken
 	}
 	exp := int64(binary.BigEndian.Uint64(payload[2+vlen+8:]))
 	if now.Unix() >= exp {
-		return "", errBadToken
+		return "", time.Time{}, errBadToken
 	}
 	v, _ := unquoteIntern(append(append([]byte{'"'}, payload[2:2+vlen]...), '"'), supportedVersions)
 	if !isHandshakeVersion(v) {
-		return "", errBadToken
+		return "", time.Time{}, errBadToken
 	}
-	return v, nil
+	return v, time.Unix(exp, 0), nil
 }
 
 // acquireToken verifies a token of owner and holds this replica's
 // transient session for it (created on first use) until release.
 func (h *streamable) acquireToken(sid, owner string) (*httpSession, int, *Error) {
-	version, err := h.tokens.verify(sid, owner, time.Now())
-	if err != nil {
+	version, exp, err := h.tokens.verify(sid, owner, time.Now())
+	if err != nil || h.o.Fleet != nil && h.o.Fleet.Revoked(sid) {
 		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
 	}
 	h.mu.Lock()
@@ -175,7 +177,16 @@ func (h *streamable) acquireToken(sid, owner string) (*httpSession, int, *Error)
 		sess := h.s.newSession("streamable-http", sid, owner)
 		sess.version = version
 		sess.initialized = true // the token was minted after initialize
-		hs = &httpSession{session: sess, closed: make(chan struct{})}
+		if f := h.o.Fleet; f != nil {
+			// A cancellation of a call this replica does not run goes to
+			// the replica that does.
+			sess.relay = func(ctx context.Context, id json.RawMessage) {
+				if err := f.Cancel(ctx, sid, id); err != nil {
+					h.s.log.Warn("mcp: cancellation not relayed to the fleet", "session", sess.logID, "err", err)
+				}
+			}
+		}
+		hs = &httpSession{session: sess, closed: make(chan struct{}), expires: exp}
 		h.sessions[sid] = hs
 	}
 	hs.active.Add(1)

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"crypto/rand"
+	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -65,6 +66,13 @@ type StreamableHTTPOptions struct {
 	// After it the client gets 404 and, as the spec requires, initializes
 	// a new session. Default 24 hours.
 	SessionTTL time.Duration
+	// Fleet, in scale-out mode, shares revocations and cancellations
+	// among the replicas, which lifts the first two degradations that
+	// SessionSecret lists: DELETE ends the session on every replica, and
+	// notifications/cancelled reaches the call wherever it runs. It
+	// requires SessionSecret; StreamableHTTPHandler returns an error
+	// otherwise.
+	Fleet Fleet
 }
 
 const (
@@ -102,6 +110,12 @@ func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) (http.Handle
 		}
 		h.tokens = k
 	}
+	if o.Fleet != nil {
+		if h.tokens == nil {
+			return nil, errors.New("mcp: StreamableHTTPOptions.Fleet needs SessionSecret: without signed session tokens a session lives on one replica")
+		}
+		o.Fleet.Listen(h)
+	}
 	s.mu.Lock()
 	s.onShutdown = append(s.onShutdown, h.closeAll)
 	s.mu.Unlock()
@@ -131,6 +145,7 @@ type httpSession struct {
 	timer    *time.Timer
 	active   atomic.Int32 // requests and streams using it
 	lastUsed atomic.Int64 // unix nanoseconds of the last release
+	expires  time.Time    // token mode: when the token expires
 	hasGET   bool         // guarded by streamable.mu
 	ended    bool         // guarded by streamable.mu
 	closed   chan struct{}
@@ -407,6 +422,13 @@ func (h *streamable) delete(w http.ResponseWriter, r *http.Request, hv string) {
 	// drop the transient session before its calls are cancelled.
 	h.end(hs)
 	h.release(hs)
+	if f := h.o.Fleet; f != nil {
+		if err := f.Revoke(r.Context(), hs.id, hs.expires); err != nil {
+			h.s.log.Warn("mcp: session not revoked across the fleet", "session", hs.logID, "err", err)
+			writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "the session ended on this replica only, not on the others: %v; retry DELETE", err))
+			return
+		}
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -3,6 +3,7 @@ package results
 import (
 	"container/list"
 	"crypto/rand"
+	"errors"
 	"sync"
 	"time"
 
@@ -18,6 +19,17 @@ const (
 	// fill by default: one in DefaultPrincipalShare (half) of its bytes
 	// and of its entries.
 	DefaultPrincipalShare = 2
+)
+
+// Errors of a result store (this package's Store and the fleet's shared
+// one, package state).
+var (
+	// ErrNotFound: no such result, or it expired, or it is another
+	// owner's (the answer is the same).
+	ErrNotFound = errors.New("result not found")
+	// ErrTooLarge: the result is larger than the store, or one
+	// principal's part of it, keeps.
+	ErrTooLarge = errors.New("result larger than the store keeps")
 )
 
 // StoreOptions bound a Store; zero values mean the defaults.

@@ -109,6 +109,24 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// StateUp exports up (1 or 0) as grpc_mcp_gateway_state_up: whether the
+// fleet's shared state store answered its last health check. Call it once.
+func (m *Metrics) StateUp(up func() bool) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: namespace,
+		Name:      "state_up",
+		Help:      "1 when the fleet's shared state store (--state) answered its last health check, else 0.",
+	}, func() float64 {
+		if up() {
+			return 1
+		}
+		return 0
+	}))
+}
+
 // Registry is where the metrics live, for callers that add collectors of
 // their own or gather in-process. Nil for a nil *Metrics.
 func (m *Metrics) Registry() *prometheus.Registry {

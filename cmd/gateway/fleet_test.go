@@ -1,0 +1,369 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
+)
+
+// fleet is three gateway processes sharing one Redis (--state) and one
+// session secret, behind HAProxy balancing round-robin with no
+// stickiness: the deployment of docs/transports.md, "A fleet".
+type fleet struct {
+	redis    *redistest.Server
+	backend  *heldBackend
+	replicas []*gatewayProcess
+	lb       string // http://127.0.0.1:PORT, HAProxy's frontend
+	servedBy *servedBy
+}
+
+// servedBy is an http.RoundTripper that records which replica HAProxy
+// sent each request to (its X-Served-By header).
+type servedBy struct {
+	mu  sync.Mutex
+	log []string // "METHOD replica" per request, in order
+}
+
+func (s *servedBy) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil {
+		s.mu.Lock()
+		s.log = append(s.log, req.Method+" "+resp.Header.Get("X-Served-By"))
+		s.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (s *servedBy) last(n int) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log[max(0, len(s.log)-n):]...)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startFleet starts Redis, the held zoo backend, three gateways and
+// HAProxy, and waits until HAProxy sends requests to all three.
+func startFleet(t *testing.T) *fleet {
+	t.Helper()
+	haproxy, err := exec.LookPath("haproxy")
+	if err != nil {
+		t.Fatal("haproxy is not installed (make test installs it: apt-get install haproxy)")
+	}
+	f := &fleet{redis: redistest.Start(t, nil), backend: startHeldBackend(t), servedBy: &servedBy{}}
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "session-secret")
+	b := make([]byte, 48)
+	rand.Read(b)
+	if err := os.WriteFile(secret, []byte(hex.EncodeToString(b)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var servers strings.Builder
+	for i := range 3 {
+		p := startGatewayProcess(t, "--backend", f.backend.addr, "--session-secret-file", secret,
+			"--state", f.redis.URL(), "--max-result-bytes", "1024")
+		f.replicas = append(f.replicas, p)
+		fmt.Fprintf(&servers, "  server g%d %s check inter 200ms fall 1 rise 1\n", i, strings.TrimPrefix(p.base, "http://"))
+	}
+	port := freePort(t)
+	cfg := fmt.Sprintf(`global
+  maxconn 256
+defaults
+  mode http
+  timeout connect 2s
+  timeout client 60s
+  timeout server 60s
+  retries 3
+  option redispatch 1
+  # A new server connection per request: a replica that died leaves no
+  # pooled connection behind, so the next request meets a refused
+  # connection, which HAProxy retries on another replica.
+  option http-server-close
+frontend mcp
+  bind 127.0.0.1:%d
+  default_backend gateways
+backend gateways
+  balance roundrobin
+  option httpchk GET /healthz
+  http-response set-header X-Served-By %%[srv_name]
+%s`, port, servers.String())
+	cfgPath := filepath.Join(dir, "haproxy.cfg")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(haproxy, "-db", "-f", cfgPath)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("haproxy:\n%s", out.String())
+		}
+	})
+	f.lb = fmt.Sprintf("http://127.0.0.1:%d", port)
+	seen := map[string]bool{}
+	for deadline := time.Now().Add(20 * time.Second); len(seen) < 3; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("HAProxy did not reach all three replicas within 20s (saw %v)", seen)
+		}
+		resp, err := http.Get(f.lb + "/healthz")
+		if err != nil {
+			continue
+		}
+		resp.Body.Close()
+		if s := resp.Header.Get("X-Served-By"); s != "" && resp.StatusCode == http.StatusOK {
+			seen[s] = true
+		}
+	}
+	return f
+}
+
+// connect opens a go-sdk session through the load balancer.
+func (f *fleet) connect(t *testing.T, ctx context.Context) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "fleet", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
+		Endpoint:             f.lb + "/mcp",
+		HTTPClient:           &http.Client{Transport: f.servedBy},
+		MaxRetries:           -1,
+		DisableStandaloneSSE: true,
+	}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect through HAProxy: %v", err)
+	}
+	return cs
+}
+
+// post sends one JSON-RPC message of session sid to base and returns the
+// status, the replica that served it (through HAProxy) and the body.
+func post(ctx context.Context, base, sid, body string) (int, string, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp", strings.NewReader(body))
+	if err != nil {
+		return 0, "", "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("X-Served-By"), string(b), nil
+}
+
+// cutResult calls ListAnimals, whose result is over the fleet's 1 KiB
+// budget, and returns the link to the whole result and who served it.
+func cutResult(t *testing.T, ctx context.Context, f *fleet, cs *sdk.ClientSession) (string, string) {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_ListAnimals", Arguments: map[string]any{"pageSize": 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := f.servedBy.last(1)[0]
+	for _, c := range res.Content {
+		if l, ok := c.(*sdk.ResourceLink); ok {
+			return l.URI, by
+		}
+	}
+	var text []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			text = append(text, tc.Text)
+		}
+	}
+	t.Fatalf("ListAnimals: no resource_link to the whole result (isError %v): %s", res.IsError, strings.Join(text, " | "))
+	return "", ""
+}
+
+// TestFleet: three replicas behind HAProxy, round-robin, no stickiness,
+// one Redis. Each step sends its requests to different replicas, as the
+// X-Served-By header HAProxy adds shows.
+func TestFleet(t *testing.T) {
+	f := startFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs := f.connect(t, ctx)
+	sid := cs.ID()
+
+	t.Run("a result cut on one replica is read whole through another", func(t *testing.T) {
+		uri, cutBy := cutResult(t, ctx, f, cs)
+		rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatalf("resources/read %s: %v", uri, err)
+		}
+		readBy := f.servedBy.last(1)[0]
+		if cutBy == readBy {
+			t.Fatalf("the cut and the read were both served by %q: the test shows nothing", cutBy)
+		}
+		if len(rr.Contents) != 1 || len(rr.Contents[0].Text) <= 1024 || !strings.Contains(rr.Contents[0].Text, `"animals"`) {
+			t.Errorf("the whole result read through %s: %+v", readBy, rr.Contents)
+		}
+	})
+
+	t.Run("a cancellation sent through one replica stops the call on another", func(t *testing.T) {
+		type answer struct {
+			status  int
+			by, out string
+			err     error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			st, by, out, err := post(ctx, f.lb, sid, `{"jsonrpc":"2.0","id":"held-1","method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"block"}}}`)
+			done <- answer{st, by, out, err}
+		}()
+		select {
+		case <-f.backend.started:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the held call never reached the backend")
+		}
+		st, cancelBy, out, err := post(ctx, f.lb, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"held-1","reason":"test"}}`)
+		if err != nil || st != http.StatusAccepted {
+			t.Fatalf("notifications/cancelled: %d %s %v", st, out, err)
+		}
+		select {
+		case err := <-f.backend.ended:
+			if err != context.Canceled {
+				t.Errorf("the backend's call ended with %v, want context.Canceled", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the call on the other replica was not cancelled within 20s")
+		}
+		a := <-done
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		if a.by == cancelBy {
+			t.Fatalf("the call and its cancellation were both served by %q: the test shows nothing", a.by)
+		}
+		if strings.Contains(a.out, `"result"`) {
+			t.Errorf("a cancelled request was answered (the spec says it gets no response): %s", a.out)
+		}
+	})
+
+	t.Run("DELETE through one replica ends the session on all", func(t *testing.T) {
+		if err := cs.Close(); err != nil {
+			t.Fatalf("close (DELETE): %v", err)
+		}
+		for i, p := range f.replicas {
+			st, _, out, err := post(ctx, p.base, sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st != http.StatusNotFound {
+				t.Errorf("replica %d answered the deleted session: %d %s", i, st, out)
+			}
+		}
+	})
+
+	t.Run("the store lost and back", func(t *testing.T) {
+		cs := f.connect(t, ctx)
+		defer cs.Close()
+		f.redis.Stop()
+		for range 3 { // one call on each replica
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "leo"}})
+			if err != nil || res.IsError {
+				t.Fatalf("a call that needs no store failed without it: %v %+v", err, res)
+			}
+		}
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_ListAnimals", Arguments: map[string]any{"pageSize": 100}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var note string
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok && strings.Contains(tc.Text, "cut to fit") {
+				note = tc.Text
+			}
+		}
+		if !strings.Contains(note, "could not be kept (the state store is unavailable") {
+			t.Errorf("a cut result without the store does not say why it has no link: %q", note)
+		}
+		for i, p := range f.replicas {
+			waitReadyz(t, p.base, func(body map[string]any) bool {
+				st, _ := body["state"].(map[string]any)
+				return st != nil && st["up"] == false && body["ready"] == true
+			}, fmt.Sprintf("replica %d: /readyz ready with state.up false", i))
+		}
+		f.redis.Start()
+		for i, p := range f.replicas {
+			waitReadyz(t, p.base, func(body map[string]any) bool {
+				st, _ := body["state"].(map[string]any)
+				return st != nil && st["up"] == true
+			}, fmt.Sprintf("replica %d: /readyz state.up true again", i))
+		}
+		uri, _ := cutResult(t, ctx, f, cs)
+		if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri}); err != nil {
+			t.Fatalf("resources/read after the store came back: %v", err)
+		}
+	})
+
+	t.Run("a replica killed, the next calls succeed on the others", func(t *testing.T) {
+		cs := f.connect(t, ctx)
+		defer cs.Close()
+		f.replicas[1].cmd.Process.Kill()
+		<-f.replicas[1].exited // its port refuses connections from now on
+		for i := range 6 {
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "leo"}})
+			if err != nil || res.IsError {
+				t.Fatalf("call %d after a replica died: %v %+v", i, err, res)
+			}
+		}
+		for _, s := range f.servedBy.last(6) {
+			if strings.HasSuffix(s, " g1") {
+				t.Errorf("a request was answered by the dead replica: %v", f.servedBy.last(6))
+			}
+		}
+	})
+}
+
+// waitReadyz polls base's /readyz until cond holds of its body.
+func waitReadyz(t *testing.T, base string, cond func(map[string]any) bool, what string) {
+	t.Helper()
+	var last map[string]any
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			last = nil
+			json.NewDecoder(resp.Body).Decode(&last)
+			resp.Body.Close()
+			if cond(last) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 20s: %s (last /readyz %v)", what, last)
+		}
+	}
+}

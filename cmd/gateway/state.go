@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/results"
+	"github.com/grpc-mcp-gateway/gateway/gateway/state"
+)
+
+// stateFlags name the store a fleet of replicas shares (gateway/state).
+type stateFlags struct {
+	url          string
+	passwordFile string
+	prefix       string
+	require      bool
+
+	password string // loaded by check
+}
+
+// stateCheckTimeout bounds --require-state's check of the store at start.
+const stateCheckTimeout = 5 * time.Second
+
+func (s *stateFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.url, "state", "", "Redis or Valkey that the replicas of a fleet share (redis://HOST:PORT/DB, rediss://HOST:PORT/DB for TLS, unix:///PATH?db=N): whole results behind resource links, revoked sessions, and cancellations travel through it, so any replica serves any request; needs --session-secret-file (default: none, one process keeps them in memory)")
+	fs.StringVar(&s.passwordFile, "state-password-file", "", "file holding the password for --state (instead of one in its URL)")
+	fs.StringVar(&s.prefix, "state-prefix", state.DefaultPrefix, "namespace of this fleet's keys and channels in --state, so several fleets share one Redis (1-64 of a-z A-Z 0-9 _ - . :)")
+	fs.BoolVar(&s.require, "require-state", true, "exit with an error when --state does not answer at start; false: start anyway, and serve everything that does not need the store until it answers")
+}
+
+func (s *stateFlags) check(t *transportFlags, stdio bool) error {
+	s.password = ""
+	if s.url == "" {
+		if s.passwordFile != "" {
+			return errors.New("--state-password-file: set without --state")
+		}
+		return nil
+	}
+	if _, err := state.ParseURL(s.url); err != nil {
+		return fmt.Errorf("--state: %w", err)
+	}
+	if stdio {
+		return errors.New("--state: a fleet serves HTTP; with --stdio there is one client and nothing to share")
+	}
+	if t.sessionSecretFile == "" {
+		return errors.New("--state needs --session-secret-file: the replicas of a fleet share sessions through tokens signed with that secret")
+	}
+	if s.passwordFile != "" {
+		b, err := os.ReadFile(s.passwordFile)
+		if err != nil {
+			return fmt.Errorf("--state-password-file: %w", err)
+		}
+		if s.password = string(bytes.TrimRight(b, "\r\n")); s.password == "" {
+			return fmt.Errorf("--state-password-file %s: the file is empty", s.passwordFile)
+		}
+	}
+	if err := state.CheckPrefix(s.prefix); err != nil {
+		return fmt.Errorf("--state-prefix: %w", err)
+	}
+	return nil
+}
+
+// open connects to the store (nil without --state) and, with
+// --require-state, checks that it answers.
+func (s *stateFlags) open(ctx context.Context, res *results.StoreOptions, logger *slog.Logger) (*state.Redis, error) {
+	if s.url == "" {
+		return nil, nil
+	}
+	st, err := state.Open(s.url, &state.Options{Prefix: s.prefix, Password: s.password, Results: *res, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("--state: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, stateCheckTimeout)
+	defer cancel()
+	if err := st.Ping(ctx); err != nil {
+		if s.require {
+			st.Close()
+			return nil, fmt.Errorf("--state %s: %w (start it, fix the address or --state-password-file, or set --require-state=false to start without it)", state.Redacted(s.url), err)
+		}
+		logger.Warn("the state store does not answer; serving without it until it does", "state", state.Redacted(s.url), "err", err)
+	}
+	return st, nil
+}

@@ -1,0 +1,240 @@
+// Package state keeps what the replicas of a gateway fleet share, in Redis
+// or Valkey (--state): whole results behind resource links, so that any
+// replica serves resources/read; revoked session tokens, so that DELETE
+// through one replica ends a session on all; and cancellations on their
+// way to the replica running the call. One process needs none of it: the
+// gateway then keeps results in memory (package results).
+//
+// Nothing here sits on the path of a call that does not need the store:
+// revocations are mirrored in memory (Revoked never waits on Redis), and
+// only a cut result (one write), resources/read of a kept result (one
+// read), DELETE and a relayed cancellation talk to Redis. When Redis is
+// lost those answer ErrUnavailable and everything else goes on; the
+// client reconnects by itself, and the mirror of revocations is read
+// again whenever the subscription comes back, so nothing revoked while a
+// replica was cut off is missed.
+//
+// Every key and channel starts with "{PREFIX}:" (Options.Prefix): several
+// fleets share one Redis, and the braces (a Redis Cluster hash tag) keep
+// one fleet's keys in one slot, which the scripts that keep the result
+// store's accounting need.
+package state
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/results"
+)
+
+// ErrUnavailable is wrapped by every error that comes from not reaching
+// the store. It is mcp.ErrFleetUnavailable, so the protocol layer and the
+// gateway tell it apart from "not found".
+var ErrUnavailable = mcp.ErrFleetUnavailable
+
+// DefaultPrefix namespaces keys when Options.Prefix is empty.
+const DefaultPrefix = "mcpgw"
+
+// Timeouts of one exchange with Redis; the store is near (same network),
+// and a call that needs it must fail quickly rather than hang when it is
+// gone.
+const (
+	dialTimeout = 2 * time.Second
+	ioTimeout   = 2 * time.Second
+	// healthEvery is how often the store is pinged, which is what Up and
+	// the readiness report show.
+	healthEvery = time.Second
+	// ackWait bounds how long Revoke waits for the other replicas to
+	// confirm; one that does not is reported in the log, and reads the
+	// revocations again when its subscription comes back.
+	ackWait = 3 * time.Second
+)
+
+// Options configure Open; nil means defaults.
+type Options struct {
+	// Prefix namespaces every key and channel (1-64 of a-z A-Z 0-9 _ - .
+	// :); default DefaultPrefix. Replicas of one fleet must share it.
+	Prefix string
+	// Password, when set, authenticates instead of the URL's password
+	// (which would otherwise sit in a flag or a config file).
+	Password string
+	// Results bounds the shared result store exactly as it bounds the
+	// memory one (TTL, total and per-principal bytes and entries; Now is
+	// ignored: the store's clock is Redis's).
+	Results results.StoreOptions
+	// Logger receives the store's warnings (nil: slog.Default()). The Redis
+	// client's own log lines, process-wide in its library, go there too.
+	Logger *slog.Logger
+}
+
+var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+
+// Redis is the fleet's shared state in one Redis (standalone, over TCP,
+// TLS or a unix socket). It is safe for concurrent use; Close stops its
+// goroutine.
+type Redis struct {
+	c      *redis.Client
+	prefix string // "{PREFIX}:"
+	log    *slog.Logger
+	res    resultLimits
+
+	up      atomic.Bool
+	lastErr atomic.Pointer[string]
+
+	mu        sync.Mutex
+	revoked   map[string]int64 // session token → expiry, unix seconds
+	listeners []mcp.FleetListener
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// ParseURL checks a --state URL and returns the client options it names:
+// redis://[user:password@]HOST:PORT/DB, rediss://… (TLS), or
+// unix:///PATH?db=N. Errors name what is wrong.
+func ParseURL(raw string) (*redis.Options, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("state URL: %w", err)
+	}
+	switch u.Scheme {
+	case "redis", "rediss", "unix":
+	default:
+		return nil, fmt.Errorf("state URL %q: want redis://HOST:PORT/DB, rediss://HOST:PORT/DB (TLS) or unix:///PATH, not scheme %q", redact(u), u.Scheme)
+	}
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("state URL %q: %w", redact(u), err)
+	}
+	return o, nil
+}
+
+// redact hides a URL's password for messages.
+func redact(u *url.URL) string { return u.Redacted() }
+
+// Redacted is raw with its password, if any, hidden: for logs and errors.
+func Redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	return redact(u)
+}
+
+// CheckPrefix checks an Options.Prefix ("" is the default).
+func CheckPrefix(prefix string) error {
+	if prefix != "" && !prefixRE.MatchString(prefix) {
+		return fmt.Errorf("state prefix %q: want 1-64 of a-z A-Z 0-9 _ - . :", prefix)
+	}
+	return nil
+}
+
+// Open makes the store named by rawURL and starts watching it. It does not
+// wait for Redis: Ping tells whether it is there (--require-state), and
+// the store works as soon as it is.
+func Open(rawURL string, opts *Options) (*Redis, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := CheckPrefix(o.Prefix); err != nil {
+		return nil, err
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	ro, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if o.Password != "" {
+		ro.Password = o.Password
+	}
+	ro.DialTimeout = dialTimeout
+	ro.ReadTimeout = ioTimeout
+	ro.WriteTimeout = ioTimeout
+	// Redis's maintenance notifications are for its cloud service's
+	// failovers; asking a plain server for them only logs refusals.
+	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	redis.SetLogger(clientLog{o.Logger})
+	r := &Redis{
+		c:       redis.NewClient(ro),
+		prefix:  "{" + o.Prefix + "}:",
+		log:     o.Logger,
+		res:     newResultLimits(o.Results),
+		revoked: make(map[string]int64),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	r.setErr(errors.New("not checked yet"))
+	go r.watch()
+	return r, nil
+}
+
+// Ping checks that the store answers within ctx.
+func (r *Redis) Ping(ctx context.Context) error {
+	if err := r.c.Ping(ctx).Err(); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+// Up reports whether the store answered its last health check, and the
+// error of the last one that failed.
+func (r *Redis) Up() (bool, string) {
+	if r.up.Load() {
+		return true, ""
+	}
+	return false, *r.lastErr.Load()
+}
+
+// Close stops watching and closes the connections.
+func (r *Redis) Close() error {
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
+	<-r.done
+	return r.c.Close()
+}
+
+func (r *Redis) setErr(err error) {
+	s := err.Error()
+	r.lastErr.Store(&s)
+	r.up.Store(false)
+}
+
+// unavailable wraps an error of the client as ErrUnavailable.
+func unavailable(err error) error {
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// key is name in this fleet's namespace.
+func (r *Redis) key(name string) string { return r.prefix + name }
+
+// newID is a random identifier: result ids and acknowledgement keys.
+func newID() string { return strings.ToLower(rand.Text()) }
+
+// clientLog sends the Redis client's log lines to the gateway's logger.
+type clientLog struct{ l *slog.Logger }
+
+func (c clientLog) Printf(ctx context.Context, format string, v ...any) {
+	c.l.DebugContext(ctx, "state: redis client: "+fmt.Sprintf(format, v...))
+}

@@ -1,0 +1,256 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+)
+
+// Redis implements mcp.Fleet: revocations are a sorted set (token →
+// expiry) that every replica mirrors in memory, kept current by a
+// channel; cancellations are a channel only (a call that ended needs no
+// record).
+var _ mcp.Fleet = (*Redis)(nil)
+
+// Channels and keys of the session state.
+const (
+	revokeChannel = "revoke"
+	cancelChannel = "cancel"
+	revokedKey    = "revoked"
+	// ackTTL keeps an acknowledgement list a little past ackWait, so a
+	// late acknowledgement does not linger.
+	ackTTL = 2 * ackWait
+	// pruneEvery is how many health checks pass between two sweeps of
+	// expired tokens out of the mirror.
+	pruneEvery = 60
+)
+
+// Revoked answers from the mirror: it never waits on Redis.
+func (r *Redis) Revoked(sid string) bool {
+	r.mu.Lock()
+	exp, ok := r.revoked[sid]
+	r.mu.Unlock()
+	return ok && time.Now().Unix() < exp
+}
+
+// Revoke records sid as revoked until expires, tells every replica, and
+// waits (at most ackWait) until each has applied it, so that a request
+// sent through any replica after DELETE answered gets 404. A replica that
+// does not confirm in time (cut off from Redis) is logged; it reads the
+// revocations again when its subscription comes back.
+func (r *Redis) Revoke(ctx context.Context, sid string, expires time.Time) error {
+	exp := expires.Unix()
+	ack := r.key("ack:" + newID())
+	msg := ack + "\n" + strconv.FormatInt(exp, 10) + "\n" + sid
+	var pub *redis.IntCmd
+	_, err := r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, r.key(revokedKey), redis.Z{Score: float64(exp), Member: sid})
+		p.ZRemRangeByScore(ctx, r.key(revokedKey), "-inf", strconv.FormatInt(time.Now().Unix(), 10))
+		pub = p.Publish(ctx, r.key(revokeChannel), msg)
+		return nil
+	})
+	if err != nil {
+		return unavailable(err)
+	}
+	// Here at once, whatever this replica's subscription does.
+	r.learn(sid, exp)
+	want := pub.Val() // the subscribed replicas, this one included
+	deadline := time.Now().Add(ackWait)
+	for got := int64(0); got < want; got++ {
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			r.log.Warn("state: a session revocation was not confirmed by every replica in time; they read it when their subscription comes back", "replicas", want, "confirmed", got)
+			return nil
+		}
+		if err := r.c.BLPop(ctx, wait, ack).Err(); err != nil {
+			if err == redis.Nil {
+				continue // timed out: the loop's deadline says so
+			}
+			return unavailable(err)
+		}
+	}
+	return nil
+}
+
+// Cancel publishes a cancellation for the replica running the request.
+func (r *Redis) Cancel(ctx context.Context, sid string, id json.RawMessage) error {
+	if err := r.c.Publish(ctx, r.key(cancelChannel), sid+"\n"+string(id)).Err(); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+// Listen adds l to those told of revocations and cancellations.
+func (r *Redis) Listen(l mcp.FleetListener) {
+	r.mu.Lock()
+	r.listeners = append(r.listeners, l)
+	r.mu.Unlock()
+}
+
+func (r *Redis) listening() []mcp.FleetListener {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.listeners
+}
+
+// watch is the store's one goroutine: it receives the channels, checks
+// the store's health, and reads the revocations again whenever the
+// subscription (re)starts, since messages published while it was down
+// are lost.
+func (r *Redis) watch() {
+	defer close(r.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ps := r.c.Subscribe(ctx, r.key(revokeChannel), r.key(cancelChannel))
+	defer ps.Close()
+	msgs := ps.ChannelWithSubscriptions(redis.WithChannelHealthCheckInterval(healthEvery))
+	tick := time.NewTicker(healthEvery)
+	defer tick.Stop()
+	checks := 0
+	r.check(ctx)
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+			wasUp := r.up.Load()
+			if r.check(ctx) && !wasUp {
+				r.reload(ctx)
+			}
+			if checks++; checks%pruneEvery == 0 {
+				r.prune()
+			}
+		case m, ok := <-msgs:
+			if !ok {
+				return
+			}
+			switch m := m.(type) {
+			case *redis.Subscription:
+				if m.Kind == "subscribe" && m.Channel == r.key(revokeChannel) {
+					r.reload(ctx)
+				}
+			case *redis.Message:
+				r.receive(ctx, m)
+			}
+		}
+	}
+}
+
+// check pings the store and records the answer.
+func (r *Redis) check(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+	defer cancel()
+	if err := r.c.Ping(ctx).Err(); err != nil {
+		if r.up.Load() {
+			r.log.Warn("state: the store is unavailable; kept results, fleet-wide DELETE and relayed cancellations fail until it is back", "err", err)
+		}
+		r.setErr(err)
+		return false
+	}
+	if !r.up.Swap(true) {
+		r.log.Info("state: the store is available")
+	}
+	return true
+}
+
+// reload merges the stored revocations into the mirror, and ends the
+// sessions it learns of here.
+func (r *Redis) reload(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+	defer cancel()
+	now := strconv.FormatInt(time.Now().Unix(), 10)
+	zs, err := r.c.ZRangeByScoreWithScores(ctx, r.key(revokedKey), &redis.ZRangeBy{Min: "(" + now, Max: "+inf"}).Result()
+	if err != nil {
+		r.log.Warn("state: reading the revoked sessions", "err", err)
+		return
+	}
+	for _, z := range zs {
+		sid, _ := z.Member.(string)
+		r.learn(sid, int64(z.Score))
+	}
+}
+
+// learn adds a revocation to the mirror and, the first time, tells the
+// listeners: the same one arrives by message and by reload, and through
+// Revoke on the replica that made it.
+func (r *Redis) learn(sid string, exp int64) {
+	r.mu.Lock()
+	_, known := r.revoked[sid]
+	r.revoked[sid] = exp
+	ls := r.listeners
+	r.mu.Unlock()
+	if known {
+		return
+	}
+	for _, l := range ls {
+		l.SessionRevoked(sid)
+	}
+}
+
+// prune forgets revoked tokens that have expired anyway.
+func (r *Redis) prune() {
+	now := time.Now().Unix()
+	r.mu.Lock()
+	for sid, exp := range r.revoked {
+		if exp <= now {
+			delete(r.revoked, sid)
+		}
+	}
+	r.mu.Unlock()
+}
+
+// receive applies one message of the channels. Malformed ones (another
+// program on the channel) are dropped.
+func (r *Redis) receive(ctx context.Context, m *redis.Message) {
+	switch m.Channel {
+	case r.key(cancelChannel):
+		sid, id, ok := strings.Cut(m.Payload, "\n")
+		if !ok || !json.Valid([]byte(id)) {
+			return
+		}
+		raw := json.RawMessage(bytes.TrimSpace([]byte(id)))
+		for _, l := range r.listening() {
+			l.RequestCancelled(sid, raw)
+		}
+	case r.key(revokeChannel):
+		parts := strings.SplitN(m.Payload, "\n", 3)
+		if len(parts) != 3 {
+			return
+		}
+		exp, err := strconv.ParseInt(parts[1], 10, 64)
+		if err != nil {
+			return
+		}
+		ack, sid := parts[0], parts[2]
+		r.learn(sid, exp)
+		if !strings.HasPrefix(ack, r.key("ack:")) {
+			return // only our own acknowledgement lists
+		}
+		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
+		defer cancel()
+		if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.RPush(ctx, ack, "1")
+			p.PExpire(ctx, ack, ackTTL)
+			return nil
+		}); err != nil {
+			r.log.Warn("state: confirming a session revocation", "err", err)
+		}
+	}
+}
+
+// Subscribers is how many replicas (this one included) receive the
+// fleet's revocations now.
+func (r *Redis) Subscribers(ctx context.Context) (int64, error) {
+	m, err := r.c.PubSubNumSub(ctx, r.key(revokeChannel)).Result()
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	return m[r.key(revokeChannel)], nil
+}

@@ -1,0 +1,310 @@
+package state_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/results"
+	"github.com/grpc-mcp-gateway/gateway/gateway/state"
+	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// open is a replica's view of srv's store, closed with the test.
+func open(t *testing.T, url string, opts *state.Options) *state.Redis {
+	t.Helper()
+	r, err := state.Open(url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// eventually polls cond until it holds, failing after 10 s: for what
+// another goroutine (a subscription, a health check) does in its time.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 10s: %s", what)
+		}
+	}
+}
+
+// TestResultsShared: a result kept through one replica is read through
+// another, by its owner only.
+func TestResultsShared(t *testing.T) {
+	srv := redistest.Start(t, nil)
+	a, b := open(t, srv.URL(), nil), open(t, srv.URL(), nil)
+	ctx := context.Background()
+	id, err := a.Put(ctx, "session s1", "alice", []byte(`{"big":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Get(ctx, "session s1", id)
+	if err != nil || string(got) != `{"big":true}` {
+		t.Fatalf("Get through the other replica = %q, %v", got, err)
+	}
+	for _, c := range []struct{ owner, id string }{{"session s2", id}, {"session s1", "NOSUCHID"}} {
+		if _, err := b.Get(ctx, c.owner, c.id); !errors.Is(err, results.ErrNotFound) {
+			t.Errorf("Get(%q, %q) = %v, want results.ErrNotFound", c.owner, c.id, err)
+		}
+	}
+	// Another fleet's prefix sees nothing of this one's.
+	other := open(t, srv.URL(), &state.Options{Prefix: "fleet2"})
+	if _, err := other.Get(ctx, "session s1", id); !errors.Is(err, results.ErrNotFound) {
+		t.Errorf("another prefix read the result: %v", err)
+	}
+}
+
+// TestResultsBounded: the shared store keeps results.Store's bounds and
+// order of eviction, and its TTL.
+func TestResultsBounded(t *testing.T) {
+	srv := redistest.Start(t, nil)
+	ctx := context.Background()
+	t.Run("a principal over its share loses its own oldest", func(t *testing.T) {
+		r := open(t, srv.URL(), &state.Options{Prefix: "quota", Results: results.StoreOptions{MaxEntries: 10, MaxEntriesPerPrincipal: 2}})
+		var ids []string
+		for i := range 3 {
+			id, err := r.Put(ctx, "o", "alice", []byte{byte('a' + i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		bob, err := r.Put(ctx, "o", "bob", []byte("b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []bool{false, true, true} {
+			if _, err := r.Get(ctx, "o", ids[i]); (err == nil) != want {
+				t.Errorf("alice's result %d kept = %v, want %v", i, err == nil, want)
+			}
+		}
+		if _, err := r.Get(ctx, "o", bob); err != nil {
+			t.Errorf("bob's result: %v", err)
+		}
+	})
+	t.Run("a full store takes from the principal holding most", func(t *testing.T) {
+		r := open(t, srv.URL(), &state.Options{Prefix: "full", Results: results.StoreOptions{MaxBytes: 100, MaxBytesPerPrincipal: -1}})
+		big1, _ := r.Put(ctx, "o", "alice", make([]byte, 40))
+		big2, _ := r.Put(ctx, "o", "alice", make([]byte, 40))
+		small, _ := r.Put(ctx, "o", "bob", make([]byte, 10))
+		if _, err := r.Put(ctx, "o", "bob", make([]byte, 30)); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name, id string
+			kept     bool
+		}{{"alice's oldest", big1, false}, {"alice's newest", big2, true}, {"bob's", small, true}} {
+			if _, err := r.Get(ctx, "o", c.id); (err == nil) != c.kept {
+				t.Errorf("%s kept = %v, want %v", c.name, err == nil, c.kept)
+			}
+		}
+		if n, b, err := r.Len(ctx); err != nil || n != 3 || b != 80 {
+			t.Errorf("Len = %d results, %d bytes, %v; want 3, 80", n, b, err)
+		}
+		if _, err := r.Put(ctx, "o", "bob", make([]byte, 101)); !errors.Is(err, results.ErrTooLarge) {
+			t.Errorf("Put over the store's size = %v, want results.ErrTooLarge", err)
+		}
+	})
+	t.Run("results expire", func(t *testing.T) {
+		r := open(t, srv.URL(), &state.Options{Prefix: "ttl", Results: results.StoreOptions{TTL: 100 * time.Millisecond}})
+		id, err := r.Put(ctx, "o", "", []byte("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(250 * time.Millisecond) // Redis's clock: the key expires by then
+		if _, err := r.Get(ctx, "o", id); !errors.Is(err, results.ErrNotFound) {
+			t.Errorf("Get after the TTL = %v, want results.ErrNotFound", err)
+		}
+		if _, err := r.Put(ctx, "o", "", []byte("yy")); err != nil {
+			t.Fatal(err)
+		}
+		if n, b, _ := r.Len(ctx); n != 1 || b != 2 {
+			t.Errorf("after a put, the expired result is still counted: %d results, %d bytes", n, b)
+		}
+	})
+}
+
+// listener records what a replica is told.
+type listener struct {
+	mu        sync.Mutex
+	revoked   []string
+	cancelled []string
+}
+
+func (l *listener) SessionRevoked(sid string) {
+	l.mu.Lock()
+	l.revoked = append(l.revoked, sid)
+	l.mu.Unlock()
+}
+
+func (l *listener) RequestCancelled(sid string, id json.RawMessage) {
+	l.mu.Lock()
+	l.cancelled = append(l.cancelled, sid+" "+string(id))
+	l.mu.Unlock()
+}
+
+func (l *listener) seen() ([]string, []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.revoked...), append([]string(nil), l.cancelled...)
+}
+
+// TestRevokeEveryReplica: when Revoke returns, every replica answers
+// Revoked and was told; a replica that starts later reads it.
+func TestRevokeEveryReplica(t *testing.T) {
+	srv := redistest.Start(t, nil)
+	var reps []*state.Redis
+	var ls []*listener
+	for range 3 {
+		r := open(t, srv.URL(), nil)
+		l := &listener{}
+		r.Listen(l)
+		reps, ls = append(reps, r), append(ls, l)
+	}
+	// Revoke counts the subscribers; wait until all three are.
+	eventually(t, "three subscribers", func() bool {
+		n, _ := reps[0].Subscribers(context.Background())
+		return n == 3
+	})
+	if err := reps[1].Revoke(context.Background(), "tok-1", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range reps {
+		if !r.Revoked("tok-1") {
+			t.Errorf("replica %d: tok-1 not revoked when Revoke returned", i)
+		}
+		if rev, _ := ls[i].seen(); len(rev) != 1 || rev[0] != "tok-1" {
+			t.Errorf("replica %d was told %q, want [tok-1]", i, rev)
+		}
+		if r.Revoked("tok-2") {
+			t.Errorf("replica %d: tok-2 revoked", i)
+		}
+	}
+	if err := reps[0].Revoke(context.Background(), "tok-old", time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if reps[2].Revoked("tok-old") {
+		t.Error("a token revoked past its expiry counts as revoked (it is expired anyway)")
+	}
+	late := open(t, srv.URL(), nil)
+	eventually(t, "a replica started later reads the revocations", func() bool { return late.Revoked("tok-1") })
+}
+
+// TestCancelReachesEveryReplica: a cancellation published by one replica
+// reaches the listeners of all, with the request id as sent.
+func TestCancelReachesEveryReplica(t *testing.T) {
+	srv := redistest.Start(t, nil)
+	a, b := open(t, srv.URL(), nil), open(t, srv.URL(), nil)
+	l := &listener{}
+	b.Listen(l)
+	eventually(t, "two subscribers", func() bool { n, _ := a.Subscribers(context.Background()); return n == 2 })
+	for _, id := range []string{`7`, `"req 7"`} {
+		if err := a.Cancel(context.Background(), "tok-1", json.RawMessage(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "both cancellations arrive", func() bool { _, c := l.seen(); return len(c) == 2 })
+	if _, c := l.seen(); c[0] != `tok-1 7` || c[1] != `tok-1 "req 7"` {
+		t.Errorf("cancellations = %q", c)
+	}
+}
+
+// TestStoreLostAndBack: without Redis, what needs it fails at once with
+// ErrUnavailable, the mirror still answers, Up says so; when Redis is back
+// everything works again without a restart.
+func TestStoreLostAndBack(t *testing.T) {
+	srv := redistest.Start(t, nil)
+	r := open(t, srv.URL(), nil)
+	ctx := context.Background()
+	eventually(t, "up", func() bool { up, _ := r.Up(); return up })
+	if err := r.Revoke(ctx, "tok-1", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	start := time.Now()
+	if _, err := r.Put(ctx, "o", "", []byte("x")); !errors.Is(err, state.ErrUnavailable) {
+		t.Errorf("Put without Redis = %v, want ErrUnavailable", err)
+	}
+	if _, err := r.Get(ctx, "o", "X"); !errors.Is(err, state.ErrUnavailable) || errors.Is(err, results.ErrNotFound) {
+		t.Errorf("Get without Redis = %v, want ErrUnavailable (not not-found)", err)
+	}
+	if err := r.Revoke(ctx, "tok-2", time.Now().Add(time.Hour)); !errors.Is(err, state.ErrUnavailable) {
+		t.Errorf("Revoke without Redis = %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("three failing calls took %s: the store's timeouts are not applied", d)
+	}
+	if !r.Revoked("tok-1") {
+		t.Error("the mirror forgot a revocation while Redis is away")
+	}
+	eventually(t, "Up reports the loss", func() bool { up, why := r.Up(); return !up && why != "" })
+	srv.Start()
+	eventually(t, "Up reports the store back", func() bool { up, _ := r.Up(); return up })
+	id, err := r.Put(ctx, "o", "", []byte("x"))
+	if err != nil {
+		t.Fatalf("Put after Redis came back: %v", err)
+	}
+	if _, err := r.Get(ctx, "o", id); err != nil {
+		t.Fatalf("Get after Redis came back: %v", err)
+	}
+	l := &listener{}
+	r.Listen(l)
+	other := open(t, srv.URL(), nil)
+	eventually(t, "resubscribed", func() bool { n, _ := other.Subscribers(ctx); return n == 2 })
+	if err := other.Cancel(ctx, "tok-3", json.RawMessage(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a cancellation reaches the replica that lost Redis", func() bool { _, c := l.seen(); return len(c) == 1 })
+}
+
+// TestOpenErrors: a bad URL or prefix is refused naming what is wrong; a
+// password from Options authenticates, and a missing one is reported.
+func TestOpenErrors(t *testing.T) {
+	for _, c := range []struct{ url, prefix, want string }{
+		{"http://127.0.0.1:6379", "", `not scheme "http"`},
+		{"redis://127.0.0.1:6379/notanumber", "", "state URL"},
+		{"redis://127.0.0.1:6379/0", "has space", "state prefix"},
+	} {
+		_, err := state.Open(c.url, &state.Options{Prefix: c.prefix})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Open(%q, prefix %q) = %v, want an error with %q", c.url, c.prefix, err, c.want)
+		}
+	}
+	if _, err := state.Open("redis://user:s3cret@127.0.0.1:1/0?bogus=1", nil); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("an error shows the URL's password: %v", err)
+	}
+	srv := redistest.Start(t, &redistest.Options{Password: "pw-from-file"})
+	r, err := state.Open("unix://"+srv.Socket, &state.Options{Password: "pw-from-file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Ping(context.Background()); err != nil {
+		t.Errorf("over the unix socket with the password: %v", err)
+	}
+	noPW, err := state.Open(srv.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noPW.Close()
+	if err := noPW.Ping(context.Background()); err == nil || !errors.Is(err, state.ErrUnavailable) {
+		t.Errorf("without the password: %v", err)
+	}
+}

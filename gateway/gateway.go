@@ -189,8 +189,10 @@ type Options struct {
 	// State is the store a fleet of replicas shares (package state):
 	// whole results kept after a cut live there instead of in this
 	// process (the ResultStore* bounds above are then the store's, for
-	// the whole fleet), and it is HTTP's Fleet, so DELETE and
-	// notifications/cancelled reach every replica. It needs
+	// the whole fleet), it is HTTP's Fleet, so DELETE and
+	// notifications/cancelled reach every replica, and the Server's
+	// FleetSlots, so MaxInFlightPerPrincipal counts a principal's
+	// requests on every replica together. It needs
 	// HTTP.SessionSecret. Nil: one process, everything in memory. The
 	// caller opens and closes it.
 	State *state.Redis
@@ -472,6 +474,9 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	}
 	so.Logger, so.Trace, so.TraceBodies = g.opts.Logger, g.traceLogger(), g.opts.LogArguments
 	so.SessionObserver, so.PrincipalOf, so.TaskWaitTimeout = g.observeSessions(), who, g.opts.CallTimeout
+	if g.opts.State != nil {
+		so.FleetSlots = g.opts.State
+	}
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g, &so)
 	httpOpts := withHosts(g.opts.HTTP, g.opts.AllowedHosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })
 	if g.opts.State != nil {

@@ -23,6 +23,13 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
 )
 
+// fleetToken is the one principal of the fleet's clients; the replicas
+// let it have fleetShare requests in flight, all replicas together.
+const (
+	fleetToken = "fleet-test-token-0123456789"
+	fleetShare = 2
+)
+
 // fleet is three gateway processes sharing one Redis (--state) and one
 // session secret, behind HAProxy balancing round-robin with no
 // stickiness: the deployment of docs/transports.md, "A fleet".
@@ -42,6 +49,8 @@ type servedBy struct {
 }
 
 func (s *servedBy) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+fleetToken)
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err == nil {
 		s.mu.Lock()
@@ -83,10 +92,15 @@ func startFleet(t *testing.T) *fleet {
 	if err := os.WriteFile(secret, []byte(hex.EncodeToString(b)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte(fleetToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var servers strings.Builder
 	for i := range 3 {
 		p := startGatewayProcess(t, "--backend", f.backend.addr, "--session-secret-file", secret,
-			"--state", f.redis.URL(), "--max-result-bytes", "1024")
+			"--state", f.redis.URL(), "--max-result-bytes", "1024",
+			"--bearer-tokens-file", tokens, "--max-in-flight-per-principal", fmt.Sprint(fleetShare))
 		f.replicas = append(f.replicas, p)
 		fmt.Fprintf(&servers, "  server g%d %s check inter 200ms fall 1 rise 1\n", i, strings.TrimPrefix(p.base, "http://"))
 	}
@@ -174,6 +188,7 @@ func post(ctx context.Context, base, sid, body string) (int, string, string, err
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Authorization", "Bearer "+fleetToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, "", "", err
@@ -269,6 +284,61 @@ func TestFleet(t *testing.T) {
 		}
 		if strings.Contains(a.out, `"result"`) {
 			t.Errorf("a cancelled request was answered (the spec says it gets no response): %s", a.out)
+		}
+	})
+
+	t.Run("a principal's share of requests in flight holds across the fleet", func(t *testing.T) {
+		type answer struct {
+			by, out string
+			err     error
+		}
+		held := make(chan answer, fleetShare)
+		for i := range fleetShare {
+			go func() {
+				_, by, out, err := post(ctx, f.lb, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":"share-%d","method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"block"}}}`, i))
+				held <- answer{by, out, err}
+			}()
+			select {
+			case <-f.backend.started:
+			case <-time.After(20 * time.Second):
+				t.Fatal("a held call never reached the backend")
+			}
+		}
+		// Each replica runs at most one of the principal's calls, so only
+		// the fleet-wide count can refuse this one.
+		_, refusedBy, out, err := post(ctx, f.lb, sid, `{"jsonrpc":"2.0","id":"over","method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"leo"}}}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "across the gateway's replicas") {
+			t.Errorf("a call over the principal's fleet-wide share was not refused: %s", out)
+		}
+		for i := range fleetShare {
+			if st, _, out, err := post(ctx, f.lb, sid, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"share-%d"}}`, i)); err != nil || st != http.StatusAccepted {
+				t.Fatalf("notifications/cancelled: %d %s %v", st, out, err)
+			}
+		}
+		by := map[string]bool{refusedBy: true}
+		for range fleetShare {
+			<-f.backend.ended
+			a := <-held
+			if a.err != nil {
+				t.Fatal(a.err)
+			}
+			by[a.by] = true
+		}
+		if len(by) != fleetShare+1 {
+			t.Fatalf("the held calls and the refused one were served by %v: want %d replicas", by, fleetShare+1)
+		}
+		// The slots come back (in the background, after each call ended).
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			_, _, out, err := post(ctx, f.lb, sid, `{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"leo"}}}`)
+			if err == nil && strings.Contains(out, `"result"`) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the principal's slots did not come back: %s %v", out, err)
+			}
 		}
 	})
 

@@ -48,6 +48,20 @@ type FleetListener interface {
 	RequestCancelled(sid string, id json.RawMessage)
 }
 
+// FleetSlots counts requests in flight per principal across the replicas
+// of a fleet (ServerOptions.FleetSlots).
+type FleetSlots interface {
+	// AcquireSlot takes one of principal's limit slots across the fleet
+	// and returns what gives it back, which must not block. It fails with
+	// ErrNoSlot when the principal holds all of them, and with another
+	// error (ErrFleetUnavailable) when it cannot count; then the request
+	// goes on.
+	AcquireSlot(ctx context.Context, principal string, limit int) (release func(), err error)
+}
+
+// ErrNoSlot is FleetSlots' answer when a principal holds all its slots.
+var ErrNoSlot = errors.New("no slot left for this principal in the fleet")
+
 // ErrFleetUnavailable is wrapped by a Fleet's errors when its shared store
 // cannot be reached; DELETE answers 503 with it.
 var ErrFleetUnavailable = errors.New("the state store is unavailable")

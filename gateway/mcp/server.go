@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -49,6 +50,13 @@ type ServerOptions struct {
 	// among. Default: half of MaxInFlight (none when MaxInFlight is
 	// none); negative means no per-principal limit.
 	MaxInFlightPerPrincipal int
+	// FleetSlots, when set, counts MaxInFlightPerPrincipal across the
+	// replicas of a fleet as well as in this process: a principal has at
+	// most that many requests in flight on all replicas together. Its
+	// requests then make one exchange with the fleet's store as they
+	// start; while the store is unavailable, only this process's count
+	// applies.
+	FleetSlots FleetSlots
 	// TaskWaitTimeout bounds every task method, and above all
 	// tasks/result, which waits for its task to finish: past it the
 	// request is answered with a -32603 error saying the task is still
@@ -119,6 +127,7 @@ type Server struct {
 	maxCalls         int
 	maxInFlight      int // 0: no limit
 	maxPerPrincipal  int // 0: no limit
+	fleetSlots       FleetSlots
 	taskWait         time.Duration
 	listenTimeout    time.Duration
 	polls            *pollBudgets
@@ -154,6 +163,9 @@ type call struct {
 	// principal is the Principal.ID the request counts against; "" for
 	// anonymous requests, which count against MaxInFlight only.
 	principal string
+	// releaseSlot gives back the principal's fleet-wide slot (FleetSlots);
+	// nil when none was taken.
+	releaseSlot func()
 	// byClient is set when notifications/cancelled cancelled the call: the
 	// spec says a cancelled request gets no response.
 	byClient bool // guarded by the owning session's mu
@@ -223,6 +235,7 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		maxCalls:         o.MaxConcurrentCalls,
 		maxInFlight:      o.MaxInFlight,
 		maxPerPrincipal:  o.MaxInFlightPerPrincipal,
+		fleetSlots:       o.FleetSlots,
 		taskWait:         o.TaskWaitTimeout,
 		listenTimeout:    o.ListenTimeout,
 		polls:            newPollBudgets(o.MaxTaskPolls),
@@ -407,6 +420,19 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 		s.perPrincipal[who]++
 	}
 	s.mu.Unlock()
+	if s.fleetSlots != nil && who != "" && s.maxPerPrincipal > 0 {
+		release, err := s.fleetSlots.AcquireSlot(ctx, who, s.maxPerPrincipal)
+		switch {
+		case errors.Is(err, ErrNoSlot):
+			s.endCall(sess, id, c)
+			return nil, nil, errorf(CodeInternalError, "server busy: this principal has %d requests in flight across the gateway's replicas, its share of the fleet's requests; retry when one of them ends", s.maxPerPrincipal)
+		case err != nil:
+			// The store is away: this process's count still holds.
+			s.log.Debug("mcp: fleet-wide in-flight count unavailable", "err", err)
+		default:
+			c.releaseSlot = release
+		}
+	}
 	return ctx, c, nil
 }
 
@@ -414,6 +440,9 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 // call (then it gets no response).
 func (s *Server) endCall(sess *session, id json.RawMessage, c *call) (cancelledByClient bool) {
 	c.cancel()
+	if c.releaseSlot != nil {
+		c.releaseSlot()
+	}
 	if sess != nil {
 		cancelledByClient = sess.removeCall(id, c)
 	}

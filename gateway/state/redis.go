@@ -38,6 +38,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
+	"github.com/grpc-mcp-gateway/gateway/internal/limit"
 )
 
 // ErrUnavailable is wrapped by every error that comes from not reaching
@@ -75,6 +76,11 @@ type Options struct {
 	// memory one (TTL, total and per-principal bytes and entries; Now is
 	// ignored: the store's clock is Redis's).
 	Results results.StoreOptions
+	// SlotLease is how long a request's slot in a principal's fleet-wide
+	// count (mcp.FleetSlots) outlives the last renewal by its replica,
+	// which renews every third of it: the slots of a replica that dies
+	// come free after at most this. Default DefaultSlotLease.
+	SlotLease time.Duration
 	// Logger receives the store's warnings (nil: slog.Default()). The Redis
 	// client's own log lines, process-wide in its library, go there too.
 	Logger *slog.Logger
@@ -86,10 +92,14 @@ var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 // TLS or a unix socket). It is safe for concurrent use; Close stops its
 // goroutine.
 type Redis struct {
-	c      *redis.Client
-	prefix string // "{PREFIX}:"
-	log    *slog.Logger
-	res    resultLimits
+	c       *redis.Client
+	prefix  string // "{PREFIX}:"
+	log     *slog.Logger
+	res     resultLimits
+	lease   time.Duration
+	replica string        // this process's random name in slot members
+	seq     atomic.Uint64 // numbers this replica's slots
+	bg      sync.WaitGroup
 
 	up      atomic.Bool
 	lastErr atomic.Pointer[string]
@@ -97,6 +107,8 @@ type Redis struct {
 	mu        sync.Mutex
 	revoked   map[string]int64 // session token → expiry, unix seconds
 	listeners []mcp.FleetListener
+	slots     map[string]string // this replica's slots: member → principal
+	closed    bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -179,6 +191,9 @@ func Open(rawURL string, opts *Options) (*Redis, error) {
 		log:     o.Logger,
 		res:     newResultLimits(o.Results),
 		revoked: make(map[string]int64),
+		slots:   make(map[string]string),
+		lease:   limit.OrDefault(o.SlotLease, DefaultSlotLease),
+		replica: newID(),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -206,12 +221,14 @@ func (r *Redis) Up() (bool, string) {
 
 // Close stops watching and closes the connections.
 func (r *Redis) Close() error {
-	select {
-	case <-r.stop:
-	default:
+	r.mu.Lock()
+	if !r.closed {
+		r.closed = true
 		close(r.stop)
 	}
+	r.mu.Unlock()
 	<-r.done
+	r.bg.Wait()
 	return r.c.Close()
 }
 
@@ -221,6 +238,10 @@ func (r *Redis) setErr(err error) {
 	r.up.Store(false)
 }
 
+// errDown is why a call that would wait on the store fails at once: its
+// last health check failed.
+var errDown = errors.New("its last health check failed")
+
 // unavailable wraps an error of the client as ErrUnavailable.
 func unavailable(err error) error {
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -229,7 +250,7 @@ func unavailable(err error) error {
 // key is name in this fleet's namespace.
 func (r *Redis) key(name string) string { return r.prefix + name }
 
-// newID is a random identifier: result ids and acknowledgement keys.
+// newID is a random identifier: acknowledgement keys, replica names.
 func newID() string { return strings.ToLower(rand.Text()) }
 
 // clientLog sends the Redis client's log lines to the gateway's logger.

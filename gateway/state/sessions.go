@@ -127,6 +127,9 @@ func (r *Redis) watch() {
 			if checks++; checks%pruneEvery == 0 {
 				r.prune()
 			}
+			if renew := max(1, int(r.lease/healthEvery/3)); checks%renew == 0 {
+				r.renewSlots(ctx)
+			}
 		case m, ok := <-msgs:
 			if !ok {
 				return

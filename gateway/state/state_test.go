@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/state"
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
@@ -306,5 +307,74 @@ func TestOpenErrors(t *testing.T) {
 	defer noPW.Close()
 	if err := noPW.Ping(context.Background()); err == nil || !errors.Is(err, state.ErrUnavailable) {
 		t.Errorf("without the password: %v", err)
+	}
+}
+
+// TestSlotsAcrossReplicas: a principal's slots are counted on every
+// replica together; a released slot is free again; the slots of a replica
+// that stopped without releasing come free when their lease ends, while a
+// live replica's outlive it (renewed).
+func TestSlotsAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t, nil)
+	ctx := context.Background()
+	opts := &state.Options{SlotLease: 3 * time.Second}
+	a, b := open(t, srv.URL(), opts), open(t, srv.URL(), opts)
+	for _, r := range []*state.Redis{a, b} {
+		eventually(t, "up", func() bool { up, _ := r.Up(); return up })
+	}
+	relA, err := a.AcquireSlot(ctx, "alice", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AcquireSlot(ctx, "alice", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AcquireSlot(ctx, "alice", 2); !errors.Is(err, mcp.ErrNoSlot) {
+		t.Fatalf("a third slot of two = %v, want mcp.ErrNoSlot", err)
+	}
+	if rel, err := a.AcquireSlot(ctx, "bob", 2); err != nil {
+		t.Fatalf("another principal: %v", err)
+	} else {
+		rel()
+	}
+	relA()
+	eventually(t, "a released slot is free again", func() bool {
+		rel, err := b.AcquireSlot(ctx, "alice", 2)
+		if err == nil {
+			rel()
+		}
+		return err == nil
+	})
+	// b holds one slot of alice's; c takes the other and stops without
+	// giving it back.
+	c, err := state.Open(srv.URL(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "up", func() bool { up, _ := c.Up(); return up })
+	if _, err := c.AcquireSlot(ctx, "alice", 2); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if _, err := a.AcquireSlot(ctx, "alice", 2); !errors.Is(err, mcp.ErrNoSlot) {
+		t.Fatalf("the stopped replica's slot is free before its lease ended: %v", err)
+	}
+	time.Sleep(4 * time.Second) // past the lease: b renewed its slot, c could not
+	rel, err := a.AcquireSlot(ctx, "alice", 2)
+	if err != nil {
+		t.Fatalf("the stopped replica's slot did not come free after its lease: %v", err)
+	}
+	rel()
+	if _, err := a.AcquireSlot(ctx, "alice", 1); !errors.Is(err, mcp.ErrNoSlot) {
+		t.Errorf("b's slot, renewed, was lost after the lease: %v", err)
+	}
+	srv.Stop()
+	eventually(t, "down", func() bool { up, _ := a.Up(); return !up })
+	start := time.Now()
+	if _, err := a.AcquireSlot(ctx, "alice", 2); !errors.Is(err, state.ErrUnavailable) {
+		t.Errorf("without Redis = %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Errorf("AcquireSlot waited %s for a store known to be down", d)
 	}
 }

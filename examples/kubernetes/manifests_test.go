@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,6 +114,15 @@ type container struct {
 	Name  string   `yaml:"name"`
 	Image string   `yaml:"image"`
 	Args  []string `yaml:"args"`
+	Env   []struct {
+		Name      string `yaml:"name"`
+		ValueFrom struct {
+			SecretKeyRef *struct {
+				Name string `yaml:"name"`
+				Key  string `yaml:"key"`
+			} `yaml:"secretKeyRef"`
+		} `yaml:"valueFrom"`
+	} `yaml:"env"`
 	Ports []struct {
 		Name          string `yaml:"name"`
 		ContainerPort int    `yaml:"containerPort"`
@@ -193,7 +203,7 @@ func TestManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(files)
-	if !slices.Equal(files, []string{"shared.yaml", "sidecar.yaml"}) {
+	if !slices.Equal(files, []string{"redis.yaml", "shared.yaml", "sidecar.yaml"}) {
 		t.Fatalf("manifests %v: update this test and README.md for new ones", files)
 	}
 	for _, file := range files {
@@ -234,6 +244,8 @@ func TestManifests(t *testing.T) {
 				checkSidecar(t, d)
 			case "shared.yaml":
 				checkShared(t, objs, d)
+			case "redis.yaml":
+				checkRedis(t, objs, d)
 			}
 		})
 	}
@@ -266,6 +278,9 @@ func checkDeployment(t *testing.T, d object, flags map[string]bool, served map[s
 		if c.Image == "" || strings.HasSuffix(c.Image, ":latest") || !strings.Contains(c.Image, ":") {
 			t.Errorf("container %s: image %q: want a pinned tag", c.Name, c.Image)
 		}
+	}
+	if !slices.ContainsFunc(pod.Containers, func(c container) bool { return c.Name == "gateway" }) {
+		return // redis.yaml: checkRedis
 	}
 	gw := gatewayContainer(t, d)
 	args := map[string]string{}
@@ -319,10 +334,14 @@ func checkService(t *testing.T, s object, d object) {
 	if !subset(s.Spec.Selector.labels(), d.Spec.Template.Metadata.Labels) || len(s.Spec.Selector.labels()) == 0 {
 		t.Errorf("Service %s selects %v, not the Deployment's Pods", s.Metadata.Name, s.Spec.Selector.labels())
 	}
-	gw := gatewayContainer(t, d)
+	// The container serving the Service: the gateway, or Redis.
+	served := d.Spec.Template.Spec.Containers[0]
+	if i := slices.IndexFunc(d.Spec.Template.Spec.Containers, func(c container) bool { return c.Name == "gateway" }); i >= 0 {
+		served = d.Spec.Template.Spec.Containers[i]
+	}
 	for _, p := range s.Spec.Ports {
-		if resolvePort(gw, p.TargetPort) != gw.Ports[0].ContainerPort {
-			t.Errorf("Service %s port %d: targetPort %v is not the gateway's port", s.Metadata.Name, p.Port, p.TargetPort)
+		if len(served.Ports) == 0 || resolvePort(served, p.TargetPort) != served.Ports[0].ContainerPort {
+			t.Errorf("Service %s port %d: targetPort %v is not container %s's port", s.Metadata.Name, p.Port, p.TargetPort, served.Name)
 		}
 	}
 }
@@ -415,14 +434,74 @@ func checkShared(t *testing.T, objs []object, d object) {
 			t.Errorf("the gateway does not mount the Secret volume %s read-only", v.Name)
 		}
 	}
-	if secrets < 2 {
-		t.Errorf("%d Secret volumes: want the shared session secret and the bearer tokens", secrets)
+	if secrets < 3 {
+		t.Errorf("%d Secret volumes: want the shared session secret, the bearer tokens and the state store's password", secrets)
+	}
+	if argValue(gw.Args, "state") == "" || argValue(gw.Args, "state-password-file") == "" {
+		t.Error("the shared gateway needs --state and --state-password-file: without them the replicas do not share kept results, DELETE, cancellations and per-principal limits")
 	}
 	if argValue(gw.Args, "session-secret-file") == "" || argValue(gw.Args, "bearer-tokens-file") == "" {
 		t.Error("the shared gateway needs --session-secret-file and --bearer-tokens-file")
 	}
 	if argValue(gw.Args, "allowed-host") == "" {
 		t.Error("the shared gateway names its Service's host with --allowed-host, or clients using that name get 403")
+	}
+}
+
+// checkRedis: the store shared.yaml's --state names is this Deployment's
+// Service, on its port, with the password from the Secret shared.yaml's
+// --state-password-file is mounted from.
+func checkRedis(t *testing.T, objs []object, d object) {
+	t.Helper()
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
+		t.Errorf("redis Deployment replicas %v: want exactly 1 (two would split the fleet's state)", d.Spec.Replicas)
+	}
+	cs := d.Spec.Template.Spec.Containers
+	if len(cs) != 1 || cs[0].Name != "redis" || len(cs[0].Ports) != 1 {
+		t.Fatalf("redis.yaml: want one container named redis with one port, got %+v", cs)
+	}
+	redis := cs[0]
+	var secret string
+	for _, e := range redis.Env {
+		if e.Name == "REDIS_PASSWORD" && e.ValueFrom.SecretKeyRef != nil {
+			secret = e.ValueFrom.SecretKeyRef.Name
+		}
+	}
+	if secret == "" || !slices.Contains(redis.Args, "$(REDIS_PASSWORD)") || redis.Args[slices.Index(redis.Args, "$(REDIS_PASSWORD)")-1] != "--requirepass" {
+		t.Errorf("redis.yaml: want --requirepass $(REDIS_PASSWORD), from a Secret")
+	}
+	var shared object
+	for _, o := range load(t, "shared.yaml") {
+		if o.Kind == "Deployment" {
+			shared = o
+		}
+	}
+	gw := gatewayContainer(t, shared)
+	u, err := url.Parse(argValue(gw.Args, "state"))
+	if err != nil {
+		t.Fatalf("shared.yaml --state: %v", err)
+	}
+	var svc object
+	for _, o := range objs {
+		if o.Kind == "Service" {
+			svc = o
+		}
+	}
+	if len(svc.Spec.Ports) != 1 || u.Hostname() != svc.Metadata.Name || u.Port() != strconv.Itoa(svc.Spec.Ports[0].Port) {
+		t.Errorf("shared.yaml --state=%s does not name redis.yaml's Service %s and its port", u, svc.Metadata.Name)
+	}
+	mounted := false
+	for _, v := range shared.Spec.Template.Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == secret {
+			for _, m := range gw.VolumeMounts {
+				if m.Name == v.Name && strings.HasPrefix(argValue(gw.Args, "state-password-file"), m.MountPath+"/") {
+					mounted = true
+				}
+			}
+		}
+	}
+	if !mounted {
+		t.Errorf("shared.yaml's --state-password-file is not in the Secret %s that Redis takes its password from", secret)
 	}
 }
 
@@ -782,4 +861,154 @@ func TestSidecarRuns(t *testing.T) {
 	if !bytes.Contains(body, []byte(`"discovered":true`)) || !bytes.Contains(body, []byte(`"serving":1`)) {
 		t.Errorf("/readyz: %s, want the backend discovered with its one replica serving", body)
 	}
+}
+
+// TestFleetRuns runs redis.yaml's Redis (Debian's redis-server, which
+// make test installs, with the manifest's arguments and a password in
+// place of the Secret) and two gateways with shared.yaml's arguments (the
+// backend, files and listeners moved to the test's): both become ready,
+// with /readyz saying the shared store is up, and a session opened on one
+// is ended on both by DELETE through the other.
+func TestFleetRuns(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatal("redis-server is not installed (make test installs it: apt-get install redis-server)")
+	}
+	bin := buildGateway(t)
+	zooBin := filepath.Join(t.TempDir(), "zoo")
+	if out, err := exec.Command("go", "build", "-o", zooBin, "github.com/grpc-mcp-gateway/gateway/examples/zoo").CombinedOutput(); err != nil {
+		t.Fatalf("building the zoo: %v\n%s", err, out)
+	}
+	deployment := func(file string) container {
+		for _, o := range load(t, file) {
+			if o.Kind == "Deployment" {
+				return o.Spec.Template.Spec.Containers[0]
+			}
+		}
+		t.Fatalf("%s: no Deployment", file)
+		return container{}
+	}
+	dir := t.TempDir()
+	password := "test-password-0123456789"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	redisPort := freePort(t)
+	var redisArgs []string
+	for _, a := range deployment("redis.yaml").Args {
+		redisArgs = append(redisArgs, strings.ReplaceAll(a, "$(REDIS_PASSWORD)", password))
+	}
+	redisArgs = append(redisArgs, "--port", strconv.Itoa(redisPort), "--bind", "127.0.0.1", "--dir", dir)
+	redis := exec.CommandContext(ctx, "redis-server", redisArgs...)
+	var redisLog bytes.Buffer
+	redis.Stdout, redis.Stderr = &redisLog, &redisLog
+	if err := redis.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = redis.Process.Kill()
+		_ = redis.Wait()
+		if t.Failed() {
+			t.Logf("redis-server:\n%s", redisLog.String())
+		}
+	}()
+
+	zooPort := freePort(t)
+	zoo := exec.CommandContext(ctx, zooBin, "--listen", fmt.Sprintf("127.0.0.1:%d", zooPort))
+	zoo.Cancel = func() error { return zoo.Process.Signal(syscall.SIGTERM) }
+	if err := zoo.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = zoo.Process.Signal(syscall.SIGTERM)
+		_ = zoo.Wait()
+	}()
+
+	files := map[string]string{
+		"session-secret-file": strings.Repeat("s", 48),
+		"bearer-tokens-file":  "fleet-token-0123456789",
+		"state-password-file": password,
+	}
+	var args []string
+	for _, a := range deployment("shared.yaml").Args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "listen":
+			a = "--listen=127.0.0.1:0"
+		case "backend":
+			a = fmt.Sprintf("--backend=127.0.0.1:%d", zooPort)
+		case "state":
+			a = fmt.Sprintf("--state=redis://127.0.0.1:%d/0", redisPort)
+		case "session-secret-file", "bearer-tokens-file", "state-password-file":
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, []byte(files[name]+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			a = "--" + name + "=" + path
+		}
+		args = append(args, a)
+	}
+	var bases []string
+	for range 2 {
+		base, stop := startGateway(t, ctx, bin, args...)
+		defer stop()
+		bases = append(bases, base)
+	}
+	for _, base := range bases {
+		var body []byte
+		testutil.WaitFor(t, "the gateway to become ready with the shared store up", func() bool {
+			resp, err := http.Get(base + "/readyz")
+			if err != nil {
+				return false
+			}
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK && bytes.Contains(body, []byte(`"state":{"up":true}`))
+		})
+	}
+	// A session opened on one replica, deleted through the other, is gone
+	// on both.
+	mcp := func(base, method, sid, body string) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, method, base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+files["bearer-tokens-file"])
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		return http.DefaultClient.Do(req)
+	}
+	resp, err := mcp(bases[0], http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, sid)
+	}
+	if resp, err = mcp(bases[1], http.MethodDelete, sid, ""); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE through the other replica: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	for i, base := range bases {
+		resp, err := mcp(base, http.MethodPost, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("replica %d answered the deleted session with %d, want 404", i, resp.StatusCode)
+		}
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

@@ -437,3 +437,28 @@ func waitReadyz(t *testing.T, base string, cond func(map[string]any) bool, what 
 		}
 	}
 }
+
+// TestStateNotRequired: with --require-state=false a replica starts while
+// Redis is down, is ready (its calls work) with /readyz saying the store
+// is not up, and picks the store up when it comes, without a restart.
+func TestStateNotRequired(t *testing.T) {
+	srv := redistest.Start(t, nil)
+	srv.Stop()
+	secret := filepath.Join(t.TempDir(), "session-secret")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("s", 48)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startGatewayProcess(t, "--session-secret-file", secret, "--state", srv.URL(), "--require-state=false")
+	if !strings.Contains(p.logs.String(), "the state store does not answer; serving without it until it does") {
+		t.Errorf("no warning that the store is away:\n%s", p.logs.String())
+	}
+	waitReadyz(t, p.base, func(body map[string]any) bool {
+		st, _ := body["state"].(map[string]any)
+		return body["ready"] == true && st != nil && st["up"] == false && st["error"] != ""
+	}, "ready, with state.up false and why")
+	srv.Start()
+	waitReadyz(t, p.base, func(body map[string]any) bool {
+		st, _ := body["state"].(map[string]any)
+		return st != nil && st["up"] == true
+	}, "state.up true once Redis answers")
+}

@@ -175,6 +175,10 @@ func TestStartupErrors(t *testing.T) {
 	if err := os.WriteFile(twoLineKey, []byte("sk-one\nsk-two\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	longSecret := filepath.Join(t.TempDir(), "long-secret")
+	if err := os.WriteFile(longSecret, []byte(strings.Repeat("s", 48)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	shortSecret := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(shortSecret, []byte("short\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -239,6 +243,14 @@ func TestStartupErrors(t *testing.T) {
 		{"result-store-entries-per-principal over the store's", []string{"--result-store-entries-per-principal", "1001"}, 2, `--result-store-entries-per-principal: want at most --result-store-entries (1000), 0 for half of it, or "unlimited", got 1001`},
 		{"session secret missing", []string{"--session-secret-file", "/nonexistent/secret"}, 2, `--session-secret-file: open /nonexistent/secret`},
 		{"session secret short", []string{"--session-secret-file", shortSecret}, 2, `want at least 32 bytes of secret, got 5`},
+		{"state without a session secret", []string{"--state", "redis://127.0.0.1:1/0"}, 2, `--state needs --session-secret-file: the replicas of a fleet share sessions through tokens signed with that secret`},
+		{"state scheme", []string{"--state", "http://127.0.0.1:1"}, 2, `--state: state URL "http://127.0.0.1:1": want redis://HOST:PORT/DB, rediss://HOST:PORT/DB (TLS) or unix:///PATH, not scheme "http"`},
+		{"state password in an error", []string{"--state", "redis://u:s3cret@127.0.0.1:1/x"}, 2, `--state: state URL "redis://u:xxxxx@127.0.0.1:1/x"`},
+		{"state with stdio", []string{"--state", "redis://127.0.0.1:1/0", "--stdio"}, 2, `--state: a fleet serves HTTP; with --stdio there is one client and nothing to share`},
+		{"state prefix", []string{"--state", "redis://127.0.0.1:1/0", "--session-secret-file", longSecret, "--state-prefix", "a b"}, 2, `--state-prefix: state prefix "a b": want 1-64 of a-z A-Z 0-9 _ - . :`},
+		{"state password file alone", []string{"--state-password-file", "pw"}, 2, `--state-password-file: set without --state`},
+		{"state password file missing", []string{"--state", "redis://127.0.0.1:1/0", "--session-secret-file", longSecret, "--state-password-file", "/nonexistent/pw"}, 2, `--state-password-file: open /nonexistent/pw`},
+		{"state down at start", []string{"--state", "redis://127.0.0.1:1/0", "--session-secret-file", longSecret}, 1, `--state redis://127.0.0.1:1/0: the state store is unavailable: dial tcp 127.0.0.1:1: connect: connection refused (start it, fix the address or --state-password-file, or set --require-state=false to start without it)`},
 		{"log-level", []string{"--log-level", "loud"}, 2, `--log-level: want debug, info, warn or error`},
 		{"half mTLS", []string{"--backend", "example.com:443", "--backend-cert", "c.pem", "--stdio"}, 1, `--backend-cert and --backend-key must be given together`},
 		{"unreachable", []string{"--backend", "127.0.0.1:1", "--discovery-timeout", "3s", "--stdio", "--require-backends"}, 1, `backend 127.0.0.1:1 is unreachable`},

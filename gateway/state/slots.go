@@ -33,16 +33,18 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 `)
 
-// renewScript extends the leases still held: ARGV lease (ms), members.
-var renewScript = redis.NewScript(`
+// renewSrc extends the leases still held: ARGV lease (ms), members. It is
+// sent whole (EVAL) in a pipeline, where a script not yet loaded could not
+// fall back from EVALSHA.
+const renewSrc = `
 local t = redis.call('TIME')
-local until = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
 for i = 2, #ARGV do
-  redis.call('ZADD', KEYS[1], 'XX', until, ARGV[i])
+  redis.call('ZADD', KEYS[1], 'XX', deadline, ARGV[i])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 0
-`)
+`
 
 // slotKey is the set of principal's requests in flight.
 func (r *Redis) slotKey(principal string) string { return r.key("inflight:" + principal) }
@@ -97,18 +99,29 @@ func (r *Redis) renewSlots(ctx context.Context) {
 		byWho[who] = append(byWho[who], member)
 	}
 	r.mu.Unlock()
-	if len(byWho) == 0 {
-		return
+	if len(byWho) == 0 || !r.up.Load() {
+		return // nothing to renew, or the health check says it would fail
 	}
 	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 	defer cancel()
 	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for who, members := range byWho {
-			renewScript.Run(ctx, p, []string{r.slotKey(who)}, append([]any{r.lease.Milliseconds()}, members...)...)
+			p.Eval(ctx, renewSrc, []string{r.slotKey(who)}, append([]any{r.lease.Milliseconds()}, members...)...)
 		}
 		return nil
 	})
 	if err != nil {
-		r.log.Debug("state: renewing the leases of requests in flight", "err", err)
+		r.log.Warn("state: renewing the leases of requests in flight", "err", err)
 	}
+}
+
+// InFlight is how many of principal's slots are held on every replica
+// together (tests, and an operator's question).
+func (r *Redis) InFlight(ctx context.Context, principal string) (int64, error) {
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	n, err := r.c.ZCount(ctx, r.slotKey(principal), "("+now, "+inf").Result()
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	return n, nil
 }

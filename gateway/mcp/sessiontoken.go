@@ -164,8 +164,14 @@ func (k *tokenKeys) verify(token, owner string, now time.Time) (string, time.Tim
 // transient session for it (created on first use) until release.
 func (h *streamable) acquireToken(sid, owner string) (*httpSession, int, *Error) {
 	version, exp, err := h.tokens.verify(sid, owner, time.Now())
-	if err != nil || h.o.Fleet != nil && h.o.Fleet.Revoked(sid) {
+	if err != nil {
 		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
+	}
+	var key string
+	if h.o.Fleet != nil {
+		if key = FleetKey(sid); h.o.Fleet.Revoked(key) {
+			return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
+		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -181,13 +187,16 @@ func (h *streamable) acquireToken(sid, owner string) (*httpSession, int, *Error)
 			// A cancellation of a call this replica does not run goes to
 			// the replica that does.
 			sess.relay = func(ctx context.Context, id json.RawMessage) {
-				if err := f.Cancel(ctx, sid, id); err != nil {
+				if err := f.Cancel(ctx, key, id); err != nil {
 					h.s.log.Warn("mcp: cancellation not relayed to the fleet", "session", sess.logID, "err", err)
 				}
 			}
 		}
-		hs = &httpSession{session: sess, closed: make(chan struct{}), expires: exp}
+		hs = &httpSession{session: sess, closed: make(chan struct{}), expires: exp, fleetKey: key}
 		h.sessions[sid] = hs
+		if key != "" {
+			h.byFleetKey[key] = hs
+		}
 	}
 	hs.active.Add(1)
 	return hs, 0, nil
@@ -200,6 +209,9 @@ func (h *streamable) releaseToken(hs *httpSession) {
 		hs.ended = true
 		if h.sessions[hs.id] == hs {
 			delete(h.sessions, hs.id)
+		}
+		if hs.fleetKey != "" && h.byFleetKey[hs.fleetKey] == hs {
+			delete(h.byFleetKey, hs.fleetKey)
 		}
 		close(hs.closed)
 	}

@@ -102,7 +102,7 @@ func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) (http.Handle
 	}
 	orDefault(&o.SessionTTL, 24*time.Hour)
 	orDefault(&o.WriteTimeout, DefaultWriteTimeout)
-	h := &streamable{s: s, o: o, sessions: make(map[string]*httpSession), perOwner: make(map[string]int)}
+	h := &streamable{s: s, o: o, sessions: make(map[string]*httpSession), byFleetKey: make(map[string]*httpSession), perOwner: make(map[string]int)}
 	if len(o.SessionSecret) > 0 {
 		k, err := newTokenKeys(o.SessionSecret, o.PreviousSessionSecrets, o.SessionTTL)
 		if err != nil {
@@ -133,8 +133,11 @@ type streamable struct {
 	// so that notifications/cancelled and DELETE can reach them; an idle
 	// token session costs no memory.
 	sessions map[string]*httpSession
-	perOwner map[string]int // live sessions by owner, for MaxSessionsPerPrincipal
-	closed   bool
+	// byFleetKey are the sessions of sessions by FleetKey, which is all a
+	// Fleet's messages name (token mode with a Fleet only).
+	byFleetKey map[string]*httpSession
+	perOwner   map[string]int // live sessions by owner, for MaxSessionsPerPrincipal
+	closed     bool
 }
 
 // httpSession is a session plus what Streamable HTTP needs to expire it.
@@ -146,6 +149,7 @@ type httpSession struct {
 	active   atomic.Int32 // requests and streams using it
 	lastUsed atomic.Int64 // unix nanoseconds of the last release
 	expires  time.Time    // token mode: when the token expires
+	fleetKey string       // token mode with a Fleet: FleetKey(id)
 	hasGET   bool         // guarded by streamable.mu
 	ended    bool         // guarded by streamable.mu
 	closed   chan struct{}
@@ -423,7 +427,7 @@ func (h *streamable) delete(w http.ResponseWriter, r *http.Request, hv string) {
 	h.end(hs)
 	h.release(hs)
 	if f := h.o.Fleet; f != nil {
-		if err := f.Revoke(r.Context(), hs.id, hs.expires); err != nil {
+		if err := f.Revoke(r.Context(), hs.fleetKey, hs.expires); err != nil {
 			h.s.log.Warn("mcp: session not revoked across the fleet", "session", hs.logID, "err", err)
 			writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "the session ended on this replica only, not on the others: %v; retry DELETE", err))
 			return
@@ -547,12 +551,19 @@ func (h *streamable) end(hs *httpSession) {
 
 func (h *streamable) endLocked(hs *httpSession) {
 	hs.ended = true
+	if hs.fleetKey != "" && h.byFleetKey[hs.fleetKey] == hs {
+		delete(h.byFleetKey, hs.fleetKey)
+	}
 	if h.sessions[hs.id] == hs {
 		delete(h.sessions, hs.id)
-		h.s.observeSession("streamable-http", -1)
-		if hs.owner != "" {
-			if h.perOwner[hs.owner]--; h.perOwner[hs.owner] <= 0 {
-				delete(h.perOwner, hs.owner)
+		// A token session's transient entry (no timer) was never counted
+		// as a held session.
+		if hs.timer != nil {
+			h.s.observeSession("streamable-http", -1)
+			if hs.owner != "" {
+				if h.perOwner[hs.owner]--; h.perOwner[hs.owner] <= 0 {
+					delete(h.perOwner, hs.owner)
+				}
 			}
 		}
 	}

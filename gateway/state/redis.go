@@ -1,9 +1,11 @@
 // Package state keeps what the replicas of a gateway fleet share, in Redis
 // or Valkey (--state): whole results behind resource links, so that any
-// replica serves resources/read; revoked session tokens, so that DELETE
-// through one replica ends a session on all; and cancellations on their
-// way to the replica running the call. One process needs none of it: the
-// gateway then keeps results in memory (package results).
+// replica serves resources/read; revoked sessions (named by a digest of
+// their token, never the token itself), so that DELETE through one replica
+// ends a session on all; cancellations on their way to the replica
+// running the call; and each principal's requests in flight. One process
+// needs none of it: the gateway then keeps results in memory (package
+// results).
 //
 // Nothing here sits on the path of a call that does not need the store:
 // revocations are mirrored in memory (Revoked never waits on Redis), and
@@ -105,7 +107,7 @@ type Redis struct {
 	lastErr atomic.Pointer[string]
 
 	mu        sync.Mutex
-	revoked   map[string]int64 // session token → expiry, unix seconds
+	revoked   map[string]int64 // session key (mcp.FleetKey) → expiry, unix seconds
 	listeners []mcp.FleetListener
 	slots     map[string]string // this replica's slots: member → principal
 	closed    bool

@@ -13,8 +13,8 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
-// Redis implements mcp.Fleet: revocations are a sorted set (token →
-// expiry) that every replica mirrors in memory, kept current by a
+// Redis implements mcp.Fleet: revocations are a sorted set (session key
+// → expiry) that every replica mirrors in memory, kept current by a
 // channel; cancellations are a channel only (a call that ended needs no
 // record).
 var _ mcp.Fleet = (*Redis)(nil)
@@ -33,25 +33,26 @@ const (
 )
 
 // Revoked answers from the mirror: it never waits on Redis.
-func (r *Redis) Revoked(sid string) bool {
+func (r *Redis) Revoked(skey string) bool {
 	r.mu.Lock()
-	exp, ok := r.revoked[sid]
+	exp, ok := r.revoked[skey]
 	r.mu.Unlock()
 	return ok && time.Now().Unix() < exp
 }
 
-// Revoke records sid as revoked until expires, tells every replica, and
-// waits (at most ackWait) until each has applied it, so that a request
-// sent through any replica after DELETE answered gets 404. A replica that
+// Revoke records the session of skey (mcp.FleetKey) as revoked until
+// expires, tells every replica, and waits (at most ackWait) until each
+// has applied it, so that a request sent through any replica after DELETE
+// answered gets 404. A replica that
 // does not confirm in time (cut off from Redis) is logged; it reads the
 // revocations again when its subscription comes back.
-func (r *Redis) Revoke(ctx context.Context, sid string, expires time.Time) error {
+func (r *Redis) Revoke(ctx context.Context, skey string, expires time.Time) error {
 	exp := expires.Unix()
 	ack := r.key("ack:" + newID())
-	msg := ack + "\n" + strconv.FormatInt(exp, 10) + "\n" + sid
+	msg := ack + "\n" + strconv.FormatInt(exp, 10) + "\n" + skey
 	var pub *redis.IntCmd
 	_, err := r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZAdd(ctx, r.key(revokedKey), redis.Z{Score: float64(exp), Member: sid})
+		p.ZAdd(ctx, r.key(revokedKey), redis.Z{Score: float64(exp), Member: skey})
 		p.ZRemRangeByScore(ctx, r.key(revokedKey), "-inf", strconv.FormatInt(time.Now().Unix(), 10))
 		pub = p.Publish(ctx, r.key(revokeChannel), msg)
 		return nil
@@ -60,7 +61,7 @@ func (r *Redis) Revoke(ctx context.Context, sid string, expires time.Time) error
 		return unavailable(err)
 	}
 	// Here at once, whatever this replica's subscription does.
-	r.learn(sid, exp)
+	r.learn(skey, exp)
 	want := pub.Val() // the subscribed replicas, this one included
 	deadline := time.Now().Add(ackWait)
 	for got := int64(0); got < want; got++ {
@@ -80,8 +81,8 @@ func (r *Redis) Revoke(ctx context.Context, sid string, expires time.Time) error
 }
 
 // Cancel publishes a cancellation for the replica running the request.
-func (r *Redis) Cancel(ctx context.Context, sid string, id json.RawMessage) error {
-	if err := r.c.Publish(ctx, r.key(cancelChannel), sid+"\n"+string(id)).Err(); err != nil {
+func (r *Redis) Cancel(ctx context.Context, skey string, id json.RawMessage) error {
+	if err := r.c.Publish(ctx, r.key(cancelChannel), skey+"\n"+string(id)).Err(); err != nil {
 		return unavailable(err)
 	}
 	return nil
@@ -175,25 +176,25 @@ func (r *Redis) reload(ctx context.Context) {
 		return
 	}
 	for _, z := range zs {
-		sid, _ := z.Member.(string)
-		r.learn(sid, int64(z.Score))
+		skey, _ := z.Member.(string)
+		r.learn(skey, int64(z.Score))
 	}
 }
 
 // learn adds a revocation to the mirror and, the first time, tells the
 // listeners: the same one arrives by message and by reload, and through
 // Revoke on the replica that made it.
-func (r *Redis) learn(sid string, exp int64) {
+func (r *Redis) learn(skey string, exp int64) {
 	r.mu.Lock()
-	_, known := r.revoked[sid]
-	r.revoked[sid] = exp
+	_, known := r.revoked[skey]
+	r.revoked[skey] = exp
 	ls := r.listeners
 	r.mu.Unlock()
 	if known {
 		return
 	}
 	for _, l := range ls {
-		l.SessionRevoked(sid)
+		l.SessionRevoked(skey)
 	}
 }
 
@@ -201,9 +202,9 @@ func (r *Redis) learn(sid string, exp int64) {
 func (r *Redis) prune() {
 	now := time.Now().Unix()
 	r.mu.Lock()
-	for sid, exp := range r.revoked {
+	for skey, exp := range r.revoked {
 		if exp <= now {
-			delete(r.revoked, sid)
+			delete(r.revoked, skey)
 		}
 	}
 	r.mu.Unlock()
@@ -214,13 +215,13 @@ func (r *Redis) prune() {
 func (r *Redis) receive(ctx context.Context, m *redis.Message) {
 	switch m.Channel {
 	case r.key(cancelChannel):
-		sid, id, ok := strings.Cut(m.Payload, "\n")
+		skey, id, ok := strings.Cut(m.Payload, "\n")
 		if !ok || !json.Valid([]byte(id)) {
 			return
 		}
 		raw := json.RawMessage(bytes.TrimSpace([]byte(id)))
 		for _, l := range r.listening() {
-			l.RequestCancelled(sid, raw)
+			l.RequestCancelled(skey, raw)
 		}
 	case r.key(revokeChannel):
 		parts := strings.SplitN(m.Payload, "\n", 3)
@@ -231,8 +232,8 @@ func (r *Redis) receive(ctx context.Context, m *redis.Message) {
 		if err != nil {
 			return
 		}
-		ack, sid := parts[0], parts[2]
-		r.learn(sid, exp)
+		ack, skey := parts[0], parts[2]
+		r.learn(skey, exp)
 		if !strings.HasPrefix(ack, r.key("ack:")) {
 			return // only our own acknowledgement lists
 		}

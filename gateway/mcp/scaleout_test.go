@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -273,4 +274,116 @@ func TestScaleOutClientDisconnectCancels(t *testing.T) {
 		t.Errorf("client: %v", err)
 	}
 	testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+}
+
+// memFleet is a Fleet in memory shared by the replicas of a test: what one
+// revokes or cancels, every listener is told at once. It records the keys
+// it is given, to show that no token reaches a fleet's store.
+type memFleet struct {
+	mu        sync.Mutex
+	revoked   map[string]bool
+	listeners []FleetListener
+	keys      []string
+}
+
+func (f *memFleet) Revoked(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.revoked[key]
+}
+
+func (f *memFleet) Revoke(_ context.Context, key string, expires time.Time) error {
+	f.mu.Lock()
+	f.revoked[key] = true
+	f.keys = append(f.keys, key)
+	ls := f.listeners
+	f.mu.Unlock()
+	for _, l := range ls {
+		l.SessionRevoked(key)
+	}
+	return nil
+}
+
+func (f *memFleet) Cancel(_ context.Context, key string, id json.RawMessage) error {
+	f.mu.Lock()
+	f.keys = append(f.keys, key)
+	ls := f.listeners
+	f.mu.Unlock()
+	for _, l := range ls {
+		l.RequestCancelled(key, id)
+	}
+	return nil
+}
+
+func (f *memFleet) Listen(l FleetListener) {
+	f.mu.Lock()
+	f.listeners = append(f.listeners, l)
+	f.mu.Unlock()
+}
+
+// TestFleetSessions: with a Fleet, a cancellation sent to one replica
+// stops the call running on another, and DELETE through one ends the
+// session on both; the fleet is given keys, never the token.
+func TestFleetSessions(t *testing.T) {
+	fleet := &memFleet{revoked: map[string]bool{}}
+	opts := StreamableHTTPOptions{SessionSecret: testSecret, Fleet: fleet}
+	_, ha, _, a := scaleOutHandler(t, opts)
+	_, hb, _, b := scaleOutHandler(t, opts)
+	a.initialize()
+	b.sid = a.sid
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if got := b.status("POST", ping, nil); got != 200 {
+		t.Fatalf("the session on the other replica: %d", got)
+	}
+
+	done := make(chan int, 1)
+	go func() {
+		done <- a.status("POST", `{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"block"}}`, nil)
+	}()
+	<-ha.started
+	if got := b.status("POST", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}}`, nil); got != http.StatusAccepted {
+		t.Errorf("cancel through the other replica: %d", got)
+	}
+	select {
+	case got := <-done:
+		if got != http.StatusAccepted {
+			t.Errorf("the call cancelled from the other replica: %d, want 202 (no response)", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call was not cancelled from the other replica")
+	}
+	select {
+	case <-hb.started:
+		t.Error("the other replica ran a call")
+	default:
+	}
+
+	if got := b.status("DELETE", "", nil); got != http.StatusNoContent {
+		t.Fatalf("DELETE through the other replica: %d", got)
+	}
+	for name, c := range map[string]*httpClient{"a": a, "b": b} {
+		if got := c.status("POST", ping, nil); got != http.StatusNotFound {
+			t.Errorf("replica %s after DELETE: %d, want 404", name, got)
+		}
+	}
+	fleet.mu.Lock()
+	defer fleet.mu.Unlock()
+	if len(fleet.keys) != 2 {
+		t.Fatalf("the fleet was given %d keys, want 2 (one cancellation, one revocation)", len(fleet.keys))
+	}
+	for _, k := range fleet.keys {
+		if k != FleetKey(a.sid) || strings.Contains(k, a.sid) {
+			t.Errorf("the fleet was given %q for the session, want FleetKey of its token and never the token", k)
+		}
+	}
+}
+
+// TestFleetNeedsTokens: a Fleet without SessionSecret is an error naming
+// both options.
+func TestFleetNeedsTokens(t *testing.T) {
+	s := NewServer(testImpl, newFakeHandler(t, nil), nil)
+	_, err := s.StreamableHTTPHandler(&StreamableHTTPOptions{Fleet: &memFleet{revoked: map[string]bool{}}})
+	if err == nil || !strings.Contains(err.Error(), "StreamableHTTPOptions.Fleet needs SessionSecret") {
+		t.Errorf("Fleet without SessionSecret: %v", err)
+	}
 }

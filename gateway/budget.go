@@ -149,7 +149,7 @@ func (g *Gateway) fitResult(ctx context.Context, req *mcp.CallToolRequest, t *to
 		note.WriteString(" The whole result is larger than the gateway keeps, so it cannot be read in full: ask for less.")
 	} else {
 		g.opts.Logger.WarnContext(ctx, "result not kept", "tool", t.def.Name, "err", err)
-		fmt.Fprintf(&note, " The whole result could not be kept (%v), so it cannot be read in full now: ask for less, or call again later.", err)
+		fmt.Fprintf(&note, " The whole result could not be kept (%v), so it cannot be read in full now: ask for less, or call again later.", mcp.ErrFleetUnavailable)
 	}
 	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Text: note.String()})
 	return res
@@ -205,7 +205,8 @@ func (g *Gateway) readResult(ctx context.Context, req *mcp.ReadResourceRequest) 
 	case errors.Is(err, results.ErrNotFound):
 		return nil, fmt.Errorf("%w: %s (a kept result is readable for %s, by the session that made it)", mcp.ErrResourceNotFound, req.URI, g.results.TTL())
 	case err != nil:
-		return nil, fmt.Errorf("reading %s: %w; it may still be there: retry shortly", req.URI, err)
+		g.opts.Logger.WarnContext(ctx, "kept result not read", "uri", req.URI, "err", err)
+		return nil, fmt.Errorf("reading %s: %w; it may still be there: retry shortly", req.URI, mcp.ErrFleetUnavailable)
 	}
 	return &mcp.ResourceContents{URI: req.URI, MIMEType: resultMIMEType, Text: string(js), Private: true, TTL: g.results.TTL()}, nil
 }

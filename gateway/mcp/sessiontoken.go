@@ -178,6 +178,12 @@ func (h *streamable) acquireToken(sid, owner string) (*httpSession, int, *Error)
 	if h.closed {
 		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
 	}
+	// Again under h.mu: a revocation learnt since the check above told
+	// the listener before this session was registered, so it ended
+	// nothing; one learnt from now on finds it.
+	if key != "" && h.o.Fleet.Revoked(key) {
+		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
+	}
 	hs := h.sessions[sid]
 	if hs == nil {
 		sess := h.s.newSession("streamable-http", sid, owner)

@@ -429,7 +429,7 @@ func (h *streamable) delete(w http.ResponseWriter, r *http.Request, hv string) {
 	if f := h.o.Fleet; f != nil {
 		if err := f.Revoke(r.Context(), hs.fleetKey, hs.expires); err != nil {
 			h.s.log.Warn("mcp: session not revoked across the fleet", "session", hs.logID, "err", err)
-			writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "the session ended on this replica only, not on the others: %v; retry DELETE", err))
+			writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "the session ended on this replica only, not on the others: %v; retry DELETE", ErrFleetUnavailable))
 			return
 		}
 	}

@@ -105,11 +105,16 @@ type Redis struct {
 
 	up      atomic.Bool
 	lastErr atomic.Pointer[string]
+	// loaded is set once the mirror of revocations was read since the
+	// subscription last (re)started; until then every health check
+	// tries again.
+	loaded atomic.Bool
 
 	mu        sync.Mutex
 	revoked   map[string]int64 // session key (mcp.FleetKey) → expiry, unix seconds
 	listeners []mcp.FleetListener
-	slots     map[string]string // this replica's slots: member → principal
+	slots     map[string]string        // this replica's slots: member → principal
+	waiting   map[string]chan struct{} // Revoke's confirmations by id
 	closed    bool
 
 	stop chan struct{}
@@ -122,7 +127,12 @@ type Redis struct {
 func ParseURL(raw string) (*redis.Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("state URL: %w", err)
+		// url.Error repeats the URL, password and all: keep only why.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("state URL (password hidden): %w", err)
 	}
 	switch u.Scheme {
 	case "redis", "rediss", "unix":
@@ -194,6 +204,7 @@ func Open(rawURL string, opts *Options) (*Redis, error) {
 		res:     newResultLimits(o.Results),
 		revoked: make(map[string]int64),
 		slots:   make(map[string]string),
+		waiting: make(map[string]chan struct{}),
 		lease:   limit.OrDefault(o.SlotLease, DefaultSlotLease),
 		replica: newID(),
 		stop:    make(chan struct{}),
@@ -204,11 +215,13 @@ func Open(rawURL string, opts *Options) (*Redis, error) {
 	return r, nil
 }
 
-// Ping checks that the store answers within ctx.
+// Ping checks that the store answers within ctx; an answer counts as a
+// health check (Up).
 func (r *Redis) Ping(ctx context.Context) error {
 	if err := r.c.Ping(ctx).Err(); err != nil {
 		return unavailable(err)
 	}
+	r.up.Store(true)
 	return nil
 }
 

@@ -73,9 +73,12 @@ local n = string.len(data)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local function drop(x)
+-- drop forgets result x. xw is the principal the caller found x under,
+-- when it knows: x then leaves that principal's set even if the who hash
+-- lost it (a Redis that evicts keys), so the loops below always advance.
+local function drop(x, xw)
   local xn = tonumber(redis.call('HGET', size, x) or '0')
-  local xw = redis.call('HGET', who, x) or ''
+  xw = xw or redis.call('HGET', who, x) or ''
   redis.call('DEL', p..'r:'..x)
   redis.call('ZREM', idx, x)
   redis.call('ZREM', p..'rp:'..xw, x)
@@ -104,28 +107,46 @@ end
 for _, x in ipairs(redis.call('ZRANGEBYSCORE', idx, '-inf', now, 'LIMIT', 0, 1000)) do
   drop(x)
 end
+-- Whatever was left behind by a drop that could not find everything
+-- (evicted keys), it expires from the index too.
+redis.call('ZREMRANGEBYSCORE', idx, '-inf', now)
 
+-- Every loop below removes at least one member of the set it reads, and
+-- is capped besides, so no state of the keys makes it spin.
+local budget = 100000
 if w ~= '' then
-  while true do
-    local cnt = redis.call('ZCARD', p..'rp:'..w)
+  local pk = p..'rp:'..w
+  while budget > 0 do
+    budget = budget - 1
+    local cnt = redis.call('ZCARD', pk)
     if cnt == 0 then break end
     local held = tonumber(redis.call('ZSCORE', wbytes, w) or '0')
     if not ((qBytes > 0 and held + n > qBytes) or (qEntries > 0 and cnt >= qEntries)) then break end
-    drop(redis.call('ZRANGE', p..'rp:'..w, 0, 0)[1])
+    drop(redis.call('ZRANGE', pk, 0, 0)[1], w)
   end
 end
 
-while tonumber(redis.call('GET', total) or '0') + n > maxBytes do
+while budget > 0 and tonumber(redis.call('GET', total) or '0') + n > maxBytes do
+  budget = budget - 1
   local top = redis.call('ZREVRANGE', wbytes, 0, 0)
-  if #top == 0 then break end
+  if #top == 0 then
+    redis.call('SET', total, 0) -- nobody holds anything: the tally drifted
+    break
+  end
   local x = oldest(top[1])
-  if x then drop(x) end
+  if x then drop(x, top[1]) end
 end
-while redis.call('ZCARD', idx) >= maxEntries do
+while budget > 0 and redis.call('ZCARD', idx) >= maxEntries do
+  budget = budget - 1
   local top = redis.call('ZREVRANGE', wcount, 0, 0)
-  if #top == 0 then break end
-  local x = oldest(top[1])
-  if x then drop(x) end
+  if #top == 0 then
+    local x = redis.call('ZRANGE', idx, 0, 0)[1]
+    if not x then break end
+    drop(x) -- in the index but no principal's: the tallies drifted
+  else
+    local x = oldest(top[1])
+    if x then drop(x, top[1]) end
+  end
 end
 
 local exp = now + ttl
@@ -155,6 +176,9 @@ func (r *Redis) Put(ctx context.Context, owner, principal string, data []byte) (
 	if n > r.res.maxBytes || principal != "" && r.res.quotaBytes > 0 && n > r.res.quotaBytes {
 		return "", results.ErrTooLarge
 	}
+	if !r.up.Load() {
+		return "", unavailable(errDown) // at once: the call is waiting
+	}
 	id := rand.Text()
 	err := putScript.Run(ctx, r.c, []string{r.prefix}, id, owner, principal, data,
 		r.res.ttl.Milliseconds(), r.res.maxBytes, r.res.maxEntries, r.res.quotaBytes, r.res.quotaEntries).Err()
@@ -167,9 +191,18 @@ func (r *Redis) Put(ctx context.Context, owner, principal string, data []byte) (
 // Get returns owner's result id while it lives; another owner's is
 // results.ErrNotFound, exactly like an unknown one.
 func (r *Redis) Get(ctx context.Context, owner, id string) ([]byte, error) {
+	if !r.up.Load() {
+		return nil, unavailable(errDown)
+	}
 	v, err := r.c.HMGet(ctx, r.key("r:"+id), "o", "d").Result()
-	if err != nil {
+	var re redis.Error
+	switch {
+	case errors.As(err, &re):
+		return nil, results.ErrNotFound // Redis refused the key (not a result of ours)
+	case err != nil:
 		return nil, unavailable(err)
+	case len(v) != 2:
+		return nil, results.ErrNotFound
 	}
 	o, _ := v[0].(string)
 	d, ok := v[1].(string)

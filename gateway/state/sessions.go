@@ -23,10 +23,8 @@ var _ mcp.Fleet = (*Redis)(nil)
 const (
 	revokeChannel = "revoke"
 	cancelChannel = "cancel"
+	ackChannel    = "ack"
 	revokedKey    = "revoked"
-	// ackTTL keeps an acknowledgement list a little past ackWait, so a
-	// late acknowledgement does not linger.
-	ackTTL = 2 * ackWait
 	// pruneEvery is how many health checks pass between two sweeps of
 	// expired tokens out of the mirror.
 	pruneEvery = 60
@@ -43,12 +41,23 @@ func (r *Redis) Revoked(skey string) bool {
 // Revoke records the session of skey (mcp.FleetKey) as revoked until
 // expires, tells every replica, and waits (at most ackWait) until each
 // has applied it, so that a request sent through any replica after DELETE
-// answered gets 404. A replica that
-// does not confirm in time (cut off from Redis) is logged; it reads the
-// revocations again when its subscription comes back.
+// answered gets 404. The confirmations come over a channel, so the wait
+// holds no connection. Once the revocation is stored and published, a
+// replica that does not confirm in time (cut off from Redis) is only
+// logged: it reads the revocations again when its subscription comes
+// back.
 func (r *Redis) Revoke(ctx context.Context, skey string, expires time.Time) error {
 	exp := expires.Unix()
-	ack := r.key("ack:" + newID())
+	ack := newID()
+	acks := make(chan struct{}, 64)
+	r.mu.Lock()
+	r.waiting[ack] = acks
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.waiting, ack)
+		r.mu.Unlock()
+	}()
 	msg := ack + "\n" + strconv.FormatInt(exp, 10) + "\n" + skey
 	var pub *redis.IntCmd
 	_, err := r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -63,18 +72,16 @@ func (r *Redis) Revoke(ctx context.Context, skey string, expires time.Time) erro
 	// Here at once, whatever this replica's subscription does.
 	r.learn(skey, exp)
 	want := pub.Val() // the subscribed replicas, this one included
-	deadline := time.Now().Add(ackWait)
+	timeout := time.NewTimer(ackWait)
+	defer timeout.Stop()
 	for got := int64(0); got < want; got++ {
-		wait := time.Until(deadline)
-		if wait <= 0 {
+		select {
+		case <-acks:
+		case <-timeout.C:
 			r.log.Warn("state: a session revocation was not confirmed by every replica in time; they read it when their subscription comes back", "replicas", want, "confirmed", got)
 			return nil
-		}
-		if err := r.c.BLPop(ctx, wait, ack).Err(); err != nil {
-			if err == redis.Nil {
-				continue // timed out: the loop's deadline says so
-			}
-			return unavailable(err)
+		case <-ctx.Done():
+			return nil // stored and published: the others apply it anyway
 		}
 	}
 	return nil
@@ -82,6 +89,9 @@ func (r *Redis) Revoke(ctx context.Context, skey string, expires time.Time) erro
 
 // Cancel publishes a cancellation for the replica running the request.
 func (r *Redis) Cancel(ctx context.Context, skey string, id json.RawMessage) error {
+	if !r.up.Load() {
+		return unavailable(errDown)
+	}
 	if err := r.c.Publish(ctx, r.key(cancelChannel), skey+"\n"+string(id)).Err(); err != nil {
 		return unavailable(err)
 	}
@@ -109,7 +119,7 @@ func (r *Redis) watch() {
 	defer close(r.done)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ps := r.c.Subscribe(ctx, r.key(revokeChannel), r.key(cancelChannel))
+	ps := r.c.Subscribe(ctx, r.key(revokeChannel), r.key(cancelChannel), r.key(ackChannel))
 	defer ps.Close()
 	msgs := ps.ChannelWithSubscriptions(redis.WithChannelHealthCheckInterval(healthEvery))
 	tick := time.NewTicker(healthEvery)
@@ -122,8 +132,8 @@ func (r *Redis) watch() {
 			return
 		case <-tick.C:
 			wasUp := r.up.Load()
-			if r.check(ctx) && !wasUp {
-				r.reload(ctx)
+			if r.check(ctx) && (!wasUp || !r.loaded.Load()) {
+				r.reload(ctx) // until one succeeds, after every reconnection
 			}
 			if checks++; checks%pruneEvery == 0 {
 				r.prune()
@@ -138,6 +148,7 @@ func (r *Redis) watch() {
 			switch m := m.(type) {
 			case *redis.Subscription:
 				if m.Kind == "subscribe" && m.Channel == r.key(revokeChannel) {
+					r.loaded.Store(false)
 					r.reload(ctx)
 				}
 			case *redis.Message:
@@ -172,9 +183,10 @@ func (r *Redis) reload(ctx context.Context) {
 	now := strconv.FormatInt(time.Now().Unix(), 10)
 	zs, err := r.c.ZRangeByScoreWithScores(ctx, r.key(revokedKey), &redis.ZRangeBy{Min: "(" + now, Max: "+inf"}).Result()
 	if err != nil {
-		r.log.Warn("state: reading the revoked sessions", "err", err)
+		r.log.Warn("state: reading the revoked sessions; trying again at the next health check", "err", err)
 		return
 	}
+	defer r.loaded.Store(true)
 	for _, z := range zs {
 		skey, _ := z.Member.(string)
 		r.learn(skey, int64(z.Score))
@@ -234,17 +246,23 @@ func (r *Redis) receive(ctx context.Context, m *redis.Message) {
 		}
 		ack, skey := parts[0], parts[2]
 		r.learn(skey, exp)
-		if !strings.HasPrefix(ack, r.key("ack:")) {
-			return // only our own acknowledgement lists
+		if ack == "" {
+			return
 		}
 		ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 		defer cancel()
-		if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.RPush(ctx, ack, "1")
-			p.PExpire(ctx, ack, ackTTL)
-			return nil
-		}); err != nil {
+		if err := r.c.Publish(ctx, r.key(ackChannel), ack).Err(); err != nil {
 			r.log.Warn("state: confirming a session revocation", "err", err)
+		}
+	case r.key(ackChannel):
+		r.mu.Lock()
+		acks := r.waiting[m.Payload]
+		r.mu.Unlock()
+		if acks != nil {
+			select {
+			case acks <- struct{}{}:
+			default: // more confirmations than replicas counted: enough
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
@@ -396,5 +397,47 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 	}
 	if d := time.Since(start); d > 100*time.Millisecond {
 		t.Errorf("AcquireSlot waited %s for a store known to be down", d)
+	}
+}
+
+// TestResultsSurviveDriftedTallies: keys of the result store lost behind
+// its back (a Redis that evicts keys, an operator's DEL) never make the
+// put script spin, which would block the whole Redis.
+func TestResultsSurviveDriftedTallies(t *testing.T) {
+	srv := redistest.Start(t, nil)
+	ctx := context.Background()
+	r := open(t, srv.URL(), &state.Options{Prefix: "drift", Results: results.StoreOptions{MaxEntries: 4, MaxEntriesPerPrincipal: 2, MaxBytes: 64}})
+	var ids []string
+	for range 2 {
+		id, err := r.Put(ctx, "o", "alice", make([]byte, 10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	raw := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer raw.Close()
+	if err := raw.HDel(ctx, "{drift}:who", ids[0]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Del(ctx, "{drift}:wbytes", "{drift}:wcount").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Set(ctx, "{drift}:bytes", 60, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		id, err := r.Put(pctx, "o", "alice", make([]byte, 10))
+		cancel()
+		if err != nil {
+			t.Fatalf("put %d after the tallies drifted: %v", i, err)
+		}
+		if _, err := r.Get(ctx, "o", id); err != nil {
+			t.Fatalf("get %d after the tallies drifted: %v", i, err)
+		}
+	}
+	if err := raw.Ping(ctx).Err(); err != nil {
+		t.Fatalf("Redis after the puts: %v", err)
 	}
 }

@@ -309,8 +309,10 @@ func TestOpenErrors(t *testing.T) {
 			t.Errorf("Open(%q, prefix %q) = %v, want an error with %q", c.url, c.prefix, err, c.want)
 		}
 	}
-	if _, err := state.Open("redis://user:s3cret@127.0.0.1:1/0?bogus=1", nil); err == nil || strings.Contains(err.Error(), "s3cret") {
-		t.Errorf("an error shows the URL's password: %v", err)
+	for _, u := range []string{"redis://user:s3cret@127.0.0.1:1/0?bogus=1", "redis://user:s3cret@127.0.0.1:63x79/0"} {
+		if _, err := state.Open(u, nil); err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Open(%q): an error shows the URL's password: %v", u, err)
+		}
 	}
 	srv := redistest.Start(t, &redistest.Options{Password: "pw-from-file"})
 	r, err := state.Open("unix://"+srv.Socket, &state.Options{Password: "pw-from-file"})

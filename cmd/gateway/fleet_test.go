@@ -462,3 +462,22 @@ func TestStateNotRequired(t *testing.T) {
 		return st != nil && st["up"] == true
 	}, "state.up true once Redis answers")
 }
+
+// TestStateTLS: --state rediss:// with --state-ca reaches a Redis that
+// serves TLS only, with a certificate from a private authority.
+func TestStateTLS(t *testing.T) {
+	srv := redistest.Start(t, &redistest.Options{TLS: true, Password: "tls-test-password"})
+	dir := t.TempDir()
+	secret, pw := filepath.Join(dir, "session-secret"), filepath.Join(dir, "state-password")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("s", 48)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pw, []byte("tls-test-password\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startGatewayProcess(t, "--session-secret-file", secret, "--state", srv.URL(), "--state-ca", srv.CAFile, "--state-password-file", pw)
+	waitReadyz(t, p.base, func(body map[string]any) bool {
+		st, _ := body["state"].(map[string]any)
+		return st != nil && st["up"] == true
+	}, "state.up over TLS")
+}

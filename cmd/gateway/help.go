@@ -29,7 +29,7 @@ var helpGroups = []struct {
 		"max-request-bytes", "ws-max-message-bytes", "ws-max-connections", "max-concurrent-calls", "max-in-flight",
 		"max-in-flight-per-principal", "max-task-polls", "max-batch",
 		"max-sessions", "max-sessions-per-principal", "session-idle-timeout", "read-timeout", "session-secret-file", "session-ttl", "shutdown-grace"}},
-	{"Fleet", []string{"state", "state-password-file", "state-prefix", "require-state"}},
+	{"Fleet", []string{"state", "state-password-file", "state-ca", "state-prefix", "require-state"}},
 	{"Authentication", []string{"bearer-tokens-file", "oauth-jwks-url", "oauth-issuer", "oauth-audience", "oauth-resource",
 		"oauth-required-scope", "oauth-tool-scope", "strict-scopes", "forward-claim"}},
 	{"Observability", []string{"metrics", "log-level", "log-format", "log-arguments"}},

@@ -250,6 +250,8 @@ func TestStartupErrors(t *testing.T) {
 		{"state prefix", []string{"--state", "redis://127.0.0.1:1/0", "--session-secret-file", longSecret, "--state-prefix", "a b"}, 2, `--state-prefix: state prefix "a b": want 1-64 of a-z A-Z 0-9 _ - . :`},
 		{"state password file alone", []string{"--state-password-file", "pw"}, 2, `--state-password-file: set without --state`},
 		{"state password file missing", []string{"--state", "redis://127.0.0.1:1/0", "--session-secret-file", longSecret, "--state-password-file", "/nonexistent/pw"}, 2, `--state-password-file: open /nonexistent/pw`},
+		{"state-ca without TLS", []string{"--state", "redis://127.0.0.1:1/0", "--session-secret-file", longSecret, "--state-ca", "ca.pem"}, 2, `--state-ca: the store is reached over TLS only with a rediss:// --state`},
+		{"state-ca not PEM", []string{"--state", "rediss://127.0.0.1:1/0", "--session-secret-file", longSecret, "--state-ca", "main.go"}, 2, `--state-ca main.go: no PEM certificate in the file`},
 		{"state down at start", []string{"--state", "redis://127.0.0.1:1/0", "--session-secret-file", longSecret}, 1, `--state redis://127.0.0.1:1/0: the state store is unavailable: dial tcp 127.0.0.1:1: connect: connection refused (start it, fix the address or --state-password-file, or set --require-state=false to start without it)`},
 		{"log-level", []string{"--log-level", "loud"}, 2, `--log-level: want debug, info, warn or error`},
 		{"half mTLS", []string{"--backend", "example.com:443", "--backend-cert", "c.pem", "--stdio"}, 1, `--backend-cert and --backend-key must be given together`},

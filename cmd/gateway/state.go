@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
@@ -18,10 +20,12 @@ import (
 type stateFlags struct {
 	url          string
 	passwordFile string
+	caFile       string
 	prefix       string
 	require      bool
 
-	password string // loaded by check
+	password string         // loaded by check
+	rootCAs  *x509.CertPool // loaded by check from caFile
 }
 
 // stateCheckTimeout bounds --require-state's check of the store at start.
@@ -30,15 +34,19 @@ const stateCheckTimeout = 5 * time.Second
 func (s *stateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.url, "state", "", "Redis or Valkey that the replicas of a fleet share (redis://HOST:PORT/DB, rediss://HOST:PORT/DB for TLS, unix:///PATH?db=N): whole results behind resource links, revoked sessions, cancellations and each principal's requests in flight (--max-in-flight-per-principal) are shared through it, so any replica serves any request; needs --session-secret-file (default: none, one process keeps them in memory)")
 	fs.StringVar(&s.passwordFile, "state-password-file", "", "file holding the password for --state (instead of one in its URL)")
+	fs.StringVar(&s.caFile, "state-ca", "", "PEM file of the certificate authorities a rediss:// --state must chain to (default: the system's)")
 	fs.StringVar(&s.prefix, "state-prefix", state.DefaultPrefix, "namespace of this fleet's keys and channels in --state, so several fleets share one Redis (1-64 of a-z A-Z 0-9 _ - . :)")
 	fs.BoolVar(&s.require, "require-state", true, "exit with an error when --state does not answer at start; false: start anyway, and serve everything that does not need the store until it answers")
 }
 
 func (s *stateFlags) check(t *transportFlags, stdio bool) error {
-	s.password = ""
+	s.password, s.rootCAs = "", nil
 	if s.url == "" {
 		if s.passwordFile != "" {
 			return errors.New("--state-password-file: set without --state")
+		}
+		if s.caFile != "" {
+			return errors.New("--state-ca: set without --state")
 		}
 		return nil
 	}
@@ -60,6 +68,19 @@ func (s *stateFlags) check(t *transportFlags, stdio bool) error {
 			return fmt.Errorf("--state-password-file %s: the file is empty", s.passwordFile)
 		}
 	}
+	if s.caFile != "" {
+		if !strings.HasPrefix(s.url, "rediss://") {
+			return errors.New("--state-ca: the store is reached over TLS only with a rediss:// --state")
+		}
+		b, err := os.ReadFile(s.caFile)
+		if err != nil {
+			return fmt.Errorf("--state-ca: %w", err)
+		}
+		s.rootCAs = x509.NewCertPool()
+		if !s.rootCAs.AppendCertsFromPEM(b) {
+			return fmt.Errorf("--state-ca %s: no PEM certificate in the file", s.caFile)
+		}
+	}
 	if err := state.CheckPrefix(s.prefix); err != nil {
 		return fmt.Errorf("--state-prefix: %w", err)
 	}
@@ -72,7 +93,7 @@ func (s *stateFlags) open(ctx context.Context, res *results.StoreOptions, logger
 	if s.url == "" {
 		return nil, nil
 	}
-	st, err := state.Open(s.url, &state.Options{Prefix: s.prefix, Password: s.password, Results: *res, Logger: logger})
+	st, err := state.Open(s.url, &state.Options{Prefix: s.prefix, Password: s.password, RootCAs: s.rootCAs, Results: *res, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("--state: %w", err)
 	}

@@ -25,6 +25,7 @@ package state
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -74,6 +75,9 @@ type Options struct {
 	// Password, when set, authenticates instead of the URL's password
 	// (which would otherwise sit in a flag or a config file).
 	Password string
+	// RootCAs, for a rediss:// URL, are the certificate authorities that
+	// the store's certificate must chain to; nil means the system's.
+	RootCAs *x509.CertPool
 	// Results bounds the shared result store exactly as it bounds the
 	// memory one (TTL, total and per-principal bytes and entries; Now is
 	// ignored: the store's clock is Redis's).
@@ -186,6 +190,12 @@ func Open(rawURL string, opts *Options) (*Redis, error) {
 	}
 	if o.Password != "" {
 		ro.Password = o.Password
+	}
+	if o.RootCAs != nil {
+		if ro.TLSConfig == nil {
+			return nil, errors.New("state: Options.RootCAs is for a rediss:// URL (TLS)")
+		}
+		ro.TLSConfig.RootCAs = o.RootCAs
 	}
 	ro.DialTimeout = dialTimeout
 	ro.ReadTimeout = ioTimeout

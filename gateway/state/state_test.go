@@ -2,6 +2,7 @@ package state_test
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -441,5 +442,36 @@ func TestResultsSurviveDriftedTallies(t *testing.T) {
 	}
 	if err := raw.Ping(ctx).Err(); err != nil {
 		t.Fatalf("Redis after the puts: %v", err)
+	}
+}
+
+// TestTLS: a rediss:// store is reached over TLS, its certificate checked
+// against Options.RootCAs; one the client does not trust is refused.
+func TestTLS(t *testing.T) {
+	srv := redistest.Start(t, &redistest.Options{TLS: true})
+	pem, err := os.ReadFile(srv.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	r := open(t, srv.URL(), &state.Options{RootCAs: pool})
+	id, err := r.Put(context.Background(), "o", "", []byte("over TLS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Get(context.Background(), "o", id); err != nil || string(got) != "over TLS" {
+		t.Errorf("Get over TLS = %q, %v", got, err)
+	}
+	untrusting, err := state.Open(srv.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer untrusting.Close()
+	if err := untrusting.Ping(context.Background()); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("a certificate the client does not trust: %v", err)
+	}
+	if _, err := state.Open(strings.Replace(srv.URL(), "rediss://", "redis://", 1), &state.Options{RootCAs: pool}); err == nil {
+		t.Error("RootCAs with a plaintext URL accepted")
 	}
 }

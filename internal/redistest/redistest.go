@@ -7,7 +7,14 @@ package redistest
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -22,10 +29,14 @@ import (
 // Server is one redis-server process.
 type Server struct {
 	// Port is its loopback TCP port; Socket the path of its unix socket.
+	// With Options.TLS, Port serves TLS only.
 	Port   int
 	Socket string
 	// Password is what clients must AUTH with ("" for none).
 	Password string
+	// CAFile is the PEM certificate that signs the server's (with
+	// Options.TLS), for clients to trust.
+	CAFile string
 
 	t   testing.TB
 	dir string
@@ -33,9 +44,12 @@ type Server struct {
 	cmd *exec.Cmd
 }
 
-// Options configure a Server; nil means no password.
+// Options configure a Server; nil means no password and no TLS.
 type Options struct {
 	Password string
+	// TLS serves TLS on Port (a certificate for 127.0.0.1 made for the
+	// test, in CAFile) instead of plaintext.
+	TLS bool
 }
 
 // Start starts a redis-server that stops when t ends. It fails the test
@@ -49,6 +63,9 @@ func Start(t testing.TB, opts *Options) *Server {
 	s := &Server{t: t, dir: dir, Socket: filepath.Join(dir, "redis.sock")}
 	if opts != nil {
 		s.Password = opts.Password
+		if opts.TLS {
+			s.CAFile = writeCert(t, dir)
+		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -64,8 +81,50 @@ func Start(t testing.TB, opts *Options) *Server {
 // Addr is HOST:PORT of its loopback listener.
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
 
-// URL is redis://127.0.0.1:PORT/0.
-func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
+// URL is redis://127.0.0.1:PORT/0, or rediss:// with Options.TLS.
+func (s *Server) URL() string {
+	if s.CAFile != "" {
+		return "rediss://" + s.Addr() + "/0"
+	}
+	return "redis://" + s.Addr() + "/0"
+}
+
+// writeCert writes a self-signed certificate for 127.0.0.1 (cert.pem,
+// which is also the CA clients trust) and its key (key.pem) into dir.
+func writeCert(t testing.TB, dir string) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "redistest"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile := filepath.Join(dir, "cert.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile
+}
 
 // Start starts the server again after Stop, on the same port and socket,
 // and waits until it answers PING.
@@ -76,10 +135,15 @@ func (s *Server) Start() {
 	if s.cmd != nil {
 		return
 	}
-	args := []string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+	port := []string{"--port", strconv.Itoa(s.Port)}
+	if s.CAFile != "" {
+		port = []string{"--port", "0", "--tls-port", strconv.Itoa(s.Port),
+			"--tls-cert-file", s.CAFile, "--tls-key-file", filepath.Join(s.dir, "key.pem"), "--tls-auth-clients", "no"}
+	}
+	args := append(port, "--bind", "127.0.0.1",
 		"--unixsocket", s.Socket, "--unixsocketperm", "700",
 		"--save", "", "--appendonly", "no", "--dir", s.dir, "--daemonize", "no",
-		"--logfile", filepath.Join(s.dir, "redis.log")}
+		"--logfile", filepath.Join(s.dir, "redis.log"))
 	if s.Password != "" {
 		args = append(args, "--requirepass", s.Password)
 	}

@@ -32,7 +32,7 @@ type stateFlags struct {
 const stateCheckTimeout = 5 * time.Second
 
 func (s *stateFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.url, "state", "", "Redis or Valkey that the replicas of a fleet share (redis://HOST:PORT/DB, rediss://HOST:PORT/DB for TLS, unix:///PATH?db=N): whole results behind resource links, revoked sessions, cancellations and each principal's requests in flight (--max-in-flight-per-principal) are shared through it, so any replica serves any request; needs --session-secret-file (default: none, one process keeps them in memory)")
+	fs.StringVar(&s.url, "state", "", "Redis or Valkey that the replicas of a fleet share (redis://HOST:PORT/DB, rediss://HOST:PORT/DB for TLS, unix:///PATH?db=N; with ?master_name=NAME the address is a Sentinel's): whole results behind resource links, revoked sessions, cancellations and each principal's requests in flight (--max-in-flight-per-principal) are shared through it, so any replica serves any request; needs --session-secret-file (default: none, one process keeps them in memory)")
 	fs.StringVar(&s.passwordFile, "state-password-file", "", "file holding the password for --state (instead of one in its URL)")
 	fs.StringVar(&s.caFile, "state-ca", "", "PEM file of the certificate authorities a rediss:// --state must chain to (default: the system's)")
 	fs.StringVar(&s.prefix, "state-prefix", state.DefaultPrefix, "namespace of this fleet's keys and channels in --state, so several fleets share one Redis (1-64 of a-z A-Z 0-9 _ - . :)")
@@ -50,7 +50,7 @@ func (s *stateFlags) check(t *transportFlags, stdio bool) error {
 		}
 		return nil
 	}
-	if _, err := state.ParseURL(s.url); err != nil {
+	if err := state.CheckURL(s.url); err != nil {
 		return fmt.Errorf("--state: %w", err)
 	}
 	if stdio {

@@ -94,8 +94,9 @@ type Options struct {
 
 var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 
-// Redis is the fleet's shared state in one Redis (standalone, over TCP,
-// TLS or a unix socket). It is safe for concurrent use; Close stops its
+// Redis is the fleet's shared state in one Redis (standalone over TCP, TLS
+// or a unix socket, or the master a Sentinel names, followed across
+// failovers). It is safe for concurrent use; Close stops its
 // goroutine.
 type Redis struct {
 	c       *redis.Client
@@ -125,10 +126,19 @@ type Redis struct {
 	done chan struct{}
 }
 
-// ParseURL checks a --state URL and returns the client options it names:
-// redis://[user:password@]HOST:PORT/DB, rediss://… (TLS), or
-// unix:///PATH?db=N. Errors name what is wrong.
-func ParseURL(raw string) (*redis.Options, error) {
+// CheckURL checks a --state URL: redis://[user:password@]HOST:PORT/DB,
+// rediss://… (TLS), or unix:///PATH?db=N; with ?master_name=NAME,
+// redis[s]://HOST:PORT names a Sentinel (more with &addr=HOST:PORT) that
+// tells where the master NAME is. Errors name what is wrong and never
+// show the password.
+func CheckURL(raw string) error {
+	_, _, err := parseURL(raw)
+	return err
+}
+
+// parseURL returns the client options raw names: a plain client's, or a
+// Sentinel-discovered master's (failover).
+func parseURL(raw string) (*redis.Options, *redis.FailoverOptions, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url.Error repeats the URL, password and all: keep only why.
@@ -136,18 +146,28 @@ func ParseURL(raw string) (*redis.Options, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("state URL (password hidden): %w", err)
+		return nil, nil, fmt.Errorf("state URL (password hidden): %w", err)
 	}
 	switch u.Scheme {
 	case "redis", "rediss", "unix":
 	default:
-		return nil, fmt.Errorf("state URL %q: want redis://HOST:PORT/DB, rediss://HOST:PORT/DB (TLS) or unix:///PATH, not scheme %q", redact(u), u.Scheme)
+		return nil, nil, fmt.Errorf("state URL %q: want redis://HOST:PORT/DB, rediss://HOST:PORT/DB (TLS) or unix:///PATH, not scheme %q", redact(u), u.Scheme)
+	}
+	if u.Query().Has("master_name") {
+		if u.Scheme == "unix" {
+			return nil, nil, fmt.Errorf("state URL %q: master_name (Sentinel) wants redis:// or rediss:// addresses of Sentinels", redact(u))
+		}
+		fo, err := redis.ParseFailoverURL(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("state URL %q: %w", redact(u), err)
+		}
+		return nil, fo, nil
 	}
 	o, err := redis.ParseURL(raw)
 	if err != nil {
-		return nil, fmt.Errorf("state URL %q: %w", redact(u), err)
+		return nil, nil, fmt.Errorf("state URL %q: %w", redact(u), err)
 	}
-	return o, nil
+	return o, nil, nil
 }
 
 // redact hides a URL's password for messages.
@@ -184,31 +204,47 @@ func Open(rawURL string, opts *Options) (*Redis, error) {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
-	ro, err := ParseURL(rawURL)
+	ro, fo, err := parseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	if o.Password != "" {
-		ro.Password = o.Password
-	}
-	if o.RootCAs != nil {
-		if ro.TLSConfig == nil {
-			return nil, errors.New("state: Options.RootCAs is for a rediss:// URL (TLS)")
+	var c *redis.Client
+	if fo != nil {
+		// A Sentinel's password is the URL's; the master's comes from
+		// Options.Password.
+		if o.Password != "" {
+			fo.Password = o.Password
 		}
-		ro.TLSConfig.RootCAs = o.RootCAs
+		if o.RootCAs != nil {
+			if fo.TLSConfig == nil {
+				return nil, errors.New("state: Options.RootCAs is for a rediss:// URL (TLS)")
+			}
+			fo.TLSConfig.RootCAs = o.RootCAs
+		}
+		fo.DialTimeout, fo.ReadTimeout, fo.WriteTimeout = dialTimeout, ioTimeout, ioTimeout
+		c = redis.NewFailoverClient(fo)
+	} else {
+		if o.Password != "" {
+			ro.Password = o.Password
+		}
+		if o.RootCAs != nil {
+			if ro.TLSConfig == nil {
+				return nil, errors.New("state: Options.RootCAs is for a rediss:// URL (TLS)")
+			}
+			ro.TLSConfig.RootCAs = o.RootCAs
+		}
+		ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = dialTimeout, ioTimeout, ioTimeout
+		// Redis's maintenance notifications are for its cloud service's
+		// failovers; asking a plain server for them only logs refusals.
+		ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+		c = redis.NewClient(ro)
 	}
-	ro.DialTimeout = dialTimeout
-	ro.ReadTimeout = ioTimeout
-	ro.WriteTimeout = ioTimeout
-	// Redis's maintenance notifications are for its cloud service's
-	// failovers; asking a plain server for them only logs refusals.
-	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 	redis.SetLogger(clientLog{o.Logger})
 	r := &Redis{
-		c:       redis.NewClient(ro),
+		c:       c,
 		prefix:  "{" + o.Prefix + "}:",
 		log:     o.Logger,
 		res:     newResultLimits(o.Results),

@@ -475,3 +475,26 @@ func TestTLS(t *testing.T) {
 		t.Error("RootCAs with a plaintext URL accepted")
 	}
 }
+
+// TestSentinel: with ?master_name=, the URL names a Sentinel, which tells
+// the store where the master is.
+func TestSentinel(t *testing.T) {
+	master := redistest.Start(t, &redistest.Options{Password: "master-password"})
+	port := redistest.StartSentinel(t, master)
+	r := open(t, fmt.Sprintf("redis://127.0.0.1:%d/0?master_name=mymaster", port), &state.Options{Password: "master-password"})
+	id, err := r.Put(context.Background(), "o", "", []byte("through the Sentinel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Get(context.Background(), "o", id); err != nil || string(got) != "through the Sentinel" {
+		t.Errorf("Get = %q, %v", got, err)
+	}
+	raw := redis.NewClient(&redis.Options{Addr: master.Addr(), Password: "master-password"})
+	defer raw.Close()
+	if n, err := raw.Exists(context.Background(), "{mcpgw}:r:"+id).Result(); err != nil || n != 1 {
+		t.Errorf("the result is not on the master the Sentinel names: %d, %v", n, err)
+	}
+	if _, err := state.Open("unix:///tmp/x.sock?master_name=mymaster", nil); err == nil {
+		t.Error("a unix socket with master_name accepted")
+	}
+}

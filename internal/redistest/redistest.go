@@ -208,3 +208,53 @@ func (s *Server) ping() error {
 		}
 	}
 }
+
+// StartSentinel starts a Redis Sentinel (redis-server --sentinel) that
+// monitors master under the name "mymaster", and returns its loopback
+// port. It stops when t ends.
+func StartSentinel(t testing.TB, master *Server) int {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	conf := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\nsentinel monitor mymaster 127.0.0.1 %d 1\nsentinel down-after-milliseconds mymaster 1000\n",
+		port, dir, filepath.Join(dir, "sentinel.log"), master.Port)
+	if master.Password != "" {
+		conf += "sentinel auth-pass mymaster " + master.Password + "\n"
+	}
+	path := filepath.Join(dir, "sentinel.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("redis-server", path, "--sentinel")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("redis-server --sentinel: %v", err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+		if err == nil {
+			c.SetDeadline(time.Now().Add(time.Second))
+			_, err = c.Write([]byte("PING\r\n"))
+			var line string
+			if err == nil {
+				line, err = bufio.NewReader(c).ReadString('\n')
+			}
+			c.Close()
+			if err == nil && strings.HasPrefix(line, "+PONG") {
+				return port
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "sentinel.log"))
+			t.Fatalf("the Sentinel on port %d did not answer PING within 10s: %v\n%s", port, err, log)
+		}
+	}
+}

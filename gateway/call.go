@@ -32,7 +32,8 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if c.search != nil {
 		switch req.Name {
 		case SearchToolsName:
-			return c.search.searchTools(ctx, req.Arguments, g.semantic), nil
+			view, keep := g.viewOf(ctx, c)
+			return c.search.searchTools(ctx, req.Arguments, g.semantic, view, keep), nil
 		case CallToolName:
 			return g.callNamed(ctx, c, req)
 		}

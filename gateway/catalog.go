@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
@@ -97,8 +98,29 @@ type tool struct {
 	baseName string
 	// scopes are what a call needs beyond the globally required scopes:
 	// the tool scope rules that match it, resolved by assemble for its
-	// catalog (scopes.go). Nil for most tools.
+	// catalog (scopes.go), and the scopes its API declares
+	// (declaredScopes). Nil for most tools.
 	scopes []string
+	// declaredScopes are the scopes of the method's and its service's
+	// (mcpgateway.v1) options, sorted; assemble adds them to scopes.
+	declaredScopes []string
+}
+
+// declaredScopes are the scopes a service's and a method's options
+// declare, sorted and without duplicates; an error names the first that
+// is not a scope token.
+func declaredScopes(service, method []string) ([]string, error) {
+	if len(service)+len(method) == 0 {
+		return nil, nil
+	}
+	all := slices.Concat(service, method)
+	for _, s := range all {
+		if !auth.ValidScope(s) {
+			return nil, fmt.Errorf("%q is not an OAuth scope token (printable ASCII, no spaces, quotes or backslashes)", s)
+		}
+	}
+	slices.Sort(all)
+	return slices.Compact(all), nil
 }
 
 // catalog is an immutable snapshot of the exposed tools (and services,
@@ -138,6 +160,10 @@ type catalog struct {
 	// match nothing, and which name a tool by a name a collision took from
 	// it (scopes.go); rebuild logs them.
 	rules scopeResolution
+	// scopeSets are the distinct scopes the tools need, and views the
+	// lists kept for callers by the sets their tokens hold (visible.go).
+	scopeSets scopeSets
+	views     views
 }
 
 // catalogOptions are the settings that shape tools.
@@ -207,6 +233,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	var methods []protoreflect.MethodDescriptor
 	toolOpts := make(map[protoreflect.FullName]*mcpgatewayv1.Tool)
 	prefixes := make(map[protoreflect.FullName]string)
+	declared := make(map[protoreflect.FullName][]string)
 	var hidden []string
 	hiddenMethods := 0
 	for _, svc := range res.Services {
@@ -230,8 +257,19 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 			if to.GetHidden() || !opts.filter.match(m) || !opts.backend.exposes(m) {
 				continue
 			}
+			scopes, err := declaredScopes(so.GetScopes(), to.GetScopes())
+			if err != nil {
+				// Fail closed: a scope no token can hold, or one that
+				// would break the refusal's challenge header, must not
+				// leave the method open or unreachable in silence.
+				opts.logger.Error("method left out of the tool list: its scopes option is invalid", "backend", backend, "method", m.FullName(), "error", err)
+				continue
+			}
 			if to != nil {
 				toolOpts[m.FullName()] = to
+			}
+			if scopes != nil {
+				declared[m.FullName()] = scopes
 			}
 			methods = append(methods, m)
 		}
@@ -274,6 +312,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		}
 		t, m := c.tool, methods[i]
 		t.schemas = &toolSchemas{tool: t, m: m, b: builder}
+		t.declaredScopes = declared[m.FullName()]
 		bt.tools = append(bt.tools, t)
 		bt.methods[m.FullName()] = true
 		svc := m.Parent().(protoreflect.ServiceDescriptor)

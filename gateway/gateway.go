@@ -253,6 +253,17 @@ type Options struct {
 	// (at error level with StrictScopes) and stays in force: it applies
 	// again as soon as a tool it matches is back.
 	StrictScopes bool
+	// ListVisibleOnly makes tools/list and search_tools show each caller
+	// only the tools its token's scopes allow it to call (the scopes of
+	// Auth's tool scope rules and of the methods' (mcpgateway.v1.tool)
+	// options), so that an agent does not plan with tools it cannot use;
+	// the typed list is then sent with cacheScope "private". A call of a
+	// hidden tool is still refused with the scope it lacks (403 and the
+	// step-up challenge), as without the option. Off by default: the MCP
+	// authorization specification's step-up flow starts from a tool the
+	// client can see, and a list that is the same for everyone can be
+	// cached by anyone. No effect without Auth, or on stdio.
+	ListVisibleOnly bool
 	// ForwardHeaders names inbound HTTP headers copied into the gRPC
 	// metadata of each call (lowercased; every value kept). Nothing else
 	// of the request is forwarded. New refuses a hop-by-hop header

@@ -30,7 +30,8 @@ func (g *Gateway) callNamed(ctx context.Context, c *catalog, req *mcp.CallToolRe
 		return metaInputError(CallToolName, errors.New("name: required, the exact name of a tool found with "+SearchToolsName)), nil
 	}
 	if c.byName[*a.Name] == nil {
-		return c.unknownTool(*a.Name), nil
+		_, keep := g.viewOf(ctx, c)
+		return c.unknownTool(*a.Name, keep), nil
 	}
 	target := *req
 	target.Name = *a.Name
@@ -44,12 +45,13 @@ const maxSuggestions = 3
 // unknownTool answers call_tool with a name the catalog does not have
 // (never had, was hidden or excluded, or went away in a refresh): a tool
 // execution error naming the closest tools, so the model corrects itself
-// without another search.
-func (c *catalog) unknownTool(name string) *mcp.CallToolResult {
+// without another search; keep, when set, is the caller's view (a tool
+// it may not see is never suggested).
+func (c *catalog) unknownTool(name string, keep func(int) bool) *mcp.CallToolResult {
 	var b strings.Builder
 	b.WriteString("unknown tool ")
 	b.WriteString(quote(name))
-	hits := c.search.index.Search(name, maxSuggestions)
+	hits := c.search.index.SearchWithin(name, maxSuggestions, keep)
 	for i, h := range hits {
 		if i == 0 {
 			b.WriteString("; the closest names are ")

@@ -163,6 +163,7 @@ func (g *Gateway) rebuild() (bool, error) {
 	if err := g.chooseMode(c); err != nil {
 		return false, err
 	}
+	c.indexScopes()
 	old := g.catalog.Load()
 	if err := g.checkScopeRules(c, old == nil, undiscovered); err != nil {
 		return false, err
@@ -199,7 +200,10 @@ func (g *Gateway) rebuild() (bool, error) {
 	// Clients are told when what tools/list shows changed: the tools in
 	// typed mode, the mode itself, or search mode's two tools (whose
 	// descriptions count the tools and name the APIs).
-	if c.mode != old.mode || c.mode == ToolModeTyped && toolsChanged || c.mode == ToolModeSearch && !sameList(old.set, c.set) {
+	// With lists by caller, a tool whose scopes changed is shown to
+	// other callers.
+	typedChanged := toolsChanged || g.listsByCaller() && !sameScopes(old, c)
+	if c.mode != old.mode || c.mode == ToolModeTyped && typedChanged || c.mode == ToolModeSearch && !sameList(old.set, c.set) {
 		g.server.NotifyToolListChanged()
 	}
 	if resourcesChanged {
@@ -245,7 +249,7 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 	}
 	withheld := make([]bool, len(all))
 	for i, t := range all {
-		withheld[i] = guardOperations && len(scopes.scopes[i]) == 0 && strings.HasPrefix(t.method, "/"+operationsService+"/")
+		withheld[i] = guardOperations && len(scopes.scopes[i])+len(t.declaredScopes) == 0 && strings.HasPrefix(t.method, "/"+operationsService+"/")
 	}
 	// Every listed tool's final name by backend and method, so the
 	// long-running tools' descriptions and results can name the tools
@@ -262,6 +266,9 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 		nt := *t
 		nt.def.Name = final[i]
 		nt.scopes = scopes.scopes[i]
+		if len(t.declaredScopes) > 0 {
+			nt.scopes = slices.Compact(slices.Sorted(slices.Values(slices.Concat(nt.scopes, t.declaredScopes))))
+		}
 		nt.obs = toolObs{}
 		if strings.HasPrefix(t.method, "/"+operationsService+"/") {
 			opsTools[t.backend+t.method] = &nt
@@ -379,7 +386,7 @@ func (g *Gateway) chooseMode(c *catalog) error {
 		for i, t := range c.tools {
 			defs[i], _ = t.withSchemas() // built: forceSchemas left out those that failed
 		}
-		set, err := mcp.NewToolSet(defs, &mcp.ToolSetOptions{Compactor: compact})
+		set, err := mcp.NewToolSet(defs, &mcp.ToolSetOptions{Compactor: compact, CacheScope: g.listCacheScope()})
 		if err != nil {
 			return fmt.Errorf("building tool list: %w", err)
 		}

@@ -214,6 +214,8 @@ type searchKey struct {
 	noSchemas bool
 	// semantic: ranked with the catalog's embeddings.
 	semantic bool
+	// view is the caller's view key (visible.go), "" for every tool.
+	view string
 }
 
 // answerEntry is one match in a search_tools answer.
@@ -395,8 +397,10 @@ type searchArgs struct {
 }
 
 // searchTools answers search_tools; sem is the semantic reranking, nil
-// without one.
-func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, sem *semantic) *mcp.CallToolResult {
+// without one; view and visible are the caller's view (visible.go):
+// visible, when set, says which tools it may see, and view keys the
+// answers kept for such callers.
+func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, sem *semantic, view string, visible func(int) bool) *mcp.CallToolResult {
 	var a searchArgs
 	if err := decodeMetaArgs(raw, &a); err != nil {
 		return metaInputError(SearchToolsName, err)
@@ -417,7 +421,7 @@ func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, s
 		}
 		limit = min(*a.Limit, MaxSearchLimit)
 	}
-	key := searchKey{query: strings.TrimSpace(*a.Query), limit: limit, semantic: sem != nil && sem.ready(sc), noSchemas: a.Schemas != nil && !*a.Schemas}
+	key := searchKey{query: strings.TrimSpace(*a.Query), limit: limit, semantic: sem != nil && sem.ready(sc), noSchemas: a.Schemas != nil && !*a.Schemas, view: view}
 	if a.Scope != nil {
 		key.scope = strings.ToLower(strings.TrimSpace(*a.Scope))
 	}
@@ -427,11 +431,13 @@ func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, s
 	if ok {
 		return res
 	}
-	var keep func(int) bool
+	keep := visible
 	if key.scope != "" {
-		if keep = sc.within(key.scope); keep == nil {
+		in := sc.within(key.scope, visible)
+		if in == nil {
 			return metaInputError(SearchToolsName, fmt.Errorf("scope: no API or service %q in this catalog; give a package or a service from the catalog in this tool's description, or leave scope out", *a.Scope))
 		}
+		keep = in
 	}
 	var hits []search.Hit
 	if key.semantic {
@@ -464,11 +470,12 @@ func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, s
 
 // within is the filter of a scope: the tools of a package (or of the
 // packages under a prefix such as "google.cloud"), of a service by its
-// name, or by package.Service. nil when no tool is in it.
-func (sc *searchCatalog) within(scope string) func(int) bool {
+// name, or by package.Service, among those visible allows (nil: all).
+// nil when no tool is in it.
+func (sc *searchCatalog) within(scope string, visible func(int) bool) func(int) bool {
 	in := func(i int) bool {
 		s := &sc.scopes[i]
-		return s[0] == scope || s[1] == scope || s[2] == scope || strings.HasPrefix(s[0], scope+".")
+		return (s[0] == scope || s[1] == scope || s[2] == scope || strings.HasPrefix(s[0], scope+".")) && (visible == nil || visible(i))
 	}
 	for i := range sc.tools {
 		if in(i) {

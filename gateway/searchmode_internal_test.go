@@ -24,20 +24,20 @@ func TestSearchAnswersCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := json.RawMessage(`{"query":"get a thing"}`)
-	first := sc.searchTools(t.Context(), args, nil)
+	first := sc.searchTools(t.Context(), args, nil, "", nil)
 	if first.IsError {
 		t.Fatal(first.Content[0].Text)
 	}
-	if again := sc.searchTools(t.Context(), args, nil); again != first {
+	if again := sc.searchTools(t.Context(), args, nil, "", nil); again != first {
 		t.Error("the same query was answered again instead of from the cache")
 	}
-	if other := sc.searchTools(t.Context(), json.RawMessage(`{"query":"get a thing","limit":2}`), nil); other == first {
+	if other := sc.searchTools(t.Context(), json.RawMessage(`{"query":"get a thing","limit":2}`), nil, "", nil); other == first {
 		t.Error("another limit was answered from the first query's cache entry")
 	}
 	cleared := false
 	for i := 0; !cleared; i++ {
 		before := sc.cachedSize
-		sc.searchTools(t.Context(), json.RawMessage(fmt.Sprintf(`{"query":"thing %d"}`, i)), nil)
+		sc.searchTools(t.Context(), json.RawMessage(fmt.Sprintf(`{"query":"thing %d"}`, i)), nil, "", nil)
 		if sc.cachedSize > maxCachedAnswerBytes {
 			t.Fatalf("after %d queries the cache holds %d bytes, over %d", i, sc.cachedSize, maxCachedAnswerBytes)
 		}
@@ -90,7 +90,7 @@ func TestSearchEntriesShareSchemas(t *testing.T) {
 		t.Error("the entry holds a copy of the tool's compact input schema")
 	}
 	for i, want := range []string{string(compact), `{"type":"object"}`} {
-		res := sc.searchTools(t.Context(), json.RawMessage(`{"query":"`+tools[i].def.Name+`","limit":1}`), nil)
+		res := sc.searchTools(t.Context(), json.RawMessage(`{"query":"`+tools[i].def.Name+`","limit":1}`), nil, "", nil)
 		var answer struct {
 			Tools []struct {
 				Name        string

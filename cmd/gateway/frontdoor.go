@@ -30,6 +30,7 @@ type frontDoor struct {
 	oauthRequiredScopes stringList
 	oauthToolScopes     stringList
 	strictScopes        bool
+	listVisibleOnly     bool
 	forwardClaims       stringList
 	forwardHeaders      stringList
 	metadata            stringList
@@ -52,6 +53,7 @@ func (f *frontDoor) register(fs *flag.FlagSet) {
 	fs.Var(&f.oauthRequiredScopes, "oauth-required-scope", "a scope every token must grant (repeatable)")
 	fs.Var(&f.oauthToolScopes, "oauth-tool-scope", "RULE=SCOPE: calling the tools RULE names also needs SCOPE; RULE is a tool name, or a method pattern that follows its methods "+
 		"whatever their tools are named: zoo.v1.ZooService/DeleteAnimal, zoo.v1.ZooService/*, zoo.v1.* (repeatable)")
+	fs.BoolVar(&f.listVisibleOnly, "list-visible-only", false, "tools/list and search_tools show each caller only the tools its token's scopes allow (--oauth-tool-scope rules and the methods' scopes options); a call of a hidden tool is still refused with the scope it lacks. Off by default: step-up starts from a tool the client can see, and a list that is the same for everyone can be cached")
 	fs.BoolVar(&f.strictScopes, "strict-scopes", false, "refuse to start when an --oauth-tool-scope rule matches no tool (without it: a warning); on a later refresh such a rule is logged as an error and stays in force")
 	fs.Var(&f.forwardClaims, "forward-claim", "CLAIM=HEADER: send the validated token's CLAIM to the backend as metadata HEADER (OAuth only; repeatable)")
 	fs.Var(&f.forwardHeaders, "forward-header", "copy this inbound HTTP header into the gRPC metadata of each call (repeatable)")
@@ -95,7 +97,7 @@ func (f *frontDoor) check(stdio bool) error {
 		for name, set := range map[string]bool{
 			"--oauth-issuer": f.oauthIssuer != "", "--oauth-audience": f.oauthAudience != "", "--oauth-resource": f.oauthResource != "",
 			"--oauth-required-scope": len(f.oauthRequiredScopes) > 0, "--oauth-tool-scope": len(f.oauthToolScopes) > 0,
-			"--strict-scopes": f.strictScopes, "--forward-claim": len(f.forwardClaims) > 0,
+			"--strict-scopes": f.strictScopes, "--forward-claim": len(f.forwardClaims) > 0, "--list-visible-only": f.listVisibleOnly,
 		} {
 			if set {
 				return fmt.Errorf("%s needs --oauth-jwks-url", name)

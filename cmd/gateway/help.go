@@ -31,7 +31,7 @@ var helpGroups = []struct {
 		"max-sessions", "max-sessions-per-principal", "session-idle-timeout", "read-timeout", "session-secret-file", "session-ttl", "shutdown-grace"}},
 	{"Fleet", []string{"state", "state-password-file", "state-ca", "state-prefix", "require-state"}},
 	{"Authentication", []string{"bearer-tokens-file", "oauth-jwks-url", "oauth-issuer", "oauth-audience", "oauth-resource",
-		"oauth-required-scope", "oauth-tool-scope", "strict-scopes", "forward-claim"}},
+		"oauth-required-scope", "oauth-tool-scope", "strict-scopes", "list-visible-only", "forward-claim"}},
 	{"Observability", []string{"metrics", "log-level", "log-format", "log-arguments"}},
 }
 

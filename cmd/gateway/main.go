@@ -383,6 +383,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	opts.ReadTimeout = c.transports.readTimeout
 	opts.Auth = authn
 	opts.StrictScopes = c.front.strictScopes
+	opts.ListVisibleOnly = c.front.listVisibleOnly
 	opts.ForwardHeaders = c.front.forwardHeaderNames()
 	opts.Metadata = c.front.md
 	opts.Metrics = tel.metrics

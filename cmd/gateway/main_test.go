@@ -277,6 +277,7 @@ func TestStartupErrors(t *testing.T) {
 		{"tool scope with a space", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "zoo.v1.ZooService/Delete Animal=zoo:admin"}, 2,
 			`--oauth-tool-scope "zoo.v1.ZooService/Delete Animal": " " cannot appear in a method name or a glob`},
 		{"strict-scopes needs oauth", []string{"--strict-scopes"}, 2, `--strict-scopes needs --oauth-jwks-url`},
+		{"list-visible-only needs oauth", []string{"--list-visible-only"}, 2, `--list-visible-only needs --oauth-jwks-url`},
 		{"strict scopes unmatched", append(is.args(), "--backend", "zoo="+zooAddr, "--listen", "127.0.0.1:0", "--strict-scopes",
 			"--oauth-tool-scope", "zoo.v1.ZooService/DeleteAnimal=zoo:admin", "--oauth-tool-scope", "zoo.v1.ZooService/Delete=zoo:admin"), 2,
 			`gateway: --oauth-tool-scope "zoo.v1.ZooService/Delete": tool scope rule matches no tool, and --strict-scopes refuses to start with it`},

@@ -80,3 +80,43 @@ func TestToolScopeRulesCommandLine(t *testing.T) {
 		t.Errorf("no warning naming the rule that matches no tool:\n%s", p.logs.String())
 	}
 }
+
+// statelessList POSTs a 2026-07-28 stateless tools/list as token and
+// returns the body.
+func statelessList(t *testing.T, base, token string) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
+// TestListVisibleOnlyCommandLine: with --list-visible-only the real
+// binary lists DeleteAnimal only to a token holding the scope its rule
+// asks for, privately, and still refuses the hidden tool's call with
+// the step-up challenge.
+func TestListVisibleOnlyCommandLine(t *testing.T) {
+	is := newIssuer(t)
+	p := startGatewayProcess(t, append(is.args(), "--backend", "zoo="+zootest.Start(t), "--tool-mode", "typed", "--list-visible-only",
+		"--oauth-tool-scope", "zoo.v1.ZooService/DeleteAnimal=zoo:admin")...)
+	user, admin := is.token(t, "zoo"), is.token(t, "zoo zoo:admin")
+	if body := statelessList(t, p.base, admin); !strings.Contains(body, `"ZooService_DeleteAnimal"`) || !strings.Contains(body, `"cacheScope":"private"`) {
+		t.Errorf("admin's list: %s, want DeleteAnimal, privately", body)
+	}
+	if body := statelessList(t, p.base, user); strings.Contains(body, `"ZooService_DeleteAnimal"`) || !strings.Contains(body, `"ZooService_GetAnimal"`) {
+		t.Errorf("user's list: %s, want GetAnimal and no DeleteAnimal", body)
+	}
+	if resp, body := statelessCall(t, p.base, user, "ZooService_DeleteAnimal", `{"id":"leo"}`); resp.StatusCode != http.StatusForbidden ||
+		!strings.Contains(resp.Header.Get("WWW-Authenticate"), `scope="zoo:admin"`) {
+		t.Errorf("user calls the hidden DeleteAnimal: %d %q %s, want 403 asking for zoo:admin", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+	}
+}

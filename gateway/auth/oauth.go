@@ -89,7 +89,7 @@ func checkOAuthConfig(cfg *OAuthConfig) error {
 		return errors.New("auth: OAuth needs the audience tokens are issued for (OAuthConfig.Audience, or OAuthConfig.Resource)")
 	}
 	for _, s := range cfg.RequiredScopes {
-		if !validScope(s) {
+		if !ValidScope(s) {
 			return fmt.Errorf("auth: OAuthConfig.RequiredScopes: %q is not a scope token", s)
 		}
 	}
@@ -97,7 +97,7 @@ func checkOAuthConfig(cfg *OAuthConfig) error {
 	// since they end up in challenges and the metadata.
 	for rule, scopes := range cfg.ToolScopes {
 		for _, s := range scopes {
-			if rule == "" || !validScope(s) {
+			if rule == "" || !ValidScope(s) {
 				return fmt.Errorf("auth: OAuthConfig.ToolScopes: want RULE=SCOPE with a scope token, got %q=%q", rule, s)
 			}
 		}
@@ -117,9 +117,9 @@ func checkOAuthConfig(cfg *OAuthConfig) error {
 	return nil
 }
 
-// validScope reports whether s is a scope-token (RFC 6749 section 3.3),
+// ValidScope reports whether s is a scope-token (RFC 6749 section 3.3),
 // which also makes it safe inside a quoted WWW-Authenticate parameter.
-func validScope(s string) bool {
+func ValidScope(s string) bool {
 	if s == "" {
 		return false
 	}

@@ -55,6 +55,9 @@ func (p *Principal) Revoked() <-chan struct{} {
 	return p.revoked
 }
 
+// Holds reports whether the token grants every one of scopes.
+func (p *Principal) Holds(scopes []string) bool { return len(missingScopes(p.Scopes, scopes)) == 0 }
+
 // Expired reports whether the token is no longer accepted at now.
 func (p *Principal) Expired(now time.Time) bool {
 	return !p.Expiry.IsZero() && !now.Before(p.Expiry)

@@ -231,6 +231,17 @@ type Handler interface {
 	CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 }
 
+// CallerLister is implemented by a Handler whose tools/list depends on
+// who asks: a list showing only the tools the caller may call. The server
+// then lists ListedTools(ctx) (ctx as for CallTool, with what the front
+// door put there) instead of Tools(), and still resolves tools/call
+// against Tools(), so that a call of a tool the list hides reaches the
+// Handler, whose answer can say what the caller lacks. Like Tools, it is
+// called per tools/list and must be cheap.
+type CallerLister interface {
+	ListedTools(ctx context.Context) *ToolSet
+}
+
 // Error is a JSON-RPC error object. Handlers return it to answer with a
 // protocol error.
 type Error struct {

@@ -243,7 +243,7 @@ func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *
 	}
 	switch m.method {
 	case "tools/list":
-		return s.toolsList(m, &p, version, b)
+		return s.toolsList(ctx, m, &p, version, b)
 	case "resources/list", "resources/read", "resources/templates/list":
 		return s.resourceMethod(ctx, sess, sc, m, &p, version, b)
 	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
@@ -282,7 +282,7 @@ func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m
 		b = appendWithMeta(b, s.discoverBody, s.serverInfo)
 		return reply{append(b, '}'), 0}
 	case "tools/list":
-		return s.toolsList(m, p, version, b)
+		return s.toolsList(ctx, m, p, version, b)
 	case "tools/call":
 		if sc.checkHeader && sc.header != nil {
 			name, _, _ := s.h.Tools().resolve(p.Name)
@@ -373,7 +373,7 @@ func (s *Server) initialize(sess *session, m *message, p *params, b []byte) repl
 	return reply{append(b, "}}"...), 0}
 }
 
-func (s *Server) toolsList(m *message, p *params, version string, b []byte) reply {
+func (s *Server) toolsList(ctx context.Context, m *message, p *params, version string, b []byte) reply {
 	cursor := ""
 	if p.Cursor != nil && string(p.Cursor) != "null" {
 		var ok bool
@@ -383,7 +383,8 @@ func (s *Server) toolsList(m *message, p *params, version string, b []byte) repl
 		}
 	}
 	f := familyOf(version)
-	page, ok := s.h.Tools().page(f, cursor)
+	set := s.listed(ctx)
+	page, ok := set.page(f, cursor)
 	if !ok {
 		e := errorf(CodeInvalidParams, "tools/list: invalid or expired cursor")
 		return reply{appendError(b, m.ID, e), e.Code}
@@ -395,6 +396,14 @@ func (s *Server) toolsList(m *message, p *params, version string, b []byte) repl
 		b = append(b, page...)
 	}
 	return reply{append(b, '}'), 0}
+}
+
+// listed is the tool set tools/list shows the caller of ctx.
+func (s *Server) listed(ctx context.Context) *ToolSet {
+	if l, ok := s.h.(CallerLister); ok {
+		return l.ListedTools(ctx)
+	}
+	return s.h.Tools()
 }
 
 // toolsCall is the hot path: decode name, arguments and progress token,

@@ -53,6 +53,11 @@ type ToolSet struct {
 	// that is encoded at each request, not kept.
 	keepLimit int
 	ann       [][]byte // each tool's annotations, encoded
+	// sums[i] is the hash of tool i's 2025-06-18 entry and sizes[i] its
+	// length, so that a Subset knows its cursors and size without
+	// encoding a tool again.
+	sums      []uint64
+	sizes     []int
 	pageSize  int
 	cursorOf  []string // cursorOf[p] is page p's cursor (p >= 1)
 	listBytes int
@@ -85,18 +90,18 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 		return nil, fmt.Errorf("mcp: tool set: cache scope %q is neither public nor private", o.CacheScope)
 	}
 	s := &ToolSet{
-		tools:   make([]Tool, len(tools)),
-		byName:  make(map[string]int, len(tools)),
-		cursors: make(map[string]int),
-		scope:   o.CacheScope,
+		tools:  make([]Tool, len(tools)),
+		byName: make(map[string]int, len(tools)),
+		scope:  o.CacheScope,
 	}
 	if o.TTL > 0 {
 		s.ttlMs = o.TTL.Milliseconds()
 	}
 	s.ann = make([][]byte, len(tools))
+	s.sums = make([]uint64, len(tools))
+	s.sizes = make([]int, len(tools))
 	s.pageSize = o.PageSize
 	s.keepLimit = maxKeptListBytes
-	h := fnv.New64a()
 	var scratch []byte
 	compact := o.Compactor
 	if compact == nil {
@@ -136,21 +141,37 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 		// The 2025-06-18 shape (titles, output schemas) measures the list
 		// and identifies the generation in cursors.
 		scratch = appendTool(scratch[:0], t, s.ann[i], family20250618)
+		h := fnv.New64a()
 		h.Write(scratch)
-		h.Write([]byte{0})
-		s.listBytes += len(scratch)
+		s.sums[i], s.sizes[i] = h.Sum64(), len(scratch)
 	}
-	n := len(tools)
-	npages := (n + o.PageSize - 1) / o.PageSize
+	s.paginate()
+	return s, nil
+}
+
+// paginate sets the cursors and the list's size from the tools' sums and
+// sizes.
+func (s *ToolSet) paginate() {
+	h := fnv.New64a()
+	var sum [8]byte
+	s.listBytes = 0
+	for i := range s.tools {
+		binary.BigEndian.PutUint64(sum[:], s.sums[i])
+		h.Write(sum[:])
+		s.listBytes += s.sizes[i]
+	}
+	n := len(s.tools)
+	npages := (n + s.pageSize - 1) / s.pageSize
 	if npages == 0 {
 		npages = 1
 	}
 	s.cursorOf = make([]string, npages)
+	s.cursors = make(map[string]int, npages-1)
 	gen := h.Sum64()
 	for p := 1; p < npages; p++ {
 		var raw [12]byte
 		binary.BigEndian.PutUint64(raw[:8], gen)
-		binary.BigEndian.PutUint32(raw[8:], uint32(p*o.PageSize))
+		binary.BigEndian.PutUint32(raw[8:], uint32(p*s.pageSize))
 		c := base64.RawURLEncoding.EncodeToString(raw[:])
 		s.cursorOf[p] = c
 		s.cursors[c] = p
@@ -161,7 +182,44 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 	for p := 1; p < npages; p++ {
 		s.listBytes += len(`,"nextCursor":""`) + len(s.cursorOf[p])
 	}
-	return s, nil
+}
+
+// Subset is the set of s's tools for which keep(i) holds, i being the
+// tool's index in s, in s's order, with s's options except the cache
+// scope: cacheScope is sent on 2026-07-28 list results ("" keeps s's).
+// It is how one catalog gives many lists (a toolset's, the tools one
+// caller may call): nothing is checked or encoded again, the subset
+// shares s's schemas, and its cursors are its own (a cursor of s, or of
+// another subset, is refused by it as expired), so it costs its pages
+// and its index.
+func (s *ToolSet) Subset(keep func(i int) bool, cacheScope string) (*ToolSet, error) {
+	if cacheScope == "" {
+		cacheScope = s.scope
+	}
+	if cacheScope != "public" && cacheScope != "private" {
+		return nil, fmt.Errorf("mcp: tool set: cache scope %q is neither public nor private", cacheScope)
+	}
+	sub := &ToolSet{byName: make(map[string]int), keepLimit: s.keepLimit, pageSize: s.pageSize, ttlMs: s.ttlMs, scope: cacheScope}
+	for i := range s.tools {
+		if !keep(i) {
+			continue
+		}
+		sub.byName[s.tools[i].Name] = len(sub.tools)
+		sub.tools = append(sub.tools, s.tools[i])
+		sub.ann = append(sub.ann, s.ann[i])
+		sub.sums = append(sub.sums, s.sums[i])
+		sub.sizes = append(sub.sizes, s.sizes[i])
+	}
+	sub.paginate()
+	return sub, nil
+}
+
+// Len is the number of tools in the set.
+func (s *ToolSet) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.tools)
 }
 
 // familyPages encodes the pages of family f once.

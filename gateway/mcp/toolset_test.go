@@ -91,6 +91,65 @@ func TestToolSetLargeListNotKept(t *testing.T) {
 	}
 }
 
+// TestToolSetSubset: a subset lists what NewToolSet of the same tools
+// lists, page by page, for every revision family (cache scope aside),
+// measures the same, and refuses the whole set's cursors, as the whole
+// set refuses its.
+func TestToolSetSubset(t *testing.T) {
+	t.Parallel()
+	var tools, even []Tool
+	for i := range 11 {
+		tl := testTools()[i%len(testTools())]
+		tl.Name = fmt.Sprintf("%s_%d", tl.Name, i)
+		tools = append(tools, tl)
+		if i%2 == 0 {
+			even = append(even, tl)
+		}
+	}
+	whole, err := NewToolSet(tools, &ToolSetOptions{PageSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := NewToolSet(even, &ToolSetOptions{PageSize: 2, CacheScope: "private"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := whole.Subset(func(i int) bool { return i%2 == 0 }, "private")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.Len() != 6 || sub.ListBytes() != want.ListBytes() {
+		t.Errorf("subset: %d tools, %d bytes; want 6, %d", sub.Len(), sub.ListBytes(), want.ListBytes())
+	}
+	for f := range numFamilies {
+		cursor := ""
+		for {
+			w, ok := want.page(f, cursor)
+			g, ok2 := sub.page(f, cursor)
+			if !ok || !ok2 || string(g) != string(w) {
+				t.Fatalf("family %d, cursor %q: %s (%v), want %s (%v)", f, cursor, g, ok2, w, ok)
+			}
+			if cursor = nextCursorOf(t, w); cursor == "" {
+				break
+			}
+		}
+	}
+	first, _ := whole.page(family20250618, "")
+	if _, ok := sub.page(family20250618, nextCursorOf(t, first)); ok {
+		t.Error("the subset took a cursor of the whole set")
+	}
+	subFirst, _ := sub.page(family20250618, "")
+	if _, ok := whole.page(family20250618, nextCursorOf(t, subFirst)); ok {
+		t.Error("the whole set took a cursor of the subset")
+	}
+	if _, known, _ := sub.resolve(json.RawMessage(`"` + tools[1].Name + `"`)); known {
+		t.Errorf("the subset knows %s, which it left out", tools[1].Name)
+	}
+	if _, err := whole.Subset(func(int) bool { return true }, "shared"); err == nil {
+		t.Error("cache scope \"shared\" was taken")
+	}
+}
+
 func nextCursorOf(t *testing.T, page []byte) string {
 	t.Helper()
 	var p struct{ NextCursor string }

@@ -71,6 +71,14 @@ type Tool struct {
 	// MCP annotations.openWorldHint: the tool reaches outside a closed domain
 	// (the internet, other parties). MCP's default is true.
 	OpenWorldHint *bool `protobuf:"varint,8,opt,name=open_world_hint,json=openWorldHint,proto3,oneof" json:"open_world_hint,omitempty"`
+	// OAuth scopes a caller's token must hold to call this tool, on top of
+	// the gateway's required scopes, the service's scopes and the
+	// operator's --oauth-tool-scope rules (a call needs every scope of
+	// each). They take effect only where the gateway authenticates callers
+	// with OAuth; with --list-visible-only a caller without them does not
+	// see the tool. Each is a scope token of RFC 6749 section 3.3: printable
+	// ASCII without spaces, quotes or backslashes.
+	Scopes        []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -161,6 +169,13 @@ func (x *Tool) GetOpenWorldHint() bool {
 	return false
 }
 
+func (x *Tool) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
 // Service shapes the tools of every method in one service.
 type Service struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -170,7 +185,10 @@ type Service struct {
 	NamePrefix string `protobuf:"bytes,1,opt,name=name_prefix,json=namePrefix,proto3" json:"name_prefix,omitempty"`
 	// Leaves every method of the service out of the tool list, whatever
 	// their own options say.
-	Hidden        bool `protobuf:"varint,2,opt,name=hidden,proto3" json:"hidden,omitempty"`
+	Hidden bool `protobuf:"varint,2,opt,name=hidden,proto3" json:"hidden,omitempty"`
+	// OAuth scopes every method of the service needs, on top of each
+	// method's own (Tool.scopes).
+	Scopes        []string `protobuf:"bytes,3,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -219,6 +237,13 @@ func (x *Service) GetHidden() bool {
 	return false
 }
 
+func (x *Service) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
 var file_mcpgateway_v1_annotations_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -260,7 +285,7 @@ var File_mcpgateway_v1_annotations_proto protoreflect.FileDescriptor
 
 const file_mcpgateway_v1_annotations_proto_rawDesc = "" +
 	"\n" +
-	"\x1fmcpgateway/v1/annotations.proto\x12\rmcpgateway.v1\x1a google/protobuf/descriptor.proto\"\xf0\x02\n" +
+	"\x1fmcpgateway/v1/annotations.proto\x12\rmcpgateway.v1\x1a google/protobuf/descriptor.proto\"\x88\x03\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -269,15 +294,17 @@ const file_mcpgateway_v1_annotations_proto_rawDesc = "" +
 	"\x0eread_only_hint\x18\x05 \x01(\bH\x00R\freadOnlyHint\x88\x01\x01\x12.\n" +
 	"\x10destructive_hint\x18\x06 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01\x12,\n" +
 	"\x0fidempotent_hint\x18\a \x01(\bH\x02R\x0eidempotentHint\x88\x01\x01\x12+\n" +
-	"\x0fopen_world_hint\x18\b \x01(\bH\x03R\ropenWorldHint\x88\x01\x01B\x11\n" +
+	"\x0fopen_world_hint\x18\b \x01(\bH\x03R\ropenWorldHint\x88\x01\x01\x12\x16\n" +
+	"\x06scopes\x18\t \x03(\tR\x06scopesB\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
 	"\x11_destructive_hintB\x12\n" +
 	"\x10_idempotent_hintB\x12\n" +
-	"\x10_open_world_hint\"B\n" +
+	"\x10_open_world_hint\"Z\n" +
 	"\aService\x12\x1f\n" +
 	"\vname_prefix\x18\x01 \x01(\tR\n" +
 	"namePrefix\x12\x16\n" +
-	"\x06hidden\x18\x02 \x01(\bR\x06hidden:I\n" +
+	"\x06hidden\x18\x02 \x01(\bR\x06hidden\x12\x16\n" +
+	"\x06scopes\x18\x03 \x03(\tR\x06scopes:I\n" +
 	"\x04tool\x12\x1e.google.protobuf.MethodOptions\x18\x9e\x95\x03 \x01(\v2\x13.mcpgateway.v1.ToolR\x04tool:S\n" +
 	"\aservice\x12\x1f.google.protobuf.ServiceOptions\x18\x9e\x95\x03 \x01(\v2\x16.mcpgateway.v1.ServiceR\aserviceBFZDgithub.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1;mcpgatewayv1b\x06proto3"
 

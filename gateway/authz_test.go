@@ -73,26 +73,44 @@ func startBearerGateway(t *testing.T, tokens string, opts *gateway.Options) (*re
 // transports: "streamable", "sse" or "websocket".
 func connectAs(ctx context.Context, t *testing.T, base, transport, token string) *sdk.ClientSession {
 	t.Helper()
-	h := http.Header{"Authorization": {"Bearer " + token}}
+	cs, err := connectAt(ctx, t, base, transport, token, "")
+	if err != nil {
+		t.Fatalf("connect over %s: %v", transport, err)
+	}
+	return cs
+}
+
+// connectAt is connectAs to a toolset's endpoints ("" for the whole
+// catalog's); without a token it sends no Authorization.
+func connectAt(ctx context.Context, t *testing.T, base, transport, token, toolset string) (*sdk.ClientSession, error) {
+	t.Helper()
+	h := http.Header{}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	suffix := ""
+	if toolset != "" {
+		suffix = "/" + toolset
+	}
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	hc := &http.Client{Transport: &headerTransport{h: h, rt: tr}}
 	var ct sdk.Transport
 	switch transport {
 	case "streamable":
-		ct = &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1, HTTPClient: hc}
+		ct = &sdk.StreamableClientTransport{Endpoint: base + "/mcp" + suffix, MaxRetries: -1, HTTPClient: hc}
 	case "sse":
-		ct = &sdk.SSEClientTransport{Endpoint: base + "/sse", HTTPClient: hc}
+		ct = &sdk.SSEClientTransport{Endpoint: base + "/sse" + suffix, HTTPClient: hc}
 	case "websocket":
-		ct = &mcptest.WebSocketTransport{URL: "ws" + strings.TrimPrefix(base, "http") + "/ws", Header: h}
+		ct = &mcptest.WebSocketTransport{URL: "ws" + strings.TrimPrefix(base, "http") + "/ws" + suffix, Header: h}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "authz", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
-		t.Fatalf("connect over %s: %v", transport, err)
+		return nil, err
 	}
 	t.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return cs, nil
 }
 
 // TestToolScopesEveryTransport: a token with the global scope but not the

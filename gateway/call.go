@@ -32,13 +32,13 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if c.search != nil {
 		switch req.Name {
 		case SearchToolsName:
-			view, keep := g.viewOf(ctx, c)
+			view, keep := g.viewOf(ctx, &c.listing)
 			return c.search.searchTools(ctx, req.Arguments, g.semantic, view, keep), nil
 		case CallToolName:
-			return g.callNamed(ctx, c, req)
+			return g.callNamed(ctx, &c.listing, req)
 		}
 	}
-	return g.call(ctx, c, req)
+	return g.call(ctx, &c.listing, req)
 }
 
 // call is the one path of every tools/call of a catalog tool, typed or
@@ -47,7 +47,7 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // response. Which error becomes a protocol error and which a tool
 // execution error is decided here and in status.go, and documented in
 // docs/errors.md.
-func (g *Gateway) call(ctx context.Context, c *catalog, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+func (g *Gateway) call(ctx context.Context, c *listing, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 	t := c.byName[req.Name]
 	if t == nil {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)}

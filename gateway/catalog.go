@@ -128,13 +128,10 @@ func declaredScopes(service, method []string) ([]string, error) {
 // refresh.go. A call that loaded a *tool keeps it, whatever is swapped in
 // after.
 type catalog struct {
-	tools  []*tool
-	byName map[string]*tool
-	// set is what tools/list shows: every tool in typed mode, search
-	// mode's two tools otherwise (then search is set).
-	set    *mcp.ToolSet
-	mode   ToolMode
-	search *searchCatalog
+	// listing is the whole catalog's list, served at /mcp; toolsets
+	// are the lists of Options.Toolsets, in order (toolsets.go).
+	listing
+	toolsets []*listing
 	// typedTokens is the estimated size of the typed tools/list, which
 	// ToolModeAuto weighs against the budget: at least that many when the
 	// typed list was not built (chooseMode).
@@ -160,10 +157,27 @@ type catalog struct {
 	// match nothing, and which name a tool by a name a collision took from
 	// it (scopes.go); rebuild logs them.
 	rules scopeResolution
+}
+
+// listing is one list of tools: the whole catalog's, or a toolset's,
+// which holds some of the catalog's tools (the same *tool values).
+type listing struct {
+	tools  []*tool
+	byName map[string]*tool
+	// set is what tools/list shows: every tool in typed mode, search
+	// mode's two tools otherwise (then search is set).
+	set    *mcp.ToolSet
+	mode   ToolMode
+	search *searchCatalog
 	// scopeSets are the distinct scopes the tools need, and views the
 	// lists kept for callers by the sets their tokens hold (visible.go).
 	scopeSets scopeSets
 	views     views
+	// resources and services are a toolset's: its tools' services, as
+	// resources and by URI (toolsets.go); nil for the whole catalog,
+	// whose resources are catalog.resources.
+	resources *mcp.ResourceSet
+	services  map[string]bool
 }
 
 // catalogOptions are the settings that shape tools.

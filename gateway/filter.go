@@ -85,7 +85,14 @@ func (f *methodFilter) match(m protoreflect.MethodDescriptor) bool {
 	if f == nil {
 		return true
 	}
-	name := methodPath(m)
+	return f.matchPath(methodPath(m))
+}
+
+// matchPath is match for a method named "package.Service/Method".
+func (f *methodFilter) matchPath(name string) bool {
+	if f == nil {
+		return true
+	}
 	if len(f.include) > 0 && !methodglob.MatchAny(f.include, name) {
 		return false
 	}

@@ -56,6 +56,9 @@ func (g *Gateway) Handler() http.Handler {
 	sse := g.protect(g.server.SSEHandler(sseOpts))
 	mux.Handle("/sse", sse)
 	mux.Handle("/sse/message", sse)
+	for _, ts := range g.toolsets {
+		ts.mount(mux, wsOpts, sseOpts)
+	}
 	g.mountAuthMetadata(mux)
 	if !g.opts.SeparateAdmin {
 		g.mountAdmin(mux)

@@ -264,6 +264,12 @@ type Options struct {
 	// client can see, and a list that is the same for everyone can be
 	// cached by anyone. No effect without Auth, or on stdio.
 	ListVisibleOnly bool
+	// Toolsets are named views of the catalog, each served at its own
+	// endpoints (/mcp/NAME, /ws/NAME, /sse/NAME) with its own tools/list,
+	// search index, instructions and list_changed, from the one
+	// discovery; /mcp stays the whole catalog. See [Toolset]; New checks
+	// their names, patterns and scopes.
+	Toolsets []Toolset
 	// ForwardHeaders names inbound HTTP headers copied into the gRPC
 	// metadata of each call (lowercased; every value kept). Nothing else
 	// of the request is forwarded. New refuses a hop-by-hop header
@@ -318,6 +324,8 @@ type Gateway struct {
 	opts     Options
 	backends []*backendState
 	catalog  atomic.Pointer[catalog]
+	// toolsets serve Options.Toolsets, in order (toolsets.go).
+	toolsets []*toolsetServer
 	server   *mcp.Server
 	md       outgoingMD
 	filter   *methodFilter
@@ -469,6 +477,9 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 			return nil, err
 		}
 	}
+	if err := g.checkToolsets(); err != nil {
+		return nil, err
+	}
 	if err := g.initBackends(backends); err != nil {
 		return nil, err
 	}
@@ -497,6 +508,9 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	if g.streamable, err = g.server.StreamableHTTPHandler(httpOpts); err != nil {
 		return nil, wrapOption("Options.HTTP", err)
 	}
+	if err := g.newToolsetServers(so, httpOpts); err != nil {
+		return nil, err
+	}
 	if err := g.start(ctx); err != nil {
 		return nil, err
 	}
@@ -524,9 +538,12 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 // accepted.
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.BeginShutdown()
-	err := g.server.Shutdown(ctx)
+	errs := []error{g.server.Shutdown(ctx)}
+	for _, ts := range g.toolsets {
+		errs = append(errs, ts.server.Shutdown(ctx))
+	}
 	g.Close()
-	return err
+	return errors.Join(errs...)
 }
 
 // traceLogger is the protocol trace's logger, nil when the trace is off.

@@ -21,7 +21,7 @@ type callToolArgs struct {
 // callNamed serves call_tool: the named tool is called with the given
 // arguments as a tools/call of its own (same request ID, session,
 // headers, _meta and progress token).
-func (g *Gateway) callNamed(ctx context.Context, c *catalog, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Gateway) callNamed(ctx context.Context, c *listing, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a callToolArgs
 	if err := decodeMetaArgs(req.Arguments, &a); err != nil {
 		return metaInputError(CallToolName, err), nil
@@ -47,7 +47,7 @@ const maxSuggestions = 3
 // execution error naming the closest tools, so the model corrects itself
 // without another search; keep, when set, is the caller's view (a tool
 // it may not see is never suggested).
-func (c *catalog) unknownTool(name string, keep func(int) bool) *mcp.CallToolResult {
+func (c *listing) unknownTool(name string, keep func(int) bool) *mcp.CallToolResult {
 	var b strings.Builder
 	b.WriteString("unknown tool ")
 	b.WriteString(quote(name))

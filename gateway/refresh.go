@@ -164,6 +164,9 @@ func (g *Gateway) rebuild() (bool, error) {
 		return false, err
 	}
 	c.indexScopes()
+	if err := g.buildToolsets(c); err != nil {
+		return false, err
+	}
 	old := g.catalog.Load()
 	if err := g.checkScopeRules(c, old == nil, undiscovered); err != nil {
 		return false, err
@@ -202,10 +205,11 @@ func (g *Gateway) rebuild() (bool, error) {
 	// descriptions count the tools and name the APIs).
 	// With lists by caller, a tool whose scopes changed is shown to
 	// other callers.
-	typedChanged := toolsChanged || g.listsByCaller() && !sameScopes(old, c)
+	typedChanged := toolsChanged || g.listsByCaller() && !sameScopes(&old.listing, &c.listing)
 	if c.mode != old.mode || c.mode == ToolModeTyped && typedChanged || c.mode == ToolModeSearch && !sameList(old.set, c.set) {
 		g.server.NotifyToolListChanged()
 	}
+	g.notifyToolsets(old, c, resourcesChanged)
 	if resourcesChanged {
 		g.notifyResourceListChanged()
 	}
@@ -243,7 +247,7 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 		targets[i] = scopeTarget{name: final[i], local: names[i], base: all[i].baseName, method: methods[i]}
 	}
 	scopes := rules.resolve(targets, pins)
-	c := &catalog{tools: make([]*tool, 0, len(all)), byName: make(map[string]*tool, len(all)), rules: scopes, listed: make(map[string]bool, len(parts))}
+	c := &catalog{listing: listing{tools: make([]*tool, 0, len(all)), byName: make(map[string]*tool, len(all))}, rules: scopes, listed: make(map[string]bool, len(parts))}
 	for _, p := range parts {
 		c.listed[p.backend] = true
 	}

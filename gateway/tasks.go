@@ -162,8 +162,10 @@ type taskAccess struct {
 // openTask checks id for the caller and authorizes the task method, as
 // the tool that started the task and as the backend's Operations tool
 // (opsTool picks GetOperation or CancelOperation), before any backend is
-// called.
-func (g *Gateway) openTask(ctx context.Context, id string, req *mcp.TaskRequest, what string, opsTool func(*operationsBackend) *tool) (*taskAccess, error) {
+// called. toolset, when not -1, is an index of Options.Toolsets: a task
+// started by a tool outside that toolset is not found there, as another
+// principal's is not.
+func (g *Gateway) openTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest, what string, opsTool func(*operationsBackend) *tool) (*taskAccess, error) {
 	ref, err := g.taskKeys.parse(id, taskOwner(ctx))
 	if err != nil {
 		return nil, taskNotFound
@@ -173,6 +175,9 @@ func (g *Gateway) openTask(ctx context.Context, id string, req *mcp.TaskRequest,
 	b := c.operations[ref.backend]
 	if start == nil || b == nil {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: the tool that started the task (%s of backend %s) is no longer exposed by this gateway", what, ref.method[1:], ref.backend)}
+	}
+	if toolset >= 0 && c.toolsets[toolset].byName[start.def.Name] != start {
+		return nil, taskNotFound
 	}
 	if err := g.authorizeTask(ctx, req, start); err != nil {
 		return nil, err
@@ -221,7 +226,13 @@ func (g *Gateway) task(ctx context.Context, id string, a *taskAccess, op *operat
 // GetTask serves tasks/get with GetOperation; it is part of
 // mcp.TaskHandler.
 func (g *Gateway) GetTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	a, err := g.openTask(ctx, id, req, "Failed to retrieve task", getTool)
+	return g.getTask(ctx, -1, id, req)
+}
+
+// getTask is GetTask for the tasks of the tools in toolset (an index
+// of Options.Toolsets), -1 for the whole catalog.
+func (g *Gateway) getTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	a, err := g.openTask(ctx, toolset, id, req, "Failed to retrieve task", getTool)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +247,13 @@ func (g *Gateway) GetTask(ctx context.Context, id string, req *mcp.TaskRequest) 
 // call does, for as long as the request lasts; it is part of
 // mcp.TaskHandler.
 func (g *Gateway) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	a, err := g.openTask(ctx, id, req, "tasks/result", getTool)
+	return g.awaitTask(ctx, -1, id, req)
+}
+
+// awaitTask is AwaitTask for the tasks of the tools in toolset (an index
+// of Options.Toolsets), -1 for the whole catalog.
+func (g *Gateway) awaitTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	a, err := g.openTask(ctx, toolset, id, req, "tasks/result", getTool)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +279,13 @@ func (g *Gateway) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest
 // not yet done; it returns the state before; it is part of
 // mcp.TaskHandler.
 func (g *Gateway) CancelTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	a, err := g.openTask(ctx, id, req, "Cannot cancel task", cancelTool)
+	return g.cancelTask(ctx, -1, id, req)
+}
+
+// cancelTask is CancelTask for the tasks of the tools in toolset (an index
+// of Options.Toolsets), -1 for the whole catalog.
+func (g *Gateway) cancelTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	a, err := g.openTask(ctx, toolset, id, req, "Cannot cancel task", cancelTool)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ type views struct {
 
 // indexScopes finds the distinct scope sets of c's listed tools; it runs
 // once the tools are final (chooseMode).
-func (c *catalog) indexScopes() {
+func (c *listing) indexScopes() {
 	ss := scopeSets{of: make([]int, len(c.tools))}
 	seen := make(map[string]int)
 	for i, t := range c.tools {
@@ -70,7 +70,7 @@ func (c *catalog) indexScopes() {
 // caller sees every tool), keep says which of c.tools it shows (nil for
 // all of them). Without ListVisibleOnly, and for stdio's local user,
 // every caller sees every tool.
-func (g *Gateway) viewOf(ctx context.Context, c *catalog) (key string, keep func(i int) bool) {
+func (g *Gateway) viewOf(ctx context.Context, c *listing) (key string, keep func(i int) bool) {
 	if !g.listsByCaller() || len(c.scopeSets.sets) == 0 {
 		return "", nil
 	}
@@ -103,7 +103,11 @@ func (g *Gateway) viewOf(ctx context.Context, c *catalog) (key string, keep func
 // it may call when Options.ListVisibleOnly is set (in search mode the two
 // meta-tools, whose search filters the same way).
 func (g *Gateway) ListedTools(ctx context.Context) *mcp.ToolSet {
-	c := g.catalog.Load()
+	return g.listedTools(ctx, &g.catalog.Load().listing)
+}
+
+// listedTools is what c lists to the caller of ctx.
+func (g *Gateway) listedTools(ctx context.Context, c *listing) *mcp.ToolSet {
 	if c.search != nil {
 		return c.set
 	}
@@ -154,7 +158,7 @@ func (g *Gateway) listsByCaller() bool { return g.opts.ListVisibleOnly && g.opts
 // sameScopes reports whether two catalogs' tools need the same scopes, by
 // tool name, for the list_changed decision: with ListVisibleOnly a
 // change of a tool's scopes changes who sees it.
-func sameScopes(a, b *catalog) bool {
+func sameScopes(a, b *listing) bool {
 	for name, t := range b.byName {
 		if o, ok := a.byName[name]; ok && !slices.Equal(o.scopes, t.scopes) {
 			return false

@@ -52,6 +52,11 @@ type Metrics struct {
 	connState   *prometheus.GaugeVec
 	retries     *prometheus.CounterVec
 	replicas    *prometheus.GaugeVec
+	// toolsetCalls and toolsetSessions label what the toolsets' endpoints
+	// serve; the tool metrics above count every call whatever endpoint
+	// carried it.
+	toolsetCalls    *prometheus.CounterVec
+	toolsetSessions *prometheus.GaugeVec
 }
 
 // NewMetrics registers the gateway's metrics, plus the Go runtime and
@@ -100,13 +105,39 @@ func NewMetrics() *Metrics {
 			Name:      "backend_replicas",
 			Help:      "Addresses a backend's target resolves to (state=\"resolved\") and those connected and healthy (state=\"serving\").",
 		}, []string{"backend", "state"}),
+		toolsetCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "toolset_calls_total",
+			Help:      "tools/call requests received at a toolset's endpoints (/mcp/NAME, /ws/NAME, /sse/NAME), by toolset.",
+		}, []string{"toolset"}),
+		toolsetSessions: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace,
+			Name:      "toolset_sessions",
+			Help:      "MCP sessions open now at a toolset's endpoints, by toolset.",
+		}, []string{"toolset"}),
 	}
 	m.reg.MustRegister(
-		m.calls, m.latency, m.rejections, m.sessions, m.discoveries, m.connState, m.retries, m.replicas,
+		m.calls, m.latency, m.rejections, m.sessions, m.discoveries, m.connState, m.retries, m.replicas, m.toolsetCalls, m.toolsetSessions,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m
+}
+
+// ToolsetCall counts a tools/call received at toolset's endpoints.
+func (m *Metrics) ToolsetCall(toolset string) {
+	if m == nil {
+		return
+	}
+	m.toolsetCalls.WithLabelValues(toolset).Inc()
+}
+
+// ToolsetSession adds delta to toolset's open sessions.
+func (m *Metrics) ToolsetSession(toolset string, delta int) {
+	if m == nil {
+		return
+	}
+	m.toolsetSessions.WithLabelValues(toolset).Add(float64(delta))
 }
 
 // StateUp exports up (1 or 0) as grpc_mcp_gateway_state_up: whether the

@@ -1,0 +1,334 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"runtime"
+	"slices"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+)
+
+// Toolsets: several MCP endpoints from one gateway (Options.Toolsets).
+//
+// A toolset is a named view of the catalog, served at /mcp/NAME,
+// /ws/NAME and /sse/NAME by an MCP server of its own (its sessions,
+// instructions and list_changed), while /mcp stays the whole catalog.
+// Discovery and refresh happen once: every catalog the gateway builds
+// gets one listing per toolset (buildToolsets), holding the catalog's
+// own *tool values, so a toolset costs its list (pages kept as the
+// whole list's subset in typed mode) and, in search mode, its index.
+//
+// A toolset's server can reach only its listing: tools/call resolves
+// names against it (a tool outside is an unknown tool, as if the
+// gateway had none), call_tool and search_tools look only in it, a task
+// started by a tool outside it is not found, and its resources are the
+// services of its tools. Authorization is the gateway's, per tool, plus
+// the toolset's RequiredScopes, checked at its endpoints' front door.
+
+// Toolset is a named, curated view of the catalog, served at its own
+// endpoints (see Options.Toolsets).
+type Toolset struct {
+	// Name is the endpoints' last path segment: 1 to 63 of a-z 0-9 _ -,
+	// starting with a letter or digit.
+	Name string
+	// Description is the instructions its server sends in initialize
+	// (and server/discover), telling a client what the toolset is for;
+	// empty: Options.Server's.
+	Description string
+	// Include and Exclude select its tools by method, with the patterns
+	// of Options.Include ("package.Service/Method" globs), among the
+	// tools the catalog exposes; neither means every tool.
+	Include, Exclude []string
+	// ToolMode is its list's mode; ToolModeAuto decides by its own list's
+	// size against Options.ToolBudget.
+	ToolMode ToolMode
+	// RequiredScopes are OAuth scopes a token must hold to use the
+	// toolset's endpoints at all, on top of the gateway's; needs
+	// Options.Auth.
+	RequiredScopes []string
+}
+
+var toolsetNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// toolsetServer serves one toolset: it is the mcp.Handler (and resource
+// and task handler) of the toolset's own MCP server.
+type toolsetServer struct {
+	g          *Gateway
+	i          int // index in Options.Toolsets and catalog.toolsets
+	def        Toolset
+	filter     *methodFilter
+	server     *mcp.Server
+	streamable http.Handler
+}
+
+// checkToolsets checks Options.Toolsets.
+func (g *Gateway) checkToolsets() error {
+	seen := make(map[string]bool)
+	for i, ts := range g.opts.Toolsets {
+		setting := fmt.Sprintf("Options.Toolsets[%d]", i)
+		switch {
+		case !toolsetNameRE.MatchString(ts.Name):
+			return fmt.Errorf("%s.Name %q: want 1 to 63 of a-z 0-9 _ -, starting with a letter or digit (it is the endpoints' path segment: /mcp/NAME)", setting, ts.Name)
+		case seen[ts.Name]:
+			return fmt.Errorf("%s.Name %q: another toolset has that name", setting, ts.Name)
+		case ts.ToolMode < ToolModeAuto || ts.ToolMode > ToolModeSearch:
+			return fmt.Errorf("%s (%s).ToolMode %d: want auto, typed or search", setting, ts.Name, ts.ToolMode)
+		case len(ts.RequiredScopes) > 0 && g.opts.Auth == nil:
+			return fmt.Errorf("%s (%s).RequiredScopes: needs Options.Auth (an OAuth front door)", setting, ts.Name)
+		}
+		seen[ts.Name] = true
+		for _, s := range ts.RequiredScopes {
+			if !auth.ValidScope(s) {
+				return fmt.Errorf("%s (%s).RequiredScopes: %q is not an OAuth scope token", setting, ts.Name, s)
+			}
+		}
+		if _, err := newMethodFilter(fmt.Sprintf("%s (%s)", setting, ts.Name), ts.Include, ts.Exclude); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newToolsetServers makes each toolset's MCP server, with so (the
+// gateway's server options) and its own instructions.
+func (g *Gateway) newToolsetServers(so mcp.ServerOptions, httpOpts *mcp.StreamableHTTPOptions) error {
+	for i, def := range g.opts.Toolsets {
+		f, _ := newMethodFilter("", def.Include, def.Exclude) // checked by checkToolsets
+		ts := &toolsetServer{g: g, i: i, def: def, filter: f}
+		o := so
+		if def.Description != "" {
+			o.Instructions = def.Description
+		}
+		if m := g.opts.Metrics; m != nil {
+			o.SessionObserver = func(transport string, delta int) {
+				so.SessionObserver(transport, delta)
+				m.ToolsetSession(def.Name, delta)
+			}
+		}
+		ts.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway/" + def.Name, Title: "gRPC MCP Gateway: " + def.Name, Version: g.opts.Version}, ts, &o)
+		var err error
+		if ts.streamable, err = ts.server.StreamableHTTPHandler(httpOpts); err != nil {
+			return wrapOption("Options.HTTP", err)
+		}
+		g.toolsets = append(g.toolsets, ts)
+	}
+	return nil
+}
+
+// buildToolsets gives c a listing per toolset, from c's final tools.
+func (g *Gateway) buildToolsets(c *catalog) error {
+	c.toolsets = make([]*listing, len(g.toolsets))
+	for i, ts := range g.toolsets {
+		l := &listing{byName: make(map[string]*tool)}
+		var member []bool
+		for _, t := range c.tools {
+			in := ts.filter.matchPath(t.method[1:])
+			member = append(member, in)
+			if in {
+				l.tools = append(l.tools, t)
+				l.byName[t.def.Name] = t
+			}
+		}
+		if err := g.chooseToolsetMode(c, l, member, ts.def.ToolMode); err != nil {
+			return fmt.Errorf("toolset %s: %w", ts.def.Name, err)
+		}
+		l.indexScopes()
+		services := make(map[string]bool)
+		for _, t := range l.tools {
+			services[serviceURI(t.backend, t.search.pkg, t.search.service)] = true
+		}
+		var defs []mcp.Resource
+		for _, r := range c.resources.set.Resources() {
+			if services[r.URI] {
+				defs = append(defs, r)
+			}
+		}
+		set, err := mcp.NewResourceSet(defs, nil)
+		if err != nil {
+			return fmt.Errorf("toolset %s: resources: %w", ts.def.Name, err)
+		}
+		l.resources, l.services = set, services
+		c.toolsets[i] = l
+	}
+	return nil
+}
+
+// chooseToolsetMode lists l's tools in mode: typed as the subset of c's
+// typed list when c has one (nothing encoded again), else with the
+// tools' schemas built now; search with an index of its own. Auto
+// decides by l's typed list against the tool budget, as chooseMode does
+// for the catalog.
+func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode ToolMode) error {
+	budget := g.opts.ToolBudget
+	if mode == ToolModeAuto && budget >= 0 && estimatedTokens(listLowerBound(l.tools)) > budget {
+		mode = ToolModeSearch
+	}
+	if mode != ToolModeSearch {
+		var set *mcp.ToolSet
+		var err error
+		if c.search == nil {
+			set, err = c.set.Subset(func(i int) bool { return member[i] }, "")
+		} else {
+			set, err = g.typedSet(l)
+		}
+		if err != nil {
+			return err
+		}
+		if mode == ToolModeTyped || budget < 0 || estimatedTokens(set.ListBytes()) <= budget {
+			l.set, l.mode = set, ToolModeTyped
+			return nil
+		}
+	}
+	sc, err := newSearchCatalog(l.tools)
+	if err != nil {
+		return err
+	}
+	set, err := metaToolSet(l.tools)
+	if err != nil {
+		return fmt.Errorf("building the search-mode tool list: %w", err)
+	}
+	l.search, l.set, l.mode = sc, set, ToolModeSearch
+	return nil
+}
+
+// typedSet builds l's typed list when the catalog has none (it is in
+// search mode): the tools' schemas are built now; a tool whose schemas
+// fail is left out, as chooseMode leaves it out of the catalog's.
+func (g *Gateway) typedSet(l *listing) (*mcp.ToolSet, error) {
+	failed := forceSchemas(l.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true)
+	l.tools = slices.DeleteFunc(l.tools, func(t *tool) bool {
+		if _, bad := failed[t.schemas]; bad {
+			delete(l.byName, t.def.Name)
+			return true
+		}
+		return false
+	})
+	defs := make([]mcp.Tool, len(l.tools))
+	for i, t := range l.tools {
+		defs[i], _ = t.withSchemas()
+	}
+	return mcp.NewToolSet(defs, &mcp.ToolSetOptions{CacheScope: g.listCacheScope()})
+}
+
+// notifyToolsets tells each toolset's clients what changed between two
+// catalogs: its list (the tools, or the mode), and the resources.
+func (g *Gateway) notifyToolsets(old, c *catalog, resourcesChanged bool) {
+	for i, ts := range g.toolsets {
+		o, n := old.toolsets[i], c.toolsets[i]
+		if o.mode != n.mode || !sameList(o.set, n.set) || g.listsByCaller() && !sameScopes(o, n) {
+			ts.server.NotifyToolListChanged()
+		}
+		if resourcesChanged {
+			ts.server.NotifyResourceListChanged()
+		}
+	}
+}
+
+// listing is the toolset's in the current catalog, with that catalog.
+func (ts *toolsetServer) current() (*catalog, *listing) {
+	c := ts.g.catalog.Load()
+	return c, c.toolsets[ts.i]
+}
+
+// Tools is mcp.Handler: the toolset's list.
+func (ts *toolsetServer) Tools() *mcp.ToolSet {
+	_, l := ts.current()
+	return l.set
+}
+
+// ListedTools is mcp.CallerLister: the toolset's list as the caller may
+// see it (ListVisibleOnly).
+func (ts *toolsetServer) ListedTools(ctx context.Context) *mcp.ToolSet {
+	_, l := ts.current()
+	return ts.g.listedTools(ctx, l)
+}
+
+// CallTool is mcp.Handler: a tool of the toolset, or search mode's
+// meta-tools over its tools only.
+func (ts *toolsetServer) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	g := ts.g
+	_, l := ts.current()
+	g.opts.Metrics.ToolsetCall(ts.def.Name)
+	if l.search != nil {
+		switch req.Name {
+		case SearchToolsName:
+			view, keep := g.viewOf(ctx, l)
+			return l.search.searchTools(ctx, req.Arguments, g.semantic, view, keep), nil
+		case CallToolName:
+			return g.callNamed(ctx, l, req)
+		}
+	}
+	return g.call(ctx, l, req)
+}
+
+// Resources is mcp.ResourceHandler: the services of the toolset's tools.
+func (ts *toolsetServer) Resources() *mcp.ResourceSet {
+	_, l := ts.current()
+	return l.resources
+}
+
+// ReadResource is mcp.ResourceHandler: a service of the toolset's tools,
+// a message a bounded schema names, or a result kept for the caller.
+func (ts *toolsetServer) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
+	c, l := ts.current()
+	if _, isService := c.resources.byURI[req.URI]; isService && !l.services[req.URI] {
+		return nil, fmt.Errorf("%w: %s", mcp.ErrResourceNotFound, req.URI)
+	}
+	return ts.g.ReadResource(ctx, req)
+}
+
+// GetTask, AwaitTask and CancelTask are mcp.TaskHandler: the tasks of
+// the toolset's tools only.
+func (ts *toolsetServer) GetTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	return ts.g.getTask(ctx, ts.i, id, req)
+}
+
+func (ts *toolsetServer) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	return ts.g.awaitTask(ctx, ts.i, id, req)
+}
+
+func (ts *toolsetServer) CancelTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	return ts.g.cancelTask(ctx, ts.i, id, req)
+}
+
+var (
+	_ mcp.TaskHandler     = (*toolsetServer)(nil)
+	_ mcp.ResourceHandler = (*toolsetServer)(nil)
+	_ mcp.CallerLister    = (*toolsetServer)(nil)
+)
+
+// mount serves the toolset's endpoints on mux, behind the gateway's
+// front door and the toolset's required scopes.
+func (ts *toolsetServer) mount(mux *http.ServeMux, wsOpts *mcp.WebSocketOptions, sseOpts *mcp.SSEOptions) {
+	g := ts.g
+	mux.Handle("/mcp/"+ts.def.Name, g.protect(ts.requireScopes(ts.streamable)))
+	mux.Handle("/ws/"+ts.def.Name, g.protect(ts.requireScopes(ts.server.WebSocketHandler(wsOpts))))
+	sse := g.protect(ts.requireScopes(ts.server.SSEHandler(sseOpts)))
+	mux.Handle("/sse/"+ts.def.Name, sse)
+	mux.Handle("/sse/"+ts.def.Name+"/message", sse)
+}
+
+// requireScopes refuses a request whose token lacks the toolset's
+// RequiredScopes, with the step-up challenge the gateway's own required
+// scopes get.
+func (ts *toolsetServer) requireScopes(h http.Handler) http.Handler {
+	if len(ts.def.RequiredScopes) == 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := ts.g.opts.Auth.Authorize(r.Context(), ts.def.RequiredScopes)
+		var ref *auth.Refusal
+		if errors.As(err, &ref) {
+			w.Header().Set("WWW-Authenticate", ref.Challenge)
+			w.Header().Set("Cache-Control", "no-store")
+			http.Error(w, "forbidden: "+ref.Description+" (toolset "+ts.def.Name+")", ref.Status)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,201 @@
+package gateway_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
+)
+
+// toolsetGateway serves a recording zoo and the shop with two toolsets:
+// zoo-read (the zoo's reads, typed, with its own instructions) and shop
+// (the shop's package, in search mode); auth, when set, fronts it.
+func toolsetGateway(t *testing.T, opts *gateway.Options) (*recordingBackend, string) {
+	t.Helper()
+	zooB := startRecordingBackend(t)
+	shopAPI := &fakeAPI{}
+	shopAPI.set(t, apiFile("shop.v1", "ShopService", method("GetItem"), method("DeleteItem")))
+	shop, _ := serveFake(t, shopAPI, "127.0.0.1:0")
+	if opts == nil {
+		opts = &gateway.Options{}
+	}
+	opts.Toolsets = append([]gateway.Toolset{
+		{Name: "zoo-read", Description: "Read the zoo: animals and enclosures.", ToolMode: gateway.ToolModeTyped,
+			Include: []string{"zoo.v1.ZooService/Get*", "zoo.v1.ZooService/List*"}},
+		{Name: "shop", Include: []string{"shop.v1.*"}, ToolMode: gateway.ToolModeSearch},
+	}, opts.Toolsets...)
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zooB.addr), dialBackend(t, "shop", shop)}, opts)
+	return zooB, base
+}
+
+// TestToolsets: each toolset's endpoints list its tools only, with its
+// instructions and its mode, over Streamable HTTP, WebSocket and SSE; a
+// caller who names another toolset's tool (tools/call in typed mode,
+// call_tool in search mode) gets an unknown tool and the backend never
+// sees the call; search_tools finds only the toolset's tools; its
+// resources are its services; /mcp still serves the whole catalog; and
+// the metrics count its calls and sessions.
+func TestToolsets(t *testing.T) {
+	metrics := telemetry.NewMetrics()
+	zooB, base := toolsetGateway(t, &gateway.Options{Metrics: metrics, ToolMode: gateway.ToolModeTyped})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for _, transport := range []string{"streamable", "websocket", "sse"} {
+		t.Run(transport, func(t *testing.T) {
+			zr, err := connectAt(ctx, t, base, transport, "", "zoo-read")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := zr.InitializeResult().Instructions; got != "Read the zoo: animals and enclosures." {
+				t.Errorf("zoo-read's instructions: %q", got)
+			}
+			listed := toolsetNames(ctx, t, zr)
+			if len(listed) == 0 || slices.ContainsFunc(listed, func(n string) bool {
+				return !strings.HasPrefix(n, "ZooService_Get") && !strings.HasPrefix(n, "ZooService_List")
+			}) {
+				t.Errorf("zoo-read lists %v, want the zoo's Get and List tools only", listed)
+			}
+			if res := call(t, zr, "ZooService_GetAnimal", map[string]any{"id": "leo"}); res.IsError {
+				t.Errorf("GetAnimal through zoo-read: %s", text(t, res))
+			}
+			before := zooB.deletes()
+			if _, err := zr.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_DeleteAnimal", Arguments: map[string]any{"id": "leo"}}); err == nil ||
+				!strings.Contains(err.Error(), "unknown tool") {
+				t.Errorf("DeleteAnimal through zoo-read: %v, want unknown tool", err)
+			}
+			if _, err := zr.CallTool(ctx, &sdk.CallToolParams{Name: "ShopService_GetItem", Arguments: map[string]any{}}); err == nil ||
+				!strings.Contains(err.Error(), "unknown tool") {
+				t.Errorf("the shop's GetItem through zoo-read: %v, want unknown tool", err)
+			}
+			if zooB.deletes() != before {
+				t.Error("a call outside the toolset reached the backend")
+			}
+			res, err := zr.ListResources(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Resources) != 1 || res.Resources[0].URI != "grpc://zoo/zoo.v1.ZooService" {
+				t.Errorf("zoo-read's resources: %v, want the zoo's service only", res.Resources)
+			}
+			if _, err := zr.ReadResource(ctx, &sdk.ReadResourceParams{URI: "grpc://shop/shop.v1.ShopService"}); err == nil {
+				t.Error("zoo-read reads the shop's service")
+			}
+
+			shop, err := connectAt(ctx, t, base, transport, "", "shop")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if listed := toolsetNames(ctx, t, shop); !slices.Equal(listed, []string{gateway.CallToolName, gateway.SearchToolsName}) {
+				t.Errorf("shop lists %v, want search mode's two tools", listed)
+			}
+			if n := metricValue(t, metrics, "grpc_mcp_gateway_toolset_sessions", map[string]string{"toolset": "shop"}); n != 1 {
+				t.Errorf("toolset_sessions{toolset=shop} = %v with one session open, want 1", n)
+			}
+			found := names(searchTools(t, shop, map[string]any{"query": "delete"}))
+			if !slices.Contains(found, "ShopService_DeleteItem") || slices.Contains(found, "ZooService_DeleteAnimal") {
+				t.Errorf("search_tools \"delete\" in shop: %v, want the shop's and not the zoo's", found)
+			}
+			out := call(t, shop, gateway.CallToolName, map[string]any{"name": "ZooService_DeleteAnimal", "arguments": map[string]any{"id": "leo"}})
+			if !out.IsError || !strings.Contains(text(t, out), "unknown tool") || strings.Contains(text(t, out), "Zoo") && strings.Contains(text(t, out), "closest names are Zoo") {
+				t.Errorf("call_tool of the zoo's DeleteAnimal in shop: %s, want unknown tool", text(t, out))
+			}
+			if zooB.deletes() != before {
+				t.Error("call_tool outside the toolset reached the backend")
+			}
+			if out := call(t, shop, gateway.CallToolName, map[string]any{"name": "ShopService_GetItem", "arguments": map[string]any{}}); out.IsError {
+				t.Errorf("call_tool of the shop's GetItem: %s", text(t, out))
+			}
+
+			whole, err := connectAt(ctx, t, base, transport, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if all := toolsetNames(ctx, t, whole); !slices.Contains(all, "ZooService_DeleteAnimal") || !slices.Contains(all, "ShopService_DeleteItem") {
+				t.Errorf("/mcp lists %v, want the whole catalog", all)
+			}
+		})
+	}
+	// Per transport: GetAnimal in zoo-read (the calls outside it end in
+	// the MCP layer); search_tools and two call_tool in shop.
+	for ts, want := range map[string]float64{"zoo-read": 3, "shop": 9} {
+		if n := metricValue(t, metrics, "grpc_mcp_gateway_toolset_calls_total", map[string]string{"toolset": ts}); n != want {
+			t.Errorf("toolset_calls_total{toolset=%s} = %v, want %v", ts, n, want)
+		}
+	}
+}
+
+func toolsetNames(ctx context.Context, t *testing.T, cs *sdk.ClientSession) []string {
+	t.Helper()
+	var out []string
+	for tl, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tl.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestToolsetRequiredScopes: a toolset's required scopes are checked at
+// its endpoints' front door, with the step-up challenge, on top of the
+// gateway's; the whole catalog's endpoint does not ask for them; and a
+// toolset with ListVisibleOnly lists only what the token may call.
+func TestToolsetRequiredScopes(t *testing.T) {
+	is := newTestIssuer(t)
+	_, base := toolsetGateway(t, &gateway.Options{Auth: oauthWithRules(t, is, map[string][]string{"zoo.v1.ZooService/List*": {"zoo:list"}}),
+		ListVisibleOnly: true, Toolsets: []gateway.Toolset{{Name: "admin", RequiredScopes: []string{"zoo:admin"}, ToolMode: gateway.ToolModeTyped}}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	user := is.token(t, zooAudience, "zoo", nil)
+	for _, transport := range []string{"streamable", "websocket"} {
+		if _, err := connectAt(ctx, t, base, transport, user, "admin"); err == nil {
+			t.Errorf("%s: a token without zoo:admin opened the admin toolset", transport)
+		}
+		if _, err := connectAt(ctx, t, base, transport, is.token(t, zooAudience, "zoo zoo:admin", nil), "admin"); err != nil {
+			t.Errorf("%s: a token with zoo:admin: %v", transport, err)
+		}
+		zr, err := connectAt(ctx, t, base, transport, user, "zoo-read")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if names := toolsetNames(ctx, t, zr); len(names) == 0 || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "ZooService_List") }) {
+			t.Errorf("%s: zoo-read lists %v to a token without zoo:list, want the Get tools only", transport, names)
+		}
+	}
+}
+
+// TestToolsetOptionsChecked: New refuses a toolset it cannot serve,
+// naming it and what was expected.
+func TestToolsetOptionsChecked(t *testing.T) {
+	zooB := startRecordingBackend(t)
+	for _, c := range []struct {
+		name string
+		sets []gateway.Toolset
+		want string
+	}{
+		{"bad name", []gateway.Toolset{{Name: "Billing/x"}}, `Options.Toolsets[0].Name "Billing/x": want 1 to 63 of a-z 0-9 _ -`},
+		{"duplicate", []gateway.Toolset{{Name: "a"}, {Name: "a"}}, `Options.Toolsets[1].Name "a": another toolset has that name`},
+		{"bad glob", []gateway.Toolset{{Name: "a", Include: []string{"zoo.v1.[Zoo/*"}}}, `Options.Toolsets[0] (a).Include`},
+		{"scopes without auth", []gateway.Toolset{{Name: "a", RequiredScopes: []string{"x"}}}, `Options.Toolsets[0] (a).RequiredScopes: needs Options.Auth`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &gateway.Options{Toolsets: c.sets})
+			if err == nil {
+				_ = g.Shutdown(ctx)
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}

@@ -83,7 +83,7 @@ bench:
 # search_tools' latency (p50, p99). The figures docs/performance.md shows;
 # one run takes about a minute.
 bench-estate:
-	cd estate && $(GO) test -run '^$$' -bench 'BenchmarkEstate|BenchmarkSearchLatency' -benchtime 1x -count 1 .
+	cd estate && $(GO) test -run '^$$' -bench 'BenchmarkEstate|BenchmarkSearchLatency|BenchmarkToolsetMemory' -benchtime 1x -count 1 .
 
 # The gateway binary on issue 22's big catalogs, built from the googleapis
 # .proto sources with their comments (every file defining a service, 1,574

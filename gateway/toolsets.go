@@ -55,6 +55,14 @@ type Toolset struct {
 
 var toolsetNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
+// ValidToolsetName checks a Toolset.Name.
+func ValidToolsetName(name string) error {
+	if !toolsetNameRE.MatchString(name) {
+		return fmt.Errorf("%q: want 1 to 63 of a-z 0-9 _ -, starting with a letter or digit (it is the endpoints' path segment: /mcp/NAME)", name)
+	}
+	return nil
+}
+
 // toolsetServer serves one toolset: it is the mcp.Handler (and resource
 // and task handler) of the toolset's own MCP server.
 type toolsetServer struct {
@@ -71,9 +79,10 @@ func (g *Gateway) checkToolsets() error {
 	seen := make(map[string]bool)
 	for i, ts := range g.opts.Toolsets {
 		setting := fmt.Sprintf("Options.Toolsets[%d]", i)
+		if err := ValidToolsetName(ts.Name); err != nil {
+			return fmt.Errorf("%s.Name %w", setting, err)
+		}
 		switch {
-		case !toolsetNameRE.MatchString(ts.Name):
-			return fmt.Errorf("%s.Name %q: want 1 to 63 of a-z 0-9 _ -, starting with a letter or digit (it is the endpoints' path segment: /mcp/NAME)", setting, ts.Name)
 		case seen[ts.Name]:
 			return fmt.Errorf("%s.Name %q: another toolset has that name", setting, ts.Name)
 		case ts.ToolMode < ToolModeAuto || ts.ToolMode > ToolModeSearch:

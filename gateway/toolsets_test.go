@@ -199,3 +199,32 @@ func TestToolsetOptionsChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestToolsetTasks: a toolset reaches only the tasks of its own tools: a
+// task started through the whole catalog is found through a toolset that
+// holds Jobs/Run, and not found (as another principal's is not) through
+// one that does not, at no cost to the backend.
+func TestToolsetTasks(t *testing.T) {
+	is := newTestIssuer(t)
+	srv, url := jobsWithAuth(t, is, nil, &gateway.Options{Toolsets: []gateway.Toolset{
+		{Name: "jobs", Include: []string{"lrotest.v1.Jobs/*", "google.longrunning.Operations/*"}},
+		{Name: "instances", Include: []string{"lrotest.v1.Instances/*", "google.longrunning.Operations/*"}},
+	}})
+	token := is.token(t, zooAudience, "jobs", nil)
+	id := startTask(newSessionClientAs(t, url, token))
+	var got wireTask
+	newSessionClientAs(t, url+"/jobs", token).result("tasks/get", map[string]any{"taskId": id}, "", &got)
+	if got.Status != "working" || got.TaskID != id {
+		t.Errorf("tasks/get through the jobs toolset: %+v", got)
+	}
+	polls := srv.Polls()
+	other := newSessionClientAs(t, url+"/instances", token)
+	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		if r := other.call(method, map[string]any{"taskId": id}, ""); r.Error == nil || r.Error.Code != -32602 || !strings.HasSuffix(r.Error.Message, "Task not found") {
+			t.Errorf("%s of a Jobs task through the instances toolset: %+v, want not found", method, r)
+		}
+	}
+	if srv.Polls() != polls || len(srv.Cancelled()) != 0 {
+		t.Errorf("task methods outside the toolset reached the backend: %d polls, cancelled %v", srv.Polls()-polls, srv.Cancelled())
+	}
+}

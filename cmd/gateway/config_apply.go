@@ -312,6 +312,9 @@ func (c *config) configure(ctx context.Context, fs *flag.FlagSet, getenv func(st
 				return nil, err
 			}
 		}
+		if c.opts.Toolsets, err = fileToolsets(cf.toolsets, cf.doc, c.front.oauthJWKSURL != ""); err != nil {
+			return nil, err
+		}
 	}
 	return from, nil
 }

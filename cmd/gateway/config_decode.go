@@ -148,15 +148,18 @@ func loadConfig(path string) (*configFile, error) {
 	default:
 		return nil, fmt.Errorf("%s: want a mapping of settings (key: value) at the top level", path)
 	}
-	for i, kv := range cf.settings {
-		if kv.Key.GetToken().Value != "backends" {
-			continue
+	// The keys with a schema of their own are decoded here; the others
+	// are flags' names.
+	lists := map[string]any{"backends": &cf.backends, "toolsets": &cf.toolsets}
+	cf.settings = slices.DeleteFunc(slices.Clone(cf.settings), func(kv *ast.MappingValueNode) bool {
+		dst, ok := lists[kv.Key.GetToken().Value]
+		if ok && err == nil {
+			err = yaml.NodeToValue(kv.Value, dst, yaml.DisallowUnknownField())
 		}
-		if err := yaml.NodeToValue(kv.Value, &cf.backends, yaml.DisallowUnknownField()); err != nil {
-			return nil, doc.yamlError(err)
-		}
-		cf.settings = slices.Delete(slices.Clone(cf.settings), i, i+1)
-		break
+		return ok
+	})
+	if err != nil {
+		return nil, doc.yamlError(err)
 	}
 	return cf, nil
 }

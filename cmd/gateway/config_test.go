@@ -129,6 +129,10 @@ func TestExampleConfigHasEveryKey(t *testing.T) {
 	for _, k := range yamlKeys(reflect.TypeFor[fileMethod]()) {
 		want = append(want, "backends[0].methods[0]."+k)
 	}
+	want = append(want, "toolsets")
+	for _, k := range yamlKeys(reflect.TypeFor[fileToolset]()) {
+		want = append(want, "toolsets[0]."+k)
+	}
 	for _, k := range want {
 		// A per-method key may be shown in any entry of methods.
 		shown := false

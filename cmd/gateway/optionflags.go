@@ -21,6 +21,7 @@ var optionFlags = strings.NewReplacer(
 	"OAuthConfig.ToolScopes", "--oauth-tool-scope",
 	"Options.StrictScopes", "--strict-scopes",
 	"Options.Include", "--include",
+	"Options.Toolsets", "toolsets",
 	"Options.Exclude", "--exclude",
 	"Options.CallTimeout", "--call-timeout",
 	"Options.StreamTimeout", "--stream-timeout",

@@ -106,6 +106,17 @@ it matches; the first entry that matches a method applies.
 |---|---|
 `)
 	writeStructKeys(&b, reflect.TypeFor[fileMethod](), "methods[].")
+	b.WriteString(`
+## Toolsets in the config file
+
+` + "`toolsets:`" + ` is a list of named views of the catalog, each served at its own
+endpoints (` + "`/mcp/NAME`, `/ws/NAME`, `/sse/NAME`" + `) while ` + "`/mcp`" + ` stays the whole
+catalog; see [docs/toolsets.md](toolsets.md). Each is a mapping of these keys.
+
+| key | |
+|---|---|
+`)
+	writeStructKeys(&b, reflect.TypeFor[fileToolset](), "")
 	return b.String()
 }
 

@@ -31,7 +31,13 @@ func (is *issuer) token(t *testing.T, scope string) string {
 // statelessCall POSTs a 2026-07-28 stateless tools/call of tool as token.
 func statelessCall(t *testing.T, base, token, tool string, args string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`,`+
+	return statelessCallAt(t, base+"/mcp", token, tool, args)
+}
+
+// statelessCallAt is statelessCall to the Streamable HTTP endpoint url.
+func statelessCallAt(t *testing.T, url, token, tool string, args string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`,`+
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
 	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
 		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool} {
@@ -81,11 +87,11 @@ func TestToolScopeRulesCommandLine(t *testing.T) {
 	}
 }
 
-// statelessList POSTs a 2026-07-28 stateless tools/list as token and
-// returns the body.
-func statelessList(t *testing.T, base, token string) string {
+// statelessList POSTs a 2026-07-28 stateless tools/list as token to the
+// Streamable HTTP endpoint url and returns the body.
+func statelessList(t *testing.T, url, token string) string {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
 	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
 		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"} {
@@ -109,10 +115,10 @@ func TestListVisibleOnlyCommandLine(t *testing.T) {
 	p := startGatewayProcess(t, append(is.args(), "--backend", "zoo="+zootest.Start(t), "--tool-mode", "typed", "--list-visible-only",
 		"--oauth-tool-scope", "zoo.v1.ZooService/DeleteAnimal=zoo:admin")...)
 	user, admin := is.token(t, "zoo"), is.token(t, "zoo zoo:admin")
-	if body := statelessList(t, p.base, admin); !strings.Contains(body, `"ZooService_DeleteAnimal"`) || !strings.Contains(body, `"cacheScope":"private"`) {
+	if body := statelessList(t, p.base+"/mcp", admin); !strings.Contains(body, `"ZooService_DeleteAnimal"`) || !strings.Contains(body, `"cacheScope":"private"`) {
 		t.Errorf("admin's list: %s, want DeleteAnimal, privately", body)
 	}
-	if body := statelessList(t, p.base, user); strings.Contains(body, `"ZooService_DeleteAnimal"`) || !strings.Contains(body, `"ZooService_GetAnimal"`) {
+	if body := statelessList(t, p.base+"/mcp", user); strings.Contains(body, `"ZooService_DeleteAnimal"`) || !strings.Contains(body, `"ZooService_GetAnimal"`) {
 		t.Errorf("user's list: %s, want GetAnimal and no DeleteAnimal", body)
 	}
 	if resp, body := statelessCall(t, p.base, user, "ZooService_DeleteAnimal", `{"id":"leo"}`); resp.StatusCode != http.StatusForbidden ||

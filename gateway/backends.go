@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
@@ -81,6 +82,14 @@ type Backend struct {
 	// Methods are per-method settings; for each method the first entry
 	// whose Match matches applies, and wins over the backend's timeouts.
 	Methods []MethodSettings
+	// TokenExchange, when set, gives every call to this backend a token
+	// of its own for the caller: the caller's OAuth access token is
+	// exchanged for it (RFC 8693) and sent as "authorization: Bearer …",
+	// replacing any authorization metadata; the caller's own token never
+	// reaches the backend. It needs Options.Auth in OAuth mode. A call
+	// whose exchange fails is a tool execution error saying why. The
+	// caller owns the Exchanger.
+	TokenExchange *exchange.Exchanger
 }
 
 var backendNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
@@ -189,6 +198,15 @@ func (g *Gateway) initBackends(backends []Backend) error {
 		settings, err := newBackendSettings(b)
 		if err != nil {
 			return fmt.Errorf("backend %s: %w", b.Name, err)
+		}
+		if b.TokenExchange != nil {
+			if !g.opts.Auth.OAuth() {
+				return fmt.Errorf("backend %s: TokenExchange needs Options.Auth in OAuth mode: it exchanges the caller's OAuth access token", b.Name)
+			}
+			if g.exchangers == nil {
+				g.exchangers = make(map[string]*exchange.Exchanger)
+			}
+			g.exchangers[b.Name] = b.TokenExchange
 		}
 		bs := &backendState{b: b, kick: make(chan struct{}, 1), source: b.Source, settings: settings}
 		if sc, ok := b.Conn.(stateConn); ok {

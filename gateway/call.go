@@ -73,6 +73,12 @@ func (g *Gateway) callTool(ctx context.Context, t *tool, req *mcp.CallToolReques
 	}
 	// Forwarded headers and static metadata, for unary and streaming calls alike.
 	ctx = g.md.outgoingContext(ctx, req.Header, t.md)
+	if x := g.exchangers[t.backend]; x != nil {
+		var failed *mcp.CallToolResult
+		if ctx, failed = g.backendToken(ctx, t.backend, x); failed != nil {
+			return failed, nil
+		}
+	}
 	if res, err = g.invoke(ctx, req, t, args); err != nil || res == nil {
 		return res, err
 	}

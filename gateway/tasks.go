@@ -189,7 +189,13 @@ func (g *Gateway) openTask(ctx context.Context, toolset int, id string, req *mcp
 	if err := g.authorizeTask(ctx, req, ot); err != nil {
 		return nil, err
 	}
-	return &taskAccess{ref: ref, start: start, b: b, ctx: g.md.outgoingContext(ctx, req.Header, b.md)}, nil
+	octx := g.md.outgoingContext(ctx, req.Header, b.md)
+	if x := g.exchangers[ref.backend]; x != nil {
+		if octx, err = g.withBackendToken(octx, ref.backend, x); err != nil {
+			return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: what + ": " + err.Error()}
+		}
+	}
+	return &taskAccess{ref: ref, start: start, b: b, ctx: octx}, nil
 }
 
 func getTool(b *operationsBackend) *tool    { return b.getTool }

@@ -308,7 +308,7 @@ func (c *config) configure(ctx context.Context, fs *flag.FlagSet, getenv func(st
 			return nil, err
 		}
 		if !set["backend"] && len(cf.backends) > 0 {
-			if c.backends.parsed, err = fileBackends(ctx, cf.backends, cf.doc, c.backends.cacheDir()); err != nil {
+			if c.backends.parsed, err = fileBackends(ctx, cf.backends, cf.doc, c.backends.cacheDir(), c.front.oauthJWKSURL != ""); err != nil {
 				return nil, err
 			}
 		}

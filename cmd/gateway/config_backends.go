@@ -18,7 +18,7 @@ import (
 
 // fileBackends checks the file's backends and compiles each into what dial
 // needs. Every error names the line and the key.
-func fileBackends(ctx context.Context, backends []fileBackend, doc *configDoc, protoCache string) ([]backendAddr, error) {
+func fileBackends(ctx context.Context, backends []fileBackend, doc *configDoc, protoCache string, oauth bool) ([]backendAddr, error) {
 	var out []backendAddr
 	names := map[string]string{}
 	for i, fb := range backends {
@@ -63,6 +63,15 @@ func fileBackends(ctx context.Context, backends []fileBackend, doc *configDoc, p
 			}
 		}
 		b.backend.Include, b.backend.Exclude = fb.Include, fb.Exclude
+		if fb.TokenExchange != nil {
+			if !oauth {
+				return nil, doc.errorf(key+".token_exchange", "needs --oauth-jwks-url: it exchanges the caller's OAuth token")
+			}
+			if _, err := fb.TokenExchange.options(doc.at(key+".token_exchange") + ": " + key + ".token_exchange"); err != nil {
+				return nil, err
+			}
+			b.exchange = fb.TokenExchange
+		}
 		if fb.CallTimeout < 0 {
 			return nil, doc.errorf(key+".call_timeout", "want a positive duration, got %s", time.Duration(fb.CallTimeout))
 		}
@@ -108,6 +117,8 @@ type fileBackendSettings struct {
 	tls     *backendconn.TLS
 	conn    connOverrides
 	backend gateway.Backend
+	// exchange is the backend's token_exchange, nil when it has none.
+	exchange *exchangeSettings
 }
 
 // checkConn validates a backend's connection keys into c.

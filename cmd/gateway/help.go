@@ -32,6 +32,9 @@ var helpGroups = []struct {
 	{"Fleet", []string{"state", "state-password-file", "state-ca", "state-prefix", "require-state"}},
 	{"Authentication", []string{"bearer-tokens-file", "oauth-jwks-url", "oauth-issuer", "oauth-audience", "oauth-resource",
 		"oauth-required-scope", "oauth-tool-scope", "strict-scopes", "list-visible-only", "forward-claim"}},
+	{"Calling backends as the end user", []string{"backend-token-exchange", "backend-token-exchange-client-id", "backend-token-exchange-secret-file",
+		"backend-token-exchange-key-file", "backend-token-exchange-key-id", "backend-token-exchange-audience", "backend-token-exchange-resource",
+		"backend-token-exchange-scope"}},
 	{"Observability", []string{"metrics", "log-level", "log-format", "log-arguments"}},
 }
 

@@ -65,6 +65,7 @@ type config struct {
 	transports      transportFlags
 	state           stateFlags
 	front           frontDoor
+	exchange        exchangeFlags
 	exposure        exposure
 	obs             observability
 	logLevel        string
@@ -163,6 +164,7 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	c.results.register(fs)
 	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, /ws and /sse, e.g. https://app.example.com (repeatable)")
 	c.front.register(fs)
+	c.exchange.register(fs)
 	c.exposure.register(fs)
 	c.transports.register(fs)
 	c.state.register(fs)
@@ -187,6 +189,18 @@ func (c *config) validate() error {
 	var err error
 	if c.methodDeadlines, err = parseMethodTimeouts(c.methodTimeouts); err != nil {
 		return err
+	}
+	xs, err := c.exchange.settings()
+	if err != nil {
+		return err
+	}
+	if xs != nil {
+		if c.front.oauthJWKSURL == "" {
+			return errors.New("--backend-token-exchange needs --oauth-jwks-url: it exchanges the caller's OAuth token")
+		}
+		if _, err := xs.options("--backend-token-exchange"); err != nil {
+			return err
+		}
 	}
 	if c.opts.StreamMaxMessages <= 0 {
 		return fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.opts.StreamMaxMessages)
@@ -312,6 +326,13 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		defer conn.Close()
 	}
 	if err != nil {
+		return err
+	}
+	exchangeFlags, err := c.exchange.settings()
+	if err != nil {
+		return err
+	}
+	if err := attachExchangers(backends, c.backends.parsed, exchangeFlags, tel.metrics); err != nil {
 		return err
 	}
 

@@ -107,6 +107,14 @@ it matches; the first entry that matches a method applies.
 `)
 	writeStructKeys(&b, reflect.TypeFor[fileMethod](), "methods[].")
 	b.WriteString(`
+A backend's ` + "`token_exchange:`" + ` calls it as the end user (RFC 8693 token
+exchange; see [docs/security.md](security.md#three-ways-the-backend-learns-who-calls)).
+
+| key | |
+|---|---|
+`)
+	writeStructKeys(&b, reflect.TypeFor[exchangeSettings](), "token_exchange.")
+	b.WriteString(`
 ## Toolsets in the config file
 
 ` + "`toolsets:`" + ` is a list of named views of the catalog, each served at its own

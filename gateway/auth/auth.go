@@ -153,6 +153,10 @@ func New(ctx context.Context, cfg Config) (*Authenticator, error) {
 	return a, nil
 }
 
+// OAuth reports whether a validates OAuth access tokens (whose
+// principals carry the token for exchange), not only static ones.
+func (a *Authenticator) OAuth() bool { return a != nil && a.oauth != nil }
+
 // ToolScopes returns a copy of OAuthConfig.ToolScopes: the operator's
 // per-tool scope rules, for the caller that knows what a tool is to
 // resolve. It is nil in bearer-token mode, where tokens carry no scopes.

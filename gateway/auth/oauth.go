@@ -157,6 +157,7 @@ func (ov *oauthValidator) validate(ctx context.Context, tok string) (*Principal,
 	if err != nil {
 		return nil, err
 	}
+	p.token = tok
 	until := now.Add(cacheMaxAge)
 	if exp, ok := t.Expiration(); ok && exp.Before(until) {
 		until = exp

@@ -36,7 +36,17 @@ type Principal struct {
 	// headers holds the forwarded claims' header values, computed once per
 	// validated token.
 	headers map[string][]string
+	// token is the OAuth access token itself, for token exchange
+	// (AccessToken); empty for static bearer tokens.
+	token string
 }
+
+// AccessToken is the OAuth access token the principal presented, for the
+// one use that needs it: exchanging it for a backend's token (RFC 8693).
+// It must never be logged, forwarded or kept beyond the request. Empty
+// for static bearer tokens, which are the gateway's own and exchange for
+// nothing.
+func (p *Principal) AccessToken() string { return p.token }
 
 // Identity is the principal a session belongs to: "sub:" and the subject
 // for an OAuth token that names one (so a client that refreshes its token

@@ -57,6 +57,9 @@ type Metrics struct {
 	// carried it.
 	toolsetCalls    *prometheus.CounterVec
 	toolsetSessions *prometheus.GaugeVec
+	// exchanges are the requests to the token endpoint of the backends
+	// called as the end user (token exchange).
+	exchanges *prometheus.HistogramVec
 }
 
 // NewMetrics registers the gateway's metrics, plus the Go runtime and
@@ -115,13 +118,28 @@ func NewMetrics() *Metrics {
 			Name:      "toolset_sessions",
 			Help:      "MCP sessions open now at a toolset's endpoints, by toolset.",
 		}, []string{"toolset"}),
+		exchanges: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace,
+			Name:      "token_exchange_duration_seconds",
+			Help:      "Requests to the authorization server's token endpoint exchanging a caller's token for a backend's (RFC 8693), by backend and outcome (ok; refused: an OAuth error answer; failed: no usable answer). Calls served by a kept token make none.",
+			Buckets:   LatencyBuckets,
+		}, []string{"backend", "outcome"}),
 	}
+	m.reg.MustRegister(m.exchanges)
 	m.reg.MustRegister(
 		m.calls, m.latency, m.rejections, m.sessions, m.discoveries, m.connState, m.retries, m.replicas, m.toolsetCalls, m.toolsetSessions,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m
+}
+
+// TokenExchange records one request to the token endpoint for backend.
+func (m *Metrics) TokenExchange(backend, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.exchanges.WithLabelValues(backend, outcome).Observe(d.Seconds())
 }
 
 // ToolsetCall counts a tools/call received at toolset's endpoints.

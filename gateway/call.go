@@ -75,7 +75,7 @@ func (g *Gateway) callTool(ctx context.Context, t *tool, req *mcp.CallToolReques
 	ctx = g.md.outgoingContext(ctx, req.Header, t.md)
 	if x := g.exchangers[t.backend]; x != nil {
 		var failed *mcp.CallToolResult
-		if ctx, failed = g.backendToken(ctx, t.backend, x); failed != nil {
+		if ctx, failed = g.backendToken(ctx, t.backend, x, t.tokenScopes); failed != nil {
 			return failed, nil
 		}
 	}

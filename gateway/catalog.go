@@ -101,6 +101,9 @@ type tool struct {
 	// catalog (scopes.go), and the scopes its API declares
 	// (declaredScopes). Nil for most tools.
 	scopes []string
+	// tokenScopes are the method's own scopes for its backend's
+	// exchanged token (MethodSettings.TokenScopes), sorted.
+	tokenScopes []string
 	// declaredScopes are the scopes of the method's and its service's
 	// (mcpgateway.v1) options, sorted; assemble adds them to scopes.
 	declaredScopes []string

@@ -31,8 +31,8 @@ import (
 // backendToken returns ctx with the backend's token for the caller of
 // ctx in its outgoing metadata, or the result of a call that cannot have
 // one.
-func (g *Gateway) backendToken(ctx context.Context, backend string, x *exchange.Exchanger) (context.Context, *mcp.CallToolResult) {
-	ctx, err := g.withBackendToken(ctx, backend, x)
+func (g *Gateway) backendToken(ctx context.Context, backend string, x *exchange.Exchanger, scopes []string) (context.Context, *mcp.CallToolResult) {
+	ctx, err := g.withBackendToken(ctx, backend, x, scopes)
 	if err == nil {
 		return ctx, nil
 	}
@@ -40,16 +40,16 @@ func (g *Gateway) backendToken(ctx context.Context, backend string, x *exchange.
 		telemetry.Outcome{Code: codes.Unauthenticated, Err: err})
 }
 
-// withBackendToken is backendToken's work; its error is what the caller
-// is told.
-func (g *Gateway) withBackendToken(ctx context.Context, backend string, x *exchange.Exchanger) (context.Context, error) {
+// withBackendToken is backendToken's work, scopes the method's own (nil
+// for none); its error is what the caller is told.
+func (g *Gateway) withBackendToken(ctx context.Context, backend string, x *exchange.Exchanger, scopes []string) (context.Context, error) {
 	p, ok := auth.FromContext(ctx)
 	if !ok || p.AccessToken() == "" {
 		// stdio's local user, or a static bearer token: nothing the
 		// authorization server would exchange.
 		return ctx, fmt.Errorf("backend %s is called as the end user (token exchange), and this request carries no OAuth access token to exchange: connect over HTTP with an OAuth token", backend)
 	}
-	tok, err := x.Token(ctx, p.AccessToken(), nil, p.Expiry)
+	tok, err := x.Token(ctx, p.AccessToken(), scopes, p.Expiry)
 	if err != nil {
 		var xe *exchange.Error
 		if errors.As(err, &xe) && xe.Code != "failed" {

@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
 
@@ -87,6 +89,10 @@ type MethodSettings struct {
 	// OperationWait, when nonzero, replaces Options.OperationWait for the
 	// method if it is long-running (negative: do not wait).
 	OperationWait time.Duration
+	// TokenScopes are asked, on top of the exchanger's own, for the
+	// backend's token when the method is called as the end user
+	// (Backend.TokenExchange); a token is kept per set of scopes.
+	TokenScopes []string
 }
 
 // backendSettings is one backend's compiled settings. A nil
@@ -120,6 +126,12 @@ func newBackendSettings(b Backend) (*backendSettings, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, sc := range m.TokenScopes {
+			if !auth.ValidScope(sc) {
+				return nil, fmt.Errorf("methods[%d].TokenScopes: %q is not an OAuth scope token", i, sc)
+			}
+		}
+		m.TokenScopes = slices.Compact(slices.Sorted(slices.Values(m.TokenScopes)))
 		s.methods = append(s.methods, compiledMethod{pattern: ps[0], MethodSettings: m})
 	}
 	if len(b.Metadata) > 0 {
@@ -204,5 +216,6 @@ func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor, d dead
 		if t.lro != nil && mc.OperationWait != 0 {
 			t.lro.wait = mc.OperationWait
 		}
+		t.tokenScopes = mc.TokenScopes
 	}
 }

@@ -191,7 +191,7 @@ func (g *Gateway) openTask(ctx context.Context, toolset int, id string, req *mcp
 	}
 	octx := g.md.outgoingContext(ctx, req.Header, b.md)
 	if x := g.exchangers[ref.backend]; x != nil {
-		if octx, err = g.withBackendToken(octx, ref.backend, x); err != nil {
+		if octx, err = g.withBackendToken(octx, ref.backend, x, start.tokenScopes); err != nil {
 			return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: what + ": " + err.Error()}
 		}
 	}

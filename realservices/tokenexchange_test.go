@@ -220,7 +220,8 @@ func startCheckingZoo(t *testing.T, as *authServer) (string, *seenBy) {
 // gateway's) and sees the user's subject; the caller's own token never
 // reaches it; a second call reuses the exchanged token; an audience the
 // server does not serve (invalid_target), a scope it does not grant
-// (invalid_scope) and a user it will not exchange for each give a tool
+// (invalid_scope, asked by the backend or by one method of a backend
+// whose other methods work) and a user it will not exchange for each give a tool
 // execution error naming the refusal, and the backend never sees those
 // calls.
 func TestTokenExchange(t *testing.T) {
@@ -249,7 +250,9 @@ func TestTokenExchange(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { conn.Close() })
-		backends = append(backends, gateway.Backend{Name: b.name, Address: addr, Conn: conn, TokenExchange: x})
+		// DeleteAnimal asks for zoo.admin on top: a scope per method.
+		backends = append(backends, gateway.Backend{Name: b.name, Address: addr, Conn: conn, TokenExchange: x,
+			Methods: []gateway.MethodSettings{{Match: "zoo.v1.ZooService/DeleteAnimal", TokenScopes: []string{"zoo.admin"}}}})
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -295,6 +298,7 @@ func TestTokenExchange(t *testing.T) {
 	for tool, want := range map[string]string{
 		"billing_ZooService_GetAnimal": "refused a token for backend billing on your behalf: invalid_target (no backend billing-backend here)",
 		"admin_ZooService_GetAnimal":   "refused a token for backend admin on your behalf: invalid_scope (zoo.admin is not granted by token exchange)",
+		"zoo_ZooService_DeleteAnimal":  "refused a token for backend zoo on your behalf: invalid_scope (zoo.admin is not granted by token exchange)",
 	} {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: map[string]any{"id": "leo"}})
 		if err != nil {

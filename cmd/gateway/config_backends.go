@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/grpctarget"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
@@ -90,9 +91,14 @@ func fileBackends(ctx context.Context, backends []fileBackend, doc *configDoc, p
 			if m.CallTimeout < 0 || m.StreamTimeout < 0 {
 				return nil, fmt.Errorf("%s: %s: timeouts must be positive durations", doc.at(mk), mk)
 			}
+			for _, sc := range m.TokenScope {
+				if !auth.ValidScope(sc) {
+					return nil, doc.errorf(mk+".token_scope", "%q is not an OAuth scope token", sc)
+				}
+			}
 			b.backend.Methods = append(b.backend.Methods, gateway.MethodSettings{
 				Match: m.Match, CallTimeout: time.Duration(m.CallTimeout), StreamTimeout: time.Duration(m.StreamTimeout), Hidden: m.Hidden,
-				OperationWait: time.Duration(m.OperationWait),
+				OperationWait: time.Duration(m.OperationWait), TokenScopes: m.TokenScope,
 			})
 		}
 		if b.backend.Files, err = fb.descriptorFiles(ctx, doc, key, protoCache); err != nil {

@@ -84,4 +84,5 @@ type fileMethod struct {
 	Hidden        bool     `yaml:"hidden" help:"true: never offered as a tool"`
 	// OperationWait overrides operation_wait for a long-running method.
 	OperationWait duration `yaml:"operation_wait" help:"operation_wait for the matching long-running methods (off or negative: do not wait)"`
+	TokenScope    []string `yaml:"token_scope" help:"scopes asked, on top of token_exchange's (or --backend-token-exchange-scope), for the backend's token when the matching methods are called as the end user; unused otherwise"`
 }

@@ -51,11 +51,13 @@ func (g *Gateway) Handler() http.Handler {
 	hosts := g.opts.AllowedHosts
 	wsOpts := withHosts(g.opts.WebSocket, hosts, func(o *mcp.WebSocketOptions) *[]string { return &o.AllowedHosts })
 	sseOpts := withHosts(g.opts.SSE, hosts, func(o *mcp.SSEOptions) *[]string { return &o.AllowedHosts })
-	mux.Handle("/mcp", g.protect(g.streamable))
-	mux.Handle("/ws", g.protect(g.server.WebSocketHandler(wsOpts)))
-	sse := g.protect(g.server.SSEHandler(sseOpts))
-	mux.Handle("/sse", sse)
-	mux.Handle("/sse/message", sse)
+	if !g.opts.ToolsetsOnly {
+		mux.Handle("/mcp", g.protect(g.streamable))
+		mux.Handle("/ws", g.protect(g.server.WebSocketHandler(wsOpts)))
+		sse := g.protect(g.server.SSEHandler(sseOpts))
+		mux.Handle("/sse", sse)
+		mux.Handle("/sse/message", sse)
+	}
 	for _, ts := range g.toolsets {
 		ts.mount(mux, wsOpts, sseOpts)
 	}

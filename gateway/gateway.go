@@ -271,6 +271,13 @@ type Options struct {
 	// discovery; /mcp stays the whole catalog. See [Toolset]; New checks
 	// their names, patterns and scopes.
 	Toolsets []Toolset
+	// ToolsetsOnly serves only the toolsets' endpoints: /mcp, /ws and
+	// /sse (the whole catalog) answer 404, so every agent goes through a
+	// curated view. It needs Toolsets. Stdio then serves StdioToolset.
+	ToolsetsOnly bool
+	// StdioToolset names the toolset ServeStdio serves; empty: the whole
+	// catalog (refused with ToolsetsOnly).
+	StdioToolset string
 	// ForwardHeaders names inbound HTTP headers copied into the gRPC
 	// metadata of each call (lowercased; every value kept). Nothing else
 	// of the request is forwarded. New refuses a hop-by-hop header
@@ -530,6 +537,12 @@ func (g *Gateway) Server() *mcp.Server { return g.server }
 // ServeStdio serves MCP over newline-delimited JSON on in and out until in
 // ends or ctx is done.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	if ts := g.toolsetNamed(g.opts.StdioToolset); ts != nil {
+		return ts.server.ServeStdio(ctx, in, out)
+	}
+	if g.opts.ToolsetsOnly {
+		return errors.New("gateway: Options.ToolsetsOnly: stdio serves no toolset: set Options.StdioToolset")
+	}
 	return g.server.ServeStdio(ctx, in, out)
 }
 

@@ -100,6 +100,22 @@ func (g *Gateway) checkToolsets() error {
 			return err
 		}
 	}
+	switch {
+	case g.opts.ToolsetsOnly && len(g.opts.Toolsets) == 0:
+		return errors.New("Options.ToolsetsOnly: needs Options.Toolsets (with neither, nothing would be served)")
+	case g.opts.StdioToolset != "" && !seen[g.opts.StdioToolset]:
+		return fmt.Errorf("Options.StdioToolset %q: no toolset of that name", g.opts.StdioToolset)
+	}
+	return nil
+}
+
+// toolsetNamed is the toolset of that name, nil for none ("").
+func (g *Gateway) toolsetNamed(name string) *toolsetServer {
+	for _, ts := range g.toolsets {
+		if ts.def.Name == name {
+			return ts
+		}
+	}
 	return nil
 }
 

@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -226,5 +228,66 @@ func TestToolsetTasks(t *testing.T) {
 	}
 	if srv.Polls() != polls || len(srv.Cancelled()) != 0 {
 		t.Errorf("task methods outside the toolset reached the backend: %d polls, cancelled %v", srv.Polls()-polls, srv.Cancelled())
+	}
+}
+
+// TestToolsetsOnly: with ToolsetsOnly the whole catalog's endpoints
+// answer 404 while the toolsets serve; stdio serves StdioToolset; New
+// refuses ToolsetsOnly without toolsets and a StdioToolset that names
+// none, and ServeStdio refuses to serve the whole catalog.
+func TestToolsetsOnly(t *testing.T) {
+	zooB, base := toolsetGateway(t, &gateway.Options{ToolsetsOnly: true})
+	for _, path := range []string{"/mcp", "/ws", "/sse"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	zr, err := connectAt(ctx, t, base, "streamable", "", "zoo-read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := toolsetNames(ctx, t, zr); !slices.Contains(names, "ZooService_GetAnimal") {
+		t.Errorf("zoo-read lists %v", names)
+	}
+
+	g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &gateway.Options{ToolsetsOnly: true, StdioToolset: "reads",
+		Toolsets: []gateway.Toolset{{Name: "reads", Include: []string{"zoo.v1.ZooService/Get*"}, ToolMode: gateway.ToolModeTyped}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Shutdown(context.Background()) })
+	cs := stdioTransport(t, &streamGateway{gw: g}, nil)
+	if names := toolsetNames(ctx, t, cs); len(names) == 0 || slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, "ZooService_Get") }) {
+		t.Errorf("stdio serving the reads toolset lists %v", names)
+	}
+
+	for _, c := range []struct {
+		opts gateway.Options
+		want string
+	}{
+		{gateway.Options{ToolsetsOnly: true}, "Options.ToolsetsOnly: needs Options.Toolsets"},
+		{gateway.Options{StdioToolset: "nope", Toolsets: []gateway.Toolset{{Name: "a"}}}, `Options.StdioToolset "nope": no toolset of that name`},
+	} {
+		if g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			if err == nil {
+				_ = g.Shutdown(ctx)
+			}
+			t.Errorf("New(%+v): %v, want %q", c.opts, err, c.want)
+		}
+	}
+	g2, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &gateway.Options{ToolsetsOnly: true, Toolsets: []gateway.Toolset{{Name: "a"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = g2.Shutdown(context.Background()) }()
+	if err := g2.ServeStdio(ctx, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), "set Options.StdioToolset") {
+		t.Errorf("ServeStdio with ToolsetsOnly and no StdioToolset: %v", err)
 	}
 }

@@ -25,7 +25,7 @@ var helpGroups = []struct {
 		"result-store-bytes-per-principal", "result-store-entries-per-principal",
 		"input-errors", "json-names", "tool-mode", "tool-budget", "expose-debug-info"}},
 	{"Search mode", []string{"search-embeddings", "search-embeddings-model", "search-embeddings-key-file"}},
-	{"MCP front door", []string{"listen", "stdio", "admin-listen", "allowed-host", "allow-origin", "allow-unauthenticated", "tls-cert", "tls-key",
+	{"MCP front door", []string{"listen", "stdio", "toolsets-only", "stdio-toolset", "admin-listen", "allowed-host", "allow-origin", "allow-unauthenticated", "tls-cert", "tls-key",
 		"max-request-bytes", "ws-max-message-bytes", "ws-max-connections", "max-concurrent-calls", "max-in-flight",
 		"max-in-flight-per-principal", "max-task-polls", "max-batch",
 		"max-sessions", "max-sessions-per-principal", "session-idle-timeout", "read-timeout", "session-secret-file", "session-ttl", "shutdown-grace"}},

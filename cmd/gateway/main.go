@@ -137,6 +137,8 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	c.backends.register(fs)
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address for MCP over HTTP: Streamable HTTP at /mcp, WebSocket at /ws, legacy SSE at /sse")
 	fs.BoolVar(&c.stdio, "stdio", false, "serve MCP on stdin/stdout instead of HTTP (logs go to stderr)")
+	fs.BoolVar(&c.opts.ToolsetsOnly, "toolsets-only", false, "serve only the toolsets' endpoints (/mcp/NAME...; see toolsets: in the config file): /mcp, /ws and /sse, the whole catalog, answer 404")
+	fs.StringVar(&c.opts.StdioToolset, "stdio-toolset", "", "with --stdio, serve this toolset instead of the whole catalog")
 	fs.BoolVar(&c.tls.Plaintext, "plaintext", false, "use plaintext to the backend (the default for loopback backends; others default to TLS)")
 	fs.StringVar(&c.tls.CAFile, "backend-ca", "", "PEM file of CA certificates for the backend's TLS (default: system roots)")
 	fs.StringVar(&c.tls.CertFile, "backend-cert", "", "PEM client certificate for mutual TLS to the backend (with --backend-key)")

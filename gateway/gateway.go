@@ -534,6 +534,15 @@ func (g *Gateway) Tools() *mcp.ToolSet { return g.catalog.Load().set }
 // Server returns the MCP server, for transports the caller runs itself.
 func (g *Gateway) Server() *mcp.Server { return g.server }
 
+// ToolsetServer returns the MCP server of the toolset of that name (see
+// Options.Toolsets), nil for none.
+func (g *Gateway) ToolsetServer(name string) *mcp.Server {
+	if ts := g.toolsetNamed(name); ts != nil {
+		return ts.server
+	}
+	return nil
+}
+
 // ServeStdio serves MCP over newline-delimited JSON on in and out until in
 // ends or ctx is done.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {

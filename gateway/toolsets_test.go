@@ -13,6 +13,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // toolsetGateway serves a recording zoo and the shop with two toolsets:
@@ -289,5 +290,46 @@ func TestToolsetsOnly(t *testing.T) {
 	defer func() { _ = g2.Shutdown(context.Background()) }()
 	if err := g2.ServeStdio(ctx, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), "set Options.StdioToolset") {
 		t.Errorf("ServeStdio with ToolsetsOnly and no StdioToolset: %v", err)
+	}
+}
+
+// TestToolsetListChanged: a refresh that changes one toolset's tools
+// notifies that toolset's clients and not another's.
+func TestToolsetListChanged(t *testing.T) {
+	shopAPI, otherAPI := &fakeAPI{}, &fakeAPI{}
+	shopAPI.set(t, apiFile("shop.v1", "Shop", method("A")))
+	otherAPI.set(t, apiFile("other.v1", "Other", method("A")))
+	shop, _ := serveFake(t, shopAPI, "127.0.0.1:0")
+	other, _ := serveFake(t, otherAPI, "127.0.0.1:0")
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", shop), dialBackend(t, "other", other)}, &gateway.Options{
+		Refresh: 50 * time.Millisecond, ToolMode: gateway.ToolModeTyped,
+		Toolsets: []gateway.Toolset{{Name: "shop", Include: []string{"shop.v1.*"}}, {Name: "other", Include: []string{"other.v1.*"}}}})
+	var shopChanges, otherChanges listChanges
+	connectNotified(t, base+"/mcp/shop", "2025-11-25", shopChanges.options())
+	connectNotified(t, base+"/mcp/other", "2025-11-25", otherChanges.options())
+	for _, name := range []string{"shop", "other"} {
+		testutil.WaitFor(t, "the "+name+" client's notification stream", func() bool { return g.ToolsetServer(name).NotificationStreams() == 1 })
+	}
+	wait := func(l *listChanges, what string) {
+		t.Helper()
+		select {
+		case <-l.kick:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no list_changed", what)
+		}
+	}
+	shopAPI.set(t, apiFile("shop.v1", "Shop", method("A"), method("B")))
+	wait(&shopChanges, "shop after its change")
+	otherAPI.set(t, apiFile("other.v1", "Other", method("A"), method("B")))
+	wait(&otherChanges, "other after its change")
+	shopAPI.set(t, apiFile("shop.v1", "Shop", method("B")))
+	wait(&shopChanges, "shop after its second change")
+	// Each stream delivers in order: a wrong notification would have come
+	// before the right one waited for last.
+	if n, _ := shopChanges.counts(); n != 2 {
+		t.Errorf("shop's client got %d list_changed, want 2 (its own changes)", n)
+	}
+	if n, _ := otherChanges.counts(); n != 1 {
+		t.Errorf("other's client got %d list_changed, want 1", n)
 	}
 }

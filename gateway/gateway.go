@@ -507,8 +507,13 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	}
 	so.Logger, so.Trace, so.TraceBodies = g.opts.Logger, g.traceLogger(), g.opts.LogArguments
 	so.SessionObserver, so.PrincipalOf, so.TaskWaitTimeout = g.observeSessions(), who, g.opts.CallTimeout
-	if g.opts.State != nil {
+	switch {
+	case g.opts.State != nil:
 		so.FleetSlots = g.opts.State
+	case len(g.opts.Toolsets) > 0:
+		// Each toolset has a server of its own: a principal's share of
+		// in-flight requests is counted across all of them.
+		so.FleetSlots = new(processSlots)
 	}
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g, &so)
 	httpOpts := withHosts(g.opts.HTTP, g.opts.AllowedHosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })

@@ -156,7 +156,7 @@ func (g *Gateway) rebuild() (bool, error) {
 			undiscovered = append(undiscovered, b.b.Name)
 		}
 	}
-	c, err := assemble(parts, g.scopeRules, &g.scopePins, g.opts.Auth != nil)
+	c, err := assemble(parts, g.scopeRules, &g.scopePins, g.opts.Auth != nil, g.opts.Auth.OAuth())
 	if err != nil {
 		return false, err
 	}
@@ -229,7 +229,13 @@ func (g *Gateway) rebuild() (bool, error) {
 // caller read and cancel every other caller's operations, which tasks
 // (each bound to its owner) do not. Tasks still reach those methods, as
 // the filters allow; the operator lists the tools by scoping them.
-func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOperations bool) (*catalog, error) {
+//
+// With declared (an OAuth front door), the scopes the API declares in its
+// options are added to each tool's; static bearer tokens hold no scopes,
+// so without OAuth they would lock the tools away. They never list a
+// withheld Operations tool: only the operator's rule says who may use
+// every caller's operations.
+func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOperations, declared bool) (*catalog, error) {
 	slices.SortFunc(parts, func(a, b *backendTools) int { return cmp.Compare(a.backend, b.backend) })
 	var all []*tool
 	var names, backends, methods []string
@@ -253,7 +259,7 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 	}
 	withheld := make([]bool, len(all))
 	for i, t := range all {
-		withheld[i] = guardOperations && len(scopes.scopes[i])+len(t.declaredScopes) == 0 && strings.HasPrefix(t.method, "/"+operationsService+"/")
+		withheld[i] = guardOperations && len(scopes.scopes[i]) == 0 && strings.HasPrefix(t.method, "/"+operationsService+"/")
 	}
 	// Every listed tool's final name by backend and method, so the
 	// long-running tools' descriptions and results can name the tools
@@ -270,7 +276,7 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 		nt := *t
 		nt.def.Name = final[i]
 		nt.scopes = scopes.scopes[i]
-		if len(t.declaredScopes) > 0 {
+		if declared && len(t.declaredScopes) > 0 {
 			nt.scopes = slices.Compact(slices.Sorted(slices.Values(slices.Concat(nt.scopes, t.declaredScopes))))
 		}
 		nt.obs = toolObs{}

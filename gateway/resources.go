@@ -348,14 +348,19 @@ func (g *Gateway) Resources() *mcp.ResourceSet { return g.catalog.Load().resourc
 // message a bounded schema leaves out (toolsize.go), or a result kept
 // whole after a cut (budget.go).
 func (g *Gateway) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
+	return g.readResource(ctx, g.catalog.Load().resources, nil, req)
+}
+
+// readResource is ReadResource in rc; services, when set, are the only
+// services it serves (a toolset's).
+func (g *Gateway) readResource(ctx context.Context, rc *resourceCatalog, services map[string]bool, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
 	uri := req.URI
 	if strings.HasPrefix(uri, ResultURIPrefix) {
 		return g.readResult(ctx, req)
 	}
-	rc := g.catalog.Load().resources
 	var text string
 	var err error
-	if r := rc.byURI[uri]; r != nil {
+	if r := rc.byURI[uri]; r != nil && (services == nil || services[uri]) {
 		text, err = r.source()
 	} else if mr := rc.lookup(uri); mr != nil {
 		text, err = mr.source()

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
@@ -59,6 +60,10 @@ var toolsetNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 func ValidToolsetName(name string) error {
 	if !toolsetNameRE.MatchString(name) {
 		return fmt.Errorf("%q: want 1 to 63 of a-z 0-9 _ -, starting with a letter or digit (it is the endpoints' path segment: /mcp/NAME)", name)
+	}
+	if name == "message" {
+		// /sse/message is where the whole catalog's SSE sessions post.
+		return fmt.Errorf("%q is reserved: /sse/message is the legacy SSE endpoint's message path", name)
 	}
 	return nil
 }
@@ -148,13 +153,30 @@ func (g *Gateway) newToolsetServers(so mcp.ServerOptions, httpOpts *mcp.Streamab
 // buildToolsets gives c a listing per toolset, from c's final tools.
 func (g *Gateway) buildToolsets(c *catalog) error {
 	c.toolsets = make([]*listing, len(g.toolsets))
+	index := make(map[string]int, len(c.tools))
+	for j, t := range c.tools {
+		index[t.def.Name] = j
+	}
 	for i, ts := range g.toolsets {
 		l := &listing{byName: make(map[string]*tool)}
-		var member []bool
-		for _, t := range c.tools {
-			in := ts.filter.matchPath(t.method[1:])
-			member = append(member, in)
-			if in {
+		member := make([]bool, len(c.tools))
+		for j, t := range c.tools {
+			if !ts.filter.matchPath(t.method[1:]) {
+				continue
+			}
+			member[j] = true
+			// A long-running tool's description and results name the
+			// tools that poll its operation: they come with it.
+			if t.lro != nil {
+				for _, name := range []string{t.lro.getTool, t.lro.waitTool} {
+					if k, ok := index[name]; ok && name != "" {
+						member[k] = true
+					}
+				}
+			}
+		}
+		for j, t := range c.tools {
+			if member[j] {
 				l.tools = append(l.tools, t)
 				l.byName[t.def.Name] = t
 			}
@@ -301,10 +323,7 @@ func (ts *toolsetServer) Resources() *mcp.ResourceSet {
 // a message a bounded schema names, or a result kept for the caller.
 func (ts *toolsetServer) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
 	c, l := ts.current()
-	if _, isService := c.resources.byURI[req.URI]; isService && !l.services[req.URI] {
-		return nil, fmt.Errorf("%w: %s", mcp.ErrResourceNotFound, req.URI)
-	}
-	return ts.g.ReadResource(ctx, req)
+	return ts.g.readResource(ctx, c.resources, l.services, req)
 }
 
 // GetTask, AwaitTask and CancelTask are mcp.TaskHandler: the tasks of
@@ -333,7 +352,11 @@ func (ts *toolsetServer) mount(mux *http.ServeMux, wsOpts *mcp.WebSocketOptions,
 	g := ts.g
 	mux.Handle("/mcp/"+ts.def.Name, g.protect(ts.requireScopes(ts.streamable)))
 	mux.Handle("/ws/"+ts.def.Name, g.protect(ts.requireScopes(ts.server.WebSocketHandler(wsOpts))))
-	sse := g.protect(ts.requireScopes(ts.server.SSEHandler(sseOpts)))
+	// The toolset's SSE sessions post under its own path, whatever
+	// message path the whole catalog's announce.
+	so := *sseOpts
+	so.MessagePath = ""
+	sse := g.protect(ts.requireScopes(ts.server.SSEHandler(&so)))
 	mux.Handle("/sse/"+ts.def.Name, sse)
 	mux.Handle("/sse/"+ts.def.Name+"/message", sse)
 }
@@ -356,4 +379,33 @@ func (ts *toolsetServer) requireScopes(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// processSlots counts each principal's requests in flight across the
+// gateway's MCP servers (the whole catalog's and the toolsets'), as
+// mcp.FleetSlots, so that ServerOptions.MaxInFlightPerPrincipal is one
+// share however many endpoints a principal uses. A fleet counts in its
+// store instead (Options.State).
+type processSlots struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (p *processSlots) AcquireSlot(_ context.Context, principal string, limit int) (func(), error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n[principal] >= limit {
+		return nil, mcp.ErrNoSlot
+	}
+	if p.n == nil {
+		p.n = make(map[string]int)
+	}
+	p.n[principal]++
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.n[principal]--; p.n[principal] <= 0 {
+			delete(p.n, principal)
+		}
+	}, nil
 }

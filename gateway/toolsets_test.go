@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +14,10 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
+	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
@@ -331,5 +336,74 @@ func TestToolsetListChanged(t *testing.T) {
 	}
 	if n, _ := otherChanges.counts(); n != 1 {
 		t.Errorf("other's client got %d list_changed, want 1", n)
+	}
+}
+
+// TestToolsetTakesPollers: a toolset holding a long-running tool holds
+// the tools its description and results name for polling its operation
+// (GetOperation, WaitOperation), though its patterns name only the tool.
+func TestToolsetTakesPollers(t *testing.T) {
+	srv, stop, err := lrotest.Start(lrotest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped,
+		Toolsets: []gateway.Toolset{{Name: "run", Include: []string{"lrotest.v1.Jobs/Run"}}}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cs, err := connectAt(ctx, t, base, "streamable", "", "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := toolsetNames(ctx, t, cs)
+	if !slices.Contains(names, "Jobs_Run") || !slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, "GetOperation") }) {
+		t.Errorf("the run toolset lists %v, want Jobs_Run and the GetOperation that polls it", names)
+	}
+	if slices.Contains(names, "Jobs_Peek") {
+		t.Errorf("the run toolset lists %v: Jobs_Peek is not in it", names)
+	}
+}
+
+// TestToolsetsSharePrincipalShare: a principal's share of requests in
+// flight (MaxInFlightPerPrincipal) counts across the whole catalog's
+// endpoint and the toolsets', not once per endpoint.
+func TestToolsetsSharePrincipalShare(t *testing.T) {
+	api := &fakeAPI{hold: make(chan struct{}), held: make(chan struct{}, 1)}
+	api.set(t, apiFile("svc.v1", "S", method("Slow")))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	path := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(path, []byte("tok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := auth.New(t.Context(), auth.Config{BearerTokensFile: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Auth: a, ToolMode: gateway.ToolModeTyped,
+		Server: &mcp.ServerOptions{MaxInFlightPerPrincipal: 1}, Toolsets: []gateway.Toolset{{Name: "all"}}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	whole := connectAs(ctx, t, base, "streamable", "tok")
+	ts, err := connectAt(ctx, t, base, "streamable", "tok", "all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := whole.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "block"}})
+		done <- err
+	}()
+	<-api.held
+	if _, err := ts.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "x"}}); err == nil || !strings.Contains(err.Error(), "server busy") {
+		t.Errorf("a second call through the toolset while one runs on /mcp: %v, want server busy", err)
+	}
+	close(api.hold)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Errorf("after the first call ended: %v", err)
 	}
 }

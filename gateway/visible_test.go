@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
@@ -149,5 +152,25 @@ func TestListVisibleOnlyPrivate(t *testing.T) {
 	}
 	if !strings.Contains(admin, "ShopService_DeleteItem") || strings.Contains(user, "ShopService_DeleteItem") {
 		t.Errorf("admin's list %s, user's %s: want DeleteItem in the admin's only", admin, user)
+	}
+}
+
+// TestDeclaredScopesNeedOAuth: scopes the API declares apply only with an
+// OAuth front door; static bearer tokens, which hold no scopes, still
+// call a method that declares one.
+func TestDeclaredScopesNeedOAuth(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(path, []byte("static-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := auth.New(t.Context(), auth.Config{BearerTokensFile: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", scopedShop(t))}, &gateway.Options{Auth: a, ToolMode: gateway.ToolModeTyped})
+	cs := connectAs(t.Context(), t, base, "streamable", "static-token")
+	if got := tryCall(t.Context(), t, cs, gateway.ToolModeTyped, "ShopService_DeleteItem", map[string]any{}); got != "" {
+		t.Errorf("DeleteItem with a static token: refused, asking for %q", got)
 	}
 }

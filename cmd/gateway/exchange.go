@@ -67,6 +67,12 @@ func (f *exchangeFlags) settings() (*exchangeSettings, error) {
 func (s *exchangeSettings) options(setting string) (exchange.Options, error) {
 	o := exchange.Options{TokenURL: s.TokenURL, ClientID: s.ClientID, Audience: s.Audience, Resource: s.Resource, Scopes: s.Scope, KeyID: s.KeyID}
 	switch {
+	case s.ClientID == "":
+		return o, fmt.Errorf("%s: the client id is required (--backend-token-exchange-client-id, or client_id in a backend's token_exchange)", setting)
+	case s.ClientSecretFile == "" && s.PrivateKeyFile == "":
+		return o, fmt.Errorf("%s: a client credential is required: a secret file (--backend-token-exchange-secret-file, client_secret_file) or a private key file (--backend-token-exchange-key-file, private_key_file)", setting)
+	case s.Audience == "" && s.Resource == "":
+		return o, fmt.Errorf("%s: name the backend to the authorization server: an audience (--backend-token-exchange-audience, audience) or a resource (--backend-token-exchange-resource, resource)", setting)
 	case s.ClientSecretFile != "" && s.PrivateKeyFile != "":
 		return o, fmt.Errorf("%s: give client_secret_file or private_key_file, not both", setting)
 	case s.ClientSecretFile != "":

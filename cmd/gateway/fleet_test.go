@@ -310,7 +310,7 @@ func TestFleet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(out, "across the gateway's replicas") {
+		if !strings.Contains(out, "across the gateway's endpoints and replicas") {
 			t.Errorf("a call over the principal's fleet-wide share was not refused: %s", out)
 		}
 		for i := range fleetShare {

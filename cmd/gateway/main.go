@@ -192,6 +192,9 @@ func (c *config) validate() error {
 	if c.methodDeadlines, err = parseMethodTimeouts(c.methodTimeouts); err != nil {
 		return err
 	}
+	if err := c.checkToolsets(); err != nil {
+		return err
+	}
 	xs, err := c.exchange.settings()
 	if err != nil {
 		return err

@@ -21,6 +21,9 @@ var optionFlags = strings.NewReplacer(
 	"OAuthConfig.ToolScopes", "--oauth-tool-scope",
 	"Options.StrictScopes", "--strict-scopes",
 	"Options.Include", "--include",
+	// Before Options.Toolsets, which is a prefix of both.
+	"Options.ToolsetsOnly", "--toolsets-only",
+	"Options.StdioToolset", "--stdio-toolset",
 	"Options.Toolsets", "toolsets",
 	"Options.Exclude", "--exclude",
 	"Options.CallTimeout", "--call-timeout",

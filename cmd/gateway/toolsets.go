@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
 
@@ -47,7 +49,34 @@ func fileToolsets(toolsets []fileToolset, doc *configDoc, oauth bool) ([]gateway
 		if len(ft.RequiredScope) > 0 && !oauth {
 			return nil, doc.errorf(key+".required_scope", "needs --oauth-jwks-url (scopes come from OAuth tokens)")
 		}
+		for _, s := range ft.RequiredScope {
+			if !auth.ValidScope(s) {
+				return nil, doc.errorf(key+".required_scope", "%q is not an OAuth scope token (printable ASCII, no spaces, quotes or backslashes)", s)
+			}
+		}
 		out = append(out, ts)
 	}
 	return out, nil
+}
+
+// checkToolsets checks the settings around toolsets that only the whole
+// configuration can: --toolsets-only needs toolsets, --stdio-toolset
+// needs --stdio and names one of them, and stdio with --toolsets-only
+// needs it.
+func (c *config) checkToolsets() error {
+	named := false
+	for _, ts := range c.opts.Toolsets {
+		named = named || ts.Name == c.opts.StdioToolset
+	}
+	switch {
+	case c.opts.ToolsetsOnly && len(c.opts.Toolsets) == 0:
+		return errors.New("--toolsets-only needs toolsets (toolsets: in the config file)")
+	case c.opts.StdioToolset != "" && !c.stdio:
+		return errors.New("--stdio-toolset needs --stdio")
+	case c.opts.StdioToolset != "" && !named:
+		return fmt.Errorf("--stdio-toolset %q: no toolset of that name in the config file's toolsets:", c.opts.StdioToolset)
+	case c.stdio && c.opts.ToolsetsOnly && c.opts.StdioToolset == "":
+		return errors.New("--stdio with --toolsets-only needs --stdio-toolset: stdio serves one toolset")
+	}
+	return nil
 }

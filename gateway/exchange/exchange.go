@@ -9,8 +9,9 @@
 // token, scopes) until shortly before they expire, bounded in number;
 // concurrent calls that need the same token share one request; a refusal
 // is an *Error with the server's code (invalid_target, invalid_scope...)
-// and is kept briefly, so a model calling again at once does not make the
-// gateway ask again; nothing is retried in a loop. The package knows
+// and is kept for 5 s, any other failure for 1 s, so a model calling again
+// at once does not make the gateway ask again; nothing is retried in a
+// loop. The package knows
 // nothing of MCP or gRPC.
 package exchange
 
@@ -57,8 +58,11 @@ const (
 	DefaultTimeout    = 10 * time.Second
 	DefaultMaxEntries = 10000
 	DefaultEarly      = 30 * time.Second
-	// refusalTTL is how long a refusal (an OAuth error answer) is kept.
+	// refusalTTL is how long a refusal (an OAuth error answer) is kept,
+	// failureTTL any other failure: the callers of that moment share it,
+	// and a call a little later asks again.
 	refusalTTL = 5 * time.Second
+	failureTTL = time.Second
 	// maxResponseBytes bounds what is read of the token endpoint's answer.
 	maxResponseBytes = 1 << 20
 )
@@ -194,49 +198,44 @@ func New(o Options) (*Exchanger, error) {
 func (x *Exchanger) Token(ctx context.Context, subjectToken string, scopes []string, notAfter time.Time) (string, error) {
 	scopes = x.scopes(scopes)
 	key := cacheKey(subjectToken, scopes)
-	for {
-		now := time.Now()
-		x.mu.Lock()
-		e, ok := x.entries[key]
-		if ok {
-			select {
-			case <-e.done:
-				if now.Before(e.until) {
-					x.mu.Unlock()
-					return e.token, e.err
-				}
-				delete(x.entries, key)
-				ok = false
-			default:
-			}
-		}
-		if !ok {
-			e = &entry{done: make(chan struct{})}
-			x.makeRoom(now)
-			x.entries[key] = e
-			x.mu.Unlock()
-			x.exchange(ctx, e, subjectToken, scopes, notAfter)
-			return e.token, e.err
-		}
-		x.mu.Unlock()
+	now := time.Now()
+	x.mu.Lock()
+	e, ok := x.entries[key]
+	if ok {
 		select {
 		case <-e.done:
-			// Loop: the shared exchange ended; its answer is read above
-			// (and a caller whose own context ended first gets its own
-			// error, not a token for nothing).
-		case <-ctx.Done():
-			return "", ctx.Err()
+			if !now.Before(e.until) {
+				delete(x.entries, key)
+				ok = false
+			}
+		default:
 		}
+	}
+	if !ok {
+		e = &entry{done: make(chan struct{})}
+		x.makeRoom(now)
+		x.entries[key] = e
+		// The request runs on its own, bounded by Options.Timeout: every
+		// caller, the first included, waits for it only as long as its
+		// own context allows, and all of them get its one answer.
+		go x.exchange(context.WithoutCancel(ctx), e, subjectToken, scopes, notAfter)
+	}
+	x.mu.Unlock()
+	select {
+	case <-e.done:
+		return e.token, e.err
+	case <-ctx.Done():
+		return "", ctx.Err()
 	}
 }
 
-// exchange makes the request for e and closes e.done. Its context is the
-// first caller's, without its cancellation: the callers waiting on it
-// must not see the first one's cancellation as their error.
+// exchange makes the request for e and closes e.done. Its context carries
+// the first caller's values, not its cancellation: the callers waiting on
+// it must not see the first one's cancellation as their error.
 func (x *Exchanger) exchange(ctx context.Context, e *entry, subjectToken string, scopes []string, notAfter time.Time) {
 	defer close(e.done)
 	start := time.Now()
-	tok, expiresIn, err := x.request(context.WithoutCancel(ctx), subjectToken, scopes)
+	tok, expiresIn, err := x.request(ctx, subjectToken, scopes)
 	outcome := "ok"
 	var xe *Error
 	switch {
@@ -253,13 +252,17 @@ func (x *Exchanger) exchange(ctx context.Context, e *entry, subjectToken string,
 	case outcome == "refused":
 		e.err, e.until = err, now.Add(refusalTTL)
 	case err != nil:
-		// Kept for no time: the next call asks again.
-		e.err, e.until = err, now
+		e.err, e.until = err, now.Add(failureTTL)
 	default:
 		e.token = tok
 		e.until = now.Add(time.Minute)
-		if expiresIn > 0 {
+		switch {
+		case expiresIn > 2*x.o.Early:
 			e.until = now.Add(expiresIn - x.o.Early)
+		case expiresIn > 0:
+			// A short-lived token is used for half its life, so calls
+			// made at once share it and none is sent about to expire.
+			e.until = now.Add(expiresIn / 2)
 		}
 		if !notAfter.IsZero() && notAfter.Before(e.until) {
 			e.until = notAfter

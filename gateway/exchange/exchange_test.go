@@ -169,8 +169,8 @@ func TestExchangeWaiterCancelled(t *testing.T) {
 }
 
 // TestExchangeRefused: an OAuth error answer is an *Error with its code
-// and description, kept briefly (a second call makes no request); a
-// failure that is not an OAuth answer is not kept.
+// and description, kept (a second call at once makes no request); so is
+// a failure that is not an OAuth answer, for less long.
 func TestExchangeRefused(t *testing.T) {
 	ep := newEndpoint(t)
 	ep.answer = func(w http.ResponseWriter, r *http.Request) {
@@ -203,10 +203,10 @@ func TestExchangeRefused(t *testing.T) {
 			t.Fatalf("broken endpoint: %v", err)
 		}
 	}
-	if n := ep.hits.Load(); n != 3 {
-		t.Errorf("%d requests, want 3: a failure is not kept", n)
+	if n := ep.hits.Load(); n != 2 {
+		t.Errorf("%d requests, want 2: a failure is kept for a second", n)
 	}
-	if strings.Join(outcomes, ",") != "refused,failed,failed" {
+	if strings.Join(outcomes, ",") != "refused,failed" {
 		t.Errorf("observed %v", outcomes)
 	}
 }
@@ -273,5 +273,41 @@ func TestNewChecks(t *testing.T) {
 		if _, err := exchange.New(c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New(%+v): %v, want %q", c.o, err, c.want)
 		}
+	}
+}
+
+// TestExchangeFailureShared: callers waiting on an exchange that fails, or
+// coming just after, all get its failure from the one request (none
+// starts another in turn), and the first caller returns when its own
+// context ends.
+func TestExchangeFailureShared(t *testing.T) {
+	ep := newEndpoint(t)
+	ep.gate, ep.arrived = make(chan struct{}), make(chan struct{}, 1)
+	ep.answer = func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) }
+	x := newExchanger(t, exchange.Options{TokenURL: ep.URL, ClientID: "gw", ClientSecret: "s", Audience: "zoo"})
+	ctx, cancel := context.WithCancel(t.Context())
+	leader := make(chan error, 1)
+	go func() {
+		_, err := x.Token(ctx, "alice", nil, time.Time{})
+		leader <- err
+	}()
+	<-ep.arrived
+	cancel()
+	if err := <-leader; !errors.Is(err, context.Canceled) {
+		t.Errorf("the first caller, cancelled while its exchange runs: %v", err)
+	}
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() {
+			var xe *exchange.Error
+			if _, err := x.Token(context.Background(), "alice", nil, time.Time{}); !errors.As(err, &xe) || xe.Code != "failed" {
+				t.Errorf("waiter: %v, want the shared failure", err)
+			}
+		})
+	}
+	close(ep.gate)
+	wg.Wait()
+	if n := ep.hits.Load(); n != 1 {
+		t.Errorf("%d requests, want the one the first caller started", n)
 	}
 }

@@ -425,7 +425,7 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 		switch {
 		case errors.Is(err, ErrNoSlot):
 			s.endCall(sess, id, c)
-			return nil, nil, errorf(CodeInternalError, "server busy: this principal has %d requests in flight across the gateway's replicas, its share of the fleet's requests; retry when one of them ends", s.maxPerPrincipal)
+			return nil, nil, errorf(CodeInternalError, "server busy: this principal has %d requests in flight across the gateway's endpoints and replicas, its share; retry when one of them ends", s.maxPerPrincipal)
 		case err != nil:
 			// The store is away: this process's count still holds.
 			s.log.Debug("mcp: fleet-wide in-flight count unavailable", "err", err)

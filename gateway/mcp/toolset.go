@@ -191,6 +191,7 @@ func (s *ToolSet) paginate() {
 // caller may call): nothing is checked or encoded again, the subset
 // shares s's schemas, and its cursors are its own (a cursor of s, or of
 // another subset, is refused by it as expired), so it costs its pages
+// (kept only up to 2 MiB; a larger subset is encoded at each request)
 // and its index.
 func (s *ToolSet) Subset(keep func(i int) bool, cacheScope string) (*ToolSet, error) {
 	if cacheScope == "" {
@@ -199,7 +200,7 @@ func (s *ToolSet) Subset(keep func(i int) bool, cacheScope string) (*ToolSet, er
 	if cacheScope != "public" && cacheScope != "private" {
 		return nil, fmt.Errorf("mcp: tool set: cache scope %q is neither public nor private", cacheScope)
 	}
-	sub := &ToolSet{byName: make(map[string]int), keepLimit: s.keepLimit, pageSize: s.pageSize, ttlMs: s.ttlMs, scope: cacheScope}
+	sub := &ToolSet{byName: make(map[string]int), keepLimit: min(s.keepLimit, maxKeptSubsetBytes), pageSize: s.pageSize, ttlMs: s.ttlMs, scope: cacheScope}
 	for i := range s.tools {
 		if !keep(i) {
 			continue
@@ -241,6 +242,11 @@ func (s *ToolSet) familyPages(f family) [][]byte {
 // milliseconds to encode, less than sending it, and keeping every page
 // would hold hundreds of megabytes for the catalog's life.
 const maxKeptListBytes = 16 << 20
+
+// maxKeptSubsetBytes is maxKeptListBytes for a Subset: a catalog may have
+// many (a list per toolset, per caller's view), and who asks decides how
+// many views there are, so a larger subset is encoded at each request.
+const maxKeptSubsetBytes = 2 << 20
 
 // encodePage encodes page p for family f.
 func (s *ToolSet) encodePage(f family, p int) []byte {

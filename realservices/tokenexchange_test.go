@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +36,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 	grpcreflection "google.golang.org/grpc/reflection"
 )
 
@@ -357,3 +361,89 @@ func (rt headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
+
+// TestTokenExchangeBinary: the gateway binary, configured by its flags
+// (--oauth-*, --backend-token-exchange*), calls the zoo as the end user
+// with a token the real authorization server exchanged, and its metrics
+// count the request to the token endpoint.
+func TestTokenExchangeBinary(t *testing.T) {
+	as := startAuthServer(t)
+	addr, seen := startCheckingZoo(t, as)
+	bin := filepath.Join(t.TempDir(), "gateway")
+	if out, err := exec.Command("go", "build", "-C", "..", "-o", bin, "./cmd/gateway").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte(gatewayClientSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := lis.Addr().String()
+	lis.Close()
+	cmd := exec.Command(bin, "--listen", listen, "--backend", "zoo="+addr, "--tool-mode", "typed",
+		"--oauth-jwks-url", as.issuer+"/keys", "--oauth-issuer", as.issuer, "--oauth-audience", mcpClientID,
+		"--backend-token-exchange", as.issuer+"/oauth/token", "--backend-token-exchange-client-id", gatewayClientID,
+		"--backend-token-exchange-secret-file", secret, "--backend-token-exchange-audience", backendAudience)
+	logs := &syncWriter{w: new(strings.Builder)}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	base := "http://" + listen
+	testutil.WaitFor(t, "the gateway to be ready", func() bool {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cs := connectWith(ctx, t, base, "streamable", as.login(t, "test-user@127.0.0.1"))
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "leo"}})
+	if err != nil || res.IsError {
+		t.Fatalf("GetAnimal: %v %+v\n%s", err, res, logs.String())
+	}
+	seen.mu.Lock()
+	got := slices.Clone(seen.subjects)
+	seen.mu.Unlock()
+	if !slices.Equal(got, []string{"id1"}) {
+		t.Errorf("the backend saw subjects %v, want [id1]", got)
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `grpc_mcp_gateway_token_exchange_duration_seconds_count{backend="zoo",outcome="ok"} 1`; !strings.Contains(string(body), want) {
+		t.Errorf("metrics lack %s", want)
+	}
+}
+
+// syncWriter serialises writes to w: the process's stderr is copied by
+// a goroutine of exec while the test may read it.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.(*strings.Builder).String()
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

@@ -209,7 +209,7 @@ func (g *Gateway) rebuild() (bool, error) {
 	if c.mode != old.mode || c.mode == ToolModeTyped && typedChanged || c.mode == ToolModeSearch && !sameList(old.set, c.set) {
 		g.server.NotifyToolListChanged()
 	}
-	g.notifyToolsets(old, c, resourcesChanged)
+	g.notifyToolsets(old, c)
 	if resourcesChanged {
 		g.notifyResourceListChanged()
 	}

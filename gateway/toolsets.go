@@ -263,17 +263,36 @@ func (g *Gateway) typedSet(l *listing) (*mcp.ToolSet, error) {
 }
 
 // notifyToolsets tells each toolset's clients what changed between two
-// catalogs: its list (the tools, or the mode), and the resources.
-func (g *Gateway) notifyToolsets(old, c *catalog, resourcesChanged bool) {
+// catalogs: its list (the tools, or the mode), and its resources.
+func (g *Gateway) notifyToolsets(old, c *catalog) {
 	for i, ts := range g.toolsets {
 		o, n := old.toolsets[i], c.toolsets[i]
 		if o.mode != n.mode || !sameList(o.set, n.set) || g.listsByCaller() && !sameScopes(o, n) {
 			ts.server.NotifyToolListChanged()
 		}
-		if resourcesChanged {
+		if !sameServices(old.resources, c.resources, o.services, n.services) {
 			ts.server.NotifyResourceListChanged()
 		}
 	}
+}
+
+// sameServices reports whether two toolset listings show the same
+// services with the same content (each service's source is its backend's
+// discovery, keyed as the whole catalog's resources are).
+func sameServices(orc, nrc *resourceCatalog, o, n map[string]bool) bool {
+	if len(o) != len(n) {
+		return false
+	}
+	for uri := range n {
+		if !o[uri] {
+			return false
+		}
+		or, nr := orc.byURI[uri], nrc.byURI[uri]
+		if or == nil || nr == nil || or.key != nr.key {
+			return false
+		}
+	}
+	return true
 }
 
 // listing is the toolset's in the current catalog, with that catalog.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
@@ -298,8 +299,11 @@ func TestToolsetsOnly(t *testing.T) {
 	}
 }
 
-// TestToolsetListChanged: a refresh that changes one toolset's tools
-// notifies that toolset's clients and not another's.
+// TestToolsetListChanged: a refresh that changes one toolset's tools and
+// services notifies that toolset's clients (tools, then resources) and no
+// other's. Each client's notifications arrive in order on its stream, so
+// the changes alternate between the toolsets: a notification sent to the
+// wrong one shows up before the one its own next change brings.
 func TestToolsetListChanged(t *testing.T) {
 	shopAPI, otherAPI := &fakeAPI{}, &fakeAPI{}
 	shopAPI.set(t, apiFile("shop.v1", "Shop", method("A")))
@@ -309,33 +313,36 @@ func TestToolsetListChanged(t *testing.T) {
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", shop), dialBackend(t, "other", other)}, &gateway.Options{
 		Refresh: 50 * time.Millisecond, ToolMode: gateway.ToolModeTyped,
 		Toolsets: []gateway.Toolset{{Name: "shop", Include: []string{"shop.v1.*"}}, {Name: "other", Include: []string{"other.v1.*"}}}})
-	var shopChanges, otherChanges listChanges
-	connectNotified(t, base+"/mcp/shop", "2025-11-25", shopChanges.options())
-	connectNotified(t, base+"/mcp/other", "2025-11-25", otherChanges.options())
-	for _, name := range []string{"shop", "other"} {
+	events := map[string]chan string{"shop": make(chan string, 10), "other": make(chan string, 10)}
+	for name, ch := range events {
+		connectNotified(t, base+"/mcp/"+name, "2025-11-25", &sdk.ClientOptions{
+			ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { ch <- "tools" },
+			ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { ch <- "resources" },
+		})
 		testutil.WaitFor(t, "the "+name+" client's notification stream", func() bool { return g.ToolsetServer(name).NotificationStreams() == 1 })
 	}
-	wait := func(l *listChanges, what string) {
-		t.Helper()
-		select {
-		case <-l.kick:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: no list_changed", what)
+	steps := []struct {
+		toolset string
+		api     *fakeAPI
+		file    *descriptorpb.FileDescriptorProto
+	}{
+		{"shop", shopAPI, apiFile("shop.v1", "Shop", method("A"), method("B"))},
+		{"other", otherAPI, apiFile("other.v1", "Other", method("A"), method("B"))},
+		{"shop", shopAPI, apiFile("shop.v1", "Shop", method("B"))},
+		{"other", otherAPI, apiFile("other.v1", "Other", method("B"))},
+	}
+	for i, st := range steps {
+		st.api.set(t, st.file)
+		for _, want := range []string{"tools", "resources"} {
+			select {
+			case got := <-events[st.toolset]:
+				if got != want {
+					t.Fatalf("step %d (%s changed): %s's client got %s list_changed, want %s", i, st.toolset, st.toolset, got, want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("step %d: no %s list_changed for %s", i, want, st.toolset)
+			}
 		}
-	}
-	shopAPI.set(t, apiFile("shop.v1", "Shop", method("A"), method("B")))
-	wait(&shopChanges, "shop after its change")
-	otherAPI.set(t, apiFile("other.v1", "Other", method("A"), method("B")))
-	wait(&otherChanges, "other after its change")
-	shopAPI.set(t, apiFile("shop.v1", "Shop", method("B")))
-	wait(&shopChanges, "shop after its second change")
-	// Each stream delivers in order: a wrong notification would have come
-	// before the right one waited for last.
-	if n, _ := shopChanges.counts(); n != 2 {
-		t.Errorf("shop's client got %d list_changed, want 2 (its own changes)", n)
-	}
-	if n, _ := otherChanges.counts(); n != 1 {
-		t.Errorf("other's client got %d list_changed, want 1", n)
 	}
 }
 

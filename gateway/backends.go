@@ -310,7 +310,7 @@ func (g *Gateway) start(ctx context.Context) error {
 		}
 	}
 	if g.semantic != nil {
-		g.wg.Go(func() { g.semantic.run(lctx, func() *searchCatalog { return g.catalog.Load().search }) })
+		g.wg.Go(func() { g.semantic.run(lctx, func() []*searchCatalog { return g.catalog.Load().searchCatalogs() }) })
 		g.semantic.kick()
 	}
 	return nil

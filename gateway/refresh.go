@@ -185,7 +185,7 @@ func (g *Gateway) rebuild() (bool, error) {
 	if c.search != nil && !g.opts.noWarmSchemas {
 		g.warmSchemas()
 	}
-	if g.semantic != nil && c.search != nil {
+	if g.semantic != nil && len(c.searchCatalogs()) > 0 {
 		g.semantic.kick()
 	}
 	if old == nil {

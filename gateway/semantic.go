@@ -101,18 +101,22 @@ func (s *semantic) kick() {
 	}
 }
 
-// run embeds each search catalog swapped in, until ctx ends.
-func (s *semantic) run(ctx context.Context, current func() *searchCatalog) {
+// run embeds each search catalog swapped in (the whole catalog's and the
+// search-mode toolsets', which current returns), until ctx ends. A
+// toolset's tools are the catalog's, so once the catalog is embedded its
+// toolsets cost no request.
+func (s *semantic) run(ctx context.Context, current func() []*searchCatalog) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.wake:
 		}
-		for sc := current(); sc != nil && sc.vectors.Load() == nil; sc = current() {
+		for sc := unembedded(current()); sc != nil; sc = unembedded(current()) {
 			err := s.embedCatalog(ctx, sc)
 			if err == nil {
 				s.recovered()
+				s.prune(current())
 				continue // the catalog may have changed meanwhile
 			}
 			if ctx.Err() != nil {
@@ -130,6 +134,39 @@ func (s *semantic) run(ctx context.Context, current func() *searchCatalog) {
 			t.Stop()
 		}
 	}
+}
+
+// unembedded is the first of scs without vectors, nil when all have them.
+func unembedded(scs []*searchCatalog) *searchCatalog {
+	for _, sc := range scs {
+		if sc.vectors.Load() == nil {
+			return sc
+		}
+	}
+	return nil
+}
+
+// prune drops the kept vectors no tool of scs has, so the cache holds the
+// current catalogs' and no more.
+func (s *semantic) prune(scs []*searchCatalog) {
+	keep := make(map[[32]byte]bool)
+	for _, sc := range scs {
+		for _, t := range sc.tools {
+			keep[s.key(embedText(t))] = true
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.vectors {
+		if !keep[k] {
+			delete(s.vectors, k)
+		}
+	}
+}
+
+// key is the cache key of a text's vector: the model and the text.
+func (s *semantic) key(text string) [32]byte {
+	return sha256.Sum256([]byte(s.client.Model() + "\x00" + text))
 }
 
 // embedText is what is embedded of a tool: its name, title and
@@ -167,7 +204,7 @@ func (s *semantic) embedPass(ctx context.Context, sc *searchCatalog, again bool)
 	s.mu.Lock()
 	for i, t := range sc.tools {
 		text := embedText(t)
-		keys[i] = sha256.Sum256([]byte(s.client.Model() + "\x00" + text))
+		keys[i] = s.key(text)
 		if s.vectors[keys[i]] == nil {
 			missing = append(missing, text)
 			at = append(at, i)
@@ -204,11 +241,10 @@ func (s *semantic) embedPass(ctx context.Context, sc *searchCatalog, again bool)
 	}
 	s.mu.Lock()
 	all := make([][]float32, len(sc.tools))
-	keep := make(map[[32]byte][]float32, len(keys))
 	dim := 0
 	for i, k := range keys {
 		if v := s.vectors[k]; v != nil {
-			all[i], keep[k] = v, v
+			all[i] = v
 			if dim == 0 {
 				dim = len(v)
 			} else if len(v) != dim {
@@ -223,7 +259,6 @@ func (s *semantic) embedPass(ctx context.Context, sc *searchCatalog, again bool)
 			}
 		}
 	}
-	s.vectors = keep
 	s.mu.Unlock()
 	if dim == 0 && len(sc.tools) > 0 {
 		return fmt.Errorf("every text of the catalog was rejected: %w", firstErr)

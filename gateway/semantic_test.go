@@ -306,3 +306,35 @@ func TestSearchEmbeddingsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchEmbeddingsToolset: a search-mode toolset ranks with the
+// embeddings too, the whole catalog being typed (so only the toolset is
+// embedded), and only among its own tools.
+func TestSearchEmbeddingsToolset(t *testing.T) {
+	defer gateway.SetSemanticPause(0)()
+	model := newConceptServer(t)
+	logs := newLogWatch()
+	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeTyped, Logger: slog.New(logs),
+		SearchEmbeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"},
+		Toolsets: []gateway.Toolset{
+			{Name: "places", Include: []string{"zoo.v1.ZooService/*Enclosure*"}, ToolMode: gateway.ToolModeSearch},
+			{Name: "animals", Include: []string{"zoo.v1.ZooService/*Animal*"}, ToolMode: gateway.ToolModeSearch},
+		}})
+	// Each toolset's index is embedded (and says so) on its own.
+	timeout := time.After(20 * time.Second)
+	for logs.count("search embeddings ready") < 2 {
+		select {
+		case <-logs.seen:
+		case <-timeout:
+			t.Fatalf("search embeddings ready logged %d times, want once per toolset", logs.count("search embeddings ready"))
+		}
+	}
+	places := connect(t, url+"/places", "2025-11-25")
+	if got := names(searchTools(t, places, map[string]any{"query": "paddocks"})); len(got) == 0 || got[0] != "ZooService_ListEnclosures" {
+		t.Errorf("\"paddocks\" in the places toolset: %v, want ZooService_ListEnclosures first", got)
+	}
+	animals := connect(t, url+"/animals", "2025-11-25")
+	if got := names(searchTools(t, animals, map[string]any{"query": "paddocks"})); slices.Contains(got, "ZooService_ListEnclosures") {
+		t.Errorf("\"paddocks\" in the animals toolset: %v, has a tool outside it", got)
+	}
+}

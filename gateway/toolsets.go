@@ -295,6 +295,21 @@ func sameServices(orc, nrc *resourceCatalog, o, n map[string]bool) bool {
 	return true
 }
 
+// searchCatalogs are c's search indexes: the whole catalog's in search
+// mode, and each search-mode toolset's.
+func (c *catalog) searchCatalogs() []*searchCatalog {
+	var out []*searchCatalog
+	if c.search != nil {
+		out = append(out, c.search)
+	}
+	for _, l := range c.toolsets {
+		if l.search != nil {
+			out = append(out, l.search)
+		}
+	}
+	return out
+}
+
 // listing is the toolset's in the current catalog, with that catalog.
 func (ts *toolsetServer) current() (*catalog, *listing) {
 	c := ts.g.catalog.Load()

@@ -18,9 +18,9 @@ import (
 // live heap of a gateway with one toolset per estate API (five, 1,450
 // tools between them) minus that of the same gateway without toolsets,
 // per toolset, after each toolset's endpoint served its first tools/list
-// (which encodes its pages). The catalog is typed; a typed toolset is a
-// subset of its pre-encoded list, a search-mode toolset builds its own
-// index.
+// (which encodes its pages, kept when under 2 MiB). The catalog is typed;
+// a typed toolset is a subset of its pre-encoded list, a search-mode
+// toolset builds its own index.
 //
 //	cd estate && go test -run '^$' -bench BenchmarkToolsetMemory -benchtime 1x .
 func BenchmarkToolsetMemory(b *testing.B) {

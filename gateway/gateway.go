@@ -515,6 +515,10 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		// in-flight requests is counted across all of them.
 		so.FleetSlots = new(processSlots)
 	}
+	if len(g.opts.Toolsets) > 0 {
+		// And so is the process's limit.
+		so.InFlight = new(mcp.InFlight)
+	}
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g, &so)
 	httpOpts := withHosts(g.opts.HTTP, g.opts.AllowedHosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })
 	if g.opts.State != nil {

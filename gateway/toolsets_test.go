@@ -414,3 +414,33 @@ func TestToolsetsSharePrincipalShare(t *testing.T) {
 		t.Errorf("after the first call ended: %v", err)
 	}
 }
+
+// TestToolsetsShareInFlight: the process's limit on requests in flight
+// (MaxInFlight) counts the calls of every endpoint together.
+func TestToolsetsShareInFlight(t *testing.T) {
+	api := &fakeAPI{hold: make(chan struct{}), held: make(chan struct{}, 1)}
+	api.set(t, apiFile("svc.v1", "S", method("Slow")))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped,
+		Server: &mcp.ServerOptions{MaxInFlight: 1}, Toolsets: []gateway.Toolset{{Name: "all"}}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	whole := connect(t, base+"/mcp", "2025-11-25")
+	ts := connect(t, base+"/mcp/all", "2025-11-25")
+	done := make(chan error, 1)
+	go func() {
+		_, err := ts.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "block"}})
+		done <- err
+	}()
+	<-api.held
+	if _, err := whole.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "x"}}); err == nil || !strings.Contains(err.Error(), "server busy: 1 requests in flight") {
+		t.Errorf("a call on /mcp while one runs on the toolset: %v, want server busy", err)
+	}
+	close(api.hold)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := whole.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Errorf("after the first call ended: %v", err)
+	}
+}

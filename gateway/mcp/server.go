@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,6 +58,11 @@ type ServerOptions struct {
 	// start; while the store is unavailable, only this process's count
 	// applies.
 	FleetSlots FleetSlots
+	// InFlight, when set, is where MaxInFlight is counted, shared with the
+	// other Servers given the same one: a process serving several
+	// endpoints, each with its own Server (the gateway's toolsets), then
+	// admits MaxInFlight requests in all. Nil: each Server counts its own.
+	InFlight *InFlight
 	// TaskWaitTimeout bounds every task method, and above all
 	// tasks/result, which waits for its task to finish: past it the
 	// request is answered with a -32603 error saying the task is still
@@ -126,6 +132,7 @@ type Server struct {
 	instructions     string
 	maxCalls         int
 	maxInFlight      int // 0: no limit
+	inFlight         *InFlight
 	maxPerPrincipal  int // 0: no limit
 	fleetSlots       FleetSlots
 	taskWait         time.Duration
@@ -166,6 +173,8 @@ type call struct {
 	// releaseSlot gives back the principal's fleet-wide slot (FleetSlots);
 	// nil when none was taken.
 	releaseSlot func()
+	// counted: the call is counted in the server's shared InFlight.
+	counted bool
 	// byClient is set when notifications/cancelled cancelled the call: the
 	// spec says a cancelled request gets no response.
 	byClient bool // guarded by the owning session's mu
@@ -234,6 +243,7 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		instructions:     o.Instructions,
 		maxCalls:         o.MaxConcurrentCalls,
 		maxInFlight:      o.MaxInFlight,
+		inFlight:         o.InFlight,
 		maxPerPrincipal:  o.MaxInFlightPerPrincipal,
 		fleetSlots:       o.FleetSlots,
 		taskWait:         o.TaskWaitTimeout,
@@ -402,10 +412,11 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 	switch {
 	case s.closing:
 		e = errorf(CodeInternalError, "server is shutting down")
-	case s.maxInFlight > 0 && len(s.calls) >= s.maxInFlight:
-		e = errorf(CodeInternalError, "server busy: %d requests in flight, the limit; retry shortly", s.maxInFlight)
 	case who != "" && s.maxPerPrincipal > 0 && s.perPrincipal[who] >= s.maxPerPrincipal:
 		e = errorf(CodeInternalError, "server busy: this principal has %d requests in flight, its share of the server's requests; retry when one of them ends", s.maxPerPrincipal)
+	// Last: admitting counts the call in a shared InFlight.
+	case s.maxInFlight > 0 && !s.admit(c):
+		e = errorf(CodeInternalError, "server busy: %d requests in flight, the limit; retry shortly", s.maxInFlight)
 	}
 	if e != nil {
 		s.mu.Unlock()
@@ -436,6 +447,28 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 	return ctx, c, nil
 }
 
+// InFlight counts the requests in flight of several Servers (see
+// ServerOptions.InFlight). The zero value is ready to use.
+type InFlight struct{ n atomic.Int64 }
+
+// admit reports whether c fits within MaxInFlight, and counts it in the
+// shared InFlight when there is one. Called with s.mu held.
+func (s *Server) admit(c *call) bool {
+	if s.inFlight == nil {
+		return len(s.calls) < s.maxInFlight
+	}
+	for {
+		n := s.inFlight.n.Load()
+		if n >= int64(s.maxInFlight) {
+			return false
+		}
+		if s.inFlight.n.CompareAndSwap(n, n+1) {
+			c.counted = true
+			return true
+		}
+	}
+}
+
 // endCall undoes startCall and reports whether the client cancelled the
 // call (then it gets no response).
 func (s *Server) endCall(sess *session, id json.RawMessage, c *call) (cancelledByClient bool) {
@@ -448,6 +481,9 @@ func (s *Server) endCall(sess *session, id json.RawMessage, c *call) (cancelledB
 	}
 	s.mu.Lock()
 	delete(s.calls, c)
+	if c.counted {
+		s.inFlight.n.Add(-1)
+	}
 	if c.principal != "" {
 		if n := s.perPrincipal[c.principal] - 1; n > 0 {
 			s.perPrincipal[c.principal] = n

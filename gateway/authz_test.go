@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,15 +52,7 @@ func startOAuthGatewayMode(t *testing.T, is *testIssuer, leeway time.Duration, m
 func startBearerGateway(t *testing.T, tokens string, opts *gateway.Options) (*recordingBackend, string, string) {
 	t.Helper()
 	b := startRecordingBackend(t)
-	path := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(path, []byte(tokens), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	a, err := auth.New(context.Background(), auth.Config{BearerTokensFile: path, PollInterval: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
+	a, path := bearerAuth(t, tokens)
 	if opts == nil {
 		opts = &gateway.Options{}
 	}

@@ -199,14 +199,8 @@ func (g *Gateway) initBackends(backends []Backend) error {
 		if err != nil {
 			return fmt.Errorf("backend %s: %w", b.Name, err)
 		}
-		if b.TokenExchange != nil {
-			if !g.opts.Auth.OAuth() {
-				return fmt.Errorf("backend %s: TokenExchange needs Options.Auth in OAuth mode: it exchanges the caller's OAuth access token", b.Name)
-			}
-			if g.exchangers == nil {
-				g.exchangers = make(map[string]*exchange.Exchanger)
-			}
-			g.exchangers[b.Name] = b.TokenExchange
+		if b.TokenExchange != nil && !g.opts.Auth.OAuth() {
+			return fmt.Errorf("backend %s: TokenExchange needs Options.Auth in OAuth mode: it exchanges the caller's OAuth access token", b.Name)
 		}
 		bs := &backendState{b: b, kick: make(chan struct{}, 1), source: b.Source, settings: settings}
 		if sc, ok := b.Conn.(stateConn); ok {

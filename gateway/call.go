@@ -73,9 +73,9 @@ func (g *Gateway) callTool(ctx context.Context, t *tool, req *mcp.CallToolReques
 	}
 	// Forwarded headers and static metadata, for unary and streaming calls alike.
 	ctx = g.md.outgoingContext(ctx, req.Header, t.md)
-	if x := g.exchangers[t.backend]; x != nil {
+	if t.exchanger != nil {
 		var failed *mcp.CallToolResult
-		if ctx, failed = g.backendToken(ctx, t.backend, x, t.tokenScopes); failed != nil {
+		if ctx, failed = g.backendToken(ctx, t.backend, t.exchanger, t.tokenScopes); failed != nil {
 			return failed, nil
 		}
 	}

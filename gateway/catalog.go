@@ -19,6 +19,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
+	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -101,6 +102,9 @@ type tool struct {
 	// catalog (scopes.go), and the scopes its API declares
 	// (declaredScopes). Nil for most tools.
 	scopes []string
+	// exchanger is the backend's token exchanger (Backend.TokenExchange),
+	// nil when its calls carry no exchanged token.
+	exchanger *exchange.Exchanger
 	// tokenScopes are the method's own scopes for its backend's
 	// exchanged token (MethodSettings.TokenScopes), sorted.
 	tokenScopes []string

@@ -28,7 +28,6 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
-	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/state"
@@ -332,9 +331,6 @@ type Gateway struct {
 	opts     Options
 	backends []*backendState
 	catalog  atomic.Pointer[catalog]
-	// exchangers are the backends' token exchangers, by backend name
-	// (exchange.go); nil when none has one.
-	exchangers map[string]*exchange.Exchanger
 	// toolsets serve Options.Toolsets, in order (toolsets.go).
 	toolsets []*toolsetServer
 	server   *mcp.Server

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
 
@@ -102,6 +103,8 @@ type backendSettings struct {
 	methods                    []compiledMethod
 	callTimeout, streamTimeout time.Duration
 	md                         metadata.MD
+	// exchanger is Backend.TokenExchange, nil for none.
+	exchanger *exchange.Exchanger
 }
 
 type compiledMethod struct {
@@ -113,10 +116,10 @@ type compiledMethod struct {
 // b has none.
 func newBackendSettings(b Backend) (*backendSettings, error) {
 	if len(b.Include) == 0 && len(b.Exclude) == 0 && len(b.Methods) == 0 &&
-		b.CallTimeout <= 0 && b.StreamTimeout <= 0 && len(b.Metadata) == 0 {
+		b.CallTimeout <= 0 && b.StreamTimeout <= 0 && len(b.Metadata) == 0 && b.TokenExchange == nil {
 		return nil, nil
 	}
-	s := &backendSettings{callTimeout: b.CallTimeout, streamTimeout: b.StreamTimeout}
+	s := &backendSettings{callTimeout: b.CallTimeout, streamTimeout: b.StreamTimeout, exchanger: b.TokenExchange}
 	var err error
 	if s.filter, err = newMethodFilter("Backend", b.Include, b.Exclude); err != nil {
 		return nil, err
@@ -192,7 +195,7 @@ func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor, d dead
 		t.timeout = d.call
 	}
 	if s != nil {
-		t.md = s.md
+		t.md, t.exchanger = s.md, s.exchanger
 		if unary && s.callTimeout > 0 {
 			t.timeout = s.callTimeout
 		}

@@ -190,8 +190,8 @@ func (g *Gateway) openTask(ctx context.Context, toolset int, id string, req *mcp
 		return nil, err
 	}
 	octx := g.md.outgoingContext(ctx, req.Header, b.md)
-	if x := g.exchangers[ref.backend]; x != nil {
-		if octx, err = g.withBackendToken(octx, ref.backend, x, start.tokenScopes); err != nil {
+	if start.exchanger != nil {
+		if octx, err = g.withBackendToken(octx, ref.backend, start.exchanger, start.tokenScopes); err != nil {
 			return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: what + ": " + err.Error()}
 		}
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +13,6 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
-	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
@@ -379,15 +376,7 @@ func TestToolsetsSharePrincipalShare(t *testing.T) {
 	api := &fakeAPI{hold: make(chan struct{}), held: make(chan struct{}, 1)}
 	api.set(t, apiFile("svc.v1", "S", method("Slow")))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
-	path := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(path, []byte("tok\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	a, err := auth.New(t.Context(), auth.Config{BearerTokensFile: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
+	a, _ := bearerAuth(t, "tok\n")
 	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Auth: a, ToolMode: gateway.ToolModeTyped,
 		Server: &mcp.ServerOptions{MaxInFlightPerPrincipal: 1}, Toolsets: []gateway.Toolset{{Name: "all"}}})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +14,6 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
-	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
@@ -159,15 +156,7 @@ func TestListVisibleOnlyPrivate(t *testing.T) {
 // OAuth front door; static bearer tokens, which hold no scopes, still
 // call a method that declares one.
 func TestDeclaredScopesNeedOAuth(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tokens")
-	if err := os.WriteFile(path, []byte("static-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	a, err := auth.New(t.Context(), auth.Config{BearerTokensFile: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
+	a, _ := bearerAuth(t, "static-token\n")
 	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", scopedShop(t))}, &gateway.Options{Auth: a, ToolMode: gateway.ToolModeTyped})
 	cs := connectAs(t.Context(), t, base, "streamable", "static-token")
 	if got := tryCall(t.Context(), t, cs, gateway.ToolModeTyped, "ShopService_DeleteItem", map[string]any{}); got != "" {

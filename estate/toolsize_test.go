@@ -95,4 +95,9 @@ func TestGoogleapisToolSizes(t *testing.T) {
 	if name := escaped[strings.LastIndex(escaped, ".")+1:]; !strings.Contains(res.Text, "message "+name+" {") {
 		t.Errorf("%s: %.500s", escaped, res.Text)
 	}
+	// The printed message carries its comments, which the descriptors
+	// keep apart (reflection.Comments); the header is a comment too.
+	if _, body, _ := strings.Cut(res.Text, "\n\n"); !strings.Contains(body, "// ") {
+		t.Errorf("%s: printed without its comments: %.500s", escaped, res.Text)
+	}
 }

@@ -232,6 +232,8 @@ type backendTools struct {
 	methods map[protoreflect.FullName]bool
 	// files resolves the imports of the services' files, for resources.
 	files *protoregistry.Files
+	// comments holds the source info of files, for resources.
+	comments *reflection.Comments
 	// messages are those bounded schemas name, served as resources
 	// (toolsize.go); schemas are bounded as they are built, on first use,
 	// so it grows then.
@@ -301,9 +303,9 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 
 	names := localToolNames(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
 	slices.Sort(hidden)
-	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files,
+	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files, comments: res.Comments,
 		hidden: hidden, hiddenMethods: hiddenMethods}
-	cc := newCompileCache(backend, types, res.Files, opts.useProtoNames)
+	cc := newCompileCache(backend, types, res.Files, res.Comments, opts.useProtoNames)
 	ops := newOperationsClient(res, conn, types)
 	if ops != nil {
 		ops.exposeDebugInfo = opts.exposeDebugInfo
@@ -424,7 +426,7 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		def: mcp.Tool{
 			Name:        name,
 			Title:       ann.Title,
-			Description: methodDescription(m, to, an),
+			Description: methodDescription(m, to, an, cc.comments),
 			Annotations: ann,
 		},
 		method:     "/" + string(svc.FullName()) + "/" + string(m.Name()),
@@ -448,15 +450,15 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 // method's structure (describe.Method.Description): what it does, to
 // what, where, and what a call needs; never a sentence that only names
 // the RPC.
-func methodDescription(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool, a *describe.Method) string {
+func methodDescription(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool, a *describe.Method, comments *reflection.Comments) string {
 	if d := strings.TrimSpace(to.GetDescription()); d != "" {
 		return d
 	}
-	if c := comment(m); c != "" {
+	if c := comment(comments, m); c != "" {
 		return c
 	}
 	desc := a.Description()
-	if c := comment(m.Parent()); c != "" {
+	if c := comment(comments, m.Parent()); c != "" {
 		desc += " Service: " + c
 	}
 	return desc
@@ -465,8 +467,8 @@ func methodDescription(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool, a
 // comment returns the leading comment of d (or its trailing one),
 // cleaned of the comment syntax and the indentation common to its lines
 // (Temporal's, like most, has a space after each "//").
-func comment(d protoreflect.Descriptor) string {
-	loc := d.ParentFile().SourceLocations().ByDescriptor(d)
+func comment(comments *reflection.Comments, d protoreflect.Descriptor) string {
+	loc := comments.Location(d)
 	c := schema.CleanComment(loc.LeadingComments)
 	if c == "" {
 		c = schema.CleanComment(loc.TrailingComments)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
 	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -58,6 +59,8 @@ type cacheTables struct {
 	boundIn  memo[boundKey, json.RawMessage]
 	boundOut memo[boundKey, json.RawMessage]
 	escaped  *messageSet
+	// comments holds the source info the descriptors do not carry.
+	comments *reflection.Comments
 }
 
 // memo holds values built once per key, for concurrent callers: a caller
@@ -100,7 +103,7 @@ type truncated struct {
 	shape  results.Shape
 }
 
-func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files, useProtoNames bool) *compileCache {
+func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files, comments *reflection.Comments, useProtoNames bool) *compileCache {
 	types := anys.local
 	fieldName := protoreflect.FieldDescriptor.JSONName
 	if useProtoNames {
@@ -113,9 +116,10 @@ func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files,
 			types:    types,
 			anys:     anys,
 			backend:  backend,
-			escaped:  new(messageSet),
+			escaped:  &messageSet{files: files, comments: comments},
+			comments: comments,
 		},
-		sopts: &schema.Options{UseProtoNames: useProtoNames, Resolver: types, Memo: &schema.Memo{}},
+		sopts: &schema.Options{UseProtoNames: useProtoNames, Resolver: types, Memo: &schema.Memo{}, Comments: comments},
 	}
 }
 
@@ -136,7 +140,7 @@ func (c *compileCache) blank() *compileCache {
 	o := *c.sopts
 	o.Memo = &schema.Memo{}
 	return &compileCache{
-		cacheTables: &cacheTables{topts: t.topts, types: t.types, anys: t.anys, describe: t.describe, backend: t.backend, escaped: t.escaped},
+		cacheTables: &cacheTables{topts: t.topts, types: t.types, anys: t.anys, describe: t.describe, backend: t.backend, escaped: t.escaped, comments: t.comments},
 		sopts:       &o,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +48,7 @@ type serviceResource struct {
 	svc                           protoreflect.ServiceDescriptor
 	exposed                       map[protoreflect.FullName]bool
 	files                         *protoregistry.Files
+	comments                      *reflection.Comments
 	// key identifies the content: the backend's descriptors fingerprint.
 	key string
 
@@ -69,6 +71,11 @@ type resourceCatalog struct {
 // grows as schemas are built (toolschemas.go), so it is safe for
 // concurrent use.
 type messageSet struct {
+	// files and comments are the discovery's, which the printed messages
+	// read their comments from.
+	files    *protoregistry.Files
+	comments *reflection.Comments
+
 	mu sync.Mutex
 	m  map[protoreflect.FullName]*messageResource
 }
@@ -80,7 +87,7 @@ func (s *messageSet) add(md protoreflect.MessageDescriptor) {
 		s.m = make(map[protoreflect.FullName]*messageResource)
 	}
 	if s.m[md.FullName()] == nil {
-		s.m[md.FullName()] = &messageResource{md: md}
+		s.m[md.FullName()] = &messageResource{md: md, set: s}
 	}
 }
 
@@ -106,6 +113,7 @@ func (rc *resourceCatalog) lookup(uri string) *messageResource {
 // on first read.
 type messageResource struct {
 	md   protoreflect.MessageDescriptor
+	set  *messageSet
 	once sync.Once
 	text string
 	err  error
@@ -113,7 +121,12 @@ type messageResource struct {
 
 func (r *messageResource) source() (string, error) {
 	r.once.Do(func() {
-		text, err := (&protoprint.Printer{Indent: "  ", Compact: true}).PrintProtoToString(r.md)
+		md, err := withSourceInfo(r.md, r.set.files, r.set.comments)
+		if err != nil {
+			r.err = fmt.Errorf("resource %s: %w", r.md.FullName(), err)
+			return
+		}
+		text, err := (&protoprint.Printer{Indent: "  ", Compact: true}).PrintProtoToString(md)
 		if err != nil {
 			r.err = fmt.Errorf("resource %s: printing: %w", r.md.FullName(), err)
 			return
@@ -132,16 +145,17 @@ func newResourceCatalog(parts []*backendTools) (*resourceCatalog, error) {
 		key := hex.EncodeToString(p.fingerprint[:])
 		for _, svc := range p.services {
 			r := &serviceResource{
-				uri:     serviceURI(p.backend, string(svc.ParentFile().Package()), string(svc.Name())),
-				name:    string(svc.FullName()),
-				title:   string(svc.Name()),
-				svc:     svc,
-				exposed: p.methods,
-				files:   p.files,
-				key:     key,
+				uri:      serviceURI(p.backend, string(svc.ParentFile().Package()), string(svc.Name())),
+				name:     string(svc.FullName()),
+				title:    string(svc.Name()),
+				svc:      svc,
+				exposed:  p.methods,
+				files:    p.files,
+				comments: p.comments,
+				key:      key,
 			}
 			r.description = fmt.Sprintf("The gRPC service %s of backend %s, as .proto source: its exposed methods and the messages and enums they use.", svc.FullName(), p.backend)
-			if c := comment(svc); c != "" {
+			if c := comment(p.comments, svc); c != "" {
 				r.description += " " + c
 			}
 			rc.list = append(rc.list, r)
@@ -176,14 +190,14 @@ func (rc *resourceCatalog) sameAs(o *resourceCatalog) bool {
 
 // source prints the resource's .proto source once.
 func (r *serviceResource) source() (string, error) {
-	r.once.Do(func() { r.text, r.err = serviceProto(r.svc, r.exposed, r.files) })
+	r.once.Do(func() { r.text, r.err = serviceProto(r.svc, r.exposed, r.files, r.comments) })
 	return r.text, r.err
 }
 
 // serviceProto prints svc reduced as described in "The API as resources".
-func serviceProto(svc protoreflect.ServiceDescriptor, exposed map[protoreflect.FullName]bool, files *protoregistry.Files) (string, error) {
+func serviceProto(svc protoreflect.ServiceDescriptor, exposed map[protoreflect.FullName]bool, files *protoregistry.Files, comments *reflection.Comments) (string, error) {
 	fd := svc.ParentFile()
-	src := protodesc.ToFileDescriptorProto(fd)
+	src := reflection.ToFileDescriptorProto(fd, comments)
 
 	// The file's top-level messages and enums the exposed methods need.
 	keepMsg := make(map[int]bool)
@@ -302,6 +316,35 @@ func serviceProto(svc protoreflect.ServiceDescriptor, exposed map[protoreflect.F
 		return "", fmt.Errorf("resource %s: printing: %w", svc.FullName(), err)
 	}
 	return b.String(), nil
+}
+
+// withSourceInfo returns md as declared in its file built again with the
+// source info comments holds for it (the discovery's descriptors carry
+// none: reflection.Comments), for protoprint, which reads comments and
+// the declarations' order from a message's file. md itself when comments
+// holds none for its file.
+func withSourceInfo(md protoreflect.MessageDescriptor, files *protoregistry.Files, comments *reflection.Comments) (protoreflect.MessageDescriptor, error) {
+	fdp := reflection.ToFileDescriptorProto(md.ParentFile(), comments)
+	if fdp.SourceCodeInfo == nil || md.ParentFile().SourceLocations().Len() > 0 {
+		return md, nil // no comments, or the descriptors' own
+	}
+	var resolver protodesc.Resolver = files
+	if files == nil {
+		resolver = protoregistry.GlobalFiles
+	}
+	fd, err := protodesc.NewFile(fdp, resolver)
+	if err != nil {
+		return nil, fmt.Errorf("rebuilding its file with its comments: %w", err)
+	}
+	var own protoregistry.Files
+	if err := own.RegisterFile(fd); err != nil {
+		return nil, fmt.Errorf("rebuilding its file with its comments: %w", err)
+	}
+	d, err := own.FindDescriptorByName(md.FullName())
+	if err != nil {
+		return nil, fmt.Errorf("rebuilding its file with its comments: %w", err)
+	}
+	return d.(protoreflect.MessageDescriptor), nil
 }
 
 // remap gives the new index of each kept element.

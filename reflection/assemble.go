@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -81,6 +82,13 @@ type pool struct {
 	// as they are instead of fetching and building them again. Nil for a
 	// discovery.
 	known protodesc.Resolver
+	// knownComments holds the source info of known files.
+	knownComments *Comments
+
+	// info holds the source info of the files the pool built, which
+	// their descriptors do not (newFile); Results hand it on as Comments.
+	info   map[protoreflect.FileDescriptor]*fileInfo
+	infoMu sync.Mutex
 }
 
 type symbolKind int
@@ -792,7 +800,7 @@ func (p *pool) buildProto(fdp *descriptorpb.FileDescriptorProto, stack []string)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	fd, err := protodesc.NewFile(fdp, p.reg)
+	fd, err := p.newFile(fdp)
 	if err != nil {
 		return nil, &DescriptorError{File: path, Problem: "invalid descriptor", Err: err}
 	}
@@ -800,6 +808,47 @@ func (p *pool) buildProto(fdp *descriptorpb.FileDescriptorProto, stack []string)
 		return nil, &DescriptorError{File: path, Problem: "conflicts with another file", Err: err}
 	}
 	return fd, nil
+}
+
+// newFile builds fdp's descriptor against the pool's registry, its source
+// info kept apart from it (Comments says why). It is safe to run for
+// several files at once, each with its own fdp.
+func (p *pool) newFile(fdp *descriptorpb.FileDescriptorProto) (protoreflect.FileDescriptor, error) {
+	info := fdp.SourceCodeInfo
+	var fi *fileInfo
+	if info != nil {
+		var err error
+		if fi, err = newFileInfo(info); err != nil {
+			return nil, err
+		}
+	}
+	fdp.SourceCodeInfo = nil
+	fd, err := protodesc.NewFile(fdp, p.reg)
+	fdp.SourceCodeInfo = info
+	if err != nil || fi == nil {
+		return fd, err
+	}
+	p.infoMu.Lock()
+	defer p.infoMu.Unlock()
+	if p.info == nil {
+		p.info = make(map[protoreflect.FileDescriptor]*fileInfo)
+	}
+	p.info[fd] = fi
+	return fd, nil
+}
+
+// comments returns the source info of the files the pool built or took
+// as known.
+func (p *pool) comments() *Comments {
+	c := &Comments{}
+	for _, fd := range p.built {
+		if fi := p.info[fd]; fi != nil {
+			c.add(fd, fi)
+		} else {
+			c.add(fd, p.knownComments.file(fd))
+		}
+	}
+	return c
 }
 
 // registerBundled registers a bundled file and its imports.
@@ -870,7 +919,7 @@ func (p *pool) result() (*Result, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(dedupe(errs)...)
 	}
-	res := &Result{Files: p.reg}
+	res := &Result{Files: p.reg, Comments: p.comments()}
 	if res.Files == nil {
 		res.Files = new(protoregistry.Files)
 	}

@@ -196,7 +196,7 @@ func TestGRPCJSInterop(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := zooService(t, res).Methods().ByName("GetAnimal")
-		if c := m.ParentFile().SourceLocations().ByDescriptor(m).LeadingComments; !strings.Contains(c, "Returns one animal by id") {
+		if c := res.Comments.Location(m).LeadingComments; !strings.Contains(c, "Returns one animal by id") {
 			t.Errorf("GetAnimal comment = %q", c)
 		}
 	})

@@ -305,7 +305,7 @@ func TestOverlayUnchanged(t *testing.T) {
 		t.Errorf("%d compiles, want 1", n)
 	}
 	// The comments arrived: the overlay is not trivially the base.
-	if m := zooService(t, first).Methods().ByName("GetAnimal"); m.ParentFile().SourceLocations().ByDescriptor(m).LeadingComments == "" {
+	if m := zooService(t, first).Methods().ByName("GetAnimal"); first.Comments.Location(m).LeadingComments == "" {
 		t.Error("GetAnimal took no comment")
 	}
 }

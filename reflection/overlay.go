@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 )
@@ -114,7 +113,7 @@ func (o *overlay) merge(res, extra *Result) (*Result, error) {
 		if bundledFile(fd.Path()) == fd {
 			return true // the bundle's own files stay shared
 		}
-		fdp := protodesc.ToFileDescriptorProto(fd)
+		fdp := ToFileDescriptorProto(fd, res.Comments)
 		info, skipped := graft(fd, extra)
 		if len(skipped) > 0 {
 			o.logger.Debug("reflection: overlay: elements without a comment, absent or of another shape in the comments' source",
@@ -155,6 +154,7 @@ func (o *overlay) merge(res, extra *Result) (*Result, error) {
 		}
 	}
 	out.Files = p.reg
+	out.Comments = p.comments()
 	return out, nil
 }
 
@@ -173,7 +173,7 @@ func graft(base protoreflect.FileDescriptor, other *Result) (info *descriptorpb.
 			skipped = append(skipped, fmt.Sprintf("%s: %s", d.FullName(), why))
 			return
 		}
-		loc := od.ParentFile().SourceLocations().ByDescriptor(od)
+		loc := other.Comments.Location(od)
 		if loc.LeadingComments == "" && loc.TrailingComments == "" && len(loc.LeadingDetachedComments) == 0 {
 			return
 		}

@@ -6,14 +6,13 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // prebuild builds the pool's files that names need, on every core, one
 // level of imports at a time: a level's files import only files built
-// before it, so protodesc.NewFile reads the registry while nothing writes
+// before it, so building one (newFile) reads the registry while nothing writes
 // it, and the level is registered once built, in path order. build then
 // finds them built. A file prebuild cannot build so (a problem the
 // repairs found, an import that failed, any error) is left to build,
@@ -85,7 +84,7 @@ func (p *pool) prebuild(names []string) {
 		for range min(runtime.GOMAXPROCS(0), len(level)) {
 			wg.Go(func() {
 				for i := int(next.Add(1) - 1); i < len(level); i = int(next.Add(1) - 1) {
-					fds[i], _ = protodesc.NewFile(p.files[level[i]], p.reg)
+					fds[i], _ = p.newFile(p.files[level[i]])
 				}
 			})
 		}

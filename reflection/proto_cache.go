@@ -294,6 +294,12 @@ func (s *ProtoSource) writeCache(logger *slog.Logger, snap *cacheSnapshot) error
 		if err != nil {
 			return fmt.Errorf("encoding %s: %w", fd.Path(), err)
 		}
+		// The source info, kept apart from the descriptors, follows in
+		// its wire form: a field of a message may come in any order.
+		if fi := snap.res.Comments.file(fd); fi != nil {
+			b = protowire.AppendTag(b, fileSourceCodeInfo, protowire.BytesType)
+			b = protowire.AppendBytes(b, fi.wire)
+		}
 		body = protowire.AppendTag(body, 1, protowire.BytesType)
 		body = protowire.AppendBytes(body, b)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -115,7 +114,7 @@ func wantSameResult(t *testing.T, got, want *reflection.Result) {
 	if diff := cmp.Diff(names(want), names(got)); diff != "" {
 		t.Errorf("services (-full compile +reusing):\n%s", diff)
 	}
-	if diff := cmp.Diff(fileProtos(want.Files), fileProtos(got.Files), protocmp.Transform()); diff != "" {
+	if diff := cmp.Diff(fileProtos(want), fileProtos(got), protocmp.Transform()); diff != "" {
 		t.Errorf("files (-full compile +reusing):\n%s", diff)
 	}
 	got.Files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
@@ -134,11 +133,11 @@ func wantSameResult(t *testing.T, got, want *reflection.Result) {
 	})
 }
 
-// fileProtos returns every file of files, by path.
-func fileProtos(files *protoregistry.Files) map[string]*descriptorpb.FileDescriptorProto {
+// fileProtos returns every file of res, by path, with its source info.
+func fileProtos(res *reflection.Result) map[string]*descriptorpb.FileDescriptorProto {
 	out := make(map[string]*descriptorpb.FileDescriptorProto)
-	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
-		out[fd.Path()] = protodesc.ToFileDescriptorProto(fd)
+	res.Files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		out[fd.Path()] = reflection.ToFileDescriptorProto(fd, res.Comments)
 		return true
 	})
 	return out

@@ -466,6 +466,9 @@ func (c *compile) run() (*Result, error) {
 	// from before.
 	p := newPool(logger, "proto files")
 	p.known = reusedFiles(c.reuse)
+	if c.prev != nil {
+		p.knownComments = c.prev.res.Comments
+	}
 	seen := make(map[string]bool)
 	var wire [][]byte
 	var add func(fd protoreflect.FileDescriptor) error
@@ -525,6 +528,7 @@ func namedResult(p *pool, names []string) (*Result, error) {
 		p.reg = new(protoregistry.Files)
 	}
 	res.Files = p.reg
+	res.Comments = p.comments()
 	sortServices(res.Services)
 	res.Services = slices.CompactFunc(res.Services, func(a, b protoreflect.ServiceDescriptor) bool { return a == b })
 	return res, nil

@@ -70,6 +70,11 @@ type Result struct {
 	// the services' files imports. Server reflection sets it; sources of
 	// descriptor files leave it nil, having nobody to ask.
 	Resolver *TypeResolver
+	// Comments holds the source info of Files (comments, and where each
+	// declaration is), which the descriptors themselves do not carry:
+	// read a descriptor's comments with Comments.Location. Nil when the
+	// source read none.
+	Comments *Comments
 }
 
 // Source discovers a backend's services.

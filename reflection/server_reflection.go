@@ -193,6 +193,7 @@ func (s *serverReflection) Discover(ctx context.Context) (*Result, error) {
 	if res.Files == nil {
 		res.Files = new(protoregistry.Files)
 	}
+	res.Comments = p.comments()
 	res.Resolver = newTypeResolver(s.conn, st.method, res.Files, s.logger, s.lookupTimeout, s.maxLookups)
 	sortServices(res.Services)
 	if len(serviceErr) == 0 && len(res.Services) == len(services) {

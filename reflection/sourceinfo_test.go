@@ -57,7 +57,7 @@ message Shelf {
 		{req.Fields().ByName("name"), " The shelf's name.\n", ""},
 		{req.Fields().ByName("depth"), "", " How deep to read.\n"},
 	} {
-		loc := fd.SourceLocations().ByDescriptor(c.d)
+		loc := res.Comments.Location(c.d)
 		if loc.LeadingComments != c.leading || loc.TrailingComments != c.trailing {
 			t.Errorf("%s: comments %q, %q; want %q, %q", c.d.FullName(), loc.LeadingComments, loc.TrailingComments, c.leading, c.trailing)
 		}
@@ -65,13 +65,12 @@ message Shelf {
 	// Declarations without a comment keep their location (a printed
 	// resource orders declarations by it).
 	for _, d := range []protoreflect.Descriptor{shelf, shelf.Fields().ByName("books")} {
-		if loc := fd.SourceLocations().ByDescriptor(d); loc.StartLine == 0 && loc.EndLine == 0 {
+		if loc := res.Comments.Location(d); loc.StartLine == 0 && loc.EndLine == 0 {
 			t.Errorf("%s: no location", d.FullName())
 		}
 	}
-	for i := range fd.SourceLocations().Len() {
-		loc := fd.SourceLocations().Get(i)
-		if len(loc.Path)%2 == 1 && loc.LeadingComments == "" && loc.TrailingComments == "" && len(loc.LeadingDetachedComments) == 0 {
+	for _, loc := range res.Comments.SourceInfo(fd).GetLocation() {
+		if len(loc.Path)%2 == 1 && loc.GetLeadingComments() == "" && loc.GetTrailingComments() == "" && len(loc.LeadingDetachedComments) == 0 {
 			t.Errorf("a location of a declaration's part without a comment was kept: path %v", loc.Path)
 		}
 	}

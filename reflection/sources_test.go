@@ -155,7 +155,7 @@ func TestEverySource(t *testing.T) {
 
 			t.Run("comments", func(t *testing.T) {
 				m := sd.Methods().ByName("GetAnimal")
-				got := m.ParentFile().SourceLocations().ByDescriptor(m).LeadingComments
+				got := res.Comments.Location(m).LeadingComments
 				want := ""
 				if sc.comments {
 					want = " Returns one animal by id, for example \"leo\".\n\n Fails with NOT_FOUND (and a ResourceInfo naming the animal) when no\n animal has that id.\n"
@@ -165,7 +165,7 @@ func TestEverySource(t *testing.T) {
 				}
 				if sc.comments {
 					f := mustMessage(t, res, "zoo.v1.Animal").Fields().ByName("labels")
-					if c := f.ParentFile().SourceLocations().ByDescriptor(f).LeadingComments; c == "" {
+					if c := res.Comments.Location(f).LeadingComments; c == "" {
 						t.Error("Animal.labels has no comment")
 					}
 				}
@@ -232,7 +232,7 @@ func TestZooDescriptorSetIsCurrent(t *testing.T) {
 			t.Errorf("%s in %s is stale; %s (-current +stale):\n%s", want.Path(), zooBinpb, fix, diff)
 			return true
 		}
-		if diff := cmp.Diff(elementComments(want), elementComments(got)); diff != "" {
+		if diff := cmp.Diff(elementComments(want, compiled.Comments), elementComments(got, set.Comments)); diff != "" {
 			t.Errorf("comments of %s in %s are stale; %s (-current +stale):\n%s", want.Path(), zooBinpb, fix, diff)
 		}
 		return true
@@ -244,11 +244,11 @@ func TestZooDescriptorSetIsCurrent(t *testing.T) {
 
 // elementComments maps each element of fd with a comment to its leading
 // and trailing comments.
-func elementComments(fd protoreflect.FileDescriptor) map[protoreflect.FullName]string {
+func elementComments(fd protoreflect.FileDescriptor, c *reflection.Comments) map[protoreflect.FullName]string {
 	out := make(map[protoreflect.FullName]string)
 	var visit func(d protoreflect.Descriptor)
 	add := func(d protoreflect.Descriptor) {
-		loc := fd.SourceLocations().ByDescriptor(d)
+		loc := c.Location(d)
 		if c := loc.LeadingComments + "|" + loc.TrailingComments; c != "|" {
 			out[d.FullName()] = c
 		}
@@ -450,14 +450,14 @@ func TestOverlayTakesCommentsElementByElement(t *testing.T) {
 	base := reflection.NewServerReflection(zootest.Dial(t, zootest.Start(t)), nil)
 	res := discoverSource(t, reflection.Overlay(base, reflection.NewDescriptorSetSource(path), &reflection.OverlayOptions{Logger: logger}))
 	m := zooService(t, res).Methods().ByName("GetAnimal")
-	if c := m.ParentFile().SourceLocations().ByDescriptor(m).LeadingComments; c == "" {
+	if c := res.Comments.Location(m).LeadingComments; c == "" {
 		t.Error("GetAnimal took no comment from a newer version of its file")
 	}
 	animal := m.Output()
 	commented := 0
 	for i := range animal.Fields().Len() {
 		fd := animal.Fields().Get(i)
-		c := fd.ParentFile().SourceLocations().ByDescriptor(fd).LeadingComments
+		c := res.Comments.Location(fd).LeadingComments
 		if string(fd.FullName()) == changed && c != "" {
 			t.Errorf("%s took the comment of a field of another type: %q", changed, c)
 		}
@@ -483,7 +483,7 @@ func TestOverlayLogsFilesWithoutComments(t *testing.T) {
 	base := reflection.NewServerReflection(zootest.Dial(t, zootest.Start(t)), nil)
 	other := reflection.NewDescriptorSetSource(writeSet(t, descriptorpb.File_google_protobuf_descriptor_proto))
 	res := discoverSource(t, reflection.Overlay(base, other, &reflection.OverlayOptions{Logger: logger}))
-	if m := zooService(t, res).Methods().ByName("GetAnimal"); m.ParentFile().SourceLocations().ByDescriptor(m).LeadingComments != "" {
+	if m := zooService(t, res).Methods().ByName("GetAnimal"); res.Comments.Location(m).LeadingComments != "" {
 		t.Error("GetAnimal took a comment from a set without its file")
 	}
 	if !strings.Contains(log.String(), "took no comment") || !strings.Contains(log.String(), "zoo/v1/zoo.proto") {

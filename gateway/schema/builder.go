@@ -113,7 +113,7 @@ func (b *builder) ensureDef(md protoreflect.MessageDescriptor) error {
 func (b *builder) body(md protoreflect.MessageDescriptor) (*node, error) {
 	n := obj("type", "object")
 	facts := b.opts.Memo.message(md)
-	desc := []string{facts.comment}
+	desc := []string{b.opts.Memo.messageComment(md, b.opts.Comments)}
 	if b.dir == input {
 		desc = append(desc, b.messageNotes(md)...)
 	}
@@ -271,7 +271,7 @@ func (b *builder) field(fd protoreflect.FieldDescriptor, fb behavior) (*node, er
 	// then behaviour, rules and the oneof note. Repeated and map fields keep
 	// the type's description on their items.
 	var desc []string
-	if c := b.opts.Memo.field(fd).comment; c != "" {
+	if c := b.opts.Memo.field(fd, b.opts.Comments).comment; c != "" {
 		desc = append(desc, c)
 	}
 	extra := append(behaviorNotes(fb, b.dir), notes...)
@@ -529,7 +529,7 @@ func (b *builder) enumSchema(ed protoreflect.EnumDescriptor) *node {
 			seen[v.Number()] = true
 			numbers = append(numbers, int64(v.Number()))
 		}
-		if c := comments(v); c != "" {
+		if c := comments(b.opts.Comments, v); c != "" {
 			valueDocs = append(valueDocs, "- "+string(v.Name())+": "+strings.ReplaceAll(c, "\n", " "))
 		}
 	}
@@ -553,7 +553,7 @@ func (b *builder) enumSchema(ed protoreflect.EnumDescriptor) *node {
 		n = obj("type", []string{"string", "integer"}, "pattern", "^("+strings.Join(alts, "|")+")$",
 			"minimum", int64(math.MinInt32), "maximum", int64(math.MaxInt32))
 	}
-	desc := comments(ed)
+	desc := comments(b.opts.Comments, ed)
 	if len(valueDocs) > 0 {
 		desc = strings.TrimSpace(desc + "\n\n" + strings.Join(valueDocs, "\n"))
 	}

@@ -6,16 +6,22 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// comments returns d's leading and trailing comments as plain text, or "" when
-// the descriptors carry no source info (the usual case for reflection).
-// Detached comments are ignored: they describe something else, often a
-// license header or a section banner.
-func comments(d protoreflect.Descriptor) string {
+// comments returns d's leading and trailing comments as plain text, read
+// from src (nil: the descriptors' own source info), or "" when there are
+// none (the usual case for reflection). Detached comments are ignored:
+// they describe something else, often a license header or a section
+// banner.
+func comments(src CommentSource, d protoreflect.Descriptor) string {
 	f := d.ParentFile()
 	if f == nil {
 		return ""
 	}
-	loc := f.SourceLocations().ByDescriptor(d)
+	var loc protoreflect.SourceLocation
+	if src != nil {
+		loc = src.Location(d)
+	} else {
+		loc = f.SourceLocations().ByDescriptor(d)
+	}
 	var parts []string
 	for _, c := range []string{loc.LeadingComments, loc.TrailingComments} {
 		if c = CleanComment(c); c != "" {

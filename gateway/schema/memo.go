@@ -36,8 +36,9 @@ type Memo struct {
 
 // messageFacts are what the builds read of a message and its fields.
 type messageFacts struct {
-	comment string
-	fields  []fieldFacts // as md.Fields() lists them
+	commented bool // comment is read
+	comment   string
+	fields    []fieldFacts // as md.Fields() lists them
 }
 
 type fieldFacts struct {
@@ -46,14 +47,13 @@ type fieldFacts struct {
 	comment   string
 }
 
-// message returns md's facts, reading its comment and its fields'
-// behaviors on first use.
+// message returns md's facts, reading its fields' behaviors on first use.
 func (m *Memo) message(md protoreflect.MessageDescriptor) *messageFacts {
 	if f, ok := m.messages[md]; ok {
 		return f
 	}
 	fields := md.Fields()
-	f := &messageFacts{comment: comments(md), fields: make([]fieldFacts, fields.Len())}
+	f := &messageFacts{fields: make([]fieldFacts, fields.Len())}
 	for i := range f.fields {
 		f.fields[i].behavior = fieldBehavior(fields.Get(i))
 	}
@@ -64,15 +64,24 @@ func (m *Memo) message(md protoreflect.MessageDescriptor) *messageFacts {
 	return f
 }
 
-// field returns fd's facts, its comment read on first use. Extensions,
-// which the builds never list, are read each time.
-func (m *Memo) field(fd protoreflect.FieldDescriptor) fieldFacts {
+// messageComment returns md's comment, read from src on first use.
+func (m *Memo) messageComment(md protoreflect.MessageDescriptor, src CommentSource) string {
+	f := m.message(md)
+	if !f.commented {
+		f.comment, f.commented = comments(src, md), true
+	}
+	return f.comment
+}
+
+// field returns fd's facts, its comment read from src on first use.
+// Extensions, which the builds never list, are read each time.
+func (m *Memo) field(fd protoreflect.FieldDescriptor, src CommentSource) fieldFacts {
 	if fd.IsExtension() {
-		return fieldFacts{behavior: fieldBehavior(fd), commented: true, comment: comments(fd)}
+		return fieldFacts{behavior: fieldBehavior(fd), commented: true, comment: comments(src, fd)}
 	}
 	f := &m.message(fd.ContainingMessage()).fields[fd.Index()]
 	if !f.commented {
-		f.comment, f.commented = comments(fd), true
+		f.comment, f.commented = comments(src, fd), true
 	}
 	return *f
 }

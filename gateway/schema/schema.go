@@ -40,6 +40,17 @@ type Options struct {
 	// own for its builds. Options holding a Memo are not safe for
 	// concurrent use.
 	Memo *Memo
+
+	// Comments, when not nil, gives the descriptors' comments: sources
+	// that keep source info apart from the descriptors pass it
+	// (reflection.Result.Comments). Nil reads the descriptors' own.
+	Comments CommentSource
+}
+
+// CommentSource gives a descriptor's source location, comments included;
+// *reflection.Comments implements it.
+type CommentSource interface {
+	Location(protoreflect.Descriptor) protoreflect.SourceLocation
 }
 
 // TypeResolver is what protojson needs to resolve "@type" and extensions;

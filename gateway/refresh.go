@@ -37,7 +37,9 @@ import (
 // compiles its tools. changed says whether the catalog must be assembled
 // again. A failure leaves b's last good tools in place.
 func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed bool, err error) {
+	paced := pace(buildGCPercent)
 	res, err := b.source.Discover(ctx)
+	paced()
 	g.opts.Metrics.DiscoveryRefreshed(b.b.Name, err)
 	if err != nil {
 		return false, b.fail(discoveryError(b.b.Name, b.b.Address, err))
@@ -48,6 +50,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		b.succeed(nil)
 		return false, nil
 	}
+	defer pace(warmGCPercent)()
 	bt, err := compileBackend(b.b.Name, res, b.b.Conn, catalogOptions{
 		exposeHealth:    g.opts.ExposeHealth,
 		exposeInternal:  g.opts.ExposeInternal,

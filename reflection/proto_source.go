@@ -67,9 +67,16 @@ type ProtoSource struct {
 	// released to the Logger at the first Discover that finds one set
 	// (the gateway compiles once before its logger exists).
 	held *heldLog
-	// cacheWrites are the cache writes under way, for tests.
+	// cacheWrites are the cache writes under way (FlushCache).
 	cacheWrites sync.WaitGroup
 }
+
+// FlushCache waits for the compile cache entries s is writing in the
+// background. A compile's entry is written after Discover returns, so a
+// program that exits right after one (gateway --check-config, run when a
+// container image is built so that its every start reads the cache)
+// calls it to leave the entry for the next start.
+func (s *ProtoSource) FlushCache() { s.cacheWrites.Wait() }
 
 // compileRun is one compile: done is closed when res, err, in and
 // resolved are set.

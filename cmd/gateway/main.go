@@ -131,7 +131,7 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { printHelp(fs.Output(), fs) }
 	fs.StringVar(&c.configFile, "config", "", "YAML config FILE (see examples/config/gateway.yaml); flags and GATEWAY_* variables override it, flags override both")
-	fs.StringVar(&c.checkConfig, "check-config", "", "validate the config FILE (with the flags and GATEWAY_* variables given) and exit: 0 when valid, 1 when not")
+	fs.StringVar(&c.checkConfig, "check-config", "", "validate the config FILE (with the flags and GATEWAY_* variables given) and exit: 0 when valid, 1 when not; its .proto files are compiled and kept in --proto-cache, for the next start")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version, commit and Go version, and exit")
 	fs.BoolVar(&c.demo, "demo", false, "front the bundled demo backend (examples/zoo) on a loopback port; also what runs when nothing names a backend")
 	c.backends.register(fs)

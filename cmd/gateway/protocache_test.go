@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"io"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -55,5 +62,52 @@ func TestProtoCacheSetting(t *testing.T) {
 				t.Errorf("config file: cache dir %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCheckConfigKeepsCompile: --check-config compiles the .proto files
+// and waits for their compile cache entry, so that running it when a
+// container image is built leaves a cache every start of the image reads
+// instead of compiling; a file that does not compile fails it, named.
+func TestCheckConfigKeepsCompile(t *testing.T) {
+	protos := t.TempDir()
+	if err := os.WriteFile(filepath.Join(protos, "api.proto"), []byte("syntax = \"proto3\";\npackage api.v1;\nmessage M {}\nservice S {\n  rpc Get(M) returns (M);\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(protos, "broken.proto"), []byte("syntax = \"proto3\";\nmessage {\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	config := func(proto string) string {
+		return writeFile(t, "gateway.yaml", "backends:\n  - name: api\n    address: 127.0.0.1:1\n    proto_path: ["+protos+"]\n    proto: ["+proto+"]\nproto_cache: "+cache+"\n")
+	}
+	out, err := exec.Command(binary, "--check-config", config("api.proto")).Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if want := "backend api: .proto files compiled: 1 services in "; !strings.Contains(string(out), want) || !strings.Contains(string(out), "kept in the compile cache "+cache) {
+		t.Errorf("stdout %q, want %q and the cache named", out, want)
+	}
+	if entries, _ := filepath.Glob(filepath.Join(cache, "*.protocache")); len(entries) != 1 {
+		t.Fatalf("cache entries %q, want one", entries)
+	}
+	// A start with the same files reads it.
+	var logs testutil.SyncBuffer
+	ps := reflection.NewProtoSource([]string{protos}, []string{"api.proto"})
+	ps.CacheDir = cache
+	ps.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	if _, err := ps.Discover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "loaded the last compile from the cache") {
+		t.Errorf("the next start compiled:\n%s", logs.String())
+	}
+
+	cmd := exec.Command(binary, "--check-config", config("broken.proto"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	var exit *exec.ExitError
+	if err := cmd.Run(); !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "broken.proto:2:") {
+		t.Errorf("a file that does not compile: %v, stderr %s; want exit 1 naming broken.proto:2", err, stderr.String())
 	}
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // version and commit are set at build time:
@@ -42,9 +45,11 @@ func versionString() string {
 	return fmt.Sprintf("grpc-mcp-gateway %s (commit %s, %s %s/%s)", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-// checkConfig is --check-config after the settings validated: it also
+// checkConfig is --check-config after the settings validated (which
+// read the descriptor files and compiled the .proto files): it also
 // builds each backend's client (which reads its TLS files) without
-// connecting, then reports. Nothing is started.
+// connecting, waits for the compiles' cache entries to be written, then
+// reports. Nothing is started.
 func checkConfig(c *config, stdout, stderr io.Writer) int {
 	backends, conns, err := c.backends.dial(c.tls)
 	for _, conn := range conns {
@@ -59,5 +64,26 @@ func checkConfig(c *config, stdout, stderr io.Writer) int {
 		note = " (none given: the bundled demo backend would start)"
 	}
 	fmt.Fprintf(stdout, "config OK: %d backends%s\n", len(backends), note)
+	seen := make(map[*reflection.ProtoSource]bool)
+	for _, b := range backends {
+		ps, ok := b.Files.(*reflection.ProtoSource)
+		if !ok || seen[ps] {
+			continue
+		}
+		seen[ps] = true
+		ps.FlushCache()
+		// The files compiled when the settings were read: this Discover
+		// returns that Result.
+		res, err := ps.Discover(context.Background())
+		if err != nil {
+			fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
+			return 1
+		}
+		kept := "no --proto-cache: every start compiles them"
+		if ps.CacheDir != "" {
+			kept = "kept in the compile cache " + ps.CacheDir + ", which the next start with the same files reads instead of compiling"
+		}
+		fmt.Fprintf(stdout, "backend %s: .proto files compiled: %d services in %d files; %s\n", b.Name, len(res.Services), res.Files.NumFiles(), kept)
+	}
 	return 0
 }

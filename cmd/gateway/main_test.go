@@ -252,7 +252,7 @@ func TestStartupErrors(t *testing.T) {
 		{"state password file missing", []string{"--state", "redis://127.0.0.1:1/0", "--session-secret-file", longSecret, "--state-password-file", "/nonexistent/pw"}, 2, `--state-password-file: open /nonexistent/pw`},
 		{"state-ca without TLS", []string{"--state", "redis://127.0.0.1:1/0", "--session-secret-file", longSecret, "--state-ca", "ca.pem"}, 2, `--state-ca: the store is reached over TLS only with a rediss:// --state`},
 		{"state-ca not PEM", []string{"--state", "rediss://127.0.0.1:1/0", "--session-secret-file", longSecret, "--state-ca", "main.go"}, 2, `--state-ca main.go: no PEM certificate in the file`},
-		{"state down at start", []string{"--state", "redis://127.0.0.1:1/0", "--session-secret-file", longSecret}, 1, `--state redis://127.0.0.1:1/0: the state store is unavailable: dial tcp 127.0.0.1:1: connect: connection refused (start it, fix the address or --state-password-file, or set --require-state=false to start without it)`},
+		{"state down at start", []string{"--state", "redis://127.0.0.1:1/0", "--session-secret-file", longSecret, "--listen", "127.0.0.1:0"}, 1, `--state redis://127.0.0.1:1/0: the state store is unavailable: dial tcp 127.0.0.1:1: connect: connection refused (start it, fix the address or --state-password-file, or set --require-state=false to start without it)`},
 		{"log-level", []string{"--log-level", "loud"}, 2, `--log-level: want debug, info, warn or error`},
 		{"half mTLS", []string{"--backend", "example.com:443", "--backend-cert", "c.pem", "--stdio"}, 1, `--backend-cert and --backend-key must be given together`},
 		{"unreachable", []string{"--backend", "127.0.0.1:1", "--discovery-timeout", "3s", "--stdio", "--require-backends"}, 1, `backend 127.0.0.1:1 is unreachable`},

@@ -313,6 +313,14 @@ type Options struct {
 	// resource bodies and task status messages only when LogArguments is
 	// set too (mcp.ServerOptions.TraceBodies).
 	ProtocolTrace bool
+	// PaceGC has the garbage collector run more often while a discovery's
+	// tools and a catalog's schemas are built (debug.SetGCPercent, for the
+	// whole process, from its default only, restored after): a large
+	// catalog then keeps its memory in fewer pages, so the process holds
+	// less once ready (memory.go). Off by default, as a library should
+	// leave the collector alone; the gateway binary sets it unless GOGC
+	// is set.
+	PaceGC bool
 
 	// noWarmSchemas leaves every schema of a search-mode catalog to its
 	// first use (warmSchemas); tests set it (export_test.go).

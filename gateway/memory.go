@@ -12,17 +12,17 @@ import (
 )
 
 // The collector's targets (GOGC) while catalogs are built; see pace.
-// Reading the descriptors (which may compile .proto files) and building a
-// typed catalog's schemas before it is listed collect twice as often as
-// by default; compiling the tools and the background warm-up of a
+// Compiling a discovery's tools and the background warm-up of a
 // search-mode catalog's schemas, whose short-lived values mix most with
-// what the catalog keeps, four times. Measured on the googleapis catalog
-// (docs/scale.md): four times in the first two cost a first start 5 s
-// more (the compile's garbage, which a collection returns whole anyway)
-// and a typed restart 2 s, for little memory.
+// what the catalog keeps, collect four times as often as by default;
+// building a typed catalog's schemas before it is listed, twice (four
+// times made a typed restart of the googleapis catalog 2 s slower, for
+// little memory: docs/scale.md). Reading the descriptors is not paced:
+// it waits on the network, and at the default pace the values it keeps
+// are built after the compiler's garbage is gone (reflection's pool).
 const (
-	buildGCPercent = 50
-	warmGCPercent  = 25
+	buildGCPercent   = 50
+	compileGCPercent = 25
 )
 
 // pacer lowers the collector's target while builds run; see pace.
@@ -48,15 +48,21 @@ var pacing = &pacer{get: gcPercent, set: debug.SetGCPercent}
 // end up spread over memory pages the garbage also filled, and a page
 // holding one live value is never returned. Collected more often, the
 // garbage's slots are reused sooner and what stays is denser: on the
-// googleapis catalog the heap in use once built went from 614-630 to
-// 519 MiB for a live heap of 386, and the default mode's RSS once settled
-// from 633 to 566 MiB (docs/scale.md), for 10-15% more CPU to a
-// restart's readiness. It changes the target only from the default (100, no GOGC),
-// restores it when the last build running ends, and leaves it alone if
-// someone else changed it meanwhile. Builds overlap (several backends, a
-// refresh during a warm-up): the lowest target asked for holds until none
-// runs.
-func pace(target int) (done func()) { return pacing.begin(target) }
+// googleapis catalog the heap in use once built went from 614-630 to 549
+// MiB for a live heap of 391, and the default mode's RSS once settled
+// from 633 to 571 MiB (docs/scale.md), with restarts as fast. It changes
+// the target only from the default (100), restores it when the last
+// build running ends, and leaves it alone if someone else changed it
+// meanwhile. Builds overlap (several backends, a refresh during a
+// warm-up): the lowest target asked for holds until none runs.
+//
+// Only with Options.PaceGC; otherwise done does nothing.
+func (g *Gateway) pace(target int) (done func()) {
+	if !g.opts.PaceGC {
+		return func() {}
+	}
+	return pacing.begin(target)
+}
 
 func (p *pacer) begin(target int) (done func()) {
 	p.mu.Lock()

@@ -1,6 +1,9 @@
 package gateway
 
-import "testing"
+import (
+	"runtime/debug"
+	"testing"
+)
 
 // TestPace: the collector's target is lowered while builds run, to the
 // lowest any of the overlapping ones asks for, restored after the last,
@@ -19,9 +22,9 @@ func TestPace(t *testing.T) {
 	if percent != buildGCPercent {
 		t.Fatalf("during a build: %d, want %d", percent, buildGCPercent)
 	}
-	warm := p.begin(warmGCPercent)
-	if percent != warmGCPercent {
-		t.Errorf("during a build and a warm-up: %d, want %d", percent, warmGCPercent)
+	warm := p.begin(compileGCPercent)
+	if percent != compileGCPercent {
+		t.Errorf("during a build and a warm-up: %d, want %d", percent, compileGCPercent)
 	}
 	another := p.begin(buildGCPercent)
 	warm()
@@ -50,7 +53,7 @@ func TestPace(t *testing.T) {
 	percent, sets = 100, 0
 	done := p.begin(buildGCPercent)
 	percent = 200
-	later := p.begin(warmGCPercent)
+	later := p.begin(compileGCPercent)
 	done()
 	later()
 	if percent != 200 {
@@ -60,7 +63,21 @@ func TestPace(t *testing.T) {
 
 // TestGCPercentReads: gcPercent reads the runtime's target.
 func TestGCPercentReads(t *testing.T) {
-	if got := gcPercent(); got < 0 {
-		t.Fatalf("gcPercent: %d", got)
+	prev := debug.SetGCPercent(77)
+	got := gcPercent()
+	debug.SetGCPercent(prev)
+	if got != 77 {
+		t.Fatalf("gcPercent: %d, want 77", got)
 	}
+}
+
+// TestPaceNeedsOption: without Options.PaceGC the gateway leaves the
+// collector alone.
+func TestPaceNeedsOption(t *testing.T) {
+	before := gcPercent()
+	done := (&Gateway{opts: Options{}}).pace(compileGCPercent)
+	if got := gcPercent(); got != before {
+		t.Errorf("pace without PaceGC changed GOGC from %d to %d", before, got)
+	}
+	done()
 }

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
@@ -37,9 +36,7 @@ import (
 // compiles its tools. changed says whether the catalog must be assembled
 // again. A failure leaves b's last good tools in place.
 func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed bool, err error) {
-	paced := pace(buildGCPercent)
 	res, err := b.source.Discover(ctx)
-	paced()
 	g.opts.Metrics.DiscoveryRefreshed(b.b.Name, err)
 	if err != nil {
 		return false, b.fail(discoveryError(b.b.Name, b.b.Address, err))
@@ -50,7 +47,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		b.succeed(nil)
 		return false, nil
 	}
-	defer pace(warmGCPercent)()
+	defer g.pace(compileGCPercent)()
 	bt, err := compileBackend(b.b.Name, res, b.b.Conn, catalogOptions{
 		exposeHealth:    g.opts.ExposeHealth,
 		exposeInternal:  g.opts.ExposeInternal,
@@ -130,7 +127,7 @@ func fingerprint(res *reflection.Result) [32]byte {
 	enc := proto.MarshalOptions{Deterministic: true}
 	var buf []byte
 	for _, fd := range files {
-		buf, _ = enc.MarshalAppend(buf[:0], protodesc.ToFileDescriptorProto(fd))
+		buf, _ = enc.MarshalAppend(buf[:0], reflection.ToFileDescriptorProto(fd, res.Comments))
 		fmt.Fprintf(h, "%d:", len(buf))
 		h.Write(buf)
 	}
@@ -385,7 +382,10 @@ func (g *Gateway) chooseMode(c *catalog) error {
 	}
 	compact := new(mcp.SchemaCompactor)
 	if c.mode != ToolModeSearch {
-		if failed := forceSchemas(c.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true); len(failed) > 0 {
+		paced := g.pace(buildGCPercent)
+		failed := forceSchemas(c.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true)
+		paced()
+		if len(failed) > 0 {
 			c.tools = slices.DeleteFunc(c.tools, func(t *tool) bool {
 				if err, ok := failed[t.schemas]; ok {
 					g.opts.Logger.Error("tool left out of the list: its schemas could not be built", "backend", t.backend, "tool", t.def.Name, "error", err)

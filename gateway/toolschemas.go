@@ -351,7 +351,6 @@ func rootFacts(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) error
 // becomes of their tools. Once stop is closed it builds no more and
 // publishes nothing, leaving the rest to first use.
 func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog.Logger, keepOutput bool) (failed map[*toolSchemas]error) {
-	defer pace(buildGCPercent)()
 	var todo, again []*toolSchemas
 	seen := make(map[*toolSchemas]bool)
 	for _, t := range tools {
@@ -481,7 +480,7 @@ func (g *Gateway) warm(c *catalog) {
 	if !slices.ContainsFunc(tools, func(t *tool) bool { return !t.schemas.ready.Load() }) {
 		return
 	}
-	defer pace(warmGCPercent)()
+	defer g.pace(compileGCPercent)()
 	start := time.Now()
 	failed := forceSchemas(tools, runtime.GOMAXPROCS(0)-1, g.closed, g.opts.Logger, false)
 	for i := range tools {

@@ -27,9 +27,10 @@ import (
 // (docs/scale.md has the figures).
 //
 // Read comments through Location, which falls back to the descriptors'
-// own source info for files it does not hold (the bundled files, files a
-// type lookup fetched later, descriptors built elsewhere). A nil
-// *Comments holds no file. A Comments is never changed once its Result
+// own source info for files it does not hold (the bundled files,
+// descriptors built elsewhere). The files a TypeResolver fetches after
+// discovery, for the values of Any fields, keep no comments: nothing
+// describes them. A nil *Comments holds no file. A Comments is never changed once its Result
 // is returned, so it is safe for concurrent use.
 type Comments struct {
 	files map[protoreflect.FileDescriptor]*fileInfo

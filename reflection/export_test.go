@@ -32,7 +32,7 @@ func HoldLookups(r *TypeResolver) (release func()) {
 func SetCompiledHook(s *ProtoSource, f func(compiled, reused []string)) { s.compiled = f }
 
 // WaitCacheWrites waits for s's cache writes under way.
-func WaitCacheWrites(s *ProtoSource) { s.FlushCache() }
+func WaitCacheWrites(s *ProtoSource) { _ = s.FlushCache() }
 
 // Decoded is fdp with its option extensions decoded against the types
 // linked into the test binary. The package keeps them in wire form

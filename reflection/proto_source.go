@@ -67,16 +67,25 @@ type ProtoSource struct {
 	// released to the Logger at the first Discover that finds one set
 	// (the gateway compiles once before its logger exists).
 	held *heldLog
-	// cacheWrites are the cache writes under way (FlushCache).
+	// cacheWrites are the cache writes under way (FlushCache), and
+	// cacheErr the last one's error, nil once one succeeds; s.mu guards
+	// cacheErr.
 	cacheWrites sync.WaitGroup
+	cacheErr    error
 }
 
 // FlushCache waits for the compile cache entries s is writing in the
-// background. A compile's entry is written after Discover returns, so a
-// program that exits right after one (gateway --check-config, run when a
-// container image is built so that its every start reads the cache)
-// calls it to leave the entry for the next start.
-func (s *ProtoSource) FlushCache() { s.cacheWrites.Wait() }
+// background, and returns the last write's error. A compile's entry is
+// written after Discover returns, so a program that exits right after one
+// (gateway --check-config, run when a container image is built so that
+// its every start reads the cache) calls it to leave the entry for the
+// next start, and to say so only when it is there.
+func (s *ProtoSource) FlushCache() error {
+	s.cacheWrites.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cacheErr
+}
 
 // compileRun is one compile: done is closed when res, err, in and
 // resolved are set.
@@ -243,9 +252,13 @@ func (s *ProtoSource) run(run *compileRun, prev *compileRun, logger *slog.Logger
 	}
 	if snap := s.finish(run, res, err, in, c.resolved, false); snap != nil {
 		// After the Result is out: nobody waits for the cache.
-		if err := s.writeCache(logger, snap); err != nil {
+		err := s.writeCache(logger, snap)
+		if err != nil {
 			s.cacheFailed(logger, err)
 		}
+		s.mu.Lock()
+		s.cacheErr = err
+		s.mu.Unlock()
 		s.cacheWrites.Done()
 	}
 }

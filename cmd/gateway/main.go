@@ -417,6 +417,10 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	opts.LogArguments = c.obs.logArguments
 	// The protocol trace is what --log-level debug is for.
 	opts.ProtocolTrace = c.logLevel == "debug"
+	// An operator's GOGC is theirs; otherwise large catalogs are built
+	// with the collector paced (gateway/memory.go).
+	_, gogc := os.LookupEnv("GOGC")
+	opts.PaceGC = !gogc
 	g, err := gateway.New(dctx, backends, &opts)
 	cancel()
 	if err != nil {

@@ -103,10 +103,21 @@ func TestCheckConfigKeepsCompile(t *testing.T) {
 		t.Errorf("the next start compiled:\n%s", logs.String())
 	}
 
+	// A cache that cannot be written fails it: an image built so would
+	// compile at every start.
+	notDir := writeFile(t, "plain", "")
+	bad := writeFile(t, "unwritable.yaml", "backends:\n  - name: api\n    address: 127.0.0.1:1\n    proto_path: ["+protos+"]\n    proto: [api.proto]\nproto_cache: "+filepath.Join(notDir, "sub")+"\n")
+	unwritable := exec.Command(binary, "--check-config", bad)
+	var unwritableErr strings.Builder
+	unwritable.Stderr = &unwritableErr
+	var exit *exec.ExitError
+	if err := unwritable.Run(); !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(unwritableErr.String(), "--proto-cache "+filepath.Join(notDir, "sub")+": the compile of backend api's .proto files could not be kept") {
+		t.Errorf("an unwritable cache: %v, stderr %s; want exit 1 naming --proto-cache", err, unwritableErr.String())
+	}
+
 	cmd := exec.Command(binary, "--check-config", config("broken.proto"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	var exit *exec.ExitError
 	if err := cmd.Run(); !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "broken.proto:2:") {
 		t.Errorf("a file that does not compile: %v, stderr %s; want exit 1 naming broken.proto:2", err, stderr.String())
 	}

@@ -71,9 +71,8 @@ func checkConfig(c *config, stdout, stderr io.Writer) int {
 			continue
 		}
 		seen[ps] = true
-		ps.FlushCache()
 		// The files compiled when the settings were read: this Discover
-		// returns that Result.
+		// returns that Result (or compiles again what changed since).
 		res, err := ps.Discover(context.Background())
 		if err != nil {
 			fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
@@ -81,6 +80,10 @@ func checkConfig(c *config, stdout, stderr io.Writer) int {
 		}
 		kept := "no --proto-cache: every start compiles them"
 		if ps.CacheDir != "" {
+			if err := ps.FlushCache(); err != nil {
+				fmt.Fprintf(stderr, "gateway: --proto-cache %s: the compile of backend %s's .proto files could not be kept: %v\n", ps.CacheDir, b.Name, err)
+				return 1
+			}
 			kept = "kept in the compile cache " + ps.CacheDir + ", which the next start with the same files reads instead of compiling"
 		}
 		fmt.Fprintf(stdout, "backend %s: .proto files compiled: %d services in %d files; %s\n", b.Name, len(res.Services), res.Files.NumFiles(), kept)

@@ -478,13 +478,13 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 	// covered[d] is the weight of the query's groups document d matches;
 	// cover[g] is the weight of the query's groups that group g knows,
 	// and seen[g] marks g for the query group being scored.
+	// The scratch goes back to the pool only from a query that ended: one
+	// that panicked (in keep) may have left any of it set.
 	sc := ix.getScratch()
-	defer ix.putScratch(sc)
 	scores, best, covered, cover, seen := sc.scores, sc.best, sc.covered, sc.cover, sc.seen
 	total := 0.0
 	asked := 0.0 // the weight of the groups some document matches
 	touched, matched := sc.touched, sc.matched
-	defer func() { sc.touched, sc.matched = touched, matched }()
 	for gi, alts := range p.groups {
 		// A word's contribution is its best alternative's, so a verb and
 		// its synonyms in one tool name do not add up. A verb's synonym is
@@ -594,6 +594,8 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 			hits = append(hits, Hit{Doc: int(d), Score: s})
 		}
 	}
+	sc.touched, sc.matched = touched, matched
+	ix.putScratch(sc)
 	hits = topHits(hits, limit)
 	if exact >= 0 {
 		hits = slices.Insert(hits, 0, Hit{Doc: exact, Score: top + 1})

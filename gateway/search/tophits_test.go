@@ -27,3 +27,32 @@ func TestTopHits(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchAfterPanickingFilter: a query whose keep panics (the caller
+// recovers) leaves nothing behind for the next queries, whose per-query
+// arrays come from a pool.
+func TestSearchAfterPanickingFilter(t *testing.T) {
+	var docs []Document
+	for i, name := range []string{"CreateInstance", "DeleteInstance", "ListInstances", "CreateDisk", "ResizeDisk", "GetProject", "CreateProject", "ListDisks"} {
+		docs = append(docs, Document{Key: name, Fields: []Field{{Text: name, Weight: 1}, {Text: "project instance disk " + name, Weight: 0.5}}, Group: []string{"compute", "disks", "projects"}[i%3]})
+	}
+	ix := New(docs)
+	for _, q := range []string{"create instance project", "list disks", "delete"} {
+		want := ix.Search(q, 5)
+		for k := range 8 {
+			func() {
+				defer func() { _ = recover() }()
+				calls := 0
+				ix.SearchWithin(q, 5, func(int) bool {
+					if calls++; calls > k {
+						panic("keep")
+					}
+					return true
+				})
+			}()
+			if got := ix.Search(q, 5); !slices.Equal(got, want) {
+				t.Errorf("%q after a keep that panicked at call %d: %v, want %v", q, k+1, got, want)
+			}
+		}
+	}
+}

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -13,6 +12,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // compileCache shares, between the tools of one backend's discovery, what

@@ -163,8 +163,10 @@ func (tf *tokenFile) reloadIfChanged() {
 		tf.log.Error("auth: reloading the bearer tokens file failed; keeping the current tokens", "file", tf.path, "err", err)
 		return
 	}
-	tokens := tf.replace(digests)
-	tf.logLoaded("reloaded bearer tokens", len(tokens))
+	// Said before the tokens take effect, so that the warning of an
+	// emptied file is in the log by the time anyone is refused for it.
+	tf.logLoaded("reloaded bearer tokens", len(digests))
+	tf.replace(digests)
 }
 
 // sameFile reports whether fi is the file of seen, unchanged: the same

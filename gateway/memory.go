@@ -34,8 +34,8 @@ type pacer struct {
 	mu sync.Mutex
 	// active counts the builds running, by the target each asked for.
 	active map[int]int
-	// set is the target the pacer set, 0 when it set none (and so does
-	// not restore one).
+	// current is the target the pacer set, 0 when it set none (and so
+	// restores none).
 	current int
 }
 
@@ -94,17 +94,16 @@ func (p *pacer) apply() {
 	}
 	have := int(p.get())
 	switch {
-	case p.current == 0 && (have != 100 || want == 100):
+	case p.current == 0 && have != 100:
 		return // not the default: someone chose it
 	case p.current != 0 && have != p.current:
 		p.current = 0 // changed meanwhile: theirs now
 		return
-	case have == want:
-	default:
+	}
+	if have != want {
 		p.set(want)
 	}
-	p.current = want
-	if want == 100 {
+	if p.current = want; want == 100 {
 		p.current = 0
 	}
 }

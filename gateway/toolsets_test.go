@@ -373,9 +373,7 @@ func TestToolsetTakesPollers(t *testing.T) {
 // flight (MaxInFlightPerPrincipal) counts across the whole catalog's
 // endpoint and the toolsets', not once per endpoint.
 func TestToolsetsSharePrincipalShare(t *testing.T) {
-	api := &fakeAPI{hold: make(chan struct{}), held: make(chan struct{}, 1)}
-	api.set(t, apiFile("svc.v1", "S", method("Slow")))
-	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	api, addr := slowAPI(t)
 	a, _ := bearerAuth(t, "tok\n")
 	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Auth: a, ToolMode: gateway.ToolModeTyped,
 		Server: &mcp.ServerOptions{MaxInFlightPerPrincipal: 1}, Toolsets: []gateway.Toolset{{Name: "all"}}})
@@ -386,50 +384,48 @@ func TestToolsetsSharePrincipalShare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := whole.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "block"}})
-		done <- err
-	}()
-	<-api.held
-	if _, err := ts.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "x"}}); err == nil || !strings.Contains(err.Error(), "server busy") {
-		t.Errorf("a second call through the toolset while one runs on /mcp: %v, want server busy", err)
-	}
-	close(api.hold)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ts.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "x"}}); err != nil {
-		t.Errorf("after the first call ended: %v", err)
-	}
+	checkSharedLimit(ctx, t, api, whole, ts, "server busy")
 }
 
 // TestToolsetsShareInFlight: the process's limit on requests in flight
 // (MaxInFlight) counts the calls of every endpoint together.
 func TestToolsetsShareInFlight(t *testing.T) {
-	api := &fakeAPI{hold: make(chan struct{}), held: make(chan struct{}, 1)}
-	api.set(t, apiFile("svc.v1", "S", method("Slow")))
-	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	api, addr := slowAPI(t)
 	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped,
 		Server: &mcp.ServerOptions{MaxInFlight: 1}, Toolsets: []gateway.Toolset{{Name: "all"}}})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	whole := connect(t, base+"/mcp", "2025-11-25")
-	ts := connect(t, base+"/mcp/all", "2025-11-25")
+	checkSharedLimit(ctx, t, api, connect(t, base+"/mcp/all", "2025-11-25"), connect(t, base+"/mcp", "2025-11-25"), "server busy: 1 requests in flight")
+}
+
+// slowAPI serves S_Slow, which holds a call whose text is "block" until
+// api.hold is closed.
+func slowAPI(t *testing.T) (*fakeAPI, string) {
+	api := &fakeAPI{hold: make(chan struct{}), held: make(chan struct{}, 1)}
+	api.set(t, apiFile("svc.v1", "S", method("Slow")))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	return api, addr
+}
+
+// checkSharedLimit holds a call through first, checks that a call
+// through second is refused with busy while it runs, and admitted once
+// it ended: a limit of one counted across both endpoints.
+func checkSharedLimit(ctx context.Context, t *testing.T, api *fakeAPI, first, second *sdk.ClientSession, busy string) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		_, err := ts.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "block"}})
+		_, err := first.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "block"}})
 		done <- err
 	}()
 	<-api.held
-	if _, err := whole.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "x"}}); err == nil || !strings.Contains(err.Error(), "server busy: 1 requests in flight") {
-		t.Errorf("a call on /mcp while one runs on the toolset: %v, want server busy", err)
+	if _, err := second.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "x"}}); err == nil || !strings.Contains(err.Error(), busy) {
+		t.Errorf("a call through the other endpoint while one runs: %v, want %q", err, busy)
 	}
 	close(api.hold)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := whole.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "x"}}); err != nil {
+	if _, err := second.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "x"}}); err != nil {
 		t.Errorf("after the first call ended: %v", err)
 	}
 }

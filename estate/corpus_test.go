@@ -155,7 +155,7 @@ func TestCorpusSearch(t *testing.T) {
 	g := corpusGateway(t, gateway.ToolModeSearch)
 	tune := loadCorpusRequests(t, "tune.tsv")
 	test := loadCorpusRequests(t, "test.tsv")
-	if len(tune)+len(test) < 290 {
+	if len(tune)+len(test) < 300 {
 		t.Fatalf("%d requests, want at least 300", len(tune)+len(test))
 	}
 	rt := rankRelevance(t, g, tune)
@@ -177,4 +177,83 @@ func TestCorpusSearch(t *testing.T) {
 func loadCorpusRequests(tb testing.TB, name string) []relevanceCase {
 	tb.Helper()
 	return loadRelevance(tb, filepath.Join("..", "corpus", name))
+}
+
+// hintLabel is the second reader's hints of one method.
+type hintLabel struct {
+	readOnly, destructive, idempotent bool
+	reason                            string
+}
+
+func loadHintLabels(tb testing.TB) map[string]hintLabel {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "corpus", "hints.tsv"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string]hintLabel{}
+	for i, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		c := strings.Split(line, "\t")
+		if len(c) != 6 {
+			tb.Fatalf("hints.tsv:%d: want 6 columns, got %d", i+1, len(c))
+		}
+		out[c[1]] = hintLabel{c[2] == "y", c[3] == "y", c[4] == "y", c[5]}
+	}
+	return out
+}
+
+// The hint goals on the labelled corpus (issue 35): at least 95% of the
+// hints agree with the labels, and no read-only method is marked
+// destructive.
+const corpusMinHintAgreement = 0.95
+
+// TestCorpusHints compares every corpus tool's readOnly, destructive and
+// idempotent hints with the second reader's labels. It fails under the
+// agreement goal, on a method the reader labelled read-only that the
+// gateway marks destructive, and on a destructive method it marks
+// neither read-only nor destructive.
+func TestCorpusHints(t *testing.T) {
+	labels := loadHintLabels(t)
+	g := corpusGateway(t, gateway.ToolModeTyped)
+	agree, total := 0, 0
+	var wrong []string
+	for _, ct := range corpusTools(t, g) {
+		l, ok := labels[ct.tool.Name]
+		if !ok {
+			t.Errorf("%s: no label", ct.tool.Name)
+			continue
+		}
+		a := ct.tool.Annotations
+		ro, de, id := *a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint
+		// destructiveHint means something only for a tool that is not
+		// read-only.
+		got := []bool{ro, de || ro && false, id}
+		want := []bool{l.readOnly, l.destructive, l.idempotent}
+		if ro {
+			got[1] = false
+		}
+		for i := range got {
+			total++
+			if got[i] == want[i] {
+				agree++
+			}
+		}
+		if got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+			wrong = append(wrong, fmt.Sprintf("  %-50s got ro=%v de=%v id=%v, label ro=%v de=%v id=%v (%s)", ct.tool.Name, got[0], got[1], got[2], l.readOnly, l.destructive, l.idempotent, l.reason))
+		}
+		switch {
+		case l.readOnly && !ro && de:
+			t.Errorf("%s: read-only by the label, marked destructive", ct.tool.Name)
+		case !l.readOnly && l.destructive && (ro || !de):
+			t.Errorf("%s: destructive by the label, marked read-only=%v destructive=%v", ct.tool.Name, ro, de)
+		}
+	}
+	rate := float64(agree) / float64(total)
+	t.Logf("hints agree with the labels: %d of %d (%.1f%%); methods with a hint that differs: %d\n%s", agree, total, 100*rate, len(wrong), strings.Join(wrong, "\n"))
+	if rate < corpusMinHintAgreement {
+		t.Errorf("agreement %.3f, under %.2f", rate, corpusMinHintAgreement)
+	}
 }

@@ -20,7 +20,11 @@ const (
 	FromIdempotencyLevel Source = "idempotency_level"
 	FromHTTPRule         Source = "google.api.http"
 	FromVerbTable        Source = "verb table"
-	FromDefault          Source = "default"
+	// FromStructure: the method's name has no verb the table knows, and
+	// its request and name say it reads (a name that is a noun alone,
+	// such as Status or ContainerStats, whose request only selects).
+	FromStructure Source = "structure"
+	FromDefault   Source = "default"
 )
 
 // HintSources says where each of Hints came from.
@@ -94,21 +98,41 @@ func (a *Method) Hints() (Hints, HintSources) {
 	case "PATCH":
 		ro.set(false, FromHTTPRule)
 	}
+	src := FromVerbTable
+	if a.fromStructure {
+		src = FromStructure
+	}
 	switch a.Effect {
 	case Reads:
-		readOnly(FromVerbTable)
+		readOnly(src)
 	case Adds:
-		ro.set(false, FromVerbTable)
-		de.set(false, FromVerbTable)
-		id.set(false, FromVerbTable)
-	case Changes, Controls:
-		ro.set(false, FromVerbTable)
-		de.set(true, FromVerbTable)
-		id.set(false, FromVerbTable)
+		ro.set(false, src)
+		de.set(false, src)
+		// A second create of a named thing fails and changes nothing; a
+		// second flush or grant finds nothing to do; a second append or
+		// send adds again.
+		id.set(idempotentAdds[a.Verb] || keyedAdds[a.Verb] && a.keyed, src)
+	case Starts:
+		ro.set(false, src)
+		de.set(false, src)
+		// A second resume finds it running; a second start or begin
+		// often starts another run.
+		id.set(idempotentAdds[a.Verb], src)
+	case Changes:
+		ro.set(false, src)
+		de.set(true, src)
+		// Setting a value twice leaves it as once; a relative change
+		// changes again.
+		id.set(!relativeVerbs[a.Verb], src)
+	case Controls:
+		ro.set(false, src)
+		de.set(true, src)
+		id.set(stateVerbs[a.Verb], src)
 	case Removes:
-		ro.set(false, FromVerbTable)
-		de.set(true, FromVerbTable)
-		id.set(false, FromVerbTable)
+		ro.set(false, src)
+		de.set(true, src)
+		// A second delete or revoke finds it gone.
+		id.set(true, src)
 	}
 	ro.set(false, FromDefault)
 	de.set(true, FromDefault)

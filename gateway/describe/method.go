@@ -28,9 +28,29 @@ type Method struct {
 	// Modifier is a word before the verb that qualifies it: "batch",
 	// "bulk", "async", "streaming"; "" for most.
 	Modifier string
-	// Qualifiers are other words before the verb: "raw" of RawPredict,
+	// Qualifiers are adjectives before the verb: "raw" of RawPredict,
 	// "soft" of SoftDeleteNamespace.
 	Qualifiers []string
+	// Subject is the nouns before the verb of a name in noun-verb order:
+	// "user" of UserAdd, "role" of RoleGrantPermission, "lease" of
+	// LeaseGrant.
+	Subject []string
+	// Noun is the words of a name that has no verb (Status, ImageFsInfo,
+	// Plugins), nil otherwise.
+	Noun []string
+	// Inputs are the request's fields as the caller names them; Outputs
+	// the response's, without the response headers many APIs repeat in
+	// every message.
+	Inputs, Outputs []string
+	// Streams: the response is a server stream.
+	Streams bool
+	// selects: the request only selects (no field carries data to write,
+	// no field says what action to take), so a method whose name has no
+	// known verb reads when this holds.
+	selects bool
+	// keyed: the request has a top-level field that names what the
+	// method acts on (name, id, key, or one ending in _id or _name).
+	keyed bool
 	// Words is the method's name in lowercase words.
 	Words []string
 	// Object is the words of the name after the verb (and modifier):
@@ -74,6 +94,9 @@ type Method struct {
 	resourceFromService bool
 	// longRunning: the method returns a google.longrunning.Operation.
 	longRunning bool
+	// fromStructure: the effect was read from the request's structure,
+	// not from a verb: a guess the catalog report shows.
+	fromStructure bool
 }
 
 // Options are what Analyze cannot read from the method alone. Nil means
@@ -106,17 +129,86 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 	if len(rest) > 1 && modifiers[rest[0]] != "" {
 		a.Modifier, rest = rest[0], rest[1:]
 	}
-	// Up to two words before the verb qualify it (RawPredict,
-	// ServerStreamingPredict, SoftDeleteNamespace).
+	// A name that starts with its service's noun and goes on with a verb
+	// or another noun is in noun-verb order (etcd's Lease service:
+	// LeaseGrant, LeaseRevoke, LeaseTimeToLive): the noun is what the
+	// method acts on.
+	if len(rest) > 1 && len(a.Service) > 0 && singular(rest[0]) == singular(a.Service[len(a.Service)-1]) &&
+		(isVerb(verbOf(rest[1])) || !isVerb(verbOf(rest[0]))) {
+		a.Subject, rest = rest[:1], rest[1:]
+	}
+	// Up to two words before the verb: adjectives qualify it (RawPredict,
+	// ServerStreamingPredict, SoftDeleteNamespace); nouns are what it acts
+	// on, in noun-verb order (UserAdd, RoleGrantPermission).
 	for skip := 0; skip <= 2 && skip < len(rest); skip++ {
-		if isVerb(rest[skip]) {
-			a.Qualifiers = append(a.Qualifiers, rest[:skip]...)
-			a.Verb, a.Object = rest[skip], rest[skip+1:]
+		if isVerb(verbOf(rest[skip])) {
+			for _, w := range rest[:skip] {
+				if qualifierWords[w] || modifiers[w] != "" {
+					a.Qualifiers = append(a.Qualifiers, w)
+				} else {
+					a.Subject = append(a.Subject, w)
+				}
+			}
+			a.Verb, a.Object = verbOf(rest[skip]), rest[skip+1:]
 			break
 		}
 	}
+	if a.Verb == "" && a.Modifier == "stream" || a.Modifier == "streaming" && a.Verb == "" {
+		// StreamImages, StreamContainerStats: a list sent as a stream.
+		a.Modifier = ""
+		if m.IsStreamingServer() {
+			a.Verb, a.Object, a.Modifier = "list", rest, "stream"
+		}
+	}
+	if a.Verb == "" {
+		// A name that is a noun alone (Status, ImageFsInfo, Plugins): what
+		// the method returns, when its request only selects (see reads).
+		a.Noun = rest
+	}
+	if a.Verb == "load" && firstOf(a.Object) == "balance" {
+		// LoadBalance moves load between nodes; it loads nothing.
+		a.Verb, a.Object = "balance", a.Object[1:]
+	}
 	a.Effect = verbEffects[a.Verb]
 	a.Kind = kindOf(a.Verb)
+	switch a.Verb {
+	case "subscribe", "follow", "listen", "tail", "watch":
+		// A subscription the server streams reads; one that consumes
+		// (a bidirectional stream that acknowledges) or registers a
+		// subscription adds.
+		switch {
+		case m.IsStreamingServer() && !m.IsStreamingClient():
+			a.Effect = Reads
+		case !m.IsStreamingServer() && !m.IsStreamingClient():
+			a.Effect = Adds
+		}
+	case "expand":
+		// Expanding a tree reads (ExpandPermissionTree); expanding a
+		// resource, which answers with an operation, grows it
+		// (ExpandIpCidrRange).
+		a.Effect = Reads
+		if m.Output().Name() == "Operation" {
+			a.Effect = Changes
+		}
+	case "execute", "run":
+		// Running a scan, or a tool named for a reading verb (an
+		// analyzer, a validator), reads.
+		if slices.ContainsFunc(a.Object, func(w string) bool { return w == "scan" || agentOfReads(w) }) {
+			a.Effect = Reads
+		}
+	}
+	if a.Effect == Reads && consumes[a.Verb] && m.IsStreamingClient() && m.IsStreamingServer() {
+		// A bidirectional stream that reads also answers the server
+		// (StreamRead commits offsets, StreamingPull acknowledges): it
+		// is not vouched to change nothing. A watch only asks, and an
+	// encryption stream only computes.
+		a.Effect = Unknown
+	}
+	if a.Effect == Adds && slices.ContainsFunc(a.Object, func(w string) bool { return keyValueNouns[w] }) {
+		// Adding tags or labels sets their values, overwriting a key
+		// that is there.
+		a.Effect = Changes
+	}
 	// "Request" followed by another verb asks for that verb's action
 	// (RequestCancelWorkflowExecution): the second verb says what
 	// happens.
@@ -147,9 +239,15 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		name = protoreflect.FieldDescriptor.JSONName
 	}
 	var refType, anyRef string
+	a.selects = true
 	for i := range fields.Len() {
 		fd := fields.Get(i)
 		facts := reflection.Field(fd)
+		a.Inputs = append(a.Inputs, name(fd))
+		a.selects = a.selects && selector(fd)
+		if keyField(fd) || fields.Len() == 1 && keyedMessage(fd) {
+			a.keyed = true
+		}
 		if facts.Required || fd.Cardinality() == protoreflect.Required {
 			a.Required = append(a.Required, name(fd))
 		}
@@ -173,6 +271,13 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		}
 	}
 
+	a.Streams = m.IsStreamingServer()
+	outs := m.Output().Fields()
+	for i := range outs.Len() {
+		if fd := outs.Get(i); !boilerplate(fd) {
+			a.Outputs = append(a.Outputs, name(fd))
+		}
+	}
 	a.idempotency = reflection.IdempotencyLevel(m)
 	var sh shape
 	if rule := reflection.HTTPRule(m); rule != nil {
@@ -204,8 +309,10 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 	a.Resource, a.Parents, a.Aggregated = sh.resource, sh.parents, a.Aggregated || sh.aggregated
 	if a.Resource == nil {
 		// Nothing but the service's name says what the method acts on:
-		// the name's own object says more, when it has one.
-		if len(a.Object) > 0 && a.Verb != "" && !compound(a.Object) {
+		// the name's own subject or object says more, when it has one.
+		if len(a.Subject) > 0 {
+			a.Resource = singularWords(a.Subject)
+		} else if len(a.Object) > 0 && a.Verb != "" && !compound(a.Object) {
 			a.Resource = singularWords(a.Object)
 		} else {
 			a.Resource, a.resourceFromService = singularWords(a.Service), true
@@ -223,12 +330,187 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 	if a.Kind == Custom && a.Effect == Reads && a.Paged {
 		a.Kind = List
 	}
+	if n := a.Noun; len(n) > 0 && a.Effect == Unknown {
+		// A name that is a noun alone reads when the noun is one a call
+		// reports (Status, ContainerStats), when it is plural (Plugins:
+		// a list), or when the request only selects (Range, Hash).
+		// A word this package does not know may be a verb
+		// (Frobnicate): a name starting with a verb's ending is not read
+		// as a noun.
+		last := n[len(n)-1]
+		switch {
+		case verbLike(n[0]) || a.writesByName():
+		case reportNouns[last]:
+			a.Effect, a.Kind = Reads, Get
+		case isPlural(last) && !oneThing[last] && a.selects:
+			a.Effect, a.Kind = Reads, List
+		case a.selects && len(a.Outputs) > 0 && !isVerb(n[0]):
+			// Range, Hash, Facet: a request that only selects and a
+			// response that carries data.
+			a.Effect, a.Kind = Reads, Get
+		}
+		a.fromStructure = a.Effect == Reads
+	}
 	a.longRunning = m.Output().FullName() == "google.longrunning.Operation" || opts.LongRunningResult != ""
 	if opts.LongRunningResult != "" {
 		full := protoreflect.FullName(opts.LongRunningResult)
 		a.Result = splitWords(string(full.Name()))
 	}
 	return a
+}
+
+// verbOf is a name's word as a verb: its long form when the name
+// abbreviates it (Exec, Alloc).
+func verbOf(w string) string {
+	if v, ok := verbAliases[w]; ok {
+		return v
+	}
+	return w
+}
+
+// selector reports whether a request field only selects what a call
+// reads: a scalar (not bytes, which carry data) or an enum, a map of
+// labels, or a message of such fields (a filter, a time range), and not
+// a field that says what to do (action, operation, op, command).
+func selector(fd protoreflect.FieldDescriptor) bool {
+	switch fd.Name() {
+	case "action", "operation", "op", "ops", "command", "mode", "request", "requests", "value", "data",
+		"payload", "body", "content", "update", "updates", "mutation", "mutations":
+		return false
+	}
+	if fd.IsMap() {
+		return true
+	}
+	n := string(fd.Name())
+	switch fd.Kind() {
+	case protoreflect.BytesKind:
+		// Bytes carry data, unless they are a key (etcd's key and
+		// range_end).
+		return keyField(fd) || strings.HasPrefix(n, "range") || strings.HasSuffix(n, "key") || strings.HasSuffix(n, "prefix")
+	case protoreflect.GroupKind:
+		return false
+	case protoreflect.MessageKind:
+		if fd.IsList() {
+			return false
+		}
+		switch n {
+		case "filter", "filters", "selector", "consistency", "read_consistency", "options", "time_range", "where",
+			"shard_key_selector", "page", "pagination", "read_mask", "field_mask", "since", "until":
+			return true
+		}
+		md := fd.Message()
+		if strings.HasPrefix(string(md.FullName()), "google.protobuf.") {
+			return true
+		}
+		fs := md.Fields()
+		for i := range fs.Len() {
+			f := fs.Get(i)
+			if f.Kind() == protoreflect.MessageKind && !strings.HasPrefix(string(f.Message().FullName()), "google.protobuf.") || f.Kind() == protoreflect.BytesKind {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// keyField reports whether fd names what a call acts on: name, id, key,
+// or a name ending in _id, _name or _key (a request_id only dedupes).
+func keyField(fd protoreflect.FieldDescriptor) bool {
+	switch fd.Kind() {
+	case protoreflect.StringKind, protoreflect.Int64Kind, protoreflect.Uint64Kind, protoreflect.BytesKind:
+	default:
+		return false
+	}
+	if fd.IsList() {
+		return false
+	}
+	n := strings.ToLower(string(fd.Name()))
+	switch {
+	case n == "request_id" || n == "parent":
+		return false
+	case n == "name" || n == "id" || n == "key" || n == "path":
+		return true
+	}
+	return strings.HasSuffix(n, "_id") || strings.HasSuffix(n, "name") || strings.HasSuffix(n, "_key") || strings.HasSuffix(n, "_path")
+}
+
+// keyedMessage reports whether a request's message field is the thing a
+// create adds, with its name or ID inside (containerd's
+// CreateContainerRequest.container.id).
+func keyedMessage(fd protoreflect.FieldDescriptor) bool {
+	if fd.Kind() != protoreflect.MessageKind || fd.IsList() || fd.IsMap() {
+		return false
+	}
+	fs := fd.Message().Fields()
+	for i := range fs.Len() {
+		if keyField(fs.Get(i)) {
+			return true
+		}
+	}
+	return false
+}
+
+// boilerplate reports whether a response field is a header many APIs
+// repeat in every response (etcd's header), which says nothing of what
+// the method returns.
+func boilerplate(fd protoreflect.FieldDescriptor) bool {
+	switch fd.Name() {
+	case "header", "response_header", "resp_header":
+		return true
+	}
+	return false
+}
+
+// writesByName reports whether a noun-only name says it writes: a
+// transaction, a batch or a mutation.
+func (a *Method) writesByName() bool {
+	for _, w := range a.Noun {
+		switch singular(w) {
+		case "txn", "transaction", "batch", "mutation", "alarm", "write", "update", "operation", "action", "command":
+			return true
+		}
+		if !reportNouns[w] && (strings.HasSuffix(w, "tion") || strings.HasSuffix(w, "sion") || strings.HasSuffix(w, "ment")) {
+			// A noun of an action (Compaction, Migration, Deployment):
+			// the method does it.
+			return true
+		}
+	}
+	return false
+}
+
+// verbLike reports whether w has an ending English gives verbs
+// (frobnicate, tokenize, simplify, harden).
+func verbLike(w string) bool {
+	for _, suf := range []string{"ate", "ize", "ise", "ify", "en"} {
+		if strings.HasSuffix(w, suf) && len(w) > len(suf)+2 {
+			return true
+		}
+	}
+	return false
+}
+
+// consumes are reading verbs whose bidirectional stream consumes what it
+// reads.
+var consumes = map[string]bool{"read": true, "pull": true, "receive": true, "consume": true, "fetch": true, "poll": true}
+
+// keyValueNouns name maps of keys to values, which an add overwrites.
+var keyValueNouns = map[string]bool{
+	"tags": true, "labels": true, "annotations": true, "metadata": true, "properties": true, "attributes": true,
+}
+
+// agentOfReads reports whether w names what does a reading verb: an
+// analyzer analyzes, a validator validates, a checker checks.
+func agentOfReads(w string) bool {
+	for _, cut := range []string{"r", "er", "or"} {
+		if base, ok := strings.CutSuffix(w, cut); ok && len(base) > 2 {
+			for _, v := range []string{base, base + "e"} {
+				if verbEffects[v] == Reads {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func isVerb(w string) bool {
@@ -273,7 +555,12 @@ var grammarVerbs = map[string]bool{
 	"generate": true, "suggest": true, "resolve": true, "transcode": true, "encode": true, "decode": true,
 	"render": true, "print": true, "audit": true, "dry": true, "exchange": true, "authenticate": true,
 	"authorize": true, "impersonate": true, "share": true, "unshare": true,
-	"store": true, "save": true, "load": true, "archive": true, "unarchive": true,
+	"archive": true, "unarchive": true,
+	// Verbs whose effect depends on what they act on, decided by the
+	// method's structure (Analyze): Subscribe and Follow read as server
+	// streams and add otherwise; Expand reads a tree (ExpandPermission-
+	// Tree) and, behind a writing HTTP rule, grows a resource.
+	"expand": true, "subscribe": true, "follow": true, "listen": true, "tail": true,
 	// Verbs of business services.
 	"feed": true, "chat": true, "talk": true, "observe": true, "track": true, "ship": true, "sell": true,
 	"buy": true, "pay": true, "charge": true, "refund": true, "deliver": true,

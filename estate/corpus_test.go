@@ -1,11 +1,9 @@
 package estate_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/search"
 )
 
 // corpusGateway starts a gateway over every API of the corpus, served by
@@ -119,9 +118,6 @@ func TestCorpusDump(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-var _ = json.Marshal
-var _ = slices.Contains[[]string]
 
 // TestCorpusShow logs what a model reads of every corpus tool
 // (CORPUS_SHOW=1): title, hints and description.
@@ -263,5 +259,70 @@ func TestCorpusHints(t *testing.T) {
 	t.Logf("hints agree with the labels: %d of %d (%.1f%%); methods with a hint that differs: %d\n%s", agree, total, 100*rate, len(wrong), strings.Join(wrong, "\n"))
 	if rate < corpusMinHintAgreement {
 		t.Errorf("agreement %.3f, under %.2f", rate, corpusMinHintAgreement)
+	}
+}
+
+// descriptionStopwords are words that carry no fact about a method: the
+// function words of a sentence and the frame of the notes.
+var descriptionStopwords = map[string]bool{
+	"a": true, "an": true, "the": true, "of": true, "in": true, "on": true, "to": true, "from": true, "with": true,
+	"for": true, "by": true, "and": true, "or": true, "it": true, "its": true, "is": true, "as": true, "at": true,
+	"several": true, "one": true, "call": true, "more": true, "takes": true, "returns": true, "requires": true,
+	"streams": true, "messages": true, "nothing": true, "service": true, "method": true, "operation": true,
+	"performs": true, "stream": true, "through": true, "every": true, "location": true, "follow": true,
+}
+
+// addsToName reports whether a description says something its tool's
+// name does not, by the rule docs/catalog.md writes down: after the words
+// of the method's, service's and package's names, their plurals and verb
+// forms, and the words that only frame a sentence are taken out, a word
+// is left (an input, an output, a scope, a rule), or the description says
+// the call takes no arguments or returns nothing.
+func addsToName(desc string, md protoreflect.MethodDescriptor) bool {
+	if strings.Contains(desc, "Takes no arguments") || strings.Contains(desc, "Returns nothing") {
+		return true
+	}
+	name := map[string]bool{}
+	for _, s := range []string{string(md.Name()), string(md.Parent().Name()), string(md.Parent().ParentFile().Package())} {
+		for _, w := range search.Terms(s) {
+			name[w] = true
+		}
+	}
+	for _, w := range strings.FieldsFunc(desc, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) {
+		if descriptionStopwords[strings.ToLower(w)] {
+			continue
+		}
+		for _, p := range search.Terms(w) {
+			if !name[p] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestCorpusDescriptions: every method of the corpus, described from its
+// structure alone (reflection carries no comments), gets a description
+// that adds something to its name, and whose verb is English ("Looks
+// up", never "Lookups").
+func TestCorpusDescriptions(t *testing.T) {
+	g := corpusGateway(t, gateway.ToolModeTyped)
+	tools := corpusTools(t, g)
+	for _, ct := range tools {
+		d, _, _ := strings.Cut(ct.tool.Description, "\n\n")
+		if !addsToName(d, ct.method) {
+			t.Errorf("%s: %q adds nothing to the name", ct.tool.Name, d)
+		}
+		first, _, _ := strings.Cut(d, " ")
+		for _, bad := range []string{"Lookups", "Shutdowns", "Cleanups", "Backups", "Setups", "Rollbacks", "Logins"} {
+			if first == bad {
+				t.Errorf("%s: %q starts with a noun for a verb", ct.tool.Name, d)
+			}
+		}
+	}
+	if len(tools) < 500 {
+		t.Fatalf("%d corpus tools, want the whole corpus", len(tools))
 	}
 }

@@ -12,13 +12,13 @@ import (
 // rows docs/catalog.md shows.
 func TestEstateDescriptions(t *testing.T) {
 	want := map[string]string{
-		"Instances_Insert":                               "Creates an instance in a zone of a project. Requires: instanceResource, project, zone.",
-		"Instances_SetMachineType":                       "Sets the machine type of an instance in a zone of a project. Requires: instance, instancesSetMachineTypeRequestResource, project, zone.",
-		"Publisher_ListTopicSubscriptions":               "Lists the subscriptions in a topic of a project. Requires: topic.",
+		"Instances_Insert":                               "Creates an instance in a zone of a project. Requires: instanceResource, project, zone. Returns an operation to follow.",
+		"Instances_SetMachineType":                       "Sets the machine type of an instance in a zone of a project. Requires: instance, instancesSetMachineTypeRequestResource, project, zone. Returns an operation to follow.",
+		"Publisher_ListTopicSubscriptions":               "Lists the subscriptions in a topic of a project. Requires: topic. Returns: subscriptions, nextPageToken.",
 		"DatasetService_CreateDataset":                   "Creates a dataset in a location of a project. Its operation's result, when done, is a dataset. Requires: parent, dataset.",
-		"StorageControl_DeleteManagedFolder":             "Deletes a managed folder in a bucket of a project. Requires: name.",
-		"WorkflowService_RequestCancelWorkflowExecution": "Requests to cancel a workflow execution in a namespace. Requires: namespace, workflowExecution.",
-		"CloudService_GetUsers":                          "Lists the users.",
+		"StorageControl_DeleteManagedFolder":             "Deletes a managed folder in a bucket of a project. Requires: name. Returns nothing.",
+		"WorkflowService_RequestCancelWorkflowExecution": "Requests to cancel a workflow execution in a namespace. Requires: namespace, workflowExecution. Returns nothing.",
+		"CloudService_GetUsers":                          "Lists the users. Takes: pageSize, pageToken, email, namespace. Returns: users, nextPageToken.",
 	}
 	for _, g := range []*gateway.Gateway{
 		newEstateGateway(t, &gateway.Options{ToolMode: gateway.ToolModeTyped}),

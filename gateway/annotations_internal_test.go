@@ -73,9 +73,9 @@ func TestMethodAnnotations(t *testing.T) {
 	}{
 		{"Get", nil, hints("Get thing (Hints v1)", yes, no, yes, yes)},
 		{"Delete", nil, hints("Delete thing (Hints v1)", no, yes, yes, yes)},
-		{"Put", nil, hints("Put thing (Hints v1)", no, no, yes, yes)},                                  // PUT: idempotent; put adds
+		{"Put", nil, hints("Put thing (Hints v1)", no, yes, yes, yes)},                                 // PUT: idempotent; a put overwrites
 		{"Post", nil, hints("Post thing (Hints v1)", no, no, no, yes)},                                 // POST says nothing; post adds
-		{"Patch", nil, hints("Patch thing (Hints v1)", no, yes, no, yes)},                              // PATCH: not read-only; patch changes
+		{"Patch", nil, hints("Patch thing (Hints v1)", no, yes, yes, yes)},                             // PATCH: not read-only; a patch sets fields, as often as asked
 		{"Frobnicate", nil, hints("Frobnicate (Hints v1)", no, yes, no, yes)},                          // nothing known: the conservative default
 		{"NoRule", nil, hints("No rule (Hints v1)", no, yes, no, yes)},                                 // likewise
 		{"ListWithPostBinding", nil, hints("List with post binding (Hints v1)", yes, no, yes, yes)},    // the primary binding

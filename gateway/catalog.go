@@ -439,7 +439,10 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		search:     newSearchFacts(m, an),
 		repeatable: safeToRepeat(an, to),
 	}
-	t.search.description = t.def.Description
+	// Search indexes what the description says the method does, not the
+	// notes on its inputs and outputs: the field names are indexed on
+	// their own, at their own weight.
+	t.search.description = strings.TrimSuffix(t.def.Description, an.Notes())
 	t.compileStream(m)
 	return t, nil
 }

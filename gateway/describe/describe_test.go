@@ -36,11 +36,27 @@ func file(t *testing.T, text string) protoreflect.FileDescriptor {
 func TestVerbTable(t *testing.T) {
 	want := map[Effect]Hints{
 		Reads:    {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true},
-		Adds:     {ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true},
-		Changes:  {ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
-		Removes:  {ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
-		Controls: {ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
+		Adds:     {ReadOnly: false, Destructive: false, OpenWorld: true},
+		Changes:  {ReadOnly: false, Destructive: true, OpenWorld: true},
+		Removes:  {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true},
+		Controls: {ReadOnly: false, Destructive: true, OpenWorld: true},
+		Starts:   {ReadOnly: false, Destructive: false, OpenWorld: true},
 		Unknown:  {ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true},
+	}
+	// Idempotency within a row depends on the verb (verbs.go): a request
+	// that names nothing makes no create idempotent.
+	idempotent := func(e Effect, v string) bool {
+		switch e {
+		case Reads, Removes:
+			return true
+		case Adds, Starts:
+			return idempotentAdds[v]
+		case Changes:
+			return !relativeVerbs[v]
+		case Controls:
+			return stateVerbs[v]
+		}
+		return false
 	}
 	seen := map[string]Effect{}
 	var methods strings.Builder
@@ -72,8 +88,12 @@ func TestVerbTable(t *testing.T) {
 			t.Errorf("%s: effect %s, want %s", ms.Get(i).Name(), a.Effect, effect)
 		}
 		h, src := a.Hints()
-		if h != want[effect] {
-			t.Errorf("%s (%s): hints %+v, want %+v", ms.Get(i).Name(), effect, h, want[effect])
+		w := want[effect]
+		if effect != Unknown {
+			w.Idempotent = idempotent(effect, a.Verb)
+		}
+		if h != w {
+			t.Errorf("%s (%s): hints %+v, want %+v", ms.Get(i).Name(), effect, h, w)
 		}
 		wantSrc := FromVerbTable
 		if effect == Unknown {
@@ -130,7 +150,7 @@ func TestHintPrecedence(t *testing.T) {
 		// DELETE on a verb the table does not know.
 		{"FrobThing", Hints{false, true, true, true}, HintSources{FromHTTPRule, FromHTTPRule, FromHTTPRule, FromDefault}},
 		// PATCH: not read-only; Sync changes.
-		{"SyncThing", Hints{false, true, false, true}, HintSources{FromHTTPRule, FromVerbTable, FromVerbTable, FromDefault}},
+		{"SyncThing", Hints{false, true, true, true}, HintSources{FromHTTPRule, FromVerbTable, FromVerbTable, FromDefault}},
 	} {
 		a := Analyze(fd.Services().Get(0).Methods().ByName(protoreflect.Name(tc.method)), nil)
 		if h, src := a.Hints(); h != tc.want || src != tc.src {
@@ -232,7 +252,8 @@ const apiFixture = `name: "shapes.proto" package: "acme.cloud.shapes.v1" syntax:
 		method { name: "Check" input_type: ".acme.cloud.shapes.v1.InstanceRequest" output_type: ".acme.cloud.shapes.v1.Topic" }
 	}`
 
-// TestDescriptions: the sentence, title and kind written for each shape.
+// TestDescriptions: the sentence, notes, title and kind written for each
+// shape.
 func TestDescriptions(t *testing.T) {
 	fd := file(t, apiFixture)
 	files := new(protoregistry.Files)
@@ -245,31 +266,31 @@ func TestDescriptions(t *testing.T) {
 		kind                Kind
 		target              string
 	}{
-		{"acme.cloud.shapes.v1.Publisher.GetTopic", "Gets a topic in a project. Requires: topic.", "Get topic (Acme Cloud Shapes v1)", Get, "topic"},
-		{"acme.cloud.shapes.v1.Publisher.ListTopics", "Lists the topics in a project. Requires: project.", "List topics (Acme Cloud Shapes v1)", List, "topics"},
-		{"acme.cloud.shapes.v1.Publisher.ListTopicSubscriptions", "Lists the subscriptions in a topic of a project. Requires: topic.", "List subscriptions (Acme Cloud Shapes v1)", List, "topic subscriptions"},
-		{"acme.cloud.shapes.v1.Publisher.BatchCreateTopics", "Creates several topics in a project, in one call. Requires: project.", "Batch create topics (Acme Cloud Shapes v1)", Create, "topics"},
+		{"acme.cloud.shapes.v1.Publisher.GetTopic", "Gets a topic in a project. Requires: topic. Returns: name.", "Get topic (Acme Cloud Shapes v1)", Get, "topic"},
+		{"acme.cloud.shapes.v1.Publisher.ListTopics", "Lists the topics in a project. Requires: project. Returns: name.", "List topics (Acme Cloud Shapes v1)", List, "topics"},
+		{"acme.cloud.shapes.v1.Publisher.ListTopicSubscriptions", "Lists the subscriptions in a topic of a project. Requires: topic. Returns: name.", "List subscriptions (Acme Cloud Shapes v1)", List, "topic subscriptions"},
+		{"acme.cloud.shapes.v1.Publisher.BatchCreateTopics", "Creates several topics in a project, in one call. Requires: project. Returns: name.", "Batch create topics (Acme Cloud Shapes v1)", Create, "topics"},
 		// No HTTP rule: the resource pattern of the referenced type says where.
-		{"acme.cloud.shapes.v1.StorageControl.DeleteManagedFolder", "Deletes a managed folder in a bucket of a project. Requires: name.", "Delete managed folder (Acme Cloud Shapes v1)", Delete, "managed folder"},
-		// Words before the verb qualify it; a name with no verb is written
-		// out with its service.
-		{"acme.cloud.shapes.v1.StorageControl.SoftDeleteManagedFolder", "Deletes a managed folder in a bucket of a project (soft). Requires: name.", "Soft delete managed folder (Acme Cloud Shapes v1)", Delete, "managed folder"},
-		{"acme.cloud.shapes.v1.StorageControl.CalendarModeAdvice", "Calendar mode advice: a method of the storage control service, in a bucket of a project. Requires: name.", "Calendar mode advice (Acme Cloud Shapes v1)", Custom, "managed folder"},
+		{"acme.cloud.shapes.v1.StorageControl.DeleteManagedFolder", "Deletes a managed folder in a bucket of a project. Requires: name. Returns: name.", "Delete managed folder (Acme Cloud Shapes v1)", Delete, "managed folder"},
+		// Words before the verb qualify it; a name that is a noun alone,
+		// whose request only selects, returns that noun.
+		{"acme.cloud.shapes.v1.StorageControl.SoftDeleteManagedFolder", "Deletes a managed folder in a bucket of a project (soft). Requires: name. Returns: name.", "Soft delete managed folder (Acme Cloud Shapes v1)", Delete, "managed folder"},
+		{"acme.cloud.shapes.v1.StorageControl.CalendarModeAdvice", "Returns the calendar mode advice of a managed folder in a bucket of a project. Requires: name. Returns: name.", "Calendar mode advice (Acme Cloud Shapes v1)", Get, "managed folder"},
 		// Nothing but the service names what it acts on.
-		{"acme.cloud.shapes.v1.StorageControl.StreamDirectPredict", "Predicts with the storage control service, as a stream (direct).", "Stream direct predict (Acme Cloud Shapes v1)", Custom, "storage control"},
+		{"acme.cloud.shapes.v1.StorageControl.StreamDirectPredict", "Predicts with the storage control service, as a stream (direct). Takes: name. Returns: name.", "Stream direct predict (Acme Cloud Shapes v1)", Custom, "storage control"},
 		// Compute: the service names the resource, the path where.
-		{"acme.cloud.shapes.v1.Instances.Insert", "Creates an instance in a zone of a project. Requires: project, zone.", "Create instance (Acme Cloud Shapes v1)", Create, "instance"},
-		{"acme.cloud.shapes.v1.Instances.SetMachineType", "Sets the machine type of an instance in a zone of a project. Requires: project, zone, instance.", "Set machine type of instance (Acme Cloud Shapes v1)", Update, "machine type"},
-		{"acme.cloud.shapes.v1.Instances.AttachDisk", "Attaches a disk to an instance in a zone of a project. Requires: project, zone, instance.", "Attach disk to instance (Acme Cloud Shapes v1)", Custom, "disk"},
-		{"acme.cloud.shapes.v1.Instances.AggregatedList", "Lists the instances in every location of a project. Requires: project.", "List instances (Acme Cloud Shapes v1)", List, "instance"},
+		{"acme.cloud.shapes.v1.Instances.Insert", "Creates an instance in a zone of a project. Requires: project, zone. Returns nothing.", "Create instance (Acme Cloud Shapes v1)", Create, "instance"},
+		{"acme.cloud.shapes.v1.Instances.SetMachineType", "Sets the machine type of an instance in a zone of a project. Requires: project, zone, instance. Returns nothing.", "Set machine type of instance (Acme Cloud Shapes v1)", Update, "machine type"},
+		{"acme.cloud.shapes.v1.Instances.AttachDisk", "Attaches a disk to an instance in a zone of a project. Requires: project, zone, instance. Returns nothing.", "Attach disk to instance (Acme Cloud Shapes v1)", Custom, "disk"},
+		{"acme.cloud.shapes.v1.Instances.AggregatedList", "Lists the instances in every location of a project. Requires: project. Returns nothing.", "List instances (Acme Cloud Shapes v1)", List, "instance"},
 		// Names that follow no AIP.
-		{"acme.cloud.shapes.v1.WorkflowService.RequestCancelWorkflowExecution", "Requests to cancel a workflow execution in a namespace. Requires: project, instance.", "Request cancel workflow execution (Acme Cloud Shapes v1)", Custom, "cancel workflow execution"},
-		{"acme.cloud.shapes.v1.WorkflowService.SignalWorkflowExecution", "Signals a workflow execution in a namespace. Requires: project, instance, zone.", "Signal workflow execution (Acme Cloud Shapes v1)", Custom, "workflow execution"},
-		{"acme.cloud.shapes.v1.WorkflowService.GetUsers", "Lists the users.", "List users (Acme Cloud Shapes v1)", List, "users"},
-		{"acme.cloud.shapes.v1.WorkflowService.GetSettings", "Gets the settings.", "Get settings (Acme Cloud Shapes v1)", Get, "settings"},
-		{"acme.cloud.shapes.v1.WorkflowService.WaitOperation", "Waits for an operation.", "Wait for operation (Acme Cloud Shapes v1)", Custom, "operation"},
-		{"acme.cloud.shapes.v1.WidgetService.Get", "Gets a widget.", "Get widget (Acme Cloud Shapes v1)", Get, "widget"},
-		{"acme.cloud.shapes.v1.WidgetService.Check", "Checks with the widget service.", "Check (Acme Cloud Shapes v1)", Custom, "widget"},
+		{"acme.cloud.shapes.v1.WorkflowService.RequestCancelWorkflowExecution", "Requests to cancel a workflow execution in a namespace. Requires: project, instance. Returns: name.", "Request cancel workflow execution (Acme Cloud Shapes v1)", Custom, "cancel workflow execution"},
+		{"acme.cloud.shapes.v1.WorkflowService.SignalWorkflowExecution", "Signals a workflow execution in a namespace. Requires: project, instance, zone. Returns: name.", "Signal workflow execution (Acme Cloud Shapes v1)", Custom, "workflow execution"},
+		{"acme.cloud.shapes.v1.WorkflowService.GetUsers", "Lists the users. Takes: project, zone, instance. Returns: name.", "List users (Acme Cloud Shapes v1)", List, "users"},
+		{"acme.cloud.shapes.v1.WorkflowService.GetSettings", "Gets the settings. Takes: project, zone, instance. Returns: name.", "Get settings (Acme Cloud Shapes v1)", Get, "settings"},
+		{"acme.cloud.shapes.v1.WorkflowService.WaitOperation", "Waits for an operation. Takes: project, zone, instance. Returns: name.", "Wait for operation (Acme Cloud Shapes v1)", Custom, "operation"},
+		{"acme.cloud.shapes.v1.WidgetService.Get", "Gets a widget. Takes: project, zone, instance. Returns: name.", "Get widget (Acme Cloud Shapes v1)", Get, "widget"},
+		{"acme.cloud.shapes.v1.WidgetService.Check", "Checks with the widget service. Takes: project, zone, instance. Returns: name.", "Check (Acme Cloud Shapes v1)", Custom, "widget"},
 	} {
 		d, err := files.FindDescriptorByName(protoreflect.FullName(tc.method))
 		if err != nil {
@@ -359,7 +380,17 @@ func TestVerbTableDocumented(t *testing.T) {
 	}
 	for _, row := range verbTable {
 		h, _ := (&Method{Effect: row.effect}).Hints()
-		want := fmt.Sprintf("%t | %t | %t | %s", h.ReadOnly, h.Destructive, h.Idempotent, strings.Join(row.verbs, ", "))
+		idem := ""
+		for _, v := range row.verbs {
+			hv, _ := (&Method{Effect: row.effect, Verb: v}).Hints()
+			switch s := fmt.Sprint(hv.Idempotent); {
+			case idem == "":
+				idem = s
+			case idem != s:
+				idem = "by verb"
+			}
+		}
+		want := fmt.Sprintf("%t | %t | %s | %s", h.ReadOnly, h.Destructive, idem, strings.Join(row.verbs, ", "))
 		if got[row.effect.String()] != want {
 			t.Errorf("docs/catalog.md's %s row:\n%s\nthe code's:\n%s", row.effect, got[row.effect.String()], want)
 		}

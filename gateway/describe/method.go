@@ -94,6 +94,13 @@ type Method struct {
 	resourceFromService bool
 	// longRunning: the method returns a google.longrunning.Operation.
 	longRunning bool
+	// inputMsgs and outputMsgs are the message types of Inputs and
+	// Outputs (nil for a scalar), whose fields a short list names.
+	inputMsgs, outputMsgs []protoreflect.MessageDescriptor
+	// fieldName names fields as the caller does.
+	fieldName func(protoreflect.FieldDescriptor) string
+	// operation: the method answers with an operation to follow.
+	operation bool
 	// fromStructure: the effect was read from the request's structure,
 	// not from a verb: a guess the catalog report shows.
 	fromStructure bool
@@ -134,7 +141,7 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 	// LeaseGrant, LeaseRevoke, LeaseTimeToLive): the noun is what the
 	// method acts on.
 	if len(rest) > 1 && len(a.Service) > 0 && singular(rest[0]) == singular(a.Service[len(a.Service)-1]) &&
-		(isVerb(verbOf(rest[1])) || !isVerb(verbOf(rest[0]))) {
+		!compound(rest[1:]) {
 		a.Subject, rest = rest[:1], rest[1:]
 	}
 	// Up to two words before the verb: adjectives qualify it (RawPredict,
@@ -165,6 +172,12 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		// the method returns, when its request only selects (see reads).
 		a.Noun = rest
 	}
+	if n := len(a.Object); n > 0 && (versionLike(a.Object[n-1]) || stageLike(a.Object[n-1])) {
+		// ScheduleJobAlpha1, OperatePrivilegeV2: the version is no part
+		// of the object.
+		a.Qualifiers = append(a.Qualifiers, a.Object[n-1])
+		a.Object = a.Object[:n-1]
+	}
 	if a.Verb == "load" && firstOf(a.Object) == "balance" {
 		// LoadBalance moves load between nodes; it loads nothing.
 		a.Verb, a.Object = "balance", a.Object[1:]
@@ -172,7 +185,7 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 	a.Effect = verbEffects[a.Verb]
 	a.Kind = kindOf(a.Verb)
 	switch a.Verb {
-	case "subscribe", "follow", "listen", "tail", "watch":
+	case "subscribe", "follow", "listen", "tail":
 		// A subscription the server streams reads; one that consumes
 		// (a bidirectional stream that acknowledges) or registers a
 		// subscription adds.
@@ -201,7 +214,7 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		// A bidirectional stream that reads also answers the server
 		// (StreamRead commits offsets, StreamingPull acknowledges): it
 		// is not vouched to change nothing. A watch only asks, and an
-	// encryption stream only computes.
+		// encryption stream only computes.
 		a.Effect = Unknown
 	}
 	if a.Effect == Adds && slices.ContainsFunc(a.Object, func(w string) bool { return keyValueNouns[w] }) {
@@ -244,6 +257,7 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		fd := fields.Get(i)
 		facts := reflection.Field(fd)
 		a.Inputs = append(a.Inputs, name(fd))
+		a.inputMsgs = append(a.inputMsgs, fd.Message())
 		a.selects = a.selects && selector(fd)
 		if keyField(fd) || fields.Len() == 1 && keyedMessage(fd) {
 			a.keyed = true
@@ -271,11 +285,21 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		}
 	}
 
+	a.fieldName = name
 	a.Streams = m.IsStreamingServer()
-	outs := m.Output().Fields()
-	for i := range outs.Len() {
-		if fd := outs.Get(i); !boilerplate(fd) {
-			a.Outputs = append(a.Outputs, name(fd))
+	// A response that is itself a status (Milvus's common.Status) returns
+	// only whether the call worked.
+	if m.Output().Name() == "Operation" {
+		// An operation to follow (Compute's, google.longrunning's): its
+		// fields are the same for every method, and say nothing of it.
+		a.operation = true
+	} else if m.Output().Name() != "Status" {
+		outs := m.Output().Fields()
+		for i := range outs.Len() {
+			if fd := outs.Get(i); !boilerplate(fd) {
+				a.Outputs = append(a.Outputs, name(fd))
+				a.outputMsgs = append(a.outputMsgs, fd.Message())
+			}
 		}
 	}
 	a.idempotency = reflection.IdempotencyLevel(m)
@@ -344,9 +368,10 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 			a.Effect, a.Kind = Reads, Get
 		case isPlural(last) && !oneThing[last] && a.selects:
 			a.Effect, a.Kind = Reads, List
-		case a.selects && len(a.Outputs) > 0 && !isVerb(n[0]):
+		case a.selects && len(a.Outputs) > 0 && !isVerb(n[0]) && m.Input() != m.Output():
 			// Range, Hash, Facet: a request that only selects and a
-			// response that carries data.
+			// response of its own that carries data (a method answering
+			// with its request's message echoes or updates it).
 			a.Effect, a.Kind = Reads, Get
 		}
 		a.fromStructure = a.Effect == Reads
@@ -457,6 +482,10 @@ func boilerplate(fd protoreflect.FieldDescriptor) bool {
 	switch fd.Name() {
 	case "header", "response_header", "resp_header":
 		return true
+	case "status":
+		// A status beside the data (Milvus's common.Status) says whether
+		// the call worked, not what it returns.
+		return fd.Message() != nil && fd.Message().Name() == "Status" && fd.Parent().(protoreflect.MessageDescriptor).Fields().Len() > 1
 	}
 	return false
 }
@@ -472,6 +501,17 @@ func (a *Method) writesByName() bool {
 		if !reportNouns[w] && (strings.HasSuffix(w, "tion") || strings.HasSuffix(w, "sion") || strings.HasSuffix(w, "ment")) {
 			// A noun of an action (Compaction, Migration, Deployment):
 			// the method does it.
+			return true
+		}
+	}
+	return false
+}
+
+// stageLike reports whether w is a release stage with its number
+// (alpha1, beta2).
+func stageLike(w string) bool {
+	for _, p := range []string{"alpha", "beta"} {
+		if rest, ok := strings.CutPrefix(w, p); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
 			return true
 		}
 	}
@@ -569,8 +609,8 @@ var grammarVerbs = map[string]bool{
 	"upvote": true, "dial": true,
 	"transcribe": true, "forecast": true, "measure": true,
 	// Verbs of networks and infrastructure.
-	"announce": true, "advertise": true, "expose": true, "propagate": true, "flush": true, "invalidate": true,
-	"purchase": true, "probe": true, "isolate": true, "quarantine": true, "wait": true,
+	"announce": true, "advertise": true, "expose": true, "propagate": true, "invalidate": true,
+	"purchase": true, "probe": true, "isolate": true, "quarantine": true,
 	// Verbs of retrieval and generation.
 	"ask": true, "augment": true, "corroborate": true, "ground": true, "rewrite": true, "chunk": true,
 }
@@ -627,7 +667,10 @@ func apiName(svc protoreflect.ServiceDescriptor) string {
 		case seg == "":
 		case versionLike(seg):
 			version = seg
-		case seg == "api" || seg == "apis" || seg == "proto" || seg == "protos" || seg == "grpc" || seg == "rpc":
+		case seg == "api" || seg == "apis" || seg == "proto" || seg == "protos" || seg == "grpc" || seg == "rpc" || seg == "services":
+		case len(seg) > 4 && strings.HasSuffix(seg, "pb"):
+			// etcdserverpb: the generated package's suffix.
+			words = append(words, splitWords(strings.TrimSuffix(seg, "pb"))...)
 		case strings.EqualFold(seg, string(svc.Name())):
 			words = append(words, splitWords(string(svc.Name()))...)
 		default:

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // maxRequired is how many required inputs a description names; the
@@ -19,6 +21,20 @@ const maxRequired = 8
 func (a *Method) Description() string {
 	var b strings.Builder
 	b.WriteString(a.sentence())
+	b.WriteString(a.Notes())
+	return b.String()
+}
+
+// maxListed is how many inputs or outputs a description names.
+const maxListed = 6
+
+// Notes are the sentences of the description after the first: what a
+// long-running method's operation holds when done, the inputs a call
+// needs (or takes, when none is marked required), and what comes back.
+// They say what the method's name cannot, for any API: a name like
+// Range or Txn is explained by its request and response.
+func (a *Method) Notes() string {
+	var b strings.Builder
 	if a.Result != nil && !(len(a.Result) == 1 && a.Result[0] == "empty") {
 		r := phrase(a.Result)
 		fmt.Fprintf(&b, " Its operation's result, when done, is %s %s.", article(r), r)
@@ -31,8 +47,63 @@ func (a *Method) Description() string {
 			names = names[:maxRequired]
 		}
 		fmt.Fprintf(&b, " Requires: %s%s.", strings.Join(names, ", "), more)
+	} else if len(a.Inputs) > 0 {
+		fmt.Fprintf(&b, " Takes: %s.", a.listedFields(a.Inputs, a.inputMsgs))
+	} else {
+		b.WriteString(" Takes no arguments.")
+	}
+	switch {
+	case a.longRunning:
+	case a.operation:
+		b.WriteString(" Returns an operation to follow.")
+	case len(a.Outputs) > 0 && a.Streams:
+		fmt.Fprintf(&b, " Streams messages of: %s.", a.listedFields(a.Outputs, a.outputMsgs))
+	case len(a.Outputs) > 0:
+		fmt.Fprintf(&b, " Returns: %s.", a.listedFields(a.Outputs, a.outputMsgs))
+	case !a.Streams:
+		b.WriteString(" Returns nothing.")
 	}
 	return b.String()
+}
+
+// maxInner is how many fields of a message a short list names.
+const maxInner = 5
+
+// listedFields is listed, with the fields of a message named in brackets
+// when the list is short: "container (id, labels, image, runtime, spec
+// and 6 more)" says what CreateContainer takes, where "container" alone
+// only repeats the name.
+func (a *Method) listedFields(names []string, msgs []protoreflect.MessageDescriptor) string {
+	if len(names) > 2 || len(msgs) != len(names) {
+		return listed(names)
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		md := msgs[i]
+		if md == nil || strings.HasPrefix(string(md.FullName()), "google.protobuf.") || md.Fields().Len() == 0 {
+			continue
+		}
+		var inner []string
+		fs := md.Fields()
+		for j := range min(fs.Len(), maxInner) {
+			inner = append(inner, a.fieldName(fs.Get(j)))
+		}
+		more := ""
+		if fs.Len() > maxInner {
+			more = fmt.Sprintf(" and %d more", fs.Len()-maxInner)
+		}
+		out[i] = n + " (" + strings.Join(inner, ", ") + more + ")"
+	}
+	return strings.Join(out, ", ")
+}
+
+// listed names up to maxListed fields, and how many more there are.
+func listed(names []string) string {
+	if len(names) <= maxListed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxListed], ", "), len(names)-maxListed)
 }
 
 // Title is a short human name for the method: "Create instance (Google
@@ -45,6 +116,9 @@ func (a *Method) Title() string {
 		what = upperFirst(phrase(a.Words))
 	default:
 		verb := a.displayVerb()
+		if p, ok := phrasalVerbs[verb]; ok {
+			verb = p
+		}
 		what = upperFirst(verb)
 		if pre := strings.TrimSpace(a.Modifier + " " + strings.Join(a.Qualifiers, " ")); pre != "" {
 			what = upperFirst(pre) + " " + verb
@@ -76,10 +150,13 @@ func (a *Method) Title() string {
 // sentence is the description's first sentence.
 func (a *Method) sentence() string {
 	scope := a.scope()
+	if a.Verb == "" && len(a.Noun) > 0 && a.Effect == Reads {
+		return a.nounSentence(scope)
+	}
 	if a.Verb == "" {
 		return a.nameSentence(scope)
 	}
-	v := upperFirst(thirdPerson(a.displayVerb()))
+	v := upperFirst(conjugate(a.displayVerb()))
 	obj, res := a.Object, a.Resource
 	if _, verb := verbEffects[firstOf(obj)]; verb && a.Verb == "request" && len(obj) > 1 {
 		// RequestCancelWorkflowExecution: requests to cancel a workflow
@@ -92,7 +169,7 @@ func (a *Method) sentence() string {
 		if len(obj) > 2 {
 			what = singularWords(obj[2:])
 		}
-		return v + " " + obj[0] + " " + thirdPerson(obj[1]) + " " + withArticle(what) + scope + a.qualified() + "."
+		return v + " " + obj[0] + " " + conjugate(verbOf(obj[1])) + " " + withArticle(what) + scope + a.qualified() + "."
 	}
 	if p := firstOf(obj); len(obj) > 1 && objectPrepositions[p] && !slices.ContainsFunc(obj[1:], isVerb) {
 		// GetFromFamily, SwitchToCustomMode, StartWithEncryptionKey: the
@@ -134,8 +211,12 @@ func (a *Method) sentence() string {
 		}
 	case len(obj) == 0 && a.resourceFromService && a.Kind == Custom:
 		// Nothing names what the method acts on but its service, and
-		// its verb is not one of the standard methods' (Check, Ping).
+		// its verb is not one of the standard methods' (Check, Ping,
+		// Watch); the notes that follow say what it takes and returns.
 		s = v + " with the " + phrase(a.Service) + " service"
+	case a.Verb == "keep" && len(obj) == 1 && obj[0] == "alive":
+		// KeepAlive keeps a session or a lease alive.
+		s = v + " " + withArticle(res) + " alive"
 	case (len(obj) == 0 || sameThing(obj, res)) && intransitive[a.Verb] != "":
 		// WaitOperation waits for an operation.
 		s = v + " " + intransitive[a.Verb] + " " + withArticle(res)
@@ -199,12 +280,46 @@ func (a *Method) displayVerb() string {
 }
 
 // nameSentence is the sentence of a method whose name is no verb and
-// noun: its name in words and its service.
+// noun, and says nothing of what it does: its name in words, as the
+// service's operation. The notes (inputs, outputs) then say what the name
+// cannot.
 func (a *Method) nameSentence(scope string) string {
-	if scope != "" {
-		scope = "," + scope
+	return fmt.Sprintf("Performs the %s operation of the %s service%s.", phrase(a.Words), phrase(a.Service), scope)
+}
+
+// nounSentence is the sentence of a method named by a noun that it
+// returns: "Returns the status of a container." (ContainerStatus),
+// "Lists the plugins." (Plugins).
+func (a *Method) nounSentence(scope string) string {
+	n := slices.DeleteFunc(slices.Clone(a.Noun), func(w string) bool { return qualifierWords[w] })
+	if len(n) == 0 {
+		n = a.Noun
 	}
-	return fmt.Sprintf("%s: a method of the %s service%s.", upperFirst(phrase(a.Words)), phrase(a.Service), scope)
+	verb := "Returns"
+	if a.Streams {
+		verb = "Streams"
+	}
+	last := n[len(n)-1]
+	switch {
+	case a.Kind == List:
+		return verb + " the " + phrase(n) + scope + a.qualified() + "."
+	case len(n) > 1 && reportNouns[last]:
+		// ImageFsInfo: the info of an image fs.
+		return verb + " the " + last + " of " + withArticle(n[:len(n)-1]) + scope + "."
+	case len(a.Subject) > 0 || len(a.Resource) > 0 && !a.resourceFromService && !sameThing(n, a.Resource):
+		return verb + " the " + phrase(n) + " of " + withArticle(a.Resource) + scope + "."
+	}
+	return verb + " the " + phrase(n) + scope + "."
+}
+
+// conjugate is a verb for "it", phrasal verbs written out: looks up,
+// shuts down, sets.
+func conjugate(v string) string {
+	if p, ok := phrasalVerbs[v]; ok {
+		first, rest, _ := strings.Cut(p, " ")
+		return thirdPerson(first) + " " + rest
+	}
+	return thirdPerson(verbOf(v))
 }
 
 func firstOf(w []string) string {

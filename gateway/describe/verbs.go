@@ -94,7 +94,7 @@ var verbTable = []struct {
 		"provision", "enqueue", "push", "emit", "record", "log", "report", "submit",
 		"request", "issue", "grant", "bind", "link", "connect", "tag", "label",
 		"fork", "branch", "install", "new", "make", "build",
-		"mint", "acquire", "lease", "claim", 
+		"mint", "acquire", "lease", "claim",
 		// Writes that lose nothing: a flush or a load persists or caches
 		// what exists, a checkpoint or a prepared snapshot is new, a
 		// raised event or a forwarded one is added, a keep-alive renews.

@@ -279,10 +279,10 @@ func TestDescriptions(t *testing.T) {
 		// Nothing but the service names what it acts on.
 		{"acme.cloud.shapes.v1.StorageControl.StreamDirectPredict", "Predicts with the storage control service, as a stream (direct). Takes: name. Returns: name.", "Stream direct predict (Acme Cloud Shapes v1)", Custom, "storage control"},
 		// Compute: the service names the resource, the path where.
-		{"acme.cloud.shapes.v1.Instances.Insert", "Creates an instance in a zone of a project. Requires: project, zone. Returns nothing.", "Create instance (Acme Cloud Shapes v1)", Create, "instance"},
-		{"acme.cloud.shapes.v1.Instances.SetMachineType", "Sets the machine type of an instance in a zone of a project. Requires: project, zone, instance. Returns nothing.", "Set machine type of instance (Acme Cloud Shapes v1)", Update, "machine type"},
-		{"acme.cloud.shapes.v1.Instances.AttachDisk", "Attaches a disk to an instance in a zone of a project. Requires: project, zone, instance. Returns nothing.", "Attach disk to instance (Acme Cloud Shapes v1)", Custom, "disk"},
-		{"acme.cloud.shapes.v1.Instances.AggregatedList", "Lists the instances in every location of a project. Requires: project. Returns nothing.", "List instances (Acme Cloud Shapes v1)", List, "instance"},
+		{"acme.cloud.shapes.v1.Instances.Insert", "Creates an instance in a zone of a project. Requires: project, zone. Returns an operation to follow.", "Create instance (Acme Cloud Shapes v1)", Create, "instance"},
+		{"acme.cloud.shapes.v1.Instances.SetMachineType", "Sets the machine type of an instance in a zone of a project. Requires: project, zone, instance. Returns an operation to follow.", "Set machine type of instance (Acme Cloud Shapes v1)", Update, "machine type"},
+		{"acme.cloud.shapes.v1.Instances.AttachDisk", "Attaches a disk to an instance in a zone of a project. Requires: project, zone, instance. Returns an operation to follow.", "Attach disk to instance (Acme Cloud Shapes v1)", Custom, "disk"},
+		{"acme.cloud.shapes.v1.Instances.AggregatedList", "Lists the instances in every location of a project. Requires: project. Returns an operation to follow.", "List instances (Acme Cloud Shapes v1)", List, "instance"},
 		// Names that follow no AIP.
 		{"acme.cloud.shapes.v1.WorkflowService.RequestCancelWorkflowExecution", "Requests to cancel a workflow execution in a namespace. Requires: project, instance. Returns: name.", "Request cancel workflow execution (Acme Cloud Shapes v1)", Custom, "cancel workflow execution"},
 		{"acme.cloud.shapes.v1.WorkflowService.SignalWorkflowExecution", "Signals a workflow execution in a namespace. Requires: project, instance, zone. Returns: name.", "Signal workflow execution (Acme Cloud Shapes v1)", Custom, "workflow execution"},

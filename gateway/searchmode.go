@@ -440,14 +440,21 @@ func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, s
 		keep = in
 	}
 	var hits []search.Hit
+	loose := false
 	if key.semantic {
 		hits, key.semantic = sem.rank(ctx, sc, key.query, limit, keep)
 	}
-	if !key.semantic {
-		hits = sc.index.SearchWithin(key.query, limit, keep)
+	switch {
+	case !key.semantic:
+		hits, loose = sc.index.SearchLoose(key.query, limit, keep)
+	case len(hits) == 0:
+		// Neither ranking found anything: never answer empty while the
+		// caller can see tools.
+		hits = sc.index.LooseWithin(key.query, limit, keep)
+		loose = len(hits) > 0
 	}
 	exact := len(hits) > 0 && sc.index.Exact(key.query) == hits[0].Doc
-	res = sc.answer(hits, !key.noSchemas, exact)
+	res = sc.answer(hits, !key.noSchemas, exact, loose)
 	// An answer is kept with its key; what it costs counts the query too,
 	// so many distinct queries cannot grow the cache past its bound. An
 	// answer over MaxSearchAnswerBytes (an exact name's large schema) is
@@ -485,13 +492,30 @@ func (sc *searchCatalog) within(scope string, visible func(int) bool) func(int) 
 	return nil
 }
 
-// schemaNote ends an answer in which a match is listed without its input
-// schema, so a model knows how to get it instead of guessing the
-// arguments: an answer to a tool's exact name always carries its schema.
-var schemaNote = func() []byte {
-	b, _ := json.Marshal("A match listed without inputSchema: search its exact name to get its schema.")
+// The answer's notes. schemaNoteText ends an answer in which a match is
+// listed without its input schema, so a model knows how to get it instead
+// of guessing the arguments: an answer to a tool's exact name always
+// carries its schema. looseNoteText ends an answer of loose matches
+// (search.Index.SearchLoose): the request's words matched no tool
+// closely, so the model knows to doubt the matches and how to ask better.
+// An answer has one "note"; when both apply, it says both.
+const (
+	schemaNoteText = "A match listed without inputSchema: search its exact name to get its schema."
+	looseNoteText  = "The request's words matched no tool closely: these are loose matches, by the kind of request (read or write), its verb and single words of the tools' names, fields, services and packages. " +
+		"Rephrase with the API's own nouns (the catalog in " + SearchToolsName + "' description lists its APIs and services), or search again with scope set to one API or service."
+)
+
+var (
+	schemaNote      = noteEnd(schemaNoteText)
+	looseNote       = noteEnd(looseNoteText)
+	looseSchemaNote = noteEnd(looseNoteText + " " + schemaNoteText)
+)
+
+// noteEnd is what ends an answer's tools array and the answer with note.
+func noteEnd(note string) []byte {
+	b, _ := json.Marshal(note)
 	return append(append([]byte(`],"note":`), b...), '}')
-}()
+}
 
 // answer encodes the matches, best first. Every match found is listed
 // (within MaxSearchAnswerBytes; in practice always, each description
@@ -501,13 +525,18 @@ var schemaNote = func() []byte {
 // says the query is its name (the index puts that tool first), and each
 // next one carries its own while the answer stays within
 // SearchAnswerBudget; a match listed without one is explained by the
-// answer's note. The answer is the text block alone: models read text,
+// answer's note. loose says the matches are loose ones (SearchLoose), which
+// the note says too. The answer is the text block alone: models read text,
 // and a structuredContent copy would double its cost.
-func (sc *searchCatalog) answer(hits []search.Hit, schemas, exact bool) *mcp.CallToolResult {
+func (sc *searchCatalog) answer(hits []search.Hit, schemas, exact, loose bool) *mcp.CallToolResult {
 	const open, end = `{"tools":[`, "]}"
 	// The note's room is kept whether or not it is written, so what fits
 	// does not depend on it.
-	size := answerOverhead + len(open) + escapedLen(schemaNote)
+	notes := schemaNote
+	if loose {
+		notes = looseSchemaNote
+	}
+	size := answerOverhead + len(open) + escapedLen(notes)
 	for _, h := range hits {
 		size += sc.entry(h.Doc).shortText + 1
 	}
@@ -543,9 +572,14 @@ func (sc *searchCatalog) answer(hits []search.Hit, schemas, exact bool) *mcp.Cal
 			text = append(text, en.short...)
 		}
 	}
-	if omitted {
+	switch {
+	case omitted && loose:
+		text = append(text, looseSchemaNote...)
+	case omitted:
 		text = append(text, schemaNote...)
-	} else {
+	case loose:
+		text = append(text, looseNote...)
+	default:
 		text = append(text, end...)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{{Type: mcp.ContentText, Text: string(text)}}}

@@ -26,7 +26,20 @@
 //     weighted fields, and a term's frequency is the weighted sum of its
 //     length-normalised frequencies in the fields) and answers queries,
 //     times the structure factors.
+//   - loose.go answers a query whose words match no document the normal
+//     way (SearchLoose, LooseWithin).
 //   - dense.go holds embeddings and fuses rankings.
 //   - stopwords.go lists the words that say how a person asks, not what
 //     for.
+//
+// A search need never answer empty while there are documents to answer
+// with: SearchLoose answers as SearchWithin does, at the same cost, when
+// the query matches; when it matches nothing (its words are all values,
+// or no document has them), it answers loose matches and reports them as
+// such. Their evidence is weaker: the query's every word, its values'
+// too, matched as itself, a prefix or a shared stem; the terms of what a
+// yes-or-no question asks (check, status, exist); and the kind and verb
+// it asks for, which at last rank every document kept, the best of each
+// group first. The caller tells its user the match is loose (the
+// gateway's answer carries a note).
 package search

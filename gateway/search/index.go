@@ -454,7 +454,8 @@ func (ix *Index) prefixes(tok string) []alternative {
 // Search returns up to limit documents ranked by relevance to query, best
 // first; ties keep the documents' order. A query equal to a document's
 // Key puts that document first whatever its score. Documents that match
-// no query word are not returned.
+// no query word are not returned (SearchLoose answers loose matches
+// where nothing matches).
 //
 // The score is BM25F over the documents' fields, the query's words
 // widened by the vocabulary, times the structure factors: the action and

@@ -39,21 +39,32 @@ func looseAnswer(tb testing.TB, g *gateway.Gateway, query string) ([]string, str
 // closely (issue 35: all their nouns are in values, or no tool has them)
 // still get tools, with a note saying the matches are loose; the loose
 // evidence (what a yes-or-no question asks, a value written as an image)
-// finds the tool each asks for.
+// finds the tool each asks for. The issue's own example, a permission
+// question, is now read by the vocabulary (a permission check) and
+// answered closely.
 func TestSearchLooseCorpus(t *testing.T) {
 	g := corpusGateway(t, gateway.ToolModeSearch)
-	for _, tc := range []struct{ query, want string }{
-		{"can user:anne view document:budget?", "OpenFGAService_Check"},
-		{"is docker.io/library/redis:7 already present here, and how big is it?", "ImageService_ImageStatus"},
-		{"xylophone", ""},
+	checks := []string{"OpenFGAService_Check", "PermissionsService_CheckPermission"}
+	for _, tc := range []struct {
+		query string
+		want  []string
+		loose bool
+	}{
+		{"can user:anne view document:budget?", checks, false},
+		{"can user:anne peruse document:budget?", checks, true},
+		{"is docker.io/library/redis:7 already present here, and how big is it?", []string{"ImageService_ImageStatus"}, false},
+		{"xylophone", nil, true},
 	} {
 		names, note := looseAnswer(t, g, tc.query)
 		t.Logf("%q: %v", tc.query, names)
-		if len(names) == 0 || !strings.Contains(note, "matched no tool closely") {
-			t.Errorf("%q: %v, note %q; want loose matches and a note saying so", tc.query, names, note)
+		if len(names) == 0 {
+			t.Errorf("%q: no tools", tc.query)
 		}
-		if tc.want != "" && !slices.Contains(names, tc.want) {
-			t.Errorf("%q: %v, want %s among them", tc.query, names, tc.want)
+		if got := strings.Contains(note, "matched no tool closely"); got != tc.loose {
+			t.Errorf("%q: %v, note %q; want loose %v", tc.query, names, note, tc.loose)
+		}
+		if tc.want != nil && !slices.ContainsFunc(names[:min(3, len(names))], func(n string) bool { return slices.Contains(tc.want, n) }) {
+			t.Errorf("%q: %v, want one of %v in the first three", tc.query, names, tc.want)
 		}
 	}
 }

@@ -270,7 +270,12 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 			if target := sh.Target(); !slices.Equal(target, sh.Resource) {
 				docs[i].Whole = strings.Join(sh.Resource, " ")
 			}
-			if docs[i].Action == "" && len(sh.Words) > 0 {
+			switch {
+			case docs[i].Action == "" && len(sh.Noun) > 0 && sh.Effect == describe.Reads:
+				// ContainerStatus, Plugins: a name that is a noun it
+				// returns reads it.
+				docs[i].Action = string(docs[i].Kind)
+			case docs[i].Action == "" && len(sh.Words) > 0:
 				// A verb describe has no entry for (FeedAnimal) is still
 				// the method's action.
 				docs[i].Action = sh.Words[0]

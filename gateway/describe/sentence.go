@@ -432,6 +432,10 @@ func pluralWords(w []string) []string {
 // object (the machine type of SetMachineType), else the resource it acts
 // on (the instance of Stop).
 func (a *Method) Target() []string {
+	if a.Verb == "" && len(a.Noun) > 0 {
+		// ContainerStatus: the container status.
+		return a.Noun
+	}
 	if len(a.Object) > 0 && !compound(a.Object) {
 		return a.Object
 	}

@@ -164,6 +164,11 @@ const (
 type Index struct {
 	n        int
 	postings map[string][]posting
+	// initialisms are the initials of the multi-word names in documents'
+	// keys (cas: content, addressable, storage of
+	// ContentAddressableStorage_FindMissingBlobs), with those names'
+	// terms: a request that abbreviates a name the index spells out.
+	initialisms map[string][]string
 	// vocab is every term, sorted, for prefix matches of query words the
 	// index does not hold.
 	vocab []string
@@ -351,6 +356,7 @@ func New(docs []Document) *Index {
 				ix.keys[k] = i
 			}
 		}
+		ix.addInitialisms(d.Key)
 	}
 	ix.nGroups = len(groupIDs)
 	ix.ids = make(map[string]int32)
@@ -391,6 +397,13 @@ func New(docs []Document) *Index {
 		}
 		for t, v := range tf {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: float32(v)})
+		}
+	}
+	for a := range ix.initialisms {
+		if _, ok := ix.postings[a]; ok {
+			// A term of its own (an API that names itself "cas") is not
+			// read as initials.
+			delete(ix.initialisms, a)
 		}
 	}
 	ix.vocab = make([]string, 0, len(ix.postings))
@@ -436,6 +449,83 @@ const maxTruncate = 3
 
 // prefixes are the indexed terms an unknown word begins, and the one that
 // begins it ("zonal" for "zone").
+// addInitialisms records the initials of each part of a key (split at
+// underscores) that is a name of two to five words.
+func (ix *Index) addInitialisms(key string) {
+	for part := range strings.SplitSeq(key, "_") {
+		words := splitIdentifier(part)
+		if len(words) < 2 || len(words) > 5 {
+			continue
+		}
+		var b strings.Builder
+		for _, w := range words {
+			b.WriteByte(w[0])
+		}
+		a := b.String()
+		if ix.initialisms == nil {
+			ix.initialisms = make(map[string][]string)
+		}
+		if len(ix.initialisms[a]) > 0 {
+			continue
+		}
+		for _, w := range words {
+			ix.initialisms[a] = append(ix.initialisms[a], Stem(w))
+		}
+	}
+}
+
+// splitIdentifier splits a name at its case changes into lowercase
+// words, digits dropped (ContentAddressableStorage: content,
+// addressable, storage).
+func splitIdentifier(s string) []string {
+	var words []string
+	start := -1
+	for i, r := range s {
+		upper := r >= 'A' && r <= 'Z'
+		letter := upper || r >= 'a' && r <= 'z'
+		switch {
+		case !letter:
+			if start >= 0 {
+				words = append(words, strings.ToLower(s[start:i]))
+			}
+			start = -1
+		case start < 0:
+			start = i
+		case upper && !(s[i-1] >= 'A' && s[i-1] <= 'Z'):
+			words = append(words, strings.ToLower(s[start:i]))
+			start = i
+		}
+	}
+	if start >= 0 {
+		words = append(words, strings.ToLower(s[start:]))
+	}
+	return words
+}
+
+// compoundWeight is the weight of each half of a query word written as
+// one that the index has as two ("statestore": state, store).
+const compoundWeight = 0.8
+
+// expansions are what an unknown query word may stand for: the name it
+// abbreviates (initialisms) or the two indexed words it joins.
+func (ix *Index) expansions(tok string) []alternative {
+	var alts []alternative
+	for _, t := range ix.initialisms[tok] {
+		alts = append(alts, alternative{term: t, weight: 1, noun: true})
+	}
+	for i := minPrefix; i <= len(tok)-minPrefix; i++ {
+		a, b := Stem(tok[:i]), Stem(tok[i:])
+		if _, ok := ix.postings[a]; !ok {
+			continue
+		}
+		if _, ok := ix.postings[b]; ok {
+			alts = append(alts, alternative{term: a, weight: compoundWeight}, alternative{term: b, weight: compoundWeight})
+			break
+		}
+	}
+	return alts
+}
+
 func (ix *Index) prefixes(tok string) []alternative {
 	var alts []alternative
 	i, _ := slices.BinarySearch(ix.vocab, tok)

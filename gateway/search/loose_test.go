@@ -50,7 +50,7 @@ func looseNames(hits []search.Hit) []string {
 func TestSearchLoose(t *testing.T) {
 	ix := looseIndex()
 	for _, tc := range []struct{ why, query, want string }{
-		{"whether someone may: a check, not the verb asked about", "can user:anne view document:budget?", "Permissions_Check"},
+		{"whether someone may: a check, not the verb asked about", "can user:anne peruse document:budget?", "Permissions_Check"},
 		{"a value written as an image, a question of presence", "is docker.io/library/redis:7 already present here, and how big is it?", "Images_ImageStatus"},
 		{"a stem shared with a description's word", "present", "Images_ImageStatus"},
 		{"a value's word", "what about relation:owner?", "Permissions_Check"},

@@ -620,8 +620,13 @@ func (p *plan) addWord(v *vocab, w queryWord, ix *Index) bool {
 	for _, n := range v.nounOf[w.stem] {
 		alts = append(alts, alternative{term: n, weight: SynonymWeight, noun: true})
 	}
-	if _, ok := ix.postings[w.stem]; !ok && len(w.raw) >= minPrefix && w.weight >= 1 {
-		alts = append(alts, ix.prefixes(w.raw)...)
+	if _, ok := ix.postings[w.stem]; !ok && w.weight >= 1 {
+		if len(w.raw) >= 2 {
+			alts = append(alts, ix.expansions(strings.ToLower(w.raw))...)
+		}
+		if len(w.raw) >= minPrefix {
+			alts = append(alts, ix.prefixes(w.raw)...)
+		}
 	}
 	p.add(dedupe(alts), w.weight)
 	return isVerb

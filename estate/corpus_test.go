@@ -411,3 +411,53 @@ func TestCorpusDescriptions(t *testing.T) {
 		t.Fatalf("%d corpus tools, want the whole corpus", len(tools))
 	}
 }
+
+// BenchmarkCorpus reports the corpus's figures as metrics (make
+// bench-corpus): search top-1 and top-5 on each half, each API alone and
+// in one catalog, the hints' agreement with the labels, and the share of
+// descriptions that add to their tool's name. It measures quality, not
+// time; one iteration gives the figures.
+func BenchmarkCorpus(b *testing.B) {
+	tune := loadCorpusRequests(b, "tune.tsv")
+	test := loadCorpusRequests(b, "test.tsv")
+	labels := loadHintLabels(b)
+	for b.Loop() {
+		one := corpusGateway(b, gateway.ToolModeSearch)
+		for _, run := range []struct {
+			name string
+			r    *relevanceReport
+		}{
+			{"tune-alone", rankPerAPI(b, tune)},
+			{"test-alone", rankPerAPI(b, test)},
+			{"tune-one", rankRelevance(b, one, tune)},
+			{"test-one", rankRelevance(b, one, test)},
+		} {
+			n := float64(run.r.all.n)
+			b.ReportMetric(100*float64(run.r.all.top1)/n, run.name+"-top1-%")
+			b.ReportMetric(100*float64(run.r.all.top5)/n, run.name+"-top5-%")
+		}
+		typed := corpusGateway(b, gateway.ToolModeTyped)
+		agree, total, adds, tools := 0, 0, 0, 0
+		for _, ct := range corpusTools(b, typed) {
+			tools++
+			d, _, _ := strings.Cut(ct.tool.Description, "\n\n")
+			if addsToName(d, ct.method) {
+				adds++
+			}
+			l, ok := labels[ct.tool.Name]
+			if !ok {
+				continue
+			}
+			a := ct.tool.Annotations
+			got := []bool{*a.ReadOnlyHint, *a.DestructiveHint && !*a.ReadOnlyHint, *a.IdempotentHint}
+			for i, want := range []bool{l.readOnly, l.destructive, l.idempotent} {
+				total++
+				if got[i] == want {
+					agree++
+				}
+			}
+		}
+		b.ReportMetric(100*float64(agree)/float64(total), "hints-agree-%")
+		b.ReportMetric(100*float64(adds)/float64(tools), "descriptions-add-%")
+	}
+}

@@ -18,7 +18,7 @@ func TestEstateDescriptions(t *testing.T) {
 		"DatasetService_CreateDataset":                   "Creates a dataset in a location of a project. Its operation's result, when done, is a dataset. Requires: parent, dataset.",
 		"StorageControl_DeleteManagedFolder":             "Deletes a managed folder in a bucket of a project. Requires: name. Returns nothing.",
 		"WorkflowService_RequestCancelWorkflowExecution": "Requests to cancel a workflow execution in a namespace. Requires: namespace, workflowExecution. Returns nothing.",
-		"CloudService_GetUsers":                          "Lists the users. Takes: pageSize, pageToken, email, namespace. Returns: users, nextPageToken.",
+		"CloudService_GetUsers":                          "Lists the users. Takes: pageSize, pageToken, email, namespace. Returns: users (id, resourceVersion, spec, stateDeprecated, state and 4 more), nextPageToken.",
 	}
 	for _, g := range []*gateway.Gateway{
 		newEstateGateway(t, &gateway.Options{ToolMode: gateway.ToolModeTyped}),

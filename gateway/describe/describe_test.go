@@ -275,7 +275,7 @@ func TestDescriptions(t *testing.T) {
 		// Words before the verb qualify it; a name that is a noun alone,
 		// whose request only selects, returns that noun.
 		{"acme.cloud.shapes.v1.StorageControl.SoftDeleteManagedFolder", "Deletes a managed folder in a bucket of a project (soft). Requires: name. Returns: name.", "Soft delete managed folder (Acme Cloud Shapes v1)", Delete, "managed folder"},
-		{"acme.cloud.shapes.v1.StorageControl.CalendarModeAdvice", "Returns the calendar mode advice of a managed folder in a bucket of a project. Requires: name. Returns: name.", "Calendar mode advice (Acme Cloud Shapes v1)", Get, "managed folder"},
+		{"acme.cloud.shapes.v1.StorageControl.CalendarModeAdvice", "Returns the calendar mode advice of a managed folder in a bucket of a project. Requires: name. Returns: name.", "Calendar mode advice (Acme Cloud Shapes v1)", Get, "calendar mode advice"},
 		// Nothing but the service names what it acts on.
 		{"acme.cloud.shapes.v1.StorageControl.StreamDirectPredict", "Predicts with the storage control service, as a stream (direct). Takes: name. Returns: name.", "Stream direct predict (Acme Cloud Shapes v1)", Custom, "storage control"},
 		// Compute: the service names the resource, the path where.

@@ -81,7 +81,7 @@ func (a *Method) listedFields(names []string, msgs []protoreflect.MessageDescrip
 	for i, n := range names {
 		out[i] = n
 		md := msgs[i]
-		if md == nil || strings.HasPrefix(string(md.FullName()), "google.protobuf.") || md.Fields().Len() == 0 {
+		if md == nil || md.IsMapEntry() || strings.HasPrefix(string(md.FullName()), "google.protobuf.") || md.Fields().Len() == 0 {
 			continue
 		}
 		var inner []string
@@ -111,6 +111,16 @@ func listed(names []string) string {
 // v1)", "List users (Temporal Cloud Service v1)".
 func (a *Method) Title() string {
 	var what string
+	// A release stage or version in the name (ScheduleJobAlpha1) goes
+	// after what the method does, not before it.
+	var quals, stages []string
+	for _, q := range a.Qualifiers {
+		if versionLike(q) || stageLike(q) {
+			stages = append(stages, q)
+		} else {
+			quals = append(quals, q)
+		}
+	}
 	switch {
 	case a.Verb == "" || compound(a.Object):
 		what = upperFirst(phrase(a.Words))
@@ -120,7 +130,7 @@ func (a *Method) Title() string {
 			verb = p
 		}
 		what = upperFirst(verb)
-		if pre := strings.TrimSpace(a.Modifier + " " + strings.Join(a.Qualifiers, " ")); pre != "" {
+		if pre := strings.TrimSpace(a.Modifier + " " + strings.Join(quals, " ")); pre != "" {
 			what = upperFirst(pre) + " " + verb
 		}
 		switch obj, res := a.Object, a.Resource; {
@@ -140,6 +150,9 @@ func (a *Method) Title() string {
 		default:
 			what += " " + phrase(obj) + " " + preposition(a.Verb) + " " + phrase(res)
 		}
+	}
+	if len(stages) > 0 {
+		what += " " + strings.Join(stages, " ")
 	}
 	if a.API == "" {
 		return what
@@ -302,7 +315,7 @@ func (a *Method) nounSentence(scope string) string {
 	last := n[len(n)-1]
 	switch {
 	case a.Kind == List:
-		return verb + " the " + phrase(n) + scope + a.qualified() + "."
+		return "Lists the " + phrase(n) + scope + a.qualified() + "."
 	case len(n) > 1 && reportNouns[last]:
 		// ImageFsInfo: the info of an image fs.
 		return verb + " the " + last + " of " + withArticle(n[:len(n)-1]) + scope + "."

@@ -111,7 +111,7 @@ func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files,
 	}
 	return &compileCache{
 		cacheTables: &cacheTables{
-			describe: describe.Options{FieldName: fieldName, Resources: describe.NewResources(files)},
+			describe: describe.Options{FieldName: fieldName, Resources: describe.NewResources(files), Required: schema.RulesRequire},
 			topts:    &transcode.Options{UseProtoNames: useProtoNames, AllowPartial: true, Resolver: anys},
 			types:    types,
 			anys:     anys,

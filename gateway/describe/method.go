@@ -75,8 +75,9 @@ type Method struct {
 	// words and version, "Google Cloud Compute v1".
 	API string
 	// Required are the inputs a call needs, as the caller names them:
-	// fields with field_behavior REQUIRED or proto2 required, and the
-	// variables of the HTTP path.
+	// fields with field_behavior REQUIRED, proto2 required or
+	// Options.Required (protovalidate's required), and the variables of
+	// the HTTP path.
 	Required []string
 	// Result is the words of what a long-running method's operation
 	// holds when done (Options.LongRunningResult), nil otherwise.
@@ -115,6 +116,10 @@ type Options struct {
 	// Resources finds the resource patterns of AIP-123 resource types,
 	// for methods without an HTTP rule; nil means none.
 	Resources *Resources
+	// Required reports whether rules the backend enforces beyond
+	// field_behavior make a request field required (protovalidate's
+	// required); nil means none.
+	Required func(protoreflect.FieldDescriptor) bool
 	// LongRunningResult is the full name of the message a long-running
 	// method's operation holds when done, "" when the method is not
 	// long-running or does not say.
@@ -262,7 +267,7 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 		if keyField(fd) || fields.Len() == 1 && keyedMessage(fd) {
 			a.keyed = true
 		}
-		if facts.Required || fd.Cardinality() == protoreflect.Required {
+		if facts.Required || fd.Cardinality() == protoreflect.Required || opts.Required != nil && opts.Required(fd) {
 			a.Required = append(a.Required, name(fd))
 		}
 		switch fd.Name() {

@@ -84,6 +84,13 @@ func fieldBehavior(fd protoreflect.FieldDescriptor) behavior {
 	return b
 }
 
+// RulesRequire reports whether fd's protovalidate rules make it required
+// ((buf.validate.field).required): the backend refuses a request without
+// it, as the input schema's "required" says.
+func RulesRequire(fd protoreflect.FieldDescriptor) bool {
+	return fieldRules(fd).GetRequired()
+}
+
 // fieldRules returns fd's buf.validatepb.field rules, or nil when it has none
 // or they cannot be read. A rule set that says IGNORE_ALWAYS counts as none.
 func fieldRules(fd protoreflect.FieldDescriptor) *validatepb.FieldRules {

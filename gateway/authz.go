@@ -82,5 +82,5 @@ func principalOf(ctx context.Context) mcp.Principal {
 	if !ok {
 		return mcp.Principal{}
 	}
-	return mcp.Principal{ID: p.Identity(), Expires: p.Expiry, Revoked: p.Revoked()}
+	return mcp.Principal{ID: p.Identity(), Expires: p.Expiry, TokenExpires: p.TokenExpiry, Revoked: p.Revoked()}
 }

@@ -524,8 +524,16 @@ type Readiness struct {
 
 // StateStatus is the shared state store's part of /readyz.
 type StateStatus struct {
+	// Up is false only after an error: a failed health check, or a
+	// failed page of the read of the revocations. A read that is slow but
+	// progressing leaves it true.
 	Up    bool   `json:"up"`
 	Error string `json:"error,omitempty"`
+	// RevocationsLoaded says that this replica holds every deleted
+	// session in memory. Until then it is still correct (each session
+	// token is looked up in the store), only slower; it does not make the
+	// gateway unready.
+	RevocationsLoaded bool `json:"revocationsLoaded"`
 }
 
 // Ready reports whether the gateway should receive traffic: every backend
@@ -563,7 +571,7 @@ func (g *Gateway) Ready() Readiness {
 	}
 	if g.opts.State != nil {
 		up, why := g.opts.State.Up()
-		r.State = &StateStatus{Up: up, Error: why}
+		r.State = &StateStatus{Up: up, Error: why, RevocationsLoaded: g.opts.State.RevocationsLoaded()}
 	}
 	return r
 }

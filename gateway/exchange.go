@@ -49,7 +49,9 @@ func (g *Gateway) withBackendToken(ctx context.Context, backend string, x *excha
 		// authorization server would exchange.
 		return ctx, fmt.Errorf("backend %s is called as the end user (token exchange), and this request carries no OAuth access token to exchange: connect over HTTP with an OAuth token", backend)
 	}
-	tok, err := x.Token(ctx, p.AccessToken(), scopes, p.Expiry)
+	// The token's own expiry, not Expiry (which adds the leeway the door
+	// tolerates): a kept exchanged token never outlives the caller's.
+	tok, err := x.Token(ctx, p.AccessToken(), scopes, p.TokenExpiry)
 	if err != nil {
 		var xe *exchange.Error
 		if errors.As(err, &xe) && xe.Code != "failed" {

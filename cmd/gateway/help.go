@@ -29,7 +29,7 @@ var helpGroups = []struct {
 		"max-request-bytes", "ws-max-message-bytes", "ws-max-connections", "max-concurrent-calls", "max-in-flight",
 		"max-in-flight-per-principal", "max-task-polls", "max-batch",
 		"max-sessions", "max-sessions-per-principal", "session-idle-timeout", "read-timeout", "session-secret-file", "session-ttl", "shutdown-grace"}},
-	{"Fleet", []string{"state", "state-password-file", "state-ca", "state-prefix", "require-state"}},
+	{"Fleet", []string{"state", "state-password-file", "state-ca", "state-prefix", "state-max-revocations", "state-max-revocations-per-principal", "require-state"}},
 	{"Authentication", []string{"bearer-tokens-file", "oauth-jwks-url", "oauth-issuer", "oauth-audience", "oauth-resource",
 		"oauth-required-scope", "oauth-tool-scope", "strict-scopes", "list-visible-only", "forward-claim"}},
 	{"Calling backends as the end user", []string{"backend-token-exchange", "backend-token-exchange-client-id", "backend-token-exchange-secret-file",

@@ -23,6 +23,9 @@ type stateFlags struct {
 	caFile       string
 	prefix       string
 	require      bool
+	// maxRevoked and maxRevokedPerWho bound the deleted sessions the
+	// fleet keeps (state.Options).
+	maxRevoked, maxRevokedPerWho int
 
 	password string         // loaded by check
 	rootCAs  *x509.CertPool // loaded by check from caFile
@@ -36,6 +39,8 @@ func (s *stateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.passwordFile, "state-password-file", "", "file holding the password for --state (instead of one in its URL)")
 	fs.StringVar(&s.caFile, "state-ca", "", "PEM file of the certificate authorities a rediss:// --state must chain to (default: the system's)")
 	fs.StringVar(&s.prefix, "state-prefix", state.DefaultPrefix, "namespace of this fleet's keys and channels in --state, so several fleets share one Redis (1-64 of a-z A-Z 0-9 _ - . :)")
+	limitVar(fs, &s.maxRevoked, "state-max-revocations", state.DefaultMaxRevocations, true, "deleted sessions the fleet keeps in --state (each until its token expires, read by every replica at start); a DELETE beyond it is refused with 503 and the session stays valid")
+	limitVar(fs, &s.maxRevokedPerWho, "state-max-revocations-per-principal", state.DefaultMaxRevocationsPerPrincipal, true, "deleted sessions of one authenticated principal the fleet keeps in --state; a DELETE beyond it is refused with 429 and the session stays valid (anonymous sessions count against --state-max-revocations only)")
 	fs.BoolVar(&s.require, "require-state", true, "exit with an error when --state does not answer at start; false: start anyway, and serve everything that does not need the store until it answers")
 }
 
@@ -93,7 +98,8 @@ func (s *stateFlags) open(ctx context.Context, res *results.StoreOptions, logger
 	if s.url == "" {
 		return nil, nil
 	}
-	st, err := state.Open(s.url, &state.Options{Prefix: s.prefix, Password: s.password, RootCAs: s.rootCAs, Results: *res, Logger: logger})
+	st, err := state.Open(s.url, &state.Options{Prefix: s.prefix, Password: s.password, RootCAs: s.rootCAs, Results: *res,
+		MaxRevocations: s.maxRevoked, MaxRevocationsPerPrincipal: s.maxRevokedPerWho, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("--state: %w", err)
 	}

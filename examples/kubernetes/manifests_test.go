@@ -962,7 +962,7 @@ func TestFleetRuns(t *testing.T) {
 			}
 			body, _ = io.ReadAll(resp.Body)
 			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK && bytes.Contains(body, []byte(`"state":{"up":true}`))
+			return resp.StatusCode == http.StatusOK && bytes.Contains(body, []byte(`"state":{"up":true,"revocationsLoaded":true}`))
 		})
 	}
 	// A session opened on one replica, deleted through the other, is gone

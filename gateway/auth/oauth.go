@@ -202,6 +202,9 @@ func (ov *oauthValidator) principal(t jwt.Token, digest [sha256.Size]byte) (*Pri
 		// What jwt.WithAcceptableSkew accepts, so a connection ends when
 		// a new request with the same token would be refused.
 		p.Expiry = exp.Add(ov.cfg.Leeway)
+		// The leeway is for the clocks at the door; what runs on the
+		// token, and what is kept for it, ends at its own expiry.
+		p.TokenExpiry = exp
 	}
 	var scope string
 	if t.Has("scope") {

@@ -366,7 +366,8 @@ func TestAuthorizeToolScopes(t *testing.T) {
 
 // TestAuthorizeExpiry: a principal whose token has expired since it was
 // authenticated (a long-lived connection) is refused at the next call,
-// with the same challenge a new request with that token would get.
+// with the same challenge a new request with that token would get. Its
+// TokenExpiry is the token's exp, without the leeway of Expiry.
 func TestAuthorizeExpiry(t *testing.T) {
 	p := newIDP(t)
 	a := startOAuth(t, p, func(c *auth.OAuthConfig) { c.Leeway = time.Millisecond })
@@ -378,6 +379,11 @@ func TestAuthorizeExpiry(t *testing.T) {
 	}
 	if !principal.Expiry.Equal(exp.Add(time.Millisecond)) || principal.Subject != "alice" || principal.Identity() != "sub:alice" || len(principal.TokenID) != 16 {
 		t.Errorf("principal %+v, identity %q: want expiry %v", principal, principal.Identity(), exp.Add(time.Millisecond))
+	}
+	// The token's own expiry, without the leeway: what calls end at, and
+	// what a kept exchanged token never outlives.
+	if !principal.TokenExpiry.Equal(exp) {
+		t.Errorf("TokenExpiry = %v, want the token's exp %v (Expiry adds the leeway)", principal.TokenExpiry, exp)
 	}
 	if err := a.Authorize(ctx, nil); err != nil {
 		t.Fatalf("before expiry: %v", err)

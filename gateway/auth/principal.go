@@ -24,6 +24,10 @@ type Principal struct {
 	// plus the tolerated clock skew (OAuthConfig.Leeway). Zero for static
 	// bearer tokens, which last until they are removed from the file.
 	Expiry time.Time
+	// TokenExpiry is the token's own "exp", without the leeway: no call
+	// runs past it, and nothing the gateway keeps for the token (an
+	// exchanged token) outlives it. Zero for static bearer tokens.
+	TokenExpiry time.Time
 	// TokenID names the credential in logs without revealing it: the
 	// first 8 bytes of the token's SHA-256, in hex.
 	TokenID string

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -22,23 +23,55 @@ import (
 // gateway/state). A session is named to the fleet by its key,
 // FleetKey(id), never by its token, which is a credential and must not sit
 // in a shared store. Revoked is asked on every request of a token session,
-// so it must answer from memory without blocking; Revoke and Cancel may
-// talk to the store.
+// so it should answer from memory; until a replica holds every revocation
+// in memory it may ask the store, and it must never answer "not revoked"
+// for a session it cannot vouch for. Revoke and Cancel may talk to the
+// store.
 type Fleet interface {
 	// Revoked reports whether the session of key was revoked by any
-	// replica.
-	Revoked(key string) bool
-	// Revoke ends the session of key on every replica until expires, the
-	// token's own expiry. It returns once every live replica has applied it (their
-	// Revoked answers true and their listeners were told), or an error
-	// when the fleet's store cannot be reached.
-	Revoke(ctx context.Context, key string, expires time.Time) error
+	// replica. An error (wrapping ErrFleetUnavailable) means it cannot
+	// tell, and the request is refused rather than served on a session
+	// that may have been deleted.
+	Revoked(ctx context.Context, key string) (bool, error)
+	// Revoke ends the session of key, owned by principal (Principal.ID,
+	// "" anonymous), on every replica until expires, the token's own
+	// expiry. It returns once every live replica has applied it (their
+	// Revoked answers true and their listeners were told), an error
+	// wrapping ErrFleetUnavailable when the fleet's store cannot be
+	// reached, or a *RevocationLimitError when the fleet keeps as many
+	// revocations as it may: then nothing was revoked.
+	Revoke(ctx context.Context, key, principal string, expires time.Time) error
 	// Cancel relays notifications/cancelled of request id in the session
 	// of key to every replica; the one running the request cancels it.
 	Cancel(ctx context.Context, key string, id json.RawMessage) error
 	// Listen has l told of what other replicas (and this one) revoke and
 	// cancel.
 	Listen(l FleetListener)
+}
+
+// RevocationLimitError is a Fleet's answer to a Revoke that would keep
+// more revocations than it may: for the principal (PerPrincipal) or for
+// the whole fleet. Every revocation is kept until its token expires, and
+// tokens cost nothing to mint, so an unbounded list would let one caller
+// who initializes and deletes in a loop grow every replica's memory and
+// the time each takes to read the list at start. The session is not
+// revoked: DELETE says so, and the session stays valid until it expires.
+type RevocationLimitError struct {
+	// Limit is the bound that was reached.
+	Limit int
+	// PerPrincipal is true for the principal's bound, false for the
+	// fleet's.
+	PerPrincipal bool
+	// Free is when the earliest of the revocations counted expires,
+	// making room; zero when unknown.
+	Free time.Time
+}
+
+func (e *RevocationLimitError) Error() string {
+	if e.PerPrincipal {
+		return fmt.Sprintf("this principal already has %d deleted sessions whose tokens have not expired, the most the fleet keeps for one principal", e.Limit)
+	}
+	return fmt.Sprintf("the fleet already keeps %d deleted sessions whose tokens have not expired, the most it keeps", e.Limit)
 }
 
 // FleetListener is told what a Fleet's replicas revoke and cancel. Its

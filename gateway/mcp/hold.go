@@ -34,8 +34,8 @@ var (
 func (s *Server) holdContext(ctx context.Context, limit time.Duration) (held context.Context, stop context.CancelFunc) {
 	who := s.principalOf(ctx)
 	deadline, cause := time.Now().Add(limit), errHeldTooLong
-	if !who.Expires.IsZero() && who.Expires.Before(deadline) {
-		deadline, cause = who.Expires, errCredentialExpired
+	if end := who.callEnd(); !end.IsZero() && end.Before(deadline) {
+		deadline, cause = end, errCredentialExpired
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	ctx, cancelDeadline := context.WithDeadlineCause(ctx, deadline, cause)

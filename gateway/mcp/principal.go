@@ -24,10 +24,27 @@ type Principal struct {
 	// and a reason, the SSE streams by ending the response. A request read
 	// on such a connection after Expires is not served.
 	Expires time.Time
+	// TokenExpires is the token's own expiry (a JWT's "exp"), without
+	// the clock skew Expires tolerates at the door; zero when unknown,
+	// and then Expires serves. No request runs past it: every request's
+	// context (a tools/call's, streams included) has it as its deadline,
+	// on every transport, so a token accepted just before it expires
+	// cannot keep a call running for --call-timeout or --stream-timeout
+	// after.
+	TokenExpires time.Time
 	// Revoked is closed when the credential is withdrawn before it
 	// expires; the connections it opened end as at Expires. Nil never
 	// fires.
 	Revoked <-chan struct{}
+}
+
+// callEnd is when the requests of p must have ended: its token's own
+// expiry, or Expires when that is unknown; zero for never.
+func (p *Principal) callEnd() time.Time {
+	if !p.TokenExpires.IsZero() {
+		return p.TokenExpires
+	}
+	return p.Expires
 }
 
 // expired reports whether the credential has expired at now.

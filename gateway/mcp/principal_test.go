@@ -3,7 +3,9 @@ package mcp
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,7 +66,8 @@ func TestWebSocketCredentialEnds(t *testing.T) {
 		}
 	})
 	// The expiry ends the connection as a revocation does: close 1008,
-	// and the call in flight cancelled.
+	// and the call in flight ended (by its own deadline, the token's
+	// expiry, or by the connection's end: they come together).
 	t.Run("expires with a call in flight", func(t *testing.T) {
 		exp := time.Now().Add(2 * time.Second)
 		who := func(context.Context) Principal { return Principal{ID: "alice", Expires: exp} }
@@ -89,10 +92,78 @@ func TestWebSocketCredentialEnds(t *testing.T) {
 		if time.Now().Before(exp) {
 			t.Error("closed before the expiry")
 		}
-		if err, _ := h.lastCtx.Load().(error); err != context.Canceled {
-			t.Errorf("the call in flight ended with %v, want it cancelled", err)
+		if err, _ := h.lastCtx.Load().(error); err != context.Canceled && err != context.DeadlineExceeded {
+			t.Errorf("the call in flight ended with %v, want it ended", err)
 		}
 	})
+}
+
+// TestCallsEndAtTokenExpiry: a call ends when its caller's token expires
+// (TokenExpires, not Expires, which adds the leeway tolerated at the
+// door), with an error saying so, over Streamable HTTP in a session and
+// stateless, and over WebSocket, whose connection (open until Expires)
+// carries on. Before, only a WebSocket's calls ended, with the
+// connection, and a POST's ran on to its handler's own deadline.
+func TestCallsEndAtTokenExpiry(t *testing.T) {
+	const stateless = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for _, transport := range []string{"session", "stateless", "websocket"} {
+		t.Run(transport, func(t *testing.T) {
+			exp := time.Now().Add(1500 * time.Millisecond)
+			who := func(context.Context) Principal {
+				return Principal{ID: "alice", Expires: exp.Add(time.Minute), TokenExpires: exp}
+			}
+			var h *fakeHandler
+			var body string
+			if transport == "websocket" {
+				var url string
+				_, h, url = newWSTest(t, &ServerOptions{PrincipalOf: who}, nil)
+				c, _, err := dialWS(t, url, []string{"mcp"}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wsInitialize(t, c)
+				if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`)); err != nil {
+					t.Fatal(err)
+				}
+				_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				_, msg, err := c.ReadMessage()
+				if err != nil {
+					t.Fatalf("no answer to the call: %v", err)
+				}
+				body = string(msg)
+				if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)); err != nil {
+					t.Fatal(err)
+				}
+				if _, msg, err := c.ReadMessage(); err != nil || !strings.Contains(string(msg), `"id":4`) {
+					t.Errorf("the connection after the call ended: %s %v", msg, err)
+				}
+			} else {
+				h = newFakeHandler(t, nil)
+				s := NewServer(testImpl, h, &ServerOptions{PrincipalOf: who})
+				_, _, c := newHTTPTestWith(t, s, h, &StreamableHTTPOptions{})
+				c.c = &http.Client{Timeout: 10 * time.Second} // a call that never ends fails the test
+				msg := stateless
+				hdr := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "block"}
+				if transport == "session" {
+					c.initialize()
+					msg, hdr = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`, nil
+				}
+				resp := c.do("POST", msg, hdr)
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				body = string(b)
+			}
+			if time.Now().Before(exp) {
+				t.Errorf("the call ended before the token expired: %s", body)
+			}
+			if !strings.Contains(body, "the access token has expired") || !strings.Contains(body, "authenticate again") {
+				t.Errorf("the call's answer = %s, want an error saying the token expired", body)
+			}
+			if err, _ := h.lastCtx.Load().(error); err != context.DeadlineExceeded {
+				t.Errorf("the handler's context ended with %v, want its deadline", err)
+			}
+		})
+	}
 }
 
 // testPrincipalKey carries the X-Principal header into the context, as the

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -278,22 +280,38 @@ func TestScaleOutClientDisconnectCancels(t *testing.T) {
 
 // memFleet is a Fleet in memory shared by the replicas of a test: what one
 // revokes or cancels, every listener is told at once. It records the keys
-// it is given, to show that no token reaches a fleet's store.
+// it is given, to show that no token reaches a fleet's store. limit, when
+// positive, bounds the revocations it keeps per principal; unsure makes
+// Revoked fail, as a store's does while it cannot be asked.
 type memFleet struct {
 	mu        sync.Mutex
 	revoked   map[string]bool
 	listeners []FleetListener
 	keys      []string
+	limit     int
+	byWho     map[string]int
+	unsure    bool
 }
 
-func (f *memFleet) Revoked(key string) bool {
+func (f *memFleet) Revoked(_ context.Context, key string) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.revoked[key]
+	if f.unsure {
+		return false, fmt.Errorf("%w: the mirror is not loaded and the store does not answer", ErrFleetUnavailable)
+	}
+	return f.revoked[key], nil
 }
 
-func (f *memFleet) Revoke(_ context.Context, key string, expires time.Time) error {
+func (f *memFleet) Revoke(_ context.Context, key, principal string, expires time.Time) error {
 	f.mu.Lock()
+	if f.limit > 0 && f.byWho[principal] >= f.limit {
+		f.mu.Unlock()
+		return &RevocationLimitError{Limit: f.limit, PerPrincipal: true, Free: time.Now().Add(time.Minute)}
+	}
+	if f.byWho == nil {
+		f.byWho = map[string]int{}
+	}
+	f.byWho[principal]++
 	f.revoked[key] = true
 	f.keys = append(f.keys, key)
 	ls := f.listeners
@@ -385,5 +403,98 @@ func TestFleetNeedsTokens(t *testing.T) {
 	_, err := s.StreamableHTTPHandler(&StreamableHTTPOptions{Fleet: &memFleet{revoked: map[string]bool{}}})
 	if err == nil || !strings.Contains(err.Error(), "StreamableHTTPOptions.Fleet needs SessionSecret") {
 		t.Errorf("Fleet without SessionSecret: %v", err)
+	}
+}
+
+// TestFleetDeleteRefused: a DELETE the fleet will not record (its bound
+// of revocations reached) is 429 with Retry-After and a message saying
+// that the session was not deleted and until when it stays valid; the
+// session is left whole on every replica, its running call included,
+// rather than ended on one replica only.
+func TestFleetDeleteRefused(t *testing.T) {
+	fleet := &memFleet{revoked: map[string]bool{}, limit: 1}
+	opts := StreamableHTTPOptions{SessionSecret: testSecret, Fleet: fleet}
+	_, ha, _, a := scaleOutHandler(t, opts)
+	_, _, _, b := scaleOutHandler(t, opts)
+	a.initialize()
+	first := a.sid
+	if got := a.status("DELETE", "", nil); got != http.StatusNoContent {
+		t.Fatalf("the first DELETE: %d", got)
+	}
+	a.sid = ""
+	a.initialize()
+	b.sid = a.sid
+	done := make(chan int, 1)
+	go func() {
+		done <- a.status("POST", `{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"block"}}`, nil)
+	}()
+	<-ha.started
+	resp := b.do("DELETE", "", nil)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a DELETE over the bound: %d, Retry-After %q; want 429 with it", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	for _, want := range []string{"the session was not deleted", "stays valid until its token expires at", "most the fleet keeps for one principal"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the refusal %s does not say %q", body, want)
+		}
+	}
+	select {
+	case got := <-done:
+		t.Fatalf("a refused DELETE ended the call in flight: %d", got)
+	default:
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	for name, c := range map[string]*httpClient{"a": a, "b": b} {
+		if got := c.status("POST", ping, nil); got != 200 {
+			t.Errorf("replica %s after the refused DELETE: %d, want the session still served", name, got)
+		}
+	}
+	// Room again: the DELETE goes through and ends the call.
+	fleet.mu.Lock()
+	fleet.limit = 0
+	fleet.mu.Unlock()
+	if got := b.status("DELETE", "", nil); got != http.StatusNoContent {
+		t.Errorf("DELETE with room: %d", got)
+	}
+	select {
+	case <-done:
+	case <-time.After(testutil.WaitTimeout):
+		t.Fatal("the DELETE did not end the call in flight")
+	}
+	a.sid = first
+	if got := a.status("POST", ping, nil); got != http.StatusNotFound {
+		t.Errorf("the session deleted first: %d, want 404", got)
+	}
+}
+
+// TestFleetRevokedUnsure: while the fleet cannot tell whether a session
+// was deleted (its store unreachable before this replica read the
+// revocations), the session's requests are refused with 503 and never
+// reach the handler.
+func TestFleetRevokedUnsure(t *testing.T) {
+	fleet := &memFleet{revoked: map[string]bool{}}
+	_, h, _, c := scaleOutHandler(t, StreamableHTTPOptions{SessionSecret: testSecret, Fleet: fleet})
+	c.initialize()
+	fleet.mu.Lock()
+	fleet.unsure = true
+	fleet.mu.Unlock()
+	resp := c.do("POST", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`, nil)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "cannot tell yet whether the session was deleted") {
+		t.Errorf("a call while the fleet is unsure: %d %s; want 503 saying why", resp.StatusCode, body)
+	}
+	select {
+	case <-h.started:
+		t.Error("the call reached the handler")
+	default:
+	}
+	fleet.mu.Lock()
+	fleet.unsure = false
+	fleet.mu.Unlock()
+	if got := c.status("POST", `{"jsonrpc":"2.0","id":3,"method":"ping"}`, nil); got != 200 {
+		t.Errorf("once the fleet can tell: %d", got)
 	}
 }

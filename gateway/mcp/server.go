@@ -167,6 +167,9 @@ type Server struct {
 // call is one request in flight.
 type call struct {
 	cancel context.CancelFunc
+	// stopDeadline releases the deadline of the caller's token
+	// (Principal.TokenExpires); nil when the call has none.
+	stopDeadline context.CancelFunc
 	// principal is the Principal.ID the request counts against; "" for
 	// anonymous requests, which count against MaxInFlight only.
 	principal string
@@ -401,6 +404,15 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	c := &call{cancel: cancel, principal: who}
+	if s.principal != nil {
+		// No call outlives its caller's token, on any transport: a
+		// POST's call (its stream included) as much as a WebSocket's,
+		// which its connection's end would cancel anyway.
+		p := s.principal(ctx)
+		if end := p.callEnd(); !end.IsZero() {
+			ctx, c.stopDeadline = context.WithDeadlineCause(ctx, end, errCredentialExpired)
+		}
+	}
 	if sess != nil {
 		if e := sess.addCall(id, c); e != nil {
 			cancel()
@@ -473,6 +485,9 @@ func (s *Server) admit(c *call) bool {
 // call (then it gets no response).
 func (s *Server) endCall(sess *session, id json.RawMessage, c *call) (cancelledByClient bool) {
 	c.cancel()
+	if c.stopDeadline != nil {
+		c.stopDeadline()
+	}
 	if c.releaseSlot != nil {
 		c.releaseSlot()
 	}

@@ -161,27 +161,22 @@ func (k *tokenKeys) verify(token, owner string, now time.Time) (string, time.Tim
 }
 
 // acquireToken verifies a token of owner and holds this replica's
-// transient session for it (created on first use) until release.
-func (h *streamable) acquireToken(sid, owner string) (*httpSession, int, *Error) {
+// transient session for it (created on first use) until release. With a
+// Fleet, a token whose session was deleted on any replica is 404, and one
+// the fleet cannot vouch for yet (its store unreachable while this
+// replica has not read the revocations) is 503: never served.
+func (h *streamable) acquireToken(ctx context.Context, sid, owner string) (*httpSession, int, *Error) {
 	version, exp, err := h.tokens.verify(sid, owner, time.Now())
 	if err != nil {
 		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
 	}
 	var key string
 	if h.o.Fleet != nil {
-		if key = FleetKey(sid); h.o.Fleet.Revoked(key) {
-			return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
-		}
+		key = FleetKey(sid)
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
-		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
-	}
-	// Again under h.mu: a revocation learnt since the check above told
-	// the listener before this session was registered, so it ended
-	// nothing; one learnt from now on finds it.
-	if key != "" && h.o.Fleet.Revoked(key) {
+		h.mu.Unlock()
 		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
 	}
 	hs := h.sessions[sid]
@@ -205,6 +200,27 @@ func (h *streamable) acquireToken(sid, owner string) (*httpSession, int, *Error)
 		}
 	}
 	hs.active.Add(1)
+	h.mu.Unlock()
+	if key == "" {
+		return hs, 0, nil
+	}
+	// Asked once the session is registered, so no revocation slips
+	// between the question and the registration: one the fleet learnt
+	// before it is in the answer (its mirror, or its store, has it before
+	// any listener is told), one learnt after it finds the session here
+	// and ends it. The question may wait on the store, so it is asked
+	// without h.mu.
+	revoked, err := h.o.Fleet.Revoked(ctx, key)
+	switch {
+	case err != nil:
+		h.releaseToken(hs)
+		// Debug: the store logs its own unavailability once, not per request.
+		h.s.log.Debug("mcp: a session token was refused: the fleet cannot tell whether it was deleted", "session", hs.logID, "err", err)
+		return nil, http.StatusServiceUnavailable, errorf(CodeInternalError, "this replica cannot tell yet whether the session was deleted (%v); retry shortly", ErrFleetUnavailable)
+	case revoked:
+		h.releaseToken(hs)
+		return nil, http.StatusNotFound, errorf(CodeInvalidRequest, "session not found or expired")
+	}
 	return hs, 0, nil
 }
 

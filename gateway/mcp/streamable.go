@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -218,7 +221,7 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request, hv string) {
 		h.postInitialize(w, r, hv, &m)
 		return
 	}
-	hs, status, e := h.acquire(sid, h.s.principalOf(r.Context()).ID)
+	hs, status, e := h.acquire(r.Context(), sid, h.s.principalOf(r.Context()).ID)
 	if e != nil {
 		writeJSONError(w, status, m.ID, e)
 		return
@@ -325,7 +328,7 @@ func (h *streamable) postBatch(w http.ResponseWriter, r *http.Request, hv string
 		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeInvalidRequest, "batches are only allowed within a 2025-03-26 session"))
 		return
 	}
-	hs, status, e := h.acquire(sid, h.s.principalOf(r.Context()).ID)
+	hs, status, e := h.acquire(r.Context(), sid, h.s.principalOf(r.Context()).ID)
 	if e != nil {
 		writeJSONError(w, status, nil, e)
 		return
@@ -360,7 +363,7 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 		return
 	}
 	who := h.s.principalOf(r.Context())
-	hs, status, e := h.acquire(headerValue(r.Header, headerSessionID), who.ID)
+	hs, status, e := h.acquire(r.Context(), headerValue(r.Header, headerSessionID), who.ID)
 	if e != nil {
 		writeJSONError(w, status, nil, e)
 		return
@@ -417,23 +420,60 @@ func (h *streamable) delete(w http.ResponseWriter, r *http.Request, hv string) {
 		writeJSONError(w, http.StatusMethodNotAllowed, nil, errorf(CodeInvalidRequest, "DELETE is not supported at protocol version %s", hv))
 		return
 	}
-	hs, status, e := h.acquire(headerValue(r.Header, headerSessionID), h.s.principalOf(r.Context()).ID)
+	hs, status, e := h.acquire(r.Context(), headerValue(r.Header, headerSessionID), h.s.principalOf(r.Context()).ID)
 	if e != nil {
 		writeJSONError(w, status, nil, e)
+		return
+	}
+	if f := h.o.Fleet; f != nil {
+		// Revoked first: a fleet that keeps as many revocations as it may
+		// refuses, and then the session is left whole rather than ended
+		// here only, which would look deleted from this replica alone.
+		err := f.Revoke(r.Context(), hs.fleetKey, hs.owner, hs.expires)
+		var limit *RevocationLimitError
+		if errors.As(err, &limit) {
+			h.release(hs)
+			h.refuseDelete(w, hs, limit)
+			return
+		}
+		// The listener (SessionRevoked) has ended the session here
+		// already when Revoke succeeded; end it anyway when the store is
+		// away, so that this replica at least stops serving it.
+		h.end(hs)
+		h.release(hs)
+		if err != nil {
+			h.s.log.Warn("mcp: session not revoked across the fleet", "session", hs.logID, "err", err)
+			writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "the session ended on this replica only, not on the others: %v; retry DELETE", ErrFleetUnavailable))
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	// end before release: in token mode the last release would otherwise
 	// drop the transient session before its calls are cancelled.
 	h.end(hs)
 	h.release(hs)
-	if f := h.o.Fleet; f != nil {
-		if err := f.Revoke(r.Context(), hs.fleetKey, hs.expires); err != nil {
-			h.s.log.Warn("mcp: session not revoked across the fleet", "session", hs.logID, "err", err)
-			writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "the session ended on this replica only, not on the others: %v; retry DELETE", ErrFleetUnavailable))
-			return
-		}
-	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// refuseDelete answers a DELETE the fleet would not record: 429 when the
+// principal holds its share of the fleet's revocations, 503 when the
+// fleet holds all it may, with Retry-After when room comes at a known
+// time. The message says that the session is still valid, and until when,
+// so that a client that meant to end it for safety knows it did not.
+func (h *streamable) refuseDelete(w http.ResponseWriter, hs *httpSession, limit *RevocationLimitError) {
+	h.s.log.Warn("mcp: a DELETE was refused: the fleet keeps as many deleted sessions as it may", "session", hs.logID, "per_principal", limit.PerPrincipal, "limit", limit.Limit)
+	status := http.StatusServiceUnavailable
+	if limit.PerPrincipal {
+		status = http.StatusTooManyRequests
+	}
+	retry := ""
+	if wait := time.Until(limit.Free); wait > 0 {
+		secs := int64(wait/time.Second) + 1
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+		retry = fmt.Sprintf(" or retry DELETE in %ds,", secs)
+	}
+	writeJSONError(w, status, nil, errorf(CodeInternalError, "the session was not deleted: %v. It stays valid until its token expires at %s: stop using it,%s or let it expire", limit, hs.expires.UTC().Format(time.RFC3339), retry))
 }
 
 // create makes a session of owner for initialize, held (active) until
@@ -477,12 +517,12 @@ func (h *streamable) create(owner string) (*httpSession, *Error) {
 // nothing without their credentials (DELETE, notifications/cancelled, GET
 // and every other request alike). The common case takes only a read lock
 // and an atomic increment.
-func (h *streamable) acquire(sid, owner string) (*httpSession, int, *Error) {
+func (h *streamable) acquire(ctx context.Context, sid, owner string) (*httpSession, int, *Error) {
 	if sid == "" {
 		return nil, http.StatusBadRequest, errorf(CodeInvalidRequest, "missing Mcp-Session-Id header (send initialize first)")
 	}
 	if h.tokens != nil {
-		return h.acquireToken(sid, owner)
+		return h.acquireToken(ctx, sid, owner)
 	}
 	h.mu.RLock()
 	hs := h.sessions[sid]

@@ -8,13 +8,22 @@
 // results).
 //
 // Nothing here sits on the path of a call that does not need the store:
-// revocations are mirrored in memory (Revoked never waits on Redis), and
-// only a cut result (one write), resources/read of a kept result (one
-// read), DELETE and a relayed cancellation talk to Redis. When Redis is
-// lost those answer ErrUnavailable and everything else goes on; the
-// client reconnects by itself, and the mirror of revocations is read
-// again whenever the subscription comes back, so nothing revoked while a
-// replica was cut off is missed.
+// revocations are mirrored in memory (once a replica has read them, in
+// pages, Revoked never waits on Redis; until then it looks each token up
+// there, and refuses to vouch for one it cannot), and only a cut result
+// (one write), resources/read of a kept result (one read), DELETE and a
+// relayed cancellation talk to Redis. When Redis is lost those answer
+// ErrUnavailable and everything else goes on; the client reconnects by
+// itself, and the mirror of revocations is read again whenever the
+// subscription comes back, so nothing revoked while a replica was cut off
+// is missed. Revocations are bounded, for the fleet and per principal
+// (Options.MaxRevocations), since each is kept until its token expires
+// and sessions cost nothing to create.
+//
+// Redis holds no credential: sessions are named by mcp.FleetKey of their
+// token, and a result's id and owner and every principal by the same
+// digest (digest), so whoever reads the store, or a copy of it, can use
+// nothing it finds there against the gateway.
 //
 // Every key and channel starts with "{PREFIX}:" (Options.Prefix): several
 // fleets share one Redis, and the braces (a Redis Cluster hash tag) keep
@@ -82,11 +91,23 @@ type Options struct {
 	// memory one (TTL, total and per-principal bytes and entries; Now is
 	// ignored: the store's clock is Redis's).
 	Results results.StoreOptions
+	// MaxRevocations bounds the deleted sessions the fleet keeps (each
+	// until its token expires), MaxRevocationsPerPrincipal those of one
+	// authenticated principal; anonymous sessions count against
+	// MaxRevocations only. A DELETE beyond either is refused and the
+	// session stays valid (mcp.RevocationLimitError). Zero means the
+	// defaults (DefaultMaxRevocations, DefaultMaxRevocationsPerPrincipal),
+	// negative unlimited.
+	MaxRevocations             int
+	MaxRevocationsPerPrincipal int
 	// SlotLease is how long a request's slot in a principal's fleet-wide
 	// count (mcp.FleetSlots) outlives the last renewal by its replica,
 	// which renews every third of it: the slots of a replica that dies
 	// come free after at most this. Default DefaultSlotLease.
 	SlotLease time.Duration
+	// pageHook, when set (by tests, export_test.go), runs before each
+	// page of a read of the revocations; it may block until ctx ends.
+	pageHook func(ctx context.Context, page int)
 	// Logger receives the store's warnings (nil: slog.Default()). The Redis
 	// client's own log lines, process-wide in its library, go there too.
 	Logger *slog.Logger
@@ -110,10 +131,17 @@ type Redis struct {
 
 	up      atomic.Bool
 	lastErr atomic.Pointer[string]
-	// loaded is set once the mirror of revocations was read since the
-	// subscription last (re)started; until then every health check
-	// tries again.
+	// loaded is set once the mirror of revocations was read whole since
+	// the subscription last (re)started; until then Revoked asks Redis
+	// for each token it is not sure of.
 	loaded atomic.Bool
+	// maxRevoked and maxRevokedPerWho are the revocation bounds, 0 for
+	// none.
+	maxRevoked, maxRevokedPerWho int
+	// loads are the goroutines reading the revocations (one at a time:
+	// a new one cancels the last); Close waits for them.
+	loads    sync.WaitGroup
+	pageHook func(ctx context.Context, page int)
 
 	mu        sync.Mutex
 	revoked   map[string]int64 // session key (mcp.FleetKey) → expiry, unix seconds
@@ -121,6 +149,11 @@ type Redis struct {
 	slots     map[string]string        // this replica's slots: member → principal
 	waiting   map[string]chan struct{} // Revoke's confirmations by id
 	closed    bool
+	// loadGen numbers the reads of the revocations; only the latest may
+	// set loaded. stopLoad cancels it, loading says it runs.
+	loadGen  uint64
+	stopLoad context.CancelFunc
+	loading  bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -252,9 +285,13 @@ func Open(rawURL string, opts *Options) (*Redis, error) {
 		slots:   make(map[string]string),
 		waiting: make(map[string]chan struct{}),
 		lease:   limit.OrDefault(o.SlotLease, DefaultSlotLease),
-		replica: newID(),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		// Off (negative) is no bound, which the script spells 0.
+		maxRevoked:       max(0, limit.Or(o.MaxRevocations, DefaultMaxRevocations)),
+		maxRevokedPerWho: max(0, limit.Or(o.MaxRevocationsPerPrincipal, DefaultMaxRevocationsPerPrincipal)),
+		replica:          newID(),
+		pageHook:         o.pageHook,
+		stop:             make(chan struct{}),
+		done:             make(chan struct{}),
 	}
 	r.setErr(errors.New("not checked yet"))
 	go r.watch()
@@ -312,6 +349,18 @@ func unavailable(err error) error {
 
 // key is name in this fleet's namespace.
 func (r *Redis) key(name string) string { return r.prefix + name }
+
+// digest is what Redis holds in place of s, a principal, a result's
+// owner or a result's id: its SHA-256 (mcp.FleetKey). Whoever reads the
+// store, or a copy of it, then holds no session id, no token, no result
+// id that the gateway would accept, and no subject; the gateway, which
+// has s, finds its entries all the same. "" (anonymous) stays "".
+func digest(s string) string {
+	if s == "" {
+		return ""
+	}
+	return mcp.FleetKey(s)
+}
 
 // newID is a random identifier: acknowledgement keys, replica names.
 func newID() string { return strings.ToLower(rand.Text()) }

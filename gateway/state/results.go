@@ -50,7 +50,8 @@ func newResultLimits(o results.StoreOptions) resultLimits {
 // the principal holding the most, oldest first. The store's clock is
 // Redis's (TIME), so replicas whose clocks differ agree on expiry.
 //
-// Keys, all under the prefix KEYS[1]:
+// Keys, all under the prefix KEYS[1]; ID, owner and principal (WHO) are
+// the digests Put makes of them (digest), never the values themselves:
 //
 //	r:ID        hash {o: owner, d: data}, expiring with the result
 //	idx         zset ID → expiry (ms), every result
@@ -179,8 +180,11 @@ func (r *Redis) Put(ctx context.Context, owner, principal string, data []byte) (
 	if !r.up.Load() {
 		return "", unavailable(errDown) // at once: the call is waiting
 	}
+	// The store holds digests of the id (which alone lets whoever holds
+	// it read an anonymous stateless result), of the owner (which names
+	// the session by its id, a credential) and of the principal.
 	id := rand.Text()
-	err := putScript.Run(ctx, r.c, []string{r.prefix}, id, owner, principal, data,
+	err := putScript.Run(ctx, r.c, []string{r.prefix}, digest(id), digest(owner), digest(principal), data,
 		r.res.ttl.Milliseconds(), r.res.maxBytes, r.res.maxEntries, r.res.quotaBytes, r.res.quotaEntries).Err()
 	if err != nil {
 		return "", unavailable(err)
@@ -194,7 +198,7 @@ func (r *Redis) Get(ctx context.Context, owner, id string) ([]byte, error) {
 	if !r.up.Load() {
 		return nil, unavailable(errDown)
 	}
-	v, err := r.c.HMGet(ctx, r.key("r:"+id), "o", "d").Result()
+	v, err := r.c.HMGet(ctx, r.key("r:"+digest(id)), "o", "d").Result()
 	var re redis.Error
 	switch {
 	case errors.As(err, &re):
@@ -206,7 +210,7 @@ func (r *Redis) Get(ctx context.Context, owner, id string) ([]byte, error) {
 	}
 	o, _ := v[0].(string)
 	d, ok := v[1].(string)
-	if !ok || o != owner {
+	if !ok || o != digest(owner) {
 		return nil, results.ErrNotFound
 	}
 	return []byte(d), nil

@@ -46,8 +46,9 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 0
 `
 
-// slotKey is the set of principal's requests in flight.
-func (r *Redis) slotKey(principal string) string { return r.key("inflight:" + principal) }
+// slotKey is the set of principal's requests in flight, named by the
+// principal's digest.
+func (r *Redis) slotKey(principal string) string { return r.key("inflight:" + digest(principal)) }
 
 // AcquireSlot takes one of principal's limit slots across the fleet. When
 // the store is known to be down it fails at once with ErrUnavailable, so a

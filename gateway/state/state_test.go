@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/state"
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // TestMain checks that no goroutine outlives the tests. The Redis
@@ -164,6 +167,16 @@ func TestResultsBounded(t *testing.T) {
 	})
 }
 
+// revoked is r.Revoked, failing the test on an error.
+func revoked(t *testing.T, r *state.Redis, key string) bool {
+	t.Helper()
+	ok, err := r.Revoked(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Revoked(%q): %v", key, err)
+	}
+	return ok
+}
+
 // listener records what a replica is told.
 type listener struct {
 	mu        sync.Mutex
@@ -206,28 +219,28 @@ func TestRevokeEveryReplica(t *testing.T) {
 		n, _ := reps[0].Subscribers(context.Background())
 		return n == 3
 	})
-	if err := reps[1].Revoke(context.Background(), "tok-1", time.Now().Add(time.Hour)); err != nil {
+	if err := reps[1].Revoke(context.Background(), "tok-1", "alice", time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range reps {
-		if !r.Revoked("tok-1") {
+		if !revoked(t, r, "tok-1") {
 			t.Errorf("replica %d: tok-1 not revoked when Revoke returned", i)
 		}
 		if rev, _ := ls[i].seen(); len(rev) != 1 || rev[0] != "tok-1" {
 			t.Errorf("replica %d was told %q, want [tok-1]", i, rev)
 		}
-		if r.Revoked("tok-2") {
+		if revoked(t, r, "tok-2") {
 			t.Errorf("replica %d: tok-2 revoked", i)
 		}
 	}
-	if err := reps[0].Revoke(context.Background(), "tok-old", time.Now().Add(-time.Second)); err != nil {
+	if err := reps[0].Revoke(context.Background(), "tok-old", "alice", time.Now().Add(-time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if reps[2].Revoked("tok-old") {
+	if revoked(t, reps[2], "tok-old") {
 		t.Error("a token revoked past its expiry counts as revoked (it is expired anyway)")
 	}
 	late := open(t, srv.URL(), nil)
-	eventually(t, "a replica started later reads the revocations", func() bool { return late.Revoked("tok-1") })
+	eventually(t, "a replica started later reads the revocations", func() bool { return revoked(t, late, "tok-1") })
 }
 
 // TestCancelReachesEveryReplica: a cancellation published by one replica
@@ -257,7 +270,7 @@ func TestStoreLostAndBack(t *testing.T) {
 	r := open(t, srv.URL(), nil)
 	ctx := context.Background()
 	eventually(t, "up", func() bool { up, _ := r.Up(); return up })
-	if err := r.Revoke(ctx, "tok-1", time.Now().Add(time.Hour)); err != nil {
+	if err := r.Revoke(ctx, "tok-1", "alice", time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	srv.Stop()
@@ -268,13 +281,13 @@ func TestStoreLostAndBack(t *testing.T) {
 	if _, err := r.Get(ctx, "o", "X"); !errors.Is(err, state.ErrUnavailable) || errors.Is(err, results.ErrNotFound) {
 		t.Errorf("Get without Redis = %v, want ErrUnavailable (not not-found)", err)
 	}
-	if err := r.Revoke(ctx, "tok-2", time.Now().Add(time.Hour)); !errors.Is(err, state.ErrUnavailable) {
+	if err := r.Revoke(ctx, "tok-2", "alice", time.Now().Add(time.Hour)); !errors.Is(err, state.ErrUnavailable) {
 		t.Errorf("Revoke without Redis = %v, want ErrUnavailable", err)
 	}
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("three failing calls took %s: the store's timeouts are not applied", d)
 	}
-	if !r.Revoked("tok-1") {
+	if !revoked(t, r, "tok-1") {
 		t.Error("the mirror forgot a revocation while Redis is away")
 	}
 	eventually(t, "Up reports the loss", func() bool { up, why := r.Up(); return !up && why != "" })
@@ -491,10 +504,186 @@ func TestSentinel(t *testing.T) {
 	}
 	raw := redis.NewClient(&redis.Options{Addr: master.Addr(), Password: "master-password"})
 	defer raw.Close()
-	if n, err := raw.Exists(context.Background(), "{mcpgw}:r:"+id).Result(); err != nil || n != 1 {
+	if n, err := raw.Exists(context.Background(), "{mcpgw}:r:"+mcp.FleetKey(id)).Result(); err != nil || n != 1 {
 		t.Errorf("the result is not on the master the Sentinel names: %d, %v", n, err)
 	}
 	if _, err := state.Open("unix:///tmp/x.sock?master_name=mymaster", nil); err == nil {
 		t.Error("a unix socket with master_name accepted")
+	}
+}
+
+// TestRevocationBounds: the fleet keeps at most MaxRevocationsPerPrincipal
+// revocations of one principal and MaxRevocations in all; beyond either a
+// Revoke records nothing, every replica still serves the session, and the
+// error says which bound and when room comes. A session revoked again
+// takes no room; an expired revocation frees its room; anonymous sessions
+// count against the fleet's bound only; negative bounds are none.
+func TestRevocationBounds(t *testing.T) {
+	srv := redistest.Start(t, nil)
+	ctx := context.Background()
+	opts := &state.Options{Prefix: "bounds", MaxRevocations: 5, MaxRevocationsPerPrincipal: 3}
+	a, b := open(t, srv.URL(), opts), open(t, srv.URL(), opts)
+	hour := time.Now().Add(time.Hour).Truncate(time.Second)
+	for i := range 3 {
+		if err := a.Revoke(ctx, fmt.Sprintf("alice-%d", i), "sub:alice", hour.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var le *mcp.RevocationLimitError
+	if err := a.Revoke(ctx, "alice-3", "sub:alice", hour); !errors.As(err, &le) || !le.PerPrincipal || le.Limit != 3 || !le.Free.Equal(hour) {
+		t.Fatalf("alice's fourth revocation of three = %v (%+v), want the principal's bound, room at %s", err, le, hour)
+	}
+	for i, r := range []*state.Redis{a, b} {
+		if revoked(t, r, "alice-3") {
+			t.Errorf("replica %d: a refused revocation took effect", i)
+		}
+		if !revoked(t, r, "alice-0") {
+			t.Errorf("replica %d: alice's first revocation is gone", i)
+		}
+	}
+	if err := a.Revoke(ctx, "alice-0", "sub:alice", hour); err != nil {
+		t.Errorf("a session revoked again (it takes no room): %v", err)
+	}
+	if err := b.Revoke(ctx, "bob-0", "sub:bob", hour); err != nil {
+		t.Errorf("another principal, within its own share: %v", err)
+	}
+	if err := b.Revoke(ctx, "anon-0", "", hour); err != nil {
+		t.Errorf("an anonymous session, within the fleet's bound: %v", err)
+	}
+	for _, who := range []string{"sub:carol", ""} {
+		if err := b.Revoke(ctx, "more", who, hour); !errors.As(err, &le) || le.PerPrincipal || le.Limit != 5 {
+			t.Errorf("a sixth revocation in a fleet of five, by %q = %v, want the fleet's bound", who, err)
+		}
+	}
+
+	short := open(t, srv.URL(), &state.Options{Prefix: "short", MaxRevocationsPerPrincipal: 1})
+	soon := time.Now().Add(time.Second)
+	if err := short.Revoke(ctx, "x-0", "sub:x", soon); err != nil {
+		t.Fatal(err)
+	}
+	if err := short.Revoke(ctx, "x-1", "sub:x", hour); !errors.As(err, &le) {
+		t.Fatalf("over the bound: %v", err)
+	}
+	testutil.WaitFor(t, "the expired revocation to make room", func() bool { return short.Revoke(ctx, "x-1", "sub:x", hour) == nil })
+
+	unbounded := open(t, srv.URL(), &state.Options{Prefix: "unbounded", MaxRevocations: -1, MaxRevocationsPerPrincipal: -1})
+	for i := range 20 {
+		if err := unbounded.Revoke(ctx, fmt.Sprintf("u-%d", i), "sub:u", hour); err != nil {
+			t.Fatalf("revocation %d without bounds: %v", i, err)
+		}
+	}
+}
+
+// TestRevocationsReadInPages: a replica started on 200,000 revocations
+// (what a caller looping initialize and DELETE leaves behind; the issue
+// saw 2,000,000 make a replica fail its one read under a 2 s deadline,
+// forever, while serving deleted sessions again) reads them in short
+// pages. While its read is held half way, it refuses a revoked session by
+// asking Redis, serves others, and its store stays up through several
+// health checks; once the read ends the mirror answers alone.
+func TestRevocationsReadInPages(t *testing.T) {
+	srv := redistest.Start(t, nil)
+	ctx := context.Background()
+	raw := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer raw.Close()
+	exp := float64(time.Now().Add(time.Hour).Unix())
+	const n, batch = 200_000, 10_000
+	for i := 0; i < n; i += batch {
+		zs := make([]redis.Z, 0, batch)
+		for j := i; j < i+batch; j++ {
+			zs = append(zs, redis.Z{Score: exp, Member: fmt.Sprintf("session-%07d", j)})
+		}
+		if _, err := raw.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.ZAdd(ctx, "{big}:revoked", zs...)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := raw.ZAdd(ctx, "{big}:revoked", redis.Z{Score: exp, Member: "victim"},
+		redis.Z{Score: float64(time.Now().Add(-time.Minute).Unix()), Member: "expired"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	var pages atomic.Int32
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	logs := &testutil.SyncBuffer{}
+	opts := &state.Options{Prefix: "big", Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	state.WithPageHook(opts, func(ctx context.Context, page int) {
+		pages.Add(1)
+		if page == 1 {
+			once.Do(func() { close(held) })
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+	})
+	r := open(t, srv.URL(), opts)
+	var releaseOnce sync.Once
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before open's Close
+	select {
+	case <-held:
+	case <-time.After(testutil.WaitTimeout):
+		t.Fatal("the read of the revocations did not reach its second page")
+	}
+	if r.RevocationsLoaded() {
+		t.Fatal("loaded with the read held")
+	}
+	for key, want := range map[string]bool{"victim": true, "session-0199999": true, "never-revoked": false, "expired": false} {
+		if got := revoked(t, r, key); got != want {
+			t.Errorf("before the read ended, Revoked(%q) = %v, want %v", key, got, want)
+		}
+	}
+	// Asserting that something does not happen takes time: three health
+	// checks (one a second) with the read held.
+	for end := time.Now().Add(3500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if up, why := r.Up(); !up {
+			t.Fatalf("the store was reported down while a read was slow: %s", why)
+		}
+	}
+	releaseOnce.Do(func() { close(release) })
+	testutil.WaitFor(t, "the read of the revocations to end", r.RevocationsLoaded)
+	if p := pages.Load(); p < n/1000/2 {
+		t.Errorf("%d revocations read in %d pages: the read is not paged", n, p)
+	}
+	for key, want := range map[string]bool{"victim": true, "session-0000000": true, "session-0123456": true, "never-revoked": false, "expired": false} {
+		if got := revoked(t, r, key); got != want {
+			t.Errorf("after the read, Revoked(%q) = %v, want %v", key, got, want)
+		}
+	}
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("warnings while reading:\n%s", logs)
+	}
+}
+
+// TestRevokedUnsure: a replica that has not read the revocations and
+// cannot reach Redis answers Revoked with an error, not "not revoked"
+// (a session deleted meanwhile would be served again); once Redis
+// answers it reads them and knows.
+func TestRevokedUnsure(t *testing.T) {
+	srv := redistest.Start(t, nil)
+	ctx := context.Background()
+	first := open(t, srv.URL(), nil)
+	srv.Stop()
+	r, err := state.Open(srv.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, key := range []string{"deleted", "other"} {
+		if ok, err := r.Revoked(ctx, key); !errors.Is(err, state.ErrUnavailable) {
+			t.Errorf("Revoked(%q) with Redis down and nothing read = %v, %v; want ErrUnavailable", key, ok, err)
+		}
+	}
+	srv.Start() // empty: the test's Redis keeps nothing across a restart
+	testutil.WaitFor(t, "a revocation through the other replica", func() bool {
+		return first.Revoke(ctx, "deleted", "sub:alice", time.Now().Add(time.Hour)) == nil
+	})
+	testutil.WaitFor(t, "the replica to read the revocations", r.RevocationsLoaded)
+	testutil.WaitFor(t, "the replica to know of the revocation", func() bool { return revoked(t, r, "deleted") })
+	if revoked(t, r, "other") {
+		t.Error("a session never deleted is revoked")
 	}
 }

@@ -141,8 +141,12 @@ func (g *Gateway) newToolsetServers(so mcp.ServerOptions, httpOpts *mcp.Streamab
 			}
 		}
 		ts.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway/" + def.Name, Title: "gRPC MCP Gateway: " + def.Name, Version: g.opts.Version}, ts, &o)
+		// The toolset's session tokens say where they belong: one of /mcp
+		// or of another toolset is not a session here.
+		ho := *httpOpts
+		ho.Endpoint = "/mcp/" + def.Name
 		var err error
-		if ts.streamable, err = ts.server.StreamableHTTPHandler(httpOpts); err != nil {
+		if ts.streamable, err = ts.server.StreamableHTTPHandler(&ho); err != nil {
 			return wrapOption("Options.HTTP", err)
 		}
 		g.toolsets = append(g.toolsets, ts)

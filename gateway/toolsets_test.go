@@ -515,3 +515,43 @@ func TestToolsetTaskOperations(t *testing.T) {
 	}
 }
 
+// TestToolsetSessionTokens: in the scale-out mode a session token says
+// which endpoint issued it: one of /mcp is not a session at /mcp/NAME,
+// nor one of a toolset at /mcp or at another toolset, for a request or a
+// DELETE (404, as an unknown session), and the session goes on where it
+// was issued.
+func TestToolsetSessionTokens(t *testing.T) {
+	_, base := toolsetGateway(t, &gateway.Options{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte(strings.Repeat("s", 32))}})
+	paths := []string{"/mcp", "/mcp/zoo-read", "/mcp/shop"}
+	clients := make([]*rpcClient, len(paths))
+	for i, p := range paths {
+		clients[i] = newSessionClient(t, base+p)
+	}
+	for i, issued := range clients {
+		for j, at := range clients {
+			if i == j {
+				continue
+			}
+			elsewhere := *at
+			elsewhere.session = issued.session
+			if r := elsewhere.call("tools/list", map[string]any{}, ""); r.status != http.StatusNotFound {
+				t.Errorf("a session of %s at %s: HTTP %d, want 404", paths[i], paths[j], r.status)
+			}
+			req, _ := http.NewRequest(http.MethodDelete, base+paths[j], nil)
+			req.Header.Set("Mcp-Session-Id", issued.session)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("DELETE of a session of %s at %s: HTTP %d, want 404", paths[i], paths[j], resp.StatusCode)
+			}
+		}
+	}
+	for i, c := range clients {
+		if r := c.call("tools/list", map[string]any{}, ""); r.status != http.StatusOK || r.Error != nil {
+			t.Errorf("the session of %s after the others' attempts: HTTP %d %+v", paths[i], r.status, r.Error)
+		}
+	}
+}

@@ -186,9 +186,12 @@ func resolveExchanges(parsed []backendAddr, flags *exchangeSettings) ([]*backend
 		}
 	}
 	if len(whole) > 1 {
-		return nil, fmt.Errorf("--backend-token-exchange: backends %s would all be called with tokens for one audience (%s), so each would receive its callers' tokens that are valid at the others; "+
-			"with several backends, name each one's own audience or resource in its token_exchange in the config file (backends[].token_exchange.audience or .resource; the token endpoint and client still come from these flags)",
-			strings.Join(whole, ", "), cmp.Or(flags.Audience, flags.Resource))
+		const fix = "with several backends, name each one's own audience or resource in its token_exchange in the config file (backends[].token_exchange.audience or .resource; the token endpoint and client still come from these flags)"
+		if target := cmp.Or(flags.Audience, flags.Resource); target != "" {
+			return nil, fmt.Errorf("--backend-token-exchange: backends %s would all be called with tokens for one audience (%s), so each would receive its callers' tokens that are valid at the others; %s",
+				strings.Join(whole, ", "), target, fix)
+		}
+		return nil, fmt.Errorf("--backend-token-exchange: backends %s name no audience or resource; %s", strings.Join(whole, ", "), fix)
 	}
 	// The first backend of each audience and of each resource.
 	first := map[[2]string]string{}

@@ -145,6 +145,8 @@ func TestTokenExchangePerBackend(t *testing.T) {
 	}{
 		{"flags with two backends", append(slices.Clone(flags), "--backend-token-exchange-audience", "zoo-api", "--backend", "zoo="+zooB.addr, "--backend", "shop="+shopB.addr),
 			`--backend-token-exchange: backends zoo, shop would all be called with tokens for one audience (zoo-api), so each would receive its callers' tokens that are valid at the others; with several backends, name each one's own audience or resource in its token_exchange in the config file`},
+		{"flags without an audience with two backends", append(slices.Clone(flags), "--backend", "zoo="+zooB.addr, "--backend", "shop="+shopB.addr),
+			`--backend-token-exchange: backends zoo, shop name no audience or resource; with several backends, name each one's own audience or resource in its token_exchange`},
 		{"two entries, one audience", append(slices.Clone(flags), "--config", sameAudience),
 			`backends[1].token_exchange (with --backend-token-exchange): backend shop: the audience "zoo-api" is also backend zoo's: two backends must not receive tokens for the same audience`},
 		{"the flags' audience and an entry's", append(slices.Clone(flags), "--backend-token-exchange-audience", "zoo-api", "--config", ownEndpoint),

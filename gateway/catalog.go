@@ -185,6 +185,15 @@ type listing struct {
 	// whose resources are catalog.resources.
 	resources *mcp.ResourceSet
 	services  map[string]bool
+	// reach are, by backend, the messages a toolset's tools reach, the
+	// only message resources it serves (listing.reaches builds it).
+	reachOnce sync.Once
+	reach     map[string]map[protoreflect.FullName]bool
+	// ops are the Operations tools, listed or withheld, whose methods a
+	// toolset's task methods may call: those its patterns name and the
+	// pollers its long-running tools bring (buildToolsets). Nil for the
+	// whole catalog, which may call every one it has.
+	ops map[*tool]bool
 }
 
 // catalogOptions are the settings that shape tools.

@@ -232,9 +232,10 @@ func (g *Gateway) rebuild() (bool, error) {
 //
 // With declared (an OAuth front door), the scopes the API declares in its
 // options are added to each tool's; static bearer tokens hold no scopes,
-// so without OAuth they would lock the tools away. They never list a
-// withheld Operations tool: only the operator's rule says who may use
-// every caller's operations.
+// so without OAuth they would lock the tools away. A scope declared on
+// the Operations service or one of its methods counts as a rule does: the
+// API's owners said who may use every caller's operations, so the tool
+// is listed, for the holders of that scope.
 func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOperations, declared bool) (*catalog, error) {
 	slices.SortFunc(parts, func(a, b *backendTools) int { return cmp.Compare(a.backend, b.backend) })
 	var all []*tool
@@ -259,7 +260,8 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 	}
 	withheld := make([]bool, len(all))
 	for i, t := range all {
-		withheld[i] = guardOperations && len(scopes.scopes[i]) == 0 && strings.HasPrefix(t.method, "/"+operationsService+"/")
+		scoped := len(scopes.scopes[i]) > 0 || declared && len(t.declaredScopes) > 0
+		withheld[i] = guardOperations && !scoped && strings.HasPrefix(t.method, "/"+operationsService+"/")
 	}
 	// Every listed tool's final name by backend and method, so the
 	// long-running tools' descriptions and results can name the tools

@@ -91,21 +91,60 @@ func (s *messageSet) add(md protoreflect.MessageDescriptor) {
 	}
 }
 
-// lookup returns the message resource at uri, nil when no bounded
-// schema names it.
-func (rc *resourceCatalog) lookup(uri string) *messageResource {
+// lookup returns the message resource at uri and its backend, nil when
+// no bounded schema names it.
+func (rc *resourceCatalog) lookup(uri string) (*messageResource, string) {
 	rest, ok := strings.CutPrefix(uri, "grpc://")
 	if !ok {
-		return nil
+		return nil, ""
 	}
 	backend, name, ok := strings.Cut(rest, "/")
 	s := rc.messages[backend]
 	if !ok || s == nil {
-		return nil
+		return nil, ""
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.m[protoreflect.FullName(name)]
+	return s.m[protoreflect.FullName(name)], backend
+}
+
+// reaches reports whether a tool of l reaches the message name of
+// backend through its request, its response or its operation's response
+// and their fields: the messages its schemas may name. A toolset serves
+// no other message resource, so its endpoints do not show a message of
+// an API it leaves out (which would tell that the API exists). The sets
+// are built on the first read of a message through l.
+func (l *listing) reaches(backend string, name protoreflect.FullName) bool {
+	l.reachOnce.Do(func() {
+		l.reach = make(map[string]map[protoreflect.FullName]bool)
+		for _, t := range l.tools {
+			if t.schemas == nil || t.schemas.m == nil {
+				continue
+			}
+			seen := l.reach[t.backend]
+			if seen == nil {
+				seen = make(map[protoreflect.FullName]bool)
+				l.reach[t.backend] = seen
+			}
+			var walk func(md protoreflect.MessageDescriptor)
+			walk = func(md protoreflect.MessageDescriptor) {
+				if md == nil || seen[md.FullName()] {
+					return
+				}
+				seen[md.FullName()] = true
+				fields := md.Fields()
+				for i := range fields.Len() {
+					walk(fields.Get(i).Message())
+				}
+			}
+			walk(t.schemas.m.Input())
+			walk(t.schemas.m.Output())
+			if t.lro != nil {
+				walk(t.lro.responseDesc)
+			}
+		}
+	})
+	return l.reach[backend][name]
 }
 
 // messageResource is one message as a resource: its definition printed
@@ -394,18 +433,20 @@ func (g *Gateway) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest
 	return g.readResource(ctx, g.catalog.Load().resources, nil, req)
 }
 
-// readResource is ReadResource in rc; services, when set, are the only
-// services it serves (a toolset's).
-func (g *Gateway) readResource(ctx context.Context, rc *resourceCatalog, services map[string]bool, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
+// readResource is ReadResource in rc; in, when set, is a toolset's
+// listing, whose services and the messages its tools reach are the only
+// ones it serves.
+func (g *Gateway) readResource(ctx context.Context, rc *resourceCatalog, in *listing, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
 	uri := req.URI
 	if strings.HasPrefix(uri, ResultURIPrefix) {
 		return g.readResult(ctx, req)
 	}
 	var text string
 	var err error
-	if r := rc.byURI[uri]; r != nil && (services == nil || services[uri]) {
+	mr, backend := rc.lookup(uri)
+	if r := rc.byURI[uri]; r != nil && (in == nil || in.services[uri]) {
 		text, err = r.source()
-	} else if mr := rc.lookup(uri); mr != nil {
+	} else if mr != nil && (in == nil || in.reaches(backend, mr.md.FullName())) {
 		text, err = mr.source()
 	} else {
 		return nil, fmt.Errorf("%w: %s", mcp.ErrResourceNotFound, uri)

@@ -43,7 +43,33 @@ type SearchEmbeddings struct {
 	// endpoint that takes fewer at once; zero means
 	// embeddings.DefaultMaxBatch.
 	BatchSize int
+	// MaxDimensions bounds a vector's dimensions: an endpoint answering
+	// longer ones is failing (search ranks lexically). Zero means
+	// embeddings.DefaultMaxDimensions (8,192).
+	MaxDimensions int
+	// MaxVectorBytes bounds the tools' vectors kept, 4 bytes a
+	// dimension: catalogs whose vectors would take more are ranked
+	// lexically, and an error naming this option is logged. Each search
+	// index holds a unit-length copy of its own tools' vectors on top
+	// (the whole catalog's, and each search-mode toolset's). Zero means
+	// DefaultMaxVectorBytes.
+	MaxVectorBytes int64
+	// MaxQueryCacheBytes bounds the query vectors kept (each query's
+	// text, its vector at 4 bytes a dimension and queryEntryOverhead):
+	// when one more would not fit, the cache is emptied. Zero means
+	// DefaultMaxQueryCacheBytes.
+	MaxQueryCacheBytes int64
 }
+
+// Defaults of SearchEmbeddings.
+const (
+	// DefaultMaxVectorBytes holds 20,000 tools' vectors of 3,072
+	// dimensions (OpenAI's largest model), 16,000 of 4,096.
+	DefaultMaxVectorBytes = 256 << 20
+	// DefaultMaxQueryCacheBytes holds about 1,300 queries' vectors of
+	// 3,072 dimensions, 2,600 of 1,536.
+	DefaultMaxQueryCacheBytes = 16 << 20
+)
 
 // Timings of the semantic reranking.
 const (
@@ -53,8 +79,9 @@ const (
 	// semanticRetry is how long a failed catalog embedding waits before
 	// it is tried again (sooner when the catalog changes).
 	semanticRetry = time.Minute
-	// maxQueryVectors bounds the query vectors kept.
-	maxQueryVectors = 4096
+	// queryEntryOverhead is what a query vector kept costs beyond its
+	// text and its numbers: the map entry and the two slice headers.
+	queryEntryOverhead = 64
 	// semanticDepth is how many matches of each ranking are fused.
 	semanticDepth = 50
 	// maxEmbedText bounds the text of a tool that is embedded, in bytes.
@@ -76,21 +103,51 @@ type semantic struct {
 	// wake is signalled when a catalog is swapped in.
 	wake chan struct{}
 
+	// maxVectorBytes and maxQueryBytes are SearchEmbeddings'
+	// MaxVectorBytes and MaxQueryCacheBytes, resolved.
+	maxVectorBytes, maxQueryBytes int64
+
 	mu      sync.Mutex
 	vectors map[[32]byte][]float32 // by the hash of a tool's text
 	queries map[string][]float32
-	failing bool
+	// vectorBytes and queryBytes are what vectors and queries hold, as
+	// the caps count it.
+	vectorBytes, queryBytes int64
+	failing                 bool
 	// pausedUntil is when queries may be embedded again after a failure.
 	pausedUntil time.Time
 }
 
 func newSemantic(o *SearchEmbeddings, logger *slog.Logger) (*semantic, error) {
-	c, err := embeddings.New(embeddings.Options{URL: o.URL, Model: o.Model, APIKey: o.APIKey, HTTPClient: o.HTTPClient, MaxBatch: o.BatchSize})
+	switch {
+	case o.MaxVectorBytes < 0:
+		return nil, fmt.Errorf("gateway: Options.SearchEmbeddings.MaxVectorBytes: want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxVectorBytes, o.MaxVectorBytes)
+	case o.MaxQueryCacheBytes < 0:
+		return nil, fmt.Errorf("gateway: Options.SearchEmbeddings.MaxQueryCacheBytes: want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxQueryCacheBytes, o.MaxQueryCacheBytes)
+	}
+	c, err := embeddings.New(embeddings.Options{URL: o.URL, Model: o.Model, APIKey: o.APIKey, HTTPClient: o.HTTPClient, MaxBatch: o.BatchSize, MaxDimensions: o.MaxDimensions})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: Options.SearchEmbeddings: %w", err)
 	}
 	return &semantic{client: c, logger: logger, pause: semanticPause, wake: make(chan struct{}, 1),
+		maxVectorBytes: cmp.Or(o.MaxVectorBytes, DefaultMaxVectorBytes), maxQueryBytes: cmp.Or(o.MaxQueryCacheBytes, DefaultMaxQueryCacheBytes),
 		vectors: map[[32]byte][]float32{}, queries: map[string][]float32{}}, nil
+}
+
+// errVectorCap is a catalog whose vectors would take more than
+// SearchEmbeddings.MaxVectorBytes: trying again cannot help until the
+// catalog changes.
+var errVectorCap = errors.New("over Options.SearchEmbeddings.MaxVectorBytes")
+
+// vectorBytes is what a vector of dim dimensions costs, as the caps
+// count it.
+func vectorBytes(dim int) int64 { return 4 * int64(dim) }
+
+// clearVectors forgets every vector kept; s.mu is held.
+func (s *semantic) clearVectors() {
+	clear(s.vectors)
+	clear(s.queries)
+	s.vectorBytes, s.queryBytes = 0, 0
 }
 
 // kick tells the background loop that a catalog was swapped in.
@@ -113,6 +170,8 @@ func (s *semantic) run(ctx context.Context, current func() []*searchCatalog) {
 		case <-s.wake:
 		}
 		for sc := unembedded(current()); sc != nil; sc = unembedded(current()) {
+			// The vectors of catalogs gone count against no cap.
+			s.prune(current())
 			err := s.embedCatalog(ctx, sc)
 			if err == nil {
 				s.recovered()
@@ -121,6 +180,16 @@ func (s *semantic) run(ctx context.Context, current func() []*searchCatalog) {
 			}
 			if ctx.Err() != nil {
 				return
+			}
+			if errors.Is(err, errVectorCap) {
+				// Only another catalog can fit: wait for one.
+				s.logger.Error("search embeddings: the catalog's vectors do not fit; search_tools ranks lexically", "err", err.Error())
+				select {
+				case <-ctx.Done():
+					return
+				case <-s.wake:
+				}
+				continue
 			}
 			s.failed(err)
 			t := time.NewTimer(semanticRetry)
@@ -157,9 +226,10 @@ func (s *semantic) prune(scs []*searchCatalog) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k := range s.vectors {
+	for k, v := range s.vectors {
 		if !keep[k] {
 			delete(s.vectors, k)
+			s.vectorBytes -= vectorBytes(len(v))
 		}
 	}
 }
@@ -217,6 +287,9 @@ func (s *semantic) embedPass(ctx context.Context, sc *searchCatalog, again bool)
 	for start := 0; start < len(missing); start += s.client.BatchSize() {
 		end := min(start+s.client.BatchSize(), len(missing))
 		fresh, err := s.client.Embed(ctx, missing[start:end])
+		if err == nil {
+			err = s.fits(len(missing)-start, len(sc.tools), fresh)
+		}
 		if err != nil {
 			var se *embeddings.StatusError
 			if !errors.As(err, &se) || !se.Rejected() {
@@ -235,7 +308,11 @@ func (s *semantic) embedPass(ctx context.Context, sc *searchCatalog, again bool)
 		}
 		s.mu.Lock()
 		for j, i := range at[start:end] {
+			if old, ok := s.vectors[keys[i]]; ok {
+				s.vectorBytes -= vectorBytes(len(old))
+			}
 			s.vectors[keys[i]] = fresh[j]
+			s.vectorBytes += vectorBytes(len(fresh[j]))
 		}
 		s.mu.Unlock()
 	}
@@ -248,8 +325,7 @@ func (s *semantic) embedPass(ctx context.Context, sc *searchCatalog, again bool)
 			if dim == 0 {
 				dim = len(v)
 			} else if len(v) != dim {
-				clear(s.vectors)
-				clear(s.queries)
+				s.clearVectors()
 				s.mu.Unlock()
 				if !again {
 					return fmt.Errorf("the endpoint answers vectors of %d and of %d dimensions", dim, len(v))
@@ -279,6 +355,25 @@ func (s *semantic) embedPass(ctx context.Context, sc *searchCatalog, again bool)
 	}
 	s.logger.Info("search embeddings ready", "tools", len(sc.tools), "embedded", len(missing)-len(rejected), "model", s.client.Model())
 	return nil
+}
+
+// fits checks, with the first batch of a pass's vectors in hand (fresh),
+// that the left texts still to be kept (fresh's among them) fit in
+// MaxVectorBytes beside the vectors kept, before more of them are asked
+// for: a catalog that cannot fit costs the endpoint one batch.
+func (s *semantic) fits(left, tools int, fresh [][]float32) error {
+	if len(fresh) == 0 {
+		return nil
+	}
+	dim := len(fresh[0])
+	s.mu.Lock()
+	need := s.vectorBytes + int64(left)*vectorBytes(dim)
+	s.mu.Unlock()
+	if need <= s.maxVectorBytes {
+		return nil
+	}
+	return fmt.Errorf("the tools' vectors would take %d bytes (%d tools of %d dimensions, 4 bytes each), %w (%d): raise it, or use a model of fewer dimensions",
+		need, tools, dim, errVectorCap, s.maxVectorBytes)
 }
 
 // acceptsAny reports whether the endpoint embeds anything: some text was
@@ -319,11 +414,16 @@ func (s *semantic) queryVector(ctx context.Context, query string) ([]float32, er
 	if err != nil {
 		return nil, err
 	}
+	size := int64(len(query)) + vectorBytes(len(vs[0])) + queryEntryOverhead
 	s.mu.Lock()
-	if len(s.queries) >= maxQueryVectors {
-		clear(s.queries)
+	if _, kept := s.queries[query]; !kept && size <= s.maxQueryBytes {
+		if s.queryBytes+size > s.maxQueryBytes {
+			clear(s.queries)
+			s.queryBytes = 0
+		}
+		s.queries[query] = vs[0]
+		s.queryBytes += size
 	}
-	s.queries[query] = vs[0]
 	s.mu.Unlock()
 	return vs[0], nil
 }
@@ -382,8 +482,7 @@ func (s *semantic) rank(ctx context.Context, sc *searchCatalog, query string, li
 		// The model behind the endpoint changed: the catalog's vectors
 		// are of the old one. Embed it again; rank lexically meanwhile.
 		s.mu.Lock()
-		clear(s.vectors)
-		clear(s.queries)
+		s.clearVectors()
 		s.mu.Unlock()
 		sc.vectors.CompareAndSwap(vs, nil)
 		s.kick()

@@ -33,6 +33,8 @@ type conceptServer struct {
 	reject atomic.Pointer[string]
 	// extra adds a dimension to every vector: the model was replaced.
 	extra atomic.Bool
+	// pad adds that many dimensions (zeros) to every vector.
+	pad atomic.Int32
 }
 
 var concepts = [][]string{
@@ -96,6 +98,7 @@ func newConceptServer(t *testing.T) *conceptServer {
 			if s.extra.Load() {
 				v = append(v, 0.01)
 			}
+			v = append(v, make([]float64, s.pad.Load())...)
 			data = append(data, item{i, v})
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
@@ -109,6 +112,8 @@ func newConceptServer(t *testing.T) *conceptServer {
 type logWatch struct {
 	mu   sync.Mutex
 	msgs []string
+	// errs are the records' "err" attributes, in order.
+	errs []string
 	seen chan string
 }
 
@@ -120,6 +125,12 @@ func (l *logWatch) WithGroup(string) slog.Handler            { return l }
 func (l *logWatch) Handle(_ context.Context, r slog.Record) error {
 	l.mu.Lock()
 	l.msgs = append(l.msgs, r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "err" {
+			l.errs = append(l.errs, a.Value.String())
+		}
+		return true
+	})
 	l.mu.Unlock()
 	select {
 	case l.seen <- r.Message:
@@ -338,4 +349,92 @@ func TestSearchEmbeddingsToolset(t *testing.T) {
 	if got := names(searchTools(t, animals, map[string]any{"query": "paddocks"})); slices.Contains(got, "ZooService_ListEnclosures") {
 		t.Errorf("\"paddocks\" in the animals toolset: %v, has a tool outside it", got)
 	}
+}
+
+// loggedErr reports whether an "err" attribute logged holds want.
+func (l *logWatch) loggedErr(want string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.ContainsFunc(l.errs, func(e string) bool { return strings.Contains(e, want) })
+}
+
+// TestSearchEmbeddingsCaps: vectors are bounded in dimensions and bytes.
+// An endpoint answering vectors over MaxDimensions (8,192 by default) is
+// failing, logged naming the limit, and search ranks lexically; a catalog
+// whose vectors would take more than MaxVectorBytes is refused after one
+// batch, logged naming the option; and the query cache is bounded in
+// bytes (MaxQueryCacheBytes), not entries: past it, a query asked again
+// is embedded again.
+func TestSearchEmbeddingsCaps(t *testing.T) {
+	defer gateway.SetSemanticPause(0)()
+	start := func(t *testing.T, model *conceptServer, e gateway.SearchEmbeddings) (*logWatch, string) {
+		t.Helper()
+		logs := newLogWatch()
+		e.URL, e.Model = model.URL+"/v1/embeddings", "concepts"
+		_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs), SearchEmbeddings: &e})
+		return logs, url
+	}
+	t.Run("dimensions", func(t *testing.T) {
+		model := newConceptServer(t)
+		model.pad.Store(10_000)
+		logs, url := start(t, model, gateway.SearchEmbeddings{})
+		logs.waitFor(t, "search embeddings failing; search_tools ranks lexically until they work again")
+		if !logs.loggedErr("dimensions for text 0, over the limit of 8192 (MaxDimensions)") {
+			t.Errorf("the failure does not name the limit: %q", logs.errs)
+		}
+		if got := names(searchTools(t, connect(t, url, "2025-11-25"), map[string]any{"query": "list the enclosures"})); len(got) == 0 || got[0] != "ZooService_ListEnclosures" {
+			t.Errorf("lexical answer while vectors are refused: %v", got)
+		}
+	})
+	t.Run("catalog bytes", func(t *testing.T) {
+		model := newConceptServer(t)
+		// 12 tools of 20 dimensions take 960 bytes.
+		logs, _ := start(t, model, gateway.SearchEmbeddings{BatchSize: 2, MaxVectorBytes: 500})
+		logs.waitFor(t, "search embeddings: the catalog's vectors do not fit; search_tools ranks lexically")
+		if !logs.loggedErr("the tools' vectors would take 960 bytes (12 tools of 20 dimensions, 4 bytes each), over Options.SearchEmbeddings.MaxVectorBytes (500)") {
+			t.Errorf("the refusal does not name the option: %q", logs.errs)
+		}
+		if n := model.requests.Load(); n != 1 {
+			t.Errorf("%d requests to the endpoint for a catalog that cannot fit, want 1 batch", n)
+		}
+	})
+	t.Run("query cache bytes", func(t *testing.T) {
+		queries := []string{"paddocks", "cages", "paddocks", "cages"}
+		for _, tc := range []struct {
+			cache int64
+			asked int32
+		}{{0, 2}, {200, 4}} {
+			model := newConceptServer(t)
+			logs, url := start(t, model, gateway.SearchEmbeddings{MaxQueryCacheBytes: tc.cache})
+			logs.waitFor(t, "search embeddings ready")
+			cs := connect(t, url, "2025-11-25")
+			before := model.texts.Load()
+			for i, q := range queries {
+				// Another limit each time: search_tools keeps its
+				// answers, by query and limit, in a cache of its own.
+				searchTools(t, cs, map[string]any{"query": q, "limit": 5 + i})
+			}
+			// A query's vector takes 8 + 80 + 64 bytes with its text: 200
+			// bytes keep one.
+			if n := model.texts.Load() - before; n != tc.asked {
+				t.Errorf("MaxQueryCacheBytes %d: %d queries embedded for %q, want %d", tc.cache, n, queries, tc.asked)
+			}
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		b := startBackend(t)
+		for _, tc := range []struct {
+			e    gateway.SearchEmbeddings
+			want string
+		}{
+			{gateway.SearchEmbeddings{MaxVectorBytes: -1}, "Options.SearchEmbeddings.MaxVectorBytes: want a number of bytes, or 0 for the default"},
+			{gateway.SearchEmbeddings{MaxQueryCacheBytes: -1}, "Options.SearchEmbeddings.MaxQueryCacheBytes: want a number of bytes, or 0 for the default"},
+			{gateway.SearchEmbeddings{MaxDimensions: 1 << 20}, "embeddings MaxDimensions: want 1 to 65536"},
+		} {
+			tc.e.URL, tc.e.Model = "https://embed.example.com/v1/embeddings", "m"
+			if _, err := gateway.New(context.Background(), []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{SearchEmbeddings: &tc.e}); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%+v: %v, want %q", tc.e, err, tc.want)
+			}
+		}
+	})
 }

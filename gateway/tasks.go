@@ -157,6 +157,16 @@ type taskAccess struct {
 	start *tool
 	b     *operationsBackend
 	ctx   context.Context // the outgoing context of the backend calls
+	// in is the toolset's listing the task method came through, nil for
+	// the whole catalog.
+	in *listing
+}
+
+// may reports whether the task method may call ot, one of the backend's
+// Operations tools: one the catalog exposes (listed or withheld) and,
+// through a toolset, one the toolset holds (toolsetOperations).
+func (a *taskAccess) may(ot *tool) bool {
+	return ot != nil && (a.in == nil || a.in.ops[ot])
 }
 
 // openTask checks id for the caller and authorizes the task method, as
@@ -176,26 +186,34 @@ func (g *Gateway) openTask(ctx context.Context, toolset int, id string, req *mcp
 	if start == nil || b == nil {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: the tool that started the task (%s of backend %s) is no longer exposed by this gateway", what, ref.method[1:], ref.backend)}
 	}
-	if toolset >= 0 && c.toolsets[toolset].byName[start.def.Name] != start {
-		return nil, taskNotFound
+	a := &taskAccess{ref: ref, start: start, b: b}
+	if toolset >= 0 {
+		if a.in = c.toolsets[toolset]; a.in.byName[start.def.Name] != start {
+			return nil, taskNotFound
+		}
 	}
 	if err := g.authorizeTask(ctx, req, start); err != nil {
 		return nil, err
 	}
 	ot := opsTool(b)
-	if ot == nil {
+	switch {
+	case ot == nil:
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: not supported: this gateway does not expose backend %s's Operations method for it", what, b.name)}
+	case !a.may(ot):
+		// A toolset calls only the Operations methods it holds, as
+		// tools/call through it does.
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: not supported: this endpoint does not expose backend %s's Operations method for it", what, b.name)}
 	}
 	if err := g.authorizeTask(ctx, req, ot); err != nil {
 		return nil, err
 	}
-	octx := g.md.outgoingContext(ctx, req.Header, b.md)
+	a.ctx = g.md.outgoingContext(ctx, req.Header, b.md)
 	if start.exchanger != nil {
-		if octx, err = g.withBackendToken(octx, ref.backend, start.exchanger, start.tokenScopes); err != nil {
+		if a.ctx, err = g.withBackendToken(a.ctx, ref.backend, start.exchanger, start.tokenScopes); err != nil {
 			return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: what + ": " + err.Error()}
 		}
 	}
-	return &taskAccess{ref: ref, start: start, b: b, ctx: octx}, nil
+	return a, nil
 }
 
 func getTool(b *operationsBackend) *tool    { return b.getTool }
@@ -268,7 +286,7 @@ func (g *Gateway) awaitTask(ctx context.Context, toolset int, id string, req *mc
 		return nil, err
 	}
 	// WaitOperation only as the filters and the caller's scopes allow it.
-	mayWait := a.b.waitTool != nil && g.authorizeTask(ctx, req, a.b.waitTool) == nil
+	mayWait := a.may(a.b.waitTool) && g.authorizeTask(ctx, req, a.b.waitTool) == nil
 	op, st, err := a.b.ops.poll(a.ctx, a.ctx, op, false, mayWait, nil)
 	switch {
 	case err != nil:
@@ -297,8 +315,8 @@ func (g *Gateway) cancelTask(ctx context.Context, toolset int, id string, req *m
 	}
 	// Reading the state first is GetOperation: the caller must be allowed
 	// that too.
-	if a.b.getTool == nil {
-		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Cannot cancel task: not supported: this gateway does not expose backend %s's GetOperation", a.b.name)}
+	if !a.may(a.b.getTool) {
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("Cannot cancel task: not supported: this endpoint does not expose backend %s's GetOperation", a.b.name)}
 	}
 	if err := g.authorizeTask(ctx, req, a.b.getTool); err != nil {
 		return nil, err

@@ -4,14 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
+	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
 // jobsWithAuth serves the jobs backend behind OAuth (tokens of is, for
@@ -281,5 +286,61 @@ func TestTaskResultWaitsAsAllowed(t *testing.T) {
 	}
 	if n := run(newSessionClientAs(t, url, is.token(t, zooAudience, "jobs jobs:admin", nil)), srv); n == 0 {
 		t.Errorf("WaitOperation scoped to the caller: tasks/result did not use it")
+	}
+}
+
+// TestOperationsToolsDeclaredScope: a scope the API declares on its
+// google.longrunning.Operations service counts as a scope rule: under an
+// OAuth front door the Operations tools are listed, and a call without
+// the scope is refused before the backend. Without a declared scope (or a
+// rule) they stay withheld.
+func TestOperationsToolsDeclaredScope(t *testing.T) {
+	ops := func(scopes ...string) string {
+		fdp := apiFile("google.longrunning", "Operations", method("GetOperation"), method("CancelOperation"))
+		// Not the path of the real operations.proto, which the gateway
+		// would take from its own bundle, options and all.
+		fdp.Name = proto.String("fake/longrunning/operations.proto")
+		if len(scopes) > 0 {
+			so := &descriptorpb.ServiceOptions{}
+			proto.SetExtension(so, mcpgatewayv1.E_Service, &mcpgatewayv1.Service{Scopes: scopes})
+			fdp.Service[0].Options = so
+		}
+		api := &fakeAPI{}
+		api.set(t, fdp)
+		addr, _ := serveFake(t, api, "127.0.0.1:0")
+		return addr
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		name   string
+		scopes []string
+		listed bool
+	}{{"declared", []string{"ops:admin"}, true}, {"undeclared", nil, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := newTestIssuer(t)
+			_, base := newGateway(t, []gateway.Backend{dialBackend(t, "ops", ops(tc.scopes...))}, &gateway.Options{Auth: oauthWithRules(t, is, nil), ToolMode: gateway.ToolModeTyped})
+			user := connectAs(ctx, t, base, "websocket", is.token(t, zooAudience, "zoo", nil))
+			var listed []string
+			for tl, err := range user.Tools(ctx, nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				listed = append(listed, tl.Name)
+			}
+			if got := slices.Contains(listed, "Operations_GetOperation"); got != tc.listed {
+				t.Fatalf("Operations_GetOperation listed: %v (%v), want %v", got, listed, tc.listed)
+			}
+			if !tc.listed {
+				return
+			}
+			if got := tryCall(ctx, t, user, gateway.ToolModeTyped, "Operations_CancelOperation", map[string]any{}); got != "zoo ops:admin" {
+				t.Errorf("CancelOperation without ops:admin: refusal asks for %q, want \"zoo ops:admin\"", got)
+			}
+			admin := connectAs(ctx, t, base, "websocket", is.token(t, zooAudience, "zoo ops:admin", nil))
+			if got := tryCall(ctx, t, admin, gateway.ToolModeTyped, "Operations_CancelOperation", map[string]any{}); got != "" {
+				t.Errorf("CancelOperation with ops:admin refused, asking for %q", got)
+			}
+		})
 	}
 }

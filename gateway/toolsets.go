@@ -141,8 +141,12 @@ func (g *Gateway) newToolsetServers(so mcp.ServerOptions, httpOpts *mcp.Streamab
 			}
 		}
 		ts.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway/" + def.Name, Title: "gRPC MCP Gateway: " + def.Name, Version: g.opts.Version}, ts, &o)
+		// The toolset's session tokens say where they belong: one of /mcp
+		// or of another toolset is not a session here.
+		ho := *httpOpts
+		ho.Endpoint = "/mcp/" + def.Name
 		var err error
-		if ts.streamable, err = ts.server.StreamableHTTPHandler(httpOpts); err != nil {
+		if ts.streamable, err = ts.server.StreamableHTTPHandler(&ho); err != nil {
 			return wrapOption("Options.HTTP", err)
 		}
 		g.toolsets = append(g.toolsets, ts)
@@ -181,6 +185,7 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 				l.byName[t.def.Name] = t
 			}
 		}
+		l.ops = toolsetOperations(c, l, ts.filter)
 		if err := g.chooseToolsetMode(c, l, member, ts.def.ToolMode); err != nil {
 			return fmt.Errorf("toolset %s: %w", ts.def.Name, err)
 		}
@@ -203,6 +208,34 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 		c.toolsets[i] = l
 	}
 	return nil
+}
+
+// toolsetOperations are the Operations tools, listed or withheld
+// (assemble), a toolset's task methods may call: those its patterns name,
+// and the GetOperation and WaitOperation that poll its long-running
+// tools, as its list holds them. Withheld tools count as the list would
+// hold them: tasks reach each caller's own operations through them.
+func toolsetOperations(c *catalog, l *listing, filter *methodFilter) map[*tool]bool {
+	ops := make(map[*tool]bool)
+	for _, b := range c.operations {
+		for _, ot := range []*tool{b.getTool, b.waitTool, b.cancelTool} {
+			if ot != nil && filter.matchPath(ot.method[1:]) {
+				ops[ot] = true
+			}
+		}
+	}
+	for _, t := range l.tools {
+		b := c.operations[t.backend]
+		if t.lro == nil || b == nil {
+			continue
+		}
+		for _, ot := range []*tool{b.getTool, b.waitTool} {
+			if ot != nil && (ot.method == t.lro.pollMethod || ot.method == t.lro.waitMethod) {
+				ops[ot] = true
+			}
+		}
+	}
+	return ops
 }
 
 // chooseToolsetMode lists l's tools in mode: typed as the subset of c's
@@ -357,7 +390,7 @@ func (ts *toolsetServer) Resources() *mcp.ResourceSet {
 // a message a bounded schema names, or a result kept for the caller.
 func (ts *toolsetServer) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
 	c, l := ts.current()
-	return ts.g.readResource(ctx, c.resources, l.services, req)
+	return ts.g.readResource(ctx, c.resources, l, req)
 }
 
 // GetTask, AwaitTask and CancelTask are mcp.TaskHandler: the tasks of

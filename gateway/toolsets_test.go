@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -427,5 +428,130 @@ func checkSharedLimit(ctx context.Context, t *testing.T, api *fakeAPI, first, se
 	}
 	if _, err := second.CallTool(ctx, &sdk.CallToolParams{Name: "S_Slow", Arguments: map[string]any{"text": "x"}}); err != nil {
 		t.Errorf("after the first call ended: %v", err)
+	}
+}
+
+// TestToolsetMessageResources: a toolset serves the message resources
+// its own tools' schemas can name (what their requests and responses
+// reach) and no other: through a toolset without the tool, or without the
+// backend, a message the whole catalog serves is an unknown resource, as
+// if the API did not exist.
+func TestToolsetMessageResources(t *testing.T) {
+	t.Parallel()
+	api := &fakeAPI{}
+	api.set(t, deepFile())
+	big, _ := serveFake(t, api, "127.0.0.1:0")
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "big", big), dialBackend(t, "zoo", startBackend(t).addr)}, &gateway.Options{
+		ToolMode: gateway.ToolModeTyped, Toolsets: []gateway.Toolset{
+			{Name: "deep", Include: []string{"big.v1.Big/Deep"}},
+			{Name: "small", Include: []string{"big.v1.Big/Small"}},
+			{Name: "zoo", Include: []string{"zoo.v1.*"}},
+		}})
+	var uri string
+	for _, tl := range g.Tools().Tools() {
+		if m := regexp.MustCompile(`see resource (grpc://big/big\.v1\.Level[0-9]+)`).FindStringSubmatch(string(tl.InputSchema)); tl.Name == "Big_Deep" && m != nil {
+			uri = m[1]
+		}
+	}
+	if uri == "" {
+		t.Fatal("Deep's input schema names no message resource: the test needs one")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for path, served := range map[string]bool{"/mcp": true, "/mcp/deep": true, "/mcp/small": false, "/mcp/zoo": false} {
+		res, err := connect(t, base+path, "2025-11-25").ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+		switch {
+		case served && (err != nil || len(res.Contents) != 1 || !strings.Contains(res.Contents[0].Text, "message Level")):
+			t.Errorf("%s: reading %s: %v %v, want its source", path, uri, res, err)
+		case !served && (err == nil || !strings.Contains(err.Error(), "not found")):
+			t.Errorf("%s: reading %s: %v %v, want an unknown resource", path, uri, res, err)
+		}
+	}
+}
+
+// TestToolsetTaskOperations: task methods through a toolset call only the
+// Operations methods the toolset holds: one whose patterns leave out
+// CancelOperation cannot cancel a task (the backend never sees the
+// attempt) while the whole catalog can, and tasks/get still polls through
+// the GetOperation its long-running tool brings; with the Operations tools
+// listed, and withheld under authentication alike.
+func TestToolsetTaskOperations(t *testing.T) {
+	toolsets := []gateway.Toolset{{Name: "runner", Include: []string{"lrotest.v1.Jobs/*"}}}
+	is := newTestIssuer(t)
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T) (*lrotest.Server, string, string)
+	}{
+		{"listed", func(t *testing.T) (*lrotest.Server, string, string) {
+			srv, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{Toolsets: toolsets})
+			return srv, url, ""
+		}},
+		{"withheld", func(t *testing.T) (*lrotest.Server, string, string) {
+			srv, url := jobsWithAuth(t, is, nil, &gateway.Options{Toolsets: toolsets})
+			return srv, url, is.token(t, zooAudience, "jobs", nil)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, url, token := tc.start(t)
+			runner := newSessionClientAs(t, url+"/runner", token)
+			id := startTask(runner)
+			var got wireTask
+			runner.result("tasks/get", map[string]any{"taskId": id}, "", &got)
+			if got.Status != "working" {
+				t.Errorf("tasks/get through the toolset: %+v", got)
+			}
+			r := runner.call("tasks/cancel", map[string]any{"taskId": id}, "")
+			if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "not supported: this endpoint does not expose backend jobs's Operations method") {
+				t.Errorf("tasks/cancel through a toolset without CancelOperation: %+v %s", r.Error, r.Result)
+			}
+			if len(srv.Cancelled()) != 0 {
+				t.Fatalf("the toolset cancelled %v", srv.Cancelled())
+			}
+			newSessionClientAs(t, url, token).result("tasks/cancel", map[string]any{"taskId": id}, "", &got)
+			if len(srv.Cancelled()) != 1 {
+				t.Error("tasks/cancel through the whole catalog did not reach the backend")
+			}
+		})
+	}
+}
+
+// TestToolsetSessionTokens: in the scale-out mode a session token says
+// which endpoint issued it: one of /mcp is not a session at /mcp/NAME,
+// nor one of a toolset at /mcp or at another toolset, for a request or a
+// DELETE (404, as an unknown session), and the session goes on where it
+// was issued.
+func TestToolsetSessionTokens(t *testing.T) {
+	_, base := toolsetGateway(t, &gateway.Options{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte(strings.Repeat("s", 32))}})
+	paths := []string{"/mcp", "/mcp/zoo-read", "/mcp/shop"}
+	clients := make([]*rpcClient, len(paths))
+	for i, p := range paths {
+		clients[i] = newSessionClient(t, base+p)
+	}
+	for i, issued := range clients {
+		for j, at := range clients {
+			if i == j {
+				continue
+			}
+			elsewhere := *at
+			elsewhere.session = issued.session
+			if r := elsewhere.call("tools/list", map[string]any{}, ""); r.status != http.StatusNotFound {
+				t.Errorf("a session of %s at %s: HTTP %d, want 404", paths[i], paths[j], r.status)
+			}
+			req, _ := http.NewRequest(http.MethodDelete, base+paths[j], nil)
+			req.Header.Set("Mcp-Session-Id", issued.session)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("DELETE of a session of %s at %s: HTTP %d, want 404", paths[i], paths[j], resp.StatusCode)
+			}
+		}
+	}
+	for i, c := range clients {
+		if r := c.call("tools/list", map[string]any{}, ""); r.status != http.StatusOK || r.Error != nil {
+			t.Errorf("the session of %s after the others' attempts: HTTP %d %+v", paths[i], r.status, r.Error)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package reflection
 import (
 	"bytes"
 	"cmp"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/gob"
 	"encoding/hex"
@@ -50,26 +52,43 @@ import (
 // temporary file renamed into place, so a reader sees a whole entry or
 // none, and two processes writing the same entry leave one of them. Each
 // key has one entry, overwritten by each compile, and the directory keeps
-// the cacheKeep most recently written entries: older ones are removed. An
-// entry is checked whole (a SHA-256 of its content) before it is decoded;
-// a truncated, corrupt or unreadable entry is logged, removed and
-// compiled over, never trusted. A directory that cannot be written logs
-// one warning per source and the source works without the cache.
+// the cacheKeep most recently written entries: older ones are removed. A
+// directory that cannot be written logs one warning per source and the
+// source works without the cache.
+//
+// An entry is what the gateway serves: its methods, and the scopes their
+// options declare. So it is authenticated, not only checked: an
+// HMAC-SHA256 of its content, under a key the gateway keeps beside the
+// directory (DIR.key, made 0600 at the first write, 32 random bytes),
+// is checked before anything is decoded. With an unkeyed checksum, which
+// anyone can recompute, whoever could write the directory (a volume
+// mounted there, an image layer, another account with access) could add
+// methods or drop a declared scope. The key is beside the directory, not in it,
+// so write access to the directory alone forges nothing; and a MAC holds
+// however the directory came to be writable, which checking its
+// permissions would not see (mounts, ACLs, images built elsewhere). The
+// key file must be a regular file of the user running the gateway, with
+// no access for others, or the cache is not used: whoever can read the
+// key, or write the .proto files, can change the API the gateway serves
+// either way. A truncated, corrupt, unreadable or forged entry is logged,
+// removed and compiled over, never trusted.
 
 const (
 	// cacheFormat changes whenever what an entry holds or how the Result
 	// is derived from it does (slimSourceInfo, the pool): it is part of
 	// the key, so an entry of another format is never read.
-	cacheFormat = 2
+	cacheFormat = 3
 	cacheMagic  = "grpc-mcp-gateway proto cache\n"
-	cacheSuffix = ".protocache"
-	cacheKeep   = 8
+	// cacheKeyBytes is the MAC key's length.
+	cacheKeyBytes = 32
+	cacheSuffix   = ".protocache"
+	cacheKeep     = 8
 	// cacheTempAge is how old a temporary file must be to be taken for a
 	// crashed writer's and removed.
 	cacheTempAge = time.Hour
 )
 
-// cacheEntry is the record an entry holds after its magic and checksum,
+// cacheEntry is the record an entry holds after its magic and MAC,
 // gob-encoded and preceded by its length (a uvarint); the descriptors
 // follow it, a FileDescriptorSet in the wire format, raw: gob would copy
 // tens of megabytes through growing chunks to decode them (a third of
@@ -165,6 +184,94 @@ func (s *ProtoSource) loadCache(logger *slog.Logger) *compileRun {
 	return run
 }
 
+// cacheKeyPath is the file holding the MAC key of the entries in dir:
+// DIR.key, beside it.
+func cacheKeyPath(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	parent := filepath.Dir(abs)
+	if parent == abs {
+		return "", fmt.Errorf("the cache directory %s has no parent to keep its key in", abs)
+	}
+	return filepath.Join(parent, filepath.Base(abs)+".key"), nil
+}
+
+// cacheMACKey reads the MAC key of s's entries, creating it when create
+// is set and there is none. A key others may read or write, or one that
+// is not a regular file of this user, is an error: the entries it signs
+// are as trusted as it is.
+func (s *ProtoSource) cacheMACKey(create bool) ([]byte, error) {
+	path, err := cacheKeyPath(s.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) && create {
+		if err := newCacheKey(path); err != nil {
+			return nil, fmt.Errorf("cache key %s: %w", path, err)
+		}
+		fi, err = os.Lstat(path)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Not fs.ErrNotExist itself: the entry exists, its key not.
+		return nil, fmt.Errorf("no cache key %s to check it with", path)
+	case err != nil:
+		return nil, fmt.Errorf("cache key: %w", err)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("cache key %s: not a regular file (%v)", path, fi.Mode().Type())
+	}
+	if err := privateFile(fi); err != nil {
+		return nil, fmt.Errorf("cache key %s: %w; it must be the gateway user's alone (chmod 600), or the cache is not used", path, err)
+	}
+	key, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cache key: %w", err)
+	}
+	if len(key) != cacheKeyBytes {
+		return nil, fmt.Errorf("cache key %s: want %d bytes, got %d", path, cacheKeyBytes, len(key))
+	}
+	return key, nil
+}
+
+// newCacheKey writes a new random key at path, 0600; a key another
+// process wrote first is kept.
+func newCacheKey(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	key := make([]byte, cacheKeyBytes)
+	rand.Read(key)
+	// Written beside it and linked into place, so a reader never sees a
+	// key cut short, and a key written meanwhile wins.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".key-*") // 0600
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(key); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// cacheMAC is the MAC of an entry's body under key.
+func cacheMAC(key, body []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(cacheMagic))
+	m.Write(body)
+	return m.Sum(nil)
+}
+
 // readCache reads and checks the entry at path, and builds its Result.
 func (s *ProtoSource) readCache(key [sha256.Size]byte, path string) (*compileRun, error) {
 	b, err := os.ReadFile(path)
@@ -175,9 +282,13 @@ func (s *ProtoSource) readCache(key [sha256.Size]byte, path string) (*compileRun
 	if !ok || len(body) < sha256.Size {
 		return nil, errors.New("not a cache entry, or truncated")
 	}
-	sum, body := body[:sha256.Size], body[sha256.Size:]
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
-		return nil, errors.New("checksum mismatch: truncated or corrupt")
+	macKey, err := s.cacheMACKey(false)
+	if err != nil {
+		return nil, err
+	}
+	mac, body := body[:sha256.Size], body[sha256.Size:]
+	if !hmac.Equal(cacheMAC(macKey, body), mac) {
+		return nil, errors.New("its MAC does not match: truncated, corrupt, or altered by someone without this gateway's cache key")
 	}
 	n, w := protowire.ConsumeVarint(body)
 	if w < 0 || n > uint64(len(body)-w) {
@@ -303,17 +414,21 @@ func (s *ProtoSource) writeCache(logger *slog.Logger, snap *cacheSnapshot) error
 		body = protowire.AppendTag(body, 1, protowire.BytesType)
 		body = protowire.AppendBytes(body, b)
 	}
-	sum := sha256.Sum256(body)
-
 	if err := os.MkdirAll(s.CacheDir, 0o700); err != nil {
 		return err
 	}
+	macKey, err := s.cacheMACKey(true)
+	if err != nil {
+		return err
+	}
+	sum := cacheMAC(macKey, body)
+
 	tmp, err := os.CreateTemp(s.CacheDir, ".tmp-*"+cacheSuffix) // 0600
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // once renamed, a no-op
-	for _, b := range [][]byte{[]byte(cacheMagic), sum[:], body} {
+	for _, b := range [][]byte{[]byte(cacheMagic), sum, body} {
 		if _, err := tmp.Write(b); err != nil {
 			tmp.Close()
 			return err

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// FuzzCacheEntry: whatever an entry holds past its checksum (the
-// checksum is made to match, so the decoding is what is exercised), the
+// FuzzCacheEntry: whatever an entry holds past its MAC (the MAC is made
+// with the cache's key, so the decoding is what is exercised), the
 // source reads it without panicking: it returns a Result or an error.
 //
 //	go test ./reflection -run '^$' -fuzz FuzzCacheEntry -fuzztime 30s
@@ -30,14 +30,17 @@ func FuzzCacheEntry(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	macKey, err := src.cacheMACKey(false)
+	if err != nil {
+		f.Fatal(err)
+	}
 	body := entry[len(cacheMagic)+sha256.Size:]
 	f.Add(body)
 	f.Add(body[:len(body)/2])
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		path := filepath.Join(t.TempDir(), "entry"+cacheSuffix)
-		sum := sha256.Sum256(body)
-		if err := os.WriteFile(path, append(append([]byte(cacheMagic), sum[:]...), body...), 0o600); err != nil {
+		if err := os.WriteFile(path, append(append([]byte(cacheMagic), cacheMAC(macKey, body)...), body...), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		run, err := src.readCache(key, path)

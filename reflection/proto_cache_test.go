@@ -57,8 +57,8 @@ func logBuffer() (*slog.Logger, *testutil.SyncBuffer) {
 // the cache the last one wrote, without compiling: the same files,
 // services and fingerprint as the compile. After an edit it compiles
 // only the edited file, reusing the cached descriptors of the others.
-// The directory is private to the user and holds one entry per set of
-// files.
+// The directory and the key beside it are private to the user, and the
+// directory holds one entry per set of files.
 func TestProtoSourceCacheSkipsCompileOnRestart(t *testing.T) {
 	t.Parallel()
 	tr := newReuseTree(t)
@@ -74,7 +74,7 @@ func TestProtoSourceCacheSkipsCompileOnRestart(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("cache entries %q, want one", entries)
 	}
-	for path, want := range map[string]os.FileMode{dir: 0o700 | os.ModeDir, entries[0]: 0o600} {
+	for path, want := range map[string]os.FileMode{dir: 0o700 | os.ModeDir, entries[0]: 0o600, dir + ".key": 0o600} {
 		if fi, err := os.Stat(path); err != nil || fi.Mode() != want {
 			t.Errorf("%s: mode %v (%v), want %v", path, fi.Mode(), err, want)
 		}

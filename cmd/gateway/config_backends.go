@@ -68,10 +68,21 @@ func fileBackends(ctx context.Context, backends []fileBackend, doc *configDoc, p
 			if !oauth {
 				return nil, doc.errorf(key+".token_exchange", "needs --oauth-jwks-url: it exchanges the caller's OAuth token")
 			}
-			if _, err := fb.TokenExchange.options(doc.at(key+".token_exchange") + ": " + key + ".token_exchange"); err != nil {
+			setting := doc.at(key+".token_exchange") + ": " + key + ".token_exchange"
+			if x := fb.TokenExchange; x.TokenURL == "" {
+				// The flags give the endpoint and the client
+				// (resolveExchanges, once the flags are known): a client
+				// here would be half of another.
+				if x.ClientID != "" || x.ClientSecretFile != "" || x.PrivateKeyFile != "" || x.KeyID != "" {
+					return nil, fmt.Errorf("%s: client_id, client_secret_file, private_key_file and key_id go with token_url; without token_url the --backend-token-exchange flags give the token endpoint and the client, and this entry only names the backend's audience, resource and scope", setting)
+				}
+				if x.Audience == "" && x.Resource == "" {
+					return nil, fmt.Errorf("%s: name the backend to the authorization server: an audience or a resource", setting)
+				}
+			} else if _, err := x.options(setting); err != nil {
 				return nil, err
 			}
-			b.exchange = fb.TokenExchange
+			b.exchange, b.exchangeSetting = fb.TokenExchange, setting
 		}
 		if fb.CallTimeout < 0 {
 			return nil, doc.errorf(key+".call_timeout", "want a positive duration, got %s", time.Duration(fb.CallTimeout))
@@ -123,8 +134,10 @@ type fileBackendSettings struct {
 	tls     *backendconn.TLS
 	conn    connOverrides
 	backend gateway.Backend
-	// exchange is the backend's token_exchange, nil when it has none.
-	exchange *exchangeSettings
+	// exchange is the backend's token_exchange, nil when it has none;
+	// exchangeSetting names it (file, line and key) in errors.
+	exchange        *exchangeSettings
+	exchangeSetting string
 }
 
 // checkConn validates a backend's connection keys into c.

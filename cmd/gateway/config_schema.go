@@ -64,7 +64,7 @@ type fileBackend struct {
 	Proto         []string          `yaml:"proto" help:"this backend's own .proto files, as --proto"`
 	NoReflection  bool              `yaml:"no_reflection" help:"never ask this backend for reflection: its descriptor_set or proto alone"`
 	Methods       []fileMethod      `yaml:"methods" help:"per-method settings (below); for each method the first matching entry applies"`
-	TokenExchange *exchangeSettings `yaml:"token_exchange" help:"call this backend as the end user: each caller's OAuth token is exchanged for one meant for the backend (RFC 8693; keys below); replaces the --backend-token-exchange flags for it"`
+	TokenExchange *exchangeSettings `yaml:"token_exchange" help:"call this backend as the end user: each caller's OAuth token is exchanged for one meant for the backend (RFC 8693; keys below); with token_url it replaces the --backend-token-exchange flags for this backend, without it it takes their endpoint and client and names this backend's audience or resource, as each backend must when there are several"`
 
 	// Connection settings; each left out is the gateway-wide one
 	// (backend_lb, backend_keepalive, ...).

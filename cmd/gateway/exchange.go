@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto"
 	"crypto/x509"
 	"encoding/pem"
@@ -17,11 +18,14 @@ import (
 )
 
 // exchangeSettings are one backend's token exchange (RFC 8693): from the
-// --backend-token-exchange flags for every backend, or from a backend's
-// token_exchange: in the config file, which replaces them for it. Each
-// field's help tag is its line in docs/configuration.md.
+// --backend-token-exchange flags, or from a backend's token_exchange: in
+// the config file. An entry with token_url replaces the flags for its
+// backend; one without names only the backend's audience, resource and
+// scope, and takes the token endpoint and the client from the flags
+// (resolveExchanges). Each field's help tag is its line in
+// docs/configuration.md.
 type exchangeSettings struct {
-	TokenURL         string   `yaml:"token_url" help:"required: the authorization server's token endpoint (https, or http to loopback)"`
+	TokenURL         string   `yaml:"token_url" help:"the authorization server's token endpoint (https, or http to loopback); without it, the --backend-token-exchange flags give the endpoint and the client (client_id, the secret or key), and this entry names the backend's own audience, resource and scope"`
 	ClientID         string   `yaml:"client_id" help:"required: the gateway's client id at the authorization server"`
 	ClientSecretFile string   `yaml:"client_secret_file" help:"file holding the client secret (client_secret_basic); or private_key_file"`
 	PrivateKeyFile   string   `yaml:"private_key_file" help:"PEM private key (ECDSA P-256, RSA, Ed25519; PKCS#8, SEC 1 or PKCS#1) signing a client assertion (private_key_jwt); or client_secret_file"`
@@ -38,7 +42,7 @@ type exchangeFlags struct {
 }
 
 func (f *exchangeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.s.TokenURL, "backend-token-exchange", "", "call every backend as the end user: exchange each caller's OAuth token at this token endpoint URL (RFC 8693) for one meant for the backend, sent as its authorization; needs --oauth-jwks-url. A backend's token_exchange in the config file replaces these flags for it")
+	fs.StringVar(&f.s.TokenURL, "backend-token-exchange", "", "call the backends as the end user: exchange each caller's OAuth token at this token endpoint URL (RFC 8693) for one meant for the backend, sent as its authorization; needs --oauth-jwks-url. With several backends each names its own audience or resource in its token_exchange in the config file (these flags' audience would be every backend's); a token_exchange with its own token_url replaces these flags for its backend")
 	fs.StringVar(&f.s.ClientID, "backend-token-exchange-client-id", "", "the gateway's client id at the authorization server")
 	fs.StringVar(&f.s.ClientSecretFile, "backend-token-exchange-secret-file", "", "FILE holding the client secret (client_secret_basic)")
 	fs.StringVar(&f.s.PrivateKeyFile, "backend-token-exchange-key-file", "", "PEM private key FILE signing a client assertion instead of a secret (private_key_jwt)")
@@ -65,14 +69,21 @@ func (f *exchangeFlags) settings() (*exchangeSettings, error) {
 
 // options checks s and reads its files; setting names it in errors.
 func (s *exchangeSettings) options(setting string) (exchange.Options, error) {
+	if s.Audience == "" && s.Resource == "" {
+		return exchange.Options{}, fmt.Errorf("%s: name the backend to the authorization server: an audience (--backend-token-exchange-audience, audience) or a resource (--backend-token-exchange-resource, resource)", setting)
+	}
+	return s.client(setting)
+}
+
+// client checks s but for the backend it names (the flags' may name
+// none: each backend's token_exchange names its own) and reads its files.
+func (s *exchangeSettings) client(setting string) (exchange.Options, error) {
 	o := exchange.Options{TokenURL: s.TokenURL, ClientID: s.ClientID, Audience: s.Audience, Resource: s.Resource, Scopes: s.Scope, KeyID: s.KeyID}
 	switch {
 	case s.ClientID == "":
 		return o, fmt.Errorf("%s: the client id is required (--backend-token-exchange-client-id, or client_id in a backend's token_exchange)", setting)
 	case s.ClientSecretFile == "" && s.PrivateKeyFile == "":
 		return o, fmt.Errorf("%s: a client credential is required: a secret file (--backend-token-exchange-secret-file, client_secret_file) or a private key file (--backend-token-exchange-key-file, private_key_file)", setting)
-	case s.Audience == "" && s.Resource == "":
-		return o, fmt.Errorf("%s: name the backend to the authorization server: an audience (--backend-token-exchange-audience, audience) or a resource (--backend-token-exchange-resource, resource)", setting)
 	case s.ClientSecretFile != "" && s.PrivateKeyFile != "":
 		return o, fmt.Errorf("%s: give client_secret_file or private_key_file, not both", setting)
 	case s.ClientSecretFile != "":
@@ -90,7 +101,11 @@ func (s *exchangeSettings) options(setting string) (exchange.Options, error) {
 		}
 		o.PrivateKey = key
 	}
-	if _, err := exchange.New(o); err != nil {
+	probe := o
+	if probe.Audience == "" && probe.Resource == "" {
+		probe.Audience = "-" // the backends name theirs
+	}
+	if _, err := exchange.New(probe); err != nil {
 		return o, fmt.Errorf("%s: %w", setting, err)
 	}
 	return o, nil
@@ -128,24 +143,96 @@ func readPrivateKey(path string) (crypto.Signer, error) {
 	return signer, nil
 }
 
-// attachExchangers gives each backend that is called as the end user its
-// exchanger, reporting to metrics: the one its config file entry sets
-// (parsed[i].file, for backends[i]), else the flags' (flags, nil for
-// none).
-func attachExchangers(backends []gateway.Backend, parsed []backendAddr, flags *exchangeSettings, metrics *telemetry.Metrics) error {
-	for i := range backends {
-		b := &backends[i]
-		s, setting := flags, "--backend-token-exchange"
-		if f := parsed[i].file; f != nil && f.exchange != nil {
-			s, setting = f.exchange, fmt.Sprintf("backend %s: token_exchange", b.Name)
+// backendExchange is the token exchange one backend is called with.
+type backendExchange struct {
+	s *exchangeSettings
+	// setting names where it is configured, for errors.
+	setting string
+	// o is s checked, its files read.
+	o exchange.Options
+}
+
+// resolveExchanges decides each backend's token exchange (parsed[i]'s at
+// out[i], nil for none) from its token_exchange entry and the flags'
+// settings (nil when not given): an entry with token_url is its own, one
+// without takes the flags' endpoint and client and names the backend's
+// audience, resource and scope, and a backend without an entry takes the
+// flags whole.
+//
+// Two backends are never given the same audience or resource: a token
+// the authorization server issues for an audience is good at every
+// backend that accepts that audience, so each of the two would receive
+// its callers' tokens that are valid at the other, and the less trusted
+// one could replay them there. The flags name one audience, so they
+// serve one backend whole; with several, each names its own.
+func resolveExchanges(parsed []backendAddr, flags *exchangeSettings) ([]*backendExchange, error) {
+	out := make([]*backendExchange, len(parsed))
+	var whole []string // the backends taking the flags whole
+	for i, p := range parsed {
+		name := cmp.Or(p.name, p.addr)
+		switch f := p.file; {
+		case f != nil && f.exchange != nil && f.exchange.TokenURL != "":
+			out[i] = &backendExchange{s: f.exchange, setting: f.exchangeSetting}
+		case f != nil && f.exchange != nil:
+			if flags == nil {
+				return nil, fmt.Errorf("%s: token_url is required, or give --backend-token-exchange (with its client id and secret or key) for the token endpoint and client, and name only this backend's audience or resource here", f.exchangeSetting)
+			}
+			s := *flags
+			s.Audience, s.Resource, s.Scope = f.exchange.Audience, f.exchange.Resource, f.exchange.Scope
+			out[i] = &backendExchange{s: &s, setting: f.exchangeSetting + " (with --backend-token-exchange)"}
+		case flags != nil:
+			out[i] = &backendExchange{s: flags, setting: "--backend-token-exchange"}
+			whole = append(whole, name)
 		}
-		if s == nil {
+	}
+	if len(whole) > 1 {
+		const fix = "with several backends, name each one's own audience or resource in its token_exchange in the config file (backends[].token_exchange.audience or .resource; the token endpoint and client still come from these flags)"
+		if target := cmp.Or(flags.Audience, flags.Resource); target != "" {
+			return nil, fmt.Errorf("--backend-token-exchange: backends %s would all be called with tokens for one audience (%s), so each would receive its callers' tokens that are valid at the others; %s",
+				strings.Join(whole, ", "), target, fix)
+		}
+		return nil, fmt.Errorf("--backend-token-exchange: backends %s name no audience or resource; %s", strings.Join(whole, ", "), fix)
+	}
+	// The first backend of each audience and of each resource.
+	first := map[[2]string]string{}
+	for i, x := range out {
+		if x == nil {
 			continue
 		}
-		o, err := s.options(setting)
-		if err != nil {
-			return err
+		var err error
+		if x.o, err = x.s.options(x.setting); err != nil {
+			return nil, err
 		}
+		for _, target := range [][2]string{{"audience", x.s.Audience}, {"resource", x.s.Resource}} {
+			if target[1] == "" {
+				continue
+			}
+			name := cmp.Or(parsed[i].name, parsed[i].addr)
+			if other, dup := first[target]; dup {
+				return nil, fmt.Errorf("%s: backend %s: the %s %q is also backend %s's: two backends must not receive tokens for the same %s, or each could use its callers' tokens at the other; give each backend its own",
+					x.setting, name, target[0], target[1], other, target[0])
+			}
+			first[target] = name
+		}
+	}
+	return out, nil
+}
+
+// attachExchangers gives each backend that is called as the end user its
+// exchanger (resolveExchanges: backends[i] is parsed[i]), reporting to
+// metrics.
+func attachExchangers(backends []gateway.Backend, parsed []backendAddr, flags *exchangeSettings, metrics *telemetry.Metrics) error {
+	xs, err := resolveExchanges(parsed, flags)
+	if err != nil {
+		return err
+	}
+	for i := range backends {
+		b := &backends[i]
+		x := xs[i]
+		if x == nil {
+			continue
+		}
+		o := x.o
 		name := b.Name
 		o.Observe = func(outcome string, d time.Duration) { metrics.TokenExchange(name, outcome, d) }
 		if b.TokenExchange, err = exchange.New(o); err != nil {

@@ -203,7 +203,7 @@ func (c *config) validate() error {
 		if c.front.oauthJWKSURL == "" {
 			return errors.New("--backend-token-exchange needs --oauth-jwks-url: it exchanges the caller's OAuth token")
 		}
-		if _, err := xs.options("--backend-token-exchange"); err != nil {
+		if _, err := xs.client("--backend-token-exchange"); err != nil {
 			return err
 		}
 	}
@@ -220,6 +220,11 @@ func (c *config) validate() error {
 		return err
 	}
 	if err := c.backends.check(context.Background()); err != nil {
+		return err
+	}
+	// Which backend exchanges for which audience is known once both the
+	// flags and the backends are.
+	if _, err := resolveExchanges(c.backends.parsed, xs); err != nil {
 		return err
 	}
 	if _, _, err := net.SplitHostPort(c.listen); err != nil && !c.stdio {

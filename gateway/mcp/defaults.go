@@ -112,6 +112,9 @@ func (o *StreamableHTTPOptions) Check() error {
 		boundedInt("WriteTimeout", o.WriteTimeout), boundedInt("SessionTTL", o.SessionTTL)); err != nil {
 		return err
 	}
+	if len(o.Endpoint) > maxEndpoint {
+		return fmt.Errorf("mcp: StreamableHTTPOptions.Endpoint: want at most %d bytes, got %d", maxEndpoint, len(o.Endpoint))
+	}
 	if len(o.SessionSecret) > 0 {
 		return checkSessionSecret(o.SessionSecret)
 	}

@@ -48,7 +48,7 @@ func TestStructuredContentShapePerRevision(t *testing.T) {
 // A token has one spelling: a non-canonical base64 variant that decodes to
 // the same bytes is refused, so it cannot name a second session entry.
 func TestSessionTokenCanonical(t *testing.T) {
-	k, err := newTokenKeys([]byte(strings.Repeat("k", 32)), nil, time.Hour)
+	k, err := newTokenKeys([]byte(strings.Repeat("k", 32)), nil, time.Hour, "")
 	if err != nil {
 		t.Fatal(err)
 	}

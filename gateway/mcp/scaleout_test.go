@@ -183,7 +183,7 @@ func TestSessionTokens(t *testing.T) {
 
 func mustMint(t *testing.T, secret []byte, version string, ttl time.Duration, at time.Time) string {
 	t.Helper()
-	k, err := newTokenKeys(secret, nil, ttl)
+	k, err := newTokenKeys(secret, nil, ttl, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,5 +496,54 @@ func TestFleetRevokedUnsure(t *testing.T) {
 	fleet.mu.Unlock()
 	if got := c.status("POST", `{"jsonrpc":"2.0","id":3,"method":"ping"}`, nil); got != 200 {
 		t.Errorf("once the fleet can tell: %d", got)
+	}
+}
+
+// TestSessionTokenEndpoint: a scale-out session token says which endpoint
+// issued it. Handlers sharing the secret but not the endpoint (the
+// gateway's /mcp and a toolset's /mcp/NAME) answer another's token as an
+// unknown session, a DELETE included, and the session goes on where it
+// was issued; an endpoint name too long for the token's MAC input is
+// refused, naming the option.
+func TestSessionTokenEndpoint(t *testing.T) {
+	endpoints := []string{"", "/mcp/a", "/mcp/b"}
+	clients := make([]*httpClient, len(endpoints))
+	for i, e := range endpoints {
+		_, _, _, clients[i] = scaleOutHandler(t, StreamableHTTPOptions{SessionSecret: testSecret, Endpoint: e})
+		clients[i].initialize()
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	for i, issued := range clients {
+		for j, at := range clients {
+			elsewhere := *at
+			elsewhere.sid = issued.sid
+			want := http.StatusNotFound
+			if i == j {
+				want = http.StatusOK
+			}
+			if got := elsewhere.status("POST", ping, nil); got != want {
+				t.Errorf("a token of %q at %q: %d, want %d", endpoints[i], endpoints[j], got, want)
+			}
+			if i != j {
+				if got := elsewhere.status("DELETE", "", nil); got != http.StatusNotFound {
+					t.Errorf("DELETE of a token of %q at %q: %d, want 404", endpoints[i], endpoints[j], got)
+				}
+			}
+		}
+	}
+	for i, c := range clients {
+		if got := c.status("POST", ping, nil); got != http.StatusOK {
+			t.Errorf("the session of %q after the others' attempts: %d", endpoints[i], got)
+		}
+	}
+	s := NewServer(testImpl, newFakeHandler(t, nil), nil)
+	defer shutdown(t, s)
+	long := &StreamableHTTPOptions{SessionSecret: testSecret, Endpoint: "/mcp/" + strings.Repeat("x", 251)}
+	const want = "mcp: StreamableHTTPOptions.Endpoint: want at most 255 bytes, got 256"
+	if _, err := s.StreamableHTTPHandler(long); err == nil || err.Error() != want {
+		t.Errorf("StreamableHTTPHandler with a long endpoint: %v, want %q", err, want)
+	}
+	if err := long.Check(); err == nil || err.Error() != want {
+		t.Errorf("Check with a long endpoint: %v, want %q", err, want)
 	}
 }

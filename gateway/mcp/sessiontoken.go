@@ -37,11 +37,20 @@ import (
 //	8 bytes  expires at, unix seconds
 //	8 bytes  first 8 bytes of SHA-256(client capabilities JSON)
 //	8 bytes  random nonce (two sessions never share an id)
-//	32 bytes HMAC-SHA256(secret, "mcp-session-token/2" || everything above || owner)
+//	32 bytes HMAC-SHA256(secret, "mcp-session-token/2" || endpoint || everything above || owner)
 //
 // The payload's length is fixed by its version byte, so appending the
 // owner to the MAC input is unambiguous. Format 1 tokens (before owners)
 // no longer verify: their clients initialize again, as after any expiry.
+//
+// The MAC also covers the endpoint the token was issued at
+// (StreamableHTTPOptions.Endpoint), so a token of one endpoint is not a
+// session at another that shares the secret: the gateway's toolsets each
+// have theirs. The endpoint goes into the MAC input as 0x00, its length
+// (one byte) and its bytes, and the empty endpoint (the gateway's /mcp)
+// as nothing at all: a payload starts with its format byte, never 0x00,
+// so no two endpoints' inputs meet, and the tokens /mcp issued before
+// endpoints were bound still verify there.
 
 const (
 	tokenFormat  = 2
@@ -63,7 +72,14 @@ type tokenKeys struct {
 	secrets [][]byte
 	ttl     time.Duration
 	macs    []sync.Pool // one pool of HMAC states per secret
+	// endpoint is what the MAC input holds for the endpoint, after the
+	// domain: nothing for "", else 0x00, its length and its bytes.
+	endpoint []byte
 }
+
+// maxEndpoint is the longest StreamableHTTPOptions.Endpoint: its length
+// takes one byte of the MAC input.
+const maxEndpoint = 255
 
 // minSessionSecret is the shortest StreamableHTTPOptions.SessionSecret
 // accepted: the HMAC key of every session token.
@@ -78,11 +94,17 @@ func checkSessionSecret(secret []byte) error {
 	return nil
 }
 
-func newTokenKeys(current []byte, previous [][]byte, ttl time.Duration) (*tokenKeys, error) {
+func newTokenKeys(current []byte, previous [][]byte, ttl time.Duration, endpoint string) (*tokenKeys, error) {
 	if err := checkSessionSecret(current); err != nil {
 		return nil, err
 	}
+	if len(endpoint) > maxEndpoint {
+		return nil, fmt.Errorf("mcp: StreamableHTTPOptions.Endpoint: want at most %d bytes, got %d", maxEndpoint, len(endpoint))
+	}
 	k := &tokenKeys{ttl: ttl}
+	if endpoint != "" {
+		k.endpoint = append([]byte{0, byte(len(endpoint))}, endpoint...)
+	}
 	k.secrets = append(k.secrets, current)
 	k.secrets = append(k.secrets, previous...)
 	k.macs = make([]sync.Pool, len(k.secrets))
@@ -113,6 +135,7 @@ func (k *tokenKeys) sum(i int, dst, payload []byte, owner string) []byte {
 	m := k.macs[i].Get().(hash.Hash)
 	m.Reset()
 	m.Write([]byte(tokenDomain))
+	m.Write(k.endpoint)
 	m.Write(payload)
 	m.Write([]byte(owner))
 	dst = m.Sum(dst)

@@ -69,6 +69,12 @@ type StreamableHTTPOptions struct {
 	// After it the client gets 404 and, as the spec requires, initializes
 	// a new session. Default 24 hours.
 	SessionTTL time.Duration
+	// Endpoint names this handler's endpoint in its session tokens
+	// (scale-out mode): their MAC covers it, so a token issued by one
+	// handler is not a session at another holding the same secret, and
+	// a request or DELETE there gets 404. The gateway gives each
+	// toolset's /mcp/NAME its own; empty is its /mcp. At most 255 bytes.
+	Endpoint string
 	// Fleet, in scale-out mode, shares revocations and cancellations
 	// among the replicas, which lifts the first two degradations that
 	// SessionSecret lists: DELETE ends the session on every replica, and
@@ -107,7 +113,7 @@ func (s *Server) StreamableHTTPHandler(opts *StreamableHTTPOptions) (http.Handle
 	orDefault(&o.WriteTimeout, DefaultWriteTimeout)
 	h := &streamable{s: s, o: o, sessions: make(map[string]*httpSession), byFleetKey: make(map[string]*httpSession), perOwner: make(map[string]int)}
 	if len(o.SessionSecret) > 0 {
-		k, err := newTokenKeys(o.SessionSecret, o.PreviousSessionSecrets, o.SessionTTL)
+		k, err := newTokenKeys(o.SessionSecret, o.PreviousSessionSecrets, o.SessionTTL, o.Endpoint)
 		if err != nil {
 			return nil, err
 		}

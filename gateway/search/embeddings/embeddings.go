@@ -9,6 +9,7 @@ package embeddings
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,6 +34,14 @@ const (
 	// DefaultTimeout bounds one request when the caller's context has
 	// no earlier deadline.
 	DefaultTimeout = 30 * time.Second
+	// DefaultMaxDimensions bounds a vector's dimensions. Embedding models
+	// answer 384 to 4,096 (OpenAI's largest 3,072); a vector of 200,000
+	// would make a catalog of a few thousand tools take gigabytes.
+	DefaultMaxDimensions = 8192
+	// MaxDimensionsCeiling is the most Options.MaxDimensions may be: a
+	// vector is counted against it before it is decoded, so an answer of
+	// one huge vector allocates nothing for it.
+	MaxDimensionsCeiling = 1 << 16
 )
 
 // Options configure a Client.
@@ -51,6 +61,10 @@ type Options struct {
 	MaxBatch         int
 	MaxResponseBytes int64
 	Timeout          time.Duration
+	// MaxDimensions bounds each vector's dimensions: an answer with a
+	// longer one is an error naming the limit. Zero means
+	// DefaultMaxDimensions; at most MaxDimensionsCeiling.
+	MaxDimensions int
 }
 
 // Client embeds texts. It is safe for concurrent use.
@@ -63,6 +77,7 @@ type Client struct {
 	maxBatch int
 	maxBytes int64
 	timeout  time.Duration
+	maxDims  int
 }
 
 // StatusError is an answer of the endpoint other than 200 OK.
@@ -104,9 +119,13 @@ func New(o Options) (*Client, error) {
 	if strings.ContainsFunc(o.APIKey, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return nil, errors.New("embeddings API key: holds a control character (a line break?); give the key alone")
 	}
+	if o.MaxDimensions < 0 || o.MaxDimensions > MaxDimensionsCeiling {
+		return nil, fmt.Errorf("embeddings MaxDimensions: want 1 to %d, or 0 for the default (%d), got %d", MaxDimensionsCeiling, DefaultMaxDimensions, o.MaxDimensions)
+	}
 	shown := *u
 	shown.RawQuery, shown.Fragment = "", ""
-	c := &Client{url: o.URL, shown: shown.String(), model: o.Model, key: o.APIKey, http: o.HTTPClient, maxBatch: o.MaxBatch, maxBytes: o.MaxResponseBytes, timeout: o.Timeout}
+	c := &Client{url: o.URL, shown: shown.String(), model: o.Model, key: o.APIKey, http: o.HTTPClient, maxBatch: o.MaxBatch, maxBytes: o.MaxResponseBytes, timeout: o.Timeout,
+		maxDims: cmp.Or(o.MaxDimensions, DefaultMaxDimensions)}
 	if c.http == nil {
 		// Redirects are refused: one could send the texts and the key to
 		// another host, or downgrade https to http.
@@ -147,9 +166,66 @@ type request struct {
 
 type response struct {
 	Data []struct {
-		Index     *int      `json:"index"`
-		Embedding []float64 `json:"embedding"`
+		Index     *int   `json:"index"`
+		Embedding vector `json:"embedding"`
 	} `json:"data"`
+}
+
+// vector is an embedding decoded from its JSON array straight into
+// float32s: its numbers are counted first, so a vector over
+// MaxDimensionsCeiling allocates nothing, and one within it allocates
+// its 4 bytes a dimension once, with no []float64 on the way (which took
+// 8 bytes a dimension, twice over as the slice grew).
+type vector []float32
+
+// dimensionsError is a vector longer than MaxDimensionsCeiling, refused
+// while decoding.
+type dimensionsError struct{ n int }
+
+func (e *dimensionsError) Error() string {
+	return fmt.Sprintf("a vector of %d dimensions, over the most any client takes (%d)", e.n, MaxDimensionsCeiling)
+}
+
+// errNotFinite is a number a float32 cannot hold, or NaN and infinities
+// (which JSON cannot write, but a lenient encoder might).
+var errNotFinite = errors.New("a vector with a non-finite number")
+
+// UnmarshalJSON decodes b, one JSON value the decoder has checked: null,
+// or an array of numbers and nothing else.
+func (v *vector) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		*v = nil
+		return nil
+	}
+	if len(b) < 2 || b[0] != '[' {
+		return errors.New("an embedding that is not an array of numbers")
+	}
+	body := bytes.TrimSpace(b[1 : len(b)-1])
+	if len(body) == 0 {
+		*v = vector{}
+		return nil
+	}
+	// The array holds numbers only, or the parse below fails: its commas
+	// count them.
+	n := bytes.Count(body, []byte{','}) + 1
+	if n > MaxDimensionsCeiling {
+		return &dimensionsError{n}
+	}
+	out := make(vector, 0, n)
+	for num := range bytes.SplitSeq(body, []byte{','}) {
+		f, err := strconv.ParseFloat(string(bytes.TrimSpace(num)), 32)
+		switch {
+		case err == nil && !math.IsNaN(f) && !math.IsInf(f, 0):
+		case errors.Is(err, strconv.ErrRange), err == nil:
+			return errNotFinite
+		default:
+			return errors.New("an embedding that is not an array of numbers")
+		}
+		out = append(out, float32(f))
+	}
+	*v = out
+	return nil
 }
 
 // Embed returns one vector per text, in order, in as many requests as
@@ -206,7 +282,13 @@ func (c *Client) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		return nil, &StatusError{Code: resp.StatusCode, Status: resp.Status, URL: c.shown, Body: string(bytes.TrimSpace(raw))}
 	}
 	var r response
-	if err := json.Unmarshal(raw, &r); err != nil {
+	var de *dimensionsError
+	switch err := json.Unmarshal(raw, &r); {
+	case errors.As(err, &de):
+		return nil, fmt.Errorf("embeddings: %s answered a vector of %d dimensions, over the limit of %d (MaxDimensions)", c.shown, de.n, c.maxDims)
+	case errors.Is(err, errNotFinite):
+		return nil, fmt.Errorf("embeddings: %s answered %w", c.shown, err)
+	case err != nil:
 		return nil, fmt.Errorf("embeddings: the answer of %s is not an embeddings response: %w", c.shown, err)
 	}
 	if len(r.Data) != len(texts) {
@@ -221,17 +303,13 @@ func (c *Client) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		if at < 0 || at >= len(texts) || out[at] != nil {
 			return nil, fmt.Errorf("embeddings: %s answered index %d for %d texts, or one twice", c.shown, at, len(texts))
 		}
-		if len(d.Embedding) == 0 {
+		switch n := len(d.Embedding); {
+		case n == 0:
 			return nil, fmt.Errorf("embeddings: %s answered an empty vector for text %d", c.shown, at)
+		case n > c.maxDims:
+			return nil, fmt.Errorf("embeddings: %s answered a vector of %d dimensions for text %d, over the limit of %d (MaxDimensions)", c.shown, n, at, c.maxDims)
 		}
-		v := make([]float32, len(d.Embedding))
-		for j, f := range d.Embedding {
-			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, fmt.Errorf("embeddings: %s answered a vector with a non-finite number for text %d", c.shown, at)
-			}
-			v[j] = float32(f)
-		}
-		out[at] = v
+		out[at] = d.Embedding
 	}
 	return out, nil
 }

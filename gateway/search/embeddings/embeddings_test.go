@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -123,6 +125,11 @@ func TestBadAnswers(t *testing.T) {
 		{`{"data":[{"index":0,"embedding":[1]},{"index":1,"embedding":[]}]}`, "an empty vector for text 1"},
 		{`{"data":[{"index":0,"embedding":[1]},{"index":1,"embedding":[1,2]}]}`, "vectors of 1 and 2 dimensions"},
 		{strings.Repeat(" ", 2048), "over 1024 bytes"},
+		{`{"data":[{"index":0,"embedding":[1]},{"index":1,"embedding":[1e39]}]}`, "a vector with a non-finite number"},
+		{`{"data":[{"index":0,"embedding":[1]},{"index":1,"embedding":["1"]}]}`, "not an array of numbers"},
+		{`{"data":[{"index":0,"embedding":[1]},{"index":1,"embedding":[[1,2]]}]}`, "not an array of numbers"},
+		{`{"data":[{"index":0,"embedding":[1]},{"index":1,"embedding":{"a":1}}]}`, "not an array of numbers"},
+		{`{"data":[{"index":0,"embedding":[1]},{"index":1,"embedding":null}]}`, "an empty vector for text 1"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(tc.body)) }))
 		c, err := embeddings.New(embeddings.Options{URL: srv.URL, Model: "m", MaxResponseBytes: 1024})
@@ -194,5 +201,106 @@ func TestRedirectRefused(t *testing.T) {
 	}
 	if followed.Load() != 0 {
 		t.Error("the redirect was followed")
+	}
+}
+
+// hugeVectors answers every request with one vector of dims dimensions
+// per text, written as tersely as JSON allows ("0,0,...,1").
+func hugeVectors(t *testing.T, dims int) *httptest.Server {
+	t.Helper()
+	// Made once: the server's allocations count in the test's figures.
+	vec := []byte(strings.Repeat("0,", dims-1) + "1]}")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Write([]byte(`{"data":[`))
+		for i := range req.Input {
+			if i > 0 {
+				w.Write([]byte(","))
+			}
+			fmt.Fprintf(w, `{"index":%d,"embedding":[`, i)
+			w.Write(vec)
+		}
+		w.Write([]byte(`]}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// allocated sets *n to the bytes the process allocated while f ran.
+func allocated(f func(), n *uint64) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	*n = after.TotalAlloc - before.TotalAlloc
+}
+
+// TestVectorDimensionsBounded: a vector over MaxDimensions (8,192 by
+// default) is an error naming the limit; one over the ceiling is refused
+// while it is counted, before anything is allocated for it: 64 vectors
+// of 200,000 dimensions (25.6 MB of JSON) cost little more than reading
+// the answer (the issue measured 791 MiB allocated for one such batch,
+// decoded through []float64). A vector within the limit is decoded whole.
+func TestVectorDimensionsBounded(t *testing.T) {
+	texts := make([]string, 64)
+	for i := range texts {
+		texts[i] = fmt.Sprint("text ", i)
+	}
+	for _, tc := range []struct {
+		dims, max int
+		want      string
+	}{
+		{8193, 0, "answered a vector of 8193 dimensions for text 0, over the limit of 8192 (MaxDimensions)"},
+		{300, 256, "answered a vector of 300 dimensions for text 0, over the limit of 256 (MaxDimensions)"},
+		{200_000, 0, "answered a vector of 200000 dimensions, over the limit of 8192 (MaxDimensions)"},
+	} {
+		srv := hugeVectors(t, tc.dims)
+		c, err := embeddings.New(embeddings.Options{URL: srv.URL, Model: "m", MaxDimensions: tc.max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got uint64
+		allocated(func() { _, err = c.Embed(context.Background(), texts) }, &got)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%d dimensions: %v, want %q", tc.dims, err, tc.want)
+		}
+		if tc.dims != 200_000 {
+			continue
+		}
+		// What reading the answer alone allocates (its buffer grows), with
+		// the server's side of it: decoding a refused vector must add
+		// less than the answer's size.
+		var reading uint64
+		allocated(func() {
+			resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"model":"m","input":["`+strings.Join(texts, `","`)+`"]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.ReadAll(io.LimitReader(resp.Body, embeddings.DefaultMaxResponseBytes+1))
+			resp.Body.Close()
+		}, &reading)
+		answer := uint64(len(texts) * 2 * tc.dims)
+		t.Logf("%d dimensions: %d MiB allocated for a %d MiB answer, %d MiB of it reading it", tc.dims, got>>20, answer>>20, reading>>20)
+		if got > reading+answer {
+			t.Errorf("%d dimensions: %d MiB allocated for a %d MiB answer, want under %d MiB (reading it takes %d MiB)", tc.dims, got>>20, answer>>20, (reading+answer)>>20, reading>>20)
+		}
+	}
+	srv := hugeVectors(t, 4096)
+	c, err := embeddings.New(embeddings.Options{URL: srv.URL, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Embed(context.Background(), texts[:2])
+	if err != nil || len(got) != 2 || len(got[1]) != 4096 || got[1][4095] != 1 || got[1][0] != 0 {
+		t.Errorf("4,096 dimensions: %d vectors, %v", len(got), err)
+	}
+	for _, bad := range []int{-1, embeddings.MaxDimensionsCeiling + 1} {
+		if _, err := embeddings.New(embeddings.Options{URL: srv.URL, Model: "m", MaxDimensions: bad}); err == nil || !strings.Contains(err.Error(), "embeddings MaxDimensions: want 1 to 65536") {
+			t.Errorf("MaxDimensions %d: %v", bad, err)
+		}
 	}
 }

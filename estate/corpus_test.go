@@ -14,7 +14,6 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
-	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/search"
 )
@@ -23,34 +22,14 @@ import (
 // one in-process server with reflection (no comments), in the given mode.
 func corpusGateway(tb testing.TB, mode gateway.ToolMode) *gateway.Gateway {
 	tb.Helper()
-	srv, err := estate.Serve(&estate.Options{Services: estate.CorpusServices()})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(srv.Stop)
-	conn, err := backendconn.Dial(srv.Addr, backendconn.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { conn.Close() })
-	return startGateway(tb, []gateway.Backend{{Name: "corpus", Address: srv.Addr, Conn: conn}}, &gateway.Options{ToolMode: mode})
+	return startGateway(tb, []gateway.Backend{servedBackend(tb, "corpus", estate.CorpusServices())}, &gateway.Options{ToolMode: mode})
 }
 
 // corpusAPIGateway starts a gateway over one API of the corpus alone, as a
 // team fronting its own service would.
 func corpusAPIGateway(tb testing.TB, api estate.CorpusAPI, mode gateway.ToolMode) *gateway.Gateway {
 	tb.Helper()
-	srv, err := estate.Serve(&estate.Options{Services: api.Services})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(srv.Stop)
-	conn, err := backendconn.Dial(srv.Addr, backendconn.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { conn.Close() })
-	return startGateway(tb, []gateway.Backend{{Name: api.ID, Address: srv.Addr, Conn: conn}}, &gateway.Options{ToolMode: mode})
+	return startGateway(tb, []gateway.Backend{servedBackend(tb, api.ID, api.Services)}, &gateway.Options{ToolMode: mode})
 }
 
 // rankPerAPI ranks each API's requests on that API's own gateway and

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
@@ -51,8 +50,8 @@ func TestSearchLooseCorpus(t *testing.T) {
 		loose bool
 	}{
 		{"can user:anne view document:budget?", checks, false},
-		{"can user:anne peruse document:budget?", checks, true},
-		{"is docker.io/library/redis:7 already present here, and how big is it?", []string{"ImageService_ImageStatus"}, false},
+		{"can user:anne zork document:budget?", checks, true},
+		{"is docker.io/library/redis:7 already present here, and how big is it?", []string{"ImageService_ImageStatus"}, true},
 		{"xylophone", nil, true},
 	} {
 		names, note := looseAnswer(t, g, tc.query)
@@ -84,22 +83,5 @@ func BenchmarkSearchLooseLatency(b *testing.B) {
 	for _, q := range queries {
 		looseAnswer(b, g, q)
 	}
-	var took []time.Duration
-	i := 0
-	for b.Loop() {
-		for _, q := range queries {
-			args, _ := json.Marshal(map[string]any{"query": q + " " + nonce(i), "limit": 5})
-			i++
-			start := time.Now()
-			res, err := g.CallTool(context.Background(), &mcp.CallToolRequest{Name: gateway.SearchToolsName, Arguments: args})
-			took = append(took, time.Since(start))
-			if err != nil || res.IsError {
-				b.Fatalf("%q: %v %+v", q, err, res)
-			}
-		}
-	}
-	slices.Sort(took)
-	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-us")
-	b.ReportMetric(float64(took[len(took)*99/100].Microseconds()), "p99-us")
-	b.ReportMetric(0, "ns/op")
+	searchLatency(b, g, queries)
 }

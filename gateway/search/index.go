@@ -502,6 +502,10 @@ func splitIdentifier(s string) []string {
 	return words
 }
 
+// minCompoundPart is the shortest half of a joined word: shorter halves
+// find words in most words ("peruse": per, use).
+const minCompoundPart = 4
+
 // compoundWeight is the weight of each half of a query word written as
 // one that the index has as two ("statestore": state, store).
 const compoundWeight = 0.8
@@ -513,7 +517,7 @@ func (ix *Index) expansions(tok string) []alternative {
 	for _, t := range ix.initialisms[tok] {
 		alts = append(alts, alternative{term: t, weight: 1, noun: true})
 	}
-	for i := minPrefix; i <= len(tok)-minPrefix; i++ {
+	for i := minCompoundPart; i <= len(tok)-minCompoundPart; i++ {
 		a, b := Stem(tok[:i]), Stem(tok[i:])
 		if _, ok := ix.postings[a]; !ok {
 			continue

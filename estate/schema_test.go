@@ -71,7 +71,7 @@ func TestToolSizes(t *testing.T) {
 		"Instances_Get":    `{"title":"Get instance (Google Cloud Compute v1)","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}`,
 		"Instances_Delete": `{"title":"Delete instance (Google Cloud Compute v1)","readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}`,
 		"Instances_Insert": `{"title":"Create instance (Google Cloud Compute v1)","readOnlyHint":false,"destructiveHint":false,"idempotentHint":false,"openWorldHint":true}`,
-		"Instances_Stop":   `{"title":"Stop instance (Google Cloud Compute v1)","readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":true}`,
+		"Instances_Stop":   `{"title":"Stop instance (Google Cloud Compute v1)","readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true}`,
 	} {
 		if got := hints[name]; got != want {
 			t.Errorf("%s annotations %s, want %s", name, got, want)

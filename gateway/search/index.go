@@ -607,17 +607,7 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 				idf = min(idf, own)
 			}
 			groupIDF = max(groupIDF, a.weight*idf)
-			for _, p := range ps {
-				if keep != nil && !keep(int(p.doc)) {
-					continue
-				}
-				tf := float64(p.tf)
-				s := a.weight * idf * tf * (k1 + 1) / (tf + k1)
-				if best[p.doc] == 0 {
-					touched = append(touched, p.doc)
-				}
-				best[p.doc] = max(best[p.doc], s)
-			}
+			touched = accumulate(ps, a.weight*idf, keep, best, touched)
 		}
 		w := p.weights[gi]
 		if len(touched) > 0 {
@@ -696,6 +686,26 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 		hits = slices.Insert(hits, 0, Hit{Doc: exact, Score: top + 1})
 	}
 	return hits[:min(limit, len(hits))]
+}
+
+// accumulate scores the postings of one alternative of a query group,
+// weighted by w (its weight times its idf), into best, each document's
+// best score in the group so far, and returns touched with the documents
+// the group had not touched yet appended (BM25's saturation of the term
+// frequency, k1).
+func accumulate(ps []posting, w float64, keep func(doc int) bool, best []float64, touched []int32) []int32 {
+	for _, p := range ps {
+		if keep != nil && !keep(int(p.doc)) {
+			continue
+		}
+		tf := float64(p.tf)
+		s := w * tf * (k1 + 1) / (tf + k1)
+		if best[p.doc] == 0 {
+			touched = append(touched, p.doc)
+		}
+		best[p.doc] = max(best[p.doc], s)
+	}
+	return touched
 }
 
 // byRank orders hits best first, ties by document.

@@ -147,18 +147,7 @@ func (ix *Index) LooseWithin(query string, limit int, keep func(doc int) bool) [
 			if len(ps) == 0 {
 				continue
 			}
-			idf := ix.idf(len(ps))
-			for _, p := range ps {
-				if keep != nil && !keep(int(p.doc)) {
-					continue
-				}
-				tf := float64(p.tf)
-				s := a.weight * idf * tf * (k1 + 1) / (tf + k1)
-				if best[p.doc] == 0 {
-					touched = append(touched, p.doc)
-				}
-				best[p.doc] = max(best[p.doc], s)
-			}
+			touched = accumulate(ps, a.weight*ix.idf(len(ps)), keep, best, touched)
 		}
 		if len(touched) > 0 {
 			asked += weights[gi]

@@ -87,6 +87,23 @@ func readBody(r *http.Request, limit int64, buf []byte) ([]byte, error) {
 	}
 }
 
+// drainLimit is how much of an oversized body is read and dropped before
+// the 413 is answered: four times the limit, at most 64 MiB (and within
+// the request's read deadline, RequestDeadlines).
+func drainLimit(limit int64) int64 {
+	return min(4*limit, 64<<20)
+}
+
+// drainBody reads and drops r's body up to n bytes, and reports whether
+// it reached the body's end.
+func drainBody(r *http.Request, n int64) bool {
+	if r.ContentLength > n {
+		return false
+	}
+	m, err := io.Copy(io.Discard, io.LimitReader(r.Body, n+1))
+	return err == nil && m <= n
+}
+
 // writeBodyError answers a body that could not be read. The client gets a
 // generic text (the error names the connection's addresses); the detail
 // goes to the log at debug level.
@@ -95,7 +112,17 @@ func (s *Server) writeBodyError(w http.ResponseWriter, r *http.Request, err erro
 	var ne net.Error
 	switch {
 	case errors.As(err, &mbe):
-		writeJSONError(w, http.StatusRequestEntityTooLarge, nil, errorf(CodeInvalidRequest, "request body exceeds the limit of %d bytes", mbe.Limit))
+		// Read (and drop) what the client is still sending before
+		// answering: many HTTP clients (the Python SDK's among them)
+		// write the whole body before they read, and fail with a broken
+		// connection, never seeing the answer, when the server answers
+		// early and closes. Past drainLimit the connection is closed
+		// after the answer instead: the bytes are not worth reading.
+		if !drainBody(r, drainLimit(mbe.Limit)) {
+			w.Header().Set("Connection", "close")
+		}
+		writeJSONError(w, http.StatusRequestEntityTooLarge, nil, errorf(CodeInvalidRequest,
+			"request body exceeds the limit of %d bytes (MaxRequestBytes; the gateway's --max-request-bytes): send less, or ask the operator to raise the limit", mbe.Limit))
 		return
 	case errors.As(err, &ne) && ne.Timeout():
 		writeJSONError(w, http.StatusRequestTimeout, nil, errorf(CodeInvalidRequest, "request body not received in time"))

@@ -297,11 +297,17 @@ func TestSlowReaderCut(t *testing.T) {
 	}
 	defer c.Close()
 	// Echo answers with its arguments twice: an 8 MiB response that no
-	// socket buffer absorbs.
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"pad":"` + strings.Repeat("x", 4<<20-200) + `"},` +
+	// socket buffer absorbs. The request stays under the default
+	// MaxRequestBytes and carries the Mcp-Name header 2026-07-28 requires
+	// (it was 7 bytes over and had none, and passed on the 413's closed
+	// connection, never reaching the write deadline).
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"pad":"` + strings.Repeat("x", 4<<20-300) + `"},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	if len(body) > DefaultMaxMessageBytes {
+		t.Fatalf("the request is %d bytes, over the limit of %d", len(body), DefaultMaxMessageBytes)
+	}
 	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
-		"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	select {
 	case <-closed:
 	case <-time.After(time.Minute): // a safety net only

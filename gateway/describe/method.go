@@ -165,7 +165,7 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 			break
 		}
 	}
-	if a.Verb == "" && a.Modifier == "stream" || a.Modifier == "streaming" && a.Verb == "" {
+	if a.Verb == "" && (a.Modifier == "stream" || a.Modifier == "streaming") {
 		// StreamImages, StreamContainerStats: a list sent as a stream.
 		a.Modifier = ""
 		if m.IsStreamingServer() {
@@ -292,13 +292,15 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 
 	a.fieldName = name
 	a.Streams = m.IsStreamingServer()
-	// A response that is itself a status (Milvus's common.Status) returns
-	// only whether the call worked.
-	if m.Output().Name() == "Operation" {
+	switch m.Output().Name() {
+	case "Operation":
 		// An operation to follow (Compute's, google.longrunning's): its
 		// fields are the same for every method, and say nothing of it.
 		a.operation = true
-	} else if m.Output().Name() != "Status" {
+	case "Status":
+		// A response that is itself a status (Milvus's common.Status)
+		// says only whether the call worked.
+	default:
 		outs := m.Output().Fields()
 		for i := range outs.Len() {
 			if fd := outs.Get(i); !boilerplate(fd) {

@@ -393,25 +393,26 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // can wait for it). It fails for a duplicate id, a closing server, a full
 // server, or a principal that holds its share of it.
 func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessage) (context.Context, *call, *Error) {
-	// A session's owner is the principal of every request on it (another
-	// principal does not find it), which spares a context lookup per call.
+	// The request's principal is looked up once: its ID is what the call
+	// counts against (a session's owner, for a call in a session, which
+	// another principal does not find), and its token's expiry ends the
+	// call (the token of this request, which may be a refreshed one).
 	var who string
-	switch {
-	case sess != nil:
+	var end time.Time
+	if s.principal != nil {
+		p := s.principal(ctx)
+		who, end = p.ID, p.callEnd()
+	}
+	if sess != nil {
 		who = sess.owner
-	case s.principal != nil:
-		who = s.principal(ctx).ID
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	c := &call{cancel: cancel, principal: who}
-	if s.principal != nil {
+	if !end.IsZero() {
 		// No call outlives its caller's token, on any transport: a
 		// POST's call (its stream included) as much as a WebSocket's,
 		// which its connection's end would cancel anyway.
-		p := s.principal(ctx)
-		if end := p.callEnd(); !end.IsZero() {
-			ctx, c.stopDeadline = context.WithDeadlineCause(ctx, end, errCredentialExpired)
-		}
+		ctx, c.stopDeadline = context.WithDeadlineCause(ctx, end, errCredentialExpired)
 	}
 	if sess != nil {
 		if e := sess.addCall(id, c); e != nil {

@@ -108,6 +108,9 @@ type Options struct {
 	// pageHook, when set (by tests, export_test.go), runs before each
 	// page of a read of the revocations; it may block until ctx ends.
 	pageHook func(ctx context.Context, page int)
+	// checkHook, when set (by tests), runs after each health check with
+	// what Up then reports.
+	checkHook func(up bool)
 	// Logger receives the store's warnings (nil: slog.Default()). The Redis
 	// client's own log lines, process-wide in its library, go there too.
 	Logger *slog.Logger
@@ -140,8 +143,9 @@ type Redis struct {
 	maxRevoked, maxRevokedPerWho int
 	// loads are the goroutines reading the revocations (one at a time:
 	// a new one cancels the last); Close waits for them.
-	loads    sync.WaitGroup
-	pageHook func(ctx context.Context, page int)
+	loads     sync.WaitGroup
+	pageHook  func(ctx context.Context, page int)
+	checkHook func(up bool)
 
 	mu        sync.Mutex
 	revoked   map[string]int64 // session key (mcp.FleetKey) → expiry, unix seconds
@@ -290,6 +294,7 @@ func Open(rawURL string, opts *Options) (*Redis, error) {
 		maxRevokedPerWho: max(0, limit.Or(o.MaxRevocationsPerPrincipal, DefaultMaxRevocationsPerPrincipal)),
 		replica:          newID(),
 		pageHook:         o.pageHook,
+		checkHook:        o.checkHook,
 		stop:             make(chan struct{}),
 		done:             make(chan struct{}),
 	}

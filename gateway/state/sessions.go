@@ -285,6 +285,9 @@ func (r *Redis) watch() {
 func (r *Redis) check(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 	defer cancel()
+	if r.checkHook != nil {
+		defer func() { r.checkHook(r.up.Load()) }()
+	}
 	if err := r.c.Ping(ctx).Err(); err != nil {
 		if r.up.Load() {
 			r.log.Warn("state: the store is unavailable; kept results, fleet-wide DELETE and relayed cancellations fail until it is back", "err", err)

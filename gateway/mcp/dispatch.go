@@ -452,12 +452,12 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 		}
 	}
 	res, err := s.h.CallTool(ctx, req)
-	if ctx.Err() != nil && context.Cause(ctx) == errCredentialExpired && (res == nil || res.Task == nil) {
+	if cause := context.Cause(ctx); ctx.Err() != nil && (cause == errCredentialExpired || cause == errCredentialRevoked) && (res == nil || res.Task == nil) {
 		// Whatever the handler made of its deadline (a DEADLINE_EXCEEDED
 		// tool error, a stream's partial result), the caller is told why
 		// the call ended and what to do. A task it created is answered
 		// still: the task runs on, and its id is the client's to keep.
-		return fail(errorf(CodeInternalError, "tools/call: %s while the call ran; authenticate again and repeat the request", errCredentialExpired))
+		return fail(errorf(CodeInternalError, "tools/call: %s while the call ran; authenticate again and repeat the request", cause))
 	}
 	if err != nil {
 		var rf *Refusal

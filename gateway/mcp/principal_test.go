@@ -227,3 +227,37 @@ func TestSessionOwner(t *testing.T) {
 		t.Errorf("the owner's POST: %d, want 202", code)
 	}
 }
+
+// TestCallsEndAtRevocation: a call over Streamable HTTP (in a session and
+// stateless) ends when its caller's credential is revoked, as a
+// WebSocket's does, with an error saying why (it used to run on to its
+// timeout).
+func TestCallsEndAtRevocation(t *testing.T) {
+	const stateless = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for _, transport := range []string{"session", "stateless"} {
+		t.Run(transport, func(t *testing.T) {
+			revoked := make(chan struct{})
+			who := func(context.Context) Principal { return Principal{ID: "alice", Revoked: revoked} }
+			h := newFakeHandler(t, nil)
+			s := NewServer(testImpl, h, &ServerOptions{PrincipalOf: who})
+			_, _, c := newHTTPTestWith(t, s, h, &StreamableHTTPOptions{})
+			c.c = &http.Client{Timeout: 10 * time.Second} // a call that never ends fails the test
+			msg := stateless
+			hdr := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "block"}
+			if transport == "session" {
+				c.initialize()
+				msg, hdr = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`, nil
+			}
+			go func() {
+				<-h.started
+				close(revoked)
+			}()
+			resp := c.do("POST", msg, hdr)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if body := string(b); !strings.Contains(body, reasonRevoked) || !strings.Contains(body, "authenticate again") {
+				t.Errorf("the call's answer = %s, want an error saying the credential was revoked", body)
+			}
+		})
+	}
+}

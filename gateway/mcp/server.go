@@ -399,9 +399,10 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 	// call (the token of this request, which may be a refreshed one).
 	var who string
 	var end time.Time
+	var revoked <-chan struct{}
 	if s.principal != nil {
 		p := s.principal(ctx)
-		who, end = p.ID, p.callEnd()
+		who, end, revoked = p.ID, p.callEnd(), p.Revoked
 	}
 	if sess != nil {
 		who = sess.owner
@@ -413,6 +414,19 @@ func (s *Server) startCall(ctx context.Context, sess *session, id json.RawMessag
 		// POST's call (its stream included) as much as a WebSocket's,
 		// which its connection's end would cancel anyway.
 		ctx, c.stopDeadline = context.WithDeadlineCause(ctx, end, errCredentialExpired)
+	}
+	if revoked != nil {
+		// Nor its revocation: a POST's call ends as a WebSocket's does.
+		// The watcher ends with the call (c.cancel ends ctx).
+		var revoke context.CancelCauseFunc
+		ctx, revoke = context.WithCancelCause(ctx)
+		go func() {
+			select {
+			case <-revoked:
+				revoke(errCredentialRevoked)
+			case <-ctx.Done():
+			}
+		}()
 	}
 	if sess != nil {
 		if e := sess.addCall(id, c); e != nil {

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
@@ -452,6 +453,12 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 		}
 	}
 	res, err := s.h.CallTool(ctx, req)
+	if d, ok := ctx.Deadline(); ok && ctx.Err() == nil && !time.Now().Before(d) {
+		// The backend's own timer (gRPC's, from the same deadline) may
+		// end the call a moment before ctx's: the deadline has passed,
+		// so ctx is about to end, and its cause says why.
+		<-ctx.Done()
+	}
 	if cause := context.Cause(ctx); ctx.Err() != nil && (cause == errCredentialExpired || cause == errCredentialRevoked) && (res == nil || res.Task == nil) {
 		// Whatever the handler made of its deadline (a DEADLINE_EXCEEDED
 		// tool error, a stream's partial result), the caller is told why

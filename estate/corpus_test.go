@@ -178,17 +178,16 @@ func TestCorpusShow(t *testing.T) {
 // own API's tools, so in one catalog of all twelve a request another
 // API's tool also does (two container runtimes, two authorization
 // services, two vector databases) counts as a miss; that catalog is
-// reported and held to floors at today's figures, as is SpiceDB alone,
-// the one API under the per-API goal (docs/catalog.md).
+// reported and held to floors (docs/catalog.md).
 const (
 	corpusGoalTop1       = 0.60
 	corpusGoalTop5       = 0.85
 	corpusGoalTop5PerAPI = 0.70
-	// Floors, not goals: where the figures stood when the set was made,
-	// so that a change that loses ground fails.
-	corpusFloorTop5PerAPI = 0.60
-	corpusFloorTop1All    = 0.57
-	corpusFloorTop5All    = 0.78
+	// Floors, not goals: a request or two under where the one-catalog
+	// figures stood once SpiceDB's second batch joined the set, so that
+	// a change that loses ground fails.
+	corpusFloorTop1All = 0.55
+	corpusFloorTop5All = 0.75
 )
 
 // TestCorpusSearch ranks both halves of the corpus's requests in search
@@ -217,11 +216,8 @@ func TestCorpusSearch(t *testing.T) {
 	}
 	for _, api := range estate.Corpus {
 		s := alone.perAPI[api.ID]
-		switch top5 := float64(s.top5) / float64(s.n); {
-		case top5 < corpusFloorTop5PerAPI:
-			t.Errorf("test half, %s alone: top-5 %.2f, under the floor %.2f", api.ID, top5, corpusFloorTop5PerAPI)
-		case top5 < corpusGoalTop5PerAPI:
-			t.Logf("test half, %s alone: top-5 %.2f, under the goal %.2f", api.ID, top5, corpusGoalTop5PerAPI)
+		if top5 := float64(s.top5) / float64(s.n); top5 < corpusGoalTop5PerAPI {
+			t.Errorf("test half, %s alone: top-5 %.2f, under the goal %.2f", api.ID, top5, corpusGoalTop5PerAPI)
 		}
 	}
 

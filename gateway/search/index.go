@@ -447,8 +447,16 @@ const minPrefix = 3
 // to find an indexed term.
 const maxTruncate = 3
 
-// prefixes are the indexed terms an unknown word begins, and the one that
-// begins it ("zonal" for "zone").
+// derivedEndings are the endings an unknown word may lose to find the
+// indexed term it derives from ("zonal": zon+al). Cutting any letters
+// would read a name as a rare identifier it happens to begin ("alice"
+// is not "ali" of AliOSS).
+var derivedEndings = map[string]bool{
+	"s": true, "e": true, "y": true, "al": true, "ic": true, "ly": true, "er": true, "or": true,
+	"ed": true, "es": true, "ing": true, "ion": true, "ive": true, "ity": true, "ous": true,
+	"ful": true, "ary": true, "ize": true, "ise": true, "ial": true, "ual": true,
+}
+
 // addInitialisms records the initials of each part of a key (split at
 // underscores) that is a name of two to five words.
 func (ix *Index) addInitialisms(key string) {
@@ -530,6 +538,8 @@ func (ix *Index) expansions(tok string) []alternative {
 	return alts
 }
 
+// prefixes are the indexed terms an unknown word begins, and the one that
+// begins it ("zonal" for "zone").
 func (ix *Index) prefixes(tok string) []alternative {
 	var alts []alternative
 	i, _ := slices.BinarySearch(ix.vocab, tok)
@@ -537,6 +547,9 @@ func (ix *Index) prefixes(tok string) []alternative {
 		alts = append(alts, alternative{term: ix.vocab[i], weight: prefixWeight})
 	}
 	for cut := 1; cut <= maxTruncate && len(tok)-cut >= minPrefix; cut++ {
+		if !derivedEndings[tok[len(tok)-cut:]] {
+			continue
+		}
 		if _, ok := ix.postings[tok[:len(tok)-cut]]; ok {
 			alts = append(alts, alternative{term: tok[:len(tok)-cut], weight: prefixWeight})
 			break

@@ -181,15 +181,24 @@ func TestSearchActionAndSynonymWeights(t *testing.T) {
 
 // TestSearchJoinsAndTruncates: two query words the index holds as one
 // term are joined ("back up" finds Backup), and an unknown word matches
-// the indexed term it begins with ("zonal" finds Zone).
+// the indexed term it begins with at an English ending ("zonal" finds
+// Zone), never at any letter: "alice" is not the "ali" of AliOSS.
 func TestSearchJoinsAndTruncates(t *testing.T) {
 	docs := []search.Document{
 		{Key: "Backups_Create", Fields: []search.Field{{Text: "CreateBackup", Weight: 3}}},
 		{Key: "Things_Back", Fields: []search.Field{{Text: "BackThings up", Weight: 3}}},
 		{Key: "ZoneOperations_Wait", Fields: []search.Field{{Text: "Wait ZoneOperations", Weight: 3}}},
 		{Key: "Operations_Wait", Fields: []search.Field{{Text: "Wait Operations", Weight: 3}}},
+		{Key: "Egress_StartAliOSSUpload", Fields: []search.Field{{Text: "StartAliOSSUpload", Weight: 3}}},
+		{Key: "Permissions_Check", Fields: []search.Field{{Text: "CheckPermission", Weight: 3}}},
 	}
 	ix := search.New(docs)
+	if h := ix.Search("can alice check the permission", 1); len(h) != 1 || h[0].Doc != 5 {
+		t.Errorf("alice: %v, want Permissions_Check", h)
+	}
+	if h := ix.Search("alice", 5); slices.ContainsFunc(h, func(x search.Hit) bool { return x.Doc == 4 }) {
+		t.Errorf("alice: %v, a name read as the ali of AliOSS", h)
+	}
 	if h := ix.Search("back up", 1); len(h) != 1 || h[0].Doc != 0 {
 		t.Errorf("back up: %v, want Backups_Create", h)
 	}

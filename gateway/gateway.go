@@ -11,6 +11,13 @@
 // nothing of MCP; the gateway sees it through managedConn, backends.go),
 // the protobuf to JSON Schema mapping in gateway/schema, and descriptor
 // sources in the reflection package.
+//
+// A Go program embeds the gateway with [New] (one [Backend] per gRPC
+// server, nil [Options] for the defaults), then serves [Gateway.Handler]
+// (Streamable HTTP, WebSocket, legacy SSE) or [Gateway.ServeStdio], or
+// calls [Gateway.CallTool] in process, and ends with [Gateway.Shutdown]
+// or [Gateway.Close]; the examples show each. The binary (cmd/gateway)
+// is built on the same calls.
 package gateway
 
 import (

@@ -268,7 +268,7 @@ func TestEtcdWorkflow(t *testing.T) {
 			go func() {
 				sc := a.call("Watch_Watch", map[string]any{
 					"requests":       []any{map[string]any{"createRequest": map[string]any{"key": b64(p), "rangeEnd": b64(end)}}},
-					"window-seconds": 3,
+					"window-seconds": 4,
 				}, tok)
 				done <- watched{sc}
 			}()
@@ -281,8 +281,8 @@ func TestEtcdWorkflow(t *testing.T) {
 			}
 			changed := revision(t, a.call("KV_Put", map[string]any{"key": b64(p + "a"), "value": b64("4")}, ""))
 			w := (<-done).sc
-			if took := time.Since(start); took < 3*time.Second || took > 20*time.Second {
-				t.Errorf("the watch returned after %v, want its 3s window", took)
+			if took := time.Since(start); took < 4*time.Second || took > 20*time.Second {
+				t.Errorf("the watch returned after %v, want its 4s window", took)
 			}
 			msgs, _ := w["messages"].([]any)
 			var events []any

@@ -54,9 +54,11 @@ unit-estate: $(GOOGLEAPIS)
 	cd estate && $(GO) vet ./... && REQUIRE_GOOGLEAPIS=1 $(GO) test -race -count=1 -timeout 15m ./...
 	cd estate && REQUIRE_GOOGLEAPIS=1 $(GO) test -count=1 -timeout 15m -run 'TestGoogleapisToolSizes|TestSearchRelevanceAtScale' .
 
-# Real services (realservices/, docs/temporal.md): the gateway in front of
-# Temporal's server, a nested module like estate/ so that the server stays
-# out of the gateway's go.mod; its temporaldev command, a module of its own
+# Real services (realservices/, docs/temporal.md, docs/etcd.md): the
+# gateway in front of Temporal's server and of etcd's (realservices/etcd,
+# started in process by etcd's embed package, ~10 s), a nested module like
+# estate/ so that the servers stay out of the gateway's go.mod; Temporal's
+# temporaldev command, a module of its own
 # (the server and the gateway need OpenTelemetry versions that cannot share
 # a binary), is built by the tests (the first build takes a few minutes).
 # Temporal's commented .proto sources come from the npm package

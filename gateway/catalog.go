@@ -91,6 +91,8 @@ type tool struct {
 	paging *paging
 	// lro is set for a long-running method (operation.go), nil otherwise.
 	lro *longRunning
+	// watch is set for an open-ended stream (watch.go), nil otherwise.
+	watch *watchSpec
 	// search is what search mode indexes beyond the definition.
 	search searchFacts
 	// baseName is the name the tool has when no other collides with it
@@ -217,6 +219,8 @@ type catalogOptions struct {
 	exposeDebugInfo bool
 	// maxResultBytes is the resolved result budget, -1 for none.
 	maxResultBytes int
+	// watch is Options.Watch, resolved (watch.go).
+	watch watchSettings
 }
 
 // backendTools is one backend's discovery compiled into tools. It is kept
@@ -408,6 +412,7 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 		t.retry = c.RetriesSafeMethods() && t.repeatable
 	}
 	opts.backend.apply(t, m, opts.deadlines)
+	compileWatch(t, m, to, opts.watch, opts.useProtoNames)
 	return compiledTool{tool: t}
 }
 

@@ -126,6 +126,10 @@ type Options struct {
 	// At the cap the gateway cancels the stream and returns what it has,
 	// marked truncated, as a normal result.
 	StreamMaxBytes int64
+	// Watch shapes the tools of open-ended streams (a Watch, a
+	// Subscribe, a Tail): windows a call collects for, and which
+	// streams are open-ended (watch.go, docs/streaming.md).
+	Watch WatchOptions
 	// OperationWait is how long tools/call of a long-running method
 	// (AIP-151) waits for its operation before answering with the
 	// unfinished operation's handle; never past the call's deadline.
@@ -353,6 +357,8 @@ type Gateway struct {
 	filter   *methodFilter
 	// methodTimeouts are Options.MethodTimeouts, compiled.
 	methodTimeouts methodTimeouts
+	// watch is Options.Watch, resolved.
+	watch watchSettings
 	// scopeRules are Auth's tool scope rules, compiled once (scopes.go);
 	// scopePins the methods their tool-name rules have matched so far.
 	scopeRules scopeRules
@@ -479,6 +485,9 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		return nil, err
 	}
 	if g.methodTimeouts, err = newMethodTimeouts(g.opts.MethodTimeouts); err != nil {
+		return nil, err
+	}
+	if g.watch, err = newWatchSettings(g.opts.Watch); err != nil {
 		return nil, err
 	}
 	if g.opts.Auth != nil {

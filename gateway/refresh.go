@@ -60,6 +60,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		operationCancel: g.opts.OperationCancel,
 		exposeDebugInfo: g.opts.ExposeDebugInfo,
 		maxResultBytes:  g.budget,
+		watch:           g.watch,
 	})
 	if err != nil {
 		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))

@@ -104,6 +104,13 @@ func (t *tool) compileStream(m protoreflect.MethodDescriptor) {
 // is converted before the stream opens, so arguments that do not fit are an
 // input error and the backend sees nothing.
 func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
+	var win *window
+	if t.watch != nil {
+		var err error
+		if args, win, err = t.takeWindow(args, g.opts.StreamMaxMessages); err != nil {
+			return g.inputError(ctx, t, err)
+		}
+	}
 	var reqs []proto.Message
 	var warnings schema.Warnings
 	if t.kind == kindServerStream {
@@ -118,15 +125,21 @@ func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *t
 			return g.inputError(ctx, t, err)
 		}
 	}
-	res, err := g.stream(ctx, req, t, reqs)
+	res, err := g.stream(ctx, req, t, reqs, win)
 	return noteArguments(res, warnings), err
 }
 
 // stream opens the stream of a streaming tool and runs it to its end with
-// the converted requests.
-func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool, reqs []proto.Message) (*mcp.CallToolResult, error) {
+// the converted requests, or to the end of its window for a watch (win,
+// nil otherwise; watch.go).
+func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool, reqs []proto.Message, win *window) (*mcp.CallToolResult, error) {
 	tctx, cancelTimeout := context.WithTimeout(ctx, t.timeout)
 	defer cancelTimeout()
+	if win != nil {
+		var cancelWindow context.CancelFunc
+		tctx, cancelWindow = win.open(tctx)
+		defer cancelWindow()
+	}
 	// The cause tells a stream the gateway cut short (a limit, a failed
 	// send) from one the backend or the deadline ended.
 	sctx, cancel := context.WithCancelCause(tctx)
@@ -155,7 +168,7 @@ func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 		if err := stream.CloseSend(); err != nil {
 			return g.streamEnded(ctx, sctx, t, nil, err), nil
 		}
-		return g.collect(ctx, sctx, cancel, req, t, stream)
+		return g.collect(ctx, sctx, cancel, req, t, stream, win)
 	}
 
 	// Bidirectional: the sender runs beside the receive loop, so a backend
@@ -171,7 +184,7 @@ func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 			cancel(&sendError{err})
 		}
 	}()
-	res, err := g.collect(ctx, sctx, cancel, req, t, stream)
+	res, err := g.collect(ctx, sctx, cancel, req, t, stream, win)
 	// The receive loop has seen the end of the stream or cut it short;
 	// cancelling unblocks a sender still waiting on flow control, and
 	// waiting for it leaves no goroutine behind.
@@ -253,8 +266,9 @@ func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err erro
 
 // collect receives a server or bidirectional stream into a result, within
 // the limits, reporting each message as progress when asked to.
-func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream) (*mcp.CallToolResult, error) {
+func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, win *window) (*mcp.CallToolResult, error) {
 	c := newCollector(g.opts.StreamMaxMessages, g.opts.StreamMaxBytes)
+	c.win = win
 	progress := req.ProgressToken != nil
 	// Messages arrive in wire form and are transcoded straight into the
 	// result (no dynamic message), as the unary path does; the pooled
@@ -265,7 +279,10 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 		frame.release()
 		err := stream.RecvMsg(&frame)
 		if errors.Is(err, io.EOF) {
-			return c.result(), nil
+			return c.windowResult(windowEndedStream), nil
+		}
+		if win.ended(ctx, sctx, err) {
+			return c.windowResult(windowEndedTime), nil
 		}
 		if err != nil {
 			return g.streamEnded(ctx, sctx, t, c, err), nil
@@ -292,7 +309,14 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 		if !more {
 			cancel(errLimit)
 			g.opts.Logger.Debug("stream truncated", "tool", t.def.Name, "reason", c.reason)
-			return c.result(), nil
+			return c.windowResult(windowEndedLimit), nil
+		}
+		if win != nil && c.added {
+			win.saw(frame.bytes())
+			if win.messages > 0 && c.n >= win.messages {
+				cancel(errWindowEnded)
+				return c.windowResult(windowEndedMessages), nil
+			}
 		}
 	}
 }
@@ -370,6 +394,9 @@ type collector struct {
 	size   int64 // their JSON bytes
 	reason string
 	added  bool // the last add kept its message
+	// win is a watch's window, and ended how it ended (watch.go).
+	win   *window
+	ended string
 }
 
 func newCollector(maxMessages int, maxBytes int64) *collector {
@@ -423,6 +450,15 @@ func (c *collector) result() *mcp.CallToolResult {
 	return jsonResult(c.finish(""))
 }
 
+// windowResult is result, with a watch's account of its window when the
+// stream is a watch's.
+func (c *collector) windowResult(ended string) *mcp.CallToolResult {
+	if c.win != nil {
+		c.ended = ended
+	}
+	return c.result()
+}
+
 // unshown is the result of a stream cancelled at a message the gateway
 // cannot show (unknownTypeError): an error that says why, with the
 // messages before it, as streamEnded gives them.
@@ -450,6 +486,10 @@ func (c *collector) finish(errText string) []byte {
 	if errText != "" {
 		b = append(b, `,"`+schema.StreamErrorProperty+`":`...)
 		b = jsonstr.Append(b, errText)
+	}
+	if c.ended != "" {
+		b = append(b, `,"`+windowProperty+`":`...)
+		b = c.win.appendJSON(b, c.ended, c.n)
 	}
 	c.buf = nil
 	return append(b, '}')

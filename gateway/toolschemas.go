@@ -259,6 +259,12 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 	if err != nil {
 		return fail(fmt.Errorf("bounding: %w", err))
 	}
+	if t.watch != nil {
+		// After bounding, which rebuilds the schemas from their messages.
+		if st.def.InputSchema, st.def.OutputSchema, err = t.watch.schemas(st.def.InputSchema, st.def.OutputSchema); err != nil {
+			return fail(err)
+		}
+	}
 	return builtSchemas{in: st.def.InputSchema, out: st.def.OutputSchema, whole: whole, took: time.Since(start)}
 }
 

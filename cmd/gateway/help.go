@@ -20,7 +20,7 @@ var helpGroups = []struct {
 		"refresh", "discovery-timeout", "require-backends", "expose-health", "expose-internal"}},
 	{"Backend connections", []string{"plaintext", "backend-ca", "backend-cert", "backend-key", "backend-server-name",
 		"backend-lb", "backend-keepalive", "backend-max-recv-bytes", "backend-max-send-bytes", "retry", "metadata", "forward-header"}},
-	{"Calls and results", []string{"call-timeout", "stream-timeout", "method-timeout", "stream-max-messages", "stream-max-bytes",
+	{"Calls and results", []string{"call-timeout", "stream-timeout", "method-timeout", "stream-max-messages", "stream-max-bytes", "watch-window", "watch-max-window", "watch", "watch-ignore-names",
 		"operation-wait", "operation-cancel", "max-result-bytes", "result-ttl", "result-store-bytes", "result-store-entries",
 		"result-store-bytes-per-principal", "result-store-entries-per-principal",
 		"input-errors", "json-names", "tool-mode", "tool-budget", "expose-debug-info"}},

@@ -61,6 +61,7 @@ type config struct {
 	jsonNames       string
 	results         resultFlags
 	search          searchFlags
+	watch           watchFlags
 	allowOrigins    stringList
 	transports      transportFlags
 	state           stateFlags
@@ -163,6 +164,7 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.TextVar(&c.opts.ToolMode, "tool-mode", gateway.ToolModeAuto, `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
 	limitVar(fs, &c.opts.ToolBudget, "tool-budget", gateway.DefaultToolBudget, true, "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; unlimited: always typed")
 	c.search.register(fs)
+	c.watch.register(fs)
 	c.results.register(fs)
 	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, /ws and /sse, e.g. https://app.example.com (repeatable)")
 	c.front.register(fs)
@@ -217,6 +219,9 @@ func (c *config) validate() error {
 		return err
 	}
 	if err := c.search.check(); err != nil {
+		return err
+	}
+	if err := c.watch.check(); err != nil {
 		return err
 	}
 	if err := c.backends.check(context.Background()); err != nil {
@@ -382,6 +387,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	opts.RequireBackends = c.backends.requireBackends
 	opts.UseProtoNames = c.jsonNames == "proto"
 	opts.SearchEmbeddings = c.search.options()
+	opts.Watch = c.watch.options()
 	opts.MaxResultBytes = c.results.maxBytes
 	opts.ResultTTL = c.results.ttl
 	opts.ResultStoreBytes = c.results.storeBytes

@@ -95,7 +95,7 @@ func RulesRequire(fd protoreflect.FieldDescriptor) bool {
 // or they cannot be read. A rule set that says IGNORE_ALWAYS counts as none.
 func fieldRules(fd protoreflect.FieldDescriptor) *validatepb.FieldRules {
 	if !mayCarry(fd.Options(), validatepb.E_Field) {
-		return nil
+		return pgvFieldRules(fd)
 	}
 	r, err := protovalidate.ResolveFieldRules(fd)
 	if err != nil || r == nil || r.GetIgnore() == validatepb.Ignore_IGNORE_ALWAYS {
@@ -111,6 +111,11 @@ func fieldRules(fd protoreflect.FieldDescriptor) *validatepb.FieldRules {
 // decode the google.api options of every field of a large API (which the
 // reflection package leaves unknown) to find none.
 func mayCarry(opts proto.Message, x protoreflect.ExtensionType) bool {
+	return hasField(opts, x.TypeDescriptor().Number())
+}
+
+// hasField says whether opts sets the field num, known or unknown.
+func hasField(opts proto.Message, num protoreflect.FieldNumber) bool {
 	if opts == nil {
 		return false
 	}
@@ -118,7 +123,6 @@ func mayCarry(opts proto.Message, x protoreflect.ExtensionType) bool {
 	if !m.IsValid() {
 		return false
 	}
-	num := x.TypeDescriptor().Number()
 	found := false
 	m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
 		found = fd.Number() == num

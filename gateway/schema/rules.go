@@ -37,9 +37,23 @@ func (b *builder) constrain(n *node, fd protoreflect.FieldDescriptor, r *validat
 	case r.HasFloat(), r.HasDouble(), r.HasInt32(), r.HasInt64(), r.HasUint32(), r.HasUint64(),
 		r.HasSint32(), r.HasSint64(), r.HasFixed32(), r.HasFixed64(), r.HasSfixed32(), r.HasSfixed64():
 		n, notes = numericRules(n, typeRules(r))
-	case r.HasBool(), r.HasBytes(), r.HasDuration(), r.HasTimestamp(), r.HasFieldMask():
+	case r.HasBool():
+		n, notes = boolRules(n, r.GetBool())
+	case r.HasBytes(), r.HasDuration(), r.HasTimestamp(), r.HasFieldMask():
 		notes = genericNotes(typeRules(r), nil)
 	case r.HasAny():
+		// The schema names the types of in it resolved (anyOf); the rule
+		// is said in words when it names one the schema does not show.
+		if in := r.GetAny().GetIn(); len(in) > 0 {
+			desc, _ := n.get("description")
+			shown, _ := desc.(string)
+			for _, u := range in {
+				if !strings.Contains(shown, strconv.Quote(u)) {
+					notes = append(notes, fmt.Sprintf(`"@type" must be one of: %s.`, strings.Join(in, ", ")))
+					break
+				}
+			}
+		}
 		if notIn := r.GetAny().GetNotIn(); len(notIn) > 0 {
 			notes = append(notes, fmt.Sprintf(`"@type" must not be any of: %s.`, strings.Join(notIn, ", ")))
 		}
@@ -102,6 +116,16 @@ func stringRules(n *node, s *validatepb.StringRules) (*node, []string) {
 		}
 	}
 	return n, genericNotes(m, used)
+}
+
+// boolRules: const is the one value a bool may take, a keyword of its
+// own; the note says it too, for clients that drop keywords they do not
+// show.
+func boolRules(n *node, r *validatepb.BoolRules) (*node, []string) {
+	if r.HasConst() {
+		n = n.with("const", r.GetConst())
+	}
+	return n, genericNotes(r.ProtoReflect(), nil)
 }
 
 // enumRules narrows the enum list: the input schema already lists only the
@@ -265,7 +289,10 @@ func genericNotes(m protoreflect.Message, used map[protoreflect.Name]bool) []str
 		if used[fd.Name()] || fd.Name() == "example" || fd.IsExtension() {
 			return true
 		}
-		if fd.Kind() == protoreflect.BoolKind && !fd.IsList() {
+		// A bool rule is a check turned on (email, unique, finite), named
+		// alone; const is a value (the one a bool may take), false
+		// included.
+		if fd.Kind() == protoreflect.BoolKind && !fd.IsList() && fd.Name() != "const" {
 			if v.Bool() {
 				parts = append(parts, string(fd.Name()))
 			}

@@ -78,7 +78,16 @@ type Tool struct {
 	// with OAuth; with --list-visible-only a caller without them does not
 	// see the tool. Each is a scope token of RFC 6749 section 3.3: printable
 	// ASCII without spaces, quotes or backslashes.
-	Scopes        []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	Scopes []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// Whether a server or bidirectional stream is open-ended (a watch, a
+	// subscription, a tail): its tool collects for a window the model
+	// chooses within the operator's bounds, then returns what arrived as a
+	// successful result with the revision or token to resume from. Unset
+	// falls back to the method's name (Watch, Subscribe, Tail, Follow,
+	// Listen, StreamingPull, LongPoll) and the operator's --watch patterns;
+	// false keeps a stream so named collecting until it ends. Ignored on
+	// unary and client-streaming methods.
+	Watch         *bool `protobuf:"varint,10,opt,name=watch,proto3,oneof" json:"watch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -174,6 +183,13 @@ func (x *Tool) GetScopes() []string {
 		return x.Scopes
 	}
 	return nil
+}
+
+func (x *Tool) GetWatch() bool {
+	if x != nil && x.Watch != nil {
+		return *x.Watch
+	}
+	return false
 }
 
 // Service shapes the tools of every method in one service.
@@ -285,7 +301,7 @@ var File_mcpgateway_v1_annotations_proto protoreflect.FileDescriptor
 
 const file_mcpgateway_v1_annotations_proto_rawDesc = "" +
 	"\n" +
-	"\x1fmcpgateway/v1/annotations.proto\x12\rmcpgateway.v1\x1a google/protobuf/descriptor.proto\"\x88\x03\n" +
+	"\x1fmcpgateway/v1/annotations.proto\x12\rmcpgateway.v1\x1a google/protobuf/descriptor.proto\"\xad\x03\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -295,11 +311,14 @@ const file_mcpgateway_v1_annotations_proto_rawDesc = "" +
 	"\x10destructive_hint\x18\x06 \x01(\bH\x01R\x0fdestructiveHint\x88\x01\x01\x12,\n" +
 	"\x0fidempotent_hint\x18\a \x01(\bH\x02R\x0eidempotentHint\x88\x01\x01\x12+\n" +
 	"\x0fopen_world_hint\x18\b \x01(\bH\x03R\ropenWorldHint\x88\x01\x01\x12\x16\n" +
-	"\x06scopes\x18\t \x03(\tR\x06scopesB\x11\n" +
+	"\x06scopes\x18\t \x03(\tR\x06scopes\x12\x19\n" +
+	"\x05watch\x18\n" +
+	" \x01(\bH\x04R\x05watch\x88\x01\x01B\x11\n" +
 	"\x0f_read_only_hintB\x13\n" +
 	"\x11_destructive_hintB\x12\n" +
 	"\x10_idempotent_hintB\x12\n" +
-	"\x10_open_world_hint\"Z\n" +
+	"\x10_open_world_hintB\b\n" +
+	"\x06_watch\"Z\n" +
 	"\aService\x12\x1f\n" +
 	"\vname_prefix\x18\x01 \x01(\tR\n" +
 	"namePrefix\x12\x16\n" +

@@ -1,0 +1,608 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
+	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
+	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
+)
+
+// Open-ended streams: watches.
+//
+// Some streams never end on their own: a Watch, a Subscribe, a Tail, a
+// StreamingPull streams changes until the client goes away. Collected like
+// any stream, such a call would hold the model until the stream timeout
+// and then report DEADLINE_EXCEEDED, an error, for what is the expected
+// ending. So the gateway makes each such method a watch tool: a call
+// collects for a window the model may choose (windowSecondsArg,
+// windowMessagesArg, within the operator's WatchOptions and the tool's
+// stream timeout), then cancels the stream and returns what arrived as a
+// successful result whose "window" member says how the window ended, how
+// many messages came and, when the messages carry one, the API's own
+// revision or resume token to continue from. A stream that ends before
+// the window ends the call then; a non-OK status is an error as for any
+// stream.
+//
+// A stream is open-ended when its method's (mcpgateway.v1.tool) watch
+// option says so, else when an operator pattern (WatchOptions.Methods)
+// matches it, else by its name (watchWords).
+
+// The window arguments. A proto field name cannot hold '-', so these
+// never collide with a request's fields (compileWatch checks JSON names
+// too, which an API could set to anything).
+const (
+	windowSecondsArg  = "window-seconds"
+	windowMessagesArg = "window-messages"
+	// windowProperty is the result's account of the window, beside the
+	// stream result's own "messages".
+	windowProperty = "window"
+)
+
+// Defaults of WatchOptions.
+const (
+	DefaultWatchWindow    = 10 * time.Second
+	DefaultWatchMaxWindow = 2 * time.Minute
+)
+
+// WatchOptions shape the tools of open-ended streams.
+type WatchOptions struct {
+	// Window is the window of a call that does not choose one; default
+	// DefaultWatchWindow.
+	Window time.Duration
+	// MaxWindow bounds the window a call may choose; default
+	// DefaultWatchMaxWindow. The tool's stream timeout bounds it too.
+	MaxWindow time.Duration
+	// Methods are globs on "package.Service/Method" (the syntax of
+	// Options.Include) naming more server or bidirectional streams as
+	// open-ended, whatever their names.
+	Methods []string
+	// IgnoreNames turns off recognising open-ended streams by their
+	// methods' names: only the option and Methods count.
+	IgnoreNames bool
+}
+
+// watchSettings are WatchOptions checked and resolved.
+type watchSettings struct {
+	window, maxWindow time.Duration
+	patterns          []string
+	byName            bool
+}
+
+func newWatchSettings(o WatchOptions) (watchSettings, error) {
+	if o.Window < 0 || o.MaxWindow < 0 {
+		return watchSettings{}, fmt.Errorf("Options.Watch: want positive windows, got Window %s, MaxWindow %s", o.Window, o.MaxWindow)
+	}
+	s := watchSettings{window: o.Window, maxWindow: o.MaxWindow, byName: !o.IgnoreNames}
+	if s.window == 0 {
+		s.window = DefaultWatchWindow
+	}
+	if s.maxWindow == 0 {
+		s.maxWindow = max(DefaultWatchMaxWindow, s.window)
+	}
+	if s.window > s.maxWindow {
+		return watchSettings{}, fmt.Errorf("Options.Watch: the default window %s is longer than the maximum %s", s.window, s.maxWindow)
+	}
+	var err error
+	if s.patterns, err = methodglob.Compile("Options.Watch.Methods", o.Methods); err != nil {
+		return watchSettings{}, err
+	}
+	return s, nil
+}
+
+// watchWords are the words of a method name that mark an open-ended
+// stream, matched against the name's CamelCase words (WatchFeedings,
+// SubscribeEvents, TailLogs, StreamingPull, LongPollUpdates).
+var watchWords = map[string]bool{"watch": true, "subscribe": true, "tail": true, "follow": true, "listen": true}
+
+// watchPairs are two-word marks.
+var watchPairs = map[string]bool{"streaming pull": true, "long poll": true}
+
+// openEnded says whether the server or bidirectional stream m is
+// open-ended: its option, else an operator pattern, else its name.
+func (s watchSettings) openEnded(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool) bool {
+	if !m.IsStreamingServer() {
+		return false
+	}
+	if to != nil && to.Watch != nil {
+		return to.GetWatch()
+	}
+	if methodglob.MatchAny(s.patterns, methodPath(m)) {
+		return true
+	}
+	if !s.byName {
+		return false
+	}
+	words := camelWords(string(m.Name()))
+	for i, w := range words {
+		if watchWords[w] || i > 0 && watchPairs[words[i-1]+" "+w] {
+			return true
+		}
+	}
+	return false
+}
+
+// camelWords splits a CamelCase name into its lowercase words.
+func camelWords(name string) []string {
+	var words []string
+	start := 0
+	rs := []rune(name)
+	for i := 1; i <= len(rs); i++ {
+		if i == len(rs) || unicode.IsUpper(rs[i]) && !unicode.IsUpper(rs[i-1]) || rs[i] == '_' {
+			if w := strings.Trim(string(rs[start:i]), "_"); w != "" {
+				words = append(words, strings.ToLower(w))
+			}
+			start = i
+		}
+	}
+	return words
+}
+
+// watchSpec is what a watch tool's calls need.
+type watchSpec struct {
+	window, maxWindow time.Duration
+	// resume is the path from a message to the field the API resumes
+	// from, empty when the messages carry none; resumeName is its name as
+	// the messages show it ("header.revision").
+	resume     []protoreflect.FieldDescriptor
+	resumeName string
+}
+
+// compileWatch makes the stream tool t a watch when m is open-ended, and
+// says so in its description.
+func compileWatch(t *tool, m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool, s watchSettings, protoNames bool) {
+	if t.kind != kindServerStream && t.kind != kindBidiStream || !s.openEnded(m, to) {
+		return
+	}
+	if t.kind == kindServerStream {
+		if !schema.IsObject(m.Input()) {
+			return // the arguments are {"value": ...}: no room for the window's
+		}
+		fs := m.Input().Fields()
+		for i := range fs.Len() {
+			if n := fs.Get(i).JSONName(); n == windowSecondsArg || n == windowMessagesArg {
+				return
+			}
+		}
+	}
+	w := &watchSpec{window: s.window, maxWindow: s.maxWindow}
+	w.resume = resumePath(m.Output())
+	names := make([]string, len(w.resume))
+	for i, fd := range w.resume {
+		names[i] = string(fd.Name())
+		if !protoNames {
+			names[i] = fd.JSONName()
+		}
+	}
+	w.resumeName = strings.Join(names, ".")
+	t.watch = w
+	resume := ""
+	if w.resumeName != "" {
+		resume = fmt.Sprintf(" and the last %s, to resume from", w.resumeName)
+	}
+	t.def.Description += fmt.Sprintf("\n\nOpen-ended stream (a watch): a call collects messages for %q seconds (default %s, at most %s) or until %q messages arrived, then ends the stream and returns them as a successful result whose %q says how it ended%s; call again to keep watching.",
+		windowSecondsArg, seconds(s.window), seconds(s.maxWindow), windowMessagesArg, windowProperty, resume)
+}
+
+// seconds writes d as a number of seconds.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+// resumeNames are the names of the fields an API resumes a stream from
+// (lowercase, without underscores), in order of preference.
+var resumeNames = []string{"resumetoken", "revision", "resourceversion", "cursor", "continuationtoken", "sequence"}
+
+// resumePath finds, in md and in the singular messages it holds (two
+// levels down), the scalar field named as a resume position: the
+// shallowest, then by resumeNames' order, then by field order.
+func resumePath(md protoreflect.MessageDescriptor) []protoreflect.FieldDescriptor {
+	type cand struct {
+		path []protoreflect.FieldDescriptor
+	}
+	level := []cand{{}}
+	for range 3 {
+		best, bestRank := []protoreflect.FieldDescriptor(nil), len(resumeNames)
+		var next []cand
+		for _, c := range level {
+			msg := md
+			if len(c.path) > 0 {
+				msg = c.path[len(c.path)-1].Message()
+			}
+			fs := msg.Fields()
+			for i := range fs.Len() {
+				fd := fs.Get(i)
+				if fd.IsList() || fd.IsMap() {
+					continue
+				}
+				if fd.Kind() == protoreflect.MessageKind {
+					if !strings.HasPrefix(string(fd.Message().FullName()), "google.protobuf.") {
+						next = append(next, cand{append(append([]protoreflect.FieldDescriptor(nil), c.path...), fd)})
+					}
+					continue
+				}
+				if !resumeKind(fd.Kind()) {
+					continue
+				}
+				name := strings.ReplaceAll(strings.ToLower(string(fd.Name())), "_", "")
+				for r, n := range resumeNames {
+					if n == name && r < bestRank {
+						best, bestRank = append(append([]protoreflect.FieldDescriptor(nil), c.path...), fd), r
+					}
+				}
+			}
+		}
+		if best != nil {
+			return best
+		}
+		level = next
+	}
+	return nil
+}
+
+func resumeKind(k protoreflect.Kind) bool {
+	switch k {
+	case protoreflect.StringKind, protoreflect.BytesKind,
+		protoreflect.Int32Kind, protoreflect.Int64Kind, protoreflect.Uint32Kind, protoreflect.Uint64Kind,
+		protoreflect.Sint32Kind, protoreflect.Sint64Kind, protoreflect.Fixed32Kind, protoreflect.Fixed64Kind,
+		protoreflect.Sfixed32Kind, protoreflect.Sfixed64Kind:
+		return true
+	}
+	return false
+}
+
+// resumeValue reads the resume field along path from a message in wire
+// form, as a string (protojson writes 64-bit integers and bytes as
+// strings too); false when the message does not carry it.
+func resumeValue(wire []byte, path []protoreflect.FieldDescriptor) (string, bool) {
+	b := wire
+	for i, fd := range path {
+		var val []byte
+		var typ protowire.Type
+		found := false
+		for len(b) > 0 {
+			num, t, n := protowire.ConsumeTag(b)
+			if n < 0 {
+				return "", false
+			}
+			b = b[n:]
+			m := protowire.ConsumeFieldValue(num, t, b)
+			if m < 0 {
+				return "", false
+			}
+			if num == fd.Number() {
+				val, typ, found = b[:m], t, true
+			}
+			b = b[m:]
+		}
+		if !found {
+			return "", false
+		}
+		if i < len(path)-1 {
+			if typ != protowire.BytesType {
+				return "", false
+			}
+			inner, n := protowire.ConsumeBytes(val)
+			if n < 0 {
+				return "", false
+			}
+			b = inner
+			continue
+		}
+		return scalarString(fd.Kind(), typ, val)
+	}
+	return "", false
+}
+
+func scalarString(k protoreflect.Kind, typ protowire.Type, val []byte) (string, bool) {
+	switch typ {
+	case protowire.VarintType:
+		v, n := protowire.ConsumeVarint(val)
+		if n < 0 {
+			return "", false
+		}
+		switch k {
+		case protoreflect.Int32Kind:
+			return strconv.FormatInt(int64(int32(v)), 10), true
+		case protoreflect.Int64Kind:
+			return strconv.FormatInt(int64(v), 10), true
+		case protoreflect.Sint32Kind, protoreflect.Sint64Kind:
+			return strconv.FormatInt(protowire.DecodeZigZag(v), 10), true
+		case protoreflect.Uint32Kind:
+			return strconv.FormatUint(uint64(uint32(v)), 10), true
+		case protoreflect.Uint64Kind:
+			return strconv.FormatUint(v, 10), true
+		}
+	case protowire.Fixed32Type:
+		v, n := protowire.ConsumeFixed32(val)
+		if n < 0 {
+			return "", false
+		}
+		if k == protoreflect.Sfixed32Kind {
+			return strconv.FormatInt(int64(int32(v)), 10), true
+		}
+		return strconv.FormatUint(uint64(v), 10), true
+	case protowire.Fixed64Type:
+		v, n := protowire.ConsumeFixed64(val)
+		if n < 0 {
+			return "", false
+		}
+		if k == protoreflect.Sfixed64Kind {
+			return strconv.FormatInt(int64(v), 10), true
+		}
+		return strconv.FormatUint(v, 10), true
+	case protowire.BytesType:
+		v, n := protowire.ConsumeBytes(val)
+		if n < 0 {
+			return "", false
+		}
+		if k == protoreflect.BytesKind {
+			return base64.StdEncoding.EncodeToString(v), true
+		}
+		return string(v), true
+	}
+	return "", false
+}
+
+// window is one call's window: how long and how many messages, as the
+// call asked within the bounds, and what it saw.
+type window struct {
+	spec     *watchSpec
+	d        time.Duration
+	messages int // 0: no count of its own (the stream limits still apply)
+	// asked is the window the call asked for when a bound shortened it.
+	asked    time.Duration
+	deadline time.Time
+	resume   string
+	hasValue bool
+}
+
+// errWindowEnded is the cancellation cause of a stream whose window ended.
+var errWindowEnded = errors.New("gateway: watch window ended")
+
+// takeWindow removes the window arguments from a watch tool's arguments
+// and resolves the window within the bounds: the operator's maximum and
+// the tool's stream timeout (a window never outlives the call's
+// deadline), and the stream message limit.
+func (t *tool) takeWindow(args []byte, maxMessages int) ([]byte, *window, error) {
+	w := &window{spec: t.watch, d: t.watch.window}
+	if !bytes.Contains(args, []byte(`"window-`)) {
+		w.d = min(w.d, t.timeout)
+		return args, w, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(args, &fields); err != nil {
+		return args, w, nil // the decoder reports what is wrong with them
+	}
+	var vs []schema.Violation
+	if raw, ok := fields[windowSecondsArg]; ok {
+		delete(fields, windowSecondsArg)
+		if s, ok := positiveNumber(raw); ok {
+			w.d = time.Duration(s * float64(time.Second))
+			if w.d > t.watch.maxWindow {
+				w.asked, w.d = w.d, t.watch.maxWindow
+			}
+		} else {
+			vs = append(vs, schema.Violation{Path: windowSecondsArg, Rule: "type",
+				Expected: fmt.Sprintf("a number of seconds above 0, at most %s", seconds(t.watch.maxWindow)), Received: brief(raw)})
+		}
+	}
+	if raw, ok := fields[windowMessagesArg]; ok {
+		delete(fields, windowMessagesArg)
+		if n, ok := positiveNumber(raw); ok && n == float64(int64(n)) {
+			w.messages = int(min(n, float64(maxMessages)))
+		} else {
+			vs = append(vs, schema.Violation{Path: windowMessagesArg, Rule: "type",
+				Expected: "a whole number of messages above 0", Received: brief(raw)})
+		}
+	}
+	if len(vs) > 0 {
+		return nil, nil, &schema.ValidationError{Violations: vs}
+	}
+	if w.d > t.timeout {
+		w.asked, w.d = max(w.asked, w.d), t.timeout
+	}
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return nil, nil, fmt.Errorf("arguments without the window: %w", err)
+	}
+	return rest, w, nil
+}
+
+// positiveNumber reads a JSON number above 0, or a string holding one
+// (models send "10" as often as 10).
+func positiveNumber(raw json.RawMessage) (float64, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return 0, false
+		}
+		raw = []byte(s)
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	return f, err == nil && f > 0 && f < 1e9
+}
+
+// open starts the window's clock: the stream is cancelled when it ends.
+// The window is not the stream's deadline, which the backend sees: that
+// stays the tool's stream timeout, and a cancellation tells the backend
+// the client went away, which is what happened.
+func (w *window) open(ctx context.Context) (context.Context, func()) {
+	w.deadline = time.Now().Add(w.d)
+	wctx, cancel := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(w.d, func() { cancel(errWindowEnded) })
+	return wctx, func() {
+		timer.Stop()
+		cancel(nil)
+	}
+}
+
+// ended says whether the stream stopped because its window ended (and
+// not because the caller left): the window's cause, or a
+// DEADLINE_EXCEEDED once the window's time has passed (the stream
+// timeout, when it bounded the window, fires with the window's timer,
+// and the backend's copy of it can arrive before either).
+func (w *window) ended(ctx, sctx context.Context, err error) bool {
+	if w == nil || ctx.Err() != nil {
+		return false
+	}
+	if errors.Is(context.Cause(sctx), errWindowEnded) {
+		return true
+	}
+	return status.Code(err) == codes.DeadlineExceeded && !time.Now().Before(w.deadline)
+}
+
+// saw records the resume position a message carries.
+func (w *window) saw(wire []byte) {
+	if w == nil || len(w.spec.resume) == 0 {
+		return
+	}
+	if v, ok := resumeValue(wire, w.spec.resume); ok {
+		w.resume, w.hasValue = v, true
+	}
+}
+
+// How a window ended, as its result says.
+const (
+	windowEndedTime     = "time"
+	windowEndedMessages = "messages"
+	windowEndedStream   = "stream"
+	windowEndedLimit    = "limit"
+)
+
+// appendJSON writes the result's "window" member's value.
+func (w *window) appendJSON(b []byte, ended string, n int) []byte {
+	b = append(b, `{"ended":`...)
+	b = jsonstr.Append(b, ended)
+	b = append(b, `,"seconds":`...)
+	b = append(b, seconds(w.d)...)
+	b = append(b, `,"messages":`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	if w.hasValue {
+		b = append(b, `,"resume":{"field":`...)
+		b = jsonstr.Append(b, w.spec.resumeName)
+		b = append(b, `,"value":`...)
+		b = jsonstr.Append(b, w.resume)
+		b = append(b, '}')
+	}
+	b = append(b, `,"note":`...)
+	b = jsonstr.Append(b, w.note(ended, n))
+	return append(b, '}')
+}
+
+// note says in words how the window ended and how to go on.
+func (w *window) note(ended string, n int) string {
+	var s string
+	switch ended {
+	case windowEndedTime:
+		s = fmt.Sprintf("The watch window of %ss ended with %d message(s); the gateway ended the stream, which is the normal end of a watch call.", seconds(w.d), n)
+	case windowEndedMessages:
+		s = fmt.Sprintf("The watch window ended at %d message(s), the count asked for; the gateway ended the stream.", n)
+	case windowEndedStream:
+		s = fmt.Sprintf("The stream ended by itself after %d message(s), before the %ss window.", n, seconds(w.d))
+	default:
+		s = fmt.Sprintf("The stream reached the gateway's limit after %d message(s) (see %q); the gateway ended it.", n, schema.StreamTruncatedProperty)
+	}
+	if w.asked > 0 {
+		s += fmt.Sprintf(" The %ss window asked for was cut to %ss, the most this tool allows.", seconds(w.asked), seconds(w.d))
+	}
+	switch {
+	case w.hasValue:
+		s += fmt.Sprintf(" To continue from where this window ended, call again from %s %s (the last one seen).", w.spec.resumeName, w.resume)
+	case ended != windowEndedStream:
+		s += " Call again to keep watching."
+	}
+	return s
+}
+
+// windowInputSchema are the window arguments' schemas, added to a watch
+// tool's inputSchema.
+func windowInputSchema(w *watchSpec) string {
+	return fmt.Sprintf(`%q:{"type":"number","exclusiveMinimum":0,"maximum":%s,"description":%q},%q:{"type":"integer","minimum":1,"description":%q}`,
+		windowSecondsArg, seconds(w.maxWindow),
+		fmt.Sprintf("Gateway option, not a request field: seconds to collect messages before returning them (default %s).", seconds(w.window)),
+		windowMessagesArg,
+		"Gateway option, not a request field: return once this many messages arrived.")
+}
+
+// windowOutputSchema is the result's "window" member's schema.
+const windowOutputSchema = `{"type":"object","description":"How the watch window ended; absent in an error result.","properties":{` +
+	`"ended":{"type":"string","enum":["time","messages","stream","limit"],"description":"What ended it: the window's time, the message count asked for, the backend, or the gateway's stream limit."},` +
+	`"seconds":{"type":"number"},"messages":{"type":"integer"},` +
+	`"resume":{"type":"object","description":"The API's resume position in the last message that carried one.","properties":{"field":{"type":"string"},"value":{"type":"string"}}},` +
+	`"note":{"type":"string"}}}`
+
+// addRootProperties inserts props (members of a JSON object, without
+// braces) into the root "properties" of a schema document, keeping every
+// other byte as it is.
+func addRootProperties(doc json.RawMessage, props string) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("schema root is not an object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if tok != "properties" {
+			continue
+		}
+		end := int(dec.InputOffset())
+		start := end - len(v)
+		inner := bytes.TrimSpace(v[1 : len(v)-1])
+		var out []byte
+		out = append(out, doc[:start]...)
+		out = append(out, '{')
+		out = append(out, inner...)
+		if len(inner) > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, props...)
+		out = append(out, '}')
+		return append(out, doc[end:]...), nil
+	}
+	i := bytes.IndexByte(doc, '{')
+	out := append([]byte(nil), doc[:i+1]...)
+	out = append(out, `"properties":{`...)
+	out = append(out, props...)
+	out = append(out, '}')
+	if rest := bytes.TrimSpace(doc[i+1:]); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, doc[i+1:]...), nil
+}
+
+// watchSchemas adds the window to a watch tool's schemas.
+func (w *watchSpec) schemas(in, out json.RawMessage) (json.RawMessage, json.RawMessage, error) {
+	in, err := addRootProperties(in, windowInputSchema(w))
+	if err != nil {
+		return nil, nil, fmt.Errorf("window arguments: %w", err)
+	}
+	if out != nil {
+		if out, err = addRootProperties(out, strconv.Quote(windowProperty)+":"+windowOutputSchema); err != nil {
+			return nil, nil, fmt.Errorf("window result: %w", err)
+		}
+	}
+	return in, out, nil
+}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,7 +42,6 @@ func TestMain(m *testing.M) {
 // observe cancellation and deadlines at the backend.
 type backend struct {
 	addr    string
-	mu      sync.Mutex
 	started chan struct{}
 	ended   chan error // the backend's ctx.Err() for a held call
 }

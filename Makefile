@@ -162,12 +162,14 @@ BUF = $(GO) tool -modfile=tools/go.mod buf
 GENERATED_DIRS = examples/zoo/gen proto
 ZOO_BINPB = reflection/testdata/zoo.binpb
 
-# docs/configuration.md is generated from cmd/gateway's flag set; its
-# test (run by `make unit`) fails when it is stale.
+# docs/configuration.md is generated from cmd/gateway's flag set, and
+# docs/testing.md's table of claims and their tests from docs/claims.tsv;
+# their tests (run by `make unit`) fail when they are stale.
 generate:
 	$(BUF) generate
 	$(BUF) build examples/zoo/proto -o $(ZOO_BINPB)
 	$(GO) test ./cmd/gateway -run '^TestConfigurationReference$$' -count=1 -update-reference
+	$(GO) generate ./internal/claims
 
 # Regenerates into a temporary directory and compares, so it works on a
 # dirty tree and never touches the checked-in files; a stray *.pb.go that

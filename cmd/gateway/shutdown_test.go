@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +21,7 @@ import (
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
@@ -78,42 +78,9 @@ type gatewayProcess struct {
 
 func startGatewayProcess(t *testing.T, args ...string) *gatewayProcess {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &gatewayProcess{cmd: cmd, exited: make(chan error, 1), logs: &strings.Builder{}}
-	urlRE := regexp.MustCompile(`MCP \(Streamable HTTP\) at (http://\S+)/mcp`)
-	lines := bufio.NewScanner(stderr)
-	for p.base == "" && lines.Scan() {
-		p.logs.WriteString(lines.Text() + "\n")
-		if m := urlRE.FindStringSubmatch(lines.Text()); m != nil {
-			p.base = m[1]
-		}
-	}
-	logsDone := make(chan struct{})
-	var rest strings.Builder
-	go func() {
-		_, _ = io.Copy(&rest, stderr)
-		close(logsDone)
-	}()
-	go func() {
-		<-logsDone
-		p.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("gateway stderr:\n%s%s", p.logs.String(), rest.String())
-		}
-	})
-	if p.base == "" {
-		t.Fatalf("no MCP URL printed:\n%s", p.logs.String())
-	}
+	g := testkit.StartGateway(t, binary, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
+	p := &gatewayProcess{cmd: g.Cmd, base: g.Base, exited: g.Exited, logs: &strings.Builder{}}
+	p.logs.WriteString(g.Banner)
 	return p
 }
 

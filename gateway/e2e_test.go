@@ -90,18 +90,7 @@ func startGateway(t testing.TB, opts *gateway.Options) (*backend, *gateway.Gatew
 
 func connect(t *testing.T, url, version string) *sdk.ClientSession {
 	t.Helper()
-	client := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect at %s: %v", version, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	if got := cs.InitializeResult().ProtocolVersion; got != version {
-		t.Fatalf("negotiated %s, want %s", got, version)
-	}
-	return cs
+	return mcptest.Connect(t, url, version)
 }
 
 var versions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}

@@ -4,11 +4,11 @@
 GO ?= go
 NPM ?= npm
 
-.PHONY: test vet staticcheck fmtcheck browser-deps fleet-deps unit unit-estate unit-realservices bench bench-estate bench-catalog bench-corpus build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
+.PHONY: test vet staticcheck deadcode fmtcheck browser-deps fleet-deps unit unit-estate unit-realservices bench bench-estate bench-catalog bench-corpus build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
 
 # The interop suites run after the Go checks (a recursive make keeps that
 # order under -j too).
-test: fmtcheck vet staticcheck buflint checkgenerate browser-deps fleet-deps unit unit-estate unit-realservices
+test: fmtcheck vet staticcheck deadcode buflint checkgenerate browser-deps fleet-deps unit unit-estate unit-realservices
 	@$(MAKE) --no-print-directory interop
 
 fmtcheck:
@@ -27,6 +27,16 @@ staticcheck:
 	$(STATICCHECK) ./...
 	cd estate && $(STATICCHECK) ./...
 	cd realservices && $(STATICCHECK) ./...
+
+# deadcode (golang.org/x/tools, pinned in tools/go.mod) lists the
+# functions no program or test of a module reaches; any is a failure:
+# remove it, or reach it from a test or an Example.
+DEADCODE = $(GO) tool -modfile=$(CURDIR)/tools/go.mod deadcode
+deadcode:
+	@for d in . estate realservices; do \
+		out=$$(cd $$d && $(DEADCODE) -test ./...) || exit 1; \
+		if [ -n "$$out" ]; then echo "unreachable code in $$d (deadcode -test):"; echo "$$out"; exit 1; fi; \
+	done
 
 # TestBrowserCORS (cmd/gateway) drives headless Chromium from Debian's
 # package: install it when missing (CI runs as root).

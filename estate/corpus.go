@@ -104,13 +104,3 @@ func CorpusServices() []protoreflect.FullName {
 	return all
 }
 
-// CorpusAPIOf is the ID of the corpus API that serves a service, "" for
-// none.
-func CorpusAPIOf(service protoreflect.FullName) string {
-	for _, a := range Corpus {
-		if slices.Contains(a.Services, service) {
-			return a.ID
-		}
-	}
-	return ""
-}

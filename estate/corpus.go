@@ -103,4 +103,3 @@ func CorpusServices() []protoreflect.FullName {
 	slices.Sort(all)
 	return all
 }
-

@@ -14,7 +14,8 @@ import (
 // the parser's interning and the trace all read it, so adding a method is
 // adding a row (and, if it is served, a handler case in serveMethod).
 
-// revisions is a set of revisions: bit i is supportedVersions[i].
+// revisions is a set of revisions: bit i is supportedVersions[i]
+// (TestMethodTable checks that they fit).
 type revisions uint8
 
 // revs returns the set of the given revisions.
@@ -104,8 +105,8 @@ type methodInfo struct {
 	notification bool
 	handler      handler
 	// traceHidden are the members the protocol trace replaces without
-	// TraceBodies, in requests and replies alike, on top of those of
-	// every message (traceHiddenEverywhere).
+	// TraceBodies, in requests and replies alike, on top of those it
+	// replaces in every message (trace.go's traceHidden[everyMethod]).
 	traceHidden []memberPath
 }
 

@@ -3,17 +3,16 @@ package estate_test
 import (
 	"bufio"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // BenchmarkEstate measures the gateway binary in front of the estate, the
@@ -38,7 +37,7 @@ import (
 //
 // The estate server runs in this process, so its CPU is not counted.
 func BenchmarkEstate(b *testing.B) {
-	bin := buildGateway(b)
+	bin := testkit.GatewayBinary(b)
 	srv := estateServer(b)
 	for b.Loop() {
 		measureBinary(b, bin, srv)
@@ -52,35 +51,14 @@ const (
 	refreshInterval = time.Second
 )
 
-func buildGateway(b *testing.B) string {
-	b.Helper()
-	bin := filepath.Join(b.TempDir(), "gateway")
-	cmd := exec.Command("go", "build", "-C", "..", "-o", bin, "./cmd/gateway")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func estateServer(b *testing.B) string {
 	b.Helper()
 	backend := estateBackend(b)
 	return backend.Address
 }
 
-func freePort(b *testing.B) string {
-	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func measureBinary(b *testing.B, bin, backend string) {
-	listen := freePort(b)
+	listen := testkit.FreeAddr(b)
 	cmd := exec.Command(bin, "--backend", backend, "--listen", listen, "--tool-mode", "typed",
 		"--refresh", refreshInterval.String(), "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

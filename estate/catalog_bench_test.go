@@ -26,6 +26,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
@@ -79,7 +80,7 @@ import (
 //     CATALOG_BINARY=0 skips the binary's measurements.
 func BenchmarkCatalog(b *testing.B) {
 	dir := googleapisOrSkip(b)
-	bin := buildGateway(b)
+	bin := testkit.GatewayBinary(b)
 	backend := estateServer(b)
 	for _, c := range []struct {
 		name string
@@ -179,7 +180,7 @@ func catalogRefreshes(tb testing.TB) int {
 const settle = 5 * time.Second
 
 func measureCatalogBinary(b *testing.B, bin, backend, dir string, files []string) {
-	listen := freePort(b)
+	listen := testkit.FreeAddr(b)
 	// A cache directory of its own, empty: ready-s is a first start.
 	cacheDir := b.TempDir()
 	args := []string{"--backend", backend, "--listen", listen, "--tool-mode", "typed",

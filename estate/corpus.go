@@ -103,14 +103,3 @@ func CorpusServices() []protoreflect.FullName {
 	slices.Sort(all)
 	return all
 }
-
-// CorpusAPIOf is the ID of the corpus API that serves a service, "" for
-// none.
-func CorpusAPIOf(service protoreflect.FullName) string {
-	for _, a := range Corpus {
-		if slices.Contains(a.Services, service) {
-			return a.ID
-		}
-	}
-	return ""
-}

@@ -15,6 +15,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 )
 
 // intents is the search-mode relevance set: what a user would ask an agent
@@ -186,15 +187,7 @@ func connect(t testing.TB, g *gateway.Gateway) *sdk.ClientSession {
 	t.Helper()
 	hs := httptest.NewServer(g.Handler())
 	t.Cleanup(hs.Close)
-	client := sdk.NewClient(&sdk.Implementation{Name: "relevance", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp", MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return mcptest.Connect(t, hs.URL+"/mcp", "2025-11-25")
 }
 
 // searchNames returns the names search_tools answers query with.

@@ -8,7 +8,6 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,7 +42,6 @@ func TestMain(m *testing.M) {
 // observe cancellation and deadlines at the backend.
 type backend struct {
 	addr    string
-	mu      sync.Mutex
 	started chan struct{}
 	ended   chan error // the backend's ctx.Err() for a held call
 }
@@ -92,18 +90,7 @@ func startGateway(t testing.TB, opts *gateway.Options) (*backend, *gateway.Gatew
 
 func connect(t *testing.T, url, version string) *sdk.ClientSession {
 	t.Helper()
-	client := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect at %s: %v", version, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	if got := cs.InitializeResult().ProtocolVersion; got != version {
-		t.Fatalf("negotiated %s, want %s", got, version)
-	}
-	return cs
+	return mcptest.Connect(t, url, version)
 }
 
 var versions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}

@@ -155,58 +155,6 @@ func waitRequest(name string, timeout time.Duration) []byte {
 	return protowire.AppendBytes(b, d)
 }
 
-// listRequest encodes ListOperationsRequest {filter = 1; page_size = 2;
-// page_token = 3; name = 4}.
-func listRequest(name, pageToken string, pageSize int32) []byte {
-	var b []byte
-	if pageSize > 0 {
-		b = protowire.AppendVarint(protowire.AppendTag(b, 2, protowire.VarintType), uint64(pageSize))
-	}
-	if pageToken != "" {
-		b = protowire.AppendString(protowire.AppendTag(b, 3, protowire.BytesType), pageToken)
-	}
-	if name != "" {
-		b = protowire.AppendString(protowire.AppendTag(b, 4, protowire.BytesType), name)
-	}
-	return b
-}
-
-// decodeListResponse decodes ListOperationsResponse {operations = 1;
-// next_page_token = 2}.
-func decodeListResponse(b []byte) ([]*operation, string, error) {
-	var ops []*operation
-	var next string
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, "", errBadOperation
-		}
-		b = b[n:]
-		if typ == protowire.BytesType && (num == 1 || num == 2) {
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return nil, "", errBadOperation
-			}
-			if num == 1 {
-				op, err := decodeOperation(v)
-				if err != nil {
-					return nil, "", err
-				}
-				ops = append(ops, op)
-			} else {
-				next = string(v)
-			}
-			b = b[n:]
-			continue
-		}
-		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-			return nil, "", errBadOperation
-		}
-		b = b[n:]
-	}
-	return ops, next, nil
-}
-
 // wireMessage is a request already in wire form, for the partial codec.
 type wireMessage []byte
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
@@ -513,10 +514,7 @@ func TestTemporalDocs(t *testing.T) {
 	for i, a := range args {
 		args[i] = strings.ReplaceAll(a, "localhost:7233", frontend)
 	}
-	bin := filepath.Join(t.TempDir(), "gateway")
-	if out, err := exec.Command("go", "build", "-C", "..", "-o", bin, "./cmd/gateway").CombinedOutput(); err != nil {
-		t.Fatalf("building the gateway: %v\n%s", err, out)
-	}
+	bin := testkit.GatewayBinary(t)
 	cmd := exec.Command(bin, append(args, "--listen", "127.0.0.1:0")...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -30,14 +30,16 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	grpcreflection "google.golang.org/grpc/reflection"
+
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
-	grpcreflection "google.golang.org/grpc/reflection"
 )
 
 // The authorization server of these tests is zitadel/oidc's OpenID
@@ -369,10 +371,7 @@ func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) 
 func TestTokenExchangeBinary(t *testing.T) {
 	as := startAuthServer(t)
 	addr, seen := startCheckingZoo(t, as)
-	bin := filepath.Join(t.TempDir(), "gateway")
-	if out, err := exec.Command("go", "build", "-C", "..", "-o", bin, "./cmd/gateway").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testkit.GatewayBinary(t)
 	secret := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(secret, []byte(gatewayClientSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)

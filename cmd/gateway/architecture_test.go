@@ -13,8 +13,9 @@ import (
 // gateway/search (and its embeddings client) nothing of tools, gRPC or
 // MCP, gateway/describe nothing of MCP, gateway/backendconn nothing of the
 // gateway or MCP (of this module it uses internal packages only) while
-// gateway uses it, and the binary does not link the official MCP SDK
-// (used by tests only).
+// gateway uses it, and the binary does not link the official MCP SDK or
+// the test helpers (internal/testkit, testutil, mcptest), used by tests
+// only.
 func TestPackageBoundaries(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/grpc-mcp-gateway/gateway/"
@@ -39,7 +40,7 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "reflection":                {mod + "gateway", "github.com/modelcontextprotocol/"},
 		mod + "gateway/mcp":               {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "reflection", "github.com/modelcontextprotocol/"},
 		mod + "gateway/results":           {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "reflection"},
-		mod + "cmd/gateway":               {"github.com/modelcontextprotocol/"},
+		mod + "cmd/gateway":               {"github.com/modelcontextprotocol/", mod + "internal/testkit", mod + "internal/testutil", mod + "internal/mcptest"},
 		mod + "gateway/search":            {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "reflection", mod + "gateway/describe"},
 		mod + "gateway/search/embeddings": {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "reflection"},
 		mod + "gateway/describe":          {mod + "gateway/mcp", mod + "gateway/search", "github.com/modelcontextprotocol/"},

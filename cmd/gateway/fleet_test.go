@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // fleetToken is the one principal of the fleet's clients; the replicas
@@ -66,16 +65,6 @@ func (s *servedBy) last(n int) []string {
 	return append([]string(nil), s.log[max(0, len(s.log)-n):]...)
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startFleet starts Redis, the held zoo backend, three gateways and
 // HAProxy, and waits until HAProxy sends requests to all three.
 func startFleet(t *testing.T) *fleet {
@@ -104,7 +93,7 @@ func startFleet(t *testing.T) *fleet {
 		f.replicas = append(f.replicas, p)
 		fmt.Fprintf(&servers, "  server g%d %s check inter 200ms fall 1 rise 1\n", i, strings.TrimPrefix(p.base, "http://"))
 	}
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	cfg := fmt.Sprintf(`global
   maxconn 256
 defaults
@@ -180,22 +169,12 @@ func (f *fleet) connect(t *testing.T, ctx context.Context) *sdk.ClientSession {
 // post sends one JSON-RPC message of session sid to base and returns the
 // status, the replica that served it (through HAProxy) and the body.
 func post(ctx context.Context, base, sid, body string) (int, string, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp", strings.NewReader(body))
+	c := &testkit.Client{URL: base + "/mcp", SessionID: sid, Version: "2025-11-25", Header: http.Header{"Authorization": {"Bearer " + fleetToken}}}
+	r, err := c.Post(ctx, []byte(body))
 	if err != nil {
 		return 0, "", "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	req.Header.Set("Authorization", "Bearer "+fleetToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", "", err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("X-Served-By"), string(b), nil
+	return r.Status, r.Header.Get("X-Served-By"), r.Body, nil
 }
 
 // cutResult calls ListAnimals, whose result is over the fleet's 1 KiB

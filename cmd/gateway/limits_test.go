@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // peakRSS is the process's high-water mark of resident memory (VmHWM), in
@@ -43,29 +46,16 @@ func peakRSS(t *testing.T, pid int) int64 {
 // so the test sends exactly the bytes it means to.
 func rawSession(t *testing.T, base string) func(body []byte) (int, string) {
 	t.Helper()
-	post := func(sid string, body []byte) (int, string, string) {
-		req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		resp, err := http.DefaultClient.Do(req)
+	c := &testkit.Client{URL: base + "/mcp"}
+	if err := c.Initialize(t.Context(), "2025-11-25"); err != nil {
+		t.Fatal(err)
+	}
+	return func(body []byte) (int, string) {
+		r, err := c.Post(context.Background(), body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(out)
-	}
-	code, sid, out := post("", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-	if code != 200 || sid == "" {
-		t.Fatalf("initialize: %d %s", code, out)
-	}
-	post(sid, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-	return func(body []byte) (int, string) {
-		code, _, out := post(sid, body)
-		return code, out
+		return r.Status, r.Body
 	}
 }
 

@@ -25,25 +25,26 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
 	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
-// binary is the gateway built once for all tests: the tests run the real
-// program in a subprocess, as a user or an MCP client would.
+// binary is the gateway built once for the test run (testkit): the tests
+// run the real program in a subprocess, as a user or an MCP client would.
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "gateway-bin")
+	var err error
+	if binary, err = testkit.BuildGateway(); err != nil {
+		panic(err)
+	}
+	dir, err := os.MkdirTemp("", "gateway-test")
 	if err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "gateway")
 	// The default --proto-cache is the user cache directory: the tests'
 	// compiles, and the binaries they run, write theirs here instead.
 	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")); err != nil {
 		panic(err)
-	}
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		panic("building the gateway: " + err.Error() + "\n" + string(out))
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +21,7 @@ import (
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
@@ -78,42 +78,9 @@ type gatewayProcess struct {
 
 func startGatewayProcess(t *testing.T, args ...string) *gatewayProcess {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &gatewayProcess{cmd: cmd, exited: make(chan error, 1), logs: &strings.Builder{}}
-	urlRE := regexp.MustCompile(`MCP \(Streamable HTTP\) at (http://\S+)/mcp`)
-	lines := bufio.NewScanner(stderr)
-	for p.base == "" && lines.Scan() {
-		p.logs.WriteString(lines.Text() + "\n")
-		if m := urlRE.FindStringSubmatch(lines.Text()); m != nil {
-			p.base = m[1]
-		}
-	}
-	logsDone := make(chan struct{})
-	var rest strings.Builder
-	go func() {
-		_, _ = io.Copy(&rest, stderr)
-		close(logsDone)
-	}()
-	go func() {
-		<-logsDone
-		p.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("gateway stderr:\n%s%s", p.logs.String(), rest.String())
-		}
-	})
-	if p.base == "" {
-		t.Fatalf("no MCP URL printed:\n%s", p.logs.String())
-	}
+	g := testkit.StartGateway(t, binary, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
+	p := &gatewayProcess{cmd: g.Cmd, base: g.Base, exited: g.Exited, logs: &strings.Builder{}}
+	p.logs.WriteString(g.Banner)
 	return p
 }
 
@@ -183,17 +150,13 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 		return code == http.StatusServiceUnavailable && ready["shuttingDown"] == true
 	})
 	// A new session is refused at once, so the client can go elsewhere.
-	req, _ := http.NewRequest(http.MethodPost, p.base+"/mcp", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"late","version":"1"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	late := &testkit.Client{URL: p.base + "/mcp"}
+	r, err := late.Post(t.Context(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"late","version":"1"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("initialize after SIGTERM: %s, want 503", resp.Status)
+	if r.Status != http.StatusServiceUnavailable {
+		t.Errorf("initialize after SIGTERM: %d, want 503", r.Status)
 	}
 
 	// Open streams end, cleanly (a stream cut by the process's exit would
@@ -224,31 +187,11 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 // library, for a test to open its GET stream itself.
 func initRawSession(t *testing.T, base string) string {
 	t.Helper()
-	post := func(sid, body string) *http.Response {
-		req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp
+	c := &testkit.Client{URL: base + "/mcp"}
+	if err := c.Initialize(t.Context(), "2025-11-25"); err != nil {
+		t.Fatal(err)
 	}
-	resp := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || sid == "" {
-		t.Fatalf("initialize: %s, session %q", resp.Status, sid)
-	}
-	if resp := post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != http.StatusAccepted {
-		t.Fatalf("notifications/initialized: %s", resp.Status)
-	}
-	return sid
+	return c.SessionID
 }
 
 // openStream opens an event stream with GET (in session sid, when set)

@@ -6,7 +6,6 @@
 package kubernetes_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -22,7 +21,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,6 +28,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"go.uber.org/goleak"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
@@ -194,7 +193,7 @@ func load(t *testing.T, name string) []object {
 }
 
 func TestManifests(t *testing.T) {
-	bin := buildGateway(t)
+	bin := testkit.GatewayBinary(t)
 	flags := acceptedFlags(t, bin)
 	served := servedPaths(t, bin)
 
@@ -559,7 +558,7 @@ func subset(sub, super map[string]string) bool {
 // where it EXPOSEs, and it runs as a numeric non-root user (which
 // Kubernetes' runAsNonRoot can verify).
 func TestDockerfile(t *testing.T) {
-	bin := buildGateway(t)
+	bin := testkit.GatewayBinary(t)
 	flags := acceptedFlags(t, bin)
 	raw, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
 	if err != nil {
@@ -640,33 +639,6 @@ func joinFlagValues(args []string) []string {
 	return out
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// buildGateway builds the gateway once for the package's tests.
-func buildGateway(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gateway-k8s-test")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "gateway")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/grpc-mcp-gateway/gateway/cmd/gateway").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("building the gateway: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if code == 0 {
@@ -675,9 +647,6 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}
-	}
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
 	}
 	os.Exit(code)
 }
@@ -711,10 +680,9 @@ func acceptedFlags(t *testing.T, bin string) map[string]bool {
 // the way that --probe exits 0 on a live path and 1 on a missing one.
 func servedPaths(t *testing.T, bin string) map[string]bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*testutil.WaitTimeout)
-	defer cancel()
-	base, stop := startGateway(t, ctx, bin, "--listen", "127.0.0.1:0")
-	defer stop()
+	g := testkit.StartGateway(t, bin, "--listen", "127.0.0.1:0")
+	defer g.Stop()
+	base := g.Base
 
 	get := func(path string) int {
 		resp, err := http.Get(base + path)
@@ -742,41 +710,6 @@ func servedPaths(t *testing.T, bin string) map[string]bool {
 	return served
 }
 
-// startGateway runs the gateway binary with args until ctx ends or stop
-// is called, and returns the base URL its MCP endpoint was announced at.
-func startGateway(t *testing.T, ctx context.Context, bin string, args ...string) (base string, stop func()) {
-	t.Helper()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stop = func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}
-	urlRE := regexp.MustCompile(`at (http://\S+)/mcp`)
-	sc := bufio.NewScanner(stderr)
-	var log strings.Builder
-	for sc.Scan() {
-		log.WriteString(sc.Text() + "\n")
-		if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-			break
-		}
-	}
-	if base == "" {
-		stop()
-		t.Fatalf("the gateway printed no MCP URL: %v\n%s", sc.Err(), log.String())
-	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
-	return base, stop
-}
-
 func runProbe(bin, url string) int {
 	err := exec.Command(bin, "--probe", url).Run()
 	var exit *exec.ExitError
@@ -794,7 +727,7 @@ func runProbe(bin, url string) int {
 // gateway's listeners to free loopback ports): the gateway discovers the
 // zoo over the unix socket and /readyz says so.
 func TestSidecarRuns(t *testing.T) {
-	bin := buildGateway(t)
+	bin := testkit.GatewayBinary(t)
 	zooBin := filepath.Join(t.TempDir(), "zoo")
 	if out, err := exec.Command("go", "build", "-o", zooBin, "github.com/grpc-mcp-gateway/gateway/examples/zoo").CombinedOutput(); err != nil {
 		t.Fatalf("building the zoo: %v\n%s", err, out)
@@ -844,8 +777,9 @@ func TestSidecarRuns(t *testing.T) {
 		}
 		args = append(args, a)
 	}
-	base, stop := startGateway(t, ctx, bin, args...)
-	defer stop()
+	g := testkit.StartGateway(t, bin, args...)
+	defer g.Stop()
+	base := g.Base
 	// The zoo may come up after the gateway, as in a Pod: the gateway
 	// retries discovery, and readiness follows.
 	var body []byte
@@ -873,7 +807,7 @@ func TestFleetRuns(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server is not installed (make test installs it: apt-get install redis-server)")
 	}
-	bin := buildGateway(t)
+	bin := testkit.GatewayBinary(t)
 	zooBin := filepath.Join(t.TempDir(), "zoo")
 	if out, err := exec.Command("go", "build", "-o", zooBin, "github.com/grpc-mcp-gateway/gateway/examples/zoo").CombinedOutput(); err != nil {
 		t.Fatalf("building the zoo: %v\n%s", err, out)
@@ -892,7 +826,7 @@ func TestFleetRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	redisPort := freePort(t)
+	redisPort := testkit.FreePort(t)
 	var redisArgs []string
 	for _, a := range deployment("redis.yaml").Args {
 		redisArgs = append(redisArgs, strings.ReplaceAll(a, "$(REDIS_PASSWORD)", password))
@@ -912,7 +846,7 @@ func TestFleetRuns(t *testing.T) {
 		}
 	}()
 
-	zooPort := freePort(t)
+	zooPort := testkit.FreePort(t)
 	zoo := exec.CommandContext(ctx, zooBin, "--listen", fmt.Sprintf("127.0.0.1:%d", zooPort))
 	zoo.Cancel = func() error { return zoo.Process.Signal(syscall.SIGTERM) }
 	if err := zoo.Start(); err != nil {
@@ -949,9 +883,9 @@ func TestFleetRuns(t *testing.T) {
 	}
 	var bases []string
 	for range 2 {
-		base, stop := startGateway(t, ctx, bin, args...)
-		defer stop()
-		bases = append(bases, base)
+		g := testkit.StartGateway(t, bin, args...)
+		defer g.Stop()
+		bases = append(bases, g.Base)
 	}
 	for _, base := range bases {
 		var body []byte
@@ -1001,14 +935,4 @@ func TestFleetRuns(t *testing.T) {
 			t.Errorf("replica %d answered the deleted session with %d, want 404", i, resp.StatusCode)
 		}
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -266,8 +266,7 @@ func claimValues(v any) []string {
 		}
 		out = append(out, s)
 	}
-	var scalar func(any) bool
-	scalar = func(x any) bool {
+	scalar := func(x any) bool {
 		switch x := x.(type) {
 		case string:
 			add(x)

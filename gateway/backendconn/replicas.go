@@ -1,5 +1,7 @@
 package backendconn
 
+//lint:file-ignore SA1019 replicasCC wraps the ClientConn a child balancer sees, so it must forward every method a child may call, deprecated ones included; replicasBalancer.UpdateSubConnState is the Balancer interface's.
+
 import (
 	"encoding/json"
 	"fmt"

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wordsplit"
 )
 
 // splitWords splits an identifier into lowercase words: at underscores and
@@ -12,36 +14,7 @@ import (
 // (HTTPRoute: http, route). Digits stay with the word they follow (v1,
 // ipv6), so version and protocol names are not cut.
 func splitWords(s string) []string {
-	var out []string
-	start := -1
-	var prev rune
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			out = append(out, strings.ToLower(s[start:end]))
-		}
-		start = -1
-	}
-	for i, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush(i)
-			prev = 0
-			continue
-		}
-		if start >= 0 {
-			next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
-			if unicode.IsLower(prev) && unicode.IsUpper(r) ||
-				unicode.IsDigit(prev) && unicode.IsUpper(r) ||
-				unicode.IsUpper(prev) && unicode.IsUpper(r) && unicode.IsLower(next) {
-				flush(i)
-			}
-		}
-		if start < 0 {
-			start = i
-		}
-		prev = r
-	}
-	flush(len(s))
-	return out
+	return wordsplit.Split(s, wordsplit.Rules{Digits: wordsplit.DigitsJoin, Acronyms: true})
 }
 
 // acronyms are words written in capitals when a sentence shows them.

@@ -183,10 +183,13 @@ func (s *Server) notification(ctx context.Context, sess *session, m *message) {
 	if sess == nil {
 		return // stateless: no session to initialize, no calls to cancel
 	}
-	switch m.method {
-	case "notifications/initialized":
+	if m.info == nil {
+		return
+	}
+	switch m.info.handler {
+	case onInitialized:
 		sess.markInitialized()
-	case "notifications/cancelled":
+	case onCancelled:
 		var p params
 		if p.decode(m.Params) != nil || !validID(p.RequestID) {
 			return
@@ -197,8 +200,10 @@ func (s *Server) notification(ctx context.Context, sess *session, m *message) {
 	}
 }
 
-// serveRequest answers one request. It is the single table of which method
-// exists at which revision and of every protocol error class.
+// serveRequest answers one request at a handshake revision (or hands it
+// to serveStateless). It decides every protocol error class from the
+// request's row of the method table (methods.go): unknown, not served,
+// of a later revision, before initialize.
 func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *message, c *call, b []byte) (r reply) {
 	mark := len(b)
 	defer func() {
@@ -220,40 +225,32 @@ func (s *Server) serveRequest(ctx context.Context, sess *session, sc *scope, m *
 		return s.serveStateless(ctx, sess, sc, m, c, &p, metaVersion, b)
 	}
 
-	switch m.method {
-	case "initialize":
-		return s.initialize(sess, m, &p, b)
-	case "ping":
-		return reply{appendResult(b, m.ID, emptyObject), 0}
-	case "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list":
-	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
-		if s.taskHandler() == nil {
-			return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
+	info := m.info
+	if info == nil || info.notification || info.handler == notServed {
+		return fail(methodNotFound(m.method))
+	}
+	if info.revisions&handshakeRevisions == 0 {
+		if info.task {
+			return fail(methodNotFound(m.method))
 		}
-	case "server/discover", "subscriptions/listen":
-		return fail(errorf(CodeMethodNotFound, "method %q requires protocol version %s", m.method, Version20260728))
-	default:
-		return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
+		return fail(errorf(CodeMethodNotFound, "method %q requires protocol version %s", m.method, info.revisions.first()))
+	}
+	if info.task && s.taskHandler() == nil {
+		return fail(methodNotFound(m.method))
 	}
 	version := ""
-	if sess != nil {
-		version = sess.negotiated()
-	}
-	if version == "" {
-		return fail(errorf(CodeInvalidRequest, "method %q before initialize", m.method))
-	}
-	switch m.method {
-	case "tools/list":
-		return s.toolsList(ctx, m, &p, version, b)
-	case "resources/list", "resources/read", "resources/templates/list":
-		return s.resourceMethod(ctx, sess, sc, m, &p, version, b)
-	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
-		if !hasTasks(version) {
-			return fail(errorf(CodeMethodNotFound, "method %q requires protocol version %s or later", m.method, Version20251125))
+	if info.session {
+		if sess != nil {
+			version = sess.negotiated()
 		}
-		return s.tasksMethod(ctx, sc, sess, m, &p, version, b)
+		if version == "" {
+			return fail(errorf(CodeInvalidRequest, "method %q before initialize", m.method))
+		}
+		if !info.revisions.has(version) {
+			return fail(errorf(CodeMethodNotFound, "method %q requires protocol version %s or later", m.method, info.revisions.first()))
+		}
 	}
-	return s.toolsCall(ctx, sess, sc, m, c, &p, version, b)
+	return s.serveMethod(ctx, sess, sc, m, c, &p, version, b)
 }
 
 var emptyObject = json.RawMessage("{}")
@@ -277,40 +274,28 @@ func (s *Server) serveStateless(ctx context.Context, sess *session, sc *scope, m
 	if len(p.meta.ClientCapabilities) == 0 || p.meta.ClientCapabilities[0] != '{' {
 		return fail(errorf(CodeInvalidParams, "missing or invalid _meta field \"io.modelcontextprotocol/clientCapabilities\""))
 	}
-	switch m.method {
-	case "server/discover":
-		b = appendResultHead(b, m.ID)
-		b = appendWithMeta(b, s.discoverBody, s.serverInfo)
-		return reply{append(b, '}'), 0}
-	case "tools/list":
-		return s.toolsList(ctx, m, p, version, b)
-	case "tools/call":
-		if sc.checkHeader && sc.header != nil {
-			name, _, _ := s.h.Tools().resolve(p.Name)
-			switch hn := headerValue(sc.header, "Mcp-Name"); {
-			case hn == "":
-				return fail(errorf(CodeHeaderMismatch, "missing required Mcp-Name header for tools/call"))
-			case hn != name:
-				return fail(errorf(CodeHeaderMismatch, "Mcp-Name header %q does not match params.name %q", hn, name))
-			}
+	info := m.info
+	if info == nil || info.notification {
+		return fail(methodNotFound(m.method))
+	}
+	if !info.revisions.has(version) {
+		if info.task {
+			return fail(methodNotFound(m.method))
 		}
-		return s.toolsCall(ctx, sess, sc, m, c, p, version, b)
-	case "subscriptions/listen":
-		return s.listen(ctx, sc, m, p, b)
-	case "tasks/get", "tasks/update", "tasks/cancel":
+		return fail(errorf(CodeMethodNotFound, "method %q is not part of protocol version %s", m.method, version))
+	}
+	if info.handler == notServed {
+		return fail(methodNotFound(m.method))
+	}
+	if info.task {
 		if s.taskHandler() == nil {
-			return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
+			return fail(methodNotFound(m.method))
 		}
 		if !hasTasksExtension(p.meta.ClientCapabilities) {
 			return fail(missingTasksExtension())
 		}
-		return s.tasksMethod(ctx, sc, sess, m, p, version, b)
-	case "resources/list", "resources/read", "resources/templates/list":
-		return s.resourceMethod(ctx, nil, sc, m, p, version, b)
-	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
-		return fail(errorf(CodeMethodNotFound, "method %q is not part of protocol version %s", m.method, version))
 	}
-	return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
+	return s.serveMethod(ctx, sess, sc, m, c, p, version, b)
 }
 
 // unsupportedVersion is the -32022 error; its data lets the client pick a

@@ -22,8 +22,9 @@ type message struct {
 	Result  json.RawMessage
 	Error   json.RawMessage
 
-	method string // unquoted Method, valid after classify
-	raw    []byte // the whole message as received, for the protocol trace
+	method string      // unquoted Method, valid after classify
+	info   *methodInfo // method's row of the method table, nil if unknown; valid after classify
+	raw    []byte      // the whole message as received, for the protocol trace
 }
 
 // kind is what a message turned out to be after validation.
@@ -88,11 +89,11 @@ func (m *message) classify() kind {
 		}
 		return kindInvalid
 	}
-	name, ok := unquoteIntern(m.Method, knownMethods)
+	name, info, ok := lookupMethod(m.Method)
 	if !ok {
 		return kindInvalid
 	}
-	m.method = name
+	m.method, m.info = name, info
 	if m.ID == nil {
 		return kindNotification
 	}
@@ -135,13 +136,6 @@ func isPlainInt(raw []byte) bool {
 		}
 	}
 	return true
-}
-
-// knownMethods are the method names the server reads; unquoteIntern
-// returns these constants instead of allocating a string per request.
-var knownMethods = []string{
-	"tools/call", "tools/list", "ping", "initialize", "notifications/initialized",
-	"notifications/cancelled", "server/discover", "subscriptions/listen",
 }
 
 // unquoteIntern is jsonscan.Unquote that returns the matching string of table

@@ -45,39 +45,28 @@ const (
 	clientResponse = ""
 )
 
-// traceHidden is the one table of what the trace hides without
-// TraceBodies: per method, the members whose values it replaces. A
-// request has params and its reply result or error, so one list serves
-// both directions. A method's row applies on top of everyMethod's.
-var traceHidden = map[string][]memberPath{
-	// Arguments are the user's data whatever the method, even one this
-	// server does not serve (prompts/get).
-	everyMethod: {{"params", "arguments"}},
-	// The server sends no requests, so a response answers nothing; it
-	// could only be a sampling or elicitation answer, the user's words.
-	clientResponse: {{"result"}, {"error", "data"}},
-	"tools/call": {
-		{"result", "content"}, {"result", "structuredContent"},
-		// A call answered with a task: its status message is the
-		// operation's metadata, or its outcome, and the hint for the
-		// model repeats it.
-		{"result", "statusMessage"},         // 2026-07-28
-		{"result", "task", "statusMessage"}, // 2025-11-25
-		{"result", "_meta", "io.modelcontextprotocol/model-immediate-response"},
-	},
-	"tasks/get": {
-		{"result", "statusMessage"},
-		{"result", "result"}, // 2026-07-28: the result, once terminal
-	},
-	"tasks/result": {{"result", "content"}, {"result", "structuredContent"}},
-	"tasks/list":   {{"result", "tasks", arrayElements, "statusMessage"}},
-	"tasks/cancel": {{"result", "statusMessage"}},
-	// The client's answers to a task's input requests (2026-07-28).
-	"tasks/update":   {{"params", "inputResponses"}},
-	"resources/read": {{"result", "contents", arrayElements, "text"}, {"result", "contents", arrayElements, "blob"}},
-	// Not served, but what a client sends anyway is what its user typed.
-	"completion/complete": {{"params", "argument"}, {"params", "context"}},
-}
+// traceHidden is what the trace hides without TraceBodies: per method,
+// the members whose values it replaces. A request has params and its reply
+// result or error, so one list serves both directions. A method's row
+// applies on top of everyMethod's. The methods' rows come from the method
+// table (methodInfo.traceHidden).
+var traceHidden = func() map[string][]memberPath {
+	h := map[string][]memberPath{
+		// Arguments are the user's data whatever the method, even one
+		// this server does not serve (prompts/get).
+		everyMethod: {{"params", "arguments"}},
+		// The server sends no requests, so a response answers nothing;
+		// it could only be a sampling or elicitation answer, the user's
+		// words.
+		clientResponse: {{"result"}, {"error", "data"}},
+	}
+	for _, mi := range methodTable {
+		if mi.traceHidden != nil {
+			h[mi.name] = mi.traceHidden
+		}
+	}
+	return h
+}()
 
 // sensitiveError is hidden, on top of the method's row, from the reply to
 // a tools/call answered with an [Error] marked Sensitive: one whose

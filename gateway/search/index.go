@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wordsplit"
 )
 
 // Field is one weighted part of a document. Documents of one index should
@@ -486,28 +488,7 @@ func (ix *Index) addInitialisms(key string) {
 // words, digits dropped (ContentAddressableStorage: content,
 // addressable, storage).
 func splitIdentifier(s string) []string {
-	var words []string
-	start := -1
-	for i, r := range s {
-		upper := r >= 'A' && r <= 'Z'
-		letter := upper || r >= 'a' && r <= 'z'
-		switch {
-		case !letter:
-			if start >= 0 {
-				words = append(words, strings.ToLower(s[start:i]))
-			}
-			start = -1
-		case start < 0:
-			start = i
-		case upper && !(s[i-1] >= 'A' && s[i-1] <= 'Z'):
-			words = append(words, strings.ToLower(s[start:i]))
-			start = i
-		}
-	}
-	if start >= 0 {
-		words = append(words, strings.ToLower(s[start:]))
-	}
-	return words
+	return wordsplit.Split(s, wordsplit.Rules{Digits: wordsplit.DigitsDrop, ASCII: true})
 }
 
 // minCompoundPart is the shortest half of a joined word: shorter halves

@@ -225,9 +225,7 @@ func splitQuery(q string) []queryField {
 			end := strings.HasSuffix(w, ".")
 			w = strings.TrimRight(w, ".:'")
 			w = strings.TrimLeft(w, "'")
-			if strings.HasSuffix(w, "'s") {
-				w = w[:len(w)-2]
-			}
+			w = strings.TrimSuffix(w, "'s")
 			if w != "" {
 				out = append(out, queryField{text: w})
 			}

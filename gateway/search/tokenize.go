@@ -2,8 +2,8 @@ package search
 
 import (
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/wordsplit"
 )
 
 // Tokens splits s into lowercase words: at every character that is not a
@@ -12,46 +12,7 @@ import (
 // http, route) and between letters and digits (v1beta2: v, 1, beta, 2). It
 // does not stem; Terms does.
 func Tokens(s string) []string {
-	var out []string
-	start := -1
-	var prev rune
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			out = append(out, strings.ToLower(s[start:end]))
-		}
-		start = -1
-	}
-	for i, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush(i)
-			prev = 0
-			continue
-		}
-		if start >= 0 && boundary(prev, r, s[i+utf8.RuneLen(r):]) {
-			flush(i)
-		}
-		if start < 0 {
-			start = i
-		}
-		prev = r
-	}
-	flush(len(s))
-	return out
-}
-
-// boundary reports whether a word ends between prev and r; rest is what
-// follows r, to split an acronym from the word after it.
-func boundary(prev, r rune, rest string) bool {
-	switch {
-	case unicode.IsDigit(prev) != unicode.IsDigit(r):
-		return true
-	case unicode.IsLower(prev) && unicode.IsUpper(r):
-		return true
-	case unicode.IsUpper(prev) && unicode.IsUpper(r):
-		next, _ := utf8.DecodeRuneInString(rest)
-		return unicode.IsLower(next)
-	}
-	return false
+	return wordsplit.Split(s, wordsplit.Rules{Digits: wordsplit.DigitsApart, Acronyms: true})
 }
 
 // Terms is what the index stores and queries look up: the tokens of s,

@@ -60,17 +60,6 @@ func open(t *testing.T, url string, opts *state.Options) *state.Redis {
 	return r
 }
 
-// eventually polls cond until it holds, failing after 10 s: for what
-// another goroutine (a subscription, a health check) does in its time.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10s: %s", what)
-		}
-	}
-}
-
 // TestResultsShared: a result kept through one replica is read through
 // another, by its owner only.
 func TestResultsShared(t *testing.T) {
@@ -154,10 +143,11 @@ func TestResultsBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(250 * time.Millisecond) // Redis's clock: the key expires by then
-		if _, err := r.Get(ctx, "o", id); !errors.Is(err, results.ErrNotFound) {
-			t.Errorf("Get after the TTL = %v, want results.ErrNotFound", err)
-		}
+		// Redis's clock expires the key.
+		testutil.WaitFor(t, "the result to expire after its TTL", func() bool {
+			_, err := r.Get(ctx, "o", id)
+			return errors.Is(err, results.ErrNotFound)
+		})
 		if _, err := r.Put(ctx, "o", "", []byte("yy")); err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +205,7 @@ func TestRevokeEveryReplica(t *testing.T) {
 		reps, ls = append(reps, r), append(ls, l)
 	}
 	// Revoke counts the subscribers; wait until all three are.
-	eventually(t, "three subscribers", func() bool {
+	testutil.WaitFor(t, "three subscribers", func() bool {
 		n, _ := reps[0].Subscribers(context.Background())
 		return n == 3
 	})
@@ -240,7 +230,7 @@ func TestRevokeEveryReplica(t *testing.T) {
 		t.Error("a token revoked past its expiry counts as revoked (it is expired anyway)")
 	}
 	late := open(t, srv.URL(), nil)
-	eventually(t, "a replica started later reads the revocations", func() bool { return revoked(t, late, "tok-1") })
+	testutil.WaitFor(t, "a replica started later reads the revocations", func() bool { return revoked(t, late, "tok-1") })
 }
 
 // TestCancelReachesEveryReplica: a cancellation published by one replica
@@ -250,13 +240,13 @@ func TestCancelReachesEveryReplica(t *testing.T) {
 	a, b := open(t, srv.URL(), nil), open(t, srv.URL(), nil)
 	l := &listener{}
 	b.Listen(l)
-	eventually(t, "two subscribers", func() bool { n, _ := a.Subscribers(context.Background()); return n == 2 })
+	testutil.WaitFor(t, "two subscribers", func() bool { n, _ := a.Subscribers(context.Background()); return n == 2 })
 	for _, id := range []string{`7`, `"req 7"`} {
 		if err := a.Cancel(context.Background(), "tok-1", json.RawMessage(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "both cancellations arrive", func() bool { _, c := l.seen(); return len(c) == 2 })
+	testutil.WaitFor(t, "both cancellations arrive", func() bool { _, c := l.seen(); return len(c) == 2 })
 	if _, c := l.seen(); c[0] != `tok-1 7` || c[1] != `tok-1 "req 7"` {
 		t.Errorf("cancellations = %q", c)
 	}
@@ -269,7 +259,7 @@ func TestStoreLostAndBack(t *testing.T) {
 	srv := redistest.Start(t, nil)
 	r := open(t, srv.URL(), nil)
 	ctx := context.Background()
-	eventually(t, "up", func() bool { up, _ := r.Up(); return up })
+	testutil.WaitFor(t, "up", func() bool { up, _ := r.Up(); return up })
 	if err := r.Revoke(ctx, "tok-1", "alice", time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -290,9 +280,9 @@ func TestStoreLostAndBack(t *testing.T) {
 	if !revoked(t, r, "tok-1") {
 		t.Error("the mirror forgot a revocation while Redis is away")
 	}
-	eventually(t, "Up reports the loss", func() bool { up, why := r.Up(); return !up && why != "" })
+	testutil.WaitFor(t, "Up reports the loss", func() bool { up, why := r.Up(); return !up && why != "" })
 	srv.Start()
-	eventually(t, "Up reports the store back", func() bool { up, _ := r.Up(); return up })
+	testutil.WaitFor(t, "Up reports the store back", func() bool { up, _ := r.Up(); return up })
 	id, err := r.Put(ctx, "o", "", []byte("x"))
 	if err != nil {
 		t.Fatalf("Put after Redis came back: %v", err)
@@ -303,11 +293,11 @@ func TestStoreLostAndBack(t *testing.T) {
 	l := &listener{}
 	r.Listen(l)
 	other := open(t, srv.URL(), nil)
-	eventually(t, "resubscribed", func() bool { n, _ := other.Subscribers(ctx); return n == 2 })
+	testutil.WaitFor(t, "resubscribed", func() bool { n, _ := other.Subscribers(ctx); return n == 2 })
 	if err := other.Cancel(ctx, "tok-3", json.RawMessage(`1`)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a cancellation reaches the replica that lost Redis", func() bool { _, c := l.seen(); return len(c) == 1 })
+	testutil.WaitFor(t, "a cancellation reaches the replica that lost Redis", func() bool { _, c := l.seen(); return len(c) == 1 })
 }
 
 // TestOpenErrors: a bad URL or prefix is refused naming what is wrong; a
@@ -357,7 +347,7 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 	opts := &state.Options{SlotLease: 3 * time.Second}
 	a, b := open(t, srv.URL(), opts), open(t, srv.URL(), opts)
 	for _, r := range []*state.Redis{a, b} {
-		eventually(t, "up", func() bool { up, _ := r.Up(); return up })
+		testutil.WaitFor(t, "up", func() bool { up, _ := r.Up(); return up })
 	}
 	relA, err := a.AcquireSlot(ctx, "alice", 2)
 	if err != nil {
@@ -375,7 +365,7 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 		rel()
 	}
 	relA()
-	eventually(t, "a released slot is free again", func() bool {
+	testutil.WaitFor(t, "a released slot is free again", func() bool {
 		rel, err := b.AcquireSlot(ctx, "alice", 2)
 		if err == nil {
 			rel()
@@ -388,7 +378,7 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "up", func() bool { up, _ := c.Up(); return up })
+	testutil.WaitFor(t, "up", func() bool { up, _ := c.Up(); return up })
 	if _, err := c.AcquireSlot(ctx, "alice", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +386,10 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 	if _, err := a.AcquireSlot(ctx, "alice", 2); !errors.Is(err, mcp.ErrNoSlot) {
 		t.Fatalf("the stopped replica's slot is free before its lease ended: %v", err)
 	}
-	time.Sleep(4 * time.Second) // past the lease: b renewed its slot, c could not
+	// Past the lease: b renewed its slot, c could not. A lease is a time,
+	// and what is checked is a slot still held after it, so this waits for
+	// the time itself: no event says "b's slot outlived its first lease".
+	time.Sleep(4 * time.Second)
 	if n, err := a.InFlight(ctx, "alice"); err != nil || n != 1 {
 		t.Errorf("after the lease alice holds %d slots (%v), want 1: b's, renewed", n, err)
 	}
@@ -406,7 +399,7 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 	}
 	rel()
 	srv.Stop()
-	eventually(t, "down", func() bool { up, _ := a.Up(); return !up })
+	testutil.WaitFor(t, "down", func() bool { up, _ := a.Up(); return !up })
 	start := time.Now()
 	if _, err := a.AcquireSlot(ctx, "alice", 2); !errors.Is(err, state.ErrUnavailable) {
 		t.Errorf("without Redis = %v, want ErrUnavailable", err)

@@ -285,7 +285,7 @@ func TestGatewayTrace(t *testing.T) {
 	}
 	for k, v := range want {
 		if got[k] != v {
-			t.Errorf("tools/call %s = %v, want %v", k, got[k].Emit(), v.Emit())
+			t.Errorf("tools/call %s = %v, want %v", k, got[k].String(), v.String())
 		}
 	}
 	if call.Status().Code == otelcodes.Error {
@@ -476,7 +476,7 @@ func TestGatewaySessionDigest(t *testing.T) {
 		if kv.Key == "mcp.session.id" && kv.Value.AsString() == digest {
 			sawDigest = true
 		}
-		if strings.Contains(kv.Value.Emit(), sid) {
+		if strings.Contains(kv.Value.String(), sid) {
 			t.Errorf("span attribute %s carries the session id", kv.Key)
 		}
 	}

@@ -423,9 +423,7 @@ func TestDifferentialDescriptors(t *testing.T) {
 	t.Parallel()
 	d := newDiffer(t, (&descriptorpb.FileDescriptorSet{}).ProtoReflect().Descriptor(), false)
 	set := &descriptorpb.FileDescriptorSet{}
-	for _, f := range []*descriptorpb.FileDescriptorProto{proto3File(), proto2File(), editionsFile()} {
-		set.File = append(set.File, f)
-	}
+	set.File = append(set.File, proto3File(), proto2File(), editionsFile())
 	set.File = append(set.File, protodescFile((&descriptorpb.FileDescriptorProto{}).ProtoReflect().Descriptor()))
 	wire, err := proto.Marshal(set)
 	if err != nil {

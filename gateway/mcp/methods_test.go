@@ -1,0 +1,39 @@
+package mcp
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestMethodTable: every revision has a bit of the revision sets, and
+// every row names a method once, exists in some revision, and is served
+// by a handler of its kind (a notification's or a request's).
+func TestMethodTable(t *testing.T) {
+	if bits := 8 * int(unsafe.Sizeof(revisions(0))); len(supportedVersions) > bits {
+		t.Fatalf("%d supported revisions do not fit the %d bits of a revision set", len(supportedVersions), bits)
+	}
+	seen := map[string]bool{}
+	for _, mi := range methodTable {
+		if seen[mi.name] {
+			t.Errorf("%s: two rows", mi.name)
+		}
+		seen[mi.name] = true
+		if mi.revisions == 0 {
+			t.Errorf("%s: exists in no revision", mi.name)
+		}
+		if isNotification := mi.handler == onInitialized || mi.handler == onCancelled; isNotification != mi.notification {
+			t.Errorf("%s: notification %v, but its handler is %d", mi.name, mi.notification, mi.handler)
+		}
+		if got := methodsByName[mi.name]; got == nil || got.name != mi.name {
+			t.Errorf("%s: not indexed by name", mi.name)
+		}
+	}
+	for _, v := range supportedVersions {
+		if !allRevisions.has(v) {
+			t.Errorf("allRevisions lacks %s", v)
+		}
+	}
+	if first := revs(Version20251125, Version20260728).first(); first != Version20251125 {
+		t.Errorf("first = %s, want %s", first, Version20251125)
+	}
+}

@@ -1,0 +1,59 @@
+package testkit
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			println(err.Error())
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// TestStartGateway runs the binary (fronting its demo backend), reads
+// the address it announced, opens a session with the raw client, and
+// stops it as an orchestrator would: it answers /healthz and a ping in
+// the session, exits cleanly, and a second build is the same file.
+func TestStartGateway(t *testing.T) {
+	bin := GatewayBinary(t)
+	g := StartGateway(t, bin, "--listen", "127.0.0.1:0")
+	resp, err := http.Get(g.Base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz: %d, want 200", resp.StatusCode)
+	}
+	c := &Client{URL: g.Base + "/mcp"}
+	if err := c.Initialize(t.Context(), "2025-11-25"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.Post(t.Context(), []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)); err != nil || r.Status != http.StatusOK || r.Body != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Errorf("ping in the session: %+v, %v", r, err)
+	}
+	if err := g.Stop(); err != nil {
+		t.Errorf("the gateway exited with %v after SIGTERM, want a clean exit", err)
+	}
+	if again, err := build("./cmd/gateway", "gateway"); err != nil || again != bin {
+		t.Errorf("second build: %q, %v; want the cached %q", again, err, bin)
+	}
+}
+
+func TestFreePort(t *testing.T) {
+	l, err := net.Listen("tcp", FreeAddr(t))
+	if err != nil {
+		t.Fatalf("listening on a free address: %v", err)
+	}
+	l.Close()
+}

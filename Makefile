@@ -4,11 +4,11 @@
 GO ?= go
 NPM ?= npm
 
-.PHONY: test vet fmtcheck browser-deps fleet-deps unit unit-estate unit-realservices bench bench-estate bench-catalog bench-corpus build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
+.PHONY: test vet fmtcheck browser-deps fleet-deps unit unit-estate unit-realservices bench bench-estate bench-catalog bench-corpus bench-load unit-loadtest build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
 
 # The interop suites run after the Go checks (a recursive make keeps that
 # order under -j too).
-test: fmtcheck vet buflint checkgenerate browser-deps fleet-deps unit unit-estate unit-realservices
+test: fmtcheck vet buflint checkgenerate browser-deps fleet-deps unit unit-estate unit-realservices unit-loadtest
 	@$(MAKE) --no-print-directory interop
 
 fmtcheck:
@@ -73,6 +73,22 @@ $(TEMPORAL_PROTOS): realservices/testdata/temporal/package.json realservices/tes
 unit-realservices: $(TEMPORAL_PROTOS)
 	cd realservices && $(GO) vet ./... && REQUIRE_TEMPORAL_PROTOS=1 $(GO) test -race -count=1 -timeout 20m ./...
 	cd realservices/temporaldev && $(GO) vet ./...
+
+# The load harness (loadtest/, a nested module so that its fault proxy,
+# Shopify's toxiproxy, stays out of the gateway's go.mod): its smoke test
+# (a few seconds of a mixed load, then goroutines back to their baseline)
+# and the fault tests (backend killed, slowed, reset, half-open; slow
+# readers), each a few seconds.
+unit-loadtest:
+	cd loadtest && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
+
+# The capacity table of docs/performance.md: the gateway binary under
+# idle sessions, open streams, unary calls at 1-128 in flight, a mixed
+# load, the access log's cost and search on the estate, printed as a
+# Markdown table with the machine's load average on each row (a few
+# minutes; LOAD_FLAGS=-idle 5000 for the 10,000-session figure).
+bench-load:
+	cd loadtest && $(GO) run ./cmd/load $(LOAD_FLAGS)
 
 # The gateway-vs-direct-gRPC benchmark whose figures docs/performance.md reports.
 bench:

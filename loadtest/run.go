@@ -3,7 +3,7 @@ package loadtest
 import (
 	"context"
 	"encoding/json"
-		"fmt"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"regexp"
@@ -250,7 +250,7 @@ func Run(ctx context.Context, g *Gateway, mix Mix) (*Report, error) {
 	}
 	idle = nil
 	hc.CloseIdleConnections()
-	r.GoroutinesAfter, err = waitGoroutines(g, r.GoroutinesBase, 10*time.Second)
+	r.GoroutinesAfter, err = g.WaitGoroutines(r.GoroutinesBase, 10*time.Second)
 	r.RSSAfter, _ = g.RSS()
 	r.Load = LoadAverage()
 	return r, err
@@ -322,10 +322,10 @@ func settle(g *Gateway) {
 	}
 }
 
-// waitGoroutines waits until the gateway's goroutines are at most base+2
+// WaitGoroutines waits until the gateway's goroutines are at most base+2
 // (its own timers come and go), for at most d, and returns the last count;
 // an error when they did not get there.
-func waitGoroutines(g *Gateway, base float64, d time.Duration) (float64, error) {
+func (g *Gateway) WaitGoroutines(base float64, d time.Duration) (float64, error) {
 	deadline := time.Now().Add(d)
 	for {
 		n, err := g.Metric("go_goroutines", "")

@@ -335,3 +335,6 @@ func (w *WSConn) Close() error {
 	<-w.done
 	return err
 }
+
+// ID is the session's Mcp-Session-Id.
+func (s *HTTPSession) ID() string { return s.id }

@@ -43,11 +43,13 @@ var connStates = [...]connectivity.State{
 // two gateways in one process (or one test binary) never collide. A nil
 // *Metrics is valid and records nothing.
 type Metrics struct {
-	reg         *prometheus.Registry
-	calls       *prometheus.CounterVec
-	latency     *prometheus.HistogramVec
-	rejections  *prometheus.CounterVec
-	sessions    *prometheus.GaugeVec
+	reg        *prometheus.Registry
+	calls      *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	rejections *prometheus.CounterVec
+	sessions   *prometheus.GaugeVec
+	// slowClients counts clients dropped for not reading.
+	slowClients *prometheus.CounterVec
 	discoveries *prometheus.CounterVec
 	connState   *prometheus.GaugeVec
 	retries     *prometheus.CounterVec
@@ -88,6 +90,11 @@ func NewMetrics() *Metrics {
 			Name:      "sessions",
 			Help:      "MCP sessions open now, by transport.",
 		}, []string{"transport"}),
+		slowClients: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "slow_clients_dropped_total",
+			Help:      "Clients dropped because a write to them did not finish within the write timeout (they stopped reading), by transport: a WebSocket or legacy SSE session ends, a Streamable HTTP answer or stream is cut.",
+		}, []string{"transport"}),
 		discoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "discovery_refreshes_total",
@@ -127,7 +134,7 @@ func NewMetrics() *Metrics {
 	}
 	m.reg.MustRegister(m.exchanges)
 	m.reg.MustRegister(
-		m.calls, m.latency, m.rejections, m.sessions, m.discoveries, m.connState, m.retries, m.replicas, m.toolsetCalls, m.toolsetSessions,
+		m.calls, m.latency, m.rejections, m.sessions, m.slowClients, m.discoveries, m.connState, m.retries, m.replicas, m.toolsetCalls, m.toolsetSessions,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -255,6 +262,14 @@ func (m *Metrics) SessionOpened(transport string) {
 func (m *Metrics) SessionClosed(transport string) {
 	if m != nil {
 		m.sessions.WithLabelValues(transport).Dec()
+	}
+}
+
+// SlowClientDropped counts a client of transport dropped because it
+// stopped reading.
+func (m *Metrics) SlowClientDropped(transport string) {
+	if m != nil {
+		m.slowClients.WithLabelValues(transport).Inc()
 	}
 }
 

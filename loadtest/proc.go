@@ -248,3 +248,10 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return string(t.b)
 }
+
+// External is a gateway (or a load balancer in front of gateways) that
+// this package did not start, at addr: a target for Background and Run's
+// clients. Its process methods (RSS, CPU, Stop) must not be called.
+func External(addr string) *Gateway {
+	return &Gateway{Addr: addr, Base: "http://" + addr, client: &http.Client{Timeout: 5 * time.Second}}
+}

@@ -108,6 +108,10 @@ type Report struct {
 	RSSBase, RSSIdle, RSSPeak, RSSAfter int64
 	// Goroutines of the gateway (its go_goroutines metric), likewise.
 	GoroutinesBase, GoroutinesIdle, GoroutinesAfter float64
+	// The Go heap in use (go_memstats_heap_inuse_bytes) before and after:
+	// what returns to its baseline once the load is gone, where RSS keeps
+	// the pages the runtime has not yet given back.
+	HeapBase, HeapAfter float64
 	Load                                            string // the machine's load average at the end
 	// All is the percentiles over every operation.
 	All OpStats
@@ -157,6 +161,7 @@ func Run(ctx context.Context, g *Gateway, mix Mix) (*Report, error) {
 	if r.GoroutinesBase, err = g.Metric("go_goroutines", ""); err != nil {
 		return nil, err
 	}
+	r.HeapBase, _ = g.Metric("go_memstats_heap_inuse_bytes", "")
 
 	idle, err := openIdle(ctx, hc, g.Base, mix.IdleHTTP, mix.IdleWS)
 	defer func() {
@@ -252,6 +257,7 @@ func Run(ctx context.Context, g *Gateway, mix Mix) (*Report, error) {
 	hc.CloseIdleConnections()
 	r.GoroutinesAfter, err = g.WaitGoroutines(r.GoroutinesBase, 10*time.Second)
 	r.RSSAfter, _ = g.RSS()
+	r.HeapAfter, _ = g.Metric("go_memstats_heap_inuse_bytes", "")
 	r.Load = LoadAverage()
 	return r, err
 }
@@ -410,7 +416,7 @@ func MiB(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
 
 // TableHeader is the header of the Markdown table Row writes.
-const TableHeader = "| run | ops | ops/s | ops per gateway CPU-s | errors | p50 ms | p99 ms | p99.9 ms | RSS base / idle / peak / after MiB | goroutines base / idle / after | load avg |\n|---|---|---|---|---|---|---|---|---|---|---|"
+const TableHeader = "| run | ops | ops/s | ops per gateway CPU-s | errors | p50 ms | p99 ms | p99.9 ms | RSS base / idle / peak / after MiB | heap in use base / after MiB | goroutines base / idle / after | load avg |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 // Row is the report as one row of a Markdown table (TableHeader), named
 // name, with per-operation rows after it when the mix has several.
@@ -418,17 +424,18 @@ func (r *Report) Row(name string) string {
 	n, errs := r.Total()
 	var b strings.Builder
 	all := r.All
-	fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %d | %s | %s | %s | %s / %s / %s / %s | %.0f / %.0f / %.0f | %s |",
+	fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %d | %s | %s | %s | %s / %s / %s / %s | %s / %s | %.0f / %.0f / %.0f | %s |",
 		name, n, float64(n)/r.Elapsed.Seconds(), r.PerCoreSecond(), errs, ms(all.P50), ms(all.P99), ms(all.P999),
-		MiB(r.RSSBase), MiB(r.RSSIdle), MiB(r.RSSPeak), MiB(r.RSSAfter), r.GoroutinesBase, r.GoroutinesIdle, r.GoroutinesAfter, r.Load)
+		MiB(r.RSSBase), MiB(r.RSSIdle), MiB(r.RSSPeak), MiB(r.RSSAfter), MiB(int64(r.HeapBase)), MiB(int64(r.HeapAfter)),
+		r.GoroutinesBase, r.GoroutinesIdle, r.GoroutinesAfter, r.Load)
 	for _, o := range r.Ops {
 		if len(o.FirstErrors) > 0 {
-			fmt.Fprintf(&b, "\n| ↳ %s: first error | %.300q | | | | | | | | | |", o.Name, o.FirstErrors[0])
+			fmt.Fprintf(&b, "\n| ↳ %s: first error | %.300q | | | | | | | | | | |", o.Name, o.FirstErrors[0])
 		}
 	}
 	if len(r.Ops) > 1 {
 		for _, o := range r.Ops {
-			fmt.Fprintf(&b, "\n| ↳ %s | %d | %.0f | | %d | %s | %s | %s | | | |", o.Name, o.N, float64(o.N)/r.Elapsed.Seconds(), o.Errors, ms(o.P50), ms(o.P99), ms(o.P999))
+			fmt.Fprintf(&b, "\n| ↳ %s | %d | %.0f | | %d | %s | %s | %s | | | | |", o.Name, o.N, float64(o.N)/r.Elapsed.Seconds(), o.Errors, ms(o.P50), ms(o.P99), ms(o.P999))
 		}
 	}
 	return b.String()

@@ -112,7 +112,7 @@ type Report struct {
 	// what returns to its baseline once the load is gone, where RSS keeps
 	// the pages the runtime has not yet given back.
 	HeapBase, HeapAfter float64
-	Load                                            string // the machine's load average at the end
+	Load                string // the machine's load average at the end
 	// All is the percentiles over every operation.
 	All OpStats
 }

@@ -139,7 +139,13 @@ func (s *HTTPSession) post(ctx context.Context, body string) (*http.Response, er
 func readAnswer(resp *http.Response) (json.RawMessage, error) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		// An answer that is still a JSON-RPC error (503 "retry shortly",
+		// 404 for a session gone) is an MCP answer, not a broken exchange.
+		var r response
+		if json.Unmarshal(b, &r) == nil && r.Error != nil {
+			return nil, &RPCError{Code: r.Error.Code, Message: fmt.Sprintf("HTTP %d: %s", resp.StatusCode, r.Error.Message)}
+		}
 		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
 	}
 	var msg []byte
@@ -338,3 +344,9 @@ func (w *WSConn) Close() error {
 
 // ID is the session's Mcp-Session-Id.
 func (s *HTTPSession) ID() string { return s.id }
+
+// On is the same session reached through another gateway at base: a
+// replica of the same fleet serves it (its id is a signed token).
+func (s *HTTPSession) On(base string) *HTTPSession {
+	return &HTTPSession{base: base, id: s.id, hc: s.hc}
+}

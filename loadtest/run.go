@@ -51,16 +51,20 @@ var (
 		if err != nil {
 			return err
 		}
-		uri := resultURI.Find(res)
-		if uri == nil {
+		uri := ResultURI(res)
+		if uri == "" {
 			return fmt.Errorf("a cut result without a resource link: %.200s", res)
 		}
-		_, err = c.Call(ctx, "resources/read", `{"uri":"`+string(uri)+`"}`)
+		_, err = c.Call(ctx, "resources/read", `{"uri":"`+uri+`"}`)
 		return err
 	}}
 )
 
 var resultURI = regexp.MustCompile(regexp.QuoteMeta(gateway.ResultURIPrefix) + `[A-Za-z0-9]+`)
+
+// ResultURI is the resource link of a kept result in a tools/call
+// result, or "".
+func ResultURI(result []byte) string { return string(resultURI.Find(result)) }
 
 // Search is an Op calling search_tools (search mode) with queries in turn.
 func Search(queries []string) Op {

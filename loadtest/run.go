@@ -112,9 +112,10 @@ type Report struct {
 	RSSBase, RSSIdle, RSSPeak, RSSAfter int64
 	// Goroutines of the gateway (its go_goroutines metric), likewise.
 	GoroutinesBase, GoroutinesIdle, GoroutinesAfter float64
-	// The Go heap in use (go_memstats_heap_inuse_bytes) before and after:
-	// what returns to its baseline once the load is gone, where RSS keeps
-	// the pages the runtime has not yet given back.
+	// The Go heap in use (go_memstats_heap_inuse_bytes) before and after,
+	// each read after the same few hundred calls (heapAfterWork): what
+	// returns to its baseline once the load is gone, where RSS keeps the
+	// pages the runtime has not yet given back.
 	HeapBase, HeapAfter float64
 	Load                string // the machine's load average at the end
 	// All is the percentiles over every operation.
@@ -165,7 +166,9 @@ func Run(ctx context.Context, g *Gateway, mix Mix) (*Report, error) {
 	if r.GoroutinesBase, err = g.Metric("go_goroutines", ""); err != nil {
 		return nil, err
 	}
-	r.HeapBase, _ = g.Metric("go_memstats_heap_inuse_bytes", "")
+	if r.HeapBase, err = heapAfterWork(ctx, hc, g); err != nil {
+		return nil, err
+	}
 
 	idle, err := openIdle(ctx, hc, g.Base, mix.IdleHTTP, mix.IdleWS)
 	defer func() {
@@ -261,7 +264,9 @@ func Run(ctx context.Context, g *Gateway, mix Mix) (*Report, error) {
 	hc.CloseIdleConnections()
 	r.GoroutinesAfter, err = g.WaitGoroutines(r.GoroutinesBase, 10*time.Second)
 	r.RSSAfter, _ = g.RSS()
-	r.HeapAfter, _ = g.Metric("go_memstats_heap_inuse_bytes", "")
+	if err == nil {
+		r.HeapAfter, err = heapAfterWork(ctx, hc, g)
+	}
 	r.Load = LoadAverage()
 	return r, err
 }
@@ -316,6 +321,32 @@ func cmpErr(a, b error) error {
 		return a
 	}
 	return b
+}
+
+// heapWork is how many small calls heapAfterWork makes: about 10 MB of
+// allocation, several collections of a heap of a few MiB.
+const heapWork = 400
+
+// heapAfterWork makes heapWork small calls in a session of its own, then
+// reads the gateway's heap in use: the Go runtime collects only as a
+// program allocates, so right after a load the heap still holds its
+// garbage; after this work it holds what is live, plus at most one
+// cycle's garbage. The same work comes before the baseline.
+func heapAfterWork(ctx context.Context, hc *http.Client, g *Gateway) (float64, error) {
+	s, err := DialHTTP(ctx, hc, g.Base)
+	if err != nil {
+		return 0, err
+	}
+	for range heapWork {
+		if err := Unary.Do(ctx, s); err != nil {
+			_ = s.Close()
+			return 0, fmt.Errorf("loadtest: a call to read the heap after: %w", err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		return 0, err
+	}
+	return g.Metric("go_memstats_heap_inuse_bytes", "")
 }
 
 // settle lets the gateway's memory figures settle after a burst: its

@@ -11,7 +11,8 @@ import (
 // bench-load` does at length: idle sessions on both transports, unary
 // calls, server streams and cut results read back from 8 sessions at
 // once. Nothing may fail, and once the clients are gone the gateway's
-// goroutines return to their baseline (loadtest.Run checks it).
+// goroutines return to their baseline (loadtest.Run checks it) and so
+// does its heap in use, but for the results it keeps.
 func TestLoadSmoke(t *testing.T) {
 	addr := startZoo(t, freeAddr(t)).addr
 	g := startGateway(t, "--backend", addr, "--log-level", "warn", "--max-result-bytes", "1024")
@@ -35,6 +36,11 @@ func TestLoadSmoke(t *testing.T) {
 	}
 	if rep.GoroutinesIdle-rep.GoroutinesBase < 40 {
 		t.Errorf("40 idle sessions added %v goroutines: the idle sessions are not open", rep.GoroutinesIdle-rep.GoroutinesBase)
+	}
+	// Live memory returns too: what is left is the kept results (the
+	// cut ones, about 2 KB each, kept for --result-ttl).
+	if grew := (rep.HeapAfter - rep.HeapBase) / (1 << 20); grew > 8 {
+		t.Errorf("the heap in use grew by %.1f MiB over the load and stayed", grew)
 	}
 	if code, body := g.Ready(); code != 200 {
 		t.Errorf("/readyz after the load: %d %s", code, body)

@@ -323,28 +323,31 @@ func cmpErr(a, b error) error {
 	return b
 }
 
-// heapWork is how many small calls heapAfterWork makes: about 10 MB of
-// allocation, several collections of a heap of a few MiB.
-const heapWork = 400
-
-// heapAfterWork makes heapWork small calls in a session of its own, then
-// reads the gateway's heap in use: the Go runtime collects only as a
-// program allocates, so right after a load the heap still holds its
-// garbage; after this work it holds what is live, plus at most one
-// cycle's garbage. The same work comes before the baseline.
+// heapAfterWork makes small calls in a session of its own until the
+// gateway's garbage collector has run twice (at most 20,000 calls), then
+// reads its heap in use: the Go runtime collects only as a program
+// allocates, so right after a load the heap still holds its garbage;
+// after this work it holds what is live, plus at most one cycle's
+// garbage. The same work comes before the baseline.
 func heapAfterWork(ctx context.Context, hc *http.Client, g *Gateway) (float64, error) {
+	gc0, err := g.Metric("go_gc_duration_seconds_count", "")
+	if err != nil {
+		return 0, err
+	}
 	s, err := DialHTTP(ctx, hc, g.Base)
 	if err != nil {
 		return 0, err
 	}
-	for range heapWork {
-		if err := Unary.Do(ctx, s); err != nil {
-			_ = s.Close()
-			return 0, fmt.Errorf("loadtest: a call to read the heap after: %w", err)
+	defer s.Close()
+	for range 100 {
+		for range 200 {
+			if err := Unary.Do(ctx, s); err != nil {
+				return 0, fmt.Errorf("loadtest: a call to read the heap after: %w", err)
+			}
 		}
-	}
-	if err := s.Close(); err != nil {
-		return 0, err
+		if gc, err := g.Metric("go_gc_duration_seconds_count", ""); err != nil || gc >= gc0+2 {
+			break
+		}
 	}
 	return g.Metric("go_memstats_heap_inuse_bytes", "")
 }

@@ -33,7 +33,7 @@ import (
 )
 
 func main() {
-	run := flag.String("run", "rest,idle,streams,unary,mix,accesslog,search", "scenarios to run, comma-separated")
+	run := flag.String("run", "binary,rest,idle,streams,unary,mix,accesslog,search", "scenarios to run, comma-separated")
 	duration := flag.Duration("duration", 10*time.Second, "how long each timed row runs")
 	idle := flag.Int("idle", 1000, "idle sessions per transport (Streamable HTTP GET streams, WebSockets) in the idle and mix scenarios")
 	streams := flag.Int("streams", 500, "open server streams in the streams scenario")
@@ -86,6 +86,8 @@ func mainErr(run string, d time.Duration, idle, streams int, inflight, estateDir
 		var note string
 		var err error
 		switch sc {
+		case "binary":
+			note, err = binarySize(repo, bin, tmp)
 		case "rest":
 			note, err = r.rest()
 		case "idle":
@@ -317,4 +319,74 @@ func raiseFileLimit() {
 		l.Cur = l.Max
 		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
 	}
+}
+
+// binarySize builds the gateway as the Dockerfile does (-trimpath, -s -w:
+// no symbol table or DWARF) and reports its size, and what costs what: the
+// code and read-only data of each module in the unstripped build bin
+// (go tool nm -size), largest first.
+func binarySize(repo, bin, tmp string) (string, error) {
+	rel := filepath.Join(tmp, "gateway-release")
+	if out, err := exec.Command("go", "build", "-C", repo, "-trimpath", "-ldflags", "-s -w", "-o", rel, "./cmd/gateway").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	st, err := os.Stat(rel)
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command("go", "tool", "nm", "-size", bin).Output()
+	if err != nil {
+		return "", fmt.Errorf("go tool nm: %w", err)
+	}
+	by := map[string]int64{}
+	for line := range strings.SplitSeq(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.ContainsAny(f[2], "TtRr") {
+			continue // data and BSS are not code; BSS is not in the file
+		}
+		var size int64
+		fmt.Sscan(f[1], &size)
+		by[moduleOf(strings.Join(f[3:], " "))] += size
+	}
+	mods := make([]string, 0, len(by))
+	for m := range by {
+		mods = append(mods, m)
+	}
+	slices.SortFunc(mods, func(a, b string) int { return int(by[b] - by[a]) })
+	var top []string
+	for _, m := range mods[:min(12, len(mods))] {
+		top = append(top, fmt.Sprintf("%s %.2f", m, float64(by[m])/1e6))
+	}
+	return fmt.Sprintf("binary as the Dockerfile builds it (-trimpath -ldflags '-s -w'): %.1f MB (goal ≤ 40 MB); `go build` without them: %s. Code and read-only data by module, MB: %s",
+		float64(st.Size())/1e6, sizeMB(bin), strings.Join(top, ", ")), nil
+}
+
+func sizeMB(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f MB", float64(st.Size())/1e6)
+}
+
+// moduleOf is the module (or standard library package) a symbol belongs
+// to: the first three path elements of a dotted host, else the first.
+func moduleOf(sym string) string {
+	sym = strings.TrimPrefix(sym, "vendor/")
+	if strings.HasPrefix(sym, "go:") || strings.HasPrefix(sym, "type:") {
+		return "(runtime tables)"
+	}
+	parts := strings.Split(sym, "/")
+	if strings.Contains(parts[0], ".") && len(parts) >= 3 {
+		last := parts[2]
+		if i := strings.IndexAny(last, ".("); i >= 0 {
+			last = last[:i]
+		}
+		return parts[0] + "/" + parts[1] + "/" + last
+	}
+	first := parts[0]
+	if i := strings.IndexAny(first, ".("); i >= 0 {
+		first = first[:i]
+	}
+	return first
 }

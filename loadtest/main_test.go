@@ -63,7 +63,7 @@ type zooProcess struct {
 
 func startZoo(t *testing.T, addr string) *zooProcess {
 	t.Helper()
-	z := &zooProcess{addr: addr, cmd: exec.Command(zooBin, "-listen", addr)}
+	z := &zooProcess{addr: addr, cmd: zooCommand(addr)}
 	if err := z.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -92,3 +92,5 @@ func waitReady(t *testing.T, g *loadtest.Gateway, want int, d time.Duration) str
 		time.Sleep(20 * time.Millisecond) // polling another process
 	}
 }
+
+func zooCommand(addr string) *exec.Cmd { return exec.Command(zooBin, "-listen", addr) }

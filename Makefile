@@ -79,7 +79,7 @@ unit-realservices: $(TEMPORAL_PROTOS)
 # (a few seconds of a mixed load, then goroutines back to their baseline)
 # and the fault tests (backend killed, slowed, reset, half-open; slow
 # readers), each a few seconds.
-unit-loadtest:
+unit-loadtest: fleet-deps
 	cd loadtest && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
 
 # The capacity table of docs/performance.md: the gateway binary under

@@ -43,13 +43,11 @@ var connStates = [...]connectivity.State{
 // two gateways in one process (or one test binary) never collide. A nil
 // *Metrics is valid and records nothing.
 type Metrics struct {
-	reg        *prometheus.Registry
-	calls      *prometheus.CounterVec
-	latency    *prometheus.HistogramVec
-	rejections *prometheus.CounterVec
-	sessions   *prometheus.GaugeVec
-	// slowClients counts clients dropped for not reading.
-	slowClients *prometheus.CounterVec
+	reg         *prometheus.Registry
+	calls       *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	rejections  *prometheus.CounterVec
+	sessions    *prometheus.GaugeVec
 	discoveries *prometheus.CounterVec
 	connState   *prometheus.GaugeVec
 	retries     *prometheus.CounterVec
@@ -62,6 +60,8 @@ type Metrics struct {
 	// exchanges are the requests to the token endpoint of the backends
 	// called as the end user (token exchange).
 	exchanges *prometheus.HistogramVec
+	// slowClients counts clients dropped for not reading, by transport.
+	slowClients *prometheus.CounterVec
 }
 
 // NewMetrics registers the gateway's metrics, plus the Go runtime and

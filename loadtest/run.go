@@ -117,6 +117,9 @@ type Report struct {
 	// returns to its baseline once the load is gone, where RSS keeps the
 	// pages the runtime has not yet given back.
 	HeapBase, HeapAfter float64
+	// The heap and the goroutine stacks in use with the idle sessions
+	// open: where an idle session's memory goes.
+	HeapIdle, StackIdle float64
 	Load                string // the machine's load average at the end
 	// All is the percentiles over every operation.
 	All OpStats
@@ -182,6 +185,8 @@ func Run(ctx context.Context, g *Gateway, mix Mix) (*Report, error) {
 	settle(g)
 	r.RSSIdle, _ = g.RSS()
 	r.GoroutinesIdle, _ = g.Metric("go_goroutines", "")
+	r.HeapIdle, _ = g.Metric("go_memstats_heap_inuse_bytes", "")
+	r.StackIdle, _ = g.Metric("go_memstats_stack_inuse_bytes", "")
 
 	workers := make([]Conn, 0, mix.InFlight)
 	defer func() {

@@ -165,7 +165,8 @@ func (r *runner) idle(n int) (string, error) {
 		fmt.Println(rep.Row(fmt.Sprintf("%d %s", n, c.name)))
 		per := float64(rep.RSSIdle-rep.RSSBase) / float64(n)
 		g2 := (rep.GoroutinesIdle - rep.GoroutinesBase) / float64(n)
-		parts = append(parts, fmt.Sprintf("%s %.1f KiB and %.1f goroutines per idle session, %.0f sessions per GiB", c.transport, per/1024, g2, float64(1<<30)/per))
+		parts = append(parts, fmt.Sprintf("%s %.1f KiB (of which heap %.1f, goroutine stacks %.1f) and %.1f goroutines per idle session, %.0f sessions per GiB",
+			c.transport, per/1024, (rep.HeapIdle-rep.HeapBase)/1024/float64(n), rep.StackIdle/1024/float64(n), g2, float64(1<<30)/per))
 	}
 	return strings.Join(parts, "; "), nil
 }

@@ -103,3 +103,31 @@ func TestBackendKilledAndRestarted(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestBackendLongOutage keeps the backend down for 17 s under load, long
+// enough for grpc-go's reconnect backoff (1 s growing 1.6x a time) to
+// reach 10 s between attempts, then starts it again: calls must be served
+// within 7 s, the gateway's cap on that backoff (5 s, jittered by 20%)
+// plus margin. Under grpc-go's own cap of 120 s the wait after an
+// outage of minutes was up to two minutes.
+func TestBackendLongOutage(t *testing.T) {
+	const recoveryLimit = 7 * time.Second
+	addr := freeAddr(t)
+	z := startZoo(t, addr)
+	g := startGateway(t, "--backend", addr, "--log-level", "error", "--call-timeout", callTimeout.String())
+	bg, err := loadtest.StartBackground(t.Context(), g, 2, 1, loadtest.Unary, 3*callTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bg.Stop()
+	if !bg.WaitFor(10*time.Second, func(o []loadtest.Outcome) bool { return loadtest.Count(o, false) >= 50 }) {
+		t.Fatal("no steady load")
+	}
+	z.kill()
+	time.Sleep(17 * time.Second) // the outage's length is what is tested
+	restarted := time.Now()
+	startZoo(t, addr)
+	rec := recoveredAfter(t, bg, restarted, recoveryLimit)
+	checkCleanErrors(t, bg.Stop(), callTimeout+time.Second)
+	t.Logf("after a 17 s outage, calls served again %v after the backend's restart", rec.Round(time.Millisecond))
+}

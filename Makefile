@@ -86,7 +86,8 @@ unit-loadtest: fleet-deps
 # idle sessions, open streams, unary calls at 1-128 in flight, a mixed
 # load, the access log's cost and search on the estate, printed as a
 # Markdown table with the machine's load average on each row (a few
-# minutes; LOAD_FLAGS=-idle 5000 for the 10,000-session figure).
+# minutes; e.g. LOAD_FLAGS='-run idle -idle 10000'). Issue 40's goals are
+# benchmarks too: cd loadtest && go test -run '^$' -bench Goal -benchtime 1x .
 bench-load:
 	cd loadtest && $(GO) run ./cmd/load $(LOAD_FLAGS)
 

@@ -4,11 +4,11 @@
 GO ?= go
 NPM ?= npm
 
-.PHONY: test vet staticcheck deadcode fmtcheck browser-deps fleet-deps unit unit-estate unit-realservices bench bench-estate bench-catalog bench-corpus build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
+.PHONY: test vet staticcheck deadcode fmtcheck browser-deps fleet-deps unit unit-estate unit-realservices bench bench-estate bench-catalog bench-corpus bench-load unit-loadtest build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
 
 # The interop suites run after the Go checks (a recursive make keeps that
 # order under -j too).
-test: fmtcheck vet staticcheck deadcode buflint checkgenerate browser-deps fleet-deps unit unit-estate unit-realservices
+test: fmtcheck vet staticcheck deadcode buflint checkgenerate browser-deps fleet-deps unit unit-estate unit-realservices unit-loadtest
 	@$(MAKE) --no-print-directory interop
 
 fmtcheck:
@@ -20,20 +20,21 @@ vet:
 
 # staticcheck (pinned in tools/go.mod) with its default checks, less the
 # two staticcheck.conf turns off and says why, on the gateway and the
-# estate and realservices modules. realservices/temporaldev is left out:
+# estate, realservices and loadtest modules. realservices/temporaldev is left out:
 # it is Temporal's server, whose analysis takes minutes.
 STATICCHECK = $(GO) tool -modfile=$(CURDIR)/tools/go.mod staticcheck
 staticcheck:
 	$(STATICCHECK) ./...
 	cd estate && $(STATICCHECK) ./...
 	cd realservices && $(STATICCHECK) ./...
+	cd loadtest && $(STATICCHECK) ./...
 
 # deadcode (golang.org/x/tools, pinned in tools/go.mod) lists the
 # functions no program or test of a module reaches; any is a failure:
 # remove it, or reach it from a test or an Example.
 DEADCODE = $(GO) tool -modfile=$(CURDIR)/tools/go.mod deadcode
 deadcode:
-	@for d in . estate realservices; do \
+	@for d in . estate realservices loadtest; do \
 		out=$$(cd $$d && $(DEADCODE) -test ./...) || exit 1; \
 		if [ -n "$$out" ]; then echo "unreachable code in $$d (deadcode -test):"; echo "$$out"; exit 1; fi; \
 	done
@@ -95,6 +96,23 @@ $(TEMPORAL_PROTOS): realservices/testdata/temporal/package.json realservices/tes
 unit-realservices: $(TEMPORAL_PROTOS)
 	cd realservices && $(GO) vet ./... && REQUIRE_TEMPORAL_PROTOS=1 $(GO) test -race -count=1 -timeout 20m ./...
 	cd realservices/temporaldev && $(GO) vet ./...
+
+# The load harness (loadtest/, a nested module so that its fault proxy,
+# Shopify's toxiproxy, stays out of the gateway's go.mod): its smoke test
+# (a few seconds of a mixed load, then goroutines back to their baseline)
+# and the fault tests (backend killed, slowed, reset, half-open; slow
+# readers), each a few seconds.
+unit-loadtest: fleet-deps
+	cd loadtest && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
+
+# The capacity table of docs/performance.md: the gateway binary under
+# idle sessions, open streams, unary calls at 1-128 in flight, a mixed
+# load, the access log's cost and search on the estate, printed as a
+# Markdown table with the machine's load average on each row (a few
+# minutes; e.g. LOAD_FLAGS='-run idle -idle 10000'). Issue 40's goals are
+# benchmarks too: cd loadtest && go test -run '^$' -bench Goal -benchtime 1x .
+bench-load:
+	cd loadtest && $(GO) run ./cmd/load $(LOAD_FLAGS)
 
 # The gateway-vs-direct-gRPC benchmark whose figures docs/performance.md reports.
 bench:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,23 +14,26 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 )
 
 // BenchmarkUnary measures the same small unary call (GetAnimal) made
 // directly over gRPC, as tools/call through the gateway over Streamable
-// HTTP, and through "bare", a handler that does only the HTTP-to-gRPC
-// hop (decode the request with encoding/json, call, render the response
-// with protojson, answer the JSON-RPC result): the floor a gateway could
-// reach without MCP's sessions, validation, limits or observation.
-// Each runs against one in-process backend, at 1 and 16 calls in flight.
-// The HTTP client is a bare client posting a pre-encoded stateless
+// HTTP, and through "floor", the least an HTTP-to-gRPC hop can do for one
+// JSON-RPC tools/call (floorHandler): the floor a gateway could reach
+// without MCP's sessions, validation, limits or observation. Each runs
+// against one in-process backend, at 1, 8 and 32 calls in flight. The
+// HTTP client is a bare client posting a pre-encoded stateless
 // (2026-07-28) request, so the difference is the server side's cost.
 //
-//	go test -run '^$' -bench BenchmarkUnary -benchmem ./gateway/
+//	go test -run '^$' -bench '^BenchmarkUnary$' -benchmem ./gateway/
 func BenchmarkUnary(b *testing.B) {
 	bk, _, url := startGateway(b, nil)
 	conn, err := backendconn.Dial(bk.addr, backendconn.Options{})
@@ -46,23 +50,32 @@ func BenchmarkUnary(b *testing.B) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer hc.CloseIdleConnections()
 	viaGateway := func() error { return postGetAnimal(hc, url, "") }
-	bare := httptest.NewServer(bareHandler(client))
-	defer bare.Close()
-	viaBare := func() error { return postGetAnimal(hc, bare.URL, "") }
-	// One checked call each, so the benchmark cannot time failures.
-	for _, call := range []func() error{direct, viaGateway, viaBare} {
+	fh, err := newFloorHandler(conn.ClientConn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	floor := httptest.NewServer(fh)
+	defer floor.Close()
+	viaFloor := func() error { return postGetAnimal(hc, floor.URL, "") }
+	// One checked call each, so the benchmark cannot time failures, and
+	// the floor's answer compared with the gateway's: the same result.
+	for _, call := range []func() error{direct, viaGateway, viaFloor} {
 		if err := call(); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if gw, fl := structuredContent(b, hc, url), structuredContent(b, hc, floor.URL); gw != fl {
+		b.Fatalf("the floor answers %s, the gateway %s", fl, gw)
 	}
 
 	for _, c := range []struct {
 		name string
 		call func() error
-	}{{"direct", direct}, {"gateway", viaGateway}, {"bare", viaBare}} {
+	}{{"direct", direct}, {"gateway", viaGateway}, {"floor", viaFloor}} {
 		b.Run(c.name+"/inflight=1", func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				start := time.Now()
 				if err := c.call(); err != nil {
@@ -73,61 +86,177 @@ func BenchmarkUnary(b *testing.B) {
 			slices.Sort(lat)
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 		})
-		b.Run(c.name+"/inflight=16", func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-			var once sync.Once
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := c.call(); err != nil {
-						once.Do(func() { b.Error(err) })
-						return
+		for _, n := range []int{8, 32} {
+			b.Run(fmt.Sprintf("%s/inflight=%d", c.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				defer reportCPU(b)()
+				b.SetParallelism((n + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+				var once sync.Once
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := c.call(); err != nil {
+							once.Do(func() { b.Error(err) })
+							return
+						}
 					}
-				}
+				})
 			})
-		})
+		}
 	}
 }
 
-// bareHandler answers getAnimalBody with the HTTP-to-gRPC hop alone:
-// BenchmarkUnary's floor for the gateway.
-func bareHandler(client zoov1.ZooServiceClient) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Params struct {
-				Arguments struct {
-					ID string `json:"id"`
-				} `json:"arguments"`
-			} `json:"params"`
+// structuredContent posts getAnimalBody to url and returns the answer's
+// structuredContent.
+func structuredContent(b *testing.B, hc *http.Client, url string) string {
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(getAnimalBody))
+	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"ZooService_GetAnimal"}}
+	resp, err := hc.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Result.StructuredContent) == 0 {
+		b.Fatalf("%s: no structuredContent (%v)", url, err)
+	}
+	return string(out.Result.StructuredContent)
+}
+
+// floorHandler is BenchmarkUnary's floor: the least an HTTP-to-gRPC hop
+// does for a JSON-RPC tools/call of GetAnimal. It reads the POST into a
+// pooled buffer, takes the request's id and its arguments' id with a
+// scan, encodes the gRPC request by hand, calls the backend with a codec
+// that passes wire bytes through (prepared once), renders the response
+// with the gateway's own transcoder (compiled once) and writes the
+// JSON-RPC answer with the result as text and as structuredContent, as
+// the gateway does. No sessions, validation, limits, logs or metrics;
+// bad input is answered 400, not diagnosed.
+type floorHandler struct {
+	conn *grpc.ClientConn
+	enc  *transcode.Encoder
+	bufs sync.Pool // *floorBufs
+}
+
+type floorBufs struct{ body, req, js, out []byte }
+
+var (
+	floorCall = grpc.ForceCodecV2(floorCodec{})
+	hvJSON    = []string{"application/json"}
+)
+
+func newFloorHandler(conn *grpc.ClientConn) (*floorHandler, error) {
+	enc, err := transcode.Compile((&zoov1.GetAnimalResponse{}).ProtoReflect().Descriptor(), nil)
+	if err != nil {
+		return nil, err
+	}
+	h := &floorHandler{conn: conn, enc: enc}
+	h.bufs.New = func() any {
+		return &floorBufs{body: make([]byte, 0, 1024), js: make([]byte, 0, 1024), out: make([]byte, 0, 4096)}
+	}
+	return h, nil
+}
+
+func (h *floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	bufs := h.bufs.Get().(*floorBufs)
+	defer h.bufs.Put(bufs)
+	body := bufs.body[:0]
+	for {
+		if len(body) == cap(body) {
+			body = slices.Grow(body, 1024)
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		n, err := r.Body.Read(body[len(body):cap(body)])
+		body = body[:len(body)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		resp, err := client.GetAnimal(r.Context(), &zoov1.GetAnimalRequest{Id: req.Params.Arguments.ID})
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
+	}
+	bufs.body = body
+	var rpcID, animal []byte
+	jsonscan.Object(body, func(key, val []byte) {
+		switch string(key) {
+		case "id":
+			rpcID = val
+		case "params":
+			jsonscan.Object(val, func(key, val []byte) {
+				if string(key) == "arguments" {
+					jsonscan.Object(val, func(key, val []byte) {
+						if string(key) == "id" && len(val) >= 2 {
+							animal = val[1 : len(val)-1] // the zoo's ids need no unescaping
+						}
+					})
+				}
+			})
 		}
-		js, err := protojson.Marshal(resp)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		text, _ := json.Marshal(string(js))
-		out := make([]byte, 0, 2*len(js)+128)
-		out = append(out, `{"jsonrpc":"2.0","id":`...)
-		out = append(out, req.ID...)
-		out = append(out, `,"result":{"content":[{"type":"text","text":`...)
-		out = append(out, text...)
-		out = append(out, `}],"structuredContent":`...)
-		out = append(out, js...)
-		out = append(out, `}}`...)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(out)
 	})
+	if rpcID == nil || animal == nil {
+		http.Error(w, "not a tools/call of GetAnimal", http.StatusBadRequest)
+		return
+	}
+	bufs.req = protowire.AppendBytes(protowire.AppendTag(bufs.req[:0], 1, protowire.BytesType), animal)
+	var resp floorFrame
+	if err := h.conn.Invoke(r.Context(), "/zoo.v1.ZooService/GetAnimal", floorFrame(bufs.req), &resp, floorCall); err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	js, err := h.enc.AppendJSON(bufs.js[:0], resp)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	bufs.js = js
+	out := append(bufs.out[:0], `{"jsonrpc":"2.0","id":`...)
+	out = append(out, rpcID...)
+	out = append(out, `,"result":{"content":[{"type":"text","text":"`...)
+	out = appendEscaped(out, js)
+	out = append(out, `"}],"structuredContent":`...)
+	out = append(out, js...)
+	out = append(out, `}}`...)
+	bufs.out = out
+	w.Header()["Content-Type"] = hvJSON
+	_, _ = w.Write(out)
 }
+
+// appendEscaped appends JSON text src as the inside of a JSON string:
+// quotes and backslashes escaped (transcoded JSON holds no control
+// characters outside its strings' escapes).
+func appendEscaped(dst, src []byte) []byte {
+	start := 0
+	for i, c := range src {
+		if c == '"' || c == '\\' {
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, '\\', c)
+			start = i + 1
+		}
+	}
+	return append(dst, src[start:]...)
+}
+
+// floorFrame is a message in wire form, both ways.
+type floorFrame []byte
+
+// floorCodec passes floorFrames through: the request as encoded, the
+// response copied out of gRPC's buffers.
+type floorCodec struct{}
+
+func (floorCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(v.(floorFrame))}, nil
+}
+
+func (floorCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	*v.(*floorFrame) = data.Materialize()
+	return nil
+}
+
+func (floorCodec) Name() string { return "proto" }
 
 // getAnimalBody is a stateless (2026-07-28) tools/call of GetAnimal,
 // encoded once so the benchmarks time the gateway, not the client.

@@ -527,6 +527,9 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	}
 	so.Logger, so.Trace, so.TraceBodies = g.opts.Logger, g.traceLogger(), g.opts.LogArguments
 	so.SessionObserver, so.PrincipalOf, so.TaskWaitTimeout = g.observeSessions(), who, g.opts.CallTimeout
+	if m := g.opts.Metrics; m != nil {
+		so.SlowClientObserver = m.SlowClientDropped
+	}
 	switch {
 	case g.opts.State != nil:
 		so.FleetSlots = g.opts.State

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
@@ -33,6 +34,14 @@ const (
 	// keepaliveTimeout is how long a ping may go unanswered before the
 	// connection is considered dead.
 	keepaliveTimeout = 20 * time.Second
+	// maxReconnectDelay caps grpc-go's backoff between attempts to
+	// reconnect to a backend that went away (1 s, then 1.6x each time,
+	// jittered). grpc-go's own cap, 120 s, meant a backend back after a
+	// few minutes' outage went unused for up to two minutes more, every
+	// call failing UNAVAILABLE meanwhile (loadtest's
+	// TestBackendLongOutage); an attempt every 5 s to an address that is
+	// down costs a refused connection.
+	maxReconnectDelay = 5 * time.Second
 )
 
 // LB policies for Options.LB: how calls are spread over a backend's
@@ -135,6 +144,7 @@ func Dial(target string, o Options, extra ...grpc.DialOption) (*Conn, error) {
 		grpc.WithTransportCredentials(creds),
 		grpc.WithResolvers(builder),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(lim.recv), grpc.MaxCallSendMsgSize(lim.send)),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: reconnectBackoff, MinConnectTimeout: minConnectTimeout}),
 	}
 	if ka := limit.Or(o.Keepalive, DefaultKeepalive); ka > 0 {
 		opts = append(opts, grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: ka, Timeout: keepaliveTimeout}))
@@ -147,6 +157,17 @@ func Dial(target string, o Options, extra ...grpc.DialOption) (*Conn, error) {
 	o.Keepalive = limit.Or(o.Keepalive, DefaultKeepalive)
 	return &Conn{ClientConn: cc, Target: target, ch: ch, limits: lim, opts: o}, nil
 }
+
+// reconnectBackoff is grpc-go's default backoff but for its cap.
+var reconnectBackoff = func() backoff.Config {
+	c := backoff.DefaultConfig
+	c.MaxDelay = maxReconnectDelay
+	return c
+}()
+
+// minConnectTimeout is grpc-go's default, which WithConnectParams would
+// otherwise set to zero.
+const minConnectTimeout = 20 * time.Second
 
 // sizeLimit maps an Options size onto grpc-go's: zero is the default,
 // negative no limit.

@@ -17,8 +17,20 @@ type httpStream struct {
 	w            http.ResponseWriter
 	writeTimeout time.Duration
 	rc           *http.ResponseController // set when the stream turns SSE
+	srv          *Server                  // told when a write times out
 	sse          bool
 	done         bool
+	failed       bool // a write failed: told once
+}
+
+// failLocked wraps a failed write's error, and tells the server the
+// first time.
+func (st *httpStream) failLocked(err error) error {
+	if !st.failed {
+		st.failed = true
+		st.srv.observeWriteFailure("streamable-http", err)
+	}
+	return fmt.Errorf("mcp: sse: %w", err)
 }
 
 var errStreamDone = errors.New("mcp: response stream already finished")
@@ -58,16 +70,16 @@ func (st *httpStream) eventLocked(msg []byte) error {
 		_ = st.rc.SetWriteDeadline(time.Now().Add(st.writeTimeout))
 	}
 	if _, err := io.WriteString(st.w, "event: message\ndata: "); err != nil {
-		return fmt.Errorf("mcp: sse: %w", err)
+		return st.failLocked(err)
 	}
 	st.w.Write(msg)
 	if _, err := io.WriteString(st.w, "\n\n"); err != nil {
-		return fmt.Errorf("mcp: sse: %w", err)
+		return st.failLocked(err)
 	}
 	// A wrapping ResponseWriter without Unwrap cannot flush: the event
 	// then goes out with the response, as before.
 	if err := st.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return fmt.Errorf("mcp: sse: %w", err)
+		return st.failLocked(err)
 	}
 	return nil
 }
@@ -109,5 +121,7 @@ func (st *httpStream) finish(status int, body []byte) {
 	setWriteDeadline(st.w, st.writeTimeout)
 	st.w.Header()["Content-Type"] = hvJSON
 	st.w.WriteHeader(status)
-	st.w.Write(body)
+	if _, err := st.w.Write(body); err != nil {
+		_ = st.failLocked(err)
+	}
 }

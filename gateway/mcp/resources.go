@@ -283,6 +283,10 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 				return fail(&Error{Code: code, Message: "resource not found: " + uri, Data: data})
 			case errors.As(err, &e):
 				return fail(e)
+			case errors.Is(err, ErrFleetUnavailable):
+				// The handler's message says what to do (retry shortly)
+				// and holds no more than the URI the client sent.
+				return fail(errorf(CodeInternalError, "resources/read: %v", err))
 			}
 			s.log.Error("mcp: resources/read failed", "uri", uri, "err", err)
 			return fail(errorf(CodeInternalError, "internal error"))

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,6 +105,14 @@ type ServerOptions struct {
 	// sessions gauge. Stateless 2026-07-28 requests and scale-out token
 	// sessions hold nothing and are not reported. It must not block.
 	SessionObserver func(transport string, delta int)
+	// SlowClientObserver, when set, is told (with the transport:
+	// "websocket", "sse", "streamable-http") each time a client is dropped
+	// because a write to it did not finish within the transport's
+	// WriteTimeout: a client that stopped reading. Its WebSocket or legacy
+	// SSE session ends, or its Streamable HTTP answer or GET stream is cut;
+	// nothing it was sent is queued meanwhile. Once per connection or
+	// stream. It must not block.
+	SlowClientObserver func(transport string)
 	// Trace, when set, receives the protocol trace: every JSON-RPC
 	// message in and out, at debug level, with its transport, session, id,
 	// method, size and body (see trace.go). Nil, the default, turns it off
@@ -142,6 +152,7 @@ type Server struct {
 	maxBatchResponse int
 	maxLine          int
 	sessionObs       func(transport string, delta int) // nil: nobody watches
+	slowObs          func(transport string)            // nil: nobody watches
 	principal        func(ctx context.Context) Principal
 
 	implJSON     []byte // Implementation as JSON, including title
@@ -256,6 +267,7 @@ func NewServer(impl Implementation, h Handler, opts *ServerOptions) *Server {
 		maxBatchResponse: o.MaxBatchResponseBytes,
 		maxLine:          o.MaxMessageBytes,
 		sessionObs:       o.SessionObserver,
+		slowObs:          o.SlowClientObserver,
 		principal:        o.PrincipalOf,
 		calls:            make(map[*call]struct{}),
 		perPrincipal:     make(map[string]int),
@@ -538,6 +550,22 @@ func (s *Server) isClosing() bool {
 }
 
 // observeSession reports a held session opening (+1) or ending (-1).
+// observeWriteFailure tells SlowClientObserver about a write to a client
+// on transport that failed with err, when it failed because the client did
+// not read within the write deadline. s may be nil.
+func (s *Server) observeWriteFailure(transport string, err error) {
+	if s == nil || s.slowObs == nil {
+		return
+	}
+	// A write blocked past its deadline fails with os.ErrDeadlineExceeded;
+	// gorilla/websocket's control frames waiting for the blocked writer
+	// fail with its own net.Error whose Timeout is true.
+	var ne net.Error
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		s.slowObs(transport)
+	}
+}
+
 func (s *Server) observeSession(transport string, delta int) {
 	if s.sessionObs != nil {
 		s.sessionObs(transport, delta)

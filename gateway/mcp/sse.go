@@ -156,7 +156,7 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	endpoint += "?sessionId=" + id
 
-	out := &sseWriter{w: w, rc: http.NewResponseController(w), writeTimeout: h.o.WriteTimeout}
+	out := &sseWriter{w: w, rc: http.NewResponseController(w), writeTimeout: h.o.WriteTimeout, srv: h.s}
 	defer out.close()
 	hd := w.Header()
 	hd["Content-Type"] = hvEventStream
@@ -237,9 +237,17 @@ type sseWriter struct {
 	w            http.ResponseWriter
 	rc           *http.ResponseController
 	writeTimeout time.Duration
+	srv          *Server // told when a write times out
 
 	mu  sync.Mutex
 	err error
+}
+
+// failLocked records the stream's first write error.
+func (s *sseWriter) failLocked(err error) error {
+	s.err = fmt.Errorf("mcp: sse: %w", err)
+	s.srv.observeWriteFailure("sse", err)
+	return s.err
 }
 
 var errSSEClosed = errors.New("mcp: sse: stream closed")
@@ -258,13 +266,12 @@ func (s *sseWriter) event(name string, data []byte) error {
 	io.WriteString(s.w, "\ndata: ")
 	s.w.Write(data)
 	if _, err := io.WriteString(s.w, "\n\n"); err != nil {
-		s.err = fmt.Errorf("mcp: sse: %w", err)
-		return s.err
+		return s.failLocked(err)
 	}
 	if err := s.rc.Flush(); err != nil {
-		s.err = fmt.Errorf("mcp: sse: %w", err)
+		return s.failLocked(err)
 	}
-	return s.err
+	return nil
 }
 
 func (s *sseWriter) keepAlive() error { return s.comment("keepalive") }
@@ -278,13 +285,12 @@ func (s *sseWriter) comment(text string) error {
 	}
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 	if _, err := io.WriteString(s.w, ": "+text+"\n\n"); err != nil {
-		s.err = fmt.Errorf("mcp: sse: %w", err)
-		return s.err
+		return s.failLocked(err)
 	}
 	if err := s.rc.Flush(); err != nil {
-		s.err = fmt.Errorf("mcp: sse: %w", err)
+		return s.failLocked(err)
 	}
-	return s.err
+	return nil
 }
 
 func (s *sseWriter) close() {

@@ -245,7 +245,7 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request, hv string) {
 	}
 	out := getBuf()
 	defer putBuf(out)
-	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
+	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout, srv: h.s}
 	sc.out = st
 	sc.keepRefusal = true
 	rp := h.s.handleMessage(r.Context(), hs.session, sc, &m, *out)
@@ -267,7 +267,7 @@ func (h *streamable) postInitialize(w http.ResponseWriter, r *http.Request, hv s
 	defer h.release(hs)
 	bp := getBuf()
 	defer putBuf(bp)
-	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
+	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout, srv: h.s}
 	sc := &scope{transport: "streamable-http", header: r.Header, headerVersion: hv, out: st}
 	rp := h.s.handleMessage(r.Context(), hs.session, sc, m, *bp)
 	*bp = rp.body
@@ -308,7 +308,7 @@ func (h *streamable) postStateless(w http.ResponseWriter, r *http.Request, hv st
 	}
 	bp := getBuf()
 	defer putBuf(bp)
-	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
+	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout, srv: h.s}
 	sc := &scope{transport: "streamable-http", header: r.Header, headerVersion: hv, checkHeader: true, out: st, keepRefusal: true}
 	rp := h.s.handleMessage(r.Context(), nil, sc, m, *bp)
 	if rp.body != nil {
@@ -346,7 +346,7 @@ func (h *streamable) postBatch(w http.ResponseWriter, r *http.Request, hv string
 	}
 	bp := getBuf()
 	defer putBuf(bp)
-	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
+	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout, srv: h.s}
 	sc := &scope{transport: "streamable-http", header: r.Header, headerVersion: hv, out: st}
 	rp := h.s.handleBatch(r.Context(), hs.session, sc, body, *bp)
 	if rp.body == nil {
@@ -394,7 +394,7 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 	defer h.s.removeListener(l)
 	cred := watchCredential(&who)
 	defer cred.stop()
-	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout}
+	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout, srv: h.s}
 	st.start()
 	for {
 		select {

@@ -178,7 +178,7 @@ func (h *wsHandler) releaseOwnerSlot(owner string) {
 // serve runs one connection: a reader goroutine turns frames into
 // messages, the handler's own goroutine runs the session (and the pings).
 func (h *wsHandler) serve(r *http.Request, conn *websocket.Conn) {
-	ws := &wsConn{c: conn, writeTimeout: h.o.WriteTimeout}
+	ws := &wsConn{c: conn, writeTimeout: h.o.WriteTimeout, srv: h.s}
 	silence := h.o.PingInterval + h.o.PongTimeout
 	conn.SetReadDeadline(time.Now().Add(silence))
 	conn.SetPongHandler(func(string) error {
@@ -257,6 +257,8 @@ func (h *wsHandler) read(ws *wsConn, in chan<- []byte, stop <-chan struct{}, sil
 type wsConn struct {
 	c            *websocket.Conn
 	writeTimeout time.Duration
+	srv          *Server     // told when a write times out
+	told         atomic.Bool // srv was told: once per connection
 
 	mu        sync.Mutex
 	err       error
@@ -274,15 +276,25 @@ func (w *wsConn) send(msg []byte) error {
 	w.c.SetWriteDeadline(time.Now().Add(w.writeTimeout))
 	if err := w.c.WriteMessage(websocket.TextMessage, msg); err != nil {
 		w.err = fmt.Errorf("mcp: websocket: writing: %w", err)
+		w.writeFailed(err)
 		w.c.Close()
 		return w.err
 	}
 	return nil
 }
 
+// writeFailed tells the server, once, of a write that failed: the ping
+// and a message's write fail together when the peer stops reading.
+func (w *wsConn) writeFailed(err error) {
+	if !w.told.Swap(true) {
+		w.srv.observeWriteFailure("websocket", err)
+	}
+}
+
 // ping is the keepalive; WriteControl may run alongside send.
 func (w *wsConn) ping() error {
 	if err := w.c.WriteControl(websocket.PingMessage, nil, time.Now().Add(w.writeTimeout)); err != nil {
+		w.writeFailed(err)
 		return fmt.Errorf("mcp: websocket: ping: %w", err)
 	}
 	return nil

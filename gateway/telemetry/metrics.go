@@ -60,6 +60,8 @@ type Metrics struct {
 	// exchanges are the requests to the token endpoint of the backends
 	// called as the end user (token exchange).
 	exchanges *prometheus.HistogramVec
+	// slowClients counts clients dropped for not reading, by transport.
+	slowClients *prometheus.CounterVec
 }
 
 // NewMetrics registers the gateway's metrics, plus the Go runtime and
@@ -87,6 +89,11 @@ func NewMetrics() *Metrics {
 			Namespace: namespace,
 			Name:      "sessions",
 			Help:      "MCP sessions open now, by transport.",
+		}, []string{"transport"}),
+		slowClients: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "slow_clients_dropped_total",
+			Help:      "Clients dropped because a write to them did not finish within the write timeout (they stopped reading), by transport: a WebSocket or legacy SSE session ends, a Streamable HTTP answer or stream is cut.",
 		}, []string{"transport"}),
 		discoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
@@ -127,7 +134,7 @@ func NewMetrics() *Metrics {
 	}
 	m.reg.MustRegister(m.exchanges)
 	m.reg.MustRegister(
-		m.calls, m.latency, m.rejections, m.sessions, m.discoveries, m.connState, m.retries, m.replicas, m.toolsetCalls, m.toolsetSessions,
+		m.calls, m.latency, m.rejections, m.sessions, m.slowClients, m.discoveries, m.connState, m.retries, m.replicas, m.toolsetCalls, m.toolsetSessions,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -255,6 +262,14 @@ func (m *Metrics) SessionOpened(transport string) {
 func (m *Metrics) SessionClosed(transport string) {
 	if m != nil {
 		m.sessions.WithLabelValues(transport).Dec()
+	}
+}
+
+// SlowClientDropped counts a client of transport dropped because it
+// stopped reading.
+func (m *Metrics) SlowClientDropped(transport string) {
+	if m != nil {
+		m.slowClients.WithLabelValues(transport).Inc()
 	}
 }
 

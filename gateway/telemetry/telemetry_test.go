@@ -49,6 +49,8 @@ func TestMetricsSeries(t *testing.T) {
 	m.SessionOpened("streamable-http")
 	m.SessionClosed("streamable-http")
 	m.SessionOpened("stdio")
+	m.SlowClientDropped("websocket")
+	m.SlowClientDropped("websocket")
 	m.DiscoveryRefreshed("zoo", nil)
 	m.DiscoveryRefreshed("zoo", errors.New("unreachable"))
 	m.SetBackendState("zoo", connectivity.Ready)
@@ -67,6 +69,9 @@ grpc_mcp_gateway_tool_input_rejections_total{backend="zoo",tool="ZooService_GetA
 # TYPE grpc_mcp_gateway_sessions gauge
 grpc_mcp_gateway_sessions{transport="stdio"} 1
 grpc_mcp_gateway_sessions{transport="streamable-http"} 1
+# HELP grpc_mcp_gateway_slow_clients_dropped_total Clients dropped because a write to them did not finish within the write timeout (they stopped reading), by transport: a WebSocket or legacy SSE session ends, a Streamable HTTP answer or stream is cut.
+# TYPE grpc_mcp_gateway_slow_clients_dropped_total counter
+grpc_mcp_gateway_slow_clients_dropped_total{transport="websocket"} 2
 # HELP grpc_mcp_gateway_discovery_refreshes_total Discoveries of a backend's services (at start and on every refresh), by outcome.
 # TYPE grpc_mcp_gateway_discovery_refreshes_total counter
 grpc_mcp_gateway_discovery_refreshes_total{backend="zoo",outcome="failure"} 1
@@ -81,7 +86,7 @@ grpc_mcp_gateway_backend_connection_state{backend="zoo",state="TRANSIENT_FAILURE
 `
 	names := []string{
 		"grpc_mcp_gateway_tool_calls_total", "grpc_mcp_gateway_tool_input_rejections_total",
-		"grpc_mcp_gateway_sessions", "grpc_mcp_gateway_discovery_refreshes_total",
+		"grpc_mcp_gateway_sessions", "grpc_mcp_gateway_slow_clients_dropped_total", "grpc_mcp_gateway_discovery_refreshes_total",
 		"grpc_mcp_gateway_backend_connection_state",
 	}
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), names...); err != nil {

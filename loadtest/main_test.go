@@ -1,0 +1,96 @@
+package loadtest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/loadtest"
+)
+
+// gatewayBin and zooBin are built once for every test.
+var gatewayBin, zooBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "loadtest")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	repo, err := loadtest.RepoRoot()
+	if err == nil {
+		gatewayBin, err = loadtest.Build(context.Background(), repo, dir)
+	}
+	if err == nil {
+		zooBin = filepath.Join(dir, "zoo")
+		if out, berr := exec.Command("go", "build", "-C", repo, "-o", zooBin, "./examples/zoo").CombinedOutput(); berr != nil {
+			err = fmt.Errorf("go build ./examples/zoo: %w\n%s", berr, out)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// startGateway runs the gateway binary with args until the test ends.
+func startGateway(t *testing.T, args ...string) *loadtest.Gateway {
+	t.Helper()
+	g, err := loadtest.Start(t.Context(), gatewayBin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Stop)
+	return g
+}
+
+// zooProcess is the zoo backend in a process of its own, so that it can
+// be killed as a crash would.
+type zooProcess struct {
+	addr string
+	cmd  *exec.Cmd
+}
+
+func startZoo(t *testing.T, addr string) *zooProcess {
+	t.Helper()
+	z := &zooProcess{addr: addr, cmd: zooCommand(addr)}
+	if err := z.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = z.cmd.Process.Kill(); _ = z.cmd.Wait() })
+	return z
+}
+
+func (z *zooProcess) kill() {
+	_ = z.cmd.Process.Kill()
+	_ = z.cmd.Wait()
+}
+
+// waitReady waits (at most d) until /readyz answers want, and returns its
+// last body.
+func waitReady(t *testing.T, g *loadtest.Gateway, want int, d time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		code, body := g.Ready()
+		if code == want {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz did not answer %d within %v: %d %s", want, d, code, body)
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process
+	}
+}
+
+func zooCommand(addr string) *exec.Cmd { return exec.Command(zooBin, "-listen", addr) }

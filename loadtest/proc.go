@@ -133,9 +133,6 @@ func (g *Gateway) Kill() {
 	<-g.exited
 }
 
-// Stderr is the end of what the process wrote to stderr.
-func (g *Gateway) Stderr() string { return g.stderr.String() }
-
 // PID is the process's id.
 func (g *Gateway) PID() int { return g.cmd.Process.Pid }
 

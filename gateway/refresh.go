@@ -60,6 +60,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		operationCancel: g.opts.OperationCancel,
 		exposeDebugInfo: g.opts.ExposeDebugInfo,
 		maxResultBytes:  g.budget,
+		overrides:       g.overrides,
 	})
 	if err != nil {
 		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))
@@ -169,6 +170,9 @@ func (g *Gateway) rebuild() (bool, error) {
 	}
 	old := g.catalog.Load()
 	if err := g.checkScopeRules(c, old == nil, undiscovered); err != nil {
+		return false, err
+	}
+	if err := g.checkOverrides(parts, old == nil, undiscovered); err != nil {
 		return false, err
 	}
 	if len(c.withheldOps) > 0 && (old == nil || !slices.Equal(old.withheldOps, c.withheldOps)) {

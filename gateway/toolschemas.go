@@ -240,6 +240,9 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 	} else {
 		in, err = cc.input(m.Input())
 	}
+	if err == nil && t.args != nil {
+		in, err = t.args.rewriteSchema(in)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("input schema: %w", err))
 	}

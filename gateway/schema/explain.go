@@ -39,6 +39,10 @@ func (v *Validator) explain(args []byte, msg proto.Message, ws *Warnings) error 
 	} else {
 		kept = w.message(v.md)
 	}
+	if v.inject != nil {
+		// A required argument the injector supplies is not missing.
+		w.out.out = slices.DeleteFunc(w.out.out, func(vi Violation) bool { return vi.Rule == "required" && v.inject.Supplies(vi.Path) })
+	}
 	found := w.out.out
 
 	proto.Reset(msg)
@@ -61,6 +65,11 @@ func (v *Validator) explain(args []byte, msg proto.Message, ws *Warnings) error 
 		// words are the best explanation there is.
 		return &ValidationError{Violations: []Violation{{Rule: "conversion",
 			Expected: strings.TrimPrefix(convErr.Error(), "proto: ")}}, cause: convErr}
+	}
+	if kept {
+		for _, vi := range v.injected(msg.ProtoReflect()) {
+			w.out.add(vi)
+		}
 	}
 	if w.out.count() == 0 {
 		// The walk repaired the arguments (stringified JSON): the usual

@@ -47,6 +47,9 @@ type Validator struct {
 	bytesRoot bool
 	// anyPlans are the bytes plans of the types Any values name.
 	anyPlans anyPlans
+	// inject completes each converted request before its checks
+	// (WithInjector); nil for most.
+	inject Injector
 }
 
 // NewValidator compiles the checks for arguments of type md. opts must be the
@@ -235,6 +238,9 @@ func (v *Validator) DecodeWarn(args []byte, msg proto.Message) (Warnings, error)
 			if bad != nil {
 				// Explained with everything else that is wrong.
 				return Warnings{}, v.explain(args, msg, nil)
+			}
+			if vs := v.injected(msg.ProtoReflect()); len(vs) > 0 {
+				return Warnings{}, &ValidationError{Violations: vs}
 			}
 			if err := v.check(msg, nil); err != nil {
 				return Warnings{}, err

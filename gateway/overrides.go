@@ -1,0 +1,691 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
+	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
+)
+
+// Tool overrides (Options.Tools, Toolset.Tools; the config file's tools:).
+//
+// An operator corrects what the gateway made of a method without touching
+// the backend: its name, title, description and hints, and its arguments
+// (hidden, fixed, default). A rule's name, title, description and hints
+// are merged into the method's (mcpgateway.v1.tool) option, over what the
+// option says, before the method is compiled, so they take the one path
+// the option takes: naming and its collision rules, the hints'
+// consistency, the retry decision, the description search indexes, the
+// scope rules by tool name (which follow the base name). Arguments are
+// compiled with the tool, once: the input schema leaves hidden and fixed
+// arguments out and shows defaults; the validator refuses a hidden or
+// fixed argument a caller sends, then merges the fixed values and the
+// defaults into the converted request (a precompiled message each), before
+// the required fields and the backend's rules are checked. Every call
+// path (typed, call_tool, tasks, streams) converts its arguments there.
+//
+// Every rule that matches a method applies, in order: a later rule's
+// setting wins over an earlier one's. A toolset's rules apply on top of
+// the gateway's, to its own copies of its tools.
+
+// ErrToolOverride is wrapped by the errors of a tool override that cannot
+// apply: a rule that matches no method once every backend is discovered,
+// an argument path the request does not have, a fixed or default value
+// of the wrong type, a name given to several methods. New fails with it
+// at start; a later discovery logs it and keeps the backend's last tools.
+var ErrToolOverride = errors.New("tool override")
+
+// ToolOverride corrects the tools of the methods Match selects.
+type ToolOverride struct {
+	// Match selects methods by "package.Service/Method" glob, as
+	// Options.Include takes them.
+	Match string
+	// Origin is where the rule was written, for errors ("gateway.yaml:12
+	// tools[0]"); empty: Options.Tools[i] or Toolset.Tools[i].
+	Origin string
+	// Name is the tool's name (^[a-zA-Z0-9_-]{1,64}$); Match must then
+	// select one method per backend.
+	Name string
+	// Title is the tool's human title.
+	Title string
+	// Description replaces the tool's description; DescriptionAppend is
+	// added to the description (replaced or not) as a sentence of its own.
+	Description, DescriptionAppend string
+	// The four hints; nil leaves the hint as the method's option or the
+	// gateway's inference says.
+	ReadOnlyHint, DestructiveHint, IdempotentHint, OpenWorldHint *bool
+	// Arguments correct the request's fields, by path: a field name (its
+	// proto or JSON name), or names joined by dots through singular
+	// message fields ("execution.workflow_id").
+	Arguments map[string]ArgumentOverride
+}
+
+// ArgumentOverride corrects one argument. Exactly one of its settings is
+// given.
+type ArgumentOverride struct {
+	// Hidden leaves the argument out of the schema; a call that sends it
+	// is refused.
+	Hidden bool
+	// Fixed is the value (JSON, as the schema takes it) the gateway sets
+	// in every request; the argument is left out of the schema and a call
+	// that sends it is refused, so no caller can choose another.
+	Fixed json.RawMessage
+	// Default is the value (JSON) the gateway sets when a call leaves the
+	// argument out (or sends its zero value, which protobuf cannot tell
+	// from absence); the schema shows it as the default.
+	Default json.RawMessage
+}
+
+// overrideRules are a list of ToolOverride, checked.
+type overrideRules struct {
+	rules []overrideRule
+}
+
+type overrideRule struct {
+	ToolOverride
+	pattern string
+	where   string // for errors: Origin, else owner[i]
+	args    []argSpec
+}
+
+// argSpec is one argument override as written, checked for syntax only.
+type argSpec struct {
+	key   string // the path as written
+	kind  argKind
+	value json.RawMessage
+	where string // the rule's where
+}
+
+type argKind uint8
+
+const (
+	argHidden argKind = iota
+	argFixed
+	argDefault
+)
+
+func (k argKind) String() string {
+	return [...]string{"hidden", "fixed", "default"}[k]
+}
+
+// compileOverrides checks list's syntax; owner names the setting
+// ("Options.Tools") in errors.
+func compileOverrides(owner string, list []ToolOverride) (*overrideRules, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	r := &overrideRules{}
+	for i, o := range list {
+		where := o.Origin
+		if where == "" {
+			where = fmt.Sprintf("%s[%d]", owner, i)
+		}
+		p, err := methodglob.Compile(where+".Match", []string{o.Match})
+		if err != nil {
+			return nil, err
+		}
+		if o.Name != "" && !validToolName(o.Name) {
+			return nil, fmt.Errorf("%s: name %q: want a portable tool name, 1 to 64 of a-z A-Z 0-9 _ -", where, o.Name)
+		}
+		rule := overrideRule{ToolOverride: o, pattern: p[0], where: where}
+		keys := make([]string, 0, len(o.Arguments))
+		for k := range o.Arguments {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			a := o.Arguments[k]
+			spec := argSpec{key: k, where: where}
+			n := 0
+			if a.Hidden {
+				n++
+				spec.kind = argHidden
+			}
+			if len(a.Fixed) > 0 {
+				n++
+				spec.kind, spec.value = argFixed, a.Fixed
+			}
+			if len(a.Default) > 0 {
+				n++
+				spec.kind, spec.value = argDefault, a.Default
+			}
+			switch {
+			case k == "" || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, ".."):
+				return nil, fmt.Errorf("%s: arguments %q: want a field name, or names joined by dots", where, k)
+			case n != 1:
+				return nil, fmt.Errorf("%s: arguments.%s: want exactly one of hidden, fixed or default, got %d", where, k, n)
+			case spec.value != nil && !json.Valid(spec.value):
+				return nil, fmt.Errorf("%s: arguments.%s.%s: not valid JSON", where, k, spec.kind)
+			}
+			rule.args = append(rule.args, spec)
+		}
+		r.rules = append(r.rules, rule)
+	}
+	return r, nil
+}
+
+// matching are the indexes of the rules that match method
+// ("package.Service/Method"), in order.
+func (r *overrideRules) matching(method string) []int {
+	if r == nil {
+		return nil
+	}
+	var out []int
+	for i := range r.rules {
+		if methodglob.Match(r.rules[i].pattern, method) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// methodOverride is what the rules matching one method say, merged.
+type methodOverride struct {
+	rules *overrideRules
+	idx   []int
+	// opt is the method's (mcpgateway.v1.tool) option with the rules'
+	// name, title, description and hints set over it; proto is the
+	// option as the backend declares it (nil for none).
+	opt, proto *mcpgatewayv1.Tool
+	appendDesc string
+	args       []argSpec
+	// nameFrom is the rule that named the tool, for errors.
+	nameFrom string
+}
+
+// forMethod merges the rules matching m over its option to; nil when none
+// matches.
+func (r *overrideRules) forMethod(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool) *methodOverride {
+	idx := r.matching(methodPath(m))
+	if len(idx) == 0 {
+		return nil
+	}
+	ov := &methodOverride{rules: r, idx: idx, proto: to}
+	opt := &mcpgatewayv1.Tool{}
+	if to != nil {
+		opt = proto.Clone(to).(*mcpgatewayv1.Tool)
+	}
+	for _, i := range idx {
+		ru := &r.rules[i]
+		if ru.Name != "" {
+			opt.Name, ov.nameFrom = ru.Name, ru.where
+		}
+		if ru.Title != "" {
+			opt.Title = ru.Title
+		}
+		if ru.Description != "" {
+			opt.Description = ru.Description
+		}
+		if ru.DescriptionAppend != "" {
+			ov.appendDesc = joinSentence(ov.appendDesc, ru.DescriptionAppend)
+		}
+		setHint(&opt.ReadOnlyHint, ru.ReadOnlyHint)
+		setHint(&opt.DestructiveHint, ru.DestructiveHint)
+		setHint(&opt.IdempotentHint, ru.IdempotentHint)
+		setHint(&opt.OpenWorldHint, ru.OpenWorldHint)
+		ov.args = append(ov.args, ru.args...)
+	}
+	ov.opt = opt
+	return ov
+}
+
+func setHint(dst **bool, v *bool) {
+	if v != nil {
+		b := *v
+		*dst = &b
+	}
+}
+
+// joinSentence adds s to d as a sentence of its own.
+func joinSentence(d, s string) string {
+	s = strings.TrimSpace(s)
+	d = strings.TrimSpace(d)
+	switch {
+	case s == "":
+		return d
+	case d == "":
+		return s
+	}
+	if !strings.HasSuffix(d, ".") && !strings.HasSuffix(d, "!") && !strings.HasSuffix(d, "?") {
+		d += "."
+	}
+	return d + " " + s
+}
+
+
+// applyOverride applies what compileTool could not take from the merged
+// option: the sentence added to the description and the arguments.
+func applyOverride(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride, useProtoNames bool) error {
+	if ov.appendDesc != "" {
+		appendDescription(t, ov.appendDesc)
+	}
+	if len(ov.args) == 0 {
+		return nil
+	}
+	args, err := compileArgs(m, ov.args, useProtoNames)
+	if err != nil {
+		return err
+	}
+	setArgs(t, args)
+	return nil
+}
+
+// appendDescription adds s to t's description before the gateway's notes
+// on calling it, and to what search indexes.
+func appendDescription(t *tool, s string) {
+	notes := strings.TrimPrefix(t.def.Description, t.search.description)
+	t.search.description = joinSentence(t.search.description, s)
+	t.def.Description = t.search.description + notes
+}
+
+// setArgs gives t its argument rules: the validator that applies them,
+// and search facts without the arguments a caller cannot send.
+func setArgs(t *tool, args *argRules) {
+	t.args = args
+	t.validator = t.validator.WithInjector(args)
+	drop := make(map[string]bool)
+	for _, r := range args.list {
+		if r.kind != argDefault && len(r.path) == 1 {
+			drop[string(r.path[0].Name())] = true
+		}
+	}
+	if len(drop) > 0 {
+		t.search.fields = strings.Join(slices.DeleteFunc(strings.Fields(t.search.fields), func(w string) bool { return drop[w] }), " ")
+	}
+}
+
+// argRules are one tool's compiled argument overrides; they are the
+// tool's validator's schema.Injector.
+type argRules struct {
+	list []argRule
+	// fixed holds every fixed value, merged into each request.
+	fixed proto.Message
+	// stream: the tool's input is a client stream, whose schema holds
+	// the request under "requests" items.
+	stream bool
+}
+
+type argRule struct {
+	argSpec
+	path []protoreflect.FieldDescriptor
+	// name is the path in the schema's names ("execution.workflowId").
+	name string
+	// dflt is a request holding the default alone, merged when the
+	// caller left the argument out.
+	dflt proto.Message
+}
+
+// compileArgs resolves specs against m's request; a later spec for the
+// same path replaces an earlier one.
+func compileArgs(m protoreflect.MethodDescriptor, specs []argSpec, useProtoNames bool) (*argRules, error) {
+	in := m.Input()
+	if !schema.IsObject(in) {
+		return nil, fmt.Errorf("%w: %s: arguments: the request of %s (%s) is not a JSON object, so it has no arguments to correct", ErrToolOverride, specs[0].where, m.FullName(), in.FullName())
+	}
+	a := &argRules{stream: m.IsStreamingClient()}
+	byPath := make(map[string]int)
+	for _, s := range specs {
+		r, err := resolveArg(in, s, useProtoNames)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: arguments.%s: %s: %w", ErrToolOverride, s.where, s.key, m.FullName(), err)
+		}
+		if i, ok := byPath[r.name]; ok {
+			a.list[i] = r
+			continue
+		}
+		byPath[r.name] = len(a.list)
+		a.list = append(a.list, r)
+	}
+	// One path inside another: hiding execution and fixing
+	// execution.run_id cannot both hold.
+	for _, r := range a.list {
+		for _, o := range a.list {
+			if r.name != o.name && strings.HasPrefix(o.name, r.name+".") {
+				return nil, fmt.Errorf("%w: %s: arguments.%s: %s overrides %s too (%s), which is inside it", ErrToolOverride, o.where, o.key, r.where, r.name, r.kind)
+			}
+		}
+	}
+	var fixed []argRule
+	for _, r := range a.list {
+		if r.kind == argFixed {
+			fixed = append(fixed, r)
+		}
+	}
+	if len(fixed) > 0 {
+		msg := dynamicpb.NewMessage(in)
+		for _, r := range fixed {
+			v, err := valueMessage(in, r)
+			if err != nil {
+				return nil, err // checked in resolveArg
+			}
+			proto.Merge(msg, v)
+		}
+		a.fixed = msg
+	}
+	return a, nil
+}
+
+// resolveArg finds s's field path in md and checks its value.
+func resolveArg(md protoreflect.MessageDescriptor, s argSpec, useProtoNames bool) (argRule, error) {
+	r := argRule{argSpec: s}
+	segs := strings.Split(s.key, ".")
+	names := make([]string, len(segs))
+	cur := md
+	for i, seg := range segs {
+		fd := fieldNamed(cur, seg)
+		if fd == nil {
+			return r, fmt.Errorf("%s has no field %q (it has: %s)", cur.FullName(), seg, fieldList(cur, useProtoNames))
+		}
+		if i < len(segs)-1 && (fd.Message() == nil || fd.IsList() || fd.IsMap()) {
+			return r, fmt.Errorf("%s.%s is not a single message, so the path cannot go inside it", cur.FullName(), fd.Name())
+		}
+		r.path = append(r.path, fd)
+		names[i] = schemaFieldName(fd, useProtoNames)
+		if fd.Message() != nil {
+			cur = fd.Message()
+		}
+	}
+	r.name = strings.Join(names, ".")
+	if s.kind == argHidden {
+		return r, nil
+	}
+	v, err := valueMessage(md, r)
+	if err != nil {
+		return r, err
+	}
+	if s.kind == argDefault {
+		r.dflt = v
+	}
+	return r, nil
+}
+
+// valueMessage is a request holding r's value alone, converted as a
+// call's arguments are (protojson); its error says what was expected.
+func valueMessage(md protoreflect.MessageDescriptor, r argRule) (proto.Message, error) {
+	var b []byte
+	for _, fd := range r.path {
+		b = append(b, `{"`...)
+		b = append(b, fd.JSONName()...)
+		b = append(b, `":`...)
+	}
+	b = append(b, bytes.TrimSpace(r.value)...)
+	b = append(b, bytes.Repeat([]byte{'}'}, len(r.path))...)
+	msg := dynamicpb.NewMessage(md)
+	if err := protojson.Unmarshal(b, msg); err != nil {
+		last := r.path[len(r.path)-1]
+		return nil, fmt.Errorf("%s: want %s, got %s (%s)", r.kind, expectedValue(last), bytes.TrimSpace(r.value), strings.TrimPrefix(err.Error(), "proto: "))
+	}
+	return msg, nil
+}
+
+// expectedValue says in words what JSON a field takes.
+func expectedValue(fd protoreflect.FieldDescriptor) string {
+	one := func() string {
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			return "a string"
+		case protoreflect.BoolKind:
+			return "true or false"
+		case protoreflect.BytesKind:
+			return "a base64 string"
+		case protoreflect.EnumKind:
+			return "a value of " + string(fd.Enum().FullName())
+		case protoreflect.MessageKind, protoreflect.GroupKind:
+			return "an object of " + string(fd.Message().FullName())
+		case protoreflect.FloatKind, protoreflect.DoubleKind:
+			return "a number"
+		}
+		return "a whole number"
+	}()
+	switch {
+	case fd.IsMap():
+		return "an object (a map)"
+	case fd.IsList():
+		return "a list, each " + one
+	}
+	return one
+}
+
+func fieldNamed(md protoreflect.MessageDescriptor, name string) protoreflect.FieldDescriptor {
+	fs := md.Fields()
+	if fd := fs.ByName(protoreflect.Name(name)); fd != nil {
+		return fd
+	}
+	return fs.ByJSONName(name)
+}
+
+func fieldList(md protoreflect.MessageDescriptor, useProtoNames bool) string {
+	fs := md.Fields()
+	names := make([]string, fs.Len())
+	for i := range fs.Len() {
+		names[i] = schemaFieldName(fs.Get(i), useProtoNames)
+	}
+	return strings.Join(names, ", ")
+}
+
+func schemaFieldName(fd protoreflect.FieldDescriptor, useProtoNames bool) string {
+	if useProtoNames {
+		return string(fd.Name())
+	}
+	return fd.JSONName()
+}
+
+// Inject is schema.Injector: a hidden or fixed argument the caller sent
+// is refused; otherwise the defaults of the arguments left out, then the
+// fixed values, are merged into msg.
+func (a *argRules) Inject(msg protoreflect.Message) []schema.Violation {
+	var vs []schema.Violation
+	for _, r := range a.list {
+		if r.kind == argDefault || !hasPath(msg, r.path) {
+			continue
+		}
+		expected := "not an argument of this tool (the gateway's configuration hides it): leave it out"
+		if r.kind == argFixed {
+			expected = "set by the gateway's configuration, which no call can change: leave it out"
+		}
+		vs = append(vs, schema.Violation{Path: r.name, Rule: "override." + r.kind.String(), Expected: expected})
+	}
+	if len(vs) > 0 {
+		return vs
+	}
+	m := msg.Interface()
+	for _, r := range a.list {
+		if r.kind == argDefault && !hasPath(msg, r.path) {
+			proto.Merge(m, r.dflt)
+		}
+	}
+	if a.fixed != nil {
+		proto.Merge(m, a.fixed)
+	}
+	return nil
+}
+
+// Supplies is schema.Injector: the fixed and default arguments.
+func (a *argRules) Supplies(path string) bool {
+	for _, r := range a.list {
+		if r.kind != argHidden && r.name == path {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPath reports whether msg sets the field at path.
+func hasPath(msg protoreflect.Message, path []protoreflect.FieldDescriptor) bool {
+	for _, fd := range path[:len(path)-1] {
+		if !msg.Has(fd) {
+			return false
+		}
+		msg = msg.Get(fd).Message()
+	}
+	return msg.Has(path[len(path)-1])
+}
+
+// rewriteSchema is the input schema in with the rules applied: hidden and
+// fixed arguments left out (and out of "required"), defaults shown. A
+// message reached through "$ref" is written out in place first, so the
+// change stays with this argument.
+func (a *argRules) rewriteSchema(in json.RawMessage) (json.RawMessage, error) {
+	doc, err := parseOrdered(in)
+	if err != nil {
+		return nil, err
+	}
+	root, ok := doc.(*jobj)
+	if !ok {
+		return nil, errors.New("input schema is not an object")
+	}
+	defs, _ := root.get("$defs").(*jobj)
+	base := root
+	if a.stream {
+		base = deref(child(child(root, "requests"), "items"), defs)
+	}
+	for _, r := range a.list {
+		segs := strings.Split(r.name, ".")
+		node := base
+		for _, s := range segs[:len(segs)-1] {
+			node = deref(child(node, s), defs)
+		}
+		if node == nil {
+			continue // a bounded schema may leave the message out
+		}
+		props, _ := node.get("properties").(*jobj)
+		if props == nil {
+			continue
+		}
+		last := segs[len(segs)-1]
+		if r.kind == argDefault {
+			if p, ok := props.get(last).(*jobj); ok {
+				p.set("default", json.RawMessage(compactJSON(r.value)))
+			}
+			continue
+		}
+		props.del(last)
+		if req, ok := node.get("required").([]any); ok {
+			req = slices.DeleteFunc(req, func(v any) bool { return v == last })
+			if len(req) == 0 {
+				node.del("required")
+			} else {
+				node.set("required", req)
+			}
+		}
+	}
+	return writeOrdered(nil, doc), nil
+}
+
+// child is node's property name, written out in place when it refers to
+// a definition.
+func child(node *jobj, name string) *jobj {
+	if node == nil {
+		return nil
+	}
+	props, _ := node.get("properties").(*jobj)
+	if props == nil {
+		return nil
+	}
+	c, _ := props.get(name).(*jobj)
+	return c
+}
+
+// deref writes node's "$ref" out in place (a copy of the definition), so
+// that changing it leaves the definition's other uses alone.
+func deref(node *jobj, defs *jobj) *jobj {
+	if node == nil {
+		return nil
+	}
+	ref, ok := node.get("$ref").(string)
+	if !ok || defs == nil {
+		return node
+	}
+	def, _ := defs.get(strings.TrimPrefix(ref, "#/$defs/")).(*jobj)
+	if def == nil {
+		return node
+	}
+	cp := copyValue(def).(*jobj)
+	node.del("$ref")
+	for _, k := range cp.keys {
+		if node.get(k) == nil {
+			node.set(k, cp.vals[k])
+		}
+	}
+	return node
+}
+
+func compactJSON(b []byte) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+// checkOverrideNames refuses a name a rule gives that the tool could not
+// take: a rule whose name matches several methods of the backend, or a
+// name another method's tool has. (An option's name falls back to the
+// derived one with a warning; an operator's is a mistake to fix.)
+func checkOverrideNames(methods []protoreflect.MethodDescriptor, names []string, ovs map[protoreflect.FullName]*methodOverride) error {
+	claimed := make(map[string][]string)
+	for _, m := range methods {
+		if ov := ovs[m.FullName()]; ov != nil && ov.nameFrom != "" {
+			claimed[ov.opt.Name] = append(claimed[ov.opt.Name], string(m.FullName()))
+		}
+	}
+	for i, m := range methods {
+		ov := ovs[m.FullName()]
+		if ov == nil || ov.nameFrom == "" {
+			continue
+		}
+		if c := claimed[ov.opt.Name]; len(c) > 1 {
+			return fmt.Errorf("%w: %s: name %q is given to %d methods (%s): a name is one tool's; narrow the rule's match", ErrToolOverride, ov.nameFrom, ov.opt.Name, len(c), strings.Join(c, ", "))
+		}
+		if names[i] != ov.opt.Name {
+			return fmt.Errorf("%w: %s: name %q is another tool's name; give %s another", ErrToolOverride, ov.nameFrom, ov.opt.Name, m.FullName())
+		}
+	}
+	return nil
+}
+
+// unmatchedOverrides are the rules of r that no index in matched names.
+func (r *overrideRules) unmatched(matched map[int]bool) []string {
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for i, ru := range r.rules {
+		if !matched[i] {
+			out = append(out, fmt.Sprintf("%s (match %q)", ru.where, ru.Match))
+		}
+	}
+	return out
+}
+
+// checkOverrides says what an operator must know of the tool overrides
+// after a rebuild from parts: a rule that matches no method is New's
+// error at start once every backend is discovered, a warning otherwise.
+func (g *Gateway) checkOverrides(parts []*backendTools, first bool, undiscovered []string) error {
+	matched := make(map[int]bool)
+	for _, bt := range parts {
+		for i := range bt.matchedRules {
+			matched[i] = true
+		}
+	}
+	un := g.overrides.unmatched(matched)
+	if len(un) == 0 {
+		return nil
+	}
+	if first && len(undiscovered) == 0 {
+		return fmt.Errorf("%w: %s: matches no method any backend exposes (check the pattern against `gateway catalog`)", ErrToolOverride, strings.Join(un, "; "))
+	}
+	g.opts.Logger.Warn("tool override matches no method: it applies to none until a method it matches appears", "rules", un, "not_discovered", undiscovered)
+	return nil
+}

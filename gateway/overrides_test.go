@@ -1,0 +1,310 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
+	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+)
+
+func boolp(b bool) *bool { return &b }
+
+// zooOverrides correct the zoo as an operator would: ListAnimals renamed,
+// described again and fixed to one enclosure with a default page size;
+// CreateAnimal's animal_id hidden; each stream fixed to one animal.
+func zooOverrides() []gateway.ToolOverride {
+	return []gateway.ToolOverride{
+		{Match: "zoo.v1.ZooService/ListAnimals", Name: "list_savanna_animals", Title: "Savanna animals",
+			Description: "Lists the animals that live on the savanna, the big cats and the tall grazers.", ReadOnlyHint: boolp(true),
+			Arguments: map[string]gateway.ArgumentOverride{"enclosure_id": {Fixed: json.RawMessage(`"savanna"`)}, "pageSize": {Default: json.RawMessage(`2`)}}},
+		{Match: "zoo.v1.ZooService/CreateAnimal", DescriptionAppend: "Ask the head keeper before admitting one.",
+			Arguments: map[string]gateway.ArgumentOverride{"animal_id": {Hidden: true}}},
+		{Match: "zoo.v1.ZooService/WatchFeedings", Arguments: map[string]gateway.ArgumentOverride{"animal_id": {Fixed: json.RawMessage(`"ellie"`)}}},
+		{Match: "zoo.v1.ZooService/RecordObservations", Arguments: map[string]gateway.ArgumentOverride{"observation.animal_id": {Fixed: json.RawMessage(`"ruby"`)}}},
+	}
+}
+
+func callArgs(t *testing.T, cs *sdk.ClientSession, name string, args any) *sdk.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func resultText(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// savannaOnly checks a list_savanna_animals result: two animals (the
+// default page size), both of the savanna.
+func savannaOnly(t *testing.T, res *sdk.CallToolResult) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("list_savanna_animals failed: %s", resultText(res))
+	}
+	var out struct {
+		Animals []struct {
+			ID          string `json:"id"`
+			EnclosureID string `json:"enclosureId"`
+		} `json:"animals"`
+		NextPageToken string `json:"nextPageToken"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Animals) != 2 || out.NextPageToken == "" {
+		t.Fatalf("want a page of 2 animals (the default page size) and a next page, got %s", raw)
+	}
+	for _, a := range out.Animals {
+		if a.EnclosureID != "savanna" {
+			t.Fatalf("the fixed enclosure was not applied: %s", raw)
+		}
+	}
+}
+
+// refused checks that a call was refused naming the argument and why,
+// as a tool error the model reads.
+func refused(t *testing.T, res *sdk.CallToolResult, arg, why string) {
+	t.Helper()
+	txt := resultText(res)
+	if !res.IsError || !strings.Contains(txt, arg) || !strings.Contains(txt, why) {
+		t.Fatalf("want the call refused at %s (%q), got isError=%v %s", arg, why, res.IsError, txt)
+	}
+}
+
+const (
+	fixedWhy  = "set by the gateway's configuration"
+	hiddenWhy = "not an argument of this tool"
+)
+
+func TestOverridesTyped(t *testing.T) {
+	_, g, url := startGateway(t, &gateway.Options{Tools: zooOverrides(), ToolMode: gateway.ToolModeTyped})
+	cs := connect(t, url, "2025-11-25")
+	ctx := context.Background()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]*sdk.Tool{}
+	for _, tl := range list.Tools {
+		tools[tl.Name] = tl
+	}
+	if _, ok := tools["ZooService_ListAnimals"]; ok {
+		t.Fatal("the renamed tool is listed under its old name too")
+	}
+	la := tools["list_savanna_animals"]
+	if la == nil {
+		t.Fatalf("no list_savanna_animals in %v", mcptest.ToolNames(t, ctx, cs))
+	}
+	if la.Title != "Savanna animals" || !strings.HasPrefix(la.Description, "Lists the animals that live on the savanna") || la.Annotations == nil || !la.Annotations.ReadOnlyHint {
+		t.Fatalf("list_savanna_animals: title %q, description %q, annotations %+v", la.Title, la.Description, la.Annotations)
+	}
+	schema, _ := json.Marshal(la.InputSchema)
+	var in struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal(schema, &in); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := in.Properties["enclosureId"]; ok {
+		t.Fatalf("the fixed argument is in the schema: %s", schema)
+	}
+	if d := in.Properties["pageSize"]["default"]; d != float64(2) {
+		t.Fatalf("pageSize's default is %v, want 2: %s", d, schema)
+	}
+	if _, err := compileSchema(schema); err != nil {
+		t.Fatalf("the rewritten schema does not compile: %v", err)
+	}
+	ca := tools["ZooService_CreateAnimal"]
+	cschema, _ := json.Marshal(ca.InputSchema)
+	if strings.Contains(string(cschema), `"animalId"`) {
+		t.Fatalf("the hidden argument is in the schema: %s", cschema)
+	}
+	if !strings.Contains(ca.Description, "Ask the head keeper before admitting one.") {
+		t.Fatalf("CreateAnimal's description lacks the added sentence: %q", ca.Description)
+	}
+
+	savannaOnly(t, callArgs(t, cs, "list_savanna_animals", map[string]any{}))
+	refused(t, callArgs(t, cs, "list_savanna_animals", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
+	// The proto name is the same field: refused alike.
+	refused(t, callArgs(t, cs, "list_savanna_animals", map[string]any{"enclosure_id": "coast"}), "enclosureId", fixedWhy)
+	refused(t, callArgs(t, cs, "ZooService_CreateAnimal", map[string]any{"animalId": "x", "animal": map[string]any{"displayName": "X", "species": "SPECIES_LION"}}), "animalId", hiddenWhy)
+
+	// Streams: a server stream's request and each of a client stream's.
+	res := callArgs(t, cs, "ZooService_WatchFeedings", map[string]any{"count": 3})
+	if res.IsError || strings.Count(resultText(res), `"animalId":"ellie"`) != 3 {
+		t.Fatalf("WatchFeedings with the animal fixed: %s", resultText(res))
+	}
+	refused(t, callArgs(t, cs, "ZooService_WatchFeedings", map[string]any{"animalId": "leo"}), "animalId", fixedWhy)
+	res = callArgs(t, cs, "ZooService_RecordObservations", map[string]any{"requests": []any{
+		map[string]any{"observation": map[string]any{"activityLevel": 3}}, map[string]any{"observation": map[string]any{"activityLevel": 5}}}})
+	if res.IsError || !strings.Contains(resultText(res), `"countByAnimal":{"ruby":2}`) {
+		t.Fatalf("RecordObservations with the animal fixed: %s", resultText(res))
+	}
+	refused(t, callArgs(t, cs, "ZooService_RecordObservations", map[string]any{"requests": []any{
+		map[string]any{"observation": map[string]any{"animalId": "leo"}}}}), "requests[0].observation.animalId", fixedWhy)
+
+	// The report says where each part came from.
+	rep, err := g.Report("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep {
+		if r.Name == "list_savanna_animals" {
+			if r.NameSource != gateway.SourceConfig || r.TitleSource != gateway.SourceConfig || r.DescriptionSource != gateway.SourceConfig || r.Hints[0].Source != gateway.SourceConfig {
+				t.Fatalf("report of the overridden tool: %+v", r)
+			}
+		}
+	}
+}
+
+// TestOverridesEveryTransport: the corrected catalog is the one every
+// transport serves: the renamed tool with its fixed argument, refused
+// when a caller sends it.
+func TestOverridesEveryTransport(t *testing.T) {
+	_, g, url := startGateway(t, &gateway.Options{Tools: zooOverrides()})
+	base := strings.TrimSuffix(url, "/mcp")
+	connectWith := func(t *testing.T, ct sdk.Transport) *sdk.ClientSession {
+		client := sdk.NewClient(&sdk.Implementation{Name: "overrides", Version: "1"}, nil)
+		version := "2025-11-25"
+		if _, sse := ct.(*sdk.SSEClientTransport); sse {
+			version = "2024-11-05" // the legacy transport's revision
+		}
+		// The SSE stream lives as long as the context it was opened with.
+		cs, err := client.Connect(t.Context(), ct, &sdk.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	hc := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(hc.CloseIdleConnections)
+	for _, tc := range []struct {
+		name string
+		cs   func(t *testing.T) *sdk.ClientSession
+	}{
+		{"streamable", func(t *testing.T) *sdk.ClientSession {
+			return connectWith(t, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1, HTTPClient: hc})
+		}},
+		{"websocket", func(t *testing.T) *sdk.ClientSession { return connectWith(t, &mcptest.WebSocketTransport{URL: wsURL(url)}) }},
+		{"sse", func(t *testing.T) *sdk.ClientSession {
+			return connectWith(t, &sdk.SSEClientTransport{Endpoint: base + "/sse", HTTPClient: hc})
+		}},
+		{"stdio", func(t *testing.T) *sdk.ClientSession { return stdioTransport(t, &streamGateway{gw: g, url: url}, nil) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := tc.cs(t)
+			savannaOnly(t, callArgs(t, cs, "list_savanna_animals", map[string]any{}))
+			refused(t, callArgs(t, cs, "list_savanna_animals", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
+			refused(t, callArgs(t, cs, "ZooService_CreateAnimal", map[string]any{"animalId": "x"}), "animalId", hiddenWhy)
+		})
+	}
+}
+
+// TestOverridesSearchMode: search ranks the corrected description, its
+// answers carry the corrected schema, and call_tool applies the fixed
+// argument and refuses it from the caller.
+func TestOverridesSearchMode(t *testing.T) {
+	_, _, url := startGateway(t, &gateway.Options{Tools: zooOverrides(), ToolMode: gateway.ToolModeSearch})
+	cs := connect(t, url, "2025-11-25")
+	// "grazers" is only in the corrected description.
+	res := callArgs(t, cs, gateway.SearchToolsName, map[string]any{"query": "tall grazers"})
+	var ans struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	raw := []byte(resultText(res))
+	if err := json.Unmarshal(raw, &ans); err != nil || len(ans.Tools) == 0 {
+		t.Fatalf("search_tools: %s (%v)", raw, err)
+	}
+	if ans.Tools[0].Name != "list_savanna_animals" {
+		t.Fatalf("search ranks %s first, want the corrected list_savanna_animals: %s", ans.Tools[0].Name, raw)
+	}
+	if strings.Contains(string(ans.Tools[0].InputSchema), "enclosureId") {
+		t.Fatalf("the search answer's schema has the fixed argument: %s", ans.Tools[0].InputSchema)
+	}
+	savannaOnly(t, callArgs(t, cs, gateway.CallToolName, map[string]any{"name": "list_savanna_animals", "arguments": map[string]any{}}))
+	refused(t, callArgs(t, cs, gateway.CallToolName, map[string]any{"name": "list_savanna_animals", "arguments": map[string]any{"enclosureId": "coast"}}), "enclosureId", fixedWhy)
+	refused(t, callArgs(t, cs, gateway.CallToolName, map[string]any{"name": "ZooService_CreateAnimal", "arguments": map[string]any{"animalId": "x"}}), "animalId", hiddenWhy)
+}
+
+// TestOverridesTasks: a task-augmented call runs with the fixed argument,
+// and one that sends it is refused.
+func TestOverridesTasks(t *testing.T) {
+	_, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{Tools: []gateway.ToolOverride{
+		{Match: "lrotest.v1.Jobs/Run", Arguments: map[string]gateway.ArgumentOverride{"label": {Fixed: json.RawMessage(`"fixed-label"`)}}},
+	}})
+	c := newSessionClient(t, url)
+	var created struct {
+		Task wireTask `json:"task"`
+	}
+	c.result("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"steps": 1}, "task": map[string]any{}}, "", &created)
+	var done struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+		IsError           bool           `json:"isError"`
+	}
+	c.result("tasks/result", map[string]any{"taskId": created.Task.TaskID}, "", &done)
+	if done.IsError || done.StructuredContent["label"] != "fixed-label" {
+		t.Fatalf("the task's result: %+v, want the fixed label", done)
+	}
+	r := c.call("tools/call", map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "mine", "steps": 1}, "task": map[string]any{}}, "")
+	if r.Error == nil && !strings.Contains(string(r.Result), fixedWhy) {
+		t.Fatalf("a task call that sets the fixed label: %s", r.Result)
+	}
+}
+
+// TestOverrideErrors: a rule that cannot apply stops the gateway at
+// start, naming the rule and what was expected.
+func TestOverrideErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rule gateway.ToolOverride
+		want string
+	}{
+		{"no method", gateway.ToolOverride{Match: "zoo.v1.ZooService/Nope", Origin: "gateway.yaml:3 tools[0]", Title: "x"}, `gateway.yaml:3 tools[0] (match "zoo.v1.ZooService/Nope"): matches no method`},
+		{"unknown argument", gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"enclosure": {Hidden: true}}},
+			`Options.Tools[0]: arguments.enclosure: zoo.v1.ZooService.ListAnimals: zoo.v1.ListAnimalsRequest has no field "enclosure" (it has: species, enclosureId, pageSize, pageToken)`},
+		{"wrong type", gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"page_size": {Fixed: json.RawMessage(`"ten"`)}}},
+			`arguments.page_size: zoo.v1.ZooService.ListAnimals: fixed: want a whole number, got "ten"`},
+		{"name for several", gateway.ToolOverride{Match: "zoo.v1.ZooService/List*", Name: "lister"}, `name "lister" is given to 2 methods`},
+		{"two settings", gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"page_size": {Hidden: true, Default: json.RawMessage(`1`)}}},
+			"want exactly one of hidden, fixed or default, got 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := startBackend(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Tools: []gateway.ToolOverride{tc.rule}})
+			if err == nil {
+				g.Close()
+				t.Fatal("New accepted the rule")
+			}
+			if !errors.Is(err, gateway.ErrToolOverride) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q, want one wrapping ErrToolOverride with %q", err, tc.want)
+			}
+		})
+	}
+}

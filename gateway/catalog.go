@@ -194,6 +194,11 @@ type listing struct {
 	// only message resources it serves (listing.reaches builds it).
 	reachOnce sync.Once
 	reach     map[string]map[protoreflect.FullName]bool
+	// matchedRules are the indexes of a toolset's own overrides that
+	// matched one of its tools (overrides.go), and replaced the catalog's
+	// tools it holds its own copies of, for the tasks they start.
+	matchedRules map[int]bool
+	replaced     map[*tool]bool
 	// ops are the Operations tools, listed or withheld, whose methods a
 	// toolset's task methods may call: those its patterns name and the
 	// pollers its long-running tools bring (buildToolsets). Nil for the

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
@@ -277,8 +278,42 @@ func applyOverride(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride,
 	if err != nil {
 		return err
 	}
+	renoteArgs(t, nil, args)
 	setArgs(t, args)
 	return nil
+}
+
+// unlisted are the top-level arguments of args a caller cannot send, as
+// the description names them.
+func (a *argRules) unlisted() map[string]bool {
+	out := make(map[string]bool)
+	if a == nil {
+		return out
+	}
+	for _, r := range a.list {
+		if r.kind != argDefault && len(r.path) == 1 {
+			out[r.name] = true
+		}
+	}
+	return out
+}
+
+// renoteArgs writes again the notes of a description written from the
+// method's structure ("Requires: ...", "Takes: ..."), which named the
+// arguments of before (the gateway's rules, nil for none) and must not
+// name those args hides or fixes.
+func renoteArgs(t *tool, before, args *argRules) {
+	sh := t.search.shape
+	if sh == nil || (t.origin.description != SourceVerb && t.origin.description != SourceStructure) {
+		return
+	}
+	was := sh.Without(before.unlisted()).Notes()
+	now := sh.Without(args.unlisted()).Notes()
+	if was == now {
+		return
+	}
+	t.def.Description = strings.Replace(t.def.Description, was, now, 1)
+	t.search.description = strings.Replace(t.search.description, was, now, 1)
 }
 
 // appendDescription adds s to t's description before the gateway's notes
@@ -299,6 +334,9 @@ func setArgs(t *tool, args *argRules) {
 		if r.kind != argDefault && len(r.path) == 1 {
 			drop[string(r.path[0].Name())] = true
 		}
+	}
+	if t.search.shape != nil {
+		t.search.shape = t.search.shape.Without(args.unlisted())
 	}
 	if len(drop) > 0 {
 		t.search.fields = strings.Join(slices.DeleteFunc(strings.Fields(t.search.fields), func(w string) bool { return drop[w] }), " ")
@@ -672,7 +710,7 @@ func (r *overrideRules) unmatched(matched map[int]bool) []string {
 // checkOverrides says what an operator must know of the tool overrides
 // after a rebuild from parts: a rule that matches no method is New's
 // error at start once every backend is discovered, a warning otherwise.
-func (g *Gateway) checkOverrides(parts []*backendTools, first bool, undiscovered []string) error {
+func (g *Gateway) checkOverrides(c *catalog, parts []*backendTools, first bool, undiscovered []string) error {
 	matched := make(map[int]bool)
 	for _, bt := range parts {
 		for i := range bt.matchedRules {
@@ -680,6 +718,9 @@ func (g *Gateway) checkOverrides(parts []*backendTools, first bool, undiscovered
 		}
 	}
 	un := g.overrides.unmatched(matched)
+	for i, ts := range g.toolsets {
+		un = append(un, ts.overrides.unmatched(c.toolsets[i].matchedRules)...)
+	}
 	if len(un) == 0 {
 		return nil
 	}
@@ -688,4 +729,78 @@ func (g *Gateway) checkOverrides(parts []*backendTools, first bool, undiscovered
 	}
 	g.opts.Logger.Warn("tool override matches no method: it applies to none until a method it matches appears", "rules", un, "not_discovered", undiscovered)
 	return nil
+}
+
+// toolsetCopy is a toolset's own copy of t with the toolset's rules
+// applied over what the gateway's made of it; nil when no rule of r
+// matches t. The copy shares what the rules leave alone (the call path,
+// scopes, settings, the schemas it derives its own from). matched
+// collects the rules that matched.
+func (r *overrideRules) toolsetCopy(t *tool, useProtoNames bool, matched map[int]bool) (*tool, error) {
+	if r == nil || t.schemas == nil {
+		return nil, nil
+	}
+	m := t.schemas.m
+	ov := r.forMethod(m, nil)
+	if ov == nil {
+		return nil, nil
+	}
+	for _, i := range ov.idx {
+		matched[i] = true
+	}
+	nt := *t
+	o := &nt.origin
+	if ov.opt.Name != "" {
+		nt.def.Name, o.name = ov.opt.Name, SourceConfig
+	}
+	ann := &mcp.ToolAnnotations{}
+	if t.def.Annotations != nil {
+		a := *t.def.Annotations
+		ann = &a
+	}
+	if ov.opt.Title != "" {
+		nt.def.Title, ann.Title, o.title = ov.opt.Title, ov.opt.Title, SourceConfig
+	}
+	overlayHints(ann, ov.opt)
+	for i, h := range []*bool{ov.opt.ReadOnlyHint, ov.opt.DestructiveHint, ov.opt.IdempotentHint, ov.opt.OpenWorldHint} {
+		if h != nil {
+			o.hints[i] = SourceConfig
+		}
+	}
+	nt.def.Annotations = ann
+	if d := strings.TrimSpace(ov.opt.Description); d != "" {
+		// What the gateway adds on calling the tool (paging, streams,
+		// operations) stays; what describe wrote of its structure goes.
+		notes := strings.TrimPrefix(t.def.Description, t.search.description)
+		if sh := t.search.shape; sh != nil && (o.description == SourceVerb || o.description == SourceStructure) {
+			notes = strings.TrimPrefix(notes, sh.Notes())
+		}
+		nt.search.description, nt.def.Description, o.description = d, d+notes, SourceConfig
+	}
+	if ov.appendDesc != "" {
+		appendDescription(&nt, ov.appendDesc)
+		o.appended = true
+	}
+	if len(ov.args) > 0 {
+		own, err := compileArgs(m, ov.args, useProtoNames)
+		if err != nil {
+			return nil, err
+		}
+		// The validator applies the gateway's rules and the toolset's;
+		// the schema is the catalog's with the toolset's applied.
+		var specs []argSpec
+		if t.args != nil {
+			for _, a := range t.args.list {
+				specs = append(specs, a.argSpec)
+			}
+		}
+		all, err := compileArgs(m, append(specs, ov.args...), useProtoNames)
+		if err != nil {
+			return nil, err
+		}
+		renoteArgs(&nt, t.args, all)
+		setArgs(&nt, all)
+		nt.schemas = &toolSchemas{tool: &nt, m: m, b: t.schemas.b, base: t.schemas, derive: own}
+	}
+	return &nt, nil
 }

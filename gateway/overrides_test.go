@@ -311,3 +311,87 @@ func TestOverrideErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestToolsetOverrides: a toolset carries its own corrections on top of
+// the gateway's, to its own copies of its tools: /mcp keeps the
+// gateway's, and another toolset neither.
+func TestToolsetOverrides(t *testing.T) {
+	opts := &gateway.Options{
+		Tools: []gateway.ToolOverride{{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"enclosure_id": {Fixed: json.RawMessage(`"savanna"`)}}}},
+		Toolsets: []gateway.Toolset{
+			{Name: "keepers", Include: []string{"zoo.v1.ZooService/ListAnimals"}, ToolMode: gateway.ToolModeTyped, Tools: []gateway.ToolOverride{
+				{Match: "zoo.v1.ZooService/ListAnimals", Name: "savanna_list", Description: "Lists the savanna's animals for the keepers' rounds.",
+					Arguments: map[string]gateway.ArgumentOverride{"species": {Hidden: true}, "page_size": {Default: json.RawMessage(`2`)}}}}},
+			{Name: "finder", Include: []string{"zoo.v1.ZooService/ListAnimals"}, ToolMode: gateway.ToolModeSearch, Tools: []gateway.ToolOverride{
+				{Match: "zoo.v1.ZooService/ListAnimals", DescriptionAppend: "Good for finding the tall grazers."}}},
+		},
+	}
+	_, g, url := startGateway(t, opts)
+	ctx := context.Background()
+
+	whole := connect(t, url, "2025-11-25")
+	la := toolByName(t, g, "ZooService_ListAnimals")
+	if strings.Contains(string(la.InputSchema), "enclosureId") || !strings.Contains(string(la.InputSchema), "species") {
+		t.Fatalf("/mcp's ListAnimals has the gateway's rules only: %s", la.InputSchema)
+	}
+	refused(t, callArgs(t, whole, "ZooService_ListAnimals", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
+	// The description written from the method's structure lists what a
+	// caller gives: not the fixed argument.
+	if !strings.Contains(la.Description, "Takes: species, pageSize") || strings.Contains(la.Description, "enclosureId") {
+		t.Fatalf("/mcp's ListAnimals description names the fixed argument: %q", la.Description)
+	}
+
+	keepers := connect(t, url+"/keepers", "2025-11-25")
+	list, err := keepers.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) != 1 || list.Tools[0].Name != "savanna_list" || !strings.HasPrefix(list.Tools[0].Description, "Lists the savanna's animals for the keepers' rounds.\n\nPaged:") {
+		t.Fatalf("the keepers toolset lists %d tools, the first %+v", len(list.Tools), *list.Tools[0])
+	}
+	schema, _ := json.Marshal(list.Tools[0].InputSchema)
+	if strings.Contains(string(schema), "enclosureId") || strings.Contains(string(schema), "species") || !strings.Contains(string(schema), `"default":2`) {
+		t.Fatalf("the keepers' schema: %s", schema)
+	}
+	savannaOnly(t, callArgs(t, keepers, "savanna_list", map[string]any{}))
+	refused(t, callArgs(t, keepers, "savanna_list", map[string]any{"species": []string{"SPECIES_LION"}}), "species", hiddenWhy)
+	refused(t, callArgs(t, keepers, "savanna_list", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
+	// The species is hidden in the toolset only.
+	if res := callArgs(t, whole, "ZooService_ListAnimals", map[string]any{"species": []string{"SPECIES_LION"}}); res.IsError {
+		t.Fatalf("/mcp refused an argument only a toolset hides: %s", resultText(res))
+	}
+
+	finder := connect(t, url+"/finder", "2025-11-25")
+	res := callArgs(t, finder, gateway.SearchToolsName, map[string]any{"query": "tall grazers"})
+	if !strings.Contains(resultText(res), `"name":"ZooService_ListAnimals"`) || !strings.Contains(resultText(res), "Good for finding the tall grazers.") {
+		t.Fatalf("the finder toolset's search: %s", resultText(res))
+	}
+	if strings.Contains(la.Description, "grazers") {
+		t.Fatalf("a toolset's sentence reached /mcp: %q", la.Description)
+	}
+	rep, err := g.Report("keepers")
+	if err != nil || len(rep) != 1 || rep[0].NameSource != gateway.SourceConfig || rep[0].DescriptionSource != gateway.SourceConfig {
+		t.Fatalf("the keepers toolset's report: %+v (%v)", rep, err)
+	}
+}
+
+// TestToolsetOverrideTasks: a task started by a toolset's renamed copy
+// of a tool is the toolset's: its result is read through the toolset,
+// with the toolset's fixed argument applied.
+func TestToolsetOverrideTasks(t *testing.T) {
+	_, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{Toolsets: []gateway.Toolset{{Name: "ops", Include: []string{"lrotest.v1.Jobs/Run"},
+		Tools: []gateway.ToolOverride{{Match: "lrotest.v1.Jobs/Run", Name: "run_job", Arguments: map[string]gateway.ArgumentOverride{"label": {Fixed: json.RawMessage(`"ops"`)}}}}}}})
+	c := newSessionClient(t, url+"/ops")
+	var created struct {
+		Task wireTask `json:"task"`
+	}
+	c.result("tools/call", map[string]any{"name": "run_job", "arguments": map[string]any{"steps": 1}, "task": map[string]any{}}, "", &created)
+	var done struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+		IsError           bool           `json:"isError"`
+	}
+	c.result("tasks/result", map[string]any{"taskId": created.Task.TaskID}, "", &done)
+	if done.IsError || done.StructuredContent["label"] != "ops" {
+		t.Fatalf("the task's result: %+v, want the toolset's fixed label", done)
+	}
+}

@@ -172,7 +172,7 @@ func (g *Gateway) rebuild() (bool, error) {
 	if err := g.checkScopeRules(c, old == nil, undiscovered); err != nil {
 		return false, err
 	}
-	if err := g.checkOverrides(parts, old == nil, undiscovered); err != nil {
+	if err := g.checkOverrides(c, parts, old == nil, undiscovered); err != nil {
 		return false, err
 	}
 	if len(c.withheldOps) > 0 && (old == nil || !slices.Equal(old.withheldOps, c.withheldOps)) {

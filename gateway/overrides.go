@@ -264,7 +264,6 @@ func joinSentence(d, s string) string {
 	return d + " " + s
 }
 
-
 // applyOverride applies what compileTool could not take from the merged
 // option: the sentence added to the description and the arguments.
 func applyOverride(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride, useProtoNames bool) error {

@@ -210,7 +210,9 @@ func TestOverridesEveryTransport(t *testing.T) {
 		{"streamable", func(t *testing.T) *sdk.ClientSession {
 			return connectWith(t, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1, HTTPClient: hc})
 		}},
-		{"websocket", func(t *testing.T) *sdk.ClientSession { return connectWith(t, &mcptest.WebSocketTransport{URL: wsURL(url)}) }},
+		{"websocket", func(t *testing.T) *sdk.ClientSession {
+			return connectWith(t, &mcptest.WebSocketTransport{URL: wsURL(url)})
+		}},
 		{"sse", func(t *testing.T) *sdk.ClientSession {
 			return connectWith(t, &sdk.SSEClientTransport{Endpoint: base + "/sse", HTTPClient: hc})
 		}},

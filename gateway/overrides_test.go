@@ -397,3 +397,49 @@ func TestToolsetOverrideTasks(t *testing.T) {
 		t.Fatalf("the task's result: %+v, want the toolset's fixed label", done)
 	}
 }
+
+// TestRenamedToolKeepsScopes: a tool an override renames is still the
+// method the scope rules name by pattern, in both modes and in a toolset
+// that renames it again: a call without the scope is refused before the
+// backend, one with it goes through.
+func TestRenamedToolKeepsScopes(t *testing.T) {
+	rules := map[string][]string{"zoo.v1.ZooService/DeleteAnimal": {"zoo:delete"}}
+	rename := []gateway.ToolOverride{{Match: "zoo.v1.ZooService/DeleteAnimal", Name: "remove_animal"}}
+	for _, mode := range []gateway.ToolMode{gateway.ToolModeTyped, gateway.ToolModeSearch} {
+		t.Run(map[gateway.ToolMode]string{gateway.ToolModeTyped: "typed", gateway.ToolModeSearch: "search"}[mode], func(t *testing.T) {
+			is := newTestIssuer(t)
+			zoo := startRecordingBackend(t)
+			_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr)}, &gateway.Options{
+				Auth: oauthWithRules(t, is, rules), ToolMode: mode, Tools: rename,
+				Toolsets: []gateway.Toolset{{Name: "care", Include: []string{"zoo.v1.ZooService/DeleteAnimal"}, ToolMode: mode,
+					Tools: []gateway.ToolOverride{{Match: "zoo.v1.ZooService/DeleteAnimal", Name: "retire_animal"}}}},
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			for _, ep := range []struct{ toolset, tool string }{{"", "remove_animal"}, {"care", "retire_animal"}} {
+				connect := func(scopes string) *sdk.ClientSession {
+					cs, err := connectAt(ctx, t, base, "streamable", is.token(t, zooAudience, scopes, nil), ep.toolset)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return cs
+				}
+				user := connect("zoo")
+				before := zoo.callsTo("/zoo.v1.ZooService/DeleteAnimal")
+				if got := tryCall(ctx, t, user, mode, ep.tool, map[string]any{"id": "leo"}); got != "zoo zoo:delete" {
+					t.Fatalf("%s without zoo:delete: refusal asks for %q", ep.tool, got)
+				}
+				if zoo.callsTo("/zoo.v1.ZooService/DeleteAnimal") != before {
+					t.Fatalf("%s: the refused call reached the backend", ep.tool)
+				}
+				granted := connect("zoo zoo:delete")
+				if got := tryCall(ctx, t, granted, mode, ep.tool, map[string]any{"id": "gerry"}); got != "" {
+					t.Fatalf("%s with zoo:delete: refused, asking for %q", ep.tool, got)
+				}
+				if zoo.callsTo("/zoo.v1.ZooService/DeleteAnimal") != before+1 {
+					t.Fatalf("%s with its scope did not reach the backend", ep.tool)
+				}
+			}
+		})
+	}
+}

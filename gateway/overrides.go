@@ -2,11 +2,14 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -461,7 +464,9 @@ func valueMessage(md protoreflect.MessageDescriptor, r argRule) (proto.Message, 
 	msg := dynamicpb.NewMessage(md)
 	if err := protojson.Unmarshal(b, msg); err != nil {
 		last := r.path[len(r.path)-1]
-		return nil, fmt.Errorf("%s: want %s, got %s (%s)", r.kind, expectedValue(last), bytes.TrimSpace(r.value), strings.TrimPrefix(err.Error(), "proto: "))
+		// protojson's own words name a position in the JSON built here,
+		// which is no help to the operator: the field's type says it.
+		return nil, fmt.Errorf("%s: want %s, got %s", r.kind, expectedValue(last), bytes.TrimSpace(r.value))
 	}
 	return msg, nil
 }
@@ -477,7 +482,12 @@ func expectedValue(fd protoreflect.FieldDescriptor) string {
 		case protoreflect.BytesKind:
 			return "a base64 string"
 		case protoreflect.EnumKind:
-			return "a value of " + string(fd.Enum().FullName())
+			vs := fd.Enum().Values()
+			names := make([]string, vs.Len())
+			for i := range vs.Len() {
+				names[i] = string(vs.Get(i).Name())
+			}
+			return "one of " + strings.Join(names, ", ")
 		case protoreflect.MessageKind, protoreflect.GroupKind:
 			return "an object of " + string(fd.Message().FullName())
 		case protoreflect.FloatKind, protoreflect.DoubleKind:
@@ -802,4 +812,96 @@ func (r *overrideRules) toolsetCopy(t *tool, useProtoNames bool, matched map[int
 		nt.schemas = &toolSchemas{tool: &nt, m: m, b: t.schemas.b, base: t.schemas, derive: own}
 	}
 	return &nt, nil
+}
+
+// CheckToolOverrides checks what can be checked of list without the
+// methods it matches: the patterns, the names, one setting per argument,
+// JSON values. The rest (a rule that matches nothing, an unknown argument,
+// a value of the wrong type) is checked against each backend's methods at
+// discovery.
+func CheckToolOverrides(list []ToolOverride) error {
+	if _, err := compileOverrides("Options.Tools", list); err != nil {
+		return fmt.Errorf("%w: %w", ErrToolOverride, err)
+	}
+	return nil
+}
+
+// CheckToolOverridesOffline checks opts.Tools and the toolsets' Tools
+// against the methods of the backends whose descriptors are files alone
+// (NoReflection with Files), as discovery would, without connecting to
+// any backend: --check-config's check. checked names those backends;
+// when they are all the backends, a rule that matches no method is an
+// error too. A backend that serves reflection is checked at discovery
+// (New, or `gateway catalog`).
+func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Options) (checked []string, err error) {
+	if opts == nil || len(opts.Tools) == 0 && !slices.ContainsFunc(opts.Toolsets, func(ts Toolset) bool { return len(ts.Tools) > 0 }) {
+		return nil, nil
+	}
+	rules, err := compileOverrides("Options.Tools", opts.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrToolOverride, err)
+	}
+	filter, err := newMethodFilter("Options", opts.Include, opts.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	matched := make(map[int]bool)
+	var tools []*tool
+	for _, b := range backends {
+		if !b.NoReflection || b.Files == nil || b.Source != nil {
+			continue
+		}
+		res, err := b.Files.Discover(ctx)
+		if err != nil {
+			return checked, fmt.Errorf("backend %s: %w", b.Name, err)
+		}
+		settings, err := newBackendSettings(b)
+		if err != nil {
+			return checked, fmt.Errorf("backend %s: %w", b.Name, err)
+		}
+		bt, err := compileBackend(b.Name, res, b.Conn, catalogOptions{
+			exposeHealth: opts.ExposeHealth, exposeInternal: opts.ExposeInternal, useProtoNames: opts.UseProtoNames,
+			filter: filter, logger: slog.New(slog.DiscardHandler), backend: settings, overrides: rules,
+			deadlines: deadlines{call: DefaultCallTimeout, stream: time.Minute}, maxResultBytes: -1,
+		})
+		if err != nil {
+			return checked, fmt.Errorf("backend %s: %w", b.Name, err)
+		}
+		for i := range bt.matchedRules {
+			matched[i] = true
+		}
+		tools = append(tools, bt.tools...)
+		checked = append(checked, b.Name)
+	}
+	complete := len(checked) == len(backends)
+	var un []string
+	if complete {
+		un = rules.unmatched(matched)
+	}
+	for i, ts := range opts.Toolsets {
+		tr, err := compileOverrides(fmt.Sprintf("Options.Toolsets[%d].Tools", i), ts.Tools)
+		if err != nil {
+			return checked, fmt.Errorf("%w: %w", ErrToolOverride, err)
+		}
+		if tr == nil {
+			continue
+		}
+		tf, _ := newMethodFilter("", ts.Include, ts.Exclude)
+		tm := make(map[int]bool)
+		for _, t := range tools {
+			if !tf.matchPath(t.method[1:]) {
+				continue
+			}
+			if _, err := tr.toolsetCopy(t, opts.UseProtoNames, tm); err != nil {
+				return checked, fmt.Errorf("toolset %s: %w", ts.Name, err)
+			}
+		}
+		if complete {
+			un = append(un, tr.unmatched(tm)...)
+		}
+	}
+	if len(un) > 0 {
+		return checked, fmt.Errorf("%w: %s: matches no method any backend exposes", ErrToolOverride, strings.Join(un, "; "))
+	}
+	return checked, nil
 }

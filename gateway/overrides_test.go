@@ -14,6 +14,8 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
 	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
+	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 func boolp(b bool) *bool { return &b }
@@ -441,5 +443,92 @@ func TestRenamedToolKeepsScopes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReportSources: the catalog report names where each part of each
+// tool came from, checked against a catalog where every source occurs,
+// and flags the guesses: a name with no verb the gateway knows, a
+// description from the name only, defaulted hints, a shortened schema.
+func TestReportSources(t *testing.T) {
+	b := startBackend(t)
+	zoo := dialBackend(t, "zoo", b.addr)
+	// The descriptor set carries the comments reflection does not.
+	zoo.Files = reflection.NewDescriptorSetSource("../reflection/testdata/zoo.binpb")
+	api := &fakeAPI{}
+	api.set(t, deepFile(), apiFile("misc.v1", "Misc", method("Status"), method("Frobnicate"), methodWith("Rename", &mcpgatewayv1.Tool{Name: "rename_thing"})))
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	g, _ := newGateway(t, []gateway.Backend{zoo, dialBackend(t, "misc", addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped, Tools: []gateway.ToolOverride{
+		{Match: "zoo.v1.ZooService/FeedAnimal", Title: "Feed an animal", DestructiveHint: boolp(false), DescriptionAppend: "At most three times a day."},
+	}})
+	rep, err := g.Report("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]gateway.ToolReport{}
+	for _, r := range rep {
+		by[r.Name] = r
+	}
+	get := func(name string) gateway.ToolReport {
+		r, ok := by[name]
+		if !ok {
+			t.Fatalf("no %s in the report", name)
+		}
+		return r
+	}
+	hint := func(r gateway.ToolReport, i int) gateway.Source { return r.Hints[i].Source }
+	has := func(r gateway.ToolReport, check string) bool {
+		for _, c := range r.Check {
+			if strings.HasPrefix(c, check) {
+				return true
+			}
+		}
+		return false
+	}
+	cases := []struct {
+		what string
+		got  gateway.Source
+		want gateway.Source
+	}{
+		{"GetAnimal's title, from its option", get("ZooService_GetAnimal").TitleSource, gateway.SourceOption},
+		{"GetAnimal's readOnlyHint, from its idempotency_level", hint(get("ZooService_GetAnimal"), 0), gateway.SourceDeclared},
+		{"GetAnimal's description, from its comment", get("ZooService_GetAnimal").DescriptionSource, gateway.SourceComment},
+		{"FeedAnimal's title, from the config", get("ZooService_FeedAnimal").TitleSource, gateway.SourceConfig},
+		{"FeedAnimal's destructiveHint, from the config", hint(get("ZooService_FeedAnimal"), 1), gateway.SourceConfig},
+		{"FeedAnimal's readOnlyHint, defaulted", hint(get("ZooService_FeedAnimal"), 0), gateway.SourceDefault},
+		{"CreateAnimal's readOnlyHint, from its verb", hint(get("ZooService_CreateAnimal"), 0), gateway.SourceVerb},
+		{"Misc_Status's title, from its structure", get("Misc_Status").TitleSource, gateway.SourceStructure},
+		{"Misc_Frobnicate's description, from its structure", get("Misc_Frobnicate").DescriptionSource, gateway.SourceStructure},
+		{"rename_thing's name, from its option", get("rename_thing").NameSource, gateway.SourceOption},
+		{"Misc_Status's name, the default", get("Misc_Status").NameSource, gateway.SourceDefault},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s: source %q, want %q", c.what, c.got, c.want)
+		}
+	}
+	if r := get("ZooService_FeedAnimal"); !r.DescriptionAppended || !strings.Contains(r.Description, "At most three times a day.") {
+		t.Errorf("FeedAnimal's appended sentence: %+v", r)
+	}
+	for _, c := range []struct {
+		tool, check string
+		want        bool
+	}{
+		{"Misc_Frobnicate", gateway.CheckNameOnly, true},
+		{"Misc_Frobnicate", gateway.CheckVerbUnknown, true},
+		{"Misc_Frobnicate", gateway.CheckHintDefault, true},
+		{"ZooService_FeedAnimal", gateway.CheckVerbUnknown, true},
+		{"ZooService_GetAnimal", gateway.CheckHintDefault, false},
+		{"ZooService_GetAnimal", gateway.CheckNameOnly, false},
+		{"Big_Deep", gateway.CheckSchemaShortn, true},
+		{"Big_Small", gateway.CheckSchemaShortn, false},
+	} {
+		if got := has(get(c.tool), c.check); got != c.want {
+			t.Errorf("%s flagged %q: %v, want %v (checks %q)", c.tool, c.check, got, c.want, get(c.tool).Check)
+		}
+	}
+	// The report's size is the tools/list entry's.
+	if r := get("ZooService_GetAnimal"); r.Bytes < len(r.Description) {
+		t.Errorf("GetAnimal's entry is %d bytes, less than its description", r.Bytes)
 	}
 }

@@ -207,7 +207,7 @@ type HintReport struct {
 
 // The guesses Report flags.
 const (
-	CheckVerbUnknown  = "verb not in the table: what the method does was guessed from its structure"
+	CheckVerbUnknown  = "verb not in the table: its hints are guessed from its structure or defaulted"
 	CheckNameOnly     = "description from the name only: the name has no verb the gateway knows, and the method has no comment"
 	CheckHintDefault  = "hint defaulted"
 	CheckSchemaShortn = "schema shortened to the bound of a tool's entry"
@@ -296,7 +296,7 @@ func (t *tool) report() ToolReport {
 		for _, s := range o.hints[:3] {
 			hintsGuessed = hintsGuessed || s == SourceStructure || s == SourceDefault
 		}
-		if sh.Verb == "" && hintsGuessed {
+		if sh.Effect == describe.Unknown && hintsGuessed {
 			r.Check = append(r.Check, CheckVerbUnknown)
 		}
 		if o.description == SourceStructure && !(len(sh.Noun) > 0 && sh.Effect == describe.Reads) {

@@ -28,6 +28,8 @@ type configFile struct {
 	backends []fileBackend
 	// toolsets are gateway.Options.Toolsets.
 	toolsets []fileToolset
+	// tools are gateway.Options.Tools (tools.go).
+	tools []fileTool
 }
 
 // fileToolset is one entry of toolsets:, served at /mcp/NAME, /ws/NAME
@@ -40,6 +42,7 @@ type fileToolset struct {
 	Exclude       []string `yaml:"exclude" help:"methods it leaves out, as --exclude"`
 	ToolMode      string   `yaml:"tool_mode" help:"typed, search or auto (default: auto, deciding by its own list against --tool-budget)"`
 	RequiredScope []string `yaml:"required_scope" help:"OAuth scopes a token must hold to use its endpoints at all, on top of --oauth-required-scope; needs --oauth-jwks-url"`
+	Tools         []fileTool `yaml:"tools" help:"corrections of its own copies of its tools, after the top-level tools:, with the same keys (below)"`
 }
 
 // fileBackend is one entry of backends:. TLS keys left out inherit the

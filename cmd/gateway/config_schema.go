@@ -36,12 +36,12 @@ type configFile struct {
 // and /sse/NAME. Each field's help tag is its line in
 // docs/configuration.md.
 type fileToolset struct {
-	Name          string   `yaml:"name" help:"required: the endpoints' path segment (/mcp/NAME, /ws/NAME, /sse/NAME), 1-63 of a-z 0-9 _ -"`
-	Description   string   `yaml:"description" help:"the instructions its server sends clients in initialize: what the toolset is for; none by default"`
-	Include       []string `yaml:"include" help:"the tools it holds, by method glob on package.Service/Method as --include takes them (among the tools the gateway exposes); none: all"`
-	Exclude       []string `yaml:"exclude" help:"methods it leaves out, as --exclude"`
-	ToolMode      string   `yaml:"tool_mode" help:"typed, search or auto (default: auto, deciding by its own list against --tool-budget)"`
-	RequiredScope []string `yaml:"required_scope" help:"OAuth scopes a token must hold to use its endpoints at all, on top of --oauth-required-scope; needs --oauth-jwks-url"`
+	Name          string     `yaml:"name" help:"required: the endpoints' path segment (/mcp/NAME, /ws/NAME, /sse/NAME), 1-63 of a-z 0-9 _ -"`
+	Description   string     `yaml:"description" help:"the instructions its server sends clients in initialize: what the toolset is for; none by default"`
+	Include       []string   `yaml:"include" help:"the tools it holds, by method glob on package.Service/Method as --include takes them (among the tools the gateway exposes); none: all"`
+	Exclude       []string   `yaml:"exclude" help:"methods it leaves out, as --exclude"`
+	ToolMode      string     `yaml:"tool_mode" help:"typed, search or auto (default: auto, deciding by its own list against --tool-budget)"`
+	RequiredScope []string   `yaml:"required_scope" help:"OAuth scopes a token must hold to use its endpoints at all, on top of --oauth-required-scope; needs --oauth-jwks-url"`
 	Tools         []fileTool `yaml:"tools" help:"corrections of its own copies of its tools, after the top-level tools:, with the same keys (below)"`
 }
 

@@ -198,6 +198,7 @@ type listing struct {
 	// matched one of its tools (overrides.go), and replaced the catalog's
 	// tools it holds its own copies of, for the tasks they start.
 	matchedRules map[int]bool
+	resolvedArgs map[argKey]bool
 	replaced     map[*tool]bool
 	// ops are the Operations tools, listed or withheld, whose methods a
 	// toolset's task methods may call: those its patterns name and the
@@ -264,8 +265,10 @@ type backendTools struct {
 	hidden        []string
 	hiddenMethods int
 	// matchedRules are the indexes of the tool overrides that matched a
-	// method of the backend.
+	// method of the backend, and resolvedArgs their arguments a method
+	// it matched has.
 	matchedRules map[int]bool
+	resolvedArgs map[argKey]bool
 }
 
 // compileBackend compiles every exposed method of one backend's discovered
@@ -340,7 +343,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	}
 	slices.Sort(hidden)
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files, comments: res.Comments,
-		hidden: hidden, hiddenMethods: hiddenMethods, matchedRules: matched}
+		hidden: hidden, hiddenMethods: hiddenMethods, matchedRules: matched, resolvedArgs: make(map[argKey]bool)}
 	cc := newCompileCache(backend, types, res.Files, res.Comments, opts.useProtoNames)
 	ops := newOperationsClient(res, conn, types)
 	if ops != nil {
@@ -372,6 +375,11 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		t, m := c.tool, methods[i]
 		t.schemas = &toolSchemas{tool: t, m: m, b: builder}
 		t.declaredScopes = declared[m.FullName()]
+		if ov := overrides[m.FullName()]; ov != nil {
+			for _, k := range ov.resolved {
+				bt.resolvedArgs[k] = true
+			}
+		}
 		bt.tools = append(bt.tools, t)
 		bt.methods[m.FullName()] = true
 		svc := m.Parent().(protoreflect.ServiceDescriptor)

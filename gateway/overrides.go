@@ -109,7 +109,22 @@ type argSpec struct {
 	kind  argKind
 	value json.RawMessage
 	where string // the rule's where
+	// rule is the rule's index in its list; glob says its pattern may
+	// match several methods, some without the argument.
+	rule int
+	glob bool
 }
+
+// argKey names one argument of one rule, for the arguments no method had.
+type argKey struct {
+	rule int
+	key  string
+}
+
+// errNoPath is a path the request does not have.
+type errNoPath struct{ msg string }
+
+func (e *errNoPath) Error() string { return e.msg }
 
 type argKind uint8
 
@@ -150,7 +165,7 @@ func compileOverrides(owner string, list []ToolOverride) (*overrideRules, error)
 		slices.Sort(keys)
 		for _, k := range keys {
 			a := o.Arguments[k]
-			spec := argSpec{key: k, where: where}
+			spec := argSpec{key: k, where: where, rule: i, glob: strings.ContainsAny(p[0], "*?[")}
 			n := 0
 			if a.Hidden {
 				n++
@@ -206,6 +221,8 @@ type methodOverride struct {
 	args       []argSpec
 	// nameFrom is the rule that named the tool, for errors.
 	nameFrom string
+	// resolved are the rules' arguments the method has (applyOverride).
+	resolved []argKey
 }
 
 // forMethod merges the rules matching m over its option to; nil when none
@@ -279,6 +296,10 @@ func applyOverride(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride,
 	args, err := compileArgs(m, ov.args, useProtoNames)
 	if err != nil {
 		return err
+	}
+	ov.resolved = args.resolved
+	if len(args.list) == 0 {
+		return nil
 	}
 	renoteArgs(t, nil, args)
 	setArgs(t, args)
@@ -354,6 +375,8 @@ type argRules struct {
 	// stream: the tool's input is a client stream, whose schema holds
 	// the request under "requests" items.
 	stream bool
+	// resolved are the specs the method has, for the rules' check.
+	resolved []argKey
 }
 
 type argRule struct {
@@ -377,6 +400,14 @@ func compileArgs(m protoreflect.MethodDescriptor, specs []argSpec, useProtoNames
 	byPath := make(map[string]int)
 	for _, s := range specs {
 		r, err := resolveArg(in, s, useProtoNames)
+		var np *errNoPath
+		if errors.As(err, &np) && s.glob {
+			// A rule for many methods corrects those that have the
+			// argument (namespace, on most of a service's methods);
+			// one that none has is refused once all are seen.
+			continue
+		}
+		a.resolved = append(a.resolved, argKey{s.rule, s.key})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: arguments.%s: %s: %w", ErrToolOverride, s.where, s.key, m.FullName(), err)
 		}
@@ -425,10 +456,10 @@ func resolveArg(md protoreflect.MessageDescriptor, s argSpec, useProtoNames bool
 	for i, seg := range segs {
 		fd := fieldNamed(cur, seg)
 		if fd == nil {
-			return r, fmt.Errorf("%s has no field %q (it has: %s)", cur.FullName(), seg, fieldList(cur, useProtoNames))
+			return r, &errNoPath{fmt.Sprintf("%s has no field %q (it has: %s)", cur.FullName(), seg, fieldList(cur, useProtoNames))}
 		}
 		if i < len(segs)-1 && (fd.Message() == nil || fd.IsList() || fd.IsMap()) {
-			return r, fmt.Errorf("%s.%s is not a single message, so the path cannot go inside it", cur.FullName(), fd.Name())
+			return r, &errNoPath{fmt.Sprintf("%s.%s is not a single message, so the path cannot go inside it", cur.FullName(), fd.Name())}
 		}
 		r.path = append(r.path, fd)
 		names[i] = schemaFieldName(fd, useProtoNames)
@@ -702,15 +733,22 @@ func checkOverrideNames(methods []protoreflect.MethodDescriptor, names []string,
 	return nil
 }
 
-// unmatchedOverrides are the rules of r that no index in matched names.
-func (r *overrideRules) unmatched(matched map[int]bool) []string {
+// unmatched are the rules of r that no index in matched names, and the
+// arguments of those matched that no method they matched has.
+func (r *overrideRules) unmatched(matched map[int]bool, resolved map[argKey]bool) []string {
 	if r == nil {
 		return nil
 	}
 	var out []string
 	for i, ru := range r.rules {
 		if !matched[i] {
-			out = append(out, fmt.Sprintf("%s (match %q)", ru.where, ru.Match))
+			out = append(out, fmt.Sprintf("%s (match %q): matches no method any backend exposes", ru.where, ru.Match))
+			continue
+		}
+		for _, a := range ru.args {
+			if !resolved[argKey{i, a.key}] {
+				out = append(out, fmt.Sprintf("%s (match %q): arguments.%s: no method it matches has that field", ru.where, ru.Match, a.key))
+			}
 		}
 	}
 	return out
@@ -721,20 +759,24 @@ func (r *overrideRules) unmatched(matched map[int]bool) []string {
 // error at start once every backend is discovered, a warning otherwise.
 func (g *Gateway) checkOverrides(c *catalog, parts []*backendTools, first bool, undiscovered []string) error {
 	matched := make(map[int]bool)
+	resolved := make(map[argKey]bool)
 	for _, bt := range parts {
 		for i := range bt.matchedRules {
 			matched[i] = true
 		}
+		for k := range bt.resolvedArgs {
+			resolved[k] = true
+		}
 	}
-	un := g.overrides.unmatched(matched)
+	un := g.overrides.unmatched(matched, resolved)
 	for i, ts := range g.toolsets {
-		un = append(un, ts.overrides.unmatched(c.toolsets[i].matchedRules)...)
+		un = append(un, ts.overrides.unmatched(c.toolsets[i].matchedRules, c.toolsets[i].resolvedArgs)...)
 	}
 	if len(un) == 0 {
 		return nil
 	}
 	if first && len(undiscovered) == 0 {
-		return fmt.Errorf("%w: %s: matches no method any backend exposes (check the pattern against `gateway catalog`)", ErrToolOverride, strings.Join(un, "; "))
+		return fmt.Errorf("%w: %s (see what each method has with gateway catalog)", ErrToolOverride, strings.Join(un, "; "))
 	}
 	g.opts.Logger.Warn("tool override matches no method: it applies to none until a method it matches appears", "rules", un, "not_discovered", undiscovered)
 	return nil
@@ -745,7 +787,7 @@ func (g *Gateway) checkOverrides(c *catalog, parts []*backendTools, first bool, 
 // matches t. The copy shares what the rules leave alone (the call path,
 // scopes, settings, the schemas it derives its own from). matched
 // collects the rules that matched.
-func (r *overrideRules) toolsetCopy(t *tool, useProtoNames bool, matched map[int]bool) (*tool, error) {
+func (r *overrideRules) toolsetCopy(t *tool, useProtoNames bool, matched map[int]bool, resolved map[argKey]bool) (*tool, error) {
 	if r == nil || t.schemas == nil {
 		return nil, nil
 	}
@@ -794,6 +836,12 @@ func (r *overrideRules) toolsetCopy(t *tool, useProtoNames bool, matched map[int
 		own, err := compileArgs(m, ov.args, useProtoNames)
 		if err != nil {
 			return nil, err
+		}
+		for _, k := range own.resolved {
+			resolved[k] = true
+		}
+		if len(own.list) == 0 {
+			return &nt, nil
 		}
 		// The validator applies the gateway's rules and the toolset's;
 		// the schema is the catalog's with the toolset's applied.
@@ -846,6 +894,7 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 		return nil, err
 	}
 	matched := make(map[int]bool)
+	resolved := make(map[argKey]bool)
 	var tools []*tool
 	for _, b := range backends {
 		if !b.NoReflection || b.Files == nil || b.Source != nil {
@@ -870,13 +919,16 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 		for i := range bt.matchedRules {
 			matched[i] = true
 		}
+		for k := range bt.resolvedArgs {
+			resolved[k] = true
+		}
 		tools = append(tools, bt.tools...)
 		checked = append(checked, b.Name)
 	}
 	complete := len(checked) == len(backends)
 	var un []string
 	if complete {
-		un = rules.unmatched(matched)
+		un = rules.unmatched(matched, resolved)
 	}
 	for i, ts := range opts.Toolsets {
 		tr, err := compileOverrides(fmt.Sprintf("Options.Toolsets[%d].Tools", i), ts.Tools)
@@ -888,20 +940,21 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 		}
 		tf, _ := newMethodFilter("", ts.Include, ts.Exclude)
 		tm := make(map[int]bool)
+		tres := make(map[argKey]bool)
 		for _, t := range tools {
 			if !tf.matchPath(t.method[1:]) {
 				continue
 			}
-			if _, err := tr.toolsetCopy(t, opts.UseProtoNames, tm); err != nil {
+			if _, err := tr.toolsetCopy(t, opts.UseProtoNames, tm, tres); err != nil {
 				return checked, fmt.Errorf("toolset %s: %w", ts.Name, err)
 			}
 		}
 		if complete {
-			un = append(un, tr.unmatched(tm)...)
+			un = append(un, tr.unmatched(tm, tres)...)
 		}
 	}
 	if len(un) > 0 {
-		return checked, fmt.Errorf("%w: %s: matches no method any backend exposes", ErrToolOverride, strings.Join(un, "; "))
+		return checked, fmt.Errorf("%w: %s", ErrToolOverride, strings.Join(un, "; "))
 	}
 	return checked, nil
 }

@@ -532,3 +532,30 @@ func TestReportSources(t *testing.T) {
 		t.Errorf("GetAnimal's entry is %d bytes, less than its description", r.Bytes)
 	}
 }
+
+// TestOverrideGlobArguments: a rule for many methods fixes the argument
+// on those that have it and leaves the others alone; an argument none of
+// them has is refused.
+func TestOverrideGlobArguments(t *testing.T) {
+	_, g, url := startGateway(t, &gateway.Options{Tools: []gateway.ToolOverride{
+		{Match: "zoo.v1.ZooService/*", Arguments: map[string]gateway.ArgumentOverride{"animal_id": {Fixed: json.RawMessage(`"ellie"`)}}},
+	}})
+	cs := connect(t, url, "2025-11-25")
+	if s := string(toolByName(t, g, "ZooService_FeedAnimal").InputSchema); strings.Contains(s, "animalId") {
+		t.Fatalf("FeedAnimal's schema keeps the fixed animalId: %s", s)
+	}
+	if s := string(toolByName(t, g, "ZooService_GetAnimal").InputSchema); !strings.Contains(s, `"id"`) {
+		t.Fatalf("GetAnimal, without animal_id, lost its own arguments: %s", s)
+	}
+	refused(t, callArgs(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo", "ration": "hay"}), "animalId", fixedWhy)
+
+	b := startBackend(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Tools: []gateway.ToolOverride{
+		{Match: "zoo.v1.ZooService/*", Arguments: map[string]gateway.ArgumentOverride{"tenant": {Fixed: json.RawMessage(`"a"`)}}},
+	}})
+	if !errors.Is(err, gateway.ErrToolOverride) || !strings.Contains(err.Error(), `Options.Tools[0] (match "zoo.v1.ZooService/*"): arguments.tenant: no method it matches has that field`) {
+		t.Fatalf("an argument no method has: %v", err)
+	}
+}

@@ -189,12 +189,12 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 			}
 		}
 		own := false
-		l.matchedRules = make(map[int]bool)
+		l.matchedRules, l.resolvedArgs = make(map[int]bool), make(map[argKey]bool)
 		for j, t := range c.tools {
 			if !member[j] {
 				continue
 			}
-			nt, err := ts.overrides.toolsetCopy(t, g.opts.UseProtoNames, l.matchedRules)
+			nt, err := ts.overrides.toolsetCopy(t, g.opts.UseProtoNames, l.matchedRules, l.resolvedArgs)
 			if err != nil {
 				return fmt.Errorf("toolset %s: %w", ts.def.Name, err)
 			}

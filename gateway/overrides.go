@@ -347,11 +347,11 @@ func appendDescription(t *tool, s string) {
 	t.def.Description = t.search.description + notes
 }
 
-// setArgs gives t its argument rules: the validator that applies them,
-// and search facts without the arguments a caller cannot send.
+// setArgs gives t its argument rules, which its validator applies
+// (injector), and search facts without the arguments a caller cannot
+// send.
 func setArgs(t *tool, args *argRules) {
 	t.args = args
-	t.validator = t.validator.WithInjector(args)
 	drop := make(map[string]bool)
 	for _, r := range args.list {
 		if r.kind != argDefault && len(r.path) == 1 {
@@ -469,6 +469,9 @@ func resolveArg(md protoreflect.MessageDescriptor, s argSpec, useProtoNames bool
 	}
 	r.name = strings.Join(names, ".")
 	if s.kind == argHidden {
+		if last := r.path[len(r.path)-1]; schema.Required(last) {
+			return r, fmt.Errorf("hidden: %s is required by the backend, so every call would fail without it; give it a value with fixed: instead", r.name)
+		}
 		return r, nil
 	}
 	v, err := valueMessage(md, r)
@@ -565,6 +568,14 @@ func schemaFieldName(fd protoreflect.FieldDescriptor, useProtoNames bool) string
 func (a *argRules) Inject(msg protoreflect.Message) []schema.Violation {
 	var vs []schema.Violation
 	for _, r := range a.list {
+		if r.kind == argFixed {
+			if other := oneofRival(msg, r.path); other != nil {
+				// Merging would clear the caller's choice in silence.
+				vs = append(vs, schema.Violation{Path: parentPath(r.name) + other.JSONName(), Rule: "override.fixed",
+					Expected: "the gateway's configuration sets " + r.name + ", another member of its oneof, which no call can change: leave it out"})
+				continue
+			}
+		}
 		if r.kind == argDefault || !hasPath(msg, r.path) {
 			continue
 		}
@@ -597,6 +608,34 @@ func (a *argRules) Supplies(path string) bool {
 		}
 	}
 	return false
+}
+
+// oneofRival is the member of the oneof of path's last field that msg
+// sets, when it is another field; nil otherwise.
+func oneofRival(msg protoreflect.Message, path []protoreflect.FieldDescriptor) protoreflect.FieldDescriptor {
+	last := path[len(path)-1]
+	od := last.ContainingOneof()
+	if od == nil || od.IsSynthetic() {
+		return nil
+	}
+	for _, fd := range path[:len(path)-1] {
+		if !msg.Has(fd) {
+			return nil
+		}
+		msg = msg.Get(fd).Message()
+	}
+	if set := msg.WhichOneof(od); set != nil && set.Number() != last.Number() {
+		return set
+	}
+	return nil
+}
+
+// parentPath is name without its last segment, with its dot.
+func parentPath(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		return name[:i+1]
+	}
+	return ""
 }
 
 // hasPath reports whether msg sets the field at path.
@@ -957,4 +996,12 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 		return checked, fmt.Errorf("%w: %s", ErrToolOverride, strings.Join(un, "; "))
 	}
 	return checked, nil
+}
+
+// injector is what completes t's requests: its argument rules, or none.
+func (t *tool) injector() schema.Injector {
+	if t.args == nil {
+		return nil // not a typed nil: most tools have none
+	}
+	return t.args
 }

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
@@ -557,5 +560,45 @@ func TestOverrideGlobArguments(t *testing.T) {
 	}})
 	if !errors.Is(err, gateway.ErrToolOverride) || !strings.Contains(err.Error(), `Options.Tools[0] (match "zoo.v1.ZooService/*"): arguments.tenant: no method it matches has that field`) {
 		t.Fatalf("an argument no method has: %v", err)
+	}
+}
+
+// TestOverrideRequiredAndOneof: a fixed value satisfies a field the
+// backend requires, which cannot be hidden; a caller cannot undo a fixed
+// member of a oneof by setting another.
+func TestOverrideRequiredAndOneof(t *testing.T) {
+	f := apiFile("req.v1", "Keepers", method("GetKeeper"))
+	f.Dependency = append(f.Dependency, "google/api/field_behavior.proto")
+	fo := &descriptorpb.FieldOptions{}
+	proto.SetExtension(fo, annotations.E_FieldBehavior, []annotations.FieldBehavior{annotations.FieldBehavior_REQUIRED})
+	f.MessageType[0].Field = append(f.MessageType[0].Field, &descriptorpb.FieldDescriptorProto{
+		Name: proto.String("tenant"), JsonName: proto.String("tenant"), Number: proto.Int32(2),
+		Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(), Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(), Options: fo,
+	})
+	api := &fakeAPI{}
+	api.set(t, f)
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	b := startBackend(t)
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "req", addr), dialBackend(t, "zoo", b.addr)}, &gateway.Options{Tools: []gateway.ToolOverride{
+		{Match: "req.v1.Keepers/GetKeeper", Arguments: map[string]gateway.ArgumentOverride{"tenant": {Fixed: json.RawMessage(`"acme"`)}}},
+		{Match: "zoo.v1.ZooService/FeedAnimal", Arguments: map[string]gateway.ArgumentOverride{"ration": {Fixed: json.RawMessage(`"hay"`)}}},
+	}})
+	cs := connect(t, base+"/mcp", "2025-11-25")
+	if res := callArgs(t, cs, "Keepers_GetKeeper", map[string]any{}); res.IsError {
+		t.Fatalf("a call without the required tenant, which the gateway fixes: %s", resultText(res))
+	}
+	refused(t, callArgs(t, cs, "Keepers_GetKeeper", map[string]any{"tenant": "other"}), "tenant", fixedWhy)
+	refused(t, callArgs(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo", "meal": map[string]any{"note": "steak"}}), "meal", "sets ration, another member of its oneof")
+	if res := callArgs(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo"}); res.IsError {
+		t.Fatalf("FeedAnimal with the fixed ration: %s", resultText(res))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "req", addr)}, &gateway.Options{Tools: []gateway.ToolOverride{
+		{Match: "req.v1.Keepers/GetKeeper", Arguments: map[string]gateway.ArgumentOverride{"tenant": {Hidden: true}}},
+	}})
+	if !errors.Is(err, gateway.ErrToolOverride) || !strings.Contains(err.Error(), "hidden: tenant is required by the backend") {
+		t.Fatalf("hiding a required argument: %v", err)
 	}
 }

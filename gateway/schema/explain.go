@@ -28,7 +28,7 @@ import (
 // break in the same answer. Only the first MaxExplained violations are
 // explained (a path and a description each); the rest are counted. When
 // the arguments convert, ws (if not nil) receives the warnings about them.
-func (v *Validator) explain(args []byte, msg proto.Message, ws *Warnings) error {
+func (v *Validator) explain(args []byte, msg proto.Message, ws *Warnings, in Injector) error {
 	if err := checkJSON(args); err != nil {
 		return &ValidationError{Violations: []Violation{{Rule: "json", Expected: "a JSON object (" + err.Error() + ")"}}, cause: err}
 	}
@@ -39,9 +39,9 @@ func (v *Validator) explain(args []byte, msg proto.Message, ws *Warnings) error 
 	} else {
 		kept = w.message(v.md)
 	}
-	if v.inject != nil {
+	if in != nil {
 		// A required argument the injector supplies is not missing.
-		w.out.out = slices.DeleteFunc(w.out.out, func(vi Violation) bool { return vi.Rule == "required" && v.inject.Supplies(vi.Path) })
+		w.out.out = slices.DeleteFunc(w.out.out, func(vi Violation) bool { return vi.Rule == "required" && in.Supplies(vi.Path) })
 	}
 	found := w.out.out
 
@@ -67,7 +67,7 @@ func (v *Validator) explain(args []byte, msg proto.Message, ws *Warnings) error 
 			Expected: strings.TrimPrefix(convErr.Error(), "proto: ")}}, cause: convErr}
 	}
 	if kept {
-		for _, vi := range v.injected(msg.ProtoReflect()) {
+		for _, vi := range injected(in, msg.ProtoReflect()) {
 			w.out.add(vi)
 		}
 	}

@@ -1,6 +1,10 @@
 package schema
 
-import "google.golang.org/protobuf/reflect/protoreflect"
+import (
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
 
 // Injector completes a converted request before it is checked: the
 // arguments an operator fixed or gave a default (gateway/overrides.go)
@@ -18,19 +22,25 @@ type Injector interface {
 	Supplies(path string) bool
 }
 
-// WithInjector is v with in completing every request it decodes; v
-// itself is unchanged, so one validator of a message type can serve
-// tools with different injectors.
-func (v *Validator) WithInjector(in Injector) *Validator {
-	c := *v
-	c.inject = in
-	return &c
+// DecodeInjected is DecodeWarn with in completing the converted request
+// before its checks (nil: none, as DecodeWarn): one validator of a
+// message type serves every tool of that request type, whatever each
+// tool's injector.
+func (v *Validator) DecodeInjected(args []byte, msg proto.Message, in Injector) (Warnings, error) {
+	return v.decode(args, msg, in)
 }
 
-// injected runs v's injector, if any, on msg.
-func (v *Validator) injected(msg protoreflect.Message) []Violation {
-	if v.inject == nil {
+// injected runs in, if any, on msg.
+func injected(in Injector, msg protoreflect.Message) []Violation {
+	if in == nil {
 		return nil
 	}
-	return v.inject.Inject(msg)
+	return in.Inject(msg)
+}
+
+// Required reports whether the input schema requires fd: proto2
+// required, google.api.field_behavior REQUIRED, or protovalidate's
+// required, as Validator checks them.
+func Required(fd protoreflect.FieldDescriptor) bool {
+	return fd.Cardinality() == protoreflect.Required || fieldBehavior(fd).has(annotations.FieldBehavior_REQUIRED) || RulesRequire(fd)
 }

@@ -47,9 +47,6 @@ type Validator struct {
 	bytesRoot bool
 	// anyPlans are the bytes plans of the types Any values name.
 	anyPlans anyPlans
-	// inject completes each converted request before its checks
-	// (WithInjector); nil for most.
-	inject Injector
 }
 
 // NewValidator compiles the checks for arguments of type md. opts must be the
@@ -218,6 +215,11 @@ func (v *Validator) Decode(args []byte, msg proto.Message) error {
 // result should show them with it. The warnings are empty when err is not
 // nil.
 func (v *Validator) DecodeWarn(args []byte, msg proto.Message) (Warnings, error) {
+	return v.decode(args, msg, nil)
+}
+
+// decode is DecodeWarn with the injector in (nil for none).
+func (v *Validator) decode(args []byte, msg proto.Message, in Injector) (Warnings, error) {
 	raw := args
 	fast := true
 	if v.wrap {
@@ -237,9 +239,9 @@ func (v *Validator) DecodeWarn(args []byte, msg proto.Message) (Warnings, error)
 			ws, bad := v.scanBytes(raw)
 			if bad != nil {
 				// Explained with everything else that is wrong.
-				return Warnings{}, v.explain(args, msg, nil)
+				return Warnings{}, v.explain(args, msg, nil, in)
 			}
-			if vs := v.injected(msg.ProtoReflect()); len(vs) > 0 {
+			if vs := injected(in, msg.ProtoReflect()); len(vs) > 0 {
 				return Warnings{}, &ValidationError{Violations: vs}
 			}
 			if err := v.check(msg, nil); err != nil {
@@ -249,7 +251,7 @@ func (v *Validator) DecodeWarn(args []byte, msg proto.Message) (Warnings, error)
 		}
 	}
 	var ws Warnings
-	err := v.explain(args, msg, &ws)
+	err := v.explain(args, msg, &ws, in)
 	return ws, err
 }
 

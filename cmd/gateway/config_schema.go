@@ -10,12 +10,12 @@ import "github.com/goccy/go-yaml/ast"
 // How the file, the command line and the environment combine is in
 // config_apply.go; how the file is parsed, in config_decode.go.
 //
-// Every top-level key but backends: is a flag's name in snake_case, and
-// the file is applied by setting those flags by name, so there is no
-// list of keys to keep in step with the flags: a new flag is a key at
-// once, parsed by its own Set. Only backends: has a schema here. Errors
-// name the file, the line and the key: "gateway.yaml:7: unknown key
-// "plaintxt" in backends[0]".
+// Every top-level key but backends:, toolsets: and tools: is a flag's
+// name in snake_case, and the file is applied by setting those flags by
+// name, so there is no list of keys to keep in step with the flags: a
+// new flag is a key at once, parsed by its own Set. Only those three
+// have a schema here. Errors name the file, the line and the key:
+// "gateway.yaml:7: unknown key "plaintxt" in backends[0]".
 
 // configFile is a parsed config file: its top-level settings in the
 // file's order, each a flag's name in snake_case (applyFile sets them

@@ -110,6 +110,11 @@ func TestCurationTemporal(t *testing.T) {
 	if r := by["WorkflowService_TerminateWorkflowExecution"]; !r.DescriptionAppended || !strings.Contains(r.Description, "RequestCancelWorkflowExecution instead") {
 		t.Errorf("TerminateWorkflowExecution's added sentence: %+v", r)
 	}
+	for _, c := range by["signal_or_start_workflow"].Check {
+		if strings.HasPrefix(c, "description from the name only") {
+			t.Errorf("the corrected description is still flagged: %q", c)
+		}
+	}
 	if _, ok := by["WorkflowService_ListNamespaces"]; !ok {
 		t.Error("ListNamespaces, which has no namespace argument, is gone")
 	}

@@ -208,7 +208,7 @@ type HintReport struct {
 // The guesses Report flags.
 const (
 	CheckVerbUnknown  = "verb not in the table: its hints are guessed from its structure or defaulted"
-	CheckNameOnly     = "description from the name only: the name has no verb the gateway knows, and the method has no comment"
+	CheckNameOnly     = "description from the name only: the gateway could not phrase what the method does, and it has no comment"
 	CheckHintDefault  = "hint defaulted"
 	CheckSchemaShortn = "schema shortened to the bound of a tool's entry"
 )
@@ -299,7 +299,7 @@ func (t *tool) report() ToolReport {
 		if sh.Effect == describe.Unknown && hintsGuessed {
 			r.Check = append(r.Check, CheckVerbUnknown)
 		}
-		if o.description == SourceStructure && !(len(sh.Noun) > 0 && sh.Effect == describe.Reads) {
+		if (o.description == SourceStructure || o.description == SourceVerb) && sh.NameOnly() {
 			r.Check = append(r.Check, CheckNameOnly)
 		}
 	}

@@ -24,3 +24,13 @@ func (a *Method) Without(names map[string]bool) *Method {
 	}
 	return &c
 }
+
+// NameOnly reports whether the description's first sentence only says
+// the method's name in words ("Performs the signal with start workflow
+// execution operation of the workflow service"): its name has no verb
+// this package knows, or its object is too compound to phrase. The
+// catalog report (gateway catalog) flags such a description for the
+// operator to write.
+func (a *Method) NameOnly() bool {
+	return a.sentence() == a.nameSentence(a.scope())
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -118,6 +119,12 @@ func runCatalog(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "gateway:", err)
 		return 2
+	}
+	// The report is the output: discovery's progress is not, unless
+	// asked for (a --log-level given, or GATEWAY_LOG_LEVEL).
+	_, fromEnv := os.LookupEnv("GATEWAY_LOG_LEVEL")
+	if !fromEnv && c.logLevel == "info" && !slices.ContainsFunc(a.rest, func(s string) bool { return strings.HasPrefix(strings.TrimLeft(s, "-"), "log-level") }) {
+		c.logLevel = "warn"
 	}
 	logger, err := newLogger(c, stderr)
 	if err != nil {

@@ -323,7 +323,19 @@ func TestOverrideErrors(t *testing.T) {
 // the gateway's, to its own copies of its tools: /mcp keeps the
 // gateway's, and another toolset neither.
 func TestToolsetOverrides(t *testing.T) {
+	// The keepers' typed list is built from the catalog's tools whichever
+	// mode the catalog is in: a search-mode catalog's schemas are built
+	// without output schemas, which the typed list then needs.
+	for _, mode := range []gateway.ToolMode{gateway.ToolModeTyped, gateway.ToolModeSearch} {
+		t.Run(map[gateway.ToolMode]string{gateway.ToolModeTyped: "typed", gateway.ToolModeSearch: "search"}[mode], func(t *testing.T) {
+			toolsetOverrides(t, mode)
+		})
+	}
+}
+
+func toolsetOverrides(t *testing.T, mode gateway.ToolMode) {
 	opts := &gateway.Options{
+		ToolMode: mode,
 		Tools: []gateway.ToolOverride{{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"enclosure_id": {Fixed: json.RawMessage(`"savanna"`)}}}},
 		Toolsets: []gateway.Toolset{
 			{Name: "keepers", Include: []string{"zoo.v1.ZooService/ListAnimals"}, ToolMode: gateway.ToolModeTyped, Tools: []gateway.ToolOverride{
@@ -337,11 +349,43 @@ func TestToolsetOverrides(t *testing.T) {
 	ctx := context.Background()
 
 	whole := connect(t, url, "2025-11-25")
-	la := toolByName(t, g, "ZooService_ListAnimals")
-	if strings.Contains(string(la.InputSchema), "enclosureId") || !strings.Contains(string(la.InputSchema), "species") {
+	rep, err := g.Report("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var la struct{ InputSchema, Description string }
+	for _, r := range rep {
+		if r.Name == "ZooService_ListAnimals" {
+			la.Description = r.Description
+		}
+	}
+	if mode == gateway.ToolModeTyped {
+		tl := toolByName(t, g, "ZooService_ListAnimals")
+		la.InputSchema = string(tl.InputSchema)
+	} else {
+		// An exact name is the answer's first tool, with its schema.
+		res := callArgs(t, whole, gateway.SearchToolsName, map[string]any{"query": "ZooService_ListAnimals"})
+		var ans struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal([]byte(resultText(res)), &ans); err != nil || len(ans.Tools) == 0 || ans.Tools[0].Name != "ZooService_ListAnimals" {
+			t.Fatalf("search for ListAnimals: %s (%v)", resultText(res), err)
+		}
+		la.InputSchema = string(ans.Tools[0].InputSchema)
+	}
+	if strings.Contains(la.InputSchema, "enclosureId") || !strings.Contains(la.InputSchema, "species") {
 		t.Fatalf("/mcp's ListAnimals has the gateway's rules only: %s", la.InputSchema)
 	}
-	refused(t, callArgs(t, whole, "ZooService_ListAnimals", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
+	wholeCall := func(args map[string]any) *sdk.CallToolResult {
+		if mode == gateway.ToolModeSearch {
+			return callArgs(t, whole, gateway.CallToolName, map[string]any{"name": "ZooService_ListAnimals", "arguments": args})
+		}
+		return callArgs(t, whole, "ZooService_ListAnimals", args)
+	}
+	refused(t, wholeCall(map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
 	// The description written from the method's structure lists what a
 	// caller gives: not the fixed argument.
 	if !strings.Contains(la.Description, "Takes: species, pageSize") || strings.Contains(la.Description, "enclosureId") {
@@ -364,7 +408,7 @@ func TestToolsetOverrides(t *testing.T) {
 	refused(t, callArgs(t, keepers, "savanna_list", map[string]any{"species": []string{"SPECIES_LION"}}), "species", hiddenWhy)
 	refused(t, callArgs(t, keepers, "savanna_list", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
 	// The species is hidden in the toolset only.
-	if res := callArgs(t, whole, "ZooService_ListAnimals", map[string]any{"species": []string{"SPECIES_LION"}}); res.IsError {
+	if res := wholeCall(map[string]any{"species": []string{"SPECIES_LION"}}); res.IsError {
 		t.Fatalf("/mcp refused an argument only a toolset hides: %s", resultText(res))
 	}
 
@@ -376,7 +420,7 @@ func TestToolsetOverrides(t *testing.T) {
 	if strings.Contains(la.Description, "grazers") {
 		t.Fatalf("a toolset's sentence reached /mcp: %q", la.Description)
 	}
-	rep, err := g.Report("keepers")
+	rep, err = g.Report("keepers")
 	if err != nil || len(rep) != 1 || rep[0].NameSource != gateway.SourceConfig || rep[0].DescriptionSource != gateway.SourceConfig {
 		t.Fatalf("the keepers toolset's report: %+v (%v)", rep, err)
 	}

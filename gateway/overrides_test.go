@@ -336,7 +336,7 @@ func TestToolsetOverrides(t *testing.T) {
 func toolsetOverrides(t *testing.T, mode gateway.ToolMode) {
 	opts := &gateway.Options{
 		ToolMode: mode,
-		Tools: []gateway.ToolOverride{{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"enclosure_id": {Fixed: json.RawMessage(`"savanna"`)}}}},
+		Tools:    []gateway.ToolOverride{{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"enclosure_id": {Fixed: json.RawMessage(`"savanna"`)}}}},
 		Toolsets: []gateway.Toolset{
 			{Name: "keepers", Include: []string{"zoo.v1.ZooService/ListAnimals"}, ToolMode: gateway.ToolModeTyped, Tools: []gateway.ToolOverride{
 				{Match: "zoo.v1.ZooService/ListAnimals", Name: "savanna_list", Description: "Lists the savanna's animals for the keepers' rounds.",

@@ -646,3 +646,33 @@ func TestOverrideRequiredAndOneof(t *testing.T) {
 		t.Fatalf("hiding a required argument: %v", err)
 	}
 }
+
+// TestToolsetOverrideErrors: a toolset's own rules are checked as the
+// gateway's are: a name another of its tools has, and a rule that matches
+// none of its tools, stop the gateway at start.
+func TestToolsetOverrideErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ts   gateway.Toolset
+		want string
+	}{
+		{"name taken", gateway.Toolset{Name: "care", Include: []string{"zoo.v1.ZooService/*Animal"}, Tools: []gateway.ToolOverride{
+			{Match: "zoo.v1.ZooService/GetAnimal", Name: "ZooService_DeleteAnimal"}}}, `toolset care: tools of zoo.v1.ZooService/DeleteAnimal and zoo.v1.ZooService/GetAnimal are both named "ZooService_DeleteAnimal"`},
+		{"outside the toolset", gateway.Toolset{Name: "care", Include: []string{"zoo.v1.ZooService/GetAnimal"}, Tools: []gateway.ToolOverride{
+			{Match: "zoo.v1.ZooService/ListAnimals", Title: "x"}}}, `Options.Toolsets[0].Tools[0] (match "zoo.v1.ZooService/ListAnimals"): matches no method`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := startBackend(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Toolsets: []gateway.Toolset{tc.ts}})
+			if err == nil {
+				g.Close()
+				t.Fatal("New accepted the toolset's rule")
+			}
+			if !errors.Is(err, gateway.ErrToolOverride) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q, want one wrapping ErrToolOverride with %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -144,6 +144,9 @@ tools:
 			`arguments.species: zoo.v1.ZooService.ListAnimals: fixed: want a list, each one of SPECIES_UNSPECIFIED, SPECIES_LION`},
 		{"matches nothing", "  - match: zoo.v1.ZooService/ListAnimal\n    title: Animals\n", 1, "", `:8: tools[0] (match "zoo.v1.ZooService/ListAnimal"): matches no method`},
 		{"two settings", "  - match: zoo.v1.ZooService/ListAnimals\n    arguments:\n      page_size: {hidden: true, default: 3}\n", 1, "", "arguments.page_size: want exactly one of hidden, fixed or default, got 2"},
+		{"toolset's own", "  - match: zoo.v1.ZooService/ListAnimals\n    title: Animals\n" +
+			"toolsets:\n  - name: keepers\n    include: [zoo.v1.ZooService/ListAnimals]\n    tools:\n      - match: zoo.v1.ZooService/ListAnimals\n        arguments:\n          keeper: {fixed: ann}\n",
+			1, "", `:14: toolsets[0].tools[0]: arguments.keeper: zoo.v1.ZooService.ListAnimals: zoo.v1.ListAnimalsRequest has no field "keeper"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := writeFile(t, "gateway.yaml", head+tc.tools)

@@ -26,8 +26,15 @@ func methodAnnotations(a *describe.Method, to *mcpgatewayv1.Tool) *mcp.ToolAnnot
 		IdempotentHint:  boolPtr(h.Idempotent),
 		OpenWorldHint:   boolPtr(h.OpenWorld),
 	}
+	overlayHints(ann, to)
+	return ann
+}
+
+// overlayHints sets the hints to states over ann's, made consistent as
+// methodAnnotations says.
+func overlayHints(ann *mcp.ToolAnnotations, to *mcpgatewayv1.Tool) {
 	if to == nil {
-		return ann
+		return
 	}
 	if to.ReadOnlyHint != nil {
 		ann.ReadOnlyHint = boolPtr(to.GetReadOnlyHint())
@@ -47,7 +54,6 @@ func methodAnnotations(a *describe.Method, to *mcpgatewayv1.Tool) *mcp.ToolAnnot
 	if to.OpenWorldHint != nil {
 		ann.OpenWorldHint = boolPtr(to.GetOpenWorldHint())
 	}
-	return ann
 }
 
 // toolTitle is the (mcpgateway.v1.tool) title, else a short human one

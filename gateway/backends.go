@@ -280,6 +280,12 @@ func (g *Gateway) start(ctx context.Context) error {
 		wg.Go(func() { _, errs[i] = g.discoverBackend(ctx, b) })
 	}
 	wg.Wait()
+	for _, err := range errs {
+		if errors.Is(err, ErrToolOverride) {
+			// The operator's mistake, not the backend's: no retry mends it.
+			return err
+		}
+	}
 	if g.opts.RequireBackends {
 		if err := errors.Join(errs...); err != nil {
 			return err

@@ -146,7 +146,7 @@ func objectArguments(raw json.RawMessage) ([]byte, error) {
 // warnings are what converted but was probably not meant so.
 func (t *tool) decodeRequest(args []byte) (proto.Message, schema.Warnings, error) {
 	in := t.input.New().Interface()
-	warnings, err := t.validator.DecodeWarn(args, in)
+	warnings, err := t.validator.DecodeInjected(args, in, t.injector())
 	if err != nil {
 		return nil, schema.Warnings{}, err
 	}

@@ -113,6 +113,11 @@ type tool struct {
 	// declaredScopes are the scopes of the method's and its service's
 	// (mcpgateway.v1) options, sorted; assemble adds them to scopes.
 	declaredScopes []string
+	// args are the operator's argument overrides (overrides.go), nil for
+	// most; origin says where the definition's parts came from, for the
+	// catalog report (report.go).
+	args   *argRules
+	origin toolOrigin
 }
 
 // declaredScopes are the scopes a service's and a method's options
@@ -191,6 +196,12 @@ type listing struct {
 	// only message resources it serves (listing.reaches builds it).
 	reachOnce sync.Once
 	reach     map[string]map[protoreflect.FullName]bool
+	// matchedRules are the indexes of a toolset's own overrides that
+	// matched one of its tools (overrides.go), and replaced the catalog's
+	// tools it holds its own copies of, for the tasks they start.
+	matchedRules map[int]bool
+	resolvedArgs map[argKey]bool
+	replaced     map[*tool]bool
 	// ops are the Operations tools, listed or withheld, whose methods a
 	// toolset's task methods may call: those its patterns name and the
 	// pollers its long-running tools bring (buildToolsets). Nil for the
@@ -221,6 +232,8 @@ type catalogOptions struct {
 	maxResultBytes int
 	// watch is Options.Watch, resolved (watch.go).
 	watch watchSettings
+	// overrides are Options.Tools, compiled (overrides.go).
+	overrides *overrideRules
 }
 
 // backendTools is one backend's discovery compiled into tools. It is kept
@@ -255,6 +268,11 @@ type backendTools struct {
 	// not exposed, and hiddenMethods their methods, for the log.
 	hidden        []string
 	hiddenMethods int
+	// matchedRules are the indexes of the tool overrides that matched a
+	// method of the backend, and resolvedArgs their arguments a method
+	// it matched has.
+	matchedRules map[int]bool
+	resolvedArgs map[argKey]bool
 }
 
 // compileBackend compiles every exposed method of one backend's discovered
@@ -270,6 +288,8 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	toolOpts := make(map[protoreflect.FullName]*mcpgatewayv1.Tool)
 	prefixes := make(map[protoreflect.FullName]string)
 	declared := make(map[protoreflect.FullName][]string)
+	overrides := make(map[protoreflect.FullName]*methodOverride)
+	matched := make(map[int]bool)
 	var hidden []string
 	hiddenMethods := 0
 	for _, svc := range res.Services {
@@ -301,6 +321,13 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 				opts.logger.Error("method left out of the tool list: its scopes option is invalid", "backend", backend, "method", m.FullName(), "error", err)
 				continue
 			}
+			if ov := opts.overrides.forMethod(m, to); ov != nil {
+				// The operator's corrections take the option's path.
+				overrides[m.FullName()], to = ov, ov.opt
+				for _, i := range ov.idx {
+					matched[i] = true
+				}
+			}
 			if to != nil {
 				toolOpts[m.FullName()] = to
 			}
@@ -315,9 +342,12 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 	})
 
 	names := localToolNames(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
+	if err := checkOverrideNames(methods, names, overrides); err != nil {
+		return nil, err
+	}
 	slices.Sort(hidden)
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files, comments: res.Comments,
-		hidden: hidden, hiddenMethods: hiddenMethods}
+		hidden: hidden, hiddenMethods: hiddenMethods, matchedRules: matched, resolvedArgs: make(map[argKey]bool)}
 	cc := newCompileCache(backend, types, res.Files, res.Comments, opts.useProtoNames)
 	ops := newOperationsClient(res, conn, types)
 	if ops != nil {
@@ -336,7 +366,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(methods); i = int(next.Add(1) - 1) {
 				m := methods[i]
-				compiled[i] = compileMethod(backend, m, names[i], toolOpts[m.FullName()], prefixes[m.Parent().FullName()], conn, ops, res.Files, wc, opts)
+				compiled[i] = compileMethod(backend, m, names[i], toolOpts[m.FullName()], overrides[m.FullName()], prefixes[m.Parent().FullName()], conn, ops, res.Files, wc, opts)
 			}
 		})
 	}
@@ -349,6 +379,11 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		t, m := c.tool, methods[i]
 		t.schemas = &toolSchemas{tool: t, m: m, b: builder}
 		t.declaredScopes = declared[m.FullName()]
+		if ov := overrides[m.FullName()]; ov != nil {
+			for _, k := range ov.resolved {
+				bt.resolvedArgs[k] = true
+			}
+		}
 		bt.tools = append(bt.tools, t)
 		bt.methods[m.FullName()] = true
 		svc := m.Parent().(protoreflect.ServiceDescriptor)
@@ -381,11 +416,17 @@ type compiledTool struct {
 // themselves are built on first use (toolschemas.go). It is safe
 // to run for several methods at once, each with its own cc from
 // forWorker (ops is safe for concurrent use).
-func compileMethod(backend string, m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, prefix string,
+func compileMethod(backend string, m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, ov *methodOverride, prefix string,
 	conn grpc.ClientConnInterface, ops *operationsClient, files *protoregistry.Files, cc *compileCache, opts catalogOptions) compiledTool {
 	t, err := compileTool(m, name, to, conn, cc)
 	if err != nil {
 		return compiledTool{err: err}
+	}
+	t.origin = originOf(t, m, ov, to, cc.comments)
+	if ov != nil {
+		if err := applyOverride(t, m, ov, opts.useProtoNames); err != nil {
+			return compiledTool{err: err}
+		}
 	}
 	t.baseName = baseToolName(m, to, prefix)
 	logger := opts.logger.With("backend", backend)

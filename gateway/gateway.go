@@ -281,6 +281,13 @@ type Options struct {
 	// discovery; /mcp stays the whole catalog. See [Toolset]; New checks
 	// their names, patterns and scopes.
 	Toolsets []Toolset
+	// Tools correct the tools of the methods they match without touching
+	// the backend: name, title, description, hints, and arguments hidden,
+	// fixed or given a default. Every rule that matches a method applies,
+	// in order. See [ToolOverride]; New fails, with an error wrapping
+	// [ErrToolOverride], on a rule that matches no method once every
+	// backend is discovered, or that does not fit the method it matches.
+	Tools []ToolOverride
 	// ToolsetsOnly serves only the toolsets' endpoints: /mcp, /ws and
 	// /sse (the whole catalog) answer 404, so every agent goes through a
 	// curated view. It needs Toolsets. Stdio then serves StdioToolset.
@@ -359,6 +366,8 @@ type Gateway struct {
 	methodTimeouts methodTimeouts
 	// watch is Options.Watch, resolved.
 	watch watchSettings
+	// overrides are Options.Tools, compiled (overrides.go).
+	overrides *overrideRules
 	// scopeRules are Auth's tool scope rules, compiled once (scopes.go);
 	// scopePins the methods their tool-name rules have matched so far.
 	scopeRules scopeRules
@@ -489,6 +498,9 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	}
 	if g.watch, err = newWatchSettings(g.opts.Watch); err != nil {
 		return nil, err
+	}
+	if g.overrides, err = compileOverrides("Options.Tools", g.opts.Tools); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrToolOverride, err)
 	}
 	if g.opts.Auth != nil {
 		if g.scopeRules, err = compileScopeRules("OAuthConfig.ToolScopes", g.opts.Auth.ToolScopes()); err != nil {

@@ -61,6 +61,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		exposeDebugInfo: g.opts.ExposeDebugInfo,
 		maxResultBytes:  g.budget,
 		watch:           g.watch,
+		overrides:       g.overrides,
 	})
 	if err != nil {
 		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))
@@ -170,6 +171,9 @@ func (g *Gateway) rebuild() (bool, error) {
 	}
 	old := g.catalog.Load()
 	if err := g.checkScopeRules(c, old == nil, undiscovered); err != nil {
+		return false, err
+	}
+	if err := g.checkOverrides(c, parts, old == nil, undiscovered); err != nil {
 		return false, err
 	}
 	if len(c.withheldOps) > 0 && (old == nil || !slices.Equal(old.withheldOps, c.withheldOps)) {

@@ -551,7 +551,7 @@ func (t *tool) decodeRequests(args []byte) ([]proto.Message, schema.Warnings, er
 			continue
 		}
 		m := t.input.New().Interface()
-		w, err := t.validator.DecodeWarn(e, m)
+		w, err := t.validator.DecodeInjected(e, m, t.injector())
 		if err != nil {
 			var ve *schema.ValidationError
 			if !errors.As(err, &ve) {

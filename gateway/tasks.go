@@ -188,7 +188,7 @@ func (g *Gateway) openTask(ctx context.Context, toolset int, id string, req *mcp
 	}
 	a := &taskAccess{ref: ref, start: start, b: b}
 	if toolset >= 0 {
-		if a.in = c.toolsets[toolset]; a.in.byName[start.def.Name] != start {
+		if a.in = c.toolsets[toolset]; a.in.byName[start.def.Name] != start && !a.in.replaced[start] {
 			return nil, taskNotFound
 		}
 	}

@@ -64,6 +64,27 @@ type toolSchemas struct {
 	// needs the output schema search mode dropped.
 	rebuilt sync.Once
 	whole   builtSchemas
+	// base and derive are set for a toolset's copy of a tool that its own
+	// overrides change (overrides.go): its schemas are base's with
+	// derive's argument rules applied, and build nothing of their own.
+	base   *toolSchemas
+	derive *argRules
+}
+
+// derived is b with s's argument rules applied to its input schema.
+func (s *toolSchemas) derived(b builtSchemas) builtSchemas {
+	if b.err != nil {
+		return b
+	}
+	in, err := b.inputSchema()
+	if err == nil {
+		in, err = s.derive.rewriteSchema(in)
+	}
+	if err != nil {
+		return builtSchemas{err: fmt.Errorf("schemas of %s: input schema: %w", s.m.FullName(), err)}
+	}
+	b.in, b.inZ, b.inLen = in, nil, 0
+	return b
 }
 
 // builtSchemas are a tool's schemas as tools/list shows them, bounded to
@@ -168,6 +189,10 @@ func (s *toolSchemas) full() builtSchemas {
 		return b
 	}
 	s.rebuilt.Do(func() {
+		if s.base != nil {
+			s.whole = s.derived(s.base.full())
+			return
+		}
 		s.whole = s.b.buildAgain(s.tool, s.m)
 		if s.whole.err == nil && !s.whole.sameInput(b) {
 			// The same descriptors give the same schemas; a difference
@@ -179,6 +204,13 @@ func (s *toolSchemas) full() builtSchemas {
 }
 
 func (s *toolSchemas) build(keepOutput bool) builtSchemas {
+	if s.base != nil {
+		s.once.Do(func() {
+			s.built = s.derived(s.base.build(keepOutput))
+			s.ready.Store(true)
+		})
+		return s.built
+	}
 	s.once.Do(func() {
 		s.b.mu.Lock()
 		b := buildSchemas(s.tool, s.m, s.b.cc)
@@ -239,6 +271,9 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 		in, err = schema.StreamInput(m.Input(), cc.sopts)
 	} else {
 		in, err = cc.input(m.Input())
+	}
+	if err == nil && t.args != nil {
+		in, err = t.args.rewriteSchema(in)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("input schema: %w", err))
@@ -357,7 +392,7 @@ func rootFacts(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) error
 // becomes of their tools. Once stop is closed it builds no more and
 // publishes nothing, leaving the rest to first use.
 func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog.Logger, keepOutput bool) (failed map[*toolSchemas]error) {
-	var todo, again []*toolSchemas
+	var todo, again, derived []*toolSchemas
 	seen := make(map[*toolSchemas]bool)
 	for _, t := range tools {
 		s := t.schemas
@@ -365,12 +400,38 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 			continue
 		}
 		seen[s] = true
+		if s.base != nil {
+			// Built from its base once that is, below.
+			derived = append(derived, s)
+			if !seen[s.base] && !s.base.ready.Load() {
+				seen[s.base] = true
+				todo = append(todo, s.base)
+			}
+			continue
+		}
 		if !s.ready.Load() {
 			todo = append(todo, s)
 		} else if keepOutput && s.built.outDropped {
 			again = append(again, s)
 		}
 	}
+	defer func() {
+		if isStopped(stop) {
+			return
+		}
+		for _, s := range derived {
+			b := s.build(keepOutput)
+			if keepOutput {
+				b = s.full()
+			}
+			if b.err != nil {
+				if failed == nil {
+					failed = make(map[*toolSchemas]error)
+				}
+				failed[s] = b.err
+			}
+		}
+	}()
 	// Built again one at a time: only a catalog that search mode held
 	// and typed mode now lists has any, and typed mode lists small ones.
 	for _, s := range again {

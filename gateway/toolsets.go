@@ -52,6 +52,10 @@ type Toolset struct {
 	// toolset's endpoints at all, on top of the gateway's; needs
 	// Options.Auth.
 	RequiredScopes []string
+	// Tools correct the toolset's own copies of its tools, after
+	// Options.Tools, as Options.Tools does; they change nothing outside
+	// the toolset.
+	Tools []ToolOverride
 }
 
 var toolsetNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
@@ -75,6 +79,7 @@ type toolsetServer struct {
 	i          int // index in Options.Toolsets and catalog.toolsets
 	def        Toolset
 	filter     *methodFilter
+	overrides  *overrideRules
 	server     *mcp.Server
 	streamable http.Handler
 }
@@ -104,6 +109,9 @@ func (g *Gateway) checkToolsets() error {
 		if _, err := newMethodFilter(fmt.Sprintf("%s (%s)", setting, ts.Name), ts.Include, ts.Exclude); err != nil {
 			return err
 		}
+		if _, err := compileOverrides(setting+".Tools", ts.Tools); err != nil {
+			return fmt.Errorf("%w: %w", ErrToolOverride, err)
+		}
 	}
 	switch {
 	case g.opts.ToolsetsOnly && len(g.opts.Toolsets) == 0:
@@ -129,7 +137,8 @@ func (g *Gateway) toolsetNamed(name string) *toolsetServer {
 func (g *Gateway) newToolsetServers(so mcp.ServerOptions, httpOpts *mcp.StreamableHTTPOptions) error {
 	for i, def := range g.opts.Toolsets {
 		f, _ := newMethodFilter("", def.Include, def.Exclude) // checked by checkToolsets
-		ts := &toolsetServer{g: g, i: i, def: def, filter: f}
+		ovs, _ := compileOverrides(fmt.Sprintf("Options.Toolsets[%d].Tools", i), def.Tools)
+		ts := &toolsetServer{g: g, i: i, def: def, filter: f, overrides: ovs}
 		o := so
 		if def.Description != "" {
 			o.Instructions = def.Description
@@ -179,13 +188,35 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 				}
 			}
 		}
+		own := false
+		l.matchedRules, l.resolvedArgs = make(map[int]bool), make(map[argKey]bool)
 		for j, t := range c.tools {
-			if member[j] {
-				l.tools = append(l.tools, t)
-				l.byName[t.def.Name] = t
+			if !member[j] {
+				continue
 			}
+			nt, err := ts.overrides.toolsetCopy(t, g.opts.UseProtoNames, l.matchedRules, l.resolvedArgs)
+			if err != nil {
+				return fmt.Errorf("toolset %s: %w", ts.def.Name, err)
+			}
+			if nt != nil {
+				if l.replaced == nil {
+					l.replaced = make(map[*tool]bool)
+				}
+				l.replaced[t] = true
+				t, own = nt, true
+			}
+			if o := l.byName[t.def.Name]; o != nil {
+				return fmt.Errorf("%w: toolset %s: tools of %s and %s are both named %q", ErrToolOverride, ts.def.Name, o.method[1:], t.method[1:], t.def.Name)
+			}
+			l.tools = append(l.tools, t)
+			l.byName[t.def.Name] = t
 		}
 		l.ops = toolsetOperations(c, l, ts.filter)
+		if own {
+			// The catalog's list holds the catalog's definitions, not
+			// the toolset's corrected ones.
+			member = nil
+		}
 		if err := g.chooseToolsetMode(c, l, member, ts.def.ToolMode); err != nil {
 			return fmt.Errorf("toolset %s: %w", ts.def.Name, err)
 		}
@@ -251,7 +282,7 @@ func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode 
 	if mode != ToolModeSearch {
 		var set *mcp.ToolSet
 		var err error
-		if c.search == nil {
+		if c.search == nil && member != nil {
 			set, err = c.set.Subset(func(i int) bool { return member[i] }, "")
 		} else {
 			set, err = g.typedSet(l)

@@ -315,6 +315,9 @@ func (c *config) configure(ctx context.Context, fs *flag.FlagSet, getenv func(st
 		if c.opts.Toolsets, err = fileToolsets(cf.toolsets, cf.doc, c.front.oauthJWKSURL != ""); err != nil {
 			return nil, err
 		}
+		if c.opts.Tools, err = fileTools(cf.tools, cf.doc, "tools"); err != nil {
+			return nil, err
+		}
 	}
 	return from, nil
 }

@@ -150,7 +150,7 @@ func loadConfig(path string) (*configFile, error) {
 	}
 	// The keys with a schema of their own are decoded here; the others
 	// are flags' names.
-	lists := map[string]any{"backends": &cf.backends, "toolsets": &cf.toolsets}
+	lists := map[string]any{"backends": &cf.backends, "toolsets": &cf.toolsets, "tools": &cf.tools}
 	cf.settings = slices.DeleteFunc(slices.Clone(cf.settings), func(kv *ast.MappingValueNode) bool {
 		dst, ok := lists[kv.Key.GetToken().Value]
 		if ok && err == nil {

@@ -10,12 +10,12 @@ import "github.com/goccy/go-yaml/ast"
 // How the file, the command line and the environment combine is in
 // config_apply.go; how the file is parsed, in config_decode.go.
 //
-// Every top-level key but backends: is a flag's name in snake_case, and
-// the file is applied by setting those flags by name, so there is no
-// list of keys to keep in step with the flags: a new flag is a key at
-// once, parsed by its own Set. Only backends: has a schema here. Errors
-// name the file, the line and the key: "gateway.yaml:7: unknown key
-// "plaintxt" in backends[0]".
+// Every top-level key but backends:, toolsets: and tools: is a flag's
+// name in snake_case, and the file is applied by setting those flags by
+// name, so there is no list of keys to keep in step with the flags: a
+// new flag is a key at once, parsed by its own Set. Only those three
+// have a schema here. Errors name the file, the line and the key:
+// "gateway.yaml:7: unknown key "plaintxt" in backends[0]".
 
 // configFile is a parsed config file: its top-level settings in the
 // file's order, each a flag's name in snake_case (applyFile sets them
@@ -28,18 +28,21 @@ type configFile struct {
 	backends []fileBackend
 	// toolsets are gateway.Options.Toolsets.
 	toolsets []fileToolset
+	// tools are gateway.Options.Tools (tools.go).
+	tools []fileTool
 }
 
 // fileToolset is one entry of toolsets:, served at /mcp/NAME, /ws/NAME
 // and /sse/NAME. Each field's help tag is its line in
 // docs/configuration.md.
 type fileToolset struct {
-	Name          string   `yaml:"name" help:"required: the endpoints' path segment (/mcp/NAME, /ws/NAME, /sse/NAME), 1-63 of a-z 0-9 _ -"`
-	Description   string   `yaml:"description" help:"the instructions its server sends clients in initialize: what the toolset is for; none by default"`
-	Include       []string `yaml:"include" help:"the tools it holds, by method glob on package.Service/Method as --include takes them (among the tools the gateway exposes); none: all"`
-	Exclude       []string `yaml:"exclude" help:"methods it leaves out, as --exclude"`
-	ToolMode      string   `yaml:"tool_mode" help:"typed, search or auto (default: auto, deciding by its own list against --tool-budget)"`
-	RequiredScope []string `yaml:"required_scope" help:"OAuth scopes a token must hold to use its endpoints at all, on top of --oauth-required-scope; needs --oauth-jwks-url"`
+	Name          string     `yaml:"name" help:"required: the endpoints' path segment (/mcp/NAME, /ws/NAME, /sse/NAME), 1-63 of a-z 0-9 _ -"`
+	Description   string     `yaml:"description" help:"the instructions its server sends clients in initialize: what the toolset is for; none by default"`
+	Include       []string   `yaml:"include" help:"the tools it holds, by method glob on package.Service/Method as --include takes them (among the tools the gateway exposes); none: all"`
+	Exclude       []string   `yaml:"exclude" help:"methods it leaves out, as --exclude"`
+	ToolMode      string     `yaml:"tool_mode" help:"typed, search or auto (default: auto, deciding by its own list against --tool-budget)"`
+	RequiredScope []string   `yaml:"required_scope" help:"OAuth scopes a token must hold to use its endpoints at all, on top of --oauth-required-scope; needs --oauth-jwks-url"`
+	Tools         []fileTool `yaml:"tools" help:"corrections of its own copies of its tools, after the top-level tools:, with the same keys (below)"`
 }
 
 // fileBackend is one entry of backends:. TLS keys left out inherit the

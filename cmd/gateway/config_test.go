@@ -133,6 +133,20 @@ func TestExampleConfigHasEveryKey(t *testing.T) {
 	for _, k := range yamlKeys(reflect.TypeFor[fileToolset]()) {
 		want = append(want, "toolsets[0]."+k)
 	}
+	want = append(want, "tools")
+	for _, k := range yamlKeys(reflect.TypeFor[fileTool]()) {
+		want = append(want, "tools[0]."+k)
+	}
+	for _, k := range yamlKeys(reflect.TypeFor[fileArgument]()) {
+		shown := false
+		for _, a := range []string{"enclosure_id", "species", "page_size"} {
+			_, ok := cf.doc.lines["tools[0].arguments."+a+"."+k]
+			shown = shown || ok
+		}
+		if !shown {
+			t.Errorf("example config does not show an argument's %s", k)
+		}
+	}
 	for _, k := range want {
 		// A per-method key may be shown in any entry of methods.
 		shown := false

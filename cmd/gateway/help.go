@@ -76,6 +76,7 @@ func groupedFlags(fs *flag.FlagSet) []flagGroup {
 // printHelp writes -h: usage, then the flags by group.
 func printHelp(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `Usage: gateway [flags]
+       gateway catalog [--json] [--toolset NAME] [search "QUERY"] [flags]
 
 Serves the methods of gRPC backends as MCP tools. With no backend named
 anywhere, starts the bundled demo backend (examples/zoo). Every flag is
@@ -83,7 +84,8 @@ also a config-file key (snake_case) and a GATEWAY_* variable; flags win
 over variables, variables over the file. A list flag's variable holds its
 values separated by spaces. For numbers, 0 means the default;
 "off" and "unlimited" switch a setting off where it allows it.
-Reference: docs/configuration.md.
+Reference: docs/configuration.md. gateway catalog prints what a model
+reads of each tool, with its sources, and exits (docs/curation.md).
 `)
 	for _, g := range groupedFlags(fs) {
 		var b strings.Builder

@@ -277,6 +277,9 @@ func newLogger(c *config, stderr io.Writer) (*slog.Logger, error) {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "catalog" {
+		return runCatalog(args[1:], stdout, stderr)
+	}
 	c, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -310,7 +313,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
 		// A rule that names nothing is a mistake in the configuration,
 		// even though only discovery can tell.
-		if errors.Is(err, gateway.ErrUnmatchedScopeRule) {
+		if errors.Is(err, gateway.ErrUnmatchedScopeRule) || errors.Is(err, gateway.ErrToolOverride) {
 			return 2
 		}
 		return 1

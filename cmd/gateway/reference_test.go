@@ -125,6 +125,25 @@ catalog; see [docs/toolsets.md](toolsets.md). Each is a mapping of these keys.
 |---|---|
 `)
 	writeStructKeys(&b, reflect.TypeFor[fileToolset](), "")
+	b.WriteString(`
+## Tool corrections in the config file
+
+` + "`tools:`" + ` (and a toolset's ` + "`tools:`" + `) corrects what a model reads of the tools
+of the methods each entry matches, without touching the backend; see
+[docs/curation.md](curation.md), and ` + "`gateway catalog`" + ` for what the gateway
+made of each tool. Every entry that matches a method applies, in order.
+
+| key | |
+|---|---|
+`)
+	writeStructKeys(&b, reflect.TypeFor[fileTool](), "")
+	b.WriteString(`
+Each entry of ` + "`arguments:`" + ` takes exactly one of these keys.
+
+| key | |
+|---|---|
+`)
+	writeStructKeys(&b, reflect.TypeFor[fileArgument](), "arguments.PATH.")
 	return b.String()
 }
 

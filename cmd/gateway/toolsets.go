@@ -30,6 +30,10 @@ func fileToolsets(toolsets []fileToolset, doc *configDoc, oauth bool) ([]gateway
 		}
 		names[ft.Name] = doc.at(key + ".name")
 		ts := gateway.Toolset{Name: ft.Name, Description: ft.Description, Include: ft.Include, Exclude: ft.Exclude, RequiredScopes: ft.RequiredScope}
+		var err error
+		if ts.Tools, err = fileTools(ft.Tools, doc, key+".tools"); err != nil {
+			return nil, err
+		}
 		if ft.ToolMode != "" {
 			if err := ts.ToolMode.UnmarshalText([]byte(ft.ToolMode)); err != nil {
 				return nil, doc.errorf(key+".tool_mode", "%w, got %q", err, ft.ToolMode)

@@ -59,6 +59,10 @@ func checkConfig(c *config, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
 		return 1
 	}
+	if err := checkToolOverrides(c, backends, stdout); err != nil {
+		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
+		return 1
+	}
 	note := ""
 	if len(backends) == 0 {
 		note = " (none given: the bundled demo backend would start)"

@@ -28,7 +28,7 @@ import (
 // break in the same answer. Only the first MaxExplained violations are
 // explained (a path and a description each); the rest are counted. When
 // the arguments convert, ws (if not nil) receives the warnings about them.
-func (v *Validator) explain(args []byte, msg proto.Message, ws *Warnings) error {
+func (v *Validator) explain(args []byte, msg proto.Message, ws *Warnings, in Injector) error {
 	if err := checkJSON(args); err != nil {
 		return &ValidationError{Violations: []Violation{{Rule: "json", Expected: "a JSON object (" + err.Error() + ")"}}, cause: err}
 	}
@@ -38,6 +38,10 @@ func (v *Validator) explain(args []byte, msg proto.Message, ws *Warnings) error 
 		kept = w.wrapper()
 	} else {
 		kept = w.message(v.md)
+	}
+	if in != nil {
+		// A required argument the injector supplies is not missing.
+		w.out.out = slices.DeleteFunc(w.out.out, func(vi Violation) bool { return vi.Rule == "required" && in.Supplies(vi.Path) })
 	}
 	found := w.out.out
 
@@ -61,6 +65,11 @@ func (v *Validator) explain(args []byte, msg proto.Message, ws *Warnings) error 
 		// words are the best explanation there is.
 		return &ValidationError{Violations: []Violation{{Rule: "conversion",
 			Expected: strings.TrimPrefix(convErr.Error(), "proto: ")}}, cause: convErr}
+	}
+	if kept {
+		for _, vi := range injected(in, msg.ProtoReflect()) {
+			w.out.add(vi)
+		}
 	}
 	if w.out.count() == 0 {
 		// The walk repaired the arguments (stringified JSON): the usual

@@ -215,6 +215,11 @@ func (v *Validator) Decode(args []byte, msg proto.Message) error {
 // result should show them with it. The warnings are empty when err is not
 // nil.
 func (v *Validator) DecodeWarn(args []byte, msg proto.Message) (Warnings, error) {
+	return v.decode(args, msg, nil)
+}
+
+// decode is DecodeWarn with the injector in (nil for none).
+func (v *Validator) decode(args []byte, msg proto.Message, in Injector) (Warnings, error) {
 	raw := args
 	fast := true
 	if v.wrap {
@@ -234,7 +239,10 @@ func (v *Validator) DecodeWarn(args []byte, msg proto.Message) (Warnings, error)
 			ws, bad := v.scanBytes(raw)
 			if bad != nil {
 				// Explained with everything else that is wrong.
-				return Warnings{}, v.explain(args, msg, nil)
+				return Warnings{}, v.explain(args, msg, nil, in)
+			}
+			if vs := injected(in, msg.ProtoReflect()); len(vs) > 0 {
+				return Warnings{}, &ValidationError{Violations: vs}
 			}
 			if err := v.check(msg, nil); err != nil {
 				return Warnings{}, err
@@ -243,7 +251,7 @@ func (v *Validator) DecodeWarn(args []byte, msg proto.Message) (Warnings, error)
 		}
 	}
 	var ws Warnings
-	err := v.explain(args, msg, &ws)
+	err := v.explain(args, msg, &ws, in)
 	return ws, err
 }
 

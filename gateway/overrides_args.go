@@ -1,0 +1,424 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+)
+
+// The argument overrides of a tool (hidden, fixed, default), compiled
+// once at discovery: resolved against the request, applied to the input
+// schema, and to each converted request by the validator (schema.Injector).
+
+// unlisted are the top-level arguments of args a caller cannot send, as
+// the description names them.
+func (a *argRules) unlisted() map[string]bool {
+	out := make(map[string]bool)
+	if a == nil {
+		return out
+	}
+	for _, r := range a.list {
+		if r.kind != argDefault && len(r.path) == 1 {
+			out[r.name] = true
+		}
+	}
+	return out
+}
+
+// argRules are one tool's compiled argument overrides; they are the
+// tool's validator's schema.Injector.
+type argRules struct {
+	list []argRule
+	// fixed holds every fixed value, merged into each request.
+	fixed proto.Message
+	// stream: the tool's input is a client stream, whose schema holds
+	// the request under "requests" items.
+	stream bool
+	// resolved are the specs the method has, for the rules' check.
+	resolved []argKey
+}
+
+type argRule struct {
+	argSpec
+	path []protoreflect.FieldDescriptor
+	// name is the path in the schema's names ("execution.workflowId").
+	name string
+	// dflt is a request holding the default alone, merged when the
+	// caller left the argument out.
+	dflt proto.Message
+}
+
+// compileArgs resolves specs against m's request; a later spec for the
+// same path replaces an earlier one.
+func compileArgs(m protoreflect.MethodDescriptor, specs []argSpec, useProtoNames bool) (*argRules, error) {
+	in := m.Input()
+	if !schema.IsObject(in) {
+		return nil, fmt.Errorf("%w: %s: arguments: the request of %s (%s) is not a JSON object, so it has no arguments to correct", ErrToolOverride, specs[0].where, m.FullName(), in.FullName())
+	}
+	a := &argRules{stream: m.IsStreamingClient()}
+	byPath := make(map[string]int)
+	for _, s := range specs {
+		r, err := resolveArg(in, s, useProtoNames)
+		var np *errNoPath
+		if errors.As(err, &np) && s.glob {
+			// A rule for many methods corrects those that have the
+			// argument (namespace, on most of a service's methods);
+			// one that none has is refused once all are seen.
+			continue
+		}
+		a.resolved = append(a.resolved, argKey{s.rule, s.key})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: arguments.%s: %s: %w", ErrToolOverride, s.where, s.key, m.FullName(), err)
+		}
+		if i, ok := byPath[r.name]; ok {
+			a.list[i] = r
+			continue
+		}
+		byPath[r.name] = len(a.list)
+		a.list = append(a.list, r)
+	}
+	// One path inside another: hiding execution and fixing
+	// execution.run_id cannot both hold.
+	for _, r := range a.list {
+		for _, o := range a.list {
+			if r.name != o.name && strings.HasPrefix(o.name, r.name+".") {
+				return nil, fmt.Errorf("%w: %s: arguments.%s: %s overrides %s too (%s), which is inside it", ErrToolOverride, o.where, o.key, r.where, r.name, r.kind)
+			}
+		}
+	}
+	var fixed []argRule
+	for _, r := range a.list {
+		if r.kind == argFixed {
+			fixed = append(fixed, r)
+		}
+	}
+	if len(fixed) > 0 {
+		msg := dynamicpb.NewMessage(in)
+		for _, r := range fixed {
+			v, err := valueMessage(in, r)
+			if err != nil {
+				return nil, err // checked in resolveArg
+			}
+			proto.Merge(msg, v)
+		}
+		a.fixed = msg
+	}
+	return a, nil
+}
+
+// resolveArg finds s's field path in md and checks its value.
+func resolveArg(md protoreflect.MessageDescriptor, s argSpec, useProtoNames bool) (argRule, error) {
+	r := argRule{argSpec: s}
+	segs := strings.Split(s.key, ".")
+	names := make([]string, len(segs))
+	cur := md
+	for i, seg := range segs {
+		fd := fieldNamed(cur, seg)
+		if fd == nil {
+			return r, &errNoPath{fmt.Sprintf("%s has no field %q (it has: %s)", cur.FullName(), seg, fieldList(cur, useProtoNames))}
+		}
+		if i < len(segs)-1 && (fd.Message() == nil || fd.IsList() || fd.IsMap()) {
+			return r, &errNoPath{fmt.Sprintf("%s.%s is not a single message, so the path cannot go inside it", cur.FullName(), fd.Name())}
+		}
+		r.path = append(r.path, fd)
+		names[i] = schemaFieldName(fd, useProtoNames)
+		if fd.Message() != nil {
+			cur = fd.Message()
+		}
+	}
+	r.name = strings.Join(names, ".")
+	if s.kind == argHidden {
+		if last := r.path[len(r.path)-1]; schema.Required(last) {
+			return r, fmt.Errorf("hidden: %s is required by the backend, so every call would fail without it; give it a value with fixed: instead", r.name)
+		}
+		return r, nil
+	}
+	v, err := valueMessage(md, r)
+	if err != nil {
+		return r, err
+	}
+	if s.kind == argDefault {
+		r.dflt = v
+	}
+	return r, nil
+}
+
+// valueMessage is a request holding r's value alone, converted as a
+// call's arguments are (protojson); its error says what was expected.
+func valueMessage(md protoreflect.MessageDescriptor, r argRule) (proto.Message, error) {
+	var b []byte
+	for _, fd := range r.path {
+		b = append(b, `{"`...)
+		b = append(b, fd.JSONName()...)
+		b = append(b, `":`...)
+	}
+	b = append(b, bytes.TrimSpace(r.value)...)
+	b = append(b, bytes.Repeat([]byte{'}'}, len(r.path))...)
+	msg := dynamicpb.NewMessage(md)
+	if err := protojson.Unmarshal(b, msg); err != nil {
+		last := r.path[len(r.path)-1]
+		// protojson's own words name a position in the JSON built here,
+		// which is no help to the operator: the field's type says it.
+		return nil, fmt.Errorf("%s: want %s, got %s", r.kind, expectedValue(last), bytes.TrimSpace(r.value))
+	}
+	return msg, nil
+}
+
+// expectedValue says in words what JSON a field takes.
+func expectedValue(fd protoreflect.FieldDescriptor) string {
+	one := func() string {
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			return "a string"
+		case protoreflect.BoolKind:
+			return "true or false"
+		case protoreflect.BytesKind:
+			return "a base64 string"
+		case protoreflect.EnumKind:
+			vs := fd.Enum().Values()
+			names := make([]string, vs.Len())
+			for i := range vs.Len() {
+				names[i] = string(vs.Get(i).Name())
+			}
+			return "one of " + strings.Join(names, ", ")
+		case protoreflect.MessageKind, protoreflect.GroupKind:
+			return "an object of " + string(fd.Message().FullName())
+		case protoreflect.FloatKind, protoreflect.DoubleKind:
+			return "a number"
+		}
+		return "a whole number"
+	}()
+	switch {
+	case fd.IsMap():
+		return "an object (a map)"
+	case fd.IsList():
+		return "a list, each " + one
+	}
+	return one
+}
+
+func fieldNamed(md protoreflect.MessageDescriptor, name string) protoreflect.FieldDescriptor {
+	fs := md.Fields()
+	if fd := fs.ByName(protoreflect.Name(name)); fd != nil {
+		return fd
+	}
+	return fs.ByJSONName(name)
+}
+
+func fieldList(md protoreflect.MessageDescriptor, useProtoNames bool) string {
+	fs := md.Fields()
+	names := make([]string, fs.Len())
+	for i := range fs.Len() {
+		names[i] = schemaFieldName(fs.Get(i), useProtoNames)
+	}
+	return strings.Join(names, ", ")
+}
+
+func schemaFieldName(fd protoreflect.FieldDescriptor, useProtoNames bool) string {
+	if useProtoNames {
+		return string(fd.Name())
+	}
+	return fd.JSONName()
+}
+
+// Inject is schema.Injector: a hidden or fixed argument the caller sent
+// is refused; otherwise the defaults of the arguments left out, then the
+// fixed values, are merged into msg.
+func (a *argRules) Inject(msg protoreflect.Message) []schema.Violation {
+	var vs []schema.Violation
+	for _, r := range a.list {
+		if r.kind == argFixed {
+			if other := oneofRival(msg, r.path); other != nil {
+				// Merging would clear the caller's choice in silence.
+				vs = append(vs, schema.Violation{Path: parentPath(r.name) + other.JSONName(), Rule: "override.fixed",
+					Expected: "the gateway's configuration sets " + r.name + ", another member of its oneof, which no call can change: leave it out"})
+				continue
+			}
+		}
+		if r.kind == argDefault || !hasPath(msg, r.path) {
+			continue
+		}
+		expected := "not an argument of this tool (the gateway's configuration hides it): leave it out"
+		if r.kind == argFixed {
+			expected = "set by the gateway's configuration, which no call can change: leave it out"
+		}
+		vs = append(vs, schema.Violation{Path: r.name, Rule: "override." + r.kind.String(), Expected: expected})
+	}
+	if len(vs) > 0 {
+		return vs
+	}
+	m := msg.Interface()
+	for _, r := range a.list {
+		if r.kind == argDefault && !hasPath(msg, r.path) {
+			proto.Merge(m, r.dflt)
+		}
+	}
+	if a.fixed != nil {
+		proto.Merge(m, a.fixed)
+	}
+	return nil
+}
+
+// Supplies is schema.Injector: the fixed and default arguments.
+func (a *argRules) Supplies(path string) bool {
+	for _, r := range a.list {
+		if r.kind != argHidden && r.name == path {
+			return true
+		}
+	}
+	return false
+}
+
+// oneofRival is the member of the oneof of path's last field that msg
+// sets, when it is another field; nil otherwise.
+func oneofRival(msg protoreflect.Message, path []protoreflect.FieldDescriptor) protoreflect.FieldDescriptor {
+	last := path[len(path)-1]
+	od := last.ContainingOneof()
+	if od == nil || od.IsSynthetic() {
+		return nil
+	}
+	for _, fd := range path[:len(path)-1] {
+		if !msg.Has(fd) {
+			return nil
+		}
+		msg = msg.Get(fd).Message()
+	}
+	if set := msg.WhichOneof(od); set != nil && set.Number() != last.Number() {
+		return set
+	}
+	return nil
+}
+
+// parentPath is name without its last segment, with its dot.
+func parentPath(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		return name[:i+1]
+	}
+	return ""
+}
+
+// hasPath reports whether msg sets the field at path.
+func hasPath(msg protoreflect.Message, path []protoreflect.FieldDescriptor) bool {
+	for _, fd := range path[:len(path)-1] {
+		if !msg.Has(fd) {
+			return false
+		}
+		msg = msg.Get(fd).Message()
+	}
+	return msg.Has(path[len(path)-1])
+}
+
+// rewriteSchema is the input schema in with the rules applied: hidden and
+// fixed arguments left out (and out of "required"), defaults shown. A
+// message reached through "$ref" is written out in place first, so the
+// change stays with this argument.
+func (a *argRules) rewriteSchema(in json.RawMessage) (json.RawMessage, error) {
+	doc, err := parseOrdered(in)
+	if err != nil {
+		return nil, err
+	}
+	root, ok := doc.(*jobj)
+	if !ok {
+		return nil, errors.New("input schema is not an object")
+	}
+	defs, _ := root.get("$defs").(*jobj)
+	base := root
+	if a.stream {
+		base = deref(child(child(root, "requests"), "items"), defs)
+	}
+	for _, r := range a.list {
+		segs := strings.Split(r.name, ".")
+		node := base
+		for _, s := range segs[:len(segs)-1] {
+			node = deref(child(node, s), defs)
+		}
+		if node == nil {
+			continue // a bounded schema may leave the message out
+		}
+		props, _ := node.get("properties").(*jobj)
+		if props == nil {
+			continue
+		}
+		last := segs[len(segs)-1]
+		if r.kind == argDefault {
+			if p, ok := props.get(last).(*jobj); ok {
+				p.set("default", json.RawMessage(compactJSON(r.value)))
+			}
+			continue
+		}
+		props.del(last)
+		if req, ok := node.get("required").([]any); ok {
+			req = slices.DeleteFunc(req, func(v any) bool { return v == last })
+			if len(req) == 0 {
+				node.del("required")
+			} else {
+				node.set("required", req)
+			}
+		}
+	}
+	return writeOrdered(nil, doc), nil
+}
+
+// child is node's property name, written out in place when it refers to
+// a definition.
+func child(node *jobj, name string) *jobj {
+	if node == nil {
+		return nil
+	}
+	props, _ := node.get("properties").(*jobj)
+	if props == nil {
+		return nil
+	}
+	c, _ := props.get(name).(*jobj)
+	return c
+}
+
+// deref writes node's "$ref" out in place (a copy of the definition), so
+// that changing it leaves the definition's other uses alone.
+func deref(node *jobj, defs *jobj) *jobj {
+	if node == nil {
+		return nil
+	}
+	ref, ok := node.get("$ref").(string)
+	if !ok || defs == nil {
+		return node
+	}
+	def, _ := defs.get(strings.TrimPrefix(ref, "#/$defs/")).(*jobj)
+	if def == nil {
+		return node
+	}
+	cp := copyValue(def).(*jobj)
+	node.del("$ref")
+	for _, k := range cp.keys {
+		if node.get(k) == nil {
+			node.set(k, cp.vals[k])
+		}
+	}
+	return node
+}
+
+func compactJSON(b []byte) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+// injector is what completes t's requests: its argument rules, or none.
+func (t *tool) injector() schema.Injector {
+	if t.args == nil {
+		return nil // not a typed nil: most tools have none
+	}
+	return t.args
+}

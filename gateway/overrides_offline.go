@@ -1,0 +1,95 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+)
+
+// CheckToolOverridesOffline checks opts.Tools and the toolsets' Tools
+// against the methods of the backends whose descriptors are files alone
+// (NoReflection with Files), as discovery would, without connecting to
+// any backend: --check-config's check. checked names those backends;
+// when they are all the backends, a rule that matches no method is an
+// error too. A backend that serves reflection is checked at discovery
+// (New, or `gateway catalog`).
+func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Options) (checked []string, err error) {
+	if opts == nil || len(opts.Tools) == 0 && !slices.ContainsFunc(opts.Toolsets, func(ts Toolset) bool { return len(ts.Tools) > 0 }) {
+		return nil, nil
+	}
+	rules, err := compileOverrides("Options.Tools", opts.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrToolOverride, err)
+	}
+	filter, err := newMethodFilter("Options", opts.Include, opts.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	matched := make(map[int]bool)
+	resolved := make(map[argKey]bool)
+	var tools []*tool
+	for _, b := range backends {
+		if !b.NoReflection || b.Files == nil || b.Source != nil {
+			continue
+		}
+		res, err := b.Files.Discover(ctx)
+		if err != nil {
+			return checked, fmt.Errorf("backend %s: %w", b.Name, err)
+		}
+		settings, err := newBackendSettings(b)
+		if err != nil {
+			return checked, fmt.Errorf("backend %s: %w", b.Name, err)
+		}
+		bt, err := compileBackend(b.Name, res, b.Conn, catalogOptions{
+			exposeHealth: opts.ExposeHealth, exposeInternal: opts.ExposeInternal, useProtoNames: opts.UseProtoNames,
+			filter: filter, logger: slog.New(slog.DiscardHandler), backend: settings, overrides: rules,
+			deadlines: deadlines{call: DefaultCallTimeout, stream: time.Minute}, maxResultBytes: -1,
+		})
+		if err != nil {
+			return checked, fmt.Errorf("backend %s: %w", b.Name, err)
+		}
+		for i := range bt.matchedRules {
+			matched[i] = true
+		}
+		for k := range bt.resolvedArgs {
+			resolved[k] = true
+		}
+		tools = append(tools, bt.tools...)
+		checked = append(checked, b.Name)
+	}
+	complete := len(checked) == len(backends)
+	var un []string
+	if complete {
+		un = rules.unmatched(matched, resolved)
+	}
+	for i, ts := range opts.Toolsets {
+		tr, err := compileOverrides(fmt.Sprintf("Options.Toolsets[%d].Tools", i), ts.Tools)
+		if err != nil {
+			return checked, fmt.Errorf("%w: %w", ErrToolOverride, err)
+		}
+		if tr == nil {
+			continue
+		}
+		tf, _ := newMethodFilter("", ts.Include, ts.Exclude)
+		tm := make(map[int]bool)
+		tres := make(map[argKey]bool)
+		for _, t := range tools {
+			if !tf.matchPath(t.method[1:]) {
+				continue
+			}
+			if _, err := tr.toolsetCopy(t, opts.UseProtoNames, tm, tres); err != nil {
+				return checked, fmt.Errorf("toolset %s: %w", ts.Name, err)
+			}
+		}
+		if complete {
+			un = append(un, tr.unmatched(tm, tres)...)
+		}
+	}
+	if len(un) > 0 {
+		return checked, fmt.Errorf("%w: %s", ErrToolOverride, strings.Join(un, "; "))
+	}
+	return checked, nil
+}

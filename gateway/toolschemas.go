@@ -272,9 +272,6 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 	} else {
 		in, err = cc.input(m.Input())
 	}
-	if err == nil && t.args != nil {
-		in, err = t.args.rewriteSchema(in)
-	}
 	if err != nil {
 		return fail(fmt.Errorf("input schema: %w", err))
 	}
@@ -288,19 +285,48 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 		return fail(fmt.Errorf("the output schema's root (%+v) differs from the one discovery read (%+v)", facts, want))
 	}
 	st := *t
-	st.def.InputSchema, st.def.OutputSchema = in, out
+	dec := schemaDecor{t}
+	if st.def.InputSchema, err = dec.input(in); err != nil {
+		return fail(err)
+	}
+	if st.def.OutputSchema, err = dec.output(out); err != nil {
+		return fail(err)
+	}
 	start := time.Now()
-	whole, err := boundTool(&st, m, cc)
+	whole, err := boundTool(&st, m, cc, dec)
 	if err != nil {
 		return fail(fmt.Errorf("bounding: %w", err))
 	}
-	if t.watch != nil {
-		// After bounding, which rebuilds the schemas from their messages.
-		if st.def.InputSchema, st.def.OutputSchema, err = t.watch.schemas(st.def.InputSchema, st.def.OutputSchema); err != nil {
-			return fail(err)
+	return builtSchemas{in: st.def.InputSchema, out: st.def.OutputSchema, whole: whole, took: time.Since(start)}
+}
+
+// schemaDecor applies to a tool's schemas, as written from its messages,
+// what the gateway changes in them: the operator's argument rules
+// (overrides_args.go) and a watch's window (watch.go). Bounding rebuilds
+// schemas from the messages, so it applies them again to what it
+// rebuilt.
+type schemaDecor struct{ t *tool }
+
+func (d schemaDecor) input(in json.RawMessage) (json.RawMessage, error) {
+	var err error
+	if d.t.args != nil {
+		if in, err = d.t.args.rewriteSchema(in); err != nil {
+			return nil, fmt.Errorf("input schema: %w", err)
 		}
 	}
-	return builtSchemas{in: st.def.InputSchema, out: st.def.OutputSchema, whole: whole, took: time.Since(start)}
+	if d.t.watch != nil {
+		if in, err = d.t.watch.inputSchema(in); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+func (d schemaDecor) output(out json.RawMessage) (json.RawMessage, error) {
+	if d.t.watch == nil || out == nil {
+		return out, nil
+	}
+	return d.t.watch.outputSchema(out)
 }
 
 // outputFacts are what calls need of a tool's output schema, read from

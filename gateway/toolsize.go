@@ -41,7 +41,7 @@ const maxToolName = 64
 //
 // It returns the entry's size before, 0 when the tool was within the
 // bound.
-func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (int, error) {
+func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache, dec schemaDecor) (int, error) {
 	def := t.def
 	def.Name = strings.Repeat("x", maxToolName)
 	if t.lro != nil {
@@ -66,20 +66,47 @@ func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (int,
 	// An input schema gets at least shareUnit, even when a description
 	// alone takes the entry over (none does on the googleapis catalog).
 	if inMax := max(shareUnit, (avail-min(out, avail/4))&^(shareUnit-1)); in > inMax {
-		s, err := cc.inputWithin(m.Input(), m.IsStreamingClient(), inMax)
+		s, err := rebound(inMax, func(budget int) (json.RawMessage, error) {
+			return cc.inputWithin(m.Input(), m.IsStreamingClient(), budget)
+		}, dec.input)
 		if err != nil {
 			return 0, err
 		}
 		t.def.InputSchema = s
 	}
 	if outMax := (avail - len(t.def.InputSchema)) &^ (shareUnit - 1); out > outMax {
-		s, err := cc.boundOutput(t, m, outMax)
+		s, err := rebound(outMax, func(budget int) (json.RawMessage, error) { return cc.boundOutput(t, m, budget) }, dec.output)
 		if err != nil {
 			return 0, err
 		}
 		t.def.OutputSchema = s
 	}
 	return size, nil
+}
+
+// rebound rebuilds a schema within limit bytes (build), with what
+// decorate changes in it: rebuilt from the message, a schema has lost the
+// operator's argument rules and a watch's window. What decorate adds is
+// taken from the share once it is known (one rebuild more, for a watch).
+func rebound(limit int, build func(budget int) (json.RawMessage, error), decorate func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	budget := limit
+	for {
+		raw, err := build(budget)
+		if err != nil {
+			return nil, err
+		}
+		s, err := decorate(raw)
+		if err != nil {
+			return nil, err
+		}
+		// Rounded as the shares are, so that tools of one message still
+		// share one rebuilt schema in the compile cache.
+		smaller := (limit - (len(s) - len(raw))) &^ (shareUnit - 1)
+		if len(s) <= limit || budget != limit || smaller < shareUnit || smaller >= budget {
+			return s, nil
+		}
+		budget = smaller
+	}
 }
 
 // entryBuffers are the buffers boundTool measures entries in, one per

@@ -121,3 +121,49 @@ func TestToolSizeBound(t *testing.T) {
 		t.Errorf("a wrong value at the last level: isError %v, %s", res.IsError, b)
 	}
 }
+
+// TestToolSizeBoundKeepsOverrides: a tool whose input schema the bound
+// rebuilds from its message (a request of 2,000 fields) still leaves out
+// the argument an operator hid or fixed, and shows the default set; a
+// watch of that size keeps its window arguments and result, within the
+// bound.
+func TestToolSizeBoundKeepsOverrides(t *testing.T) {
+	t.Parallel()
+	api := &fakeAPI{}
+	f := bigFile("huge.v1", 2000, "GetWidget", "WatchWidgets")
+	f.Service[0].Method[1].ServerStreaming = proto.Bool(true)
+	api.set(t, f)
+	addr, _ := serveFake(t, api, "127.0.0.1:0")
+	const hidden, fixed, dflt = "an_uncommonly_long_field_name_number_0000", "an_uncommonly_long_field_name_number_0001", "an_uncommonly_long_field_name_number_0002"
+	g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "huge", addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped, Tools: []gateway.ToolOverride{{
+		Match: "huge.v1.Widgets/GetWidget",
+		Arguments: map[string]gateway.ArgumentOverride{
+			hidden: {Hidden: true},
+			fixed:  {Fixed: json.RawMessage(`"tenant-7"`)},
+			dflt:   {Default: json.RawMessage(`"d"`)},
+		},
+	}}})
+	tl := toolByName(t, g, "Widgets_GetWidget")
+	in := string(tl.InputSchema)
+	if !strings.Contains(in, "more fields are not listed here") {
+		t.Fatalf("the input schema was not bounded (%d bytes)", len(in))
+	}
+	for _, f := range []string{hidden, fixed} {
+		if strings.Contains(in, `"`+f+`"`) || strings.Contains(in, `"anUncommonlyLongFieldNameNumber`+f[len(f)-4:]+`"`) {
+			t.Errorf("%s is in the bounded schema", f)
+		}
+	}
+	if !strings.Contains(in, `"default":"d"`) {
+		t.Errorf("the bounded schema lost the default of %s", dflt)
+	}
+	if n := mcp.EntryBytes(tl); n > gateway.MaxToolBytes {
+		t.Errorf("%d bytes, over %d", n, gateway.MaxToolBytes)
+	}
+	w := toolByName(t, g, "Widgets_WatchWidgets")
+	if !strings.Contains(string(w.InputSchema), "more fields are not listed here") || !strings.Contains(string(w.InputSchema), `"window-seconds"`) || !strings.Contains(string(w.OutputSchema), `"window"`) {
+		t.Errorf("the bounded watch lost its window: input %.200s... output %.200s...", w.InputSchema, w.OutputSchema)
+	}
+	if n := mcp.EntryBytes(w); n > gateway.MaxToolBytes {
+		t.Errorf("the watch: %d bytes, over %d (input %d, output %d, description %d)", n, gateway.MaxToolBytes, len(w.InputSchema), len(w.OutputSchema), len(w.Description))
+	}
+}

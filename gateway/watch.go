@@ -593,16 +593,21 @@ func addRootProperties(doc json.RawMessage, props string) (json.RawMessage, erro
 	return append(out, doc[i+1:]...), nil
 }
 
-// watchSchemas adds the window to a watch tool's schemas.
-func (w *watchSpec) schemas(in, out json.RawMessage) (json.RawMessage, json.RawMessage, error) {
+// inputSchema adds the window's arguments to a watch tool's input
+// schema.
+func (w *watchSpec) inputSchema(in json.RawMessage) (json.RawMessage, error) {
 	in, err := addRootProperties(in, windowInputSchema(w))
 	if err != nil {
-		return nil, nil, fmt.Errorf("window arguments: %w", err)
+		return nil, fmt.Errorf("window arguments: %w", err)
 	}
-	if out != nil {
-		if out, err = addRootProperties(out, strconv.Quote(windowProperty)+":"+windowOutputSchema); err != nil {
-			return nil, nil, fmt.Errorf("window result: %w", err)
-		}
+	return in, nil
+}
+
+// outputSchema adds the window's report to a watch tool's output schema.
+func (w *watchSpec) outputSchema(out json.RawMessage) (json.RawMessage, error) {
+	out, err := addRootProperties(out, strconv.Quote(windowProperty)+":"+windowOutputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("window result: %w", err)
 	}
-	return in, out, nil
+	return out, nil
 }

@@ -238,7 +238,7 @@ func TestWatchByPatternAndSearchMode(t *testing.T) {
 // TestWatchUnderStreamTimeout: a stream timeout shorter than the window
 // bounds it, and its end is still the window's.
 func TestWatchUnderStreamTimeout(t *testing.T) {
-	sg := startStreamGateway(t, &gateway.Options{StreamTimeout: 400 * time.Millisecond})
+	sg := startStreamGateway(t, &gateway.Options{StreamTimeout: 400 * time.Millisecond, Watch: gateway.WatchOptions{Window: gateway.DefaultWatchWindow}})
 	cs := httpTransport("2025-11-25")(t, sg, nil)
 	r := checkWatchResult(t, sg, "ZooService_WatchFeedings", call(t, cs, "ZooService_WatchFeedings", map[string]any{"animalId": cueBlock}))
 	if r.Window.Ended != "time" || r.Window.Seconds != 0.4 {

@@ -69,21 +69,8 @@ func Example() {
 // to mount in the program's own server.
 func ExampleGateway_Handler() {
 	ctx := context.Background()
-	addr, stop, err := zoo.Listen(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
+	g, stop := zooGateway(ctx) // as in the package example
 	defer stop()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer conn.Close()
-	g, err := gateway.New(ctx, []gateway.Backend{{Address: addr, Conn: conn}}, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer g.Shutdown(ctx)
 
 	srv := httptest.NewServer(g.Handler())
 	defer srv.Close()
@@ -109,21 +96,8 @@ func ExampleGateway_Handler() {
 // client: newline-delimited JSON-RPC on in and out.
 func ExampleGateway_ServeStdio() {
 	ctx := context.Background()
-	addr, stop, err := zoo.Listen(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
+	g, stop := zooGateway(ctx) // as in the package example
 	defer stop()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer conn.Close()
-	g, err := gateway.New(ctx, []gateway.Backend{{Address: addr, Conn: conn}}, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer g.Close()
 
 	// A client waits for initialize's answer before it sends the rest:
 	// the server handles requests concurrently.
@@ -168,4 +142,25 @@ func ExampleGateway_ServeStdio() {
 	// Output:
 	// server: grpc-mcp-gateway
 	// isError: true
+}
+
+// zooGateway is the package example's gateway in front of the demo
+// backend; stop shuts both down.
+func zooGateway(ctx context.Context) (g *gateway.Gateway, stop func()) {
+	addr, stopZoo, err := zoo.Listen(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if g, err = gateway.New(ctx, []gateway.Backend{{Address: addr, Conn: conn}}, nil); err != nil {
+		log.Fatal(err)
+	}
+	return g, func() {
+		_ = g.Shutdown(ctx)
+		conn.Close()
+		_ = stopZoo()
+	}
 }

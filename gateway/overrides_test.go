@@ -38,17 +38,6 @@ func zooOverrides() []gateway.ToolOverride {
 	}
 }
 
-func callArgs(t *testing.T, cs *sdk.ClientSession, name string, args any) *sdk.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return res
-}
-
 func resultText(res *sdk.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
@@ -152,24 +141,24 @@ func TestOverridesTyped(t *testing.T) {
 		t.Fatalf("CreateAnimal's description lacks the added sentence: %q", ca.Description)
 	}
 
-	savannaOnly(t, callArgs(t, cs, "list_savanna_animals", map[string]any{}))
-	refused(t, callArgs(t, cs, "list_savanna_animals", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
+	savannaOnly(t, call(t, cs, "list_savanna_animals", map[string]any{}))
+	refused(t, call(t, cs, "list_savanna_animals", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
 	// The proto name is the same field: refused alike.
-	refused(t, callArgs(t, cs, "list_savanna_animals", map[string]any{"enclosure_id": "coast"}), "enclosureId", fixedWhy)
-	refused(t, callArgs(t, cs, "ZooService_CreateAnimal", map[string]any{"animalId": "x", "animal": map[string]any{"displayName": "X", "species": "SPECIES_LION"}}), "animalId", hiddenWhy)
+	refused(t, call(t, cs, "list_savanna_animals", map[string]any{"enclosure_id": "coast"}), "enclosureId", fixedWhy)
+	refused(t, call(t, cs, "ZooService_CreateAnimal", map[string]any{"animalId": "x", "animal": map[string]any{"displayName": "X", "species": "SPECIES_LION"}}), "animalId", hiddenWhy)
 
 	// Streams: a server stream's request and each of a client stream's.
-	res := callArgs(t, cs, "ZooService_WatchFeedings", map[string]any{"count": 3})
+	res := call(t, cs, "ZooService_WatchFeedings", map[string]any{"count": 3})
 	if res.IsError || strings.Count(resultText(res), `"animalId":"ellie"`) != 3 {
 		t.Fatalf("WatchFeedings with the animal fixed: %s", resultText(res))
 	}
-	refused(t, callArgs(t, cs, "ZooService_WatchFeedings", map[string]any{"animalId": "leo"}), "animalId", fixedWhy)
-	res = callArgs(t, cs, "ZooService_RecordObservations", map[string]any{"requests": []any{
+	refused(t, call(t, cs, "ZooService_WatchFeedings", map[string]any{"animalId": "leo"}), "animalId", fixedWhy)
+	res = call(t, cs, "ZooService_RecordObservations", map[string]any{"requests": []any{
 		map[string]any{"observation": map[string]any{"activityLevel": 3}}, map[string]any{"observation": map[string]any{"activityLevel": 5}}}})
 	if res.IsError || !strings.Contains(resultText(res), `"countByAnimal":{"ruby":2}`) {
 		t.Fatalf("RecordObservations with the animal fixed: %s", resultText(res))
 	}
-	refused(t, callArgs(t, cs, "ZooService_RecordObservations", map[string]any{"requests": []any{
+	refused(t, call(t, cs, "ZooService_RecordObservations", map[string]any{"requests": []any{
 		map[string]any{"observation": map[string]any{"animalId": "leo"}}}}), "requests[0].observation.animalId", fixedWhy)
 
 	// The report says where each part came from.
@@ -225,9 +214,9 @@ func TestOverridesEveryTransport(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := tc.cs(t)
-			savannaOnly(t, callArgs(t, cs, "list_savanna_animals", map[string]any{}))
-			refused(t, callArgs(t, cs, "list_savanna_animals", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
-			refused(t, callArgs(t, cs, "ZooService_CreateAnimal", map[string]any{"animalId": "x"}), "animalId", hiddenWhy)
+			savannaOnly(t, call(t, cs, "list_savanna_animals", map[string]any{}))
+			refused(t, call(t, cs, "list_savanna_animals", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
+			refused(t, call(t, cs, "ZooService_CreateAnimal", map[string]any{"animalId": "x"}), "animalId", hiddenWhy)
 		})
 	}
 }
@@ -239,7 +228,7 @@ func TestOverridesSearchMode(t *testing.T) {
 	_, _, url := startGateway(t, &gateway.Options{Tools: zooOverrides(), ToolMode: gateway.ToolModeSearch})
 	cs := connect(t, url, "2025-11-25")
 	// "grazers" is only in the corrected description.
-	res := callArgs(t, cs, gateway.SearchToolsName, map[string]any{"query": "tall grazers"})
+	res := call(t, cs, gateway.SearchToolsName, map[string]any{"query": "tall grazers"})
 	var ans struct {
 		Tools []struct {
 			Name        string          `json:"name"`
@@ -256,9 +245,9 @@ func TestOverridesSearchMode(t *testing.T) {
 	if strings.Contains(string(ans.Tools[0].InputSchema), "enclosureId") {
 		t.Fatalf("the search answer's schema has the fixed argument: %s", ans.Tools[0].InputSchema)
 	}
-	savannaOnly(t, callArgs(t, cs, gateway.CallToolName, map[string]any{"name": "list_savanna_animals", "arguments": map[string]any{}}))
-	refused(t, callArgs(t, cs, gateway.CallToolName, map[string]any{"name": "list_savanna_animals", "arguments": map[string]any{"enclosureId": "coast"}}), "enclosureId", fixedWhy)
-	refused(t, callArgs(t, cs, gateway.CallToolName, map[string]any{"name": "ZooService_CreateAnimal", "arguments": map[string]any{"animalId": "x"}}), "animalId", hiddenWhy)
+	savannaOnly(t, call(t, cs, gateway.CallToolName, map[string]any{"name": "list_savanna_animals", "arguments": map[string]any{}}))
+	refused(t, call(t, cs, gateway.CallToolName, map[string]any{"name": "list_savanna_animals", "arguments": map[string]any{"enclosureId": "coast"}}), "enclosureId", fixedWhy)
+	refused(t, call(t, cs, gateway.CallToolName, map[string]any{"name": "ZooService_CreateAnimal", "arguments": map[string]any{"animalId": "x"}}), "animalId", hiddenWhy)
 }
 
 // TestOverridesTasks: a task-augmented call runs with the fixed argument,
@@ -364,7 +353,7 @@ func toolsetOverrides(t *testing.T, mode gateway.ToolMode) {
 		la.InputSchema = string(tl.InputSchema)
 	} else {
 		// An exact name is the answer's first tool, with its schema.
-		res := callArgs(t, whole, gateway.SearchToolsName, map[string]any{"query": "ZooService_ListAnimals"})
+		res := call(t, whole, gateway.SearchToolsName, map[string]any{"query": "ZooService_ListAnimals"})
 		var ans struct {
 			Tools []struct {
 				Name        string          `json:"name"`
@@ -381,9 +370,9 @@ func toolsetOverrides(t *testing.T, mode gateway.ToolMode) {
 	}
 	wholeCall := func(args map[string]any) *sdk.CallToolResult {
 		if mode == gateway.ToolModeSearch {
-			return callArgs(t, whole, gateway.CallToolName, map[string]any{"name": "ZooService_ListAnimals", "arguments": args})
+			return call(t, whole, gateway.CallToolName, map[string]any{"name": "ZooService_ListAnimals", "arguments": args})
 		}
-		return callArgs(t, whole, "ZooService_ListAnimals", args)
+		return call(t, whole, "ZooService_ListAnimals", args)
 	}
 	refused(t, wholeCall(map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
 	// The description written from the method's structure lists what a
@@ -404,16 +393,16 @@ func toolsetOverrides(t *testing.T, mode gateway.ToolMode) {
 	if strings.Contains(string(schema), "enclosureId") || strings.Contains(string(schema), "species") || !strings.Contains(string(schema), `"default":2`) {
 		t.Fatalf("the keepers' schema: %s", schema)
 	}
-	savannaOnly(t, callArgs(t, keepers, "savanna_list", map[string]any{}))
-	refused(t, callArgs(t, keepers, "savanna_list", map[string]any{"species": []string{"SPECIES_LION"}}), "species", hiddenWhy)
-	refused(t, callArgs(t, keepers, "savanna_list", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
+	savannaOnly(t, call(t, keepers, "savanna_list", map[string]any{}))
+	refused(t, call(t, keepers, "savanna_list", map[string]any{"species": []string{"SPECIES_LION"}}), "species", hiddenWhy)
+	refused(t, call(t, keepers, "savanna_list", map[string]any{"enclosureId": "coast"}), "enclosureId", fixedWhy)
 	// The species is hidden in the toolset only.
 	if res := wholeCall(map[string]any{"species": []string{"SPECIES_LION"}}); res.IsError {
 		t.Fatalf("/mcp refused an argument only a toolset hides: %s", resultText(res))
 	}
 
 	finder := connect(t, url+"/finder", "2025-11-25")
-	res := callArgs(t, finder, gateway.SearchToolsName, map[string]any{"query": "tall grazers"})
+	res := call(t, finder, gateway.SearchToolsName, map[string]any{"query": "tall grazers"})
 	if !strings.Contains(resultText(res), `"name":"ZooService_ListAnimals"`) || !strings.Contains(resultText(res), "Good for finding the tall grazers.") {
 		t.Fatalf("the finder toolset's search: %s", resultText(res))
 	}
@@ -594,7 +583,7 @@ func TestOverrideGlobArguments(t *testing.T) {
 	if s := string(toolByName(t, g, "ZooService_GetAnimal").InputSchema); !strings.Contains(s, `"id"`) {
 		t.Fatalf("GetAnimal, without animal_id, lost its own arguments: %s", s)
 	}
-	refused(t, callArgs(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo", "ration": "hay"}), "animalId", fixedWhy)
+	refused(t, call(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo", "ration": "hay"}), "animalId", fixedWhy)
 
 	b := startBackend(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -628,12 +617,12 @@ func TestOverrideRequiredAndOneof(t *testing.T) {
 		{Match: "zoo.v1.ZooService/FeedAnimal", Arguments: map[string]gateway.ArgumentOverride{"ration": {Fixed: json.RawMessage(`"hay"`)}}},
 	}})
 	cs := connect(t, base+"/mcp", "2025-11-25")
-	if res := callArgs(t, cs, "Keepers_GetKeeper", map[string]any{}); res.IsError {
+	if res := call(t, cs, "Keepers_GetKeeper", map[string]any{}); res.IsError {
 		t.Fatalf("a call without the required tenant, which the gateway fixes: %s", resultText(res))
 	}
-	refused(t, callArgs(t, cs, "Keepers_GetKeeper", map[string]any{"tenant": "other"}), "tenant", fixedWhy)
-	refused(t, callArgs(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo", "meal": map[string]any{"note": "steak"}}), "meal", "sets ration, another member of its oneof")
-	if res := callArgs(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo"}); res.IsError {
+	refused(t, call(t, cs, "Keepers_GetKeeper", map[string]any{"tenant": "other"}), "tenant", fixedWhy)
+	refused(t, call(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo", "meal": map[string]any{"note": "steak"}}), "meal", "sets ration, another member of its oneof")
+	if res := call(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo"}); res.IsError {
 		t.Fatalf("FeedAnimal with the fixed ration: %s", resultText(res))
 	}
 

@@ -78,21 +78,7 @@ func TestBackendKilledAndRestarted(t *testing.T) {
 
 	restarted := time.Now()
 	startZoo(t, addr)
-	var recovered time.Duration
-	ok := bg.WaitFor(recoveryLimit, func(o []loadtest.Outcome) bool {
-		after := loadtest.Since(o, restarted)
-		for i, x := range after {
-			if x.Err == nil && loadtest.Count(after[i:], false) >= 50 && loadtest.Count(after[i:], true) == 0 {
-				recovered = x.End.Sub(restarted)
-				return true
-			}
-		}
-		return false
-	})
-	if !ok {
-		t.Fatalf("calls did not recover within %v of the backend's restart: %d ok, %d failed since", recoveryLimit,
-			loadtest.Count(loadtest.Since(bg.Outcomes(), restarted), false), loadtest.Count(loadtest.Since(bg.Outcomes(), restarted), true))
-	}
+	recovered := recoveredAfter(t, bg, restarted, recoveryLimit)
 	waitReady(t, g, 200, recoveryLimit)
 	outcomes := bg.Stop()
 	checkCleanErrors(t, outcomes, callTimeout+time.Second)

@@ -1,21 +1,17 @@
 package loadtest_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/haproxytest"
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
 	"github.com/grpc-mcp-gateway/gateway/loadtest"
 )
@@ -45,93 +41,17 @@ func sessionSecret(t *testing.T, dir string) string {
 // all.
 func startFleet(t *testing.T, n int, backend, state string) *fleet {
 	t.Helper()
-	haproxy, err := exec.LookPath("haproxy")
-	if err != nil {
-		t.Fatal("haproxy is not installed (make test installs it: apt-get install haproxy)")
-	}
-	dir := t.TempDir()
-	secret := sessionSecret(t, dir)
+	secret := sessionSecret(t, t.TempDir())
 	f := &fleet{}
-	var servers strings.Builder
-	for i := range n {
+	var addrs []string
+	for range n {
 		g := startGateway(t, "--backend", backend, "--session-secret-file", secret, "--state", state,
 			"--max-result-bytes", "1024", "--log-level", "error", "--call-timeout", callTimeout.String())
 		f.replicas = append(f.replicas, g)
-		fmt.Fprintf(&servers, "  server g%d %s check inter 200ms fall 1 rise 1\n", i, g.Addr)
+		addrs = append(addrs, g.Addr)
 	}
-	lbAddr := freeAddr(t)
-	// The same settings as TestFleet in cmd/gateway: a new server
-	// connection per request (a dead replica leaves no pooled one), and a
-	// refused connection retried on another replica.
-	cfg := fmt.Sprintf(`global
-  maxconn 2048
-defaults
-  mode http
-  timeout connect 2s
-  timeout client 60s
-  timeout server 60s
-  timeout tunnel 60s
-  retries 3
-  option redispatch 1
-  option http-server-close
-frontend mcp
-  bind %s
-  default_backend gateways
-backend gateways
-  balance roundrobin
-  option httpchk GET /healthz
-  http-response set-header X-Served-By %%[srv_name]
-%s`, lbAddr, servers.String())
-	cfgPath := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var out lockedBuffer
-	cmd := exec.Command(haproxy, "-db", "-f", cfgPath)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("haproxy:\n%s", out.String())
-		}
-	})
-	f.lb = loadtest.External(lbAddr)
-	seen := map[string]bool{}
-	for deadline := time.Now().Add(20 * time.Second); len(seen) < n; time.Sleep(50 * time.Millisecond) { // polling another process
-		if time.Now().After(deadline) {
-			t.Fatalf("HAProxy did not reach all %d replicas within 20s (saw %v)", n, seen)
-		}
-		resp, err := http.Get(f.lb.Base + "/healthz")
-		if err != nil {
-			continue
-		}
-		resp.Body.Close()
-		if s := resp.Header.Get("X-Served-By"); s != "" && resp.StatusCode == http.StatusOK {
-			seen[s] = true
-		}
-	}
+	f.lb = loadtest.External(strings.TrimPrefix(haproxytest.Start(t, addrs), "http://"))
 	return f
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // fleetStream is a server stream of about 4 s (8 messages, 500 ms apart).

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/haproxytest"
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
@@ -69,10 +68,6 @@ func (s *servedBy) last(n int) []string {
 // HAProxy, and waits until HAProxy sends requests to all three.
 func startFleet(t *testing.T) *fleet {
 	t.Helper()
-	haproxy, err := exec.LookPath("haproxy")
-	if err != nil {
-		t.Fatal("haproxy is not installed (make test installs it: apt-get install haproxy)")
-	}
 	f := &fleet{redis: redistest.Start(t, nil), backend: startHeldBackend(t), servedBy: &servedBy{}}
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "session-secret")
@@ -85,68 +80,15 @@ func startFleet(t *testing.T) *fleet {
 	if err := os.WriteFile(tokens, []byte(fleetToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var servers strings.Builder
-	for i := range 3 {
+	var addrs []string
+	for range 3 {
 		p := startGatewayProcess(t, "--backend", f.backend.addr, "--session-secret-file", secret,
 			"--state", f.redis.URL(), "--max-result-bytes", "1024",
 			"--bearer-tokens-file", tokens, "--max-in-flight-per-principal", fmt.Sprint(fleetShare))
 		f.replicas = append(f.replicas, p)
-		fmt.Fprintf(&servers, "  server g%d %s check inter 200ms fall 1 rise 1\n", i, strings.TrimPrefix(p.base, "http://"))
+		addrs = append(addrs, strings.TrimPrefix(p.base, "http://"))
 	}
-	port := testkit.FreePort(t)
-	cfg := fmt.Sprintf(`global
-  maxconn 256
-defaults
-  mode http
-  timeout connect 2s
-  timeout client 60s
-  timeout server 60s
-  retries 3
-  option redispatch 1
-  # A new server connection per request: a replica that died leaves no
-  # pooled connection behind, so the next request meets a refused
-  # connection, which HAProxy retries on another replica.
-  option http-server-close
-frontend mcp
-  bind 127.0.0.1:%d
-  default_backend gateways
-backend gateways
-  balance roundrobin
-  option httpchk GET /healthz
-  http-response set-header X-Served-By %%[srv_name]
-%s`, port, servers.String())
-	cfgPath := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command(haproxy, "-db", "-f", cfgPath)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("haproxy:\n%s", out.String())
-		}
-	})
-	f.lb = fmt.Sprintf("http://127.0.0.1:%d", port)
-	seen := map[string]bool{}
-	for deadline := time.Now().Add(20 * time.Second); len(seen) < 3; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("HAProxy did not reach all three replicas within 20s (saw %v)", seen)
-		}
-		resp, err := http.Get(f.lb + "/healthz")
-		if err != nil {
-			continue
-		}
-		resp.Body.Close()
-		if s := resp.Header.Get("X-Served-By"); s != "" && resp.StatusCode == http.StatusOK {
-			seen[s] = true
-		}
-	}
+	f.lb = haproxytest.Start(t, addrs)
 	return f
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"time"
 
@@ -23,14 +22,6 @@ type connFlags struct {
 // minKeepalive is grpc-go's floor for client keepalive pings; it raises
 // anything shorter to it, so shorter is refused rather than ignored.
 const minKeepalive = 10 * time.Second
-
-func (f *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.lb, "backend-lb", backendconn.LBRoundRobin, `how calls are spread over a backend's addresses (replicas): "round_robin" (each call to the next ready replica) or "pick_first" (all calls to one until it fails)`)
-	limitVar(fs, &f.keepalive, "backend-keepalive", backendconn.DefaultKeepalive, true, "ping a backend connection that has calls in flight after this much silence, to find a dead peer (off: no pings; grpc-go servers refuse pings more often than every 5m by default)")
-	limitVar(fs, &f.maxRecv, "backend-max-recv-bytes", backendconn.DefaultMaxMessageBytes, true, "largest message accepted from a backend; a larger response is a RESOURCE_EXHAUSTED tool error")
-	limitVar(fs, &f.maxSend, "backend-max-send-bytes", backendconn.DefaultMaxMessageBytes, true, "largest message sent to a backend")
-	fs.StringVar(&f.retry, "retry", "on", `"on": calls to tools whose idempotentHint is true (NO_SIDE_EFFECTS, IDEMPOTENT, a GET/PUT/DELETE HTTP rule, a reading or deleting verb, or the tool option) are retried on UNAVAILABLE, on another replica where there is one; "off": never`)
-}
 
 func (f *connFlags) check() error {
 	if err := checkLB("--backend-lb", f.lb); err != nil {

@@ -21,8 +21,17 @@ import (
 // backends.
 
 // metaFlags are flags that say what the program does rather than how the
-// gateway runs, so no config key or environment variable sets them.
-var metaFlags = map[string]bool{"config": true, "check-config": true, "version": true, "probe": true}
+// gateway runs, so no config key or environment variable sets them: the
+// settings declared cmdLineOnly.
+var metaFlags = func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range settings {
+		if s.cmdLineOnly {
+			m[s.name] = true
+		}
+	}
+	return m
+}()
 
 // flagKey is the config key of a flag: --call-timeout is call_timeout.
 func flagKey(name string) string { return strings.ReplaceAll(name, "-", "_") }

@@ -140,14 +140,11 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 // validate checks the settings, wherever they came from, and loads what
 // must be readable at start.
 func (c *config) validate() error {
+	if err := c.checkSettings(); err != nil {
+		return err
+	}
 	if c.jsonNames != "json" && c.jsonNames != "proto" {
 		return fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
-	}
-	if c.opts.CallTimeout <= 0 {
-		return fmt.Errorf("--call-timeout: want a positive duration, got %s", c.opts.CallTimeout)
-	}
-	if c.opts.StreamTimeout <= 0 {
-		return fmt.Errorf("--stream-timeout: want a positive duration, got %s", c.opts.StreamTimeout)
 	}
 	var err error
 	if c.methodDeadlines, err = parseMethodTimeouts(c.methodTimeouts); err != nil {
@@ -167,12 +164,6 @@ func (c *config) validate() error {
 		if _, err := xs.client("--backend-token-exchange"); err != nil {
 			return err
 		}
-	}
-	if c.opts.StreamMaxMessages <= 0 {
-		return fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.opts.StreamMaxMessages)
-	}
-	if c.opts.StreamMaxBytes <= 0 {
-		return fmt.Errorf("--stream-max-bytes: want a positive number of bytes, got %d", c.opts.StreamMaxBytes)
 	}
 	if err := c.results.check(); err != nil {
 		return err

@@ -23,15 +23,6 @@ func (r *resultFlags) check() error {
 	if r.maxBytes != gateway.Off && r.maxBytes < gateway.MinMaxResultBytes {
 		return fmt.Errorf("--max-result-bytes: want at least %d bytes, or \"unlimited\" for no budget, got %d", gateway.MinMaxResultBytes, r.maxBytes)
 	}
-	if r.ttl <= 0 {
-		return fmt.Errorf("--result-ttl: want a positive duration, got %s", r.ttl)
-	}
-	if r.storeBytes <= 0 {
-		return fmt.Errorf("--result-store-bytes: want a positive number of bytes, got %d", r.storeBytes)
-	}
-	if r.storeEntries <= 0 {
-		return fmt.Errorf("--result-store-entries: want a positive number, got %d", r.storeEntries)
-	}
 	if r.storeBytesPerPrin > r.storeBytes {
 		return fmt.Errorf("--result-store-bytes-per-principal: want at most --result-store-bytes (%d), 0 for half of it, or \"unlimited\", got %d", r.storeBytes, r.storeBytesPerPrin)
 	}

@@ -36,28 +36,8 @@ type transportFlags struct {
 
 // check validates the settings and loads the session secret.
 func (t *transportFlags) check() error {
-	if t.maxRequestBytes <= 0 {
-		return fmt.Errorf("--max-request-bytes: want a positive number of bytes, got %d", t.maxRequestBytes)
-	}
-	if t.wsMaxMessageBytes <= 0 {
-		return fmt.Errorf("--ws-max-message-bytes: want a positive number of bytes, got %d", t.wsMaxMessageBytes)
-	}
 	if t.maxInFlight > 0 && t.maxInFlightPerPrin > t.maxInFlight {
 		return fmt.Errorf("--max-in-flight-per-principal: want at most --max-in-flight (%d), 0 for half of it, or \"unlimited\", got %d", t.maxInFlight, t.maxInFlightPerPrin)
-	}
-	for name, v := range map[string]int{"--max-batch": t.maxBatch, "--max-sessions": t.maxSessions, "--ws-max-connections": t.wsMaxConnections, "--max-task-polls": t.maxTaskPolls} {
-		if v <= 0 {
-			return fmt.Errorf("%s: want a positive number, got %d", name, v)
-		}
-	}
-	if t.sessionIdleTimeout <= 0 {
-		return fmt.Errorf("--session-idle-timeout: want a positive duration, got %s", t.sessionIdleTimeout)
-	}
-	if t.readTimeout <= 0 {
-		return fmt.Errorf("--read-timeout: want a positive duration, got %s", t.readTimeout)
-	}
-	if t.sessionTTL <= 0 {
-		return fmt.Errorf("--session-ttl: want a positive duration, got %s", t.sessionTTL)
 	}
 	t.secret = nil
 	if t.sessionSecretFile == "" {

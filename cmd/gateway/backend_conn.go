@@ -1,7 +1,11 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
@@ -107,4 +111,33 @@ func (c *connOverrides) apply(o *backendconn.Options) {
 	if c.noRetry != nil {
 		o.NoRetry = *c.noRetry
 	}
+}
+
+// checkFlagTLS checks the TLS flags of the backends that use them, in
+// the flags' words, before backendconn reads the same settings (and would
+// name them as its TLS fields). It runs when the backends are dialled, as
+// backendconn's own checks did, so a missing file is still a start-up
+// error (exit 1), not an invalid flag.
+func checkFlagTLS(t backendconn.TLS) error {
+	if t.Plaintext && (t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "") {
+		return errors.New("--plaintext cannot be combined with --backend-ca, --backend-cert, --backend-key or --backend-server-name")
+	}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return fmt.Errorf("--backend-ca: %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			return fmt.Errorf("--backend-ca %s: no PEM certificates found", t.CAFile)
+		}
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return errors.New("--backend-cert and --backend-key must be given together")
+	}
+	if t.CertFile != "" {
+		if _, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile); err != nil {
+			return fmt.Errorf("--backend-cert/--backend-key: %w", err)
+		}
+	}
+	return nil
 }

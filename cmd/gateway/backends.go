@@ -162,6 +162,7 @@ func protoCacheDir(flag string) (string, error) {
 // dial connects to every backend. close closes what was opened, also
 // after an error.
 func (f *backendFlags) dial(tls backendconn.TLS, opts ...grpc.DialOption) (backends []gateway.Backend, conns []*backendconn.Conn, err error) {
+	checked := false
 	for _, p := range f.parsed {
 		o := f.conn.options(tls)
 		if p.file != nil {
@@ -169,6 +170,15 @@ func (f *backendFlags) dial(tls backendconn.TLS, opts ...grpc.DialOption) (backe
 				o.TLS = *p.file.tls
 			}
 			p.file.conn.apply(&o)
+		}
+		// A file backend's own TLS keys were checked where the file was
+		// read; the flags are checked here, once, for the backends that
+		// use them.
+		if (p.file == nil || p.file.tls == nil) && !checked {
+			if err := checkFlagTLS(tls); err != nil {
+				return nil, conns, err
+			}
+			checked = true
 		}
 		conn, err := backendconn.Dial(p.addr, o, opts...)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/internal/grpcmeta"
+	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
 // frontDoor holds the flags of the HTTP front door: TLS on the listener,
@@ -85,7 +86,7 @@ func (f *frontDoor) check(stdio bool) error {
 			}
 		}
 	} else {
-		if err := auth.CheckJWKSURL(f.oauthJWKSURL); err != nil {
+		if err := checkJWKSURL(f.oauthJWKSURL); err != nil {
 			return err
 		}
 		if f.oauthIssuer == "" {
@@ -188,4 +189,23 @@ func (f *frontDoor) forwardHeaderNames() []string {
 		names = append(names, c.Header)
 	}
 	return names
+}
+
+// checkJWKSURL is auth.CheckJWKSURL's rule in the flag's words: an https
+// URL, or http to a loopback address, since whoever answers the fetch can
+// mint tokens.
+func checkJWKSURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("--oauth-jwks-url: want an https URL, got %q", raw)
+	}
+	if u.Scheme == "http" && !loopback.Host(u.Hostname()) {
+		return fmt.Errorf("--oauth-jwks-url %s: the JWKS must be fetched over https (plain http is allowed only to a loopback address): anyone on the path could substitute signing keys", raw)
+	}
+	// The library's rule stays the judge: a URL it refuses that this
+	// check let through is a bug here, reported as one.
+	if err := auth.CheckJWKSURL(raw); err != nil {
+		return fmt.Errorf("--oauth-jwks-url: %w", err)
+	}
+	return nil
 }

@@ -121,7 +121,7 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) (string, b
 		return c, err
 	}
 	if err := c.validate(); err != nil {
-		return c, from.attribute(inFlagWords(err))
+		return c, from.attribute(err)
 	}
 	return c, nil
 }

@@ -507,20 +507,3 @@ func (c *config) checkSettings() error {
 	}
 	return nil
 }
-
-// lookupSetting is the declaration of the flag name, nil for none.
-func lookupSetting(name string) *setting {
-	return settingsByName[name]
-}
-
-var settingsByName = func() map[string]*setting {
-	m := make(map[string]*setting, len(settings))
-	for i := range settings {
-		s := &settings[i]
-		if m[s.name] != nil {
-			panic("setting declared twice: " + s.name)
-		}
-		m[s.name] = s
-	}
-	return m
-}()

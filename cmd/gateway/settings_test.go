@@ -2,10 +2,15 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 )
 
 // TestSettingsCannotBeOff: every numeric setting declared as not off is
@@ -72,5 +77,56 @@ func TestSettingsDeclaredOnce(t *testing.T) {
 	fs.VisitAll(func(*flag.Flag) { all++ })
 	if all != n {
 		t.Errorf("%d flags, %d declared settings", all, n)
+	}
+}
+
+// TestSettingsNameTheirOption: an error the library raises after start,
+// naming an option a setting sets, reaches the operator naming the flag,
+// for every declaration that names its option, the longer of two
+// options that share a prefix included.
+func TestSettingsNameTheirOption(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, s := range settings {
+		if s.field == "" {
+			continue
+		}
+		n++
+		err := inFlagWords(fmt.Errorf("gateway: %s: bad; %s (gateway: --%s): raise it", s.field, s.field, s.name))
+		if want := fmt.Sprintf("gateway: --%s: bad; --%s: raise it", s.name, s.name); err.Error() != want {
+			t.Errorf("%s: %q, want %q", s.field, err, want)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no setting names its option")
+	}
+}
+
+// TestFlagTLSInFlagWords: the backend TLS flags are refused in their own
+// words, before the backend connection reads them.
+func TestFlagTLSInFlagWords(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tls  backendconn.TLS
+		want string
+	}{
+		{backendconn.TLS{Plaintext: true, ServerName: "x"}, "--plaintext cannot be combined with --backend-ca, --backend-cert, --backend-key or --backend-server-name"},
+		{backendconn.TLS{CAFile: filepath.Join(dir, "absent.pem")}, "--backend-ca: open "},
+		{backendconn.TLS{CAFile: notPEM}, "--backend-ca " + notPEM + ": no PEM certificates found"},
+		{backendconn.TLS{KeyFile: notPEM}, "--backend-cert and --backend-key must be given together"},
+		{backendconn.TLS{CertFile: notPEM, KeyFile: notPEM}, "--backend-cert/--backend-key: "},
+	} {
+		err := checkFlagTLS(tc.tls)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "TLS.") {
+			t.Errorf("%+v: %v, want %q", tc.tls, err, tc.want)
+		}
+	}
+	if err := checkFlagTLS(backendconn.TLS{}); err != nil {
+		t.Errorf("no TLS flags: %v", err)
 	}
 }

@@ -120,6 +120,11 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) (string, b
 	if err != nil {
 		return c, err
 	}
+	// The declarations' own checks name the setting as it was given:
+	// the flag, the variable, or the file's line and key.
+	if err := c.checkSettings(from); err != nil {
+		return c, err
+	}
 	if err := c.validate(); err != nil {
 		return c, from.attribute(err)
 	}
@@ -138,11 +143,11 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 }
 
 // validate checks the settings, wherever they came from, and loads what
-// must be readable at start.
+// must be readable at start: what the declarations' own checks
+// (checkSettings) cannot, since it relates settings to one another or
+// reads files. Its errors name flags; parseConfig restates them for a
+// value from the file or the environment (origins.attribute).
 func (c *config) validate() error {
-	if err := c.checkSettings(); err != nil {
-		return err
-	}
 	if c.jsonNames != "json" && c.jsonNames != "proto" {
 		return fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
 	}

@@ -466,8 +466,10 @@ func number[T limit.Number](s *setting) T {
 
 // check refuses a numeric setting that may not be off but was given a
 // negative value (the limit rule keeps it for this check to name), so
-// the library's own check, in option words, never sees it.
-func (s *setting) check(c *config) error {
+// the library's own check, in option words, never sees it. The error
+// names the setting as from has it: the file's line and key, the
+// variable, or else the flag.
+func (s *setting) check(c *config, from origins) error {
 	if s.offOK {
 		return nil
 	}
@@ -495,13 +497,17 @@ func (s *setting) check(c *config) error {
 	default:
 		return nil
 	}
-	return fmt.Errorf("--%s: want a positive %s, got %v", s.name, what, v)
+	where, ok := from[s.name]
+	if !ok {
+		where = "--" + s.name
+	}
+	return fmt.Errorf("%s: want a positive %s, got %v", where, what, v)
 }
 
 // checkSettings runs every setting's own check, in declaration order.
-func (c *config) checkSettings() error {
+func (c *config) checkSettings(from origins) error {
 	for i := range settings {
-		if err := settings[i].check(c); err != nil {
+		if err := settings[i].check(c, from); err != nil {
 			return err
 		}
 	}

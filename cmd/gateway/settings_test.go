@@ -14,8 +14,8 @@ import (
 )
 
 // TestSettingsCannotBeOff: every numeric setting declared as not off is
-// refused when negative, before the library sees it, by the flag's name
-// on the command line and by the variable's in the environment.
+// refused when negative, before the library sees it, named as it was
+// given: the flag, the variable, or the file's line and key.
 func TestSettingsCannotBeOff(t *testing.T) {
 	t.Parallel()
 	checked := 0
@@ -45,6 +45,14 @@ func TestSettingsCannotBeOff(t *testing.T) {
 		})
 		if want := env + ": want a positive "; err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s=%s: %v, want an error starting %q", env, neg, err, want)
+		}
+		file := filepath.Join(t.TempDir(), "gateway.yaml")
+		if err := os.WriteFile(file, []byte(flagKey(s.name)+": "+neg+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err = parseConfig([]string{"--config", file}, io.Discard, noEnv)
+		if want := file + ":1: " + flagKey(s.name) + ": want a positive "; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %s in the file: %v, want an error starting %q", flagKey(s.name), neg, err, want)
 		}
 	}
 	if checked == 0 {

@@ -54,6 +54,10 @@ type setting struct {
 	// cmdLineOnly is a setting that says what the program does rather
 	// than how the gateway runs: no config key or variable sets it.
 	cmdLineOnly bool
+	// fileSection, when set, is the config file's section that stands for
+	// the setting instead of a key of its own: backends: for --backend,
+	// since a backend in the file has settings of its own.
+	fileSection string
 	usage       string
 }
 
@@ -87,7 +91,7 @@ var settings = []setting{
 		usage: "GET this URL and exit 0 if it answers 2xx, 1 otherwise; for container health checks, e.g. http://127.0.0.1:8080/healthz"},
 
 	// Backends and discovery
-	{name: "backend", group: grpBackendsAndDiscovery,
+	{name: "backend", group: grpBackendsAndDiscovery, fileSection: "backends",
 		ptr:   func(c *config) any { return &c.backends.backends },
 		usage: "gRPC backend NAME=TARGET (repeatable; NAME is 1-32 of a-z 0-9 _ -); TARGET is HOST:PORT, dns:///HOST:PORT, unix:///PATH, unix-abstract:NAME, passthrough:///ADDR or a list of replicas HOST:PORT,HOST:PORT; a single backend may be given as TARGET alone (default: start the bundled demo backend on a loopback port)"},
 	{name: "demo", group: grpBackendsAndDiscovery,
@@ -509,6 +513,16 @@ func (c *config) checkSettings(from origins) error {
 	for i := range settings {
 		if err := settings[i].check(c, from); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// declared is the declaration of the flag name, nil for none.
+func declared(name string) *setting {
+	for i := range settings {
+		if settings[i].name == name {
+			return &settings[i]
 		}
 	}
 	return nil

@@ -1,8 +1,11 @@
 package main
 
 import (
-	"flag"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
@@ -23,14 +26,6 @@ type connFlags struct {
 // minKeepalive is grpc-go's floor for client keepalive pings; it raises
 // anything shorter to it, so shorter is refused rather than ignored.
 const minKeepalive = 10 * time.Second
-
-func (f *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.lb, "backend-lb", backendconn.LBRoundRobin, `how calls are spread over a backend's addresses (replicas): "round_robin" (each call to the next ready replica) or "pick_first" (all calls to one until it fails)`)
-	limitVar(fs, &f.keepalive, "backend-keepalive", backendconn.DefaultKeepalive, true, "ping a backend connection that has calls in flight after this much silence, to find a dead peer (off: no pings; grpc-go servers refuse pings more often than every 5m by default)")
-	limitVar(fs, &f.maxRecv, "backend-max-recv-bytes", backendconn.DefaultMaxMessageBytes, true, "largest message accepted from a backend; a larger response is a RESOURCE_EXHAUSTED tool error")
-	limitVar(fs, &f.maxSend, "backend-max-send-bytes", backendconn.DefaultMaxMessageBytes, true, "largest message sent to a backend")
-	fs.StringVar(&f.retry, "retry", "on", `"on": calls to tools whose idempotentHint is true (NO_SIDE_EFFECTS, IDEMPOTENT, a GET/PUT/DELETE HTTP rule, a reading or deleting verb, or the tool option) are retried on UNAVAILABLE, on another replica where there is one; "off": never`)
-}
 
 func (f *connFlags) check() error {
 	if err := checkLB("--backend-lb", f.lb); err != nil {
@@ -116,4 +111,33 @@ func (c *connOverrides) apply(o *backendconn.Options) {
 	if c.noRetry != nil {
 		o.NoRetry = *c.noRetry
 	}
+}
+
+// checkFlagTLS checks the TLS flags of the backends that use them, in
+// the flags' words, before backendconn reads the same settings (and would
+// name them as its TLS fields). It runs when the backends are dialled, as
+// backendconn's own checks did, so a missing file is still a start-up
+// error (exit 1), not an invalid flag.
+func checkFlagTLS(t backendconn.TLS) error {
+	if t.Plaintext && (t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "") {
+		return errors.New("--plaintext cannot be combined with --backend-ca, --backend-cert, --backend-key or --backend-server-name")
+	}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return fmt.Errorf("--backend-ca: %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			return fmt.Errorf("--backend-ca %s: no PEM certificates found", t.CAFile)
+		}
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return errors.New("--backend-cert and --backend-key must be given together")
+	}
+	if t.CertFile != "" {
+		if _, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile); err != nil {
+			return fmt.Errorf("--backend-cert/--backend-key: %w", err)
+		}
+	}
+	return nil
 }

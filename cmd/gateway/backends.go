@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -44,20 +43,6 @@ type backendFlags struct {
 type backendAddr struct {
 	name, addr string
 	file       *fileBackendSettings
-}
-
-func (f *backendFlags) register(fs *flag.FlagSet) {
-	fs.Var(&f.backends, "backend", "gRPC backend NAME=TARGET (repeatable; NAME is 1-32 of a-z 0-9 _ -); TARGET is HOST:PORT, dns:///HOST:PORT, unix:///PATH, unix-abstract:NAME, passthrough:///ADDR or a list of replicas HOST:PORT,HOST:PORT; a single backend may be given as TARGET alone (default: start the bundled demo backend on a loopback port)")
-	fs.Var(&f.include, "include", "expose only methods matching this glob on package.Service/Method, e.g. 'zoo.v1.ZooService/*' ('*' does not cross '/'; a pattern without '/' means SERVICE/*; repeatable)")
-	fs.Var(&f.exclude, "exclude", "hide methods matching this glob on package.Service/Method (repeatable; wins over --include)")
-	fs.Var(&f.descriptorSets, "descriptor-set", "FileDescriptorSet FILE (buf build -o, protoc --include_imports --include_source_info -o): its comments are overlaid on server reflection, and it replaces reflection for a backend that has none (repeatable)")
-	fs.Var(&f.protoPaths, "proto-path", "import path DIR for --proto (repeatable; default .)")
-	fs.Var(&f.protos, "proto", ".proto FILE compiled at start, used like --descriptor-set (repeatable)")
-	fs.StringVar(&f.protoCache, "proto-cache", "", "directory DIR where each compile of --proto files is kept, so a start whose files did not change compiles nothing and one after an edit compiles only what changed (default: the user cache directory's grpc-mcp-gateway/protos, e.g. ~/.cache/grpc-mcp-gateway/protos; off: no cache)")
-	fs.BoolVar(&f.noReflection, "no-reflection", false, "never ask the backend for server reflection: take its API from --descriptor-set or --proto alone (one backend only)")
-	limitVar(fs, &f.refresh, "refresh", gateway.DefaultRefresh, true, "discover every backend again this often (its API, and its replicas behind a dns:/// name) and tell clients when tools change (off: never on a timer; a backend is also discovered again when its connection comes back)")
-	fs.BoolVar(&f.requireBackends, "require-backends", false, "exit with an error when a backend cannot be discovered at start, instead of serving the others and retrying it")
-	f.conn.register(fs)
 }
 
 // check validates the flags and, for descriptor files, reads or compiles
@@ -177,6 +162,7 @@ func protoCacheDir(flag string) (string, error) {
 // dial connects to every backend. close closes what was opened, also
 // after an error.
 func (f *backendFlags) dial(tls backendconn.TLS, opts ...grpc.DialOption) (backends []gateway.Backend, conns []*backendconn.Conn, err error) {
+	checked := false
 	for _, p := range f.parsed {
 		o := f.conn.options(tls)
 		if p.file != nil {
@@ -184,6 +170,15 @@ func (f *backendFlags) dial(tls backendconn.TLS, opts ...grpc.DialOption) (backe
 				o.TLS = *p.file.tls
 			}
 			p.file.conn.apply(&o)
+		}
+		// A file backend's own TLS keys were checked where the file was
+		// read; the flags are checked here, once, for the backends that
+		// use them.
+		if (p.file == nil || p.file.tls == nil) && !checked {
+			if err := checkFlagTLS(tls); err != nil {
+				return nil, conns, err
+			}
+			checked = true
 		}
 		conn, err := backendconn.Dial(p.addr, o, opts...)
 		if err != nil {

@@ -21,8 +21,17 @@ import (
 // backends.
 
 // metaFlags are flags that say what the program does rather than how the
-// gateway runs, so no config key or environment variable sets them.
-var metaFlags = map[string]bool{"config": true, "check-config": true, "version": true, "probe": true}
+// gateway runs, so no config key or environment variable sets them: the
+// settings declared cmdLineOnly.
+var metaFlags = func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range settings {
+		if s.cmdLineOnly {
+			m[s.name] = true
+		}
+	}
+	return m
+}()
 
 // flagKey is the config key of a flag: --call-timeout is call_timeout.
 func flagKey(name string) string { return strings.ReplaceAll(name, "-", "_") }
@@ -74,11 +83,13 @@ func applyFile(fs *flag.FlagSet, cf *configFile, explicit map[string]bool, from 
 }
 
 // settingFlag is the flag a top-level key sets, nil for none: the key is
-// the flag's name in snake_case, and neither the meta flags nor --backend
-// (the file's backends: is a list of its own) are keys.
+// the declared setting's name in snake_case, and neither a setting for
+// the command line only nor one the file gives as a section of its own
+// (--backend, the file's backends:) is a key.
 func settingFlag(fs *flag.FlagSet, key string) *flag.Flag {
 	name := strings.ReplaceAll(key, "_", "-")
-	if flagKey(name) != key || metaFlags[name] || name == "backend" {
+	s := declared(name)
+	if flagKey(name) != key || s == nil || s.cmdLineOnly || s.fileSection != "" {
 		return nil
 	}
 	return fs.Lookup(name)
@@ -88,9 +99,10 @@ func settingFlag(fs *flag.FlagSet, key string) *flag.Flag {
 // the key is near one.
 func unknownKey(fs *flag.FlagSet, key string) error {
 	name := strings.ReplaceAll(key, "_", "-")
+	s := declared(name)
 	switch {
-	case name == "backend":
-		return fmt.Errorf("unknown key %q: backends are a list under backends: (see examples/config/gateway.yaml)", key)
+	case s != nil && s.fileSection != "":
+		return fmt.Errorf("unknown key %q: %s are a list under %s: (see examples/config/gateway.yaml)", key, s.fileSection, s.fileSection)
 	case metaFlags[name]:
 		return fmt.Errorf("unknown key %q: --%s is for the command line only", key, name)
 	case fs.Lookup(name) != nil:

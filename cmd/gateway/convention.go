@@ -19,8 +19,9 @@ import (
 //     refuses a negative number, naming the setting.
 //
 // The gateway then receives a positive value or gateway.Off, which its
-// option structs read by the same rule. Register a new numeric flag with
-// limitVar, never fs.DurationVar or fs.IntVar, so it follows the rule too.
+// option structs read by the same rule. A numeric setting declared in
+// settings.go is registered with limitVar, so it follows the rule too;
+// never register one with fs.DurationVar or fs.IntVar.
 
 // limitVar registers a numeric flag (a time.Duration, a count or a size)
 // whose default is def; offOK says whether it may be off.

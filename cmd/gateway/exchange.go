@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -39,17 +38,6 @@ type exchangeSettings struct {
 type exchangeFlags struct {
 	s     exchangeSettings
 	scope stringList
-}
-
-func (f *exchangeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.s.TokenURL, "backend-token-exchange", "", "call the backends as the end user: exchange each caller's OAuth token at this token endpoint URL (RFC 8693) for one meant for the backend, sent as its authorization; needs --oauth-jwks-url. With several backends each names its own audience or resource in its token_exchange in the config file (these flags' audience would be every backend's); a token_exchange with its own token_url replaces these flags for its backend")
-	fs.StringVar(&f.s.ClientID, "backend-token-exchange-client-id", "", "the gateway's client id at the authorization server")
-	fs.StringVar(&f.s.ClientSecretFile, "backend-token-exchange-secret-file", "", "FILE holding the client secret (client_secret_basic)")
-	fs.StringVar(&f.s.PrivateKeyFile, "backend-token-exchange-key-file", "", "PEM private key FILE signing a client assertion instead of a secret (private_key_jwt)")
-	fs.StringVar(&f.s.KeyID, "backend-token-exchange-key-id", "", "the kid of --backend-token-exchange-key-file's key")
-	fs.StringVar(&f.s.Audience, "backend-token-exchange-audience", "", "the backend's name at the authorization server (audience)")
-	fs.StringVar(&f.s.Resource, "backend-token-exchange-resource", "", "the backend's URI (resource, RFC 8707)")
-	fs.Var(&f.scope, "backend-token-exchange-scope", "a scope asked for the backend's token (repeatable)")
 }
 
 // settings are the flags' settings, nil when --backend-token-exchange is

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"net"
 	"net/url"
@@ -17,12 +16,6 @@ type exposure struct {
 	allowedHosts         stringList
 	allowUnauthenticated bool
 	adminListen          string
-}
-
-func (e *exposure) register(fs *flag.FlagSet) {
-	fs.Var(&e.allowedHosts, "allowed-host", "Host header name (optionally NAME:PORT) clients use to reach the gateway, e.g. mcp.example.com; loopback names, and IP addresses off loopback, are always accepted, other names only when listed (repeatable; the host of --oauth-resource is added)")
-	fs.BoolVar(&e.allowUnauthenticated, "allow-unauthenticated", false, "serve a non-loopback --listen address without --bearer-tokens-file or --oauth-jwks-url (only behind something else that restricts who can connect)")
-	fs.StringVar(&e.adminListen, "admin-listen", "", "HOST:PORT serving /metrics, /readyz and /healthz, which then leave --listen (which keeps /healthz)")
 }
 
 // check refuses what would expose the tools to anyone who can connect,

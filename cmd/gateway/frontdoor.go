@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/internal/grpcmeta"
+	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
 // frontDoor holds the flags of the HTTP front door: TLS on the listener,
@@ -40,24 +40,6 @@ type frontDoor struct {
 	md         metadata.MD
 	toolScopes map[string][]string
 	claims     []auth.ClaimHeader
-}
-
-func (f *frontDoor) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) to serve HTTPS on --listen (with --tls-key)")
-	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key for --tls-cert")
-	fs.StringVar(&f.bearerTokensFile, "bearer-tokens-file", "", "require one of the bearer tokens in FILE (one per line, # comments; re-read on change) on the MCP endpoints")
-	fs.StringVar(&f.oauthJWKSURL, "oauth-jwks-url", "", "require OAuth 2.1 JWT access tokens verified with the keys at this JWKS URL")
-	fs.StringVar(&f.oauthIssuer, "oauth-issuer", "", "the authorization server's issuer: tokens' iss must equal it (with --oauth-jwks-url)")
-	fs.StringVar(&f.oauthAudience, "oauth-audience", "", "the aud tokens must carry (default --oauth-resource)")
-	fs.StringVar(&f.oauthResource, "oauth-resource", "", "this server's canonical URI, e.g. https://mcp.example.com/mcp (default: derived from each request)")
-	fs.Var(&f.oauthRequiredScopes, "oauth-required-scope", "a scope every token must grant (repeatable)")
-	fs.Var(&f.oauthToolScopes, "oauth-tool-scope", "RULE=SCOPE: calling the tools RULE names also needs SCOPE; RULE is a tool name, or a method pattern that follows its methods "+
-		"whatever their tools are named: zoo.v1.ZooService/DeleteAnimal, zoo.v1.ZooService/*, zoo.v1.* (repeatable)")
-	fs.BoolVar(&f.listVisibleOnly, "list-visible-only", false, "tools/list and search_tools show each caller only the tools its token's scopes allow (--oauth-tool-scope rules and the methods' scopes options); a call of a hidden tool is still refused with the scope it lacks. Off by default: step-up starts from a tool the client can see, and a list that is the same for everyone can be cached")
-	fs.BoolVar(&f.strictScopes, "strict-scopes", false, "refuse to start when an --oauth-tool-scope rule matches no tool (without it: a warning); on a later refresh such a rule is logged as an error and stays in force")
-	fs.Var(&f.forwardClaims, "forward-claim", "CLAIM=HEADER: send the validated token's CLAIM to the backend as metadata HEADER (OAuth only; repeatable)")
-	fs.Var(&f.forwardHeaders, "forward-header", "copy this inbound HTTP header into the gRPC metadata of each call (repeatable)")
-	fs.Var(&f.metadata, "metadata", "KEY=VALUE gRPC metadata added to every call; -bin keys take base64 (repeatable)")
 }
 
 // check validates the flags and loads what must be readable at start, so
@@ -104,7 +86,7 @@ func (f *frontDoor) check(stdio bool) error {
 			}
 		}
 	} else {
-		if err := auth.CheckJWKSURL(f.oauthJWKSURL); err != nil {
+		if err := checkJWKSURL(f.oauthJWKSURL); err != nil {
 			return err
 		}
 		if f.oauthIssuer == "" {
@@ -207,4 +189,23 @@ func (f *frontDoor) forwardHeaderNames() []string {
 		names = append(names, c.Header)
 	}
 	return names
+}
+
+// checkJWKSURL is auth.CheckJWKSURL's rule in the flag's words: an https
+// URL, or http to a loopback address, since whoever answers the fetch can
+// mint tokens.
+func checkJWKSURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("--oauth-jwks-url: want an https URL, got %q", raw)
+	}
+	if u.Scheme == "http" && !loopback.Host(u.Hostname()) {
+		return fmt.Errorf("--oauth-jwks-url %s: the JWKS must be fetched over https (plain http is allowed only to a loopback address): anyone on the path could substitute signing keys", raw)
+	}
+	// The library's rule stays the judge: a URL it refuses that this
+	// check let through is a bug here, reported as one.
+	if err := auth.CheckJWKSURL(raw); err != nil {
+		return fmt.Errorf("--oauth-jwks-url: %w", err)
+	}
+	return nil
 }

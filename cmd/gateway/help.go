@@ -9,33 +9,30 @@ import (
 )
 
 // helpGroups orders -h by purpose, as kubectl and Prometheus do, instead
-// of flag's alphabetical list. A flag missing here is still listed, under
-// "Other", so a new flag is never hidden; add it to its group.
-var helpGroups = []struct {
+// of flag's alphabetical list: the groups of the settings' declarations
+// (settings.go), in their order. A flag declared nowhere is still listed,
+// under "Other", so a new flag is never hidden.
+var helpGroups []struct {
 	title string
 	flags []string
-}{
-	{"Program", []string{"config", "check-config", "version", "probe"}},
-	{"Backends and discovery", []string{"backend", "demo", "include", "exclude", "descriptor-set", "proto", "proto-path", "proto-cache", "no-reflection",
-		"refresh", "discovery-timeout", "require-backends", "expose-health", "expose-internal"}},
-	{"Backend connections", []string{"plaintext", "backend-ca", "backend-cert", "backend-key", "backend-server-name",
-		"backend-lb", "backend-keepalive", "backend-max-recv-bytes", "backend-max-send-bytes", "retry", "metadata", "forward-header"}},
-	{"Calls and results", []string{"call-timeout", "stream-timeout", "method-timeout", "stream-max-messages", "stream-max-bytes", "watch-window", "watch-max-window", "watch", "watch-ignore-names",
-		"operation-wait", "operation-cancel", "max-result-bytes", "result-ttl", "result-store-bytes", "result-store-entries",
-		"result-store-bytes-per-principal", "result-store-entries-per-principal",
-		"input-errors", "json-names", "tool-mode", "tool-budget", "expose-debug-info"}},
-	{"Search mode", []string{"search-embeddings", "search-embeddings-model", "search-embeddings-key-file"}},
-	{"MCP front door", []string{"listen", "stdio", "toolsets-only", "stdio-toolset", "admin-listen", "allowed-host", "allow-origin", "allow-unauthenticated", "tls-cert", "tls-key",
-		"max-request-bytes", "ws-max-message-bytes", "ws-max-connections", "max-concurrent-calls", "max-in-flight",
-		"max-in-flight-per-principal", "max-task-polls", "max-batch",
-		"max-sessions", "max-sessions-per-principal", "session-idle-timeout", "read-timeout", "session-secret-file", "session-ttl", "shutdown-grace"}},
-	{"Fleet", []string{"state", "state-password-file", "state-ca", "state-prefix", "state-max-revocations", "state-max-revocations-per-principal", "require-state"}},
-	{"Authentication", []string{"bearer-tokens-file", "oauth-jwks-url", "oauth-issuer", "oauth-audience", "oauth-resource",
-		"oauth-required-scope", "oauth-tool-scope", "strict-scopes", "list-visible-only", "forward-claim"}},
-	{"Calling backends as the end user", []string{"backend-token-exchange", "backend-token-exchange-client-id", "backend-token-exchange-secret-file",
-		"backend-token-exchange-key-file", "backend-token-exchange-key-id", "backend-token-exchange-audience", "backend-token-exchange-resource",
-		"backend-token-exchange-scope"}},
-	{"Observability", []string{"metrics", "log-level", "log-format", "log-arguments"}},
+}
+
+func init() {
+	// In init, not the var's initializer: the flag set's Usage reads
+	// helpGroups, and settings are registered on the flag set.
+	index := map[string]int{}
+	for _, s := range settings {
+		i, ok := index[s.group]
+		if !ok {
+			i = len(helpGroups)
+			index[s.group] = i
+			helpGroups = append(helpGroups, struct {
+				title string
+				flags []string
+			}{title: s.group})
+		}
+		helpGroups[i].flags = append(helpGroups[i].flags, s.name)
+	}
 }
 
 // flagGroup is one group of -h and of docs/configuration.md.

@@ -120,75 +120,36 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) (string, b
 	if err != nil {
 		return c, err
 	}
+	// The declarations' own checks name the setting as it was given:
+	// the flag, the variable, or the file's line and key.
+	if err := c.checkSettings(from); err != nil {
+		return c, err
+	}
 	if err := c.validate(); err != nil {
-		return c, from.attribute(inFlagWords(err))
+		return c, from.attribute(err)
 	}
 	return c, nil
 }
 
-// flagSet registers every flag on c.
+// flagSet registers every declared setting (settings.go) as a flag on c.
 func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { printHelp(fs.Output(), fs) }
-	fs.StringVar(&c.configFile, "config", "", "YAML config FILE (see examples/config/gateway.yaml); flags and GATEWAY_* variables override it, flags override both")
-	fs.StringVar(&c.checkConfig, "check-config", "", "validate the config FILE (with the flags and GATEWAY_* variables given) and exit: 0 when valid, 1 when not; its .proto files are compiled and kept in --proto-cache, for the next start")
-	fs.BoolVar(&c.showVersion, "version", false, "print the version, commit and Go version, and exit")
-	fs.BoolVar(&c.demo, "demo", false, "front the bundled demo backend (examples/zoo) on a loopback port; also what runs when nothing names a backend")
-	c.backends.register(fs)
-	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address for MCP over HTTP: Streamable HTTP at /mcp, WebSocket at /ws, legacy SSE at /sse")
-	fs.BoolVar(&c.stdio, "stdio", false, "serve MCP on stdin/stdout instead of HTTP (logs go to stderr)")
-	fs.BoolVar(&c.opts.ToolsetsOnly, "toolsets-only", false, "serve only the toolsets' endpoints (/mcp/NAME...; see toolsets: in the config file): /mcp, /ws and /sse, the whole catalog, answer 404")
-	fs.StringVar(&c.opts.StdioToolset, "stdio-toolset", "", "with --stdio, serve this toolset instead of the whole catalog")
-	fs.BoolVar(&c.tls.Plaintext, "plaintext", false, "use plaintext to the backend (the default for loopback backends; others default to TLS)")
-	fs.StringVar(&c.tls.CAFile, "backend-ca", "", "PEM file of CA certificates for the backend's TLS (default: system roots)")
-	fs.StringVar(&c.tls.CertFile, "backend-cert", "", "PEM client certificate for mutual TLS to the backend (with --backend-key)")
-	fs.StringVar(&c.tls.KeyFile, "backend-key", "", "PEM private key for --backend-cert")
-	fs.StringVar(&c.tls.ServerName, "backend-server-name", "", "server name to verify in the backend's certificate (and send as SNI)")
-	limitVar(fs, &c.opts.CallTimeout, "call-timeout", gateway.DefaultCallTimeout, false, "gRPC deadline of each tool call, and the longest a task method (tasks/result) waits")
-	limitVar(fs, &c.opts.StreamTimeout, "stream-timeout", gateway.DefaultStreamTimeout, false, "gRPC deadline of each streaming tool call (server, client or bidirectional streams)")
-	fs.Var(&c.methodTimeouts, "method-timeout", "GLOB=DURATION: the gRPC deadline of the methods GLOB matches (package.Service/Method, as --include), unary or streaming, on every backend, e.g. "+methodTimeoutExample+
-		" for long polls; the first that matches applies, over a config file backend's call_timeout and stream_timeout, under its methods: entries (repeatable)")
-	limitVar(fs, &c.opts.OperationWait, "operation-wait", gateway.DefaultOperationWait, true, "how long a call of a long-running method (google.longrunning operations) waits for its result before returning the unfinished operation's name; never past --call-timeout; off: return at once")
-	fs.BoolVar(&c.opts.OperationCancel, "operation-cancel", false, "cancel the backend operation (CancelOperation) when the client cancels a long-running call or goes away")
-	limitVar(fs, &c.opts.StreamMaxMessages, "stream-max-messages", gateway.DefaultStreamMaxMessages, false, "most messages one streaming call collects; past it the stream is cancelled and the result marked truncated")
-	limitVar(fs, &c.opts.StreamMaxBytes, "stream-max-bytes", gateway.DefaultStreamMaxBytes, false, "most bytes of message JSON one streaming call collects; past it the stream is cancelled and the result marked truncated")
-	limitVar(fs, &c.opts.DiscoveryTimeout, "discovery-timeout", gateway.DefaultDiscoveryTimeout, false, "how long one discovery of a backend may take (at start, and on each refresh)")
-	limitVar(fs, &c.shutdownGrace, "shutdown-grace", 15*time.Second, false, "how long in-flight calls may finish after SIGTERM/SIGINT")
-	fs.TextVar(&c.opts.InputErrors, "input-errors", gateway.InputErrorsTool, `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`)
-	fs.BoolVar(&c.opts.ExposeHealth, "expose-health", false, "expose grpc.health.v1.Health as tools")
-	fs.BoolVar(&c.opts.ExposeInternal, "expose-internal", false, "expose the services that serve a server's operators and infrastructure, not its users, hidden by default (each logged when hidden): "+
-		strings.Join(gateway.InternalServices(), ", "))
-	fs.BoolVar(&c.opts.ExposeDebugInfo, "expose-debug-info", false, "pass google.rpc.DebugInfo error details from backends on to clients (withheld by default: stack traces and internals)")
-	fs.StringVar(&c.jsonNames, "json-names", "json", `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`)
-	fs.TextVar(&c.opts.ToolMode, "tool-mode", gateway.ToolModeAuto, `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`)
-	limitVar(fs, &c.opts.ToolBudget, "tool-budget", gateway.DefaultToolBudget, true, "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; unlimited: always typed")
-	c.search.register(fs)
-	c.watch.register(fs)
-	c.results.register(fs)
-	fs.Var(&c.allowOrigins, "allow-origin", "browser Origin allowed to call /mcp, /ws and /sse, e.g. https://app.example.com (repeatable)")
-	c.front.register(fs)
-	c.exchange.register(fs)
-	c.exposure.register(fs)
-	c.transports.register(fs)
-	c.state.register(fs)
-	c.obs.register(fs)
-	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	for i := range settings {
+		settings[i].register(fs, c)
+	}
 	return fs
 }
 
 // validate checks the settings, wherever they came from, and loads what
-// must be readable at start.
+// must be readable at start: what the declarations' own checks
+// (checkSettings) cannot, since it relates settings to one another or
+// reads files. Its errors name flags; parseConfig restates them for a
+// value from the file or the environment (origins.attribute).
 func (c *config) validate() error {
 	if c.jsonNames != "json" && c.jsonNames != "proto" {
 		return fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
-	}
-	if c.opts.CallTimeout <= 0 {
-		return fmt.Errorf("--call-timeout: want a positive duration, got %s", c.opts.CallTimeout)
-	}
-	if c.opts.StreamTimeout <= 0 {
-		return fmt.Errorf("--stream-timeout: want a positive duration, got %s", c.opts.StreamTimeout)
 	}
 	var err error
 	if c.methodDeadlines, err = parseMethodTimeouts(c.methodTimeouts); err != nil {
@@ -208,12 +169,6 @@ func (c *config) validate() error {
 		if _, err := xs.client("--backend-token-exchange"); err != nil {
 			return err
 		}
-	}
-	if c.opts.StreamMaxMessages <= 0 {
-		return fmt.Errorf("--stream-max-messages: want a positive number, got %d", c.opts.StreamMaxMessages)
-	}
-	if c.opts.StreamMaxBytes <= 0 {
-		return fmt.Errorf("--stream-max-bytes: want a positive number of bytes, got %d", c.opts.StreamMaxBytes)
 	}
 	if err := c.results.check(); err != nil {
 		return err

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"log/slog"
 	"os"
 	"strings"
@@ -23,12 +22,6 @@ type observability struct {
 	metrics      bool
 	logArguments bool
 	probe        string
-}
-
-func (o *observability) register(fs *flag.FlagSet) {
-	fs.BoolVar(&o.metrics, "metrics", true, "serve Prometheus metrics at /metrics on --listen")
-	fs.BoolVar(&o.logArguments, "log-arguments", false, "log tool call argument values at debug level, and show in the --log-level debug protocol trace the values it otherwise redacts: arguments, tool and task results, resource bodies, task status messages (they may hold personal data)")
-	fs.StringVar(&o.probe, "probe", "", "GET this URL and exit 0 if it answers 2xx, 1 otherwise; for container health checks, e.g. http://127.0.0.1:8080/healthz")
 }
 
 // telemetrySetup is what serve wires into the backend connection and the

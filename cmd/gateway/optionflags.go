@@ -1,42 +1,55 @@
 package main
 
-import "strings"
-
-// The library speaks of its options (TLS.CertFile of gateway/backendconn);
-// the operator typed flags. inFlagWords restates a library error in flag
-// names, so the one message an operator reads names what they can change. Only
-// cmd/gateway knows this table; add a row when a library error names an
-// option that a flag sets.
-var optionFlags = strings.NewReplacer(
-	"TLS.Plaintext", "--plaintext",
-	"TLS.CAFile", "--backend-ca",
-	"TLS.CertFile", "--backend-cert",
-	"TLS.KeyFile", "--backend-key",
-	"TLS.ServerName", "--backend-server-name",
-	"OAuthConfig.JWKSURL", "--oauth-jwks-url",
-	"OAuthConfig.Issuer", "--oauth-issuer",
-	"OAuthConfig.Audience", "--oauth-audience",
-	"OAuthConfig.Resource", "--oauth-resource",
-	"OAuthConfig.RequiredScopes", "--oauth-required-scope",
-	"OAuthConfig.ToolScopes", "--oauth-tool-scope",
-	"Options.StrictScopes", "--strict-scopes",
-	"Options.Include", "--include",
-	// Before Options.Toolsets, which is a prefix of both.
-	"Options.ToolsetsOnly", "--toolsets-only",
-	"Options.StdioToolset", "--stdio-toolset",
-	"Options.Toolsets", "toolsets",
-	"Options.Exclude", "--exclude",
-	"Options.CallTimeout", "--call-timeout",
-	"Options.StreamTimeout", "--stream-timeout",
-	"Options.StreamMaxMessages", "--stream-max-messages",
-	"Options.StreamMaxBytes", "--stream-max-bytes",
-	// Library log lines name both; an error restated here needs only one.
-	"Options.DiscoveryTimeout (gateway: --discovery-timeout)", "--discovery-timeout",
-	"Options.DiscoveryTimeout", "--discovery-timeout",
+import (
+	"cmp"
+	"slices"
+	"strings"
 )
 
-// inFlagWords returns err restated in flag names; errors.Is and As still
-// see the original.
+// Settings given to cmd/gateway are validated here, in the words the
+// operator typed (settings.go, validate), before any library sees them,
+// so the library's own checks, which name its options for Go callers,
+// do not fire for them. What only a running gateway can find (a tool
+// scope rule that matches no discovered tool, a tool correction that
+// matches nothing, a backend's descriptor files outlasting the
+// discovery's deadline, a JWKS that cannot be fetched) is reported by the
+// library, in its options' words, after start. inFlagWords restates such
+// an error in flag names, from the settings' declarations: each names
+// the option it sets (setting.field), so there is no table to keep.
+
+// fileFields are the options set by a section of the config file rather
+// than a flag, named as the file names them.
+var fileFields = map[string]string{"Options.Toolsets": "toolsets"}
+
+// optionFlags restates option names as flag names, derived from the
+// declarations.
+var optionFlags = func() *strings.Replacer {
+	type row struct{ field, words string }
+	var rows []row
+	for _, s := range settings {
+		if s.field == "" {
+			continue
+		}
+		// Library log lines name the option and the flag together
+		// ("Options.DiscoveryTimeout (gateway: --discovery-timeout)");
+		// restated, the flag is enough.
+		rows = append(rows, row{s.field + " (gateway: --" + s.name + ")", "--" + s.name}, row{s.field, "--" + s.name})
+	}
+	for field, key := range fileFields {
+		rows = append(rows, row{field, key})
+	}
+	// Longest first, so Options.ToolsetsOnly is not read as
+	// Options.Toolsets followed by "Only".
+	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(len(b.field), len(a.field)) })
+	var pairs []string
+	for _, r := range rows {
+		pairs = append(pairs, r.field, r.words)
+	}
+	return strings.NewReplacer(pairs...)
+}()
+
+// inFlagWords returns err, raised by the library after start, restated
+// in flag names; errors.Is and As still see the original.
 func inFlagWords(err error) error {
 	if err == nil {
 		return nil

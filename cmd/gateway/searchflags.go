@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -18,12 +17,6 @@ type searchFlags struct {
 	embeddingsURL, model, keyFile string
 	// key is keyFile's content, read by check.
 	key string
-}
-
-func (s *searchFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.embeddingsURL, "search-embeddings", "", "URL of an OpenAI-compatible embeddings endpoint (https, or http to loopback), e.g. http://127.0.0.1:11434/v1/embeddings: search_tools then fuses its lexical ranking with the model's (with --search-embeddings-model); queries are sent to it")
-	fs.StringVar(&s.model, "search-embeddings-model", "", "model name for --search-embeddings")
-	fs.StringVar(&s.keyFile, "search-embeddings-key-file", "", "file holding the API key for --search-embeddings, sent as a bearer token")
 }
 
 func (s *searchFlags) check() error {

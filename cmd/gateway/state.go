@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -33,16 +32,6 @@ type stateFlags struct {
 
 // stateCheckTimeout bounds --require-state's check of the store at start.
 const stateCheckTimeout = 5 * time.Second
-
-func (s *stateFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.url, "state", "", "Redis or Valkey that the replicas of a fleet share (redis://HOST:PORT/DB, rediss://HOST:PORT/DB for TLS, unix:///PATH?db=N; with ?master_name=NAME the address is a Sentinel's): whole results behind resource links, revoked sessions, cancellations and each principal's requests in flight (--max-in-flight-per-principal) are shared through it, so any replica serves any request; needs --session-secret-file (default: none, one process keeps them in memory)")
-	fs.StringVar(&s.passwordFile, "state-password-file", "", "file holding the password for --state (instead of one in its URL)")
-	fs.StringVar(&s.caFile, "state-ca", "", "PEM file of the certificate authorities a rediss:// --state must chain to (default: the system's)")
-	fs.StringVar(&s.prefix, "state-prefix", state.DefaultPrefix, "namespace of this fleet's keys and channels in --state, so several fleets share one Redis (1-64 of a-z A-Z 0-9 _ - . :)")
-	limitVar(fs, &s.maxRevoked, "state-max-revocations", state.DefaultMaxRevocations, true, "deleted sessions the fleet keeps in --state (each until its token expires, read by every replica at start); a DELETE beyond it is refused with 503 and the session stays valid")
-	limitVar(fs, &s.maxRevokedPerWho, "state-max-revocations-per-principal", state.DefaultMaxRevocationsPerPrincipal, true, "deleted sessions of one authenticated principal the fleet keeps in --state; a DELETE beyond it is refused with 429 and the session stays valid (anonymous sessions count against --state-max-revocations only)")
-	fs.BoolVar(&s.require, "require-state", true, "exit with an error when --state does not answer at start; false: start anyway, and serve everything that does not need the store until it answers")
-}
 
 func (s *stateFlags) check(t *transportFlags, stdio bool) error {
 	s.password, s.rootCAs = "", nil

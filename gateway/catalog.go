@@ -62,9 +62,11 @@ type tool struct {
 	// details (status.go) and the Any values of responses (anytypes.go).
 	types *anyTypes
 
-	// kind says which call path serves the tool: unary, or one of the
-	// stream shapes in stream.go.
+	// kind is the tool's stream shape: unary, or one of those in
+	// stream.go.
 	kind callKind
+	// invoke makes the call of the tool's shape (chooseInvoker).
+	invoke invoker
 	// progressLabel ends each progress message of a server or
 	// bidirectional stream: " (package.Response)".
 	progressLabel string
@@ -454,6 +456,7 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 	}
 	opts.backend.apply(t, m, opts.deadlines)
 	compileWatch(t, m, to, opts.watch, opts.useProtoNames)
+	t.invoke = chooseInvoker(t)
 	return compiledTool{tool: t}
 }
 

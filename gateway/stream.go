@@ -100,16 +100,36 @@ func (t *tool) compileStream(m protoreflect.MethodDescriptor) {
 	t.def.Description += "\n\n" + note
 }
 
-// callStream serves tools/call for a streaming tool. Every request message
-// is converted before the stream opens, so arguments that do not fit are an
-// input error and the backend sees nothing.
-func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	var win *window
-	if t.watch != nil {
-		var err error
-		if args, win, err = t.takeWindow(args, g.opts.StreamMaxMessages); err != nil {
-			return g.inputError(ctx, t, err)
-		}
+// invokeServerStream calls a server-streaming method. Every request
+// message of a streaming call is converted before the stream opens, so
+// arguments that do not fit are an input error and the backend sees
+// nothing.
+func (g *Gateway) invokeServerStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
+	in, warnings, err := t.decodeRequest(args)
+	if err != nil {
+		return g.inputError(ctx, t, err)
+	}
+	res, err := g.stream(ctx, req, t, []proto.Message{in}, nil)
+	return noteArguments(res, warnings), err
+}
+
+// invokeRequestStream calls a client- or bidirectional-streaming method
+// with the request messages the arguments list.
+func (g *Gateway) invokeRequestStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
+	reqs, warnings, err := t.decodeRequests(args)
+	if err != nil {
+		return g.inputError(ctx, t, err)
+	}
+	res, err := g.stream(ctx, req, t, reqs, nil)
+	return noteArguments(res, warnings), err
+}
+
+// invokeWatch calls an open-ended stream for the window the arguments
+// ask for (watch.go).
+func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
+	args, win, err := t.takeWindow(args, g.opts.StreamMaxMessages)
+	if err != nil {
+		return g.inputError(ctx, t, err)
 	}
 	var reqs []proto.Message
 	var warnings schema.Warnings
@@ -119,11 +139,8 @@ func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *t
 			return g.inputError(ctx, t, err)
 		}
 		reqs, warnings = []proto.Message{in}, w
-	} else {
-		var err error
-		if reqs, warnings, err = t.decodeRequests(args); err != nil {
-			return g.inputError(ctx, t, err)
-		}
+	} else if reqs, warnings, err = t.decodeRequests(args); err != nil {
+		return g.inputError(ctx, t, err)
 	}
 	res, err := g.stream(ctx, req, t, reqs, win)
 	return noteArguments(res, warnings), err

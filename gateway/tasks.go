@@ -243,7 +243,7 @@ func (g *Gateway) task(ctx context.Context, id string, a *taskAccess, op *operat
 	if task.Result == nil || task.Result.StructuredContent == nil {
 		return task
 	}
-	task.Result = g.fitResult(ctx, &mcp.CallToolRequest{Name: a.start.def.Name, Header: req.Header, Session: req.Session}, a.start, task.Result)
+	task.Result = g.fitResult(ctx, req.Session, a.start, task.Result)
 	return task
 }
 

@@ -299,7 +299,7 @@ func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode 
 	if err != nil {
 		return err
 	}
-	set, err := metaToolSet(l.tools)
+	set, err := metaToolSet(l)
 	if err != nil {
 		return fmt.Errorf("building the search-mode tool list: %w", err)
 	}
@@ -322,6 +322,7 @@ func (g *Gateway) typedSet(l *listing) (*mcp.ToolSet, error) {
 	defs := make([]mcp.Tool, len(l.tools))
 	for i, t := range l.tools {
 		defs[i], _ = t.withSchemas()
+		defs[i].Handle = t
 	}
 	return mcp.NewToolSet(defs, &mcp.ToolSetOptions{CacheScope: g.listCacheScope()})
 }
@@ -396,19 +397,9 @@ func (ts *toolsetServer) ListedTools(ctx context.Context) *mcp.ToolSet {
 // CallTool is mcp.Handler: a tool of the toolset, or search mode's
 // meta-tools over its tools only.
 func (ts *toolsetServer) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	g := ts.g
 	_, l := ts.current()
-	g.opts.Metrics.ToolsetCall(ts.def.Name)
-	if l.search != nil {
-		switch req.Name {
-		case SearchToolsName:
-			view, keep := g.viewOf(ctx, l)
-			return l.search.searchTools(ctx, req.Arguments, g.semantic, view, keep), nil
-		case CallToolName:
-			return g.callNamed(ctx, l, req)
-		}
-	}
-	return g.call(ctx, l, req)
+	ts.g.opts.Metrics.ToolsetCall(ts.def.Name)
+	return ts.g.serveCall(ctx, l, req)
 }
 
 // Resources is mcp.ResourceHandler: the services of the toolset's tools.

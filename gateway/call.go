@@ -18,11 +18,6 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 )
 
-// CallTool serves tools/call for the whole catalog (/mcp).
-func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return g.serveCall(ctx, &g.catalog.Load().listing, req)
-}
-
 // serveCall serves a tools/call of the endpoint whose list is l. The MCP
 // layer resolved the name once, against the very list the handle it hands
 // down (req.Tool) came from, so the tool that runs is the one that list

@@ -189,9 +189,13 @@ type listing struct {
 	// lists kept for callers by the sets their tokens hold (visible.go).
 	scopeSets scopeSets
 	views     views
-	// resources and services are a toolset's: its tools' services, as
-	// resources and by URI (toolsets.go); nil for the whole catalog,
-	// whose resources are catalog.resources.
+	// restricted: the listing is a toolset's, whose endpoint reaches only
+	// its own tools' tasks, Operations methods (ops) and resources
+	// (services, reach); the whole catalog's reaches all of the catalog's.
+	restricted bool
+	// resources are what resources/list shows: the catalog's services, or
+	// a toolset's tools' services; services are a toolset's by URI
+	// (toolsets.go).
 	resources *mcp.ResourceSet
 	services  map[string]bool
 	// reach are, by backend, the messages a toolset's tools reach, the

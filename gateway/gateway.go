@@ -357,6 +357,8 @@ type Gateway struct {
 	opts     Options
 	backends []*backendState
 	catalog  atomic.Pointer[catalog]
+	// whole is the default endpoint, /mcp: the whole catalog (endpoint.go).
+	whole endpoint
 	// toolsets serve Options.Toolsets, in order (toolsets.go).
 	toolsets []*toolsetServer
 	server   *mcp.Server
@@ -426,6 +428,7 @@ type Gateway struct {
 // Name (see [ValidBackendName]).
 func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, error) {
 	g := &Gateway{closed: make(chan struct{})}
+	g.whole = endpoint{g: g, of: wholeCatalog, called: func() {}}
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -554,7 +557,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		// And so is the process's limit.
 		so.InFlight = new(mcp.InFlight)
 	}
-	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g, &so)
+	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, &g.whole, &so)
 	httpOpts := withHosts(g.opts.HTTP, g.opts.AllowedHosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })
 	if g.opts.State != nil {
 		httpOpts.Fleet = g.opts.State
@@ -571,9 +574,6 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	}
 	return g, nil
 }
-
-// Tools returns the current tool set; it is part of mcp.Handler.
-func (g *Gateway) Tools() *mcp.ToolSet { return g.catalog.Load().set }
 
 // Server returns the MCP server, for transports the caller runs itself.
 func (g *Gateway) Server() *mcp.Server { return g.server }

@@ -333,6 +333,7 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 	if c.resources, err = newResourceCatalog(parts); err != nil {
 		return nil, fmt.Errorf("building resource list: %w", err)
 	}
+	c.listing.resources = c.resources.set
 	return c, nil
 }
 

@@ -79,8 +79,6 @@ func (g *Gateway) authorizeTask(ctx context.Context, req *mcp.TaskRequest, t *to
 	return err
 }
 
-var _ mcp.TaskHandler = (*Gateway)(nil)
-
 // taskNotFound is the answer for an id that is not the caller's task:
 // forged, issued by another gateway, or another principal's. The three
 // are not told apart.
@@ -157,8 +155,7 @@ type taskAccess struct {
 	start *tool
 	b     *operationsBackend
 	ctx   context.Context // the outgoing context of the backend calls
-	// in is the toolset's listing the task method came through, nil for
-	// the whole catalog.
+	// in is the listing of the endpoint the task method came through.
 	in *listing
 }
 
@@ -166,16 +163,16 @@ type taskAccess struct {
 // Operations tools: one the catalog exposes (listed or withheld) and,
 // through a toolset, one the toolset holds (toolsetOperations).
 func (a *taskAccess) may(ot *tool) bool {
-	return ot != nil && (a.in == nil || a.in.ops[ot])
+	return ot != nil && (!a.in.restricted || a.in.ops[ot])
 }
 
 // openTask checks id for the caller and authorizes the task method, as
 // the tool that started the task and as the backend's Operations tool
 // (opsTool picks GetOperation or CancelOperation), before any backend is
-// called. toolset, when not -1, is an index of Options.Toolsets: a task
-// started by a tool outside that toolset is not found there, as another
-// principal's is not.
-func (g *Gateway) openTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest, what string, opsTool func(*operationsBackend) *tool) (*taskAccess, error) {
+// called. A task started by a tool outside a toolset is not found
+// through the toolset's endpoint, as another principal's is not.
+func (e *endpoint) openTask(ctx context.Context, id string, req *mcp.TaskRequest, what string, opsTool func(*operationsBackend) *tool) (*taskAccess, error) {
+	g := e.g
 	ref, err := g.taskKeys.parse(id, taskOwner(ctx))
 	if err != nil {
 		return nil, taskNotFound
@@ -186,11 +183,9 @@ func (g *Gateway) openTask(ctx context.Context, toolset int, id string, req *mcp
 	if start == nil || b == nil {
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: the tool that started the task (%s of backend %s) is no longer exposed by this gateway", what, ref.method[1:], ref.backend)}
 	}
-	a := &taskAccess{ref: ref, start: start, b: b}
-	if toolset >= 0 {
-		if a.in = c.toolsets[toolset]; a.in.byName[start.def.Name] != start && !a.in.replaced[start] {
-			return nil, taskNotFound
-		}
+	a := &taskAccess{ref: ref, start: start, b: b, in: e.of(c)}
+	if a.in.restricted && a.in.byName[start.def.Name] != start && !a.in.replaced[start] {
+		return nil, taskNotFound
 	}
 	if err := g.authorizeTask(ctx, req, start); err != nil {
 		return nil, err
@@ -247,16 +242,11 @@ func (g *Gateway) task(ctx context.Context, id string, a *taskAccess, op *operat
 	return task
 }
 
-// GetTask serves tasks/get with GetOperation; it is part of
-// mcp.TaskHandler.
-func (g *Gateway) GetTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return g.getTask(ctx, -1, id, req)
-}
-
-// getTask is GetTask for the tasks of the tools in toolset (an index
-// of Options.Toolsets), -1 for the whole catalog.
-func (g *Gateway) getTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	a, err := g.openTask(ctx, toolset, id, req, "Failed to retrieve task", getTool)
+// GetTask is mcp.TaskHandler: tasks/get with GetOperation, for the tasks
+// of the endpoint's tools.
+func (e *endpoint) GetTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	g := e.g
+	a, err := e.openTask(ctx, id, req, "Failed to retrieve task", getTool)
 	if err != nil {
 		return nil, err
 	}
@@ -267,17 +257,12 @@ func (g *Gateway) getTask(ctx context.Context, toolset int, id string, req *mcp.
 	return g.task(ctx, id, a, op, req), nil
 }
 
-// AwaitTask serves tasks/result: it polls the operation as a waiting
-// call does, for as long as the request lasts; it is part of
-// mcp.TaskHandler.
-func (g *Gateway) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return g.awaitTask(ctx, -1, id, req)
-}
-
-// awaitTask is AwaitTask for the tasks of the tools in toolset (an index
-// of Options.Toolsets), -1 for the whole catalog.
-func (g *Gateway) awaitTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	a, err := g.openTask(ctx, toolset, id, req, "tasks/result", getTool)
+// AwaitTask is mcp.TaskHandler: tasks/result, for the tasks of the
+// endpoint's tools. It polls the operation as a waiting call does, for as
+// long as the request lasts.
+func (e *endpoint) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	g := e.g
+	a, err := e.openTask(ctx, id, req, "tasks/result", getTool)
 	if err != nil {
 		return nil, err
 	}
@@ -299,17 +284,12 @@ func (g *Gateway) awaitTask(ctx context.Context, toolset int, id string, req *mc
 	return g.task(ctx, id, a, op, req), nil
 }
 
-// CancelTask serves tasks/cancel with CancelOperation, for an operation
-// not yet done; it returns the state before; it is part of
-// mcp.TaskHandler.
-func (g *Gateway) CancelTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return g.cancelTask(ctx, -1, id, req)
-}
-
-// cancelTask is CancelTask for the tasks of the tools in toolset (an index
-// of Options.Toolsets), -1 for the whole catalog.
-func (g *Gateway) cancelTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	a, err := g.openTask(ctx, toolset, id, req, "Cannot cancel task", cancelTool)
+// CancelTask is mcp.TaskHandler: tasks/cancel with CancelOperation, for
+// the tasks of the endpoint's tools and an operation not yet done; it
+// returns the state before.
+func (e *endpoint) CancelTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	g := e.g
+	a, err := e.openTask(ctx, id, req, "Cannot cancel task", cancelTool)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/state"
@@ -404,8 +405,8 @@ type Gateway struct {
 	results resultStore
 	// semantic is the search reranking, nil without Options.SearchEmbeddings.
 	semantic *semantic
-	// taskKeys sign and verify task ids (taskid.go).
-	taskKeys *taskKeys
+	// taskKeys sign and verify task ids.
+	taskKeys *taskid.Keys
 	// streamable is the Streamable HTTP transport Handler mounts at /mcp,
 	// made in New so that a bad Options.HTTP (a short SessionSecret) fails
 	// there; every Handler serves its sessions.
@@ -515,7 +516,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	if g.opts.HTTP != nil {
 		secret, previous = g.opts.HTTP.SessionSecret, g.opts.HTTP.PreviousSessionSecrets
 	}
-	if g.taskKeys, err = newTaskKeys(secret, previous); err != nil {
+	if g.taskKeys, err = taskid.NewKeys(secret, previous); err != nil {
 		return nil, fmt.Errorf("gateway: task keys: %w", err)
 	}
 	if g.opts.SearchEmbeddings != nil {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
@@ -88,7 +89,7 @@ var taskNotFound = &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Failed to r
 // operation's name is too long for one (the call then answers without a
 // task).
 func (g *Gateway) newTaskID(ctx context.Context, t *tool, op *operation) (string, bool) {
-	return g.taskKeys.mint(taskRef{backend: t.backend, method: t.method, operation: op.name, started: time.Now()}, taskOwner(ctx))
+	return g.taskKeys.Mint(taskid.Ref{Backend: t.backend, Method: t.method, Operation: op.name, Started: time.Now()}, taskOwner(ctx))
 }
 
 // taskOf is the task state of op under id; withResult adds the result of
@@ -151,7 +152,7 @@ func (g *Gateway) taskResult(ctx context.Context, t *tool, op *operation) *mcp.C
 // taskAccess is a task method's way to its task: what the id says, the
 // tool that started it and the backend's Operations service.
 type taskAccess struct {
-	ref   taskRef
+	ref   taskid.Ref
 	start *tool
 	b     *operationsBackend
 	ctx   context.Context // the outgoing context of the backend calls
@@ -173,15 +174,15 @@ func (a *taskAccess) may(ot *tool) bool {
 // through the toolset's endpoint, as another principal's is not.
 func (e *endpoint) openTask(ctx context.Context, id string, req *mcp.TaskRequest, what string, opsTool func(*operationsBackend) *tool) (*taskAccess, error) {
 	g := e.g
-	ref, err := g.taskKeys.parse(id, taskOwner(ctx))
+	ref, err := g.taskKeys.Parse(id, taskOwner(ctx))
 	if err != nil {
 		return nil, taskNotFound
 	}
 	c := g.catalog.Load()
-	start := c.byMethod[ref.backend+"\x00"+ref.method]
-	b := c.operations[ref.backend]
+	start := c.byMethod[ref.Backend+"\x00"+ref.Method]
+	b := c.operations[ref.Backend]
 	if start == nil || b == nil {
-		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: the tool that started the task (%s of backend %s) is no longer exposed by this gateway", what, ref.method[1:], ref.backend)}
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: the tool that started the task (%s of backend %s) is no longer exposed by this gateway", what, ref.Method[1:], ref.Backend)}
 	}
 	a := &taskAccess{ref: ref, start: start, b: b, in: e.of(c)}
 	if a.in.restricted && a.in.byName[start.def.Name] != start && !a.in.replaced[start] {
@@ -204,7 +205,7 @@ func (e *endpoint) openTask(ctx context.Context, id string, req *mcp.TaskRequest
 	}
 	a.ctx = g.md.outgoingContext(ctx, req.Header, b.md)
 	if start.exchanger != nil {
-		if a.ctx, err = g.withBackendToken(a.ctx, ref.backend, start.exchanger, start.tokenScopes); err != nil {
+		if a.ctx, err = g.withBackendToken(a.ctx, ref.Backend, start.exchanger, start.tokenScopes); err != nil {
 			return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: what + ": " + err.Error()}
 		}
 	}
@@ -216,7 +217,7 @@ func cancelTool(b *operationsBackend) *tool { return b.cancelTool }
 
 // fetch is the operation's current state.
 func (a *taskAccess) fetch(ctx context.Context, what string) (*operation, error) {
-	op, err := a.b.ops.get(a.ctx, &operation{name: a.ref.operation})
+	op, err := a.b.ops.get(a.ctx, &operation{name: a.ref.Operation})
 	if err == nil {
 		return op, nil
 	}
@@ -234,7 +235,7 @@ func (a *taskAccess) fetch(ctx context.Context, what string) (*operation, error)
 // task is the task of op with its result cut to the result budget as the
 // call of the tool that started it would have been.
 func (g *Gateway) task(ctx context.Context, id string, a *taskAccess, op *operation, req *mcp.TaskRequest) *mcp.Task {
-	task := taskOf(ctx, id, a.ref.started, op, a.start.lro, a.b.ops, true)
+	task := taskOf(ctx, id, a.ref.Started, op, a.start.lro, a.b.ops, true)
 	if task.Result == nil || task.Result.StructuredContent == nil {
 		return task
 	}
@@ -305,11 +306,11 @@ func (e *endpoint) CancelTask(ctx context.Context, id string, req *mcp.TaskReque
 	if err != nil {
 		return nil, err
 	}
-	t := taskOf(ctx, id, a.ref.started, op, nil, a.b.ops, true)
+	t := taskOf(ctx, id, a.ref.Started, op, nil, a.b.ops, true)
 	if op.done {
 		return t, nil
 	}
-	if err := a.b.ops.cancel(a.ctx, a.ref.operation); err != nil {
+	if err := a.b.ops.cancel(a.ctx, a.ref.Operation); err != nil {
 		st := status.Convert(err)
 		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Cannot cancel task: %s: %s", telemetry.CodeName(st.Code()), clientMessage(st))}
 	}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
@@ -138,13 +139,13 @@ func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *
 func (g *Gateway) unaryCall(ctx context.Context, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	var out rawFrame
-	defer out.release()
+	var out callwire.Frame
+	defer out.Release()
 	var tries *backendconn.Attempts
 	if t.retry && t.obs.metrics != nil {
 		ctx, tries = backendconn.CountAttempts(ctx)
 	}
-	err := t.conn.Invoke(ctx, t.method, in, &out, callCodec)
+	err := t.conn.Invoke(ctx, t.method, in, &out, callwire.Codec)
 	if tries != nil {
 		t.obs.metrics.Retried(tries.Retries())
 	}
@@ -152,7 +153,7 @@ func (g *Gateway) unaryCall(ctx context.Context, t *tool, in proto.Message) (*mc
 		return g.callFailed(ctx, t, status.Convert(err)), nil
 	}
 
-	return t.responseResult(ctx, out.bytes())
+	return t.responseResult(ctx, out.Bytes())
 }
 
 // invokeLongRunning calls a method that answers with an operation

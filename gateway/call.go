@@ -87,7 +87,7 @@ func (g *Gateway) runTool(ctx context.Context, t *tool, req *mcp.CallToolRequest
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: err.Error()}
 	}
 	// Forwarded headers and static metadata, for unary and streaming calls alike.
-	ctx = g.md.outgoingContext(ctx, req.Header, t.md)
+	ctx = g.md.Context(ctx, req.Header, t.md)
 	if t.exchanger != nil {
 		var failed *mcp.CallToolResult
 		if ctx, failed = g.backendToken(ctx, t.backend, t.exchanger, t.tokenScopes); failed != nil {

@@ -35,6 +35,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/forward"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
@@ -210,7 +211,7 @@ type Options struct {
 	State *state.Redis
 	// HTTP configures the Streamable HTTP endpoint; nil means defaults.
 	// Its SessionSecret (and PreviousSessionSecrets) also key the task
-	// ids (taskid.go), so replicas sharing it share tasks; without one,
+	// ids (gateway/internal/taskid), so replicas sharing it share tasks; without one,
 	// task ids are valid only on the process that issued them.
 	HTTP *mcp.StreamableHTTPOptions
 	// WebSocket configures /ws; nil means defaults.
@@ -363,7 +364,7 @@ type Gateway struct {
 	// toolsets serve Options.Toolsets, in order (toolsets.go).
 	toolsets []*toolsetServer
 	server   *mcp.Server
-	md       outgoingMD
+	md       forward.Metadata
 	filter   *methodFilter
 	// methodTimeouts are Options.MethodTimeouts, compiled.
 	methodTimeouts methodTimeouts
@@ -487,7 +488,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	} else {
 		g.results = memoryResults{results.NewStore(g.resultStoreOptions())}
 	}
-	md, err := newOutgoingMD(g.opts.ForwardHeaders, g.opts.Metadata)
+	md, err := forward.New(g.opts.ForwardHeaders, g.opts.Metadata)
 	if err != nil {
 		return nil, err
 	}

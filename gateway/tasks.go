@@ -27,7 +27,7 @@ import (
 //
 // A task belongs to whoever started it and to the catalog: its id is
 // signed and names its owner, its backend, the method of the tool that
-// started it and the operation (taskid.go). A task method checks the id
+// started it and the operation (gateway/internal/taskid). A task method checks the id
 // before any backend is called, then authorizes the caller as the tool
 // that started the task and as the Operations tool it amounts to, both
 // as this catalog exposes them: with GetOperation filtered out, a
@@ -203,7 +203,7 @@ func (e *endpoint) openTask(ctx context.Context, id string, req *mcp.TaskRequest
 	if err := g.authorizeTask(ctx, req, ot); err != nil {
 		return nil, err
 	}
-	a.ctx = g.md.outgoingContext(ctx, req.Header, b.md)
+	a.ctx = g.md.Context(ctx, req.Header, b.md)
 	if start.exchanger != nil {
 		if a.ctx, err = g.withBackendToken(a.ctx, ref.Backend, start.exchanger, start.tokenScopes); err != nil {
 			return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: what + ": " + err.Error()}

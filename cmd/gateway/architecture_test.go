@@ -43,6 +43,7 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "gateway/internal/taskid":      nil,
 		mod + "gateway/internal/callwire":    nil,
 		mod + "gateway/internal/orderedjson": {mod + "internal/jsonstr"},
+		mod + "gateway/internal/forward":     {mod + "internal/grpcmeta"},
 	} {
 		for _, dep := range deps(pkg) {
 			if dep != pkg && strings.HasPrefix(dep, mod) && !slices.Contains(allowed, dep) {

@@ -100,8 +100,8 @@ func compileBudget(t *tool, budget int) {
 // fitResult applies the result budget to res: a result within it is
 // returned as it is; a larger one gets its structuredContent (and the
 // text block holding the same JSON) cut, a sentence saying what was cut,
-// and a link to the whole result.
-func (g *Gateway) fitResult(ctx context.Context, req *mcp.CallToolRequest, t *tool, res *mcp.CallToolResult) *mcp.CallToolResult {
+// and a link to the whole result, kept for the call's session.
+func (g *Gateway) fitResult(ctx context.Context, session mcp.SessionInfo, t *tool, res *mcp.CallToolResult) *mcp.CallToolResult {
 	js := res.StructuredContent
 	if g.budget <= 0 || len(js) <= g.budget {
 		return res
@@ -134,7 +134,7 @@ func (g *Gateway) fitResult(ctx context.Context, req *mcp.CallToolRequest, t *to
 	}
 	fmt.Fprintf(&note, " (listed in %q).", f.Member)
 	note.WriteString(t.budget.askLess)
-	id, err := g.results.Put(ctx, resultOwner(ctx, req.Session), principalOf(ctx).ID, js)
+	id, err := g.results.Put(ctx, resultOwner(ctx, session), principalOf(ctx).ID, js)
 	if err == nil {
 		uri := ResultURIPrefix + id
 		ttl := g.results.TTL()

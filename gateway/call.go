@@ -12,54 +12,69 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 )
 
-// CallTool serves tools/call. In search mode it first answers the two
-// search-mode tools: search_tools from the catalog's index, and call_tool
-// by turning it into the call of the tool it names and sending that down
-// the one call path of every typed call (call.go), so validation, errors,
-// progress, cancellation, streaming, deadlines, metrics, logs and
+// serveCall serves a tools/call of the endpoint whose list is l. The MCP
+// layer resolved the name once, against the very list the handle it hands
+// down (req.Tool) came from, so the tool that runs is the one that list
+// named, whatever a refresh swapped in since; l is used only when the
+// call did not come through the MCP layer.
+//
+// In search mode the two search-mode tools are answered here:
+// search_tools from the list's index, and call_tool by running the tool
+// it names on the one path of every typed call (runTool), so validation,
+// errors, progress, cancellation, streaming, deadlines, metrics, logs and
 // per-tool authorization are the target tool's, exactly as if it had
-// been called directly. (The MCP layer answers a name tools/list does not
-// show, such as a typed tool's in search mode, as an unknown tool before
-// it gets here.)
-func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c := g.catalog.Load()
-	if c.search != nil {
-		switch req.Name {
-		case SearchToolsName:
-			view, keep := g.viewOf(ctx, &c.listing)
-			return c.search.searchTools(ctx, req.Arguments, g.semantic, view, keep), nil
-		case CallToolName:
-			return g.callNamed(ctx, &c.listing, req)
+// been called directly.
+func (g *Gateway) serveCall(ctx context.Context, l *listing, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	switch h := l.handleOf(req).(type) {
+	case *tool:
+		return g.runTool(ctx, h, req)
+	case *metaTool:
+		if h.name == SearchToolsName {
+			view, keep := g.viewOf(ctx, h.in)
+			return h.in.search.searchTools(ctx, req.Arguments, g.semantic, view, keep), nil
 		}
+		return g.runNamed(ctx, h.in, req)
 	}
-	return g.call(ctx, &c.listing, req)
+	return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)}
 }
 
-// call is the one path of every tools/call of a catalog tool, typed or
-// through call_tool (metacall.go). This is the gateway's hot path: find
-// the precompiled tool, convert the arguments, invoke, convert the
-// response. Which error becomes a protocol error and which a tool
-// execution error is decided here and in status.go, and documented in
-// docs/errors.md.
-func (g *Gateway) call(ctx context.Context, c *listing, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-	t := c.byName[req.Name]
-	if t == nil {
-		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)}
-	}
-	return g.callTool(ctx, t, req)
+// metaTool is the handle of a search-mode tool (search_tools or
+// call_tool) in the list of in, the listing it searches and calls into.
+type metaTool struct {
+	in   *listing
+	name string
 }
 
-// callTool runs the resolved tool t: the one path every call of a tool
-// takes, whether the client named it in tools/call or another tool runs
-// it by name, so that authorization and observation always apply to the
-// tool that actually runs.
-func (g *Gateway) callTool(ctx context.Context, t *tool, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+// handleOf is what req runs: the handle the MCP layer resolved, else
+// (a call made directly, not through the MCP layer) the tool of that
+// name in l; nil when there is none.
+func (l *listing) handleOf(req *mcp.CallToolRequest) any {
+	if req.Tool != nil && req.Tool.Handle != nil {
+		return req.Tool.Handle
+	}
+	if l.search != nil && (req.Name == SearchToolsName || req.Name == CallToolName) {
+		return &metaTool{in: l, name: req.Name}
+	}
+	if t := l.byName[req.Name]; t != nil {
+		return t
+	}
+	return nil
+}
+
+// runTool runs the resolved tool t: the one path every call of a tool
+// takes, whether the client named it in tools/call or call_tool runs it
+// by name, so that authorization and observation always apply to the
+// tool that actually runs. This is the gateway's hot path. Which error
+// becomes a protocol error and which a tool execution error is decided
+// here and in status.go, and documented in docs/errors.md.
+func (g *Gateway) runTool(ctx context.Context, t *tool, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 	// Metrics, span and call log (observe.go); a no-op when none is on.
 	ctx, ob := g.startCall(ctx, t, req)
 	defer g.endCall(ctx, t, req, ob, &res, &err)
@@ -72,51 +87,65 @@ func (g *Gateway) callTool(ctx context.Context, t *tool, req *mcp.CallToolReques
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: err.Error()}
 	}
 	// Forwarded headers and static metadata, for unary and streaming calls alike.
-	ctx = g.md.outgoingContext(ctx, req.Header, t.md)
+	ctx = g.md.Context(ctx, req.Header, t.md)
 	if t.exchanger != nil {
 		var failed *mcp.CallToolResult
 		if ctx, failed = g.backendToken(ctx, t.backend, t.exchanger, t.tokenScopes); failed != nil {
 			return failed, nil
 		}
 	}
-	if res, err = g.invoke(ctx, req, t, args); err != nil || res == nil {
+	if res, err = t.invoke(g, ctx, req, t, args); err != nil || res == nil {
 		return res, err
 	}
 	// Every result, of every call shape, within the result budget.
-	return g.fitResult(ctx, req, t, res), nil
+	return g.fitResult(ctx, req.Session, t, res), nil
 }
 
-// invoke makes the call of the tool's shape: unary, long-running or
-// streaming.
-func (g *Gateway) invoke(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	if t.kind != kindUnary {
-		return g.callStream(ctx, req, t, args)
-	}
+// invoker makes the backend call of one tool shape with the call's
+// arguments (a JSON object) and turns its outcome into the result. Each
+// tool holds its own (tool.invoke), chosen once at discovery
+// (chooseInvoker), so no call decides its shape again.
+type invoker func(g *Gateway, ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error)
 
+// chooseInvoker is the invoker of t's shape, once compileMethod has
+// settled it: a watch, a stream of each direction, a long-running method,
+// or a plain unary one.
+func chooseInvoker(t *tool) invoker {
+	switch {
+	case t.watch != nil:
+		return (*Gateway).invokeWatch
+	case t.kind == kindServerStream:
+		return (*Gateway).invokeServerStream
+	case t.kind != kindUnary:
+		return (*Gateway).invokeRequestStream
+	case t.lro != nil:
+		return (*Gateway).invokeLongRunning
+	}
+	return (*Gateway).invokeUnary
+}
+
+// invokeUnary calls a unary method: one request, one response.
+func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
 	in, warnings, err := t.decodeRequest(args)
 	if err != nil {
 		return g.inputError(ctx, t, err)
 	}
-	res, err := g.invokeUnary(ctx, req, t, in)
+	res, err := g.unaryCall(ctx, t, in)
 	return noteArguments(res, warnings), err
 }
 
-// invokeUnary calls a unary or long-running method with its converted
-// request.
-func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
-	if t.lro != nil {
-		return g.callLongRunning(ctx, req, t, in)
-	}
-
+// unaryCall sends the converted request of a unary method and converts
+// its response.
+func (g *Gateway) unaryCall(ctx context.Context, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	var out rawFrame
-	defer out.release()
+	var out callwire.Frame
+	defer out.Release()
 	var tries *backendconn.Attempts
 	if t.retry && t.obs.metrics != nil {
 		ctx, tries = backendconn.CountAttempts(ctx)
 	}
-	err := t.conn.Invoke(ctx, t.method, in, &out, callCodec)
+	err := t.conn.Invoke(ctx, t.method, in, &out, callwire.Codec)
 	if tries != nil {
 		t.obs.metrics.Retried(tries.Retries())
 	}
@@ -124,7 +153,18 @@ func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *
 		return g.callFailed(ctx, t, status.Convert(err)), nil
 	}
 
-	return t.responseResult(ctx, out.bytes())
+	return t.responseResult(ctx, out.Bytes())
+}
+
+// invokeLongRunning calls a method that answers with an operation
+// (operation_call.go).
+func (g *Gateway) invokeLongRunning(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
+	in, warnings, err := t.decodeRequest(args)
+	if err != nil {
+		return g.inputError(ctx, t, err)
+	}
+	res, err := g.callLongRunning(ctx, req, t, in)
+	return noteArguments(res, warnings), err
 }
 
 // objectArguments returns the arguments as a JSON object. Absent or null

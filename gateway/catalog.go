@@ -62,9 +62,11 @@ type tool struct {
 	// details (status.go) and the Any values of responses (anytypes.go).
 	types *anyTypes
 
-	// kind says which call path serves the tool: unary, or one of the
-	// stream shapes in stream.go.
+	// kind is the tool's stream shape: unary, or one of those in
+	// stream.go.
 	kind callKind
+	// invoke makes the call of the tool's shape (chooseInvoker).
+	invoke invoker
 	// progressLabel ends each progress message of a server or
 	// bidirectional stream: " (package.Response)".
 	progressLabel string
@@ -187,9 +189,13 @@ type listing struct {
 	// lists kept for callers by the sets their tokens hold (visible.go).
 	scopeSets scopeSets
 	views     views
-	// resources and services are a toolset's: its tools' services, as
-	// resources and by URI (toolsets.go); nil for the whole catalog,
-	// whose resources are catalog.resources.
+	// restricted: the listing is a toolset's, whose endpoint reaches only
+	// its own tools' tasks, Operations methods (ops) and resources
+	// (services, reach); the whole catalog's reaches all of the catalog's.
+	restricted bool
+	// resources are what resources/list shows: the catalog's services, or
+	// a toolset's tools' services; services are a toolset's by URI
+	// (toolsets.go).
 	resources *mcp.ResourceSet
 	services  map[string]bool
 	// reach are, by backend, the messages a toolset's tools reach, the
@@ -454,6 +460,7 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 	}
 	opts.backend.apply(t, m, opts.deadlines)
 	compileWatch(t, m, to, opts.watch, opts.useProtoNames)
+	t.invoke = chooseInvoker(t)
 	return compiledTool{tool: t}
 }
 

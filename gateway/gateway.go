@@ -35,6 +35,8 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/forward"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/state"
@@ -209,7 +211,7 @@ type Options struct {
 	State *state.Redis
 	// HTTP configures the Streamable HTTP endpoint; nil means defaults.
 	// Its SessionSecret (and PreviousSessionSecrets) also key the task
-	// ids (taskid.go), so replicas sharing it share tasks; without one,
+	// ids (gateway/internal/taskid), so replicas sharing it share tasks; without one,
 	// task ids are valid only on the process that issued them.
 	HTTP *mcp.StreamableHTTPOptions
 	// WebSocket configures /ws; nil means defaults.
@@ -357,10 +359,12 @@ type Gateway struct {
 	opts     Options
 	backends []*backendState
 	catalog  atomic.Pointer[catalog]
+	// whole is the default endpoint, /mcp: the whole catalog (endpoint.go).
+	whole endpoint
 	// toolsets serve Options.Toolsets, in order (toolsets.go).
 	toolsets []*toolsetServer
 	server   *mcp.Server
-	md       outgoingMD
+	md       forward.Metadata
 	filter   *methodFilter
 	// methodTimeouts are Options.MethodTimeouts, compiled.
 	methodTimeouts methodTimeouts
@@ -402,8 +406,8 @@ type Gateway struct {
 	results resultStore
 	// semantic is the search reranking, nil without Options.SearchEmbeddings.
 	semantic *semantic
-	// taskKeys sign and verify task ids (taskid.go).
-	taskKeys *taskKeys
+	// taskKeys sign and verify task ids.
+	taskKeys *taskid.Keys
 	// streamable is the Streamable HTTP transport Handler mounts at /mcp,
 	// made in New so that a bad Options.HTTP (a short SessionSecret) fails
 	// there; every Handler serves its sessions.
@@ -426,6 +430,7 @@ type Gateway struct {
 // Name (see [ValidBackendName]).
 func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, error) {
 	g := &Gateway{closed: make(chan struct{})}
+	g.whole = endpoint{g: g, of: wholeCatalog, called: func() {}}
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -483,7 +488,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	} else {
 		g.results = memoryResults{results.NewStore(g.resultStoreOptions())}
 	}
-	md, err := newOutgoingMD(g.opts.ForwardHeaders, g.opts.Metadata)
+	md, err := forward.New(g.opts.ForwardHeaders, g.opts.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -512,7 +517,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	if g.opts.HTTP != nil {
 		secret, previous = g.opts.HTTP.SessionSecret, g.opts.HTTP.PreviousSessionSecrets
 	}
-	if g.taskKeys, err = newTaskKeys(secret, previous); err != nil {
+	if g.taskKeys, err = taskid.NewKeys(secret, previous); err != nil {
 		return nil, fmt.Errorf("gateway: task keys: %w", err)
 	}
 	if g.opts.SearchEmbeddings != nil {
@@ -554,7 +559,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		// And so is the process's limit.
 		so.InFlight = new(mcp.InFlight)
 	}
-	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, g, &so)
+	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, &g.whole, &so)
 	httpOpts := withHosts(g.opts.HTTP, g.opts.AllowedHosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })
 	if g.opts.State != nil {
 		httpOpts.Fleet = g.opts.State
@@ -571,9 +576,6 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	}
 	return g, nil
 }
-
-// Tools returns the current tool set; it is part of mcp.Handler.
-func (g *Gateway) Tools() *mcp.ToolSet { return g.catalog.Load().set }
 
 // Server returns the MCP server, for transports the caller runs itself.
 func (g *Gateway) Server() *mcp.Server { return g.server }

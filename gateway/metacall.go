@@ -18,10 +18,10 @@ type callToolArgs struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// callNamed serves call_tool: the named tool is called with the given
-// arguments as a tools/call of its own (same request ID, session,
+// runNamed serves call_tool: the tool of c it names is run with the
+// given arguments as a tools/call of its own (same request ID, session,
 // headers, _meta and progress token).
-func (g *Gateway) callNamed(ctx context.Context, c *listing, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Gateway) runNamed(ctx context.Context, c *listing, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a callToolArgs
 	if err := decodeMetaArgs(req.Arguments, &a); err != nil {
 		return metaInputError(CallToolName, err), nil
@@ -29,14 +29,15 @@ func (g *Gateway) callNamed(ctx context.Context, c *listing, req *mcp.CallToolRe
 	if a.Name == nil || *a.Name == "" {
 		return metaInputError(CallToolName, errors.New("name: required, the exact name of a tool found with "+SearchToolsName)), nil
 	}
-	if c.byName[*a.Name] == nil {
+	t := c.byName[*a.Name]
+	if t == nil {
 		_, keep := g.viewOf(ctx, c)
 		return c.unknownTool(*a.Name, keep), nil
 	}
 	target := *req
-	target.Name = *a.Name
+	target.Name, target.Tool = *a.Name, nil
 	target.Arguments = a.Arguments
-	return g.call(ctx, c, &target)
+	return g.runTool(ctx, t, &target)
 }
 
 // maxSuggestions is how many close names an unknown name is answered with.

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
@@ -47,18 +48,18 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 	client := ctx
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	var out rawFrame
-	defer out.release()
-	if err := t.conn.Invoke(ctx, t.method, in, &out, callCodec); err != nil {
+	var out callwire.Frame
+	defer out.Release()
+	if err := t.conn.Invoke(ctx, t.method, in, &out, callwire.Codec); err != nil {
 		return g.callFailed(ctx, t, status.Convert(err)), nil
 	}
 	lr := t.lro
 	var op *operation
 	var err error
 	if lr.ops != nil && lr.ops.custom != nil {
-		op, err = lr.ops.custom.start(in, out.bytes())
+		op, err = lr.ops.custom.start(in, out.Bytes())
 	} else {
-		op, err = decodeOperation(out.bytes())
+		op, err = decodeOperation(out.Bytes())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the response of %s: %w", t.method, err)
@@ -233,12 +234,12 @@ func (c *operationsClient) wait(ctx context.Context, op *operation, timeout time
 }
 
 func (c *operationsClient) invoke(ctx context.Context, method string, req []byte) (*operation, error) {
-	var out rawFrame
-	defer out.release()
-	if err := c.conn.Invoke(ctx, method, wireMessage(req), &out, callCodec); err != nil {
+	var out callwire.Frame
+	defer out.Release()
+	if err := c.conn.Invoke(ctx, method, callwire.Encoded(req), &out, callwire.Codec); err != nil {
 		return nil, err
 	}
-	op, err := decodeOperation(out.bytes())
+	op, err := decodeOperation(out.Bytes())
 	if err != nil {
 		return nil, status.Error(codes.Internal, fmt.Sprintf("%s: %v", method, err))
 	}
@@ -247,9 +248,9 @@ func (c *operationsClient) invoke(ctx context.Context, method string, req []byte
 
 // cancel calls CancelOperation.
 func (c *operationsClient) cancel(ctx context.Context, name string) error {
-	var out rawFrame
-	defer out.release()
-	return c.conn.Invoke(ctx, cancelOperationMethod, wireMessage(nameRequest(name)), &out, callCodec)
+	var out callwire.Frame
+	defer out.Release()
+	return c.conn.Invoke(ctx, cancelOperationMethod, callwire.Encoded(nameRequest(name)), &out, callwire.Codec)
 }
 
 // cancelOperation cancels the operation the client stopped waiting for,

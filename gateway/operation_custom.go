@@ -16,6 +16,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
 )
 
 // Custom long-running operations (AIP-151 "custom" operations, the
@@ -314,16 +316,16 @@ func (c *customOps) poll(ctx context.Context, conn grpc.ClientConnInterface, m *
 	if m == c.wait && op.custom.wait != nil {
 		req = op.custom.wait
 	}
-	var out rawFrame
-	defer out.release()
-	if err := conn.Invoke(ctx, m.path, req, &out, callCodec); err != nil {
+	var out callwire.Frame
+	defer out.Release()
+	if err := conn.Invoke(ctx, m.path, req, &out, callwire.Codec); err != nil {
 		return nil, err
 	}
-	opm, err := c.decodeMessage(out.bytes())
+	opm, err := c.decodeMessage(out.Bytes())
 	if err != nil {
 		return nil, err
 	}
-	return c.operation(opm, out.bytes(), op.custom), nil
+	return c.operation(opm, out.Bytes(), op.custom), nil
 }
 
 // pollArguments are the arguments of the polling tool for op, as JSON.

@@ -155,9 +155,6 @@ func waitRequest(name string, timeout time.Duration) []byte {
 	return protowire.AppendBytes(b, d)
 }
 
-// wireMessage is a request already in wire form, for the partial codec.
-type wireMessage []byte
-
 // anyJSON renders an Any's message as the JSON its type's output schema
 // describes: with the encoder compiled at discovery when the type is one
 // of the long-running methods' types, else through the backend's

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/orderedjson"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
@@ -323,15 +324,15 @@ func hasPath(msg protoreflect.Message, path []protoreflect.FieldDescriptor) bool
 // message reached through "$ref" is written out in place first, so the
 // change stays with this argument.
 func (a *argRules) rewriteSchema(in json.RawMessage) (json.RawMessage, error) {
-	doc, err := parseOrdered(in)
+	doc, err := orderedjson.Parse(in)
 	if err != nil {
 		return nil, err
 	}
-	root, ok := doc.(*jobj)
+	root, ok := doc.(*orderedjson.Object)
 	if !ok {
 		return nil, errors.New("input schema is not an object")
 	}
-	defs, _ := root.get("$defs").(*jobj)
+	defs, _ := root.Get("$defs").(*orderedjson.Object)
 	base := root
 	if a.stream {
 		base = deref(child(child(root, "requests"), "items"), defs)
@@ -345,63 +346,63 @@ func (a *argRules) rewriteSchema(in json.RawMessage) (json.RawMessage, error) {
 		if node == nil {
 			continue // a bounded schema may leave the message out
 		}
-		props, _ := node.get("properties").(*jobj)
+		props, _ := node.Get("properties").(*orderedjson.Object)
 		if props == nil {
 			continue
 		}
 		last := segs[len(segs)-1]
 		if r.kind == argDefault {
-			if p, ok := props.get(last).(*jobj); ok {
-				p.set("default", json.RawMessage(compactJSON(r.value)))
+			if p, ok := props.Get(last).(*orderedjson.Object); ok {
+				p.Set("default", json.RawMessage(compactJSON(r.value)))
 			}
 			continue
 		}
-		props.del(last)
-		if req, ok := node.get("required").([]any); ok {
+		props.Del(last)
+		if req, ok := node.Get("required").([]any); ok {
 			req = slices.DeleteFunc(req, func(v any) bool { return v == last })
 			if len(req) == 0 {
-				node.del("required")
+				node.Del("required")
 			} else {
-				node.set("required", req)
+				node.Set("required", req)
 			}
 		}
 	}
-	return writeOrdered(nil, doc), nil
+	return orderedjson.Append(nil, doc), nil
 }
 
 // child is node's property name, written out in place when it refers to
 // a definition.
-func child(node *jobj, name string) *jobj {
+func child(node *orderedjson.Object, name string) *orderedjson.Object {
 	if node == nil {
 		return nil
 	}
-	props, _ := node.get("properties").(*jobj)
+	props, _ := node.Get("properties").(*orderedjson.Object)
 	if props == nil {
 		return nil
 	}
-	c, _ := props.get(name).(*jobj)
+	c, _ := props.Get(name).(*orderedjson.Object)
 	return c
 }
 
 // deref writes node's "$ref" out in place (a copy of the definition), so
 // that changing it leaves the definition's other uses alone.
-func deref(node *jobj, defs *jobj) *jobj {
+func deref(node *orderedjson.Object, defs *orderedjson.Object) *orderedjson.Object {
 	if node == nil {
 		return nil
 	}
-	ref, ok := node.get("$ref").(string)
+	ref, ok := node.Get("$ref").(string)
 	if !ok || defs == nil {
 		return node
 	}
-	def, _ := defs.get(strings.TrimPrefix(ref, "#/$defs/")).(*jobj)
+	def, _ := defs.Get(strings.TrimPrefix(ref, "#/$defs/")).(*orderedjson.Object)
 	if def == nil {
 		return node
 	}
-	cp := copyValue(def).(*jobj)
-	node.del("$ref")
-	for _, k := range cp.keys {
-		if node.get(k) == nil {
-			node.set(k, cp.vals[k])
+	cp := orderedjson.Copy(def).(*orderedjson.Object)
+	node.Del("$ref")
+	for _, k := range cp.Keys() {
+		if node.Get(k) == nil {
+			node.Set(k, cp.Get(k))
 		}
 	}
 	return node

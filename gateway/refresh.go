@@ -333,6 +333,7 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 	if c.resources, err = newResourceCatalog(parts); err != nil {
 		return nil, fmt.Errorf("building resource list: %w", err)
 	}
+	c.listing.resources = c.resources.set
 	return c, nil
 }
 
@@ -405,6 +406,7 @@ func (g *Gateway) chooseMode(c *catalog) error {
 		defs := make([]mcp.Tool, len(c.tools))
 		for i, t := range c.tools {
 			defs[i], _ = t.withSchemas() // built: forceSchemas left out those that failed
+			defs[i].Handle = t
 		}
 		set, err := mcp.NewToolSet(defs, &mcp.ToolSetOptions{Compactor: compact, CacheScope: g.listCacheScope()})
 		if err != nil {
@@ -420,7 +422,7 @@ func (g *Gateway) chooseMode(c *catalog) error {
 	if err != nil {
 		return err
 	}
-	set, err := metaToolSet(c.tools)
+	set, err := metaToolSet(&c.listing)
 	if err != nil {
 		return fmt.Errorf("building the search-mode tool list: %w", err)
 	}

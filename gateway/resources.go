@@ -421,21 +421,12 @@ func walkMessage(m protoreflect.MessageDescriptor, visit func(protoreflect.Descr
 // notifyResourceListChanged tells clients the resources changed.
 func (g *Gateway) notifyResourceListChanged() { g.server.NotifyResourceListChanged() }
 
-// Resources returns the current resource set; it makes the Gateway an
-// mcp.ResourceHandler.
-func (g *Gateway) Resources() *mcp.ResourceSet { return g.catalog.Load().resources.set }
-
-// ReadResource serves resources/read: the .proto source of one exposed
-// service, printed on the first read of each catalog generation, of a
-// message a bounded schema leaves out (toolsize.go), or a result kept
-// whole after a cut (budget.go).
-func (g *Gateway) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
-	return g.readResource(ctx, g.catalog.Load().resources, nil, req)
-}
-
-// readResource is ReadResource in rc; in, when set, is a toolset's
-// listing, whose services and the messages its tools reach are the only
-// ones it serves.
+// readResource serves resources/read in rc for the endpoint listing in:
+// the .proto source of one exposed service, printed on the first read of
+// each catalog generation, of a message a bounded schema leaves out
+// (toolsize.go), or a result kept whole after a cut (budget.go). A
+// toolset's listing serves only its services and the messages its tools
+// reach.
 func (g *Gateway) readResource(ctx context.Context, rc *resourceCatalog, in *listing, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
 	uri := req.URI
 	if strings.HasPrefix(uri, ResultURIPrefix) {
@@ -444,9 +435,9 @@ func (g *Gateway) readResource(ctx context.Context, rc *resourceCatalog, in *lis
 	var text string
 	var err error
 	mr, backend := rc.lookup(uri)
-	if r := rc.byURI[uri]; r != nil && (in == nil || in.services[uri]) {
+	if r := rc.byURI[uri]; r != nil && (!in.restricted || in.services[uri]) {
 		text, err = r.source()
-	} else if mr != nil && (in == nil || in.reaches(backend, mr.md.FullName())) {
+	} else if mr != nil && (!in.restricted || in.reaches(backend, mr.md.FullName())) {
 		text, err = mr.source()
 	} else {
 		return nil, fmt.Errorf("%w: %s", mcp.ErrResourceNotFound, uri)
@@ -456,8 +447,6 @@ func (g *Gateway) readResource(ctx context.Context, rc *resourceCatalog, in *lis
 	}
 	return &mcp.ResourceContents{URI: uri, MIMEType: ResourceMIMEType, Text: text}, nil
 }
-
-var _ mcp.ResourceHandler = (*Gateway)(nil)
 
 // serviceURI is the resource URI of a backend's service.
 func serviceURI(backend, pkg, service string) string {

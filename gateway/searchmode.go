@@ -632,11 +632,15 @@ func metaInputError(name string, cause error) *mcp.CallToolResult {
 // metaToolSet is what tools/list shows in search mode: search_tools and
 // call_tool. search_tools' description carries the catalog's directory
 // (its APIs and their services), so a model learns the catalog's
-// vocabulary before it searches and can narrow a search with scope.
-func metaToolSet(tools []*tool) (*mcp.ToolSet, error) {
+// vocabulary before it searches and can narrow a search with scope. Each
+// tool's handle is l's, so a call runs against the list it was resolved
+// in.
+func metaToolSet(l *listing) (*mcp.ToolSet, error) {
+	tools := l.tools
 	searchTool := mcp.Tool{
-		Name:  SearchToolsName,
-		Title: "Search tools",
+		Handle: &metaTool{in: l, name: SearchToolsName},
+		Name:   SearchToolsName,
+		Title:  "Search tools",
 		Description: fmt.Sprintf("Finds the tools that fit a task among the %d tools of this server. "+
 			"Give a few words of what you want to do (\"delete a topic\", \"which servers do I have in us-east1\") or a tool's exact name; "+
 			"the answer lists the best matches first, in about %d tokens: the best with its input schema, the next ones with theirs while they fit. "+
@@ -653,8 +657,9 @@ func metaToolSet(tools []*tool) (*mcp.ToolSet, error) {
 		Annotations: &mcp.ToolAnnotations{Title: "Search tools", ReadOnlyHint: boolPtr(true), DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
 	}
 	call := mcp.Tool{
-		Name:  CallToolName,
-		Title: "Call a tool",
+		Handle: &metaTool{in: l, name: CallToolName},
+		Name:   CallToolName,
+		Title:  "Call a tool",
 		Description: fmt.Sprintf("Runs a tool found with %s: name is the tool's exact name and arguments its arguments, "+
 			"as its inputSchema describes. Answers exactly as the tool itself would.", SearchToolsName),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +

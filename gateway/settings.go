@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/forward"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
 
@@ -139,11 +140,11 @@ func newBackendSettings(b Backend) (*backendSettings, error) {
 	}
 	if len(b.Metadata) > 0 {
 		// Validated like Options.Metadata, so a bad key fails at start.
-		md, err := newOutgoingMD(nil, b.Metadata)
+		md, err := forward.New(nil, b.Metadata)
 		if err != nil {
 			return nil, err
 		}
-		s.md = md.static
+		s.md = md.Static()
 	}
 	return s, nil
 }

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
@@ -100,16 +101,36 @@ func (t *tool) compileStream(m protoreflect.MethodDescriptor) {
 	t.def.Description += "\n\n" + note
 }
 
-// callStream serves tools/call for a streaming tool. Every request message
-// is converted before the stream opens, so arguments that do not fit are an
-// input error and the backend sees nothing.
-func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	var win *window
-	if t.watch != nil {
-		var err error
-		if args, win, err = t.takeWindow(args, g.opts.StreamMaxMessages); err != nil {
-			return g.inputError(ctx, t, err)
-		}
+// invokeServerStream calls a server-streaming method. Every request
+// message of a streaming call is converted before the stream opens, so
+// arguments that do not fit are an input error and the backend sees
+// nothing.
+func (g *Gateway) invokeServerStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
+	in, warnings, err := t.decodeRequest(args)
+	if err != nil {
+		return g.inputError(ctx, t, err)
+	}
+	res, err := g.stream(ctx, req, t, []proto.Message{in}, nil)
+	return noteArguments(res, warnings), err
+}
+
+// invokeRequestStream calls a client- or bidirectional-streaming method
+// with the request messages the arguments list.
+func (g *Gateway) invokeRequestStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
+	reqs, warnings, err := t.decodeRequests(args)
+	if err != nil {
+		return g.inputError(ctx, t, err)
+	}
+	res, err := g.stream(ctx, req, t, reqs, nil)
+	return noteArguments(res, warnings), err
+}
+
+// invokeWatch calls an open-ended stream for the window the arguments
+// ask for (watch.go).
+func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
+	args, win, err := t.takeWindow(args, g.opts.StreamMaxMessages)
+	if err != nil {
+		return g.inputError(ctx, t, err)
 	}
 	var reqs []proto.Message
 	var warnings schema.Warnings
@@ -119,11 +140,8 @@ func (g *Gateway) callStream(ctx context.Context, req *mcp.CallToolRequest, t *t
 			return g.inputError(ctx, t, err)
 		}
 		reqs, warnings = []proto.Message{in}, w
-	} else {
-		var err error
-		if reqs, warnings, err = t.decodeRequests(args); err != nil {
-			return g.inputError(ctx, t, err)
-		}
+	} else if reqs, warnings, err = t.decodeRequests(args); err != nil {
+		return g.inputError(ctx, t, err)
 	}
 	res, err := g.stream(ctx, req, t, reqs, win)
 	return noteArguments(res, warnings), err
@@ -149,7 +167,7 @@ func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 		sctx, tries = backendconn.CountAttempts(sctx)
 		defer func() { t.obs.metrics.Retried(tries.Retries()) }()
 	}
-	stream, err := t.conn.NewStream(sctx, &streamDescs[t.kind], t.method, callCodec)
+	stream, err := t.conn.NewStream(sctx, &streamDescs[t.kind], t.method, callwire.Codec)
 	if err != nil {
 		return g.streamEnded(ctx, sctx, t, nil, err), nil
 	}
@@ -238,12 +256,12 @@ func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolReque
 	if err := stream.CloseSend(); err != nil {
 		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 	}
-	var out rawFrame
-	defer out.release()
+	var out callwire.Frame
+	defer out.Release()
 	if err := stream.RecvMsg(&out); err != nil {
 		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 	}
-	return t.responseResult(ctx, out.bytes())
+	return t.responseResult(ctx, out.Bytes())
 }
 
 // clientStreamEnded is the error result of a client stream: the status as
@@ -273,10 +291,10 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 	// Messages arrive in wire form and are transcoded straight into the
 	// result (no dynamic message), as the unary path does; the pooled
 	// frame goes back before the next receive.
-	var frame rawFrame
-	defer frame.release()
+	var frame callwire.Frame
+	defer frame.Release()
 	for {
-		frame.release()
+		frame.Release()
 		err := stream.RecvMsg(&frame)
 		if errors.Is(err, io.EOF) {
 			return c.windowResult(windowEndedStream), nil
@@ -287,7 +305,7 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 		if err != nil {
 			return g.streamEnded(ctx, sctx, t, c, err), nil
 		}
-		more, err := c.add(ctx, t, frame.bytes())
+		more, err := c.add(ctx, t, frame.Bytes())
 		if unknown := (*unknownTypeError)(nil); errors.As(err, &unknown) {
 			cancel(err)
 			return c.unshown(ctx, unknown), nil
@@ -312,7 +330,7 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 			return c.windowResult(windowEndedLimit), nil
 		}
 		if win != nil && c.added {
-			win.saw(frame.bytes())
+			win.saw(frame.Bytes())
 			if win.messages > 0 && c.n >= win.messages {
 				cancel(errWindowEnded)
 				return c.windowResult(windowEndedMessages), nil

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
@@ -26,7 +27,7 @@ import (
 //
 // A task belongs to whoever started it and to the catalog: its id is
 // signed and names its owner, its backend, the method of the tool that
-// started it and the operation (taskid.go). A task method checks the id
+// started it and the operation (gateway/internal/taskid). A task method checks the id
 // before any backend is called, then authorizes the caller as the tool
 // that started the task and as the Operations tool it amounts to, both
 // as this catalog exposes them: with GetOperation filtered out, a
@@ -79,8 +80,6 @@ func (g *Gateway) authorizeTask(ctx context.Context, req *mcp.TaskRequest, t *to
 	return err
 }
 
-var _ mcp.TaskHandler = (*Gateway)(nil)
-
 // taskNotFound is the answer for an id that is not the caller's task:
 // forged, issued by another gateway, or another principal's. The three
 // are not told apart.
@@ -90,7 +89,7 @@ var taskNotFound = &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Failed to r
 // operation's name is too long for one (the call then answers without a
 // task).
 func (g *Gateway) newTaskID(ctx context.Context, t *tool, op *operation) (string, bool) {
-	return g.taskKeys.mint(taskRef{backend: t.backend, method: t.method, operation: op.name, started: time.Now()}, taskOwner(ctx))
+	return g.taskKeys.Mint(taskid.Ref{Backend: t.backend, Method: t.method, Operation: op.name, Started: time.Now()}, taskOwner(ctx))
 }
 
 // taskOf is the task state of op under id; withResult adds the result of
@@ -153,12 +152,11 @@ func (g *Gateway) taskResult(ctx context.Context, t *tool, op *operation) *mcp.C
 // taskAccess is a task method's way to its task: what the id says, the
 // tool that started it and the backend's Operations service.
 type taskAccess struct {
-	ref   taskRef
+	ref   taskid.Ref
 	start *tool
 	b     *operationsBackend
 	ctx   context.Context // the outgoing context of the backend calls
-	// in is the toolset's listing the task method came through, nil for
-	// the whole catalog.
+	// in is the listing of the endpoint the task method came through.
 	in *listing
 }
 
@@ -166,31 +164,29 @@ type taskAccess struct {
 // Operations tools: one the catalog exposes (listed or withheld) and,
 // through a toolset, one the toolset holds (toolsetOperations).
 func (a *taskAccess) may(ot *tool) bool {
-	return ot != nil && (a.in == nil || a.in.ops[ot])
+	return ot != nil && (!a.in.restricted || a.in.ops[ot])
 }
 
 // openTask checks id for the caller and authorizes the task method, as
 // the tool that started the task and as the backend's Operations tool
 // (opsTool picks GetOperation or CancelOperation), before any backend is
-// called. toolset, when not -1, is an index of Options.Toolsets: a task
-// started by a tool outside that toolset is not found there, as another
-// principal's is not.
-func (g *Gateway) openTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest, what string, opsTool func(*operationsBackend) *tool) (*taskAccess, error) {
-	ref, err := g.taskKeys.parse(id, taskOwner(ctx))
+// called. A task started by a tool outside a toolset is not found
+// through the toolset's endpoint, as another principal's is not.
+func (e *endpoint) openTask(ctx context.Context, id string, req *mcp.TaskRequest, what string, opsTool func(*operationsBackend) *tool) (*taskAccess, error) {
+	g := e.g
+	ref, err := g.taskKeys.Parse(id, taskOwner(ctx))
 	if err != nil {
 		return nil, taskNotFound
 	}
 	c := g.catalog.Load()
-	start := c.byMethod[ref.backend+"\x00"+ref.method]
-	b := c.operations[ref.backend]
+	start := c.byMethod[ref.Backend+"\x00"+ref.Method]
+	b := c.operations[ref.Backend]
 	if start == nil || b == nil {
-		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: the tool that started the task (%s of backend %s) is no longer exposed by this gateway", what, ref.method[1:], ref.backend)}
+		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: the tool that started the task (%s of backend %s) is no longer exposed by this gateway", what, ref.Method[1:], ref.Backend)}
 	}
-	a := &taskAccess{ref: ref, start: start, b: b}
-	if toolset >= 0 {
-		if a.in = c.toolsets[toolset]; a.in.byName[start.def.Name] != start && !a.in.replaced[start] {
-			return nil, taskNotFound
-		}
+	a := &taskAccess{ref: ref, start: start, b: b, in: e.of(c)}
+	if a.in.restricted && a.in.byName[start.def.Name] != start && !a.in.replaced[start] {
+		return nil, taskNotFound
 	}
 	if err := g.authorizeTask(ctx, req, start); err != nil {
 		return nil, err
@@ -207,9 +203,9 @@ func (g *Gateway) openTask(ctx context.Context, toolset int, id string, req *mcp
 	if err := g.authorizeTask(ctx, req, ot); err != nil {
 		return nil, err
 	}
-	a.ctx = g.md.outgoingContext(ctx, req.Header, b.md)
+	a.ctx = g.md.Context(ctx, req.Header, b.md)
 	if start.exchanger != nil {
-		if a.ctx, err = g.withBackendToken(a.ctx, ref.backend, start.exchanger, start.tokenScopes); err != nil {
+		if a.ctx, err = g.withBackendToken(a.ctx, ref.Backend, start.exchanger, start.tokenScopes); err != nil {
 			return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: what + ": " + err.Error()}
 		}
 	}
@@ -221,7 +217,7 @@ func cancelTool(b *operationsBackend) *tool { return b.cancelTool }
 
 // fetch is the operation's current state.
 func (a *taskAccess) fetch(ctx context.Context, what string) (*operation, error) {
-	op, err := a.b.ops.get(a.ctx, &operation{name: a.ref.operation})
+	op, err := a.b.ops.get(a.ctx, &operation{name: a.ref.Operation})
 	if err == nil {
 		return op, nil
 	}
@@ -239,24 +235,19 @@ func (a *taskAccess) fetch(ctx context.Context, what string) (*operation, error)
 // task is the task of op with its result cut to the result budget as the
 // call of the tool that started it would have been.
 func (g *Gateway) task(ctx context.Context, id string, a *taskAccess, op *operation, req *mcp.TaskRequest) *mcp.Task {
-	task := taskOf(ctx, id, a.ref.started, op, a.start.lro, a.b.ops, true)
+	task := taskOf(ctx, id, a.ref.Started, op, a.start.lro, a.b.ops, true)
 	if task.Result == nil || task.Result.StructuredContent == nil {
 		return task
 	}
-	task.Result = g.fitResult(ctx, &mcp.CallToolRequest{Name: a.start.def.Name, Header: req.Header, Session: req.Session}, a.start, task.Result)
+	task.Result = g.fitResult(ctx, req.Session, a.start, task.Result)
 	return task
 }
 
-// GetTask serves tasks/get with GetOperation; it is part of
-// mcp.TaskHandler.
-func (g *Gateway) GetTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return g.getTask(ctx, -1, id, req)
-}
-
-// getTask is GetTask for the tasks of the tools in toolset (an index
-// of Options.Toolsets), -1 for the whole catalog.
-func (g *Gateway) getTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	a, err := g.openTask(ctx, toolset, id, req, "Failed to retrieve task", getTool)
+// GetTask is mcp.TaskHandler: tasks/get with GetOperation, for the tasks
+// of the endpoint's tools.
+func (e *endpoint) GetTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	g := e.g
+	a, err := e.openTask(ctx, id, req, "Failed to retrieve task", getTool)
 	if err != nil {
 		return nil, err
 	}
@@ -267,17 +258,12 @@ func (g *Gateway) getTask(ctx context.Context, toolset int, id string, req *mcp.
 	return g.task(ctx, id, a, op, req), nil
 }
 
-// AwaitTask serves tasks/result: it polls the operation as a waiting
-// call does, for as long as the request lasts; it is part of
-// mcp.TaskHandler.
-func (g *Gateway) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return g.awaitTask(ctx, -1, id, req)
-}
-
-// awaitTask is AwaitTask for the tasks of the tools in toolset (an index
-// of Options.Toolsets), -1 for the whole catalog.
-func (g *Gateway) awaitTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	a, err := g.openTask(ctx, toolset, id, req, "tasks/result", getTool)
+// AwaitTask is mcp.TaskHandler: tasks/result, for the tasks of the
+// endpoint's tools. It polls the operation as a waiting call does, for as
+// long as the request lasts.
+func (e *endpoint) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	g := e.g
+	a, err := e.openTask(ctx, id, req, "tasks/result", getTool)
 	if err != nil {
 		return nil, err
 	}
@@ -299,17 +285,12 @@ func (g *Gateway) awaitTask(ctx context.Context, toolset int, id string, req *mc
 	return g.task(ctx, id, a, op, req), nil
 }
 
-// CancelTask serves tasks/cancel with CancelOperation, for an operation
-// not yet done; it returns the state before; it is part of
-// mcp.TaskHandler.
-func (g *Gateway) CancelTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return g.cancelTask(ctx, -1, id, req)
-}
-
-// cancelTask is CancelTask for the tasks of the tools in toolset (an index
-// of Options.Toolsets), -1 for the whole catalog.
-func (g *Gateway) cancelTask(ctx context.Context, toolset int, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	a, err := g.openTask(ctx, toolset, id, req, "Cannot cancel task", cancelTool)
+// CancelTask is mcp.TaskHandler: tasks/cancel with CancelOperation, for
+// the tasks of the endpoint's tools and an operation not yet done; it
+// returns the state before.
+func (e *endpoint) CancelTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
+	g := e.g
+	a, err := e.openTask(ctx, id, req, "Cannot cancel task", cancelTool)
 	if err != nil {
 		return nil, err
 	}
@@ -325,11 +306,11 @@ func (g *Gateway) cancelTask(ctx context.Context, toolset int, id string, req *m
 	if err != nil {
 		return nil, err
 	}
-	t := taskOf(ctx, id, a.ref.started, op, nil, a.b.ops, true)
+	t := taskOf(ctx, id, a.ref.Started, op, nil, a.b.ops, true)
 	if op.done {
 		return t, nil
 	}
-	if err := a.b.ops.cancel(a.ctx, a.ref.operation); err != nil {
+	if err := a.b.ops.cancel(a.ctx, a.ref.Operation); err != nil {
 		st := status.Convert(err)
 		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Cannot cancel task: %s: %s", telemetry.CodeName(st.Code()), clientMessage(st))}
 	}

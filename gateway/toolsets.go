@@ -72,10 +72,10 @@ func ValidToolsetName(name string) error {
 	return nil
 }
 
-// toolsetServer serves one toolset: it is the mcp.Handler (and resource
-// and task handler) of the toolset's own MCP server.
+// toolsetServer serves one toolset: its endpoint is the handler of the
+// toolset's own MCP server.
 type toolsetServer struct {
-	g          *Gateway
+	endpoint
 	i          int // index in Options.Toolsets and catalog.toolsets
 	def        Toolset
 	filter     *methodFilter
@@ -138,7 +138,9 @@ func (g *Gateway) newToolsetServers(so mcp.ServerOptions, httpOpts *mcp.Streamab
 	for i, def := range g.opts.Toolsets {
 		f, _ := newMethodFilter("", def.Include, def.Exclude) // checked by checkToolsets
 		ovs, _ := compileOverrides(fmt.Sprintf("Options.Toolsets[%d].Tools", i), def.Tools)
-		ts := &toolsetServer{g: g, i: i, def: def, filter: f, overrides: ovs}
+		ts := &toolsetServer{i: i, def: def, filter: f, overrides: ovs}
+		ts.endpoint = endpoint{g: g, of: func(c *catalog) *listing { return c.toolsets[i] },
+			called: func() { g.opts.Metrics.ToolsetCall(def.Name) }}
 		o := so
 		if def.Description != "" {
 			o.Instructions = def.Description
@@ -149,7 +151,7 @@ func (g *Gateway) newToolsetServers(so mcp.ServerOptions, httpOpts *mcp.Streamab
 				m.ToolsetSession(def.Name, delta)
 			}
 		}
-		ts.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway/" + def.Name, Title: "gRPC MCP Gateway: " + def.Name, Version: g.opts.Version}, ts, &o)
+		ts.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway/" + def.Name, Title: "gRPC MCP Gateway: " + def.Name, Version: g.opts.Version}, &ts.endpoint, &o)
 		// The toolset's session tokens say where they belong: one of /mcp
 		// or of another toolset is not a session here.
 		ho := *httpOpts
@@ -171,7 +173,7 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 		index[t.def.Name] = j
 	}
 	for i, ts := range g.toolsets {
-		l := &listing{byName: make(map[string]*tool)}
+		l := &listing{byName: make(map[string]*tool), restricted: true}
 		member := make([]bool, len(c.tools))
 		for j, t := range c.tools {
 			if !ts.filter.matchPath(t.method[1:]) {
@@ -299,7 +301,7 @@ func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode 
 	if err != nil {
 		return err
 	}
-	set, err := metaToolSet(l.tools)
+	set, err := metaToolSet(l)
 	if err != nil {
 		return fmt.Errorf("building the search-mode tool list: %w", err)
 	}
@@ -322,6 +324,7 @@ func (g *Gateway) typedSet(l *listing) (*mcp.ToolSet, error) {
 	defs := make([]mcp.Tool, len(l.tools))
 	for i, t := range l.tools {
 		defs[i], _ = t.withSchemas()
+		defs[i].Handle = t
 	}
 	return mcp.NewToolSet(defs, &mcp.ToolSetOptions{CacheScope: g.listCacheScope()})
 }
@@ -373,76 +376,6 @@ func (c *catalog) searchCatalogs() []*searchCatalog {
 	}
 	return out
 }
-
-// listing is the toolset's in the current catalog, with that catalog.
-func (ts *toolsetServer) current() (*catalog, *listing) {
-	c := ts.g.catalog.Load()
-	return c, c.toolsets[ts.i]
-}
-
-// Tools is mcp.Handler: the toolset's list.
-func (ts *toolsetServer) Tools() *mcp.ToolSet {
-	_, l := ts.current()
-	return l.set
-}
-
-// ListedTools is mcp.CallerLister: the toolset's list as the caller may
-// see it (ListVisibleOnly).
-func (ts *toolsetServer) ListedTools(ctx context.Context) *mcp.ToolSet {
-	_, l := ts.current()
-	return ts.g.listedTools(ctx, l)
-}
-
-// CallTool is mcp.Handler: a tool of the toolset, or search mode's
-// meta-tools over its tools only.
-func (ts *toolsetServer) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	g := ts.g
-	_, l := ts.current()
-	g.opts.Metrics.ToolsetCall(ts.def.Name)
-	if l.search != nil {
-		switch req.Name {
-		case SearchToolsName:
-			view, keep := g.viewOf(ctx, l)
-			return l.search.searchTools(ctx, req.Arguments, g.semantic, view, keep), nil
-		case CallToolName:
-			return g.callNamed(ctx, l, req)
-		}
-	}
-	return g.call(ctx, l, req)
-}
-
-// Resources is mcp.ResourceHandler: the services of the toolset's tools.
-func (ts *toolsetServer) Resources() *mcp.ResourceSet {
-	_, l := ts.current()
-	return l.resources
-}
-
-// ReadResource is mcp.ResourceHandler: a service of the toolset's tools,
-// a message a bounded schema names, or a result kept for the caller.
-func (ts *toolsetServer) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
-	c, l := ts.current()
-	return ts.g.readResource(ctx, c.resources, l, req)
-}
-
-// GetTask, AwaitTask and CancelTask are mcp.TaskHandler: the tasks of
-// the toolset's tools only.
-func (ts *toolsetServer) GetTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return ts.g.getTask(ctx, ts.i, id, req)
-}
-
-func (ts *toolsetServer) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return ts.g.awaitTask(ctx, ts.i, id, req)
-}
-
-func (ts *toolsetServer) CancelTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return ts.g.cancelTask(ctx, ts.i, id, req)
-}
-
-var (
-	_ mcp.TaskHandler     = (*toolsetServer)(nil)
-	_ mcp.ResourceHandler = (*toolsetServer)(nil)
-	_ mcp.CallerLister    = (*toolsetServer)(nil)
-)
 
 // mount serves the toolset's endpoints on mux, behind the gateway's
 // front door and the toolset's required scopes.

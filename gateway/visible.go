@@ -99,14 +99,9 @@ func (g *Gateway) viewOf(ctx context.Context, c *listing) (key string, keep func
 	}
 }
 
-// ListedTools is mcp.CallerLister: tools/list shows the caller the tools
-// it may call when Options.ListVisibleOnly is set (in search mode the two
+// listedTools is what c lists to the caller of ctx: with
+// Options.ListVisibleOnly, the tools it may call (in search mode the two
 // meta-tools, whose search filters the same way).
-func (g *Gateway) ListedTools(ctx context.Context) *mcp.ToolSet {
-	return g.listedTools(ctx, &g.catalog.Load().listing)
-}
-
-// listedTools is what c lists to the caller of ctx.
 func (g *Gateway) listedTools(ctx context.Context, c *listing) *mcp.ToolSet {
 	if c.search != nil {
 		return c.set

@@ -36,6 +36,21 @@ func TestPackageBoundaries(t *testing.T) {
 			t.Errorf("%s depends on %s: of this module it may use internal packages only, never gateway or gateway/mcp", conn, dep)
 		}
 	}
+	// The gateway's concept packages under gateway/internal sit below the
+	// assembler (gateway): of this module each uses only the packages its
+	// entry names, so imports run one way, down.
+	for pkg, allowed := range map[string][]string{
+		mod + "gateway/internal/taskid":      nil,
+		mod + "gateway/internal/callwire":    nil,
+		mod + "gateway/internal/orderedjson": {mod + "internal/jsonstr"},
+		mod + "gateway/internal/forward":     {mod + "internal/grpcmeta"},
+	} {
+		for _, dep := range deps(pkg) {
+			if dep != pkg && strings.HasPrefix(dep, mod) && !slices.Contains(allowed, dep) {
+				t.Errorf("%s depends on %s: of this module it may use only %v", pkg, dep, allowed)
+			}
+		}
+	}
 	for pkg, forbidden := range map[string][]string{
 		mod + "reflection":                {mod + "gateway", "github.com/modelcontextprotocol/"},
 		mod + "gateway/mcp":               {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "reflection", "github.com/modelcontextprotocol/"},

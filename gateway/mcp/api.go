@@ -77,6 +77,13 @@ type Tool struct {
 	// revision: clients ignore members they do not know. The gateway uses
 	// it for hints such as anthropic/maxResultSizeChars.
 	Meta json.RawMessage
+	// Handle is the handler's own value for the tool, never sent. A
+	// tools/call is resolved once, against one Tools() snapshot, and the
+	// resolved Tool, Handle included, is handed to CallTool as
+	// CallToolRequest.Tool: the handler runs what that snapshot named
+	// without looking the name up again in a catalog that may have
+	// changed since.
+	Handle any
 }
 
 // ToolAnnotations are the behaviour hints of a tool. A nil pointer leaves
@@ -97,6 +104,10 @@ type ToolAnnotations struct {
 type CallToolRequest struct {
 	// Name is the requested tool name.
 	Name string
+	// Tool is the tool Name resolved to in the handler's Tools() snapshot
+	// when the request came through a Server (read-only), nil when the
+	// handler's CallTool is called directly.
+	Tool *Tool
 	// Arguments is the raw JSON value of params.arguments exactly as sent,
 	// or nil when the client omitted it. The handler decides what a
 	// non-object means.

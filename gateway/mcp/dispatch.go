@@ -399,13 +399,21 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 		c.sensitiveError = e.Sensitive
 		return reply{appendError(b, m.ID, e), e.Code}
 	}
-	name, known, ok := s.h.Tools().resolve(p.Name)
+	// The one resolution of the call: the header check, the task mode and
+	// the handler all see the tool of this one snapshot, so a refresh
+	// meanwhile cannot make a listed tool unknown halfway.
+	tool, name, ok := s.h.Tools().resolve(p.Name)
+	if isStateless(version) {
+		if e := s.checkNameHeader(sc, name); e != nil {
+			return fail(e)
+		}
+	}
 	switch {
 	case p.Name == nil:
 		return fail(errorf(CodeInvalidParams, "tools/call: missing params.name"))
 	case !ok:
 		return fail(errorf(CodeInvalidParams, "tools/call: params.name must be a string"))
-	case !known:
+	case tool == nil:
 		return fail(errorf(CodeInvalidParams, "tools/call: unknown tool %q", name))
 	}
 	// The request lives in the call record, which exists anyway: one
@@ -413,6 +421,7 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 	req := &c.req
 	*req = CallToolRequest{
 		Name:      name,
+		Tool:      tool,
 		Arguments: p.Arguments,
 		Meta:      p.Meta,
 		RequestID: m.ID,

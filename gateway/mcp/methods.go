@@ -199,11 +199,6 @@ func (s *Server) serveMethod(ctx context.Context, sess *session, sc *scope, m *m
 	case serveToolsList:
 		return s.toolsList(ctx, m, p, version, b)
 	case serveToolsCall:
-		if isStateless(version) {
-			if e := s.checkNameHeader(sc, p); e != nil {
-				return reply{appendError(b, m.ID, e), e.Code}
-			}
-		}
 		return s.toolsCall(ctx, sess, sc, m, c, p, version, b)
 	case serveListen:
 		return s.listen(ctx, sc, m, p, b)
@@ -219,12 +214,11 @@ func (s *Server) serveMethod(ctx context.Context, sess *session, sc *scope, m *m
 }
 
 // checkNameHeader checks a 2026-07-28 tools/call's Mcp-Name header
-// against params.name (HTTP only).
-func (s *Server) checkNameHeader(sc *scope, p *params) *Error {
+// against params.name, as resolved (HTTP only).
+func (s *Server) checkNameHeader(sc *scope, name string) *Error {
 	if !sc.checkHeader || sc.header == nil {
 		return nil
 	}
-	name, _, _ := s.h.Tools().resolve(p.Name)
 	switch hn := headerValue(sc.header, "Mcp-Name"); {
 	case hn == "":
 		return errorf(CodeHeaderMismatch, "missing required Mcp-Name header for tools/call")

@@ -398,7 +398,10 @@ func (s *Server) taskMode(req *CallToolRequest, p *params, version string) *Erro
 	if !hasTasks(version) {
 		return nil
 	}
-	support := s.h.Tools().taskSupport(req.Name)
+	support := ""
+	if req.Tool != nil {
+		support = req.Tool.TaskSupport
+	}
 	asked := p.Task != nil && string(p.Task) != "null"
 	switch {
 	case asked && (len(p.Task) == 0 || p.Task[0] != '{'):

@@ -416,34 +416,25 @@ func (s *ToolSet) Tools() []Tool {
 	return append([]Tool(nil), s.tools...)
 }
 
-// resolve unquotes the raw JSON string raw (params.name). When it names a
-// tool of the set, the returned string is the set's own copy, so the hot
-// path does not allocate one per call. ok is false when raw is not a
-// string.
-func (s *ToolSet) resolve(raw json.RawMessage) (name string, known, ok bool) {
+// resolve unquotes the raw JSON string raw (params.name) and finds the
+// tool it names in the set: t is nil when the set has none of that name.
+// The returned name is then the set's own copy, so the hot path does not
+// allocate one per call. ok is false when raw is not a string.
+func (s *ToolSet) resolve(raw json.RawMessage) (t *Tool, name string, ok bool) {
 	if s != nil && len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
 		if i, found := s.byName[string(raw[1:len(raw)-1])]; found {
-			return s.tools[i].Name, true, true
+			return &s.tools[i], s.tools[i].Name, true
 		}
 	}
 	if name, ok = jsonscan.Unquote(raw); !ok {
-		return "", false, false
+		return nil, "", false
 	}
 	if s != nil {
-		_, known = s.byName[name]
+		if i, found := s.byName[name]; found {
+			t = &s.tools[i]
+		}
 	}
-	return name, known, true
-}
-
-// taskSupport is the named tool's TaskSupport, "" when unknown.
-func (s *ToolSet) taskSupport(name string) string {
-	if s == nil {
-		return ""
-	}
-	if i, ok := s.byName[name]; ok {
-		return s.tools[i].TaskSupport
-	}
-	return ""
+	return t, name, true
 }
 
 // page returns the pre-encoded result for cursor ("" is the first page).

@@ -142,7 +142,7 @@ func TestToolSetSubset(t *testing.T) {
 	if _, ok := whole.page(family20250618, nextCursorOf(t, subFirst)); ok {
 		t.Error("the whole set took a cursor of the subset")
 	}
-	if _, known, _ := sub.resolve(json.RawMessage(`"` + tools[1].Name + `"`)); known {
+	if known, _, _ := sub.resolve(json.RawMessage(`"` + tools[1].Name + `"`)); known != nil {
 		t.Errorf("the subset knows %s, which it left out", tools[1].Name)
 	}
 	if _, err := whole.Subset(func(int) bool { return true }, "shared"); err == nil {

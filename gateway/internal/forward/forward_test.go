@@ -1,4 +1,4 @@
-package gateway
+package forward
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func TestOutgoingContext(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o, err := newOutgoingMD(c.forward, c.static)
+			o, err := New(c.forward, c.static)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestOutgoingContext(t *testing.T) {
 				ctx = metadata.NewOutgoingContext(ctx, c.old)
 			}
 			for range 2 {
-				got := o.outgoingContext(ctx, header, c.backend)
+				got := o.Context(ctx, header, c.backend)
 				if c.want == nil {
 					if got != ctx {
 						t.Errorf("ctx replaced with nothing to send")

@@ -1,16 +1,4 @@
-package gateway
-
-import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
-	"errors"
-	"time"
-)
-
-// Task ids.
+// Package taskid mints and verifies the ids of the gateway's MCP tasks.
 //
 // A task's id is not the operation's name but a signed statement of
 // whose task it is and what it may reach: the backend, the method of the
@@ -36,6 +24,17 @@ import (
 // is one (so a fleet sharing it shares tasks, and a retired secret still
 // verifies until it is dropped); otherwise it is random per process, and
 // a task outlives neither the process nor a move to another replica.
+package taskid
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"time"
+)
 
 const (
 	taskIDFormat = 1
@@ -43,39 +42,40 @@ const (
 	// taskKeyLabel derives the task key from a session secret, so the
 	// two never MAC the same bytes with the same key.
 	taskKeyLabel = "grpc-mcp-gateway task-id key"
-	// maxTaskIDLen bounds the ids decoded: operation names are short in
+	// MaxLen bounds the ids decoded: operation names are short in
 	// every API seen (AIP-151 names are a collection and an id), and the
 	// bound keeps a hostile id from costing more than a small decode.
-	maxTaskIDLen = 2048
-	// maxTaskField bounds each name in an id at issue; a longer one
+	MaxLen = 2048
+	// MaxField bounds each name in an id at issue; a longer one
 	// (which no real backend sends) makes the call answer without a task.
-	maxTaskField = 1024
+	MaxField = 1024
 )
 
-var errTaskID = errors.New("not a task id of this gateway")
+// ErrInvalid is every failure to verify an id.
+var ErrInvalid = errors.New("not a task id of this gateway")
 
-// taskRef is what a task id says.
-type taskRef struct {
-	backend, method, operation string
-	started                    time.Time
+// Ref is what a task id says.
+type Ref struct {
+	Backend, Method, Operation string
+	Started                    time.Time
 }
 
-// taskKeys sign task ids with the first key and accept any of them.
-type taskKeys struct {
+// Keys sign task ids with the first key and accept any of them.
+type Keys struct {
 	keys [][]byte
 }
 
-// newTaskKeys derives the keys from the session secrets (the signing one
+// NewKeys derives the keys from the session secrets (the signing one
 // first), or makes a random one when there is none.
-func newTaskKeys(secret []byte, previous [][]byte) (*taskKeys, error) {
+func NewKeys(secret []byte, previous [][]byte) (*Keys, error) {
 	if len(secret) == 0 {
 		k := make([]byte, sha256.Size)
 		if _, err := rand.Read(k); err != nil {
 			return nil, err
 		}
-		return &taskKeys{keys: [][]byte{k}}, nil
+		return &Keys{keys: [][]byte{k}}, nil
 	}
-	tk := &taskKeys{}
+	tk := &Keys{}
 	for _, s := range append([][]byte{secret}, previous...) {
 		m := hmac.New(sha256.New, s)
 		m.Write([]byte(taskKeyLabel))
@@ -84,33 +84,33 @@ func newTaskKeys(secret []byte, previous [][]byte) (*taskKeys, error) {
 	return tk, nil
 }
 
-// mint returns the id of r for owner, or false when a name is too long
+// Mint returns the id of r for owner, or false when a name is too long
 // to go in one.
-func (tk *taskKeys) mint(r taskRef, owner string) (string, bool) {
-	if len(r.backend) > maxTaskField || len(r.method) > maxTaskField || len(r.operation) > maxTaskField {
+func (tk *Keys) Mint(r Ref, owner string) (string, bool) {
+	if len(r.Backend) > MaxField || len(r.Method) > MaxField || len(r.Operation) > MaxField {
 		return "", false
 	}
-	b := make([]byte, 0, 1+3*binary.MaxVarintLen16+len(r.backend)+len(r.method)+len(r.operation)+8+sha256.Size)
+	b := make([]byte, 0, 1+3*binary.MaxVarintLen16+len(r.Backend)+len(r.Method)+len(r.Operation)+8+sha256.Size)
 	b = append(b, taskIDFormat)
-	for _, f := range []string{r.backend, r.method, r.operation} {
+	for _, f := range []string{r.Backend, r.Method, r.Operation} {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
 	}
-	b = binary.BigEndian.AppendUint64(b, uint64(r.started.Unix()))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.Started.Unix()))
 	b = append(b, taskMAC(tk.keys[0], b, owner)...)
 	id := base64.RawURLEncoding.EncodeToString(b)
-	return id, len(id) <= maxTaskIDLen
+	return id, len(id) <= MaxLen
 }
 
-// parse verifies id for owner and returns what it says; any failure is
-// errTaskID, so the caller cannot tell a forged id from another's.
-func (tk *taskKeys) parse(id, owner string) (taskRef, error) {
-	if len(id) > maxTaskIDLen {
-		return taskRef{}, errTaskID
+// Parse verifies id for owner and returns what it says; any failure is
+// ErrInvalid, so the caller cannot tell a forged id from another's.
+func (tk *Keys) Parse(id, owner string) (Ref, error) {
+	if len(id) > MaxLen {
+		return Ref{}, ErrInvalid
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(id)
 	if err != nil || len(raw) < 1+3+8+sha256.Size || raw[0] != taskIDFormat {
-		return taskRef{}, errTaskID
+		return Ref{}, ErrInvalid
 	}
 	payload, mac := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
 	ok := false
@@ -118,7 +118,7 @@ func (tk *taskKeys) parse(id, owner string) (taskRef, error) {
 		ok = ok || hmac.Equal(mac, taskMAC(k, payload, owner))
 	}
 	if !ok {
-		return taskRef{}, errTaskID
+		return Ref{}, ErrInvalid
 	}
 	// Signed by us, so well formed; read it defensively all the same.
 	rest := payload[1:]
@@ -126,16 +126,16 @@ func (tk *taskKeys) parse(id, owner string) (taskRef, error) {
 	for i := range fields {
 		n, w := binary.Uvarint(rest)
 		if w <= 0 || n > uint64(len(rest)-w) {
-			return taskRef{}, errTaskID
+			return Ref{}, ErrInvalid
 		}
 		fields[i] = string(rest[w : w+int(n)])
 		rest = rest[w+int(n):]
 	}
 	if len(rest) != 8 {
-		return taskRef{}, errTaskID
+		return Ref{}, ErrInvalid
 	}
-	return taskRef{backend: fields[0], method: fields[1], operation: fields[2],
-		started: time.Unix(int64(binary.BigEndian.Uint64(rest)), 0)}, nil
+	return Ref{Backend: fields[0], Method: fields[1], Operation: fields[2],
+		Started: time.Unix(int64(binary.BigEndian.Uint64(rest)), 0)}, nil
 }
 
 func taskMAC(key, payload []byte, owner string) []byte {

@@ -1,4 +1,8 @@
-package gateway
+// Package callwire is the gateway's codec for its calls to backends:
+// grpc's protobuf codec without the required-field check, taking
+// requests already in wire form (Encoded) and giving responses still in
+// wire form (Frame), so the call path transcodes them straight to JSON.
+package callwire
 
 import (
 	"fmt"
@@ -16,8 +20,8 @@ import (
 // better relayed than failed.
 type partialCodec struct{}
 
-// callCodec is passed to every Invoke.
-var callCodec = grpc.ForceCodecV2(partialCodec{})
+// Codec is passed to every call of a backend.
+var Codec = grpc.ForceCodecV2(partialCodec{})
 
 var (
 	marshalPartial   = proto.MarshalOptions{AllowPartial: true, UseCachedSize: true}
@@ -25,8 +29,8 @@ var (
 )
 
 func (partialCodec) Marshal(v any) (mem.BufferSlice, error) {
-	if w, ok := v.(wireMessage); ok {
-		// A request the gateway encoded itself (operation_wire.go).
+	if w, ok := v.(Encoded); ok {
+		// A request the gateway encoded itself.
 		return mem.BufferSlice{mem.SliceBuffer(w)}, nil
 	}
 	m, ok := v.(proto.Message)
@@ -55,7 +59,7 @@ func (partialCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 func (partialCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	if f, ok := v.(*rawFrame); ok {
+	if f, ok := v.(*Frame); ok {
 		f.buf = data.MaterializeToBuffer(mem.DefaultBufferPool())
 		return nil
 	}
@@ -68,21 +72,26 @@ func (partialCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return unmarshalPartial.Unmarshal(buf.ReadOnlyData(), m)
 }
 
-// rawFrame receives a response message still in wire form, so the gateway
+// Encoded is a request already in wire form.
+type Encoded []byte
+
+// Frame receives a response message still in wire form, so the gateway
 // can transcode it straight to JSON (gateway/transcode) instead of building
-// a dynamic message first. The buffer is pooled: release returns it.
-type rawFrame struct {
+// a dynamic message first. The buffer is pooled: Release returns it.
+type Frame struct {
 	buf mem.Buffer
 }
 
-func (f *rawFrame) bytes() []byte {
+// Bytes is the message's wire form, valid until Release.
+func (f *Frame) Bytes() []byte {
 	if f.buf == nil {
 		return nil
 	}
 	return f.buf.ReadOnlyData()
 }
 
-func (f *rawFrame) release() {
+// Release returns the frame's buffer to the pool.
+func (f *Frame) Release() {
 	if f.buf != nil {
 		f.buf.Free()
 		f.buf = nil

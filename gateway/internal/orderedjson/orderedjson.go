@@ -1,4 +1,8 @@
-package gateway
+// Package orderedjson reads and writes JSON keeping the order of each
+// object's members, so that a schema the gateway rewrites (a tool
+// override's fixed arguments) reads as the gateway wrote it, and stays
+// byte-for-byte deterministic.
+package orderedjson
 
 import (
 	"bytes"
@@ -8,24 +12,30 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
-// jobj is a JSON object that keeps its members' order, so that a schema
+// Object is a JSON object that keeps its members' order, so that a schema
 // rewritten by a tool override (overrides.go) reads as the gateway wrote
 // it, and stays byte-for-byte deterministic.
-type jobj struct {
+type Object struct {
 	keys []string
 	vals map[string]any
 }
 
-func (o *jobj) get(k string) any { return o.vals[k] }
+// Keys are the members' names, in order; read-only.
+func (o *Object) Keys() []string { return o.keys }
 
-func (o *jobj) set(k string, v any) {
+// Get is the member k, nil when absent.
+func (o *Object) Get(k string) any { return o.vals[k] }
+
+// Set sets the member k, last when it is new.
+func (o *Object) Set(k string, v any) {
 	if _, ok := o.vals[k]; !ok {
 		o.keys = append(o.keys, k)
 	}
 	o.vals[k] = v
 }
 
-func (o *jobj) del(k string) {
+// Del removes the member k.
+func (o *Object) Del(k string) {
 	if _, ok := o.vals[k]; !ok {
 		return
 	}
@@ -38,15 +48,15 @@ func (o *jobj) del(k string) {
 	}
 }
 
-// parseOrdered decodes b into *jobj, []any, string, json.Number, bool and
+// Parse decodes b into *Object, []any, string, json.Number, bool and
 // nil.
-func parseOrdered(b []byte) (any, error) {
+func Parse(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	return readOrdered(dec)
+	return read(dec)
 }
 
-func readOrdered(dec *json.Decoder) (any, error) {
+func read(dec *json.Decoder) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -57,25 +67,25 @@ func readOrdered(dec *json.Decoder) (any, error) {
 	}
 	switch d {
 	case '{':
-		o := &jobj{vals: make(map[string]any)}
+		o := &Object{vals: make(map[string]any)}
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
 				return nil, err
 			}
 			k, _ := kt.(string)
-			v, err := readOrdered(dec)
+			v, err := read(dec)
 			if err != nil {
 				return nil, err
 			}
-			o.set(k, v)
+			o.Set(k, v)
 		}
 		_, err := dec.Token()
 		return o, err
 	case '[':
 		arr := []any{}
 		for dec.More() {
-			v, err := readOrdered(dec)
+			v, err := read(dec)
 			if err != nil {
 				return nil, err
 			}
@@ -87,9 +97,10 @@ func readOrdered(dec *json.Decoder) (any, error) {
 	return nil, errors.New("unexpected delimiter")
 }
 
-func writeOrdered(b []byte, v any) []byte {
+// Append appends the JSON of v, a value Parse returns, to b.
+func Append(b []byte, v any) []byte {
 	switch x := v.(type) {
-	case *jobj:
+	case *Object:
 		b = append(b, '{')
 		for i, k := range x.keys {
 			if i > 0 {
@@ -97,7 +108,7 @@ func writeOrdered(b []byte, v any) []byte {
 			}
 			b = jsonstr.Append(b, k)
 			b = append(b, ':')
-			b = writeOrdered(b, x.vals[k])
+			b = Append(b, x.vals[k])
 		}
 		return append(b, '}')
 	case []any:
@@ -106,7 +117,7 @@ func writeOrdered(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = writeOrdered(b, e)
+			b = Append(b, e)
 		}
 		return append(b, ']')
 	case string:
@@ -124,18 +135,19 @@ func writeOrdered(b []byte, v any) []byte {
 	return append(b, "null"...)
 }
 
-func copyValue(v any) any {
+// Copy is a deep copy of v, a value Parse returns.
+func Copy(v any) any {
 	switch x := v.(type) {
-	case *jobj:
-		c := &jobj{keys: append([]string(nil), x.keys...), vals: make(map[string]any, len(x.vals))}
+	case *Object:
+		c := &Object{keys: append([]string(nil), x.keys...), vals: make(map[string]any, len(x.vals))}
 		for k, e := range x.vals {
-			c.vals[k] = copyValue(e)
+			c.vals[k] = Copy(e)
 		}
 		return c
 	case []any:
 		c := make([]any, len(x))
 		for i, e := range x {
-			c[i] = copyValue(e)
+			c[i] = Copy(e)
 		}
 		return c
 	}

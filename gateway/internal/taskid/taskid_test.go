@@ -1,4 +1,4 @@
-package gateway
+package taskid
 
 import (
 	"encoding/base64"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func mustKeys(t testing.TB, secret string, previous ...string) *taskKeys {
+func mustKeys(t testing.TB, secret string, previous ...string) *Keys {
 	t.Helper()
 	var prev [][]byte
 	for _, p := range previous {
@@ -17,7 +17,7 @@ func mustKeys(t testing.TB, secret string, previous ...string) *taskKeys {
 	if secret != "" {
 		s = []byte(secret)
 	}
-	tk, err := newTaskKeys(s, prev)
+	tk, err := NewKeys(s, prev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,16 +28,16 @@ func mustKeys(t testing.TB, secret string, previous ...string) *taskKeys {
 // only under a key it was signed with (the current secret or a retired
 // one still listed); any change to it is a task that does not exist.
 func TestTaskIDs(t *testing.T) {
-	ref := taskRef{backend: "jobs", method: "/lrotest.v1.Jobs/Run", operation: "operations/job-1", started: time.Unix(1_790_000_000, 0)}
+	ref := Ref{Backend: "jobs", Method: "/lrotest.v1.Jobs/Run", Operation: "operations/job-1", Started: time.Unix(1_790_000_000, 0)}
 	old := mustKeys(t, "the old secret, thirty-two bytes long")
 	cur := mustKeys(t, "the new secret, thirty-two bytes long", "the old secret, thirty-two bytes long")
-	id, ok := old.mint(ref, "alice")
+	id, ok := old.Mint(ref, "alice")
 	if !ok {
 		t.Fatal("mint refused an ordinary task")
 	}
 	for _, tc := range []struct {
 		name  string
-		keys  *taskKeys
+		keys  *Keys
 		id    string
 		owner string
 		ok    bool
@@ -49,12 +49,12 @@ func TestTaskIDs(t *testing.T) {
 		{"an owner that extends another", old, id, "alice2", false},
 		{"another gateway's key", mustKeys(t, ""), id, "alice", false},
 		{"a key derived from another secret", mustKeys(t, "yet another secret of thirty-two bytes"), id, "alice", false},
-		{"the operation's name", old, ref.operation, "alice", false},
+		{"the operation's name", old, ref.Operation, "alice", false},
 		{"empty", old, "", "alice", false},
 		{"padded", old, id + "=", "alice", false},
-		{"too long", old, strings.Repeat("A", maxTaskIDLen+4), "alice", false},
+		{"too long", old, strings.Repeat("A", MaxLen+4), "alice", false},
 	} {
-		got, err := tc.keys.parse(tc.id, tc.owner)
+		got, err := tc.keys.Parse(tc.id, tc.owner)
 		if (err == nil) != tc.ok {
 			t.Errorf("%s: err %v, want ok %v", tc.name, err, tc.ok)
 		}
@@ -67,12 +67,12 @@ func TestTaskIDs(t *testing.T) {
 	for i := range raw {
 		bad := append([]byte(nil), raw...)
 		bad[i] ^= 0x01
-		if _, err := old.parse(base64.RawURLEncoding.EncodeToString(bad), "alice"); err == nil {
+		if _, err := old.Parse(base64.RawURLEncoding.EncodeToString(bad), "alice"); err == nil {
 			t.Errorf("byte %d flipped: accepted", i)
 		}
 	}
 	// A name too long for an id is not minted.
-	if _, ok := old.mint(taskRef{backend: "b", method: "/m", operation: strings.Repeat("x", maxTaskField+1)}, ""); ok {
+	if _, ok := old.Mint(Ref{Backend: "b", Method: "/m", Operation: strings.Repeat("x", MaxField+1)}, ""); ok {
 		t.Error("mint accepted an operation name over the bound")
 	}
 }
@@ -81,28 +81,28 @@ func TestTaskIDs(t *testing.T) {
 // the key, and every id minted is read back as it was minted.
 func FuzzTaskID(f *testing.F) {
 	tk := mustKeys(f, "a secret for the fuzzer, thirty-two bytes")
-	id, _ := tk.mint(taskRef{backend: "jobs", method: "/a.B/C", operation: "operations/1", started: time.Unix(1, 0)}, "alice")
+	id, _ := tk.Mint(Ref{Backend: "jobs", Method: "/a.B/C", Operation: "operations/1", Started: time.Unix(1, 0)}, "alice")
 	f.Add(id, "jobs", "/a.B/C", "operations/1", "alice")
 	f.Add("AQ", "", "", "", "")
 	f.Add(strings.Repeat("_", 100), "b", "/m", "op", "")
 	f.Fuzz(func(t *testing.T, id, backend, method, op, owner string) {
-		if ref, err := tk.parse(id, owner); err == nil {
+		if ref, err := tk.Parse(id, owner); err == nil {
 			// Only an id minted with this key verifies: this one must be
 			// the seed's.
-			if ref.backend != "jobs" || owner != "alice" {
+			if ref.Backend != "jobs" || owner != "alice" {
 				t.Fatalf("parse accepted %q for %q: %+v", id, owner, ref)
 			}
 		}
-		ref := taskRef{backend: backend, method: method, operation: op, started: time.Unix(1_790_000_000, 0)}
-		minted, ok := tk.mint(ref, owner)
+		ref := Ref{Backend: backend, Method: method, Operation: op, Started: time.Unix(1_790_000_000, 0)}
+		minted, ok := tk.Mint(ref, owner)
 		if !ok {
 			return
 		}
-		got, err := tk.parse(minted, owner)
+		got, err := tk.Parse(minted, owner)
 		if err != nil || got != ref {
 			t.Fatalf("round trip of %+v: %+v, %v", ref, got, err)
 		}
-		if _, err := tk.parse(minted, owner+"x"); err == nil {
+		if _, err := tk.Parse(minted, owner+"x"); err == nil {
 			t.Fatalf("id of %q accepted for %q", owner, owner+"x")
 		}
 	})
@@ -111,10 +111,10 @@ func FuzzTaskID(f *testing.F) {
 // BenchmarkTaskID is the cost a task method adds before the backend call.
 func BenchmarkTaskID(b *testing.B) {
 	tk := mustKeys(b, "a secret for the benchmark, thirty-two bytes")
-	id, _ := tk.mint(taskRef{backend: "jobs", method: "/lrotest.v1.Jobs/Run", operation: "operations/job-123456", started: time.Now()}, "https://as.example.com|alice")
+	id, _ := tk.Mint(Ref{Backend: "jobs", Method: "/lrotest.v1.Jobs/Run", Operation: "operations/job-123456", Started: time.Now()}, "https://as.example.com|alice")
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := tk.parse(id, "https://as.example.com|alice"); err != nil {
+		if _, err := tk.Parse(id, "https://as.example.com|alice"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -178,11 +178,11 @@ interop-conformance: $(NODE22) build bin/jobs
 FORCE:
 
 # A real grpc-js server with @grpc/reflection (interop/grpc-js), discovered by
-# the reflection package on the pinned Node 22.
+# the descriptors package on the pinned Node 22.
 interop-grpcjs: $(NODE22)
-	@echo "== interop: grpc-js reflection server vs reflection/"
+	@echo "== interop: grpc-js reflection server vs descriptors/"
 	cd interop/grpc-js && $(NPM) ci --no-audit --no-fund
-	REQUIRE_GRPCJS=1 GRPCJS_NODE=$(CURDIR)/$(NODE22) $(GO) test -count=1 -run TestGRPCJSInterop ./reflection/
+	REQUIRE_GRPCJS=1 GRPCJS_NODE=$(CURDIR)/$(NODE22) $(GO) test -count=1 -run TestGRPCJSInterop ./descriptors/
 
 # Protobuf generation with buf (pinned in tools/go.mod). checkgenerate fails
 # when a checked-in generated file differs from what generation produces.
@@ -190,7 +190,7 @@ BUF = $(GO) tool -modfile=tools/go.mod buf
 # Generated files: every *.pb.go under these directories, plus the zoo
 # descriptor set the reflection tests read.
 GENERATED_DIRS = examples/zoo/gen proto
-ZOO_BINPB = reflection/testdata/zoo.binpb
+ZOO_BINPB = descriptors/testdata/zoo.binpb
 
 # docs/configuration.md is generated from cmd/gateway's flag set, and
 # docs/testing.md's table of claims and their tests from docs/claims.tsv;

@@ -23,11 +23,11 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // BenchmarkCatalog measures the gateway binary on issue 22's big catalogs,
@@ -369,7 +369,7 @@ func measureCatalogInProcess(b *testing.B, backend, dir string, files []string) 
 		b.Fatal(err)
 	}
 	defer conn.Close()
-	src := reflection.NewProtoSource([]string{dir}, files)
+	src := descriptors.NewProtoSource([]string{dir}, files)
 	// With CATALOG_PROTOCACHE=DIR the build reads (and writes) that
 	// compile cache, as a restart of the binary does: run twice, the
 	// second run's CATALOG_DISCOVERYPROFILE is a restart's.

@@ -20,8 +20,8 @@ import (
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/estate"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -75,7 +75,7 @@ func TestReflection(t *testing.T) {
 	conn := serve(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := reflection.NewServerReflection(conn, nil).Discover(ctx)
+	res, err := descriptors.NewServerReflection(conn, nil).Discover(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestExtraService(t *testing.T) {
 	conn := serve(t, &estate.Options{Services: append(estate.ServiceNames(), "google.longrunning.Operations")})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := reflection.NewServerReflection(conn, nil).Discover(ctx)
+	res, err := descriptors.NewServerReflection(conn, nil).Discover(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

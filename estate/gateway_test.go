@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // estateBackend serves the estate and returns a gateway backend for it.
@@ -71,7 +71,7 @@ func BenchmarkDiscovery(b *testing.B) {
 // profile too, under grpc's reflection package).
 func BenchmarkRefreshUnchanged(b *testing.B) {
 	bk := estateBackend(b)
-	src := reflection.NewServerReflection(bk.Conn, nil)
+	src := descriptors.NewServerReflection(bk.Conn, nil)
 	ctx := context.Background()
 	first, err := src.Discover(ctx)
 	if err != nil {
@@ -101,6 +101,6 @@ func googleapisBackend(tb testing.TB) (gateway.Backend, int) {
 	files := googleapisServiceProtos(tb)
 	b := estateBackend(tb)
 	b.Name, b.NoReflection = "googleapis", true
-	b.Files = reflection.NewProtoSource([]string{googleapisDir}, files)
+	b.Files = descriptors.NewProtoSource([]string{googleapisDir}, files)
 	return b, len(files)
 }

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"github.com/grpc-mcp-gateway/gateway/reflection"
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 )
 
 // BenchmarkProtoSourceEdit measures what an edit of one file costs a
@@ -62,7 +62,7 @@ func BenchmarkProtoSourceEdit(b *testing.B) {
 		var elapsed time.Duration
 		cpu0 := cpuSeconds(b, pid)
 		for b.Loop() {
-			src := reflection.NewProtoSource([]string{dir}, files)
+			src := descriptors.NewProtoSource([]string{dir}, files)
 			src.Logger = st.logger()
 			start := time.Now()
 			discoverOrFatal(b, src)
@@ -78,7 +78,7 @@ func BenchmarkProtoSourceEdit(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var st compileStats
-			src := reflection.NewProtoSource([]string{dir}, files)
+			src := descriptors.NewProtoSource([]string{dir}, files)
 			src.Logger = st.logger()
 			discoverOrFatal(b, src)
 			runtime.GC() // the first compile's garbage is not the edit's cost
@@ -97,15 +97,15 @@ func BenchmarkProtoSourceEdit(b *testing.B) {
 			st.report(b)
 			if os.Getenv("PROTOSOURCE_EDIT_CHECK") != "" {
 				// What reuse gave is what a compile from nothing gives.
-				wantSameFiles(b, discoverOrFatal(b, src), discoverOrFatal(b, reflection.NewProtoSource([]string{dir}, files)))
+				wantSameFiles(b, discoverOrFatal(b, src), discoverOrFatal(b, descriptors.NewProtoSource([]string{dir}, files)))
 			}
 		})
 	}
 
 	// A restart: a new source over the same cache directory.
 	cacheDir := b.TempDir()
-	cached := func(st *compileStats) *reflection.ProtoSource {
-		src := reflection.NewProtoSource([]string{dir}, files)
+	cached := func(st *compileStats) *descriptors.ProtoSource {
+		src := descriptors.NewProtoSource([]string{dir}, files)
 		src.CacheDir = cacheDir
 		src.Logger = st.logger()
 		return src
@@ -116,7 +116,7 @@ func BenchmarkProtoSourceEdit(b *testing.B) {
 		st.waitWrite(b)
 		runtime.GC()
 		var elapsed time.Duration
-		var res *reflection.Result
+		var res *descriptors.Result
 		cpu0 := cpuSeconds(b, pid)
 		for b.Loop() {
 			var st compileStats
@@ -129,7 +129,7 @@ func BenchmarkProtoSourceEdit(b *testing.B) {
 			}
 		}
 		if os.Getenv("PROTOSOURCE_EDIT_CHECK") != "" {
-			wantSameFiles(b, res, discoverOrFatal(b, reflection.NewProtoSource([]string{dir}, files)))
+			wantSameFiles(b, res, discoverOrFatal(b, descriptors.NewProtoSource([]string{dir}, files)))
 		}
 		b.ReportMetric((cpuSeconds(b, pid)-cpu0)/float64(b.N), "cpu-s")
 		b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms")
@@ -169,7 +169,7 @@ func BenchmarkProtoSourceEdit(b *testing.B) {
 
 // wantSameFiles fails b unless got and want hold the same files, as
 // FileDescriptorProtos.
-func wantSameFiles(b *testing.B, got, want *reflection.Result) {
+func wantSameFiles(b *testing.B, got, want *descriptors.Result) {
 	b.Helper()
 	n := 0
 	want.Files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
@@ -207,7 +207,7 @@ func normalized(b *testing.B, fd protoreflect.FileDescriptor) string {
 	return prototext.Format(&fdp)
 }
 
-func discoverOrFatal(b *testing.B, src reflection.Source) *reflection.Result {
+func discoverOrFatal(b *testing.B, src descriptors.Source) *descriptors.Result {
 	b.Helper()
 	res, err := src.Discover(context.Background())
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grpc-mcp-gateway/gateway/reflection"
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 )
 
 // googleapisServiceProtos lists the googleapis .proto files that define a
@@ -37,14 +37,14 @@ func googleapisServiceProtos(tb testing.TB) []string {
 func BenchmarkProtoSourceRefresh(b *testing.B) {
 	files := googleapisServiceProtos(b)
 	ctx := context.Background()
-	discover := func(b *testing.B, src *reflection.ProtoSource) *reflection.Result {
+	discover := func(b *testing.B, src *descriptors.ProtoSource) *descriptors.Result {
 		res, err := src.Discover(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return res
 	}
-	counts := func(b *testing.B, res *reflection.Result) {
+	counts := func(b *testing.B, res *descriptors.Result) {
 		methods := 0
 		for _, s := range res.Services {
 			methods += s.Methods().Len()
@@ -56,16 +56,16 @@ func BenchmarkProtoSourceRefresh(b *testing.B) {
 	pid := os.Getpid()
 
 	b.Run("first", func(b *testing.B) {
-		var res *reflection.Result
+		var res *descriptors.Result
 		cpu0 := cpuSeconds(b, pid)
 		for b.Loop() {
-			res = discover(b, reflection.NewProtoSource([]string{googleapisDir}, files))
+			res = discover(b, descriptors.NewProtoSource([]string{googleapisDir}, files))
 		}
 		b.ReportMetric((cpuSeconds(b, pid)-cpu0)/float64(b.N), "cpu-s")
 		counts(b, res)
 	})
 	b.Run("unchanged", func(b *testing.B) {
-		src := reflection.NewProtoSource([]string{googleapisDir}, files)
+		src := descriptors.NewProtoSource([]string{googleapisDir}, files)
 		first := discover(b, src)
 		runtime.GC() // the compile's garbage is the first's cost
 		cpu0 := cpuSeconds(b, pid)

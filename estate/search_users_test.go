@@ -15,11 +15,11 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // The relevance set that counts (testdata/relevance/google.tsv and
@@ -289,7 +289,7 @@ func commentedEstateGateway(tb testing.TB) *gateway.Gateway {
 		files = append(files, rel)
 	}
 	b := estateBackend(tb)
-	b.Files = reflection.NewProtoSource([]string{googleapisDir}, files)
+	b.Files = descriptors.NewProtoSource([]string{googleapisDir}, files)
 	return startGateway(tb, []gateway.Backend{b}, &gateway.Options{ToolMode: gateway.ToolModeSearch})
 }
 

@@ -96,7 +96,7 @@ func TestGoogleapisToolSizes(t *testing.T) {
 		t.Errorf("%s: %.500s", escaped, res.Text)
 	}
 	// The printed message carries its comments, which the descriptors
-	// keep apart (reflection.Comments); the header is a comment too.
+	// keep apart (descriptors.Comments); the header is a comment too.
 	if _, body, _ := strings.Cut(res.Text, "\n\n"); !strings.Contains(body, "// ") {
 		t.Errorf("%s: printed without its comments: %.500s", escaped, res.Text)
 	}

@@ -14,8 +14,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // The types of google.protobuf.Any values.
@@ -25,7 +25,7 @@ import (
 // backend's discovered files declare most of them; some live in files no
 // service imports (Temporal's error details), which only the backend's
 // server reflection describes. anyTypes renders both: the discovered
-// types at once, and the others once reflection.TypeResolver has looked
+// types at once, and the others once descriptors.TypeResolver has looked
 // them up. A rendering that fails on a type the gateway does not know
 // yet walks the message for the types of its Any values, looks them up
 // (learn), and renders again: the first appearance of a type pays one
@@ -42,7 +42,7 @@ const maxLearn = 8
 // learnBudget bounds the time one rendering spends looking types up: it
 // starts no lookup once it has spent this long, so a value naming many
 // types on a slow backend delays its call by at most learnBudget plus
-// one lookup (reflection.ServerReflectionOptions.LookupTimeout). What it
+// one lookup (descriptors.ServerReflectionOptions.LookupTimeout). What it
 // learnt is kept; the next rendering goes on from there.
 const learnBudget = 5 * time.Second
 
@@ -55,14 +55,14 @@ type anyTypes struct {
 	local *dynamicpb.Types
 	// remote asks the backend; nil for descriptors from files, which
 	// have nobody to ask.
-	remote *reflection.TypeResolver
+	remote *descriptors.TypeResolver
 	// learnt holds, by full name, the message type of each name remote
 	// described, so that rendering one costs a map read, not the
 	// resolver's lock and a new dynamicpb.MessageType.
 	learnt sync.Map // protoreflect.FullName -> protoreflect.MessageType
 }
 
-func newAnyTypes(res *reflection.Result) *anyTypes {
+func newAnyTypes(res *descriptors.Result) *anyTypes {
 	return &anyTypes{local: dynamicpb.NewTypes(res.Files), remote: res.Resolver}
 }
 
@@ -142,7 +142,7 @@ func (e *unknownTypeError) sentence(what string) string {
 	switch {
 	case e.cause == nil:
 		return fmt.Sprintf("the backend sent %s of type %s, which the backend's descriptor files do not declare", what, e.name)
-	case errors.Is(e.cause, reflection.ErrTypeNotDescribed):
+	case errors.Is(e.cause, descriptors.ErrTypeNotDescribed):
 		return fmt.Sprintf("the backend sent %s of type %s that it does not describe", what, e.name)
 	default:
 		return fmt.Sprintf("the backend sent %s of type %s, which the gateway could not look up in the backend's server reflection just now", what, e.name)

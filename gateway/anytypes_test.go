@@ -14,7 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -24,11 +24,11 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
 	"github.com/grpc-mcp-gateway/gateway/internal/reflecttest"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // anyBackend serves testdata/anytypes over grpc-go's server reflection,
@@ -54,7 +54,7 @@ const ghostType = "anyt.ghost.v1.Secret"
 
 func startAnyBackend(t *testing.T) *anyBackend {
 	t.Helper()
-	src := reflection.NewProtoSource([]string{"testdata/anytypes", lrotest.ProtoDir()},
+	src := descriptors.NewProtoSource([]string{"testdata/anytypes", lrotest.ProtoDir()},
 		[]string{"anyt/v1/things.proto", "anyt/errors/v1/failures.proto", "anyt/colors/v1/colors.proto", "google/longrunning/operations.proto"})
 	res, err := src.Discover(t.Context())
 	if err != nil {
@@ -65,7 +65,7 @@ func startAnyBackend(t *testing.T) *anyBackend {
 		b.svcs[string(sd.FullName())] = sd
 	}
 	gs := grpc.NewServer(grpc.StreamInterceptor(b.refl.Interceptor), grpc.UnknownServiceHandler(b.handle))
-	refv1.RegisterServerReflectionServer(gs, grpcreflection.NewServerV1(grpcreflection.ServerOptions{Services: b, DescriptorResolver: resolverChain{b.files, protoregistry.GlobalFiles}}))
+	refv1.RegisterServerReflectionServer(gs, reflection.NewServerV1(reflection.ServerOptions{Services: b, DescriptorResolver: resolverChain{b.files, protoregistry.GlobalFiles}}))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -439,7 +439,7 @@ func TestAnyTypesWithoutReflection(t *testing.T) {
 	b := startAnyBackend(t)
 	be := dialBackend(t, "things", b.addr)
 	be.NoReflection = true
-	be.Files = reflection.NewProtoSource([]string{"testdata/anytypes", lrotest.ProtoDir()}, []string{"anyt/v1/things.proto"})
+	be.Files = descriptors.NewProtoSource([]string{"testdata/anytypes", lrotest.ProtoDir()}, []string{"anyt/v1/things.proto"})
 	_, base := newGateway(t, []gateway.Backend{be}, &gateway.Options{OperationWait: -1})
 	cs := connect(t, base+"/mcp", versions[len(versions)-1])
 

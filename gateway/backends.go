@@ -17,9 +17,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // Defaults of Options.Refresh and Options.DiscoveryTimeout.
@@ -59,12 +59,12 @@ type Backend struct {
 	Conn grpc.ClientConnInterface
 	// Source, when set, is the only descriptor source, used as is; Files
 	// and NoReflection are then ignored.
-	Source reflection.Source
-	// Files, when set, are descriptor files (reflection.NewDescriptorSetSource
+	Source descriptors.Source
+	// Files, when set, are descriptor files (descriptors.NewDescriptorSetSource
 	// or NewProtoSource) for this backend: overlaid on server reflection
 	// for their comments, and used instead of it when the backend answers
 	// that it has no reflection service.
-	Files reflection.Source
+	Files descriptors.Source
 	// NoReflection uses Files alone, never asking the backend.
 	NoReflection bool
 
@@ -149,7 +149,7 @@ var _ managedConn = (*backendconn.Conn)(nil)
 // backendState is one backend and what the gateway knows of it.
 type backendState struct {
 	b      Backend
-	source reflection.Source
+	source descriptors.Source
 	conn   stateConn // nil when Conn has no connectivity state
 	// managed is Conn when it was made by backendconn.Dial, else nil.
 	managed managedConn
@@ -229,19 +229,19 @@ func (g *Gateway) initBackends(backends []Backend) error {
 // backendSource is a backend's descriptor source from its settings:
 // reflection, reflection with Files' comments (falling back to Files when
 // the backend has no reflection), or Files alone.
-func (g *Gateway) backendSource(b Backend) (reflection.Source, error) {
+func (g *Gateway) backendSource(b Backend) (descriptors.Source, error) {
 	if b.NoReflection {
 		if b.Files == nil {
 			return nil, errors.New("reflection disabled and no descriptor files given")
 		}
 		return b.Files, nil
 	}
-	refl := reflection.NewServerReflection(b.Conn, &reflection.ServerReflectionOptions{Logger: g.opts.Logger})
+	refl := descriptors.NewServerReflection(b.Conn, &descriptors.ServerReflectionOptions{Logger: g.opts.Logger})
 	if b.Files == nil {
 		return refl, nil
 	}
 	return &fallbackSource{
-		primary:  reflection.Overlay(refl, b.Files, &reflection.OverlayOptions{Logger: g.opts.Logger}),
+		primary:  descriptors.Overlay(refl, b.Files, &descriptors.OverlayOptions{Logger: g.opts.Logger}),
 		files:    b.Files,
 		backend:  b.Name,
 		gateway:  g,
@@ -254,15 +254,15 @@ func (g *Gateway) backendSource(b Backend) (reflection.Source, error) {
 // operator who gave files has said what the API is, so an Unimplemented
 // reflection service is no reason to serve nothing.
 type fallbackSource struct {
-	primary, files reflection.Source
+	primary, files descriptors.Source
 	backend        string
 	gateway        *Gateway
 	announce       *sync.Once
 }
 
-func (s *fallbackSource) Discover(ctx context.Context) (*reflection.Result, error) {
+func (s *fallbackSource) Discover(ctx context.Context) (*descriptors.Result, error) {
 	res, err := s.primary.Discover(ctx)
-	if !errors.Is(err, reflection.ErrReflectionNotSupported) {
+	if !errors.Is(err, descriptors.ErrReflectionNotSupported) {
 		return res, err
 	}
 	s.announce.Do(func() {
@@ -460,14 +460,14 @@ func (g *Gateway) watchConn(ctx context.Context, b *backendState) {
 // discoveryError phrases a discovery failure as one line an operator can
 // act on.
 func discoveryError(name, address string, err error) error {
-	var slow *reflection.CompileTimeoutError
+	var slow *descriptors.CompileTimeoutError
 	switch {
 	case errors.As(err, &slow):
 		// Checked before the deadline's usual meaning: the backend may
 		// be READY while its .proto files are still compiling.
 		return fmt.Errorf("backend %s: its descriptor files, not the backend, took longer than the discovery's deadline, Options.DiscoveryTimeout (gateway: --discovery-timeout): raise it, or give a descriptor set built by buf or protoc, which needs no compiling: %w", name, err)
-	case errors.Is(err, reflection.ErrReflectionNotSupported):
-		return fmt.Errorf("backend %s does not serve gRPC server reflection (grpc.reflection.v1 or v1alpha): enable it on the server (grpc-go: reflection.Register(server)) or give the gateway its descriptor files (a FileDescriptorSet or .proto files): %w", name, err)
+	case errors.Is(err, descriptors.ErrReflectionNotSupported):
+		return fmt.Errorf("backend %s does not serve gRPC server reflection (grpc.reflection.v1 or v1alpha): enable it on the server (grpc-go: descriptors.Register(server)) or give the gateway its descriptor files (a FileDescriptorSet or .proto files): %w", name, err)
 	case status.Code(err) == codes.Unavailable || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("backend %s is unreachable%s: check the address, that the server is running, and whether it expects TLS or plaintext: %w", name, at(address, name), err)
 	}

@@ -18,7 +18,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
@@ -120,7 +120,7 @@ func TestBackendTLS(t *testing.T) {
 		Certificates: []tls.Certificate{server}, ClientCAs: ca.pool, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
 	})))
 	zoo.Register(gs, zoo.NewServer())
-	grpcreflection.Register(gs)
+	reflection.Register(gs)
 	addr := serveGRPC(t, gs)
 
 	dial := func(t *testing.T, cfg backendconn.TLS) gateway.Backend {

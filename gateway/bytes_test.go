@@ -12,7 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -42,7 +42,7 @@ func serveAnswering(t *testing.T, api *fakeAPI, answer func(method string, req [
 		}
 		return stream.SendMsg(out)
 	}))
-	refv1.RegisterServerReflectionServer(gs, grpcreflection.NewServerV1(grpcreflection.ServerOptions{Services: api, DescriptorResolver: api}))
+	refv1.RegisterServerReflectionServer(gs, reflection.NewServerV1(reflection.ServerOptions{Services: api, DescriptorResolver: api}))
 	return serveGRPC(t, gs)
 }
 

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
@@ -24,7 +25,6 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // healthService is hidden unless the operator asks for it: a model has no
@@ -182,7 +182,7 @@ type listing struct {
 	byName map[string]*tool
 	// set is what tools/list shows: every tool in typed mode, search
 	// mode's two tools otherwise (then search is set).
-	set    *mcp.ToolSet
+	set    *mcp.ToolList
 	mode   ToolMode
 	search *searchCatalog
 	// scopeSets are the distinct scopes the tools need, and views the
@@ -265,7 +265,7 @@ type backendTools struct {
 	// files resolves the imports of the services' files, for resources.
 	files *protoregistry.Files
 	// comments holds the source info of files, for resources.
-	comments *reflection.Comments
+	comments *descriptors.Comments
 	// messages are those bounded schemas name, served as resources
 	// (toolsize.go); schemas are bounded as they are built, on first use,
 	// so it grows then.
@@ -288,7 +288,7 @@ type backendTools struct {
 // internal services only with exposeInternal; the
 // (mcpgateway.v1.service) and (mcpgateway.v1.tool) hidden options; then
 // the --include/--exclude globs.
-func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConnInterface, opts catalogOptions) (*backendTools, error) {
+func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientConnInterface, opts catalogOptions) (*backendTools, error) {
 	types := newAnyTypes(res)
 	var methods []protoreflect.MethodDescriptor
 	toolOpts := make(map[protoreflect.FullName]*mcpgatewayv1.Tool)
@@ -307,7 +307,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 			hiddenMethods += svc.Methods().Len()
 			continue
 		}
-		so := reflection.ServiceOptions(svc)
+		so := descriptors.ServiceOptions(svc)
 		if so.GetHidden() {
 			continue
 		}
@@ -315,7 +315,7 @@ func compileBackend(backend string, res *reflection.Result, conn grpc.ClientConn
 		ms := svc.Methods()
 		for i := range ms.Len() {
 			m := ms.Get(i)
-			to := reflection.ToolOptions(m)
+			to := descriptors.ToolOptions(m)
 			if to.GetHidden() || !opts.filter.match(m) || !opts.backend.exposes(m) {
 				continue
 			}
@@ -515,7 +515,7 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 // method's structure (describe.Method.Description): what it does, to
 // what, where, and what a call needs; never a sentence that only names
 // the RPC.
-func methodDescription(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool, a *describe.Method, comments *reflection.Comments) string {
+func methodDescription(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool, a *describe.Method, comments *descriptors.Comments) string {
 	if d := strings.TrimSpace(to.GetDescription()); d != "" {
 		return d
 	}
@@ -532,7 +532,7 @@ func methodDescription(m protoreflect.MethodDescriptor, to *mcpgatewayv1.Tool, a
 // comment returns the leading comment of d (or its trailing one),
 // cleaned of the comment syntax and the indentation common to its lines
 // (Temporal's, like most, has a space after each "//").
-func comment(comments *reflection.Comments, d protoreflect.Descriptor) string {
+func comment(comments *descriptors.Comments, d protoreflect.Descriptor) string {
 	loc := comments.Location(d)
 	c := schema.CleanComment(loc.LeadingComments)
 	if c == "" {

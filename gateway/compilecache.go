@@ -8,11 +8,11 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // compileCache shares, between the tools of one backend's discovery, what
@@ -60,7 +60,7 @@ type cacheTables struct {
 	boundOut memo[boundKey, json.RawMessage]
 	escaped  *messageSet
 	// comments holds the source info the descriptors do not carry.
-	comments *reflection.Comments
+	comments *descriptors.Comments
 }
 
 // memo holds values built once per key, for concurrent callers: a caller
@@ -103,7 +103,7 @@ type truncated struct {
 	shape  results.Shape
 }
 
-func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files, comments *reflection.Comments, useProtoNames bool) *compileCache {
+func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files, comments *descriptors.Comments, useProtoNames bool) *compileCache {
 	types := anys.local
 	fieldName := protoreflect.FieldDescriptor.JSONName
 	if useProtoNames {

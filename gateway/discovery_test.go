@@ -20,7 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	channelzsvc "google.golang.org/grpc/channelz/service"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -29,13 +29,13 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // fakeAPI is a reflection server whose API a test changes at run time: it
@@ -150,7 +150,7 @@ func serveFake(t testing.TB, api *fakeAPI, addr string) (string, func()) {
 		}
 		return stream.SendMsg(new(emptypb.Empty))
 	}))
-	refv1.RegisterServerReflectionServer(gs, grpcreflection.NewServerV1(grpcreflection.ServerOptions{Services: api, DescriptorResolver: api}))
+	refv1.RegisterServerReflectionServer(gs, reflection.NewServerV1(reflection.ServerOptions{Services: api, DescriptorResolver: api}))
 	go func() { _ = gs.Serve(lis) }()
 	var once sync.Once
 	stop := func() { once.Do(gs.Stop) }
@@ -345,7 +345,7 @@ func TestInternalServices(t *testing.T) {
 	gs := grpc.NewServer()
 	zoo.Register(gs, zoo.NewServer())
 	channelzsvc.RegisterChannelzServiceToServer(gs)
-	grpcreflection.Register(gs)
+	reflection.Register(gs)
 	zooAddr := serveGRPC(t, gs)
 	temporal := &fakeAPI{}
 	temporal.set(t,
@@ -476,7 +476,7 @@ func TestProtoOptions(t *testing.T) {
 		t.Run(src, func(t *testing.T) {
 			b := dialBackend(t, "opts", addr)
 			if src == "descriptor set" {
-				b.Files, b.NoReflection = reflection.NewDescriptorSetSource(path), true
+				b.Files, b.NoReflection = descriptors.NewDescriptorSetSource(path), true
 			}
 			g, _ := newGateway(t, []gateway.Backend{b}, nil)
 			want := []string{"p_Things_BadName", "p_Things_Clash", "p_Things_Dup1", "p_Things_Dup2", "lookup_thing", "p_Things_Plain", "p_Things_Remove"}
@@ -554,7 +554,7 @@ func TestDescriptorSetFallback(t *testing.T) {
 	for name, addr := range map[string]string{"overlay": withRefl, "fallback": lis.Addr().String()} {
 		t.Run(name, func(t *testing.T) {
 			b := dialBackend(t, "docs", addr)
-			b.Files = reflection.NewDescriptorSetSource(path)
+			b.Files = descriptors.NewDescriptorSetSource(path)
 			g, _ := newGateway(t, []gateway.Backend{b}, nil)
 			if d := toolByName(t, g, "Docs_Read").Description; d != "Reads a document." {
 				t.Errorf("description %q", d)
@@ -896,7 +896,7 @@ func TestDescriptorFilesWithoutReflection(t *testing.T) {
 	}
 	write(apiFile("doc.v1", "Docs", method("Read")))
 	b := dialBackend(t, "docs", addr)
-	b.Files, b.NoReflection = reflection.NewDescriptorSetSource(path), true
+	b.Files, b.NoReflection = descriptors.NewDescriptorSetSource(path), true
 	g, _ := newGateway(t, []gateway.Backend{b}, &gateway.Options{Refresh: 20 * time.Millisecond})
 	if got := toolNames(g); !slices.Equal(got, []string{"Docs_Read"}) {
 		t.Fatalf("tools %v", got)
@@ -1062,7 +1062,7 @@ func docsWithComments(t *testing.T, f *descriptorpb.FileDescriptorProto) *gatewa
 	api.set(t, apiFile("doc.v1", "Docs", method("Read")))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
 	b := dialBackend(t, "docs", addr)
-	b.Files = reflection.NewDescriptorSetSource(path)
+	b.Files = descriptors.NewDescriptorSetSource(path)
 	g, _ := newGateway(t, []gateway.Backend{b}, nil)
 	return g
 }

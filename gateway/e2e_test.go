@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/resolver/dns"
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
@@ -61,7 +61,7 @@ func startBackend(t testing.TB) *backend {
 	gs := grpc.NewServer(grpc.UnaryInterceptor(hold))
 	zoo.Register(gs, zoo.NewServer())
 	healthpb.RegisterHealthServer(gs, health.NewServer())
-	grpcreflection.Register(gs)
+	reflection.Register(gs)
 	b.addr = serveGRPC(t, gs)
 	return b
 }

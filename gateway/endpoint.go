@@ -33,14 +33,14 @@ func (e *endpoint) current() (*catalog, *listing) {
 
 // Tools is mcp.Handler: the endpoint's list, against which tools/call is
 // resolved.
-func (e *endpoint) Tools() *mcp.ToolSet {
+func (e *endpoint) Tools() *mcp.ToolList {
 	_, l := e.current()
 	return l.set
 }
 
 // ListedTools is mcp.CallerLister: the endpoint's list as the caller may
 // see it (ListVisibleOnly).
-func (e *endpoint) ListedTools(ctx context.Context) *mcp.ToolSet {
+func (e *endpoint) ListedTools(ctx context.Context) *mcp.ToolList {
 	_, l := e.current()
 	return e.g.listedTools(ctx, l)
 }
@@ -81,12 +81,12 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 }
 
 // Tools returns the current tool set; it is part of mcp.Handler.
-func (g *Gateway) Tools() *mcp.ToolSet { return g.whole.Tools() }
+func (g *Gateway) Tools() *mcp.ToolList { return g.whole.Tools() }
 
 // ListedTools is mcp.CallerLister: tools/list shows the caller the tools
 // it may call when Options.ListVisibleOnly is set (in search mode the two
 // meta-tools, whose search filters the same way).
-func (g *Gateway) ListedTools(ctx context.Context) *mcp.ToolSet { return g.whole.ListedTools(ctx) }
+func (g *Gateway) ListedTools(ctx context.Context) *mcp.ToolList { return g.whole.ListedTools(ctx) }
 
 // Resources returns the current resource set; it makes the Gateway an
 // mcp.ResourceHandler.

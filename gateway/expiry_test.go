@@ -12,7 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
@@ -54,7 +54,7 @@ func startDeadlineBackend(t *testing.T) *deadlineBackend {
 	}
 	gs := grpc.NewServer(grpc.UnaryInterceptor(unary), grpc.StreamInterceptor(stream))
 	zoo.Register(gs, zoo.NewServer())
-	grpcreflection.Register(gs)
+	reflection.Register(gs)
 	b.addr = serveGRPC(t, gs)
 	return b
 }

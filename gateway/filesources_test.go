@@ -10,22 +10,22 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // signallingSource tells discovered each time a Discover of the source it
 // wraps returns.
 type signallingSource struct {
-	reflection.Source
+	descriptors.Source
 	discovered chan struct{}
 }
 
-func (s *signallingSource) Discover(ctx context.Context) (*reflection.Result, error) {
+func (s *signallingSource) Discover(ctx context.Context) (*descriptors.Result, error) {
 	res, err := s.Source.Discover(ctx)
 	select {
 	case s.discovered <- struct{}{}:
@@ -43,7 +43,7 @@ func TestRefreshUnchangedProtoFiles(t *testing.T) {
 	t.Parallel()
 	gs := grpc.NewServer()
 	zoo.Register(gs, zoo.NewServer())
-	grpcreflection.Register(gs)
+	reflection.Register(gs)
 	addr := serveGRPC(t, gs)
 
 	dir := t.TempDir()
@@ -60,7 +60,7 @@ func TestRefreshUnchangedProtoFiles(t *testing.T) {
 	}
 	var logs testutil.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	files := reflection.NewProtoSource([]string{dir, "../proto"}, []string{"zoo/v1/zoo.proto"})
+	files := descriptors.NewProtoSource([]string{dir, "../proto"}, []string{"zoo/v1/zoo.proto"})
 	files.Logger = logger
 	src := &signallingSource{Source: files, discovered: make(chan struct{})}
 	b := dialBackend(t, "zoo", addr)
@@ -108,8 +108,8 @@ func TestRefreshUnchangedProtoFiles(t *testing.T) {
 // slowCompile is a source whose compile outlasted the deadline.
 type slowCompile struct{}
 
-func (slowCompile) Discover(ctx context.Context) (*reflection.Result, error) {
-	return nil, &reflection.CompileTimeoutError{Files: 1871, Running: 8 * time.Second, Err: context.DeadlineExceeded}
+func (slowCompile) Discover(ctx context.Context) (*descriptors.Result, error) {
+	return nil, &descriptors.CompileTimeoutError{Files: 1871, Running: 8 * time.Second, Err: context.DeadlineExceeded}
 }
 
 // TestSlowCompileIsNotUnreachable: a discovery that timed out compiling

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/grpc-mcp-gateway/gateway/reflection"
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 )
 
 // TestFingerprintSeesComments: a Result without its source's own
@@ -14,13 +14,13 @@ import (
 // hashed whole, comments included, so a change to a comment alone
 // rebuilds the tools its descriptions come from.
 func TestFingerprintSeesComments(t *testing.T) {
-	discover := func(comment string) *reflection.Result {
+	discover := func(comment string) *descriptors.Result {
 		dir := t.TempDir()
 		src := "syntax = \"proto3\";\npackage fp.v1;\nmessage M {}\nservice S {\n  // " + comment + "\n  rpc Get(M) returns (M);\n}\n"
 		if err := os.WriteFile(filepath.Join(dir, "fp.proto"), []byte(src), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		res, err := reflection.NewProtoSource([]string{dir}, []string{"fp.proto"}).Discover(context.Background())
+		res, err := descriptors.NewProtoSource([]string{dir}, []string{"fp.proto"}).Discover(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

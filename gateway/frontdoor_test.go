@@ -15,7 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
@@ -50,7 +50,7 @@ func startRecordingBackend(t *testing.T) *recordingBackend {
 	}
 	gs := grpc.NewServer(grpc.UnaryInterceptor(record))
 	zoo.Register(gs, zoo.NewServer())
-	grpcreflection.Register(gs)
+	reflection.Register(gs)
 	b.addr = serveGRPC(t, gs)
 	return b
 }

@@ -10,7 +10,7 @@
 // the connection to each backend in gateway/backendconn (which knows
 // nothing of MCP; the gateway sees it through managedConn, backends.go),
 // the protobuf to JSON Schema mapping in gateway/schema, and descriptor
-// sources in the reflection package.
+// sources in the descriptors package.
 //
 // A Go program embeds the gateway with [New] (one [Backend] per gRPC
 // server, nil [Options] for the defaults), then serves [Gateway.Handler]

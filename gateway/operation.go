@@ -14,10 +14,10 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // Long-running operations (AIP-151).
@@ -121,7 +121,7 @@ type anyEncoder struct {
 
 // newOperationsClient describes the backend's Operations service, or
 // returns nil when the backend serves none.
-func newOperationsClient(res *reflection.Result, conn grpc.ClientConnInterface, types *anyTypes) *operationsClient {
+func newOperationsClient(res *descriptors.Result, conn grpc.ClientConnInterface, types *anyTypes) *operationsClient {
 	for _, svc := range res.Services {
 		if svc.FullName() != operationsService {
 			continue

@@ -14,11 +14,11 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
 	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 func boolp(b bool) *bool { return &b }
@@ -490,7 +490,7 @@ func TestReportSources(t *testing.T) {
 	b := startBackend(t)
 	zoo := dialBackend(t, "zoo", b.addr)
 	// The descriptor set carries the comments reflection does not.
-	zoo.Files = reflection.NewDescriptorSetSource("../reflection/testdata/zoo.binpb")
+	zoo.Files = descriptors.NewDescriptorSetSource("../descriptors/testdata/zoo.binpb")
 	api := &fakeAPI{}
 	api.set(t, deepFile(), apiFile("misc.v1", "Misc", method("Status"), method("Frobnicate"), methodWith("Rename", &mcpgatewayv1.Tool{Name: "rename_thing"})))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")

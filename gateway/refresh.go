@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // Live refresh.
@@ -115,7 +115,7 @@ func (b *backendState) succeed(bt *backendTools) {
 // every file (deterministically encoded, comments included) and the list
 // of services. A source that fingerprints what it read (server reflection
 // hashes the bytes the backend sent) saves encoding every file again.
-func fingerprint(res *reflection.Result) [32]byte {
+func fingerprint(res *descriptors.Result) [32]byte {
 	if res.Fingerprint != [32]byte{} {
 		return res.Fingerprint // the source's own, cheaper: a hash of what it read
 	}
@@ -129,7 +129,7 @@ func fingerprint(res *reflection.Result) [32]byte {
 	enc := proto.MarshalOptions{Deterministic: true}
 	var buf []byte
 	for _, fd := range files {
-		buf, _ = enc.MarshalAppend(buf[:0], reflection.ToFileDescriptorProto(fd, res.Comments))
+		buf, _ = enc.MarshalAppend(buf[:0], descriptors.ToFileDescriptorProto(fd, res.Comments))
 		fmt.Fprintf(h, "%d:", len(buf))
 		h.Write(buf)
 	}
@@ -408,7 +408,7 @@ func (g *Gateway) chooseMode(c *catalog) error {
 			defs[i], _ = t.withSchemas() // built: forceSchemas left out those that failed
 			defs[i].Handle = t
 		}
-		set, err := mcp.NewToolSet(defs, &mcp.ToolSetOptions{Compactor: compact, CacheScope: g.listCacheScope()})
+		set, err := mcp.NewToolList(defs, &mcp.ToolListOptions{Compactor: compact, CacheScope: g.listCacheScope()})
 		if err != nil {
 			return fmt.Errorf("building tool list: %w", err)
 		}
@@ -431,7 +431,7 @@ func (g *Gateway) chooseMode(c *catalog) error {
 }
 
 // sameList compares two tool lists as clients see them.
-func sameList(a, b *mcp.ToolSet) bool {
+func sameList(a, b *mcp.ToolList) bool {
 	at, bt := a.Tools(), b.Tools()
 	return slices.EqualFunc(at, bt, sameDef)
 }

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
@@ -62,7 +62,7 @@ func startReplica(t *testing.T, lis net.Listener, h *holder) *replica {
 	r.gs = grpc.NewServer(grpc.UnaryInterceptor(count))
 	zoo.Register(r.gs, zoo.NewServer())
 	healthpb.RegisterHealthServer(r.gs, r.health)
-	grpcreflection.Register(r.gs)
+	reflection.Register(r.gs)
 	go func() { _ = r.gs.Serve(lis) }()
 	t.Cleanup(r.gs.Stop)
 	r.addr = lis.Addr().String()
@@ -342,7 +342,7 @@ func hugeBackend(t *testing.T, n int) string {
 	}
 	gs := grpc.NewServer(grpc.UnaryInterceptor(huge), grpc.MaxSendMsgSize(64<<20))
 	zoo.Register(gs, zoo.NewServer())
-	grpcreflection.Register(gs)
+	reflection.Register(gs)
 	return serveGRPC(t, gs)
 }
 

@@ -7,10 +7,10 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // The catalog report: what a model will read of each tool, and where each
@@ -54,7 +54,7 @@ type toolOrigin struct {
 
 // originOf records where t's parts came from; to is the option merged
 // with ov's rules (nil for neither), ov the rules (nil for none).
-func originOf(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride, to *mcpgatewayv1.Tool, comments *reflection.Comments) toolOrigin {
+func originOf(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride, to *mcpgatewayv1.Tool, comments *descriptors.Comments) toolOrigin {
 	declared := to
 	if ov != nil {
 		declared = ov.proto

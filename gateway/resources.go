@@ -15,8 +15,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // The API as resources.
@@ -48,7 +48,7 @@ type serviceResource struct {
 	svc                           protoreflect.ServiceDescriptor
 	exposed                       map[protoreflect.FullName]bool
 	files                         *protoregistry.Files
-	comments                      *reflection.Comments
+	comments                      *descriptors.Comments
 	// key identifies the content: the backend's descriptors fingerprint.
 	key string
 
@@ -74,7 +74,7 @@ type messageSet struct {
 	// files and comments are the discovery's, which the printed messages
 	// read their comments from.
 	files    *protoregistry.Files
-	comments *reflection.Comments
+	comments *descriptors.Comments
 
 	mu sync.Mutex
 	m  map[protoreflect.FullName]*messageResource
@@ -234,9 +234,9 @@ func (r *serviceResource) source() (string, error) {
 }
 
 // serviceProto prints svc reduced as described in "The API as resources".
-func serviceProto(svc protoreflect.ServiceDescriptor, exposed map[protoreflect.FullName]bool, files *protoregistry.Files, comments *reflection.Comments) (string, error) {
+func serviceProto(svc protoreflect.ServiceDescriptor, exposed map[protoreflect.FullName]bool, files *protoregistry.Files, comments *descriptors.Comments) (string, error) {
 	fd := svc.ParentFile()
-	src := reflection.ToFileDescriptorProto(fd, comments)
+	src := descriptors.ToFileDescriptorProto(fd, comments)
 
 	// The file's top-level messages and enums the exposed methods need.
 	keepMsg := make(map[int]bool)
@@ -359,11 +359,11 @@ func serviceProto(svc protoreflect.ServiceDescriptor, exposed map[protoreflect.F
 
 // withSourceInfo returns md as declared in its file built again with the
 // source info comments holds for it (the discovery's descriptors carry
-// none: reflection.Comments), for protoprint, which reads comments and
+// none: descriptors.Comments), for protoprint, which reads comments and
 // the declarations' order from a message's file. md itself when comments
 // holds none for its file.
-func withSourceInfo(md protoreflect.MessageDescriptor, files *protoregistry.Files, comments *reflection.Comments) (protoreflect.MessageDescriptor, error) {
-	fdp := reflection.ToFileDescriptorProto(md.ParentFile(), comments)
+func withSourceInfo(md protoreflect.MessageDescriptor, files *protoregistry.Files, comments *descriptors.Comments) (protoreflect.MessageDescriptor, error) {
+	fdp := descriptors.ToFileDescriptorProto(md.ParentFile(), comments)
 	if fdp.SourceCodeInfo == nil || md.ParentFile().SourceLocations().Len() > 0 {
 		return md, nil // no comments, or the descriptors' own
 	}

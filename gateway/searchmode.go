@@ -635,7 +635,7 @@ func metaInputError(name string, cause error) *mcp.CallToolResult {
 // vocabulary before it searches and can narrow a search with scope. Each
 // tool's handle is l's, so a call runs against the list it was resolved
 // in.
-func metaToolSet(l *listing) (*mcp.ToolSet, error) {
+func metaToolSet(l *listing) (*mcp.ToolList, error) {
 	tools := l.tools
 	searchTool := mcp.Tool{
 		Handle: &metaTool{in: l, name: SearchToolsName},
@@ -670,7 +670,7 @@ func metaToolSet(l *listing) (*mcp.ToolSet, error) {
 		// nothing: the conservative hints.
 		Annotations: &mcp.ToolAnnotations{Title: "Call a tool", ReadOnlyHint: boolPtr(false), DestructiveHint: boolPtr(true), IdempotentHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
 	}
-	return mcp.NewToolSet([]mcp.Tool{searchTool, call}, nil)
+	return mcp.NewToolList([]mcp.Tool{searchTool, call}, nil)
 }
 
 // directory is the catalog's APIs (proto packages) and their services,

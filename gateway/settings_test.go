@@ -12,7 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
@@ -122,7 +122,7 @@ func startDeadlineZoo(t *testing.T) *deadlineZoo {
 			return next(srv, ss)
 		}))
 	zoo.Register(gs, zoo.NewServer())
-	grpcreflection.Register(gs)
+	reflection.Register(gs)
 	z.addr = serveGRPC(t, gs)
 	return z
 }

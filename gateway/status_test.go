@@ -10,7 +10,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
@@ -36,7 +36,7 @@ func debugBackend(t *testing.T) (addr string, gs *grpc.Server) {
 	}
 	gs = grpc.NewServer(grpc.UnaryInterceptor(withDebug))
 	zoo.Register(gs, zoo.NewServer())
-	grpcreflection.Register(gs)
+	reflection.Register(gs)
 	return serveGRPC(t, gs), gs
 }
 

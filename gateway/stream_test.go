@@ -18,7 +18,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -217,7 +217,7 @@ func startStreamBackend(t testing.TB) *streamBackend {
 	}
 	gs := grpc.NewServer(grpc.StreamInterceptor(record))
 	zoov1.RegisterZooServiceServer(gs, b.zoo)
-	grpcreflection.Register(gs)
+	reflection.Register(gs)
 	b.addr = serveGRPC(t, gs)
 	return b
 }

@@ -602,7 +602,7 @@ func isStopped(ch <-chan struct{}) bool {
 }
 
 // listLowerBound is at most the bytes of the typed tools/list of tools
-// (mcp.ToolSet.ListBytes), counted without building a schema: each entry
+// (mcp.ToolList.ListBytes), counted without building a schema: each entry
 // has at least its name, its description and the smallest input schema.
 // When even that is over the tool budget, ToolModeAuto picks search mode
 // without building the typed list.

@@ -282,7 +282,7 @@ func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode 
 		mode = ToolModeSearch
 	}
 	if mode != ToolModeSearch {
-		var set *mcp.ToolSet
+		var set *mcp.ToolList
 		var err error
 		if c.search == nil && member != nil {
 			set, err = c.set.Subset(func(i int) bool { return member[i] }, "")
@@ -312,7 +312,7 @@ func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode 
 // typedSet builds l's typed list when the catalog has none (it is in
 // search mode): the tools' schemas are built now; a tool whose schemas
 // fail is left out, as chooseMode leaves it out of the catalog's.
-func (g *Gateway) typedSet(l *listing) (*mcp.ToolSet, error) {
+func (g *Gateway) typedSet(l *listing) (*mcp.ToolList, error) {
 	failed := forceSchemas(l.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true)
 	l.tools = slices.DeleteFunc(l.tools, func(t *tool) bool {
 		if _, bad := failed[t.schemas]; bad {
@@ -326,7 +326,7 @@ func (g *Gateway) typedSet(l *listing) (*mcp.ToolSet, error) {
 		defs[i], _ = t.withSchemas()
 		defs[i].Handle = t
 	}
-	return mcp.NewToolSet(defs, &mcp.ToolSetOptions{CacheScope: g.listCacheScope()})
+	return mcp.NewToolList(defs, &mcp.ToolListOptions{CacheScope: g.listCacheScope()})
 }
 
 // notifyToolsets tells each toolset's clients what changed between two

@@ -17,7 +17,7 @@ import (
 // of a service, every write of an API, share one). What a caller may see
 // is therefore decided by which of those sets its token holds: a bit per
 // set, the caller's view key. Each key's list is a subset of the
-// catalog's (mcp.ToolSet.Subset: its pages, no schema encoded again),
+// catalog's (mcp.ToolList.Subset: its pages, no schema encoded again),
 // made at the first tools/list of a caller with that key and kept with
 // the catalog, up to maxKeptViews; search_tools filters its matches by
 // the same bits and keeps its answers under the key. The call path does
@@ -41,7 +41,7 @@ type scopeSets struct {
 // views are the lists a catalog keeps by view key.
 type views struct {
 	mu sync.Mutex
-	m  map[string]*mcp.ToolSet
+	m  map[string]*mcp.ToolList
 }
 
 // indexScopes finds the distinct scope sets of c's listed tools; it runs
@@ -102,7 +102,7 @@ func (g *Gateway) viewOf(ctx context.Context, c *listing) (key string, keep func
 // listedTools is what c lists to the caller of ctx: with
 // Options.ListVisibleOnly, the tools it may call (in search mode the two
 // meta-tools, whose search filters the same way).
-func (g *Gateway) listedTools(ctx context.Context, c *listing) *mcp.ToolSet {
+func (g *Gateway) listedTools(ctx context.Context, c *listing) *mcp.ToolList {
 	if c.search != nil {
 		return c.set
 	}
@@ -129,7 +129,7 @@ func (g *Gateway) listedTools(ctx context.Context, c *listing) *mcp.ToolSet {
 	}
 	if len(c.views.m) < maxKeptViews {
 		if c.views.m == nil {
-			c.views.m = make(map[string]*mcp.ToolSet)
+			c.views.m = make(map[string]*mcp.ToolList)
 		}
 		c.views.m[key] = set
 	}

@@ -19,11 +19,11 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // frontend is the address of the Temporal server every test shares, and
@@ -408,7 +408,7 @@ func TestTemporalCatalog(t *testing.T) {
 		}
 	})
 	t.Run("comments", func(t *testing.T) {
-		files := reflection.NewProtoSource([]string{protoSources(t)}, []string{
+		files := descriptors.NewProtoSource([]string{protoSources(t)}, []string{
 			"temporal/api/workflowservice/v1/service.proto",
 			"temporal/api/operatorservice/v1/service.proto",
 		})

@@ -52,12 +52,12 @@ func TestPackageBoundaries(t *testing.T) {
 		}
 	}
 	for pkg, forbidden := range map[string][]string{
-		mod + "reflection":                {mod + "gateway", "github.com/modelcontextprotocol/"},
-		mod + "gateway/mcp":               {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "reflection", "github.com/modelcontextprotocol/"},
-		mod + "gateway/results":           {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "reflection"},
+		mod + "descriptors":               {mod + "gateway", "github.com/modelcontextprotocol/"},
+		mod + "gateway/mcp":               {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "descriptors", "github.com/modelcontextprotocol/"},
+		mod + "gateway/results":           {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "descriptors"},
 		mod + "cmd/gateway":               {"github.com/modelcontextprotocol/", mod + "internal/testkit", mod + "internal/testutil", mod + "internal/mcptest"},
-		mod + "gateway/search":            {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "reflection", mod + "gateway/describe"},
-		mod + "gateway/search/embeddings": {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "reflection"},
+		mod + "gateway/search":            {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "descriptors", mod + "gateway/describe"},
+		mod + "gateway/search/embeddings": {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "descriptors"},
 		mod + "gateway/describe":          {mod + "gateway/mcp", mod + "gateway/search", "github.com/modelcontextprotocol/"},
 		conn:                              {"github.com/modelcontextprotocol/"},
 	} {

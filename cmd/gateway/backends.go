@@ -11,11 +11,11 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/grpctarget"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // backendFlags are the flags that say what the gateway fronts and how it
@@ -35,7 +35,7 @@ type backendFlags struct {
 
 	// Derived by check.
 	parsed []backendAddr
-	files  reflection.Source
+	files  descriptors.Source
 }
 
 // backendAddr is one --backend, or one backend of the config file, which
@@ -111,7 +111,7 @@ func (f *backendFlags) check(ctx context.Context) error {
 // logger, once it exists: those of the flags and of the config file's
 // backends.
 func (f *backendFlags) setLogger(logger *slog.Logger) {
-	sources := []reflection.Source{f.files}
+	sources := []descriptors.Source{f.files}
 	for _, p := range f.parsed {
 		if p.file != nil {
 			sources = append(sources, p.file.backend.Files)
@@ -120,9 +120,9 @@ func (f *backendFlags) setLogger(logger *slog.Logger) {
 	usesProto := false
 	for _, src := range sources {
 		switch s := src.(type) {
-		case *reflection.DescriptorSetSource:
+		case *descriptors.DescriptorSetSource:
 			s.Logger = logger
-		case *reflection.ProtoSource:
+		case *descriptors.ProtoSource:
 			s.Logger = logger
 			usesProto = true
 		}
@@ -207,15 +207,15 @@ func (f *backendFlags) dial(tls backendconn.TLS, opts ...grpc.DialOption) (backe
 // nil when neither is given, and fromProto says which one err is about.
 // .proto files are compiled with protoCache as their cache directory
 // ("" for none).
-func descriptorSource(ctx context.Context, sets, protoPaths, protos []string, protoCache string) (src reflection.Source, fromProto bool, err error) {
+func descriptorSource(ctx context.Context, sets, protoPaths, protos []string, protoCache string) (src descriptors.Source, fromProto bool, err error) {
 	switch {
 	case len(sets) > 0:
-		src = reflection.NewDescriptorSetSource(sets...)
+		src = descriptors.NewDescriptorSetSource(sets...)
 	case len(protos) > 0:
 		if len(protoPaths) == 0 {
 			protoPaths = []string{"."}
 		}
-		ps := reflection.NewProtoSource(protoPaths, protos)
+		ps := descriptors.NewProtoSource(protoPaths, protos)
 		ps.CacheDir = protoCache
 		src, fromProto = ps, true
 	default:

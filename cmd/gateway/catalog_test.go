@@ -119,7 +119,7 @@ func TestCatalogCommand(t *testing.T) {
 // an unknown argument, a value of the wrong type and a rule that matches
 // no method are refused naming the file, the line and the key.
 func TestCheckConfigToolOverrides(t *testing.T) {
-	set, err := filepath.Abs("../../reflection/testdata/zoo.binpb")
+	set, err := filepath.Abs("../../descriptors/testdata/zoo.binpb")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/grpctarget"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 // fileBackends checks the file's backends and compiles each into what dial
@@ -232,7 +232,7 @@ func (fb *fileBackend) checkTLS(doc *configDoc, key string) (*backendconn.TLS, e
 }
 
 // descriptorFiles reads or compiles a backend's own descriptor files.
-func (fb *fileBackend) descriptorFiles(ctx context.Context, doc *configDoc, key, protoCache string) (reflection.Source, error) {
+func (fb *fileBackend) descriptorFiles(ctx context.Context, doc *configDoc, key, protoCache string) (descriptors.Source, error) {
 	if len(fb.ProtoPath) > 0 && len(fb.Proto) == 0 {
 		return nil, doc.errorf(key+".proto_path", "needs proto")
 	}

@@ -383,7 +383,7 @@ func TestDemoOnlyWhenNothingNamesABackend(t *testing.T) {
 		{"a file without backends", []string{"--config", empty}, noEnv, false, "names no backend: add a backends: entry"},
 		{"a file without backends, and --demo", []string{"--config", empty, "--demo"}, noEnv, true, ""},
 		{"a file without backends, and --backend", []string{"--config", empty, "--backend", "127.0.0.1:1"}, noEnv, false, ""},
-		{"descriptor files without a backend", []string{"--descriptor-set", "../../reflection/testdata/zoo.binpb"}, noEnv, false, "add --backend NAME=HOST:PORT"},
+		{"descriptor files without a backend", []string{"--descriptor-set", "../../descriptors/testdata/zoo.binpb"}, noEnv, false, "add --backend NAME=HOST:PORT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := parseConfig(tc.args, io.Discard, tc.env)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 
-	"github.com/grpc-mcp-gateway/gateway/reflection"
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 )
 
 // TestProtoCacheSetting: --proto-cache (and proto_cache in the file)
@@ -46,7 +46,7 @@ func TestProtoCacheSetting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := c.backends.files.(*reflection.ProtoSource).CacheDir; got != tc.want {
+			if got := c.backends.files.(*descriptors.ProtoSource).CacheDir; got != tc.want {
 				t.Errorf("flags: cache dir %q, want %q", got, tc.want)
 			}
 
@@ -58,7 +58,7 @@ func TestProtoCacheSetting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := c.backends.parsed[0].file.backend.Files.(*reflection.ProtoSource).CacheDir; got != tc.want {
+			if got := c.backends.parsed[0].file.backend.Files.(*descriptors.ProtoSource).CacheDir; got != tc.want {
 				t.Errorf("config file: cache dir %q, want %q", got, tc.want)
 			}
 		})
@@ -93,7 +93,7 @@ func TestCheckConfigKeepsCompile(t *testing.T) {
 	}
 	// A start with the same files reads it.
 	var logs testutil.SyncBuffer
-	ps := reflection.NewProtoSource([]string{protos}, []string{"api.proto"})
+	ps := descriptors.NewProtoSource([]string{protos}, []string{"api.proto"})
 	ps.CacheDir = cache
 	ps.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	if _, err := ps.Discover(context.Background()); err != nil {

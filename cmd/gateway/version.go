@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/grpc-mcp-gateway/gateway/reflection"
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 )
 
 // version and commit are set at build time:
@@ -68,9 +68,9 @@ func checkConfig(c *config, stdout, stderr io.Writer) int {
 		note = " (none given: the bundled demo backend would start)"
 	}
 	fmt.Fprintf(stdout, "config OK: %d backends%s\n", len(backends), note)
-	seen := make(map[*reflection.ProtoSource]bool)
+	seen := make(map[*descriptors.ProtoSource]bool)
 	for _, b := range backends {
-		ps, ok := b.Files.(*reflection.ProtoSource)
+		ps, ok := b.Files.(*descriptors.ProtoSource)
 		if !ok || seen[ps] {
 			continue
 		}

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"github.com/grpc-mcp-gateway/gateway/reflection"
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 )
 
 // Method is what the structure of an API says about one method. Analyze
@@ -260,7 +260,7 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 	a.selects = true
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		facts := reflection.Field(fd)
+		facts := descriptors.Field(fd)
 		a.Inputs = append(a.Inputs, name(fd))
 		a.inputMsgs = append(a.inputMsgs, fd.Message())
 		a.selects = a.selects && selector(fd)
@@ -309,9 +309,9 @@ func Analyze(m protoreflect.MethodDescriptor, opts *Options) *Method {
 			}
 		}
 	}
-	a.idempotency = reflection.IdempotencyLevel(m)
+	a.idempotency = descriptors.IdempotencyLevel(m)
 	var sh shape
-	if rule := reflection.HTTPRule(m); rule != nil {
+	if rule := descriptors.HTTPRule(m); rule != nil {
 		a.HTTPPath, a.httpVerb = httpPath(rule), httpVerb(rule)
 		sh = parseShape(a.HTTPPath)
 		// Path variables are required whatever the field says: the call
@@ -730,14 +730,14 @@ func (r *Resources) pattern(typ string) string {
 }
 
 func (r *Resources) indexFile(fd protoreflect.FileDescriptor) {
-	for _, rd := range reflection.ResourceDefinitions(fd) {
+	for _, rd := range descriptors.ResourceDefinitions(fd) {
 		r.add(rd)
 	}
 	var visit func(ms protoreflect.MessageDescriptors)
 	visit = func(ms protoreflect.MessageDescriptors) {
 		for i := range ms.Len() {
 			md := ms.Get(i)
-			if rd := reflection.Resource(md); rd != nil {
+			if rd := descriptors.Resource(md); rd != nil {
 				r.add(rd)
 			}
 			visit(md.Messages())

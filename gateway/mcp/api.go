@@ -10,7 +10,7 @@
 // once by a small validating scanner (keys match exactly, as JSON-RPC
 // requires; nothing is copied), the arguments stay raw JSON for the
 // handler, and results are encoded with an append-based writer into pooled
-// buffers. tools/list pages are encoded once per [ToolSet], never per
+// buffers. tools/list pages are encoded once per [ToolList], never per
 // request.
 package mcp
 
@@ -229,7 +229,7 @@ func (r *CallToolResult) Text(i int) string {
 type Handler interface {
 	// Tools returns the current immutable tool set. It is called per
 	// tools/list and must be cheap (an atomic load).
-	Tools() *ToolSet
+	Tools() *ToolList
 	// CallTool serves tools/call. ctx is cancelled when the client cancels
 	// (notifications/cancelled, a closed HTTP request) or the server shuts
 	// down; it descends from the context of the HTTP request that carried
@@ -250,7 +250,7 @@ type Handler interface {
 // Handler, whose answer can say what the caller lacks. Like Tools, it is
 // called per tools/list and must be cheap.
 type CallerLister interface {
-	ListedTools(ctx context.Context) *ToolSet
+	ListedTools(ctx context.Context) *ToolList
 }
 
 // Error is a JSON-RPC error object. Handlers return it to answer with a

@@ -12,9 +12,9 @@ import (
 )
 
 // noopHandler answers every call with one short text block.
-type noopHandler struct{ ts *ToolSet }
+type noopHandler struct{ ts *ToolList }
 
-func (h *noopHandler) Tools() *ToolSet { return h.ts }
+func (h *noopHandler) Tools() *ToolList { return h.ts }
 
 var noopResult = &CallToolResult{Content: []Content{{Type: "text", Text: `{"ok":true}`}}, StructuredContent: []byte(`{"ok":true}`)}
 
@@ -33,7 +33,7 @@ func (w *discardWriter) WriteHeader(int)             {}
 // BenchmarkStreamableToolsCall is one tools/call through the Streamable
 // HTTP handler (ServeHTTP called directly, no network) with a no-op tool.
 func BenchmarkStreamableToolsCall(b *testing.B) {
-	ts, err := NewToolSet([]Tool{{Name: "noop", Description: "Does nothing."}}, nil)
+	ts, err := NewToolList([]Tool{{Name: "noop", Description: "Does nothing."}}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 // linkHandler has one tool whose result links to a resource that only the
 // session that made the call can read, as the gateway's result store does.
 type linkHandler struct {
-	ts *ToolSet
+	ts *ToolList
 	rs *ResourceSet
 
 	mu  sync.Mutex
@@ -20,7 +20,7 @@ type linkHandler struct {
 
 func newLinkHandler(t testing.TB) *linkHandler {
 	t.Helper()
-	ts, err := NewToolSet([]Tool{{Name: "link", Description: "Links to its result.",
+	ts, err := NewToolList([]Tool{{Name: "link", Description: "Links to its result.",
 		Meta: json.RawMessage(`{ "anthropic/maxResultSizeChars": 1000 }`)}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func newLinkHandler(t testing.TB) *linkHandler {
 	return &linkHandler{ts: ts, rs: rs}
 }
 
-func (h *linkHandler) Tools() *ToolSet         { return h.ts }
+func (h *linkHandler) Tools() *ToolList        { return h.ts }
 func (h *linkHandler) Resources() *ResourceSet { return h.rs }
 
 func (h *linkHandler) CallTool(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {

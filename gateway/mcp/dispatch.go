@@ -385,7 +385,7 @@ func (s *Server) toolsList(ctx context.Context, m *message, p *params, version s
 }
 
 // listed is the tool set tools/list shows the caller of ctx.
-func (s *Server) listed(ctx context.Context) *ToolSet {
+func (s *Server) listed(ctx context.Context) *ToolList {
 	if l, ok := s.h.(CallerLister); ok {
 		return l.ListedTools(ctx)
 	}

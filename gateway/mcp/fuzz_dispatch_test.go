@@ -13,9 +13,9 @@ import (
 // echoHandler answers every call at once: "echo" returns its arguments,
 // "fail" a protocol error, "panic" panics. Nothing blocks, so a fuzz input
 // can never hold the server open.
-type echoHandler struct{ ts *ToolSet }
+type echoHandler struct{ ts *ToolList }
 
-func (h echoHandler) Tools() *ToolSet { return h.ts }
+func (h echoHandler) Tools() *ToolList { return h.ts }
 
 func (h echoHandler) CallTool(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
 	switch req.Name {
@@ -50,11 +50,11 @@ func FuzzStdio(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	ts, err := NewToolSet([]Tool{
+	ts, err := NewToolList([]Tool{
 		{Name: "echo", Description: "Echo.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "fail", Description: "Fail.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "panic", Description: "Panic.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-	}, &ToolSetOptions{PageSize: 2})
+	}, &ToolListOptions{PageSize: 2})
 	if err != nil {
 		f.Fatal(err)
 	}

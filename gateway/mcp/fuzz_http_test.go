@@ -26,8 +26,8 @@ var envelopeSeeds = []string{
 	`{"jsonrpc":"2.0","id":{},"result":{}}`,
 }
 
-func fuzzToolSet(f *testing.F) *ToolSet {
-	ts, err := NewToolSet([]Tool{
+func fuzzToolList(f *testing.F) *ToolList {
+	ts, err := NewToolList([]Tool{
 		{Name: "echo", Description: "Echo.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "fail", Description: "Fail.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "panic", Description: "Panic.", InputSchema: json.RawMessage(`{"type":"object"}`)},
@@ -64,7 +64,7 @@ func FuzzStreamableHTTP(f *testing.F) {
 		f.Add(s, uint8(1))
 		f.Add(s, uint8(2))
 	}
-	s := NewServer(testImpl, echoHandler{fuzzToolSet(f)}, nil)
+	s := NewServer(testImpl, echoHandler{fuzzToolList(f)}, nil)
 	h := streamableHandler(f, s, nil)
 	post := func(body, sid string, stateless bool) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
@@ -110,7 +110,7 @@ func FuzzWebSocket(f *testing.F) {
 	for _, s := range envelopeSeeds {
 		f.Add(s)
 	}
-	s := NewServer(testImpl, echoHandler{fuzzToolSet(f)}, nil)
+	s := NewServer(testImpl, echoHandler{fuzzToolList(f)}, nil)
 	srv := httptest.NewServer(s.WebSocketHandler(nil))
 	f.Cleanup(srv.Close)
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
@@ -153,7 +153,7 @@ func FuzzSSEPost(f *testing.F) {
 		f.Add(s, "&sessionId=other")
 	}
 	f.Add(`{"jsonrpc":"2.0","id":9,"method":"ping"}`, "%zz;&=")
-	s := NewServer(testImpl, echoHandler{fuzzToolSet(f)}, nil)
+	s := NewServer(testImpl, echoHandler{fuzzToolList(f)}, nil)
 	mux := http.NewServeMux()
 	sh := s.SSEHandler(nil)
 	mux.Handle("/sse", sh)

@@ -37,7 +37,7 @@ func BenchmarkIdleSession(b *testing.B) {
 		{"stdio", nil, nil},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			ts, err := NewToolSet(testTools(), nil)
+			ts, err := NewToolList(testTools(), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -104,7 +104,7 @@ func exerciseSDK(t *testing.T, s notifier, cs *sdk.ClientSession, ev *sdkEvents,
 func TestInteropStreamableHTTP(t *testing.T) {
 	for _, v := range []string{Version20250326, Version20250618, Version20251125, Version20260728} {
 		t.Run(v, func(t *testing.T) {
-			s := NewServer(testImpl, newFakeHandler(t, &ToolSetOptions{PageSize: 3}), nil)
+			s := NewServer(testImpl, newFakeHandler(t, &ToolListOptions{PageSize: 3}), nil)
 			srv := httptest.NewServer(streamableHandler(t, s, nil))
 			defer srv.Close()
 			ev := &sdkEvents{changed: make(chan struct{}, 1)}
@@ -125,7 +125,7 @@ func TestInteropStreamableHTTP(t *testing.T) {
 func TestInteropStdio(t *testing.T) {
 	for _, v := range []string{Version20241105, Version20250618, Version20251125, Version20260728} {
 		t.Run(v, func(t *testing.T) {
-			s := NewServer(testImpl, newFakeHandler(t, &ToolSetOptions{PageSize: 3}), nil)
+			s := NewServer(testImpl, newFakeHandler(t, &ToolListOptions{PageSize: 3}), nil)
 			c2sR, c2sW := io.Pipe()
 			s2cR, s2cW := io.Pipe()
 			done := make(chan error, 1)

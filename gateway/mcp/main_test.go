@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 
 // fakeHandler is the test Handler: a few tools covering every outcome.
 type fakeHandler struct {
-	ts      atomic.Pointer[ToolSet]
+	ts      atomic.Pointer[ToolList]
 	started chan string // receives the tool name when a blocking call starts
 	lastCtx atomic.Value
 }
@@ -38,9 +38,9 @@ func testTools() []Tool {
 	}
 }
 
-func newFakeHandler(t testing.TB, opts *ToolSetOptions) *fakeHandler {
+func newFakeHandler(t testing.TB, opts *ToolListOptions) *fakeHandler {
 	t.Helper()
-	ts, err := NewToolSet(testTools(), opts)
+	ts, err := NewToolList(testTools(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func newFakeHandler(t testing.TB, opts *ToolSetOptions) *fakeHandler {
 	return h
 }
 
-func (h *fakeHandler) Tools() *ToolSet { return h.ts.Load() }
+func (h *fakeHandler) Tools() *ToolList { return h.ts.Load() }
 
 func (h *fakeHandler) CallTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 	switch req.Name {

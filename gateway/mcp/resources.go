@@ -83,7 +83,7 @@ type ResourceHandler interface {
 
 // ResourceSet is an immutable snapshot of the resources, in the order
 // given, with every resources/list page encoded once (per revision family)
-// at construction, like ToolSet.
+// at construction, like ToolList.
 type ResourceSet struct {
 	list []Resource
 	// pages[withTitle][i] is the result object of page i, without the

@@ -65,7 +65,7 @@ func startReplicas(t *testing.T, n int, opts StreamableHTTPOptions) (replicas, [
 	var urls []string
 	var counts []*atomic.Int64
 	for range n {
-		s := NewServer(testImpl, newFakeHandler(t, &ToolSetOptions{PageSize: 3}), nil)
+		s := NewServer(testImpl, newFakeHandler(t, &ToolListOptions{PageSize: 3}), nil)
 		h := streamableHandler(t, s, &opts)
 		count := new(atomic.Int64)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -18,7 +18,7 @@ import (
 
 func newSSETest(t *testing.T, opts *SSEOptions) (*Server, *fakeHandler, *httptest.Server) {
 	t.Helper()
-	h := newFakeHandler(t, &ToolSetOptions{PageSize: 3})
+	h := newFakeHandler(t, &ToolListOptions{PageSize: 3})
 	s := NewServer(testImpl, h, nil)
 	mux := http.NewServeMux()
 	sh := s.SSEHandler(opts)

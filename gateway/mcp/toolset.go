@@ -15,8 +15,8 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 )
 
-// ToolSetOptions tunes a [ToolSet]. A nil *ToolSetOptions means defaults.
-type ToolSetOptions struct {
+// ToolListOptions tunes a [ToolList]. A nil *ToolListOptions means defaults.
+type ToolListOptions struct {
 	// PageSize is the number of tools per tools/list page. Default 100.
 	PageSize int
 	// TTL is sent as ttlMs on 2026-07-28 list results: how long a client
@@ -36,12 +36,12 @@ type ToolSetOptions struct {
 	Compactor *SchemaCompactor
 }
 
-// ToolSet is an immutable snapshot of the tools, in the order given. It
+// ToolList is an immutable snapshot of the tools, in the order given. It
 // exists so that tools/list costs no encoding per request: every page is
 // encoded once per revision family, at the first tools/list of that
 // family (but see maxKeptListBytes), and tools/call finds a tool by name
 // with one map lookup.
-type ToolSet struct {
+type ToolList struct {
 	tools  []Tool
 	byName map[string]int
 	// pages[f][i] is the complete result object of page i for family f,
@@ -69,11 +69,11 @@ type ToolSet struct {
 	scope   string
 }
 
-// NewToolSet validates tools (non-empty unique names, valid JSON schemas)
+// NewToolList validates tools (non-empty unique names, valid JSON schemas)
 // and pre-encodes the tools/list pages. A nil InputSchema becomes
 // {"type":"object"}.
-func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
-	o := ToolSetOptions{PageSize: 100, TTL: time.Minute, CacheScope: "public"}
+func NewToolList(tools []Tool, opts *ToolListOptions) (*ToolList, error) {
+	o := ToolListOptions{PageSize: 100, TTL: time.Minute, CacheScope: "public"}
 	if opts != nil {
 		if opts.PageSize > 0 {
 			o.PageSize = opts.PageSize
@@ -89,7 +89,7 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 	if o.CacheScope != "public" && o.CacheScope != "private" {
 		return nil, fmt.Errorf("mcp: tool set: cache scope %q is neither public nor private", o.CacheScope)
 	}
-	s := &ToolSet{
+	s := &ToolList{
 		tools:  make([]Tool, len(tools)),
 		byName: make(map[string]int, len(tools)),
 		scope:  o.CacheScope,
@@ -151,7 +151,7 @@ func NewToolSet(tools []Tool, opts *ToolSetOptions) (*ToolSet, error) {
 
 // paginate sets the cursors and the list's size from the tools' sums and
 // sizes.
-func (s *ToolSet) paginate() {
+func (s *ToolList) paginate() {
 	h := fnv.New64a()
 	var sum [8]byte
 	s.listBytes = 0
@@ -193,14 +193,14 @@ func (s *ToolSet) paginate() {
 // another subset, is refused by it as expired), so it costs its pages
 // (kept only up to 2 MiB; a larger subset is encoded at each request)
 // and its index.
-func (s *ToolSet) Subset(keep func(i int) bool, cacheScope string) (*ToolSet, error) {
+func (s *ToolList) Subset(keep func(i int) bool, cacheScope string) (*ToolList, error) {
 	if cacheScope == "" {
 		cacheScope = s.scope
 	}
 	if cacheScope != "public" && cacheScope != "private" {
 		return nil, fmt.Errorf("mcp: tool set: cache scope %q is neither public nor private", cacheScope)
 	}
-	sub := &ToolSet{byName: make(map[string]int), keepLimit: min(s.keepLimit, maxKeptSubsetBytes), pageSize: s.pageSize, ttlMs: s.ttlMs, scope: cacheScope}
+	sub := &ToolList{byName: make(map[string]int), keepLimit: min(s.keepLimit, maxKeptSubsetBytes), pageSize: s.pageSize, ttlMs: s.ttlMs, scope: cacheScope}
 	for i := range s.tools {
 		if !keep(i) {
 			continue
@@ -216,7 +216,7 @@ func (s *ToolSet) Subset(keep func(i int) bool, cacheScope string) (*ToolSet, er
 }
 
 // Len is the number of tools in the set.
-func (s *ToolSet) Len() int {
+func (s *ToolList) Len() int {
 	if s == nil {
 		return 0
 	}
@@ -224,7 +224,7 @@ func (s *ToolSet) Len() int {
 }
 
 // familyPages encodes the pages of family f once.
-func (s *ToolSet) familyPages(f family) [][]byte {
+func (s *ToolList) familyPages(f family) [][]byte {
 	s.pagesOnce[f].Do(func() {
 		pages := make([][]byte, len(s.cursorOf))
 		for p := range pages {
@@ -235,7 +235,7 @@ func (s *ToolSet) familyPages(f family) [][]byte {
 	return s.pages[f]
 }
 
-// maxKeptListBytes is the largest tools/list whose pages a ToolSet keeps
+// maxKeptListBytes is the largest tools/list whose pages a ToolList keeps
 // once encoded. A larger list (a typed catalog of the googleapis estate
 // is 188 MB in 134 pages, per revision family) is encoded page by page
 // at each request instead: a page of a megabyte or two costs a few
@@ -249,7 +249,7 @@ const maxKeptListBytes = 16 << 20
 const maxKeptSubsetBytes = 2 << 20
 
 // encodePage encodes page p for family f.
-func (s *ToolSet) encodePage(f family, p int) []byte {
+func (s *ToolList) encodePage(f family, p int) []byte {
 	tf := f
 	if f == family20260728 {
 		tf = family20250618 // the same tools, in another envelope
@@ -278,11 +278,11 @@ func (s *ToolSet) encodePage(f family, p int) []byte {
 	return append(b, '}')
 }
 
-// SchemaCompactor checks and compacts JSON schemas as NewToolSet does
+// SchemaCompactor checks and compacts JSON schemas as NewToolList does
 // (a JSON object; an empty schema is the default given), remembering its
 // answer by the identity of the schema's bytes: tools made from one
 // message share one slice (510 of Compute Engine's methods return its
-// Operation), and checking every copy again was most of NewToolSet's time
+// Operation), and checking every copy again was most of NewToolList's time
 // on a 13,000-tool catalog. The same slice holds the same bytes, so its
 // answer is the same; a caller must not change a schema's bytes while
 // the compactor is in use. The zero value is ready to use; it is not
@@ -400,7 +400,7 @@ func appendTool(b []byte, t Tool, ann []byte, f family) []byte {
 // page, as a 2025-06-18 or later client receives it (titles and output
 // schemas included). It is what a client puts into a model's context, and
 // what the gateway's tool budget is measured against.
-func (s *ToolSet) ListBytes() int {
+func (s *ToolList) ListBytes() int {
 	if s == nil {
 		return len(emptyToolsPage)
 	}
@@ -409,7 +409,7 @@ func (s *ToolSet) ListBytes() int {
 
 // Tools returns a copy of the tools in list order; the snapshot itself
 // never changes.
-func (s *ToolSet) Tools() []Tool {
+func (s *ToolList) Tools() []Tool {
 	if s == nil {
 		return nil
 	}
@@ -420,7 +420,7 @@ func (s *ToolSet) Tools() []Tool {
 // tool it names in the set: t is nil when the set has none of that name.
 // The returned name is then the set's own copy, so the hot path does not
 // allocate one per call. ok is false when raw is not a string.
-func (s *ToolSet) resolve(raw json.RawMessage) (t *Tool, name string, ok bool) {
+func (s *ToolList) resolve(raw json.RawMessage) (t *Tool, name string, ok bool) {
 	if s != nil && len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
 		if i, found := s.byName[string(raw[1:len(raw)-1])]; found {
 			return &s.tools[i], s.tools[i].Name, true
@@ -438,7 +438,7 @@ func (s *ToolSet) resolve(raw json.RawMessage) (t *Tool, name string, ok bool) {
 }
 
 // page returns the pre-encoded result for cursor ("" is the first page).
-func (s *ToolSet) page(f family, cursor string) ([]byte, bool) {
+func (s *ToolList) page(f family, cursor string) ([]byte, bool) {
 	if s == nil {
 		if cursor != "" {
 			return nil, false

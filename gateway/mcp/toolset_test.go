@@ -19,7 +19,7 @@ func TestToolSetListBytes(t *testing.T) {
 			tl.Name = fmt.Sprintf("%s_%d", tl.Name, i)
 			tools = append(tools, tl)
 		}
-		ts, err := NewToolSet(tools, &ToolSetOptions{PageSize: 3})
+		ts, err := NewToolList(tools, &ToolListOptions{PageSize: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,11 +57,11 @@ func TestToolSetLargeListNotKept(t *testing.T) {
 		tl.Name = fmt.Sprintf("%s_%d", tl.Name, i)
 		tools = append(tools, tl)
 	}
-	kept, err := NewToolSet(tools, &ToolSetOptions{PageSize: 3})
+	kept, err := NewToolList(tools, &ToolListOptions{PageSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	large, err := NewToolSet(tools, &ToolSetOptions{PageSize: 3})
+	large, err := NewToolList(tools, &ToolListOptions{PageSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestToolSetLargeListNotKept(t *testing.T) {
 	}
 }
 
-// TestToolSetSubset: a subset lists what NewToolSet of the same tools
+// TestToolSetSubset: a subset lists what NewToolList of the same tools
 // lists, page by page, for every revision family (cache scope aside),
 // measures the same, and refuses the whole set's cursors, as the whole
 // set refuses its.
@@ -106,11 +106,11 @@ func TestToolSetSubset(t *testing.T) {
 			even = append(even, tl)
 		}
 	}
-	whole, err := NewToolSet(tools, &ToolSetOptions{PageSize: 2})
+	whole, err := NewToolList(tools, &ToolListOptions{PageSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := NewToolSet(even, &ToolSetOptions{PageSize: 2, CacheScope: "private"})
+	want, err := NewToolList(even, &ToolListOptions{PageSize: 2, CacheScope: "private"})
 	if err != nil {
 		t.Fatal(err)
 	}

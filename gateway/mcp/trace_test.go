@@ -289,13 +289,13 @@ const payloadSecret = "payload-secret-9c1e"
 // payloadSecret in it: tool results, a task's status message and result,
 // a resource's body.
 type traceHandler struct {
-	ts *ToolSet
+	ts *ToolList
 	rs *ResourceSet
 }
 
 func newTraceHandler(t *testing.T) *traceHandler {
 	t.Helper()
-	ts, err := NewToolSet([]Tool{
+	ts, err := NewToolList([]Tool{
 		{Name: "job", Description: "Runs as a task when asked.", TaskSupport: TaskSupportOptional},
 		{Name: "early", Description: "Fails before its task starts.", TaskSupport: TaskSupportOptional},
 		{Name: "picky", Description: "Refuses its arguments, quoting them."},
@@ -310,7 +310,7 @@ func newTraceHandler(t *testing.T) *traceHandler {
 	return &traceHandler{ts: ts, rs: rs}
 }
 
-func (h *traceHandler) Tools() *ToolSet         { return h.ts }
+func (h *traceHandler) Tools() *ToolList        { return h.ts }
 func (h *traceHandler) Resources() *ResourceSet { return h.rs }
 
 func secretResult() *CallToolResult {

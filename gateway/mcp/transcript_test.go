@@ -36,7 +36,7 @@ func TestTranscripts(t *testing.T) {
 	replayTranscripts(t, "testdata/transcripts/*.txtar", func(t *testing.T, mode string, input []byte) string {
 		switch {
 		case strings.HasPrefix(mode, "stdio"):
-			return runStdioTranscript(t, newFakeHandler(t, &ToolSetOptions{PageSize: 3}), input, transcriptServerOptions(mode))
+			return runStdioTranscript(t, newFakeHandler(t, &ToolListOptions{PageSize: 3}), input, transcriptServerOptions(mode))
 		case strings.HasPrefix(mode, "websocket"):
 			return runWebSocketTranscript(t, input, transcriptServerOptions(mode))
 		case strings.HasPrefix(mode, "http"):
@@ -142,7 +142,7 @@ func runStdioTranscript(t *testing.T, h Handler, input []byte, opts *ServerOptio
 // runWebSocketTranscript runs the stdio format over /ws: one message per
 // text frame instead of per line.
 func runWebSocketTranscript(t *testing.T, input []byte, opts *ServerOptions) string {
-	h := newFakeHandler(t, &ToolSetOptions{PageSize: 3})
+	h := newFakeHandler(t, &ToolListOptions{PageSize: 3})
 	s := NewServer(testImpl, h, opts)
 	srv := httptest.NewServer(s.WebSocketHandler(nil))
 	defer srv.Close()
@@ -217,7 +217,7 @@ func runLineTranscript(t *testing.T, input []byte, write func(string) error, lin
 }
 
 func runHTTPTranscript(t *testing.T, input []byte) string {
-	h := newFakeHandler(t, &ToolSetOptions{PageSize: 3})
+	h := newFakeHandler(t, &ToolListOptions{PageSize: 3})
 	s := NewServer(testImpl, h, &ServerOptions{Instructions: "Use the tools."})
 	srv := httptest.NewServer(streamableHandler(t, s, nil))
 	defer srv.Close()

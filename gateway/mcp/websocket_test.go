@@ -19,7 +19,7 @@ import (
 
 func newWSTest(t *testing.T, sopts *ServerOptions, opts *WebSocketOptions) (*Server, *fakeHandler, string) {
 	t.Helper()
-	h := newFakeHandler(t, &ToolSetOptions{PageSize: 3})
+	h := newFakeHandler(t, &ToolListOptions{PageSize: 3})
 	s := NewServer(testImpl, h, sopts)
 	srv := httptest.NewServer(s.WebSocketHandler(opts))
 	t.Cleanup(func() {

@@ -109,7 +109,7 @@ func fieldRules(fd protoreflect.FieldDescriptor) *validatepb.FieldRules {
 // fields of every options message it is asked about again, looking for
 // its rules; asked only when their number is there, it is not made to
 // decode the google.api options of every field of a large API (which the
-// reflection package leaves unknown) to find none.
+// descriptors package leaves unknown) to find none.
 func mayCarry(opts proto.Message, x protoreflect.ExtensionType) bool {
 	return hasField(opts, x.TypeDescriptor().Number())
 }

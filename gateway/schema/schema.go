@@ -43,12 +43,12 @@ type Options struct {
 
 	// Comments, when not nil, gives the descriptors' comments: sources
 	// that keep source info apart from the descriptors pass it
-	// (reflection.Result.Comments). Nil reads the descriptors' own.
+	// (descriptors.Result.Comments). Nil reads the descriptors' own.
 	Comments CommentSource
 }
 
 // CommentSource gives a descriptor's source location, comments included;
-// *reflection.Comments implements it.
+// *descriptors.Comments implements it.
 type CommentSource interface {
 	Location(protoreflect.Descriptor) protoreflect.SourceLocation
 }

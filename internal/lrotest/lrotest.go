@@ -24,7 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	grpcreflection "google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/reflection"
 	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -33,7 +33,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"github.com/grpc-mcp-gateway/gateway/reflection"
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 )
 
 // Options shape the backend.
@@ -108,7 +108,7 @@ func Start(opts Options) (s *Server, stop func(), err error) {
 	if opts.FailCode == 0 {
 		opts.FailCode = codes.FailedPrecondition
 	}
-	src := reflection.NewProtoSource([]string{ProtoDir()}, []string{"google/longrunning/operations.proto", "lrotest/v1/jobs.proto", "lrotest/v1/instances.proto", "lrotest/v1/fixture.proto"})
+	src := descriptors.NewProtoSource([]string{ProtoDir()}, []string{"google/longrunning/operations.proto", "lrotest/v1/jobs.proto", "lrotest/v1/instances.proto", "lrotest/v1/fixture.proto"})
 	res, err := src.Discover(context.Background())
 	if err != nil {
 		return nil, nil, fmt.Errorf("lrotest: compiling the protos: %w", err)
@@ -122,7 +122,7 @@ func Start(opts Options) (s *Server, stop func(), err error) {
 		return nil, nil, err
 	}
 	gs := grpc.NewServer(append(slices.Clip(opts.ServerOptions), grpc.UnknownServiceHandler(s.handle))...)
-	refv1.RegisterServerReflectionServer(gs, grpcreflection.NewServerV1(grpcreflection.ServerOptions{Services: s, DescriptorResolver: resolver{s.files}}))
+	refv1.RegisterServerReflectionServer(gs, reflection.NewServerV1(reflection.ServerOptions{Services: s, DescriptorResolver: resolver{s.files}}))
 	go func() { _ = gs.Serve(lis) }()
 	s.Addr = lis.Addr().String()
 	return s, gs.Stop, nil

@@ -1,5 +1,5 @@
 // A grpc-js server with @grpc/reflection, the reflection implementation
-// most Node backends use. reflection/grpcjs_test.go starts it and discovers
+// most Node backends use. descriptors/grpcjs_test.go starts it and discovers
 // it through the gateway's reflection client: @grpc/reflection re-encodes
 // descriptors through protobufjs, so the gateway's repairs are tested against
 // what a real non-Go server sends, not against our guess of it.

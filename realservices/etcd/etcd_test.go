@@ -27,9 +27,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
-	"github.com/grpc-mcp-gateway/gateway/reflection"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/etcd.binpb from the etcd API module's registered files")
@@ -89,7 +89,7 @@ func front(t *testing.T, addr string, mode gateway.ToolMode, onProgress func(*sd
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g, err := gateway.New(ctx, []gateway.Backend{{Name: "etcd", Address: addr, Conn: conn,
-		Files: reflection.NewDescriptorSetSource(descriptorSet), NoReflection: true}},
+		Files: descriptors.NewDescriptorSetSource(descriptorSet), NoReflection: true}},
 		&gateway.Options{RequireBackends: true, Refresh: -1, ToolMode: mode})
 	if err != nil {
 		t.Fatal(err)

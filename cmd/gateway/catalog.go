@@ -173,14 +173,7 @@ func catalogReport(ctx context.Context, c *config, a *catalogArgs, logger *slog.
 	if err != nil {
 		return nil, err
 	}
-	opts := c.opts
-	opts.Logger = logger
-	opts.Version = version
-	opts.MethodTimeouts = c.methodDeadlines
-	opts.Include = c.backends.include
-	opts.Exclude = c.backends.exclude
-	opts.UseProtoNames = c.jsonNames == "proto"
-	opts.MaxResultBytes = c.results.maxBytes
+	opts := c.catalogOptions(logger)
 	// Every backend must be there: a report without one's tools would
 	// say nothing of them.
 	opts.RequireBackends = true
@@ -257,9 +250,7 @@ func indent(s string) string {
 // against the backends whose descriptors are files alone; the others'
 // are checked at discovery, which `gateway catalog` runs.
 func checkToolOverrides(c *config, backends []gateway.Backend, stdout io.Writer) error {
-	opts := c.opts
-	opts.Include, opts.Exclude = c.backends.include, c.backends.exclude
-	opts.UseProtoNames = c.jsonNames == "proto"
+	opts := c.catalogOptions(c.opts.Logger)
 	checked, err := gateway.CheckToolOverridesOffline(context.Background(), backends, &opts)
 	if err != nil {
 		return err

@@ -96,6 +96,22 @@ func TestCatalogCommand(t *testing.T) {
 		t.Fatalf("--json: no list_savanna_animals in %s", out)
 	}
 
+	// The report reads the flags serving reads: a --watch pattern makes
+	// the bidirectional ChatWithKeeper a watch in the report as in
+	// tools/list.
+	code, out, errs = runBinary(t, "catalog", "--json", "--config", cfg, "--watch", "zoo.v1.ZooService/ChatWithKeeper")
+	if code != 0 {
+		t.Fatalf("gateway catalog --watch: exit %d\n%s", code, errs)
+	}
+	if err := json.Unmarshal([]byte(out), &reports); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	for _, r := range reports {
+		if r.Name == "ZooService_ChatWithKeeper" && !strings.Contains(r.Description, "Open-ended stream (a watch)") {
+			t.Errorf("--watch: ChatWithKeeper's description in the report is not a watch's: %q", r.Description)
+		}
+	}
+
 	// The query's words are in the corrected description only.
 	code, out, errs = runBinary(t, "catalog", "search", "tall grazers", "--config", cfg, "--json", "--limit", "3")
 	if code != 0 {

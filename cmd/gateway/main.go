@@ -147,6 +147,23 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 // (checkSettings) cannot, since it relates settings to one another or
 // reads files. Its errors name flags; parseConfig restates them for a
 // value from the file or the environment (origins.attribute).
+// catalogOptions are the gateway options that decide which tools the
+// catalog holds and what a model reads of them. Serving, `gateway
+// catalog` and --check-config all start from them, so that the report
+// shows what serving lists.
+func (c *config) catalogOptions(logger *slog.Logger) gateway.Options {
+	opts := c.opts
+	opts.Logger = logger
+	opts.Version = version
+	opts.MethodTimeouts = c.methodDeadlines
+	opts.Include = c.backends.include
+	opts.Exclude = c.backends.exclude
+	opts.UseProtoNames = c.jsonNames == "proto"
+	opts.Watch = c.watch.options()
+	opts.MaxResultBytes = c.results.maxBytes
+	return opts
+}
+
 func (c *config) validate() error {
 	if c.jsonNames != "json" && c.jsonNames != "proto" {
 		return fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
@@ -335,18 +352,10 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	if authn != nil {
 		defer authn.Close()
 	}
-	opts := c.opts
-	opts.Logger = logger
-	opts.Version = version
-	opts.MethodTimeouts = c.methodDeadlines
-	opts.Include = c.backends.include
-	opts.Exclude = c.backends.exclude
+	opts := c.catalogOptions(logger)
 	opts.Refresh = c.backends.refresh
 	opts.RequireBackends = c.backends.requireBackends
-	opts.UseProtoNames = c.jsonNames == "proto"
 	opts.SearchEmbeddings = c.search.options()
-	opts.Watch = c.watch.options()
-	opts.MaxResultBytes = c.results.maxBytes
 	opts.ResultTTL = c.results.ttl
 	opts.ResultStoreBytes = c.results.storeBytes
 	opts.ResultStoreEntries = c.results.storeEntries

@@ -60,7 +60,8 @@ type argRule struct {
 }
 
 // compileArgs resolves specs against m's request; a later spec for the
-// same path replaces an earlier one.
+// same path replaces an earlier one, except that a fixed argument stays
+// fixed.
 func compileArgs(m protoreflect.MethodDescriptor, specs []argSpec, useProtoNames bool) (*argRules, error) {
 	in := m.Input()
 	if !schema.IsObject(in) {
@@ -82,6 +83,13 @@ func compileArgs(m protoreflect.MethodDescriptor, specs []argSpec, useProtoNames
 			return nil, fmt.Errorf("%w: %s: arguments.%s: %s: %w", ErrToolOverride, s.where, s.key, m.FullName(), err)
 		}
 		if i, ok := byPath[r.name]; ok {
+			// A later rule may fix another value, but not loosen a
+			// fixed argument: hidden would send none (an empty tenant
+			// often means every tenant), default would let a caller
+			// choose again.
+			if prev := a.list[i]; prev.kind == argFixed && r.kind != argFixed {
+				return nil, fmt.Errorf("%w: %s: arguments.%s: %s: %s fixes %s, which a later rule may give another fixed value but not make %s", ErrToolOverride, s.where, s.key, m.FullName(), prev.where, r.name, r.kind)
+			}
 			a.list[i] = r
 			continue
 		}
@@ -193,6 +201,9 @@ func expectedValue(fd protoreflect.FieldDescriptor) string {
 			}
 			return "one of " + strings.Join(names, ", ")
 		case protoreflect.MessageKind, protoreflect.GroupKind:
+			if w, ok := wellKnownJSON[fd.Message().FullName()]; ok {
+				return w
+			}
 			return "an object of " + string(fd.Message().FullName())
 		case protoreflect.FloatKind, protoreflect.DoubleKind:
 			return "a number"
@@ -206,6 +217,28 @@ func expectedValue(fd protoreflect.FieldDescriptor) string {
 		return "a list, each " + one
 	}
 	return one
+}
+
+// wellKnownJSON says in words the JSON of the well-known types whose
+// protojson form is not an object of their fields.
+var wellKnownJSON = map[protoreflect.FullName]string{
+	"google.protobuf.Duration":    `a duration string such as "5s" or "1.5s"`,
+	"google.protobuf.Timestamp":   `an RFC 3339 time string such as "2026-01-02T15:04:05Z"`,
+	"google.protobuf.FieldMask":   `a string of field paths separated by commas, such as "displayName,tags"`,
+	"google.protobuf.Struct":      "an object",
+	"google.protobuf.Value":       "any JSON value",
+	"google.protobuf.ListValue":   "a list",
+	"google.protobuf.Any":         `an object with "@type" naming its message`,
+	"google.protobuf.Empty":       "{}",
+	"google.protobuf.StringValue": "a string",
+	"google.protobuf.BytesValue":  "a base64 string",
+	"google.protobuf.BoolValue":   "true or false",
+	"google.protobuf.DoubleValue": "a number",
+	"google.protobuf.FloatValue":  "a number",
+	"google.protobuf.Int32Value":  "a whole number",
+	"google.protobuf.Int64Value":  "a whole number",
+	"google.protobuf.UInt32Value": "a whole number",
+	"google.protobuf.UInt64Value": "a whole number",
 }
 
 func fieldNamed(md protoreflect.MessageDescriptor, name string) protoreflect.FieldDescriptor {
@@ -239,10 +272,10 @@ func (a *argRules) Inject(msg protoreflect.Message) []schema.Violation {
 	var vs []schema.Violation
 	for _, r := range a.list {
 		if r.kind == argFixed {
-			if other := oneofRival(msg, r.path); other != nil {
+			if at, other := oneofRival(msg, r.path); other != nil {
 				// Merging would clear the caller's choice in silence.
-				vs = append(vs, schema.Violation{Path: parentPath(r.name) + other.JSONName(), Rule: "override.fixed",
-					Expected: "the gateway's configuration sets " + r.name + ", another member of its oneof, which no call can change: leave it out"})
+				vs = append(vs, schema.Violation{Path: pathPrefix(r.name, at) + other.JSONName(), Rule: "override.fixed",
+					Expected: "the gateway's configuration sets " + r.name + ", which is in a oneof with it and which no call can change: leave it out"})
 				continue
 			}
 		}
@@ -260,7 +293,7 @@ func (a *argRules) Inject(msg protoreflect.Message) []schema.Violation {
 	}
 	m := msg.Interface()
 	for _, r := range a.list {
-		if r.kind == argDefault && !hasPath(msg, r.path) {
+		if r.kind == argDefault && defaultApplies(msg, r.path) {
 			proto.Merge(m, r.dflt)
 		}
 	}
@@ -280,32 +313,49 @@ func (a *argRules) Supplies(path string) bool {
 	return false
 }
 
-// oneofRival is the member of the oneof of path's last field that msg
-// sets, when it is another field; nil otherwise.
-func oneofRival(msg protoreflect.Message, path []protoreflect.FieldDescriptor) protoreflect.FieldDescriptor {
-	last := path[len(path)-1]
-	od := last.ContainingOneof()
-	if od == nil || od.IsSynthetic() {
-		return nil
-	}
-	for _, fd := range path[:len(path)-1] {
-		if !msg.Has(fd) {
-			return nil
+// oneofRival is a member of a oneof msg sets that is not the field of
+// path at that depth, and that depth; nil when path's fields take the
+// place of nothing the caller chose.
+func oneofRival(msg protoreflect.Message, path []protoreflect.FieldDescriptor) (int, protoreflect.FieldDescriptor) {
+	for i, fd := range path {
+		if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() {
+			if set := msg.WhichOneof(od); set != nil && set.Number() != fd.Number() {
+				return i, set
+			}
+		}
+		if i == len(path)-1 || !msg.Has(fd) {
+			return 0, nil
 		}
 		msg = msg.Get(fd).Message()
 	}
-	if set := msg.WhichOneof(od); set != nil && set.Number() != last.Number() {
-		return set
-	}
-	return nil
+	return 0, nil
 }
 
-// parentPath is name without its last segment, with its dot.
-func parentPath(name string) string {
-	if i := strings.LastIndexByte(name, '.'); i >= 0 {
-		return name[:i+1]
+// defaultApplies reports whether a default at path fills a gap the caller
+// left: the field is unset, the messages holding it are there (a default
+// does not make a message the caller left out: an update's absent
+// resource is not one with one field set), and no member of a oneof on
+// the way is the caller's other choice.
+func defaultApplies(msg protoreflect.Message, path []protoreflect.FieldDescriptor) bool {
+	if _, other := oneofRival(msg, path); other != nil {
+		return false
 	}
-	return ""
+	for _, fd := range path[:len(path)-1] {
+		if !msg.Has(fd) {
+			return false
+		}
+		msg = msg.Get(fd).Message()
+	}
+	return !msg.Has(path[len(path)-1])
+}
+
+// pathPrefix is the first n segments of name, with a trailing dot.
+func pathPrefix(name string, n int) string {
+	segs := strings.Split(name, ".")
+	if n == 0 {
+		return ""
+	}
+	return strings.Join(segs[:n], ".") + "."
 }
 
 // hasPath reports whether msg sets the field at path.

@@ -2,8 +2,12 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
@@ -74,5 +78,91 @@ func TestDecodeOverridden(t *testing.T) {
 	msg, _, _ = tl.decodeRequest([]byte(`{"pageSize":3}`))
 	if got := msg.ProtoReflect().Get(fs.ByName("page_size")).Int(); got != 3 {
 		t.Fatalf("the caller's page size %d was replaced by the default", got)
+	}
+}
+
+// TestOverrideOneofsAndParents: a default never replaces what a caller
+// chose (another member of its oneof, at any depth) and never makes a
+// message the caller left out; a fixed argument is refused beside a
+// caller's choice at any depth of its path, never merged over it.
+func TestOverrideOneofsAndParents(t *testing.T) {
+	svc := zoov1.File_zoo_v1_zoo_proto.Services().ByName("ZooService")
+	decode := func(t *testing.T, method string, specs []argSpec, in string) (*dynamicpb.Message, error) {
+		t.Helper()
+		m := svc.Methods().ByName(protoreflect.Name(method))
+		v, err := schema.NewValidator(m.Input(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args, err := compileArgs(m, specs, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := &tool{input: dynamicpb.NewMessageType(m.Input()), validator: v, args: args}
+		msg, _, err := tl.decodeRequest([]byte(in))
+		if err != nil {
+			return nil, err
+		}
+		return msg.(*dynamicpb.Message), nil
+	}
+	asJSON := func(m *dynamicpb.Message) string {
+		b, _ := protojson.Marshal(m)
+		var v any
+		_ = json.Unmarshal(b, &v)
+		out, _ := json.Marshal(v)
+		return string(out)
+	}
+
+	rationDefault := []argSpec{{key: "ration", kind: argDefault, value: json.RawMessage(`"hay"`)}}
+	if msg, err := decode(t, "FeedAnimal", rationDefault, `{"animalId":"leo","meal":{"note":"steak"}}`); err != nil || asJSON(msg) != `{"animalId":"leo","meal":{"note":"steak"}}` {
+		t.Errorf("a default over the caller's meal: %v %v", asJSON(msg), err)
+	}
+	if msg, err := decode(t, "FeedAnimal", rationDefault, `{"animalId":"leo"}`); err != nil || asJSON(msg) != `{"animalId":"leo","ration":"hay"}` {
+		t.Errorf("the default where the caller chose nothing: %v %v", asJSON(msg), err)
+	}
+	noteDefault := []argSpec{{key: "meal.note", kind: argDefault, value: json.RawMessage(`"x"`)}}
+	if msg, err := decode(t, "FeedAnimal", noteDefault, `{"animalId":"leo","ration":"hay"}`); err != nil || asJSON(msg) != `{"animalId":"leo","ration":"hay"}` {
+		t.Errorf("a nested default over the caller's ration: %v %v", asJSON(msg), err)
+	}
+	nameDefault := []argSpec{{key: "animal.display_name", kind: argDefault, value: json.RawMessage(`"Unnamed"`)}}
+	if msg, err := decode(t, "UpdateAnimal", nameDefault, `{"updateMask":"tags"}`); err != nil || asJSON(msg) != `{"updateMask":"tags"}` {
+		t.Errorf("a default made the animal the caller left out: %v %v", asJSON(msg), err)
+	}
+	if msg, err := decode(t, "UpdateAnimal", nameDefault, `{"animal":{"id":"leo"}}`); err != nil || asJSON(msg) != `{"animal":{"displayName":"Unnamed","id":"leo"}}` {
+		t.Errorf("a nested default in the caller's animal: %v %v", asJSON(msg), err)
+	}
+
+	noteFixed := []argSpec{{key: "meal.note", kind: argFixed, value: json.RawMessage(`"x"`)}}
+	if msg, err := decode(t, "FeedAnimal", noteFixed, `{"animalId":"leo","ration":"hay"}`); err == nil || !strings.Contains(err.Error(), "ration") {
+		t.Errorf("a nested fixed value over the caller's ration: %v, err %v", msg, err)
+	}
+}
+
+// TestOverrideFixedStaysFixed: a later rule may fix another value, but
+// hidden or default on a fixed argument is refused at compile time.
+func TestOverrideFixedStaysFixed(t *testing.T) {
+	m := zoov1.File_zoo_v1_zoo_proto.Services().ByName("ZooService").Methods().ByName("ListAnimals")
+	fixed := argSpec{key: "enclosure_id", kind: argFixed, value: json.RawMessage(`"savanna"`), where: "tools[0]"}
+	if _, err := compileArgs(m, []argSpec{fixed, {key: "enclosure_id", kind: argFixed, value: json.RawMessage(`"coast"`), where: "tools[1]"}}, false); err != nil {
+		t.Errorf("fixed again: %v", err)
+	}
+	for _, later := range []argSpec{
+		{key: "enclosureId", kind: argHidden, where: "tools[1]"},
+		{key: "enclosure_id", kind: argDefault, value: json.RawMessage(`"coast"`), where: "toolsets[0].tools[0]"},
+	} {
+		_, err := compileArgs(m, []argSpec{fixed, later}, false)
+		if !errors.Is(err, ErrToolOverride) || !strings.Contains(err.Error(), "tools[0] fixes enclosureId") {
+			t.Errorf("%s after fixed: %v", later.kind, err)
+		}
+	}
+}
+
+// TestOverrideValueErrors: a value of the wrong JSON for a well-known
+// type is told the JSON protojson takes, not the type's fields.
+func TestOverrideValueErrors(t *testing.T) {
+	m := zoov1.File_zoo_v1_zoo_proto.Services().ByName("ZooService").Methods().ByName("WatchFeedings")
+	_, err := compileArgs(m, []argSpec{{key: "interval", kind: argFixed, value: json.RawMessage(`{"seconds":5}`)}}, false)
+	if err == nil || !strings.Contains(err.Error(), `want a duration string such as "5s"`) {
+		t.Fatalf("a Duration given as an object: %v", err)
 	}
 }

@@ -621,7 +621,7 @@ func TestOverrideRequiredAndOneof(t *testing.T) {
 		t.Fatalf("a call without the required tenant, which the gateway fixes: %s", resultText(res))
 	}
 	refused(t, call(t, cs, "Keepers_GetKeeper", map[string]any{"tenant": "other"}), "tenant", fixedWhy)
-	refused(t, call(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo", "meal": map[string]any{"note": "steak"}}), "meal", "sets ration, another member of its oneof")
+	refused(t, call(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo", "meal": map[string]any{"note": "steak"}}), "meal", "sets ration, which is in a oneof with it")
 	if res := call(t, cs, "ZooService_FeedAnimal", map[string]any{"animalId": "leo"}); res.IsError {
 		t.Fatalf("FeedAnimal with the fixed ration: %s", resultText(res))
 	}

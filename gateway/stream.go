@@ -299,7 +299,7 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 		if errors.Is(err, io.EOF) {
 			return c.windowResult(windowEndedStream), nil
 		}
-		if win.ended(ctx, sctx, err) {
+		if err != nil && win.ended(ctx, sctx, err) {
 			return c.windowResult(windowEndedTime), nil
 		}
 		if err != nil {

@@ -180,7 +180,12 @@ func compileWatch(t *tool, m protoreflect.MethodDescriptor, to *mcpgatewayv1.Too
 			}
 		}
 	}
+	// The tool's stream timeout bounds every window, so the description
+	// and the schema say the bound a call really has.
 	w := &watchSpec{window: s.window, maxWindow: s.maxWindow}
+	if t.timeout > 0 {
+		w.window, w.maxWindow = min(w.window, t.timeout), min(w.maxWindow, t.timeout)
+	}
 	w.resume = resumePath(m.Output())
 	names := make([]string, len(w.resume))
 	for i, fd := range w.resume {
@@ -196,7 +201,7 @@ func compileWatch(t *tool, m protoreflect.MethodDescriptor, to *mcpgatewayv1.Too
 		resume = fmt.Sprintf(" and the last %s, to resume from", w.resumeName)
 	}
 	t.def.Description += fmt.Sprintf("\n\nOpen-ended stream (a watch): a call collects messages for %q seconds (default %s, at most %s) or until %q messages arrived, then ends the stream and returns them as a successful result whose %q says how it ended%s; call again to keep watching.",
-		windowSecondsArg, seconds(s.window), seconds(s.maxWindow), windowMessagesArg, windowProperty, resume)
+		windowSecondsArg, seconds(w.window), seconds(w.maxWindow), windowMessagesArg, windowProperty, resume)
 }
 
 // seconds writes d as a number of seconds.
@@ -465,7 +470,12 @@ func (w *window) ended(ctx, sctx context.Context, err error) bool {
 	if errors.Is(context.Cause(sctx), errWindowEnded) {
 		return true
 	}
-	return status.Code(err) == codes.DeadlineExceeded && !time.Now().Before(w.deadline)
+	if status.Code(err) != codes.DeadlineExceeded {
+		return false
+	}
+	// The stream timeout bounded the window and fired first: ctx (the
+	// caller's) is live, so the deadline that passed is the stream's.
+	return errors.Is(context.Cause(sctx), context.DeadlineExceeded) || !time.Now().Before(w.deadline)
 }
 
 // saw records the resume position a message carries.

@@ -99,7 +99,7 @@ func TestWatchWindow(t *testing.T) {
 	t.Run("window ends", func(t *testing.T) {
 		start := time.Now()
 		res := callWithProgress(t, cs, tool, "w1", map[string]any{"animalId": cueBlock, "window-seconds": 1.5})
-		if el := time.Since(start); el < 1500*time.Millisecond || el > 6*time.Second {
+		if el := time.Since(start); el < 1500*time.Millisecond || el > time.Minute {
 			t.Errorf("returned after %s, want about the 1.5s window", el)
 		}
 		r := checkWatchResult(t, sg, tool, res)
@@ -108,8 +108,8 @@ func TestWatchWindow(t *testing.T) {
 			w.Resume.Field != "feeding.sequence" || w.Resume.Value != "2" || !strings.Contains(w.Note, "call again from feeding.sequence 2") {
 			t.Errorf("result: %+v, window %+v", r.streamResult, w)
 		}
-		<-sg.backend.zoo.started
-		// The window is the stream's deadline, which the backend sees too.
+		// The window ends the backend's stream too (by cancelling it: the
+		// stream's deadline stays the stream timeout).
 		if err := sg.backend.waitEnded(t, "WatchFeedings"); !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("the backend saw %v, want its stream ended", err)
 		}
@@ -123,20 +123,18 @@ func TestWatchWindow(t *testing.T) {
 		if r.Window.Ended != "time" || r.Window.Seconds != 0.3 {
 			t.Errorf("window %+v", r.Window)
 		}
-		<-sg.backend.zoo.started
 		_ = sg.backend.waitEnded(t, "WatchFeedings")
 	})
 
 	t.Run("bounded by the maximum", func(t *testing.T) {
 		start := time.Now()
 		r := checkWatchResult(t, sg, tool, call(t, cs, tool, map[string]any{"animalId": cueBlock, "window-seconds": "3600"}))
-		if el := time.Since(start); el < 3*time.Second || el > 8*time.Second {
+		if el := time.Since(start); el < 3*time.Second || el > time.Minute {
 			t.Errorf("returned after %s, want about the 3s maximum", el)
 		}
 		if r.Window.Ended != "time" || r.Window.Seconds != 3 || !strings.Contains(r.Window.Note, "The 3600s window asked for was cut to 3s") {
 			t.Errorf("window %+v", r.Window)
 		}
-		<-sg.backend.zoo.started
 		_ = sg.backend.waitEnded(t, "WatchFeedings")
 	})
 
@@ -149,11 +147,9 @@ func TestWatchWindow(t *testing.T) {
 	})
 
 	t.Run("stream ends early", func(t *testing.T) {
-		start := time.Now()
-		r := checkWatchResult(t, sg, tool, call(t, cs, tool, map[string]any{"animalId": "leo", "count": 2, "interval": "0.01s", "window-seconds": 3}))
-		if el := time.Since(start); el > 2500*time.Millisecond {
-			t.Errorf("a stream that ended at once returned after %s", el)
-		}
+		// Ended "stream", not "time": the call returned when the stream
+		// did, not at the window's end.
+		r := checkWatchResult(t, sg, tool, call(t, cs, tool, map[string]any{"animalId": "leo", "count": 2, "interval": "0.01s", "window-seconds": 30}))
 		if len(r.Messages) != 2 || r.Window.Ended != "stream" || r.Window.Resume == nil || r.Window.Resume.Value != "2" {
 			t.Errorf("%d messages, window %+v", len(r.Messages), r.Window)
 		}
@@ -227,7 +223,6 @@ func TestWatchByPatternAndSearchMode(t *testing.T) {
 		if err := json.Unmarshal(js, &r); err != nil || r.Window == nil || r.Window.Ended != "time" || r.Window.Seconds != 0.5 || r.Window.Messages != len(r.Messages) {
 			t.Errorf("%s: %s", c.tool, js)
 		}
-		<-sg.backend.zoo.started
 		method := strings.TrimPrefix(c.tool, "ZooService_")
 		if err := sg.backend.waitEnded(t, method); !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("%s: the backend saw %v, want its stream ended", method, err)
@@ -244,6 +239,5 @@ func TestWatchUnderStreamTimeout(t *testing.T) {
 	if r.Window.Ended != "time" || r.Window.Seconds != 0.4 {
 		t.Errorf("window %+v", r.Window)
 	}
-	<-sg.backend.zoo.started
 	_ = sg.backend.waitEnded(t, "WatchFeedings")
 }

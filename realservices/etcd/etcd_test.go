@@ -266,11 +266,15 @@ func TestEtcdWorkflow(t *testing.T) {
 			tok := "watch-" + mode.name
 			start := time.Now()
 			go func() {
-				sc := a.call("Watch_Watch", map[string]any{
+				var sc map[string]any
+				// Sent on the way out of a failed call too (its Fatalf
+				// ends this goroutine), so the test goroutine never waits
+				// for nothing.
+				defer func() { done <- watched{sc} }()
+				sc = a.call("Watch_Watch", map[string]any{
 					"requests":       []any{map[string]any{"createRequest": map[string]any{"key": b64(p), "rangeEnd": b64(end)}}},
 					"window-seconds": 4,
 				}, tok)
-				done <- watched{sc}
 			}()
 			for got := ""; got != tok; {
 				select {
@@ -280,7 +284,16 @@ func TestEtcdWorkflow(t *testing.T) {
 				}
 			}
 			changed := revision(t, a.call("KV_Put", map[string]any{"key": b64(p + "a"), "value": b64("4")}, ""))
-			w := (<-done).sc
+			var w map[string]any
+			select {
+			case d := <-done:
+				w = d.sc
+			case <-time.After(60 * time.Second):
+				t.Fatal("the watch did not return within a minute")
+			}
+			if w == nil {
+				t.FailNow() // the call failed, and said why
+			}
 			if took := time.Since(start); took < 4*time.Second || took > 20*time.Second {
 				t.Errorf("the watch returned after %v, want its 4s window", took)
 			}

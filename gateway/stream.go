@@ -286,6 +286,12 @@ func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err erro
 // the limits, reporting each message as progress when asked to.
 func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, win *window) (*mcp.CallToolResult, error) {
 	c := newCollector(g.opts.StreamMaxMessages, g.opts.StreamMaxBytes)
+	if win != nil && g.budget > 0 {
+		// A watch ends its window at the result budget rather than have
+		// its answer cut afterwards: its resume value is then the last
+		// message the model is shown, and resuming skips none.
+		c.budget = int64(g.budget - min(watchResultReserve, g.budget/4))
+	}
 	c.win = win
 	progress := req.ProgressToken != nil
 	// Messages arrive in wire form and are transcoded straight into the
@@ -406,6 +412,9 @@ func deadlineNote(st *status.Status, sctx context.Context, timeout time.Duration
 type collector struct {
 	maxMessages int
 	maxBytes    int64
+	// budget, for a watch, is the result budget less the room its
+	// window's account takes; 0 for none.
+	budget int64
 
 	buf    []byte
 	n      int   // messages collected
@@ -449,6 +458,12 @@ func (c *collector) add(ctx context.Context, t *tool, wire []byte) (bool, error)
 		return false, err
 	}
 	size := int64(len(b) - from)
+	if c.budget > 0 && c.size+size > c.budget {
+		c.buf = b[:start]
+		c.reason = fmt.Sprintf("result budget: the next message would take the result past the gateway's result budget; the gateway kept the first %d message(s) and ended the window, so that the resume value is the last message shown",
+			c.n)
+		return false, nil
+	}
 	if c.size+size > c.maxBytes {
 		c.buf = b[:start]
 		c.reason = fmt.Sprintf("byte limit: the next message would take the collected JSON past %d bytes, the gateway's stream byte limit; the gateway kept the first %d message(s) and cancelled the stream",

@@ -377,6 +377,11 @@ type window struct {
 	hasValue bool
 }
 
+// watchResultReserve is the room a watch's result keeps, within the
+// result budget, for what is not its messages: the window's account, the
+// limit's entry and the envelope.
+const watchResultReserve = 2048
+
 // errWindowEnded is the cancellation cause of a stream whose window ended.
 var errWindowEnded = errors.New("gateway: watch window ended")
 

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"errors"
 	"strings"
 	"testing"
@@ -238,6 +239,26 @@ func TestWatchUnderStreamTimeout(t *testing.T) {
 	r := checkWatchResult(t, sg, "ZooService_WatchFeedings", call(t, cs, "ZooService_WatchFeedings", map[string]any{"animalId": cueBlock}))
 	if r.Window.Ended != "time" || r.Window.Seconds != 0.4 {
 		t.Errorf("window %+v", r.Window)
+	}
+	_ = sg.backend.waitEnded(t, "WatchFeedings")
+}
+
+// TestWatchEndsAtResultBudget: a watch whose messages would outgrow the
+// result budget ends its window there, so the answer is not cut after
+// it and the resume value is the last message the model is shown.
+func TestWatchEndsAtResultBudget(t *testing.T) {
+	sg := startStreamGateway(t, &gateway.Options{MaxResultBytes: 4096, Watch: gateway.WatchOptions{Window: 10 * time.Second}})
+	cs := httpTransport("2025-11-25")(t, sg, nil)
+	const tool = "ZooService_WatchFeedings"
+	res := call(t, cs, tool, map[string]any{"animalId": cueMany, "count": 1000})
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok && strings.Contains(tc.Text, "was cut to fit") {
+			t.Fatalf("the watch's answer was cut after its window: %s", tc.Text)
+		}
+	}
+	r := checkWatchResult(t, sg, tool, res)
+	if n := len(r.Messages); n == 0 || n >= 1000 || r.Window.Ended != "limit" || r.Window.Resume == nil || r.Window.Resume.Value != fmt.Sprint(n) {
+		t.Fatalf("%d messages, window %+v", n, r.Window)
 	}
 	_ = sg.backend.waitEnded(t, "WatchFeedings")
 }

@@ -174,6 +174,13 @@ func readAnswer(resp *http.Response) (json.RawMessage, error) {
 	return r.outcome()
 }
 
+// Post sends one JSON-RPC message in the session and returns the raw
+// answer, for a test that reads a call's event stream as it comes (its
+// progress notifications) rather than waiting for the answer.
+func (s *HTTPSession) Post(ctx context.Context, body string) (*http.Response, error) {
+	return s.post(ctx, body)
+}
+
 // Call implements Conn.
 func (s *HTTPSession) Call(ctx context.Context, method, params string) (json.RawMessage, error) {
 	id := s.next.Add(1)

@@ -1,9 +1,11 @@
 package loadtest_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -156,6 +158,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	if _, err := doomed.On(gws[1].Base).Call(ctx, "tools/list", `{}`); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("a session DELETEd after the failover, used on the other replica: %v (want 404)", err)
 	}
+	cancelAcross(t, ctx, sess, gws[1].Base)
 	during := loadtest.Since(outcomes, killed)
 	notKept := 0
 	var sample error
@@ -174,6 +177,59 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	t.Logf("master killed; the Sentinel promoted the replica %v later; %d cut-and-read operations failed meanwhile (%d results cut and reported not kept; others: %.150v), served again %v after the promotion; of 20 results kept before, %d read back unchanged, %d reported gone",
 		promoted.Sub(killed).Round(time.Millisecond), loadtest.Count(during, true), notKept, sample, rec.Round(time.Millisecond), readable, lost)
 	_ = sess.Close()
+}
+
+// cancelAcross starts a long server stream in s (WatchFeedings: 50
+// events 10 s apart, the first at once), waits for its first progress
+// notification, sends notifications/cancelled for it through the replica
+// at other, and checks that the stream then ends without an answer (a
+// cancelled request gets none). The cancellation reaches the call's
+// replica only through the store, so after a failover it shows that the
+// gateway's subscription followed the Sentinel to the promoted master.
+// Uncancelled, the call is answered when its watch window ends (the
+// binary reads WatchFeedings as a watch), which the test reports; the
+// 60 s bound only keeps a stream that neither ends nor answers from
+// hanging the test.
+func cancelAcross(t *testing.T, ctx context.Context, s *loadtest.HTTPSession, other string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	resp, err := s.Post(ctx, `{"jsonrpc":"2.0","id":"held","method":"tools/call","params":{"name":"ZooService_WatchFeedings","arguments":{"count":50,"interval":"10s"},"_meta":{"progressToken":"p"}}}`)
+	if err != nil {
+		t.Fatalf("the held call: %v", err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("the held call: HTTP %d %s, want an event stream", resp.StatusCode, ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), `"notifications/progress"`) {
+	}
+	if sc.Err() != nil {
+		t.Fatalf("the held call sent no progress: %v", sc.Err())
+	}
+	cr, err := s.On(other).Post(ctx, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"held","reason":"test"}}`)
+	if err != nil {
+		t.Fatalf("notifications/cancelled through the other replica: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, cr.Body)
+	cr.Body.Close()
+	if cr.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled through the other replica: HTTP %d, want 202", cr.StatusCode)
+	}
+	events := 0
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, `"id":"held"`) {
+			t.Errorf("a call cancelled through the other replica was answered (a cancelled request gets no response): %.300s", line)
+		}
+		if strings.Contains(line, `"notifications/progress"`) {
+			events++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("the call was not cancelled through the other replica after the failover (%d more events): %v", events, err)
+	}
 }
 
 // waitRedis polls cond (every 100 ms, at most d) until it holds.

@@ -323,12 +323,12 @@ func raiseFileLimit() {
 }
 
 // binarySize builds the gateway as the Dockerfile does (-trimpath, -s -w:
-// no symbol table or DWARF) and reports its size, and what costs what: the
+// no symbol table or DWARF; the release's build tags) and reports its size, and what costs what: the
 // code and read-only data of each module in the unstripped build bin
 // (go tool nm -size), largest first.
 func binarySize(repo, bin, tmp string) (string, error) {
 	rel := filepath.Join(tmp, "gateway-release")
-	if out, err := exec.Command("go", "build", "-C", repo, "-trimpath", "-ldflags", "-s -w", "-o", rel, "./cmd/gateway").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-C", repo, "-tags", loadtest.BuildTags, "-trimpath", "-ldflags", "-s -w", "-o", rel, "./cmd/gateway").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %w\n%s", err, out)
 	}
 	st, err := os.Stat(rel)
@@ -358,7 +358,7 @@ func binarySize(repo, bin, tmp string) (string, error) {
 	for _, m := range mods[:min(12, len(mods))] {
 		top = append(top, fmt.Sprintf("%s %.2f", m, float64(by[m])/1e6))
 	}
-	return fmt.Sprintf("binary as the Dockerfile builds it (-trimpath -ldflags '-s -w'): %.1f MB (goal ≤ 40 MB); `go build` without them: %s. Code and read-only data by module, MB: %s",
+	return fmt.Sprintf("binary as the Dockerfile builds it (-tags "+loadtest.BuildTags+" -trimpath -ldflags '-s -w'): %.1f MB (goal ≤ 40 MB); `go build` without them: %s. Code and read-only data by module, MB: %s",
 		float64(st.Size())/1e6, sizeMB(bin), strings.Join(top, ", ")), nil
 }
 

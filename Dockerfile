@@ -40,10 +40,15 @@ ARG VERSION=dev
 # The build context has no .git (or should not), so the commit cannot be
 # read from VCS stamping: pass it; --version prints it.
 ARG COMMIT=unknown
+# grpcnotrace leaves out grpc's golang.org/x/net/trace (its /debug/requests
+# pages, which the gateway never serves): its html/template reaches
+# reflect's method lookup, which keeps the linker from dropping any
+# exported method of any type. Without it the binary is 40 MB instead of
+# 29 MB and 2 MiB more of it is resident (docs/performance.md, "Goals").
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" -o /out/gateway ./cmd/gateway
+    go build -tags grpcnotrace -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" -o /out/gateway ./cmd/gateway
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/gateway /gateway

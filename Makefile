@@ -142,8 +142,9 @@ bench-catalog: $(GOOGLEAPIS)
 bench-corpus:
 	cd estate && $(GO) test -run '^$$' -bench 'BenchmarkCorpus$$' -benchtime 1x -count 1 .
 
+# grpcnotrace: see the Dockerfile.
 build:
-	$(GO) build -o bin/gateway ./cmd/gateway
+	$(GO) build -tags grpcnotrace -o bin/gateway ./cmd/gateway
 
 # Interop: the official TypeScript SDK client and the MCP conformance suite
 # against the built gateway, on the Node 22 binary of the pinned npm package

@@ -561,7 +561,7 @@ func (ix *Index) SearchWithin(query string, limit int, keep func(doc int) bool) 
 	if limit <= 0 || ix.n == 0 {
 		return nil
 	}
-	p := vocabulary.read(query, ix)
+	p := vocabulary().read(query, ix)
 	// Dense per-document arrays: a query touches a good share of the
 	// documents of a large catalog, and maps would cost more.
 	// covered[d] is the weight of the query's groups document d matches;

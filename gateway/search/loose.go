@@ -116,7 +116,7 @@ func (ix *Index) LooseWithin(query string, limit int, keep func(doc int) bool) [
 	if limit <= 0 || ix.n == 0 {
 		return nil
 	}
-	p := vocabulary.read(query, ix)
+	p := vocabulary().read(query, ix)
 	q := askedQuestion(query, &p)
 	groups, weights, said := ix.looseGroups(query, &p, q)
 	// The kind asked for ranks the documents: the standard methods the
@@ -339,7 +339,7 @@ func (ix *Index) looseGroups(query string, p *plan, q questionKind) (groups [][]
 // what the vocabulary says it means, the terms it begins or that begin
 // it, and those sharing its stem's beginning.
 func (ix *Index) looseAlternatives(t, s string) []alternative {
-	v := vocabulary
+	v := vocabulary()
 	alts := []alternative{{term: s, weight: 1}}
 	for _, k := range v.kindOf[s] {
 		for _, w := range v.kindWords[k] {
@@ -382,7 +382,7 @@ func askedQuestion(query string, p *plan) questionKind {
 		return notQuestion
 	case modalStarts[first]:
 		return modalQuestion
-	case p.writes(vocabulary) || p.kinds[KindCreate] || p.kinds[KindUpdate] || p.kinds[KindDelete]:
+	case p.writes(vocabulary()) || p.kinds[KindCreate] || p.kinds[KindUpdate] || p.kinds[KindDelete]:
 		return notQuestion
 	case yesNoStarts[first]:
 		return yesNoQuestion

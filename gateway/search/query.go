@@ -106,7 +106,7 @@ func queryWords(query string) []queryWord {
 				}
 			}
 			weight = nameWeight
-		case strings.ContainsAny(w, "-_.") && vocabulary.knows(w):
+		case strings.ContainsAny(w, "-_.") && vocabulary().knows(w):
 			// fine-tune, read-only, dead-letter: words, not a name.
 			parts = []string{w}
 		case strings.ContainsAny(w, "-_.") || innerCapital(w):
@@ -553,7 +553,7 @@ func (p *plan) addRule(r *rule, weight float64) {
 	// A phrase of a kind ("get rid of", "which ... do I have") matches
 	// the kind's own words ("which topics do I have" finds ListTopics).
 	for _, k := range r.kinds {
-		for _, s := range vocabulary.kindWords[k] {
+		for _, s := range vocabulary().kindWords[k] {
 			if asks {
 				p.verbs[s] = true
 			}

@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The vocabulary (vocabulary.txt) is data: the words people use for what
-// APIs do and what they act on, read once when the package loads. See the
-// file for its format and for the class of requests each entry serves.
+// APIs do and what they act on, read once, when the first query needs it
+// (a gateway whose catalog is small enough for typed tools never does:
+// parsing it at start was half a megabyte of allocations, issue 40). See
+// the file for its format and for the class of requests each entry
+// serves.
 
 //go:embed vocabulary.txt
 var vocabularyText string
@@ -65,7 +69,8 @@ type vocab struct {
 	writeVerbs map[string]bool
 }
 
-var vocabulary = mustParseVocabulary(vocabularyText)
+// vocabulary returns the parsed vocabulary.txt.
+var vocabulary = sync.OnceValue(func() *vocab { return mustParseVocabulary(vocabularyText) })
 
 func mustParseVocabulary(text string) *vocab {
 	v, err := parseVocabulary(text)

@@ -13,7 +13,7 @@ import (
 // several lines means all they say (turn off: an update, a stop, a
 // disable).
 func TestVocabularyEntries(t *testing.T) {
-	for stem, nouns := range vocabulary.nounOf {
+	for stem, nouns := range vocabulary().nounOf {
 		if len(nouns) == 0 || slices.Equal(nouns, []string{stem}) {
 			t.Errorf("noun entry %q maps only to itself", stem)
 		}
@@ -37,7 +37,7 @@ func TestVocabularyEntries(t *testing.T) {
 		}
 	}
 	keys := map[string]bool{}
-	for _, r := range vocabulary.rules {
+	for _, r := range vocabulary().rules {
 		if k := patternKey(r.pattern); keys[k] {
 			t.Errorf("the phrase %q is two rules", k)
 		} else {
@@ -45,7 +45,7 @@ func TestVocabularyEntries(t *testing.T) {
 		}
 	}
 	for _, k := range kinds {
-		if len(vocabulary.kindWords[k]) == 0 {
+		if len(vocabulary().kindWords[k]) == 0 {
 			t.Errorf("kind %s has no words", k)
 		}
 	}
@@ -120,7 +120,7 @@ func TestQueryReading(t *testing.T) {
 		{"plural abbreviations", "list vms", []string{KindList}, nil, "instanc", nil, nil, nil},
 		{"a hyphenated phrase of the vocabulary is words, not a name", "fine-tune a model", nil, nil, "", nil, nil, []string{"tun_job"}},
 	} {
-		p := vocabulary.read(tc.query, ix)
+		p := vocabulary().read(tc.query, ix)
 		if got := slices.Sorted(maps.Keys(p.kinds)); !slices.Equal(got, slices.Sorted(slices.Values(tc.kinds))) {
 			t.Errorf("%s: %q: kinds %v, want %v", tc.class, tc.query, got, tc.kinds)
 		}

@@ -23,7 +23,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
@@ -150,7 +150,7 @@ func fileProto(t *testing.T, text string) *descriptorpb.FileDescriptorProto {
 func discoverFake(t *testing.T, f *fakeReflection) (*descriptors.Result, error, string) {
 	t.Helper()
 	addr := startServer(t, func(s *grpc.Server) { refv1.RegisterServerReflectionServer(s, f) })
-	var log testutil.SyncBuffer
+	var log testkit.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	res, err := discover(t, addr, &descriptors.ServerReflectionOptions{Logger: logger})
 	return res, err, log.String()

@@ -18,7 +18,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 const zooAudience = "https://zoo.example.com/mcp"
@@ -93,7 +93,7 @@ func connectAt(ctx context.Context, t *testing.T, base, transport, token, toolse
 	case "sse":
 		ct = &sdk.SSEClientTransport{Endpoint: base + "/sse" + suffix, HTTPClient: hc}
 	case "websocket":
-		ct = &mcptest.WebSocketTransport{URL: "ws" + strings.TrimPrefix(base, "http") + "/ws" + suffix, Header: h}
+		ct = &testkit.WebSocketTransport{URL: "ws" + strings.TrimPrefix(base, "http") + "/ws" + suffix, Header: h}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "authz", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

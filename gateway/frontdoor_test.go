@@ -22,8 +22,8 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 	"github.com/grpc-mcp-gateway/gateway/internal/oauthtest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // recordingBackend is a zoo whose interceptor keeps the incoming metadata
@@ -358,7 +358,7 @@ func TestForwardHeadersWebSocket(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "frontdoor", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcptest.WebSocketTransport{
+	cs, err := client.Connect(ctx, &testkit.WebSocketTransport{
 		URL:    "ws" + strings.TrimPrefix(base, "http") + "/ws",
 		Header: http.Header{"X-Request-Id": {"upgrade-1"}, "X-Other": {"not named"}},
 	}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

@@ -17,7 +17,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // toolsetGateway serves a recording zoo and the shop with two toolsets:
@@ -317,7 +317,7 @@ func TestToolsetListChanged(t *testing.T) {
 			ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { ch <- "tools" },
 			ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { ch <- "resources" },
 		})
-		testutil.WaitFor(t, "the "+name+" client's notification stream", func() bool { return g.ToolsetServer(name).NotificationStreams() == 1 })
+		testkit.WaitFor(t, "the "+name+" client's notification stream", func() bool { return g.ToolsetServer(name).NotificationStreams() == 1 })
 	}
 	steps := []struct {
 		toolset string

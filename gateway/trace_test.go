@@ -13,7 +13,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // traceSecret labels every job of TestProtocolTraceHidesPayloads: the
@@ -32,7 +32,7 @@ type traceLine struct {
 // each step wrote.
 type traceWatch struct {
 	t    *testing.T
-	logs *testutil.SyncBuffer
+	logs *testkit.SyncBuffer
 	mark int
 }
 
@@ -108,7 +108,7 @@ func TestProtocolTraceHidesPayloads(t *testing.T) {
 }
 
 func traceEveryPayload(t *testing.T, bodies bool) {
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// No operation wait: a call of a job not finished at once is a task
 	// at 2026-07-28. The smallest result budget makes a long label a cut

@@ -23,7 +23,6 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // frontend is the address of the Temporal server every test shares, and
@@ -66,7 +65,7 @@ func runWithTemporal(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "starting temporaldev:", err)
@@ -246,7 +245,7 @@ func TestTemporalWorkflow(t *testing.T) {
 			}
 			// Visibility is eventually consistent: the workflow appears
 			// in the list within a moment.
-			testutil.WaitFor(t, "the workflow in ListWorkflowExecutions", func() bool {
+			testkit.WaitFor(t, "the workflow in ListWorkflowExecutions", func() bool {
 				list := c.ok("WorkflowService_ListWorkflowExecutions", map[string]any{"namespace": namespace, "query": "WorkflowType='OrderWorkflow'"})
 				return strings.Contains(mustJSON(list), runID)
 			})
@@ -523,7 +522,7 @@ func TestTemporalDocs(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	urls := make(chan string, 1)
 	go func() {
 		lines := bufio.NewScanner(stderr)

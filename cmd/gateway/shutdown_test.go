@@ -22,7 +22,6 @@ import (
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // heldBackend is a zoo in the test process whose GetAnimal holds two ids:
@@ -145,7 +144,7 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 	}
 
 	// The signal lands when /readyz turns 503: the first thing shutdown does.
-	testutil.WaitFor(t, "/readyz 503 after SIGTERM", func() bool {
+	testkit.WaitFor(t, "/readyz 503 after SIGTERM", func() bool {
 		code, ready := getReadyz(t, p.base)
 		return code == http.StatusServiceUnavailable && ready["shuttingDown"] == true
 	})

@@ -29,7 +29,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // The parts of the Kubernetes objects the checks read. Fields not named
@@ -694,7 +693,7 @@ func servedPaths(t *testing.T, bin string) map[string]bool {
 	}
 	// Readiness follows start-up by a discovery of the demo backend; once
 	// the gateway says it is ready, every path it serves answers.
-	testutil.WaitFor(t, "the gateway's /readyz to answer 200", func() bool { return get("/readyz") == http.StatusOK })
+	testkit.WaitFor(t, "the gateway's /readyz to answer 200", func() bool { return get("/readyz") == http.StatusOK })
 	served := map[string]bool{}
 	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
 		served[path] = get(path) == http.StatusOK
@@ -783,7 +782,7 @@ func TestSidecarRuns(t *testing.T) {
 	// The zoo may come up after the gateway, as in a Pod: the gateway
 	// retries discovery, and readiness follows.
 	var body []byte
-	testutil.WaitFor(t, "the gateway to become ready over the unix socket", func() bool {
+	testkit.WaitFor(t, "the gateway to become ready over the unix socket", func() bool {
 		resp, err := http.Get(base + "/readyz")
 		if err != nil {
 			return false
@@ -889,7 +888,7 @@ func TestFleetRuns(t *testing.T) {
 	}
 	for _, base := range bases {
 		var body []byte
-		testutil.WaitFor(t, "the gateway to become ready with the shared store up", func() bool {
+		testkit.WaitFor(t, "the gateway to become ready with the shared store up", func() bool {
 			resp, err := http.Get(base + "/readyz")
 			if err != nil {
 				return false

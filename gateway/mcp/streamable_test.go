@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // httpClient posts JSON-RPC bodies to a test server the way MCP clients do.
@@ -323,7 +323,7 @@ func TestStreamableIdleExpiry(t *testing.T) {
 	}
 	// The server says when the session ends; polling it with requests
 	// would keep it alive.
-	testutil.WaitFor(t, "the idle session to end", func() bool { return ended.Load() == 1 })
+	testkit.WaitFor(t, "the idle session to end", func() bool { return ended.Load() == 1 })
 	if got := c.status("POST", ping, nil); got != http.StatusNotFound {
 		t.Errorf("after idle timeout: %d, want 404", got)
 	}
@@ -372,7 +372,7 @@ func TestStreamableClientDisconnectCancels(t *testing.T) {
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Errorf("client: %v", err)
 		}
-		testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+		testkit.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 type traceRecord struct {
@@ -28,7 +28,7 @@ type traceRecord struct {
 	Body      string `json:"body"`
 }
 
-func traceRecords(t *testing.T, logs *testutil.SyncBuffer) []traceRecord {
+func traceRecords(t *testing.T, logs *testkit.SyncBuffer) []traceRecord {
 	t.Helper()
 	var out []traceRecord
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
@@ -73,9 +73,9 @@ type stdioLine struct {
 
 // serveStdioTraced serves lines on stdio with the trace on (bodies or
 // not) and returns the log.
-func serveStdioTraced(t *testing.T, h Handler, trace, bodies bool, lines []stdioLine) *testutil.SyncBuffer {
+func serveStdioTraced(t *testing.T, h Handler, trace, bodies bool, lines []stdioLine) *testkit.SyncBuffer {
 	t.Helper()
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := &ServerOptions{Logger: logger, TraceBodies: bodies}
 	if trace {
@@ -191,7 +191,7 @@ func TestTraceRedaction(t *testing.T) {
 // TestTraceStreamableHTTP: the HTTP transport is traced through the same
 // hooks, with its transport and session id.
 func TestTraceStreamableHTTP(t *testing.T) {
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{Trace: logger})
 	srv := httptest.NewServer(streamableHandler(t, s, nil))
@@ -240,7 +240,7 @@ func TestTraceStreamableHTTP(t *testing.T) {
 // -32603, the log has the panic with the request's id, and the session
 // goes on.
 func TestPanicIsAnInternalError(t *testing.T) {
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

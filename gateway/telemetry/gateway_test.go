@@ -29,7 +29,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // world is a zoo backend (with an otelgrpc server handler when tp is set)
@@ -37,7 +37,7 @@ import (
 type world struct {
 	url     string
 	handler http.Handler
-	log     *testutil.SyncBuffer
+	log     *testkit.SyncBuffer
 }
 
 func startWorld(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider) *world {
@@ -69,7 +69,7 @@ func startWorldHTTP(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	g, err := gateway.New(ctx, []gateway.Backend{{Name: "zoo", Address: addr, Conn: conn}}, &gateway.Options{
@@ -226,7 +226,7 @@ func TestGatewayTrace(t *testing.T) {
 		}
 		return spans
 	}
-	testutil.WaitFor(t, "the caller's trace to hold three ended spans", func() bool { return len(inCallerTrace()) >= 3 })
+	testkit.WaitFor(t, "the caller's trace to hold three ended spans", func() bool { return len(inCallerTrace()) >= 3 })
 	inTrace := inCallerTrace()
 	if len(inTrace) != 3 {
 		t.Fatalf("caller's trace has %v, want tools/call, the gRPC client and the gRPC server span; all spans: %v",
@@ -463,7 +463,7 @@ func TestGatewaySessionDigest(t *testing.T) {
 		t.Errorf("call log: session %v, want %s and the id nowhere in the log:\n%s", line["session"], digest, w.log.String())
 	}
 	var span sdktrace.ReadOnlySpan
-	testutil.WaitFor(t, "the tools/call span", func() bool {
+	testkit.WaitFor(t, "the tools/call span", func() bool {
 		for _, sp := range sr.Ended() {
 			if sp.Name() == "tools/call ZooService_GetAnimal" {
 				span = sp

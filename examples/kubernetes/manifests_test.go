@@ -727,10 +727,7 @@ func runProbe(bin, url string) int {
 // zoo over the unix socket and /readyz says so.
 func TestSidecarRuns(t *testing.T) {
 	bin := testkit.GatewayBinary(t)
-	zooBin := filepath.Join(t.TempDir(), "zoo")
-	if out, err := exec.Command("go", "build", "-o", zooBin, "github.com/grpc-mcp-gateway/gateway/examples/zoo").CombinedOutput(); err != nil {
-		t.Fatalf("building the zoo: %v\n%s", err, out)
-	}
+	zooBin := testkit.ZooBinary(t)
 	var d object
 	for _, o := range load(t, "sidecar.yaml") {
 		if o.Kind == "Deployment" {
@@ -807,10 +804,7 @@ func TestFleetRuns(t *testing.T) {
 		t.Fatal("redis-server is not installed (make test installs it: apt-get install redis-server)")
 	}
 	bin := testkit.GatewayBinary(t)
-	zooBin := filepath.Join(t.TempDir(), "zoo")
-	if out, err := exec.Command("go", "build", "-o", zooBin, "github.com/grpc-mcp-gateway/gateway/examples/zoo").CombinedOutput(); err != nil {
-		t.Fatalf("building the zoo: %v\n%s", err, out)
-	}
+	zooBin := testkit.ZooBinary(t)
 	deployment := func(file string) container {
 		for _, o := range load(t, file) {
 			if o.Kind == "Deployment" {

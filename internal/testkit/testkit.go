@@ -57,11 +57,19 @@ func ModuleRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+// program is a binary of this module, built at most once per process.
+type program struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func (p *program) build(pkg, name string) (string, error) {
+	p.once.Do(func() { p.path, p.err = build(pkg, name) })
+	return p.path, p.err
+}
+
+var gatewayProgram, zooProgram program
 
 // GatewayBinary returns the path of the gateway binary (./cmd/gateway),
 // failing the test when it does not build.
@@ -79,8 +87,24 @@ func GatewayBinary(t testing.TB) string {
 // under the hash of every compiled package it links, so the test
 // packages of one run, and later runs of unchanged code, link it once.
 func BuildGateway() (string, error) {
-	buildOnce.Do(func() { binPath, buildErr = build("./cmd/gateway", "gateway") })
-	return binPath, buildErr
+	return gatewayProgram.build("./cmd/gateway", "gateway")
+}
+
+// ZooBinary returns the path of the zoo example backend's binary
+// (./examples/zoo, gRPC with reflection), built as GatewayBinary is, for
+// a test that runs the backend in a process of its own.
+func ZooBinary(t testing.TB) string {
+	t.Helper()
+	bin, err := BuildZoo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// BuildZoo is ZooBinary for a TestMain.
+func BuildZoo() (string, error) {
+	return zooProgram.build("./examples/zoo", "zoo")
 }
 
 // keep is how long a built binary nobody used stays in the cache.

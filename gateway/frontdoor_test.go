@@ -158,15 +158,14 @@ func TestBearerEndToEnd(t *testing.T) {
 			t.Errorf("%s without a token: %d", path, resp.StatusCode)
 		}
 	}
-	resp, err := http.Post(base+"/mcp", "application/json", strings.NewReader(`{}`))
+	noToken, err := (&testkit.Client{URL: base + "/mcp"}).Post(t.Context(), []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != "Bearer" {
-		t.Errorf("/mcp without a token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	if noToken.Status != 401 || noToken.Header.Get("WWW-Authenticate") != "Bearer" {
+		t.Errorf("/mcp without a token: %d %q", noToken.Status, noToken.Header.Get("WWW-Authenticate"))
 	}
-	resp, err = http.Get(base + auth.MetadataPath)
+	resp, err := http.Get(base + auth.MetadataPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -537,15 +537,12 @@ func TestToolsetSessionTokens(t *testing.T) {
 			if r := elsewhere.call("tools/list", map[string]any{}, ""); r.status != http.StatusNotFound {
 				t.Errorf("a session of %s at %s: HTTP %d, want 404", paths[i], paths[j], r.status)
 			}
-			req, _ := http.NewRequest(http.MethodDelete, base+paths[j], nil)
-			req.Header.Set("Mcp-Session-Id", issued.session)
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := (&testkit.Client{URL: base + paths[j], SessionID: issued.session}).Do(t.Context(), http.MethodDelete, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusNotFound {
-				t.Errorf("DELETE of a session of %s at %s: HTTP %d, want 404", paths[i], paths[j], resp.StatusCode)
+			if resp.Status != http.StatusNotFound {
+				t.Errorf("DELETE of a session of %s at %s: HTTP %d, want 404", paths[i], paths[j], resp.Status)
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -296,12 +295,8 @@ func listenUntilDone(t *testing.T, url, taskID string) string {
 	defer cancel()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen",
 		"params": stateless(map[string]any{"notifications": map[string]any{"taskIds": []string{taskID}}}, capsTasks)})
-	req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "subscriptions/listen")
-	resp, err := http.DefaultClient.Do(req)
+	raw := &testkit.Client{URL: url, Version: "2026-07-28"}
+	resp, err := raw.Send(ctx, http.MethodPost, body, testkit.MethodHeaders("subscriptions/listen", ""))
 	if err != nil {
 		t.Fatal(err)
 	}

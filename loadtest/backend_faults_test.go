@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/loadtest"
 )
 
@@ -64,7 +65,7 @@ func faultLoad(t *testing.T, backend string, sessions, ws, steady int) (*loadtes
 // After the load the gateway's goroutines return to their baseline.
 func TestBackendKilledAndRestarted(t *testing.T) {
 	const recoveryLimit = 10 * time.Second
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	z := startZoo(t, addr)
 	g, base, bg := faultLoad(t, addr, 8, 4, 200)
 
@@ -109,7 +110,7 @@ func TestBackendKilledAndRestarted(t *testing.T) {
 // outage of minutes was up to two minutes.
 func TestBackendLongOutage(t *testing.T) {
 	const recoveryLimit = 7 * time.Second
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	z := startZoo(t, addr)
 	_, _, bg := faultLoad(t, addr, 2, 1, 50)
 	z.kill()

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/loadtest"
 )
 
@@ -82,7 +83,7 @@ func recoveredAfter(t *testing.T, bg *loadtest.Background, since time.Time, limi
 // goroutines return to their baseline after the load.
 func TestBackendSlowedResetHalfOpen(t *testing.T) {
 	const recoveryLimit = 15 * time.Second
-	z := startZoo(t, freeAddr(t))
+	z := startZoo(t, testkit.FreeAddr(t))
 	p := faultProxy(t, z.addr)
 	g, base, bg := faultLoad(t, p.Listen, 8, 4, 200)
 	steady := func(since time.Time, n int) bool {

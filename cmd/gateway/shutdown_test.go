@@ -197,13 +197,11 @@ func initRawSession(t *testing.T, base string) string {
 // and returns its body once the server has answered 200.
 func openStream(t *testing.T, url, sid string) io.Reader {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	req.Header.Set("Accept", "text/event-stream")
+	raw := &testkit.Client{URL: url, SessionID: sid}
 	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		raw.Version = "2025-11-25"
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := raw.Send(context.Background(), http.MethodGet, nil, http.Header{"Accept": {"text/event-stream"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -894,38 +894,23 @@ func TestFleetRuns(t *testing.T) {
 	}
 	// A session opened on one replica, deleted through the other, is gone
 	// on both.
-	mcp := func(base, method, sid, body string) (*http.Response, error) {
-		req, _ := http.NewRequestWithContext(ctx, method, base+"/mcp", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+files["bearer-tokens-file"])
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		return http.DefaultClient.Do(req)
-	}
-	resp, err := mcp(bases[0], http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if err != nil {
+	token := testkit.Bearer(files["bearer-tokens-file"])
+	first := &testkit.Client{URL: bases[0] + "/mcp", Header: token}
+	if err := first.Initialize(ctx, "2025-11-25"); err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || sid == "" {
-		t.Fatalf("initialize: %d, session %q", resp.StatusCode, sid)
+	other := &testkit.Client{URL: bases[1] + "/mcp", Header: token, SessionID: first.SessionID, Version: first.Version}
+	if resp, err := other.Do(ctx, http.MethodDelete, nil, nil); err != nil || resp.Status != http.StatusNoContent {
+		t.Fatalf("DELETE through the other replica: %+v %v", resp, err)
 	}
-	if resp, err = mcp(bases[1], http.MethodDelete, sid, ""); err != nil || resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("DELETE through the other replica: %v %v", resp, err)
-	}
-	resp.Body.Close()
 	for i, base := range bases {
-		resp, err := mcp(base, http.MethodPost, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		c := &testkit.Client{URL: base + "/mcp", Header: token, SessionID: first.SessionID, Version: first.Version}
+		resp, err := c.Post(ctx, []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound {
-			t.Errorf("replica %d answered the deleted session with %d, want 404", i, resp.StatusCode)
+		if resp.Status != http.StatusNotFound {
+			t.Errorf("replica %d answered the deleted session with %d, want 404", i, resp.Status)
 		}
 	}
 }

@@ -259,12 +259,10 @@ func TestScaleOutClientDisconnectCancels(t *testing.T) {
 	_, h, _, c := scaleOutHandler(t, StreamableHTTPOptions{SessionSecret: testSecret})
 	c.initialize()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", c.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`))
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(headerSessionID, c.sid)
+	raw := c.raw()
 	errc := make(chan error, 1)
 	go func() {
-		resp, err := c.c.Do(req)
+		resp, err := raw.Send(ctx, http.MethodPost, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`), nil)
 		if err == nil {
 			resp.Body.Close()
 		}

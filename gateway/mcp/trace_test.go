@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -196,25 +195,19 @@ func TestTraceStreamableHTTP(t *testing.T) {
 	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{Trace: logger})
 	srv := httptest.NewServer(streamableHandler(t, s, nil))
 	defer srv.Close()
-	post := func(sid, body string) *http.Response {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+	post := func(sid, body string) *testkit.Response {
+		c := &testkit.Client{URL: srv.URL, SessionID: sid}
 		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+			c.Version = "2025-11-25"
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := c.Post(context.Background(), []byte(body))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return resp
 	}
-	resp := post("", strings.Split(traceInput, "\n")[0])
-	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	resp = post(sid, strings.Split(traceInput, "\n")[2])
-	resp.Body.Close()
+	sid := post("", strings.Split(traceInput, "\n")[0]).Header.Get("Mcp-Session-Id")
+	post(sid, strings.Split(traceInput, "\n")[2])
 	srv.CloseClientConnections()
 	var ids []string
 	for _, r := range traceRecords(t, logs) {

@@ -36,8 +36,9 @@ type Response struct {
 // body nil for none) with the headers a client sends: Header, Accept, a
 // Content-Type with a body, the session and revision when set; then
 // extra, whose values replace any of those (a test's chosen or malformed
-// header). The response is returned unread, for a test that reads a
-// stream as it arrives; the caller closes its body.
+// header; Host sets the request's Host). The response is returned
+// unread, for a test that reads a stream as it arrives; the caller
+// closes its body.
 func (c *Client) Send(ctx context.Context, method string, body []byte, extra http.Header) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
@@ -62,6 +63,10 @@ func (c *Client) Send(ctx context.Context, method string, body []byte, extra htt
 	}
 	for k, v := range extra {
 		req.Header[http.CanonicalHeaderKey(k)] = v
+	}
+	if host := req.Header.Get("Host"); host != "" {
+		req.Host = host
+		req.Header.Del("Host")
 	}
 	hc := c.HTTP
 	if hc == nil {

@@ -14,7 +14,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // The API a cache entry is forged against, and the forger's: a method
@@ -137,7 +137,7 @@ func TestProtoCacheForgedEntry(t *testing.T) {
 			if err := os.WriteFile(path, slices.Concat([]byte(cacheMagic), tc.mac, body), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			var logs testutil.SyncBuffer
+			var logs testkit.SyncBuffer
 			compiles.Store(0)
 			_, res := compiledAPI(t, victimDir, cache, slog.New(slog.NewTextHandler(&logs, nil)), &compiles)
 			if got := methods(res); got != tc.served {
@@ -171,7 +171,7 @@ func TestProtoCacheKeyPrivate(t *testing.T) {
 	if err := os.Chmod(cache+".key", 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var logs testutil.SyncBuffer
+	var logs testkit.SyncBuffer
 	compiles.Store(0)
 	compiledAPI(t, dir, cache, slog.New(slog.NewTextHandler(&logs, nil)), &compiles)
 	if compiles.Load() != 1 {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // cachedSource returns a source over tr's files with the cache in dir,
@@ -47,8 +47,8 @@ func cacheEntries(t *testing.T, dir string) []string {
 }
 
 // logBuffer is a logger whose records can be read back.
-func logBuffer() (*slog.Logger, *testutil.SyncBuffer) {
-	var b testutil.SyncBuffer
+func logBuffer() (*slog.Logger, *testkit.SyncBuffer) {
+	var b testkit.SyncBuffer
 	return slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug})), &b
 }
 

@@ -23,7 +23,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
@@ -150,7 +150,7 @@ func fileProto(t *testing.T, text string) *descriptorpb.FileDescriptorProto {
 func discoverFake(t *testing.T, f *fakeReflection) (*descriptors.Result, error, string) {
 	t.Helper()
 	addr := startServer(t, func(s *grpc.Server) { refv1.RegisterServerReflectionServer(s, f) })
-	var log testutil.SyncBuffer
+	var log testkit.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	res, err := discover(t, addr, &descriptors.ServerReflectionOptions{Logger: logger})
 	return res, err, log.String()
@@ -168,9 +168,20 @@ const shopService = `
 	service { name: "Shop" method { name: "Buy" input_type: ".shop.v1.BuyRequest" output_type: ".shop.v1.BuyResponse" } }
 	message_type { name: "BuyResponse" }`
 
-func TestRepairQualifiesUnambiguousNames(t *testing.T) {
+// TestRepair serves, for each quirk of a server that is not grpc-go, the
+// files that show it, and checks that discovery repairs it as protoc
+// would have read the files, and logs the repair at debug level.
+func TestRepair(t *testing.T) {
 	t.Parallel()
-	f := &fakeReflection{services: []string{"shop.v1.Shop"}, files: []*descriptorpb.FileDescriptorProto{fileProto(t, `
+	for _, tc := range []struct {
+		name  string
+		files []string // served, in the text format
+		log   string   // in the debug log ("" for nothing to look for)
+		check func(t *testing.T, res *descriptors.Result, f *fakeReflection)
+	}{
+		{
+			name: "qualifies unambiguous names",
+			files: []string{`
 		name: "shop.proto" package: "shop.v1" syntax: "proto3"
 		service { name: "Shop" method { name: "Buy" input_type: "BuyRequest" output_type: "shop.v1.BuyResponse" } }
 		message_type { name: "BuyRequest"
@@ -179,94 +190,61 @@ func TestRepairQualifiesUnambiguousNames(t *testing.T) {
 			nested_type { name: "Item" field { name: "sku" number: 1 label: LABEL_OPTIONAL type: TYPE_STRING } }
 		}
 		message_type { name: "Product" enum_type { name: "Size" value { name: "SIZE_UNSPECIFIED" number: 0 } } }
-		message_type { name: "BuyResponse" }`)}}
-	res, err, log := discoverFake(t, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, want := range map[protoreflect.FullName]protoreflect.FullName{
-		"shop.v1.BuyRequest#item": "shop.v1.BuyRequest.Item",
-		"shop.v1.BuyRequest#size": "shop.v1.Product.Size",
-	} {
-		fd := field(t, res, name)
-		var got protoreflect.FullName
-		if fd.Message() != nil {
-			got = fd.Message().FullName()
-		} else if fd.Enum() != nil {
-			got = fd.Enum().FullName()
-		}
-		if got != want {
-			t.Errorf("%s: type %s, want %s", name, got, want)
-		}
-	}
-	if k := field(t, res, "shop.v1.BuyRequest#size").Kind(); k != protoreflect.EnumKind {
-		t.Errorf("size: kind %v, want enum (the missing type is set from the declaration)", k)
-	}
-	if got := res.Services[0].Methods().Get(0).Input().FullName(); got != "shop.v1.BuyRequest" {
-		t.Errorf("Buy input %s", got)
-	}
-	if !strings.Contains(log, `repair="qualified a relative type name"`) {
-		t.Errorf("repairs not logged:\n%s", log)
-	}
-}
-
-func TestRepairFollowsProtobufScoping(t *testing.T) {
-	t.Parallel()
-	// "Item" inside BuyRequest means BuyRequest.Item, which shadows
-	// shop.v1.Item, exactly as protoc would read it.
-	f := &fakeReflection{services: []string{"shop.v1.Shop"}, files: []*descriptorpb.FileDescriptorProto{fileProto(t, `
-		name: "shop.proto" package: "shop.v1" syntax: "proto3"`+shopService+`
+		message_type { name: "BuyResponse" }`},
+			log: `repair="qualified a relative type name"`,
+			check: func(t *testing.T, res *descriptors.Result, _ *fakeReflection) {
+				for name, want := range map[protoreflect.FullName]protoreflect.FullName{
+					"shop.v1.BuyRequest#item": "shop.v1.BuyRequest.Item",
+					"shop.v1.BuyRequest#size": "shop.v1.Product.Size",
+				} {
+					fd := field(t, res, name)
+					var got protoreflect.FullName
+					if fd.Message() != nil {
+						got = fd.Message().FullName()
+					} else if fd.Enum() != nil {
+						got = fd.Enum().FullName()
+					}
+					if got != want {
+						t.Errorf("%s: type %s, want %s", name, got, want)
+					}
+				}
+				if k := field(t, res, "shop.v1.BuyRequest#size").Kind(); k != protoreflect.EnumKind {
+					t.Errorf("size: kind %v, want enum (the missing type is set from the declaration)", k)
+				}
+				if got := res.Services[0].Methods().Get(0).Input().FullName(); got != "shop.v1.BuyRequest" {
+					t.Errorf("Buy input %s", got)
+				}
+			},
+		},
+		{
+			// "Item" inside BuyRequest means BuyRequest.Item, which shadows
+			// shop.v1.Item, exactly as protoc would read it.
+			name: "follows protobuf scoping",
+			files: []string{`
+		name: "shop.proto" package: "shop.v1" syntax: "proto3"` + shopService + `
 		message_type { name: "BuyRequest"
 			field { name: "item" number: 1 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: "Item" }
 			field { name: "other" number: 2 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: "shop.v1.Item" }
 			nested_type { name: "Item" }
 		}
-		message_type { name: "Item" }`)}}
-	res, err, _ := discoverFake(t, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := field(t, res, "shop.v1.BuyRequest#item").Message().FullName(); got != "shop.v1.BuyRequest.Item" {
-		t.Errorf("item: %s, want shop.v1.BuyRequest.Item", got)
-	}
-	if got := field(t, res, "shop.v1.BuyRequest#other").Message().FullName(); got != "shop.v1.Item" {
-		t.Errorf("other: %s, want shop.v1.Item", got)
-	}
-}
-
-func TestRepairRefusesAmbiguousNames(t *testing.T) {
-	t.Parallel()
-	// The field says enum, but the innermost "Item" is a message: protoc
-	// would reject this, and taking the outer enum would be a guess.
-	f := &fakeReflection{services: []string{"shop.v1.Shop"}, files: []*descriptorpb.FileDescriptorProto{fileProto(t, `
-		name: "shop.proto" package: "shop.v1" syntax: "proto3"`+shopService+`
-		message_type { name: "BuyRequest"
-			field { name: "item" number: 1 label: LABEL_OPTIONAL type: TYPE_ENUM type_name: "Item" }
-			nested_type { name: "Item" }
-		}
-		enum_type { name: "Item" value { name: "ITEM_UNSPECIFIED" number: 0 } }`)}}
-	_, err, _ := discoverFake(t, f)
-	var de *descriptors.DescriptorError
-	if !errors.As(err, &de) {
-		t.Fatalf("err = %v, want a DescriptorError", err)
-	}
-	t.Logf("error: %v", err)
-	for _, want := range []string{"service shop.v1.Shop", "file shop.proto", "shop.v1.BuyRequest.item", `"Item" is ambiguous`, "shop.v1.BuyRequest.Item, shop.v1.Item"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q: %v", want, err)
-		}
-	}
-}
-
-func TestRepairRegroupedSharedFiles(t *testing.T) {
-	t.Parallel()
-	// As grpc-js serves them: every google.protobuf type in one
-	// "google_protobuf.proto" with camelCase field names, our extension
-	// copied into MethodOptions as a field, and no imports anywhere.
-	f := &fakeReflection{services: []string{"shop.v1.Shop"}, files: []*descriptorpb.FileDescriptorProto{
-		fileProto(t, `name: "shop_v1.proto" package: "shop.v1" syntax: "proto3" dependency: "google_protobuf.proto"`+shopService+`
-			message_type { name: "BuyRequest" field { name: "at" number: 1 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: "google.protobuf.Timestamp" } }`),
-		fileProto(t, `name: "google_protobuf.proto" package: "google.protobuf"
+		message_type { name: "Item" }`},
+			check: func(t *testing.T, res *descriptors.Result, _ *fakeReflection) {
+				if got := field(t, res, "shop.v1.BuyRequest#item").Message().FullName(); got != "shop.v1.BuyRequest.Item" {
+					t.Errorf("item: %s, want shop.v1.BuyRequest.Item", got)
+				}
+				if got := field(t, res, "shop.v1.BuyRequest#other").Message().FullName(); got != "shop.v1.Item" {
+					t.Errorf("other: %s, want shop.v1.Item", got)
+				}
+			},
+		},
+		{
+			// As grpc-js serves them: every google.protobuf type in one
+			// "google_protobuf.proto" with camelCase field names, our extension
+			// copied into MethodOptions as a field, and no imports anywhere.
+			name: "regrouped shared files",
+			files: []string{`name: "shop_v1.proto" package: "shop.v1" syntax: "proto3" dependency: "google_protobuf.proto"` + shopService + `
+			message_type { name: "BuyRequest" field { name: "at" number: 1 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: "google.protobuf.Timestamp" } }`,
+				`name: "google_protobuf.proto" package: "google.protobuf"
 			message_type { name: "Timestamp"
 				field { name: "seconds" number: 1 label: LABEL_OPTIONAL type: TYPE_INT64 }
 				field { name: "nanos" number: 2 label: LABEL_OPTIONAL type: TYPE_INT32 } }
@@ -274,158 +252,146 @@ func TestRepairRegroupedSharedFiles(t *testing.T) {
 				field { name: "idempotencyLevel" number: 34 label: LABEL_OPTIONAL type: TYPE_ENUM type_name: "IdempotencyLevel" }
 				field { name: ".mcpgateway.v1.tool" number: 51870 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: "mcpgateway.v1.Tool" }
 				enum_type { name: "IdempotencyLevel" value { name: "IDEMPOTENCY_UNKNOWN" number: 0 } }
-				extension_range { start: 1000 end: 536870911 } }`),
-	}}
-	res, err, log := discoverFake(t, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := protoregistry.GlobalFiles.FindFileByPath("google/protobuf/timestamp.proto")
-	if got := field(t, res, "shop.v1.BuyRequest#at").Message().ParentFile(); got != want {
-		t.Errorf("Timestamp from %s, want the bundled file", got.Path())
-	}
-	if _, err := res.Files.FindFileByPath("google_protobuf.proto"); err == nil {
-		t.Error("the regrouped file is still in Files")
-	}
-	if !strings.Contains(log, "replaced a served file of shared types by the bundled files") {
-		t.Errorf("repair not logged:\n%s", log)
-	}
-}
-
-func TestRepairRemovesCopiedExtensionFields(t *testing.T) {
-	t.Parallel()
-	f := &fakeReflection{services: []string{"shop.v1.Shop"}, files: []*descriptorpb.FileDescriptorProto{fileProto(t, `
-		name: "shop.proto" package: "shop.v1" syntax: "proto2"`+shopService+`
+				extension_range { start: 1000 end: 536870911 } }`},
+			log: "replaced a served file of shared types by the bundled files",
+			check: func(t *testing.T, res *descriptors.Result, _ *fakeReflection) {
+				want, _ := protoregistry.GlobalFiles.FindFileByPath("google/protobuf/timestamp.proto")
+				if got := field(t, res, "shop.v1.BuyRequest#at").Message().ParentFile(); got != want {
+					t.Errorf("Timestamp from %s, want the bundled file", got.Path())
+				}
+				if _, err := res.Files.FindFileByPath("google_protobuf.proto"); err == nil {
+					t.Error("the regrouped file is still in Files")
+				}
+			},
+		},
+		{
+			name: "removes copied extension fields",
+			files: []string{`
+		name: "shop.proto" package: "shop.v1" syntax: "proto2"` + shopService + `
 		message_type { name: "BuyRequest"
 			field { name: "id" number: 1 label: LABEL_OPTIONAL type: TYPE_STRING }
 			field { name: ".shop.v1.note" number: 100 label: LABEL_OPTIONAL type: TYPE_STRING }
 			extension_range { start: 100 end: 200 } }
-		extension { name: "note" number: 100 label: LABEL_OPTIONAL type: TYPE_STRING extendee: "BuyRequest" }`)}}
-	res, err, log := discoverFake(t, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := mustMessage(t, res, "shop.v1.BuyRequest").Fields().Len(); n != 1 {
-		t.Errorf("BuyRequest has %d fields, want 1", n)
-	}
-	x, err := res.Files.FindDescriptorByName("shop.v1.note")
-	if err != nil || x.(protoreflect.ExtensionDescriptor).ContainingMessage().FullName() != "shop.v1.BuyRequest" {
-		t.Errorf("extension shop.v1.note: %v %v", x, err)
-	}
-	if !strings.Contains(log, "removed an extension copied into its extendee") {
-		t.Errorf("repair not logged:\n%s", log)
-	}
-}
-
-func TestRepairMissingImports(t *testing.T) {
-	t.Parallel()
-	// shop.proto uses money.proto's type but declares no imports, and the
-	// server sends only the file asked for: the client has to ask for the
-	// symbol to find money.proto at all.
-	f := &fakeReflection{services: []string{"shop.v1.Shop"}, files: []*descriptorpb.FileDescriptorProto{
-		fileProto(t, `name: "shop.proto" package: "shop.v1" syntax: "proto3"`+shopService+`
-			message_type { name: "BuyRequest" field { name: "price" number: 1 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: ".money.v1.Money" } }`),
-		fileProto(t, `name: "money.proto" package: "money.v1" syntax: "proto3"
-			message_type { name: "Money" field { name: "units" number: 1 label: LABEL_OPTIONAL type: TYPE_INT64 } }`),
-	}}
-	res, err, log := discoverFake(t, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := field(t, res, "shop.v1.BuyRequest#price").Message(); got.FullName() != "money.v1.Money" || got.ParentFile().Path() != "money.proto" {
-		t.Errorf("price: %v", got)
-	}
-	shop, _ := res.Files.FindFileByPath("shop.proto")
-	if shop.Imports().Len() != 1 || shop.Imports().Get(0).Path() != "money.proto" {
-		t.Errorf("shop.proto imports %v, want money.proto", shop.Imports())
-	}
-	if !strings.Contains(strings.Join(f.asked, ","), "symbol money.v1.Money") {
-		t.Errorf("client never asked for money.v1.Money: %v", f.asked)
-	}
-	if !strings.Contains(log, `repair="added a missing import" import=money.proto`) {
-		t.Errorf("repair not logged:\n%s", log)
-	}
-}
-
-func TestRepairMapEntryNames(t *testing.T) {
-	t.Parallel()
-	// protobufjs names the entry of stock_by_sku "Stock_by_sku" (grpc-js
-	// sends that); protoc and protodesc want StockBySkuEntry.
-	f := &fakeReflection{services: []string{"shop.v1.Shop"}, files: []*descriptorpb.FileDescriptorProto{fileProto(t, `
-		name: "shop.proto" package: "shop.v1" syntax: "proto3"`+shopService+`
+		extension { name: "note" number: 100 label: LABEL_OPTIONAL type: TYPE_STRING extendee: "BuyRequest" }`},
+			log: "removed an extension copied into its extendee",
+			check: func(t *testing.T, res *descriptors.Result, _ *fakeReflection) {
+				if n := mustMessage(t, res, "shop.v1.BuyRequest").Fields().Len(); n != 1 {
+					t.Errorf("BuyRequest has %d fields, want 1", n)
+				}
+				x, err := res.Files.FindDescriptorByName("shop.v1.note")
+				if err != nil || x.(protoreflect.ExtensionDescriptor).ContainingMessage().FullName() != "shop.v1.BuyRequest" {
+					t.Errorf("extension shop.v1.note: %v %v", x, err)
+				}
+			},
+		},
+		{
+			// shop.proto uses money.proto's type but declares no imports, and the
+			// server sends only the file asked for: the client has to ask for the
+			// symbol to find money.proto at all.
+			name: "missing imports",
+			files: []string{`name: "shop.proto" package: "shop.v1" syntax: "proto3"` + shopService + `
+			message_type { name: "BuyRequest" field { name: "price" number: 1 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: ".money.v1.Money" } }`,
+				`name: "money.proto" package: "money.v1" syntax: "proto3"
+			message_type { name: "Money" field { name: "units" number: 1 label: LABEL_OPTIONAL type: TYPE_INT64 } }`},
+			log: `repair="added a missing import" import=money.proto`,
+			check: func(t *testing.T, res *descriptors.Result, f *fakeReflection) {
+				if got := field(t, res, "shop.v1.BuyRequest#price").Message(); got.FullName() != "money.v1.Money" || got.ParentFile().Path() != "money.proto" {
+					t.Errorf("price: %v", got)
+				}
+				shop, _ := res.Files.FindFileByPath("shop.proto")
+				if shop.Imports().Len() != 1 || shop.Imports().Get(0).Path() != "money.proto" {
+					t.Errorf("shop.proto imports %v, want money.proto", shop.Imports())
+				}
+				if !strings.Contains(strings.Join(f.asked, ","), "symbol money.v1.Money") {
+					t.Errorf("client never asked for money.v1.Money: %v", f.asked)
+				}
+			},
+		},
+		{
+			// protobufjs names the entry of stock_by_sku "Stock_by_sku" (grpc-js
+			// sends that); protoc and protodesc want StockBySkuEntry.
+			name: "map entry names",
+			files: []string{`
+		name: "shop.proto" package: "shop.v1" syntax: "proto3"` + shopService + `
 		message_type { name: "BuyRequest"
 			field { name: "stock_by_sku" number: 1 label: LABEL_REPEATED type: TYPE_MESSAGE type_name: "Stock_by_sku" }
 			nested_type { name: "Stock_by_sku" options { map_entry: true }
 				field { name: "key" number: 1 label: LABEL_OPTIONAL type: TYPE_STRING }
 				field { name: "value" number: 2 label: LABEL_OPTIONAL type: TYPE_INT32 }
 			}
-		}`)}}
-	res, err, log := discoverFake(t, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd := field(t, res, "shop.v1.BuyRequest#stock_by_sku")
-	if !fd.IsMap() || fd.Message().Name() != "StockBySkuEntry" || fd.MapKey().Kind() != protoreflect.StringKind || fd.MapValue().Kind() != protoreflect.Int32Kind {
-		t.Errorf("stock_by_sku: want map<string, int32> with entry StockBySkuEntry, got %v", fd)
-	}
-	if !strings.Contains(log, `repair="renamed map entry message" to=StockBySkuEntry`) {
-		t.Errorf("repair not logged:\n%s", log)
-	}
-}
-
-func TestRepairBundlesUnservedSharedTypes(t *testing.T) {
-	t.Parallel()
-	// The file imports google/rpc/status.proto (never served) and uses
-	// google.api.HttpBody and google.protobuf.Timestamp without importing
-	// anything for them: all three come from the bundle.
-	f := &fakeReflection{services: []string{"shop.v1.Shop"}, files: []*descriptorpb.FileDescriptorProto{fileProto(t, `
+		}`},
+			log: `repair="renamed map entry message" to=StockBySkuEntry`,
+			check: func(t *testing.T, res *descriptors.Result, _ *fakeReflection) {
+				fd := field(t, res, "shop.v1.BuyRequest#stock_by_sku")
+				if !fd.IsMap() || fd.Message().Name() != "StockBySkuEntry" || fd.MapKey().Kind() != protoreflect.StringKind || fd.MapValue().Kind() != protoreflect.Int32Kind {
+					t.Errorf("stock_by_sku: want map<string, int32> with entry StockBySkuEntry, got %v", fd)
+				}
+			},
+		},
+		{
+			// The file imports google/rpc/status.proto (never served) and uses
+			// google.api.HttpBody and google.protobuf.Timestamp without importing
+			// anything for them: all three come from the bundle.
+			name: "bundles unserved shared types",
+			files: []string{`
 		name: "shop.proto" package: "shop.v1" syntax: "proto3"
-		dependency: "google/rpc/status.proto"`+shopService+`
+		dependency: "google/rpc/status.proto"` + shopService + `
 		message_type { name: "BuyRequest"
 			field { name: "status" number: 1 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: ".google.rpc.Status" }
 			field { name: "body" number: 2 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: "google.api.HttpBody" }
 			field { name: "at" number: 3 label: LABEL_OPTIONAL type_name: ".google.protobuf.Timestamp" }
-		}`)}}
-	res, err, _ := discoverFake(t, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, path := range map[protoreflect.FullName]string{
-		"shop.v1.BuyRequest#status": "google/rpc/status.proto",
-		"shop.v1.BuyRequest#body":   "google/api/httpbody.proto",
-		"shop.v1.BuyRequest#at":     "google/protobuf/timestamp.proto",
-	} {
-		m := field(t, res, name).Message()
-		want, err := protoregistry.GlobalFiles.FindFileByPath(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m.ParentFile() != want {
-			t.Errorf("%s: from %s, want the bundled %s", name, m.ParentFile().Path(), path)
-		}
-	}
-	// google.rpc.Status holds an Any: its import came along.
-	if _, err := res.Files.FindFileByPath("google/protobuf/any.proto"); err != nil {
-		t.Errorf("the bundled file's own imports are missing: %v", err)
-	}
-}
-
-func TestRepairDropsUnusedUnservedImport(t *testing.T) {
-	t.Parallel()
-	// A custom options file nobody serves: only options come from it.
-	f := &fakeReflection{services: []string{"shop.v1.Shop"}, files: []*descriptorpb.FileDescriptorProto{fileProto(t, `
+		}`},
+			check: func(t *testing.T, res *descriptors.Result, _ *fakeReflection) {
+				for name, path := range map[protoreflect.FullName]string{
+					"shop.v1.BuyRequest#status": "google/rpc/status.proto",
+					"shop.v1.BuyRequest#body":   "google/api/httpbody.proto",
+					"shop.v1.BuyRequest#at":     "google/protobuf/timestamp.proto",
+				} {
+					m := field(t, res, name).Message()
+					want, err := protoregistry.GlobalFiles.FindFileByPath(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if m.ParentFile() != want {
+						t.Errorf("%s: from %s, want the bundled %s", name, m.ParentFile().Path(), path)
+					}
+				}
+				// google.rpc.Status holds an Any: its import came along.
+				if _, err := res.Files.FindFileByPath("google/protobuf/any.proto"); err != nil {
+					t.Errorf("the bundled file's own imports are missing: %v", err)
+				}
+			},
+		},
+		{
+			// A custom options file nobody serves: only options come from it.
+			name: "drops unused unserved import",
+			files: []string{`
 		name: "shop.proto" package: "shop.v1" syntax: "proto3"
-		dependency: "acme/options.proto"`+shopService+`
-		message_type { name: "BuyRequest" }`)}}
-	res, err, log := discoverFake(t, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"shop.v1.Shop"}, serviceNames(res)); diff != "" {
-		t.Error(diff)
-	}
-	if !strings.Contains(log, "import=acme/options.proto") {
-		t.Errorf("dropped import not logged:\n%s", log)
+		dependency: "acme/options.proto"` + shopService + `
+		message_type { name: "BuyRequest" }`},
+			log: "import=acme/options.proto",
+			check: func(t *testing.T, res *descriptors.Result, _ *fakeReflection) {
+				if diff := cmp.Diff([]string{"shop.v1.Shop"}, serviceNames(res)); diff != "" {
+					t.Error(diff)
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := &fakeReflection{services: []string{"shop.v1.Shop"}}
+			for _, text := range tc.files {
+				f.files = append(f.files, fileProto(t, text))
+			}
+			res, err, log := discoverFake(t, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, res, f)
+			if !strings.Contains(log, tc.log) {
+				t.Errorf("repair not logged (want %q):\n%s", tc.log, log)
+			}
+		})
 	}
 }
 
@@ -436,6 +402,15 @@ func TestRepairNamesWhatCannotBeRepaired(t *testing.T) {
 		file  string
 		wants []string
 	}{
+		// The field says enum, but the innermost "Item" is a message: protoc
+		// would reject this, and taking the outer enum would be a guess.
+		{"ambiguous name", `
+			name: "shop.proto" package: "shop.v1" syntax: "proto3"` + shopService + `
+			message_type { name: "BuyRequest"
+				field { name: "item" number: 1 label: LABEL_OPTIONAL type: TYPE_ENUM type_name: "Item" }
+				nested_type { name: "Item" } }
+			enum_type { name: "Item" value { name: "ITEM_UNSPECIFIED" number: 0 } }`,
+			[]string{"service shop.v1.Shop", "file shop.proto", "shop.v1.BuyRequest.item", `"Item" is ambiguous`, "shop.v1.BuyRequest.Item, shop.v1.Item"}},
 		{"type nobody declares", `
 			name: "shop.proto" package: "shop.v1" syntax: "proto3"` + shopService + `
 			message_type { name: "BuyRequest" field { name: "coupon" number: 1 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: ".promo.v1.Coupon" } }`,

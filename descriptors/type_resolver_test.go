@@ -20,7 +20,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/internal/reflecttest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // The API of the lookup tests, shaped as Temporal's: the service's file
@@ -223,7 +223,7 @@ func TestTypeResolverNotDescribed(t *testing.T) {
 func TestTypeResolverLimit(t *testing.T) {
 	t.Parallel()
 	var c reflecttest.SymbolCounter
-	var log testutil.SyncBuffer
+	var log testkit.SyncBuffer
 	res := startLookupAPI(t, &c, &descriptors.ServerReflectionOptions{MaxLookups: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if _, err := res.Resolver.Resolve(t.Context(), "things.errors.v1.NotFoundFailure"); err != nil {
 		t.Fatal(err)
@@ -354,7 +354,7 @@ func TestTypeResolverQueuedLookupBounded(t *testing.T) {
 	defer func() { release() }()
 
 	// Without the bound the lookup would wait for the caller's ctx.
-	ctx, cancel := context.WithTimeout(t.Context(), testutil.WaitTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), testkit.WaitTimeout)
 	defer cancel()
 	_, err := res.Resolver.Resolve(ctx, name)
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, descriptors.ErrTypeNotDescribed) || ctx.Err() != nil {

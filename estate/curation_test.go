@@ -21,6 +21,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // curationBlock is the config docs/curation.md's Temporal example gives,
@@ -73,10 +74,7 @@ func TestCurationTemporal(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(strings.Replace(curationBlock(t), "localhost:7233", srv.Addr, 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "gateway")
-	if out, err := exec.Command("go", "build", "-C", "..", "-o", bin, "./cmd/gateway").CombinedOutput(); err != nil {
-		t.Fatalf("building the gateway: %v\n%s", err, out)
-	}
+	bin := testkit.GatewayBinary(t)
 
 	out, err := exec.Command(bin, "catalog", "--json", "--config", cfg).Output()
 	if err != nil {

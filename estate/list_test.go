@@ -1,10 +1,9 @@
 package estate_test
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // listing is one whole tools/list, as a client of the latest revision sees
@@ -35,7 +35,7 @@ func listTools(tb testing.TB, g *gateway.Gateway) listing {
 // base+"/mcp", as listTools does.
 func listToolsAt(tb testing.TB, base string) listing {
 	tb.Helper()
-	client := &http.Client{Timeout: 5 * time.Minute}
+	c := &testkit.Client{URL: base + "/mcp", Version: "2026-07-28", HTTP: &http.Client{Timeout: 5 * time.Minute}}
 	var l listing
 	cursor := ""
 	for {
@@ -44,22 +44,13 @@ func listToolsAt(tb testing.TB, base string) listing {
 			params += `,"cursor":` + fmt.Sprintf("%q", cursor)
 		}
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + params + `}}`
-		req, err := http.NewRequest("POST", base+"/mcp", bytes.NewBufferString(body))
+		resp, err := c.Do(context.Background(), http.MethodPost, []byte(body), testkit.MethodHeaders("tools/list", ""))
 		if err != nil {
 			tb.Fatal(err)
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/list")
-		resp, err := client.Do(req)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		raw, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			tb.Fatalf("tools/list: %d %v: %.300s", resp.StatusCode, err, raw)
+		raw := []byte(resp.Body)
+		if resp.Status != http.StatusOK {
+			tb.Fatalf("tools/list: %d: %.300s", resp.Status, raw)
 		}
 		var out struct {
 			Result struct {

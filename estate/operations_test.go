@@ -20,7 +20,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // Long-running operations on the real published descriptors: Compute
@@ -31,10 +31,10 @@ import (
 
 // lroGateway serves opts and fronts it with a gateway whose warnings are
 // kept.
-func lroGateway(t *testing.T, opts *estate.Options) (*gateway.Gateway, *testutil.SyncBuffer) {
+func lroGateway(t *testing.T, opts *estate.Options) (*gateway.Gateway, *testkit.SyncBuffer) {
 	t.Helper()
 	conn := serve(t, opts)
-	var logs testutil.SyncBuffer
+	var logs testkit.SyncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	g, err := gateway.New(ctx, []gateway.Backend{{Name: "estate", Address: conn.Target(), Conn: conn}},

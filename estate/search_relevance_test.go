@@ -15,7 +15,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // intents is the search-mode relevance set: what a user would ask an agent
@@ -187,7 +187,7 @@ func connect(t testing.TB, g *gateway.Gateway) *sdk.ClientSession {
 	t.Helper()
 	hs := httptest.NewServer(g.Handler())
 	t.Cleanup(hs.Close)
-	return mcptest.Connect(t, hs.URL+"/mcp", "2025-11-25")
+	return testkit.Connect(t, hs.URL+"/mcp", "2025-11-25")
 }
 
 // searchNames returns the names search_tools answers query with.

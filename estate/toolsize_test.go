@@ -13,7 +13,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // TestGoogleapisToolSizes: the whole googleapis catalog of the npm package
@@ -26,7 +26,7 @@ import (
 // over 13,000 tools.
 func TestGoogleapisToolSizes(t *testing.T) {
 	b, nfiles := googleapisBackend(t)
-	var logs testutil.SyncBuffer
+	var logs testkit.SyncBuffer
 	opts := &gateway.Options{ToolMode: gateway.ToolModeTyped, Refresh: -1, RequireBackends: true, DiscoveryTimeout: 15 * time.Minute,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)

@@ -28,7 +28,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
 	"github.com/grpc-mcp-gateway/gateway/internal/reflecttest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // anyBackend serves testdata/anytypes over grpc-go's server reflection,
@@ -410,13 +410,13 @@ func TestAnyTypesConcurrentFirstAppearance(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range calls {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), testkit.WaitTimeout)
 			defer cancel()
 			results[i], errs[i] = cs.CallTool(ctx, &sdk.CallToolParams{Name: "Things_Fail", Arguments: map[string]any{"kind": "notfound"}})
 		})
 	}
 	<-held
-	testutil.WaitFor(t, "every call's error from the backend", func() bool { return b.fails.Load() == calls })
+	testkit.WaitFor(t, "every call's error from the backend", func() bool { return b.fails.Load() == calls })
 	release()
 	wg.Wait()
 	for i := range calls {
@@ -448,7 +448,7 @@ func TestAnyTypesWithoutReflection(t *testing.T) {
 	if got := allText(res); !res.IsError || !strings.Contains(got, want) {
 		t.Errorf("detail:\n%s\nwant the line %q", got, want)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), testutil.WaitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.WaitTimeout)
 	defer cancel()
 	if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "Things_Get", Arguments: map[string]any{"name": "box"}}); err == nil {
 		t.Errorf("a response holding a type the files lack: %v, want the protocol error it always was", allText(res))

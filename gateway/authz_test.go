@@ -18,7 +18,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 const zooAudience = "https://zoo.example.com/mcp"
@@ -93,7 +93,7 @@ func connectAt(ctx context.Context, t *testing.T, base, transport, token, toolse
 	case "sse":
 		ct = &sdk.SSEClientTransport{Endpoint: base + "/sse" + suffix, HTTPClient: hc}
 	case "websocket":
-		ct = &mcptest.WebSocketTransport{URL: "ws" + strings.TrimPrefix(base, "http") + "/ws" + suffix, Header: h}
+		ct = &testkit.WebSocketTransport{URL: "ws" + strings.TrimPrefix(base, "http") + "/ws" + suffix, Header: h}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "authz", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -309,14 +309,9 @@ func TestReauthExpiringToken(t *testing.T) {
 // reads its acknowledgement.
 func openListen(t *testing.T, base, token string) io.Reader {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+
-		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "subscriptions/listen")
-	resp, err := http.DefaultClient.Do(req)
+	raw := &testkit.Client{URL: base + "/mcp", Version: "2026-07-28", Header: testkit.Bearer(token)}
+	resp, err := raw.Send(context.Background(), http.MethodPost, []byte(`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`), testkit.MethodHeaders("subscriptions/listen", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,15 +360,15 @@ func TestReauthRevokedToken(t *testing.T) {
 // sid is set) and returns the response and its body.
 func mcpRequest(t *testing.T, base, method, token, sid, body string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, base+"/mcp", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	raw := &testkit.Client{URL: base + "/mcp", Header: testkit.Bearer(token), SessionID: sid}
 	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		raw.Version = "2025-11-25"
 	}
-	resp, err := http.DefaultClient.Do(req)
+	var b []byte
+	if body != "" {
+		b = []byte(body)
+	}
+	resp, err := raw.Send(context.Background(), method, b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,23 +376,19 @@ func mcpRequest(t *testing.T, base, method, token, sid, body string) (*http.Resp
 		t.Cleanup(func() { resp.Body.Close() })
 		return resp, ""
 	}
-	b, _ := io.ReadAll(resp.Body)
+	rb, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	return resp, string(b)
+	return resp, string(rb)
 }
 
 // initSession opens a Streamable HTTP session as token.
 func initSession(t *testing.T, base, token string) string {
 	t.Helper()
-	resp, body := mcpRequest(t, base, "POST", token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != 200 || sid == "" {
-		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	raw := &testkit.Client{URL: base + "/mcp", Header: testkit.Bearer(token)}
+	if err := raw.Initialize(context.Background(), "2025-11-25"); err != nil {
+		t.Fatal(err)
 	}
-	if resp, _ := mcpRequest(t, base, "POST", token, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != 202 {
-		t.Fatalf("notifications/initialized: %d", resp.StatusCode)
-	}
-	return sid
+	return raw.SessionID
 }
 
 // postToolCall POSTs a tools/call of tool to /mcp as token: in a fresh
@@ -408,15 +399,9 @@ func postToolCall(t *testing.T, base, token, tool string, stateless bool) (*http
 		sid := initSession(t, base, token)
 		return mcpRequest(t, base, "POST", token, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"id":"leo"}}}`)
 	}
-	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"id":"leo"},`+
-		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	resp, err := http.DefaultClient.Do(req)
+	raw := &testkit.Client{URL: base + "/mcp", Version: "2026-07-28", Header: testkit.Bearer(token)}
+	resp, err := raw.Send(context.Background(), http.MethodPost, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"id":"leo"},`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`), testkit.MethodHeaders("tools/call", tool))
 	if err != nil {
 		t.Fatal(err)
 	}

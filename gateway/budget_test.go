@@ -22,7 +22,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // cutResult is what a test reads from a result cut to its budget.
@@ -290,7 +290,7 @@ func TestResultStoreBounds(t *testing.T) {
 		_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: budget, ResultTTL: 200 * time.Millisecond})
 		cs := connect(t, url, "2025-11-25")
 		uri := readCut(t, g, "ZooService_ListAnimals", budget, "2025-11-25", call(t, cs, "ZooService_ListAnimals", args)).resultURI(t)
-		testutil.WaitFor(t, "the result to expire", func() bool {
+		testkit.WaitFor(t, "the result to expire", func() bool {
 			_, err := readResource(cs, uri)
 			return notFound(err)
 		})

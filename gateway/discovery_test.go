@@ -34,7 +34,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
@@ -130,7 +130,7 @@ func serveFake(t testing.TB, api *fakeAPI, addr string) (string, func()) {
 	t.Helper()
 	var lis net.Listener
 	// The port of a stopped server may take a moment to free.
-	testutil.WaitFor(t, "port "+addr+" to be free", func() bool {
+	testkit.WaitFor(t, "port "+addr+" to be free", func() bool {
 		var err error
 		lis, err = net.Listen("tcp", addr)
 		return err == nil
@@ -370,7 +370,7 @@ func TestInternalServices(t *testing.T) {
 		return out
 	}
 
-	var logs testutil.SyncBuffer
+	var logs testkit.SyncBuffer
 	g, _ := newGateway(t, backends(), &gateway.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	names := toolNames(g)
 	if got := internal(names); len(got) > 0 {
@@ -400,7 +400,7 @@ func TestInternalServices(t *testing.T) {
 		t.Errorf("an include pattern alone exposed %v", got)
 	}
 
-	logs = testutil.SyncBuffer{}
+	logs = testkit.SyncBuffer{}
 	g, _ = newGateway(t, backends(), &gateway.Options{ExposeInternal: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	got := internal(toolNames(g))
 	for _, want := range []string{"AdminService_DeleteWorkflowExecution", "AdminService_PurgeDLQMessages", "AdminService_ListClusterMembers", "Channelz_GetServers"} {
@@ -612,7 +612,7 @@ func connectNotified(t *testing.T, url, version string, opts *sdk.ClientOptions)
 // client at a time, and the previous one's stream may still be closing.)
 func waitNotified(t *testing.T, g *gateway.Gateway) {
 	t.Helper()
-	testutil.WaitFor(t, "the client's notification stream to open", func() bool { return g.Server().NotificationStreams() == 1 })
+	testkit.WaitFor(t, "the client's notification stream to open", func() bool { return g.Server().NotificationStreams() == 1 })
 }
 
 func listNames(t *testing.T, cs *sdk.ClientSession) []string {
@@ -678,7 +678,7 @@ func TestRefresh(t *testing.T) {
 			// is refreshed: three more discoveries start, so at least two
 			// have ended, each finding nothing new.
 			n0 := api.lists.Load()
-			testutil.WaitFor(t, "three more refreshes", func() bool { return api.lists.Load() >= n0+3 })
+			testkit.WaitFor(t, "three more refreshes", func() bool { return api.lists.Load() >= n0+3 })
 			if n, _ := lc.counts(); n != len(steps) {
 				t.Errorf("notifications after quiet refreshes: %d, want %d", n, len(steps))
 			}
@@ -705,7 +705,7 @@ func TestInFlightCallKeepsItsTool(t *testing.T) {
 	}()
 	<-api.held
 	api.set(t, apiFile("svc.v1", "S", method("Other")))
-	testutil.WaitFor(t, "the swap", func() bool { return slices.Equal(toolNames(g), []string{"S_Other"}) })
+	testkit.WaitFor(t, "the swap", func() bool { return slices.Equal(toolNames(g), []string{"S_Other"}) })
 	close(api.hold)
 	if res := <-done; res.IsError {
 		t.Errorf("in-flight call after its tool was removed: %+v", res.Content[0])
@@ -745,11 +745,11 @@ func TestLateBackend(t *testing.T) {
 	if !slices.Contains(toolNames(g), "Late_Hello") {
 		t.Fatalf("tools %v", toolNames(g))
 	}
-	testutil.WaitFor(t, "readyz 200", func() bool { code, _ := readyz(t, base); return code == 200 })
+	testkit.WaitFor(t, "readyz 200", func() bool { code, _ := readyz(t, base); return code == 200 })
 
 	// It dies: readiness drops, its tools stay, calls fail as tool errors.
 	stop()
-	testutil.WaitFor(t, "readyz 503 after the backend died", func() bool { code, _ := readyz(t, base); return code == 503 })
+	testkit.WaitFor(t, "readyz 503 after the backend died", func() bool { code, _ := readyz(t, base); return code == 503 })
 	if !slices.Contains(toolNames(g), "Late_Hello") {
 		t.Errorf("tools of a dead backend were dropped: %v", toolNames(g))
 	}
@@ -761,8 +761,8 @@ func TestLateBackend(t *testing.T) {
 	// It returns with another API: discovered again without a timer.
 	api.set(t, apiFile("late.v1", "Late", method("Hello"), method("Again")))
 	serveFake(t, api, addr)
-	testutil.WaitFor(t, "the returned backend's new tool", func() bool { return slices.Contains(toolNames(g), "Late_Again") })
-	testutil.WaitFor(t, "readyz 200 again", func() bool { code, _ := readyz(t, base); return code == 200 })
+	testkit.WaitFor(t, "the returned backend's new tool", func() bool { return slices.Contains(toolNames(g), "Late_Again") })
+	testkit.WaitFor(t, "readyz 200 again", func() bool { code, _ := readyz(t, base); return code == 200 })
 	if res := call(t, cs, "Late_Again", map[string]any{}); res.IsError {
 		t.Errorf("call after return: %+v", res)
 	}
@@ -828,7 +828,7 @@ func TestReadyMeansListed(t *testing.T) {
 			}
 
 			close(release)
-			testutil.WaitFor(t, "readyz 200", func() bool { code, _ := readyz(t, base); return code == 200 })
+			testkit.WaitFor(t, "readyz 200", func() bool { code, _ := readyz(t, base); return code == 200 })
 			if !lists() {
 				t.Errorf("/readyz says 200 and a client does not find Late_Hello")
 			}
@@ -862,7 +862,7 @@ func TestLateBackendCollision(t *testing.T) {
 	late.set(t, apiFile("svc.v1", "S", method("A")))
 	serveFake(t, late, addr)
 	want := []string{"S_Only", "a_S_A", "b_S_A"}
-	testutil.WaitFor(t, "the colliding tools renamed", func() bool {
+	testkit.WaitFor(t, "the colliding tools renamed", func() bool {
 		got := toolNames(g)
 		slices.Sort(got)
 		return slices.Equal(got, want)
@@ -902,7 +902,7 @@ func TestDescriptorFilesWithoutReflection(t *testing.T) {
 		t.Fatalf("tools %v", got)
 	}
 	write(apiFile("doc.v1", "Docs", method("Read"), method("Write")))
-	testutil.WaitFor(t, "the method added to the file", func() bool { return slices.Contains(toolNames(g), "Docs_Write") })
+	testkit.WaitFor(t, "the method added to the file", func() bool { return slices.Contains(toolNames(g), "Docs_Write") })
 	if n := api.lists.Load(); n != 0 {
 		t.Errorf("the backend was asked over reflection %d times", n)
 	}
@@ -1000,13 +1000,13 @@ func TestResources(t *testing.T) {
 
 			waitNotified(t, g)
 			api.set(t, apiFile("svc.v1", "S", method("A")), apiFile("svc.v2", "T", method("B")))
-			testutil.WaitFor(t, "resources/list_changed", func() bool { _, n := lc.counts(); return n > 0 })
+			testkit.WaitFor(t, "resources/list_changed", func() bool { _, n := lc.counts(); return n > 0 })
 			list, err = cs.ListResources(ctx, nil)
 			if err != nil || len(list.Resources) != 3 {
 				t.Errorf("after the change: %v %+v", err, list)
 			}
 			api.set(t, apiFile("svc.v1", "S", method("A")))
-			testutil.WaitFor(t, "resources back to two", func() bool {
+			testkit.WaitFor(t, "resources back to two", func() bool {
 				l, err := cs.ListResources(ctx, nil)
 				return err == nil && len(l.Resources) == 2
 			})

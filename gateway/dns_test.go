@@ -11,7 +11,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // dnsServer is a DNS server on a loopback UDP port that answers every A
@@ -140,7 +140,7 @@ func TestDNSTargetScaledUp(t *testing.T) {
 	dns.set(net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2))
 	waitServing(t, base, 2, 2)
 	cs := connect(t, base+"/mcp", "2025-11-25")
-	testutil.WaitFor(t, "a call to reach the new replica", func() bool {
+	testkit.WaitFor(t, "a call to reach the new replica", func() bool {
 		if res := call(t, cs, "ZooService_GetAnimal", map[string]any{"id": "leo"}); res.IsError {
 			t.Fatal(text(t, res))
 		}

@@ -26,7 +26,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -90,7 +90,7 @@ func startGateway(t testing.TB, opts *gateway.Options) (*backend, *gateway.Gatew
 
 func connect(t *testing.T, url, version string) *sdk.ClientSession {
 	t.Helper()
-	return mcptest.Connect(t, url, version)
+	return testkit.Connect(t, url, version)
 }
 
 var versions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
@@ -428,7 +428,7 @@ func connectWS(t *testing.T, mcpURL, version string) *sdk.ClientSession {
 	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-ws", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcptest.WebSocketTransport{URL: wsURL(mcpURL)}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := client.Connect(ctx, &testkit.WebSocketTransport{URL: wsURL(mcpURL)}, &sdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect over WebSocket at %s: %v", version, err)
 	}

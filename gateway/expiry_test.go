@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // deadlineBackend is the zoo with a slow method (GetAnimal of "slow"
@@ -108,17 +108,13 @@ func TestCallsEndWithTheirToken(t *testing.T) {
 			args = `{"count":1000,"interval":"1s"}`
 		}
 		wg.Go(func() {
-			req, _ := http.NewRequestWithContext(ctx, "POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`,`+
-				`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
-			req.Header = http.Header{"Authorization": {"Bearer " + tok}, "Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
-				"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {tool}}
+			raw := &testkit.Client{URL: base + "/mcp", Version: "2026-07-28", Header: testkit.Bearer(tok)}
 			answer := ""
-			if resp, err := http.DefaultClient.Do(req); err != nil {
+			if resp, err := raw.Do(ctx, http.MethodPost, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`,`+
+				`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`), testkit.MethodHeaders("tools/call", tool)); err != nil {
 				answer = err.Error()
 			} else {
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				answer = string(body)
+				answer = resp.Body
 			}
 			results <- outcome{"stateless " + tool, answer, time.Now()}
 		})

@@ -15,7 +15,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // signallingSource tells discovered each time a Discover of the source it
@@ -58,7 +58,7 @@ func TestRefreshUnchangedProtoFiles(t *testing.T) {
 	if err := os.WriteFile(path, text, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var logs testutil.SyncBuffer
+	var logs testkit.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	files := descriptors.NewProtoSource([]string{dir, "../proto"}, []string{"zoo/v1/zoo.proto"})
 	files.Logger = logger

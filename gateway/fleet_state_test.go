@@ -20,7 +20,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/state"
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // fleetSecret is the session secret the replicas of these tests share.
@@ -129,7 +129,7 @@ func TestFleetReplicaStartsOnLargeSet(t *testing.T) {
 		}
 	}
 	check(fmt.Sprintf("at start (revocations loaded: %v)", stB.RevocationsLoaded()))
-	testutil.WaitFor(t, "the new replica to read the revocations", stB.RevocationsLoaded)
+	testkit.WaitFor(t, "the new replica to read the revocations", stB.RevocationsLoaded)
 	check("once loaded")
 	resp, err := http.Get(baseB + "/readyz")
 	if err != nil {

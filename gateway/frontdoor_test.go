@@ -22,8 +22,8 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 	"github.com/grpc-mcp-gateway/gateway/internal/oauthtest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // recordingBackend is a zoo whose interceptor keeps the incoming metadata
@@ -158,15 +158,14 @@ func TestBearerEndToEnd(t *testing.T) {
 			t.Errorf("%s without a token: %d", path, resp.StatusCode)
 		}
 	}
-	resp, err := http.Post(base+"/mcp", "application/json", strings.NewReader(`{}`))
+	noToken, err := (&testkit.Client{URL: base + "/mcp"}).Post(t.Context(), []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != "Bearer" {
-		t.Errorf("/mcp without a token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	if noToken.Status != 401 || noToken.Header.Get("WWW-Authenticate") != "Bearer" {
+		t.Errorf("/mcp without a token: %d %q", noToken.Status, noToken.Header.Get("WWW-Authenticate"))
 	}
-	resp, err = http.Get(base + auth.MetadataPath)
+	resp, err := http.Get(base + auth.MetadataPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +357,7 @@ func TestForwardHeadersWebSocket(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "frontdoor", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcptest.WebSocketTransport{
+	cs, err := client.Connect(ctx, &testkit.WebSocketTransport{
 		URL:    "ws" + strings.TrimPrefix(base, "http") + "/ws",
 		Header: http.Header{"X-Request-Id": {"upgrade-1"}, "X-Other": {"not named"}},
 	}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

@@ -2,10 +2,8 @@ package gateway_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path"
@@ -24,6 +22,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // bearerAuth is an authenticator for the static tokens of a tokens file
@@ -157,31 +156,14 @@ func of(ps []backendPoll, names ...string) int {
 func rpcAsync(ctx context.Context, c *rpcClient, method string, params map[string]any) <-chan rpcReply {
 	c.id++
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
-	req, _ := http.NewRequestWithContext(ctx, "POST", c.url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", c.version)
-	if c.session != "" {
-		req.Header.Set("Mcp-Session-Id", c.session)
-	}
-	if c.version == "2026-07-28" {
-		req.Header.Set("Mcp-Method", method)
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
+	raw, wire := c.raw(), c.wire(method, "")
 	out := make(chan rpcReply, 1)
 	go func() {
 		var r rpcReply
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := raw.Do(ctx, http.MethodPost, body, wire)
 		if err == nil {
-			data, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if line, ok := lastDataLine(data); ok {
-				data = line
-			}
-			r.status = resp.StatusCode
-			err = json.Unmarshal(data, &r)
+			r.status = resp.Status
+			err = json.Unmarshal([]byte(resp.Message()), &r)
 		}
 		if err != nil {
 			r.Error = &struct {
@@ -193,18 +175,6 @@ func rpcAsync(ctx context.Context, c *rpcClient, method string, params map[strin
 		out <- r
 	}()
 	return out
-}
-
-// lastDataLine is the JSON-RPC response of an SSE body: its last data
-// line that carries an id.
-func lastDataLine(body []byte) ([]byte, bool) {
-	var found []byte
-	for line := range strings.SplitSeq(string(body), "\n") {
-		if d, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(d, `"id"`) {
-			found = []byte(d)
-		}
-	}
-	return found, found != nil
 }
 
 // startNeverJob starts a job that never finishes as a 2025-11-25 task of
@@ -443,13 +413,8 @@ func listenTasks(ctx context.Context, t *testing.T, url, token string, ids []str
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "l", "method": "subscriptions/listen",
 		"params": stateless(map[string]any{"notifications": map[string]any{"taskIds": ids}}, capsTasks)})
-	req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "subscriptions/listen")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	raw := &testkit.Client{URL: url, Version: "2026-07-28", Header: testkit.Bearer(token)}
+	resp, err := raw.Send(ctx, http.MethodPost, body, testkit.MethodHeaders("subscriptions/listen", ""))
 	if err != nil {
 		t.Fatal(err)
 	}

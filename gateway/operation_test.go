@@ -16,7 +16,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // startJobs serves the long-running test backend and fronts it with a
@@ -157,7 +157,7 @@ func progressMessages(t *testing.T, url, name string, args map[string]any, want 
 	if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
 		t.Fatalf("call: %v %v", err, res)
 	}
-	testutil.WaitFor(t, fmt.Sprintf("%d progress notifications", want), func() bool {
+	testkit.WaitFor(t, fmt.Sprintf("%d progress notifications", want), func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(msgs) >= want
@@ -240,7 +240,7 @@ func TestOperationCancellation(t *testing.T) {
 			_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "Jobs_Run", Arguments: map[string]any{"never": true}})
 			errc <- err
 		}()
-		testutil.WaitFor(t, "the operation to be polled", func() bool { return srv.Polls() > 0 })
+		testkit.WaitFor(t, "the operation to be polled", func() bool { return srv.Polls() > 0 })
 		cancel()
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled call: %v", err)

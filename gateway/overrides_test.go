@@ -17,7 +17,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
@@ -111,7 +111,7 @@ func TestOverridesTyped(t *testing.T) {
 	}
 	la := tools["list_savanna_animals"]
 	if la == nil {
-		t.Fatalf("no list_savanna_animals in %v", mcptest.ToolNames(t, ctx, cs))
+		t.Fatalf("no list_savanna_animals in %v", testkit.ToolNames(t, ctx, cs))
 	}
 	if la.Title != "Savanna animals" || !strings.HasPrefix(la.Description, "Lists the animals that live on the savanna") || la.Annotations == nil || !la.Annotations.ReadOnlyHint {
 		t.Fatalf("list_savanna_animals: title %q, description %q, annotations %+v", la.Title, la.Description, la.Annotations)
@@ -205,7 +205,7 @@ func TestOverridesEveryTransport(t *testing.T) {
 			return connectWith(t, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1, HTTPClient: hc})
 		}},
 		{"websocket", func(t *testing.T) *sdk.ClientSession {
-			return connectWith(t, &mcptest.WebSocketTransport{URL: wsURL(url)})
+			return connectWith(t, &testkit.WebSocketTransport{URL: wsURL(url)})
 		}},
 		{"sse", func(t *testing.T) *sdk.ClientSession {
 			return connectWith(t, &sdk.SSEClientTransport{Endpoint: base + "/sse", HTTPClient: hc})

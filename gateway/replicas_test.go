@@ -21,7 +21,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // replica is one zoo replica of a backend with several: it counts the
@@ -99,7 +99,7 @@ func dialTarget(t *testing.T, name, target string, o backendconn.Options) gatewa
 // waitServing waits until /readyz reports want serving replicas of zoo.
 func waitServing(t *testing.T, base string, resolved, serving int) {
 	t.Helper()
-	testutil.WaitFor(t, "replicas in /readyz", func() bool {
+	testkit.WaitFor(t, "replicas in /readyz", func() bool {
 		_, r := readyz(t, base)
 		rs := r.Backends["zoo"].Replicas
 		return rs != nil && rs.Resolved == resolved && rs.Serving == serving
@@ -304,7 +304,7 @@ func TestReplicaNotServing(t *testing.T) {
 	// still be under way here, and until it is done the replaced policy
 	// (no health checks) counts b as serving. (The switch once also let
 	// the channel go CONNECTING here; TestHealthSwitchKeepsReady.)
-	testutil.WaitFor(t, "one replica of two serving, the backend ready, the metric agreeing", func() bool {
+	testkit.WaitFor(t, "one replica of two serving, the backend ready, the metric agreeing", func() bool {
 		code, r := readyz(t, base)
 		rs := r.Backends["zoo"].Replicas
 		return code == 200 && r.Ready && rs != nil && rs.Resolved == 2 && rs.Serving == 1 &&

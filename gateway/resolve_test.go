@@ -11,7 +11,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // swappingHandler is the gateway's own handler, with between run after
@@ -38,7 +38,7 @@ func TestCallResolvedOnce(t *testing.T) {
 	g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Refresh: 50 * time.Millisecond})
 	h := swappingHandler{Gateway: g, between: func() {
 		api.set(t, apiFile("svc.v1", "S", method("Other")))
-		testutil.WaitFor(t, "the swap", func() bool { return slices.Equal(toolNames(g), []string{"S_Other"}) })
+		testkit.WaitFor(t, "the swap", func() bool { return slices.Equal(toolNames(g), []string{"S_Other"}) })
 	}}
 	streamable, err := mcp.NewServer(mcp.Implementation{Name: "swapping", Version: "1"}, h, nil).StreamableHTTPHandler(nil)
 	if err != nil {

@@ -20,11 +20,11 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // scopeLogs captures a gateway's log as JSON records.
-type scopeLogs struct{ buf testutil.SyncBuffer }
+type scopeLogs struct{ buf testkit.SyncBuffer }
 
 func (l *scopeLogs) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(&l.buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -225,7 +225,7 @@ func TestToolNameRuleFollowsCollision(t *testing.T) {
 	late.set(t, apiFile("svc.v1", "S", method("A"), method("B")))
 	serveFake(t, late, lateAddr)
 	want := []string{"a_S_A", "a_S_B", "b_S_A", "b_S_B"}
-	testutil.WaitFor(t, "the colliding tools renamed", func() bool { return slices.Equal(toolNames(g), want) })
+	testkit.WaitFor(t, "the colliding tools renamed", func() bool { return slices.Equal(toolNames(g), want) })
 	user = connectAs(ctx, t, base, "websocket", is.token(t, zooAudience, "zoo", nil))
 	for tool, want := range map[string]string{"a_S_A": "zoo s:name", "b_S_A": "zoo s:name", "a_S_B": "zoo s:method", "b_S_B": "zoo s:method"} {
 		if got := tryCall(ctx, t, user, gateway.ToolModeTyped, tool, map[string]any{}); got != want {
@@ -258,7 +258,7 @@ func TestToolNameRuleFollowsPackageCollision(t *testing.T) {
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)},
 		&gateway.Options{Auth: oauthWithRules(t, is, map[string][]string{"S_A": {"s:name"}}), Refresh: 20 * time.Millisecond, Logger: logs.logger()})
 	api.set(t, apiFile("svc.v1", "S", method("A")), apiFile("svc.v2", "S", method("A")))
-	testutil.WaitFor(t, "the tools qualified with their package", func() bool { return slices.Equal(toolNames(g), []string{"v1_S_A", "v2_S_A"}) })
+	testkit.WaitFor(t, "the tools qualified with their package", func() bool { return slices.Equal(toolNames(g), []string{"v1_S_A", "v2_S_A"}) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	user := connectAs(ctx, t, base, "websocket", is.token(t, zooAudience, "zoo", nil))
@@ -299,7 +299,7 @@ func TestToolNameRuleOnQualifiedName(t *testing.T) {
 				t.Fatalf("tools at start: %v", toolNames(g))
 			}
 			api.set(t, tc.after...)
-			testutil.WaitFor(t, "the refreshed names", func() bool { return slices.Equal(toolNames(g), tc.tools) })
+			testkit.WaitFor(t, "the refreshed names", func() bool { return slices.Equal(toolNames(g), tc.tools) })
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			user := connectAs(ctx, t, base, "websocket", is.token(t, zooAudience, "zoo", nil))
@@ -347,7 +347,7 @@ func TestScopeRuleUnmatchedLogged(t *testing.T) {
 			}
 
 			api.set(t, apiFile("svc.v1", "S", method("A")))
-			testutil.WaitFor(t, "S_B removed", func() bool { return slices.Equal(toolNames(g), []string{"S_A"}) })
+			testkit.WaitFor(t, "S_B removed", func() bool { return slices.Equal(toolNames(g), []string{"S_A"}) })
 			want["svc.v1.S/B"] = []string{level}
 			if !strict {
 				want["svc.v1.Gone/*"] = append(want["svc.v1.Gone/*"], level)
@@ -357,7 +357,7 @@ func TestScopeRuleUnmatchedLogged(t *testing.T) {
 			}
 
 			api.set(t, apiFile("svc.v1", "S", method("A"), method("B")))
-			testutil.WaitFor(t, "S_B back", func() bool { return slices.Equal(toolNames(g), []string{"S_A", "S_B"}) })
+			testkit.WaitFor(t, "S_B back", func() bool { return slices.Equal(toolNames(g), []string{"S_A", "S_B"}) })
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			user := connectAs(ctx, t, base, "websocket", is.token(t, zooAudience, "zoo", nil))

@@ -22,8 +22,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 var searchMode = &gateway.Options{ToolMode: gateway.ToolModeSearch}
@@ -388,7 +387,7 @@ func TestCallToolDeadline(t *testing.T) {
 // under the target tool's name, with the target's arguments, and
 // call_tool itself has no series.
 func TestCallToolMetrics(t *testing.T) {
-	var logs testutil.SyncBuffer
+	var logs testkit.SyncBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	_, g, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Metrics: telemetry.NewMetrics(), Logger: logger, LogArguments: true})
 	cs := connect(t, url, "2025-11-25")
@@ -619,7 +618,7 @@ func TestToolModeAutoSwitch(t *testing.T) {
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Refresh: 50 * time.Millisecond, ToolBudget: 1000})
 	var lc listChanges
 	cs := connectWSNotified(t, base+"/mcp", lc.options())
-	listed := func() []string { return mcptest.ToolNames(t, context.Background(), cs) }
+	listed := func() []string { return testkit.ToolNames(t, context.Background(), cs) }
 	if got := listed(); !slices.Equal(got, []string{"S_A"}) {
 		t.Fatalf("small API: %v, want typed", got)
 	}
@@ -657,7 +656,7 @@ func connectWSNotified(t *testing.T, mcpURL string, opts *sdk.ClientOptions) *sd
 	client := sdk.NewClient(&sdk.Implementation{Name: "search-ws", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcptest.WebSocketTransport{URL: wsURL(mcpURL)}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(ctx, &testkit.WebSocketTransport{URL: wsURL(mcpURL)}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

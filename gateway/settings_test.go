@@ -17,7 +17,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // TestBackendSettings: a backend's own filters, hidden methods and
@@ -54,7 +54,7 @@ func TestBackendSettings(t *testing.T) {
 		srv.Close()
 	}()
 	cs := connect(t, srv.URL+"/mcp", "2025-11-25")
-	names := mcptest.ToolNames(t, ctx, cs)
+	names := testkit.ToolNames(t, ctx, cs)
 	if want := []string{"ZooService_GetAnimal", "ZooService_GetNextFeedingTime"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // debugBackend answers GetAnimal("debug") with a status carrying
@@ -48,7 +48,7 @@ func debugBackend(t *testing.T) (addr string, gs *grpc.Server) {
 func TestClientErrorsWithholdInternals(t *testing.T) {
 	for _, expose := range []bool{false, true} {
 		addr, _ := debugBackend(t)
-		logs := &testutil.SyncBuffer{}
+		logs := &testkit.SyncBuffer{}
 		logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", addr)}, &gateway.Options{ExposeDebugInfo: expose, Logger: logger})
 		got := text(t, call(t, connect(t, base+"/mcp", "2025-11-25"), "ZooService_GetAnimal", map[string]any{"id": "debug"}))
@@ -62,7 +62,7 @@ func TestClientErrorsWithholdInternals(t *testing.T) {
 	}
 
 	addr, gs := debugBackend(t)
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", addr)}, &gateway.Options{Logger: logger})
 	cs := connect(t, base+"/mcp", "2025-11-25")

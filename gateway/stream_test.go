@@ -26,8 +26,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // streamZoo is the demo zoo whose streaming methods misbehave on cue (the
@@ -290,7 +289,7 @@ func wsTransport(version string) func(*testing.T, *streamGateway, *sdk.ClientOpt
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		url := "ws" + strings.TrimPrefix(strings.TrimSuffix(sg.url, "/mcp"), "http") + "/ws"
-		cs, err := client.Connect(ctx, &mcptest.WebSocketTransport{URL: url}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+		cs, err := client.Connect(ctx, &testkit.WebSocketTransport{URL: url}, &sdk.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatalf("connect: %v", err)
 		}
@@ -397,7 +396,7 @@ func (p *progressCounter) settled(t *testing.T, cs *sdk.ClientSession, tok strin
 	if res := callWithProgress(t, cs, name, sentinel, args); res.IsError {
 		t.Fatalf("sentinel call: %s", text(t, res))
 	}
-	testutil.WaitFor(t, "the sentinel call's progress notification", func() bool {
+	testkit.WaitFor(t, "the sentinel call's progress notification", func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return p.count[sentinel] > 0

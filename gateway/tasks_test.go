@@ -2,10 +2,8 @@ package gateway_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // The go-sdk test client speaks no tasks, so these tests drive the wire
@@ -72,52 +71,43 @@ func newSessionClientAs(t *testing.T, url, token string) *rpcClient {
 	return c
 }
 
+// raw is the raw client c's requests go through.
+func (c *rpcClient) raw() *testkit.Client {
+	h := c.header.Clone()
+	if c.token != "" {
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Set("Authorization", "Bearer "+c.token)
+	}
+	return &testkit.Client{URL: c.url, SessionID: c.session, Version: c.version, Header: h}
+}
+
+// wire are the headers of method at c's revision; name is the Mcp-Name
+// header at 2026-07-28.
+func (c *rpcClient) wire(method, name string) http.Header {
+	if c.version != "2026-07-28" {
+		return nil
+	}
+	return testkit.MethodHeaders(method, name)
+}
+
 // call posts one request; name is the Mcp-Name header at 2026-07-28.
 func (c *rpcClient) call(method string, params map[string]any, name string) rpcReply {
 	c.t.Helper()
 	c.id++
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", c.url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", c.version)
-	if c.session != "" {
-		req.Header.Set("Mcp-Session-Id", c.session)
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	for k, v := range c.header {
-		req.Header[k] = v
-	}
-	if c.version == "2026-07-28" {
-		req.Header.Set("Mcp-Method", method)
-		if name != "" {
-			req.Header.Set("Mcp-Name", name)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.raw().Do(context.Background(), http.MethodPost, body, c.wire(method, name))
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	defer resp.Body.Close()
 	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
 		c.session = s
 	}
-	data, _ := io.ReadAll(resp.Body)
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		// The response is the last data line that carries an id.
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(line, `"id"`) {
-				data = []byte(line)
-			}
-		}
-	}
-	r := rpcReply{status: resp.StatusCode}
-	if err := json.Unmarshal(data, &r); err != nil {
-		c.t.Fatalf("%s: HTTP %d, undecodable reply %q: %v", method, resp.StatusCode, data, err)
+	data := resp.Message()
+	r := rpcReply{status: resp.Status}
+	if err := json.Unmarshal([]byte(data), &r); err != nil {
+		c.t.Fatalf("%s: HTTP %d, undecodable reply %q: %v", method, resp.Status, data, err)
 	}
 	return r
 }
@@ -137,19 +127,9 @@ func (c *rpcClient) result(method string, params map[string]any, name string, in
 
 func (c *rpcClient) notify(method string) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method})
-	req, _ := http.NewRequest("POST", c.url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", c.version)
-	req.Header.Set("Mcp-Session-Id", c.session)
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	if _, err := c.raw().Post(context.Background(), body); err != nil {
 		c.t.Fatal(err)
 	}
-	resp.Body.Close()
 }
 
 // stateless adds the 2026-07-28 per-request _meta to params.
@@ -408,12 +388,8 @@ func TestTaskNotifications(t *testing.T) {
 	defer cancel()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "subscriptions/listen",
 		"params": stateless(map[string]any{"notifications": map[string]any{"taskIds": []string{task.TaskID}}}, capsTasks)})
-	req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "subscriptions/listen")
-	resp, err := http.DefaultClient.Do(req)
+	raw := &testkit.Client{URL: url, Version: "2026-07-28"}
+	resp, err := raw.Send(ctx, http.MethodPost, body, testkit.MethodHeaders("subscriptions/listen", ""))
 	if err != nil {
 		t.Fatal(err)
 	}

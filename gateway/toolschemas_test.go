@@ -13,7 +13,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // TestSchemasOnFirstUse: a search-mode catalog is built without its tools'
@@ -166,7 +166,7 @@ func TestSearchDropsOutputSchemas(t *testing.T) {
 		&gateway.Options{Refresh: 50 * time.Millisecond, ToolBudget: len(listed)/4 + 1000})
 	var lc listChanges
 	cs := connectWSNotified(t, base+"/mcp", lc.options())
-	if got := mcptest.ToolNames(t, context.Background(), cs); !slices.Equal(got, []string{gateway.SearchToolsName, gateway.CallToolName}) {
+	if got := testkit.ToolNames(t, context.Background(), cs); !slices.Equal(got, []string{gateway.SearchToolsName, gateway.CallToolName}) {
 		t.Fatalf("zoo and 400 tools over the budget: %v, want search mode", got)
 	}
 	g.WaitWarmSchemas()

@@ -17,7 +17,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // toolsetGateway serves a recording zoo and the shop with two toolsets:
@@ -317,7 +317,7 @@ func TestToolsetListChanged(t *testing.T) {
 			ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { ch <- "tools" },
 			ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { ch <- "resources" },
 		})
-		testutil.WaitFor(t, "the "+name+" client's notification stream", func() bool { return g.ToolsetServer(name).NotificationStreams() == 1 })
+		testkit.WaitFor(t, "the "+name+" client's notification stream", func() bool { return g.ToolsetServer(name).NotificationStreams() == 1 })
 	}
 	steps := []struct {
 		toolset string
@@ -537,15 +537,12 @@ func TestToolsetSessionTokens(t *testing.T) {
 			if r := elsewhere.call("tools/list", map[string]any{}, ""); r.status != http.StatusNotFound {
 				t.Errorf("a session of %s at %s: HTTP %d, want 404", paths[i], paths[j], r.status)
 			}
-			req, _ := http.NewRequest(http.MethodDelete, base+paths[j], nil)
-			req.Header.Set("Mcp-Session-Id", issued.session)
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := (&testkit.Client{URL: base + paths[j], SessionID: issued.session}).Do(t.Context(), http.MethodDelete, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusNotFound {
-				t.Errorf("DELETE of a session of %s at %s: HTTP %d, want 404", paths[i], paths[j], resp.StatusCode)
+			if resp.Status != http.StatusNotFound {
+				t.Errorf("DELETE of a session of %s at %s: HTTP %d, want 404", paths[i], paths[j], resp.Status)
 			}
 		}
 	}

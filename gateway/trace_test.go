@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/lrotest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // traceSecret labels every job of TestProtocolTraceHidesPayloads: the
@@ -32,7 +31,7 @@ type traceLine struct {
 // each step wrote.
 type traceWatch struct {
 	t    *testing.T
-	logs *testutil.SyncBuffer
+	logs *testkit.SyncBuffer
 	mark int
 }
 
@@ -108,7 +107,7 @@ func TestProtocolTraceHidesPayloads(t *testing.T) {
 }
 
 func traceEveryPayload(t *testing.T, bodies bool) {
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// No operation wait: a call of a job not finished at once is a task
 	// at 2026-07-28. The smallest result budget makes a long label a cut
@@ -296,12 +295,8 @@ func listenUntilDone(t *testing.T, url, taskID string) string {
 	defer cancel()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen",
 		"params": stateless(map[string]any{"notifications": map[string]any{"taskIds": []string{taskID}}}, capsTasks)})
-	req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "subscriptions/listen")
-	resp, err := http.DefaultClient.Do(req)
+	raw := &testkit.Client{URL: url, Version: "2026-07-28"}
+	resp, err := raw.Send(ctx, http.MethodPost, body, testkit.MethodHeaders("subscriptions/listen", ""))
 	if err != nil {
 		t.Fatal(err)
 	}

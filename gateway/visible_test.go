@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
@@ -127,18 +127,12 @@ func TestListVisibleOnlyPrivate(t *testing.T) {
 	list := func(token string) string {
 		t.Helper()
 		params := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+params+`}}`))
-		for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"} {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
+		raw := &testkit.Client{URL: base + "/mcp", Version: "2026-07-28", Header: testkit.Bearer(token)}
+		resp, err := raw.Do(t.Context(), http.MethodPost, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+params+`}}`), testkit.MethodHeaders("tools/list", ""))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
+		return resp.Body
 	}
 	admin := list(is.token(t, zooAudience, "zoo audit shop:admin shop:write", nil))
 	user := list(is.token(t, zooAudience, "zoo", nil))

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/loadtest"
 )
 
@@ -32,6 +33,29 @@ func checkCleanErrors(t *testing.T, outcomes []loadtest.Outcome, limit time.Dura
 	}
 }
 
+// faultLoad is a fault test's gateway in front of backend (errors logged
+// only, --call-timeout callTimeout), the number of its goroutines before
+// any load, and a load of unary calls on sessions sessions (ws of them
+// WebSocket), steady (steady calls served) when it returns. The load
+// stops when the test ends.
+func faultLoad(t *testing.T, backend string, sessions, ws, steady int) (*loadtest.Gateway, float64, *loadtest.Background) {
+	t.Helper()
+	g := startGateway(t, "--backend", backend, "--log-level", "error", "--call-timeout", callTimeout.String())
+	base, err := g.Metric("go_goroutines", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg, err := loadtest.StartBackground(t.Context(), g, sessions, ws, loadtest.Unary, 3*callTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bg.Stop() })
+	if !bg.WaitFor(15*time.Second, func(o []loadtest.Outcome) bool { return loadtest.Count(o, false) >= steady }) {
+		t.Fatalf("no steady load: %d calls served, want %d", loadtest.Count(bg.Outcomes(), false), steady)
+	}
+	return g, base, bg
+}
+
 // TestBackendKilledAndRestarted kills the backend process (SIGKILL, as a
 // crash) under a load of unary calls on 8 sessions (half WebSocket), then
 // starts it again on the same address. While it is down, calls fail with
@@ -41,21 +65,9 @@ func checkCleanErrors(t *testing.T, outcomes []loadtest.Outcome, limit time.Dura
 // After the load the gateway's goroutines return to their baseline.
 func TestBackendKilledAndRestarted(t *testing.T) {
 	const recoveryLimit = 10 * time.Second
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	z := startZoo(t, addr)
-	g := startGateway(t, "--backend", addr, "--log-level", "error", "--call-timeout", callTimeout.String())
-	base, err := g.Metric("go_goroutines", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bg, err := loadtest.StartBackground(t.Context(), g, 8, 4, loadtest.Unary, 3*callTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bg.Stop()
-	if !bg.WaitFor(10*time.Second, func(o []loadtest.Outcome) bool { return loadtest.Count(o, false) >= 200 }) {
-		t.Fatalf("no steady load: %d successes", loadtest.Count(bg.Outcomes(), false))
-	}
+	g, base, bg := faultLoad(t, addr, 8, 4, 200)
 
 	killed := time.Now()
 	z.kill()
@@ -98,17 +110,9 @@ func TestBackendKilledAndRestarted(t *testing.T) {
 // outage of minutes was up to two minutes.
 func TestBackendLongOutage(t *testing.T) {
 	const recoveryLimit = 7 * time.Second
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	z := startZoo(t, addr)
-	g := startGateway(t, "--backend", addr, "--log-level", "error", "--call-timeout", callTimeout.String())
-	bg, err := loadtest.StartBackground(t.Context(), g, 2, 1, loadtest.Unary, 3*callTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bg.Stop()
-	if !bg.WaitFor(10*time.Second, func(o []loadtest.Outcome) bool { return loadtest.Count(o, false) >= 50 }) {
-		t.Fatal("no steady load")
-	}
+	_, _, bg := faultLoad(t, addr, 2, 1, 50)
 	z.kill()
 	time.Sleep(17 * time.Second) // the outage's length is what is tested
 	restarted := time.Now()

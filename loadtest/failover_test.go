@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/loadtest"
 )
 
@@ -77,7 +78,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 		return len(rs) == 1
 	})
 
-	z := startZoo(t, freeAddr(t))
+	z := startZoo(t, testkit.FreeAddr(t))
 	secret := sessionSecret(t, t.TempDir())
 	state := fmt.Sprintf("redis://127.0.0.1:%d/0?master_name=mymaster", sport)
 	var gws []*loadtest.Gateway

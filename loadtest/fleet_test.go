@@ -13,6 +13,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/internal/haproxytest"
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/loadtest"
 )
 
@@ -73,7 +74,7 @@ var fleetStream = loadtest.Op{Name: "stream", Weight: 1, Do: func(ctx context.Co
 func TestReplicaKilledUnderLoad(t *testing.T) {
 	const recoveryLimit = 5 * time.Second
 	rd := redistest.Start(t, nil)
-	z := startZoo(t, freeAddr(t))
+	z := startZoo(t, testkit.FreeAddr(t))
 	f := startFleet(t, 3, z.addr, rd.URL())
 	var bases []float64
 	for _, g := range f.replicas {

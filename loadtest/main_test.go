@@ -1,46 +1,31 @@
 package loadtest_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/loadtest"
 )
 
-// gatewayBin and zooBin are built once for every test.
+// gatewayBin and zooBin are built once for every test (and shared with
+// the other test packages of the run: testkit).
 var gatewayBin, zooBin string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "loadtest")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	repo, err := loadtest.RepoRoot()
+	var err error
+	gatewayBin, err = testkit.BuildGateway()
 	if err == nil {
-		gatewayBin, err = loadtest.Build(context.Background(), repo, dir)
-	}
-	if err == nil {
-		zooBin = filepath.Join(dir, "zoo")
-		if out, berr := exec.Command("go", "build", "-C", repo, "-o", zooBin, "./examples/zoo").CombinedOutput(); berr != nil {
-			err = fmt.Errorf("go build ./examples/zoo: %w\n%s", berr, out)
-		}
+		zooBin, err = testkit.BuildZoo()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		os.Exit(1)
 	}
-	return m.Run()
+	os.Exit(m.Run())
 }
 
 // startGateway runs the gateway binary with args until the test ends.

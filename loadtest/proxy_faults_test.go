@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/loadtest"
 )
 
@@ -82,23 +83,11 @@ func recoveredAfter(t *testing.T, bg *loadtest.Background, since time.Time, limi
 // goroutines return to their baseline after the load.
 func TestBackendSlowedResetHalfOpen(t *testing.T) {
 	const recoveryLimit = 15 * time.Second
-	z := startZoo(t, freeAddr(t))
+	z := startZoo(t, testkit.FreeAddr(t))
 	p := faultProxy(t, z.addr)
-	g := startGateway(t, "--backend", p.Listen, "--log-level", "error", "--call-timeout", callTimeout.String())
-	base, err := g.Metric("go_goroutines", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bg, err := loadtest.StartBackground(t.Context(), g, 8, 4, loadtest.Unary, 3*callTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bg.Stop()
+	g, base, bg := faultLoad(t, p.Listen, 8, 4, 200)
 	steady := func(since time.Time, n int) bool {
 		return bg.WaitFor(15*time.Second, func(o []loadtest.Outcome) bool { return loadtest.Count(loadtest.Since(o, since), false) >= n })
-	}
-	if !steady(time.Time{}, 200) {
-		t.Fatal("no steady load")
 	}
 
 	t.Run("latency", func(t *testing.T) {

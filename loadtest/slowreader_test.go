@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/loadtest"
 )
 
@@ -33,7 +34,7 @@ const slowReaders = 64
 // is served meanwhile.
 func TestSlowReaders(t *testing.T) {
 	const slowReaderMiB = 64
-	z := startZoo(t, freeAddr(t))
+	z := startZoo(t, testkit.FreeAddr(t))
 	g := startGateway(t, "--backend", z.addr, "--log-level", "error")
 	for _, tc := range []struct {
 		name string

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/loadtest"
 )
 
@@ -14,7 +15,7 @@ import (
 // goroutines return to their baseline (loadtest.Run checks it) and so
 // does its heap in use, but for the results it keeps.
 func TestLoadSmoke(t *testing.T) {
-	addr := startZoo(t, freeAddr(t)).addr
+	addr := startZoo(t, testkit.FreeAddr(t)).addr
 	g := startGateway(t, "--backend", addr, "--log-level", "warn", "--max-result-bytes", "1024")
 	rep, err := loadtest.Run(t.Context(), g, loadtest.Mix{
 		IdleHTTP: 20, IdleWS: 20, InFlight: 8, WSShare: 0.5,
@@ -45,13 +46,4 @@ func TestLoadSmoke(t *testing.T) {
 	if code, body := g.Ready(); code != 200 {
 		t.Errorf("/readyz after the load: %d %s", code, body)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	a, err := loadtest.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
 }

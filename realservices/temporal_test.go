@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,9 +20,8 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
-	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/realservices/internal/realtest"
 )
 
 // frontend is the address of the Temporal server every test shares, and
@@ -66,7 +64,7 @@ func runWithTemporal(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "starting temporaldev:", err)
@@ -96,52 +94,21 @@ func runWithTemporal(m *testing.M) int {
 
 // temporal is a gateway in front of the shared Temporal server.
 type temporal struct {
-	g   *gateway.Gateway
 	url string // the gateway's /mcp
 }
 
 // startTemporal starts a gateway in front of the Temporal server with
-// opts, b's fields (other than its name, address and connection) set on
-// the backend.
+// opts, b's fields (other than its name and address) set on the backend.
 func startTemporal(t *testing.T, b gateway.Backend, opts *gateway.Options) *temporal {
 	t.Helper()
-	conn, err := backendconn.Dial(frontend, backendconn.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	if opts == nil {
-		opts = &gateway.Options{}
-	}
-	opts.RequireBackends = true
-	if opts.Refresh == 0 {
-		opts.Refresh = -1
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b.Name, b.Address, b.Conn = "temporal", frontend, conn
-	g, err := gateway.New(ctx, []gateway.Backend{b}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Close)
-	srv := httptest.NewServer(g.Handler())
-	t.Cleanup(srv.Close)
-	return &temporal{g: g, url: srv.URL + "/mcp"}
+	b.Name, b.Address = "temporal", frontend
+	return &temporal{url: realtest.Serve(t, b, opts)}
 }
 
 // client connects the official MCP Go SDK's client.
 func (tp *temporal) client(t *testing.T) *sdk.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c := sdk.NewClient(&sdk.Implementation{Name: "realservices", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: tp.url, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return realtest.Connect(t, tp.url, nil)
 }
 
 // caller calls tools in one tool mode: typed tools by name, or search
@@ -246,7 +213,7 @@ func TestTemporalWorkflow(t *testing.T) {
 			}
 			// Visibility is eventually consistent: the workflow appears
 			// in the list within a moment.
-			testutil.WaitFor(t, "the workflow in ListWorkflowExecutions", func() bool {
+			testkit.WaitFor(t, "the workflow in ListWorkflowExecutions", func() bool {
 				list := c.ok("WorkflowService_ListWorkflowExecutions", map[string]any{"namespace": namespace, "query": "WorkflowType='OrderWorkflow'"})
 				return strings.Contains(mustJSON(list), runID)
 			})
@@ -523,7 +490,7 @@ func TestTemporalDocs(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	urls := make(chan string, 1)
 	go func() {
 		lines := bufio.NewScanner(stderr)

@@ -37,9 +37,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // The authorization server of these tests is zitadel/oidc's OpenID
@@ -342,7 +340,7 @@ func connectWith(ctx context.Context, t *testing.T, base, transport, token strin
 	case "streamable":
 		ct = &sdk.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1, HTTPClient: &http.Client{Transport: headerRT{h}}}
 	case "websocket":
-		ct = &mcptest.WebSocketTransport{URL: "ws" + strings.TrimPrefix(base, "http") + "/ws", Header: h}
+		ct = &testkit.WebSocketTransport{URL: "ws" + strings.TrimPrefix(base, "http") + "/ws", Header: h}
 	}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "exchange-test", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
@@ -396,7 +394,7 @@ func TestTokenExchangeBinary(t *testing.T) {
 		_ = cmd.Wait()
 	})
 	base := "http://" + listen
-	testutil.WaitFor(t, "the gateway to be ready", func() bool {
+	testkit.WaitFor(t, "the gateway to be ready", func() bool {
 		resp, err := http.Get(base + "/readyz")
 		if err != nil {
 			return false

@@ -14,8 +14,8 @@ import (
 // MCP, gateway/describe nothing of MCP, gateway/backendconn nothing of the
 // gateway or MCP (of this module it uses internal packages only) while
 // gateway uses it, and the binary does not link the official MCP SDK or
-// the test helpers (internal/testkit, testutil, mcptest), used by tests
-// only.
+// the test helpers (internal/testkit), used by tests only; testkit uses
+// none of the gateway's packages, so any package's tests may import it.
 func TestPackageBoundaries(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/grpc-mcp-gateway/gateway/"
@@ -55,7 +55,8 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "descriptors":               {mod + "gateway", "github.com/modelcontextprotocol/"},
 		mod + "gateway/mcp":               {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "descriptors", "github.com/modelcontextprotocol/"},
 		mod + "gateway/results":           {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "descriptors"},
-		mod + "cmd/gateway":               {"github.com/modelcontextprotocol/", mod + "internal/testkit", mod + "internal/testutil", mod + "internal/mcptest"},
+		mod + "cmd/gateway":               {"github.com/modelcontextprotocol/", mod + "internal/testkit"},
+		mod + "internal/testkit":          {mod + "gateway", mod + "descriptors", mod + "cmd"},
 		mod + "gateway/search":            {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "descriptors", mod + "gateway/describe"},
 		mod + "gateway/search/embeddings": {"google.golang.org/grpc", "google.golang.org/protobuf", mod + "gateway/mcp", mod + "descriptors"},
 		mod + "gateway/describe":          {mod + "gateway/mcp", mod + "gateway/search", "github.com/modelcontextprotocol/"},

@@ -252,15 +252,10 @@ func TestFleet(t *testing.T) {
 			t.Fatalf("the held calls and the refused one were served by %v: want %d replicas", by, fleetShare+1)
 		}
 		// The slots come back (in the background, after each call ended).
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		testkit.WaitFor(t, "the principal's slots to come back", func() bool {
 			_, _, out, err := post(ctx, f.lb, sid, `{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"leo"}}}`)
-			if err == nil && strings.Contains(out, `"result"`) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the principal's slots did not come back: %s %v", out, err)
-			}
-		}
+			return err == nil && strings.Contains(out, `"result"`)
+		})
 	})
 
 	t.Run("DELETE through one replica ends the session on all", func(t *testing.T) {
@@ -343,20 +338,21 @@ func TestFleet(t *testing.T) {
 func waitReadyz(t *testing.T, base string, cond func(map[string]any) bool, what string) {
 	t.Helper()
 	var last map[string]any
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	defer func() {
+		if t.Failed() {
+			t.Logf("last /readyz: %v", last)
+		}
+	}()
+	testkit.WaitFor(t, what, func() bool {
 		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			last = nil
-			json.NewDecoder(resp.Body).Decode(&last)
-			resp.Body.Close()
-			if cond(last) {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 20s: %s (last /readyz %v)", what, last)
-		}
-	}
+		last = nil
+		json.NewDecoder(resp.Body).Decode(&last)
+		resp.Body.Close()
+		return cond(last)
+	})
 }
 
 // TestStateNotRequired: with --require-state=false a replica starts while

@@ -191,20 +191,14 @@ func TestReadTimeoutSparesLongCalls(t *testing.T) {
 	p := startGatewayProcess(t, "--backend", "zoo="+b.addr, "--read-timeout", "1s")
 	// Stateless (2026-07-28): the call runs in the request's context, which
 	// a read deadline left in place would cancel.
-	req, _ := http.NewRequest(http.MethodPost, p.base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"slow"},`+
-		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
-	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "ZooService_GetAnimal"} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	raw := &testkit.Client{URL: p.base + "/mcp", Version: "2026-07-28"}
+	resp, err := raw.Do(t.Context(), http.MethodPost, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"slow"},`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`), testkit.MethodHeaders("tools/call", "ZooService_GetAnimal"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || !strings.Contains(string(body), `Leo`) || strings.Contains(string(body), `"isError":true`) {
-		t.Fatalf("a call longer than --read-timeout: %d %s %v", resp.StatusCode, body, err)
+	if resp.Status != 200 || !strings.Contains(resp.Body, `Leo`) || strings.Contains(resp.Body, `"isError":true`) {
+		t.Fatalf("a call longer than --read-timeout: %d %s", resp.Status, resp.Body)
 	}
 }
 

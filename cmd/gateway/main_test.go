@@ -24,7 +24,6 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
@@ -406,7 +405,7 @@ func TestTwoBackendsCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	names := mcptest.ToolNames(t, ctx, cs)
+	names := testkit.ToolNames(t, ctx, cs)
 	want := []string{"east_ZooService_GetAnimal", "east_ZooService_GetNextFeedingTime", "west_ZooService_GetAnimal", "west_ZooService_GetNextFeedingTime"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
@@ -447,7 +446,7 @@ func TestSearchModeBinary(t *testing.T) {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
 	}
 	defer cs.Close()
-	names := mcptest.ToolNames(t, ctx, cs)
+	names := testkit.ToolNames(t, ctx, cs)
 	if !slices.Equal(names, []string{"search_tools", "call_tool"}) {
 		t.Fatalf("tools %v", names)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 )
@@ -92,7 +92,7 @@ func TestCheckConfigKeepsCompile(t *testing.T) {
 		t.Fatalf("cache entries %q, want one", entries)
 	}
 	// A start with the same files reads it.
-	var logs testutil.SyncBuffer
+	var logs testkit.SyncBuffer
 	ps := descriptors.NewProtoSource([]string{protos}, []string{"api.proto"})
 	ps.CacheDir = cache
 	ps.Logger = slog.New(slog.NewTextHandler(&logs, nil))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
 	"github.com/grpc-mcp-gateway/gateway/internal/oauthtest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // issuer signs ES256 tokens for issuer "i" and audience "a", and serves
@@ -37,13 +38,9 @@ func statelessCall(t *testing.T, base, token, tool string, args string) (*http.R
 // statelessCallAt is statelessCall to the Streamable HTTP endpoint url.
 func statelessCallAt(t *testing.T, url, token, tool string, args string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`,`+
-		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
-	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	raw := &testkit.Client{URL: url, Version: "2026-07-28", Header: testkit.Bearer(token)}
+	resp, err := raw.Send(t.Context(), http.MethodPost, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`,`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`), testkit.MethodHeaders("tools/call", tool))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,19 +88,13 @@ func TestToolScopeRulesCommandLine(t *testing.T) {
 // Streamable HTTP endpoint url and returns the body.
 func statelessList(t *testing.T, url, token string) string {
 	t.Helper()
-	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+
-		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
-	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	raw := &testkit.Client{URL: url, Version: "2026-07-28", Header: testkit.Bearer(token)}
+	resp, err := raw.Do(t.Context(), http.MethodPost, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`), testkit.MethodHeaders("tools/list", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return string(body)
+	return resp.Body
 }
 
 // TestListVisibleOnlyCommandLine: with --list-visible-only the real

@@ -22,7 +22,6 @@ import (
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // heldBackend is a zoo in the test process whose GetAnimal holds two ids:
@@ -145,7 +144,7 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 	}
 
 	// The signal lands when /readyz turns 503: the first thing shutdown does.
-	testutil.WaitFor(t, "/readyz 503 after SIGTERM", func() bool {
+	testkit.WaitFor(t, "/readyz 503 after SIGTERM", func() bool {
 		code, ready := getReadyz(t, p.base)
 		return code == http.StatusServiceUnavailable && ready["shuttingDown"] == true
 	})
@@ -198,13 +197,11 @@ func initRawSession(t *testing.T, base string) string {
 // and returns its body once the server has answered 200.
 func openStream(t *testing.T, url, sid string) io.Reader {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	req.Header.Set("Accept", "text/event-stream")
+	raw := &testkit.Client{URL: url, SessionID: sid}
 	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		raw.Version = "2025-11-25"
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := raw.Send(context.Background(), http.MethodGet, nil, http.Header{"Accept": {"text/event-stream"}})
 	if err != nil {
 		t.Fatal(err)
 	}

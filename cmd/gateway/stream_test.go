@@ -12,7 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // TestStdioStreaming runs each streaming kind through the built binary over
@@ -62,7 +62,7 @@ func TestStdioStreaming(t *testing.T) {
 			defer mu.Unlock()
 			return progress[token]
 		}
-		testutil.WaitFor(t, fmt.Sprintf("%d progress notifications for %s", want, token), func() bool { return count() >= want })
+		testkit.WaitFor(t, fmt.Sprintf("%d progress notifications for %s", want, token), func() bool { return count() >= want })
 		if n := count(); n != want {
 			t.Errorf("%s: %d progress notifications, want %d", token, n, want)
 		}

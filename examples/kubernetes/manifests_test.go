@@ -29,7 +29,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // The parts of the Kubernetes objects the checks read. Fields not named
@@ -694,7 +693,7 @@ func servedPaths(t *testing.T, bin string) map[string]bool {
 	}
 	// Readiness follows start-up by a discovery of the demo backend; once
 	// the gateway says it is ready, every path it serves answers.
-	testutil.WaitFor(t, "the gateway's /readyz to answer 200", func() bool { return get("/readyz") == http.StatusOK })
+	testkit.WaitFor(t, "the gateway's /readyz to answer 200", func() bool { return get("/readyz") == http.StatusOK })
 	served := map[string]bool{}
 	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
 		served[path] = get(path) == http.StatusOK
@@ -728,10 +727,7 @@ func runProbe(bin, url string) int {
 // zoo over the unix socket and /readyz says so.
 func TestSidecarRuns(t *testing.T) {
 	bin := testkit.GatewayBinary(t)
-	zooBin := filepath.Join(t.TempDir(), "zoo")
-	if out, err := exec.Command("go", "build", "-o", zooBin, "github.com/grpc-mcp-gateway/gateway/examples/zoo").CombinedOutput(); err != nil {
-		t.Fatalf("building the zoo: %v\n%s", err, out)
-	}
+	zooBin := testkit.ZooBinary(t)
 	var d object
 	for _, o := range load(t, "sidecar.yaml") {
 		if o.Kind == "Deployment" {
@@ -783,7 +779,7 @@ func TestSidecarRuns(t *testing.T) {
 	// The zoo may come up after the gateway, as in a Pod: the gateway
 	// retries discovery, and readiness follows.
 	var body []byte
-	testutil.WaitFor(t, "the gateway to become ready over the unix socket", func() bool {
+	testkit.WaitFor(t, "the gateway to become ready over the unix socket", func() bool {
 		resp, err := http.Get(base + "/readyz")
 		if err != nil {
 			return false
@@ -808,10 +804,7 @@ func TestFleetRuns(t *testing.T) {
 		t.Fatal("redis-server is not installed (make test installs it: apt-get install redis-server)")
 	}
 	bin := testkit.GatewayBinary(t)
-	zooBin := filepath.Join(t.TempDir(), "zoo")
-	if out, err := exec.Command("go", "build", "-o", zooBin, "github.com/grpc-mcp-gateway/gateway/examples/zoo").CombinedOutput(); err != nil {
-		t.Fatalf("building the zoo: %v\n%s", err, out)
-	}
+	zooBin := testkit.ZooBinary(t)
 	deployment := func(file string) container {
 		for _, o := range load(t, file) {
 			if o.Kind == "Deployment" {
@@ -889,7 +882,7 @@ func TestFleetRuns(t *testing.T) {
 	}
 	for _, base := range bases {
 		var body []byte
-		testutil.WaitFor(t, "the gateway to become ready with the shared store up", func() bool {
+		testkit.WaitFor(t, "the gateway to become ready with the shared store up", func() bool {
 			resp, err := http.Get(base + "/readyz")
 			if err != nil {
 				return false
@@ -901,38 +894,23 @@ func TestFleetRuns(t *testing.T) {
 	}
 	// A session opened on one replica, deleted through the other, is gone
 	// on both.
-	mcp := func(base, method, sid, body string) (*http.Response, error) {
-		req, _ := http.NewRequestWithContext(ctx, method, base+"/mcp", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+files["bearer-tokens-file"])
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		return http.DefaultClient.Do(req)
-	}
-	resp, err := mcp(bases[0], http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if err != nil {
+	token := testkit.Bearer(files["bearer-tokens-file"])
+	first := &testkit.Client{URL: bases[0] + "/mcp", Header: token}
+	if err := first.Initialize(ctx, "2025-11-25"); err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || sid == "" {
-		t.Fatalf("initialize: %d, session %q", resp.StatusCode, sid)
+	other := &testkit.Client{URL: bases[1] + "/mcp", Header: token, SessionID: first.SessionID, Version: first.Version}
+	if resp, err := other.Do(ctx, http.MethodDelete, nil, nil); err != nil || resp.Status != http.StatusNoContent {
+		t.Fatalf("DELETE through the other replica: %+v %v", resp, err)
 	}
-	if resp, err = mcp(bases[1], http.MethodDelete, sid, ""); err != nil || resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("DELETE through the other replica: %v %v", resp, err)
-	}
-	resp.Body.Close()
 	for i, base := range bases {
-		resp, err := mcp(base, http.MethodPost, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		c := &testkit.Client{URL: base + "/mcp", Header: token, SessionID: first.SessionID, Version: first.Version}
+		resp, err := c.Post(ctx, []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound {
-			t.Errorf("replica %d answered the deleted session with %d, want 404", i, resp.StatusCode)
+		if resp.Status != http.StatusNotFound {
+			t.Errorf("replica %d answered the deleted session with %d, want 404", i, resp.Status)
 		}
 	}
 }

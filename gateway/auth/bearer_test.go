@@ -16,15 +16,15 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func testLogger() (*slog.Logger, *testutil.SyncBuffer) {
-	buf := &testutil.SyncBuffer{}
+func testLogger() (*slog.Logger, *testkit.SyncBuffer) {
+	buf := &testkit.SyncBuffer{}
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), buf
 }
 
@@ -62,7 +62,7 @@ func writeFile(t testing.TB, path, content string) {
 	}
 }
 
-func startBearer(t testing.TB, content string) (*auth.Authenticator, string, *testutil.SyncBuffer) {
+func startBearer(t testing.TB, content string) (*auth.Authenticator, string, *testkit.SyncBuffer) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens")
 	writeFile(t, path, content)
@@ -128,14 +128,14 @@ func TestBearerReload(t *testing.T) {
 	}
 
 	writeFile(t, path, "# rotated\nnew-secret-token\n")
-	testutil.WaitFor(t, "the new token", func() bool { return do(h, "POST", "Bearer new-secret-token", "").Code == 200 })
+	testkit.WaitFor(t, "the new token", func() bool { return do(h, "POST", "Bearer new-secret-token", "").Code == 200 })
 	if w := do(h, "POST", "Bearer old-secret-token", ""); w.Code != 401 {
 		t.Errorf("old token still accepted after reload: %d", w.Code)
 	}
 
 	// A broken file keeps the tokens in force and says so.
 	writeFile(t, path, "new-secret-token\nnot a token\n")
-	testutil.WaitFor(t, "the reload error log", func() bool { return strings.Contains(logs.String(), "keeping the current tokens") })
+	testkit.WaitFor(t, "the reload error log", func() bool { return strings.Contains(logs.String(), "keeping the current tokens") })
 	if w := do(h, "POST", "Bearer new-secret-token", ""); w.Code != 200 {
 		t.Errorf("a bad reload dropped the tokens: %d", w.Code)
 	}
@@ -144,14 +144,14 @@ func TestBearerReload(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, "the stat error log", func() bool { return strings.Contains(logs.String(), "cannot stat") })
+	testkit.WaitFor(t, "the stat error log", func() bool { return strings.Contains(logs.String(), "cannot stat") })
 	if w := do(h, "POST", "Bearer new-secret-token", ""); w.Code != 200 {
 		t.Errorf("a deleted file dropped the tokens: %d", w.Code)
 	}
 
 	// An emptied file locks everyone out, loudly.
 	writeFile(t, path, "# nobody\n")
-	testutil.WaitFor(t, "lock-out", func() bool { return do(h, "POST", "Bearer new-secret-token", "").Code == 401 })
+	testkit.WaitFor(t, "lock-out", func() bool { return do(h, "POST", "Bearer new-secret-token", "").Code == 401 })
 	if !strings.Contains(logs.String(), "has no tokens") {
 		t.Errorf("no warning about the empty file:\n%s", logs)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwt"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 const (
@@ -144,7 +144,7 @@ func startOAuth(t *testing.T, p *idp, mod func(*auth.OAuthConfig)) *auth.Authent
 }
 
 // startOAuthLogged is startOAuth with its debug log.
-func startOAuthLogged(t *testing.T, p *idp, mod func(*auth.OAuthConfig)) (*auth.Authenticator, *testutil.SyncBuffer) {
+func startOAuthLogged(t *testing.T, p *idp, mod func(*auth.OAuthConfig)) (*auth.Authenticator, *testkit.SyncBuffer) {
 	t.Helper()
 	cfg := &auth.OAuthConfig{
 		JWKSURL:        p.jwksURL(),
@@ -388,7 +388,7 @@ func TestAuthorizeExpiry(t *testing.T) {
 	if err := a.Authorize(ctx, nil); err != nil {
 		t.Fatalf("before expiry: %v", err)
 	}
-	testutil.WaitFor(t, "the token to expire", func() bool { return principal.Expired(time.Now()) })
+	testkit.WaitFor(t, "the token to expire", func() bool { return principal.Expired(time.Now()) })
 	err := a.Authorize(ctx, nil)
 	var ref *auth.Refusal
 	if !errors.As(err, &ref) || ref.Status != 401 || !strings.Contains(ref.Challenge, `error="invalid_token", error_description="the token has expired"`) {
@@ -567,7 +567,7 @@ func TestOAuthKeyWithdrawn(t *testing.T) {
 	// Two fetches after the withdrawal: the first has then completed (the
 	// cache starts a resource's next fetch only when its last is done).
 	after := p.fetches.Load()
-	testutil.WaitFor(t, "two periodic JWKS fetches", func() bool { return p.fetches.Load() >= after+2 })
+	testkit.WaitFor(t, "two periodic JWKS fetches", func() bool { return p.fetches.Load() >= after+2 })
 	// Only the periodic fetches can have dropped the key: until they did,
 	// the cached set held it, and a token naming a known key asks for no
 	// refresh.

@@ -15,7 +15,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // watchedHealth is grpc-go's health service with two hooks on Watch:
@@ -96,7 +96,7 @@ func connectHealthReplicas(t *testing.T) *healthReplicas {
 	t.Cleanup(func() { conn.Close() })
 	r.conn = conn
 	conn.Connect()
-	testutil.WaitFor(t, "both replicas connected", func() bool {
+	testkit.WaitFor(t, "both replicas connected", func() bool {
 		total, serving := conn.Replicas()
 		return total == 2 && serving == 2
 	})
@@ -110,7 +110,7 @@ func connectHealthReplicas(t *testing.T) *healthReplicas {
 func (r *healthReplicas) switchToHealthChecks(t *testing.T) {
 	t.Helper()
 	r.conn.SetDiscovered(nil, true)
-	testutil.WaitFor(t, "b's first health response sent", isClosed(r.b.sent))
+	testkit.WaitFor(t, "b's first health response sent", isClosed(r.b.sent))
 }
 
 // isClosed is a WaitFor condition: ch is closed.
@@ -153,7 +153,7 @@ func TestHealthSwitchKeepsReady(t *testing.T) {
 	// then NOT_SERVING on the same stream.
 	r.switchToHealthChecks(t)
 	b.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	testutil.WaitFor(t, "b's NOT_SERVING recorded", func() bool {
+	testkit.WaitFor(t, "b's NOT_SERVING recorded", func() bool {
 		conn.ch.replicas.mu.Lock()
 		defer conn.ch.replicas.mu.Unlock()
 		for sc := range conn.ch.replicas.subConns {
@@ -166,7 +166,7 @@ func TestHealthSwitchKeepsReady(t *testing.T) {
 	close(a.gate)
 	// The switch done: the replaced policy's connections are gone, and
 	// health checks count a serving and b not.
-	testutil.WaitFor(t, "one replica of two serving, by health checks", func() bool {
+	testkit.WaitFor(t, "one replica of two serving, by health checks", func() bool {
 		total, serving := conn.Replicas()
 		return total == 2 && serving == 1
 	})
@@ -195,12 +195,12 @@ func TestHealthSwitchCurrentLost(t *testing.T) {
 	r.switchToHealthChecks(t)
 	r.srvA.Stop()
 	r.srvB.Stop()
-	testutil.WaitFor(t, "the channel to leave READY with both replicas gone", func() bool {
+	testkit.WaitFor(t, "the channel to leave READY with both replicas gone", func() bool {
 		return r.conn.GetState() != connectivity.Ready
 	})
 	closed := make(chan struct{})
 	go func() { r.conn.Close(); close(closed) }()
-	testutil.WaitFor(t, "the connection to close", isClosed(closed))
+	testkit.WaitFor(t, "the connection to close", isClosed(closed))
 }
 
 // TestHealthCheckingLinked: client-side health checking works only where

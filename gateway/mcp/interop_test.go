@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // sdkEvents collects what the reference client's handlers receive.
@@ -84,7 +84,7 @@ func exerciseSDK(t *testing.T, s notifier, cs *sdk.ClientSession, ev *sdkEvents,
 	if _, err := cs.CallTool(ctx, p); err != nil {
 		t.Fatalf("CallTool progress: %v", err)
 	}
-	testutil.WaitFor(t, "the condition", func() bool {
+	testkit.WaitFor(t, "the condition", func() bool {
 		ev.mu.Lock()
 		defer ev.mu.Unlock()
 		return len(ev.progress) == 2
@@ -92,7 +92,7 @@ func exerciseSDK(t *testing.T, s notifier, cs *sdk.ClientSession, ev *sdkEvents,
 
 	// list_changed reaches the client (GET stream, stdio, or
 	// subscriptions/listen) once the client's stream for it is open.
-	testutil.WaitFor(t, "the client's notification stream", func() bool { return s.NotificationStreams() > 0 })
+	testkit.WaitFor(t, "the client's notification stream", func() bool { return s.NotificationStreams() > 0 })
 	s.NotifyToolListChanged()
 	select {
 	case <-ev.changed:

@@ -14,7 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 const tooManyCallsMsg = "the limit (MaxConcurrentCalls) is 2"
@@ -64,7 +64,7 @@ func TestMaxConcurrentCallsWebSocket(t *testing.T) {
 		t.Errorf("third request: %s", got)
 	}
 	c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`))
-	testutil.WaitFor(t, "the condition", func() bool {
+	testkit.WaitFor(t, "the condition", func() bool {
 		return wsCall(t, c, `{"jsonrpc":"2.0","id":"d","method":"ping"}`) == `{"jsonrpc":"2.0","id":"d","result":{}}`
 	})
 }
@@ -194,7 +194,7 @@ func TestWebSocketMaxConnections(t *testing.T) {
 		t.Fatalf("second connection: %v %v", err, resp)
 	}
 	c1.Close()
-	testutil.WaitFor(t, "the condition", func() bool {
+	testkit.WaitFor(t, "the condition", func() bool {
 		c, _, err := dialWS(t, url, []string{"mcp"}, nil)
 		if err == nil {
 			c.Close()

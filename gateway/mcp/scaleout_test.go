@@ -18,7 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // roundRobin is a load balancer without stickiness: each request goes to
@@ -148,7 +148,7 @@ func TestSessionTokens(t *testing.T) {
 	if got := <-done; got != http.StatusAccepted {
 		t.Errorf("cancelled call: %d, want 202 (no response)", got)
 	}
-	testutil.WaitFor(t, "the condition", func() bool { return st.sessionCount() == 0 })
+	testkit.WaitFor(t, "the condition", func() bool { return st.sessionCount() == 0 })
 
 	// DELETE cannot revoke a token: it still works afterwards.
 	if got := c.status("DELETE", "", nil); got != http.StatusNoContent {
@@ -250,7 +250,7 @@ func TestAbandonedSessionsExpire(t *testing.T) {
 	if len(seen) != n {
 		t.Fatalf("%d distinct sessions, want %d", len(seen), n)
 	}
-	testutil.WaitFor(t, "the condition", func() bool { return st.sessionCount() == 0 })
+	testkit.WaitFor(t, "the condition", func() bool { return st.sessionCount() == 0 })
 }
 
 // TestScaleOutClientDisconnectCancels: closing the HTTP request cancels the
@@ -259,12 +259,10 @@ func TestScaleOutClientDisconnectCancels(t *testing.T) {
 	_, h, _, c := scaleOutHandler(t, StreamableHTTPOptions{SessionSecret: testSecret})
 	c.initialize()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", c.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`))
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(headerSessionID, c.sid)
+	raw := c.raw()
 	errc := make(chan error, 1)
 	go func() {
-		resp, err := c.c.Do(req)
+		resp, err := raw.Send(ctx, http.MethodPost, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`), nil)
 		if err == nil {
 			resp.Body.Close()
 		}
@@ -275,7 +273,7 @@ func TestScaleOutClientDisconnectCancels(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("client: %v", err)
 	}
-	testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+	testkit.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 }
 
 // memFleet is a Fleet in memory shared by the replicas of a test: what one
@@ -460,7 +458,7 @@ func TestFleetDeleteRefused(t *testing.T) {
 	}
 	select {
 	case <-done:
-	case <-time.After(testutil.WaitTimeout):
+	case <-time.After(testkit.WaitTimeout):
 		t.Fatal("the DELETE did not end the call in flight")
 	}
 	a.sid = first

@@ -13,7 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 func newSSETest(t *testing.T, opts *SSEOptions) (*Server, *fakeHandler, *httptest.Server) {
@@ -191,9 +191,9 @@ func TestSSEClosingStreamCancels(t *testing.T) {
 	}
 	endpoint := st.endpoint
 	st.close()
-	testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+	testkit.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 	// The session is gone with its stream.
-	testutil.WaitFor(t, "the condition", func() bool {
+	testkit.WaitFor(t, "the condition", func() bool {
 		resp, err := http.Post(endpoint, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"ping"}`))
 		if err != nil {
 			return false

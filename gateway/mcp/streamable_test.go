@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // httpClient posts JSON-RPC bodies to a test server the way MCP clients do.
@@ -26,27 +26,25 @@ type httpClient struct {
 
 func (c *httpClient) do(method, body string, hdr map[string]string) *http.Response {
 	c.t.Helper()
-	req, err := http.NewRequest(method, c.url, strings.NewReader(body))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Content-Type", "application/json")
-	if c.sid != "" {
-		req.Header.Set(headerSessionID, c.sid)
-	}
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := c.c.Do(req)
+	resp, err := c.raw().Send(context.Background(), method, []byte(body), testHeader(hdr))
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	return resp
+}
+
+// raw is the testkit client c's requests go through.
+func (c *httpClient) raw() *testkit.Client {
+	return &testkit.Client{URL: c.url, SessionID: c.sid, HTTP: c.c}
+}
+
+// testHeader is hdr as an http.Header.
+func testHeader(hdr map[string]string) http.Header {
+	h := http.Header{}
+	for k, v := range hdr {
+		h.Set(k, v)
+	}
+	return h
 }
 
 func (c *httpClient) status(method, body string, hdr map[string]string) int {
@@ -323,7 +321,7 @@ func TestStreamableIdleExpiry(t *testing.T) {
 	}
 	// The server says when the session ends; polling it with requests
 	// would keep it alive.
-	testutil.WaitFor(t, "the idle session to end", func() bool { return ended.Load() == 1 })
+	testkit.WaitFor(t, "the idle session to end", func() bool { return ended.Load() == 1 })
 	if got := c.status("POST", ping, nil); got != http.StatusNotFound {
 		t.Errorf("after idle timeout: %d, want 404", got)
 	}
@@ -349,15 +347,10 @@ func TestStreamableClientDisconnectCancels(t *testing.T) {
 			c.initialize()
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		req, _ := http.NewRequestWithContext(ctx, "POST", c.url, strings.NewReader(body))
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set(headerSessionID, c.sid)
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
+		raw := c.raw()
 		errc := make(chan error, 1)
 		go func() {
-			resp, err := c.c.Do(req)
+			resp, err := raw.Send(ctx, http.MethodPost, []byte(body), testHeader(hdr))
 			if err == nil {
 				resp.Body.Close()
 			}
@@ -372,7 +365,7 @@ func TestStreamableClientDisconnectCancels(t *testing.T) {
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Errorf("client: %v", err)
 		}
-		testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+		testkit.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -15,7 +14,7 @@ import (
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 type traceRecord struct {
@@ -28,7 +27,7 @@ type traceRecord struct {
 	Body      string `json:"body"`
 }
 
-func traceRecords(t *testing.T, logs *testutil.SyncBuffer) []traceRecord {
+func traceRecords(t *testing.T, logs *testkit.SyncBuffer) []traceRecord {
 	t.Helper()
 	var out []traceRecord
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
@@ -73,9 +72,9 @@ type stdioLine struct {
 
 // serveStdioTraced serves lines on stdio with the trace on (bodies or
 // not) and returns the log.
-func serveStdioTraced(t *testing.T, h Handler, trace, bodies bool, lines []stdioLine) *testutil.SyncBuffer {
+func serveStdioTraced(t *testing.T, h Handler, trace, bodies bool, lines []stdioLine) *testkit.SyncBuffer {
 	t.Helper()
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := &ServerOptions{Logger: logger, TraceBodies: bodies}
 	if trace {
@@ -191,30 +190,24 @@ func TestTraceRedaction(t *testing.T) {
 // TestTraceStreamableHTTP: the HTTP transport is traced through the same
 // hooks, with its transport and session id.
 func TestTraceStreamableHTTP(t *testing.T) {
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{Trace: logger})
 	srv := httptest.NewServer(streamableHandler(t, s, nil))
 	defer srv.Close()
-	post := func(sid, body string) *http.Response {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+	post := func(sid, body string) *testkit.Response {
+		c := &testkit.Client{URL: srv.URL, SessionID: sid}
 		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+			c.Version = "2025-11-25"
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := c.Post(context.Background(), []byte(body))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return resp
 	}
-	resp := post("", strings.Split(traceInput, "\n")[0])
-	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	resp = post(sid, strings.Split(traceInput, "\n")[2])
-	resp.Body.Close()
+	sid := post("", strings.Split(traceInput, "\n")[0]).Header.Get("Mcp-Session-Id")
+	post(sid, strings.Split(traceInput, "\n")[2])
 	srv.CloseClientConnections()
 	var ids []string
 	for _, r := range traceRecords(t, logs) {
@@ -240,7 +233,7 @@ func TestTraceStreamableHTTP(t *testing.T) {
 // -32603, the log has the panic with the request's id, and the session
 // goes on.
 func TestPanicIsAnInternalError(t *testing.T) {
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

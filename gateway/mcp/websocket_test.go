@@ -13,8 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/grpc-mcp-gateway/gateway/internal/mcptest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 func newWSTest(t *testing.T, sopts *ServerOptions, opts *WebSocketOptions) (*Server, *fakeHandler, string) {
@@ -34,7 +33,7 @@ func TestInteropWebSocket(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			s, _, url := newWSTest(t, nil, nil)
 			ev := &sdkEvents{changed: make(chan struct{}, 1)}
-			cs, err := newSDKClient(ev).Connect(context.Background(), &mcptest.WebSocketTransport{URL: url}, &sdk.ClientSessionOptions{ProtocolVersion: v})
+			cs, err := newSDKClient(ev).Connect(context.Background(), &testkit.WebSocketTransport{URL: url}, &sdk.ClientSessionOptions{ProtocolVersion: v})
 			if err != nil {
 				t.Fatalf("Connect: %v", err)
 			}
@@ -209,7 +208,7 @@ func TestWebSocketVanishingClient(t *testing.T) {
 		t.Fatal("block never started")
 	}
 	c.UnderlyingConn().Close() // no close frame: the peer just vanishes
-	testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+	testkit.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 }
 
 // TestWebSocketDeadPeer: a peer that stops answering pings is dropped and
@@ -224,7 +223,7 @@ func TestWebSocketDeadPeer(t *testing.T) {
 	c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`))
 	<-h.started
 	// The client never reads again, so it never answers a ping.
-	testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+	testkit.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 }
 
 func TestWebSocketShutdownGoingAway(t *testing.T) {
@@ -253,7 +252,7 @@ func TestWebSocketCancelAndProgress(t *testing.T) {
 	c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"block"}}`))
 	<-h.started
 	c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}}`))
-	testutil.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
+	testkit.WaitFor(t, "the condition", func() bool { v, _ := h.lastCtx.Load().(error); return errors.Is(v, context.Canceled) })
 	// The cancelled call gets no answer: the next message is the ping's.
 	if got := wsCall(t, c, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 		t.Errorf("got %s", got)

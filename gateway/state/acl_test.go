@@ -12,7 +12,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/state"
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // TestACLConfinesFleet: the ACL line docs/transports.md gives (read from
@@ -55,7 +55,7 @@ func TestACLConfinesFleet(t *testing.T) {
 	if err := zoo.Revoke(ctx, "s1", "sub:alice", time.Now().Add(time.Hour)); err != nil {
 		t.Errorf("Revoke as the fleet's user: %v", err)
 	}
-	testutil.WaitFor(t, "the mirror to be read", zoo.RevocationsLoaded)
+	testkit.WaitFor(t, "the mirror to be read", zoo.RevocationsLoaded)
 	if !revoked(t, zoo, "s1") {
 		t.Error("the revocation is not seen")
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/state"
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // TestMain checks that no goroutine outlives the tests. The Redis
@@ -144,7 +144,7 @@ func TestResultsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Redis's clock expires the key.
-		testutil.WaitFor(t, "the result to expire after its TTL", func() bool {
+		testkit.WaitFor(t, "the result to expire after its TTL", func() bool {
 			_, err := r.Get(ctx, "o", id)
 			return errors.Is(err, results.ErrNotFound)
 		})
@@ -205,7 +205,7 @@ func TestRevokeEveryReplica(t *testing.T) {
 		reps, ls = append(reps, r), append(ls, l)
 	}
 	// Revoke counts the subscribers; wait until all three are.
-	testutil.WaitFor(t, "three subscribers", func() bool {
+	testkit.WaitFor(t, "three subscribers", func() bool {
 		n, _ := reps[0].Subscribers(context.Background())
 		return n == 3
 	})
@@ -230,7 +230,7 @@ func TestRevokeEveryReplica(t *testing.T) {
 		t.Error("a token revoked past its expiry counts as revoked (it is expired anyway)")
 	}
 	late := open(t, srv.URL(), nil)
-	testutil.WaitFor(t, "a replica started later reads the revocations", func() bool { return revoked(t, late, "tok-1") })
+	testkit.WaitFor(t, "a replica started later reads the revocations", func() bool { return revoked(t, late, "tok-1") })
 }
 
 // TestCancelReachesEveryReplica: a cancellation published by one replica
@@ -240,13 +240,13 @@ func TestCancelReachesEveryReplica(t *testing.T) {
 	a, b := open(t, srv.URL(), nil), open(t, srv.URL(), nil)
 	l := &listener{}
 	b.Listen(l)
-	testutil.WaitFor(t, "two subscribers", func() bool { n, _ := a.Subscribers(context.Background()); return n == 2 })
+	testkit.WaitFor(t, "two subscribers", func() bool { n, _ := a.Subscribers(context.Background()); return n == 2 })
 	for _, id := range []string{`7`, `"req 7"`} {
 		if err := a.Cancel(context.Background(), "tok-1", json.RawMessage(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	testutil.WaitFor(t, "both cancellations arrive", func() bool { _, c := l.seen(); return len(c) == 2 })
+	testkit.WaitFor(t, "both cancellations arrive", func() bool { _, c := l.seen(); return len(c) == 2 })
 	if _, c := l.seen(); c[0] != `tok-1 7` || c[1] != `tok-1 "req 7"` {
 		t.Errorf("cancellations = %q", c)
 	}
@@ -259,7 +259,7 @@ func TestStoreLostAndBack(t *testing.T) {
 	srv := redistest.Start(t, nil)
 	r := open(t, srv.URL(), nil)
 	ctx := context.Background()
-	testutil.WaitFor(t, "up", func() bool { up, _ := r.Up(); return up })
+	testkit.WaitFor(t, "up", func() bool { up, _ := r.Up(); return up })
 	if err := r.Revoke(ctx, "tok-1", "alice", time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -280,9 +280,9 @@ func TestStoreLostAndBack(t *testing.T) {
 	if !revoked(t, r, "tok-1") {
 		t.Error("the mirror forgot a revocation while Redis is away")
 	}
-	testutil.WaitFor(t, "Up reports the loss", func() bool { up, why := r.Up(); return !up && why != "" })
+	testkit.WaitFor(t, "Up reports the loss", func() bool { up, why := r.Up(); return !up && why != "" })
 	srv.Start()
-	testutil.WaitFor(t, "Up reports the store back", func() bool { up, _ := r.Up(); return up })
+	testkit.WaitFor(t, "Up reports the store back", func() bool { up, _ := r.Up(); return up })
 	id, err := r.Put(ctx, "o", "", []byte("x"))
 	if err != nil {
 		t.Fatalf("Put after Redis came back: %v", err)
@@ -293,11 +293,11 @@ func TestStoreLostAndBack(t *testing.T) {
 	l := &listener{}
 	r.Listen(l)
 	other := open(t, srv.URL(), nil)
-	testutil.WaitFor(t, "resubscribed", func() bool { n, _ := other.Subscribers(ctx); return n == 2 })
+	testkit.WaitFor(t, "resubscribed", func() bool { n, _ := other.Subscribers(ctx); return n == 2 })
 	if err := other.Cancel(ctx, "tok-3", json.RawMessage(`1`)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, "a cancellation reaches the replica that lost Redis", func() bool { _, c := l.seen(); return len(c) == 1 })
+	testkit.WaitFor(t, "a cancellation reaches the replica that lost Redis", func() bool { _, c := l.seen(); return len(c) == 1 })
 }
 
 // TestOpenErrors: a bad URL or prefix is refused naming what is wrong; a
@@ -347,7 +347,7 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 	opts := &state.Options{SlotLease: 3 * time.Second}
 	a, b := open(t, srv.URL(), opts), open(t, srv.URL(), opts)
 	for _, r := range []*state.Redis{a, b} {
-		testutil.WaitFor(t, "up", func() bool { up, _ := r.Up(); return up })
+		testkit.WaitFor(t, "up", func() bool { up, _ := r.Up(); return up })
 	}
 	relA, err := a.AcquireSlot(ctx, "alice", 2)
 	if err != nil {
@@ -365,7 +365,7 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 		rel()
 	}
 	relA()
-	testutil.WaitFor(t, "a released slot is free again", func() bool {
+	testkit.WaitFor(t, "a released slot is free again", func() bool {
 		rel, err := b.AcquireSlot(ctx, "alice", 2)
 		if err == nil {
 			rel()
@@ -378,7 +378,7 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, "up", func() bool { up, _ := c.Up(); return up })
+	testkit.WaitFor(t, "up", func() bool { up, _ := c.Up(); return up })
 	if _, err := c.AcquireSlot(ctx, "alice", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 	}
 	rel()
 	srv.Stop()
-	testutil.WaitFor(t, "down", func() bool { up, _ := a.Up(); return !up })
+	testkit.WaitFor(t, "down", func() bool { up, _ := a.Up(); return !up })
 	start := time.Now()
 	if _, err := a.AcquireSlot(ctx, "alice", 2); !errors.Is(err, state.ErrUnavailable) {
 		t.Errorf("without Redis = %v, want ErrUnavailable", err)
@@ -557,7 +557,7 @@ func TestRevocationBounds(t *testing.T) {
 	if err := short.Revoke(ctx, "x-1", "sub:x", hour); !errors.As(err, &le) {
 		t.Fatalf("over the bound: %v", err)
 	}
-	testutil.WaitFor(t, "the expired revocation to make room", func() bool { return short.Revoke(ctx, "x-1", "sub:x", hour) == nil })
+	testkit.WaitFor(t, "the expired revocation to make room", func() bool { return short.Revoke(ctx, "x-1", "sub:x", hour) == nil })
 
 	unbounded := open(t, srv.URL(), &state.Options{Prefix: "unbounded", MaxRevocations: -1, MaxRevocationsPerPrincipal: -1})
 	for i := range 20 {
@@ -601,7 +601,7 @@ func TestRevocationsReadInPages(t *testing.T) {
 	var pages atomic.Int32
 	held, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	opts := &state.Options{Prefix: "big", Logger: slog.New(slog.NewTextHandler(logs, nil))}
 	var checks, downs atomic.Int32
 	state.WithCheckHook(opts, func(up bool) {
@@ -625,7 +625,7 @@ func TestRevocationsReadInPages(t *testing.T) {
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before open's Close
 	select {
 	case <-held:
-	case <-time.After(testutil.WaitTimeout):
+	case <-time.After(testkit.WaitTimeout):
 		t.Fatal("the read of the revocations did not reach its second page")
 	}
 	if r.RevocationsLoaded() {
@@ -639,13 +639,13 @@ func TestRevocationsReadInPages(t *testing.T) {
 	// Three health checks (one a second) pass with the read held, and
 	// none reports the store down.
 	from := checks.Load()
-	testutil.WaitFor(t, "three health checks with the read held", func() bool { return checks.Load() >= from+3 })
+	testkit.WaitFor(t, "three health checks with the read held", func() bool { return checks.Load() >= from+3 })
 	if d := downs.Load(); d > 0 {
 		up, why := r.Up()
 		t.Fatalf("the store was reported down %d times while a read was slow (now up %v: %s)", d, up, why)
 	}
 	releaseOnce.Do(func() { close(release) })
-	testutil.WaitFor(t, "the read of the revocations to end", r.RevocationsLoaded)
+	testkit.WaitFor(t, "the read of the revocations to end", r.RevocationsLoaded)
 	if p := pages.Load(); p < n/1000/2 {
 		t.Errorf("%d revocations read in %d pages: the read is not paged", n, p)
 	}
@@ -679,11 +679,11 @@ func TestRevokedUnsure(t *testing.T) {
 		}
 	}
 	srv.Start() // empty: the test's Redis keeps nothing across a restart
-	testutil.WaitFor(t, "a revocation through the other replica", func() bool {
+	testkit.WaitFor(t, "a revocation through the other replica", func() bool {
 		return first.Revoke(ctx, "deleted", "sub:alice", time.Now().Add(time.Hour)) == nil
 	})
-	testutil.WaitFor(t, "the replica to read the revocations", r.RevocationsLoaded)
-	testutil.WaitFor(t, "the replica to know of the revocation", func() bool { return revoked(t, r, "deleted") })
+	testkit.WaitFor(t, "the replica to read the revocations", r.RevocationsLoaded)
+	testkit.WaitFor(t, "the replica to know of the revocation", func() bool { return revoked(t, r, "deleted") })
 	if revoked(t, r, "other") {
 		t.Error("a session never deleted is revoked")
 	}

@@ -1,11 +1,9 @@
 package telemetry_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -29,7 +27,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // world is a zoo backend (with an otelgrpc server handler when tp is set)
@@ -37,7 +35,7 @@ import (
 type world struct {
 	url     string
 	handler http.Handler
-	log     *testutil.SyncBuffer
+	log     *testkit.SyncBuffer
 }
 
 func startWorld(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider) *world {
@@ -69,7 +67,7 @@ func startWorldHTTP(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	logs := &testutil.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	g, err := gateway.New(ctx, []gateway.Backend{{Name: "zoo", Address: addr, Conn: conn}}, &gateway.Options{
@@ -108,32 +106,17 @@ func (w *world) call(t *testing.T, id int, tool string, args string, meta map[st
 		"jsonrpc": "2.0", "id": id, "method": "tools/call",
 		"params": map[string]any{"name": tool, "arguments": json.RawMessage(args), "_meta": m},
 	})
-	req, err := http.NewRequest(http.MethodPost, w.url+"/mcp", bytes.NewReader(body))
+	raw := &testkit.Client{URL: w.url + "/mcp", Version: "2026-07-28", Header: header}
+	resp, err := raw.Do(t.Context(), http.MethodPost, body, testkit.MethodHeaders("tools/call", tool))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header = http.Header{
-		"Content-Type":         {"application/json"},
-		"Accept":               {"application/json, text/event-stream"},
-		"Mcp-Protocol-Version": {"2026-07-28"},
-		"Mcp-Method":           {"tools/call"},
-		"Mcp-Name":             {tool},
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
 	var out struct {
 		Result map[string]any
 		Error  map[string]any
 	}
-	if err := json.Unmarshal(raw, &out); err != nil || out.Error != nil {
-		t.Fatalf("tools/call %s: %d %s (%v)", tool, resp.StatusCode, raw, err)
+	if err := json.Unmarshal([]byte(resp.Body), &out); err != nil || out.Error != nil {
+		t.Fatalf("tools/call %s: %d %s (%v)", tool, resp.Status, resp.Body, err)
 	}
 	return out.Result
 }
@@ -226,7 +209,7 @@ func TestGatewayTrace(t *testing.T) {
 		}
 		return spans
 	}
-	testutil.WaitFor(t, "the caller's trace to hold three ended spans", func() bool { return len(inCallerTrace()) >= 3 })
+	testkit.WaitFor(t, "the caller's trace to hold three ended spans", func() bool { return len(inCallerTrace()) >= 3 })
 	inTrace := inCallerTrace()
 	if len(inTrace) != 3 {
 		t.Fatalf("caller's trace has %v, want tools/call, the gRPC client and the gRPC server span; all spans: %v",
@@ -344,19 +327,20 @@ func (w *world) sessionsGauge() string {
 // none) and returns the response's status and session id.
 func (w *world) post(t *testing.T, sid, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, w.url+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := w.session(sid).Post(t.Context(), []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+	return resp.Status, resp.Header.Get("Mcp-Session-Id")
+}
+
+// session is the raw client of session sid at 2025-11-25 (none for "").
+func (w *world) session(sid string) *testkit.Client {
+	c := &testkit.Client{URL: w.url + "/mcp", SessionID: sid}
+	if sid != "" {
+		c.Version = "2025-11-25"
+	}
+	return c
 }
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"g","version":"1"}}}`
@@ -373,14 +357,9 @@ func TestGatewaySessionsGauge(t *testing.T) {
 	if got := w.sessionsGauge(); got != "1" {
 		t.Errorf("sessions gauge with one session: %s, want 1", got)
 	}
-	del, _ := http.NewRequest(http.MethodDelete, w.url+"/mcp", nil)
-	del.Header.Set("Mcp-Session-Id", sid)
-	del.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(del)
-	if err != nil {
+	if _, err := w.session(sid).Do(t.Context(), http.MethodDelete, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
 	if got := w.sessionsGauge(); got != "0" {
 		t.Errorf("sessions gauge after DELETE: %s, want 0", got)
 	}
@@ -425,29 +404,13 @@ func TestGatewaySessionDigest(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	w := startWorld(t, nil, tp)
-	post := func(sid, body string) *http.Response {
-		req, _ := http.NewRequest(http.MethodPost, w.url+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp
-	}
-	sid := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"g","version":"1"}}}`).Header.Get("Mcp-Session-Id")
+	_, sid := w.post(t, "", initialize)
 	if sid == "" {
 		t.Fatal("initialize: no session id")
 	}
-	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if resp := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"leo"}}}`); resp.StatusCode != 200 {
-		t.Fatalf("tools/call: %s", resp.Status)
+	w.post(t, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if code, _ := w.post(t, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"leo"}}}`); code != 200 {
+		t.Fatalf("tools/call: %d", code)
 	}
 	digest := mcp.LogID(sid)
 	if len(digest) != 16 {
@@ -463,7 +426,7 @@ func TestGatewaySessionDigest(t *testing.T) {
 		t.Errorf("call log: session %v, want %s and the id nowhere in the log:\n%s", line["session"], digest, w.log.String())
 	}
 	var span sdktrace.ReadOnlySpan
-	testutil.WaitFor(t, "the tools/call span", func() bool {
+	testkit.WaitFor(t, "the tools/call span", func() bool {
 		for _, sp := range sr.Ended() {
 			if sp.Name() == "tools/call ZooService_GetAnimal" {
 				span = sp

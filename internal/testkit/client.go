@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 )
 
 // Client is a raw MCP client over Streamable HTTP: it posts the bytes a
@@ -31,16 +32,28 @@ type Response struct {
 	Body   string
 }
 
-// Post sends one JSON-RPC message, or a batch, and reads the answer.
-func (c *Client) Post(ctx context.Context, body []byte) (*Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+// Send sends one request to the endpoint (method POST, GET or DELETE;
+// body nil for none) with the headers a client sends: Header, Accept, a
+// Content-Type with a body, the session and revision when set; then
+// extra, whose values replace any of those (a test's chosen or malformed
+// header; Host sets the request's Host). The response is returned
+// unread, for a test that reads a stream as it arrives; the caller
+// closes its body.
+func (c *Client) Send(ctx context.Context, method string, body []byte, extra http.Header) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.URL, rd)
 	if err != nil {
 		return nil, err
 	}
 	for k, v := range c.Header {
 		req.Header[k] = v
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if c.SessionID != "" {
 		req.Header.Set("Mcp-Session-Id", c.SessionID)
@@ -48,11 +61,23 @@ func (c *Client) Post(ctx context.Context, body []byte) (*Response, error) {
 	if c.Version != "" {
 		req.Header.Set("Mcp-Protocol-Version", c.Version)
 	}
+	for k, v := range extra {
+		req.Header[http.CanonicalHeaderKey(k)] = v
+	}
+	if host := req.Header.Get("Host"); host != "" {
+		req.Host = host
+		req.Header.Del("Host")
+	}
 	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	resp, err := hc.Do(req)
+	return hc.Do(req)
+}
+
+// Do is Send with the response read whole.
+func (c *Client) Do(ctx context.Context, method string, body []byte, extra http.Header) (*Response, error) {
+	resp, err := c.Send(ctx, method, body, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -62,6 +87,43 @@ func (c *Client) Post(ctx context.Context, body []byte) (*Response, error) {
 		return nil, err
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: string(b)}, nil
+}
+
+// Post sends one JSON-RPC message, or a batch, and reads the answer.
+func (c *Client) Post(ctx context.Context, body []byte) (*Response, error) {
+	return c.Do(ctx, http.MethodPost, body, nil)
+}
+
+// Message is the JSON-RPC response the body carries: the body itself, or
+// of an event stream the last data line that has an id (the notifications
+// before it have none).
+func (r *Response) Message() string {
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") {
+		return r.Body
+	}
+	msg := ""
+	for line := range strings.SplitSeq(r.Body, "\n") {
+		if d, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(d, `"id"`) {
+			msg = d
+		}
+	}
+	return msg
+}
+
+// MethodHeaders are the headers a 2026-07-28 client adds to a request:
+// Mcp-Method, and Mcp-Name when name is set (the tool's name, the
+// resource's URI or the task's id the request names).
+func MethodHeaders(method, name string) http.Header {
+	h := http.Header{"Mcp-Method": {method}}
+	if name != "" {
+		h.Set("Mcp-Name", name)
+	}
+	return h
+}
+
+// Bearer is the Authorization header of token.
+func Bearer(token string) http.Header {
+	return http.Header{"Authorization": {"Bearer " + token}}
 }
 
 // Initialize opens a session at revision version (a handshake revision):

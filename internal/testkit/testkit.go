@@ -1,14 +1,17 @@
-// Package testkit holds what the module's tests need to run the gateway
-// as a user does: the binary, built once per test run and shared by every
-// test package; free loopback ports; a subprocess started and stopped
-// with its test; and a raw Streamable HTTP client for the requests the
-// official SDKs will not send (malformed ones, a chosen header, a
-// replayed session). It is imported only by tests.
+// Package testkit holds the helpers the module's tests share, in one
+// package so that every test uses the same ones: the gateway binary,
+// built once per test run and shared by every test package; free
+// loopback ports; a gateway subprocess started and stopped with its test;
+// a raw Streamable HTTP client for the requests the official SDKs will
+// not send (malformed ones, a chosen header, a replayed session); the
+// official SDK connected at a chosen revision, and over WebSocket; and
+// WaitFor, to wait on what a test can observe instead of sleeping.
 //
-// Waiting on a condition is testutil.WaitFor (a package of its own, on
-// the standard library only, so that gateway/mcp's internal tests can use
-// it); the official SDK's adapters (WebSocket, tool names) are in
-// mcptest.
+// It is imported only by tests, so the official MCP SDK it uses never
+// reaches the binary. Of this module it imports nothing, so the internal
+// tests of any package (gateway/mcp's among them) may use it without an
+// import cycle; a helper that needs the gateway's own packages belongs
+// with the tests that use it, not here.
 package testkit
 
 import (
@@ -29,8 +32,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/grpc-mcp-gateway/gateway/internal/testutil"
 )
 
 // FreePort returns a loopback TCP port nothing listens on right now.
@@ -56,11 +57,19 @@ func ModuleRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+// program is a binary of this module, built at most once per process.
+type program struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func (p *program) build(pkg, name string) (string, error) {
+	p.once.Do(func() { p.path, p.err = build(pkg, name) })
+	return p.path, p.err
+}
+
+var gatewayProgram, zooProgram program
 
 // GatewayBinary returns the path of the gateway binary (./cmd/gateway),
 // failing the test when it does not build.
@@ -78,8 +87,24 @@ func GatewayBinary(t testing.TB) string {
 // under the hash of every compiled package it links, so the test
 // packages of one run, and later runs of unchanged code, link it once.
 func BuildGateway() (string, error) {
-	buildOnce.Do(func() { binPath, buildErr = build("./cmd/gateway", "gateway") })
-	return binPath, buildErr
+	return gatewayProgram.build("./cmd/gateway", "gateway")
+}
+
+// ZooBinary returns the path of the zoo example backend's binary
+// (./examples/zoo, gRPC with reflection), built as GatewayBinary is, for
+// a test that runs the backend in a process of its own.
+func ZooBinary(t testing.TB) string {
+	t.Helper()
+	bin, err := BuildZoo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// BuildZoo is ZooBinary for a TestMain.
+func BuildZoo() (string, error) {
+	return zooProgram.build("./examples/zoo", "zoo")
 }
 
 // keep is how long a built binary nobody used stays in the cache.
@@ -149,7 +174,7 @@ type Gateway struct {
 	Exited chan error
 	// Banner is what it wrote to stderr up to the announcement.
 	Banner string
-	rest   testutil.SyncBuffer // the rest of stderr
+	rest   SyncBuffer // the rest of stderr
 }
 
 // announcement is the line the gateway logs when its MCP endpoint serves.

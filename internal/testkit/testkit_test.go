@@ -57,3 +57,22 @@ func TestFreePort(t *testing.T) {
 	}
 	l.Close()
 }
+
+// TestResponseMessage: the JSON-RPC answer of a response is its body, or
+// of an event stream the last data line with an id, past the
+// notifications sent before it.
+func TestResponseMessage(t *testing.T) {
+	for _, tc := range []struct {
+		contentType, body, want string
+	}{
+		{"application/json", `{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{"text/event-stream", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n" +
+			"id: 7\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n", `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{"text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n", ""},
+	} {
+		r := &Response{Status: http.StatusOK, Header: http.Header{"Content-Type": {tc.contentType}}, Body: tc.body}
+		if got := r.Message(); got != tc.want {
+			t.Errorf("%s %q: Message() = %q, want %q", tc.contentType, tc.body, got, tc.want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -29,7 +28,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
-	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/realservices/internal/realtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/etcd.binpb from the etcd API module's registered files")
@@ -81,34 +80,15 @@ func startEtcd(t *testing.T) string {
 // MCP Go SDK's client; progress notifications go to onProgress.
 func front(t *testing.T, addr string, mode gateway.ToolMode, onProgress func(*sdk.ProgressNotificationParams)) *sdk.ClientSession {
 	t.Helper()
-	conn, err := backendconn.Dial(addr, backendconn.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	g, err := gateway.New(ctx, []gateway.Backend{{Name: "etcd", Address: addr, Conn: conn,
-		Files: descriptors.NewDescriptorSetSource(descriptorSet), NoReflection: true}},
-		&gateway.Options{RequireBackends: true, Refresh: -1, ToolMode: mode})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Close)
-	srv := httptest.NewServer(g.Handler())
-	t.Cleanup(srv.Close)
-	c := sdk.NewClient(&sdk.Implementation{Name: "realservices-etcd", Version: "1"}, &sdk.ClientOptions{
+	url := realtest.Serve(t, gateway.Backend{Name: "etcd", Address: addr,
+		Files: descriptors.NewDescriptorSetSource(descriptorSet), NoReflection: true},
+		&gateway.Options{ToolMode: mode})
+	return realtest.Connect(t, url, &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			if onProgress != nil {
 				onProgress(req.Params)
 			}
 		}})
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp", MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
 }
 
 // agent calls tools as a model would: by name, or through call_tool in

@@ -1,7 +1,4 @@
-// Package mcptest holds test helpers shared by the gateway's packages. It is
-// imported only by tests, so the official MCP SDK it uses never reaches the
-// binary.
-package mcptest
+package testkit
 
 import (
 	"context"

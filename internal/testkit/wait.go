@@ -1,9 +1,4 @@
-// Package testutil holds the helpers the module's tests share for waiting
-// on what they can observe, instead of sleeping: one WaitFor with a
-// deadline, one SyncBuffer for logs written from other goroutines. It
-// depends on nothing but the standard library, so every package's tests,
-// gateway/mcp's internal ones included, may import it; nothing else does.
-package testutil
+package testkit
 
 import (
 	"bytes"

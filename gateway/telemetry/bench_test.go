@@ -43,9 +43,10 @@ func BenchmarkScrape(b *testing.B) {
 // BenchmarkLogCall is the access line of one tools/call as the gateway
 // binary writes it (--log-format text and json at --log-level info), next
 // to the same call at warn, where the line is dropped: the difference is
-// what the line costs a call. "discard" is the formatting alone; "pipe"
-// adds the write to a pipe another goroutine drains, as stderr is when a
-// supervisor collects it.
+// what the line costs a call. The -slog cases are the same line through
+// log/slog's own handlers, as the binary wrote it before NewLogger.
+// "discard" is the formatting alone; "pipe" adds the write to a pipe
+// another goroutine drains, as stderr is when a supervisor collects it.
 //
 //	go test -run '^$' -bench BenchmarkLogCall -benchmem ./gateway/telemetry/
 func BenchmarkLogCall(b *testing.B) {
@@ -56,10 +57,17 @@ func BenchmarkLogCall(b *testing.B) {
 	}
 	for _, sink := range []string{"discard", "pipe"} {
 		for _, c := range []struct {
-			name  string
-			level slog.Level
-			json  bool
-		}{{"warn", slog.LevelWarn, false}, {"info-text", slog.LevelInfo, false}, {"info-json", slog.LevelInfo, true}} {
+			name     string
+			level    slog.Level
+			json     bool
+			standard bool
+		}{
+			{"warn", slog.LevelWarn, false, false},
+			{"info-text", slog.LevelInfo, false, false},
+			{"info-json", slog.LevelInfo, true, false},
+			{"info-text-slog", slog.LevelInfo, false, true},
+			{"info-json-slog", slog.LevelInfo, true, true},
+		} {
 			b.Run(sink+"/"+c.name, func(b *testing.B) {
 				w := io.Writer(io.Discard)
 				if sink == "pipe" {
@@ -72,9 +80,17 @@ func BenchmarkLogCall(b *testing.B) {
 					b.Cleanup(func() { pw.Close(); <-done; r.Close() })
 					w = pw
 				}
-				logger := telemetry.NewLogger(w, c.json, &slog.HandlerOptions{Level: c.level})
+				opts := &slog.HandlerOptions{Level: c.level}
+				logger := telemetry.NewLogger(w, c.json, opts)
+				switch {
+				case c.standard && c.json:
+					logger = slog.New(slog.NewJSONHandler(w, opts))
+				case c.standard:
+					logger = slog.New(slog.NewTextHandler(w, opts))
+				}
 				ctx := context.Background()
 				b.ReportAllocs()
+				defer reportCPU(b)()
 				for b.Loop() {
 					telemetry.LogCall(ctx, logger, &rec)
 				}

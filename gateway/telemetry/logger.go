@@ -96,13 +96,15 @@ func (h *logHandler) writeCall(r *CallRecord, level slog.Level, code string) {
 		b = append(b, "time="...)
 		b = appendMillis(b, t)
 	}
-	b = e.str(b, "level", level.String())
-	b = e.str(b, "msg", "tools/call")
+	// The level names, the message and the code names need no quoting
+	// or escaping in either format.
+	b = e.plain(b, "level", level.String())
+	b = e.plain(b, "msg", "tools/call")
 	b = e.str(b, "tool", r.Tool)
 	b = e.str(b, "backend", r.Backend)
-	b = e.str(b, "code", code)
+	b = e.plain(b, "code", code)
 	b = e.key(b, "duration_ms")
-	b = e.float(b, float64(r.Duration.Microseconds())/1000)
+	b = e.millis(b, r.Duration.Microseconds())
 	b = e.key(b, "id")
 	b = appendValue(e.json, b, []byte(r.CallInfo.RequestID))
 	if r.CallInfo.SessionID != "" {
@@ -160,6 +162,17 @@ func (e lineEncoder) key(b []byte, k string) []byte {
 	b = append(b, ' ')
 	b = append(b, k...)
 	return append(b, '=')
+}
+
+// plain appends a string value known to need no quoting or escaping.
+func (e lineEncoder) plain(b []byte, k, v string) []byte {
+	b = e.key(b, k)
+	if e.json {
+		b = append(b, '"')
+		b = append(b, v...)
+		return append(b, '"')
+	}
+	return append(b, v...)
 }
 
 func (e lineEncoder) str(b []byte, k, v string) []byte {
@@ -234,6 +247,28 @@ func (e lineEncoder) hex(b []byte, id []byte) []byte {
 	return b
 }
 
+// millis appends µs/1000, the duration in milliseconds, as e.float
+// would; below 1,000 s it writes the decimal itself, which is what both
+// formats print for it (the shortest decimal of the nearest float64 to
+// a number of at most 9 significant digits is that number).
+func (e lineEncoder) millis(b []byte, us int64) []byte {
+	if us < 0 || us >= 1e9 {
+		return e.float(b, float64(us)/1000)
+	}
+	b = strconv.AppendInt(b, us/1000, 10)
+	frac := us % 1000
+	if frac == 0 {
+		return b
+	}
+	digits := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+	n := 3
+	for digits[n-1] == '0' {
+		n--
+	}
+	b = append(b, '.')
+	return append(b, digits[:n]...)
+}
+
 // float appends f as the text handler (strconv's shortest %g) or the JSON
 // handler (encoding/json's: %f, or %e outside [1e-6, 1e21) with a
 // one-digit negative exponent unpadded) writes a float64.
@@ -262,6 +297,16 @@ var jsonSafe = func() (safe [utf8.RuneSelf]bool) {
 	return safe
 }()
 
+// textQuoted are the ASCII bytes that make the text handler quote a
+// value: those a JSON string escapes, but for the backslash, and space
+// and '='.
+var textQuoted = func() (quoted [utf8.RuneSelf]bool) {
+	for c := range quoted {
+		quoted[c] = c != '\\' && (c == ' ' || c == '=' || !jsonSafe[c])
+	}
+	return quoted
+}()
+
 // needsQuoting is the text handler's rule: a value is quoted when empty,
 // or when it holds a space, '=', a quote, a control character, invalid
 // UTF-8 or a non-printing or space rune.
@@ -272,7 +317,7 @@ func needsQuoting[S string | []byte](s S) bool {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c != '\\' && (c == ' ' || c == '=' || !jsonSafe[c]) {
+			if textQuoted[c] {
 				return true
 			}
 			i++

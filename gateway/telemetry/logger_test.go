@@ -87,6 +87,10 @@ func FuzzCallLine(f *testing.F) {
 	f.Add("ZooService_GetAnimal", "zoo", `"req-1"`, "5f0c2a9e41d7b386", "websocket", "", int64(1234567), int64(1_796_000_000_123_456_789), 0, uint32(0))
 	f.Add("a b", "=", "", "", "", "boom \xff", int64(1), int64(0), -12600, uint32(14))
 	f.Add("\u2028", "\"", `"\u00e9"`, "\t", "\x7f", "\n", int64(1e18), int64(253402300799), 3600, uint32(13))
+	f.Add("t", "b", "1", "", "", "", int64(999_999_999_000), int64(1e18), 0, uint32(2))
+	f.Add("t", "b", "1", "", "", "", int64(1_000_000_000_000), int64(1e18), 0, uint32(2))
+	f.Add("t", "b", "1", "", "", "", int64(1000), int64(1e18), 0, uint32(2))
+	f.Add("t", "b", "1", "", "", "", int64(-2500), int64(1e18), 0, uint32(2))
 	f.Fuzz(func(t *testing.T, tool, backend, id, session, transport, errText string, d, unixNano int64, offset int, code uint32) {
 		at := time.Unix(0, unixNano).In(time.FixedZone("", offset%(18*3600)))
 		if y := at.Year(); y < 0 || y > 9999 {

@@ -17,8 +17,10 @@ import (
 // tools/call line [LogCall] writes for every call is formatted by this
 // package straight into a pooled buffer, byte for byte as the standard
 // handler would write it, instead of through a slog.Record of eleven
-// attributes. That line is most of what the gateway logs, and through
-// slog it took several microseconds of a call's CPU.
+// attributes. That line is most of what the gateway logs; through slog
+// it took two to three microseconds of CPU and two or three
+// allocations, this way about half a microsecond and none
+// (BenchmarkLogCall).
 //
 // Every other line, and every line of a logger derived with With or
 // WithGroup, goes through the standard handler. Options the fast path

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,4 +108,36 @@ func FuzzCallLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNewLoggerLinesWhole: call lines and other lines logged at once from
+// many goroutines reach a writer that is not safe for concurrent use
+// whole, one JSON object a line.
+func TestNewLoggerLinesWhole(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	logger := telemetry.NewLogger(&buf, true, nil)
+	derived := logger.With("component", "test")
+	rec := telemetry.CallRecord{Tool: "t", Backend: "b", CallInfo: telemetry.CallInfo{RequestID: json.RawMessage(`1`)}}
+	const goroutines, each = 8, 200
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for range each {
+				telemetry.LogCall(context.Background(), logger, &rec)
+				logger.Info("other", "k", "v")
+				derived.Warn("derived")
+			}
+		})
+	}
+	wg.Wait()
+	lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+	if len(lines) != 3*goroutines*each {
+		t.Fatalf("%d lines, want %d", len(lines), 3*goroutines*each)
+	}
+	for _, l := range lines {
+		if !json.Valid(l) {
+			t.Fatalf("a line is not whole: %q", l)
+		}
+	}
 }

@@ -159,18 +159,24 @@ type backendState struct {
 	// kick asks the backend's loop to discover now (the connection came
 	// back); capacity 1, so reconnects coalesce.
 	kick chan struct{}
+	// ask asks watchAnswers whether the connection still answers (a
+	// call timed out); capacity 1, so timeouts coalesce.
+	ask chan struct{}
 
 	mu sync.Mutex
 	// tools is the last successful discovery, compiled; nil before one.
 	tools   *backendTools
 	lastErr error // of the last attempt; nil after a success
 	state   connectivity.State
+	// unanswered says why the backend is not ready though its
+	// connection is (answers.go); empty while it answers.
+	unanswered string
 }
 
-func (b *backendState) snapshot() (tools *backendTools, lastErr error, state connectivity.State) {
+func (b *backendState) snapshot() (tools *backendTools, lastErr error, state connectivity.State, unanswered string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.tools, b.lastErr, b.state
+	return b.tools, b.lastErr, b.state, b.unanswered
 }
 
 // initBackends validates backends and prepares their descriptor sources.
@@ -202,7 +208,7 @@ func (g *Gateway) initBackends(backends []Backend) error {
 		if b.TokenExchange != nil && !g.opts.Auth.OAuth() {
 			return fmt.Errorf("backend %s: TokenExchange needs Options.Auth in OAuth mode: it exchanges the caller's OAuth access token", b.Name)
 		}
-		bs := &backendState{b: b, kick: make(chan struct{}, 1), source: b.Source, settings: settings}
+		bs := &backendState{b: b, kick: make(chan struct{}, 1), ask: make(chan struct{}, 1), source: b.Source, settings: settings}
 		if sc, ok := b.Conn.(stateConn); ok {
 			bs.conn = sc
 			bs.state = sc.GetState()
@@ -305,6 +311,9 @@ func (g *Gateway) start(ctx context.Context) error {
 	g.stop = cancel
 	for _, b := range g.backends {
 		g.wg.Go(func() { g.runBackend(lctx, b) })
+		if b.b.Conn != nil {
+			g.wg.Go(func() { g.watchAnswers(lctx, b) })
+		}
 		if b.conn != nil {
 			g.wg.Go(func() { g.watchConn(lctx, b) })
 		}
@@ -349,7 +358,7 @@ func (g *Gateway) runBackend(ctx context.Context, b *backendState) {
 		tick = t.C
 	}
 	failures := 0
-	if _, err, _ := b.snapshot(); err != nil {
+	if _, err, _, _ := b.snapshot(); err != nil {
 		failures = 1
 	}
 	retry := time.NewTimer(0)
@@ -506,6 +515,12 @@ type BackendStatus struct {
 	// grpc.health.v1.Health, SERVING); absent for a connection not made
 	// by backendconn.Dial.
 	Replicas *ReplicaStatus `json:"replicas,omitempty"`
+	// Unanswered is set, with the reason, while a connection that looks
+	// usable answers nothing: after a call ended at DEADLINE_EXCEEDED, a
+	// health check on it got no answer of any kind (a half-open
+	// connection, a stalled backend). The backend is not ready until one
+	// is answered.
+	Unanswered string `json:"unanswered,omitempty"`
 	// Ready is this backend's part of the answer.
 	Ready bool `json:"ready"`
 }
@@ -557,7 +572,7 @@ func (g *Gateway) Ready() Readiness {
 		}
 	}
 	for _, b := range g.backends {
-		tools, err, state := b.snapshot()
+		tools, err, state, unanswered := b.snapshot()
 		st := BackendStatus{Discovered: tools != nil, Listed: c != nil && c.listed[b.b.Name], Tools: counts[b.b.Name]}
 		if err != nil {
 			st.Error = err.Error()
@@ -571,7 +586,8 @@ func (g *Gateway) Ready() Readiness {
 			st.State = stateName(state)
 			usable = state == connectivity.Ready || state == connectivity.Idle
 		}
-		st.Ready = st.Discovered && st.Listed && usable
+		st.Unanswered = unanswered
+		st.Ready = st.Discovered && st.Listed && usable && unanswered == ""
 		r.Ready = r.Ready && st.Ready
 		r.Backends[b.b.Name] = st
 	}

@@ -76,7 +76,8 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 		return
 	}
 	o := callOutcome(ctx, *res, *err)
-	d := time.Since(ob.start)
+	end := time.Now()
+	d := end.Sub(ob.start)
 	var sc trace.SpanContext
 	if ob.span != nil {
 		sc = ob.span.SpanContext()
@@ -92,6 +93,7 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 		Backend:  t.backend,
 		Outcome:  o,
 		Duration: d,
+		End:      end,
 		CallInfo: telemetry.CallInfo{
 			RequestID: req.RequestID,
 			SessionID: req.Session.LogID,

@@ -42,7 +42,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		return false, b.fail(discoveryError(b.b.Name, b.b.Address, err))
 	}
 	fp := fingerprint(res)
-	prev, _, _ := b.snapshot()
+	prev, _, _, _ := b.snapshot()
 	if prev != nil && prev.fingerprint == fp {
 		b.succeed(nil)
 		return false, nil
@@ -152,7 +152,7 @@ func (g *Gateway) rebuild() (bool, error) {
 	parts := make([]*backendTools, 0, len(g.backends))
 	var undiscovered []string
 	for _, b := range g.backends {
-		if bt, _, _ := b.snapshot(); bt != nil {
+		if bt, _, _, _ := b.snapshot(); bt != nil {
 			parts = append(parts, bt)
 		} else {
 			undiscovered = append(undiscovered, b.b.Name)

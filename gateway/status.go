@@ -61,6 +61,9 @@ func Retryable(c codes.Code) bool {
 // (backendconn.Conn.ExceededLimit), which limit, and that repeating the
 // call cannot help.
 func (g *Gateway) callFailed(ctx context.Context, t *tool, st *status.Status) *mcp.CallToolResult {
+	if st.Code() == codes.DeadlineExceeded {
+		g.noteDeadline(t.backend)
+	}
 	st = g.clientStatus(t, st)
 	if t.limits != nil {
 		if limit, sent := t.limits.ExceededLimit(st); limit > 0 {

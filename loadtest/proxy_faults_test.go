@@ -77,7 +77,9 @@ func recoveredAfter(t *testing.T, bg *loadtest.Background, since time.Time, limi
 //     stop, calls succeed again within recoveryLimit;
 //   - half-open (bytes dropped, the connection left open): each call
 //     ends with a tool error (DEADLINE_EXCEEDED) at --call-timeout, none
-//     later; once bytes flow again, calls succeed within recoveryLimit.
+//     later; /readyz answers 503 naming the backend unanswered though its
+//     connection is READY; once bytes flow again, calls succeed within
+//     recoveryLimit and /readyz is 200 again.
 //
 // In every case the sessions stay open, /readyz answers, and the gateway's
 // goroutines return to their baseline after the load.
@@ -147,6 +149,16 @@ func TestBackendSlowedResetHalfOpen(t *testing.T) {
 		if !bg.WaitFor(10*time.Second, func(o []loadtest.Outcome) bool { return loadtest.Count(loadtest.Since(o, start), true) >= 8 }) {
 			t.Fatal("no call failed while the connection drops every byte")
 		}
+		// The connection still looks READY; /readyz says the backend
+		// answers nothing once a health check on it, asked after the
+		// first call timed out, got no answer (5 s).
+		code, body, ok := readyzWithin(g, 15*time.Second, func(code int, body string) bool {
+			return code == 503 && strings.Contains(body, `"unanswered":"the connection is open but the backend answered no health check`)
+		})
+		if !ok {
+			t.Errorf("/readyz while the backend answers nothing: %d %s (want 503 naming the backend unanswered)", code, body)
+		}
+		t.Logf("/readyz %v after the path went half-open: %d %.300s", time.Since(start).Round(100*time.Millisecond), code, body)
 		healed := time.Now()
 		removeToxic(t, p, name)
 		rec := recoveredAfter(t, bg, healed, recoveryLimit)
@@ -167,10 +179,27 @@ func TestBackendSlowedResetHalfOpen(t *testing.T) {
 
 	outcomes := bg.Stop()
 	checkCleanErrors(t, outcomes, callTimeout+time.Second)
-	if code, body := g.Ready(); code != 200 {
+	// A half-open backend is asked again every second until it answers.
+	if code, body, ok := readyzWithin(g, 15*time.Second, func(code int, _ string) bool { return code == 200 }); !ok {
 		t.Errorf("/readyz after the faults: %d %s", code, body)
 	}
 	if _, err := g.WaitGoroutines(base, 10*time.Second); err != nil {
 		t.Error(err)
+	}
+}
+
+// readyzWithin polls g's /readyz until want holds or within has passed,
+// and returns the last answer.
+func readyzWithin(g *loadtest.Gateway, within time.Duration, want func(code int, body string) bool) (int, string, bool) {
+	deadline := time.Now().Add(within)
+	for {
+		code, body := g.Ready()
+		if want(code, body) {
+			return code, body, true
+		}
+		if time.Now().After(deadline) {
+			return code, body, false
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
@@ -240,10 +241,8 @@ func newLogger(c *config, stderr io.Writer) (*slog.Logger, error) {
 	}
 	hopts := &slog.HandlerOptions{Level: level}
 	switch c.logFormat {
-	case "text":
-		return slog.New(slog.NewTextHandler(stderr, hopts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(stderr, hopts)), nil
+	case "text", "json":
+		return telemetry.NewLogger(stderr, c.logFormat == "json", hopts), nil
 	}
 	return nil, fmt.Errorf("--log-format: want text or json, got %q", c.logFormat)
 }

@@ -1,9 +1,14 @@
 package telemetry_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
@@ -33,4 +38,63 @@ func BenchmarkScrape(b *testing.B) {
 		size = rec.Body.Len()
 	}
 	b.ReportMetric(float64(size), "bytes")
+}
+
+// BenchmarkLogCall is the access line of one tools/call as the gateway
+// binary writes it (--log-format text and json at --log-level info), next
+// to the same call at warn, where the line is dropped: the difference is
+// what the line costs a call. The -slog cases are the same line through
+// log/slog's own handlers, as the binary wrote it before NewLogger.
+// "discard" is the formatting alone; "pipe" adds the write to a pipe
+// another goroutine drains, as stderr is when a supervisor collects it.
+//
+//	go test -run '^$' -bench BenchmarkLogCall -benchmem ./gateway/telemetry/
+func BenchmarkLogCall(b *testing.B) {
+	rec := telemetry.CallRecord{
+		Tool: "ZooService_GetAnimal", Backend: "zoo", Outcome: telemetry.Outcome{Code: codes.OK},
+		Duration: 1234 * time.Microsecond,
+		CallInfo: telemetry.CallInfo{RequestID: json.RawMessage(`17`), SessionID: "5f0c2a9e41d7b386", Transport: "streamable-http"},
+	}
+	for _, sink := range []string{"discard", "pipe"} {
+		for _, c := range []struct {
+			name     string
+			level    slog.Level
+			json     bool
+			standard bool
+		}{
+			{"warn", slog.LevelWarn, false, false},
+			{"info-text", slog.LevelInfo, false, false},
+			{"info-json", slog.LevelInfo, true, false},
+			{"info-text-slog", slog.LevelInfo, false, true},
+			{"info-json-slog", slog.LevelInfo, true, true},
+		} {
+			b.Run(sink+"/"+c.name, func(b *testing.B) {
+				w := io.Writer(io.Discard)
+				if sink == "pipe" {
+					r, pw, err := os.Pipe()
+					if err != nil {
+						b.Fatal(err)
+					}
+					done := make(chan struct{})
+					go func() { _, _ = io.Copy(io.Discard, r); close(done) }()
+					b.Cleanup(func() { pw.Close(); <-done; r.Close() })
+					w = pw
+				}
+				opts := &slog.HandlerOptions{Level: c.level}
+				logger := telemetry.NewLogger(w, c.json, opts)
+				switch {
+				case c.standard && c.json:
+					logger = slog.New(slog.NewJSONHandler(w, opts))
+				case c.standard:
+					logger = slog.New(slog.NewTextHandler(w, opts))
+				}
+				ctx := context.Background()
+				b.ReportAllocs()
+				defer reportCPU(b)()
+				for b.Loop() {
+					telemetry.LogCall(ctx, logger, &rec)
+				}
+			})
+		}
+	}
 }

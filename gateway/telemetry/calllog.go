@@ -19,6 +19,9 @@ type CallRecord struct {
 	Tool, Backend string
 	Outcome       Outcome
 	Duration      time.Duration
+	// End is when the call ended, the line's time; zero means now. The
+	// caller that measured Duration has it, and saves the clock a read.
+	End time.Time
 	// CallInfo is the request side; Meta and Header are not logged.
 	CallInfo CallInfo
 	// Span is the call's span context; a valid one adds trace_id and
@@ -53,7 +56,8 @@ func (r *CallRecord) level() slog.Level {
 // request id, session, transport and, when traced, trace_id; plus err for
 // the gateway's own faults. It never writes argument values except on the
 // separate debug line described at [CallRecord.Arguments]. Nothing is
-// built when the logger would drop the line.
+// built when the logger would drop the line. A logger made by [NewLogger]
+// gets the same line formatted without log/slog's per-attribute work.
 func LogCall(ctx context.Context, logger *slog.Logger, r *CallRecord) {
 	if logger == nil {
 		return
@@ -76,6 +80,10 @@ func LogCall(ctx context.Context, logger *slog.Logger, r *CallRecord) {
 	code := "rejected"
 	if !r.Outcome.Rejected {
 		code = codeLabel(r.Outcome.Code)
+	}
+	if h, ok := logger.Handler().(*logHandler); ok {
+		h.writeCall(r, level, code)
+		return
 	}
 	attrs := make([]slog.Attr, 0, 11)
 	attrs = append(attrs,

@@ -1,7 +1,8 @@
 // Package telemetry is how an operator watches the gateway: Prometheus
 // metrics on a registry of their own, OpenTelemetry spans for tools/call
 // with the W3C trace context carried from the MCP request to the backend,
-// and one structured log line per call.
+// and one structured log line per call ([LogCall]), which a logger made
+// by [NewLogger] formats without log/slog's per-attribute work.
 //
 // Every piece is optional and off costs nothing: a nil *Metrics, a nil
 // *Tracer and a nil *ToolMetrics or *ToolTracer are valid and do nothing,

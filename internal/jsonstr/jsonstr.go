@@ -1,6 +1,6 @@
 // Package jsonstr writes JSON strings for text people and models read:
 // schemas, result notes, cut results. The module has one string encoder
-// per contract, and this is the "readable" one; the two others exist
+// per contract, and this is the "readable" one; the others exist
 // because their output must equal another library's byte for byte:
 //
 //   - gateway/mcp's appendString equals encoding/json (HTML characters
@@ -8,7 +8,10 @@
 //     official SDKs it is tested against agree on every message;
 //   - gateway/transcode's appendString equals protojson (and fails on
 //     invalid UTF-8 as protojson does), so a response transcoded from wire
-//     bytes is what protojson would have written.
+//     bytes is what protojson would have written;
+//   - gateway/telemetry's appendJSONEscaped and appendQuoted equal
+//     log/slog's JSON and text handlers, so the access line it formats
+//     itself reads as every other log line.
 package jsonstr
 
 import "unicode/utf8"

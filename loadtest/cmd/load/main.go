@@ -234,25 +234,31 @@ func (r *runner) mix(idle int) (string, error) {
 }
 
 // accessLog: the same unary load at --log-level info (one access line per
-// call) and warn (none), alternated twice, to price the line.
+// call) and warn (none), in five adjacent pairs, to price the line: the
+// median of the pairs' ratios, whose runs are seconds apart, so the load
+// of other processes cancels better than between best runs.
 func (r *runner) accessLog() (string, error) {
-	perCPU := map[string][]float64{}
-	for _, level := range []string{"warn", "info", "warn", "info"} {
-		g, err := loadtest.Start(r.ctx, r.bin, "--backend", r.backend, "--log-level", level)
-		if err != nil {
-			return "", err
+	var costs []float64
+	for range 5 {
+		per := map[string]float64{}
+		for _, level := range []string{"warn", "info"} {
+			g, err := loadtest.Start(r.ctx, r.bin, "--backend", r.backend, "--log-level", level)
+			if err != nil {
+				return "", err
+			}
+			rep, err := loadtest.Run(r.ctx, g, loadtest.Mix{InFlight: 8, Ops: []loadtest.Op{loadtest.Unary}, Duration: r.d})
+			g.Stop()
+			if err != nil {
+				return "", err
+			}
+			fmt.Println(rep.Row("unary, 8 in flight, --log-level " + level))
+			per[level] = rep.PerCoreSecond()
 		}
-		rep, err := loadtest.Run(r.ctx, g, loadtest.Mix{InFlight: 8, Ops: []loadtest.Op{loadtest.Unary}, Duration: r.d})
-		g.Stop()
-		if err != nil {
-			return "", err
-		}
-		fmt.Println(rep.Row("unary, 8 in flight, --log-level " + level))
-		perCPU[level] = append(perCPU[level], rep.PerCoreSecond())
+		costs = append(costs, 100*(per["warn"]/per["info"]-1))
 	}
-	best := func(v []float64) float64 { return slices.Max(v) }
-	cost := 1 - best(perCPU["info"])/best(perCPU["warn"])
-	return fmt.Sprintf("access log at info: %.1f%% more gateway CPU per call than at warn (best of two runs each; goal ≤ 3%%)", 100*cost/(1-cost)), nil
+	slices.Sort(costs)
+	return fmt.Sprintf("access log at info: %.1f%% more gateway CPU per call than at warn (median of five adjacent pairs, %.1f%% to %.1f%%; goal ≤ 3%%)",
+		costs[len(costs)/2], costs[0], costs[len(costs)-1]), nil
 }
 
 // searchQueries are requests as an agent phrases them, against the

@@ -21,6 +21,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -59,8 +60,8 @@ type tool struct {
 	// without decoding them into a dynamic message.
 	response *transcode.Encoder
 	// types resolves the backend's own messages in google.rpc error
-	// details (status.go) and the Any values of responses (anytypes.go).
-	types *anyTypes
+	// details (rpcstatus) and the Any values of responses (anytypes).
+	types *anytypes.Types
 
 	// kind is the tool's stream shape: unary, or one of those in
 	// stream.go.
@@ -289,7 +290,7 @@ type backendTools struct {
 // (mcpgateway.v1.service) and (mcpgateway.v1.tool) hidden options; then
 // the --include/--exclude globs.
 func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientConnInterface, opts catalogOptions) (*backendTools, error) {
-	types := newAnyTypes(res)
+	types := anytypes.New(res)
 	var methods []protoreflect.MethodDescriptor
 	toolOpts := make(map[protoreflect.FullName]*mcpgatewayv1.Tool)
 	prefixes := make(map[protoreflect.FullName]string)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -39,7 +40,7 @@ type cacheTables struct {
 	// types are the discovered types, for what discovery resolves by
 	// name; anys adds what lookups learn, for the values calls render.
 	types      *dynamicpb.Types
-	anys       *anyTypes
+	anys       *anytypes.Types
 	inputs     memo[protoreflect.FullName, json.RawMessage]
 	outputs    memo[protoreflect.FullName, json.RawMessage]
 	facts      memo[factsKey, outputFacts]
@@ -103,8 +104,8 @@ type truncated struct {
 	shape  results.Shape
 }
 
-func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files, comments *descriptors.Comments, useProtoNames bool) *compileCache {
-	types := anys.local
+func newCompileCache(backend string, anys *anytypes.Types, files *protoregistry.Files, comments *descriptors.Comments, useProtoNames bool) *compileCache {
+	types := anys.Local()
 	fieldName := protoreflect.FieldDescriptor.JSONName
 	if useProtoNames {
 		fieldName = func(fd protoreflect.FieldDescriptor) string { return string(fd.Name()) }

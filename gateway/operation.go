@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -98,7 +99,7 @@ type operationsClient struct {
 	// types resolves the Any payloads (metadata, responses) by their type
 	// URL; encoders caches a compiled encoder per type, built at discovery
 	// for every long-running method's response and metadata types.
-	types    *anyTypes
+	types    *anytypes.Types
 	encoders map[protoreflect.FullName]*anyEncoder
 	// timeFields are the create/update timestamps of each metadata type,
 	// for task timestamps (tasks.go).
@@ -121,7 +122,7 @@ type anyEncoder struct {
 
 // newOperationsClient describes the backend's Operations service, or
 // returns nil when the backend serves none.
-func newOperationsClient(res *descriptors.Result, conn grpc.ClientConnInterface, types *anyTypes) *operationsClient {
+func newOperationsClient(res *descriptors.Result, conn grpc.ClientConnInterface, types *anytypes.Types) *operationsClient {
 	for _, svc := range res.Services {
 		if svc.FullName() != operationsService {
 			continue

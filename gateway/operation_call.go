@@ -11,7 +11,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/rpcstatus"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
@@ -284,13 +286,13 @@ func (lr *longRunning) result(ctx context.Context, op *operation, pollErr *statu
 // that waited and for a task: the response, or the error as any gRPC
 // error. lr, when known, renders its own response type with the encoder
 // compiled for it; anything else is rendered through ops. ctx bounds the
-// lookups of types met for the first time (anytypes.go).
-func doneResult(ctx context.Context, op *operation, lr *longRunning, ops *operationsClient, types *anyTypes) *mcp.CallToolResult {
+// lookups of types met for the first time (gateway/internal/anytypes).
+func doneResult(ctx context.Context, op *operation, lr *longRunning, ops *operationsClient, types *anytypes.Types) *mcp.CallToolResult {
 	if st := operationStatus(op); st != nil {
 		if !exposesDebugInfo(lr, ops) {
-			st, _ = withoutDebugInfo(st)
+			st, _ = rpcstatus.WithoutDebugInfo(st)
 		}
-		return statusResult(ctx, st, types)
+		return rpcstatus.Result(ctx, st, types)
 	}
 	if !op.hasResponse {
 		// AIP-151: a method whose response is Empty may leave it unset.
@@ -300,18 +302,18 @@ func doneResult(ctx context.Context, op *operation, lr *longRunning, ops *operat
 	var err error
 	switch {
 	case lr != nil && (op.response.typeName() == lr.responseType || ops == nil):
-		js, err = types.appendWrapped(ctx, nil, lr.response, op.response.value, lr.wrapResponse)
+		js, err = types.AppendWrapped(ctx, nil, lr.response, op.response.value, lr.wrapResponse)
 	case ops != nil:
 		js, err = ops.anyJSON(ctx, nil, op.response)
 	default:
 		err = fmt.Errorf("unknown response type")
 	}
-	var unknown *unknownTypeError
+	var unknown *anytypes.UnknownTypeError
 	if errors.As(err, &unknown) {
-		return statusResult(ctx, status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but the gateway cannot show its response: %s", op.name, unknown.sentence("a value"))), types)
+		return rpcstatus.Result(ctx, status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but the gateway cannot show its response: %s", op.name, unknown.Sentence("a value"))), types)
 	}
 	if err != nil {
-		return statusResult(ctx, status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but its response (%s) could not be decoded: %v", op.name, op.response.typeURL, err)), types)
+		return rpcstatus.Result(ctx, status.New(codes.Internal, fmt.Sprintf("the operation %s finished, but its response (%s) could not be decoded: %v", op.name, op.response.typeURL, err)), types)
 	}
 	return jsonResult(js)
 }
@@ -345,7 +347,7 @@ func (lr *longRunning) handleResult(ctx context.Context, op *operation, pollErr 
 	js := appendHandle(ctx, nil, lr.handleKey, op, lr.ops)
 	var s string
 	if pollErr != nil {
-		s = fmt.Sprintf("The operation %s was started and has not finished; polling it failed with %s: %s.", op.name, telemetry.CodeName(pollErr.Code()), clientMessage(pollErr))
+		s = fmt.Sprintf("The operation %s was started and has not finished; polling it failed with %s: %s.", op.name, telemetry.CodeName(pollErr.Code()), rpcstatus.ClientMessage(pollErr))
 	} else if lr.wait > 0 && lr.ops != nil && lr.ops.hasGet {
 		s = fmt.Sprintf("The operation %s has not finished after waiting up to %s; it keeps running in the backend.", op.name, lr.wait)
 	} else {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
@@ -43,7 +44,7 @@ type anyValue struct {
 }
 
 // typeName is the message name at the end of the type URL.
-func (a anyValue) typeName() protoreflect.FullName { return typeNameOf(a.typeURL) }
+func (a anyValue) typeName() protoreflect.FullName { return anytypes.TypeNameOf(a.typeURL) }
 
 var errBadOperation = errors.New("not a valid google.longrunning.Operation")
 
@@ -158,16 +159,16 @@ func waitRequest(name string, timeout time.Duration) []byte {
 // anyJSON renders an Any's message as the JSON its type's output schema
 // describes: with the encoder compiled at discovery when the type is one
 // of the long-running methods' types, else through the backend's
-// descriptors and what lookups learnt of its types (anytypes.go), looking
+// descriptors and what lookups learnt of its types (anytypes), looking
 // up, within ctx, those met for the first time. A type the gateway cannot
-// resolve is an error, an *unknownTypeError when it was looked up.
+// resolve is an error, an *anytypes.UnknownTypeError when it was looked up.
 func (c *operationsClient) anyJSON(ctx context.Context, b []byte, a anyValue) ([]byte, error) {
 	if e := c.encoders[a.typeName()]; e != nil {
-		return c.types.appendWrapped(ctx, b, e.enc, a.value, e.wrap)
+		return c.types.AppendWrapped(ctx, b, e.enc, a.value, e.wrap)
 	}
 	js, err := c.anyProtojson(a)
-	if err != nil && c.types != nil && c.types.remote != nil {
-		learnt, missing := c.types.learn(ctx, (&anypb.Any{TypeUrl: a.typeURL, Value: a.value}).ProtoReflect())
+	if err != nil && c.types.HasRemote() {
+		learnt, missing := c.types.Learn(ctx, (&anypb.Any{TypeUrl: a.typeURL, Value: a.value}).ProtoReflect())
 		if learnt {
 			js, err = c.anyProtojson(a)
 		}

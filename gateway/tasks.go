@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/rpcstatus"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
@@ -229,7 +230,7 @@ func (a *taskAccess) fetch(ctx context.Context, what string) (*operation, error)
 		// The backend no longer keeps the operation.
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: what + ": Task not found: the backend no longer has its operation"}
 	}
-	return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("%s: backend %s: %s: %s", what, a.b.name, telemetry.CodeName(st.Code()), clientMessage(st))}
+	return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("%s: backend %s: %s: %s", what, a.b.name, telemetry.CodeName(st.Code()), rpcstatus.ClientMessage(st))}
 }
 
 // task is the task of op with its result cut to the result budget as the
@@ -278,7 +279,7 @@ func (e *endpoint) AwaitTask(ctx context.Context, id string, req *mcp.TaskReques
 	case err != nil:
 		return nil, err
 	case st != nil:
-		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/result: polling the operation failed: %s: %s", telemetry.CodeName(st.Code()), clientMessage(st))}
+		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/result: polling the operation failed: %s: %s", telemetry.CodeName(st.Code()), rpcstatus.ClientMessage(st))}
 	case !op.done:
 		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: "tasks/result: the operation did not finish"}
 	}
@@ -312,7 +313,7 @@ func (e *endpoint) CancelTask(ctx context.Context, id string, req *mcp.TaskReque
 	}
 	if err := a.b.ops.cancel(a.ctx, a.ref.Operation); err != nil {
 		st := status.Convert(err)
-		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Cannot cancel task: %s: %s", telemetry.CodeName(st.Code()), clientMessage(st))}
+		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Cannot cancel task: %s: %s", telemetry.CodeName(st.Code()), rpcstatus.ClientMessage(st))}
 	}
 	return t, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -92,8 +93,9 @@ type tool struct {
 	budget toolBudget
 	// paging is set for a method paged by token (paging.go).
 	paging *paging
-	// lro is set for a long-running method (operation.go), nil otherwise.
-	lro *longRunning
+	// lro is set for a long-running method (gateway/internal/longrunning),
+	// nil otherwise.
+	lro *longrunning.Method
 	// watch is set for an open-ended stream (watch.go), nil otherwise.
 	watch *watchSpec
 	// search is what search mode indexes beyond the definition.
@@ -257,9 +259,9 @@ type backendTools struct {
 	// by full name, for resources.
 	services []protoreflect.ServiceDescriptor
 	// ops is the backend's google.longrunning.Operations service, nil
-	// when it serves none (operation.go, tasks.go); md is the backend's
+	// when it serves none (longrunning, tasks.go); md is the backend's
 	// own metadata, for the task methods' calls to it.
-	ops *operationsClient
+	ops *longrunning.Client
 	md  metadata.MD
 	// methods are the exposed methods, for resources.
 	methods map[protoreflect.FullName]bool
@@ -356,9 +358,9 @@ func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientCon
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files, comments: res.Comments,
 		hidden: hidden, hiddenMethods: hiddenMethods, matchedRules: matched, resolvedArgs: make(map[argKey]bool)}
 	cc := newCompileCache(backend, types, res.Files, res.Comments, opts.useProtoNames)
-	ops := newOperationsClient(res, conn, types)
+	ops := longrunning.NewClient(res, conn, types)
 	if ops != nil {
-		ops.exposeDebugInfo = opts.exposeDebugInfo
+		ops.ExposeDebugInfo = opts.exposeDebugInfo
 	}
 	// Tools are compiled on every core: at the scale of the googleapis
 	// catalog (13,000 tools) validators, descriptions and search facts are
@@ -424,7 +426,7 @@ type compiledTool struct {
 // to run for several methods at once, each with its own cc from
 // forWorker (ops is safe for concurrent use).
 func compileMethod(backend string, m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, ov *methodOverride, prefix string,
-	conn grpc.ClientConnInterface, ops *operationsClient, files *protoregistry.Files, cc *compileCache, opts catalogOptions) compiledTool {
+	conn grpc.ClientConnInterface, ops *longrunning.Client, files *protoregistry.Files, cc *compileCache, opts catalogOptions) compiledTool {
 	t, err := compileTool(m, name, to, conn, cc)
 	if err != nil {
 		return compiledTool{err: err}
@@ -437,17 +439,21 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 	}
 	t.baseName = baseToolName(m, to, prefix)
 	logger := opts.logger.With("backend", backend)
-	if err := compileLongRunning(t, m, ops, cc, logger); err != nil {
+	if t.lro, err = longrunning.Compile(m, ops, cc.types, cc.encoder, logger); err != nil {
 		return compiledTool{err: err}
 	}
+	if t.lro != nil && ops != nil && ops.HasGet {
+		// Tasks poll through GetOperation (tasks.go).
+		t.def.TaskSupport = mcp.TaskSupportOptional
+	}
 	if t.lro == nil {
-		if err := compileCustomOperation(t, m, conn, files, cc, logger); err != nil {
+		if t.lro, err = longrunning.CompileCustom(m, conn, files, cc.anys, cc.sopts.UseProtoNames, t.response, logger); err != nil {
 			return compiledTool{err: err}
 		}
 	}
 	if t.lro != nil {
-		t.lro.wait, t.lro.cancel = opts.operationWait, opts.operationCancel
-		t.lro.exposeDebugInfo = opts.exposeDebugInfo
+		t.lro.Wait, t.lro.Cancel = opts.operationWait, opts.operationCancel
+		t.lro.ExposeDebugInfo = opts.exposeDebugInfo
 	}
 	t.budget.askLess = compileAskLess(t, m, opts.useProtoNames)
 	compileBudget(t, opts.maxResultBytes)

@@ -11,6 +11,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -150,17 +151,15 @@ func (c *compileCache) blank() *compileCache {
 // hints, search), once per method.
 func (c *compileCache) analyze(m protoreflect.MethodDescriptor) *describe.Method {
 	opts := c.describe
-	if resp, _, ok := operationInfo(m); ok {
-		if md := resolveTypeName(resp, m, c.types); md != nil {
-			opts.LongRunningResult = string(md.FullName())
-		}
+	if md := longrunning.ResponseType(m, c.types); md != nil {
+		opts.LongRunningResult = string(md.FullName())
 	}
 	return describe.Analyze(m, &opts)
 }
 
 func (c *compileCache) withHandle(out json.RawMessage) (json.RawMessage, string, error) {
 	h, err := c.handles.get(string(out), func() (handled, error) {
-		s, key, err := withHandle(out)
+		s, key, err := longrunning.WithHandle(out)
 		return handled{s, key}, err
 	})
 	return h.schema, h.key, err
@@ -211,7 +210,7 @@ func (c *compileCache) rootFacts(md protoreflect.MessageDescriptor, lro, cut boo
 			return f, err
 		}
 		if lro {
-			if out, f.handleKey, err = withHandle(out); err != nil {
+			if out, f.handleKey, err = longrunning.WithHandle(out); err != nil {
 				return f, err
 			}
 		}

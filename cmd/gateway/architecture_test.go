@@ -54,6 +54,9 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "gateway/internal/forward":     {mod + "internal/grpcmeta"},
 		mod + "gateway/internal/anytypes":    {mod + "descriptors", mod + "gateway/schema", mod + "gateway/transcode"},
 		mod + "gateway/internal/rpcstatus":   {mod + "gateway/internal/anytypes", mod + "gateway/mcp", mod + "gateway/telemetry"},
+		mod + "gateway/internal/longrunning": {mod + "descriptors", mod + "gateway/internal/anytypes", mod + "gateway/internal/callwire",
+			mod + "gateway/internal/rpcstatus", mod + "gateway/mcp", mod + "gateway/schema", mod + "gateway/telemetry", mod + "gateway/transcode",
+			mod + "internal/jsonstr"},
 	} {
 		for _, dep := range imports(pkg) {
 			if strings.HasPrefix(dep, mod) && !slices.Contains(allowed, dep) {

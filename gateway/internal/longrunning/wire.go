@@ -1,4 +1,4 @@
-package gateway
+package longrunning
 
 import (
 	"context"
@@ -21,10 +21,10 @@ import (
 // field numbers below are the published ones (google/longrunning/
 // operations.proto), and they are all the gateway needs of those messages.
 
-// operation is a decoded google.longrunning.Operation {name = 1;
+// Operation is a decoded google.longrunning.Operation {name = 1;
 // metadata = 2 (Any); done = 3; error = 4 (google.rpc.Status);
 // response = 5 (Any)}.
-type operation struct {
+type Operation struct {
 	name     string
 	metadata anyValue
 	done     bool
@@ -33,7 +33,7 @@ type operation struct {
 	// hasResponse tells an empty response (a valid Empty) from none.
 	hasResponse bool
 	// custom carries a custom operation's polling requests
-	// (operation_custom.go); nil for AIP-151 operations.
+	// (custom.go); nil for AIP-151 operations.
 	custom *customState
 }
 
@@ -49,8 +49,8 @@ func (a anyValue) typeName() protoreflect.FullName { return anytypes.TypeNameOf(
 var errBadOperation = errors.New("not a valid google.longrunning.Operation")
 
 // decodeOperation decodes b; the result copies what it keeps.
-func decodeOperation(b []byte) (*operation, error) {
-	op := &operation{}
+func decodeOperation(b []byte) (*Operation, error) {
+	op := &Operation{}
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -162,7 +162,7 @@ func waitRequest(name string, timeout time.Duration) []byte {
 // descriptors and what lookups learnt of its types (anytypes), looking
 // up, within ctx, those met for the first time. A type the gateway cannot
 // resolve is an error, an *anytypes.UnknownTypeError when it was looked up.
-func (c *operationsClient) anyJSON(ctx context.Context, b []byte, a anyValue) ([]byte, error) {
+func (c *Client) anyJSON(ctx context.Context, b []byte, a anyValue) ([]byte, error) {
 	if e := c.encoders[a.typeName()]; e != nil {
 		return c.types.AppendWrapped(ctx, b, e.enc, a.value, e.wrap)
 	}
@@ -187,7 +187,7 @@ func (c *operationsClient) anyJSON(ctx context.Context, b []byte, a anyValue) ([
 }
 
 // anyProtojson renders an Any's message with protojson.
-func (c *operationsClient) anyProtojson(a anyValue) ([]byte, error) {
+func (c *Client) anyProtojson(a anyValue) ([]byte, error) {
 	m, err := anypb.UnmarshalNew(&anypb.Any{TypeUrl: a.typeURL, Value: a.value}, proto.UnmarshalOptions{Resolver: c.types, AllowPartial: true})
 	if err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", a.typeName(), err)

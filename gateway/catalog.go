@@ -23,6 +23,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -32,6 +33,10 @@ import (
 // healthService is hidden unless the operator asks for it: a model has no
 // use for the backend's health checks, and they would crowd the tool list.
 const healthService = "grpc.health.v1.Health"
+
+// MaxToolNameLength is the longest tool name the gateway emits
+// (gateway/internal/toolname has the naming rules).
+const MaxToolNameLength = toolname.MaxLength
 
 // tool is one RPC compiled for calling: everything tools/call needs is
 // resolved here, once, at discovery, so the per-call path does no
@@ -101,7 +106,7 @@ type tool struct {
 	// search is what search mode indexes beyond the definition.
 	search searchFacts
 	// baseName is the name the tool has when no other collides with it
-	// (naming.go), which a tool scope rule naming it keeps applying to
+	// (toolname.Base), which a tool scope rule naming it keeps applying to
 	// whatever a collision renames the tool.
 	baseName string
 	// scopes are what a call needs beyond the globally required scopes:
@@ -253,7 +258,7 @@ type backendTools struct {
 	backend     string
 	fingerprint [32]byte
 	// tools are sorted by method full name and named by the rule within
-	// one backend (naming.go).
+	// one backend (toolname.Local).
 	tools []*tool
 	// services are the services with at least one exposed method, sorted
 	// by full name, for resources.
@@ -350,7 +355,7 @@ func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientCon
 		return cmp.Compare(a.FullName(), b.FullName())
 	})
 
-	names := localToolNames(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
+	names := toolname.Local(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
 	if err := checkOverrideNames(methods, names, overrides); err != nil {
 		return nil, err
 	}
@@ -437,7 +442,7 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 			return compiledTool{err: err}
 		}
 	}
-	t.baseName = baseToolName(m, to, prefix)
+	t.baseName = toolname.Base(m, to, prefix)
 	logger := opts.logger.With("backend", backend)
 	if t.lro, err = longrunning.Compile(m, ops, cc.types, cc.encoder, logger); err != nil {
 		return compiledTool{err: err}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
@@ -147,7 +148,7 @@ func compileOverrides(owner string, list []ToolOverride) (*overrideRules, error)
 		if err != nil {
 			return nil, err
 		}
-		if o.Name != "" && !validToolName(o.Name) {
+		if o.Name != "" && !toolname.Valid(o.Name) {
 			return nil, fmt.Errorf("%s: name %q: want a portable tool name, 1 to 64 of a-z A-Z 0-9 _ -", where, o.Name)
 		}
 		rule := overrideRule{ToolOverride: o, pattern: p[0], where: where}

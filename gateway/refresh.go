@@ -18,6 +18,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
@@ -223,7 +224,7 @@ func (g *Gateway) rebuild() (bool, error) {
 }
 
 // assemble names the tools of every backend (renaming only those whose
-// names collide across backends; see naming.go), resolves the tool scope
+// names collide across backends; see gateway/internal/toolname), resolves the tool scope
 // rules to the scopes each tool needs (scopes.go), and builds the
 // catalog. The tools are copied: the backends' compiled tools are shared
 // with the catalogs before, and a copy keeps each catalog's names, scopes
@@ -254,7 +255,7 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 			methods = append(methods, t.method[1:])
 		}
 	}
-	final := backendQualified(names, backends, methods)
+	final := toolname.BackendQualified(names, backends, methods)
 	targets := make([]scopeTarget, len(all))
 	for i := range all {
 		targets[i] = scopeTarget{name: final[i], local: names[i], base: all[i].baseName, method: methods[i]}

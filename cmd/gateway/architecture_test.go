@@ -54,6 +54,7 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "gateway/internal/forward":     {mod + "internal/grpcmeta"},
 		mod + "gateway/internal/anytypes":    {mod + "descriptors", mod + "gateway/schema", mod + "gateway/transcode"},
 		mod + "gateway/internal/rpcstatus":   {mod + "gateway/internal/anytypes", mod + "gateway/mcp", mod + "gateway/telemetry"},
+		mod + "gateway/internal/toolname":    {mod + "proto/mcpgateway/v1"},
 		mod + "gateway/internal/longrunning": {mod + "descriptors", mod + "gateway/internal/anytypes", mod + "gateway/internal/callwire",
 			mod + "gateway/internal/rpcstatus", mod + "gateway/mcp", mod + "gateway/schema", mod + "gateway/telemetry", mod + "gateway/transcode",
 			mod + "internal/jsonstr"},

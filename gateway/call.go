@@ -226,7 +226,7 @@ func (t *tool) responseResult(ctx context.Context, wire []byte) (*mcp.CallToolRe
 	}
 	res := jsonResult(js)
 	if t.paging != nil {
-		t.notePage(res, wire)
+		t.paging.Note(res, t.def.Name, wire)
 	}
 	return res, nil
 }

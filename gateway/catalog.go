@@ -23,6 +23,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/paging"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
@@ -96,8 +97,8 @@ type tool struct {
 	obs toolObs
 	// budget shapes the tool's results cut to the result budget (budget.go).
 	budget toolBudget
-	// paging is set for a method paged by token (paging.go).
-	paging *paging
+	// paging is set for a method paged by token (gateway/internal/paging).
+	paging *paging.Paged
 	// lro is set for a long-running method (gateway/internal/longrunning),
 	// nil otherwise.
 	lro *longrunning.Method
@@ -460,7 +461,9 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 		t.lro.Wait, t.lro.Cancel = opts.operationWait, opts.operationCancel
 		t.lro.ExposeDebugInfo = opts.exposeDebugInfo
 	}
-	t.budget.askLess = compileAskLess(t, m, opts.useProtoNames)
+	var askLess string
+	t.paging, askLess, t.budget.askLess = paging.Compile(m, opts.useProtoNames)
+	t.def.Description += askLess
 	compileBudget(t, opts.maxResultBytes)
 	if err := rootFacts(t, m, cc); err != nil {
 		return compiledTool{err: err}

@@ -24,6 +24,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/paging"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
@@ -105,7 +106,7 @@ type tool struct {
 	// watch is set for an open-ended stream (watch.go), nil otherwise.
 	watch *watchSpec
 	// search is what search mode indexes beyond the definition.
-	search searchFacts
+	search searchdoc.Facts
 	// baseName is the name the tool has when no other collides with it
 	// (toolname.Base), which a tool scope rule naming it keeps applying to
 	// whatever a collision renames the tool.
@@ -513,13 +514,13 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		types:      cc.anys,
 		validator:  validator,
 		response:   response,
-		search:     newSearchFacts(m, an),
+		search:     searchdoc.NewFacts(m, an),
 		repeatable: safeToRepeat(an, to),
 	}
 	// Search indexes what the description says the method does, not the
 	// notes on its inputs and outputs: the field names are indexed on
 	// their own, at their own weight.
-	t.search.description = strings.TrimSuffix(t.def.Description, an.Notes())
+	t.search.Description = strings.TrimSuffix(t.def.Description, an.Notes())
 	t.compileStream(m)
 	return t, nil
 }

@@ -225,7 +225,7 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 		l.indexScopes()
 		services := make(map[string]bool)
 		for _, t := range l.tools {
-			services[serviceURI(t.backend, t.search.pkg, t.search.service)] = true
+			services[serviceURI(t.backend, t.search.Pkg, t.search.Service)] = true
 		}
 		var defs []mcp.Resource
 		for _, r := range c.resources.set.Resources() {

@@ -127,7 +127,7 @@ func TestTemporalPayloadBytes(t *testing.T) {
 	}
 }
 
-// TestPagingRuleOnTheEstates: the paging rule (gateway/paging.go) on the
+// TestPagingRuleOnTheEstates: the paging rule (gateway/internal/paging) on the
 // real descriptors of both estates, 1,683 methods, does not misfire.
 // Every method it takes as paged returns a list (a repeated or map field,
 // at the top or one message down, as Temporal's History.events) and is

@@ -80,7 +80,7 @@ type corpusTool struct {
 
 // corpusTools lists the corpus's tools in typed mode, each with its API
 // and method: the tool named Service_Method, or qualified by package
-// segments where two services share a name (naming.go).
+// segments where two services share a name (gateway/internal/toolname).
 func corpusTools(tb testing.TB, g *gateway.Gateway) []corpusTool {
 	tb.Helper()
 	byName := map[string]*mcp.Tool{}

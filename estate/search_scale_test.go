@@ -92,7 +92,7 @@ func TestSearchRelevanceAtScale(t *testing.T) {
 // simple name): the estate has no two such names alike (checked here),
 // so the label names one method of estate.Services(). In the big catalog
 // the same method may be named otherwise: where the simple names collide
-// across its 1,872 services, the gateway's naming rule (gateway/naming.go)
+// across its 1,872 services, the gateway's naming rule (gateway/internal/toolname)
 // qualifies them with package segments from the right
 // (v1_Instances_Stop, compute_v1_Instances_Stop), so the name still ends
 // in _Service_Method. The method's tool is then the one tool of its own

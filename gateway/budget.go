@@ -70,7 +70,7 @@ type toolBudget struct {
 	// schema.WithTruncated), and the members the schema requires.
 	shape results.Shape
 	// askLess ends the sentence of a cut with the ways this method offers
-	// to ask for less (paging.go), "" when it has none.
+	// to ask for less (gateway/internal/paging), "" when it has none.
 	askLess string
 }
 

@@ -12,11 +12,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
-	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 )
 
 // serveCall serves a tools/call of the endpoint whose list is l. The MCP
@@ -217,26 +217,26 @@ func noteArguments(res *mcp.CallToolResult, warnings schema.Warnings) *mcp.CallT
 // model reads why, as a tool execution error.
 func (t *tool) responseResult(ctx context.Context, wire []byte) (*mcp.CallToolResult, error) {
 	js, err := t.appendResponse(ctx, make([]byte, 0, 64+2*len(wire)), wire)
-	var unknown *unknownTypeError
+	var unknown *anytypes.UnknownTypeError
 	if errors.As(err, &unknown) {
-		return unshownResult(unknown, "The backend answered, but the gateway cannot show the answer: "+unknown.sentence("a value")+"."), nil
+		return unshownResult(unknown, "The backend answered, but the gateway cannot show the answer: "+unknown.Sentence("a value")+"."), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("encoding the response of %s: %w", t.method, err)
 	}
 	res := jsonResult(js)
 	if t.paging != nil {
-		t.notePage(res, wire)
+		t.paging.Note(res, t.def.Name, wire)
 	}
 	return res, nil
 }
 
 // unshownResult is the tool execution error of an answer the gateway
 // cannot show, for it holds an Any of a type nobody describes: text says
-// so in words (unknownTypeError.sentence); the lookup's own error is
+// so in words (anytypes.UnknownTypeError.Sentence); the lookup's own error is
 // recorded as the call's outcome, a fault of the gateway's, not the
 // backend's status.
-func unshownResult(unknown *unknownTypeError, text string) *mcp.CallToolResult {
+func unshownResult(unknown *anytypes.UnknownTypeError, text string) *mcp.CallToolResult {
 	return withOutcome(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: text}}},
 		telemetry.Outcome{Code: codes.Internal, Err: unknown})
 }
@@ -245,28 +245,9 @@ func unshownResult(unknown *unknownTypeError, text string) *mcp.CallToolResult {
 // b, transcoding directly (no dynamic message) and wrapping a non-object
 // response as {"value": ...} in the same buffer. The streaming collector
 // appends each message of a stream with it too. ctx bounds the lookup of
-// an Any's type met for the first time (anytypes.go).
+// an Any's type met for the first time (gateway/internal/anytypes).
 func (t *tool) appendResponse(ctx context.Context, b, wire []byte) ([]byte, error) {
-	return t.types.appendWrapped(ctx, b, t.response, wire, t.wrapOutput)
-}
-
-// appendWrapped appends the JSON enc renders of the wire-form message to
-// b, wrapped as {"value": ...} in the same buffer when wrap is set (the
-// message's type is not a JSON object in protojson). Tool responses,
-// operation responses and the messages in operations' Anys all go
-// through it.
-func appendWrapped(b []byte, enc *transcode.Encoder, wire []byte, wrap bool) ([]byte, error) {
-	if wrap {
-		b = append(b, `{"`+schema.WrapperProperty+`":`...)
-	}
-	b, err := enc.AppendJSON(b, wire)
-	if err != nil {
-		return nil, err
-	}
-	if wrap {
-		b = append(b, '}')
-	}
-	return b, nil
+	return t.types.AppendWrapped(ctx, b, t.response, wire, t.wrapOutput)
 }
 
 // jsonResult is a successful result carrying js as structuredContent and,

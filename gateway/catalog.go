@@ -21,6 +21,11 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/paging"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -30,6 +35,10 @@ import (
 // healthService is hidden unless the operator asks for it: a model has no
 // use for the backend's health checks, and they would crowd the tool list.
 const healthService = "grpc.health.v1.Health"
+
+// MaxToolNameLength is the longest tool name the gateway emits
+// (gateway/internal/toolname has the naming rules).
+const MaxToolNameLength = toolname.MaxLength
 
 // tool is one RPC compiled for calling: everything tools/call needs is
 // resolved here, once, at discovery, so the per-call path does no
@@ -59,8 +68,8 @@ type tool struct {
 	// without decoding them into a dynamic message.
 	response *transcode.Encoder
 	// types resolves the backend's own messages in google.rpc error
-	// details (status.go) and the Any values of responses (anytypes.go).
-	types *anyTypes
+	// details (rpcstatus) and the Any values of responses (anytypes).
+	types *anytypes.Types
 
 	// kind is the tool's stream shape: unary, or one of those in
 	// stream.go.
@@ -89,16 +98,17 @@ type tool struct {
 	obs toolObs
 	// budget shapes the tool's results cut to the result budget (budget.go).
 	budget toolBudget
-	// paging is set for a method paged by token (paging.go).
-	paging *paging
-	// lro is set for a long-running method (operation.go), nil otherwise.
-	lro *longRunning
+	// paging is set for a method paged by token (gateway/internal/paging).
+	paging *paging.Paged
+	// lro is set for a long-running method (gateway/internal/longrunning),
+	// nil otherwise.
+	lro *longrunning.Method
 	// watch is set for an open-ended stream (watch.go), nil otherwise.
 	watch *watchSpec
 	// search is what search mode indexes beyond the definition.
-	search searchFacts
+	search searchdoc.Facts
 	// baseName is the name the tool has when no other collides with it
-	// (naming.go), which a tool scope rule naming it keeps applying to
+	// (toolname.Base), which a tool scope rule naming it keeps applying to
 	// whatever a collision renames the tool.
 	baseName string
 	// scopes are what a call needs beyond the globally required scopes:
@@ -250,15 +260,15 @@ type backendTools struct {
 	backend     string
 	fingerprint [32]byte
 	// tools are sorted by method full name and named by the rule within
-	// one backend (naming.go).
+	// one backend (toolname.Local).
 	tools []*tool
 	// services are the services with at least one exposed method, sorted
 	// by full name, for resources.
 	services []protoreflect.ServiceDescriptor
 	// ops is the backend's google.longrunning.Operations service, nil
-	// when it serves none (operation.go, tasks.go); md is the backend's
+	// when it serves none (longrunning, tasks.go); md is the backend's
 	// own metadata, for the task methods' calls to it.
-	ops *operationsClient
+	ops *longrunning.Client
 	md  metadata.MD
 	// methods are the exposed methods, for resources.
 	methods map[protoreflect.FullName]bool
@@ -289,7 +299,7 @@ type backendTools struct {
 // (mcpgateway.v1.service) and (mcpgateway.v1.tool) hidden options; then
 // the --include/--exclude globs.
 func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientConnInterface, opts catalogOptions) (*backendTools, error) {
-	types := newAnyTypes(res)
+	types := anytypes.New(res)
 	var methods []protoreflect.MethodDescriptor
 	toolOpts := make(map[protoreflect.FullName]*mcpgatewayv1.Tool)
 	prefixes := make(map[protoreflect.FullName]string)
@@ -347,7 +357,7 @@ func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientCon
 		return cmp.Compare(a.FullName(), b.FullName())
 	})
 
-	names := localToolNames(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
+	names := toolname.Local(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
 	if err := checkOverrideNames(methods, names, overrides); err != nil {
 		return nil, err
 	}
@@ -355,9 +365,9 @@ func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientCon
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files, comments: res.Comments,
 		hidden: hidden, hiddenMethods: hiddenMethods, matchedRules: matched, resolvedArgs: make(map[argKey]bool)}
 	cc := newCompileCache(backend, types, res.Files, res.Comments, opts.useProtoNames)
-	ops := newOperationsClient(res, conn, types)
+	ops := longrunning.NewClient(res, conn, types)
 	if ops != nil {
-		ops.exposeDebugInfo = opts.exposeDebugInfo
+		ops.ExposeDebugInfo = opts.exposeDebugInfo
 	}
 	// Tools are compiled on every core: at the scale of the googleapis
 	// catalog (13,000 tools) validators, descriptions and search facts are
@@ -423,7 +433,7 @@ type compiledTool struct {
 // to run for several methods at once, each with its own cc from
 // forWorker (ops is safe for concurrent use).
 func compileMethod(backend string, m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, ov *methodOverride, prefix string,
-	conn grpc.ClientConnInterface, ops *operationsClient, files *protoregistry.Files, cc *compileCache, opts catalogOptions) compiledTool {
+	conn grpc.ClientConnInterface, ops *longrunning.Client, files *protoregistry.Files, cc *compileCache, opts catalogOptions) compiledTool {
 	t, err := compileTool(m, name, to, conn, cc)
 	if err != nil {
 		return compiledTool{err: err}
@@ -434,21 +444,27 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 			return compiledTool{err: err}
 		}
 	}
-	t.baseName = baseToolName(m, to, prefix)
+	t.baseName = toolname.Base(m, to, prefix)
 	logger := opts.logger.With("backend", backend)
-	if err := compileLongRunning(t, m, ops, cc, logger); err != nil {
+	if t.lro, err = longrunning.Compile(m, ops, cc.types, cc.encoder, logger); err != nil {
 		return compiledTool{err: err}
 	}
+	if t.lro != nil && ops != nil && ops.HasGet {
+		// Tasks poll through GetOperation (tasks.go).
+		t.def.TaskSupport = mcp.TaskSupportOptional
+	}
 	if t.lro == nil {
-		if err := compileCustomOperation(t, m, conn, files, cc, logger); err != nil {
+		if t.lro, err = longrunning.CompileCustom(m, conn, files, cc.anys, cc.sopts.UseProtoNames, t.response, logger); err != nil {
 			return compiledTool{err: err}
 		}
 	}
 	if t.lro != nil {
-		t.lro.wait, t.lro.cancel = opts.operationWait, opts.operationCancel
-		t.lro.exposeDebugInfo = opts.exposeDebugInfo
+		t.lro.Wait, t.lro.Cancel = opts.operationWait, opts.operationCancel
+		t.lro.ExposeDebugInfo = opts.exposeDebugInfo
 	}
-	t.budget.askLess = compileAskLess(t, m, opts.useProtoNames)
+	var askLess string
+	t.paging, askLess, t.budget.askLess = paging.Compile(m, opts.useProtoNames)
+	t.def.Description += askLess
 	compileBudget(t, opts.maxResultBytes)
 	if err := rootFacts(t, m, cc); err != nil {
 		return compiledTool{err: err}
@@ -498,13 +514,13 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 		types:      cc.anys,
 		validator:  validator,
 		response:   response,
-		search:     newSearchFacts(m, an),
+		search:     searchdoc.NewFacts(m, an),
 		repeatable: safeToRepeat(an, to),
 	}
 	// Search indexes what the description says the method does, not the
 	// notes on its inputs and outputs: the field names are indexed on
 	// their own, at their own weight.
-	t.search.description = strings.TrimSuffix(t.def.Description, an.Notes())
+	t.search.Description = strings.TrimSuffix(t.def.Description, an.Notes())
 	t.compileStream(m)
 	return t, nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -39,7 +41,7 @@ type cacheTables struct {
 	// types are the discovered types, for what discovery resolves by
 	// name; anys adds what lookups learn, for the values calls render.
 	types      *dynamicpb.Types
-	anys       *anyTypes
+	anys       *anytypes.Types
 	inputs     memo[protoreflect.FullName, json.RawMessage]
 	outputs    memo[protoreflect.FullName, json.RawMessage]
 	facts      memo[factsKey, outputFacts]
@@ -103,8 +105,8 @@ type truncated struct {
 	shape  results.Shape
 }
 
-func newCompileCache(backend string, anys *anyTypes, files *protoregistry.Files, comments *descriptors.Comments, useProtoNames bool) *compileCache {
-	types := anys.local
+func newCompileCache(backend string, anys *anytypes.Types, files *protoregistry.Files, comments *descriptors.Comments, useProtoNames bool) *compileCache {
+	types := anys.Local()
 	fieldName := protoreflect.FieldDescriptor.JSONName
 	if useProtoNames {
 		fieldName = func(fd protoreflect.FieldDescriptor) string { return string(fd.Name()) }
@@ -149,17 +151,15 @@ func (c *compileCache) blank() *compileCache {
 // hints, search), once per method.
 func (c *compileCache) analyze(m protoreflect.MethodDescriptor) *describe.Method {
 	opts := c.describe
-	if resp, _, ok := operationInfo(m); ok {
-		if md := resolveTypeName(resp, m, c.types); md != nil {
-			opts.LongRunningResult = string(md.FullName())
-		}
+	if md := longrunning.ResponseType(m, c.types); md != nil {
+		opts.LongRunningResult = string(md.FullName())
 	}
 	return describe.Analyze(m, &opts)
 }
 
 func (c *compileCache) withHandle(out json.RawMessage) (json.RawMessage, string, error) {
 	h, err := c.handles.get(string(out), func() (handled, error) {
-		s, key, err := withHandle(out)
+		s, key, err := longrunning.WithHandle(out)
 		return handled{s, key}, err
 	})
 	return h.schema, h.key, err
@@ -210,7 +210,7 @@ func (c *compileCache) rootFacts(md protoreflect.MessageDescriptor, lro, cut boo
 			return f, err
 		}
 		if lro {
-			if out, f.handleKey, err = withHandle(out); err != nil {
+			if out, f.handleKey, err = longrunning.WithHandle(out); err != nil {
 				return f, err
 			}
 		}

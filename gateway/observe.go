@@ -108,7 +108,7 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 }
 
 // The outcome of a call is decided where the call's fate is (a gRPC
-// status in statusResult, arguments refused in inputError, a refusal in
+// status in rpcstatus.Result, arguments refused in inputError, a refusal in
 // authorize) and returned with what that place returns: on the result
 // (mcp.CallToolResult.Outcome, never sent) or on the error
 // (outcomeError). Nothing reads it back out of a result's text.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/rpcstatus"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
@@ -23,7 +25,7 @@ func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 	t.Parallel()
 	for c := codes.OK + 1; c <= codes.Unauthenticated; c++ {
 		ctx := context.Background()
-		res := statusResult(ctx, status.New(c, "boom: with a colon"), nil)
+		res := rpcstatus.Result(ctx, status.New(c, "boom: with a colon"), nil)
 		if got := callOutcome(ctx, res, nil); got != (telemetry.Outcome{Code: c}) {
 			t.Errorf("statusResult(%s): outcome %+v", c, got)
 		}
@@ -50,7 +52,7 @@ func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 		t.Errorf("inputError (protocol mode): outcome %+v, want rejected", got)
 	}
 
-	unknown := &unknownTypeError{name: "x.v1.Ghost"}
+	unknown := &anytypes.UnknownTypeError{Name: "x.v1.Ghost"}
 	res = unshownResult(unknown, "cannot show")
 	if got := callOutcome(ctx, res, nil); got.Code != codes.Internal || got.Err != unknown {
 		t.Errorf("unshownResult: outcome %+v, want INTERNAL and the lookup's error", got)
@@ -65,7 +67,7 @@ func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 	}
 
 	// The text is the model's; the outcome is what was recorded.
-	res = statusResult(ctx, status.New(codes.Internal, "x"), nil)
+	res = rpcstatus.Result(ctx, status.New(codes.Internal, "x"), nil)
 	res.Content[0].Text = "NOT_FOUND: a text that names another code"
 	if got := callOutcome(ctx, res, nil); got.Code != codes.Internal {
 		t.Errorf("outcome %+v, want the recorded INTERNAL whatever the text says", got)

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
@@ -147,7 +148,7 @@ func compileOverrides(owner string, list []ToolOverride) (*overrideRules, error)
 		if err != nil {
 			return nil, err
 		}
-		if o.Name != "" && !validToolName(o.Name) {
+		if o.Name != "" && !toolname.Valid(o.Name) {
 			return nil, fmt.Errorf("%s: name %q: want a portable tool name, 1 to 64 of a-z A-Z 0-9 _ -", where, o.Name)
 		}
 		rule := overrideRule{ToolOverride: o, pattern: p[0], where: where}
@@ -304,7 +305,7 @@ func applyOverride(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride,
 // arguments of before (the gateway's rules, nil for none) and must not
 // name those args hides or fixes.
 func renoteArgs(t *tool, before, args *argRules) {
-	sh := t.search.shape
+	sh := t.search.Shape
 	if sh == nil || (t.origin.description != SourceVerb && t.origin.description != SourceStructure) {
 		return
 	}
@@ -314,15 +315,15 @@ func renoteArgs(t *tool, before, args *argRules) {
 		return
 	}
 	t.def.Description = strings.Replace(t.def.Description, was, now, 1)
-	t.search.description = strings.Replace(t.search.description, was, now, 1)
+	t.search.Description = strings.Replace(t.search.Description, was, now, 1)
 }
 
 // appendDescription adds s to t's description before the gateway's notes
 // on calling it, and to what search indexes.
 func appendDescription(t *tool, s string) {
-	notes := strings.TrimPrefix(t.def.Description, t.search.description)
-	t.search.description = joinSentence(t.search.description, s)
-	t.def.Description = t.search.description + notes
+	notes := strings.TrimPrefix(t.def.Description, t.search.Description)
+	t.search.Description = joinSentence(t.search.Description, s)
+	t.def.Description = t.search.Description + notes
 }
 
 // setArgs gives t its argument rules, which its validator applies
@@ -336,11 +337,11 @@ func setArgs(t *tool, args *argRules) {
 			drop[string(r.path[0].Name())] = true
 		}
 	}
-	if t.search.shape != nil {
-		t.search.shape = t.search.shape.Without(args.unlisted())
+	if t.search.Shape != nil {
+		t.search.Shape = t.search.Shape.Without(args.unlisted())
 	}
 	if len(drop) > 0 {
-		t.search.fields = strings.Join(slices.DeleteFunc(strings.Fields(t.search.fields), func(w string) bool { return drop[w] }), " ")
+		t.search.Fields = strings.Join(slices.DeleteFunc(strings.Fields(t.search.Fields), func(w string) bool { return drop[w] }), " ")
 	}
 }
 
@@ -459,11 +460,11 @@ func (r *overrideRules) toolsetCopy(t *tool, useProtoNames bool, matched map[int
 	if d := strings.TrimSpace(ov.opt.Description); d != "" {
 		// What the gateway adds on calling the tool (paging, streams,
 		// operations) stays; what describe wrote of its structure goes.
-		notes := strings.TrimPrefix(t.def.Description, t.search.description)
-		if sh := t.search.shape; sh != nil && (o.description == SourceVerb || o.description == SourceStructure) {
+		notes := strings.TrimPrefix(t.def.Description, t.search.Description)
+		if sh := t.search.Shape; sh != nil && (o.description == SourceVerb || o.description == SourceStructure) {
 			notes = strings.TrimPrefix(notes, sh.Notes())
 		}
-		nt.search.description, nt.def.Description, o.description = d, d+notes, SourceConfig
+		nt.search.Description, nt.def.Description, o.description = d, d+notes, SourceConfig
 	}
 	if ov.appendDesc != "" {
 		appendDescription(&nt, ov.appendDesc)

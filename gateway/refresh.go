@@ -17,6 +17,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
@@ -222,7 +224,7 @@ func (g *Gateway) rebuild() (bool, error) {
 }
 
 // assemble names the tools of every backend (renaming only those whose
-// names collide across backends; see naming.go), resolves the tool scope
+// names collide across backends; see gateway/internal/toolname), resolves the tool scope
 // rules to the scopes each tool needs (scopes.go), and builds the
 // catalog. The tools are copied: the backends' compiled tools are shared
 // with the catalogs before, and a copy keeps each catalog's names, scopes
@@ -253,7 +255,7 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 			methods = append(methods, t.method[1:])
 		}
 	}
-	final := backendQualified(names, backends, methods)
+	final := toolname.BackendQualified(names, backends, methods)
 	targets := make([]scopeTarget, len(all))
 	for i := range all {
 		targets[i] = scopeTarget{name: final[i], local: names[i], base: all[i].baseName, method: methods[i]}
@@ -266,7 +268,7 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 	withheld := make([]bool, len(all))
 	for i, t := range all {
 		scoped := len(scopes.scopes[i]) > 0 || declared && len(t.declaredScopes) > 0
-		withheld[i] = guardOperations && !scoped && strings.HasPrefix(t.method, "/"+operationsService+"/")
+		withheld[i] = guardOperations && !scoped && strings.HasPrefix(t.method, "/"+longrunning.OperationsService+"/")
 	}
 	// Every listed tool's final name by backend and method, so the
 	// long-running tools' descriptions and results can name the tools
@@ -287,7 +289,7 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 			nt.scopes = slices.Compact(slices.Sorted(slices.Values(slices.Concat(nt.scopes, t.declaredScopes))))
 		}
 		nt.obs = toolObs{}
-		if strings.HasPrefix(t.method, "/"+operationsService+"/") {
+		if strings.HasPrefix(t.method, "/"+longrunning.OperationsService+"/") {
 			opsTools[t.backend+t.method] = &nt
 		}
 		if withheld[i] {
@@ -307,26 +309,26 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 	for _, p := range parts {
 		if p.ops != nil {
 			c.operations[p.backend] = &operationsBackend{name: p.backend, ops: p.ops, md: p.md,
-				getTool: opsTools[p.backend+getOperationMethod], waitTool: opsTools[p.backend+waitOperationMethod],
-				cancelTool: opsTools[p.backend+cancelOperationMethod]}
+				getTool: opsTools[p.backend+longrunning.GetOperationMethod], waitTool: opsTools[p.backend+longrunning.WaitOperationMethod],
+				cancelTool: opsTools[p.backend+longrunning.CancelOperationMethod]}
 		}
 	}
 	for _, nt := range c.tools {
 		if nt.lro != nil {
 			lr := *nt.lro
-			lr.getTool = pollers[nt.backend+lr.pollMethod]
-			if lr.waitMethod != "" {
-				lr.waitTool = pollers[nt.backend+lr.waitMethod]
+			lr.GetTool = pollers[nt.backend+lr.PollMethod]
+			if lr.WaitMethod != "" {
+				lr.WaitTool = pollers[nt.backend+lr.WaitMethod]
 			}
 			// A task is read through the backend's GetOperation
 			// (tasks.go), as the filters allow it.
 			b := c.operations[nt.backend]
-			lr.taskable = b != nil && b.getTool != nil && lr.ops != nil && lr.ops.hasGet && lr.ops.custom == nil
-			if !lr.taskable {
+			lr.Taskable = b != nil && b.getTool != nil && lr.Ops != nil && lr.Ops.HasGet && !lr.Ops.IsCustom()
+			if !lr.Taskable {
 				nt.def.TaskSupport = ""
 			}
 			nt.lro = &lr
-			nt.def.Description += lr.describe()
+			nt.def.Description += lr.Describe()
 		}
 	}
 	var err error

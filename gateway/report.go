@@ -70,7 +70,7 @@ func originOf(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride, to *
 		}
 		return false
 	}
-	sh := t.search.shape
+	sh := t.search.Shape
 	inferred := SourceStructure
 	if sh != nil && sh.Verb != "" {
 		inferred = SourceVerb
@@ -291,7 +291,7 @@ func (t *tool) report() ToolReport {
 			r.Arguments = append(r.Arguments, a.name+": "+a.kind.String())
 		}
 	}
-	if sh := t.search.shape; sh != nil {
+	if sh := t.search.Shape; sh != nil {
 		hintsGuessed := false
 		for _, s := range o.hints[:3] {
 			hintsGuessed = hintsGuessed || s == SourceStructure || s == SourceDefault

@@ -140,7 +140,7 @@ func (l *listing) reaches(backend string, name protoreflect.FullName) bool {
 			walk(t.schemas.m.Input())
 			walk(t.schemas.m.Output())
 			if t.lro != nil {
-				walk(t.lro.responseDesc)
+				walk(t.lro.ResponseDesc)
 			}
 		}
 	})

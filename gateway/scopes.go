@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 )
 
 // Tool scopes (auth.OAuthConfig.ToolScopes, --oauth-tool-scope).
@@ -91,7 +93,7 @@ func parseScopeRule(setting, rule string) (string, error) {
 		return "", bad("empty rule")
 	}
 	if !strings.ContainsAny(rule, "/.") {
-		if !validToolName(rule) {
+		if !toolname.Valid(rule) {
 			return "", bad("not a tool name, and without '/' or '.' not a method pattern either")
 		}
 		return "", nil
@@ -145,7 +147,7 @@ func compileScopeRules(setting string, rules map[string][]string) (scopeRules, e
 type scopeTarget struct {
 	// name is the tool's final name; local its name before a collision
 	// across backends renamed it, base its name before any collision
-	// (baseToolName); all three are equal for most tools.
+	// (toolname.Base); all three are equal for most tools.
 	name, local, base string
 	// method is "package.Service/Method".
 	method string

@@ -13,9 +13,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"google.golang.org/protobuf/reflect/protoreflect"
-
-	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/search"
 )
@@ -90,100 +88,6 @@ const (
 	maxCachedAnswerBytes = 4 << 20
 )
 
-// searchFacts is what search mode indexes about a tool beyond its
-// definition, read from the descriptors once at discovery.
-type searchFacts struct {
-	method  string // the method's simple name
-	service string // the service's simple name
-	pkg     string // the proto package
-	input   string // the request message's simple name
-	fields  string // the request's top-level field names, space-separated
-	// inner are the field names of the request's message fields (pause
-	// and trigger_immediately of PatchSchedule's patch), outputs the
-	// response's top-level field names (what a Get returns).
-	inner, outputs string
-	httpPath       string // the google.api.http rule's path, "" without one
-	// description is the tool's description before the gateway's notes
-	// (paging, partial responses, streaming, long-running calls): they
-	// say how to call a tool, not what it does, and their words ("result",
-	// "page", "next") are shared by every tool they apply to.
-	description string
-	// shape is what the method's structure says: its standard kind, verb
-	// and what it acts on (describe.Analyze).
-	shape *describe.Method
-}
-
-func newSearchFacts(m protoreflect.MethodDescriptor, a *describe.Method) searchFacts {
-	svc := m.Parent().(protoreflect.ServiceDescriptor)
-	f := searchFacts{
-		method:   string(m.Name()),
-		service:  string(svc.Name()),
-		pkg:      string(svc.ParentFile().Package()),
-		input:    string(m.Input().Name()),
-		httpPath: a.HTTPPath,
-		shape:    a,
-	}
-	f.fields = fieldNames(m.Input(), nil)
-	var inner []string
-	fs := m.Input().Fields()
-	for i := range fs.Len() {
-		if md := fs.Get(i).Message(); md != nil && !fs.Get(i).IsMap() && !strings.HasPrefix(string(md.FullName()), "google.protobuf.") {
-			inner = append(inner, fieldNames(md, nil))
-		}
-	}
-	f.inner = strings.Join(inner, " ")
-	f.outputs = fieldNames(m.Output(), nil)
-	return f
-}
-
-// fieldNames joins the names of md's fields.
-func fieldNames(md protoreflect.MessageDescriptor, names []string) string {
-	fs := md.Fields()
-	for i := range fs.Len() {
-		names = append(names, string(fs.Get(i).Name()))
-	}
-	return strings.Join(names, " ")
-}
-
-// Field weights of a tool's search document. The method's name says most
-// about what a tool does; its service and the path of its HTTP rule say
-// what it acts on; the description (written or synthesized) says it in
-// words; field names and the package break ties. Names are indexed in
-// pairs of adjacent words too, so "machine type" finds SetMachineType
-// before the tools that only have a machine or a type.
-var searchFields = [...]struct {
-	weight float64
-	pairs  bool
-	text   func(t *tool) string
-}{
-	{3, true, func(t *tool) string { return t.search.method }},
-	{2, true, func(t *tool) string { return t.def.Name + " " + t.def.Title }},
-	{1.5, true, func(t *tool) string { return t.search.service + " " + t.search.input }},
-	{1.5, false, func(t *tool) string { return t.search.httpPath }},
-	{1, false, func(t *tool) string { return t.search.description }},
-	{0.5, false, func(t *tool) string { return t.search.fields }},
-	{0.3, false, func(t *tool) string { return t.search.inner }},
-	{0.2, false, func(t *tool) string { return t.search.outputs }},
-	{0.3, false, func(t *tool) string { return t.search.pkg }},
-}
-
-// searchKind is the search package's name of a standard kind.
-func searchKind(k describe.Kind) string {
-	switch k {
-	case describe.Get:
-		return search.KindGet
-	case describe.List:
-		return search.KindList
-	case describe.Create:
-		return search.KindCreate
-	case describe.Update:
-		return search.KindUpdate
-	case describe.Delete:
-		return search.KindDelete
-	}
-	return ""
-}
-
 // searchCatalog is search mode's view of one catalog.
 type searchCatalog struct {
 	index *search.Index
@@ -257,34 +161,15 @@ func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
 		answers: make(map[searchKey]*mcp.CallToolResult),
 	}
 	docs := make([]search.Document, len(tools))
-	superseded := supersededTools(tools)
+	facts := make([]*searchdoc.Facts, len(tools))
 	for i, t := range tools {
-		fields := make([]search.Field, len(searchFields))
-		for f, sf := range searchFields {
-			fields[f] = search.Field{Text: sf.text(t), Weight: sf.weight, Pairs: sf.pairs}
-		}
-		docs[i] = search.Document{Key: t.def.Name, Fields: fields, Group: t.search.pkg, Superseded: superseded[i]}
-		if sh := t.search.shape; sh != nil {
-			docs[i].Action, docs[i].Kind, docs[i].Target = sh.Verb, searchKind(sh.Kind), strings.Join(sh.Target(), " ")
-			docs[i].Several = sh.Several()
-			if target := sh.Target(); !slices.Equal(target, sh.Resource) {
-				docs[i].Whole = strings.Join(sh.Resource, " ")
-			}
-			switch {
-			case docs[i].Action == "" && len(sh.Noun) > 0 && sh.Effect == describe.Reads:
-				// ContainerStatus, Plugins: a name that is a noun it
-				// returns reads it.
-				docs[i].Action = string(docs[i].Kind)
-			case docs[i].Action == "" && len(sh.Words) > 0:
-				// A verb describe has no entry for (FeedAnimal) is still
-				// the method's action.
-				docs[i].Action = sh.Words[0]
-			}
-		}
-		if a := t.def.Annotations; a != nil && a.ReadOnlyHint != nil {
-			docs[i].ReadOnly = *a.ReadOnlyHint
-		}
-		pkg, svc := strings.ToLower(t.search.pkg), strings.ToLower(t.search.service)
+		facts[i] = &t.search
+	}
+	superseded := searchdoc.Superseded(facts)
+	for i, t := range tools {
+		docs[i] = searchdoc.Document(&t.def, &t.search)
+		docs[i].Superseded = superseded[i]
+		pkg, svc := strings.ToLower(t.search.Pkg), strings.ToLower(t.search.Service)
 		sc.scopes[i] = [3]string{pkg, svc, pkg + "." + svc}
 	}
 	sc.index = search.New(docs)
@@ -680,9 +565,9 @@ func metaToolSet(l *listing) (*mcp.ToolList, error) {
 func directory(tools []*tool, limit int) string {
 	services := map[string][]string{}
 	for _, t := range tools {
-		p := t.search.pkg
-		if !slices.Contains(services[p], t.search.service) {
-			services[p] = append(services[p], t.search.service)
+		p := t.search.Pkg
+		if !slices.Contains(services[p], t.search.Service) {
+			services[p] = append(services[p], t.search.Service)
 		}
 	}
 	pkgs := slices.Sorted(maps.Keys(services))

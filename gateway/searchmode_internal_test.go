@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
@@ -16,7 +17,7 @@ func TestSearchAnswersCached(t *testing.T) {
 		name := fmt.Sprintf("Things_GetThing%02d", i)
 		tools = append(tools, &tool{
 			def:    mcp.Tool{Name: name, Description: "Returns a thing.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-			search: searchFacts{method: fmt.Sprintf("GetThing%02d", i), service: "Things", pkg: "things.v1"},
+			search: searchdoc.Facts{Method: fmt.Sprintf("GetThing%02d", i), Service: "Things", Pkg: "things.v1"},
 		})
 	}
 	sc, err := newSearchCatalog(withBuiltSchemas(tools))
@@ -78,9 +79,9 @@ func TestSearchEntriesShareSchemas(t *testing.T) {
 	spaced := json.RawMessage(`{ "type": "object" }`)
 	tools := []*tool{
 		{def: mcp.Tool{Name: "Things_GetThing", Description: "Returns a thing.", InputSchema: compact},
-			search: searchFacts{method: "GetThing", service: "Things", pkg: "things.v1"}},
+			search: searchdoc.Facts{Method: "GetThing", Service: "Things", Pkg: "things.v1"}},
 		{def: mcp.Tool{Name: "Things_ListThings", Description: "Lists things.", InputSchema: spaced},
-			search: searchFacts{method: "ListThings", service: "Things", pkg: "things.v1"}},
+			search: searchdoc.Facts{Method: "ListThings", Service: "Things", Pkg: "things.v1"}},
 	}
 	sc, err := newSearchCatalog(withBuiltSchemas(tools))
 	if err != nil {

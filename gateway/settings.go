@@ -218,7 +218,7 @@ func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor, d dead
 			t.timeout = mc.StreamTimeout
 		}
 		if t.lro != nil && mc.OperationWait != 0 {
-			t.lro.wait = mc.OperationWait
+			t.lro.Wait = mc.OperationWait
 		}
 		t.tokenScopes = mc.TokenScopes
 	}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
@@ -312,7 +313,7 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 			return g.streamEnded(ctx, sctx, t, c, err), nil
 		}
 		more, err := c.add(ctx, t, frame.Bytes())
-		if unknown := (*unknownTypeError)(nil); errors.As(err, &unknown) {
+		if unknown := (*anytypes.UnknownTypeError)(nil); errors.As(err, &unknown) {
 			cancel(err)
 			return c.unshown(ctx, unknown), nil
 		}
@@ -351,7 +352,7 @@ var errLimit = errors.New("gateway: stream limit reached")
 
 // streamEnded is the result of a server or bidirectional stream that ended
 // with a non-OK status (or could not start): an error result whose first
-// text block is the status as statusResult writes it, plus a note on a
+// text block is the status as rpcstatus.Result writes it, plus a note on a
 // deadline; whose structuredContent (and second text block) holds the
 // messages received before the error, in the output schema's shape with
 // its optional "error" property. c may be nil (no messages yet).
@@ -493,10 +494,10 @@ func (c *collector) windowResult(ended string) *mcp.CallToolResult {
 }
 
 // unshown is the result of a stream cancelled at a message the gateway
-// cannot show (unknownTypeError): an error that says why, with the
+// cannot show (anytypes.UnknownTypeError): an error that says why, with the
 // messages before it, as streamEnded gives them.
-func (c *collector) unshown(ctx context.Context, unknown *unknownTypeError) *mcp.CallToolResult {
-	why := unknown.sentence("a value")
+func (c *collector) unshown(ctx context.Context, unknown *anytypes.UnknownTypeError) *mcp.CallToolResult {
+	why := unknown.Sentence("a value")
 	text := fmt.Sprintf("The backend's stream sent message %d, but the gateway cannot show it: %s; the gateway cancelled the stream.\n"+
 		"%d message(s) arrived before it; they are in structuredContent.%s and in the next content block.",
 		c.n+1, why, c.n, schema.StreamMessagesProperty)

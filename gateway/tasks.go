@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/rpcstatus"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
@@ -39,14 +41,11 @@ import (
 // lets a list hold only the caller's. The caller's forwarded headers go
 // with every call, as with a tool call.
 
-// taskPollInterval is the poll interval suggested to task clients.
-const taskPollInterval = time.Second
-
 // operationsBackend is one backend's Operations service, for the task
 // methods, which name no tool.
 type operationsBackend struct {
 	name string
-	ops  *operationsClient
+	ops  *longrunning.Client
 	md   metadata.MD
 	// getTool, waitTool and cancelTool are the backend's GetOperation,
 	// WaitOperation and CancelOperation as this catalog's filters let the
@@ -88,65 +87,19 @@ var taskNotFound = &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Failed to r
 // newTaskID mints the id of a task t starts for the caller; false when the
 // operation's name is too long for one (the call then answers without a
 // task).
-func (g *Gateway) newTaskID(ctx context.Context, t *tool, op *operation) (string, bool) {
-	return g.taskKeys.Mint(taskid.Ref{Backend: t.backend, Method: t.method, Operation: op.name, Started: time.Now()}, taskOwner(ctx))
-}
-
-// taskOf is the task state of op under id; withResult adds the result of
-// a finished one. lr, when known, renders the response (see doneResult).
-// started is when the id was issued, the creation time when the
-// operation's metadata has none.
-func taskOf(ctx context.Context, id string, started time.Time, op *operation, lr *longRunning, ops *operationsClient, withResult bool) *mcp.Task {
-	t := &mcp.Task{ID: id, Status: mcp.TaskWorking, PollInterval: taskPollInterval}
-	t.CreatedAt, t.LastUpdatedAt = ops.times(op, started)
-	switch st := operationStatus(op); {
-	case !op.done:
-		if op.metadata.typeURL != "" {
-			if js, err := ops.anyJSON(ctx, nil, op.metadata); err == nil {
-				t.StatusMessage = string(js)
-			}
-		}
-	case st != nil && st.Code() == codes.Canceled:
-		t.Status, t.StatusMessage = mcp.TaskCancelled, telemetry.CodeName(st.Code())+": "+st.Message()
-	case st != nil:
-		t.Status, t.StatusMessage = mcp.TaskCompleted, telemetry.CodeName(st.Code())+": "+st.Message()
-	default:
-		t.Status = mcp.TaskCompleted
-	}
-	if op.done && withResult {
-		// A task's result is read by tasks/result, not observed as a call.
-		t.Result = doneResult(ctx, op, lr, ops, ops.types)
-	}
-	return t
-}
-
-// times are the task's creation and last update, from the metadata's
-// timestamps (found at discovery) when it has them; the operation itself
-// carries none, so otherwise they are when the task was started and now.
-func (c *operationsClient) times(op *operation, started time.Time) (created, updated time.Time) {
-	created, updated = started, time.Now()
-	if c == nil || op.metadata.typeURL == "" {
-		return created, updated
-	}
-	tf := c.timeFields[op.metadata.typeName()]
-	if t, ok := timestampField(op.metadata.value, tf.created); ok {
-		created, updated = t, t
-	}
-	if t, ok := timestampField(op.metadata.value, tf.updated); ok {
-		updated = t
-	}
-	return created, updated
+func (g *Gateway) newTaskID(ctx context.Context, t *tool, op *longrunning.Operation) (string, bool) {
+	return g.taskKeys.Mint(taskid.Ref{Backend: t.backend, Method: t.method, Operation: op.Name(), Started: time.Now()}, taskOwner(ctx))
 }
 
 // taskResult is the answer to a long-running tool's call that runs as a
 // task; nil when op cannot be one (its name is too long for an id), and
 // the call answers as one that does not run as a task.
-func (g *Gateway) taskResult(ctx context.Context, t *tool, op *operation) *mcp.CallToolResult {
+func (g *Gateway) taskResult(ctx context.Context, t *tool, op *longrunning.Operation) *mcp.CallToolResult {
 	id, ok := g.newTaskID(ctx, t, op)
 	if !ok {
 		return nil
 	}
-	return &mcp.CallToolResult{Task: taskOf(ctx, id, time.Now(), op, t.lro, t.lro.ops, true)}
+	return &mcp.CallToolResult{Task: longrunning.TaskOf(ctx, id, time.Now(), op, t.lro, t.lro.Ops, true)}
 }
 
 // taskAccess is a task method's way to its task: what the id says, the
@@ -216,8 +169,8 @@ func getTool(b *operationsBackend) *tool    { return b.getTool }
 func cancelTool(b *operationsBackend) *tool { return b.cancelTool }
 
 // fetch is the operation's current state.
-func (a *taskAccess) fetch(ctx context.Context, what string) (*operation, error) {
-	op, err := a.b.ops.get(a.ctx, &operation{name: a.ref.Operation})
+func (a *taskAccess) fetch(ctx context.Context, what string) (*longrunning.Operation, error) {
+	op, err := a.b.ops.Get(a.ctx, longrunning.Named(a.ref.Operation))
 	if err == nil {
 		return op, nil
 	}
@@ -229,13 +182,13 @@ func (a *taskAccess) fetch(ctx context.Context, what string) (*operation, error)
 		// The backend no longer keeps the operation.
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: what + ": Task not found: the backend no longer has its operation"}
 	}
-	return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("%s: backend %s: %s: %s", what, a.b.name, telemetry.CodeName(st.Code()), clientMessage(st))}
+	return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("%s: backend %s: %s: %s", what, a.b.name, telemetry.CodeName(st.Code()), rpcstatus.ClientMessage(st))}
 }
 
 // task is the task of op with its result cut to the result budget as the
 // call of the tool that started it would have been.
-func (g *Gateway) task(ctx context.Context, id string, a *taskAccess, op *operation, req *mcp.TaskRequest) *mcp.Task {
-	task := taskOf(ctx, id, a.ref.Started, op, a.start.lro, a.b.ops, true)
+func (g *Gateway) task(ctx context.Context, id string, a *taskAccess, op *longrunning.Operation, req *mcp.TaskRequest) *mcp.Task {
+	task := longrunning.TaskOf(ctx, id, a.ref.Started, op, a.start.lro, a.b.ops, true)
 	if task.Result == nil || task.Result.StructuredContent == nil {
 		return task
 	}
@@ -273,13 +226,13 @@ func (e *endpoint) AwaitTask(ctx context.Context, id string, req *mcp.TaskReques
 	}
 	// WaitOperation only as the filters and the caller's scopes allow it.
 	mayWait := a.may(a.b.waitTool) && g.authorizeTask(ctx, req, a.b.waitTool) == nil
-	op, st, err := a.b.ops.poll(a.ctx, a.ctx, op, false, mayWait, nil)
+	op, st, err := a.b.ops.Poll(a.ctx, a.ctx, op, false, mayWait, nil)
 	switch {
 	case err != nil:
 		return nil, err
 	case st != nil:
-		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/result: polling the operation failed: %s: %s", telemetry.CodeName(st.Code()), clientMessage(st))}
-	case !op.done:
+		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/result: polling the operation failed: %s: %s", telemetry.CodeName(st.Code()), rpcstatus.ClientMessage(st))}
+	case !op.Done():
 		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: "tasks/result: the operation did not finish"}
 	}
 	return g.task(ctx, id, a, op, req), nil
@@ -306,13 +259,13 @@ func (e *endpoint) CancelTask(ctx context.Context, id string, req *mcp.TaskReque
 	if err != nil {
 		return nil, err
 	}
-	t := taskOf(ctx, id, a.ref.Started, op, nil, a.b.ops, true)
-	if op.done {
+	t := longrunning.TaskOf(ctx, id, a.ref.Started, op, nil, a.b.ops, true)
+	if op.Done() {
 		return t, nil
 	}
-	if err := a.b.ops.cancel(a.ctx, a.ref.Operation); err != nil {
+	if err := a.b.ops.Cancel(a.ctx, a.ref.Operation); err != nil {
 		st := status.Convert(err)
-		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Cannot cancel task: %s: %s", telemetry.CodeName(st.Code()), clientMessage(st))}
+		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("Cannot cancel task: %s: %s", telemetry.CodeName(st.Code()), rpcstatus.ClientMessage(st))}
 	}
 	return t, nil
 }

@@ -347,7 +347,7 @@ func lroHandleKey(t *tool) string {
 	if t.lro == nil {
 		return ""
 	}
-	return t.lro.handleKey
+	return t.lro.HandleKey
 }
 
 // toolOutput writes t's output schema before bounding, with what the
@@ -364,7 +364,7 @@ func toolOutput(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (jso
 	}
 	md := m.Output()
 	if t.lro != nil {
-		md = t.lro.responseDesc
+		md = t.lro.ResponseDesc
 	}
 	out, err := cc.output(md)
 	if err != nil {
@@ -394,14 +394,14 @@ func rootFacts(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) error
 	}
 	md := m.Output()
 	if t.lro != nil {
-		md = t.lro.responseDesc
+		md = t.lro.ResponseDesc
 	}
 	facts, err := cc.rootFacts(md, t.lro != nil, cut)
 	if err != nil {
 		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
 	if t.lro != nil {
-		t.lro.handleKey = facts.handleKey
+		t.lro.HandleKey = facts.handleKey
 	}
 	if cut {
 		t.budget.shape = facts.shape

@@ -183,7 +183,7 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 			// A long-running tool's description and results name the
 			// tools that poll its operation: they come with it.
 			if t.lro != nil {
-				for _, name := range []string{t.lro.getTool, t.lro.waitTool} {
+				for _, name := range []string{t.lro.GetTool, t.lro.WaitTool} {
 					if k, ok := index[name]; ok && name != "" {
 						member[k] = true
 					}
@@ -225,7 +225,7 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 		l.indexScopes()
 		services := make(map[string]bool)
 		for _, t := range l.tools {
-			services[serviceURI(t.backend, t.search.pkg, t.search.service)] = true
+			services[serviceURI(t.backend, t.search.Pkg, t.search.Service)] = true
 		}
 		var defs []mcp.Resource
 		for _, r := range c.resources.set.Resources() {
@@ -263,7 +263,7 @@ func toolsetOperations(c *catalog, l *listing, filter *methodFilter) map[*tool]b
 			continue
 		}
 		for _, ot := range []*tool{b.getTool, b.waitTool} {
-			if ot != nil && (ot.method == t.lro.pollMethod || ot.method == t.lro.waitMethod) {
+			if ot != nil && (ot.method == t.lro.PollMethod || ot.method == t.lro.WaitMethod) {
 				ops[ot] = true
 			}
 		}

@@ -48,8 +48,8 @@ func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache, dec s
 		// The catalog adds how to poll the operation once it knows the
 		// poller's name (refresh.go): counted at its longest.
 		lr := *t.lro
-		lr.getTool = def.Name
-		def.Description += lr.describe()
+		lr.GetTool = def.Name
+		def.Description += lr.Describe()
 	}
 	buf := entryBuffers.Get().(*[]byte)
 	*buf = mcp.AppendEntry((*buf)[:0], def)
@@ -150,7 +150,7 @@ func (c *compileCache) boundOutput(t *tool, m protoreflect.MethodDescriptor, max
 	}
 	md := m.Output()
 	if t.lro != nil {
-		md = t.lro.responseDesc
+		md = t.lro.ResponseDesc
 	}
 	raw, err := c.output(md)
 	if err != nil {
@@ -164,7 +164,7 @@ func (c *compileCache) boundOutput(t *tool, m protoreflect.MethodDescriptor, max
 	}
 	if t.lro != nil {
 		var key string
-		if s, key, err = c.withHandle(s); err != nil || key != t.lro.handleKey {
+		if s, key, err = c.withHandle(s); err != nil || key != t.lro.HandleKey {
 			return nil, err
 		}
 	}

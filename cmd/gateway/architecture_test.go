@@ -37,18 +37,37 @@ func TestPackageBoundaries(t *testing.T) {
 		}
 	}
 	// The gateway's concept packages under gateway/internal sit below the
-	// assembler (gateway): of this module each uses only the packages its
-	// entry names, so imports run one way, down.
+	// assembler (gateway): of this module each imports only the packages
+	// its entry names, and none reaches gateway itself, so imports run
+	// one way, down.
+	imports := func(pkg string) []string {
+		out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -f {{.Imports}} %s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
 	for pkg, allowed := range map[string][]string{
 		mod + "gateway/internal/taskid":      nil,
 		mod + "gateway/internal/callwire":    nil,
 		mod + "gateway/internal/orderedjson": {mod + "internal/jsonstr"},
 		mod + "gateway/internal/forward":     {mod + "internal/grpcmeta"},
+		mod + "gateway/internal/anytypes":    {mod + "descriptors", mod + "gateway/schema", mod + "gateway/transcode"},
+		mod + "gateway/internal/rpcstatus":   {mod + "gateway/internal/anytypes", mod + "gateway/mcp", mod + "gateway/telemetry"},
+		mod + "gateway/internal/toolname":    {mod + "proto/mcpgateway/v1"},
+		mod + "gateway/internal/paging":      {mod + "gateway/mcp", mod + "internal/jsonstr"},
+		mod + "gateway/internal/searchdoc":   {mod + "gateway/describe", mod + "gateway/mcp", mod + "gateway/search"},
+		mod + "gateway/internal/longrunning": {mod + "descriptors", mod + "gateway/internal/anytypes", mod + "gateway/internal/callwire",
+			mod + "gateway/internal/rpcstatus", mod + "gateway/mcp", mod + "gateway/schema", mod + "gateway/telemetry", mod + "gateway/transcode",
+			mod + "internal/jsonstr"},
 	} {
-		for _, dep := range deps(pkg) {
-			if dep != pkg && strings.HasPrefix(dep, mod) && !slices.Contains(allowed, dep) {
-				t.Errorf("%s depends on %s: of this module it may use only %v", pkg, dep, allowed)
+		for _, dep := range imports(pkg) {
+			if strings.HasPrefix(dep, mod) && !slices.Contains(allowed, dep) {
+				t.Errorf("%s imports %s: of this module it may import only %v", pkg, dep, allowed)
 			}
+		}
+		if slices.Contains(deps(pkg), mod+"gateway") {
+			t.Errorf("%s depends on %sgateway: the assembler imports it, never the reverse", pkg, mod)
 		}
 	}
 	for pkg, forbidden := range map[string][]string{

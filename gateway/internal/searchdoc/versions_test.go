@@ -1,4 +1,4 @@
-package gateway
+package searchdoc
 
 import (
 	"slices"
@@ -11,10 +11,10 @@ import (
 // version; a method alone in its version, or in an unversioned package,
 // is not.
 func TestSupersededTools(t *testing.T) {
-	mk := func(pkg, svc, method string) *tool {
-		return &tool{search: searchFacts{pkg: pkg, service: svc, method: method}}
+	mk := func(pkg, svc, method string) *Facts {
+		return &Facts{Pkg: pkg, Service: svc, Method: method}
 	}
-	tools := []*tool{
+	tools := []*Facts{
 		mk("google.cloud.compute.v1", "Instances", "Stop"),
 		mk("google.cloud.compute.v1beta", "Instances", "Stop"),
 		mk("google.cloud.compute.v1beta", "Instances", "Preview"), // only in beta
@@ -30,7 +30,7 @@ func TestSupersededTools(t *testing.T) {
 		mk("zoo.next", "ZooService", "Feed"),
 	}
 	want := []bool{false, true, false, true, false, true, false, true, false, true, false, false, false}
-	if got := supersededTools(tools); !slices.Equal(got, want) {
-		t.Errorf("supersededTools = %v, want %v", got, want)
+	if got := Superseded(tools); !slices.Equal(got, want) {
+		t.Errorf("Superseded = %v, want %v", got, want)
 	}
 }

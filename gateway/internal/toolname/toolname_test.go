@@ -1,4 +1,4 @@
-package gateway
+package toolname
 
 import (
 	"bytes"
@@ -73,8 +73,8 @@ func TestToolNames(t *testing.T) {
 	if want := []string{"v1_Library_GetBook", "v2_Library_GetBook", wantLong}; !slices.Equal(got, want) {
 		t.Errorf("derived names %q, want %q", got, want)
 	}
-	if n := len(got[2]); n != MaxToolNameLength {
-		t.Errorf("the shortened name is %d characters, want %d", n, MaxToolNameLength)
+	if n := len(got[2]); n != MaxLength {
+		t.Errorf("the shortened name is %d characters, want %d", n, MaxLength)
 	}
 
 	// An unrelated service renames nothing; a prefix is made portable.
@@ -98,7 +98,7 @@ func TestToolNames(t *testing.T) {
 		"acme.opt.v1.S.D": {Name: "same"},
 	}
 	var logs bytes.Buffer
-	got = localToolNames(ms, opts, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	got = Local(ms, opts, nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	if want := []string{"lookup", "S_B", "S_C", "S_D"}; !slices.Equal(got, want) {
 		t.Errorf("explicit names %q, want %q", got, want)
 	}
@@ -107,7 +107,7 @@ func TestToolNames(t *testing.T) {
 	}
 
 	// Across backends only the colliding tools are prefixed.
-	got = backendQualified([]string{"Zoo_Get", "Zoo_Get", "Shop_GetItem"}, []string{"east", "west", "shop"},
+	got = BackendQualified([]string{"Zoo_Get", "Zoo_Get", "Shop_GetItem"}, []string{"east", "west", "shop"},
 		[]string{"zoo.v1.Zoo/Get", "zoo.v1.Zoo/Get", "shop.v1.Shop/GetItem"})
 	if want := []string{"east_Zoo_Get", "west_Zoo_Get", "Shop_GetItem"}; !slices.Equal(got, want) {
 		t.Errorf("across backends %q, want %q", got, want)

@@ -1,4 +1,4 @@
-package gateway
+package searchdoc
 
 import (
 	"cmp"
@@ -62,9 +62,9 @@ func versionedMethod(pkg, service, method string) (key string, v apiVersion, ok 
 	return "", v, false
 }
 
-// supersededTools reports, for each tool, whether the catalog holds its
-// method in a preferred version of the same API.
-func supersededTools(tools []*tool) []bool {
+// Superseded reports, for each tool's facts, whether the catalog holds
+// its method in a preferred version of the same API.
+func Superseded(tools []*Facts) []bool {
 	type entry struct {
 		key string
 		v   apiVersion
@@ -72,7 +72,7 @@ func supersededTools(tools []*tool) []bool {
 	entries := make([]entry, len(tools))
 	best := map[string]apiVersion{}
 	for i, t := range tools {
-		key, v, ok := versionedMethod(t.search.pkg, t.search.service, t.search.method)
+		key, v, ok := versionedMethod(t.Pkg, t.Service, t.Method)
 		if !ok {
 			continue
 		}

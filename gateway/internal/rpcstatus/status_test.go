@@ -1,4 +1,4 @@
-package gateway
+package rpcstatus
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/grpc-mcp-gateway/gateway/descriptors"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
@@ -64,7 +66,7 @@ func TestStatusText(t *testing.T) {
 	}
 	sp := st.Proto()
 	sp.Details = append(sp.Details, own)
-	res := statusResult(context.Background(), status.FromProto(sp), &anyTypes{local: dynamicpb.NewTypes(files)})
+	res := Result(context.Background(), status.FromProto(sp), anytypes.New(&descriptors.Result{Files: files}))
 	want := `UNAVAILABLE: try later
 - BadRequest: field "name": too short
 - ErrorInfo: reason=FULL domain=zoo.example.com
@@ -93,7 +95,7 @@ The backend is unavailable right now. This error is retryable: retry after 3s.`
 	}
 
 	for c := codes.OK + 1; c <= codes.Unauthenticated; c++ {
-		text := statusResult(context.Background(), status.New(c, "m"), nil).Content[0].Text
+		text := Result(context.Background(), status.New(c, "m"), nil).Content[0].Text
 		retryable := c == codes.Unavailable || c == codes.ResourceExhausted || c == codes.Aborted || c == codes.DeadlineExceeded
 		if !strings.HasPrefix(text, telemetry.CodeName(c)+": m\n") || strings.Contains(text, "retryable") != retryable {
 			t.Errorf("%s: %q (retryable: %v)", c, text, retryable)
@@ -101,7 +103,7 @@ The backend is unavailable right now. This error is retryable: retry after 3s.`
 	}
 	// A code past the 17 defined ones is named as sent (metrics fold it
 	// into UNKNOWN, the model sees what the backend said).
-	if text := statusResult(context.Background(), status.New(codes.Code(42), "m"), nil).Content[0].Text; text != "CODE_42: m" {
+	if text := Result(context.Background(), status.New(codes.Code(42), "m"), nil).Content[0].Text; text != "CODE_42: m" {
 		t.Errorf("code 42: %q", text)
 	}
 }

@@ -1,19 +1,5 @@
-package gateway
-
-import (
-	"encoding/base64"
-	"fmt"
-	"strings"
-
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/reflect/protoreflect"
-
-	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
-)
-
-// Asking for less: API conventions a model can use to keep a result
-// small, recognised at discovery by field names and types and explained
+// Package paging recognises the API conventions a model can use to ask
+// for less, to keep a result small, recognised at discovery by field names and types and explained
 // in the tool's description.
 //
 //   - Token paging: the request carries a page token and the response the
@@ -34,6 +20,23 @@ import (
 //   - AIP-157 partial responses: the request has read_mask or field_mask,
 //     a google.protobuf.FieldMask. The description says how to ask for
 //     only some fields, naming a few of the resource's.
+//
+// It reads the methods' descriptors and a response's wire bytes,
+// nothing of tools or the call path; the gateway's catalog adds what
+// Compile returns to the tool, and its unary call path calls Note.
+package paging
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
+)
 
 // tokenPairs are the request's page token and the response's next page
 // token that make a method paged, by proto field name, in the order they
@@ -54,8 +57,8 @@ var tokenPairs = []struct{ request, response protoreflect.Name }{
 // made paged, so a limit elsewhere is never taken for a page size.
 var pageSizes = []protoreflect.Name{"page_size", "maximum_page_size", "max_page_size", "max_results", "limit"}
 
-// paging is a paged method's fields, nil for other tools.
-type paging struct {
+// Paged is a paged method's fields, nil for other tools.
+type Paged struct {
 	sizeArg, tokenArg string           // the request's property names; sizeArg "" without a size
 	next              protowire.Number // the next page token in the response
 	// nextBytes: the token is bytes, written as protojson writes them
@@ -102,12 +105,13 @@ func isCount(f protoreflect.FieldDescriptor) bool {
 	return false
 }
 
-// compileAskLess recognises the conventions in m and adds what a model
-// needs to know to the description; it returns the hint for the sentence
-// of a cut result ("" when the method offers no way to ask for less).
-func compileAskLess(t *tool, m protoreflect.MethodDescriptor, useProtoNames bool) string {
+// Compile recognises the conventions in m: it returns the paging of a
+// paged method (nil otherwise), what a model needs to know of them, to
+// add to the tool's description, and the hint for the sentence of a cut
+// result ("" when the method offers no way to ask for less).
+func Compile(m protoreflect.MethodDescriptor, useProtoNames bool) (p *Paged, description, hint string) {
 	if m.IsStreamingClient() || m.IsStreamingServer() {
-		return ""
+		return nil, "", ""
 	}
 	name := func(f protoreflect.FieldDescriptor) string {
 		if useProtoNames {
@@ -118,19 +122,19 @@ func compileAskLess(t *tool, m protoreflect.MethodDescriptor, useProtoNames bool
 	in := m.Input().Fields()
 	var hints []string
 	if token, size, next := findPaging(m); token != nil {
-		t.paging = &paging{tokenArg: name(token), next: next.Number(), nextBytes: next.Kind() == protoreflect.BytesKind}
+		p = &Paged{tokenArg: name(token), next: next.Number(), nextBytes: next.Kind() == protoreflect.BytesKind}
 		desc := "\n\nPaged: "
 		if size != nil {
-			t.paging.sizeArg = name(size)
-			desc += fmt.Sprintf("set %q to the most items you want in one result; ", t.paging.sizeArg)
-			hints = append(hints, fmt.Sprintf("a smaller %q", t.paging.sizeArg))
+			p.sizeArg = name(size)
+			desc += fmt.Sprintf("set %q to the most items you want in one result; ", p.sizeArg)
+			hints = append(hints, fmt.Sprintf("a smaller %q", p.sizeArg))
 		}
 		desc += fmt.Sprintf("when a result has a %q, call this tool again with the same arguments and %q set to it for the next page (an empty or absent %s means the last page).",
-			name(next), t.paging.tokenArg, name(next))
-		if t.paging.nextBytes {
+			name(next), p.tokenArg, name(next))
+		if p.nextBytes {
 			desc = strings.TrimSuffix(desc, ".") + "; pass the token exactly as the result gives it."
 		}
-		t.def.Description += desc
+		description += desc
 	}
 	for _, n := range []protoreflect.Name{"read_mask", "field_mask"} {
 		f := in.ByName(n)
@@ -141,14 +145,14 @@ func compileAskLess(t *tool, m protoreflect.MethodDescriptor, useProtoNames bool
 		if ex := exampleFields(m.Output(), name); ex != "" {
 			desc += fmt.Sprintf(" (for example %q)", ex)
 		}
-		t.def.Description += desc + "; the result then holds only those, which keeps it small."
+		description += desc + "; the result then holds only those, which keeps it small."
 		hints = append(hints, fmt.Sprintf("%q with only the fields you need", name(f)))
 		break
 	}
 	if len(hints) == 0 {
-		return ""
+		return p, description, ""
 	}
-	return " To get less at once, call again with " + strings.Join(hints, " or ") + "."
+	return p, description, " To get less at once, call again with " + strings.Join(hints, " or ") + "."
 }
 
 func isScalar(f protoreflect.FieldDescriptor, kinds ...protoreflect.Kind) bool {
@@ -194,20 +198,21 @@ func isNextToken(n protoreflect.Name) bool {
 	return false
 }
 
-// notePage ends res with the arguments for the next page when the
-// response (wire form) has a next page token: its JSON value as the
-// result's structuredContent shows it, which is what the request takes.
-func (t *tool) notePage(res *mcp.CallToolResult, wire []byte) {
-	token := stringField(wire, t.paging.next)
+// Note ends res, the result of the tool named tool, with the arguments
+// for the next page when the response (wire form) has a next page token:
+// its JSON value as the result's structuredContent shows it, which is
+// what the request takes.
+func (p *Paged) Note(res *mcp.CallToolResult, tool string, wire []byte) {
+	token := stringField(wire, p.next)
 	if token == "" {
 		return
 	}
-	if t.paging.nextBytes {
+	if p.nextBytes {
 		token = base64.StdEncoding.EncodeToString([]byte(token))
 	}
 	res.Content = append(res.Content, mcp.Content{Type: "text", Text: fmt.Sprintf(
 		"More results: call %s again with the same arguments and %q: %s for the next page.",
-		t.def.Name, t.paging.tokenArg, jsonstr.Append(nil, token))})
+		tool, p.tokenArg, jsonstr.Append(nil, token))})
 }
 
 // stringField is the last occurrence (as protobuf merges) of the string

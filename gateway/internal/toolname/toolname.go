@@ -1,26 +1,4 @@
-package gateway
-
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"log/slog"
-	"strings"
-
-	"google.golang.org/protobuf/reflect/protoreflect"
-
-	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
-)
-
-// MaxToolNameLength is the longest tool name the gateway emits. MCP allows
-// 128 characters, but the Anthropic and OpenAI function-calling APIs (and
-// the MCP conformance suite) accept at most 64 of ^[a-zA-Z0-9_-].
-const MaxToolNameLength = 64
-
-// hashSuffixLength is the number of hex digits of the stable hash that
-// replaces the tail of an over-long name.
-const hashSuffixLength = 8
-
-// Tool names
+// Package toolname names the gateway's tools.
 //
 // Every name the gateway emits is portable to every LLM API
 // (^[a-zA-Z0-9_-]{1,64}$), unique, and deterministic for a given set of
@@ -45,10 +23,35 @@ const hashSuffixLength = 8
 // unlikely case that the prefixed names still collide, suffixed with that
 // hash. So adding an unrelated service or backend never renames existing
 // tools, and a collision renames only the tools involved.
+//
+// It knows the methods' descriptors and the gateway's own method options
+// (proto/mcpgateway/v1), nothing of tools, calls or MCP; the gateway's
+// catalog applies the names it gives.
+package toolname
 
-// localToolNames names one backend's methods: explicit names where valid,
-// derived names otherwise (see "Tool names").
-func localToolNames(methods []protoreflect.MethodDescriptor, opts map[protoreflect.FullName]*mcpgatewayv1.Tool, prefixes map[protoreflect.FullName]string, logger *slog.Logger) []string {
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
+)
+
+// MaxLength is the longest tool name the gateway emits. MCP allows
+// 128 characters, but the Anthropic and OpenAI function-calling APIs (and
+// the MCP conformance suite) accept at most 64 of ^[a-zA-Z0-9_-].
+const MaxLength = 64
+
+// hashSuffixLength is the number of hex digits of the stable hash that
+// replaces the tail of an over-long name.
+const hashSuffixLength = 8
+
+// Local names one backend's methods: explicit names where valid,
+// derived names otherwise (see the package doc).
+func Local(methods []protoreflect.MethodDescriptor, opts map[protoreflect.FullName]*mcpgatewayv1.Tool, prefixes map[protoreflect.FullName]string, logger *slog.Logger) []string {
 	explicit := make(map[int]string)
 	claimed := make(map[string][]int)
 	for i, m := range methods {
@@ -56,7 +59,7 @@ func localToolNames(methods []protoreflect.MethodDescriptor, opts map[protorefle
 		if name == "" {
 			continue
 		}
-		if !validToolName(name) {
+		if !Valid(name) {
 			logger.Warn("(mcpgateway.v1.tool).name is not a portable tool name (^[a-zA-Z0-9_-]{1,64}$); using the derived name", "method", m.FullName(), "name", name)
 			continue
 		}
@@ -108,21 +111,21 @@ func localToolNames(methods []protoreflect.MethodDescriptor, opts map[protorefle
 	}
 }
 
-// baseToolName is the name m has when no other method's name collides
+// Base is the name m has when no other method's name collides
 // with it: its explicit name when that is portable, else Service_Method
 // with the service's name_prefix, unqualified. A collision, within the
 // backend or across backends, renames the tool but never changes this, so
 // a tool scope rule naming a tool follows it through renames (scopes.go).
-func baseToolName(m protoreflect.MethodDescriptor, opt *mcpgatewayv1.Tool, prefix string) string {
-	if name := opt.GetName(); validToolName(name) {
+func Base(m protoreflect.MethodDescriptor, opt *mcpgatewayv1.Tool, prefix string) string {
+	if name := opt.GetName(); Valid(name) {
 		return name
 	}
 	return shortenName(qualifiedName(m, 0, prefix), string(m.FullName()))
 }
 
-// validToolName is the rule model APIs apply to function names.
-func validToolName(name string) bool {
-	if len(name) == 0 || len(name) > MaxToolNameLength {
+// Valid is the rule model APIs apply to function names.
+func Valid(name string) bool {
+	if len(name) == 0 || len(name) > MaxLength {
 		return false
 	}
 	return sanitizeName(name) == name
@@ -176,11 +179,11 @@ func qualifiedName(m protoreflect.MethodDescriptor, level int, prefix string) st
 	return sanitizeName(prefix + strings.Join(parts, "_"))
 }
 
-// backendQualified renames the tools whose names collide across backends
-// (see "Tool names"). names[i] is the local name of the tool at i, served
+// BackendQualified renames the tools whose names collide across backends
+// (see the package doc). names[i] is the local name of the tool at i, served
 // by backends[i] for the method fullNames[i]; the result is the final name
 // of each.
-func backendQualified(names, backends, fullNames []string) []string {
+func BackendQualified(names, backends, fullNames []string) []string {
 	owners := make(map[string]map[string]bool, len(names))
 	for i, n := range names {
 		if owners[n] == nil {
@@ -202,7 +205,7 @@ func backendQualified(names, backends, fullNames []string) []string {
 	for i, n := range out {
 		if count[n] > 1 {
 			suffix := "_" + hashSuffix(backends[i]+"/"+fullNames[i])
-			out[i] = n[:min(len(n), MaxToolNameLength-len(suffix))] + suffix
+			out[i] = n[:min(len(n), MaxLength-len(suffix))] + suffix
 		}
 	}
 	return out
@@ -227,14 +230,14 @@ func sanitizeName(s string) string {
 	return string(b)
 }
 
-// shortenName caps name at MaxToolNameLength. The hash is of the method's
+// shortenName caps name at MaxLength. The hash is of the method's
 // full name, so the shortened name is stable across restarts and distinct
 // for methods whose long names share a prefix.
 func shortenName(name, fullName string) string {
-	if len(name) <= MaxToolNameLength {
+	if len(name) <= MaxLength {
 		return name
 	}
-	return name[:MaxToolNameLength-hashSuffixLength-1] + "_" + hashSuffix(fullName)
+	return name[:MaxLength-hashSuffixLength-1] + "_" + hashSuffix(fullName)
 }
 
 // hashSuffix is the stable tail that tells apart names cut or collided:

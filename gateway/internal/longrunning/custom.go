@@ -1,4 +1,4 @@
-package gateway
+package longrunning
 
 import (
 	"context"
@@ -17,7 +17,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
+	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 )
 
 // Custom long-running operations (AIP-151 "custom" operations, the
@@ -126,20 +128,21 @@ func optionVarint(opts proto.Message, num protowire.Number) (uint64, bool) {
 	return 0, false
 }
 
-// compileCustomOperation makes t a long-running tool when m carries
-// google.cloud.operation_service and the descriptors say how to poll it;
-// otherwise (with a warning when the option is there) t stays ordinary.
-func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.ClientConnInterface, files *protoregistry.Files, cc *compileCache, logger *slog.Logger) error {
-	types, sopts := cc.anys, cc.sopts
+// CompileCustom returns the long-running description of m when m
+// carries google.cloud.operation_service and the descriptors say how to
+// poll it; otherwise (with a warning when the option is there) nil, and
+// the tool stays ordinary. response is the tool's own response encoder,
+// which renders the finished Operation.
+func CompileCustom(m protoreflect.MethodDescriptor, conn grpc.ClientConnInterface, files *protoregistry.Files, types *anytypes.Types, useProtoNames bool, response *transcode.Encoder, logger *slog.Logger) (*Method, error) {
 	svcName := optionString(m.Options(), operationServiceExt)
 	if svcName == "" || m.IsStreamingClient() || m.IsStreamingServer() {
-		return nil
+		return nil, nil
 	}
 	warn := func(why string) error {
 		logger.Warn("google.cloud.operation_service: "+why+"; the method is an ordinary tool", "method", m.FullName(), "operation_service", svcName)
 		return nil
 	}
-	c := &customOps{opType: m.Output(), useProtoNames: sopts.UseProtoNames}
+	c := &customOps{opType: m.Output(), useProtoNames: useProtoNames}
 	fields := c.opType.Fields()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
@@ -159,11 +162,11 @@ func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.
 		}
 	}
 	if c.name == nil || c.status == nil || c.status.Enum() == nil {
-		return warn("the Operation has no name or enum status field annotated with google.cloud.operation_field")
+		return nil, warn("the Operation has no name or enum status field annotated with google.cloud.operation_field")
 	}
 	done := c.status.Enum().Values().ByName("DONE")
 	if done == nil {
-		return warn("the Operation's status enum has no DONE value")
+		return nil, warn("the Operation's status enum has no DONE value")
 	}
 	c.done = done.Number()
 	qualified := protoreflect.FullName(svcName)
@@ -174,7 +177,7 @@ func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.
 	d, err := files.FindDescriptorByName(qualified)
 	svc, ok := d.(protoreflect.ServiceDescriptor)
 	if err != nil || !ok {
-		return warn("the descriptors hold no such service")
+		return nil, warn("the descriptors hold no such service")
 	}
 	// Where each polling request field may come from the original request.
 	fromReq := make(map[protoreflect.Name]protoreflect.FieldDescriptor)
@@ -198,23 +201,22 @@ func compileCustomOperation(t *tool, m protoreflect.MethodDescriptor, conn grpc.
 		wait = w
 	}
 	if get == nil {
-		return warn("the service has no polling method")
+		return nil, warn("the service has no polling method")
 	}
 	if c.get = c.pollMethod(get, fromReq); c.get == nil {
-		return warn(fmt.Sprintf("%s cannot be filled from the operation and the request", get.FullName()))
+		return nil, warn(fmt.Sprintf("%s cannot be filled from the operation and the request", get.FullName()))
 	}
 	if wait != nil {
 		c.wait = c.pollMethod(wait, fromReq)
 	}
-	lr := &longRunning{responseType: c.opType.FullName(), responseDesc: c.opType, response: t.response, wrapResponse: false,
-		pollMethod: "/" + string(svc.FullName()) + "/" + string(get.Name())}
+	lr := &Method{responseType: c.opType.FullName(), ResponseDesc: c.opType, response: response, wrapResponse: false,
+		PollMethod: "/" + string(svc.FullName()) + "/" + string(get.Name())}
 	if c.wait != nil {
-		lr.waitMethod = "/" + string(svc.FullName()) + "/" + string(wait.Name())
+		lr.WaitMethod = "/" + string(svc.FullName()) + "/" + string(wait.Name())
 	}
-	lr.ops = &operationsClient{conn: conn, hasGet: true, hasWait: c.wait != nil, types: types, custom: c,
-		encoders: map[protoreflect.FullName]*anyEncoder{c.opType.FullName(): {enc: t.response}}}
-	t.lro = lr
-	return nil
+	lr.Ops = &Client{conn: conn, HasGet: true, HasWait: c.wait != nil, types: types, custom: c,
+		encoders: map[protoreflect.FullName]*anyEncoder{c.opType.FullName(): {enc: response}}}
+	return lr, nil
 }
 
 // pollMethod describes how to fill m's request, or returns nil when a
@@ -244,7 +246,7 @@ func (c *customOps) pollMethod(m protoreflect.MethodDescriptor, fromReq map[prot
 
 // start decodes the Operation the method returned and builds the polling
 // requests from it and the original request.
-func (c *customOps) start(in proto.Message, wire []byte) (*operation, error) {
+func (c *customOps) start(in proto.Message, wire []byte) (*Operation, error) {
 	opm, err := c.decodeMessage(wire)
 	if err != nil {
 		return nil, err
@@ -284,9 +286,9 @@ func (p *pollMethod) request(in proto.Message, opm *dynamicpb.Message) proto.Mes
 // operation is the custom Operation opm (wire form wire) as the waiting
 // code sees any operation: its name, whether it is done, its error, and
 // itself as the metadata and, once done, the response.
-func (c *customOps) operation(opm *dynamicpb.Message, wire []byte, st *customState) *operation {
+func (c *customOps) operation(opm *dynamicpb.Message, wire []byte, st *customState) *Operation {
 	self := anyValue{typeURL: "type.googleapis.com/" + string(c.opType.FullName()), value: append([]byte(nil), wire...)}
-	op := &operation{name: opm.Get(c.name).String(), metadata: self, custom: st}
+	op := &Operation{name: opm.Get(c.name).String(), metadata: self, custom: st}
 	op.done = opm.Get(c.status).Enum() == c.done
 	if !op.done {
 		return op
@@ -311,7 +313,7 @@ func (c *customOps) operation(opm *dynamicpb.Message, wire []byte, st *customSta
 }
 
 // poll calls the polling method m for op.
-func (c *customOps) poll(ctx context.Context, conn grpc.ClientConnInterface, m *pollMethod, op *operation) (*operation, error) {
+func (c *customOps) poll(ctx context.Context, conn grpc.ClientConnInterface, m *pollMethod, op *Operation) (*Operation, error) {
 	req := op.custom.get
 	if m == c.wait && op.custom.wait != nil {
 		req = op.custom.wait
@@ -329,7 +331,7 @@ func (c *customOps) poll(ctx context.Context, conn grpc.ClientConnInterface, m *
 }
 
 // pollArguments are the arguments of the polling tool for op, as JSON.
-func (c *customOps) pollArguments(op *operation) string {
+func (c *customOps) pollArguments(op *Operation) string {
 	if op.custom == nil {
 		return ""
 	}

@@ -1,4 +1,30 @@
-package gateway
+// Package longrunning is the gateway's side of long-running operations
+// (AIP-151): which methods are long-running tools, the google.longrunning
+// wire contract, waiting for an operation by polling it, custom (Compute
+// Engine style) operations, and the results and task states an operation
+// becomes.
+//
+// A method that returns google.longrunning.Operation and carries the
+// google.longrunning.operation_info option is a long-running tool
+// (Compile): its output schema is the final response type (plus an
+// optional handle, WithHandle), and tools/call starts the operation and
+// waits for it (the gateway's callLongRunning, with Method.Start,
+// Method.Await and Method.Result). Whether a method is one is decided by
+// the option, never by the output type: Operations.GetOperation returns
+// an Operation too and stays an ordinary tool. Compiling runs once, at
+// discovery; a *Method is immutable once the catalog holding it is built.
+//
+// The google.longrunning descriptors come from the backend itself (a
+// method that returns an Operation must describe it), so the gateway
+// bundles no copy and adds no dependency: the Operation envelope and the
+// Operations requests are a published wire contract, read and written
+// with protowire (wire.go), and the response and metadata types are
+// compiled from the backend's descriptors like any response.
+//
+// The package sits below the gateway: the tool, the catalog and the MCP
+// task store (signed ids, authorization) are the gateway's, which holds
+// a *Method on each long-running tool and a *Client per backend.
+package longrunning
 
 import (
 	"encoding/json"
@@ -15,102 +41,83 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
-	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 )
 
-// Long-running operations (AIP-151).
-//
-// A method that returns google.longrunning.Operation and carries the
-// google.longrunning.operation_info option is a long-running tool: its
-// output schema is the final response type (plus an optional handle), and
-// tools/call starts the operation and waits for it (operation_call.go).
-// Whether a method is one is decided by the option, never by the output
-// type: Operations.GetOperation returns an Operation too and stays an
-// ordinary tool. Everything here runs once, at discovery.
-//
-// The google.longrunning descriptors come from the backend itself (a
-// method that returns an Operation must describe it), so the gateway
-// bundles no copy and adds no dependency: the Operation envelope and the
-// Operations requests are a published wire contract, read and written
-// with protowire (operation_wire.go), and the response and metadata types
-// are compiled from the backend's descriptors like any response.
-
-// DefaultOperationWait is how long a long-running tool's call waits for its
-// operation by default (Options.OperationWait).
-const DefaultOperationWait = 30 * time.Second
-
 const (
-	operationType     = "google.longrunning.Operation"
-	operationsService = "google.longrunning.Operations"
+	operationType = "google.longrunning.Operation"
+	// OperationsService is the service every API with long-running
+	// methods serves (AIP-151).
+	OperationsService = "google.longrunning.Operations"
 	// operationInfoField is the field number of the
 	// google.longrunning.operation_info extension of MethodOptions.
 	operationInfoField = 1049
 )
 
-// longRunning is what a long-running tool needs beyond an ordinary one.
+// Method is what a long-running tool needs beyond an ordinary one.
 // It is immutable once the catalog holding it is built.
-type longRunning struct {
+type Method struct {
 	// responseType is operation_info.response_type, resolved, and
-	// responseDesc its descriptor, whose schema is the tool's output
+	// ResponseDesc its descriptor, whose schema is the tool's output
 	// schema (with the handle).
 	responseType protoreflect.FullName
-	responseDesc protoreflect.MessageDescriptor
+	ResponseDesc protoreflect.MessageDescriptor
 	// response renders the finished operation's response (the Any's
 	// value); wrapResponse wraps a non-object one as {"value": ...}.
 	response     *transcode.Encoder
 	wrapResponse bool
-	// handleKey is the structuredContent member of the unfinished
+	// HandleKey is the structuredContent member of the unfinished
 	// operation's handle: "operation", unless the response has a field of
 	// that name.
-	handleKey string
-	// ops is the backend's Operations service, nil when it serves none
+	HandleKey string
+	// Ops is the backend's Operations service, nil when it serves none
 	// (then the gateway cannot wait and returns the operation as it is).
-	ops *operationsClient
-	// wait is how long a call waits (Options.OperationWait or the method's
+	Ops *Client
+	// Wait is how long a call waits (Options.OperationWait or the method's
 	// setting); negative means not at all.
-	wait time.Duration
-	// cancel calls CancelOperation when the client cancels the call.
-	cancel bool
-	// exposeDebugInfo is Options.ExposeDebugInfo: whether a failed
+	Wait time.Duration
+	// Cancel calls CancelOperation when the client cancels the call.
+	Cancel bool
+	// ExposeDebugInfo is Options.ExposeDebugInfo: whether a failed
 	// operation's google.rpc.DebugInfo reaches the client.
-	exposeDebugInfo bool
-	// pollMethod and waitMethod are the full method paths that poll the
-	// operation (waitMethod "" when there is none); getTool and waitTool
+	ExposeDebugInfo bool
+	// PollMethod and WaitMethod are the full method paths that poll the
+	// operation (WaitMethod "" when there is none); GetTool and WaitTool
 	// are their tools' names, set when the catalog is assembled ("" when
 	// not exposed).
-	pollMethod, waitMethod string
-	getTool, waitTool      string
-	// taskable is whether the tool's operations can be tasks: the
+	PollMethod, WaitMethod string
+	GetTool, WaitTool      string
+	// Taskable is whether the tool's operations can be tasks: the
 	// backend serves GetOperation, the filters let the gateway call it
-	// (tasks.go), and the operation is AIP-151's, not a custom one. Set
-	// when the catalog is assembled.
-	taskable bool
+	// (the gateway's tasks.go), and the operation is AIP-151's, not a
+	// custom one. Set when the catalog is assembled.
+	Taskable bool
 }
 
-// operationsClient calls one backend's google.longrunning.Operations
+// Client calls one backend's google.longrunning.Operations
 // service, which AIP-151 has every API with long-running methods serve.
-// The has* fields say which methods the backend declares.
-type operationsClient struct {
+// The Has* fields say which methods the backend declares.
+type Client struct {
 	conn                                grpc.ClientConnInterface
-	hasGet, hasWait, hasCancel, hasList bool
+	HasGet, HasWait, HasCancel, HasList bool
 	// types resolves the Any payloads (metadata, responses) by their type
 	// URL; encoders caches a compiled encoder per type, built at discovery
 	// for every long-running method's response and metadata types.
-	types    *anyTypes
+	types    *anytypes.Types
 	encoders map[protoreflect.FullName]*anyEncoder
 	// timeFields are the create/update timestamps of each metadata type,
-	// for task timestamps (tasks.go).
+	// for task timestamps (the gateway's tasks.go).
 	timeFields map[protoreflect.FullName]metadataTimes
 	// compileMu guards encoders and timeFields while discovery's
 	// goroutines fill them; calls, which come after, only read them.
 	compileMu sync.Mutex
 	// custom, when set, makes this the poller of one custom (Compute
-	// Engine style) long-running method instead (operation_custom.go).
+	// Engine style) long-running method instead (custom.go).
 	custom *customOps
-	// exposeDebugInfo is Options.ExposeDebugInfo, for task results.
-	exposeDebugInfo bool
+	// ExposeDebugInfo is Options.ExposeDebugInfo, for task results.
+	ExposeDebugInfo bool
 }
 
 // anyEncoder renders one message type found in an Any.
@@ -119,21 +126,21 @@ type anyEncoder struct {
 	wrap bool
 }
 
-// newOperationsClient describes the backend's Operations service, or
+// NewClient describes the backend's Operations service, or
 // returns nil when the backend serves none.
-func newOperationsClient(res *descriptors.Result, conn grpc.ClientConnInterface, types *anyTypes) *operationsClient {
+func NewClient(res *descriptors.Result, conn grpc.ClientConnInterface, types *anytypes.Types) *Client {
 	for _, svc := range res.Services {
-		if svc.FullName() != operationsService {
+		if svc.FullName() != OperationsService {
 			continue
 		}
 		ms := svc.Methods()
-		c := &operationsClient{conn: conn, types: types,
+		c := &Client{conn: conn, types: types,
 			encoders:   make(map[protoreflect.FullName]*anyEncoder),
 			timeFields: make(map[protoreflect.FullName]metadataTimes)}
-		c.hasGet = ms.ByName("GetOperation") != nil
-		c.hasWait = ms.ByName("WaitOperation") != nil
-		c.hasCancel = ms.ByName("CancelOperation") != nil
-		c.hasList = ms.ByName("ListOperations") != nil
+		c.HasGet = ms.ByName("GetOperation") != nil
+		c.HasWait = ms.ByName("WaitOperation") != nil
+		c.HasCancel = ms.ByName("CancelOperation") != nil
+		c.HasList = ms.ByName("ListOperations") != nil
 		return c
 	}
 	return nil
@@ -227,36 +234,40 @@ func resolveTypeName(name string, m protoreflect.MethodDescriptor, types *dynami
 	return nil
 }
 
-// compileLongRunning makes t a long-running tool when m carries
-// operation_info and returns an Operation; its output schema is then the
-// final response's (plus the handle: toolOutput). A method whose option
-// names a type the descriptors lack stays an ordinary tool, with a
-// warning.
-func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operationsClient, cc *compileCache, logger *slog.Logger) error {
-	types := cc.types
+// Encoders compiles (or finds already compiled) the encoder of a
+// message type, as the gateway's compile cache does for responses.
+type Encoders func(protoreflect.MessageDescriptor) (*transcode.Encoder, error)
+
+// Compile returns the long-running description of m when m carries
+// operation_info and returns an Operation, nil otherwise; the tool's
+// output schema is then the final response's (plus the handle:
+// WithHandle). A method whose option names a type the descriptors lack
+// stays an ordinary tool (nil), with a warning. types are the backend's
+// descriptors, ops its Operations service (nil when it serves none).
+func Compile(m protoreflect.MethodDescriptor, ops *Client, types *dynamicpb.Types, encoder Encoders, logger *slog.Logger) (*Method, error) {
 	respName, metaName, ok := operationInfo(m)
 	if !ok || m.Output().FullName() != operationType || m.IsStreamingClient() || m.IsStreamingServer() {
-		return nil
+		return nil, nil
 	}
 	resp := resolveTypeName(respName, m, types)
 	if resp == nil {
 		logger.Warn("google.longrunning.operation_info names a response type the descriptors do not hold; the method is an ordinary tool returning the Operation", "method", m.FullName(), "response_type", respName)
-		return nil
+		return nil, nil
 	}
-	enc, err := cc.encoder(resp)
+	enc, err := encoder(resp)
 	if err != nil {
-		return fmt.Errorf("response encoder of %s (operation_info.response_type): %w", m.FullName(), err)
+		return nil, fmt.Errorf("response encoder of %s (operation_info.response_type): %w", m.FullName(), err)
 	}
-	lr := &longRunning{responseType: resp.FullName(), responseDesc: resp, response: enc, wrapResponse: !schema.IsObject(resp), ops: ops,
-		pollMethod: getOperationMethod}
-	if ops != nil && ops.hasWait {
-		lr.waitMethod = waitOperationMethod
+	lr := &Method{responseType: resp.FullName(), ResponseDesc: resp, response: enc, wrapResponse: !schema.IsObject(resp), Ops: ops,
+		PollMethod: GetOperationMethod}
+	if ops != nil && ops.HasWait {
+		lr.WaitMethod = WaitOperationMethod
 	}
 	if ops != nil {
 		var metaEnc *anyEncoder
 		meta := resolveTypeName(metaName, m, types)
 		if meta != nil {
-			if menc, err := cc.encoder(meta); err == nil {
+			if menc, err := encoder(meta); err == nil {
 				metaEnc = &anyEncoder{enc: menc, wrap: !schema.IsObject(meta)}
 			}
 		}
@@ -270,19 +281,14 @@ func compileLongRunning(t *tool, m protoreflect.MethodDescriptor, ops *operation
 		}
 		ops.compileMu.Unlock()
 	}
-	if ops != nil && ops.hasGet {
-		// Tasks poll through GetOperation (tasks.go).
-		t.def.TaskSupport = mcp.TaskSupportOptional
-	}
-	t.lro = lr
-	return nil
+	return lr, nil
 }
 
-// withHandle adds the unfinished operation's handle to a response's output
+// WithHandle adds the unfinished operation's handle to a response's output
 // schema, as an optional member, so that both results a call may give
 // (the response, or the handle) match it. The response's own required
 // members are dropped, since the handle result has none of them.
-func withHandle(out json.RawMessage) (json.RawMessage, string, error) {
+func WithHandle(out json.RawMessage) (json.RawMessage, string, error) {
 	var root map[string]json.RawMessage
 	if err := json.Unmarshal(out, &root); err != nil {
 		return nil, "", err
@@ -310,21 +316,33 @@ func withHandle(out json.RawMessage) (json.RawMessage, string, error) {
 // handleSchema describes the unfinished operation's handle.
 const handleSchema = `{"type":"object","description":"Present only when the operation had not finished when the call stopped waiting; the other members are then absent. Poll the operation by its name.","properties":{"name":{"type":"string","description":"The operation's name, to poll or cancel it."},"done":{"type":"boolean","const":false},"metadata":{"description":"The operation's latest progress metadata, when the backend reports any."}},"required":["name","done"],"additionalProperties":false}`
 
-// describe is the sentence a long-running tool's description
+// Describe is the sentence a long-running tool's description
 // ends with; it names the wait and the tool that polls.
-func (lr *longRunning) describe() string {
+func (lr *Method) Describe() string {
 	s := " This is a long-running operation, and the call may take long"
 	switch {
-	case lr.ops == nil || !lr.ops.hasGet:
+	case lr.Ops == nil || !lr.Ops.HasGet:
 		return s + ": its result may be an unfinished operation, which this gateway cannot poll."
-	case lr.wait < 0:
+	case lr.Wait < 0:
 		s += ": it returns at once"
 	default:
-		s += fmt.Sprintf(": it waits up to %s for the result", lr.wait)
+		s += fmt.Sprintf(": it waits up to %s for the result", lr.Wait)
 	}
-	s += fmt.Sprintf(`; if the operation is still running then, the result is {"%s": {"name": ..., "done": false}}`, lr.handleKey)
-	if lr.getTool != "" {
-		s += ", and " + lr.getTool + " checks on it later (the result gives the arguments)"
+	s += fmt.Sprintf(`; if the operation is still running then, the result is {"%s": {"name": ..., "done": false}}`, lr.HandleKey)
+	if lr.GetTool != "" {
+		s += ", and " + lr.GetTool + " checks on it later (the result gives the arguments)"
 	}
 	return s + "."
+}
+
+// ResponseType is the final response type m's operation_info names,
+// resolved in types; nil when m carries no operation_info or its type is
+// not in the descriptors. Whether m is a long-running tool is Compile's
+// decision; this is what the describer reads of the option.
+func ResponseType(m protoreflect.MethodDescriptor, types *dynamicpb.Types) protoreflect.MessageDescriptor {
+	resp, _, ok := operationInfo(m)
+	if !ok {
+		return nil
+	}
+	return resolveTypeName(resp, m, types)
 }

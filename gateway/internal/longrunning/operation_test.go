@@ -1,4 +1,4 @@
-package gateway
+package longrunning
 
 import (
 	"context"
@@ -24,11 +24,11 @@ func TestOperationErrorWithholdsDebugInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op := &operation{name: "operations/1", done: true, err: st.Proto()}
+	op := &Operation{name: "operations/1", done: true, err: st.Proto()}
 	for _, expose := range []bool{false, true} {
 		for name, res := range map[string]*mcp.CallToolResult{
-			"call": doneResult(context.Background(), op, &longRunning{exposeDebugInfo: expose}, nil, nil),
-			"task": doneResult(context.Background(), op, nil, &operationsClient{exposeDebugInfo: expose}, nil),
+			"call": DoneResult(context.Background(), op, &Method{ExposeDebugInfo: expose}, nil, nil),
+			"task": DoneResult(context.Background(), op, nil, &Client{ExposeDebugInfo: expose}, nil),
 		} {
 			var text strings.Builder
 			for _, c := range res.Content {
@@ -51,7 +51,7 @@ func TestWithHandle(t *testing.T) {
 		{`{"type":"object","properties":{"label":{"type":"string"}},"required":["label"]}`, "operation"},
 		{`{"type":"object","properties":{"operation":{"type":"string"}},"required":["operation"]}`, "_operation"},
 	} {
-		out, key, err := withHandle(json.RawMessage(tc.in))
+		out, key, err := WithHandle(json.RawMessage(tc.in))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestWithHandle(t *testing.T) {
 			t.Fatal(err)
 		}
 		if key != tc.key || string(got.Properties[key]) != handleSchema || got.Required != nil || len(got.Properties) != 2 {
-			t.Errorf("withHandle(%s) = %s, key %q; want the handle as optional %q and no required list", tc.in, out, key, tc.key)
+			t.Errorf("WithHandle(%s) = %s, key %q; want the handle as optional %q and no required list", tc.in, out, key, tc.key)
 		}
 	}
 }

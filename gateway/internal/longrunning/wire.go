@@ -1,4 +1,4 @@
-package gateway
+package longrunning
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
@@ -20,10 +21,10 @@ import (
 // field numbers below are the published ones (google/longrunning/
 // operations.proto), and they are all the gateway needs of those messages.
 
-// operation is a decoded google.longrunning.Operation {name = 1;
+// Operation is a decoded google.longrunning.Operation {name = 1;
 // metadata = 2 (Any); done = 3; error = 4 (google.rpc.Status);
 // response = 5 (Any)}.
-type operation struct {
+type Operation struct {
 	name     string
 	metadata anyValue
 	done     bool
@@ -32,7 +33,7 @@ type operation struct {
 	// hasResponse tells an empty response (a valid Empty) from none.
 	hasResponse bool
 	// custom carries a custom operation's polling requests
-	// (operation_custom.go); nil for AIP-151 operations.
+	// (custom.go); nil for AIP-151 operations.
 	custom *customState
 }
 
@@ -43,13 +44,13 @@ type anyValue struct {
 }
 
 // typeName is the message name at the end of the type URL.
-func (a anyValue) typeName() protoreflect.FullName { return typeNameOf(a.typeURL) }
+func (a anyValue) typeName() protoreflect.FullName { return anytypes.TypeNameOf(a.typeURL) }
 
 var errBadOperation = errors.New("not a valid google.longrunning.Operation")
 
 // decodeOperation decodes b; the result copies what it keeps.
-func decodeOperation(b []byte) (*operation, error) {
-	op := &operation{}
+func decodeOperation(b []byte) (*Operation, error) {
+	op := &Operation{}
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -158,16 +159,16 @@ func waitRequest(name string, timeout time.Duration) []byte {
 // anyJSON renders an Any's message as the JSON its type's output schema
 // describes: with the encoder compiled at discovery when the type is one
 // of the long-running methods' types, else through the backend's
-// descriptors and what lookups learnt of its types (anytypes.go), looking
+// descriptors and what lookups learnt of its types (anytypes), looking
 // up, within ctx, those met for the first time. A type the gateway cannot
-// resolve is an error, an *unknownTypeError when it was looked up.
-func (c *operationsClient) anyJSON(ctx context.Context, b []byte, a anyValue) ([]byte, error) {
+// resolve is an error, an *anytypes.UnknownTypeError when it was looked up.
+func (c *Client) anyJSON(ctx context.Context, b []byte, a anyValue) ([]byte, error) {
 	if e := c.encoders[a.typeName()]; e != nil {
-		return c.types.appendWrapped(ctx, b, e.enc, a.value, e.wrap)
+		return c.types.AppendWrapped(ctx, b, e.enc, a.value, e.wrap)
 	}
 	js, err := c.anyProtojson(a)
-	if err != nil && c.types != nil && c.types.remote != nil {
-		learnt, missing := c.types.learn(ctx, (&anypb.Any{TypeUrl: a.typeURL, Value: a.value}).ProtoReflect())
+	if err != nil && c.types.HasRemote() {
+		learnt, missing := c.types.Learn(ctx, (&anypb.Any{TypeUrl: a.typeURL, Value: a.value}).ProtoReflect())
 		if learnt {
 			js, err = c.anyProtojson(a)
 		}
@@ -186,7 +187,7 @@ func (c *operationsClient) anyJSON(ctx context.Context, b []byte, a anyValue) ([
 }
 
 // anyProtojson renders an Any's message with protojson.
-func (c *operationsClient) anyProtojson(a anyValue) ([]byte, error) {
+func (c *Client) anyProtojson(a anyValue) ([]byte, error) {
 	m, err := anypb.UnmarshalNew(&anypb.Any{TypeUrl: a.typeURL, Value: a.value}, proto.UnmarshalOptions{Resolver: c.types, AllowPartial: true})
 	if err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", a.typeName(), err)

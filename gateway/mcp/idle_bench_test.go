@@ -25,7 +25,7 @@ func BenchmarkIdleSession(b *testing.B) {
 	const n = 200
 	for _, tc := range []struct {
 		name string
-		open func(b *testing.B, base string) io.Closer // one initialized idle session
+		open func(b testing.TB, base string) io.Closer // one initialized idle session
 		mux  func(tb testing.TB, s *Server) http.Handler
 	}{
 		{"streamable-http", openHTTPSession(false), streamableMux(nil)},
@@ -50,13 +50,15 @@ func BenchmarkIdleSession(b *testing.B) {
 				srv = httptest.NewServer(tc.mux(b, s))
 				open = func() io.Closer { return tc.open(b, srv.URL) }
 			}
-			heap0, g0 := settle()
+			m0, g0 := settle()
 			conns := make([]io.Closer, 0, n)
 			for range n {
 				conns = append(conns, open())
 			}
-			heap1, g1 := settle()
-			b.ReportMetric(float64(heap1-heap0)/n, "bytes/session")
+			m1, g1 := settle()
+			b.ReportMetric(float64(m1.HeapAlloc+m1.StackInuse-m0.HeapAlloc-m0.StackInuse)/n, "bytes/session")
+			b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/n, "heap-bytes/session")
+			b.ReportMetric(float64(m1.StackInuse-m0.StackInuse)/n, "stack-bytes/session")
 			b.ReportMetric(float64(g1-g0)/n, "goroutines/session")
 			for range b.N {
 			}
@@ -75,7 +77,7 @@ func BenchmarkIdleSession(b *testing.B) {
 
 // settle lets goroutines reach their idle state and returns the live heap
 // plus stacks, and the goroutine count.
-func settle() (uint64, int) {
+func settle() (runtime.MemStats, int) {
 	var last int
 	for i := 0; i < 50; i++ {
 		time.Sleep(20 * time.Millisecond)
@@ -85,11 +87,12 @@ func settle() (uint64, int) {
 		}
 		last = g
 	}
-	runtime.GC()
-	runtime.GC()
+	for range 6 {
+		runtime.GC()
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc + ms.StackInuse, runtime.NumGoroutine()
+	return ms, runtime.NumGoroutine()
 }
 
 func streamableMux(o *StreamableHTTPOptions) func(tb testing.TB, s *Server) http.Handler {
@@ -98,7 +101,7 @@ func streamableMux(o *StreamableHTTPOptions) func(tb testing.TB, s *Server) http
 
 // rawConn opens a TCP connection and writes req; it reads the response
 // head into a stack buffer, keeping nothing.
-func rawConn(b *testing.B, base, req string) (net.Conn, string) {
+func rawConn(b testing.TB, base, req string) (net.Conn, string) {
 	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		b.Fatal(err)
@@ -118,8 +121,8 @@ func rawConn(b *testing.B, base, req string) (net.Conn, string) {
 	return c, string(buf[:n])
 }
 
-func openHTTPSession(withGET bool) func(b *testing.B, base string) io.Closer {
-	return func(b *testing.B, base string) io.Closer {
+func openHTTPSession(withGET bool) func(b testing.TB, base string) io.Closer {
+	return func(b testing.TB, base string) io.Closer {
 		req, _ := http.NewRequest("POST", base, strings.NewReader(initBody))
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Content-Type", "application/json")
@@ -141,7 +144,7 @@ func openHTTPSession(withGET bool) func(b *testing.B, base string) io.Closer {
 	}
 }
 
-func openSSESession(b *testing.B, base string) io.Closer {
+func openSSESession(b testing.TB, base string) io.Closer {
 	c, head := rawConn(b, base, "GET /sse HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n")
 	if !strings.HasPrefix(head, "HTTP/1.1 200") {
 		b.Fatalf("GET /sse: %s", head)
@@ -167,7 +170,7 @@ func openSSESession(b *testing.B, base string) io.Closer {
 	return c
 }
 
-func openWSSession(b *testing.B, base string) io.Closer {
+func openWSSession(b testing.TB, base string) io.Closer {
 	c, head := rawConn(b, base, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mcp\r\n\r\n")
 	if !strings.HasPrefix(head, "HTTP/1.1 101") {
@@ -188,7 +191,7 @@ func openWSSession(b *testing.B, base string) io.Closer {
 // openStdioSession is the stdio transport's cost per connection (a
 // process serves one, but the code is the same per session). Output goes
 // to io.Discard so that no client goroutine is counted.
-func openStdioSession(b *testing.B, s *Server) io.Closer {
+func openStdioSession(b testing.TB, s *Server) io.Closer {
 	inR, inW := io.Pipe()
 	go s.ServeStdio(context.Background(), inR, io.Discard)
 	if _, err := fmt.Fprintln(inW, initBody); err != nil {

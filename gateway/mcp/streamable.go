@@ -374,31 +374,58 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 		writeJSONError(w, status, nil, e)
 		return
 	}
-	defer h.release(hs)
 	h.mu.Lock()
 	if hs.hasGET {
 		h.mu.Unlock()
+		h.release(hs)
 		writeJSONError(w, http.StatusConflict, nil, errorf(CodeInvalidRequest, "the session already has a GET stream"))
 		return
 	}
 	hs.hasGET = true
 	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		hs.hasGET = false
-		h.mu.Unlock()
-	}()
 
 	l := newListener()
 	h.s.addListener(l)
-	defer h.s.removeListener(l)
 	cred := watchCredential(&who)
-	defer cred.stop()
+	end := func() {
+		cred.stop()
+		h.s.removeListener(l)
+		h.mu.Lock()
+		hs.hasGET = false
+		h.mu.Unlock()
+		h.release(hs)
+	}
 	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout, srv: h.s}
+	if r.ProtoMajor == 1 && r.ProtoMinor == 1 {
+		// The stream is about to leave net/http (detach); when it ends the
+		// connection closes rather than serving another request, and the
+		// client is told so up front.
+		w.Header()["Connection"] = hvClose
+	}
 	st.start()
+	if gone := st.detach(); gone != nil {
+		// The handler returns and the stream waits on a goroutine of its
+		// own, at a shallow depth: net/http lets go of its per-connection
+		// buffers (10 KiB), its state and its serving goroutine's stack,
+		// which a GET stream, idle for most of its life, would otherwise
+		// hold for all of it.
+		go func() {
+			defer end()
+			h.waitGET(hs, l, cred, st, gone)
+			st.closeDetached(gone)
+		}()
+		return
+	}
+	defer end()
+	h.waitGET(hs, l, cred, st, r.Context().Done())
+}
+
+// waitGET serves a GET stream until gone (the client has left) or the
+// session, the server or the credential ends, or a write fails.
+func (h *streamable) waitGET(hs *httpSession, l *listener, cred *credentialEnd, st *httpStream, gone <-chan struct{}) {
 	for {
 		select {
-		case <-r.Context().Done():
+		case <-gone:
 			return
 		case <-hs.closed:
 			return

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +61,14 @@ type WebSocketOptions struct {
 // offers: new WebSocket(url, "mcp").
 const wsSubprotocol = "mcp"
 
+// wsReadBufferSize is each connection's read buffer, held for its whole
+// life (an idle connection's reader waits on it). Left at zero, the
+// Upgrader would keep net/http's 4 KiB one; a frame's header and a small
+// message fit in 1 KiB, and a larger message's payload is read straight
+// into the message's own slice, so a bigger buffer would save a read
+// call or two per large message at 3 KiB per connection.
+const wsReadBufferSize = 1 << 10
+
 // wsWriteBuffers is shared by every connection: a write buffer is held only
 // while a message is being written, so idle connections hold none.
 var wsWriteBuffers sync.Pool
@@ -96,6 +105,7 @@ func (s *Server) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 	h.up = websocket.Upgrader{
 		Subprotocols:    []string{wsSubprotocol},
 		WriteBufferPool: &wsWriteBuffers,
+		ReadBufferSize:  wsReadBufferSize,
 		// OriginProtection has already decided, with the same rules (and
 		// allow-list) as the other HTTP transports.
 		CheckOrigin: func(*http.Request) bool { return true },
@@ -139,19 +149,42 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "too many WebSocket connections (limit %d)", h.o.MaxConnections))
 		return
 	}
-	defer h.conns.Add(-1)
-	if owner := h.s.principalOf(r.Context()).ID; owner != "" && h.o.MaxConnectionsPerPrincipal > 0 {
+	owner := h.s.principalOf(r.Context()).ID
+	if owner != "" && h.o.MaxConnectionsPerPrincipal > 0 {
 		if !h.takeOwnerSlot(owner) {
+			h.conns.Add(-1)
 			writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "too many WebSocket connections for this principal (limit %d)", h.o.MaxConnectionsPerPrincipal))
 			return
 		}
-		defer h.releaseOwnerSlot(owner)
+	} else {
+		owner = ""
 	}
 	conn, err := h.up.Upgrade(w, r, nil)
 	if err != nil {
+		h.releaseSlots(owner)
 		return // Upgrade has answered
 	}
-	h.serve(r, conn)
+	// The connection is served on a goroutine of its own and this handler
+	// returns: net/http then lets go of what it holds per connection (its
+	// 4 KiB write buffer, the request's state and the deep stack of its
+	// serving goroutine), which an idle connection would otherwise keep
+	// for its whole life. The request's values (the principal) stay; its
+	// cancellation, which net/http fires when the handler returns, does
+	// not: the socket's end ends the session, as before.
+	ctx, header := context.WithoutCancel(r.Context()), r.Header
+	go func() {
+		defer h.releaseSlots(owner)
+		h.serve(ctx, header, conn)
+	}()
+}
+
+// releaseSlots gives back what ServeHTTP took for a connection: its place
+// under MaxConnections and, for a non-empty owner, its principal's.
+func (h *wsHandler) releaseSlots(owner string) {
+	if owner != "" {
+		h.releaseOwnerSlot(owner)
+	}
+	h.conns.Add(-1)
 }
 
 func (h *wsHandler) takeOwnerSlot(owner string) bool {
@@ -177,7 +210,7 @@ func (h *wsHandler) releaseOwnerSlot(owner string) {
 
 // serve runs one connection: a reader goroutine turns frames into
 // messages, the handler's own goroutine runs the session (and the pings).
-func (h *wsHandler) serve(r *http.Request, conn *websocket.Conn) {
+func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websocket.Conn) {
 	ws := &wsConn{c: conn, writeTimeout: h.o.WriteTimeout, srv: h.s}
 	silence := h.o.PingInterval + h.o.PongTimeout
 	conn.SetReadDeadline(time.Now().Add(silence))
@@ -195,9 +228,9 @@ func (h *wsHandler) serve(r *http.Request, conn *websocket.Conn) {
 	}()
 
 	ticker := time.NewTicker(h.o.PingInterval)
-	end := h.s.serveConn(r.Context(), &connConfig{
+	end := h.s.serveConn(ctx, &connConfig{
 		transport:   "websocket",
-		header:      r.Header,
+		header:      header,
 		out:         ws,
 		in:          in,
 		cancelOnEOF: true,

@@ -207,6 +207,13 @@ type call struct {
 type listener struct {
 	kick      chan struct{}
 	resources chan struct{}
+	// notify, when set, is told instead of the channels (which are then
+	// nil), for a stream that keeps no goroutine waiting on them. It is
+	// called under Server.mu and must not block.
+	notify func(msg []byte, resourceList bool)
+	// shutdown, when set, is called when Shutdown begins (at once if it
+	// has), under Server.mu: it must not block.
+	shutdown func()
 }
 
 func newListener() *listener {
@@ -332,6 +339,10 @@ func (s *Server) NotifyToolListChanged() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for l := range s.listeners {
+		if l.notify != nil {
+			l.notify(listChangedMsg, false)
+			continue
+		}
 		select {
 		case l.kick <- struct{}{}:
 		default:
@@ -352,6 +363,9 @@ func (s *Server) NotificationStreams() int {
 func (s *Server) addListener(l *listener) {
 	s.mu.Lock()
 	s.listeners[l] = struct{}{}
+	if s.closing && l.shutdown != nil {
+		l.shutdown()
+	}
 	s.mu.Unlock()
 }
 
@@ -371,6 +385,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if !s.closing {
 		s.closing = true
 		close(s.done)
+		for l := range s.listeners {
+			if l.shutdown != nil {
+				l.shutdown()
+			}
+		}
 		hooks = s.onShutdown
 	}
 	var wait chan struct{}

@@ -24,6 +24,7 @@ type httpStream struct {
 	sse          bool
 	done         bool
 	failed       bool // a write failed: told once
+	closed       bool // a detached stream's connection is closed
 }
 
 // failLocked wraps a failed write's error, and tells the server the
@@ -142,19 +143,18 @@ func (st *httpStream) finish(status int, body []byte) {
 
 const sseEventPrefix = "event: message\ndata: "
 
-// detach takes the connection from net/http. It returns a channel closed
-// when the client has closed its end, or nil when the connection cannot
-// be taken (HTTP/2, or a ResponseWriter without Hijack): the stream then
-// stays with net/http.
-func (st *httpStream) detach() <-chan struct{} {
+// detach takes the connection from net/http, and reports whether it
+// could: not over HTTP/2, nor through a ResponseWriter without Hijack;
+// the stream then stays with net/http.
+func (st *httpStream) detach() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.rc == nil || st.w.Header().Get("Connection") != "close" {
-		return nil
+		return false
 	}
 	conn, brw, err := st.rc.Hijack()
 	if err != nil {
-		return nil
+		return false
 	}
 	// A client may not send on a connection whose response is still
 	// coming but for pipelined requests, which "Connection: close" tells
@@ -165,13 +165,12 @@ func (st *httpStream) detach() <-chan struct{} {
 	// Nothing of net/http's is kept: the response writer would hold its
 	// connection's state and buffers alive.
 	st.w, st.rc = nil, nil
-	gone := make(chan struct{})
-	go discardUntilClosed(conn, gone)
-	return gone
+	return true
 }
 
-func discardUntilClosed(conn net.Conn, gone chan<- struct{}) {
-	defer close(gone)
+// discardUntilClosed reads the connection until it fails: the client
+// has gone, or the connection was closed.
+func discardUntilClosed(conn net.Conn) {
 	var buf [64]byte
 	for {
 		if _, err := conn.Read(buf[:]); err != nil {
@@ -199,12 +198,16 @@ func (st *httpStream) chunkLocked(msg []byte) error {
 	return nil
 }
 
-// closeDetached ends a detached stream as net/http would end the
-// response (its last chunk), closes the connection and waits for its
-// reader.
-func (st *httpStream) closeDetached(gone <-chan struct{}) {
+// abort ends a detached stream, once, as net/http ends a response (its
+// last chunk, unless a write has failed), and closes the connection,
+// which ends its reader.
+func (st *httpStream) abort() {
 	st.mu.Lock()
-	st.done = true
+	defer st.mu.Unlock()
+	if st.closed {
+		return
+	}
+	st.closed, st.done = true, true
 	if !st.failed {
 		if st.writeTimeout > 0 {
 			_ = st.conn.SetWriteDeadline(time.Now().Add(st.writeTimeout))
@@ -212,6 +215,4 @@ func (st *httpStream) closeDetached(gone <-chan struct{}) {
 		_, _ = io.WriteString(st.conn, "0\r\n\r\n")
 	}
 	_ = st.conn.Close()
-	st.mu.Unlock()
-	<-gone
 }

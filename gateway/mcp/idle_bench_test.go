@@ -63,11 +63,14 @@ func BenchmarkIdleSession(b *testing.B) {
 				conns = append(conns, open())
 			}
 			m1, g1 := settle()
-			perSession := float64(m1.HeapAlloc+m1.StackInuse-m0.HeapAlloc-m0.StackInuse) / n
+			// Signed: a figure near zero may come out below it.
+			heap := float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / n
+			stack := float64(int64(m1.StackInuse)-int64(m0.StackInuse)) / n
+			perSession := heap + stack
 			goroutines := float64(g1-g0) / n
 			b.ReportMetric(perSession, "bytes/session")
-			b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/n, "heap-bytes/session")
-			b.ReportMetric(float64(m1.StackInuse-m0.StackInuse)/n, "stack-bytes/session")
+			b.ReportMetric(heap, "heap-bytes/session")
+			b.ReportMetric(stack, "stack-bytes/session")
 			b.ReportMetric(goroutines, "goroutines/session")
 			if tc.budget && perSession > idleBudget {
 				b.Errorf("an idle session holds %.0f bytes, over the budget of %d", perSession, idleBudget)

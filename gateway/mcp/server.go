@@ -216,6 +216,36 @@ type listener struct {
 	shutdown func()
 }
 
+// coalescer coalesces one stream's list_changed notifications per kind
+// (as a listener's channel of one does) and writes each from a
+// short-lived goroutine, so that no goroutine of the stream's waits for
+// them.
+type coalescer struct{ tools, resources atomic.Bool }
+
+func (n *coalescer) post(resourceList bool, write func()) {
+	pending := &n.tools
+	if resourceList {
+		pending = &n.resources
+	}
+	if pending.Swap(true) {
+		return
+	}
+	go func() {
+		pending.Store(false)
+		write()
+	}()
+}
+
+// setCallbacks switches l, registered with channels, to callbacks, and
+// reports whether Shutdown has begun (shutdown is then not called).
+// A notification its channels hold is the caller's to deliver.
+func (s *Server) setCallbacks(l *listener, notify func(msg []byte, resourceList bool), shutdown func()) (closing bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l.notify, l.shutdown = notify, shutdown
+	return s.closing
+}
+
 func newListener() *listener {
 	return &listener{kick: make(chan struct{}, 1), resources: make(chan struct{}, 1)}
 }

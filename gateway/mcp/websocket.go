@@ -276,21 +276,13 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 		e.end(endShutdown)
 		close(e.drained)
 	}
-	var tools, resources atomic.Bool
+	var n coalescer
 	l := &listener{notify: func(msg []byte, resourceList bool) {
-		pending := &tools
-		if resourceList {
-			pending = &resources
-		}
-		if pending.Swap(true) {
-			return // coalesced, as a listener's channel does
-		}
-		go func() {
-			pending.Store(false)
+		n.post(resourceList, func() {
 			if sess.negotiated() != "" {
 				_ = ws.send(msg)
 			}
-		}()
+		})
 	}, shutdown: func() { go drain() }}
 	s.addListener(l)
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -216,24 +217,49 @@ type listener struct {
 	shutdown func()
 }
 
-// coalescer coalesces one stream's list_changed notifications per kind
-// (as a listener's channel of one does) and writes each from a
-// short-lived goroutine, so that no goroutine of the stream's waits for
-// them.
-type coalescer struct{ tools, resources atomic.Bool }
+// coalescer writes one stream's list_changed notifications from a
+// goroutine that runs only while some are pending, so that no goroutine of
+// the stream's waits for them. They go out in the order they came, and
+// one of a kind still pending absorbs the next of that kind, as a
+// listener's channel of one does.
+type coalescer struct {
+	write func(msg []byte) // set before the first post
 
-func (n *coalescer) post(resourceList bool, write func()) {
-	pending := &n.tools
-	if resourceList {
-		pending = &n.resources
+	mu      sync.Mutex
+	pending []bool // kinds in order: resources list (true) or tools list
+	running bool
+}
+
+func (n *coalescer) post(resourceList bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !slices.Contains(n.pending, resourceList) {
+		n.pending = append(n.pending, resourceList)
 	}
-	if pending.Swap(true) {
+	if n.running {
 		return
 	}
-	go func() {
-		pending.Store(false)
-		write()
-	}()
+	n.running = true
+	go n.run()
+}
+
+func (n *coalescer) run() {
+	for {
+		n.mu.Lock()
+		if len(n.pending) == 0 {
+			n.running = false
+			n.mu.Unlock()
+			return
+		}
+		resourceList := n.pending[0]
+		n.pending = append(n.pending[:0], n.pending[1:]...)
+		n.mu.Unlock()
+		if resourceList {
+			n.write(resourceListChangedMsg)
+		} else {
+			n.write(listChangedMsg)
+		}
+	}
 }
 
 // setCallbacks switches l, registered with channels, to callbacks, and

@@ -423,14 +423,12 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 // chunk, then the connection closed), which ends the reader, which
 // releases the session.
 func (h *streamable) holdDetached(hs *httpSession, who *Principal, l *listener, st *httpStream) {
-	var n coalescer
-	notify := func(msg []byte, resourceList bool) {
-		n.post(resourceList, func() {
-			if st.send(msg) != nil {
-				st.abort()
-			}
-		})
-	}
+	n := &coalescer{write: func(msg []byte) {
+		if st.send(msg) != nil {
+			st.abort()
+		}
+	}}
+	notify := func(_ []byte, resourceList bool) { n.post(resourceList) }
 	abort := func() { go st.abort() } // callers hold locks
 	closing := h.s.setCallbacks(l, notify, abort)
 	// What came before the switch, through the channels.

@@ -276,14 +276,12 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 		e.end(endShutdown)
 		close(e.drained)
 	}
-	var n coalescer
-	l := &listener{notify: func(msg []byte, resourceList bool) {
-		n.post(resourceList, func() {
-			if sess.negotiated() != "" {
-				_ = ws.send(msg)
-			}
-		})
-	}, shutdown: func() { go drain() }}
+	n := &coalescer{write: func(msg []byte) {
+		if sess.negotiated() != "" {
+			_ = ws.send(msg)
+		}
+	}}
+	l := &listener{notify: func(_ []byte, resourceList bool) { n.post(resourceList) }, shutdown: func() { go drain() }}
 	s.addListener(l)
 
 	h.read(ws, e, func(msg []byte) {

@@ -367,6 +367,49 @@ func TestStreamableGETDetached(t *testing.T) {
 	}
 }
 
+// TestStreamableGETOverHTTP2: over HTTP/2 a GET stream stays with
+// net/http (there is no connection of its own to take): it carries
+// list_changed, does not say Connection: close, and ends when the session
+// is deleted.
+func TestStreamableGETOverHTTP2(t *testing.T) {
+	s := NewServer(testImpl, newFakeHandler(t, nil), nil)
+	srv := httptest.NewUnstartedServer(streamableHandler(t, s, nil))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(func() {
+		shutdown(t, s)
+		srv.Close()
+	})
+	c := &httpClient{t: t, url: srv.URL, c: srv.Client()}
+	c.initialize()
+	req, _ := http.NewRequest("GET", c.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, c.sid)
+	get, err := c.c.Do(req)
+	if err != nil || get.StatusCode != 200 {
+		t.Fatalf("GET: %v %v", err, get)
+	}
+	defer get.Body.Close()
+	if get.ProtoMajor != 2 || get.Close {
+		t.Errorf("GET: %s, Close %v; want HTTP/2, the connection kept", get.Proto, get.Close)
+	}
+	s.NotifyToolListChanged() // the stream is registered before the headers are sent
+	br := bufio.NewReader(get.Body)
+	line, err := br.ReadString('\n')
+	for err == nil && !strings.HasPrefix(line, "data: ") {
+		line, err = br.ReadString('\n')
+	}
+	if !strings.Contains(line, "notifications/tools/list_changed") {
+		t.Errorf("got %q, %v", line, err)
+	}
+	if got := c.status("DELETE", "", nil); got != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", got)
+	}
+	if rest, err := io.ReadAll(br); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+		t.Errorf("after DELETE: %q, %v; want the end of the stream", rest, err)
+	}
+}
+
 func TestStreamableIdleExpiry(t *testing.T) {
 	var ended atomic.Int32
 	s := NewServer(testImpl, newFakeHandler(t, nil), &ServerOptions{SessionObserver: func(_ string, delta int) {

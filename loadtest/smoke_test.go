@@ -35,7 +35,9 @@ func TestLoadSmoke(t *testing.T) {
 			t.Errorf("no %s operation ran", o.Name)
 		}
 	}
-	if rep.GoroutinesIdle-rep.GoroutinesBase < 40 {
+	// An idle session holds one goroutine (its connection's reader); the
+	// baseline's own come and go by a few.
+	if rep.GoroutinesIdle-rep.GoroutinesBase < 30 {
 		t.Errorf("40 idle sessions added %v goroutines: the idle sessions are not open", rep.GoroutinesIdle-rep.GoroutinesBase)
 	}
 	// Live memory returns too: what is left is the kept results (the

@@ -36,6 +36,7 @@ var (
 	hvEventStream = []string{"text/event-stream"}
 	hvNoCache     = []string{"no-cache, no-transform"}
 	hvNo          = []string{"no"}
+	hvClose       = []string{"close"}
 )
 
 // headerValue is Header.Get for a key already in canonical form, skipping

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -15,12 +17,14 @@ import (
 type httpStream struct {
 	mu           sync.Mutex
 	w            http.ResponseWriter
+	conn         net.Conn // set once detached from net/http: events are written here, as chunks
 	writeTimeout time.Duration
 	rc           *http.ResponseController // set when the stream turns SSE
 	srv          *Server                  // told when a write times out
 	sse          bool
 	done         bool
 	failed       bool // a write failed: told once
+	closed       bool // a detached stream's connection is closed
 }
 
 // failLocked wraps a failed write's error, and tells the server the
@@ -66,6 +70,9 @@ func (st *httpStream) send(msg []byte) error {
 }
 
 func (st *httpStream) eventLocked(msg []byte) error {
+	if st.conn != nil {
+		return st.chunkLocked(msg)
+	}
 	if st.writeTimeout > 0 {
 		_ = st.rc.SetWriteDeadline(time.Now().Add(st.writeTimeout))
 	}
@@ -124,4 +131,88 @@ func (st *httpStream) finish(status int, body []byte) {
 	if _, err := st.w.Write(body); err != nil {
 		_ = st.failLocked(err)
 	}
+}
+
+// An HTTP/1.1 GET stream is detached from net/http once its headers are
+// out: the stream writes its events as chunks on the connection itself,
+// and a goroutine reading the connection (with a few bytes of stack and
+// no buffer) notices the client leaving, as net/http's own background
+// read would. What the client receives is the same chunked event stream;
+// the connection closes when the stream ends, which the response's
+// "Connection: close" announced.
+
+const sseEventPrefix = "event: message\ndata: "
+
+// detach takes the connection from net/http, and reports whether it
+// could: not over HTTP/2, nor through a ResponseWriter without Hijack;
+// the stream then stays with net/http.
+func (st *httpStream) detach() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.rc == nil || st.w.Header().Get("Connection") != "close" {
+		return false
+	}
+	conn, brw, err := st.rc.Hijack()
+	if err != nil {
+		return false
+	}
+	// A client may not send on a connection whose response is still
+	// coming but for pipelined requests, which "Connection: close" tells
+	// it to send again elsewhere: what net/http had read ahead is dropped
+	// with its buffers, and so is whatever comes next.
+	st.conn = conn
+	_, _ = brw.Reader.Discard(brw.Reader.Buffered())
+	// Nothing of net/http's is kept: the response writer would hold its
+	// connection's state and buffers alive.
+	st.w, st.rc = nil, nil
+	return true
+}
+
+// discardUntilClosed reads the connection until it fails: the client
+// has gone, or the connection was closed.
+func discardUntilClosed(conn net.Conn) {
+	var buf [64]byte
+	for {
+		if _, err := conn.Read(buf[:]); err != nil {
+			return
+		}
+	}
+}
+
+// chunkLocked writes one event as one HTTP/1.1 chunk.
+func (st *httpStream) chunkLocked(msg []byte) error {
+	bp := getBuf()
+	defer putBuf(bp)
+	n := len(sseEventPrefix) + len(msg) + 2
+	b := strconv.AppendInt((*bp)[:0], int64(n), 16)
+	b = append(b, "\r\n"+sseEventPrefix...)
+	b = append(b, msg...)
+	b = append(b, "\n\n\r\n"...)
+	*bp = b
+	if st.writeTimeout > 0 {
+		_ = st.conn.SetWriteDeadline(time.Now().Add(st.writeTimeout))
+	}
+	if _, err := st.conn.Write(b); err != nil {
+		return st.failLocked(err)
+	}
+	return nil
+}
+
+// abort ends a detached stream, once, as net/http ends a response (its
+// last chunk, unless a write has failed), and closes the connection,
+// which ends its reader.
+func (st *httpStream) abort() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return
+	}
+	st.closed, st.done = true, true
+	if !st.failed {
+		if st.writeTimeout > 0 {
+			_ = st.conn.SetWriteDeadline(time.Now().Add(st.writeTimeout))
+		}
+		_, _ = io.WriteString(st.conn, "0\r\n\r\n")
+	}
+	_ = st.conn.Close()
 }

@@ -339,6 +339,10 @@ func (s *Server) NotifyResourceListChanged() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for l := range s.listeners {
+		if l.notify != nil {
+			l.notify(resourceListChangedMsg, true)
+			continue
+		}
 		select {
 		case l.resources <- struct{}{}:
 		default:

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,6 +208,68 @@ type call struct {
 type listener struct {
 	kick      chan struct{}
 	resources chan struct{}
+	// notify, when set, is told instead of the channels (which are then
+	// nil), for a stream that keeps no goroutine waiting on them. It is
+	// called under Server.mu and must not block.
+	notify func(msg []byte, resourceList bool)
+	// shutdown, when set, is called when Shutdown begins (at once if it
+	// has), under Server.mu: it must not block.
+	shutdown func()
+}
+
+// coalescer writes one stream's list_changed notifications from a
+// goroutine that runs only while some are pending, so that no goroutine of
+// the stream's waits for them. They go out in the order they came, and
+// one of a kind still pending absorbs the next of that kind, as a
+// listener's channel of one does.
+type coalescer struct {
+	write func(msg []byte) // set before the first post
+
+	mu      sync.Mutex
+	pending []bool // kinds in order: resources list (true) or tools list
+	running bool
+}
+
+func (n *coalescer) post(resourceList bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !slices.Contains(n.pending, resourceList) {
+		n.pending = append(n.pending, resourceList)
+	}
+	if n.running {
+		return
+	}
+	n.running = true
+	go n.run()
+}
+
+func (n *coalescer) run() {
+	for {
+		n.mu.Lock()
+		if len(n.pending) == 0 {
+			n.running = false
+			n.mu.Unlock()
+			return
+		}
+		resourceList := n.pending[0]
+		n.pending = append(n.pending[:0], n.pending[1:]...)
+		n.mu.Unlock()
+		if resourceList {
+			n.write(resourceListChangedMsg)
+		} else {
+			n.write(listChangedMsg)
+		}
+	}
+}
+
+// setCallbacks switches l, registered with channels, to callbacks, and
+// reports whether Shutdown has begun (shutdown is then not called).
+// A notification its channels hold is the caller's to deliver.
+func (s *Server) setCallbacks(l *listener, notify func(msg []byte, resourceList bool), shutdown func()) (closing bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l.notify, l.shutdown = notify, shutdown
+	return s.closing
 }
 
 func newListener() *listener {
@@ -332,6 +395,10 @@ func (s *Server) NotifyToolListChanged() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for l := range s.listeners {
+		if l.notify != nil {
+			l.notify(listChangedMsg, false)
+			continue
+		}
 		select {
 		case l.kick <- struct{}{}:
 		default:
@@ -352,6 +419,9 @@ func (s *Server) NotificationStreams() int {
 func (s *Server) addListener(l *listener) {
 	s.mu.Lock()
 	s.listeners[l] = struct{}{}
+	if s.closing && l.shutdown != nil {
+		l.shutdown()
+	}
 	s.mu.Unlock()
 }
 
@@ -371,6 +441,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if !s.closing {
 		s.closing = true
 		close(s.done)
+		for l := range s.listeners {
+			if l.shutdown != nil {
+				l.shutdown()
+			}
+		}
 		hooks = s.onShutdown
 	}
 	var wait chan struct{}

@@ -258,7 +258,7 @@ func (h *streamable) releaseToken(hs *httpSession) {
 		if hs.fleetKey != "" && h.byFleetKey[hs.fleetKey] == hs {
 			delete(h.byFleetKey, hs.fleetKey)
 		}
-		close(hs.closed)
+		hs.closeLocked()
 	}
 	h.mu.Unlock()
 }

@@ -162,6 +162,9 @@ type httpSession struct {
 	hasGET   bool         // guarded by streamable.mu
 	ended    bool         // guarded by streamable.mu
 	closed   chan struct{}
+	// onEnd, when set, is called (under streamable.mu) as closed closes:
+	// a detached GET stream has no goroutine waiting on closed.
+	onEnd func()
 }
 
 func (h *streamable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -374,31 +377,123 @@ func (h *streamable) get(w http.ResponseWriter, r *http.Request, hv string) {
 		writeJSONError(w, status, nil, e)
 		return
 	}
-	defer h.release(hs)
 	h.mu.Lock()
 	if hs.hasGET {
 		h.mu.Unlock()
+		h.release(hs)
 		writeJSONError(w, http.StatusConflict, nil, errorf(CodeInvalidRequest, "the session already has a GET stream"))
 		return
 	}
 	hs.hasGET = true
 	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		hs.hasGET = false
-		h.mu.Unlock()
-	}()
 
 	l := newListener()
 	h.s.addListener(l)
-	defer h.s.removeListener(l)
-	cred := watchCredential(&who)
-	defer cred.stop()
 	st := &httpStream{w: w, writeTimeout: h.o.WriteTimeout, srv: h.s}
+	if r.ProtoMajor == 1 && r.ProtoMinor == 1 {
+		// The stream is about to leave net/http (detach); when it ends the
+		// connection closes rather than serving another request, and the
+		// client is told so up front.
+		w.Header()["Connection"] = hvClose
+	}
 	st.start()
+	if st.detach() {
+		h.holdDetached(hs, &who, l, st)
+		return
+	}
+	cred := watchCredential(&who)
+	defer func() {
+		cred.stop()
+		h.s.removeListener(l)
+		h.mu.Lock()
+		hs.hasGET = false
+		h.mu.Unlock()
+		h.release(hs)
+	}()
+	h.waitGET(hs, l, cred, st, r.Context().Done())
+}
+
+// holdDetached serves a detached GET stream with one goroutine, the one
+// reading its connection to notice the client leaving, and the handler
+// returns: net/http lets go of its per-connection buffers (10 KiB), its
+// state and its serving goroutine. Everything else that may happen to
+// the stream comes by callback: list_changed is written from a
+// short-lived goroutine; the session's end, Shutdown, the credential's
+// expiry (a timer) or revocation, and a failed write end it (the last
+// chunk, then the connection closed), which ends the reader, which
+// releases the session.
+func (h *streamable) holdDetached(hs *httpSession, who *Principal, l *listener, st *httpStream) {
+	n := &coalescer{write: func(msg []byte) {
+		if st.send(msg) != nil {
+			st.abort()
+		}
+	}}
+	notify := func(_ []byte, resourceList bool) { n.post(resourceList) }
+	abort := func() { go st.abort() } // callers hold locks
+	closing := h.s.setCallbacks(l, notify, abort)
+	// What came before the switch, through the channels.
+	select {
+	case <-l.kick:
+		notify(listChangedMsg, false)
+	default:
+	}
+	select {
+	case <-l.resources:
+		notify(resourceListChangedMsg, true)
+	default:
+	}
+	if closing {
+		abort()
+	}
+	var expiry *time.Timer
+	if !who.Expires.IsZero() {
+		// The client reopens the stream with a fresh token.
+		expiry = time.AfterFunc(time.Until(who.Expires), st.abort)
+	}
+	var left chan struct{}
+	if revoked := who.Revoked; revoked != nil {
+		// Only a revocable credential costs a goroutine: a channel has no
+		// callback.
+		left = make(chan struct{})
+		go func() {
+			select {
+			case <-revoked:
+				st.abort()
+			case <-left:
+			}
+		}()
+	}
+	h.mu.Lock()
+	if hs.ended {
+		abort()
+	} else {
+		hs.onEnd = abort
+	}
+	h.mu.Unlock()
+	go func() {
+		discardUntilClosed(st.conn)
+		st.abort() // the client left, or the stream was ended
+		h.s.removeListener(l)
+		if expiry != nil {
+			expiry.Stop()
+		}
+		if left != nil {
+			close(left)
+		}
+		h.mu.Lock()
+		hs.onEnd = nil
+		hs.hasGET = false
+		h.mu.Unlock()
+		h.release(hs)
+	}()
+}
+
+// waitGET serves a GET stream until gone (the client has left) or the
+// session, the server or the credential ends, or a write fails.
+func (h *streamable) waitGET(hs *httpSession, l *listener, cred *credentialEnd, st *httpStream, gone <-chan struct{}) {
 	for {
 		select {
-		case <-r.Context().Done():
+		case <-gone:
 			return
 		case <-hs.closed:
 			return
@@ -616,7 +711,15 @@ func (h *streamable) endLocked(hs *httpSession) {
 	if hs.timer != nil {
 		hs.timer.Stop()
 	}
+	hs.closeLocked()
+}
+
+// closeLocked closes closed, and tells a detached GET stream.
+func (hs *httpSession) closeLocked() {
 	close(hs.closed)
+	if hs.onEnd != nil {
+		hs.onEnd()
+	}
 }
 
 // closeAll runs at Shutdown: sessions are forgotten and their streams end;

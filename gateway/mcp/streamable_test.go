@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -298,6 +299,112 @@ func TestStreamableGETReceivesListChanged(t *testing.T) {
 	}
 	if !strings.Contains(line, "notifications/tools/list_changed") {
 		t.Errorf("got %q, %v", line, err)
+	}
+}
+
+// TestStreamableGETDetached: an HTTP/1.1 GET stream, which leaves
+// net/http once its headers are out (so that an idle one holds none of
+// net/http's buffers), is still a well-formed chunked event stream: it
+// says up front that the connection closes with it, carries list_changed,
+// ends with the last chunk when the session is deleted, and is freed
+// (the session may open another) when its client goes away.
+func TestStreamableGETDetached(t *testing.T) {
+	s, _, c := newHTTPTest(t, nil)
+	c.initialize()
+	open := func() (net.Conn, *http.Response) {
+		t.Helper()
+		conn, err := net.Dial("tcp", strings.TrimPrefix(c.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", c.url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set(headerSessionID, c.sid)
+		if err := req.Write(conn); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET: %v %v", resp, err)
+		}
+		return conn, resp
+	}
+
+	conn, resp := open()
+	if !resp.Close || len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" {
+		t.Errorf("GET: Close %v, Transfer-Encoding %q; want a chunked response that closes its connection", resp.Close, resp.TransferEncoding)
+	}
+	if got := resp.Header.Get("Content-Type"); got != "text/event-stream" {
+		t.Errorf("Content-Type = %q", got)
+	}
+	// The client leaves: the session's stream is free again.
+	conn.Close()
+	testutil.WaitFor(t, "the stream of the client that left to end", func() bool { return s.NotificationStreams() == 0 })
+
+	conn, resp = open()
+	defer conn.Close()
+	s.NotifyToolListChanged() // the stream is registered before the headers are sent
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadString('\n')
+	for err == nil && !strings.HasPrefix(line, "data: ") {
+		line, err = br.ReadString('\n')
+	}
+	if !strings.Contains(line, "notifications/tools/list_changed") {
+		t.Errorf("got %q, %v", line, err)
+	}
+	if got := c.status("DELETE", "", nil); got != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", got)
+	}
+	// The body ends cleanly (the last chunk, not a cut connection), and
+	// the connection closes after it.
+	if rest, err := io.ReadAll(br); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+		t.Errorf("after DELETE: %q, %v; want the end of the stream", rest, err)
+	}
+	if n, err := conn.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("after the stream: read %d, %v; want the connection closed", n, err)
+	}
+}
+
+// TestStreamableGETOverHTTP2: over HTTP/2 a GET stream stays with
+// net/http (there is no connection of its own to take): it carries
+// list_changed, does not say Connection: close, and ends when the session
+// is deleted.
+func TestStreamableGETOverHTTP2(t *testing.T) {
+	s := NewServer(testImpl, newFakeHandler(t, nil), nil)
+	srv := httptest.NewUnstartedServer(streamableHandler(t, s, nil))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(func() {
+		shutdown(t, s)
+		srv.Close()
+	})
+	c := &httpClient{t: t, url: srv.URL, c: srv.Client()}
+	c.initialize()
+	req, _ := http.NewRequest("GET", c.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, c.sid)
+	get, err := c.c.Do(req)
+	if err != nil || get.StatusCode != 200 {
+		t.Fatalf("GET: %v %v", err, get)
+	}
+	defer get.Body.Close()
+	if get.ProtoMajor != 2 || get.Close {
+		t.Errorf("GET: %s, Close %v; want HTTP/2, the connection kept", get.Proto, get.Close)
+	}
+	s.NotifyToolListChanged() // the stream is registered before the headers are sent
+	br := bufio.NewReader(get.Body)
+	line, err := br.ReadString('\n')
+	for err == nil && !strings.HasPrefix(line, "data: ") {
+		line, err = br.ReadString('\n')
+	}
+	if !strings.Contains(line, "notifications/tools/list_changed") {
+		t.Errorf("got %q, %v", line, err)
+	}
+	if got := c.status("DELETE", "", nil); got != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", got)
+	}
+	if rest, err := io.ReadAll(br); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+		t.Errorf("after DELETE: %q, %v; want the end of the stream", rest, err)
 	}
 }
 

@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +62,14 @@ type WebSocketOptions struct {
 // offers: new WebSocket(url, "mcp").
 const wsSubprotocol = "mcp"
 
+// wsReadBufferSize is each connection's read buffer, held for its whole
+// life (an idle connection's reader waits on it). Left at zero, the
+// Upgrader would keep net/http's 4 KiB one; a frame's header and a small
+// message fit in 1 KiB, and a larger message's payload is read straight
+// into the message's own slice, so a bigger buffer would save a read
+// call or two per large message at 3 KiB per connection.
+const wsReadBufferSize = 1 << 10
+
 // wsWriteBuffers is shared by every connection: a write buffer is held only
 // while a message is being written, so idle connections hold none.
 var wsWriteBuffers sync.Pool
@@ -96,6 +106,7 @@ func (s *Server) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 	h.up = websocket.Upgrader{
 		Subprotocols:    []string{wsSubprotocol},
 		WriteBufferPool: &wsWriteBuffers,
+		ReadBufferSize:  wsReadBufferSize,
 		// OriginProtection has already decided, with the same rules (and
 		// allow-list) as the other HTTP transports.
 		CheckOrigin: func(*http.Request) bool { return true },
@@ -139,19 +150,42 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "too many WebSocket connections (limit %d)", h.o.MaxConnections))
 		return
 	}
-	defer h.conns.Add(-1)
-	if owner := h.s.principalOf(r.Context()).ID; owner != "" && h.o.MaxConnectionsPerPrincipal > 0 {
+	owner := h.s.principalOf(r.Context()).ID
+	if owner != "" && h.o.MaxConnectionsPerPrincipal > 0 {
 		if !h.takeOwnerSlot(owner) {
+			h.conns.Add(-1)
 			writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "too many WebSocket connections for this principal (limit %d)", h.o.MaxConnectionsPerPrincipal))
 			return
 		}
-		defer h.releaseOwnerSlot(owner)
+	} else {
+		owner = ""
 	}
 	conn, err := h.up.Upgrade(w, r, nil)
 	if err != nil {
+		h.releaseSlots(owner)
 		return // Upgrade has answered
 	}
-	h.serve(r, conn)
+	// The connection is served on a goroutine of its own and this handler
+	// returns: net/http then lets go of what it holds per connection (its
+	// 4 KiB write buffer, the request's state and the deep stack of its
+	// serving goroutine), which an idle connection would otherwise keep
+	// for its whole life. The request's values (the principal) stay; its
+	// cancellation, which net/http fires when the handler returns, does
+	// not: the socket's end ends the session, as before.
+	ctx, header := context.WithoutCancel(r.Context()), r.Header
+	go func() {
+		defer h.releaseSlots(owner)
+		h.serve(ctx, header, conn)
+	}()
+}
+
+// releaseSlots gives back what ServeHTTP took for a connection: its place
+// under MaxConnections and, for a non-empty owner, its principal's.
+func (h *wsHandler) releaseSlots(owner string) {
+	if owner != "" {
+		h.releaseOwnerSlot(owner)
+	}
+	h.conns.Add(-1)
 }
 
 func (h *wsHandler) takeOwnerSlot(owner string) bool {
@@ -175,36 +209,118 @@ func (h *wsHandler) releaseOwnerSlot(owner string) {
 	}
 }
 
-// serve runs one connection: a reader goroutine turns frames into
-// messages, the handler's own goroutine runs the session (and the pings).
-func (h *wsHandler) serve(r *http.Request, conn *websocket.Conn) {
-	ws := &wsConn{c: conn, writeTimeout: h.o.WriteTimeout, srv: h.s}
-	silence := h.o.PingInterval + h.o.PongTimeout
-	conn.SetReadDeadline(time.Now().Add(silence))
-	conn.SetPongHandler(func(string) error {
-		return conn.SetReadDeadline(time.Now().Add(silence))
+// serve runs one connection on one goroutine, the one reading it: an
+// idle connection holds that goroutine (waiting on the socket, at a
+// shallow depth) and nothing else. What else may happen to it comes by
+// callback: a timer pings, another ends the session when the credential
+// expires, list_changed is written by a short-lived goroutine, Shutdown
+// starts the drain on one; each that ends the session wakes the reader (a read
+// deadline in the past), which then ends it as serveConn would: calls
+// cancelled (or, at Shutdown, finished) and the close frame sent.
+func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websocket.Conn) {
+	s := h.s
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	who := s.principalOf(ctx)
+	sess := s.newSession("websocket", "", who.ID)
+	// A connection is a session without an id on the wire; handlers still
+	// need one to keep state per session.
+	sess.key = rand.Text()
+	s.observeSession("websocket", 1)
+	defer s.observeSession("websocket", -1)
+	ws := &wsConn{c: conn, writeTimeout: h.o.WriteTimeout, srv: s}
+	sc := &scope{transport: "websocket", header: header, out: ws}
+	e := &wsEnding{c: conn, silence: h.o.PingInterval + h.o.PongTimeout, drained: make(chan struct{})}
+	conn.SetReadDeadline(time.Now().Add(e.silence))
+	conn.SetPongHandler(func(string) error { return e.alive() })
+
+	var wg, late sync.WaitGroup // late: calls started while draining, as drainConn
+	var ping *time.Timer
+	ping = time.AfterFunc(h.o.PingInterval, func() {
+		if err := ws.ping(); err != nil {
+			e.end(endWrite)
+			return
+		}
+		e.mu.Lock()
+		if !e.over {
+			ping.Reset(h.o.PingInterval)
+		}
+		e.mu.Unlock()
+	})
+	if !who.Expires.IsZero() {
+		expiry := time.AfterFunc(time.Until(who.Expires), func() { e.end(endExpired) })
+		defer expiry.Stop()
+	}
+	if who.Revoked != nil {
+		// Only a revocable credential costs a goroutine: a channel has no
+		// callback.
+		left := make(chan struct{})
+		defer close(left)
+		go func() {
+			select {
+			case <-who.Revoked:
+				e.end(endRevoked)
+			case <-left:
+			}
+		}()
+	}
+	drain := func() {
+		e.mu.Lock()
+		if e.over || e.set {
+			e.mu.Unlock()
+			return
+		}
+		e.draining = true
+		e.mu.Unlock()
+		wg.Wait() // Shutdown cancels the calls when its deadline passes
+		e.end(endShutdown)
+		close(e.drained)
+	}
+	n := &coalescer{write: func(msg []byte) {
+		if sess.negotiated() != "" {
+			_ = ws.send(msg)
+		}
+	}}
+	l := &listener{notify: func(_ []byte, resourceList bool) { n.post(resourceList) }, shutdown: func() { go drain() }}
+	s.addListener(l)
+
+	h.read(ws, e, func(msg []byte) {
+		if who.expired(time.Now()) {
+			// The timer may not have fired yet: nothing read after the
+			// expiry is served.
+			e.end(endExpired)
+			return
+		}
+		e.mu.Lock()
+		g := &wg
+		if e.draining {
+			g = &late // wg may not grow while drain waits on it
+		}
+		s.connMessage(ctx, sess, sc, g, msg)
+		e.mu.Unlock()
 	})
 
-	in := make(chan []byte)
-	stop := make(chan struct{})
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		defer close(in)
-		h.read(ws, in, stop, silence)
-	}()
-
-	ticker := time.NewTicker(h.o.PingInterval)
-	end := h.s.serveConn(r.Context(), &connConfig{
-		transport:   "websocket",
-		header:      r.Header,
-		out:         ws,
-		in:          in,
-		cancelOnEOF: true,
-		tick:        ticker.C,
-		onTick:      ws.ping,
-	})
-	ticker.Stop()
+	s.removeListener(l)
+	e.mu.Lock()
+	e.over = true
+	end, draining := e.why, e.draining
+	if !e.set {
+		end = endInput
+	}
+	e.mu.Unlock()
+	ping.Stop()
+	if draining {
+		if end == endInput {
+			sess.cancelAll() // the peer left: its calls have no one to answer
+		}
+		<-e.drained
+		late.Wait()
+		end = endShutdown
+	} else {
+		sess.cancelAll()
+		cancel()
+		wg.Wait()
+	}
 	switch end {
 	case endShutdown:
 		ws.closeWith(websocket.CloseGoingAway, "server shutting down")
@@ -214,22 +330,61 @@ func (h *wsHandler) serve(r *http.Request, conn *websocket.Conn) {
 	default:
 		ws.closeWith(websocket.CloseNormalClosure, "")
 	}
-	close(stop)
-	conn.Close() // unblocks the reader
-	<-readerDone
+	conn.Close()
 }
 
-// read delivers each text message to in until the connection fails or a
-// frame breaks the rules, which it answers with the matching close code.
-func (h *wsHandler) read(ws *wsConn, in chan<- []byte, stop <-chan struct{}, silence time.Duration) {
+// wsEnding is how a connection ends: why (once), and whether it drains.
+type wsEnding struct {
+	c       *websocket.Conn
+	silence time.Duration
+	drained chan struct{} // closed when the drain is over (Shutdown)
+
+	mu       sync.Mutex
+	set      bool    // why is set: the reader is being woken
+	why      connEnd // meaningful when set
+	draining bool    // Shutdown: calls may finish; later ones use late
+	over     bool    // the reader has returned
+}
+
+var errWSEnding = errors.New("mcp: websocket: connection ending")
+
+// end records why the connection ends (the first reason stays) and wakes
+// the reader.
+func (e *wsEnding) end(why connEnd) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.set || e.over {
+		return
+	}
+	e.set, e.why = true, why
+	_ = e.c.SetReadDeadline(time.Unix(1, 0))
+}
+
+// alive extends the read deadline after a frame, unless the connection is
+// ending: the deadline in the past that woke the reader must stay.
+func (e *wsEnding) alive() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.set {
+		return errWSEnding
+	}
+	return e.c.SetReadDeadline(time.Now().Add(e.silence))
+}
+
+// read delivers each text message to deliver until the connection fails,
+// the connection is ending, or a frame breaks the rules, which it answers
+// with the matching close code.
+func (h *wsHandler) read(ws *wsConn, e *wsEnding, deliver func([]byte)) {
 	max := h.o.MaxMessageBytes
 	for {
 		typ, rd, err := ws.c.NextReader()
 		if err != nil {
-			return // closed by the peer, dead (read deadline), or by us
+			return // closed by the peer, dead (read deadline), or ending
 		}
 		// Any frame proves the peer alive, not only pongs.
-		ws.c.SetReadDeadline(time.Now().Add(silence))
+		if e.alive() != nil {
+			return
+		}
 		if typ != websocket.TextMessage {
 			ws.closeWith(websocket.CloseUnsupportedData, "binary messages are not supported: send each JSON-RPC message as one text frame")
 			return
@@ -243,11 +398,7 @@ func (h *wsHandler) read(ws *wsConn, in chan<- []byte, stop <-chan struct{}, sil
 			ws.closeWith(websocket.CloseMessageTooBig, fmt.Sprintf("message exceeds the limit of %d bytes", max))
 			return
 		}
-		select {
-		case in <- msg:
-		case <-stop:
-			return
-		}
+		deliver(msg)
 	}
 }
 

@@ -273,3 +273,33 @@ func TestWebSocketCancelAndProgress(t *testing.T) {
 		t.Errorf("progress notifications: %s", progress)
 	}
 }
+
+// TestWebSocketShutdownDrains: at Shutdown a connection with a call in
+// flight stays open, still answering what it reads, until the call ends
+// (here cancelled by Shutdown's deadline), and then closes with 1001.
+func TestWebSocketShutdownDrains(t *testing.T) {
+	s, h, url := newWSTest(t, nil, nil)
+	c, _, err := dialWS(t, url, []string{"mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsInitialize(t, c)
+	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	<-h.started
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(ctx) }()
+	testutil.WaitFor(t, "Shutdown to begin", s.isClosing)
+	if got := wsCall(t, c, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); !strings.Contains(got, `"id":3`) {
+		t.Errorf("a ping while draining: %s", got)
+	}
+	cancel() // Shutdown's deadline: the call is cancelled, the drain ends
+	if ce := wsCloseError(t, c); ce.Code != websocket.CloseGoingAway {
+		t.Errorf("close %d %q, want 1001", ce.Code, ce.Text)
+	}
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown: %v, want its ctx's error", err)
+	}
+}

@@ -339,7 +339,7 @@ func TestStreamableGETDetached(t *testing.T) {
 	}
 	// The client leaves: the session's stream is free again.
 	conn.Close()
-	testutil.WaitFor(t, "the stream of the client that left to end", func() bool { return s.NotificationStreams() == 0 })
+	testkit.WaitFor(t, "the stream of the client that left to end", func() bool { return s.NotificationStreams() == 0 })
 
 	conn, resp = open()
 	defer conn.Close()

@@ -291,7 +291,7 @@ func TestWebSocketShutdownDrains(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Shutdown(ctx) }()
-	testutil.WaitFor(t, "Shutdown to begin", s.isClosing)
+	testkit.WaitFor(t, "Shutdown to begin", s.isClosing)
 	if got := wsCall(t, c, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); !strings.Contains(got, `"id":3`) {
 		t.Errorf("a ping while draining: %s", got)
 	}

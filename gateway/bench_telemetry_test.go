@@ -21,9 +21,11 @@ func BenchmarkUnaryTelemetry(b *testing.B) {
 		name string
 		opts func() *gateway.Options
 	}{
-		{"metrics", func() *gateway.Options { return &gateway.Options{Metrics: telemetry.NewMetrics()} }},
+		{"metrics", func() *gateway.Options {
+			return &gateway.Options{Telemetry: gateway.TelemetryOptions{Metrics: telemetry.NewMetrics()}}
+		}},
 		{"metrics+log", func() *gateway.Options {
-			return &gateway.Options{Metrics: telemetry.NewMetrics(), Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+			return &gateway.Options{Telemetry: gateway.TelemetryOptions{Metrics: telemetry.NewMetrics()}, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {

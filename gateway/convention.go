@@ -30,11 +30,11 @@ import (
 
 // Off switches off, or unbounds, an option that allows it; see the rule
 // above. It is untyped, so it serves durations and counts alike, and it
-// is the only value that means "off": Options.MaxResultBytes: Off is no
-// result budget, Options.ToolBudget: Off always lists typed tools.
+// is the only value that means "off": Options.Results.MaxBytes: Off is no
+// result budget, Options.Search.ToolBudget: Off always lists typed tools.
 const Off = limit.Off
 
-// DefaultCallTimeout is the default of Options.CallTimeout.
+// DefaultCallTimeout is the default of Options.Calls.Timeout.
 const DefaultCallTimeout = 30 * time.Second
 
 // mustNotBeOff is the error of an option that may not be off given a

@@ -90,7 +90,7 @@ func (m *InputErrorMode) UnmarshalText(b []byte) error {
 //
 // Discovery runs in the background for the Gateway's whole life (see
 // backends.go and refresh.go): every backend is re-discovered on
-// Options.Refresh and when its connection comes back after a failure, and
+// Options.Catalog.Refresh and when its connection comes back after a failure, and
 // the catalog is swapped atomically when, and only when, what a client
 // would see changed. Close or Shutdown stops it.
 type Gateway struct {
@@ -99,16 +99,16 @@ type Gateway struct {
 	catalog  atomic.Pointer[catalog]
 	// whole is the default endpoint, /mcp: the whole catalog (endpoint.go).
 	whole endpoint
-	// toolsets serve Options.Toolsets, in order (toolsets.go).
+	// toolsets serve Options.FrontDoor.Toolsets, in order (toolsets.go).
 	toolsets []*toolsetServer
 	server   *mcp.Server
 	md       forward.Metadata
 	filter   *methodFilter
-	// methodTimeouts are Options.MethodTimeouts, compiled.
+	// methodTimeouts are Options.Calls.MethodTimeouts, compiled.
 	methodTimeouts methodTimeouts
-	// watch is Options.Watch, resolved.
+	// watch is Options.Calls.Watch, resolved.
 	watch watchSettings
-	// overrides are Options.Tools, compiled (overrides.go).
+	// overrides are Options.Catalog.Tools, compiled (overrides.go).
 	overrides *overrideRules
 	// scopeRules are Auth's tool scope rules, compiled once (scopes.go);
 	// scopePins the methods their tool-name rules have matched so far.
@@ -138,16 +138,16 @@ type Gateway struct {
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
-	// budget is the resolved Options.MaxResultBytes (Off: none); results
+	// budget is the resolved Options.Results.MaxBytes (Off: none); results
 	// keeps whole the results cut to it (budget.go).
 	budget  int
 	results resultStore
-	// semantic is the search reranking, nil without Options.SearchEmbeddings.
+	// semantic is the search reranking, nil without Options.Search.Embeddings.
 	semantic *semantic
 	// taskKeys sign and verify task ids.
 	taskKeys *taskid.Keys
 	// streamable is the Streamable HTTP transport Handler mounts at /mcp,
-	// made in New so that a bad Options.HTTP (a short SessionSecret) fails
+	// made in New so that a bad Options.Transports.HTTP (a short SessionSecret) fails
 	// there; every Handler serves its sessions.
 	streamable http.Handler
 	// draining is set at the start of shutdown: /readyz answers 503 so a
@@ -158,7 +158,7 @@ type Gateway struct {
 // New starts serving backends. It validates them and the options, then
 // discovers every backend once, concurrently, within ctx. A backend that
 // cannot be discovered in time does not stop the gateway (unless
-// Options.RequireBackends is set): its one-line error is logged as a
+// Options.Catalog.RequireBackends is set): its one-line error is logged as a
 // warning, it is retried in the background with backoff, and its tools are
 // added when it answers; meanwhile /readyz reports it. The background
 // discovery runs until Close or Shutdown, which the caller must call.
@@ -179,70 +179,70 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		g.opts.Version = "dev"
 	}
 	for _, err := range []error{
-		mustNotBeOff("Options.CallTimeout", g.opts.CallTimeout, "a call always has a deadline"),
-		mustNotBeOff("Options.StreamTimeout", g.opts.StreamTimeout, "a stream always has a deadline"),
-		mustNotBeOff("Options.StreamMaxMessages", g.opts.StreamMaxMessages, "a stream's result is always bounded"),
-		mustNotBeOff("Options.StreamMaxBytes", g.opts.StreamMaxBytes, "a stream's result is always bounded"),
-		mustNotBeOff("Options.DiscoveryTimeout", g.opts.DiscoveryTimeout, "a discovery always has a deadline"),
-		mustNotBeOff("Options.ResultTTL", g.opts.ResultTTL, "a result kept whole always expires"),
-		mustNotBeOff("Options.ResultStoreBytes", g.opts.ResultStoreBytes, "the result store is always bounded"),
-		mustNotBeOff("Options.ResultStoreEntries", g.opts.ResultStoreEntries, "the result store is always bounded"),
-		wrapOption("Options.Server", g.opts.Server.Check()),
-		wrapOption("Options.HTTP", g.opts.HTTP.Check()),
-		wrapOption("Options.WebSocket", g.opts.WebSocket.Check()),
-		wrapOption("Options.SSE", g.opts.SSE.Check()),
+		mustNotBeOff("Options.Calls.Timeout", g.opts.Calls.Timeout, "a call always has a deadline"),
+		mustNotBeOff("Options.Calls.StreamTimeout", g.opts.Calls.StreamTimeout, "a stream always has a deadline"),
+		mustNotBeOff("Options.Calls.StreamMaxMessages", g.opts.Calls.StreamMaxMessages, "a stream's result is always bounded"),
+		mustNotBeOff("Options.Calls.StreamMaxBytes", g.opts.Calls.StreamMaxBytes, "a stream's result is always bounded"),
+		mustNotBeOff("Options.Catalog.DiscoveryTimeout", g.opts.Catalog.DiscoveryTimeout, "a discovery always has a deadline"),
+		mustNotBeOff("Options.Results.TTL", g.opts.Results.TTL, "a result kept whole always expires"),
+		mustNotBeOff("Options.Results.StoreBytes", g.opts.Results.StoreBytes, "the result store is always bounded"),
+		mustNotBeOff("Options.Results.StoreEntries", g.opts.Results.StoreEntries, "the result store is always bounded"),
+		wrapOption("Options.Transports.Server", g.opts.Transports.Server.Check()),
+		wrapOption("Options.Transports.HTTP", g.opts.Transports.HTTP.Check()),
+		wrapOption("Options.Transports.WebSocket", g.opts.Transports.WebSocket.Check()),
+		wrapOption("Options.Transports.SSE", g.opts.Transports.SSE.Check()),
 	} {
 		if err != nil {
 			return nil, err
 		}
 	}
-	g.opts.CallTimeout = limit.Or(g.opts.CallTimeout, DefaultCallTimeout)
-	g.opts.StreamTimeout = limit.Or(g.opts.StreamTimeout, DefaultStreamTimeout)
-	g.opts.StreamMaxMessages = limit.Or(g.opts.StreamMaxMessages, DefaultStreamMaxMessages)
-	g.opts.StreamMaxBytes = limit.Or(g.opts.StreamMaxBytes, DefaultStreamMaxBytes)
-	g.opts.OperationWait = limit.Or(g.opts.OperationWait, DefaultOperationWait)
-	g.opts.Refresh = limit.Or(g.opts.Refresh, DefaultRefresh)
-	g.opts.DiscoveryTimeout = limit.Or(g.opts.DiscoveryTimeout, DefaultDiscoveryTimeout)
-	if g.opts.ToolMode < ToolModeAuto || g.opts.ToolMode > ToolModeSearch {
-		return nil, fmt.Errorf("tool mode %d: want auto, typed or search", g.opts.ToolMode)
+	g.opts.Calls.Timeout = limit.Or(g.opts.Calls.Timeout, DefaultCallTimeout)
+	g.opts.Calls.StreamTimeout = limit.Or(g.opts.Calls.StreamTimeout, DefaultStreamTimeout)
+	g.opts.Calls.StreamMaxMessages = limit.Or(g.opts.Calls.StreamMaxMessages, DefaultStreamMaxMessages)
+	g.opts.Calls.StreamMaxBytes = limit.Or(g.opts.Calls.StreamMaxBytes, DefaultStreamMaxBytes)
+	g.opts.Calls.OperationWait = limit.Or(g.opts.Calls.OperationWait, DefaultOperationWait)
+	g.opts.Catalog.Refresh = limit.Or(g.opts.Catalog.Refresh, DefaultRefresh)
+	g.opts.Catalog.DiscoveryTimeout = limit.Or(g.opts.Catalog.DiscoveryTimeout, DefaultDiscoveryTimeout)
+	if g.opts.Search.ToolMode < ToolModeAuto || g.opts.Search.ToolMode > ToolModeSearch {
+		return nil, fmt.Errorf("tool mode %d: want auto, typed or search", g.opts.Search.ToolMode)
 	}
-	g.opts.ToolBudget = limit.Or(g.opts.ToolBudget, DefaultToolBudget)
+	g.opts.Search.ToolBudget = limit.Or(g.opts.Search.ToolBudget, DefaultToolBudget)
 	if g.opts.Auth != nil {
-		for _, h := range g.opts.ForwardHeaders {
+		for _, h := range g.opts.Calls.ForwardHeaders {
 			if IsClientCredential(h) {
 				return nil, fmt.Errorf("gateway: ForwardHeaders names %q while Auth is on: the client's token is for the gateway and must not be passed through to the backend; forward verified claims (auth.OAuthConfig.ForwardClaims) or set the backend's credential in Metadata", h)
 			}
 		}
 	}
 	var err error
-	if g.budget, err = resultBudget(g.opts.MaxResultBytes); err != nil {
+	if g.budget, err = resultBudget(g.opts.Results.MaxBytes); err != nil {
 		return nil, err
 	}
 	if g.opts.State != nil {
-		if g.opts.HTTP == nil || len(g.opts.HTTP.SessionSecret) == 0 {
-			return nil, errors.New("gateway: Options.State needs Options.HTTP.SessionSecret: a fleet shares sessions through signed tokens")
+		if g.opts.Transports.HTTP == nil || len(g.opts.Transports.HTTP.SessionSecret) == 0 {
+			return nil, errors.New("gateway: Options.State needs Options.Transports.HTTP.SessionSecret: a fleet shares sessions through signed tokens")
 		}
 		g.results = g.opts.State
 	} else {
 		g.results = memoryResults{results.NewStore(g.resultStoreOptions())}
 	}
-	md, err := forward.New(g.opts.ForwardHeaders, g.opts.Metadata)
+	md, err := forward.New(g.opts.Calls.ForwardHeaders, g.opts.Calls.Metadata)
 	if err != nil {
 		return nil, err
 	}
 	g.md = md
-	g.tracer = telemetry.NewTracer(g.opts.TracerProvider)
-	g.observing = g.opts.Metrics != nil || g.tracer != nil || g.opts.Logger.Handler() != slog.DiscardHandler
-	if g.filter, err = newMethodFilter("Options", g.opts.Include, g.opts.Exclude); err != nil {
+	g.tracer = telemetry.NewTracer(g.opts.Telemetry.TracerProvider)
+	g.observing = g.opts.Telemetry.Metrics != nil || g.tracer != nil || g.opts.Logger.Handler() != slog.DiscardHandler
+	if g.filter, err = newMethodFilter("Options", g.opts.Catalog.Include, g.opts.Catalog.Exclude); err != nil {
 		return nil, err
 	}
-	if g.methodTimeouts, err = newMethodTimeouts(g.opts.MethodTimeouts); err != nil {
+	if g.methodTimeouts, err = newMethodTimeouts(g.opts.Calls.MethodTimeouts); err != nil {
 		return nil, err
 	}
-	if g.watch, err = newWatchSettings(g.opts.Watch); err != nil {
+	if g.watch, err = newWatchSettings(g.opts.Calls.Watch); err != nil {
 		return nil, err
 	}
-	if g.overrides, err = compileOverrides("Options.Tools", g.opts.Tools); err != nil {
+	if g.overrides, err = compileOverrides("Options.Catalog.Tools", g.opts.Catalog.Tools); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrToolOverride, err)
 	}
 	if g.opts.Auth != nil {
@@ -252,14 +252,14 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	}
 	var secret []byte
 	var previous [][]byte
-	if g.opts.HTTP != nil {
-		secret, previous = g.opts.HTTP.SessionSecret, g.opts.HTTP.PreviousSessionSecrets
+	if g.opts.Transports.HTTP != nil {
+		secret, previous = g.opts.Transports.HTTP.SessionSecret, g.opts.Transports.HTTP.PreviousSessionSecrets
 	}
 	if g.taskKeys, err = taskid.NewKeys(secret, previous); err != nil {
 		return nil, fmt.Errorf("gateway: task keys: %w", err)
 	}
-	if g.opts.SearchEmbeddings != nil {
-		if g.semantic, err = newSemantic(g.opts.SearchEmbeddings, g.opts.Logger); err != nil {
+	if g.opts.Search.Embeddings != nil {
+		if g.semantic, err = newSemantic(g.opts.Search.Embeddings, g.opts.Logger); err != nil {
 			return nil, err
 		}
 	}
@@ -277,34 +277,34 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		who = principalOf
 	}
 	var so mcp.ServerOptions
-	if g.opts.Server != nil {
-		so = *g.opts.Server
+	if g.opts.Transports.Server != nil {
+		so = *g.opts.Transports.Server
 	}
-	so.Logger, so.Trace, so.TraceBodies = g.opts.Logger, g.traceLogger(), g.opts.LogArguments
-	so.SessionObserver, so.PrincipalOf, so.TaskWaitTimeout = g.observeSessions(), who, g.opts.CallTimeout
-	if m := g.opts.Metrics; m != nil {
+	so.Logger, so.Trace, so.TraceBodies = g.opts.Logger, g.traceLogger(), g.opts.Telemetry.LogArguments
+	so.SessionObserver, so.PrincipalOf, so.TaskWaitTimeout = g.observeSessions(), who, g.opts.Calls.Timeout
+	if m := g.opts.Telemetry.Metrics; m != nil {
 		so.SlowClientObserver = m.SlowClientDropped
 	}
 	switch {
 	case g.opts.State != nil:
 		so.FleetSlots = g.opts.State
-	case len(g.opts.Toolsets) > 0:
+	case len(g.opts.FrontDoor.Toolsets) > 0:
 		// Each toolset has a server of its own: a principal's share of
 		// in-flight requests is counted across all of them.
 		so.FleetSlots = new(processSlots)
 	}
-	if len(g.opts.Toolsets) > 0 {
+	if len(g.opts.FrontDoor.Toolsets) > 0 {
 		// And so is the process's limit.
 		so.InFlight = new(mcp.InFlight)
 	}
 	g.server = mcp.NewServer(mcp.Implementation{Name: "grpc-mcp-gateway", Title: "gRPC MCP Gateway", Version: g.opts.Version}, &g.whole, &so)
-	httpOpts := withHosts(g.opts.HTTP, g.opts.AllowedHosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })
+	httpOpts := withHosts(g.opts.Transports.HTTP, g.opts.FrontDoor.AllowedHosts, func(o *mcp.StreamableHTTPOptions) *[]string { return &o.AllowedHosts })
 	if g.opts.State != nil {
 		httpOpts.Fleet = g.opts.State
-		g.opts.Metrics.StateUp(func() bool { up, _ := g.opts.State.Up(); return up })
+		g.opts.Telemetry.Metrics.StateUp(func() bool { up, _ := g.opts.State.Up(); return up })
 	}
 	if g.streamable, err = g.server.StreamableHTTPHandler(httpOpts); err != nil {
-		return nil, wrapOption("Options.HTTP", err)
+		return nil, wrapOption("Options.Transports.HTTP", err)
 	}
 	if err := g.newToolsetServers(so, httpOpts); err != nil {
 		return nil, err
@@ -319,7 +319,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 func (g *Gateway) Server() *mcp.Server { return g.server }
 
 // ToolsetServer returns the MCP server of the toolset of that name (see
-// Options.Toolsets), nil for none.
+// Options.FrontDoor.Toolsets), nil for none.
 func (g *Gateway) ToolsetServer(name string) *mcp.Server {
 	if ts := g.toolsetNamed(name); ts != nil {
 		return ts.server
@@ -330,11 +330,11 @@ func (g *Gateway) ToolsetServer(name string) *mcp.Server {
 // ServeStdio serves MCP over newline-delimited JSON on in and out until in
 // ends or ctx is done.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	if ts := g.toolsetNamed(g.opts.StdioToolset); ts != nil {
+	if ts := g.toolsetNamed(g.opts.FrontDoor.StdioToolset); ts != nil {
 		return ts.server.ServeStdio(ctx, in, out)
 	}
-	if g.opts.ToolsetsOnly {
-		return errors.New("gateway: Options.ToolsetsOnly: stdio serves no toolset: set Options.StdioToolset")
+	if g.opts.FrontDoor.ToolsetsOnly {
+		return errors.New("gateway: Options.FrontDoor.ToolsetsOnly: stdio serves no toolset: set Options.FrontDoor.StdioToolset")
 	}
 	return g.server.ServeStdio(ctx, in, out)
 }
@@ -358,7 +358,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 
 // traceLogger is the protocol trace's logger, nil when the trace is off.
 func (g *Gateway) traceLogger() *slog.Logger {
-	if !g.opts.ProtocolTrace {
+	if !g.opts.Telemetry.ProtocolTrace {
 		return nil
 	}
 	return g.opts.Logger.With("component", "mcp-trace")
@@ -366,7 +366,7 @@ func (g *Gateway) traceLogger() *slog.Logger {
 
 // observeSessions feeds the sessions gauge, or is nil without metrics.
 func (g *Gateway) observeSessions() func(transport string, delta int) {
-	m := g.opts.Metrics
+	m := g.opts.Telemetry.Metrics
 	if m == nil {
 		return nil
 	}

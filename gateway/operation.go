@@ -38,7 +38,7 @@ import (
 // are compiled from the backend's descriptors like any response.
 
 // DefaultOperationWait is how long a long-running tool's call waits for its
-// operation by default (Options.OperationWait).
+// operation by default (Options.Calls.OperationWait).
 const DefaultOperationWait = 30 * time.Second
 
 const (
@@ -68,12 +68,12 @@ type longRunning struct {
 	// ops is the backend's Operations service, nil when it serves none
 	// (then the gateway cannot wait and returns the operation as it is).
 	ops *operationsClient
-	// wait is how long a call waits (Options.OperationWait or the method's
+	// wait is how long a call waits (Options.Calls.OperationWait or the method's
 	// setting); negative means not at all.
 	wait time.Duration
 	// cancel calls CancelOperation when the client cancels the call.
 	cancel bool
-	// exposeDebugInfo is Options.ExposeDebugInfo: whether a failed
+	// exposeDebugInfo is Options.Calls.ExposeDebugInfo: whether a failed
 	// operation's google.rpc.DebugInfo reaches the client.
 	exposeDebugInfo bool
 	// pollMethod and waitMethod are the full method paths that poll the
@@ -109,7 +109,7 @@ type operationsClient struct {
 	// custom, when set, makes this the poller of one custom (Compute
 	// Engine style) long-running method instead (operation_custom.go).
 	custom *customOps
-	// exposeDebugInfo is Options.ExposeDebugInfo, for task results.
+	// exposeDebugInfo is Options.Calls.ExposeDebugInfo, for task results.
 	exposeDebugInfo bool
 }
 

@@ -43,7 +43,7 @@ const (
 // together; reaching it, or the operation wait, is not an error but
 // returns the unfinished operation's handle. Only the client's own
 // cancellation ends the call without a result, and cancels the operation
-// when Options.OperationCancel is set.
+// when Options.Calls.OperationCancel is set.
 func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
 	client := ctx
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
@@ -316,7 +316,7 @@ func doneResult(ctx context.Context, op *operation, lr *longRunning, ops *operat
 	return jsonResult(js)
 }
 
-// exposesDebugInfo reports Options.ExposeDebugInfo as the operation's
+// exposesDebugInfo reports Options.Calls.ExposeDebugInfo as the operation's
 // tool (lr) or, for a task that names no tool, its backend's Operations
 // client knows it; withheld when neither is known.
 func exposesDebugInfo(lr *longRunning, ops *operationsClient) bool {

@@ -233,7 +233,7 @@ func anyMessage(a *anypb.Any, types *anyTypes) (proto.Message, error) {
 // and resolver details of the operator's network ("dial tcp
 // 10.1.2.3:50051: connect: connection refused"), and google.rpc.DebugInfo
 // details (stack entries, internal detail the AIP says are for the
-// service's developers), unless Options.ExposeDebugInfo.
+// service's developers), unless Options.Calls.ExposeDebugInfo.
 
 // unreachableText replaces the text of the gateway's own transport errors.
 const unreachableText = "the gateway could not reach the backend (the cause is in the gateway's log)"
@@ -249,13 +249,13 @@ func (g *Gateway) clientStatus(t *tool, st *status.Status) *status.Status {
 			"tool", t.def.Name, "backend", t.backend, "code", telemetry.CodeName(st.Code()), "error", st.Message())
 		return status.New(st.Code(), unreachableText)
 	}
-	if g.opts.ExposeDebugInfo {
+	if g.opts.Calls.ExposeDebugInfo {
 		return st
 	}
 	kept, withheld := withoutDebugInfo(st)
 	if len(withheld) > 0 && g.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
 		for _, d := range withheld {
-			g.opts.Logger.Debug("tools/call: DebugInfo withheld from the client (Options.ExposeDebugInfo shows it)",
+			g.opts.Logger.Debug("tools/call: DebugInfo withheld from the client (Options.Calls.ExposeDebugInfo shows it)",
 				"tool", t.def.Name, "backend", t.backend, "detail", d.String())
 		}
 	}

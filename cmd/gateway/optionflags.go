@@ -19,7 +19,7 @@ import (
 
 // fileFields are the options set by a section of the config file rather
 // than a flag, named as the file names them.
-var fileFields = map[string]string{"Options.Toolsets": "toolsets"}
+var fileFields = map[string]string{"Options.FrontDoor.Toolsets": "toolsets"}
 
 // optionFlags restates option names as flag names, derived from the
 // declarations.
@@ -31,15 +31,15 @@ var optionFlags = func() *strings.Replacer {
 			continue
 		}
 		// Library log lines name the option and the flag together
-		// ("Options.DiscoveryTimeout (gateway: --discovery-timeout)");
+		// ("Options.Catalog.DiscoveryTimeout (gateway: --discovery-timeout)");
 		// restated, the flag is enough.
 		rows = append(rows, row{s.field + " (gateway: --" + s.name + ")", "--" + s.name}, row{s.field, "--" + s.name})
 	}
 	for field, key := range fileFields {
 		rows = append(rows, row{field, key})
 	}
-	// Longest first, so Options.ToolsetsOnly is not read as
-	// Options.Toolsets followed by "Only".
+	// Longest first, so Options.FrontDoor.ToolsetsOnly is not read as
+	// Options.FrontDoor.Toolsets followed by "Only".
 	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(len(b.field), len(a.field)) })
 	var pairs []string
 	for _, r := range rows {

@@ -11,9 +11,9 @@ import (
 func TestInFlagWords(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
-		{"backend big: its descriptor files, not the backend, took longer than the discovery's deadline, Options.DiscoveryTimeout (gateway: --discovery-timeout): raise it",
+		{"backend big: its descriptor files, not the backend, took longer than the discovery's deadline, Options.Catalog.DiscoveryTimeout (gateway: --discovery-timeout): raise it",
 			"backend big: its descriptor files, not the backend, took longer than the discovery's deadline, --discovery-timeout: raise it"},
-		{"Options.DiscoveryTimeout: must be positive", "--discovery-timeout: must be positive"},
+		{"Options.Catalog.DiscoveryTimeout: must be positive", "--discovery-timeout: must be positive"},
 		{"nothing to restate", "nothing to restate"},
 	} {
 		err := inFlagWords(errors.Join(errors.New(tc.in), context.DeadlineExceeded))

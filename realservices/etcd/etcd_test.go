@@ -90,7 +90,7 @@ func front(t *testing.T, addr string, mode gateway.ToolMode, onProgress func(*sd
 	defer cancel()
 	g, err := gateway.New(ctx, []gateway.Backend{{Name: "etcd", Address: addr, Conn: conn,
 		Files: descriptors.NewDescriptorSetSource(descriptorSet), NoReflection: true}},
-		&gateway.Options{RequireBackends: true, Refresh: -1, ToolMode: mode})
+		&gateway.Options{Catalog: gateway.CatalogOptions{RequireBackends: true, Refresh: -1}, Search: gateway.SearchOptions{ToolMode: mode}})
 	if err != nil {
 		t.Fatal(err)
 	}

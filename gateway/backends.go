@@ -465,7 +465,7 @@ func discoveryError(name, address string, err error) error {
 	case errors.As(err, &slow):
 		// Checked before the deadline's usual meaning: the backend may
 		// be READY while its .proto files are still compiling.
-		return fmt.Errorf("backend %s: its descriptor files, not the backend, took longer than the discovery's deadline, Options.Catalog.DiscoveryTimeout (gateway: --discovery-timeout): raise it, or give a descriptor set built by buf or protoc, which needs no compiling: %w", name, err)
+		return &OptionError{Option: "Options.Catalog.DiscoveryTimeout", Err: fmt.Errorf("backend %s: its descriptor files, not the backend, took longer than the discovery's deadline: raise it, or give a descriptor set built by buf or protoc, which needs no compiling: %w", name, err)}
 	case errors.Is(err, descriptors.ErrReflectionNotSupported):
 		return fmt.Errorf("backend %s does not serve gRPC server reflection (grpc.reflection.v1 or v1alpha): enable it on the server (grpc-go: descriptors.Register(server)) or give the gateway its descriptor files (a FileDescriptorSet or .proto files): %w", name, err)
 	case status.Code(err) == codes.Unavailable || errors.Is(err, context.DeadlineExceeded):

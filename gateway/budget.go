@@ -221,7 +221,7 @@ func resultBudget(n int) (int, error) {
 	case n < 0:
 		return Off, nil
 	case n < MinMaxResultBytes:
-		return 0, fmt.Errorf("max result bytes %d: want at least %d, 0 for the default (%d) or a negative value for no budget", n, MinMaxResultBytes, DefaultMaxResultBytes)
+		return 0, &OptionError{Option: "Options.Results.MaxBytes", Err: fmt.Errorf("%d: want at least %d, 0 for the default (%d) or a negative value for no budget", n, MinMaxResultBytes, DefaultMaxResultBytes)}
 	}
 	return n, nil
 }

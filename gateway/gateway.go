@@ -204,13 +204,13 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	g.opts.Catalog.Refresh = limit.Or(g.opts.Catalog.Refresh, DefaultRefresh)
 	g.opts.Catalog.DiscoveryTimeout = limit.Or(g.opts.Catalog.DiscoveryTimeout, DefaultDiscoveryTimeout)
 	if g.opts.Search.ToolMode < ToolModeAuto || g.opts.Search.ToolMode > ToolModeSearch {
-		return nil, fmt.Errorf("tool mode %d: want auto, typed or search", g.opts.Search.ToolMode)
+		return nil, &OptionError{Option: "Options.Search.ToolMode", Err: fmt.Errorf("%d: want auto, typed or search", g.opts.Search.ToolMode)}
 	}
 	g.opts.Search.ToolBudget = limit.Or(g.opts.Search.ToolBudget, DefaultToolBudget)
 	if g.opts.Auth != nil {
 		for _, h := range g.opts.Calls.ForwardHeaders {
 			if IsClientCredential(h) {
-				return nil, fmt.Errorf("gateway: ForwardHeaders names %q while Auth is on: the client's token is for the gateway and must not be passed through to the backend; forward verified claims (auth.OAuthConfig.ForwardClaims) or set the backend's credential in Metadata", h)
+				return nil, &OptionError{Option: "Options.Calls.ForwardHeaders", Err: fmt.Errorf("%q while Auth is on: the client's token is for the gateway and must not be passed through to the backend; forward verified claims (auth.OAuthConfig.ForwardClaims) or set the backend's credential in Calls.Metadata", h)}
 			}
 		}
 	}
@@ -220,7 +220,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	}
 	if g.opts.State != nil {
 		if g.opts.Transports.HTTP == nil || len(g.opts.Transports.HTTP.SessionSecret) == 0 {
-			return nil, errors.New("gateway: Options.State needs Options.Transports.HTTP.SessionSecret: a fleet shares sessions through signed tokens")
+			return nil, &OptionError{Option: "Options.State", Err: errors.New("needs Transports.HTTP.SessionSecret: a fleet shares sessions through signed tokens")}
 		}
 		g.results = g.opts.State
 	} else {
@@ -334,7 +334,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 		return ts.server.ServeStdio(ctx, in, out)
 	}
 	if g.opts.FrontDoor.ToolsetsOnly {
-		return errors.New("gateway: Options.FrontDoor.ToolsetsOnly: stdio serves no toolset: set Options.FrontDoor.StdioToolset")
+		return &OptionError{Option: "Options.FrontDoor.ToolsetsOnly", Err: errors.New("stdio serves no toolset: set FrontDoor.StdioToolset")}
 	}
 	return g.server.ServeStdio(ctx, in, out)
 }

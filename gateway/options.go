@@ -11,7 +11,21 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/state"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
+	"github.com/grpc-mcp-gateway/gateway/internal/option"
 )
+
+// OptionError is the error New returns for a bad option, and the one a
+// running gateway reports about an option (a tool scope rule that
+// matches no tool with Scopes.Strict, a discovery that outlasts
+// Catalog.DiscoveryTimeout): Option is the option's path, as a Go
+// program writes it ("Options.Calls.Timeout",
+// "Options.FrontDoor.Toolsets[1].Name", "OAuthConfig.ToolScopes"), and
+// Err, which names no other option, says what is wrong. Match it with
+// errors.As; a program that sets options from names of its own (the
+// gateway binary's flags) says Err under its own name for Option. The
+// errors of package auth about an auth.OAuthConfig field are of this
+// type too.
+type OptionError = option.Error
 
 // Options configure a Gateway. The zero value (or nil) means defaults,
 // and so does each group's zero value: a program sets only the groups,
@@ -25,7 +39,7 @@ import (
 // Every numeric option follows one rule (convention.go): zero is the
 // default, [Off] switches it off where its doc allows. An error New
 // returns for a bad option is an [*OptionError] naming it by its path
-// here ("Calls.Timeout").
+// ("Options.Calls.Timeout").
 //
 // A new option goes in the group of its concept; its setting in
 // cmd/gateway (settings.go) names the path, so the flag, its variable,

@@ -354,8 +354,8 @@ func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string)
 		if len(undiscovered) > 0 {
 			waiting = " (backends not discovered at start: " + strings.Join(undiscovered, ", ") + ")"
 		}
-		return fmt.Errorf("OAuthConfig.ToolScopes %s: %w%s, and Options.Scopes.Strict refuses to start with it",
-			strings.Join(quoted, ", "), ErrUnmatchedScopeRule, waiting)
+		return &OptionError{Option: "OAuthConfig.ToolScopes", Err: fmt.Errorf("%s: %w%s, and strict scopes refuse to start with it",
+			strings.Join(quoted, ", "), ErrUnmatchedScopeRule, waiting)}
 	}
 	level, msg := slog.LevelWarn, "tool scope rule matches no tool: it applies to none until a tool it matches appears"
 	if g.opts.Scopes.Strict {

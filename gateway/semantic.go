@@ -121,13 +121,13 @@ type semantic struct {
 func newSemantic(o *SearchEmbeddings, logger *slog.Logger) (*semantic, error) {
 	switch {
 	case o.MaxVectorBytes < 0:
-		return nil, fmt.Errorf("gateway: Options.Search.Embeddings.MaxVectorBytes: want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxVectorBytes, o.MaxVectorBytes)
+		return nil, &OptionError{Option: "Options.Search.Embeddings.MaxVectorBytes", Err: fmt.Errorf("want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxVectorBytes, o.MaxVectorBytes)}
 	case o.MaxQueryCacheBytes < 0:
-		return nil, fmt.Errorf("gateway: Options.Search.Embeddings.MaxQueryCacheBytes: want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxQueryCacheBytes, o.MaxQueryCacheBytes)
+		return nil, &OptionError{Option: "Options.Search.Embeddings.MaxQueryCacheBytes", Err: fmt.Errorf("want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxQueryCacheBytes, o.MaxQueryCacheBytes)}
 	}
 	c, err := embeddings.New(embeddings.Options{URL: o.URL, Model: o.Model, APIKey: o.APIKey, HTTPClient: o.HTTPClient, MaxBatch: o.BatchSize, MaxDimensions: o.MaxDimensions})
 	if err != nil {
-		return nil, fmt.Errorf("gateway: Options.Search.Embeddings: %w", err)
+		return nil, &OptionError{Option: "Options.Search.Embeddings", Err: err}
 	}
 	return &semantic{client: c, logger: logger, pause: semanticPause, wake: make(chan struct{}, 1),
 		maxVectorBytes: cmp.Or(o.MaxVectorBytes, DefaultMaxVectorBytes), maxQueryBytes: cmp.Or(o.MaxQueryCacheBytes, DefaultMaxQueryCacheBytes),

@@ -48,12 +48,13 @@ type compiledTimeout struct {
 func newMethodTimeouts(mts []MethodTimeout) (methodTimeouts, error) {
 	var out methodTimeouts
 	for i, mt := range mts {
-		ps, err := methodglob.Compile(fmt.Sprintf("Options.Calls.MethodTimeouts[%d].Match", i), []string{mt.Match})
+		option := fmt.Sprintf("Options.Calls.MethodTimeouts[%d]", i)
+		ps, err := methodglob.Compile("Match", []string{mt.Match})
 		if err != nil {
-			return nil, err
+			return nil, &OptionError{Option: option, Err: err}
 		}
 		if mt.Timeout <= 0 {
-			return nil, fmt.Errorf("Options.Calls.MethodTimeouts[%d].Timeout: want a positive duration (a call always has a deadline), got %s", i, mt.Timeout)
+			return nil, &OptionError{Option: option + ".Timeout", Err: fmt.Errorf("want a positive duration (a call always has a deadline), got %s", mt.Timeout)}
 		}
 		out = append(out, compiledTimeout{pattern: ps[0], timeout: mt.Timeout})
 	}

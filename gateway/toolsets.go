@@ -90,24 +90,24 @@ func (g *Gateway) checkToolsets() error {
 	for i, ts := range g.opts.FrontDoor.Toolsets {
 		setting := fmt.Sprintf("Options.FrontDoor.Toolsets[%d]", i)
 		if err := ValidToolsetName(ts.Name); err != nil {
-			return fmt.Errorf("%s.Name %w", setting, err)
+			return &OptionError{Option: setting + ".Name", Err: err}
 		}
 		switch {
 		case seen[ts.Name]:
-			return fmt.Errorf("%s.Name %q: another toolset has that name", setting, ts.Name)
+			return &OptionError{Option: setting + ".Name", Err: fmt.Errorf("%q: another toolset has that name", ts.Name)}
 		case ts.ToolMode < ToolModeAuto || ts.ToolMode > ToolModeSearch:
-			return fmt.Errorf("%s (%s).ToolMode %d: want auto, typed or search", setting, ts.Name, ts.ToolMode)
+			return &OptionError{Option: setting + ".ToolMode", Err: fmt.Errorf("toolset %s: %d: want auto, typed or search", ts.Name, ts.ToolMode)}
 		case len(ts.RequiredScopes) > 0 && g.opts.Auth == nil:
-			return fmt.Errorf("%s (%s).RequiredScopes: needs Options.Auth (an OAuth front door)", setting, ts.Name)
+			return &OptionError{Option: setting + ".RequiredScopes", Err: fmt.Errorf("toolset %s: needs Options.Auth (an OAuth front door)", ts.Name)}
 		}
 		seen[ts.Name] = true
 		for _, s := range ts.RequiredScopes {
 			if !auth.ValidScope(s) {
-				return fmt.Errorf("%s (%s).RequiredScopes: %q is not an OAuth scope token", setting, ts.Name, s)
+				return &OptionError{Option: setting + ".RequiredScopes", Err: fmt.Errorf("toolset %s: %q is not an OAuth scope token", ts.Name, s)}
 			}
 		}
 		if _, err := newMethodFilter(fmt.Sprintf("%s (%s)", setting, ts.Name), ts.Include, ts.Exclude); err != nil {
-			return err
+			return &OptionError{Option: setting, Err: err}
 		}
 		if _, err := compileOverrides(setting+".Tools", ts.Tools); err != nil {
 			return fmt.Errorf("%w: %w", ErrToolOverride, err)
@@ -115,9 +115,9 @@ func (g *Gateway) checkToolsets() error {
 	}
 	switch {
 	case g.opts.FrontDoor.ToolsetsOnly && len(g.opts.FrontDoor.Toolsets) == 0:
-		return errors.New("Options.FrontDoor.ToolsetsOnly: needs Options.FrontDoor.Toolsets (with neither, nothing would be served)")
+		return &OptionError{Option: "Options.FrontDoor.ToolsetsOnly", Err: errors.New("needs FrontDoor.Toolsets (with neither, nothing would be served)")}
 	case g.opts.FrontDoor.StdioToolset != "" && !seen[g.opts.FrontDoor.StdioToolset]:
-		return fmt.Errorf("Options.FrontDoor.StdioToolset %q: no toolset of that name", g.opts.FrontDoor.StdioToolset)
+		return &OptionError{Option: "Options.FrontDoor.StdioToolset", Err: fmt.Errorf("%q: no toolset of that name", g.opts.FrontDoor.StdioToolset)}
 	}
 	return nil
 }

@@ -86,7 +86,7 @@ type watchSettings struct {
 
 func newWatchSettings(o WatchOptions) (watchSettings, error) {
 	if o.Window < 0 || o.MaxWindow < 0 {
-		return watchSettings{}, fmt.Errorf("Options.Calls.Watch: want positive windows, got Window %s, MaxWindow %s", o.Window, o.MaxWindow)
+		return watchSettings{}, &OptionError{Option: "Options.Calls.Watch", Err: fmt.Errorf("want positive windows, got Window %s, MaxWindow %s", o.Window, o.MaxWindow)}
 	}
 	s := watchSettings{window: o.Window, maxWindow: o.MaxWindow, byName: !o.IgnoreNames}
 	if s.window == 0 {
@@ -96,7 +96,7 @@ func newWatchSettings(o WatchOptions) (watchSettings, error) {
 		s.maxWindow = max(DefaultWatchMaxWindow, s.window)
 	}
 	if s.window > s.maxWindow {
-		return watchSettings{}, fmt.Errorf("Options.Calls.Watch: the default window %s is longer than the maximum %s", s.window, s.maxWindow)
+		return watchSettings{}, &OptionError{Option: "Options.Calls.Watch", Err: fmt.Errorf("the default window %s is longer than the maximum %s", s.window, s.maxWindow)}
 	}
 	var err error
 	if s.patterns, err = methodglob.Compile("Options.Calls.Watch.Methods", o.Methods); err != nil {

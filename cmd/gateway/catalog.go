@@ -134,7 +134,7 @@ func runCatalog(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	reports, err := catalogReport(ctx, c, a, logger)
 	if err != nil {
-		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
+		fmt.Fprintln(stderr, "gateway:", c.inSettingWords(err))
 		if errors.Is(err, gateway.ErrToolOverride) {
 			return 2
 		}

@@ -46,6 +46,10 @@ type config struct {
 	// its field (--call-timeout to opts.CallTimeout): serve adds what is
 	// derived or built at start.
 	opts gateway.Options
+	// from is where each setting not given on the command line came
+	// from (the file's line and key, or its variable), so an error the
+	// library raises later names it there (inSettingWords).
+	from origins
 	// demo runs the bundled demo backend: --demo, or set by checkDemo
 	// when nothing names a backend.
 	demo     bool
@@ -120,6 +124,7 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) (string, b
 	if err != nil {
 		return c, err
 	}
+	c.from = from
 	// The declarations' own checks name the setting as it was given:
 	// the flag, the variable, or the file's line and key.
 	if err := c.checkSettings(from); err != nil {
@@ -282,7 +287,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serve(ctx, c, logger, stdin, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
+		fmt.Fprintln(stderr, "gateway:", c.inSettingWords(err))
 		// A rule that names nothing is a mistake in the configuration,
 		// even though only discovery can tell.
 		if errors.Is(err, gateway.ErrUnmatchedScopeRule) || errors.Is(err, gateway.ErrToolOverride) {

@@ -23,8 +23,9 @@ import (
 // relate settings to one another, or read files, stay with the flags of
 // their concern (transports.go, results.go...), naming the flags.
 //
-// To add a setting: add its field to config (or to gateway.Options,
-// bound through c.opts), declare it below in its group, and run
+// To add a setting: add its field to config (or to gateway.Options, in
+// the group of its concept, bound through c.opts), declare it below in
+// its group with the option's path as its field, and run
 //
 //	go test ./cmd/gateway -run TestConfigurationReference -update-reference
 //
@@ -36,9 +37,11 @@ type setting struct {
 	// group is its section of -h and of docs/configuration.md; the
 	// sections come in the order of their first setting.
 	group string
-	// field, when the setting sets a library option, names that option
-	// as the library's own errors do ("Options.Calls.Timeout", "TLS.CAFile"),
-	// so an error the library raises after start names the flag.
+	// field, when the setting sets a library option, is that option's
+	// path, as a *gateway.OptionError names it ("Options.Calls.Timeout",
+	// "OAuthConfig.JWKSURL", "TLS.CAFile"), so an error the library
+	// raises about it names the setting as the operator gave it
+	// (inSettingWords).
 	field string
 	// ptr is the setting's variable in c: a *bool, a *string, a
 	// *time.Duration, *int or *int64 (numeric settings, internal/limit's

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -10,7 +11,8 @@ import (
 )
 
 // TestOptionsThatCannotBeOff: New refuses Off for an option that must
-// keep a bound, naming the option, instead of quietly using its default.
+// keep a bound, naming the option (an *OptionError whose Option is its
+// path), instead of quietly using its default.
 func TestOptionsThatCannotBeOff(t *testing.T) {
 	t.Parallel()
 	for name, opts := range map[string]*gateway.Options{
@@ -35,6 +37,10 @@ func TestOptionsThatCannotBeOff(t *testing.T) {
 		_, err := gateway.New(context.Background(), nil, opts)
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: Off: %v, want an error naming it", name, err)
+		}
+		option, _, _ := strings.Cut(name, ":")
+		if oe := (*gateway.OptionError)(nil); !errors.As(err, &oe) || oe.Option != option {
+			t.Errorf("%s: Off: %#v, want an *OptionError naming %s", name, err, option)
 		}
 	}
 }
@@ -61,7 +67,7 @@ func TestUnboundedOptionsStayAllowed(t *testing.T) {
 func TestShortSessionSecret(t *testing.T) {
 	t.Parallel()
 	_, err := gateway.New(context.Background(), nil, &gateway.Options{Transports: gateway.TransportOptions{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte("short")}}})
-	if want := "gateway: Options.Transports.HTTP: mcp: StreamableHTTPOptions.SessionSecret: want at least 32 random bytes, got 5"; err == nil || err.Error() != want {
+	if want := "Options.Transports.HTTP: mcp: StreamableHTTPOptions.SessionSecret: want at least 32 random bytes, got 5"; err == nil || err.Error() != want {
 		t.Errorf("New = %v, want %q", err, want)
 	}
 }

@@ -233,7 +233,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	g.md = md
 	g.tracer = telemetry.NewTracer(g.opts.Telemetry.TracerProvider)
 	g.observing = g.opts.Telemetry.Metrics != nil || g.tracer != nil || g.opts.Logger.Handler() != slog.DiscardHandler
-	if g.filter, err = newMethodFilter("Options", g.opts.Catalog.Include, g.opts.Catalog.Exclude); err != nil {
+	if g.filter, err = newMethodFilter("Options.Catalog", g.opts.Catalog.Include, g.opts.Catalog.Exclude); err != nil {
 		return nil, err
 	}
 	if g.methodTimeouts, err = newMethodTimeouts(g.opts.Calls.MethodTimeouts); err != nil {

@@ -397,9 +397,10 @@ func TestStrictScopesAtStart(t *testing.T) {
 	defer cancel()
 	backends := []gateway.Backend{dialBackend(t, "s", addr), dialBackend(t, "late", "127.0.0.1:1")}
 	_, err := gateway.New(ctx, backends, &gateway.Options{Auth: oauthWithRules(t, is, rules), Scopes: gateway.ScopeOptions{Strict: true}, Catalog: gateway.CatalogOptions{Refresh: -1}})
-	const want = `OAuthConfig.ToolScopes "Late_Hello", "svc.v1.Late/*": tool scope rule matches no tool (backends not discovered at start: late), and Options.Scopes.Strict refuses to start with it`
-	if !errors.Is(err, gateway.ErrUnmatchedScopeRule) || err.Error() != want {
-		t.Errorf("New: %v\nwant: %s", err, want)
+	const want = `OAuthConfig.ToolScopes: "Late_Hello", "svc.v1.Late/*": tool scope rule matches no tool (backends not discovered at start: late), and strict scopes refuse to start with it`
+	var oe *gateway.OptionError
+	if !errors.Is(err, gateway.ErrUnmatchedScopeRule) || err.Error() != want || !errors.As(err, &oe) || oe.Option != "OAuthConfig.ToolScopes" {
+		t.Errorf("New: %v\nwant: %s, an OptionError naming OAuthConfig.ToolScopes", err, want)
 	}
 	g, err := gateway.New(ctx, backends, &gateway.Options{Auth: oauthWithRules(t, is, rules), Catalog: gateway.CatalogOptions{Refresh: -1}})
 	if err != nil {

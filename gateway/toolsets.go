@@ -107,7 +107,7 @@ func (g *Gateway) checkToolsets() error {
 			}
 		}
 		if _, err := newMethodFilter(fmt.Sprintf("%s (%s)", setting, ts.Name), ts.Include, ts.Exclude); err != nil {
-			return &OptionError{Option: setting, Err: err}
+			return err
 		}
 		if _, err := compileOverrides(setting+".Tools", ts.Tools); err != nil {
 			return fmt.Errorf("%w: %w", ErrToolOverride, err)

@@ -191,10 +191,10 @@ func TestToolsetOptionsChecked(t *testing.T) {
 		sets []gateway.Toolset
 		want string
 	}{
-		{"bad name", []gateway.Toolset{{Name: "Billing/x"}}, `Options.FrontDoor.Toolsets[0].Name "Billing/x": want 1 to 63 of a-z 0-9 _ -`},
-		{"duplicate", []gateway.Toolset{{Name: "a"}, {Name: "a"}}, `Options.FrontDoor.Toolsets[1].Name "a": another toolset has that name`},
+		{"bad name", []gateway.Toolset{{Name: "Billing/x"}}, `Options.FrontDoor.Toolsets[0].Name: "Billing/x": want 1 to 63 of a-z 0-9 _ -`},
+		{"duplicate", []gateway.Toolset{{Name: "a"}, {Name: "a"}}, `Options.FrontDoor.Toolsets[1].Name: "a": another toolset has that name`},
 		{"bad glob", []gateway.Toolset{{Name: "a", Include: []string{"zoo.v1.[Zoo/*"}}}, `Options.FrontDoor.Toolsets[0] (a).Include`},
-		{"scopes without auth", []gateway.Toolset{{Name: "a", RequiredScopes: []string{"x"}}}, `Options.FrontDoor.Toolsets[0] (a).RequiredScopes: needs Options.Auth`},
+		{"scopes without auth", []gateway.Toolset{{Name: "a", RequiredScopes: []string{"x"}}}, `Options.FrontDoor.Toolsets[0].RequiredScopes: toolset a: needs Options.Auth`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -287,8 +287,8 @@ func TestToolsetsOnly(t *testing.T) {
 		opts gateway.Options
 		want string
 	}{
-		{gateway.Options{FrontDoor: gateway.FrontDoorOptions{ToolsetsOnly: true}}, "Options.FrontDoor.ToolsetsOnly: needs Options.FrontDoor.Toolsets"},
-		{gateway.Options{FrontDoor: gateway.FrontDoorOptions{StdioToolset: "nope", Toolsets: []gateway.Toolset{{Name: "a"}}}}, `Options.FrontDoor.StdioToolset "nope": no toolset of that name`},
+		{gateway.Options{FrontDoor: gateway.FrontDoorOptions{ToolsetsOnly: true}}, "Options.FrontDoor.ToolsetsOnly: needs FrontDoor.Toolsets"},
+		{gateway.Options{FrontDoor: gateway.FrontDoorOptions{StdioToolset: "nope", Toolsets: []gateway.Toolset{{Name: "a"}}}}, `Options.FrontDoor.StdioToolset: "nope": no toolset of that name`},
 	} {
 		if g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
 			if err == nil {
@@ -302,7 +302,7 @@ func TestToolsetsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = g2.Shutdown(context.Background()) }()
-	if err := g2.ServeStdio(ctx, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), "set Options.FrontDoor.StdioToolset") {
+	if err := g2.ServeStdio(ctx, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), "set FrontDoor.StdioToolset") {
 		t.Errorf("ServeStdio with ToolsetsOnly and no StdioToolset: %v", err)
 	}
 }

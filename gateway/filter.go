@@ -26,7 +26,7 @@ import (
 // include pattern is given) and no exclude pattern. Filters apply to every
 // backend alike and after the fixed rules: grpc.reflection.* is never
 // exposed, grpc.health.v1.Health only with ExposeHealth, the internal
-// services (InternalServices) only with ExposeInternal, and methods or
+// services (InternalServices) only with Catalog.ExposeInternal, and methods or
 // services hidden by their proto options never. So an include pattern
 // alone does not expose a service a fixed rule hides: the operator says
 // so with its option.

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// CheckToolOverridesOffline checks opts.Tools and the toolsets' Tools
+// CheckToolOverridesOffline checks opts.Catalog.Tools and the toolsets' Tools
 // against the methods of the backends whose descriptors are files alone
 // (NoReflection with Files), as discovery would, without connecting to
 // any backend: --check-config's check. checked names those backends;

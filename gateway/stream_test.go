@@ -247,7 +247,7 @@ type streamGateway struct {
 }
 
 // startStreamGateway starts a stream backend and a gateway in front of it.
-// Its tests are of plain streams unless they set opts.Watch: the zoo's
+// Its tests are of plain streams unless they set opts.Calls.Watch: the zoo's
 // WatchFeedings is a watch by its name, whose call would end at the
 // default window (10 s) however many messages the test asked for, and a
 // loaded machine may not deliver them all by then.

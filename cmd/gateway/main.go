@@ -43,7 +43,7 @@ func main() {
 // config holds the parsed flags.
 type config struct {
 	// opts are the gateway's options that flags bind directly, each to
-	// its field (--call-timeout to opts.CallTimeout): serve adds what is
+	// its field (--call-timeout to opts.Calls.Timeout): serve adds what is
 	// derived or built at start.
 	opts gateway.Options
 	// from is where each setting not given on the command line came

@@ -163,7 +163,7 @@ func cpuSeconds(b *testing.B, pid int) float64 {
 }
 
 func measureLists(b *testing.B) {
-	typed := listTools(b, newEstateGateway(b, &gateway.Options{ToolMode: gateway.ToolModeTyped}))
+	typed := listTools(b, newEstateGateway(b, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}}))
 	b.ReportMetric(float64(typed.bytes), "typed-list-bytes")
 	s := typed.sizes()
 	b.ReportMetric(float64(s.largest), "largest-tool-bytes")
@@ -173,7 +173,7 @@ func measureLists(b *testing.B) {
 	b.ReportMetric(float64(s.annotated), "annotated-tools")
 	b.ReportMetric(float64(s.readOnly), "read-only-tools")
 	b.ReportMetric(float64(s.destructive), "destructive-tools")
-	search := listTools(b, newEstateGateway(b, &gateway.Options{ToolMode: gateway.ToolModeSearch}))
+	search := listTools(b, newEstateGateway(b, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}}))
 	b.ReportMetric(float64(search.bytes), "search-list-bytes")
 	if searchRelevance != nil {
 		top1, top5 := searchRelevance(b)

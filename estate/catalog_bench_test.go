@@ -382,7 +382,7 @@ func measureCatalogInProcess(b *testing.B, backend, dir string, files []string) 
 	warmed := make(chan struct{})
 	logger := slog.New(messageHandler{msg: "tool schemas built in the background", seen: warmed, once: new(sync.Once)})
 	start := time.Now()
-	g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{ToolMode: gateway.ToolModeSearch, Refresh: -1, RequireBackends: true, Logger: logger, PaceGC: true})
+	g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}, Catalog: gateway.CatalogOptions{Refresh: -1, RequireBackends: true}, Logger: logger, PaceGC: true})
 	stopProfile()
 	if err != nil {
 		b.Fatal(err)

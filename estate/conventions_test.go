@@ -153,10 +153,10 @@ func TestPagingRuleOnTheEstates(t *testing.T) {
 		// listing is.
 		unpagedWithToken, unusual []string
 	}{
-		{"Google Cloud", newEstateGateway(t, &gateway.Options{ToolMode: gateway.ToolModeTyped}), estate.Services(),
+		{"Google Cloud", newEstateGateway(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}}), estate.Services(),
 			map[[2]string]int{{"maxResults", "pageToken"}: 197, {"pageSize", "pageToken"}: 81},
 			nil, []string{"ExportTensorboardTimeSeriesData", "QueryDeployedModels", "SummarizeIntelligenceFindings"}},
-		{"Temporal", startGateway(t, temporalBackends(t), &gateway.Options{ToolMode: gateway.ToolModeTyped}), temporalServices(t),
+		{"Temporal", startGateway(t, temporalBackends(t), &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}}), temporalServices(t),
 			map[[2]string]int{{"pageSize", "pageToken"}: 22, {"pageSize", "nextPageToken"}: 12, {"maximumPageSize", "nextPageToken"}: 5, {"", "nextPageToken"}: 1},
 			[]string{"PollWorkflowTaskQueue"}, nil},
 	} {

@@ -22,14 +22,14 @@ import (
 // one in-process server with reflection (no comments), in the given mode.
 func corpusGateway(tb testing.TB, mode gateway.ToolMode) *gateway.Gateway {
 	tb.Helper()
-	return startGateway(tb, []gateway.Backend{servedBackend(tb, "corpus", estate.CorpusServices())}, &gateway.Options{ToolMode: mode})
+	return startGateway(tb, []gateway.Backend{servedBackend(tb, "corpus", estate.CorpusServices())}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: mode}})
 }
 
 // corpusAPIGateway starts a gateway over one API of the corpus alone, as a
 // team fronting its own service would.
 func corpusAPIGateway(tb testing.TB, api estate.CorpusAPI, mode gateway.ToolMode) *gateway.Gateway {
 	tb.Helper()
-	return startGateway(tb, []gateway.Backend{servedBackend(tb, api.ID, api.Services)}, &gateway.Options{ToolMode: mode})
+	return startGateway(tb, []gateway.Backend{servedBackend(tb, api.ID, api.Services)}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: mode}})
 }
 
 // rankPerAPI ranks each API's requests on that API's own gateway and

@@ -21,8 +21,8 @@ func TestEstateDescriptions(t *testing.T) {
 		"CloudService_GetUsers":                          "Lists the users. Takes: pageSize, pageToken, email, namespace. Returns: users (id, resourceVersion, spec, stateDeprecated, state and 4 more), nextPageToken.",
 	}
 	for _, g := range []*gateway.Gateway{
-		newEstateGateway(t, &gateway.Options{ToolMode: gateway.ToolModeTyped}),
-		startGateway(t, temporalBackends(t), &gateway.Options{ToolMode: gateway.ToolModeTyped}),
+		newEstateGateway(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}}),
+		startGateway(t, temporalBackends(t), &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}}),
 	} {
 		for _, tl := range g.Tools().Tools() {
 			w, ok := want[tl.Name]

@@ -33,10 +33,10 @@ func newEstateGateway(tb testing.TB, opts *gateway.Options) *gateway.Gateway {
 	if opts == nil {
 		opts = &gateway.Options{}
 	}
-	if opts.Refresh == 0 {
-		opts.Refresh = -1
+	if opts.Catalog.Refresh == 0 {
+		opts.Catalog.Refresh = -1
 	}
-	opts.RequireBackends = true
+	opts.Catalog.RequireBackends = true
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	g, err := gateway.New(ctx, []gateway.Backend{estateBackend(tb)}, opts)
@@ -54,7 +54,7 @@ func BenchmarkDiscovery(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{Refresh: -1, RequireBackends: true, ToolMode: gateway.ToolModeTyped})
+		g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: -1, RequireBackends: true}, Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 		if err != nil {
 			b.Fatal(err)
 		}

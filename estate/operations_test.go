@@ -38,8 +38,12 @@ func lroGateway(t *testing.T, opts *estate.Options) (*gateway.Gateway, *testkit.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	g, err := gateway.New(ctx, []gateway.Backend{{Name: "estate", Address: conn.Target(), Conn: conn}},
-		&gateway.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})), Refresh: -1,
-			ToolMode: gateway.ToolModeTyped})
+		&gateway.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})), Catalog: gateway.CatalogOptions{
+			Refresh: -1,
+		},
+			Search: gateway.SearchOptions{
+				ToolMode: gateway.ToolModeTyped,
+			}})
 	if err != nil {
 		t.Fatal(err)
 	}

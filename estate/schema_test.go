@@ -20,7 +20,7 @@ const maxToolBytes = 48 << 10
 // under a JSON Schema 2020-12 validator ($defs and $ref included), and the
 // HTTP rules' hints are there.
 func TestToolSizes(t *testing.T) {
-	g := newEstateGateway(t, &gateway.Options{ToolMode: gateway.ToolModeTyped})
+	g := newEstateGateway(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	l := listTools(t, g)
 	if len(l.tools) != estate.NumMethods {
 		t.Fatalf("listed %d tools, want %d", len(l.tools), estate.NumMethods)

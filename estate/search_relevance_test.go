@@ -100,7 +100,7 @@ const (
 // reports top-1 and top-5 (the share of intents with a right tool first,
 // and among the first five) and fails below minTop1 and minTop5.
 func TestSearchRelevance(t *testing.T) {
-	g := newEstateGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch})
+	g := newEstateGateway(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}})
 	cs := connect(t, g)
 
 	// Every expected name is a tool of the catalog (an exact name comes
@@ -156,7 +156,7 @@ func TestSearchRelevance(t *testing.T) {
 // other figures.
 func init() {
 	searchRelevance = func(tb testing.TB) (float64, float64) {
-		top1, top5, _ := rankIntents(tb, connect(tb, newEstateGateway(tb, &gateway.Options{ToolMode: gateway.ToolModeSearch})))
+		top1, top5, _ := rankIntents(tb, connect(tb, newEstateGateway(tb, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}})))
 		n := float64(len(intents))
 		return 100 * float64(top1) / n, 100 * float64(top5) / n
 	}
@@ -240,7 +240,7 @@ func nonce(i int) string {
 // gateway serves it (ranking 1,450 tools and encoding the answer), without
 // the transport; each query is new, so the answer cache never serves it.
 func BenchmarkSearchTools(b *testing.B) {
-	g := newEstateGateway(b, &gateway.Options{ToolMode: gateway.ToolModeSearch})
+	g := newEstateGateway(b, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}})
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

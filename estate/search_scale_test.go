@@ -54,7 +54,7 @@ func TestSearchRelevanceAtScale(t *testing.T) {
 	// Compiling ~6,000 files from source takes 40 s on an idle 2-core
 	// machine and minutes on a loaded one: the test is about ranking, not
 	// the default --discovery-timeout.
-	big := startGateway(t, []gateway.Backend{b}, &gateway.Options{ToolMode: gateway.ToolModeSearch, DiscoveryTimeout: 15 * time.Minute})
+	big := startGateway(t, []gateway.Backend{b}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}, Catalog: gateway.CatalogOptions{DiscoveryTimeout: 15 * time.Minute}})
 	t.Logf("googleapis catalog: %d files, ready in %v", nfiles, time.Since(start).Round(time.Millisecond))
 	estateGateway := commentedEstateGateway(t)
 

@@ -212,7 +212,7 @@ func rankRelevance(tb testing.TB, g *gateway.Gateway, cases []relevanceCase) *re
 // Temporal estate.
 func temporalGateway(tb testing.TB) *gateway.Gateway {
 	tb.Helper()
-	return startGateway(tb, temporalBackends(tb), &gateway.Options{ToolMode: gateway.ToolModeSearch})
+	return startGateway(tb, temporalBackends(tb), &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}})
 }
 
 // temporalBackends serves the Temporal estate and returns the gateway's
@@ -242,7 +242,7 @@ func servedBackend(tb testing.TB, name string, services []protoreflect.FullName)
 // startGateway starts a gateway without refresh that needs every backend.
 func startGateway(tb testing.TB, backends []gateway.Backend, opts *gateway.Options) *gateway.Gateway {
 	tb.Helper()
-	opts.Refresh, opts.RequireBackends = -1, true
+	opts.Catalog.Refresh, opts.Catalog.RequireBackends = -1, true
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	g, err := gateway.New(ctx, backends, opts)
@@ -290,7 +290,7 @@ func commentedEstateGateway(tb testing.TB) *gateway.Gateway {
 	}
 	b := estateBackend(tb)
 	b.Files = descriptors.NewProtoSource([]string{googleapisDir}, files)
-	return startGateway(tb, []gateway.Backend{b}, &gateway.Options{ToolMode: gateway.ToolModeSearch})
+	return startGateway(tb, []gateway.Backend{b}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}})
 }
 
 // TestSearchRelevanceUsers measures search mode on the relevance set that
@@ -314,7 +314,7 @@ func TestSearchRelevanceUsers(t *testing.T) {
 		}
 	}
 	googleGateway := func(tb testing.TB) *gateway.Gateway {
-		return newEstateGateway(tb, &gateway.Options{ToolMode: gateway.ToolModeSearch})
+		return newEstateGateway(tb, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}})
 	}
 	for _, run := range []struct {
 		name    string
@@ -343,7 +343,7 @@ func TestSearchRelevanceUsers(t *testing.T) {
 // beside its others.
 func init() {
 	usersRelevance = func(tb testing.TB) (float64, float64) {
-		r := rankRelevance(tb, newEstateGateway(tb, &gateway.Options{ToolMode: gateway.ToolModeSearch}), loadRelevance(tb, "google.tsv"))
+		r := rankRelevance(tb, newEstateGateway(tb, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}}), loadRelevance(tb, "google.tsv"))
 		n := float64(r.all.n)
 		return 100 * float64(r.all.top1) / n, 100 * float64(r.all.top5) / n
 	}
@@ -356,7 +356,7 @@ func init() {
 // p99-us); issue 19's goal is a p99 under 10 ms on the project's 2-core
 // machine.
 func BenchmarkSearchLatency(b *testing.B) {
-	g := newEstateGateway(b, &gateway.Options{ToolMode: gateway.ToolModeSearch})
+	g := newEstateGateway(b, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}})
 	var queries []string
 	for _, set := range []string{"google.tsv", "temporal.tsv"} {
 		for _, c := range loadRelevance(b, set) {

@@ -64,7 +64,7 @@ func gatewayHeap(b *testing.B, bk gateway.Backend, mode gateway.ToolMode, toolse
 	defer cancel()
 	// The catalog is typed in both cases: search mode's schema warm-up
 	// runs in the background and would blur the reading.
-	g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{ToolMode: gateway.ToolModeTyped, Toolsets: toolsets, Refresh: -1, RequireBackends: true})
+	g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}, FrontDoor: gateway.FrontDoorOptions{Toolsets: toolsets}, Catalog: gateway.CatalogOptions{Refresh: -1, RequireBackends: true}})
 	if err != nil {
 		b.Fatal(err)
 	}

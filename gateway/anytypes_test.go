@@ -243,7 +243,7 @@ func startAnyGateway(t *testing.T, opts *gateway.Options) (*anyBackend, *gateway
 	if opts == nil {
 		opts = &gateway.Options{}
 	}
-	opts.OperationWait = -1
+	opts.Calls.OperationWait = -1
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "things", b.addr)}, opts)
 	return b, g, connect(t, base+"/mcp", versions[len(versions)-1])
 }
@@ -440,7 +440,7 @@ func TestAnyTypesWithoutReflection(t *testing.T) {
 	be := dialBackend(t, "things", b.addr)
 	be.NoReflection = true
 	be.Files = descriptors.NewProtoSource([]string{"testdata/anytypes", lrotest.ProtoDir()}, []string{"anyt/v1/things.proto"})
-	_, base := newGateway(t, []gateway.Backend{be}, &gateway.Options{OperationWait: -1})
+	_, base := newGateway(t, []gateway.Backend{be}, &gateway.Options{Calls: gateway.CallOptions{OperationWait: -1}})
 	cs := connect(t, base+"/mcp", versions[len(versions)-1])
 
 	res := call(t, cs, "Things_Fail", map[string]any{"kind": "notfound"})

@@ -44,7 +44,7 @@ func startOAuthGatewayMode(t *testing.T, is *testIssuer, leeway time.Duration, m
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	return b, serveGateway(t, b.addr, &gateway.Options{Auth: a, ToolMode: mode})
+	return b, serveGateway(t, b.addr, &gateway.Options{Auth: a, Search: gateway.SearchOptions{ToolMode: mode}})
 }
 
 // startBearerGateway fronts a recording zoo with a gateway whose tokens
@@ -422,7 +422,7 @@ func TestSessionOwnership(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			opts := &gateway.Options{}
 			if mode == "scale-out" {
-				opts.HTTP = &mcp.StreamableHTTPOptions{SessionSecret: secret}
+				opts.Transports.HTTP = &mcp.StreamableHTTPOptions{SessionSecret: secret}
 			}
 			b, base, _ := startBearerGateway(t, "alpha\nbeta\n", opts)
 			sid := initSession(t, base, "alpha")
@@ -511,7 +511,7 @@ func TestOAuthMetadataAllowedHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	base := serveGateway(t, b.addr, &gateway.Options{Auth: a, AllowedHosts: []string{"mcp.example.com"}})
+	base := serveGateway(t, b.addr, &gateway.Options{Auth: a, FrontDoor: gateway.FrontDoorOptions{AllowedHosts: []string{"mcp.example.com"}}})
 	get := func(host string) (*http.Response, string) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", base+auth.MetadataPath+"/mcp", nil)

@@ -22,7 +22,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 )
 
-// Defaults of Options.Refresh and Options.DiscoveryTimeout.
+// Defaults of Options.Catalog.Refresh and Options.Catalog.DiscoveryTimeout.
 const (
 	DefaultRefresh          = 30 * time.Second
 	DefaultDiscoveryTimeout = 15 * time.Second
@@ -69,14 +69,14 @@ type Backend struct {
 	NoReflection bool
 
 	// Metadata is added to every call to this backend, after
-	// Options.Metadata (see [ParseMetadata] for the rules on keys and
+	// Options.Calls.Metadata (see [ParseMetadata] for the rules on keys and
 	// values).
 	Metadata metadata.MD
 	// CallTimeout and StreamTimeout, when positive, replace Options'
 	// deadlines for this backend's unary and streaming calls.
 	CallTimeout, StreamTimeout time.Duration
 	// Include and Exclude narrow this backend's methods, with the syntax
-	// of Options.Include; a method is exposed only when it passes both
+	// of Options.Catalog.Include; a method is exposed only when it passes both
 	// these and Options' filters.
 	Include, Exclude []string
 	// Methods are per-method settings; for each method the first entry
@@ -215,8 +215,8 @@ func (g *Gateway) initBackends(backends []Backend) error {
 		}
 		if mc, ok := b.Conn.(managedConn); ok {
 			bs.managed = mc
-			if g.opts.Metrics != nil {
-				name, m := b.Name, g.opts.Metrics
+			if g.opts.Telemetry.Metrics != nil {
+				name, m := b.Name, g.opts.Telemetry.Metrics
 				mc.ObserveReplicas(func(total, serving int) { m.SetBackendReplicas(name, total, serving) })
 			}
 		}
@@ -292,7 +292,7 @@ func (g *Gateway) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if g.opts.RequireBackends {
+	if g.opts.Catalog.RequireBackends {
 		if err := errors.Join(errs...); err != nil {
 			return err
 		}
@@ -352,8 +352,8 @@ func (g *Gateway) BeginShutdown() { g.draining.Store(true) }
 // sees as a tool error, and that is better than tools that come and go.
 func (g *Gateway) runBackend(ctx context.Context, b *backendState) {
 	var tick <-chan time.Time
-	if g.opts.Refresh > 0 {
-		t := time.NewTicker(g.opts.Refresh)
+	if g.opts.Catalog.Refresh > 0 {
+		t := time.NewTicker(g.opts.Catalog.Refresh)
 		defer t.Stop()
 		tick = t.C
 	}
@@ -381,7 +381,7 @@ func (g *Gateway) runBackend(ctx context.Context, b *backendState) {
 		if b.managed != nil {
 			b.managed.ResolveNow()
 		}
-		dctx, cancel := context.WithTimeout(ctx, g.opts.DiscoveryTimeout)
+		dctx, cancel := context.WithTimeout(ctx, g.opts.Catalog.DiscoveryTimeout)
 		changed, err := g.discoverBackend(dctx, b)
 		cancel()
 		if ctx.Err() != nil {
@@ -419,8 +419,8 @@ func (g *Gateway) listed(b *backendState) bool {
 
 func (g *Gateway) backoff(failures int) time.Duration {
 	limit := retryMax
-	if g.opts.Refresh > 0 && g.opts.Refresh < limit {
-		limit = g.opts.Refresh
+	if g.opts.Catalog.Refresh > 0 && g.opts.Catalog.Refresh < limit {
+		limit = g.opts.Catalog.Refresh
 	}
 	d := retryMin << min(failures-1, 16)
 	d = min(d, limit)
@@ -439,7 +439,7 @@ func (g *Gateway) watchConn(ctx context.Context, b *backendState) {
 		b.mu.Lock()
 		b.state = s
 		b.mu.Unlock()
-		g.opts.Metrics.SetBackendState(b.b.Name, s)
+		g.opts.Telemetry.Metrics.SetBackendState(b.b.Name, s)
 		switch s {
 		case connectivity.Idle:
 			b.conn.Connect()
@@ -474,7 +474,7 @@ func discoveryError(name, address string, err error) error {
 	case errors.As(err, &slow):
 		// Checked before the deadline's usual meaning: the backend may
 		// be READY while its .proto files are still compiling.
-		return fmt.Errorf("backend %s: its descriptor files, not the backend, took longer than the discovery's deadline, Options.DiscoveryTimeout (gateway: --discovery-timeout): raise it, or give a descriptor set built by buf or protoc, which needs no compiling: %w", name, err)
+		return &OptionError{Option: "Options.Catalog.DiscoveryTimeout", Err: fmt.Errorf("backend %s: its descriptor files, not the backend, took longer than the discovery's deadline: raise it, or give a descriptor set built by buf or protoc, which needs no compiling: %w", name, err)}
 	case errors.Is(err, descriptors.ErrReflectionNotSupported):
 		return fmt.Errorf("backend %s does not serve gRPC server reflection (grpc.reflection.v1 or v1alpha): enable it on the server (grpc-go: descriptors.Register(server)) or give the gateway its descriptor files (a FileDescriptorSet or .proto files): %w", name, err)
 	case status.Code(err) == codes.Unavailable || errors.Is(err, context.DeadlineExceeded):

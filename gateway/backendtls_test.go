@@ -155,7 +155,7 @@ func TestBackendTLS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			_, err := gateway.New(ctx, []gateway.Backend{dial(t, tc.cfg)}, &gateway.Options{RequireBackends: true, DiscoveryTimeout: 3 * time.Second})
+			_, err := gateway.New(ctx, []gateway.Backend{dial(t, tc.cfg)}, &gateway.Options{Catalog: gateway.CatalogOptions{RequireBackends: true, DiscoveryTimeout: 3 * time.Second}})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%+v: %v, want an error containing %q", tc.cfg, err, tc.want)
 			}

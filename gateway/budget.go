@@ -19,17 +19,17 @@ import (
 // A client puts a tool's result into its model's context, and clients cap
 // what they accept: Claude Code saves a result over 50,000 characters to a
 // file (the model sees a reference) and caps results at 25,000 tokens by
-// default. So every result has a budget (Options.MaxResultBytes, default
+// default. So every result has a budget (Options.Results.MaxBytes, default
 // DefaultMaxResultBytes) on its structuredContent JSON (the text block
 // carries the same JSON). A result over it is cut by results.Fit: long
 // arrays keep their first elements, long strings are shortened, and the
 // result's "truncated" member lists every cut; a text block says the same
 // in a sentence. Nothing is lost: the whole result is kept in a
-// results.Store for Options.ResultTTL and linked from the result
+// results.Store for Options.Results.TTL and linked from the result
 // (resource_link from 2025-06-18 on; the sentence names the URI for every
 // revision), readable with resources/read by the same session, or for a
 // stateless request the same principal (resultOwner). One principal
-// keeps at most its share of the store (Options.ResultStoreBytesPerPrincipal),
+// keeps at most its share of the store (Options.Results.StoreBytesPerPrincipal),
 // so its results cannot push out another's.
 //
 // A result within budget costs one length comparison: the check runs on
@@ -184,8 +184,8 @@ func (m memoryResults) Get(_ context.Context, owner, id string) ([]byte, error) 
 
 // resultStoreOptions are the Options' bounds of the result store.
 func (g *Gateway) resultStoreOptions() *results.StoreOptions {
-	return &results.StoreOptions{TTL: g.opts.ResultTTL, MaxBytes: g.opts.ResultStoreBytes, MaxEntries: g.opts.ResultStoreEntries,
-		MaxBytesPerPrincipal: g.opts.ResultStoreBytesPerPrincipal, MaxEntriesPerPrincipal: g.opts.ResultStoreEntriesPerPrincipal}
+	return &results.StoreOptions{TTL: g.opts.Results.TTL, MaxBytes: g.opts.Results.StoreBytes, MaxEntries: g.opts.Results.StoreEntries,
+		MaxBytesPerPrincipal: g.opts.Results.StoreBytesPerPrincipal, MaxEntriesPerPrincipal: g.opts.Results.StoreEntriesPerPrincipal}
 }
 
 // resultOwner is who may read a kept result: the session it was made in
@@ -211,7 +211,7 @@ func (g *Gateway) readResult(ctx context.Context, req *mcp.ReadResourceRequest) 
 	return &mcp.ResourceContents{URI: req.URI, MIMEType: resultMIMEType, Text: string(js), Private: true, TTL: g.results.TTL()}, nil
 }
 
-// resultBudget resolves Options.MaxResultBytes: 0 is the default, a
+// resultBudget resolves Options.Results.MaxBytes: 0 is the default, a
 // negative value no budget (Off), and anything else at least
 // MinMaxResultBytes.
 func resultBudget(n int) (int, error) {
@@ -221,7 +221,7 @@ func resultBudget(n int) (int, error) {
 	case n < 0:
 		return Off, nil
 	case n < MinMaxResultBytes:
-		return 0, fmt.Errorf("max result bytes %d: want at least %d, 0 for the default (%d) or a negative value for no budget", n, MinMaxResultBytes, DefaultMaxResultBytes)
+		return 0, &OptionError{Option: "Options.Results.MaxBytes", Err: fmt.Errorf("%d: want at least %d, 0 for the default (%d) or a negative value for no budget", n, MinMaxResultBytes, DefaultMaxResultBytes)}
 	}
 	return n, nil
 }

@@ -132,7 +132,7 @@ func notFound(err error) bool {
 // with the store's TTL.
 func TestResultBudgetUnary(t *testing.T) {
 	const budget = 1500
-	_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: budget})
+	_, g, url := startGateway(t, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget}})
 	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"} {
 		t.Run(v, func(t *testing.T) {
 			cs := connect(t, url, v)
@@ -207,7 +207,7 @@ func TestResultBudgetUnary(t *testing.T) {
 // resource-not-found.
 func TestResultOwnerPerConnection(t *testing.T) {
 	const budget = 2000
-	sg := startStreamGateway(t, &gateway.Options{MaxResultBytes: budget})
+	sg := startStreamGateway(t, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget}})
 	sse := func(t *testing.T, sg *streamGateway, _ *sdk.ClientOptions) *sdk.ClientSession {
 		t.Helper()
 		// The SSE stream lives as long as the context it was opened with.
@@ -246,7 +246,7 @@ func TestResultOwnerPerConnection(t *testing.T) {
 // collected result reads back.
 func TestResultBudgetStream(t *testing.T) {
 	const budget = 2000
-	sg := startStreamGateway(t, &gateway.Options{MaxResultBytes: budget, StreamMaxMessages: 150})
+	sg := startStreamGateway(t, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget}, Calls: gateway.CallOptions{StreamMaxMessages: 150}})
 	cs := httpTransport("2025-11-25")(t, sg, nil)
 	for _, c := range []struct {
 		name  string
@@ -287,7 +287,7 @@ func TestResultStoreBounds(t *testing.T) {
 	args := map[string]any{"pageSize": 17}
 	const budget = 1500
 	t.Run("expiry", func(t *testing.T) {
-		_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: budget, ResultTTL: 200 * time.Millisecond})
+		_, g, url := startGateway(t, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget, TTL: 200 * time.Millisecond}})
 		cs := connect(t, url, "2025-11-25")
 		uri := readCut(t, g, "ZooService_ListAnimals", budget, "2025-11-25", call(t, cs, "ZooService_ListAnimals", args)).resultURI(t)
 		testkit.WaitFor(t, "the result to expire", func() bool {
@@ -296,7 +296,7 @@ func TestResultStoreBounds(t *testing.T) {
 		})
 	})
 	t.Run("count", func(t *testing.T) {
-		_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: budget, ResultStoreEntries: 1})
+		_, g, url := startGateway(t, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget, StoreEntries: 1}})
 		cs := connect(t, url, "2025-11-25")
 		first := readCut(t, g, "ZooService_ListAnimals", budget, "2025-11-25", call(t, cs, "ZooService_ListAnimals", args)).resultURI(t)
 		second := readCut(t, g, "ZooService_ListAnimals", budget, "2025-11-25", call(t, cs, "ZooService_ListAnimals", args)).resultURI(t)
@@ -308,7 +308,7 @@ func TestResultStoreBounds(t *testing.T) {
 		}
 	})
 	t.Run("bytes", func(t *testing.T) {
-		_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: budget, ResultStoreBytes: 1000})
+		_, g, url := startGateway(t, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget, StoreBytes: 1000}})
 		cs := connect(t, url, "2025-11-25")
 		c := readCutNoLink(t, g, budget, call(t, cs, "ZooService_ListAnimals", args))
 		if !strings.Contains(c, "larger than the gateway keeps") {
@@ -343,7 +343,7 @@ func TestResultBudgetMeta(t *testing.T) {
 		budget int
 		want   any
 	}{{0, nil}, {100_000, 104096.0}} {
-		_, _, url := startGateway(t, &gateway.Options{MaxResultBytes: c.budget})
+		_, _, url := startGateway(t, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: c.budget}})
 		cs := connect(t, url, "2025-11-25")
 		lt, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
@@ -365,7 +365,7 @@ func TestResultBudgetOff(t *testing.T) {
 		budget int
 		cut    bool
 	}{{0, true}, {gateway.Off, false}} {
-		sg := startStreamGateway(t, &gateway.Options{MaxResultBytes: c.budget})
+		sg := startStreamGateway(t, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: c.budget}})
 		res := call(t, httpTransport("2025-11-25")(t, sg, nil), "ZooService_WatchFeedings", args)
 		js, _ := json.Marshal(res.StructuredContent)
 		var r struct{ Truncated any }
@@ -379,7 +379,7 @@ func TestResultBudgetOff(t *testing.T) {
 // TestResultBudgetOptions: a budget under the minimum is refused with a
 // message naming what is expected.
 func TestResultBudgetOptions(t *testing.T) {
-	_, err := gateway.New(context.Background(), nil, &gateway.Options{MaxResultBytes: 10})
+	_, err := gateway.New(context.Background(), nil, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: 10}})
 	if err == nil || !strings.Contains(err.Error(), "at least 1024") {
 		t.Fatalf("got %v", err)
 	}
@@ -391,7 +391,7 @@ func TestResultBudgetOptions(t *testing.T) {
 // another session is refused too.
 func TestResultOwnerStateless(t *testing.T) {
 	const budget = 1500
-	_, base, _ := startBearerGateway(t, "alpha\nbeta\n", &gateway.Options{MaxResultBytes: budget})
+	_, base, _ := startBearerGateway(t, "alpha\nbeta\n", &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget}})
 	as := func(token, version string) *sdk.ClientSession {
 		tr := &http.Transport{}
 		t.Cleanup(tr.CloseIdleConnections)
@@ -512,7 +512,7 @@ func TestResultBudgetLastResort(t *testing.T) {
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
 
 	const budget = gateway.MinMaxResultBytes
-	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "cut", addr)}, &gateway.Options{MaxResultBytes: budget, ToolMode: gateway.ToolModeTyped})
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "cut", addr)}, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget}, Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	cs := connect(t, base+"/mcp", "2025-11-25")
 	for _, tc := range []struct {
 		tool       string
@@ -601,7 +601,7 @@ func readLink(c *rpcClient, uri string) int64 {
 // another principal does not, nor does a session.
 func TestTaskResultLinkOwner(t *testing.T) {
 	a, _ := bearerAuth(t, "alpha\nbeta\n")
-	_, url := startJobsAs(t, lrotest.Options{}, &gateway.Options{Auth: a, MaxResultBytes: gateway.MinMaxResultBytes, OperationWait: gateway.Off})
+	_, url := startJobsAs(t, lrotest.Options{}, &gateway.Options{Auth: a, Results: gateway.ResultOptions{MaxBytes: gateway.MinMaxResultBytes}, Calls: gateway.CallOptions{OperationWait: gateway.Off}})
 	label := strings.Repeat("x", 4*gateway.MinMaxResultBytes)
 	const notFound, notFound2026 = -32002, -32602
 

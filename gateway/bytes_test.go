@@ -221,7 +221,7 @@ func TestBytesArguments(t *testing.T) {
 	}
 
 	// call_tool in search mode is the same call.
-	gs, sbase := newGateway(t, []gateway.Backend{dialBackend(t, "wf", addr)}, &gateway.Options{ToolMode: gateway.ToolModeSearch})
+	gs, sbase := newGateway(t, []gateway.Backend{dialBackend(t, "wf", addr)}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}})
 	if names := toolNames(gs); !slices.Contains(names, gateway.CallToolName) {
 		t.Fatalf("search mode lists %v", names)
 	}

@@ -269,7 +269,7 @@ const inputErrorPrefix = "invalid arguments for "
 // -32602 for clients that prefer that.
 func (g *Gateway) inputError(ctx context.Context, t *tool, cause error) (*mcp.CallToolResult, error) {
 	msg := inputErrorPrefix + t.def.Name + ": " + cause.Error()
-	if g.opts.InputErrors == InputErrorsProtocol {
+	if g.opts.Calls.InputErrors == InputErrorsProtocol {
 		// The cause may quote the arguments back.
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: msg, Sensitive: true}
 	}

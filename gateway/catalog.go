@@ -80,7 +80,7 @@ type tool struct {
 	// bidirectional stream: " (package.Response)".
 	progressLabel string
 	// timeout is the call's deadline, resolved at discovery: the method's
-	// or backend's setting (settings.go), else Options.CallTimeout or
+	// or backend's setting (settings.go), else Options.Calls.Timeout or
 	// StreamTimeout by kind.
 	timeout time.Duration
 	// md is the backend's own metadata (Backend.Metadata), nil for most.
@@ -155,7 +155,7 @@ func declaredScopes(service, method []string) ([]string, error) {
 // after.
 type catalog struct {
 	// listing is the whole catalog's list, served at /mcp; toolsets
-	// are the lists of Options.Toolsets, in order (toolsets.go).
+	// are the lists of Options.FrontDoor.Toolsets, in order (toolsets.go).
 	listing
 	toolsets []*listing
 	// typedTokens is the estimated size of the typed tools/list, which
@@ -228,7 +228,7 @@ type listing struct {
 // catalogOptions are the settings that shape tools.
 type catalogOptions struct {
 	exposeHealth bool
-	// exposeInternal is Options.ExposeInternal.
+	// exposeInternal is Options.Catalog.ExposeInternal.
 	exposeInternal bool
 	useProtoNames  bool
 	filter         *methodFilter
@@ -238,17 +238,17 @@ type catalogOptions struct {
 	// deadlines are the gateway-wide deadlines; backendSettings.apply
 	// orders them with the backend's own.
 	deadlines deadlines
-	// operationWait and operationCancel are Options.OperationWait
-	// (resolved) and Options.OperationCancel.
+	// operationWait and operationCancel are Options.Calls.OperationWait
+	// (resolved) and Options.Calls.OperationCancel.
 	operationWait   time.Duration
 	operationCancel bool
-	// exposeDebugInfo is Options.ExposeDebugInfo.
+	// exposeDebugInfo is Options.Calls.ExposeDebugInfo.
 	exposeDebugInfo bool
 	// maxResultBytes is the resolved result budget, -1 for none.
 	maxResultBytes int
-	// watch is Options.Watch, resolved (watch.go).
+	// watch is Options.Calls.Watch, resolved (watch.go).
 	watch watchSettings
-	// overrides are Options.Tools, compiled (overrides.go).
+	// overrides are Options.Catalog.Tools, compiled (overrides.go).
 	overrides *overrideRules
 }
 

@@ -30,20 +30,20 @@ import (
 
 // Off switches off, or unbounds, an option that allows it; see the rule
 // above. It is untyped, so it serves durations and counts alike, and it
-// is the only value that means "off": Options.MaxResultBytes: Off is no
-// result budget, Options.ToolBudget: Off always lists typed tools.
+// is the only value that means "off": Options.Results.MaxBytes: Off is no
+// result budget, Options.Search.ToolBudget: Off always lists typed tools.
 const Off = limit.Off
 
-// DefaultCallTimeout is the default of Options.CallTimeout.
+// DefaultCallTimeout is the default of Options.Calls.Timeout.
 const DefaultCallTimeout = 30 * time.Second
 
 // mustNotBeOff is the error of an option that may not be off given a
 // negative value.
 func mustNotBeOff[T limit.Number](option string, v T, why string) error {
-	if err := limit.Check(option, v, why); err != nil {
-		return fmt.Errorf("gateway: %w", err)
+	if v >= 0 {
+		return nil
 	}
-	return nil
+	return &OptionError{Option: option, Err: fmt.Errorf("cannot be off (%s), got %v; 0 means the default", why, v)}
 }
 
 // wrapOption names the Options field whose own Check failed.
@@ -51,5 +51,5 @@ func wrapOption(field string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("gateway: %s: %w", field, err)
+	return &OptionError{Option: field, Err: err}
 }

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -10,31 +11,36 @@ import (
 )
 
 // TestOptionsThatCannotBeOff: New refuses Off for an option that must
-// keep a bound, naming the option, instead of quietly using its default.
+// keep a bound, naming the option (an *OptionError whose Option is its
+// path), instead of quietly using its default.
 func TestOptionsThatCannotBeOff(t *testing.T) {
 	t.Parallel()
 	for name, opts := range map[string]*gateway.Options{
-		"Options.CallTimeout":        {CallTimeout: gateway.Off},
-		"Options.StreamTimeout":      {StreamTimeout: gateway.Off},
-		"Options.StreamMaxMessages":  {StreamMaxMessages: gateway.Off},
-		"Options.StreamMaxBytes":     {StreamMaxBytes: -5},
-		"Options.DiscoveryTimeout":   {DiscoveryTimeout: gateway.Off},
-		"Options.ResultTTL":          {ResultTTL: gateway.Off},
-		"Options.ResultStoreBytes":   {ResultStoreBytes: gateway.Off},
-		"Options.ResultStoreEntries": {ResultStoreEntries: gateway.Off},
+		"Options.Calls.Timeout":            {Calls: gateway.CallOptions{Timeout: gateway.Off}},
+		"Options.Calls.StreamTimeout":      {Calls: gateway.CallOptions{StreamTimeout: gateway.Off}},
+		"Options.Calls.StreamMaxMessages":  {Calls: gateway.CallOptions{StreamMaxMessages: gateway.Off}},
+		"Options.Calls.StreamMaxBytes":     {Calls: gateway.CallOptions{StreamMaxBytes: -5}},
+		"Options.Catalog.DiscoveryTimeout": {Catalog: gateway.CatalogOptions{DiscoveryTimeout: gateway.Off}},
+		"Options.Results.TTL":              {Results: gateway.ResultOptions{TTL: gateway.Off}},
+		"Options.Results.StoreBytes":       {Results: gateway.ResultOptions{StoreBytes: gateway.Off}},
+		"Options.Results.StoreEntries":     {Results: gateway.ResultOptions{StoreEntries: gateway.Off}},
 		// The MCP server's and the transports' options, checked by their
 		// own Check.
-		"Options.Server: mcp: ServerOptions.MaxBatch":                 {Server: &mcp.ServerOptions{MaxBatch: gateway.Off}},
-		"Options.Server: mcp: ServerOptions.MaxMessageBytes":          {Server: &mcp.ServerOptions{MaxMessageBytes: gateway.Off}},
-		"Options.Server: mcp: ServerOptions.MaxTaskPolls":             {Server: &mcp.ServerOptions{MaxTaskPolls: gateway.Off}},
-		"Options.HTTP: mcp: StreamableHTTPOptions.SessionIdleTimeout": {HTTP: &mcp.StreamableHTTPOptions{SessionIdleTimeout: gateway.Off}},
-		"Options.HTTP: mcp: StreamableHTTPOptions.MaxRequestBytes":    {HTTP: &mcp.StreamableHTTPOptions{MaxRequestBytes: gateway.Off}},
-		"Options.WebSocket: mcp: WebSocketOptions.PongTimeout":        {WebSocket: &mcp.WebSocketOptions{PongTimeout: gateway.Off}},
-		"Options.SSE: mcp: SSEOptions.MaxSessions":                    {SSE: &mcp.SSEOptions{MaxSessions: gateway.Off}},
+		"Options.Transports.Server: mcp: ServerOptions.MaxBatch":                 {Transports: gateway.TransportOptions{Server: &mcp.ServerOptions{MaxBatch: gateway.Off}}},
+		"Options.Transports.Server: mcp: ServerOptions.MaxMessageBytes":          {Transports: gateway.TransportOptions{Server: &mcp.ServerOptions{MaxMessageBytes: gateway.Off}}},
+		"Options.Transports.Server: mcp: ServerOptions.MaxTaskPolls":             {Transports: gateway.TransportOptions{Server: &mcp.ServerOptions{MaxTaskPolls: gateway.Off}}},
+		"Options.Transports.HTTP: mcp: StreamableHTTPOptions.SessionIdleTimeout": {Transports: gateway.TransportOptions{HTTP: &mcp.StreamableHTTPOptions{SessionIdleTimeout: gateway.Off}}},
+		"Options.Transports.HTTP: mcp: StreamableHTTPOptions.MaxRequestBytes":    {Transports: gateway.TransportOptions{HTTP: &mcp.StreamableHTTPOptions{MaxRequestBytes: gateway.Off}}},
+		"Options.Transports.WebSocket: mcp: WebSocketOptions.PongTimeout":        {Transports: gateway.TransportOptions{WebSocket: &mcp.WebSocketOptions{PongTimeout: gateway.Off}}},
+		"Options.Transports.SSE: mcp: SSEOptions.MaxSessions":                    {Transports: gateway.TransportOptions{SSE: &mcp.SSEOptions{MaxSessions: gateway.Off}}},
 	} {
 		_, err := gateway.New(context.Background(), nil, opts)
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: Off: %v, want an error naming it", name, err)
+		}
+		option, _, _ := strings.Cut(name, ":")
+		if oe := (*gateway.OptionError)(nil); !errors.As(err, &oe) || oe.Option != option {
+			t.Errorf("%s: Off: %#v, want an *OptionError naming %s", name, err, option)
 		}
 	}
 }
@@ -56,12 +62,12 @@ func TestUnboundedOptionsStayAllowed(t *testing.T) {
 	}
 }
 
-// TestShortSessionSecret: New refuses an Options.HTTP.SessionSecret too
+// TestShortSessionSecret: New refuses an Options.Transports.HTTP.SessionSecret too
 // short to sign session tokens, naming it, before anything is served.
 func TestShortSessionSecret(t *testing.T) {
 	t.Parallel()
-	_, err := gateway.New(context.Background(), nil, &gateway.Options{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte("short")}})
-	if want := "gateway: Options.HTTP: mcp: StreamableHTTPOptions.SessionSecret: want at least 32 random bytes, got 5"; err == nil || err.Error() != want {
+	_, err := gateway.New(context.Background(), nil, &gateway.Options{Transports: gateway.TransportOptions{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte("short")}}})
+	if want := "Options.Transports.HTTP: mcp: StreamableHTTPOptions.SessionSecret: want at least 32 random bytes, got 5"; err == nil || err.Error() != want {
 		t.Errorf("New = %v, want %q", err, want)
 	}
 }

@@ -79,7 +79,7 @@ func BenchmarkDiscovery1000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		// Typed: auto would list a catalog this size in search mode.
-		g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{Refresh: -1, RequireBackends: true, ToolMode: gateway.ToolModeTyped})
+		g, err := gateway.New(ctx, []gateway.Backend{bk}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: -1, RequireBackends: true}, Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func BenchmarkToolsList1000(b *testing.B) {
 	api.set(b, bigAPI())
 	addr, _ := serveFake(b, api, "127.0.0.1:0")
 	// Typed: auto would list a catalog this size in search mode.
-	_, base := newGateway(b, []gateway.Backend{dialBackend(b, "big", addr)}, &gateway.Options{Refresh: -1, ToolMode: gateway.ToolModeTyped})
+	_, base := newGateway(b, []gateway.Backend{dialBackend(b, "big", addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: -1}, Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	client := &http.Client{Timeout: 10 * time.Second}
 	list := func(cursor string) (string, int) {
 		params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`

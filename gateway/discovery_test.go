@@ -306,7 +306,7 @@ func TestBackendValidation(t *testing.T) {
 			t.Errorf("%+v: got %v, want %q", c.backends, err, c.want)
 		}
 	}
-	if _, err := gateway.New(ctx, []gateway.Backend{{Name: "a", Conn: conn}}, &gateway.Options{Include: []string{"a/["}}); err == nil || !strings.Contains(err.Error(), "Options.Include") {
+	if _, err := gateway.New(ctx, []gateway.Backend{{Name: "a", Conn: conn}}, &gateway.Options{Catalog: gateway.CatalogOptions{Include: []string{"a/["}}}); err == nil || !strings.Contains(err.Error(), "Options.Catalog.Include") {
 		t.Errorf("bad pattern: %v", err)
 	}
 }
@@ -327,7 +327,7 @@ func TestFilters(t *testing.T) {
 		{"health exposed", []string{"grpc.health.v1.Health/Check"}, nil, true, []string{"Health_Check"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Include: c.include, Exclude: c.exclude, ExposeHealth: c.health})
+			g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{Include: c.include, Exclude: c.exclude, ExposeHealth: c.health}})
 			if got := toolNames(g); !slices.Equal(got, c.want) {
 				t.Errorf("tools %v, want %v", got, c.want)
 			}
@@ -395,7 +395,7 @@ func TestInternalServices(t *testing.T) {
 	}
 
 	// The fixed rule comes before the filters, as for health.
-	g, _ = newGateway(t, backends(), &gateway.Options{Include: []string{"temporal.server.api.adminservice.v1.AdminService"}})
+	g, _ = newGateway(t, backends(), &gateway.Options{Catalog: gateway.CatalogOptions{Include: []string{"temporal.server.api.adminservice.v1.AdminService"}}})
 	if got := toolNames(g); len(got) != 0 {
 		t.Errorf("an include pattern alone exposed %v", got)
 	}
@@ -637,7 +637,7 @@ func TestRefresh(t *testing.T) {
 			api := &fakeAPI{}
 			api.set(t, apiFile("svc.v1", "S", method("A")))
 			addr, _ := serveFake(t, api, "127.0.0.1:0")
-			g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Refresh: 50 * time.Millisecond})
+			g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: 50 * time.Millisecond}})
 			var lc listChanges
 			cs := connectNotified(t, base+"/mcp", v, lc.options())
 			if got := toolNames(g); !slices.Equal(got, []string{"S_A"}) {
@@ -693,7 +693,7 @@ func TestInFlightCallKeepsItsTool(t *testing.T) {
 	api := &fakeAPI{hold: make(chan struct{}), held: make(chan struct{}, 1)}
 	api.set(t, apiFile("svc.v1", "S", method("Slow")))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
-	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Refresh: 50 * time.Millisecond})
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: 50 * time.Millisecond}})
 	cs := connect(t, base+"/mcp", "2025-11-25")
 	done := make(chan *sdk.CallToolResult, 1)
 	go func() {
@@ -726,7 +726,7 @@ func TestLateBackend(t *testing.T) {
 	lis.Close()
 
 	zoo := startBackend(t)
-	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr), dialBackend(t, "late", addr)}, &gateway.Options{Refresh: -1})
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr), dialBackend(t, "late", addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: -1}})
 	if code, r := readyz(t, base); code != 503 || r.Ready || r.Backends["late"].Discovered || r.Backends["late"].Error == "" || !r.Backends["zoo"].Ready {
 		t.Fatalf("readyz before: %d %+v", code, r)
 	}
@@ -786,7 +786,7 @@ func TestReadyMeansListed(t *testing.T) {
 			addr := lis.Addr().String()
 			lis.Close()
 			zoo := startBackend(t)
-			g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr), dialBackend(t, "late", addr)}, &gateway.Options{Refresh: -1, ToolMode: mode})
+			g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr), dialBackend(t, "late", addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: -1}, Search: gateway.SearchOptions{ToolMode: mode}})
 			cs := connect(t, base+"/mcp", "2025-11-25")
 			// lists reports whether a client finds the late backend's
 			// tool, as it would look for it in this mode.
@@ -854,7 +854,7 @@ func TestLateBackendCollision(t *testing.T) {
 	first := &fakeAPI{}
 	first.set(t, apiFile("svc.v1", "S", method("A"), method("Only")))
 	firstAddr, _ := serveFake(t, first, "127.0.0.1:0")
-	g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "a", firstAddr), dialBackend(t, "b", addr)}, &gateway.Options{Refresh: -1})
+	g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "a", firstAddr), dialBackend(t, "b", addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: -1}})
 	if got := toolNames(g); !slices.Equal(got, []string{"S_A", "S_Only"}) {
 		t.Fatalf("tools before the late backend: %v", got)
 	}
@@ -897,7 +897,7 @@ func TestDescriptorFilesWithoutReflection(t *testing.T) {
 	write(apiFile("doc.v1", "Docs", method("Read")))
 	b := dialBackend(t, "docs", addr)
 	b.Files, b.NoReflection = descriptors.NewDescriptorSetSource(path), true
-	g, _ := newGateway(t, []gateway.Backend{b}, &gateway.Options{Refresh: 20 * time.Millisecond})
+	g, _ := newGateway(t, []gateway.Backend{b}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: 20 * time.Millisecond}})
 	if got := toolNames(g); !slices.Equal(got, []string{"Docs_Read"}) {
 		t.Fatalf("tools %v", got)
 	}
@@ -930,7 +930,7 @@ func TestReadyzDuringShutdown(t *testing.T) {
 // the gateway: zero tools, 503, and a clear error in /readyz.
 func TestSingleBackendDownAtStart(t *testing.T) {
 	t.Parallel()
-	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "", "127.0.0.1:1")}, &gateway.Options{DiscoveryTimeout: time.Second})
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "", "127.0.0.1:1")}, &gateway.Options{Catalog: gateway.CatalogOptions{DiscoveryTimeout: time.Second}})
 	if n := len(g.Tools().Tools()); n != 0 {
 		t.Errorf("%d tools", n)
 	}
@@ -941,7 +941,7 @@ func TestSingleBackendDownAtStart(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "", "127.0.0.1:1")}, &gateway.Options{RequireBackends: true}); err == nil || !strings.Contains(err.Error(), "backend 127.0.0.1:1 is unreachable") {
+	if _, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "", "127.0.0.1:1")}, &gateway.Options{Catalog: gateway.CatalogOptions{RequireBackends: true}}); err == nil || !strings.Contains(err.Error(), "backend 127.0.0.1:1 is unreachable") {
 		t.Errorf("RequireBackends: %v", err)
 	}
 }
@@ -956,7 +956,7 @@ func TestResources(t *testing.T) {
 	api.set(t, apiFile("svc.v1", "S", method("A")))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr), dialBackend(t, "s", addr)},
-		&gateway.Options{Refresh: 50 * time.Millisecond, Exclude: []string{"zoo.v1.ZooService/Delete*"}})
+		&gateway.Options{Catalog: gateway.CatalogOptions{Refresh: 50 * time.Millisecond, Exclude: []string{"zoo.v1.ZooService/Delete*"}}})
 
 	for _, v := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(v, func(t *testing.T) {

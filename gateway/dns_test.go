@@ -134,7 +134,7 @@ func TestDNSTargetScaledUp(t *testing.T) {
 	dns := startDNS(t, net.IPv4(127, 0, 0, 1))
 	target := "dns://" + dns.addr + "/zoo.test:" + strconv.Itoa(port)
 	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", target, backendconn.Options{TLS: backendconn.TLS{Plaintext: true}})},
-		&gateway.Options{Refresh: 50 * time.Millisecond})
+		&gateway.Options{Catalog: gateway.CatalogOptions{Refresh: 50 * time.Millisecond}})
 	waitServing(t, base, 1, 1)
 
 	dns.set(net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2))

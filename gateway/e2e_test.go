@@ -316,7 +316,7 @@ func TestFeedingLimitIsRetryable(t *testing.T) {
 }
 
 func TestInputErrorsProtocolMode(t *testing.T) {
-	_, _, url := startGateway(t, &gateway.Options{InputErrors: gateway.InputErrorsProtocol})
+	_, _, url := startGateway(t, &gateway.Options{Calls: gateway.CallOptions{InputErrors: gateway.InputErrorsProtocol}})
 	cs := connect(t, url, "2025-11-25")
 	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": 5}})
 	var werr *jsonrpc.Error
@@ -328,7 +328,7 @@ func TestInputErrorsProtocolMode(t *testing.T) {
 // TestProtoNames: with UseProtoNames (--json-names proto) schemas and
 // results use the proto field names; arguments are accepted under both.
 func TestProtoNames(t *testing.T) {
-	_, g, url := startGateway(t, &gateway.Options{UseProtoNames: true})
+	_, g, url := startGateway(t, &gateway.Options{Catalog: gateway.CatalogOptions{UseProtoNames: true}})
 	if in := string(toolByName(t, g, "ZooService_ListAnimals").InputSchema); !strings.Contains(in, `"page_size"`) || strings.Contains(in, `"pageSize"`) {
 		t.Errorf("ListAnimals input schema: %s", in)
 	}
@@ -350,7 +350,7 @@ func TestProtoNames(t *testing.T) {
 func TestInvalidArgumentsNeverReachTheBackend(t *testing.T) {
 	for _, mode := range []gateway.InputErrorMode{gateway.InputErrorsTool, gateway.InputErrorsProtocol} {
 		r := startReplica(t, listenLoopback(t), nil)
-		_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", r.addr)}, &gateway.Options{InputErrors: mode})
+		_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", r.addr)}, &gateway.Options{Calls: gateway.CallOptions{InputErrors: mode}})
 		cs := connect(t, base+"/mcp", "2025-11-25")
 		for _, args := range []map[string]any{{"id": 5}, {"idd": "leo"}, {"id": "leo", "extra": true}} {
 			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: args})
@@ -368,7 +368,7 @@ func TestInvalidArgumentsNeverReachTheBackend(t *testing.T) {
 }
 
 func TestDeadlineIsRetryableToolError(t *testing.T) {
-	b, _, url := startGateway(t, &gateway.Options{CallTimeout: 200 * time.Millisecond})
+	b, _, url := startGateway(t, &gateway.Options{Calls: gateway.CallOptions{Timeout: 200 * time.Millisecond}})
 	cs := connect(t, url, "2025-11-25")
 	res := call(t, cs, "ZooService_GetAnimal", map[string]any{"id": "block"})
 	if msg := text(t, res); !res.IsError || !strings.HasPrefix(msg, "DEADLINE_EXCEEDED: ") || !strings.Contains(msg, "retryable") {

@@ -84,7 +84,7 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 func (g *Gateway) Tools() *mcp.ToolList { return g.whole.Tools() }
 
 // ListedTools is mcp.CallerLister: tools/list shows the caller the tools
-// it may call when Options.ListVisibleOnly is set (in search mode the two
+// it may call when Options.Scopes.ListVisibleOnly is set (in search mode the two
 // meta-tools, whose search filters the same way).
 func (g *Gateway) ListedTools(ctx context.Context) *mcp.ToolList { return g.whole.ListedTools(ctx) }
 

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -62,6 +64,56 @@ func Example() {
 	// ZooService_GetNextFeedingTime
 	// ZooService_GetTaxonomy
 	// isError: true
+}
+
+// Options come in groups by concept (Calls, Results, Catalog, Search,
+// Transports, FrontDoor, Scopes, Telemetry); a group left out, like a
+// field left out, keeps its defaults.
+func ExampleOptions() {
+	ctx := context.Background()
+	addr, stop, err := zoo.Listen(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stop()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+
+	g, err := gateway.New(ctx, []gateway.Backend{{Address: addr, Conn: conn}}, &gateway.Options{
+		Calls:   gateway.CallOptions{Timeout: 5 * time.Second},
+		Catalog: gateway.CatalogOptions{Include: []string{"zoo.v1.ZooService/GetTaxonomy", "zoo.v1.ZooService/ListAnimals"}},
+		Search:  gateway.SearchOptions{ToolMode: gateway.ToolModeTyped},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer g.Close()
+	for _, t := range g.Tools().Tools() {
+		fmt.Println(t.Name)
+	}
+	// Output:
+	// ZooService_GetTaxonomy
+	// ZooService_ListAnimals
+}
+
+// A bad option is an *OptionError naming it by its path, so a program
+// that sets options from names of its own (the gateway binary's flags)
+// can say which of its names was wrong without reading the message.
+func ExampleOptionError() {
+	_, err := gateway.New(context.Background(), nil, &gateway.Options{
+		Calls: gateway.CallOptions{Timeout: gateway.Off}, // a call always has a deadline
+	})
+	var oe *gateway.OptionError
+	if errors.As(err, &oe) {
+		fmt.Println(oe.Option)
+		fmt.Println(oe.Err)
+	}
+	// Output:
+	// Options.Calls.Timeout
+	// cannot be off (a call always has a deadline), got -1ns; 0 means the default
 }
 
 // Serving MCP over Streamable HTTP: Handler is the whole front door (the

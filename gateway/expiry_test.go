@@ -75,7 +75,7 @@ func TestCallsEndWithTheirToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	base := serveGateway(t, b.addr, &gateway.Options{Auth: a, CallTimeout: time.Minute, StreamTimeout: time.Minute})
+	base := serveGateway(t, b.addr, &gateway.Options{Auth: a, Calls: gateway.CallOptions{Timeout: time.Minute, StreamTimeout: time.Minute}})
 	exp := time.Now().Add(6 * time.Second).Truncate(time.Second)
 	tok := is.token(t, zooAudience, "zoo", map[string]any{"exp": exp.Unix()})
 

@@ -72,7 +72,7 @@ func TestRefreshUnchangedProtoFiles(t *testing.T) {
 		defer close(started)
 		<-src.discovered // New's discovery
 	}()
-	g, _ := newGateway(t, []gateway.Backend{b}, &gateway.Options{Refresh: 5 * time.Millisecond, Logger: logger})
+	g, _ := newGateway(t, []gateway.Backend{b}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: 5 * time.Millisecond}, Logger: logger})
 	<-started
 	// Each Discover starts after the last one's outcome was handled, so
 	// after n+1 signals n refreshes are complete.
@@ -123,12 +123,12 @@ func TestSlowCompileIsNotUnreachable(t *testing.T) {
 	b.Source = slowCompile{}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := gateway.New(ctx, []gateway.Backend{b}, &gateway.Options{RequireBackends: true})
+	_, err := gateway.New(ctx, []gateway.Backend{b}, &gateway.Options{Catalog: gateway.CatalogOptions{RequireBackends: true}})
 	if err == nil {
 		t.Fatal("New succeeded")
 	}
 	t.Logf("error: %v", err)
-	for _, want := range []string{"backend bigapi: its descriptor files, not the backend", "Options.DiscoveryTimeout", "compiling 1,871 .proto files", "has run 8s"} {
+	for _, want := range []string{"backend bigapi: its descriptor files, not the backend", "Options.Catalog.DiscoveryTimeout", "compiling 1,871 .proto files", "has run 8s"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q", want)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
 
-// Method filters (Options.Include and Options.Exclude, --include and
+// Method filters (Options.Catalog.Include and Options.Catalog.Exclude, --include and
 // --exclude).
 //
 // A pattern is matched against "package.Service/Method", for example
@@ -26,12 +26,12 @@ import (
 // include pattern is given) and no exclude pattern. Filters apply to every
 // backend alike and after the fixed rules: grpc.reflection.* is never
 // exposed, grpc.health.v1.Health only with ExposeHealth, the internal
-// services (InternalServices) only with ExposeInternal, and methods or
+// services (InternalServices) only with Catalog.ExposeInternal, and methods or
 // services hidden by their proto options never. So an include pattern
 // alone does not expose a service a fixed rule hides: the operator says
 // so with its option.
 
-// internalServices are hidden unless Options.ExposeInternal: services
+// internalServices are hidden unless Options.Catalog.ExposeInternal: services
 // that run beside an application's own on many servers, but serve the
 // server's operators or its infrastructure, not its users. A model has no
 // business calling them, some destroy data, and they crowd a search.
@@ -46,7 +46,7 @@ var internalServices = map[protoreflect.FullName]string{
 }
 
 // InternalServices are the full names of the services hidden unless
-// Options.ExposeInternal, sorted: for help texts and docs, which list
+// Options.Catalog.ExposeInternal, sorted: for help texts and docs, which list
 // them from here.
 func InternalServices() []string {
 	out := make([]string, 0, len(internalServices))

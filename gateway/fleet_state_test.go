@@ -42,7 +42,11 @@ func fleetReplica(t *testing.T, url, addr string, a *auth.Authenticator, so *sta
 		t.Fatal(err)
 	}
 	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", addr)}, &gateway.Options{
-		Auth: a, State: st, MaxResultBytes: 1024, HTTP: &mcp.StreamableHTTPOptions{SessionSecret: fleetSecret}})
+		Auth: a, State: st, Results: gateway.ResultOptions{
+			MaxBytes: 1024,
+		}, Transports: gateway.TransportOptions{
+			HTTP: &mcp.StreamableHTTPOptions{SessionSecret: fleetSecret},
+		}})
 	return base, st
 }
 

@@ -36,7 +36,7 @@ func (g *Gateway) mountAuthMetadata(mux *http.ServeMux) {
 		return
 	}
 	if h := g.opts.Auth.MetadataHandler(); h != nil {
-		h = mcp.HostProtection(g.opts.AllowedHosts, h)
+		h = mcp.HostProtection(g.opts.FrontDoor.AllowedHosts, h)
 		mux.Handle(auth.MetadataPath, h)
 		mux.Handle(auth.MetadataPath+"/", h)
 	}
@@ -45,13 +45,13 @@ func (g *Gateway) mountAuthMetadata(mux *http.ServeMux) {
 // Handler is the HTTP front door: Streamable HTTP at /mcp, WebSocket at
 // /ws, legacy HTTP+SSE at /sse (posting to /sse/message), a liveness
 // probe at /healthz (the process answers), a readiness probe at /readyz
-// (see [Gateway.Ready]) and, with Options.Metrics, Prometheus at /metrics.
+// (see [Gateway.Ready]) and, with Options.Telemetry.Metrics, Prometheus at /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	hosts := g.opts.AllowedHosts
-	wsOpts := withHosts(g.opts.WebSocket, hosts, func(o *mcp.WebSocketOptions) *[]string { return &o.AllowedHosts })
-	sseOpts := withHosts(g.opts.SSE, hosts, func(o *mcp.SSEOptions) *[]string { return &o.AllowedHosts })
-	if !g.opts.ToolsetsOnly {
+	hosts := g.opts.FrontDoor.AllowedHosts
+	wsOpts := withHosts(g.opts.Transports.WebSocket, hosts, func(o *mcp.WebSocketOptions) *[]string { return &o.AllowedHosts })
+	sseOpts := withHosts(g.opts.Transports.SSE, hosts, func(o *mcp.SSEOptions) *[]string { return &o.AllowedHosts })
+	if !g.opts.FrontDoor.ToolsetsOnly {
 		mux.Handle("/mcp", g.protect(g.streamable))
 		mux.Handle("/ws", g.protect(g.server.WebSocketHandler(wsOpts)))
 		sse := g.protect(g.server.SSEHandler(sseOpts))
@@ -62,7 +62,7 @@ func (g *Gateway) Handler() http.Handler {
 		ts.mount(mux, wsOpts, sseOpts)
 	}
 	g.mountAuthMetadata(mux)
-	if !g.opts.SeparateAdmin {
+	if !g.opts.FrontDoor.SeparateAdmin {
 		g.mountAdmin(mux)
 	} else {
 		mux.HandleFunc("GET /healthz", serveHealthz)
@@ -71,15 +71,15 @@ func (g *Gateway) Handler() http.Handler {
 }
 
 func (g *Gateway) readTimeout() time.Duration {
-	if g.opts.ReadTimeout == 0 {
+	if g.opts.Transports.ReadTimeout == 0 {
 		return mcp.DefaultReadTimeout
 	}
-	return g.opts.ReadTimeout
+	return g.opts.Transports.ReadTimeout
 }
 
-// AdminHandler serves /metrics (with Options.Metrics), /readyz and
+// AdminHandler serves /metrics (with Options.Telemetry.Metrics), /readyz and
 // /healthz, for an admin listener apart from the MCP one (see
-// Options.SeparateAdmin).
+// Options.FrontDoor.SeparateAdmin).
 func (g *Gateway) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	g.mountAdmin(mux)
@@ -90,11 +90,11 @@ func (g *Gateway) AdminHandler() http.Handler {
 // nothing and stays open to any Host, for probes; /metrics and /readyz
 // say something about the backends, and get the Host check.
 func (g *Gateway) mountAdmin(mux *http.ServeMux) {
-	if g.opts.Metrics != nil {
-		mux.Handle("GET /metrics", mcp.HostProtection(g.opts.AllowedHosts, g.opts.Metrics.Handler()))
+	if g.opts.Telemetry.Metrics != nil {
+		mux.Handle("GET /metrics", mcp.HostProtection(g.opts.FrontDoor.AllowedHosts, g.opts.Telemetry.Metrics.Handler()))
 	}
 	mux.HandleFunc("GET /healthz", serveHealthz)
-	mux.Handle("GET /readyz", mcp.HostProtection(g.opts.AllowedHosts, http.HandlerFunc(g.serveReadyz)))
+	mux.Handle("GET /readyz", mcp.HostProtection(g.opts.FrontDoor.AllowedHosts, http.HandlerFunc(g.serveReadyz)))
 }
 
 func serveHealthz(w http.ResponseWriter, _ *http.Request) {

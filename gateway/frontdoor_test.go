@@ -121,7 +121,7 @@ func TestBearerEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	base := serveGateway(t, b.addr, &gateway.Options{Auth: a, Metrics: telemetry.NewMetrics()})
+	base := serveGateway(t, b.addr, &gateway.Options{Auth: a, Telemetry: gateway.TelemetryOptions{Metrics: telemetry.NewMetrics()}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -209,7 +209,7 @@ func TestOAuthEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	base := serveGateway(t, b.addr, &gateway.Options{Auth: a, ForwardHeaders: []string{"X-User-Id"}})
+	base := serveGateway(t, b.addr, &gateway.Options{Auth: a, Calls: gateway.CallOptions{ForwardHeaders: []string{"X-User-Id"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -314,7 +314,7 @@ func TestForwardHeaders(t *testing.T) {
 			b := startRecordingBackend(t)
 			backend := dialBackend(t, "zoo", b.addr)
 			backend.Metadata = c.backendMD
-			_, base := newGateway(t, []gateway.Backend{backend}, &gateway.Options{ForwardHeaders: c.forward, Metadata: c.static})
+			_, base := newGateway(t, []gateway.Backend{backend}, &gateway.Options{Calls: gateway.CallOptions{ForwardHeaders: c.forward, Metadata: c.static}})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			cs, err := connectWith(ctx, t, base+"/mcp", http.Header{
@@ -353,7 +353,7 @@ func TestForwardHeaders(t *testing.T) {
 // connection; headers not named do not.
 func TestForwardHeadersWebSocket(t *testing.T) {
 	b := startRecordingBackend(t)
-	base := serveGateway(t, b.addr, &gateway.Options{ForwardHeaders: []string{"X-Request-Id"}})
+	base := serveGateway(t, b.addr, &gateway.Options{Calls: gateway.CallOptions{ForwardHeaders: []string{"X-Request-Id"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "frontdoor", Version: "1"}, nil)
@@ -401,10 +401,10 @@ func TestForwardHeaderNamesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := gateway.New(ctx, []gateway.Backend{{Address: b.addr, Conn: conn}}, &gateway.Options{ForwardHeaders: []string{"Connection"}}); err == nil || !strings.Contains(err.Error(), "hop-by-hop") {
+	if _, err := gateway.New(ctx, []gateway.Backend{{Address: b.addr, Conn: conn}}, &gateway.Options{Calls: gateway.CallOptions{ForwardHeaders: []string{"Connection"}}}); err == nil || !strings.Contains(err.Error(), "hop-by-hop") {
 		t.Errorf("New with a hop-by-hop header: %v", err)
 	}
-	if _, err := gateway.New(ctx, []gateway.Backend{{Address: b.addr, Conn: conn}}, &gateway.Options{Metadata: metadata.MD{"grpc-status": {"0"}}}); err == nil {
+	if _, err := gateway.New(ctx, []gateway.Backend{{Address: b.addr, Conn: conn}}, &gateway.Options{Calls: gateway.CallOptions{Metadata: metadata.MD{"grpc-status": {"0"}}}}); err == nil {
 		t.Error("New with a grpc- metadata key: no error")
 	}
 	// Token passthrough: Authorization may not be forwarded while
@@ -418,7 +418,7 @@ func TestForwardHeaderNamesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if _, err := gateway.New(ctx, []gateway.Backend{{Address: b.addr, Conn: conn}}, &gateway.Options{Auth: a, ForwardHeaders: []string{"Authorization"}}); err == nil || !strings.Contains(err.Error(), "while Auth is on") {
+	if _, err := gateway.New(ctx, []gateway.Backend{{Address: b.addr, Conn: conn}}, &gateway.Options{Auth: a, Calls: gateway.CallOptions{ForwardHeaders: []string{"Authorization"}}}); err == nil || !strings.Contains(err.Error(), "while Auth is on") {
 		t.Errorf("New forwarding Authorization with Auth on: %v", err)
 	}
 }

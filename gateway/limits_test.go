@@ -195,7 +195,7 @@ func startNeverJob(c *rpcClient, srv *lrotest.Server) (task, op string) {
 func TestTaskResultDeadline(t *testing.T) {
 	const callTimeout = 400 * time.Millisecond
 	log := newPollLog()
-	srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{CallTimeout: callTimeout})
+	srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Calls: gateway.CallOptions{Timeout: callTimeout}})
 	c := newSessionClient(t, url)
 	id, op := startNeverJob(c, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a safety net only
@@ -235,7 +235,7 @@ func TestTaskResultCredentialEnd(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = a.Close() })
 		log := newPollLog()
-		srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Auth: a, CallTimeout: time.Hour})
+		srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Auth: a, Calls: gateway.CallOptions{Timeout: time.Hour}})
 		exp := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second)
 		c := newSessionClientAs(t, url, is.token(t, zooAudience, "", map[string]any{"exp": exp.Unix()}))
 		id, op := startNeverJob(c, srv)
@@ -257,7 +257,7 @@ func TestTaskResultCredentialEnd(t *testing.T) {
 	t.Run("revoked", func(t *testing.T) {
 		a, tokens := bearerAuth(t, "alpha\nbeta\n")
 		log := newPollLog()
-		srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Auth: a, CallTimeout: time.Hour})
+		srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Auth: a, Calls: gateway.CallOptions{Timeout: time.Hour}})
 		alpha, beta := newSessionClientAs(t, url, "alpha"), newSessionClientAs(t, url, "beta")
 		alphaTask, alphaJob := startNeverJob(alpha, srv)
 		betaTask, betaJob := startNeverJob(beta, srv)
@@ -302,7 +302,7 @@ func TestTaskResultCredentialEnd(t *testing.T) {
 func TestInFlightShare(t *testing.T) {
 	a, _ := bearerAuth(t, "alpha\nbeta\n")
 	log := newPollLog()
-	srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Auth: a, Server: &mcp.ServerOptions{MaxInFlight: 4}, CallTimeout: time.Hour})
+	srv, url := startJobsAs(t, lrotest.Options{ServerOptions: []grpc.ServerOption{log.option()}}, &gateway.Options{Auth: a, Transports: gateway.TransportOptions{Server: &mcp.ServerOptions{MaxInFlight: 4}}, Calls: gateway.CallOptions{Timeout: time.Hour}})
 	alpha, beta := newSessionClientAs(t, url, "alpha"), newSessionClientAs(t, url, "beta")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a safety net only
 	defer cancel()
@@ -360,14 +360,16 @@ func TestResultStorePerPrincipal(t *testing.T) {
 		name string
 		opts func(size int64) *gateway.Options
 	}{
-		{"count", func(int64) *gateway.Options { return &gateway.Options{MaxResultBytes: budget, ResultStoreEntries: 4} }},
+		{"count", func(int64) *gateway.Options {
+			return &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget, StoreEntries: 4}}
+		}},
 		{"bytes", func(size int64) *gateway.Options {
-			return &gateway.Options{MaxResultBytes: budget, ResultStoreBytes: 4*size + size/2}
+			return &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget, StoreBytes: 4*size + size/2}}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// The size of one whole result, to size the store in bytes.
-			_, probe, _ := startBearerGateway(t, "alpha\n", &gateway.Options{MaxResultBytes: budget})
+			_, probe, _ := startBearerGateway(t, "alpha\n", &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget}})
 			size := cutLink(t, connectAs(ctx, t, probe, "streamable", "alpha")).Size
 			if size == nil || *size <= 0 {
 				t.Fatal("the link gives no size")
@@ -462,7 +464,7 @@ func TestListenPollBudget(t *testing.T) {
 	a, _ := bearerAuth(t, "alpha\nbeta\ngamma\n")
 	log := newPollLog()
 	srv, url := startJobsAs(t, lrotest.Options{NoWait: true, ServerOptions: []grpc.ServerOption{log.option()}},
-		&gateway.Options{Auth: a, OperationWait: gateway.Off, Server: &mcp.ServerOptions{MaxTaskPolls: rate}})
+		&gateway.Options{Auth: a, Calls: gateway.CallOptions{OperationWait: gateway.Off}, Transports: gateway.TransportOptions{Server: &mcp.ServerOptions{MaxTaskPolls: rate}}})
 	clients := map[string]*rpcClient{}
 	ids, ops := map[string][]string{}, map[string][]string{}
 	for _, who := range []string{"alpha", "gamma"} {

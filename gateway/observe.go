@@ -29,19 +29,19 @@ type callObs struct {
 // instrument resolves the metrics and span settings of every tool of c,
 // and drops the series of tools the previous catalog had and c has not.
 func (g *Gateway) instrument(c *catalog) {
-	if g.opts.Metrics == nil && g.tracer == nil {
+	if g.opts.Telemetry.Metrics == nil && g.tracer == nil {
 		return
 	}
 	for _, t := range c.tools {
 		t.obs = toolObs{
-			metrics: g.opts.Metrics.Tool(t.def.Name, t.backend),
+			metrics: g.opts.Telemetry.Metrics.Tool(t.def.Name, t.backend),
 			tracer:  g.tracer.Tool(t.def.Name, t.backend, t.method),
 		}
 	}
 	if old := g.catalog.Load(); old != nil {
 		for _, t := range old.tools {
 			if n := c.byName[t.def.Name]; n == nil || n.backend != t.backend {
-				g.opts.Metrics.ForgetTool(t.obs.metrics)
+				g.opts.Telemetry.Metrics.ForgetTool(t.obs.metrics)
 			}
 		}
 	}
@@ -101,7 +101,7 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 		},
 		Span: sc,
 	}
-	if g.opts.LogArguments {
+	if g.opts.Telemetry.LogArguments {
 		rec.Arguments = req.Arguments
 	}
 	telemetry.LogCall(ctx, g.opts.Logger, &rec)

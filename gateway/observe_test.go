@@ -47,7 +47,7 @@ func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 	if got := callOutcome(ctx, res, nil); !got.Rejected {
 		t.Errorf("inputError: outcome %+v, want rejected", got)
 	}
-	_, err := (&Gateway{opts: Options{InputErrors: InputErrorsProtocol}}).inputError(ctx, tl, errors.New("x"))
+	_, err := (&Gateway{opts: Options{Calls: CallOptions{InputErrors: InputErrorsProtocol}}}).inputError(ctx, tl, errors.New("x"))
 	if got := callOutcome(ctx, nil, err); !got.Rejected {
 		t.Errorf("inputError (protocol mode): outcome %+v, want rejected", got)
 	}

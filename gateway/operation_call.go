@@ -26,7 +26,7 @@ const cancelTimeout = 10 * time.Second
 // together; reaching it, or the operation wait, is not an error but
 // returns the unfinished operation's handle. Only the client's own
 // cancellation ends the call without a result, and cancels the operation
-// when Options.OperationCancel is set.
+// when Options.Calls.OperationCancel is set.
 func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
 	client := ctx
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)

@@ -45,7 +45,7 @@ func TestCustomOperationWaitsForTheFinishedOperation(t *testing.T) {
 }
 
 func TestCustomOperationErrorAndHandle(t *testing.T) {
-	_, g, url := startJobs(t, lrotest.Options{}, &gateway.Options{OperationWait: 300 * time.Millisecond})
+	_, g, url := startJobs(t, lrotest.Options{}, &gateway.Options{Calls: gateway.CallOptions{OperationWait: 300 * time.Millisecond}})
 	cs := connect(t, url, "2025-11-25")
 	res := call(t, cs, "Instances_Insert", map[string]any{"project": "p", "zone": "z", "instanceName": "bad", "steps": 1, "fail": true})
 	if txt := allText(res); !res.IsError || !strings.HasPrefix(txt, "FAILED_PRECONDITION: instance bad cannot be created (HTTP 412)") {

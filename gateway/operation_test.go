@@ -180,7 +180,7 @@ func TestOperationFailureIsAToolError(t *testing.T) {
 }
 
 func TestOperationUnfinishedReturnsTheHandle(t *testing.T) {
-	srv, g, url := startJobs(t, lrotest.Options{}, &gateway.Options{OperationWait: 300 * time.Millisecond})
+	srv, g, url := startJobs(t, lrotest.Options{}, &gateway.Options{Calls: gateway.CallOptions{OperationWait: 300 * time.Millisecond}})
 	cs := connect(t, url, "2025-11-25")
 	res := call(t, cs, "Jobs_Run", map[string]any{"label": "slow", "never": true})
 	if res.IsError {
@@ -223,7 +223,7 @@ func TestOperationWaitPerMethodAndDeadline(t *testing.T) {
 	}
 
 	// The call's deadline ends the wait before the hour asked for.
-	_, g2, url2 := startJobs(t, lrotest.Options{}, &gateway.Options{CallTimeout: 300 * time.Millisecond, OperationWait: time.Hour})
+	_, g2, url2 := startJobs(t, lrotest.Options{}, &gateway.Options{Calls: gateway.CallOptions{Timeout: 300 * time.Millisecond, OperationWait: time.Hour}})
 	res = call(t, connect(t, url2, "2025-11-25"), "Jobs_Run", map[string]any{"never": true})
 	if got := structured(t, g2, "Jobs_Run", res); res.IsError || got["operation"] == nil {
 		t.Errorf("the call deadline should end the wait with the handle, got %v", got)
@@ -232,7 +232,7 @@ func TestOperationWaitPerMethodAndDeadline(t *testing.T) {
 
 func TestOperationCancellation(t *testing.T) {
 	for _, cancelOp := range []bool{false, true} {
-		srv, g, url := startJobs(t, lrotest.Options{}, &gateway.Options{OperationCancel: cancelOp})
+		srv, g, url := startJobs(t, lrotest.Options{}, &gateway.Options{Calls: gateway.CallOptions{OperationCancel: cancelOp}})
 		cs := connect(t, url, "2025-11-25")
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
@@ -262,7 +262,7 @@ func TestOperationCancellation(t *testing.T) {
 // A WaitOperation that comes back at once with nothing new must not make
 // the gateway call it in a busy loop: it backs off as polling does.
 func TestOperationEagerWaitBacksOff(t *testing.T) {
-	srv, _, url := startJobs(t, lrotest.Options{EagerWait: true}, &gateway.Options{OperationWait: 500 * time.Millisecond})
+	srv, _, url := startJobs(t, lrotest.Options{EagerWait: true}, &gateway.Options{Calls: gateway.CallOptions{OperationWait: 500 * time.Millisecond}})
 	res := call(t, connect(t, url, "2025-11-25"), "Jobs_Run", map[string]any{"never": true})
 	if res.IsError || !strings.Contains(allText(res), "has not finished") {
 		t.Fatalf("want the handle: %s", allText(res))

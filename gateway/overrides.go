@@ -16,7 +16,7 @@ import (
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
-// Tool overrides (Options.Tools, Toolset.Tools; the config file's tools:).
+// Tool overrides (Options.Catalog.Tools, Toolset.Tools; the config file's tools:).
 //
 // An operator corrects what the gateway made of a method without touching
 // the backend: its name, title, description and hints, and its arguments
@@ -47,10 +47,10 @@ var ErrToolOverride = errors.New("tool override")
 // ToolOverride corrects the tools of the methods Match selects.
 type ToolOverride struct {
 	// Match selects methods by "package.Service/Method" glob, as
-	// Options.Include takes them.
+	// Options.Catalog.Include takes them.
 	Match string
 	// Origin is where the rule was written, for errors ("gateway.yaml:12
-	// tools[0]"); empty: Options.Tools[i] or Toolset.Tools[i].
+	// tools[0]"); empty: Options.Catalog.Tools[i] or Toolset.Tools[i].
 	Origin string
 	// Name is the tool's name (^[a-zA-Z0-9_-]{1,64}$); Match must then
 	// select one method per backend.
@@ -133,7 +133,7 @@ func (k argKind) String() string {
 }
 
 // compileOverrides checks list's syntax; owner names the setting
-// ("Options.Tools") in errors.
+// ("Options.Catalog.Tools") in errors.
 func compileOverrides(owner string, list []ToolOverride) (*overrideRules, error) {
 	if len(list) == 0 {
 		return nil, nil
@@ -506,7 +506,7 @@ func (r *overrideRules) toolsetCopy(t *tool, useProtoNames bool, matched map[int
 // a value of the wrong type) is checked against each backend's methods at
 // discovery.
 func CheckToolOverrides(list []ToolOverride) error {
-	if _, err := compileOverrides("Options.Tools", list); err != nil {
+	if _, err := compileOverrides("Options.Catalog.Tools", list); err != nil {
 		return fmt.Errorf("%w: %w", ErrToolOverride, err)
 	}
 	return nil

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// CheckToolOverridesOffline checks opts.Tools and the toolsets' Tools
+// CheckToolOverridesOffline checks opts.Catalog.Tools and the toolsets' Tools
 // against the methods of the backends whose descriptors are files alone
 // (NoReflection with Files), as discovery would, without connecting to
 // any backend: --check-config's check. checked names those backends;
@@ -17,14 +17,14 @@ import (
 // error too. A backend that serves reflection is checked at discovery
 // (New, or `gateway catalog`).
 func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Options) (checked []string, err error) {
-	if opts == nil || len(opts.Tools) == 0 && !slices.ContainsFunc(opts.Toolsets, func(ts Toolset) bool { return len(ts.Tools) > 0 }) {
+	if opts == nil || len(opts.Catalog.Tools) == 0 && !slices.ContainsFunc(opts.FrontDoor.Toolsets, func(ts Toolset) bool { return len(ts.Tools) > 0 }) {
 		return nil, nil
 	}
-	rules, err := compileOverrides("Options.Tools", opts.Tools)
+	rules, err := compileOverrides("Options.Catalog.Tools", opts.Catalog.Tools)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrToolOverride, err)
 	}
-	filter, err := newMethodFilter("Options", opts.Include, opts.Exclude)
+	filter, err := newMethodFilter("Options", opts.Catalog.Include, opts.Catalog.Exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 			return checked, fmt.Errorf("backend %s: %w", b.Name, err)
 		}
 		bt, err := compileBackend(b.Name, res, b.Conn, catalogOptions{
-			exposeHealth: opts.ExposeHealth, exposeInternal: opts.ExposeInternal, useProtoNames: opts.UseProtoNames,
+			exposeHealth: opts.Catalog.ExposeHealth, exposeInternal: opts.Catalog.ExposeInternal, useProtoNames: opts.Catalog.UseProtoNames,
 			filter: filter, logger: slog.New(slog.DiscardHandler), backend: settings, overrides: rules,
 			deadlines: deadlines{call: DefaultCallTimeout, stream: time.Minute}, maxResultBytes: -1,
 		})
@@ -65,8 +65,8 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 	if complete {
 		un = rules.unmatched(matched, resolved)
 	}
-	for i, ts := range opts.Toolsets {
-		tr, err := compileOverrides(fmt.Sprintf("Options.Toolsets[%d].Tools", i), ts.Tools)
+	for i, ts := range opts.FrontDoor.Toolsets {
+		tr, err := compileOverrides(fmt.Sprintf("Options.FrontDoor.Toolsets[%d].Tools", i), ts.Tools)
 		if err != nil {
 			return checked, fmt.Errorf("%w: %w", ErrToolOverride, err)
 		}
@@ -80,7 +80,7 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 			if !tf.matchPath(t.method[1:]) {
 				continue
 			}
-			if _, err := tr.toolsetCopy(t, opts.UseProtoNames, tm, tres); err != nil {
+			if _, err := tr.toolsetCopy(t, opts.Catalog.UseProtoNames, tm, tres); err != nil {
 				return checked, fmt.Errorf("toolset %s: %w", ts.Name, err)
 			}
 		}

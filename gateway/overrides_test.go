@@ -95,7 +95,7 @@ const (
 )
 
 func TestOverridesTyped(t *testing.T) {
-	_, g, url := startGateway(t, &gateway.Options{Tools: zooOverrides(), ToolMode: gateway.ToolModeTyped})
+	_, g, url := startGateway(t, &gateway.Options{Catalog: gateway.CatalogOptions{Tools: zooOverrides()}, Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	cs := connect(t, url, "2025-11-25")
 	ctx := context.Background()
 	list, err := cs.ListTools(ctx, nil)
@@ -179,7 +179,7 @@ func TestOverridesTyped(t *testing.T) {
 // transport serves: the renamed tool with its fixed argument, refused
 // when a caller sends it.
 func TestOverridesEveryTransport(t *testing.T) {
-	_, g, url := startGateway(t, &gateway.Options{Tools: zooOverrides()})
+	_, g, url := startGateway(t, &gateway.Options{Catalog: gateway.CatalogOptions{Tools: zooOverrides()}})
 	base := strings.TrimSuffix(url, "/mcp")
 	connectWith := func(t *testing.T, ct sdk.Transport) *sdk.ClientSession {
 		client := sdk.NewClient(&sdk.Implementation{Name: "overrides", Version: "1"}, nil)
@@ -225,7 +225,7 @@ func TestOverridesEveryTransport(t *testing.T) {
 // answers carry the corrected schema, and call_tool applies the fixed
 // argument and refuses it from the caller.
 func TestOverridesSearchMode(t *testing.T) {
-	_, _, url := startGateway(t, &gateway.Options{Tools: zooOverrides(), ToolMode: gateway.ToolModeSearch})
+	_, _, url := startGateway(t, &gateway.Options{Catalog: gateway.CatalogOptions{Tools: zooOverrides()}, Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}})
 	cs := connect(t, url, "2025-11-25")
 	// "grazers" is only in the corrected description.
 	res := call(t, cs, gateway.SearchToolsName, map[string]any{"query": "tall grazers"})
@@ -253,8 +253,10 @@ func TestOverridesSearchMode(t *testing.T) {
 // TestOverridesTasks: a task-augmented call runs with the fixed argument,
 // and one that sends it is refused.
 func TestOverridesTasks(t *testing.T) {
-	_, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{Tools: []gateway.ToolOverride{
-		{Match: "lrotest.v1.Jobs/Run", Arguments: map[string]gateway.ArgumentOverride{"label": {Fixed: json.RawMessage(`"fixed-label"`)}}},
+	_, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{Catalog: gateway.CatalogOptions{
+		Tools: []gateway.ToolOverride{
+			{Match: "lrotest.v1.Jobs/Run", Arguments: map[string]gateway.ArgumentOverride{"label": {Fixed: json.RawMessage(`"fixed-label"`)}}},
+		},
 	}})
 	c := newSessionClient(t, url)
 	var created struct {
@@ -285,7 +287,7 @@ func TestOverrideErrors(t *testing.T) {
 	}{
 		{"no method", gateway.ToolOverride{Match: "zoo.v1.ZooService/Nope", Origin: "gateway.yaml:3 tools[0]", Title: "x"}, `gateway.yaml:3 tools[0] (match "zoo.v1.ZooService/Nope"): matches no method`},
 		{"unknown argument", gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"enclosure": {Hidden: true}}},
-			`Options.Tools[0]: arguments.enclosure: zoo.v1.ZooService.ListAnimals: zoo.v1.ListAnimalsRequest has no field "enclosure" (it has: species, enclosureId, pageSize, pageToken)`},
+			`Options.Catalog.Tools[0]: arguments.enclosure: zoo.v1.ZooService.ListAnimals: zoo.v1.ListAnimalsRequest has no field "enclosure" (it has: species, enclosureId, pageSize, pageToken)`},
 		{"wrong type", gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"page_size": {Fixed: json.RawMessage(`"ten"`)}}},
 			`arguments.page_size: zoo.v1.ZooService.ListAnimals: fixed: want a whole number, got "ten"`},
 		{"name for several", gateway.ToolOverride{Match: "zoo.v1.ZooService/List*", Name: "lister"}, `name "lister" is given to 2 methods`},
@@ -296,7 +298,7 @@ func TestOverrideErrors(t *testing.T) {
 			b := startBackend(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Tools: []gateway.ToolOverride{tc.rule}})
+			g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{Tools: []gateway.ToolOverride{tc.rule}}})
 			if err == nil {
 				g.Close()
 				t.Fatal("New accepted the rule")
@@ -324,14 +326,20 @@ func TestToolsetOverrides(t *testing.T) {
 
 func toolsetOverrides(t *testing.T, mode gateway.ToolMode) {
 	opts := &gateway.Options{
-		ToolMode: mode,
-		Tools:    []gateway.ToolOverride{{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"enclosure_id": {Fixed: json.RawMessage(`"savanna"`)}}}},
-		Toolsets: []gateway.Toolset{
-			{Name: "keepers", Include: []string{"zoo.v1.ZooService/ListAnimals"}, ToolMode: gateway.ToolModeTyped, Tools: []gateway.ToolOverride{
-				{Match: "zoo.v1.ZooService/ListAnimals", Name: "savanna_list", Description: "Lists the savanna's animals for the keepers' rounds.",
-					Arguments: map[string]gateway.ArgumentOverride{"species": {Hidden: true}, "page_size": {Default: json.RawMessage(`2`)}}}}},
-			{Name: "finder", Include: []string{"zoo.v1.ZooService/ListAnimals"}, ToolMode: gateway.ToolModeSearch, Tools: []gateway.ToolOverride{
-				{Match: "zoo.v1.ZooService/ListAnimals", DescriptionAppend: "Good for finding the tall grazers."}}},
+		Search: gateway.SearchOptions{
+			ToolMode: mode,
+		},
+		Catalog: gateway.CatalogOptions{
+			Tools: []gateway.ToolOverride{{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"enclosure_id": {Fixed: json.RawMessage(`"savanna"`)}}}},
+		},
+		FrontDoor: gateway.FrontDoorOptions{
+			Toolsets: []gateway.Toolset{
+				{Name: "keepers", Include: []string{"zoo.v1.ZooService/ListAnimals"}, ToolMode: gateway.ToolModeTyped, Tools: []gateway.ToolOverride{
+					{Match: "zoo.v1.ZooService/ListAnimals", Name: "savanna_list", Description: "Lists the savanna's animals for the keepers' rounds.",
+						Arguments: map[string]gateway.ArgumentOverride{"species": {Hidden: true}, "page_size": {Default: json.RawMessage(`2`)}}}}},
+				{Name: "finder", Include: []string{"zoo.v1.ZooService/ListAnimals"}, ToolMode: gateway.ToolModeSearch, Tools: []gateway.ToolOverride{
+					{Match: "zoo.v1.ZooService/ListAnimals", DescriptionAppend: "Good for finding the tall grazers."}}},
+			},
 		},
 	}
 	_, g, url := startGateway(t, opts)
@@ -419,8 +427,10 @@ func toolsetOverrides(t *testing.T, mode gateway.ToolMode) {
 // of a tool is the toolset's: its result is read through the toolset,
 // with the toolset's fixed argument applied.
 func TestToolsetOverrideTasks(t *testing.T) {
-	_, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{Toolsets: []gateway.Toolset{{Name: "ops", Include: []string{"lrotest.v1.Jobs/Run"},
-		Tools: []gateway.ToolOverride{{Match: "lrotest.v1.Jobs/Run", Name: "run_job", Arguments: map[string]gateway.ArgumentOverride{"label": {Fixed: json.RawMessage(`"ops"`)}}}}}}})
+	_, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{FrontDoor: gateway.FrontDoorOptions{
+		Toolsets: []gateway.Toolset{{Name: "ops", Include: []string{"lrotest.v1.Jobs/Run"},
+			Tools: []gateway.ToolOverride{{Match: "lrotest.v1.Jobs/Run", Name: "run_job", Arguments: map[string]gateway.ArgumentOverride{"label": {Fixed: json.RawMessage(`"ops"`)}}}}}},
+	}})
 	c := newSessionClient(t, url+"/ops")
 	var created struct {
 		Task wireTask `json:"task"`
@@ -448,9 +458,15 @@ func TestRenamedToolKeepsScopes(t *testing.T) {
 			is := newTestIssuer(t)
 			zoo := startRecordingBackend(t)
 			_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zoo.addr)}, &gateway.Options{
-				Auth: oauthWithRules(t, is, rules), ToolMode: mode, Tools: rename,
-				Toolsets: []gateway.Toolset{{Name: "care", Include: []string{"zoo.v1.ZooService/DeleteAnimal"}, ToolMode: mode,
-					Tools: []gateway.ToolOverride{{Match: "zoo.v1.ZooService/DeleteAnimal", Name: "retire_animal"}}}},
+				Auth: oauthWithRules(t, is, rules), Search: gateway.SearchOptions{
+					ToolMode: mode,
+				}, Catalog: gateway.CatalogOptions{
+					Tools: rename,
+				},
+				FrontDoor: gateway.FrontDoorOptions{
+					Toolsets: []gateway.Toolset{{Name: "care", Include: []string{"zoo.v1.ZooService/DeleteAnimal"}, ToolMode: mode,
+						Tools: []gateway.ToolOverride{{Match: "zoo.v1.ZooService/DeleteAnimal", Name: "retire_animal"}}}},
+				},
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -494,8 +510,12 @@ func TestReportSources(t *testing.T) {
 	api := &fakeAPI{}
 	api.set(t, deepFile(), apiFile("misc.v1", "Misc", method("Status"), method("Frobnicate"), methodWith("Rename", &mcpgatewayv1.Tool{Name: "rename_thing"})))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
-	g, _ := newGateway(t, []gateway.Backend{zoo, dialBackend(t, "misc", addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped, Tools: []gateway.ToolOverride{
-		{Match: "zoo.v1.ZooService/FeedAnimal", Title: "Feed an animal", DestructiveHint: boolp(false), DescriptionAppend: "At most three times a day."},
+	g, _ := newGateway(t, []gateway.Backend{zoo, dialBackend(t, "misc", addr)}, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode: gateway.ToolModeTyped,
+	}, Catalog: gateway.CatalogOptions{
+		Tools: []gateway.ToolOverride{
+			{Match: "zoo.v1.ZooService/FeedAnimal", Title: "Feed an animal", DestructiveHint: boolp(false), DescriptionAppend: "At most three times a day."},
+		},
 	}})
 	rep, err := g.Report("")
 	if err != nil {
@@ -573,8 +593,10 @@ func TestReportSources(t *testing.T) {
 // on those that have it and leaves the others alone; an argument none of
 // them has is refused.
 func TestOverrideGlobArguments(t *testing.T) {
-	_, g, url := startGateway(t, &gateway.Options{Tools: []gateway.ToolOverride{
-		{Match: "zoo.v1.ZooService/*", Arguments: map[string]gateway.ArgumentOverride{"animal_id": {Fixed: json.RawMessage(`"ellie"`)}}},
+	_, g, url := startGateway(t, &gateway.Options{Catalog: gateway.CatalogOptions{
+		Tools: []gateway.ToolOverride{
+			{Match: "zoo.v1.ZooService/*", Arguments: map[string]gateway.ArgumentOverride{"animal_id": {Fixed: json.RawMessage(`"ellie"`)}}},
+		},
 	}})
 	cs := connect(t, url, "2025-11-25")
 	if s := string(toolByName(t, g, "ZooService_FeedAnimal").InputSchema); strings.Contains(s, "animalId") {
@@ -588,10 +610,12 @@ func TestOverrideGlobArguments(t *testing.T) {
 	b := startBackend(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Tools: []gateway.ToolOverride{
-		{Match: "zoo.v1.ZooService/*", Arguments: map[string]gateway.ArgumentOverride{"tenant": {Fixed: json.RawMessage(`"a"`)}}},
+	_, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{
+		Tools: []gateway.ToolOverride{
+			{Match: "zoo.v1.ZooService/*", Arguments: map[string]gateway.ArgumentOverride{"tenant": {Fixed: json.RawMessage(`"a"`)}}},
+		},
 	}})
-	if !errors.Is(err, gateway.ErrToolOverride) || !strings.Contains(err.Error(), `Options.Tools[0] (match "zoo.v1.ZooService/*"): arguments.tenant: no method it matches has that field`) {
+	if !errors.Is(err, gateway.ErrToolOverride) || !strings.Contains(err.Error(), `Options.Catalog.Tools[0] (match "zoo.v1.ZooService/*"): arguments.tenant: no method it matches has that field`) {
 		t.Fatalf("an argument no method has: %v", err)
 	}
 }
@@ -612,9 +636,11 @@ func TestOverrideRequiredAndOneof(t *testing.T) {
 	api.set(t, f)
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
 	b := startBackend(t)
-	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "req", addr), dialBackend(t, "zoo", b.addr)}, &gateway.Options{Tools: []gateway.ToolOverride{
-		{Match: "req.v1.Keepers/GetKeeper", Arguments: map[string]gateway.ArgumentOverride{"tenant": {Fixed: json.RawMessage(`"acme"`)}}},
-		{Match: "zoo.v1.ZooService/FeedAnimal", Arguments: map[string]gateway.ArgumentOverride{"ration": {Fixed: json.RawMessage(`"hay"`)}}},
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "req", addr), dialBackend(t, "zoo", b.addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{
+		Tools: []gateway.ToolOverride{
+			{Match: "req.v1.Keepers/GetKeeper", Arguments: map[string]gateway.ArgumentOverride{"tenant": {Fixed: json.RawMessage(`"acme"`)}}},
+			{Match: "zoo.v1.ZooService/FeedAnimal", Arguments: map[string]gateway.ArgumentOverride{"ration": {Fixed: json.RawMessage(`"hay"`)}}},
+		},
 	}})
 	cs := connect(t, base+"/mcp", "2025-11-25")
 	if res := call(t, cs, "Keepers_GetKeeper", map[string]any{}); res.IsError {
@@ -628,8 +654,10 @@ func TestOverrideRequiredAndOneof(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "req", addr)}, &gateway.Options{Tools: []gateway.ToolOverride{
-		{Match: "req.v1.Keepers/GetKeeper", Arguments: map[string]gateway.ArgumentOverride{"tenant": {Hidden: true}}},
+	_, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "req", addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{
+		Tools: []gateway.ToolOverride{
+			{Match: "req.v1.Keepers/GetKeeper", Arguments: map[string]gateway.ArgumentOverride{"tenant": {Hidden: true}}},
+		},
 	}})
 	if !errors.Is(err, gateway.ErrToolOverride) || !strings.Contains(err.Error(), "hidden: tenant is required by the backend") {
 		t.Fatalf("hiding a required argument: %v", err)
@@ -648,13 +676,13 @@ func TestToolsetOverrideErrors(t *testing.T) {
 		{"name taken", gateway.Toolset{Name: "care", Include: []string{"zoo.v1.ZooService/*Animal"}, Tools: []gateway.ToolOverride{
 			{Match: "zoo.v1.ZooService/GetAnimal", Name: "ZooService_DeleteAnimal"}}}, `toolset care: tools of zoo.v1.ZooService/DeleteAnimal and zoo.v1.ZooService/GetAnimal are both named "ZooService_DeleteAnimal"`},
 		{"outside the toolset", gateway.Toolset{Name: "care", Include: []string{"zoo.v1.ZooService/GetAnimal"}, Tools: []gateway.ToolOverride{
-			{Match: "zoo.v1.ZooService/ListAnimals", Title: "x"}}}, `Options.Toolsets[0].Tools[0] (match "zoo.v1.ZooService/ListAnimals"): matches no method`},
+			{Match: "zoo.v1.ZooService/ListAnimals", Title: "x"}}}, `Options.FrontDoor.Toolsets[0].Tools[0] (match "zoo.v1.ZooService/ListAnimals"): matches no method`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := startBackend(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Toolsets: []gateway.Toolset{tc.ts}})
+			g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{FrontDoor: gateway.FrontDoorOptions{Toolsets: []gateway.Toolset{tc.ts}}})
 			if err == nil {
 				g.Close()
 				t.Fatal("New accepted the toolset's rule")

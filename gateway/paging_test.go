@@ -74,7 +74,7 @@ func TestPaging(t *testing.T) {
 	}
 
 	// With proto names the sentences use them.
-	_, gp, _ := startGateway(t, &gateway.Options{UseProtoNames: true})
+	_, gp, _ := startGateway(t, &gateway.Options{Catalog: gateway.CatalogOptions{UseProtoNames: true}})
 	if d := toolByName(t, gp, "ZooService_ListAnimals").Description; !strings.Contains(d, `set "page_size"`) || !strings.Contains(d, `"page_token" set to it`) {
 		t.Errorf("proto names: %q", d)
 	}
@@ -98,7 +98,7 @@ func decodeStructured(t *testing.T, res *sdk.CallToolResult, v any) {
 // TestCutSuggestsLess: the sentence of a cut list says how to ask for
 // less.
 func TestCutSuggestsLess(t *testing.T) {
-	_, g, url := startGateway(t, &gateway.Options{MaxResultBytes: 1500})
+	_, g, url := startGateway(t, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: 1500}})
 	cs := connect(t, url, "2025-11-25")
 	c := readCut(t, g, "ZooService_ListAnimals", 1500, "2025-11-25", call(t, cs, "ZooService_ListAnimals", map[string]any{"pageSize": 17}))
 	if !strings.Contains(c.note, `To get less at once, call again with a smaller "pageSize".`) {
@@ -442,7 +442,7 @@ func TestPagingCutNamesTheFields(t *testing.T) {
 		return out, nil
 	})
 	const budget = 2048
-	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "wf", addr)}, &gateway.Options{MaxResultBytes: budget})
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "wf", addr)}, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: budget}})
 	cs := connect(t, base+"/mcp", "2025-11-25")
 	const tool = "WorkflowService_ListWorkflowExecutions"
 

@@ -39,7 +39,7 @@ import (
 // again. A failure leaves b's last good tools in place.
 func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed bool, err error) {
 	res, err := b.source.Discover(ctx)
-	g.opts.Metrics.DiscoveryRefreshed(b.b.Name, err)
+	g.opts.Telemetry.Metrics.DiscoveryRefreshed(b.b.Name, err)
 	if err != nil {
 		return false, b.fail(discoveryError(b.b.Name, b.b.Address, err))
 	}
@@ -51,16 +51,16 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 	}
 	defer g.pace(compileGCPercent)()
 	bt, err := compileBackend(b.b.Name, res, b.b.Conn, catalogOptions{
-		exposeHealth:    g.opts.ExposeHealth,
-		exposeInternal:  g.opts.ExposeInternal,
-		useProtoNames:   g.opts.UseProtoNames,
+		exposeHealth:    g.opts.Catalog.ExposeHealth,
+		exposeInternal:  g.opts.Catalog.ExposeInternal,
+		useProtoNames:   g.opts.Catalog.UseProtoNames,
 		filter:          g.filter,
 		logger:          g.opts.Logger,
 		backend:         b.settings,
-		deadlines:       deadlines{methods: g.methodTimeouts, call: g.opts.CallTimeout, stream: g.opts.StreamTimeout},
-		operationWait:   g.opts.OperationWait,
-		operationCancel: g.opts.OperationCancel,
-		exposeDebugInfo: g.opts.ExposeDebugInfo,
+		deadlines:       deadlines{methods: g.methodTimeouts, call: g.opts.Calls.Timeout, stream: g.opts.Calls.StreamTimeout},
+		operationWait:   g.opts.Calls.OperationWait,
+		operationCancel: g.opts.Calls.OperationCancel,
+		exposeDebugInfo: g.opts.Calls.ExposeDebugInfo,
 		maxResultBytes:  g.budget,
 		watch:           g.watch,
 		overrides:       g.overrides,
@@ -90,7 +90,7 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 		// learns once what is missing from the catalog, and how to get
 		// it.
 		g.opts.Logger.Info("internal services not exposed as tools: they serve the server's operators and infrastructure, not its users; "+
-			"expose them with Options.ExposeInternal (gateway: --expose-internal, config expose_internal: true)",
+			"expose them with Options.Catalog.ExposeInternal (gateway: --expose-internal, config expose_internal: true)",
 			"backend", b.b.Name, "services", bt.hidden, "methods", bt.hiddenMethods)
 	}
 	return true, nil
@@ -205,7 +205,7 @@ func (g *Gateway) rebuild() (bool, error) {
 		g.opts.Logger.Info("tool catalog changed", "tools", len(c.tools), "added", added, "removed", removed, "changed", changed, "resources_changed", resourcesChanged)
 	}
 	if c.mode != old.mode {
-		g.opts.Logger.Info("tool mode changed", "mode", c.mode, "estimated_tokens", c.typedTokens, "budget", g.opts.ToolBudget)
+		g.opts.Logger.Info("tool mode changed", "mode", c.mode, "estimated_tokens", c.typedTokens, "budget", g.opts.Search.ToolBudget)
 	}
 	// Clients are told when what tools/list shows changed: the tools in
 	// typed mode, the mode itself, or search mode's two tools (whose
@@ -341,13 +341,13 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 
 // checkScopeRules says what an operator must know of the tool scope
 // rules as resolved for c, a catalog about to be swapped in: each rule
-// that matches no tool (Warn; Error with Options.StrictScopes, where at
+// that matches no tool (Warn; Error with Options.Scopes.Strict, where at
 // start it is New's error instead), and each tool-name rule that matched
 // tools a collision renamed. undiscovered names the backends not
 // discovered yet, whose tools a rule may be waiting for.
 func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string) error {
 	res := c.rules
-	if first && g.opts.StrictScopes && len(res.unmatched) > 0 {
+	if first && g.opts.Scopes.Strict && len(res.unmatched) > 0 {
 		var quoted []string
 		for _, k := range res.unmatched.keys() {
 			quoted = append(quoted, strconv.Quote(k))
@@ -356,11 +356,11 @@ func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string)
 		if len(undiscovered) > 0 {
 			waiting = " (backends not discovered at start: " + strings.Join(undiscovered, ", ") + ")"
 		}
-		return fmt.Errorf("OAuthConfig.ToolScopes %s: %w%s, and Options.StrictScopes refuses to start with it",
-			strings.Join(quoted, ", "), ErrUnmatchedScopeRule, waiting)
+		return &OptionError{Option: "OAuthConfig.ToolScopes", Err: fmt.Errorf("%s: %w%s, and strict scopes refuse to start with it",
+			strings.Join(quoted, ", "), ErrUnmatchedScopeRule, waiting)}
 	}
 	level, msg := slog.LevelWarn, "tool scope rule matches no tool: it applies to none until a tool it matches appears"
-	if g.opts.StrictScopes {
+	if g.opts.Scopes.Strict {
 		level, msg = slog.LevelError, "tool scope rule matches no tool since this catalog rebuild (strict scopes): it stays in force and applies again when a tool it matches appears"
 	}
 	for _, r := range res.unmatched {
@@ -386,8 +386,8 @@ func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string)
 // (toolschemas.go); c.typedTokens is then that bound.
 func (g *Gateway) chooseMode(c *catalog) error {
 	c.typedTokens = estimatedTokens(listLowerBound(c.tools))
-	c.mode = g.opts.ToolMode
-	if c.mode == ToolModeAuto && g.opts.ToolBudget >= 0 && c.typedTokens > g.opts.ToolBudget {
+	c.mode = g.opts.Search.ToolMode
+	if c.mode == ToolModeAuto && g.opts.Search.ToolBudget >= 0 && c.typedTokens > g.opts.Search.ToolBudget {
 		c.mode = ToolModeSearch
 	}
 	compact := new(mcp.SchemaCompactor)

@@ -196,7 +196,7 @@ func TestReplicaKilled(t *testing.T) {
 			}}
 			a, b := startReplica(t, listenLoopback(t), h), startReplica(t, listenLoopback(t), h)
 			metrics := telemetry.NewMetrics()
-			_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, backendconn.Options{})}, &gateway.Options{Metrics: metrics})
+			_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, backendconn.Options{})}, &gateway.Options{Telemetry: gateway.TelemetryOptions{Metrics: metrics}})
 			waitServing(t, base, 2, 2)
 			cs := connect(t, base+"/mcp", "2025-11-25")
 
@@ -292,7 +292,7 @@ func TestReplicaNotServing(t *testing.T) {
 	t.Parallel()
 	a, b := startReplica(t, listenLoopback(t), nil), startReplica(t, listenLoopback(t), nil)
 	metrics := telemetry.NewMetrics()
-	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, backendconn.Options{})}, &gateway.Options{Metrics: metrics})
+	_, base := newGateway(t, []gateway.Backend{dialTarget(t, "zoo", a.addr+","+b.addr, backendconn.Options{})}, &gateway.Options{Telemetry: gateway.TelemetryOptions{Metrics: metrics}})
 	waitServing(t, base, 2, 2)
 	cs := connect(t, base+"/mcp", "2025-11-25")
 

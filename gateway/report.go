@@ -30,7 +30,7 @@ const (
 	SourceDeclared Source = "declared"
 	// SourceComment: the method's comment in the descriptors.
 	SourceComment Source = "comment"
-	// SourceConfig: the operator's tool override (Options.Tools).
+	// SourceConfig: the operator's tool override (Options.Catalog.Tools).
 	SourceConfig Source = "config"
 	// SourceVerb: inferred from the verb that starts the method's name
 	// (describe's verb table).

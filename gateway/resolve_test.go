@@ -35,7 +35,7 @@ func TestCallResolvedOnce(t *testing.T) {
 	api := &fakeAPI{}
 	api.set(t, apiFile("svc.v1", "S", method("A")))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
-	g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Refresh: 50 * time.Millisecond})
+	g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: 50 * time.Millisecond}})
 	h := swappingHandler{Gateway: g, between: func() {
 		api.set(t, apiFile("svc.v1", "S", method("Other")))
 		testkit.WaitFor(t, "the swap", func() bool { return slices.Equal(toolNames(g), []string{"S_Other"}) })

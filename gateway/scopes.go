@@ -51,11 +51,11 @@ import (
 // Rules are resolved once per catalog (assemble), into each tool's scopes;
 // the call path only hands those to auth.Authenticator.Authorize. A rule
 // that matches no tool is logged at start and at every catalog rebuild
-// (Warn; Error with Options.StrictScopes, which also makes it fatal in
+// (Warn; Error with Options.Scopes.Strict, which also makes it fatal in
 // New). It stays in force either way: it applies again as soon as a
 // catalog has a tool it matches.
 
-// ErrUnmatchedScopeRule is wrapped by New's error when Options.StrictScopes
+// ErrUnmatchedScopeRule is wrapped by New's error when Options.Scopes.Strict
 // is set and a tool scope rule matches no tool of the first catalog.
 var ErrUnmatchedScopeRule = errors.New("tool scope rule matches no tool")
 

@@ -157,7 +157,7 @@ func TestToolScopeRules(t *testing.T) {
 			var logs scopeLogs
 			g, base := newGateway(t, []gateway.Backend{
 				dialBackend(t, "zoo", zooA.addr), dialBackend(t, "zoo2", zooB.addr), dialBackend(t, "shop", shop),
-			}, &gateway.Options{Auth: oauthWithRules(t, is, rules), ToolMode: mode, Logger: logs.logger()})
+			}, &gateway.Options{Auth: oauthWithRules(t, is, rules), Search: gateway.SearchOptions{ToolMode: mode}, Logger: logs.logger()})
 			if names := toolNames(g); mode == gateway.ToolModeTyped && (!slices.Contains(names, "zoo2_ZooService_DeleteAnimal") || slices.Contains(names, "ZooService_DeleteAnimal")) {
 				t.Fatalf("tools %v: want the ZooService tools renamed per backend", names)
 			}
@@ -211,7 +211,7 @@ func TestToolNameRuleFollowsCollision(t *testing.T) {
 	rules := map[string][]string{"S_A": {"s:name"}, "svc.v1.S/B": {"s:method"}}
 	var logs scopeLogs
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "a", firstAddr), dialBackend(t, "b", lateAddr)},
-		&gateway.Options{Auth: oauthWithRules(t, is, rules), Refresh: -1, Logger: logs.logger()})
+		&gateway.Options{Auth: oauthWithRules(t, is, rules), Catalog: gateway.CatalogOptions{Refresh: -1}, Logger: logs.logger()})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	user := connectAs(ctx, t, base, "websocket", is.token(t, zooAudience, "zoo", nil))
@@ -256,7 +256,7 @@ func TestToolNameRuleFollowsPackageCollision(t *testing.T) {
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
 	var logs scopeLogs
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)},
-		&gateway.Options{Auth: oauthWithRules(t, is, map[string][]string{"S_A": {"s:name"}}), Refresh: 20 * time.Millisecond, Logger: logs.logger()})
+		&gateway.Options{Auth: oauthWithRules(t, is, map[string][]string{"S_A": {"s:name"}}), Catalog: gateway.CatalogOptions{Refresh: 20 * time.Millisecond}, Logger: logs.logger()})
 	api.set(t, apiFile("svc.v1", "S", method("A")), apiFile("svc.v2", "S", method("A")))
 	testkit.WaitFor(t, "the tools qualified with their package", func() bool { return slices.Equal(toolNames(g), []string{"v1_S_A", "v2_S_A"}) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -294,7 +294,7 @@ func TestToolNameRuleOnQualifiedName(t *testing.T) {
 			api.set(t, apiFile("svc.v1", "S", method("A")), apiFile("svc.v2", "S", method("A")))
 			addr, _ := serveFake(t, api, "127.0.0.1:0")
 			g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)},
-				&gateway.Options{Auth: oauthWithRules(t, is, map[string][]string{"v1_S_A": {"s:admin"}}), Refresh: 20 * time.Millisecond, StrictScopes: true})
+				&gateway.Options{Auth: oauthWithRules(t, is, map[string][]string{"v1_S_A": {"s:admin"}}), Catalog: gateway.CatalogOptions{Refresh: 20 * time.Millisecond}, Scopes: gateway.ScopeOptions{Strict: true}})
 			if !slices.Equal(toolNames(g), []string{"v1_S_A", "v2_S_A"}) {
 				t.Fatalf("tools at start: %v", toolNames(g))
 			}
@@ -336,7 +336,7 @@ func TestScopeRuleUnmatchedLogged(t *testing.T) {
 			}
 			var logs scopeLogs
 			g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)},
-				&gateway.Options{Auth: oauthWithRules(t, is, rules), Refresh: 20 * time.Millisecond, Logger: logs.logger(), StrictScopes: strict})
+				&gateway.Options{Auth: oauthWithRules(t, is, rules), Catalog: gateway.CatalogOptions{Refresh: 20 * time.Millisecond}, Logger: logs.logger(), Scopes: gateway.ScopeOptions{Strict: strict}})
 			level := "WARN"
 			want := map[string][]string{"svc.v1.Gone/*": {level}}
 			if strict {
@@ -396,12 +396,13 @@ func TestStrictScopesAtStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	backends := []gateway.Backend{dialBackend(t, "s", addr), dialBackend(t, "late", "127.0.0.1:1")}
-	_, err := gateway.New(ctx, backends, &gateway.Options{Auth: oauthWithRules(t, is, rules), StrictScopes: true, Refresh: -1})
-	const want = `OAuthConfig.ToolScopes "Late_Hello", "svc.v1.Late/*": tool scope rule matches no tool (backends not discovered at start: late), and Options.StrictScopes refuses to start with it`
-	if !errors.Is(err, gateway.ErrUnmatchedScopeRule) || err.Error() != want {
-		t.Errorf("New: %v\nwant: %s", err, want)
+	_, err := gateway.New(ctx, backends, &gateway.Options{Auth: oauthWithRules(t, is, rules), Scopes: gateway.ScopeOptions{Strict: true}, Catalog: gateway.CatalogOptions{Refresh: -1}})
+	const want = `OAuthConfig.ToolScopes: "Late_Hello", "svc.v1.Late/*": tool scope rule matches no tool (backends not discovered at start: late), and strict scopes refuse to start with it`
+	var oe *gateway.OptionError
+	if !errors.Is(err, gateway.ErrUnmatchedScopeRule) || err.Error() != want || !errors.As(err, &oe) || oe.Option != "OAuthConfig.ToolScopes" {
+		t.Errorf("New: %v\nwant: %s, an OptionError naming OAuthConfig.ToolScopes", err, want)
 	}
-	g, err := gateway.New(ctx, backends, &gateway.Options{Auth: oauthWithRules(t, is, rules), Refresh: -1})
+	g, err := gateway.New(ctx, backends, &gateway.Options{Auth: oauthWithRules(t, is, rules), Catalog: gateway.CatalogOptions{Refresh: -1}})
 	if err != nil {
 		t.Fatalf("without StrictScopes: %v", err)
 	}

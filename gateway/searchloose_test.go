@@ -53,7 +53,7 @@ func TestSearchLoose(t *testing.T) {
 	}
 
 	// A catalog with no tools answers none, without a note.
-	_, _, empty := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Exclude: []string{"zoo.v1.*/*"}})
+	_, _, empty := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}, Catalog: gateway.CatalogOptions{Exclude: []string{"zoo.v1.*/*"}}})
 	ecs := connect(t, empty, "2025-11-25")
 	res = call(t, ecs, gateway.SearchToolsName, map[string]any{"query": "xylophone"})
 	if msg := text(t, res); res.IsError || msg != `{"tools":[]}` {

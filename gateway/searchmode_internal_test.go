@@ -63,7 +63,7 @@ func TestEffectiveMode(t *testing.T) {
 		{ToolModeTyped, 1000, 1 << 30, ToolModeTyped},
 		{ToolModeSearch, 1000, 100, ToolModeSearch},
 	} {
-		g := &Gateway{opts: Options{ToolMode: tc.mode, ToolBudget: tc.budget}}
+		g := &Gateway{opts: Options{Search: SearchOptions{ToolMode: tc.mode, ToolBudget: tc.budget}}}
 		if got := g.effectiveMode(tc.listBytes); got != tc.want {
 			t.Errorf("%s, budget %d, %d bytes: %s, want %s", tc.mode, tc.budget, tc.listBytes, got, tc.want)
 		}

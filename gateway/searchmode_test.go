@@ -25,7 +25,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
-var searchMode = &gateway.Options{ToolMode: gateway.ToolModeSearch}
+var searchMode = &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}}
 
 // found is one match of a search_tools answer.
 type found struct {
@@ -116,7 +116,7 @@ func TestSearchModeListsTwoTools(t *testing.T) {
 }
 
 func TestSearchTools(t *testing.T) {
-	_, typed, _ := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeTyped})
+	_, typed, _ := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	_, _, url := startGateway(t, searchMode)
 	cs := connect(t, url, "2025-11-25")
 
@@ -197,7 +197,7 @@ func compact(t *testing.T, js []byte) string {
 // call_tool cannot reach it: it is an unknown name, answered with the
 // closest names.
 func TestSearchModeFilters(t *testing.T) {
-	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Exclude: []string{"zoo.v1.ZooService/DeleteAnimal"}})
+	_, _, url := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}, Catalog: gateway.CatalogOptions{Exclude: []string{"zoo.v1.ZooService/DeleteAnimal"}}})
 	cs := connect(t, url, "2025-11-25")
 	for _, q := range []string{"delete an animal", "ZooService_DeleteAnimal", "DeleteAnimal"} {
 		if got := names(searchTools(t, cs, map[string]any{"query": q, "limit": 10})); slices.Contains(got, "ZooService_DeleteAnimal") {
@@ -293,8 +293,8 @@ func TestCallToolParity(t *testing.T) {
 		{"ZooService_RecordObservations", map[string]any{"requests": 3}},
 	}
 	for _, mode := range []gateway.InputErrorMode{gateway.InputErrorsTool, gateway.InputErrorsProtocol} {
-		_, _, typedURL := startGateway(t, &gateway.Options{InputErrors: mode})
-		_, _, searchURL := startGateway(t, &gateway.Options{InputErrors: mode, ToolMode: gateway.ToolModeSearch})
+		_, _, typedURL := startGateway(t, &gateway.Options{Calls: gateway.CallOptions{InputErrors: mode}})
+		_, _, searchURL := startGateway(t, &gateway.Options{Calls: gateway.CallOptions{InputErrors: mode}, Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}})
 		for _, v := range versions {
 			t.Run(fmt.Sprintf("%d/%s", mode, v), func(t *testing.T) {
 				typed, search := connect(t, typedURL, v), connect(t, searchURL, v)
@@ -371,7 +371,7 @@ func TestCallToolStreamingAndProgress(t *testing.T) {
 
 // TestCallToolDeadline: call_tool runs under the target tool's deadline.
 func TestCallToolDeadline(t *testing.T) {
-	b, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, CallTimeout: 200 * time.Millisecond})
+	b, _, url := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}, Calls: gateway.CallOptions{Timeout: 200 * time.Millisecond}})
 	cs := connect(t, url, "2025-11-25")
 	res := call(t, cs, gateway.CallToolName, viaCallTool("ZooService_GetAnimal", map[string]any{"id": "block"}))
 	if msg := text(t, res); !res.IsError || !strings.HasPrefix(msg, "DEADLINE_EXCEEDED: ") {
@@ -389,7 +389,7 @@ func TestCallToolDeadline(t *testing.T) {
 func TestCallToolMetrics(t *testing.T) {
 	var logs testkit.SyncBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	_, g, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Metrics: telemetry.NewMetrics(), Logger: logger, LogArguments: true})
+	_, g, url := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}, Telemetry: gateway.TelemetryOptions{Metrics: telemetry.NewMetrics(), LogArguments: true}, Logger: logger})
 	cs := connect(t, url, "2025-11-25")
 	call(t, cs, gateway.CallToolName, viaCallTool("ZooService_GetAnimal", map[string]any{"id": "leo"}))
 	call(t, cs, gateway.CallToolName, viaCallTool("ZooService_GetAnimal", map[string]any{"id": "nobody"}))
@@ -615,7 +615,7 @@ func TestToolModeAutoSwitch(t *testing.T) {
 	api.set(t, small)
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
 	// About 300 bytes a tool: 1 tool is ~75 tokens, 40 are ~3000.
-	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Refresh: 50 * time.Millisecond, ToolBudget: 1000})
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: 50 * time.Millisecond}, Search: gateway.SearchOptions{ToolBudget: 1000}})
 	var lc listChanges
 	cs := connectWSNotified(t, base+"/mcp", lc.options())
 	listed := func() []string { return testkit.ToolNames(t, context.Background(), cs) }
@@ -805,7 +805,7 @@ func TestSearchExactNameGiantSchema(t *testing.T) {
 	api := &fakeAPI{}
 	api.set(t, bigFile("huge.v1", 2000, "GetWidget", "ListWidgets"), bigFile("small.v1", 3, "GetGadget"))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
-	typed, _ := newGateway(t, []gateway.Backend{dialBackend(t, "huge", addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped})
+	typed, _ := newGateway(t, []gateway.Backend{dialBackend(t, "huge", addr)}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "huge", addr)}, searchMode)
 	cs := connect(t, base+"/mcp", "2025-11-25")
 	want := map[string][]byte{}

@@ -121,13 +121,13 @@ type semantic struct {
 func newSemantic(o *SearchEmbeddings, logger *slog.Logger) (*semantic, error) {
 	switch {
 	case o.MaxVectorBytes < 0:
-		return nil, fmt.Errorf("gateway: Options.SearchEmbeddings.MaxVectorBytes: want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxVectorBytes, o.MaxVectorBytes)
+		return nil, &OptionError{Option: "Options.Search.Embeddings.MaxVectorBytes", Err: fmt.Errorf("want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxVectorBytes, o.MaxVectorBytes)}
 	case o.MaxQueryCacheBytes < 0:
-		return nil, fmt.Errorf("gateway: Options.SearchEmbeddings.MaxQueryCacheBytes: want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxQueryCacheBytes, o.MaxQueryCacheBytes)
+		return nil, &OptionError{Option: "Options.Search.Embeddings.MaxQueryCacheBytes", Err: fmt.Errorf("want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxQueryCacheBytes, o.MaxQueryCacheBytes)}
 	}
 	c, err := embeddings.New(embeddings.Options{URL: o.URL, Model: o.Model, APIKey: o.APIKey, HTTPClient: o.HTTPClient, MaxBatch: o.BatchSize, MaxDimensions: o.MaxDimensions})
 	if err != nil {
-		return nil, fmt.Errorf("gateway: Options.SearchEmbeddings: %w", err)
+		return nil, &OptionError{Option: "Options.Search.Embeddings", Err: err}
 	}
 	return &semantic{client: c, logger: logger, pause: semanticPause, wake: make(chan struct{}, 1),
 		maxVectorBytes: cmp.Or(o.MaxVectorBytes, DefaultMaxVectorBytes), maxQueryBytes: cmp.Or(o.MaxQueryCacheBytes, DefaultMaxQueryCacheBytes),
@@ -137,7 +137,7 @@ func newSemantic(o *SearchEmbeddings, logger *slog.Logger) (*semantic, error) {
 // errVectorCap is a catalog whose vectors would take more than
 // SearchEmbeddings.MaxVectorBytes: trying again cannot help until the
 // catalog changes.
-var errVectorCap = errors.New("over Options.SearchEmbeddings.MaxVectorBytes")
+var errVectorCap = errors.New("over Options.Search.Embeddings.MaxVectorBytes")
 
 // vectorBytes is what a vector of dim dimensions costs, as the caps
 // count it.

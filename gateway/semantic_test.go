@@ -173,8 +173,11 @@ func TestSearchEmbeddings(t *testing.T) {
 	defer gateway.SetSemanticPause(0)()
 	model := newConceptServer(t)
 	logs := newLogWatch()
-	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs),
-		SearchEmbeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"}})
+	_, _, url := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode:   gateway.ToolModeSearch,
+		Embeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"},
+	}, Logger: slog.New(logs),
+	})
 	_, _, lexicalURL := startGateway(t, searchMode)
 	logs.waitFor(t, "search embeddings ready")
 	cs, lexical := connect(t, url, "2025-11-25"), connect(t, lexicalURL, "2025-11-25")
@@ -226,8 +229,11 @@ func TestSearchEmbeddingsPause(t *testing.T) {
 	defer gateway.SetSemanticPause(time.Hour)()
 	model := newConceptServer(t)
 	logs := newLogWatch()
-	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs),
-		SearchEmbeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"}})
+	_, _, url := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode:   gateway.ToolModeSearch,
+		Embeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"},
+	}, Logger: slog.New(logs),
+	})
 	logs.waitFor(t, "search embeddings ready")
 	cs := connect(t, url, "2025-11-25")
 	model.fail.Store(true)
@@ -250,8 +256,11 @@ func TestSearchEmbeddingsRejected(t *testing.T) {
 	feed := "Feed"
 	model.reject.Store(&feed)
 	logs := newLogWatch()
-	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs),
-		SearchEmbeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts", BatchSize: 2}})
+	_, _, url := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode:   gateway.ToolModeSearch,
+		Embeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts", BatchSize: 2},
+	}, Logger: slog.New(logs),
+	})
 	logs.waitFor(t, "search embeddings ready")
 	if logs.count("search embeddings rejected some tools' texts; they are ranked lexically") != 1 {
 		t.Error("the rejected texts were not logged")
@@ -265,8 +274,11 @@ func TestSearchEmbeddingsRejected(t *testing.T) {
 	all := ""
 	refused.reject.Store(&all)
 	logs = newLogWatch()
-	_, _, url = startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs),
-		SearchEmbeddings: &gateway.SearchEmbeddings{URL: refused.URL + "/v1/embeddings", Model: "concepts"}})
+	_, _, url = startGateway(t, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode:   gateway.ToolModeSearch,
+		Embeddings: &gateway.SearchEmbeddings{URL: refused.URL + "/v1/embeddings", Model: "concepts"},
+	}, Logger: slog.New(logs),
+	})
 	logs.waitFor(t, "search embeddings failing; search_tools ranks lexically until they work again")
 	if got := names(searchTools(t, connect(t, url, "2025-11-25"), map[string]any{"query": "list the enclosures"})); len(got) == 0 || got[0] != "ZooService_ListEnclosures" {
 		t.Errorf("lexical answer while every text is refused: %v", got)
@@ -279,8 +291,11 @@ func TestSearchEmbeddingsRejected(t *testing.T) {
 func TestSearchEmbeddingsDimensionChange(t *testing.T) {
 	model := newConceptServer(t)
 	logs := newLogWatch()
-	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs),
-		SearchEmbeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"}})
+	_, _, url := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode:   gateway.ToolModeSearch,
+		Embeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"},
+	}, Logger: slog.New(logs),
+	})
 	logs.waitFor(t, "search embeddings ready")
 	cs := connect(t, url, "2025-11-25")
 	model.extra.Store(true)
@@ -312,9 +327,9 @@ func TestSearchEmbeddingsRefused(t *testing.T) {
 		{gateway.SearchEmbeddings{URL: "http://embed.example.com/v1/embeddings", Model: "m"}, "plain http is allowed only to a loopback host"},
 		{gateway.SearchEmbeddings{URL: "https://embed.example.com/v1/embeddings"}, "embeddings model: required"},
 	} {
-		_, err := gateway.New(context.Background(), []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{SearchEmbeddings: &tc.e})
-		if err == nil || !strings.Contains(err.Error(), "Options.SearchEmbeddings") || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: %v, want an error naming Options.SearchEmbeddings and %q", tc.e, err, tc.want)
+		_, err := gateway.New(context.Background(), []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Search: gateway.SearchOptions{Embeddings: &tc.e}})
+		if err == nil || !strings.Contains(err.Error(), "Options.Search.Embeddings") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error naming Options.Search.Embeddings and %q", tc.e, err, tc.want)
 		}
 	}
 }
@@ -326,11 +341,15 @@ func TestSearchEmbeddingsToolset(t *testing.T) {
 	defer gateway.SetSemanticPause(0)()
 	model := newConceptServer(t)
 	logs := newLogWatch()
-	_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeTyped, Logger: slog.New(logs),
-		SearchEmbeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"},
-		Toolsets: []gateway.Toolset{
-			{Name: "places", Include: []string{"zoo.v1.ZooService/*Enclosure*"}, ToolMode: gateway.ToolModeSearch},
-			{Name: "animals", Include: []string{"zoo.v1.ZooService/*Animal*"}, ToolMode: gateway.ToolModeSearch},
+	_, _, url := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode:   gateway.ToolModeTyped,
+		Embeddings: &gateway.SearchEmbeddings{URL: model.URL + "/v1/embeddings", Model: "concepts"},
+	}, Logger: slog.New(logs),
+		FrontDoor: gateway.FrontDoorOptions{
+			Toolsets: []gateway.Toolset{
+				{Name: "places", Include: []string{"zoo.v1.ZooService/*Enclosure*"}, ToolMode: gateway.ToolModeSearch},
+				{Name: "animals", Include: []string{"zoo.v1.ZooService/*Animal*"}, ToolMode: gateway.ToolModeSearch},
+			},
 		}})
 	// Each toolset's index is embedded (and says so) on its own.
 	timeout := time.After(20 * time.Second)
@@ -371,7 +390,7 @@ func TestSearchEmbeddingsCaps(t *testing.T) {
 		t.Helper()
 		logs := newLogWatch()
 		e.URL, e.Model = model.URL+"/v1/embeddings", "concepts"
-		_, _, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch, Logger: slog.New(logs), SearchEmbeddings: &e})
+		_, _, url := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch, Embeddings: &e}, Logger: slog.New(logs)})
 		return logs, url
 	}
 	t.Run("dimensions", func(t *testing.T) {
@@ -391,7 +410,7 @@ func TestSearchEmbeddingsCaps(t *testing.T) {
 		// 12 tools of 20 dimensions take 960 bytes.
 		logs, _ := start(t, model, gateway.SearchEmbeddings{BatchSize: 2, MaxVectorBytes: 500})
 		logs.waitFor(t, "search embeddings: the catalog's vectors do not fit; search_tools ranks lexically")
-		if !logs.loggedErr("the tools' vectors would take 960 bytes (12 tools of 20 dimensions, 4 bytes each), over Options.SearchEmbeddings.MaxVectorBytes (500)") {
+		if !logs.loggedErr("the tools' vectors would take 960 bytes (12 tools of 20 dimensions, 4 bytes each), over Options.Search.Embeddings.MaxVectorBytes (500)") {
 			t.Errorf("the refusal does not name the option: %q", logs.errs)
 		}
 		if n := model.requests.Load(); n != 1 {
@@ -427,12 +446,12 @@ func TestSearchEmbeddingsCaps(t *testing.T) {
 			e    gateway.SearchEmbeddings
 			want string
 		}{
-			{gateway.SearchEmbeddings{MaxVectorBytes: -1}, "Options.SearchEmbeddings.MaxVectorBytes: want a number of bytes, or 0 for the default"},
-			{gateway.SearchEmbeddings{MaxQueryCacheBytes: -1}, "Options.SearchEmbeddings.MaxQueryCacheBytes: want a number of bytes, or 0 for the default"},
+			{gateway.SearchEmbeddings{MaxVectorBytes: -1}, "Options.Search.Embeddings.MaxVectorBytes: want a number of bytes, or 0 for the default"},
+			{gateway.SearchEmbeddings{MaxQueryCacheBytes: -1}, "Options.Search.Embeddings.MaxQueryCacheBytes: want a number of bytes, or 0 for the default"},
 			{gateway.SearchEmbeddings{MaxDimensions: 1 << 20}, "embeddings MaxDimensions: want 1 to 65536"},
 		} {
 			tc.e.URL, tc.e.Model = "https://embed.example.com/v1/embeddings", "m"
-			if _, err := gateway.New(context.Background(), []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{SearchEmbeddings: &tc.e}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := gateway.New(context.Background(), []gateway.Backend{dialBackend(t, "zoo", b.addr)}, &gateway.Options{Search: gateway.SearchOptions{Embeddings: &tc.e}}); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%+v: %v, want %q", tc.e, err, tc.want)
 			}
 		}

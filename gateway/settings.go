@@ -20,13 +20,13 @@ import (
 // from the tool (tool.timeout, tool.md) and does no matching.
 
 // MethodTimeout is the deadline of the calls of the methods Match
-// selects, on every backend (Options.MethodTimeouts): for a long poll
+// selects, on every backend (Options.Calls.MethodTimeouts): for a long poll
 // (Temporal's PollWorkflowTaskQueue holds a call until a task comes or
 // its deadline nears) or a slow report, without a config file entry per
 // backend.
 type MethodTimeout struct {
 	// Match is a glob on "package.Service/Method", with the syntax of
-	// Options.Include (a pattern without '/' means every method of a
+	// Options.Catalog.Include (a pattern without '/' means every method of a
 	// service).
 	Match string
 	// Timeout is the deadline of each call of a matching method, unary or
@@ -34,7 +34,7 @@ type MethodTimeout struct {
 	Timeout time.Duration
 }
 
-// methodTimeouts are Options.MethodTimeouts compiled; the first entry
+// methodTimeouts are Options.Calls.MethodTimeouts compiled; the first entry
 // that matches a method applies.
 type methodTimeouts []compiledTimeout
 
@@ -48,12 +48,13 @@ type compiledTimeout struct {
 func newMethodTimeouts(mts []MethodTimeout) (methodTimeouts, error) {
 	var out methodTimeouts
 	for i, mt := range mts {
-		ps, err := methodglob.Compile(fmt.Sprintf("Options.MethodTimeouts[%d].Match", i), []string{mt.Match})
+		option := fmt.Sprintf("Options.Calls.MethodTimeouts[%d]", i)
+		ps, err := methodglob.Compile("pattern", []string{mt.Match})
 		if err != nil {
-			return nil, err
+			return nil, &OptionError{Option: option + ".Match", Err: err}
 		}
 		if mt.Timeout <= 0 {
-			return nil, fmt.Errorf("Options.MethodTimeouts[%d].Timeout: want a positive duration (a call always has a deadline), got %s", i, mt.Timeout)
+			return nil, &OptionError{Option: option + ".Timeout", Err: fmt.Errorf("want a positive duration (a call always has a deadline), got %s", mt.Timeout)}
 		}
 		out = append(out, compiledTimeout{pattern: ps[0], timeout: mt.Timeout})
 	}
@@ -78,7 +79,7 @@ func (mts methodTimeouts) match(m protoreflect.MethodDescriptor) time.Duration {
 // Match. They come from the config file's `methods:` entries.
 type MethodSettings struct {
 	// Match is a glob on "package.Service/Method", with the syntax of
-	// Options.Include (a pattern without '/' means every method of a
+	// Options.Catalog.Include (a pattern without '/' means every method of a
 	// service).
 	Match string
 	// CallTimeout, when positive, is the deadline of the method's calls if
@@ -88,7 +89,7 @@ type MethodSettings struct {
 	// Hidden keeps the method out of the tool list, as the
 	// (mcpgateway.v1.tool) hidden option would.
 	Hidden bool
-	// OperationWait, when nonzero, replaces Options.OperationWait for the
+	// OperationWait, when nonzero, replaces Options.Calls.OperationWait for the
 	// method if it is long-running (negative: do not wait).
 	OperationWait time.Duration
 	// TokenScopes are asked, on top of the exchanger's own, for the
@@ -139,7 +140,7 @@ func newBackendSettings(b Backend) (*backendSettings, error) {
 		s.methods = append(s.methods, compiledMethod{pattern: ps[0], MethodSettings: m})
 	}
 	if len(b.Metadata) > 0 {
-		// Validated like Options.Metadata, so a bad key fails at start.
+		// Validated like Options.Calls.Metadata, so a bad key fails at start.
 		md, err := forward.New(nil, b.Metadata)
 		if err != nil {
 			return nil, err
@@ -175,8 +176,8 @@ func (s *backendSettings) exposes(m protoreflect.MethodDescriptor) bool {
 	return s.filter.match(m)
 }
 
-// deadlines are the gateway-wide ones: Options.MethodTimeouts, then
-// Options.CallTimeout and StreamTimeout (resolved).
+// deadlines are the gateway-wide ones: Options.Calls.MethodTimeouts, then
+// Options.Calls.Timeout and StreamTimeout (resolved).
 type deadlines struct {
 	methods      methodTimeouts
 	call, stream time.Duration
@@ -184,7 +185,7 @@ type deadlines struct {
 
 // apply sets t's deadline, metadata and operation wait. For the deadline
 // the most specific setting wins: the backend's entry for the method
-// (Backend.Methods), the gateway's entry for it (Options.MethodTimeouts),
+// (Backend.Methods), the gateway's entry for it (Options.Calls.MethodTimeouts),
 // the backend's deadline for its kind of call, then the gateway's. A
 // setting that names the method beats one that covers a whole backend:
 // an operator who gave Temporal's polls 70s meant it for every backend

@@ -42,7 +42,7 @@ func TestBackendSettings(t *testing.T) {
 			{Match: "zoo.v1.ZooService/GetAnimal", CallTimeout: 200 * time.Millisecond},
 			{Match: "*/ListAnimals", Hidden: true},
 		},
-	}}, &gateway.Options{CallTimeout: time.Hour})
+	}}, &gateway.Options{Calls: gateway.CallOptions{Timeout: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func (z *deadlineZoo) deadlineOf(t *testing.T, cs *sdk.ClientSession, tool, meth
 	return z.left[method]
 }
 
-// TestMethodTimeouts: Options.MethodTimeouts (--method-timeout) give the
+// TestMethodTimeouts: Options.Calls.MethodTimeouts (--method-timeout) give the
 // methods they match their own deadline on every backend, unary and
 // streaming; the first entry that matches applies; a setting that names
 // the method wins over one for the whole backend, and the backend's own
@@ -161,7 +161,7 @@ func TestMethodTimeouts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := dialBackend(t, "zoo", z.addr)
 			b.CallTimeout, b.StreamTimeout, b.Methods = tc.backend.CallTimeout, tc.backend.StreamTimeout, tc.backend.Methods
-			_, base := newGateway(t, []gateway.Backend{b}, &gateway.Options{CallTimeout: h, StreamTimeout: 2 * h, MethodTimeouts: tc.methods})
+			_, base := newGateway(t, []gateway.Backend{b}, &gateway.Options{Calls: gateway.CallOptions{Timeout: h, StreamTimeout: 2 * h, MethodTimeouts: tc.methods}})
 			cs := connect(t, base+"/mcp", "2025-11-25")
 			for _, c := range []struct {
 				tool, method string
@@ -186,11 +186,11 @@ func TestMethodTimeouts(t *testing.T) {
 		mt   gateway.MethodTimeout
 		want string
 	}{
-		{gateway.MethodTimeout{Match: "zoo.v1.[", Timeout: h}, `Options.MethodTimeouts[0].Match "zoo.v1.[/*": syntax error in pattern`},
-		{gateway.MethodTimeout{Match: "*/Poll*"}, "Options.MethodTimeouts[0].Timeout: want a positive duration (a call always has a deadline), got 0s"},
-		{gateway.MethodTimeout{Match: "*/Poll*", Timeout: gateway.Off}, "Options.MethodTimeouts[0].Timeout: want a positive duration"},
+		{gateway.MethodTimeout{Match: "zoo.v1.[", Timeout: h}, `Options.Calls.MethodTimeouts[0].Match: pattern "zoo.v1.[/*": syntax error in pattern`},
+		{gateway.MethodTimeout{Match: "*/Poll*"}, "Options.Calls.MethodTimeouts[0].Timeout: want a positive duration (a call always has a deadline), got 0s"},
+		{gateway.MethodTimeout{Match: "*/Poll*", Timeout: gateway.Off}, "Options.Calls.MethodTimeouts[0].Timeout: want a positive duration"},
 	} {
-		if _, err := gateway.New(context.Background(), []gateway.Backend{b}, &gateway.Options{MethodTimeouts: []gateway.MethodTimeout{tc.mt}}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := gateway.New(context.Background(), []gateway.Backend{b}, &gateway.Options{Calls: gateway.CallOptions{MethodTimeouts: []gateway.MethodTimeout{tc.mt}}}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.mt, err, tc.want)
 		}
 	}

@@ -64,8 +64,12 @@ func BenchmarkFleetState(b *testing.B) {
 			{"call/bearer", "ZooService_GetAnimal", bearer, "bench-token", getAnimalBody, `"leo"`},
 			{"cut-result", "ZooService_ListAnimals", nil, "", listAnimalsBody, `grpc-mcp-gateway://result/`},
 		} {
-			_, _, url := startGateway(b, &gateway.Options{Auth: c.auth, State: st, MaxResultBytes: 1024,
-				HTTP: &mcp.StreamableHTTPOptions{SessionSecret: secret}})
+			_, _, url := startGateway(b, &gateway.Options{Auth: c.auth, State: st, Results: gateway.ResultOptions{
+				MaxBytes: 1024,
+			},
+				Transports: gateway.TransportOptions{
+					HTTP: &mcp.StreamableHTTPOptions{SessionSecret: secret},
+				}})
 			hc := &http.Client{Transport: &http.Transport{}}
 			call := func() (string, error) { return postBody(hc, url, c.token, c.tool, c.body) }
 			if out, err := call(); err != nil || !strings.Contains(out, c.want) {

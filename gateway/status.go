@@ -51,13 +51,13 @@ func (g *Gateway) clientStatus(t *tool, st *status.Status) *status.Status {
 			"tool", t.def.Name, "backend", t.backend, "code", telemetry.CodeName(st.Code()), "error", st.Message())
 		return status.New(st.Code(), rpcstatus.UnreachableText)
 	}
-	if g.opts.ExposeDebugInfo {
+	if g.opts.Calls.ExposeDebugInfo {
 		return st
 	}
 	kept, withheld := rpcstatus.WithoutDebugInfo(st)
 	if len(withheld) > 0 && g.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
 		for _, d := range withheld {
-			g.opts.Logger.Debug("tools/call: DebugInfo withheld from the client (Options.ExposeDebugInfo shows it)",
+			g.opts.Logger.Debug("tools/call: DebugInfo withheld from the client (Options.Calls.ExposeDebugInfo shows it)",
 				"tool", t.def.Name, "backend", t.backend, "detail", d.String())
 		}
 	}

@@ -50,7 +50,7 @@ func TestClientErrorsWithholdInternals(t *testing.T) {
 		addr, _ := debugBackend(t)
 		logs := &testkit.SyncBuffer{}
 		logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", addr)}, &gateway.Options{ExposeDebugInfo: expose, Logger: logger})
+		_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", addr)}, &gateway.Options{Calls: gateway.CallOptions{ExposeDebugInfo: expose}, Logger: logger})
 		got := text(t, call(t, connect(t, base+"/mcp", "2025-11-25"), "ZooService_GetAnimal", map[string]any{"id": "debug"}))
 		if !strings.Contains(got, "reason=BOOM") || strings.Contains(got, "zoo.go:42") != expose {
 			t.Errorf("ExposeDebugInfo=%v: %q", expose, got)

@@ -36,7 +36,7 @@ import (
 // it collects, each message is reported as notifications/progress when the
 // caller sent a progressToken, so a client sees the stream live.
 //
-// Every streaming call is bounded: by a deadline (Options.StreamTimeout or
+// Every streaming call is bounded: by a deadline (Options.Calls.StreamTimeout or
 // the tool's own timeout), by a message count (StreamMaxMessages) and by the
 // JSON bytes collected (StreamMaxBytes), so the memory of a call never
 // depends on how long the backend keeps streaming. A count or byte limit is
@@ -45,7 +45,7 @@ import (
 // list a result over the result budget gets, budget.go). A deadline or a non-OK status is an
 // error result that still carries the messages received before it.
 
-// Defaults of the streaming limits (Options.StreamTimeout,
+// Defaults of the streaming limits (Options.Calls.StreamTimeout,
 // StreamMaxMessages, StreamMaxBytes).
 const (
 	DefaultStreamTimeout     = 5 * time.Minute
@@ -129,7 +129,7 @@ func (g *Gateway) invokeRequestStream(ctx context.Context, req *mcp.CallToolRequ
 // invokeWatch calls an open-ended stream for the window the arguments
 // ask for (watch.go).
 func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	args, win, err := t.takeWindow(args, g.opts.StreamMaxMessages)
+	args, win, err := t.takeWindow(args, g.opts.Calls.StreamMaxMessages)
 	if err != nil {
 		return g.inputError(ctx, t, err)
 	}
@@ -286,7 +286,7 @@ func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err erro
 // collect receives a server or bidirectional stream into a result, within
 // the limits, reporting each message as progress when asked to.
 func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, win *window) (*mcp.CallToolResult, error) {
-	c := newCollector(g.opts.StreamMaxMessages, g.opts.StreamMaxBytes)
+	c := newCollector(g.opts.Calls.StreamMaxMessages, g.opts.Calls.StreamMaxBytes)
 	if win != nil && g.budget > 0 {
 		// A watch ends its window at the result budget rather than have
 		// its answer cut afterwards: its resume value is then the last

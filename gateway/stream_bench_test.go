@@ -25,7 +25,7 @@ func BenchmarkServerStream100k(b *testing.B) {
 	const n = 100_000
 	// No result budget: the figure is for the whole stream, which the
 	// default budget would cut.
-	sg := startStreamGateway(b, &gateway.Options{StreamMaxMessages: n, MaxResultBytes: gateway.Off})
+	sg := startStreamGateway(b, &gateway.Options{Calls: gateway.CallOptions{StreamMaxMessages: n}, Results: gateway.ResultOptions{MaxBytes: gateway.Off}})
 	conn, err := backendconn.Dial(sg.backend.addr, backendconn.Options{})
 	if err != nil {
 		b.Fatal(err)

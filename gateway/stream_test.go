@@ -246,7 +246,7 @@ type streamGateway struct {
 }
 
 // startStreamGateway starts a stream backend and a gateway in front of it.
-// Its tests are of plain streams unless they set opts.Watch: the zoo's
+// Its tests are of plain streams unless they set opts.Calls.Watch: the zoo's
 // WatchFeedings is a watch by its name, whose call would end at the
 // default window (10 s) however many messages the test asked for, and a
 // loaded machine may not deliver them all by then.
@@ -255,9 +255,9 @@ func startStreamGateway(t testing.TB, opts *gateway.Options) *streamGateway {
 	if opts == nil {
 		opts = &gateway.Options{}
 	}
-	if opts.Watch.Window == 0 && opts.Watch.MaxWindow == 0 && opts.Watch.Methods == nil {
+	if opts.Calls.Watch.Window == 0 && opts.Calls.Watch.MaxWindow == 0 && opts.Calls.Watch.Methods == nil {
 		o := *opts
-		o.Watch.IgnoreNames = true
+		o.Calls.Watch.IgnoreNames = true
 		opts = &o
 	}
 	b := startStreamBackend(t)
@@ -715,13 +715,13 @@ func TestStreamLimits(t *testing.T) {
 		wantMsgs   func(n int) bool
 		wantReason string
 	}{
-		{"server messages", gateway.Options{StreamMaxMessages: 5}, "ZooService_WatchFeedings",
+		{"server messages", gateway.Options{Calls: gateway.CallOptions{StreamMaxMessages: 5}}, "ZooService_WatchFeedings",
 			map[string]any{"animalId": cueMany, "count": 10_000_000}, "WatchFeedings",
 			func(n int) bool { return n == 5 }, "message limit: the stream had more than 5 messages, the gateway's message limit; the gateway kept the first 5"},
-		{"server bytes", gateway.Options{StreamMaxBytes: 10_000}, "ZooService_WatchFeedings",
+		{"server bytes", gateway.Options{Calls: gateway.CallOptions{StreamMaxBytes: 10_000}}, "ZooService_WatchFeedings",
 			map[string]any{"animalId": cueBig, "count": 100_000}, "WatchFeedings",
 			func(n int) bool { return n > 0 && n < 10 }, "byte limit: the next message would take the collected JSON past 10000 bytes"},
-		{"bidi messages", gateway.Options{StreamMaxMessages: 7}, "ZooService_ChatWithKeeper",
+		{"bidi messages", gateway.Options{Calls: gateway.CallOptions{StreamMaxMessages: 7}}, "ZooService_ChatWithKeeper",
 			map[string]any{"requests": []any{map[string]any{"animalId": cueFlood}}}, "ChatWithKeeper",
 			func(n int) bool { return n == 7 }, "message limit"},
 	}
@@ -737,10 +737,10 @@ func TestStreamLimits(t *testing.T) {
 			if !c.wantMsgs(len(r.Messages)) || !r.limited() || !strings.Contains(r.reason(), c.wantReason) {
 				t.Errorf("%d messages, truncated=%v, reason %q", len(r.Messages), r.limited(), r.reason())
 			}
-			if c.opts.StreamMaxBytes > 0 {
+			if c.opts.Calls.StreamMaxBytes > 0 {
 				js, _ := json.Marshal(r.Messages)
-				if int64(len(js)) > c.opts.StreamMaxBytes {
-					t.Errorf("collected %d bytes, limit %d", len(js), c.opts.StreamMaxBytes)
+				if int64(len(js)) > c.opts.Calls.StreamMaxBytes {
+					t.Errorf("collected %d bytes, limit %d", len(js), c.opts.Calls.StreamMaxBytes)
 				}
 			}
 			if err := sg.backend.waitEnded(t, c.method); !errors.Is(err, context.Canceled) {
@@ -754,7 +754,7 @@ func TestStreamLimits(t *testing.T) {
 // stream; hitting it returns the messages so far as a DEADLINE_EXCEEDED
 // error result.
 func TestStreamTimeout(t *testing.T) {
-	sg := startStreamGateway(t, &gateway.Options{CallTimeout: 50 * time.Millisecond, StreamTimeout: 700 * time.Millisecond})
+	sg := startStreamGateway(t, &gateway.Options{Calls: gateway.CallOptions{Timeout: 50 * time.Millisecond, StreamTimeout: 700 * time.Millisecond}})
 	cs := httpTransport("2025-11-25")(t, sg, nil)
 
 	// Longer than the call timeout, shorter than the stream timeout.
@@ -834,7 +834,7 @@ func TestStreamCancellation(t *testing.T) {
 // reads on (more than the flow-control windows hold, both ways) completes,
 // and one that ends after its first reply ends the call cleanly.
 func TestBidiAnswersBeforeReading(t *testing.T) {
-	sg := startStreamGateway(t, &gateway.Options{MaxResultBytes: -1}) // every reply, whatever their size
+	sg := startStreamGateway(t, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: -1}}) // every reply, whatever their size
 	cs := httpTransport("2025-11-25")(t, sg, nil)
 
 	const inputs = 300
@@ -877,8 +877,8 @@ func TestStream100kMessages(t *testing.T) {
 		opts *gateway.Options
 		want int
 	}{
-		{"all", &gateway.Options{StreamMaxMessages: 100_000, MaxResultBytes: -1}, 100_000},
-		{"default stream limits", &gateway.Options{MaxResultBytes: -1}, gateway.DefaultStreamMaxMessages},
+		{"all", &gateway.Options{Calls: gateway.CallOptions{StreamMaxMessages: 100_000}, Results: gateway.ResultOptions{MaxBytes: -1}}, 100_000},
+		{"default stream limits", &gateway.Options{Results: gateway.ResultOptions{MaxBytes: -1}}, gateway.DefaultStreamMaxMessages},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sg := startStreamGateway(t, c.opts)
@@ -909,7 +909,7 @@ func TestStreamMemoryBounded(t *testing.T) {
 		t.Skip("large stream")
 	}
 	const limit = 1 << 20
-	sg := startStreamGateway(t, &gateway.Options{StreamMaxMessages: 1_000_000, StreamMaxBytes: limit, MaxResultBytes: -1})
+	sg := startStreamGateway(t, &gateway.Options{Calls: gateway.CallOptions{StreamMaxMessages: 1_000_000, StreamMaxBytes: limit}, Results: gateway.ResultOptions{MaxBytes: -1}})
 	cs := httpTransport("2026-07-28")(t, sg, nil)
 
 	runtime.GC()

@@ -126,7 +126,7 @@ func TestTasksBelongToTheCatalog(t *testing.T) {
 	const secret = "a shared secret of thirty-two bytes or more"
 	start := func(exclude ...string) string {
 		_, base := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)},
-			&gateway.Options{Exclude: exclude, OperationWait: 50 * time.Millisecond, HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte(secret)}})
+			&gateway.Options{Catalog: gateway.CatalogOptions{Exclude: exclude}, Calls: gateway.CallOptions{OperationWait: 50 * time.Millisecond}, Transports: gateway.TransportOptions{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte(secret)}}})
 		return base + "/mcp"
 	}
 	full := newSessionClient(t, start())
@@ -275,7 +275,7 @@ func TestTaskResultWaitsAsAllowed(t *testing.T) {
 	if n := run(newSessionClient(t, url), srv); n == 0 {
 		t.Fatal("tasks/result did not use WaitOperation where it may: the test shows nothing")
 	}
-	srv, _, url = startJobs(t, lrotest.Options{}, &gateway.Options{Exclude: []string{"google.longrunning.Operations/WaitOperation"}})
+	srv, _, url = startJobs(t, lrotest.Options{}, &gateway.Options{Catalog: gateway.CatalogOptions{Exclude: []string{"google.longrunning.Operations/WaitOperation"}}})
 	if n := run(newSessionClient(t, url), srv); n != 0 {
 		t.Errorf("WaitOperation excluded: tasks/result called it %d times", n)
 	}
@@ -319,7 +319,7 @@ func TestOperationsToolsDeclaredScope(t *testing.T) {
 	}{{"declared", []string{"ops:admin"}, true}, {"undeclared", nil, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := newTestIssuer(t)
-			_, base := newGateway(t, []gateway.Backend{dialBackend(t, "ops", ops(tc.scopes...))}, &gateway.Options{Auth: oauthWithRules(t, is, nil), ToolMode: gateway.ToolModeTyped})
+			_, base := newGateway(t, []gateway.Backend{dialBackend(t, "ops", ops(tc.scopes...))}, &gateway.Options{Auth: oauthWithRules(t, is, nil), Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 			user := connectAs(ctx, t, base, "websocket", is.token(t, zooAudience, "zoo", nil))
 			var listed []string
 			for tl, err := range user.Tools(ctx, nil) {

@@ -287,7 +287,7 @@ func TestTasks20251125(t *testing.T) {
 func TestTasks20260728(t *testing.T) {
 	// GetOperation polling (no WaitOperation) is slow enough that a job of
 	// 50 steps is still running when the 200ms wait ends.
-	srv, _, url := startJobs(t, lrotest.Options{NoWait: true}, &gateway.Options{OperationWait: 200 * time.Millisecond})
+	srv, _, url := startJobs(t, lrotest.Options{NoWait: true}, &gateway.Options{Calls: gateway.CallOptions{OperationWait: 200 * time.Millisecond}})
 	c := &rpcClient{t: t, url: url, version: "2026-07-28"}
 
 	var disc struct {
@@ -373,7 +373,7 @@ func TestTasks20260728(t *testing.T) {
 // notifications/tasks: a 2026-07-28 subscriptions/listen naming a task
 // gets its status changes, and the result once it is done.
 func TestTaskNotifications(t *testing.T) {
-	srv, _, url := startJobs(t, lrotest.Options{NoWait: true}, &gateway.Options{OperationWait: -1})
+	srv, _, url := startJobs(t, lrotest.Options{NoWait: true}, &gateway.Options{Calls: gateway.CallOptions{OperationWait: -1}})
 	c := &rpcClient{t: t, url: url, version: "2026-07-28"}
 	var task wireTask
 	c.result("tools/call", stateless(map[string]any{"name": "Jobs_Run", "arguments": map[string]any{"label": "n", "steps": 2}}, capsTasks), "Jobs_Run", &task)
@@ -447,7 +447,7 @@ func TestTasksAnyReplicaAndRevisions(t *testing.T) {
 	}
 	t.Cleanup(stop)
 	fleet := func(secret string) *gateway.Options {
-		return &gateway.Options{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte(secret)}}
+		return &gateway.Options{Transports: gateway.TransportOptions{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte(secret)}}}
 	}
 	const secret = "a shared secret of thirty-two bytes or more"
 	_, a := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, fleet(secret))
@@ -536,7 +536,7 @@ func TestTaskScopes(t *testing.T) {
 
 // A task's result is held to the result budget as the call's would be.
 func TestTaskResultBudget(t *testing.T) {
-	_, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{MaxResultBytes: gateway.MinMaxResultBytes})
+	_, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: gateway.MinMaxResultBytes}})
 	c := newSessionClient(t, url)
 	label := strings.Repeat("x", 4*gateway.MinMaxResultBytes)
 	var created struct {
@@ -582,9 +582,11 @@ func TestTaskMethodsForwardHeaders(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = a.Close() })
 	srv, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{
-		Auth:           a,
-		ForwardHeaders: []string{"X-Tenant", "X-User-Id"},
-		Metadata:       metadata.Pairs("x-gateway", "tasks-test"),
+		Auth: a,
+		Calls: gateway.CallOptions{
+			ForwardHeaders: []string{"X-Tenant", "X-User-Id"},
+			Metadata:       metadata.Pairs("x-gateway", "tasks-test"),
+		},
 	})
 	c := newSessionClientAs(t, url, is.token(t, aud, "", nil))
 	c.header = http.Header{"X-Tenant": {"acme"}, "X-User-Id": {"forged"}}

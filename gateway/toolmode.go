@@ -11,7 +11,7 @@ type ToolMode int
 
 const (
 	// ToolModeAuto (the default) is typed while the whole tools/list
-	// stays within the tool budget (Options.ToolBudget), and search beyond
+	// stays within the tool budget (Options.Search.ToolBudget), and search beyond
 	// it. It is decided again at every catalog change; a change of mode
 	// sends notifications/tools/list_changed.
 	ToolModeAuto ToolMode = iota
@@ -69,11 +69,11 @@ func estimatedTokens(jsonBytes int) int { return jsonBytes / 4 }
 // effectiveMode decides typed or search for a catalog whose tools/list is
 // listBytes long.
 func (g *Gateway) effectiveMode(listBytes int) ToolMode {
-	switch g.opts.ToolMode {
+	switch g.opts.Search.ToolMode {
 	case ToolModeTyped, ToolModeSearch:
-		return g.opts.ToolMode
+		return g.opts.Search.ToolMode
 	}
-	if g.opts.ToolBudget < 0 || estimatedTokens(listBytes) <= g.opts.ToolBudget {
+	if g.opts.Search.ToolBudget < 0 || estimatedTokens(listBytes) <= g.opts.Search.ToolBudget {
 		return ToolModeTyped
 	}
 	return ToolModeSearch

@@ -47,9 +47,9 @@ func TestSchemasOnFirstUse(t *testing.T) {
 		}, "", nil},
 	} {
 		t.Run(b.name, func(t *testing.T) {
-			typedG, typedURL := b.start(t, &gateway.Options{ToolMode: gateway.ToolModeTyped, MaxResultBytes: budget})
-			searchG, searchURL := b.start(t, gateway.NoWarmSchemas(&gateway.Options{ToolMode: gateway.ToolModeSearch, MaxResultBytes: budget}))
-			autoG, _ := b.start(t, gateway.NoWarmSchemas(&gateway.Options{ToolBudget: 10, MaxResultBytes: budget}))
+			typedG, typedURL := b.start(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}, Results: gateway.ResultOptions{MaxBytes: budget}})
+			searchG, searchURL := b.start(t, gateway.NoWarmSchemas(&gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}, Results: gateway.ResultOptions{MaxBytes: budget}}))
+			autoG, _ := b.start(t, gateway.NoWarmSchemas(&gateway.Options{Search: gateway.SearchOptions{ToolBudget: 10}, Results: gateway.ResultOptions{MaxBytes: budget}}))
 			if built, n := typedG.SchemasBuilt(); built != n || n == 0 {
 				t.Fatalf("typed mode ready with %d of %d tools' schemas built", built, n)
 			}
@@ -102,12 +102,12 @@ func TestSchemasOnFirstUse(t *testing.T) {
 // and a stopped warm-up builds no more (goleak in TestMain checks that
 // Close leaves none running).
 func TestSchemasWarmUp(t *testing.T) {
-	_, g, url := startGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch})
+	_, g, url := startGateway(t, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}})
 	g.WaitWarmSchemas()
 	if built, n := g.SchemasBuilt(); built != n || n == 0 {
 		t.Fatalf("after the warm-up, %d of %d tools' schemas are built", built, n)
 	}
-	_, _, lazyURL := startGateway(t, gateway.NoWarmSchemas(&gateway.Options{ToolMode: gateway.ToolModeSearch}))
+	_, _, lazyURL := startGateway(t, gateway.NoWarmSchemas(&gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}}))
 	warm, lazy := connect(t, url, "2025-11-25"), connect(t, lazyURL, "2025-11-25")
 	for _, q := range []string{"list animals", "feed an animal", "zoo"} {
 		args := map[string]any{"query": q, "limit": 10}
@@ -118,7 +118,7 @@ func TestSchemasWarmUp(t *testing.T) {
 
 	// Once stopped (Close), a warm-up builds nothing more; else it builds
 	// every schema no answer has built.
-	_, lazyG, _ := startGateway(t, gateway.NoWarmSchemas(&gateway.Options{ToolMode: gateway.ToolModeSearch}))
+	_, lazyG, _ := startGateway(t, gateway.NoWarmSchemas(&gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeSearch}}))
 	lazyG.ForceSchemas(true)
 	if built, n := lazyG.SchemasBuilt(); built != 0 {
 		t.Errorf("a stopped warm-up built %d of %d tools' schemas", built, n)
@@ -135,7 +135,7 @@ func TestSchemasWarmUp(t *testing.T) {
 // the same as a typed gateway lists.
 func TestSearchDropsOutputSchemas(t *testing.T) {
 	zooAddr := startBackend(t).addr
-	_, typedURL := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zooAddr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped})
+	_, typedURL := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zooAddr)}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	want, err := connect(t, typedURL+"/mcp", "2025-11-25").ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestSearchDropsOutputSchemas(t *testing.T) {
 	api.set(t, apiFile("svc.v1", "S", many...))
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zooAddr), dialBackend(t, "s", addr)},
-		&gateway.Options{Refresh: 50 * time.Millisecond, ToolBudget: len(listed)/4 + 1000})
+		&gateway.Options{Catalog: gateway.CatalogOptions{Refresh: 50 * time.Millisecond}, Search: gateway.SearchOptions{ToolBudget: len(listed)/4 + 1000}})
 	var lc listChanges
 	cs := connectWSNotified(t, base+"/mcp", lc.options())
 	if got := testkit.ToolNames(t, context.Background(), cs); !slices.Equal(got, []string{gateway.SearchToolsName, gateway.CallToolName}) {

@@ -14,7 +14,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
-// Toolsets: several MCP endpoints from one gateway (Options.Toolsets).
+// Toolsets: several MCP endpoints from one gateway (Options.FrontDoor.Toolsets).
 //
 // A toolset is a named view of the catalog, served at /mcp/NAME,
 // /ws/NAME and /sse/NAME by an MCP server of its own (its sessions,
@@ -32,28 +32,28 @@ import (
 // the toolset's RequiredScopes, checked at its endpoints' front door.
 
 // Toolset is a named, curated view of the catalog, served at its own
-// endpoints (see Options.Toolsets).
+// endpoints (see Options.FrontDoor.Toolsets).
 type Toolset struct {
 	// Name is the endpoints' last path segment: 1 to 63 of a-z 0-9 _ -,
 	// starting with a letter or digit.
 	Name string
 	// Description is the instructions its server sends in initialize
 	// (and server/discover), telling a client what the toolset is for;
-	// empty: Options.Server's.
+	// empty: Options.Transports.Server's.
 	Description string
 	// Include and Exclude select its tools by method, with the patterns
-	// of Options.Include ("package.Service/Method" globs), among the
+	// of Options.Catalog.Include ("package.Service/Method" globs), among the
 	// tools the catalog exposes; neither means every tool.
 	Include, Exclude []string
 	// ToolMode is its list's mode; ToolModeAuto decides by its own list's
-	// size against Options.ToolBudget.
+	// size against Options.Search.ToolBudget.
 	ToolMode ToolMode
 	// RequiredScopes are OAuth scopes a token must hold to use the
 	// toolset's endpoints at all, on top of the gateway's; needs
 	// Options.Auth.
 	RequiredScopes []string
 	// Tools correct the toolset's own copies of its tools, after
-	// Options.Tools, as Options.Tools does; they change nothing outside
+	// Options.Catalog.Tools, as Options.Catalog.Tools does; they change nothing outside
 	// the toolset.
 	Tools []ToolOverride
 }
@@ -76,7 +76,7 @@ func ValidToolsetName(name string) error {
 // toolset's own MCP server.
 type toolsetServer struct {
 	endpoint
-	i          int // index in Options.Toolsets and catalog.toolsets
+	i          int // index in Options.FrontDoor.Toolsets and catalog.toolsets
 	def        Toolset
 	filter     *methodFilter
 	overrides  *overrideRules
@@ -84,26 +84,26 @@ type toolsetServer struct {
 	streamable http.Handler
 }
 
-// checkToolsets checks Options.Toolsets.
+// checkToolsets checks Options.FrontDoor.Toolsets.
 func (g *Gateway) checkToolsets() error {
 	seen := make(map[string]bool)
-	for i, ts := range g.opts.Toolsets {
-		setting := fmt.Sprintf("Options.Toolsets[%d]", i)
+	for i, ts := range g.opts.FrontDoor.Toolsets {
+		setting := fmt.Sprintf("Options.FrontDoor.Toolsets[%d]", i)
 		if err := ValidToolsetName(ts.Name); err != nil {
-			return fmt.Errorf("%s.Name %w", setting, err)
+			return &OptionError{Option: setting + ".Name", Err: err}
 		}
 		switch {
 		case seen[ts.Name]:
-			return fmt.Errorf("%s.Name %q: another toolset has that name", setting, ts.Name)
+			return &OptionError{Option: setting + ".Name", Err: fmt.Errorf("%q: another toolset has that name", ts.Name)}
 		case ts.ToolMode < ToolModeAuto || ts.ToolMode > ToolModeSearch:
-			return fmt.Errorf("%s (%s).ToolMode %d: want auto, typed or search", setting, ts.Name, ts.ToolMode)
+			return &OptionError{Option: setting + ".ToolMode", Err: fmt.Errorf("toolset %s: %d: want auto, typed or search", ts.Name, ts.ToolMode)}
 		case len(ts.RequiredScopes) > 0 && g.opts.Auth == nil:
-			return fmt.Errorf("%s (%s).RequiredScopes: needs Options.Auth (an OAuth front door)", setting, ts.Name)
+			return &OptionError{Option: setting + ".RequiredScopes", Err: fmt.Errorf("toolset %s: needs Options.Auth (an OAuth front door)", ts.Name)}
 		}
 		seen[ts.Name] = true
 		for _, s := range ts.RequiredScopes {
 			if !auth.ValidScope(s) {
-				return fmt.Errorf("%s (%s).RequiredScopes: %q is not an OAuth scope token", setting, ts.Name, s)
+				return &OptionError{Option: setting + ".RequiredScopes", Err: fmt.Errorf("toolset %s: %q is not an OAuth scope token", ts.Name, s)}
 			}
 		}
 		if _, err := newMethodFilter(fmt.Sprintf("%s (%s)", setting, ts.Name), ts.Include, ts.Exclude); err != nil {
@@ -114,10 +114,10 @@ func (g *Gateway) checkToolsets() error {
 		}
 	}
 	switch {
-	case g.opts.ToolsetsOnly && len(g.opts.Toolsets) == 0:
-		return errors.New("Options.ToolsetsOnly: needs Options.Toolsets (with neither, nothing would be served)")
-	case g.opts.StdioToolset != "" && !seen[g.opts.StdioToolset]:
-		return fmt.Errorf("Options.StdioToolset %q: no toolset of that name", g.opts.StdioToolset)
+	case g.opts.FrontDoor.ToolsetsOnly && len(g.opts.FrontDoor.Toolsets) == 0:
+		return &OptionError{Option: "Options.FrontDoor.ToolsetsOnly", Err: errors.New("needs FrontDoor.Toolsets (with neither, nothing would be served)")}
+	case g.opts.FrontDoor.StdioToolset != "" && !seen[g.opts.FrontDoor.StdioToolset]:
+		return &OptionError{Option: "Options.FrontDoor.StdioToolset", Err: fmt.Errorf("%q: no toolset of that name", g.opts.FrontDoor.StdioToolset)}
 	}
 	return nil
 }
@@ -135,17 +135,17 @@ func (g *Gateway) toolsetNamed(name string) *toolsetServer {
 // newToolsetServers makes each toolset's MCP server, with so (the
 // gateway's server options) and its own instructions.
 func (g *Gateway) newToolsetServers(so mcp.ServerOptions, httpOpts *mcp.StreamableHTTPOptions) error {
-	for i, def := range g.opts.Toolsets {
+	for i, def := range g.opts.FrontDoor.Toolsets {
 		f, _ := newMethodFilter("", def.Include, def.Exclude) // checked by checkToolsets
-		ovs, _ := compileOverrides(fmt.Sprintf("Options.Toolsets[%d].Tools", i), def.Tools)
+		ovs, _ := compileOverrides(fmt.Sprintf("Options.FrontDoor.Toolsets[%d].Tools", i), def.Tools)
 		ts := &toolsetServer{i: i, def: def, filter: f, overrides: ovs}
 		ts.endpoint = endpoint{g: g, of: func(c *catalog) *listing { return c.toolsets[i] },
-			called: func() { g.opts.Metrics.ToolsetCall(def.Name) }}
+			called: func() { g.opts.Telemetry.Metrics.ToolsetCall(def.Name) }}
 		o := so
 		if def.Description != "" {
 			o.Instructions = def.Description
 		}
-		if m := g.opts.Metrics; m != nil {
+		if m := g.opts.Telemetry.Metrics; m != nil {
 			o.SessionObserver = func(transport string, delta int) {
 				so.SessionObserver(transport, delta)
 				m.ToolsetSession(def.Name, delta)
@@ -158,7 +158,7 @@ func (g *Gateway) newToolsetServers(so mcp.ServerOptions, httpOpts *mcp.Streamab
 		ho.Endpoint = "/mcp/" + def.Name
 		var err error
 		if ts.streamable, err = ts.server.StreamableHTTPHandler(&ho); err != nil {
-			return wrapOption("Options.HTTP", err)
+			return wrapOption("Options.Transports.HTTP", err)
 		}
 		g.toolsets = append(g.toolsets, ts)
 	}
@@ -196,7 +196,7 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 			if !member[j] {
 				continue
 			}
-			nt, err := ts.overrides.toolsetCopy(t, g.opts.UseProtoNames, l.matchedRules, l.resolvedArgs)
+			nt, err := ts.overrides.toolsetCopy(t, g.opts.Catalog.UseProtoNames, l.matchedRules, l.resolvedArgs)
 			if err != nil {
 				return fmt.Errorf("toolset %s: %w", ts.def.Name, err)
 			}
@@ -277,7 +277,7 @@ func toolsetOperations(c *catalog, l *listing, filter *methodFilter) map[*tool]b
 // decides by l's typed list against the tool budget, as chooseMode does
 // for the catalog.
 func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode ToolMode) error {
-	budget := g.opts.ToolBudget
+	budget := g.opts.Search.ToolBudget
 	if mode == ToolModeAuto && budget >= 0 && estimatedTokens(listLowerBound(l.tools)) > budget {
 		mode = ToolModeSearch
 	}

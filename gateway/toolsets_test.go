@@ -32,11 +32,11 @@ func toolsetGateway(t *testing.T, opts *gateway.Options) (*recordingBackend, str
 	if opts == nil {
 		opts = &gateway.Options{}
 	}
-	opts.Toolsets = append([]gateway.Toolset{
+	opts.FrontDoor.Toolsets = append([]gateway.Toolset{
 		{Name: "zoo-read", Description: "Read the zoo: animals and enclosures.", ToolMode: gateway.ToolModeTyped,
 			Include: []string{"zoo.v1.ZooService/Get*", "zoo.v1.ZooService/List*"}},
 		{Name: "shop", Include: []string{"shop.v1.*"}, ToolMode: gateway.ToolModeSearch},
-	}, opts.Toolsets...)
+	}, opts.FrontDoor.Toolsets...)
 	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", zooB.addr), dialBackend(t, "shop", shop)}, opts)
 	return zooB, base
 }
@@ -50,7 +50,7 @@ func toolsetGateway(t *testing.T, opts *gateway.Options) (*recordingBackend, str
 // the metrics count its calls and sessions.
 func TestToolsets(t *testing.T) {
 	metrics := telemetry.NewMetrics()
-	zooB, base := toolsetGateway(t, &gateway.Options{Metrics: metrics, ToolMode: gateway.ToolModeTyped})
+	zooB, base := toolsetGateway(t, &gateway.Options{Telemetry: gateway.TelemetryOptions{Metrics: metrics}, Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	for _, transport := range []string{"streamable", "websocket", "sse"} {
@@ -157,7 +157,11 @@ func toolsetNames(ctx context.Context, t *testing.T, cs *sdk.ClientSession) []st
 func TestToolsetRequiredScopes(t *testing.T) {
 	is := newTestIssuer(t)
 	_, base := toolsetGateway(t, &gateway.Options{Auth: oauthWithRules(t, is, map[string][]string{"zoo.v1.ZooService/List*": {"zoo:list"}}),
-		ListVisibleOnly: true, Toolsets: []gateway.Toolset{{Name: "admin", RequiredScopes: []string{"zoo:admin"}, ToolMode: gateway.ToolModeTyped}}})
+		Scopes: gateway.ScopeOptions{
+			ListVisibleOnly: true,
+		}, FrontDoor: gateway.FrontDoorOptions{
+			Toolsets: []gateway.Toolset{{Name: "admin", RequiredScopes: []string{"zoo:admin"}, ToolMode: gateway.ToolModeTyped}},
+		}})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	user := is.token(t, zooAudience, "zoo", nil)
@@ -187,15 +191,15 @@ func TestToolsetOptionsChecked(t *testing.T) {
 		sets []gateway.Toolset
 		want string
 	}{
-		{"bad name", []gateway.Toolset{{Name: "Billing/x"}}, `Options.Toolsets[0].Name "Billing/x": want 1 to 63 of a-z 0-9 _ -`},
-		{"duplicate", []gateway.Toolset{{Name: "a"}, {Name: "a"}}, `Options.Toolsets[1].Name "a": another toolset has that name`},
-		{"bad glob", []gateway.Toolset{{Name: "a", Include: []string{"zoo.v1.[Zoo/*"}}}, `Options.Toolsets[0] (a).Include`},
-		{"scopes without auth", []gateway.Toolset{{Name: "a", RequiredScopes: []string{"x"}}}, `Options.Toolsets[0] (a).RequiredScopes: needs Options.Auth`},
+		{"bad name", []gateway.Toolset{{Name: "Billing/x"}}, `Options.FrontDoor.Toolsets[0].Name: "Billing/x": want 1 to 63 of a-z 0-9 _ -`},
+		{"duplicate", []gateway.Toolset{{Name: "a"}, {Name: "a"}}, `Options.FrontDoor.Toolsets[1].Name: "a": another toolset has that name`},
+		{"bad glob", []gateway.Toolset{{Name: "a", Include: []string{"zoo.v1.[Zoo/*"}}}, `Options.FrontDoor.Toolsets[0] (a).Include`},
+		{"scopes without auth", []gateway.Toolset{{Name: "a", RequiredScopes: []string{"x"}}}, `Options.FrontDoor.Toolsets[0].RequiredScopes: toolset a: needs Options.Auth`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
-			g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &gateway.Options{Toolsets: c.sets})
+			g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &gateway.Options{FrontDoor: gateway.FrontDoorOptions{Toolsets: c.sets}})
 			if err == nil {
 				_ = g.Shutdown(ctx)
 				t.Fatal("accepted")
@@ -213,9 +217,11 @@ func TestToolsetOptionsChecked(t *testing.T) {
 // one that does not, at no cost to the backend.
 func TestToolsetTasks(t *testing.T) {
 	is := newTestIssuer(t)
-	srv, url := jobsWithAuth(t, is, nil, &gateway.Options{Toolsets: []gateway.Toolset{
-		{Name: "jobs", Include: []string{"lrotest.v1.Jobs/*", "google.longrunning.Operations/*"}},
-		{Name: "instances", Include: []string{"lrotest.v1.Instances/*", "google.longrunning.Operations/*"}},
+	srv, url := jobsWithAuth(t, is, nil, &gateway.Options{FrontDoor: gateway.FrontDoorOptions{
+		Toolsets: []gateway.Toolset{
+			{Name: "jobs", Include: []string{"lrotest.v1.Jobs/*", "google.longrunning.Operations/*"}},
+			{Name: "instances", Include: []string{"lrotest.v1.Instances/*", "google.longrunning.Operations/*"}},
+		},
 	}})
 	token := is.token(t, zooAudience, "jobs", nil)
 	id := startTask(newSessionClientAs(t, url, token))
@@ -241,7 +247,7 @@ func TestToolsetTasks(t *testing.T) {
 // refuses ToolsetsOnly without toolsets and a StdioToolset that names
 // none, and ServeStdio refuses to serve the whole catalog.
 func TestToolsetsOnly(t *testing.T) {
-	zooB, base := toolsetGateway(t, &gateway.Options{ToolsetsOnly: true})
+	zooB, base := toolsetGateway(t, &gateway.Options{FrontDoor: gateway.FrontDoorOptions{ToolsetsOnly: true}})
 	for _, path := range []string{"/mcp", "/ws", "/sse"} {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -262,8 +268,12 @@ func TestToolsetsOnly(t *testing.T) {
 		t.Errorf("zoo-read lists %v", names)
 	}
 
-	g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &gateway.Options{ToolsetsOnly: true, StdioToolset: "reads",
-		Toolsets: []gateway.Toolset{{Name: "reads", Include: []string{"zoo.v1.ZooService/Get*"}, ToolMode: gateway.ToolModeTyped}}})
+	g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &gateway.Options{FrontDoor: gateway.FrontDoorOptions{
+		ToolsetsOnly: true,
+		StdioToolset: "reads",
+		Toolsets:     []gateway.Toolset{{Name: "reads", Include: []string{"zoo.v1.ZooService/Get*"}, ToolMode: gateway.ToolModeTyped}},
+	},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,8 +287,8 @@ func TestToolsetsOnly(t *testing.T) {
 		opts gateway.Options
 		want string
 	}{
-		{gateway.Options{ToolsetsOnly: true}, "Options.ToolsetsOnly: needs Options.Toolsets"},
-		{gateway.Options{StdioToolset: "nope", Toolsets: []gateway.Toolset{{Name: "a"}}}, `Options.StdioToolset "nope": no toolset of that name`},
+		{gateway.Options{FrontDoor: gateway.FrontDoorOptions{ToolsetsOnly: true}}, "Options.FrontDoor.ToolsetsOnly: needs FrontDoor.Toolsets"},
+		{gateway.Options{FrontDoor: gateway.FrontDoorOptions{StdioToolset: "nope", Toolsets: []gateway.Toolset{{Name: "a"}}}}, `Options.FrontDoor.StdioToolset: "nope": no toolset of that name`},
 	} {
 		if g, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
 			if err == nil {
@@ -287,12 +297,12 @@ func TestToolsetsOnly(t *testing.T) {
 			t.Errorf("New(%+v): %v, want %q", c.opts, err, c.want)
 		}
 	}
-	g2, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &gateway.Options{ToolsetsOnly: true, Toolsets: []gateway.Toolset{{Name: "a"}}})
+	g2, err := gateway.New(ctx, []gateway.Backend{dialBackend(t, "zoo", zooB.addr)}, &gateway.Options{FrontDoor: gateway.FrontDoorOptions{ToolsetsOnly: true, Toolsets: []gateway.Toolset{{Name: "a"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = g2.Shutdown(context.Background()) }()
-	if err := g2.ServeStdio(ctx, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), "set Options.StdioToolset") {
+	if err := g2.ServeStdio(ctx, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), "set FrontDoor.StdioToolset") {
 		t.Errorf("ServeStdio with ToolsetsOnly and no StdioToolset: %v", err)
 	}
 }
@@ -309,8 +319,14 @@ func TestToolsetListChanged(t *testing.T) {
 	shop, _ := serveFake(t, shopAPI, "127.0.0.1:0")
 	other, _ := serveFake(t, otherAPI, "127.0.0.1:0")
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", shop), dialBackend(t, "other", other)}, &gateway.Options{
-		Refresh: 50 * time.Millisecond, ToolMode: gateway.ToolModeTyped,
-		Toolsets: []gateway.Toolset{{Name: "shop", Include: []string{"shop.v1.*"}}, {Name: "other", Include: []string{"other.v1.*"}}}})
+		Catalog: gateway.CatalogOptions{
+			Refresh: 50 * time.Millisecond,
+		}, Search: gateway.SearchOptions{
+			ToolMode: gateway.ToolModeTyped,
+		},
+		FrontDoor: gateway.FrontDoorOptions{
+			Toolsets: []gateway.Toolset{{Name: "shop", Include: []string{"shop.v1.*"}}, {Name: "other", Include: []string{"other.v1.*"}}},
+		}})
 	events := map[string]chan string{"shop": make(chan string, 10), "other": make(chan string, 10)}
 	for name, ch := range events {
 		connectNotified(t, base+"/mcp/"+name, "2025-11-25", &sdk.ClientOptions{
@@ -353,8 +369,12 @@ func TestToolsetTakesPollers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped,
-		Toolsets: []gateway.Toolset{{Name: "run", Include: []string{"lrotest.v1.Jobs/Run"}}}})
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode: gateway.ToolModeTyped,
+	},
+		FrontDoor: gateway.FrontDoorOptions{
+			Toolsets: []gateway.Toolset{{Name: "run", Include: []string{"lrotest.v1.Jobs/Run"}}},
+		}})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	cs, err := connectAt(ctx, t, base, "streamable", "", "run")
@@ -376,8 +396,14 @@ func TestToolsetTakesPollers(t *testing.T) {
 func TestToolsetsSharePrincipalShare(t *testing.T) {
 	api, addr := slowAPI(t)
 	a, _ := bearerAuth(t, "tok\n")
-	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Auth: a, ToolMode: gateway.ToolModeTyped,
-		Server: &mcp.ServerOptions{MaxInFlightPerPrincipal: 1}, Toolsets: []gateway.Toolset{{Name: "all"}}})
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Auth: a, Search: gateway.SearchOptions{
+		ToolMode: gateway.ToolModeTyped,
+	},
+		Transports: gateway.TransportOptions{
+			Server: &mcp.ServerOptions{MaxInFlightPerPrincipal: 1},
+		}, FrontDoor: gateway.FrontDoorOptions{
+			Toolsets: []gateway.Toolset{{Name: "all"}},
+		}})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	whole := connectAs(ctx, t, base, "streamable", "tok")
@@ -392,8 +418,14 @@ func TestToolsetsSharePrincipalShare(t *testing.T) {
 // (MaxInFlight) counts the calls of every endpoint together.
 func TestToolsetsShareInFlight(t *testing.T) {
 	api, addr := slowAPI(t)
-	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped,
-		Server: &mcp.ServerOptions{MaxInFlight: 1}, Toolsets: []gateway.Toolset{{Name: "all"}}})
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "s", addr)}, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode: gateway.ToolModeTyped,
+	},
+		Transports: gateway.TransportOptions{
+			Server: &mcp.ServerOptions{MaxInFlight: 1},
+		}, FrontDoor: gateway.FrontDoorOptions{
+			Toolsets: []gateway.Toolset{{Name: "all"}},
+		}})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	checkSharedLimit(ctx, t, api, connect(t, base+"/mcp/all", "2025-11-25"), connect(t, base+"/mcp", "2025-11-25"), "server busy: 1 requests in flight")
@@ -442,10 +474,14 @@ func TestToolsetMessageResources(t *testing.T) {
 	api.set(t, deepFile())
 	big, _ := serveFake(t, api, "127.0.0.1:0")
 	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "big", big), dialBackend(t, "zoo", startBackend(t).addr)}, &gateway.Options{
-		ToolMode: gateway.ToolModeTyped, Toolsets: []gateway.Toolset{
-			{Name: "deep", Include: []string{"big.v1.Big/Deep"}},
-			{Name: "small", Include: []string{"big.v1.Big/Small"}},
-			{Name: "zoo", Include: []string{"zoo.v1.*"}},
+		Search: gateway.SearchOptions{
+			ToolMode: gateway.ToolModeTyped,
+		}, FrontDoor: gateway.FrontDoorOptions{
+			Toolsets: []gateway.Toolset{
+				{Name: "deep", Include: []string{"big.v1.Big/Deep"}},
+				{Name: "small", Include: []string{"big.v1.Big/Small"}},
+				{Name: "zoo", Include: []string{"zoo.v1.*"}},
+			},
 		}})
 	var uri string
 	for _, tl := range g.Tools().Tools() {
@@ -483,11 +519,11 @@ func TestToolsetTaskOperations(t *testing.T) {
 		start func(t *testing.T) (*lrotest.Server, string, string)
 	}{
 		{"listed", func(t *testing.T) (*lrotest.Server, string, string) {
-			srv, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{Toolsets: toolsets})
+			srv, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{FrontDoor: gateway.FrontDoorOptions{Toolsets: toolsets}})
 			return srv, url, ""
 		}},
 		{"withheld", func(t *testing.T) (*lrotest.Server, string, string) {
-			srv, url := jobsWithAuth(t, is, nil, &gateway.Options{Toolsets: toolsets})
+			srv, url := jobsWithAuth(t, is, nil, &gateway.Options{FrontDoor: gateway.FrontDoorOptions{Toolsets: toolsets}})
 			return srv, url, is.token(t, zooAudience, "jobs", nil)
 		}},
 	} {
@@ -521,7 +557,7 @@ func TestToolsetTaskOperations(t *testing.T) {
 // DELETE (404, as an unknown session), and the session goes on where it
 // was issued.
 func TestToolsetSessionTokens(t *testing.T) {
-	_, base := toolsetGateway(t, &gateway.Options{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte(strings.Repeat("s", 32))}})
+	_, base := toolsetGateway(t, &gateway.Options{Transports: gateway.TransportOptions{HTTP: &mcp.StreamableHTTPOptions{SessionSecret: []byte(strings.Repeat("s", 32))}}})
 	paths := []string{"/mcp", "/mcp/zoo-read", "/mcp/shop"}
 	clients := make([]*rpcClient, len(paths))
 	for i, p := range paths {

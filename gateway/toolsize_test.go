@@ -65,7 +65,7 @@ func TestToolSizeBound(t *testing.T) {
 	api := &fakeAPI{}
 	api.set(t, deepFile())
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
-	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "big", addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped})
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "big", addr)}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	var deep mcp.Tool
 	for _, tl := range g.Tools().Tools() {
 		if n := mcp.EntryBytes(tl); n > gateway.MaxToolBytes {
@@ -135,14 +135,18 @@ func TestToolSizeBoundKeepsOverrides(t *testing.T) {
 	api.set(t, f)
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
 	const hidden, fixed, dflt = "an_uncommonly_long_field_name_number_0000", "an_uncommonly_long_field_name_number_0001", "an_uncommonly_long_field_name_number_0002"
-	g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "huge", addr)}, &gateway.Options{ToolMode: gateway.ToolModeTyped, Tools: []gateway.ToolOverride{{
-		Match: "huge.v1.Widgets/GetWidget",
-		Arguments: map[string]gateway.ArgumentOverride{
-			hidden: {Hidden: true},
-			fixed:  {Fixed: json.RawMessage(`"tenant-7"`)},
-			dflt:   {Default: json.RawMessage(`"d"`)},
-		},
-	}}})
+	g, _ := newGateway(t, []gateway.Backend{dialBackend(t, "huge", addr)}, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode: gateway.ToolModeTyped,
+	}, Catalog: gateway.CatalogOptions{
+		Tools: []gateway.ToolOverride{{
+			Match: "huge.v1.Widgets/GetWidget",
+			Arguments: map[string]gateway.ArgumentOverride{
+				hidden: {Hidden: true},
+				fixed:  {Fixed: json.RawMessage(`"tenant-7"`)},
+				dflt:   {Default: json.RawMessage(`"d"`)},
+			},
+		}},
+	}})
 	tl := toolByName(t, g, "Widgets_GetWidget")
 	in := string(tl.InputSchema)
 	if !strings.Contains(in, "more fields are not listed here") {

@@ -113,8 +113,15 @@ func traceEveryPayload(t *testing.T, bodies bool) {
 	// at 2026-07-28. The smallest result budget makes a long label a cut
 	// result kept whole as a resource.
 	srv, _, url := startJobs(t, lrotest.Options{}, &gateway.Options{
-		Logger: logger, ProtocolTrace: true, LogArguments: bodies,
-		OperationWait: -1, MaxResultBytes: gateway.MinMaxResultBytes,
+		Logger: logger, Telemetry: gateway.TelemetryOptions{
+			ProtocolTrace: true,
+			LogArguments:  bodies,
+		},
+		Calls: gateway.CallOptions{
+			OperationWait: -1,
+		}, Results: gateway.ResultOptions{
+			MaxBytes: gateway.MinMaxResultBytes,
+		},
 	})
 	w := &traceWatch{t: t, logs: logs}
 	// Every payload the client was sent: the label, and the status
@@ -234,7 +241,12 @@ func traceEveryPayload(t *testing.T, bodies bool) {
 	// With InputErrorsProtocol, arguments the tool cannot take are a
 	// JSON-RPC error whose message quotes them.
 	_, strict := newGateway(t, []gateway.Backend{dialBackend(t, "jobs", srv.Addr)}, &gateway.Options{
-		Logger: logger, ProtocolTrace: true, LogArguments: bodies, InputErrors: gateway.InputErrorsProtocol,
+		Logger: logger, Telemetry: gateway.TelemetryOptions{
+			ProtocolTrace: true,
+			LogArguments:  bodies,
+		}, Calls: gateway.CallOptions{
+			InputErrors: gateway.InputErrorsProtocol,
+		},
 	})
 	p := newSessionClient(t, strict+"/mcp")
 	w.since()

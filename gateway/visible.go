@@ -10,7 +10,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
-// Lists that show what the caller may call (Options.ListVisibleOnly).
+// Lists that show what the caller may call (Options.Scopes.ListVisibleOnly).
 //
 // A tool needs the scopes its catalog resolved for it (scopes.go); a
 // catalog has few distinct sets of them, however many tools (every tool
@@ -100,7 +100,7 @@ func (g *Gateway) viewOf(ctx context.Context, c *listing) (key string, keep func
 }
 
 // listedTools is what c lists to the caller of ctx: with
-// Options.ListVisibleOnly, the tools it may call (in search mode the two
+// Options.Scopes.ListVisibleOnly, the tools it may call (in search mode the two
 // meta-tools, whose search filters the same way).
 func (g *Gateway) listedTools(ctx context.Context, c *listing) *mcp.ToolList {
 	if c.search != nil {
@@ -148,7 +148,7 @@ func (g *Gateway) listCacheScope() string {
 
 // listsByCaller: what tools/list and search_tools show depends on the
 // caller's scopes.
-func (g *Gateway) listsByCaller() bool { return g.opts.ListVisibleOnly && g.opts.Auth != nil }
+func (g *Gateway) listsByCaller() bool { return g.opts.Scopes.ListVisibleOnly && g.opts.Auth != nil }
 
 // sameScopes reports whether two catalogs' tools need the same scopes, by
 // tool name, for the list_changed decision: with ListVisibleOnly a

@@ -62,7 +62,7 @@ func TestListVisibleOnly(t *testing.T) {
 				is := newTestIssuer(t)
 				var logs scopeLogs
 				_, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", scopedShop(t))},
-					&gateway.Options{Auth: oauthWithRules(t, is, visibleRules), ToolMode: mode, ListVisibleOnly: true, Logger: logs.logger()})
+					&gateway.Options{Auth: oauthWithRules(t, is, visibleRules), Search: gateway.SearchOptions{ToolMode: mode}, Scopes: gateway.ScopeOptions{ListVisibleOnly: true}, Logger: logs.logger()})
 				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 				defer cancel()
 				for _, c := range callers {
@@ -87,7 +87,7 @@ func TestListVisibleOnly(t *testing.T) {
 	t.Run("off", func(t *testing.T) {
 		is := newTestIssuer(t)
 		_, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", scopedShop(t))},
-			&gateway.Options{Auth: oauthWithRules(t, is, visibleRules), ToolMode: gateway.ToolModeTyped})
+			&gateway.Options{Auth: oauthWithRules(t, is, visibleRules), Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 		cs := connectAs(t.Context(), t, base, "streamable", is.token(t, zooAudience, "zoo", nil))
 		if got := visibleTools(t.Context(), t, cs, gateway.ToolModeTyped); !slices.Equal(got, everything) {
 			t.Errorf("without ListVisibleOnly scope zoo sees %v, want %v", got, everything)
@@ -123,7 +123,7 @@ func visibleTools(ctx context.Context, t *testing.T, cs *sdk.ClientSession, mode
 func TestListVisibleOnlyPrivate(t *testing.T) {
 	is := newTestIssuer(t)
 	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", scopedShop(t))},
-		&gateway.Options{Auth: oauthWithRules(t, is, visibleRules), ToolMode: gateway.ToolModeTyped, ListVisibleOnly: true})
+		&gateway.Options{Auth: oauthWithRules(t, is, visibleRules), Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}, Scopes: gateway.ScopeOptions{ListVisibleOnly: true}})
 	list := func(token string) string {
 		t.Helper()
 		params := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -151,7 +151,7 @@ func TestListVisibleOnlyPrivate(t *testing.T) {
 // call a method that declares one.
 func TestDeclaredScopesNeedOAuth(t *testing.T) {
 	a, _ := bearerAuth(t, "static-token\n")
-	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", scopedShop(t))}, &gateway.Options{Auth: a, ToolMode: gateway.ToolModeTyped})
+	_, base := newGateway(t, []gateway.Backend{dialBackend(t, "shop", scopedShop(t))}, &gateway.Options{Auth: a, Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	cs := connectAs(t.Context(), t, base, "streamable", "static-token")
 	if got := tryCall(t.Context(), t, cs, gateway.ToolModeTyped, "ShopService_DeleteItem", map[string]any{}); got != "" {
 		t.Errorf("DeleteItem with a static token: refused, asking for %q", got)

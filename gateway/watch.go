@@ -69,7 +69,7 @@ type WatchOptions struct {
 	// DefaultWatchMaxWindow. The tool's stream timeout bounds it too.
 	MaxWindow time.Duration
 	// Methods are globs on "package.Service/Method" (the syntax of
-	// Options.Include) naming more server or bidirectional streams as
+	// Options.Catalog.Include) naming more server or bidirectional streams as
 	// open-ended, whatever their names.
 	Methods []string
 	// IgnoreNames turns off recognising open-ended streams by their
@@ -86,7 +86,7 @@ type watchSettings struct {
 
 func newWatchSettings(o WatchOptions) (watchSettings, error) {
 	if o.Window < 0 || o.MaxWindow < 0 {
-		return watchSettings{}, fmt.Errorf("Options.Watch: want positive windows, got Window %s, MaxWindow %s", o.Window, o.MaxWindow)
+		return watchSettings{}, &OptionError{Option: "Options.Calls.Watch", Err: fmt.Errorf("want positive windows, got Window %s, MaxWindow %s", o.Window, o.MaxWindow)}
 	}
 	s := watchSettings{window: o.Window, maxWindow: o.MaxWindow, byName: !o.IgnoreNames}
 	if s.window == 0 {
@@ -96,10 +96,10 @@ func newWatchSettings(o WatchOptions) (watchSettings, error) {
 		s.maxWindow = max(DefaultWatchMaxWindow, s.window)
 	}
 	if s.window > s.maxWindow {
-		return watchSettings{}, fmt.Errorf("Options.Watch: the default window %s is longer than the maximum %s", s.window, s.maxWindow)
+		return watchSettings{}, &OptionError{Option: "Options.Calls.Watch", Err: fmt.Errorf("the default window %s is longer than the maximum %s", s.window, s.maxWindow)}
 	}
 	var err error
-	if s.patterns, err = methodglob.Compile("Options.Watch.Methods", o.Methods); err != nil {
+	if s.patterns, err = methodglob.Compile("Options.Calls.Watch.Methods", o.Methods); err != nil {
 		return watchSettings{}, err
 	}
 	return s, nil

@@ -55,7 +55,7 @@ func checkWatchResult(t *testing.T, sg *streamGateway, tool string, res *sdk.Cal
 // the last feeding.sequence to resume from; a stream that ends first ends
 // the call then; an error mid-stream is still an error.
 func TestWatchWindow(t *testing.T) {
-	sg := startStreamGateway(t, &gateway.Options{Watch: gateway.WatchOptions{Window: 300 * time.Millisecond, MaxWindow: 3 * time.Second}})
+	sg := startStreamGateway(t, &gateway.Options{Calls: gateway.CallOptions{Watch: gateway.WatchOptions{Window: 300 * time.Millisecond, MaxWindow: 3 * time.Second}}})
 	pc := newProgressCounter()
 	cs := httpTransport("2025-11-25")(t, sg, pc.options())
 	const tool = "ZooService_WatchFeedings"
@@ -193,8 +193,12 @@ func TestWatchWindow(t *testing.T) {
 // search mode's call_tool has the same window; search_tools shows the
 // window arguments.
 func TestWatchByPatternAndSearchMode(t *testing.T) {
-	sg := startStreamGateway(t, &gateway.Options{ToolMode: gateway.ToolModeSearch,
-		Watch: gateway.WatchOptions{Methods: []string{"zoo.v1.ZooService/ChatWithKeeper"}, Window: 200 * time.Millisecond}})
+	sg := startStreamGateway(t, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode: gateway.ToolModeSearch,
+	},
+		Calls: gateway.CallOptions{
+			Watch: gateway.WatchOptions{Methods: []string{"zoo.v1.ZooService/ChatWithKeeper"}, Window: 200 * time.Millisecond},
+		}})
 	cs := httpTransport("2025-11-25")(t, sg, nil)
 
 	fs := searchTools(t, cs, map[string]any{"query": "chat with keeper"})
@@ -234,7 +238,7 @@ func TestWatchByPatternAndSearchMode(t *testing.T) {
 // TestWatchUnderStreamTimeout: a stream timeout shorter than the window
 // bounds it, and its end is still the window's.
 func TestWatchUnderStreamTimeout(t *testing.T) {
-	sg := startStreamGateway(t, &gateway.Options{StreamTimeout: 400 * time.Millisecond, Watch: gateway.WatchOptions{Window: gateway.DefaultWatchWindow}})
+	sg := startStreamGateway(t, &gateway.Options{Calls: gateway.CallOptions{StreamTimeout: 400 * time.Millisecond, Watch: gateway.WatchOptions{Window: gateway.DefaultWatchWindow}}})
 	cs := httpTransport("2025-11-25")(t, sg, nil)
 	r := checkWatchResult(t, sg, "ZooService_WatchFeedings", call(t, cs, "ZooService_WatchFeedings", map[string]any{"animalId": cueBlock}))
 	if r.Window.Ended != "time" || r.Window.Seconds != 0.4 {
@@ -247,7 +251,7 @@ func TestWatchUnderStreamTimeout(t *testing.T) {
 // result budget ends its window there, so the answer is not cut after
 // it and the resume value is the last message the model is shown.
 func TestWatchEndsAtResultBudget(t *testing.T) {
-	sg := startStreamGateway(t, &gateway.Options{MaxResultBytes: 4096, Watch: gateway.WatchOptions{Window: 10 * time.Second}})
+	sg := startStreamGateway(t, &gateway.Options{Results: gateway.ResultOptions{MaxBytes: 4096}, Calls: gateway.CallOptions{Watch: gateway.WatchOptions{Window: 10 * time.Second}}})
 	cs := httpTransport("2025-11-25")(t, sg, nil)
 	const tool = "ZooService_WatchFeedings"
 	res := call(t, cs, tool, map[string]any{"animalId": cueMany, "count": 1000})

@@ -13,7 +13,7 @@ import (
 // when it is not canonical base64 (json/plain), and sent with a warning
 // when it is (json); the real server then answers as it does.
 func TestTemporalPayloadBytes(t *testing.T) {
-	tp := startTemporal(t, gateway.Backend{}, &gateway.Options{ToolMode: gateway.ToolModeTyped})
+	tp := startTemporal(t, gateway.Backend{}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	c := &caller{t: t, cs: tp.client(t)}
 	start := func(wid, encoding string) map[string]any {
 		return map[string]any{"namespace": namespace, "workflowId": wid, "workflowType": map[string]any{"name": "OrderWorkflow"},
@@ -40,7 +40,7 @@ func TestTemporalPayloadBytes(t *testing.T) {
 // with those fields, and following it reads the whole history, one event
 // a page.
 func TestTemporalPaging(t *testing.T) {
-	tp := startTemporal(t, gateway.Backend{}, &gateway.Options{ToolMode: gateway.ToolModeTyped})
+	tp := startTemporal(t, gateway.Backend{}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	c := &caller{t: t, cs: tp.client(t)}
 	wid := "paged"
 	runID, _ := c.ok("WorkflowService_StartWorkflowExecution", map[string]any{"namespace": namespace, "workflowId": wid,

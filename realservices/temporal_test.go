@@ -189,7 +189,7 @@ func payloads(v any) map[string]any {
 func TestTemporalWorkflow(t *testing.T) {
 	for _, mode := range []gateway.ToolMode{gateway.ToolModeTyped, gateway.ToolModeSearch} {
 		t.Run(mode.String(), func(t *testing.T) {
-			tp := startTemporal(t, gateway.Backend{}, &gateway.Options{ToolMode: mode})
+			tp := startTemporal(t, gateway.Backend{}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: mode}})
 			c := &caller{t: t, cs: tp.client(t), search: mode == gateway.ToolModeSearch}
 
 			nss := c.ok("WorkflowService_ListNamespaces", map[string]any{})
@@ -241,7 +241,7 @@ func TestTemporalWorkflow(t *testing.T) {
 func TestTemporalErrors(t *testing.T) {
 	for _, mode := range []gateway.ToolMode{gateway.ToolModeTyped, gateway.ToolModeSearch} {
 		t.Run(mode.String(), func(t *testing.T) {
-			tp := startTemporal(t, gateway.Backend{}, &gateway.Options{ToolMode: mode})
+			tp := startTemporal(t, gateway.Backend{}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: mode}})
 			c := &caller{t: t, cs: tp.client(t), search: mode == gateway.ToolModeSearch}
 			// decoded checks text's code and that its detail of type
 			// name reads as JSON holding want.
@@ -338,10 +338,10 @@ func (tp *temporal) tools(t *testing.T) map[string]*sdk.Tool {
 // and carries its hints; Temporal's comments, from its .proto sources,
 // reach the descriptions though its server's reflection has none.
 func TestTemporalCatalog(t *testing.T) {
-	typed := &gateway.Options{ToolMode: gateway.ToolModeTyped}
+	typed := &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}}
 	t.Run("internal", func(t *testing.T) {
 		hidden := startTemporal(t, gateway.Backend{}, typed).tools(t)
-		exposed := startTemporal(t, gateway.Backend{}, &gateway.Options{ToolMode: gateway.ToolModeTyped, ExposeInternal: true}).tools(t)
+		exposed := startTemporal(t, gateway.Backend{}, &gateway.Options{Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}, Catalog: gateway.CatalogOptions{ExposeInternal: true}}).tools(t)
 		admin := func(tools map[string]*sdk.Tool) (n int) {
 			for name := range tools {
 				if strings.HasPrefix(name, "AdminService_") {
@@ -403,9 +403,14 @@ func TestTemporalCatalog(t *testing.T) {
 // the call timeout every other method has.
 func TestTemporalLongPoll(t *testing.T) {
 	const deadline = 3 * time.Second
-	tp := startTemporal(t, gateway.Backend{}, &gateway.Options{ToolMode: gateway.ToolModeTyped,
-		CallTimeout:    time.Minute,
-		MethodTimeouts: []gateway.MethodTimeout{{Match: "temporal.api.workflowservice.v1.WorkflowService/Poll*", Timeout: deadline}}})
+	tp := startTemporal(t, gateway.Backend{}, &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode: gateway.ToolModeTyped,
+	},
+		Calls: gateway.CallOptions{
+			Timeout:        time.Minute,
+			MethodTimeouts: []gateway.MethodTimeout{{Match: "temporal.api.workflowservice.v1.WorkflowService/Poll*", Timeout: deadline}},
+		},
+	})
 	c := &caller{t: t, cs: tp.client(t)}
 	began := time.Now()
 	res, text, _ := c.call("WorkflowService_PollWorkflowTaskQueue", map[string]any{"namespace": namespace,

@@ -260,7 +260,7 @@ func TestTokenExchange(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	g, err := gateway.New(ctx, backends, &gateway.Options{Auth: a, ToolMode: gateway.ToolModeTyped})
+	g, err := gateway.New(ctx, backends, &gateway.Options{Auth: a, Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ func runCatalog(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	reports, err := catalogReport(ctx, c, a, logger)
 	if err != nil {
-		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
+		fmt.Fprintln(stderr, "gateway:", c.inSettingWords(err))
 		if errors.Is(err, gateway.ErrToolOverride) {
 			return 2
 		}
@@ -176,17 +176,17 @@ func catalogReport(ctx context.Context, c *config, a *catalogArgs, logger *slog.
 	opts := c.catalogOptions(logger)
 	// Every backend must be there: a report without one's tools would
 	// say nothing of them.
-	opts.RequireBackends = true
-	opts.Refresh = 0
+	opts.Catalog.RequireBackends = true
+	opts.Catalog.Refresh = 0
 	// The report serves nothing: what guards the endpoints is not needed.
-	opts.ToolsetsOnly, opts.StdioToolset = false, ""
-	opts.Toolsets = append([]gateway.Toolset(nil), opts.Toolsets...)
-	for i := range opts.Toolsets {
-		opts.Toolsets[i].RequiredScopes = nil
+	opts.FrontDoor.ToolsetsOnly, opts.FrontDoor.StdioToolset = false, ""
+	opts.FrontDoor.Toolsets = append([]gateway.Toolset(nil), opts.FrontDoor.Toolsets...)
+	for i := range opts.FrontDoor.Toolsets {
+		opts.FrontDoor.Toolsets[i].RequiredScopes = nil
 	}
-	dctx, cancel := context.WithTimeout(ctx, opts.DiscoveryTimeout)
+	dctx, cancel := context.WithTimeout(ctx, opts.Catalog.DiscoveryTimeout)
 	defer cancel()
-	if opts.DiscoveryTimeout <= 0 {
+	if opts.Catalog.DiscoveryTimeout <= 0 {
 		dctx = ctx
 	}
 	g, err := gateway.New(dctx, backends, &opts)
@@ -255,7 +255,7 @@ func checkToolOverrides(c *config, backends []gateway.Backend, stdout io.Writer)
 	if err != nil {
 		return err
 	}
-	if len(opts.Tools) == 0 && len(checked) == 0 {
+	if len(opts.Catalog.Tools) == 0 && len(checked) == 0 {
 		return nil
 	}
 	if len(checked) < len(backends) {

@@ -324,10 +324,10 @@ func (c *config) configure(ctx context.Context, fs *flag.FlagSet, getenv func(st
 				return nil, err
 			}
 		}
-		if c.opts.Toolsets, err = fileToolsets(cf.toolsets, cf.doc, c.front.oauthJWKSURL != ""); err != nil {
+		if c.opts.FrontDoor.Toolsets, err = fileToolsets(cf.toolsets, cf.doc, c.front.oauthJWKSURL != ""); err != nil {
 			return nil, err
 		}
-		if c.opts.Tools, err = fileTools(cf.tools, cf.doc, "tools"); err != nil {
+		if c.opts.Catalog.Tools, err = fileTools(cf.tools, cf.doc, "tools"); err != nil {
 			return nil, err
 		}
 	}

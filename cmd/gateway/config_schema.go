@@ -26,9 +26,9 @@ type configFile struct {
 	settings []*ast.MappingValueNode
 	// backends replaces --backend, with per-backend settings.
 	backends []fileBackend
-	// toolsets are gateway.Options.Toolsets.
+	// toolsets are gateway.Options.FrontDoor.Toolsets.
 	toolsets []fileToolset
-	// tools are gateway.Options.Tools (tools.go).
+	// tools are gateway.Options.Catalog.Tools (tools.go).
 	tools []fileTool
 }
 

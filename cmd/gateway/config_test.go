@@ -174,8 +174,8 @@ func TestConfigMinimal(t *testing.T) {
 	if b.name != "zoo" || b.addr != "127.0.0.1:50051" || b.file == nil || b.file.tls == nil || !b.file.tls.Plaintext {
 		t.Errorf("backend: %+v %+v", b, b.file)
 	}
-	if c.opts.CallTimeout != 30*time.Second || c.listen != "127.0.0.1:8080" {
-		t.Errorf("defaults changed: call timeout %s, listen %s", c.opts.CallTimeout, c.listen)
+	if c.opts.Calls.Timeout != 30*time.Second || c.listen != "127.0.0.1:8080" {
+		t.Errorf("defaults changed: call timeout %s, listen %s", c.opts.Calls.Timeout, c.listen)
 	}
 }
 
@@ -265,8 +265,8 @@ log_format: json
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []any{c.listen, c.opts.CallTimeout, c.opts.StreamTimeout, c.opts.StreamMaxMessages, c.opts.StreamMaxBytes, c.opts.DiscoveryTimeout, c.shutdownGrace,
-		c.opts.InputErrors, c.jsonNames, c.opts.ToolMode, c.opts.ToolBudget, c.opts.ExposeHealth, c.opts.ExposeInternal, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
+	got := []any{c.listen, c.opts.Calls.Timeout, c.opts.Calls.StreamTimeout, c.opts.Calls.StreamMaxMessages, c.opts.Calls.StreamMaxBytes, c.opts.Catalog.DiscoveryTimeout, c.shutdownGrace,
+		c.opts.Calls.InputErrors, c.jsonNames, c.opts.Search.ToolMode, c.opts.Search.ToolBudget, c.opts.Catalog.ExposeHealth, c.opts.Catalog.ExposeInternal, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
 		c.backends.refresh, c.backends.requireBackends, c.front.bearerTokensFile, []string(c.front.forwardHeaders), c.front.md.Get("x-caller"),
 		c.obs.metrics, c.obs.logArguments, c.logLevel, c.logFormat}
 	want := []any{"0.0.0.0:9090", 20 * time.Second, time.Minute, 50, int64(1024), 3 * time.Second, 7 * time.Second,
@@ -327,8 +327,8 @@ func TestConfigPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.opts.CallTimeout != tc.want {
-				t.Errorf("call timeout %s, want %s", c.opts.CallTimeout, tc.want)
+			if c.opts.Calls.Timeout != tc.want {
+				t.Errorf("call timeout %s, want %s", c.opts.Calls.Timeout, tc.want)
 			}
 		})
 	}
@@ -556,17 +556,17 @@ operation_cancel: true
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.opts.OperationWait != 45*time.Second || !c.opts.OperationCancel {
-		t.Errorf("operation_wait %s, operation_cancel %v", c.opts.OperationWait, c.opts.OperationCancel)
+	if c.opts.Calls.OperationWait != 45*time.Second || !c.opts.Calls.OperationCancel {
+		t.Errorf("operation_wait %s, operation_cancel %v", c.opts.Calls.OperationWait, c.opts.Calls.OperationCancel)
 	}
 	if m := c.backends.parsed[0].file.backend.Methods; len(m) != 1 || m[0].OperationWait != -time.Second {
 		t.Errorf("per-method operation_wait: %+v", m)
 	}
-	if c, err := parseConfig([]string{"--operation-wait", "0s"}, io.Discard, noEnv); err != nil || c.opts.OperationWait != gateway.DefaultOperationWait {
-		t.Errorf("--operation-wait 0 is the default: %v, %v", c.opts.OperationWait, err)
+	if c, err := parseConfig([]string{"--operation-wait", "0s"}, io.Discard, noEnv); err != nil || c.opts.Calls.OperationWait != gateway.DefaultOperationWait {
+		t.Errorf("--operation-wait 0 is the default: %v, %v", c.opts.Calls.OperationWait, err)
 	}
-	if c, err := parseConfig([]string{"--operation-wait", "off"}, io.Discard, noEnv); err != nil || c.opts.OperationWait != gateway.Off {
-		t.Errorf("--operation-wait off: %v, %v", c.opts.OperationWait, err)
+	if c, err := parseConfig([]string{"--operation-wait", "off"}, io.Discard, noEnv); err != nil || c.opts.Calls.OperationWait != gateway.Off {
+		t.Errorf("--operation-wait off: %v, %v", c.opts.Calls.OperationWait, err)
 	}
 }
 
@@ -668,7 +668,7 @@ func TestBudgetBackendTransportDefaults(t *testing.T) {
 		{"backend-max-recv-bytes", c.backends.conn.maxRecv, 16 * mib},
 		{"backend-max-send-bytes", c.backends.conn.maxSend, 16 * mib},
 		{"retry", c.backends.conn.retry, "on"},
-		{"stream-max-bytes", c.opts.StreamMaxBytes, int64(4 * mib)},
+		{"stream-max-bytes", c.opts.Calls.StreamMaxBytes, int64(4 * mib)},
 		{"max-request-bytes", c.transports.maxRequestBytes, int64(4 * mib)},
 		{"ws-max-message-bytes", c.transports.wsMaxMessageBytes, int64(4 * mib)},
 		{"read-timeout", c.transports.readTimeout, 20 * time.Second},

@@ -9,7 +9,7 @@ import (
 // What a slow or idle client may hold of the HTTP server. A request's
 // headers must arrive within readHeaderTimeout, its body within
 // --read-timeout after that (the gateway sets that deadline per request,
-// see gateway.Options.ReadTimeout), and a keep-alive connection idle for
+// see gateway.Options.Transports.ReadTimeout), and a keep-alive connection idle for
 // idleTimeout is closed. There is deliberately no WriteTimeout: it would
 // cut the long-lived GET and SSE streams and the WebSockets; the
 // transports set a deadline on each write instead (mcp's WriteTimeout

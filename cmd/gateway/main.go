@@ -44,9 +44,13 @@ func main() {
 // config holds the parsed flags.
 type config struct {
 	// opts are the gateway's options that flags bind directly, each to
-	// its field (--call-timeout to opts.CallTimeout): serve adds what is
+	// its field (--call-timeout to opts.Calls.Timeout): serve adds what is
 	// derived or built at start.
 	opts gateway.Options
+	// from is where each setting not given on the command line came
+	// from (the file's line and key, or its variable), so an error the
+	// library raises later names it there (inSettingWords).
+	from origins
 	// demo runs the bundled demo backend: --demo, or set by checkDemo
 	// when nothing names a backend.
 	demo     bool
@@ -121,6 +125,7 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) (string, b
 	if err != nil {
 		return c, err
 	}
+	c.from = from
 	// The declarations' own checks name the setting as it was given:
 	// the flag, the variable, or the file's line and key.
 	if err := c.checkSettings(from); err != nil {
@@ -156,12 +161,12 @@ func (c *config) catalogOptions(logger *slog.Logger) gateway.Options {
 	opts := c.opts
 	opts.Logger = logger
 	opts.Version = version
-	opts.MethodTimeouts = c.methodDeadlines
-	opts.Include = c.backends.include
-	opts.Exclude = c.backends.exclude
-	opts.UseProtoNames = c.jsonNames == "proto"
-	opts.Watch = c.watch.options()
-	opts.MaxResultBytes = c.results.maxBytes
+	opts.Calls.MethodTimeouts = c.methodDeadlines
+	opts.Catalog.Include = c.backends.include
+	opts.Catalog.Exclude = c.backends.exclude
+	opts.Catalog.UseProtoNames = c.jsonNames == "proto"
+	opts.Calls.Watch = c.watch.options()
+	opts.Results.MaxBytes = c.results.maxBytes
 	return opts
 }
 
@@ -281,7 +286,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serve(ctx, c, logger, stdin, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
+		fmt.Fprintln(stderr, "gateway:", c.inSettingWords(err))
 		// A rule that names nothing is a mistake in the configuration,
 		// even though only discovery can tell.
 		if errors.Is(err, gateway.ErrUnmatchedScopeRule) || errors.Is(err, gateway.ErrToolOverride) {
@@ -341,7 +346,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		}
 	}
 
-	dctx, cancel := context.WithTimeout(ctx, c.opts.DiscoveryTimeout)
+	dctx, cancel := context.WithTimeout(ctx, c.opts.Catalog.DiscoveryTimeout)
 	httpOpts, wsOpts, sseOpts := c.transports.options(c.allowOrigins)
 	authn, err := c.front.authenticator(dctx, logger)
 	if err != nil {
@@ -352,17 +357,17 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		defer authn.Close()
 	}
 	opts := c.catalogOptions(logger)
-	opts.Refresh = c.backends.refresh
-	opts.RequireBackends = c.backends.requireBackends
-	opts.SearchEmbeddings = c.search.options()
-	opts.ResultTTL = c.results.ttl
-	opts.ResultStoreBytes = c.results.storeBytes
-	opts.ResultStoreEntries = c.results.storeEntries
-	opts.ResultStoreBytesPerPrincipal = c.results.storeBytesPerPrin
-	opts.ResultStoreEntriesPerPrincipal = c.results.storeEntriesPerPrin
-	opts.HTTP = httpOpts
-	st, err := c.state.open(ctx, &results.StoreOptions{TTL: opts.ResultTTL, MaxBytes: opts.ResultStoreBytes, MaxEntries: opts.ResultStoreEntries,
-		MaxBytesPerPrincipal: opts.ResultStoreBytesPerPrincipal, MaxEntriesPerPrincipal: opts.ResultStoreEntriesPerPrincipal}, logger)
+	opts.Catalog.Refresh = c.backends.refresh
+	opts.Catalog.RequireBackends = c.backends.requireBackends
+	opts.Search.Embeddings = c.search.options()
+	opts.Results.TTL = c.results.ttl
+	opts.Results.StoreBytes = c.results.storeBytes
+	opts.Results.StoreEntries = c.results.storeEntries
+	opts.Results.StoreBytesPerPrincipal = c.results.storeBytesPerPrin
+	opts.Results.StoreEntriesPerPrincipal = c.results.storeEntriesPerPrin
+	opts.Transports.HTTP = httpOpts
+	st, err := c.state.open(ctx, &results.StoreOptions{TTL: opts.Results.TTL, MaxBytes: opts.Results.StoreBytes, MaxEntries: opts.Results.StoreEntries,
+		MaxBytesPerPrincipal: opts.Results.StoreBytesPerPrincipal, MaxEntriesPerPrincipal: opts.Results.StoreEntriesPerPrincipal}, logger)
 	if err != nil {
 		cancel()
 		return err
@@ -371,9 +376,9 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		defer st.Close() // after the gateway's Close, deferred below
 		opts.State = st
 	}
-	opts.WebSocket = wsOpts
-	opts.SSE = sseOpts
-	opts.Server = &mcp.ServerOptions{
+	opts.Transports.WebSocket = wsOpts
+	opts.Transports.SSE = sseOpts
+	opts.Transports.Server = &mcp.ServerOptions{
 		MaxConcurrentCalls:      c.transports.maxConcurrentCalls,
 		MaxInFlight:             c.transports.maxInFlight,
 		MaxInFlightPerPrincipal: c.transports.maxInFlightPerPrin,
@@ -381,19 +386,19 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		MaxBatch:                c.transports.maxBatch,
 		MaxMessageBytes:         int(c.transports.maxRequestBytes),
 	}
-	opts.AllowedHosts = c.exposure.hosts(c.front.oauthResource)
-	opts.SeparateAdmin = c.exposure.adminListen != ""
-	opts.ReadTimeout = c.transports.readTimeout
+	opts.FrontDoor.AllowedHosts = c.exposure.hosts(c.front.oauthResource)
+	opts.FrontDoor.SeparateAdmin = c.exposure.adminListen != ""
+	opts.Transports.ReadTimeout = c.transports.readTimeout
 	opts.Auth = authn
-	opts.StrictScopes = c.front.strictScopes
-	opts.ListVisibleOnly = c.front.listVisibleOnly
-	opts.ForwardHeaders = c.front.forwardHeaderNames()
-	opts.Metadata = c.front.md
-	opts.Metrics = tel.metrics
-	opts.TracerProvider = tel.tp
-	opts.LogArguments = c.obs.logArguments
+	opts.Scopes.Strict = c.front.strictScopes
+	opts.Scopes.ListVisibleOnly = c.front.listVisibleOnly
+	opts.Calls.ForwardHeaders = c.front.forwardHeaderNames()
+	opts.Calls.Metadata = c.front.md
+	opts.Telemetry.Metrics = tel.metrics
+	opts.Telemetry.TracerProvider = tel.tp
+	opts.Telemetry.LogArguments = c.obs.logArguments
 	// The protocol trace is what --log-level debug is for.
-	opts.ProtocolTrace = c.logLevel == "debug"
+	opts.Telemetry.ProtocolTrace = c.logLevel == "debug"
 	// An operator's GOGC is theirs; otherwise large catalogs are built
 	// with the collector paced (gateway/memory.go).
 	_, gogc := os.LookupEnv("GOGC")

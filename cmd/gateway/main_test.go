@@ -289,9 +289,6 @@ func TestStartupErrors(t *testing.T) {
 			`toolsets[0].name: "Billing": want 1 to 63 of a-z 0-9 _ -`},
 		{"toolset scope needs oauth", []string{"--config", writeFile(t, "scoped-toolset.yaml", "toolsets:\n  - name: a\n    required_scope: [x]\n")}, 2,
 			`toolsets[0].required_scope: needs --oauth-jwks-url`},
-		{"strict scopes unmatched", append(is.args(), "--backend", "zoo="+zooAddr, "--listen", "127.0.0.1:0", "--strict-scopes",
-			"--oauth-tool-scope", "zoo.v1.ZooService/DeleteAnimal=zoo:admin", "--oauth-tool-scope", "zoo.v1.ZooService/Delete=zoo:admin"), 2,
-			`gateway: --oauth-tool-scope "zoo.v1.ZooService/Delete": tool scope rule matches no tool, and --strict-scopes refuses to start with it`},
 		{"forward-claim needs oauth", []string{"--forward-claim", "sub=x-user-id"}, 2, `--forward-claim needs --oauth-jwks-url`},
 		{"hop-by-hop", []string{"--forward-header", "Connection"}, 2, `--forward-header: "Connection" is a hop-by-hop header`},
 		{"proxy header", []string{"--forward-header", "Proxy-Authorization"}, 2, `hop-by-hop`},
@@ -306,21 +303,44 @@ func TestStartupErrors(t *testing.T) {
 		{"jwks over http", []string{"--oauth-jwks-url", "http://as.example.com/jwks", "--oauth-issuer", "i", "--oauth-audience", "a"}, 2, `--oauth-jwks-url http://as.example.com/jwks: the JWKS must be fetched over https`},
 		{"jwks unreachable", []string{"--backend", noReflection, "--listen", "127.0.0.1:0", "--oauth-jwks-url", "http://127.0.0.1:1/jwks", "--oauth-issuer", "i", "--oauth-audience", "a"}, 1, `fetching the JWKS from http://127.0.0.1:1/jwks`},
 	}
+	run := func(t *testing.T, args, env []string, code int, want string) {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(os.Environ(), env...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		cmd.Stdin = strings.NewReader("")
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != code {
+			t.Fatalf("exit: %v, want code %d\nstderr:\n%s", err, code, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not contain %q:\n%s", want, stderr.String())
+		}
+	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			cmd := exec.Command(binary, c.args...)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			cmd.Stdin = strings.NewReader("")
-			err := cmd.Run()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != c.code {
-				t.Fatalf("exit: %v, want code %d\nstderr:\n%s", err, c.code, stderr.String())
-			}
-			if !strings.Contains(stderr.String(), c.want) {
-				t.Errorf("stderr does not contain %q:\n%s", c.want, stderr.String())
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { run(t, c.args, nil, c.code, c.want) })
+	}
+	// An error gateway.New finds about an option (a *gateway.OptionError:
+	// here a tool scope rule that matches no tool once the backend is
+	// discovered, refused with --strict-scopes) names the setting as the
+	// operator gave it: the flag, the variable, or the file's line and key.
+	strict := append(is.args(), "--backend", "zoo="+zooAddr, "--listen", "127.0.0.1:0", "--strict-scopes")
+	const rule, unmatched = "zoo.v1.ZooService/Delete=zoo:admin", `: "zoo.v1.ZooService/Delete": tool scope rule matches no tool, and strict scopes refuse to start with it`
+	config := writeFile(t, "strict.yaml", "# a rule that names no method\noauth_tool_scope:\n  zoo.v1.ZooService/Delete: zoo:admin\n")
+	for _, c := range []struct {
+		name      string
+		args, env []string
+		want      string
+	}{
+		{"strict scopes unmatched by flag", append(slices.Clone(strict), "--oauth-tool-scope", "zoo.v1.ZooService/DeleteAnimal=zoo:admin", "--oauth-tool-scope", rule), nil,
+			"gateway: --oauth-tool-scope" + unmatched},
+		{"strict scopes unmatched by variable", strict, []string{"GATEWAY_OAUTH_TOOL_SCOPE=zoo.v1.ZooService/DeleteAnimal=zoo:admin " + rule},
+			"gateway: GATEWAY_OAUTH_TOOL_SCOPE" + unmatched},
+		{"strict scopes unmatched in the config file", append(slices.Clone(strict), "--config", config), nil,
+			"gateway: " + config + ":2: oauth_tool_scope" + unmatched},
+	} {
+		t.Run(c.name, func(t *testing.T) { run(t, c.args, c.env, 2, c.want) })
 	}
 }
 

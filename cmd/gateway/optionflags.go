@@ -1,62 +1,77 @@
 package main
 
 import (
-	"cmp"
-	"slices"
+	"errors"
 	"strings"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
 )
 
 // Settings given to cmd/gateway are validated here, in the words the
 // operator typed (settings.go, validate), before any library sees them,
 // so the library's own checks, which name its options for Go callers,
 // do not fire for them. What only a running gateway can find (a tool
-// scope rule that matches no discovered tool, a tool correction that
-// matches nothing, a backend's descriptor files outlasting the
-// discovery's deadline, a JWKS that cannot be fetched) is reported by the
-// library, in its options' words, after start. inFlagWords restates such
-// an error in flag names, from the settings' declarations: each names
-// the option it sets (setting.field), so there is no table to keep.
+// scope rule that matches no tool, a backend's descriptor files
+// outlasting the discovery's deadline, a JWKS that cannot be fetched)
+// the library reports as a *gateway.OptionError naming the option's path;
+// each setting's declaration names the option it sets (setting.field),
+// so the setting, and where the operator gave it, follow from the
+// declarations: there is no table to keep, and no message is rewritten.
 
-// fileFields are the options set by a section of the config file rather
-// than a flag, named as the file names them.
-var fileFields = map[string]string{"Options.Toolsets": "toolsets"}
+// fileSections are the options set by a section of the config file
+// rather than by a setting, named as the file names them.
+var fileSections = map[string]string{
+	"Options.FrontDoor.Toolsets": "toolsets",
+	"Options.Catalog.Tools":      "tools",
+}
 
-// optionFlags restates option names as flag names, derived from the
-// declarations.
-var optionFlags = func() *strings.Replacer {
-	type row struct{ field, words string }
-	var rows []row
-	for _, s := range settings {
-		if s.field == "" {
-			continue
-		}
-		// Library log lines name the option and the flag together
-		// ("Options.DiscoveryTimeout (gateway: --discovery-timeout)");
-		// restated, the flag is enough.
-		rows = append(rows, row{s.field + " (gateway: --" + s.name + ")", "--" + s.name}, row{s.field, "--" + s.name})
-	}
-	for field, key := range fileFields {
-		rows = append(rows, row{field, key})
-	}
-	// Longest first, so Options.ToolsetsOnly is not read as
-	// Options.Toolsets followed by "Only".
-	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(len(b.field), len(a.field)) })
-	var pairs []string
-	for _, r := range rows {
-		pairs = append(pairs, r.field, r.words)
-	}
-	return strings.NewReplacer(pairs...)
-}()
-
-// inFlagWords returns err, raised by the library after start, restated
-// in flag names; errors.Is and As still see the original.
-func inFlagWords(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := optionFlags.Replace(err.Error())
-	if msg == err.Error() {
+// inSettingWords returns err, raised by the library, naming the setting
+// behind the option it is about as the operator gave it: the config
+// file's line and key, the GATEWAY_* variable, or the flag. An error
+// about no option a setting sets is returned as it is; errors.Is and As
+// still see the original either way.
+func (c *config) inSettingWords(err error) error {
+	var oe *gateway.OptionError
+	if !errors.As(err, &oe) {
 		return err
 	}
-	return &sourcedError{msg: msg, err: err}
+	where, rest, ok := c.settingOf(oe.Option)
+	if !ok {
+		return err
+	}
+	return &sourcedError{msg: where + rest + ": " + oe.Err.Error(), err: err}
+}
+
+// settingOf is where the setting behind option was given, and what of
+// option's path lies below the setting's own
+// ("Options.FrontDoor.Toolsets[1].Name": "toolsets", "[1].Name").
+func (c *config) settingOf(option string) (where, rest string, ok bool) {
+	best := -1
+	for i := range settings {
+		f := settings[i].field
+		if f != "" && under(option, f) && (best < 0 || len(f) > len(settings[best].field)) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		s := &settings[best]
+		where, ok = c.from[s.name]
+		if !ok {
+			where = "--" + s.name
+		}
+		return where, option[len(s.field):], true
+	}
+	for field, key := range fileSections {
+		if under(option, field) {
+			return key, option[len(field):], true
+		}
+	}
+	return "", "", false
+}
+
+// under reports whether option is field or a part of it (an element,
+// a field of it).
+func under(option, field string) bool {
+	rest, ok := strings.CutPrefix(option, field)
+	return ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
 }

@@ -3,25 +3,42 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway"
 )
 
-// TestInFlagWords: library errors reach the operator in flag names, and a
-// phrase that already names the flag beside the option is not doubled.
-func TestInFlagWords(t *testing.T) {
+// TestInSettingWords: an error the library raises about an option
+// reaches the operator naming the setting as given (the flag, the
+// variable, the file's line and key), with the part of the option's path
+// below the setting's, and keeps what it wraps; an error about no
+// setting's option is left as it is.
+func TestInSettingWords(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ in, want string }{
-		{"backend big: its descriptor files, not the backend, took longer than the discovery's deadline, Options.DiscoveryTimeout (gateway: --discovery-timeout): raise it",
-			"backend big: its descriptor files, not the backend, took longer than the discovery's deadline, --discovery-timeout: raise it"},
-		{"Options.DiscoveryTimeout: must be positive", "--discovery-timeout: must be positive"},
-		{"nothing to restate", "nothing to restate"},
+	c := &config{from: origins{"discovery-timeout": "GATEWAY_DISCOVERY_TIMEOUT", "oauth-tool-scope": "gateway.yaml:7: oauth_tool_scope"}}
+	for _, tc := range []struct {
+		option string
+		want   string
+	}{
+		{"Options.Catalog.DiscoveryTimeout", "GATEWAY_DISCOVERY_TIMEOUT: backend big: too slow"},
+		{"OAuthConfig.ToolScopes", "gateway.yaml:7: oauth_tool_scope: backend big: too slow"},
+		{"Options.Calls.Timeout", "--call-timeout: backend big: too slow"},
+		{"Options.FrontDoor.Toolsets[1].Name", "toolsets[1].Name: backend big: too slow"},
+		{"Options.FrontDoor.ToolsetsOnly", "--toolsets-only: backend big: too slow"},
+		{"Options.Calls.MethodTimeouts[0].Timeout", "gateway: Options.Calls.MethodTimeouts[0].Timeout: backend big: too slow"},
 	} {
-		err := inFlagWords(errors.Join(errors.New(tc.in), context.DeadlineExceeded))
-		if got := err.Error(); got != tc.want+"\n"+context.DeadlineExceeded.Error() {
-			t.Errorf("inFlagWords(%q) = %q, want %q", tc.in, got, tc.want)
+		in := fmt.Errorf("gateway: %w", &gateway.OptionError{Option: tc.option, Err: fmt.Errorf("backend big: too slow: %w", context.DeadlineExceeded)})
+		err := c.inSettingWords(in)
+		if got := err.Error(); got != tc.want+": "+context.DeadlineExceeded.Error() {
+			t.Errorf("%s: %q, want %q", tc.option, got, tc.want)
 		}
 		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("inFlagWords(%q) lost the error it wraps", tc.in)
+			t.Errorf("%s: lost the error it wraps", tc.option)
 		}
+	}
+	plain := errors.New("nothing to restate")
+	if err := c.inSettingWords(plain); err != plain {
+		t.Errorf("an error about no option: %v", err)
 	}
 }

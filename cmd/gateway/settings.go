@@ -23,8 +23,9 @@ import (
 // relate settings to one another, or read files, stay with the flags of
 // their concern (transports.go, results.go...), naming the flags.
 //
-// To add a setting: add its field to config (or to gateway.Options,
-// bound through c.opts), declare it below in its group, and run
+// To add a setting: add its field to config (or to gateway.Options, in
+// the group of its concept, bound through c.opts), declare it below in
+// its group with the option's path as its field, and run
 //
 //	go test ./cmd/gateway -run TestConfigurationReference -update-reference
 //
@@ -36,9 +37,11 @@ type setting struct {
 	// group is its section of -h and of docs/configuration.md; the
 	// sections come in the order of their first setting.
 	group string
-	// field, when the setting sets a library option, names that option
-	// as the library's own errors do ("Options.CallTimeout", "TLS.CAFile"),
-	// so an error the library raises after start names the flag.
+	// field, when the setting sets a library option, is that option's
+	// path, as a *gateway.OptionError names it ("Options.Calls.Timeout",
+	// "OAuthConfig.JWKSURL", "TLS.CAFile"), so an error the library
+	// raises about it names the setting as the operator gave it
+	// (inSettingWords).
 	field string
 	// ptr is the setting's variable in c: a *bool, a *string, a
 	// *time.Duration, *int or *int64 (numeric settings, internal/limit's
@@ -97,10 +100,10 @@ var settings = []setting{
 	{name: "demo", group: grpBackendsAndDiscovery,
 		ptr:   func(c *config) any { return &c.demo },
 		usage: "front the bundled demo backend (examples/zoo) on a loopback port; also what runs when nothing names a backend"},
-	{name: "include", field: "Options.Include", group: grpBackendsAndDiscovery,
+	{name: "include", field: "Options.Catalog.Include", group: grpBackendsAndDiscovery,
 		ptr:   func(c *config) any { return &c.backends.include },
 		usage: "expose only methods matching this glob on package.Service/Method, e.g. 'zoo.v1.ZooService/*' ('*' does not cross '/'; a pattern without '/' means SERVICE/*; repeatable)"},
-	{name: "exclude", field: "Options.Exclude", group: grpBackendsAndDiscovery,
+	{name: "exclude", field: "Options.Catalog.Exclude", group: grpBackendsAndDiscovery,
 		ptr:   func(c *config) any { return &c.backends.exclude },
 		usage: "hide methods matching this glob on package.Service/Method (repeatable; wins over --include)"},
 	{name: "descriptor-set", group: grpBackendsAndDiscovery,
@@ -118,20 +121,20 @@ var settings = []setting{
 	{name: "no-reflection", group: grpBackendsAndDiscovery,
 		ptr:   func(c *config) any { return &c.backends.noReflection },
 		usage: "never ask the backend for server reflection: take its API from --descriptor-set or --proto alone (one backend only)"},
-	{name: "refresh", field: "Options.Refresh", group: grpBackendsAndDiscovery, def: gateway.DefaultRefresh, offOK: true,
+	{name: "refresh", field: "Options.Catalog.Refresh", group: grpBackendsAndDiscovery, def: gateway.DefaultRefresh, offOK: true,
 		ptr:   func(c *config) any { return &c.backends.refresh },
 		usage: "discover every backend again this often (its API, and its replicas behind a dns:/// name) and tell clients when tools change (off: never on a timer; a backend is also discovered again when its connection comes back)"},
-	{name: "discovery-timeout", field: "Options.DiscoveryTimeout", group: grpBackendsAndDiscovery, def: gateway.DefaultDiscoveryTimeout,
-		ptr:   func(c *config) any { return &c.opts.DiscoveryTimeout },
+	{name: "discovery-timeout", field: "Options.Catalog.DiscoveryTimeout", group: grpBackendsAndDiscovery, def: gateway.DefaultDiscoveryTimeout,
+		ptr:   func(c *config) any { return &c.opts.Catalog.DiscoveryTimeout },
 		usage: "how long one discovery of a backend may take (at start, and on each refresh)"},
-	{name: "require-backends", field: "Options.RequireBackends", group: grpBackendsAndDiscovery,
+	{name: "require-backends", field: "Options.Catalog.RequireBackends", group: grpBackendsAndDiscovery,
 		ptr:   func(c *config) any { return &c.backends.requireBackends },
 		usage: "exit with an error when a backend cannot be discovered at start, instead of serving the others and retrying it"},
-	{name: "expose-health", field: "Options.ExposeHealth", group: grpBackendsAndDiscovery,
-		ptr:   func(c *config) any { return &c.opts.ExposeHealth },
+	{name: "expose-health", field: "Options.Catalog.ExposeHealth", group: grpBackendsAndDiscovery,
+		ptr:   func(c *config) any { return &c.opts.Catalog.ExposeHealth },
 		usage: "expose grpc.health.v1.Health as tools"},
-	{name: "expose-internal", field: "Options.ExposeInternal", group: grpBackendsAndDiscovery,
-		ptr: func(c *config) any { return &c.opts.ExposeInternal },
+	{name: "expose-internal", field: "Options.Catalog.ExposeInternal", group: grpBackendsAndDiscovery,
+		ptr: func(c *config) any { return &c.opts.Catalog.ExposeInternal },
 		usage: "expose the services that serve a server's operators and infrastructure, not its users, hidden by default (each logged when hidden): " +
 			strings.Join(gateway.InternalServices(), ", ")},
 
@@ -166,7 +169,7 @@ var settings = []setting{
 	{name: "retry", group: grpBackendConnections, def: "on",
 		ptr:   func(c *config) any { return &c.backends.conn.retry },
 		usage: `"on": calls to tools whose idempotentHint is true (NO_SIDE_EFFECTS, IDEMPOTENT, a GET/PUT/DELETE HTTP rule, a reading or deleting verb, or the tool option) are retried on UNAVAILABLE, on another replica where there is one; "off": never`},
-	{name: "metadata", field: "Options.Metadata", group: grpBackendConnections,
+	{name: "metadata", field: "Options.Calls.Metadata", group: grpBackendConnections,
 		ptr:   func(c *config) any { return &c.front.metadata },
 		usage: "KEY=VALUE gRPC metadata added to every call; -bin keys take base64 (repeatable)"},
 	{name: "forward-header", group: grpBackendConnections,
@@ -174,21 +177,21 @@ var settings = []setting{
 		usage: "copy this inbound HTTP header into the gRPC metadata of each call (repeatable)"},
 
 	// Calls and results
-	{name: "call-timeout", field: "Options.CallTimeout", group: grpCallsAndResults, def: gateway.DefaultCallTimeout,
-		ptr:   func(c *config) any { return &c.opts.CallTimeout },
+	{name: "call-timeout", field: "Options.Calls.Timeout", group: grpCallsAndResults, def: gateway.DefaultCallTimeout,
+		ptr:   func(c *config) any { return &c.opts.Calls.Timeout },
 		usage: "gRPC deadline of each tool call, and the longest a task method (tasks/result) waits"},
-	{name: "stream-timeout", field: "Options.StreamTimeout", group: grpCallsAndResults, def: gateway.DefaultStreamTimeout,
-		ptr:   func(c *config) any { return &c.opts.StreamTimeout },
+	{name: "stream-timeout", field: "Options.Calls.StreamTimeout", group: grpCallsAndResults, def: gateway.DefaultStreamTimeout,
+		ptr:   func(c *config) any { return &c.opts.Calls.StreamTimeout },
 		usage: "gRPC deadline of each streaming tool call (server, client or bidirectional streams)"},
 	{name: "method-timeout", group: grpCallsAndResults,
 		ptr: func(c *config) any { return &c.methodTimeouts },
 		usage: "GLOB=DURATION: the gRPC deadline of the methods GLOB matches (package.Service/Method, as --include), unary or streaming, on every backend, e.g. " + methodTimeoutExample +
 			" for long polls; the first that matches applies, over a config file backend's call_timeout and stream_timeout, under its methods: entries (repeatable)"},
-	{name: "stream-max-messages", field: "Options.StreamMaxMessages", group: grpCallsAndResults, def: gateway.DefaultStreamMaxMessages,
-		ptr:   func(c *config) any { return &c.opts.StreamMaxMessages },
+	{name: "stream-max-messages", field: "Options.Calls.StreamMaxMessages", group: grpCallsAndResults, def: gateway.DefaultStreamMaxMessages,
+		ptr:   func(c *config) any { return &c.opts.Calls.StreamMaxMessages },
 		usage: "most messages one streaming call collects; past it the stream is cancelled and the result marked truncated"},
-	{name: "stream-max-bytes", field: "Options.StreamMaxBytes", group: grpCallsAndResults, def: gateway.DefaultStreamMaxBytes,
-		ptr:   func(c *config) any { return &c.opts.StreamMaxBytes },
+	{name: "stream-max-bytes", field: "Options.Calls.StreamMaxBytes", group: grpCallsAndResults, def: gateway.DefaultStreamMaxBytes,
+		ptr:   func(c *config) any { return &c.opts.Calls.StreamMaxBytes },
 		usage: "most bytes of message JSON one streaming call collects; past it the stream is cancelled and the result marked truncated"},
 	{name: "watch-window", group: grpCallsAndResults, def: gateway.DefaultWatchWindow,
 		ptr:   func(c *config) any { return &c.watch.window },
@@ -202,44 +205,44 @@ var settings = []setting{
 	{name: "watch-ignore-names", group: grpCallsAndResults,
 		ptr:   func(c *config) any { return &c.watch.ignoreNames },
 		usage: "do not recognise open-ended streams by their methods' names (Watch, Subscribe, Tail, Follow, Listen, StreamingPull, LongPoll): only --watch and the (mcpgateway.v1.tool) watch option"},
-	{name: "operation-wait", field: "Options.OperationWait", group: grpCallsAndResults, def: gateway.DefaultOperationWait, offOK: true,
-		ptr:   func(c *config) any { return &c.opts.OperationWait },
+	{name: "operation-wait", field: "Options.Calls.OperationWait", group: grpCallsAndResults, def: gateway.DefaultOperationWait, offOK: true,
+		ptr:   func(c *config) any { return &c.opts.Calls.OperationWait },
 		usage: "how long a call of a long-running method (google.longrunning operations) waits for its result before returning the unfinished operation's name; never past --call-timeout; off: return at once"},
-	{name: "operation-cancel", field: "Options.OperationCancel", group: grpCallsAndResults,
-		ptr:   func(c *config) any { return &c.opts.OperationCancel },
+	{name: "operation-cancel", field: "Options.Calls.OperationCancel", group: grpCallsAndResults,
+		ptr:   func(c *config) any { return &c.opts.Calls.OperationCancel },
 		usage: "cancel the backend operation (CancelOperation) when the client cancels a long-running call or goes away"},
-	{name: "max-result-bytes", field: "Options.MaxResultBytes", group: grpCallsAndResults, def: gateway.DefaultMaxResultBytes, offOK: true,
+	{name: "max-result-bytes", field: "Options.Results.MaxBytes", group: grpCallsAndResults, def: gateway.DefaultMaxResultBytes, offOK: true,
 		ptr:   func(c *config) any { return &c.results.maxBytes },
 		usage: fmt.Sprintf("result budget: most bytes of JSON in one tool result; a larger result is cut to fit (long arrays keep their first elements, long strings are shortened, \"truncated\" lists the cuts) and kept whole as a resource for --result-ttl; at least %d; unlimited: no budget", gateway.MinMaxResultBytes)},
-	{name: "result-ttl", field: "Options.ResultTTL", group: grpCallsAndResults, def: results.DefaultTTL,
+	{name: "result-ttl", field: "Options.Results.TTL", group: grpCallsAndResults, def: results.DefaultTTL,
 		ptr:   func(c *config) any { return &c.results.ttl },
 		usage: "how long a result cut to the budget stays readable whole (resources/read on its resource_link)"},
-	{name: "result-store-bytes", field: "Options.ResultStoreBytes", group: grpCallsAndResults, def: results.DefaultMaxBytes,
+	{name: "result-store-bytes", field: "Options.Results.StoreBytes", group: grpCallsAndResults, def: results.DefaultMaxBytes,
 		ptr:   func(c *config) any { return &c.results.storeBytes },
 		usage: "most bytes of whole results kept at once (the oldest go first); a larger result is cut but not kept"},
-	{name: "result-store-entries", field: "Options.ResultStoreEntries", group: grpCallsAndResults, def: results.DefaultMaxEntries,
+	{name: "result-store-entries", field: "Options.Results.StoreEntries", group: grpCallsAndResults, def: results.DefaultMaxEntries,
 		ptr:   func(c *config) any { return &c.results.storeEntries },
 		usage: "most whole results kept at once (the oldest go first)"},
-	{name: "result-store-bytes-per-principal", field: "Options.ResultStoreBytesPerPrincipal", group: grpCallsAndResults, def: 0, offOK: true,
+	{name: "result-store-bytes-per-principal", field: "Options.Results.StoreBytesPerPrincipal", group: grpCallsAndResults, def: 0, offOK: true,
 		ptr:   func(c *config) any { return &c.results.storeBytesPerPrin },
 		usage: "most bytes of whole results one authenticated principal keeps, all its sessions together: past it its own oldest go first, so one cannot push out another's; 0: half of --result-store-bytes"},
-	{name: "result-store-entries-per-principal", field: "Options.ResultStoreEntriesPerPrincipal", group: grpCallsAndResults, def: 0, offOK: true,
+	{name: "result-store-entries-per-principal", field: "Options.Results.StoreEntriesPerPrincipal", group: grpCallsAndResults, def: 0, offOK: true,
 		ptr:   func(c *config) any { return &c.results.storeEntriesPerPrin },
 		usage: "most whole results one authenticated principal keeps, all its sessions together; 0: half of --result-store-entries"},
-	{name: "input-errors", field: "Options.InputErrors", group: grpCallsAndResults, def: gateway.InputErrorsTool,
-		ptr:   func(c *config) any { return &c.opts.InputErrors },
+	{name: "input-errors", field: "Options.Calls.InputErrors", group: grpCallsAndResults, def: gateway.InputErrorsTool,
+		ptr:   func(c *config) any { return &c.opts.Calls.InputErrors },
 		usage: `how invalid arguments are answered: "tool" (isError result) or "protocol" (JSON-RPC -32602)`},
 	{name: "json-names", group: grpCallsAndResults, def: "json",
 		ptr:   func(c *config) any { return &c.jsonNames },
 		usage: `field names in schemas and results: "json" (protojson lowerCamel) or "proto" (original names)`},
-	{name: "tool-mode", field: "Options.ToolMode", group: grpCallsAndResults, def: gateway.ToolModeAuto,
-		ptr:   func(c *config) any { return &c.opts.ToolMode },
+	{name: "tool-mode", field: "Options.Search.ToolMode", group: grpCallsAndResults, def: gateway.ToolModeAuto,
+		ptr:   func(c *config) any { return &c.opts.Search.ToolMode },
 		usage: `how tools are listed: "typed" (one tool per method), "search" (search_tools and call_tool) or "auto" (typed while tools/list is within --tool-budget)`},
-	{name: "tool-budget", field: "Options.ToolBudget", group: grpCallsAndResults, def: gateway.DefaultToolBudget, offOK: true,
-		ptr:   func(c *config) any { return &c.opts.ToolBudget },
+	{name: "tool-budget", field: "Options.Search.ToolBudget", group: grpCallsAndResults, def: gateway.DefaultToolBudget, offOK: true,
+		ptr:   func(c *config) any { return &c.opts.Search.ToolBudget },
 		usage: "estimated tokens (tools/list JSON bytes / 4) up to which --tool-mode auto lists typed tools; unlimited: always typed"},
-	{name: "expose-debug-info", field: "Options.ExposeDebugInfo", group: grpCallsAndResults,
-		ptr:   func(c *config) any { return &c.opts.ExposeDebugInfo },
+	{name: "expose-debug-info", field: "Options.Calls.ExposeDebugInfo", group: grpCallsAndResults,
+		ptr:   func(c *config) any { return &c.opts.Calls.ExposeDebugInfo },
 		usage: "pass google.rpc.DebugInfo error details from backends on to clients (withheld by default: stack traces and internals)"},
 
 	// Search mode
@@ -260,11 +263,11 @@ var settings = []setting{
 	{name: "stdio", group: grpMcpFrontDoor,
 		ptr:   func(c *config) any { return &c.stdio },
 		usage: "serve MCP on stdin/stdout instead of HTTP (logs go to stderr)"},
-	{name: "toolsets-only", field: "Options.ToolsetsOnly", group: grpMcpFrontDoor,
-		ptr:   func(c *config) any { return &c.opts.ToolsetsOnly },
+	{name: "toolsets-only", field: "Options.FrontDoor.ToolsetsOnly", group: grpMcpFrontDoor,
+		ptr:   func(c *config) any { return &c.opts.FrontDoor.ToolsetsOnly },
 		usage: "serve only the toolsets' endpoints (/mcp/NAME...; see toolsets: in the config file): /mcp, /ws and /sse, the whole catalog, answer 404"},
-	{name: "stdio-toolset", field: "Options.StdioToolset", group: grpMcpFrontDoor,
-		ptr:   func(c *config) any { return &c.opts.StdioToolset },
+	{name: "stdio-toolset", field: "Options.FrontDoor.StdioToolset", group: grpMcpFrontDoor,
+		ptr:   func(c *config) any { return &c.opts.FrontDoor.StdioToolset },
 		usage: "with --stdio, serve this toolset instead of the whole catalog"},
 	{name: "admin-listen", group: grpMcpFrontDoor,
 		ptr:   func(c *config) any { return &c.exposure.adminListen },
@@ -376,10 +379,10 @@ var settings = []setting{
 		ptr: func(c *config) any { return &c.front.oauthToolScopes },
 		usage: "RULE=SCOPE: calling the tools RULE names also needs SCOPE; RULE is a tool name, or a method pattern that follows its methods " +
 			"whatever their tools are named: zoo.v1.ZooService/DeleteAnimal, zoo.v1.ZooService/*, zoo.v1.* (repeatable)"},
-	{name: "strict-scopes", field: "Options.StrictScopes", group: grpAuthentication,
+	{name: "strict-scopes", field: "Options.Scopes.Strict", group: grpAuthentication,
 		ptr:   func(c *config) any { return &c.front.strictScopes },
 		usage: "refuse to start when an --oauth-tool-scope rule matches no tool (without it: a warning); on a later refresh such a rule is logged as an error and stays in force"},
-	{name: "list-visible-only", field: "Options.ListVisibleOnly", group: grpAuthentication,
+	{name: "list-visible-only", field: "Options.Scopes.ListVisibleOnly", group: grpAuthentication,
 		ptr:   func(c *config) any { return &c.front.listVisibleOnly },
 		usage: "tools/list and search_tools show each caller only the tools its token's scopes allow (--oauth-tool-scope rules and the methods' scopes options); a call of a hidden tool is still refused with the scope it lacks. Off by default: step-up starts from a tool the client can see, and a list that is the same for everyone can be cached"},
 	{name: "forward-claim", group: grpAuthentication,
@@ -422,7 +425,7 @@ var settings = []setting{
 	{name: "log-format", group: grpObservability, def: "text",
 		ptr:   func(c *config) any { return &c.logFormat },
 		usage: "log format: text or json"},
-	{name: "log-arguments", field: "Options.LogArguments", group: grpObservability,
+	{name: "log-arguments", field: "Options.Telemetry.LogArguments", group: grpObservability,
 		ptr:   func(c *config) any { return &c.obs.logArguments },
 		usage: "log tool call argument values at debug level, and show in the --log-level debug protocol trace the values it otherwise redacts: arguments, tool and task results, resource bodies, task status messages (they may hold personal data)"},
 }

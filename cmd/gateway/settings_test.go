@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 )
 
@@ -88,10 +90,12 @@ func TestSettingsDeclaredOnce(t *testing.T) {
 	}
 }
 
-// TestSettingsNameTheirOption: an error the library raises after start,
-// naming an option a setting sets, reaches the operator naming the flag,
-// for every declaration that names its option, the longer of two
-// options that share a prefix included.
+// TestSettingsNameTheirOption: an error the library raises about an
+// option a setting sets (a *gateway.OptionError) reaches the operator
+// naming the setting, for every declaration that names its option, the
+// longer of two options that share a prefix included: the flag when
+// the command line gave it, else the variable or the file's line and
+// key.
 func TestSettingsNameTheirOption(t *testing.T) {
 	t.Parallel()
 	n := 0
@@ -100,9 +104,16 @@ func TestSettingsNameTheirOption(t *testing.T) {
 			continue
 		}
 		n++
-		err := inFlagWords(fmt.Errorf("gateway: %s: bad; %s (gateway: --%s): raise it", s.field, s.field, s.name))
-		if want := fmt.Sprintf("gateway: --%s: bad; --%s: raise it", s.name, s.name); err.Error() != want {
-			t.Errorf("%s: %q, want %q", s.field, err, want)
+		err := fmt.Errorf("gateway: %w", &gateway.OptionError{Option: s.field, Err: errors.New("bad; raise it")})
+		for _, from := range []origins{{}, {s.name: envName(s.name)}, {s.name: "gateway.yaml:3: " + flagKey(s.name)}} {
+			where, ok := from[s.name]
+			if !ok {
+				where = "--" + s.name
+			}
+			got := (&config{from: from}).inSettingWords(err)
+			if want := where + ": bad; raise it"; got.Error() != want {
+				t.Errorf("%s: %q, want %q", s.field, got, want)
+			}
 		}
 	}
 	if n == 0 {

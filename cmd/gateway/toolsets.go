@@ -10,7 +10,7 @@ import (
 )
 
 // fileToolsets checks the file's toolsets: and makes them
-// gateway.Options.Toolsets; every error names the line and the key. The
+// gateway.Options.FrontDoor.Toolsets; every error names the line and the key. The
 // gateway checks again what only it knows (patterns' meaning, scopes
 // against its front door); oauth says whether --oauth-jwks-url is set,
 // which required_scope needs.
@@ -69,17 +69,17 @@ func fileToolsets(toolsets []fileToolset, doc *configDoc, oauth bool) ([]gateway
 // needs it.
 func (c *config) checkToolsets() error {
 	named := false
-	for _, ts := range c.opts.Toolsets {
-		named = named || ts.Name == c.opts.StdioToolset
+	for _, ts := range c.opts.FrontDoor.Toolsets {
+		named = named || ts.Name == c.opts.FrontDoor.StdioToolset
 	}
 	switch {
-	case c.opts.ToolsetsOnly && len(c.opts.Toolsets) == 0:
+	case c.opts.FrontDoor.ToolsetsOnly && len(c.opts.FrontDoor.Toolsets) == 0:
 		return errors.New("--toolsets-only needs toolsets (toolsets: in the config file)")
-	case c.opts.StdioToolset != "" && !c.stdio:
+	case c.opts.FrontDoor.StdioToolset != "" && !c.stdio:
 		return errors.New("--stdio-toolset needs --stdio")
-	case c.opts.StdioToolset != "" && !named:
-		return fmt.Errorf("--stdio-toolset %q: no toolset of that name in the config file's toolsets:", c.opts.StdioToolset)
-	case c.stdio && c.opts.ToolsetsOnly && c.opts.StdioToolset == "":
+	case c.opts.FrontDoor.StdioToolset != "" && !named:
+		return fmt.Errorf("--stdio-toolset %q: no toolset of that name in the config file's toolsets:", c.opts.FrontDoor.StdioToolset)
+	case c.stdio && c.opts.FrontDoor.ToolsetsOnly && c.opts.FrontDoor.StdioToolset == "":
 		return errors.New("--stdio with --toolsets-only needs --stdio-toolset: stdio serves one toolset")
 	}
 	return nil

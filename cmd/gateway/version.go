@@ -56,11 +56,11 @@ func checkConfig(c *config, stdout, stderr io.Writer) int {
 		conn.Close()
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
+		fmt.Fprintln(stderr, "gateway:", c.inSettingWords(err))
 		return 1
 	}
 	if err := checkToolOverrides(c, backends, stdout); err != nil {
-		fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
+		fmt.Fprintln(stderr, "gateway:", c.inSettingWords(err))
 		return 1
 	}
 	note := ""
@@ -79,7 +79,7 @@ func checkConfig(c *config, stdout, stderr io.Writer) int {
 		// returns that Result (or compiles again what changed since).
 		res, err := ps.Discover(context.Background())
 		if err != nil {
-			fmt.Fprintln(stderr, "gateway:", inFlagWords(err))
+			fmt.Fprintln(stderr, "gateway:", c.inSettingWords(err))
 			return 1
 		}
 		kept := "no --proto-cache: every start compiles them"

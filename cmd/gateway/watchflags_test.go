@@ -8,7 +8,7 @@ import (
 )
 
 // TestWatchFlags: --watch-window, --watch-max-window, --watch and
-// --watch-ignore-names reach gateway.Options.Watch, from the command line
+// --watch-ignore-names reach gateway.Options.Calls.Watch, from the command line
 // or a GATEWAY_* variable, and a bad value fails at start naming its flag.
 func TestWatchFlags(t *testing.T) {
 	t.Parallel()

@@ -52,10 +52,10 @@ type keySource struct {
 func CheckJWKSURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("auth: OAuthConfig.JWKSURL: want an https URL, got %q", raw)
+		return optionError("JWKSURL", fmt.Errorf("want an https URL, got %q", raw))
 	}
 	if u.Scheme == "http" && !loopback.Host(u.Hostname()) {
-		return fmt.Errorf("auth: OAuthConfig.JWKSURL %s: the JWKS must be fetched over https (plain http is allowed only to a loopback address): anyone on the path could substitute signing keys", raw)
+		return optionError("JWKSURL", fmt.Errorf("%s: the JWKS must be fetched over https (plain http is allowed only to a loopback address): anyone on the path could substitute signing keys", raw))
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func startKeySource(ctx context.Context, cfg *OAuthConfig, log *slog.Logger) (*k
 	// unreachable authorization server is a start-up error with its
 	// cause: the cache only logs a failed fetch and tries again later.
 	if err := fetchJWKS(ctx, hc, cfg.JWKSURL); err != nil {
-		return fail(fmt.Errorf("auth: fetching the JWKS from %s: %w", cfg.JWKSURL, err))
+		return fail(optionError("JWKSURL", fmt.Errorf("fetching the JWKS from %s: %w", cfg.JWKSURL, err)))
 	}
 	// Registering makes the cache fetch the URL in the background at
 	// once, so wait for that fetch: one still in flight after start-up
@@ -127,7 +127,7 @@ func startKeySource(ctx context.Context, cfg *OAuthConfig, log *slog.Logger) (*k
 		jwk.WithHttprcResourceOption(httprc.WithMaxInterval(cfg.JWKSMaxRefresh)),
 		jwk.WithWaitReady(true),
 	); err != nil {
-		return fail(fmt.Errorf("auth: OAuthConfig.JWKSURL %s: the JWKS cache's first fetch: %w", cfg.JWKSURL, err))
+		return fail(optionError("JWKSURL", fmt.Errorf("%s: the JWKS cache's first fetch: %w", cfg.JWKSURL, err)))
 	}
 	set, err := cache.CachedSet(cfg.JWKSURL)
 	if err != nil {

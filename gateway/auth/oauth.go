@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwt"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/option"
 )
 
 // cacheMaxAge caps how long a validated token is trusted without a new
@@ -66,31 +68,38 @@ func startOAuth(ctx context.Context, cfg OAuthConfig, log *slog.Logger) (*oauthV
 	return ov, nil
 }
 
+// optionError is an error about the OAuthConfig field named, of the
+// type that lets a caller name the field its own way
+// (gateway.OptionError).
+func optionError(field string, err error) error {
+	return fmt.Errorf("auth: %w", &option.Error{Option: "OAuthConfig." + field, Err: err})
+}
+
 // checkOAuthConfig fills defaults and rejects what cannot work.
 func checkOAuthConfig(cfg *OAuthConfig) error {
 	if cfg.JWKSURL == "" {
-		return errors.New("auth: OAuth needs a JWKS URL (OAuthConfig.JWKSURL)")
+		return optionError("JWKSURL", errors.New("OAuth needs a JWKS URL"))
 	}
 	if err := CheckJWKSURL(cfg.JWKSURL); err != nil {
 		return err
 	}
 	if cfg.Issuer == "" {
-		return errors.New("auth: OAuth needs the authorization server's issuer (OAuthConfig.Issuer)")
+		return optionError("Issuer", errors.New("OAuth needs the authorization server's issuer"))
 	}
 	if cfg.Resource != "" {
 		if u, err := url.Parse(cfg.Resource); err != nil || u.Scheme == "" || u.Host == "" || u.Fragment != "" {
-			return fmt.Errorf("auth: OAuthConfig.Resource: want an absolute URI without a fragment, got %q", cfg.Resource)
+			return optionError("Resource", fmt.Errorf("want an absolute URI without a fragment, got %q", cfg.Resource))
 		}
 	}
 	if cfg.Audience == "" {
 		cfg.Audience = cfg.Resource
 	}
 	if cfg.Audience == "" {
-		return errors.New("auth: OAuth needs the audience tokens are issued for (OAuthConfig.Audience, or OAuthConfig.Resource)")
+		return optionError("Audience", errors.New("OAuth needs the audience tokens are issued for (or OAuthConfig.Resource)"))
 	}
 	for _, s := range cfg.RequiredScopes {
 		if !ValidScope(s) {
-			return fmt.Errorf("auth: OAuthConfig.RequiredScopes: %q is not a scope token", s)
+			return optionError("RequiredScopes", fmt.Errorf("%q is not a scope token", s))
 		}
 	}
 	// The rules' keys are the gateway's to check; the scopes are ours,
@@ -98,7 +107,7 @@ func checkOAuthConfig(cfg *OAuthConfig) error {
 	for rule, scopes := range cfg.ToolScopes {
 		for _, s := range scopes {
 			if rule == "" || !ValidScope(s) {
-				return fmt.Errorf("auth: OAuthConfig.ToolScopes: want RULE=SCOPE with a scope token, got %q=%q", rule, s)
+				return optionError("ToolScopes", fmt.Errorf("want RULE=SCOPE with a scope token, got %q=%q", rule, s))
 			}
 		}
 	}
@@ -112,7 +121,7 @@ func checkOAuthConfig(cfg *OAuthConfig) error {
 	case cfg.JWKSMaxRefresh <= 0:
 		cfg.JWKSMaxRefresh = max(time.Hour, cfg.JWKSMinRefresh)
 	case cfg.JWKSMaxRefresh < cfg.JWKSMinRefresh:
-		return fmt.Errorf("auth: OAuthConfig.JWKSMaxRefresh %s is shorter than JWKSMinRefresh %s", cfg.JWKSMaxRefresh, cfg.JWKSMinRefresh)
+		return optionError("JWKSMaxRefresh", fmt.Errorf("%s is shorter than JWKSMinRefresh %s", cfg.JWKSMaxRefresh, cfg.JWKSMinRefresh))
 	}
 	return nil
 }

@@ -71,10 +71,14 @@ func startWorldHTTP(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider,
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	g, err := gateway.New(ctx, []gateway.Backend{{Name: "zoo", Address: addr, Conn: conn}}, &gateway.Options{
-		Logger:         slog.New(slog.NewJSONHandler(logs, nil)),
-		Metrics:        m,
-		TracerProvider: tp,
-		HTTP:           httpOpts,
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+		Telemetry: gateway.TelemetryOptions{
+			Metrics:        m,
+			TracerProvider: tp,
+		},
+		Transports: gateway.TransportOptions{
+			HTTP: httpOpts,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,7 @@
 // Package grpcmeta is the module's one statement of which names may be
 // sent to a backend as gRPC metadata: the keys of static metadata and the
-// inbound HTTP headers the gateway forwards (gateway's Options.Metadata,
-// Options.ForwardHeaders and a Backend's Metadata, checked by New and
+// inbound HTTP headers the gateway forwards (gateway's Options.Calls.Metadata,
+// Options.Calls.ForwardHeaders and a Backend's Metadata, checked by New and
 // ParseMetadata). The command line (cmd/gateway) checks the headers of
 // --forward-header and --forward-claim with the same rules as it reads
 // them, so a bad name fails at start naming the flag.

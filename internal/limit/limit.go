@@ -60,7 +60,7 @@ func OrDefault[T Number](v, def T) T {
 }
 
 // Check refuses a negative value for a setting that may not be off.
-// name is the setting in the caller's words ("Options.CallTimeout"); why,
+// name is the setting in the caller's words ("Options.Calls.Timeout"); why,
 // when not empty, says why it cannot be off.
 func Check[T Number](name string, v T, why string) error {
 	if v >= 0 {

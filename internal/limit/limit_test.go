@@ -71,8 +71,8 @@ func TestOptionRule(t *testing.T) {
 	if limit.OrDefault(0, 5) != 5 || limit.OrDefault(-3, 5) != 5 || limit.OrDefault(7, 5) != 7 {
 		t.Error("OrDefault")
 	}
-	if err := limit.Check("Options.CallTimeout", time.Duration(limit.Off), "a call always has a deadline"); err == nil ||
-		err.Error() != "Options.CallTimeout is -1ns: it cannot be off (a call always has a deadline); 0 means the default" {
+	if err := limit.Check("Options.Calls.Timeout", time.Duration(limit.Off), "a call always has a deadline"); err == nil ||
+		err.Error() != "Options.Calls.Timeout is -1ns: it cannot be off (a call always has a deadline); 0 means the default" {
 		t.Errorf("Check: %v", err)
 	}
 	if err := limit.Check("Options.MaxBatch", 0, ""); err != nil {

@@ -1,11 +1,11 @@
 // Package methodglob is the module's one definition of the globs that pick
 // a backend's methods by "package.Service/Method": the library's
-// Options.Include, Exclude and MethodTimeouts and a Backend's Methods
+// Options.Catalog.Include, Exclude and MethodTimeouts and a Backend's Methods
 // (gateway), and the command line's --include, --exclude, --method-timeout
 // and the config file's backends (cmd/gateway), which check them as they
 // are read so that a typo fails at start naming the setting as its user
 // wrote it. The syntax, path.Match on that name, is described with the
-// gateway's method filters (gateway/filter.go, Options.Include).
+// gateway's method filters (gateway/filter.go, Options.Catalog.Include).
 package methodglob
 
 import (

@@ -1,6 +1,6 @@
 // Package forward decides what reaches a backend besides the request
 // message, by an allow-list: the inbound HTTP headers named in
-// Options.ForwardHeaders and the static Options.Metadata, and a backend's
+// Options.Calls.ForwardHeaders and the static Options.Calls.Metadata, and a backend's
 // own metadata. Nothing else is copied, in the manner of grpc-gateway's
 // DefaultHeaderMatcher, so a client's credentials for the gateway never
 // leak to the backend unless the operator names them.
@@ -33,8 +33,8 @@ type forwardHeader struct {
 	binary    bool
 }
 
-// New validates and precomputes Options.ForwardHeaders and
-// Options.Metadata.
+// New validates and precomputes Options.Calls.ForwardHeaders and
+// Options.Calls.Metadata.
 func New(names []string, static metadata.MD) (Metadata, error) {
 	var o Metadata
 	seen := map[string]bool{}
@@ -74,7 +74,7 @@ func New(names []string, static metadata.MD) (Metadata, error) {
 func (o *Metadata) Static() metadata.MD { return o.static }
 
 // Context returns ctx carrying the metadata for one call, or ctx
-// itself when there is nothing to send: the static Options.Metadata, the
+// itself when there is nothing to send: the static Options.Calls.Metadata, the
 // forwarded headers, then backend (the tool's Backend.Metadata, nil for
 // most backends), in that order, after whatever ctx already carries.
 // header is the inbound HTTP request's header (nil on stdio, where only

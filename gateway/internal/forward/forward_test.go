@@ -12,7 +12,7 @@ import (
 )
 
 // TestOutgoingContext pins the per-call metadata: what ctx already
-// carries, then Options.Metadata, the forwarded headers and the backend's
+// carries, then Options.Calls.Metadata, the forwarded headers and the backend's
 // own Metadata, in that order; nothing at all when none applies; and the
 // shared static and backend metadata never written to.
 func TestOutgoingContext(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 
 // TestOperationErrorWithholdsDebugInfo: a failed operation's error reaches
 // the client as a call's status does (clientStatus): its google.rpc
-// DebugInfo only with Options.ExposeDebugInfo, its other details always,
+// DebugInfo only with Options.Calls.ExposeDebugInfo, its other details always,
 // whether the result comes from a waiting call (lr) or a task (ops).
 func TestOperationErrorWithholdsDebugInfo(t *testing.T) {
 	st, err := status.New(codes.Internal, "job failed").WithDetails(

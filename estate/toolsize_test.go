@@ -27,7 +27,13 @@ import (
 func TestGoogleapisToolSizes(t *testing.T) {
 	b, nfiles := googleapisBackend(t)
 	var logs testkit.SyncBuffer
-	opts := &gateway.Options{ToolMode: gateway.ToolModeTyped, Refresh: -1, RequireBackends: true, DiscoveryTimeout: 15 * time.Minute,
+	opts := &gateway.Options{Search: gateway.SearchOptions{
+		ToolMode: gateway.ToolModeTyped,
+	}, Catalog: gateway.CatalogOptions{
+		Refresh:          -1,
+		RequireBackends:  true,
+		DiscoveryTimeout: 15 * time.Minute,
+	},
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()

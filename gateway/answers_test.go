@@ -95,7 +95,7 @@ func (h *blackhole) pipe(dst io.Writer, src io.Reader) {
 func TestReadyzUnansweredBackend(t *testing.T) {
 	b := startBackend(t)
 	hole := startBlackhole(t, b.addr)
-	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", hole.addr)}, &gateway.Options{CallTimeout: 300 * time.Millisecond})
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", hole.addr)}, &gateway.Options{Calls: gateway.CallOptions{Timeout: 300 * time.Millisecond}})
 	cs := connect(t, base+"/mcp", "2025-11-25")
 	if res := call(t, cs, "ZooService_GetAnimal", map[string]any{"id": "leo"}); res.IsError {
 		t.Fatalf("a call before the fault failed: %s", text(t, res))

@@ -30,16 +30,16 @@ func BenchmarkUnaryTelemetry(b *testing.B) {
 		opts func() *gateway.Options
 	}{
 		{"metrics+warn", func() *gateway.Options {
-			return &gateway.Options{Metrics: telemetry.NewMetrics(), Logger: logger(slog.LevelWarn, false)}
+			return &gateway.Options{Telemetry: gateway.TelemetryOptions{Metrics: telemetry.NewMetrics()}, Logger: logger(slog.LevelWarn, false)}
 		}},
 		{"metrics+info-text", func() *gateway.Options {
-			return &gateway.Options{Metrics: telemetry.NewMetrics(), Logger: logger(slog.LevelInfo, false)}
+			return &gateway.Options{Telemetry: gateway.TelemetryOptions{Metrics: telemetry.NewMetrics()}, Logger: logger(slog.LevelInfo, false)}
 		}},
 		{"metrics+info-json", func() *gateway.Options {
-			return &gateway.Options{Metrics: telemetry.NewMetrics(), Logger: logger(slog.LevelInfo, true)}
+			return &gateway.Options{Telemetry: gateway.TelemetryOptions{Metrics: telemetry.NewMetrics()}, Logger: logger(slog.LevelInfo, true)}
 		}},
 		{"metrics+info-json-slog", func() *gateway.Options {
-			return &gateway.Options{Metrics: telemetry.NewMetrics(), Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+			return &gateway.Options{Telemetry: gateway.TelemetryOptions{Metrics: telemetry.NewMetrics()}, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {

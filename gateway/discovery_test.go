@@ -401,7 +401,7 @@ func TestInternalServices(t *testing.T) {
 	}
 
 	logs = testkit.SyncBuffer{}
-	g, _ = newGateway(t, backends(), &gateway.Options{ExposeInternal: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	g, _ = newGateway(t, backends(), &gateway.Options{Catalog: gateway.CatalogOptions{ExposeInternal: true}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	got := internal(toolNames(g))
 	for _, want := range []string{"AdminService_DeleteWorkflowExecution", "AdminService_PurgeDLQMessages", "AdminService_ListClusterMembers", "Channelz_GetServers"} {
 		if !slices.Contains(got, want) {

@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultOperationWait is how long a long-running tool's call waits for its
-// operation by default (Options.OperationWait).
+// operation by default (Options.Calls.OperationWait).
 const DefaultOperationWait = 30 * time.Second
 
 // cancelTimeout bounds the CancelOperation sent after the client went

@@ -82,7 +82,7 @@ func front(t *testing.T, addr string, mode gateway.ToolMode, onProgress func(*sd
 	t.Helper()
 	url := realtest.Serve(t, gateway.Backend{Name: "etcd", Address: addr,
 		Files: descriptors.NewDescriptorSetSource(descriptorSet), NoReflection: true},
-		&gateway.Options{ToolMode: mode})
+		&gateway.Options{Search: gateway.SearchOptions{ToolMode: mode}})
 	return realtest.Connect(t, url, &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			if onProgress != nil {

@@ -75,12 +75,12 @@ type Method struct {
 	// Ops is the backend's Operations service, nil when it serves none
 	// (then the gateway cannot wait and returns the operation as it is).
 	Ops *Client
-	// Wait is how long a call waits (Options.OperationWait or the method's
+	// Wait is how long a call waits (Options.Calls.OperationWait or the method's
 	// setting); negative means not at all.
 	Wait time.Duration
 	// Cancel calls CancelOperation when the client cancels the call.
 	Cancel bool
-	// ExposeDebugInfo is Options.ExposeDebugInfo: whether a failed
+	// ExposeDebugInfo is Options.Calls.ExposeDebugInfo: whether a failed
 	// operation's google.rpc.DebugInfo reaches the client.
 	ExposeDebugInfo bool
 	// PollMethod and WaitMethod are the full method paths that poll the
@@ -116,7 +116,7 @@ type Client struct {
 	// custom, when set, makes this the poller of one custom (Compute
 	// Engine style) long-running method instead (custom.go).
 	custom *customOps
-	// ExposeDebugInfo is Options.ExposeDebugInfo, for task results.
+	// ExposeDebugInfo is Options.Calls.ExposeDebugInfo, for task results.
 	ExposeDebugInfo bool
 }
 

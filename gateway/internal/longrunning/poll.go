@@ -245,7 +245,7 @@ func DoneResult(ctx context.Context, op *Operation, lr *Method, ops *Client, typ
 	return jsonResult(js)
 }
 
-// exposesDebugInfo reports Options.ExposeDebugInfo as the operation's
+// exposesDebugInfo reports Options.Calls.ExposeDebugInfo as the operation's
 // tool (lr) or, for a task that names no tool, its backend's Operations
 // client knows it; withheld when neither is known.
 func exposesDebugInfo(lr *Method, ops *Client) bool {

@@ -5,7 +5,7 @@
 // gateway's log (its own transport errors, google.rpc.DebugInfo).
 //
 // It is below the gateway, which decides when a call failed and what
-// the client may see (Options.ExposeDebugInfo); of this module it knows
+// the client may see (Options.Calls.ExposeDebugInfo); of this module it knows
 // the MCP result type, the telemetry outcome and the Any types.
 package rpcstatus
 
@@ -219,7 +219,7 @@ func anyMessage(a *anypb.Any, types *anytypes.Types) (proto.Message, error) {
 // and resolver details of the operator's network ("dial tcp
 // 10.1.2.3:50051: connect: connection refused"), and google.rpc.DebugInfo
 // details (stack entries, internal detail the AIP says are for the
-// service's developers), unless Options.ExposeDebugInfo.
+// service's developers), unless Options.Calls.ExposeDebugInfo.
 
 // UnreachableText replaces the text of the gateway's own transport errors.
 const UnreachableText = "the gateway could not reach the backend (the cause is in the gateway's log)"

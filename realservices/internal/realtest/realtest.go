@@ -32,9 +32,9 @@ func Serve(t testing.TB, b gateway.Backend, opts *gateway.Options) string {
 	if opts == nil {
 		opts = &gateway.Options{}
 	}
-	opts.RequireBackends = true
-	if opts.Refresh == 0 {
-		opts.Refresh = -1
+	opts.Catalog.RequireBackends = true
+	if opts.Catalog.Refresh == 0 {
+		opts.Catalog.Refresh = -1
 	}
 	// A bound on a hang, not a speed: a real server's catalog under -race
 	// on a shared machine.

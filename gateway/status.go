@@ -13,10 +13,6 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
 
-// Retryable reports whether retrying the same call may succeed
-// (gateway/internal/rpcstatus holds the table of codes).
-func Retryable(c codes.Code) bool { return rpcstatus.Retryable(c) }
-
 // callFailed is the result of every backend call that failed, on every
 // call path (unary, client and server streams, the start of a
 // long-running operation): the status as the client may see it

@@ -30,15 +30,15 @@ import (
 
 // Search mode.
 //
-// A catalog too large for a model's context is listed as two tools:
 // search_tools finds the catalog's tools that fit a few words and returns
-// their definitions within AnswerBudget (the best match's input
-// schema whenever an answer can carry it, so the model can call at once;
-// the next ones' while they fit; a tool named exactly, its schema whatever
-// its size), and call_tool runs one of them by name, through the
-// same call path as a typed call (the gateway's). Everything here is built once per
-// catalog: the index, each tool's encoded answer entry, and the two tools'
-// definitions; answers to repeated queries are cached with the catalog.
+// their definitions within AnswerBudget (the best match's input schema
+// whenever an answer can carry it, so the model can call at once; the
+// next ones' while they fit; a tool named exactly, its schema whatever
+// its size), and call_tool runs one of them by name, through the same
+// call path as a typed call (the gateway's). Everything here is built
+// once per catalog: the index, each tool's encoded answer entry, and the
+// two tools' definitions; answers to repeated queries are cached with
+// the catalog.
 
 // Tool is what search mode reads of a catalog tool.
 type Tool interface {
@@ -75,9 +75,9 @@ const (
 	// answered with this many.
 	MaxLimit = 10
 	// AnswerBudget is what a search_tools answer aims at on the
-	// wire: 16 KiB, about 4,000 tokens at the 4 bytes a token that
-	// the gateway's tool budget counts, a small part of a model's context for one step
-	// of a task. Every match is listed by name, title, description and
+	// wire: 16 KiB, about 4,000 tokens at the 4 bytes a token that the
+	// gateway's tool budget counts, a small part of a model's context
+	// for one step of a task. Every match is listed by name, title, description and
 	// hints; the best match carries its input schema, and the next ones
 	// theirs while the answer stays within this budget. A single schema
 	// larger than the budget (Temporal's StartWorkflowExecution: 22 KB)

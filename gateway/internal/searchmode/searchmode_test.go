@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
@@ -152,4 +153,37 @@ func tools(ts ...*thing) []Tool {
 		out[i] = t
 	}
 	return out
+}
+
+// BenchmarkSearch answers search_tools on a catalog of 2,000 tools, each
+// query new to the answer cache, once the entries are made: the cost of
+// an answer the cache does not hold.
+func BenchmarkSearch(b *testing.B) {
+	verbs := []string{"Get", "List", "Create", "Update", "Delete", "Watch", "Start", "Cancel"}
+	nouns := []string{"Animal", "Enclosure", "Keeper", "Ticket", "Feeding", "Visit", "Habitat", "Vet", "Shipment", "Invoice"}
+	var things []*thing
+	for i := range 2000 {
+		verb, noun := verbs[i%len(verbs)], nouns[i/len(verbs)%len(nouns)]
+		svc := fmt.Sprintf("Service%d", i/80)
+		method := fmt.Sprintf("%s%s%d", verb, noun, i)
+		things = append(things, &thing{
+			def:    mcp.Tool{Name: svc + "_" + method, Description: verb + "s a " + strings.ToLower(noun) + " of the zoo."},
+			facts:  searchdoc.Facts{Method: method, Service: svc, Pkg: fmt.Sprintf("zoo%d.v1", i/400), Input: method + "Request", Fields: "name parent page_size"},
+			schema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"parent":{"type":"string"},"pageSize":{"type":"integer"}}}`),
+		})
+	}
+	sc := New(tools(things...), inflate)
+	for i := range things {
+		sc.Warm(i)
+	}
+	queries := []string{"delete an animal", "list the enclosures of a habitat", "who feeds the keeper", "cancel a shipment", "Service3_GetVisit240"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		args := fmt.Appendf(nil, `{"query":%q}`, fmt.Sprintf("%s %d", queries[i%len(queries)], i))
+		if res := sc.Search(b.Context(), args, nil, "", nil); res.IsError {
+			b.Fatal(res.Content[0].Text)
+		}
+		i++
+	}
 }

@@ -319,8 +319,8 @@ func (g *Gateway) start(ctx context.Context) error {
 		}
 	}
 	if g.semantic != nil {
-		g.wg.Go(func() { g.semantic.run(lctx, func() []*searchCatalog { return g.catalog.Load().searchCatalogs() }) })
-		g.semantic.kick()
+		g.wg.Go(func() { g.semantic.Run(lctx, func() []*searchCatalog { return g.catalog.Load().searchCatalogs() }) })
+		g.semantic.Kick()
 	}
 	return nil
 }

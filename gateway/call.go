@@ -38,7 +38,7 @@ func (g *Gateway) serveCall(ctx context.Context, l *listing, req *mcp.CallToolRe
 	case *metaTool:
 		if h.name == SearchToolsName {
 			view, keep := g.viewOf(ctx, h.in)
-			return h.in.search.searchTools(ctx, req.Arguments, g.semantic, view, keep), nil
+			return h.in.search.Search(ctx, req.Arguments, g.semantic, view, keep), nil
 		}
 		return g.runNamed(ctx, h.in, req)
 	}

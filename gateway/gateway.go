@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/forward"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
@@ -143,7 +144,7 @@ type Gateway struct {
 	budget  int
 	results resultStore
 	// semantic is the search reranking, nil without Options.Search.Embeddings.
-	semantic *semantic
+	semantic *searchmode.Semantic
 	// taskKeys sign and verify task ids.
 	taskKeys *taskid.Keys
 	// streamable is the Streamable HTTP transport Handler mounts at /mcp,

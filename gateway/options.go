@@ -255,7 +255,7 @@ type SearchOptions struct {
 	// DefaultToolBudget; Off means always typed.
 	ToolBudget int
 	// Embeddings, when set, fuses search_tools' lexical ranking with
-	// an embedding model's (semantic.go); nil ranks lexically.
+	// an embedding model's (see SearchEmbeddings); nil ranks lexically.
 	Embeddings *SearchEmbeddings
 }
 

@@ -193,7 +193,7 @@ func (g *Gateway) rebuild() (bool, error) {
 		g.warmSchemas()
 	}
 	if g.semantic != nil && len(c.searchCatalogs()) > 0 {
-		g.semantic.kick()
+		g.semantic.Kick()
 	}
 	if old == nil {
 		return true, nil

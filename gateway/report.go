@@ -244,10 +244,10 @@ func (g *Gateway) SearchReport(toolset, query string, limit int) ([]ToolReport, 
 			return nil, err
 		}
 	}
-	hits, _ := sc.index.SearchLoose(query, limit, nil)
+	hits, _ := sc.Index().SearchLoose(query, limit, nil)
 	out := make([]ToolReport, len(hits))
 	for i, h := range hits {
-		out[i] = sc.tools[h.Doc].report()
+		out[i] = sc.Tool(h.Doc).(*tool).report()
 		out[i].Score = h.Score
 	}
 	return out, nil

@@ -1,606 +1,167 @@
 package gateway
 
 import (
-	"bytes"
-	"context"
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
-	"unicode/utf8"
+	"log/slog"
+	"net/http"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/gateway/search"
+	"github.com/grpc-mcp-gateway/gateway/gateway/search/embeddings"
 )
 
-// Search mode.
-//
-// A catalog too large for a model's context is listed as two tools:
-// search_tools finds the catalog's tools that fit a few words and returns
-// their definitions within SearchAnswerBudget (the best match's input
-// schema whenever an answer can carry it, so the model can call at once;
-// the next ones' while they fit; a tool named exactly, its schema whatever
-// its size), and call_tool (metacall.go) runs one of them by name, through the
-// same call path as a typed call. Everything here is built once per
-// catalog: the index, each tool's encoded answer entry, and the two tools'
-// definitions; answers to repeated queries are cached with the catalog.
+// Search mode's wiring. A catalog too large for a model's context is
+// listed as two tools, search_tools and call_tool; the search catalog,
+// its answers, the two tools' definitions and the semantic reranking are
+// package searchmode's. The gateway builds a search catalog with each
+// list in search mode (refresh.go, toolsets.go), gives it its tools
+// (*tool is a searchmode.Tool), answers search_tools from it (serveCall,
+// call.go) and runs the tool call_tool names on the one call path
+// (runNamed, metacall.go).
 
 // Names of search mode's two tools.
 const (
-	SearchToolsName = "search_tools"
-	CallToolName    = "call_tool"
+	SearchToolsName = searchmode.SearchToolsName
+	CallToolName    = searchmode.CallToolName
 )
 
 // Limits of a search_tools answer.
 const (
 	// DefaultSearchLimit is how many matches search_tools returns when the
 	// call does not say.
-	DefaultSearchLimit = 5
+	DefaultSearchLimit = searchmode.DefaultLimit
 	// MaxSearchLimit caps the matches of one answer; a larger limit is
 	// answered with this many.
-	MaxSearchLimit = 10
+	MaxSearchLimit = searchmode.MaxLimit
 	// SearchAnswerBudget is what a search_tools answer aims at on the
 	// wire: 16 KiB, about 4,000 tokens at the 4 bytes a token that
-	// ToolBudget counts, a small part of a model's context for one step
-	// of a task. Every match is listed by name, title, description and
-	// hints; the best match carries its input schema, and the next ones
-	// theirs while the answer stays within this budget. A single schema
-	// larger than the budget (Temporal's StartWorkflowExecution: 22 KB)
-	// is still carried by the best match, alone, within
-	// MaxSearchAnswerBytes: it is the one a model needs to call, and
-	// asking again would cost a round trip for the same bytes.
-	SearchAnswerBudget = 16 << 10
+	// ToolBudget counts. Every match is listed by name, title,
+	// description and hints; the best match carries its input schema,
+	// and the next ones theirs while the answer stays within this budget.
+	// A single schema larger than the budget is still carried by the best
+	// match, alone, within MaxSearchAnswerBytes.
+	SearchAnswerBudget = searchmode.AnswerBudget
 	// MaxSearchAnswerBytes bounds a search_tools result as encoded on the
-	// wire: the list of matches, and the best match's schema when it is
-	// larger than SearchAnswerBudget. One answer goes over it: a query
-	// that is a tool's exact name asks for that tool's schema, and gets
-	// it whatever its size, since in search mode it is the only way a
-	// model can learn the tool's arguments; its other matches come
-	// without schemas then. A match whose schema would take any other
+	// wire. One answer goes over it: a query that is a tool's exact name
+	// gets that tool's schema whatever its size (its other matches come
+	// without schemas then). A match whose schema would take any other
 	// answer over this bound is listed without it, its entry giving the
 	// schema's size and saying that its exact name brings it.
-	MaxSearchAnswerBytes = 64 << 10
-	// answerOverhead is reserved for what wraps the tools array on the
-	// wire: the JSON-RPC response, the result (with 2026-07-28's
-	// resultType and serverInfo) and the content block.
-	answerOverhead = 1 << 10
-	// maxShortDescription bounds the description of a match listed
-	// without its schema: a long proto comment would crowd out other
-	// matches.
-	maxShortDescription = 1 << 10
-	// maxDirectoryBytes bounds the catalog's directory in search_tools'
-	// description.
-	maxDirectoryBytes = 4 << 10
+	MaxSearchAnswerBytes = searchmode.MaxAnswerBytes
 	// MaxSearchQueryChars bounds a search_tools query: a search is a few
 	// words, and reading a query costs time in proportion to its length.
-	// maxScopeChars bounds its scope.
-	MaxSearchQueryChars = 2000
-	maxScopeChars       = 200
-	// cacheEntryOverhead is what a cached answer costs beyond its text
-	// and its key's strings: the map entry and the result's structs.
-	cacheEntryOverhead = 256
-	// maxCachedAnswerBytes bounds the answers one catalog keeps cached.
-	maxCachedAnswerBytes = 4 << 20
+	MaxSearchQueryChars = searchmode.MaxQueryChars
 )
 
-// searchCatalog is search mode's view of one catalog.
-type searchCatalog struct {
-	index *search.Index
-	tools []*tool
-	// entries are the tools' entries in answers, each made on the first
-	// answer that lists the tool (entry), or by the schemas' warm-up.
-	entries []searchEntry
-	// compact checks the entries' input schemas, each shared schema once
-	// (tools of one message share its bytes); compactMu serialises it.
-	compactMu sync.Mutex
-	compact   mcp.SchemaCompactor
-	// scopes are each tool's package, service and package.Service,
-	// lowercased, which a query's scope is matched against.
-	scopes [][3]string
-	// vectors are the tools' embeddings, once the semantic reranking
-	// (semantic.go) has them; nil without it.
-	vectors atomic.Pointer[search.Vectors]
+// searchCatalog is search mode's view of one list's tools (the whole
+// catalog's or a toolset's), held by the listing in search mode.
+type searchCatalog = searchmode.Catalog
 
-	mu         sync.Mutex
-	answers    map[searchKey]*mcp.CallToolResult
-	cachedSize int
-}
-
-type searchKey struct {
-	query, scope string
-	limit        int
-	// noSchemas: the caller asked for names and descriptions only.
-	noSchemas bool
-	// semantic: ranked with the catalog's embeddings.
-	semantic bool
-	// view is the caller's view key (visible.go), "" for every tool.
-	view string
-}
-
-// answerEntry is one match in a search_tools answer.
-// A match listed in full has "inputSchema" too, spliced in by
-// newSearchCatalog.
-type answerEntry struct {
-	Name        string               `json:"name"`
-	Title       string               `json:"title,omitempty"`
-	Description string               `json:"description"`
-	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	// SchemaNote says why a match whose input schema only an answer to
-	// its exact name carries has none: its size, and how to get it.
-	SchemaNote string `json:"inputSchemaNote,omitempty"`
-}
-
-// truncateRunes cuts s to at most n bytes at a rune boundary, marking the
-// cut with an ellipsis.
-func truncateRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// inputSchemaKey joins an answer entry's head and its input schema.
-const inputSchemaKey = `,"inputSchema":`
-
-// newSearchCatalog indexes the tools of a catalog; their answer entries
-// are made on first use (entry), with their schemas.
+// newSearchCatalog indexes tools for search mode; their answer entries
+// are made on first use, with their schemas.
 func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
-	sc := &searchCatalog{
-		tools:   tools,
-		entries: make([]searchEntry, len(tools)),
-		scopes:  make([][3]string, len(tools)),
-		answers: make(map[searchKey]*mcp.CallToolResult),
-	}
-	docs := make([]search.Document, len(tools))
-	facts := make([]*searchdoc.Facts, len(tools))
-	for i, t := range tools {
-		facts[i] = &t.search
-	}
-	superseded := searchdoc.Superseded(facts)
-	for i, t := range tools {
-		docs[i] = searchdoc.Document(&t.def, &t.search)
-		docs[i].Superseded = superseded[i]
-		pkg, svc := strings.ToLower(t.search.Pkg), strings.ToLower(t.search.Service)
-		sc.scopes[i] = [3]string{pkg, svc, pkg + "." + svc}
-	}
-	sc.index = search.New(docs)
-	return sc, nil
+	return searchmode.New(searchTools(tools), appendInflated), nil
 }
 
-// searchEntry is one tool's entry in answers. With its input schema it
-// is head, `,"inputSchema":`, schema and '}', joined when an answer
-// carries it: schema is the tool's own input schema when that is
-// compact, as the schema package writes it, so the entries do not hold a
-// second copy of it. short has name, title, description and hints (and,
-// when only an answer to its exact name can carry its schema, a note
-// saying so). fullText and shortText are what each adds to the text
-// block once the MCP layer has escaped it into a JSON string.
-type searchEntry struct {
-	once                sync.Once
-	head, schema, short []byte
-	// schemaZ is schema deflated, when the tool holds its schema so and
-	// the entry shares it (schema is then nil); schemaLen its length.
-	schemaZ             []byte
-	schemaLen           int
-	fullText, shortText int
-}
-
-// appendSchema appends en's input schema to dst.
-func (en *searchEntry) appendSchema(dst []byte) ([]byte, error) {
-	if en.schemaZ == nil {
-		return append(dst, en.schema...), nil
-	}
-	return appendInflated(dst, en.schemaZ, en.schemaLen)
-}
-
-// entry returns tools[i]'s entry, made on first use with the tool's
-// schemas. A tool whose schema cannot be built (its discovery would have
-// failed before schemas waited for first use) is listed without one, its
-// note saying why.
-func (sc *searchCatalog) entry(i int) *searchEntry {
-	en := &sc.entries[i]
-	en.once.Do(func() {
-		t := sc.tools[i]
-		e := answerEntry{Name: t.def.Name, Title: t.def.Title, Description: t.def.Description, Annotations: t.def.Annotations}
-		fullHead, err := json.Marshal(e)
-		var in, inSchema json.RawMessage
-		if err == nil {
-			b := t.schemas.input()
-			err = b.err
-			if err == nil {
-				in, err = b.inputSchema()
-			}
-			if err == nil && b.inZ != nil {
-				inSchema, err = sc.compact.CompactUnshared(in, `{"type":"object"}`)
-			} else if err == nil {
-				sc.compactMu.Lock()
-				inSchema, err = sc.compact.Compact(in, `{"type":"object"}`)
-				sc.compactMu.Unlock()
-			}
-		}
-		e.Description = truncateRunes(e.Description, maxShortDescription)
-		if err != nil {
-			e.SchemaNote = "input schema unavailable: " + err.Error()
-		} else {
-			// The full entry is the entry with the schema added,
-			// spliced rather than encoded again (which would check the
-			// schema twice).
-			en.head = fullHead[:len(fullHead)-1]
-			en.schema = inSchema
-			if b := t.schemas.input(); b.inZ != nil && bytes.Equal(inSchema, in) {
-				// The tool's own schema: share it, deflated.
-				en.schema, en.schemaZ = nil, b.inZ
-			}
-			en.schemaLen = len(inSchema)
-			en.fullText = escapedLen(en.head) + escapedLen([]byte(inputSchemaKey)) + escapedLen(inSchema) + len("}")
-			if answerOverhead+len(`{"tools":[]}`)+en.fullText > MaxSearchAnswerBytes {
-				// Only an answer to its exact name carries this schema:
-				// the entry says so, with the size, so a model knows
-				// what asking costs before it asks.
-				e.SchemaNote = fmt.Sprintf("input schema left out: %d bytes (about %d tokens), more than an answer listing other matches carries; search this tool's exact name, %s, to get it",
-					len(inSchema), (len(inSchema)/4+500)/1000*1000, t.def.Name)
-			}
-		}
-		en.short, _ = json.Marshal(e) // strings, bools and annotations
-		en.shortText = escapedLen(en.short)
-		if en.head == nil {
-			en.fullText = en.shortText
-		}
-	})
-	return en
-}
-
-// escapedLen is the length of js as the text of a content block: a JSON
-// string, counting every character the MCP layer may escape at its
-// longest.
-func escapedLen(js []byte) int {
-	n := len(js)
-	for _, c := range js {
-		switch {
-		case c == '"' || c == '\\':
-			n++
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			n += 5
-		case c >= 0x80:
-			n++
-		}
-	}
-	return n
-}
-
-// searchArgs are search_tools' arguments.
-type searchArgs struct {
-	Query *string `json:"query"`
-	Limit *int    `json:"limit"`
-	Scope *string `json:"scope"`
-	// Schemas false lists the matches without input schemas.
-	Schemas *bool `json:"schemas"`
-}
-
-// searchTools answers search_tools; sem is the semantic reranking, nil
-// without one; view and visible are the caller's view (visible.go):
-// visible, when set, says which tools it may see, and view keys the
-// answers kept for such callers.
-func (sc *searchCatalog) searchTools(ctx context.Context, raw json.RawMessage, sem *semantic, view string, visible func(int) bool) *mcp.CallToolResult {
-	var a searchArgs
-	if err := decodeMetaArgs(raw, &a); err != nil {
-		return metaInputError(SearchToolsName, err)
-	}
-	if a.Query == nil || strings.TrimSpace(*a.Query) == "" {
-		return metaInputError(SearchToolsName, errors.New("query: required, a few words of what the tool should do, or a tool's name"))
-	}
-	if n := utf8.RuneCountInString(*a.Query); n > MaxSearchQueryChars {
-		return metaInputError(SearchToolsName, fmt.Errorf("query: at most %d characters, got %d; give a few words of what the tool should do", MaxSearchQueryChars, n))
-	}
-	if a.Scope != nil && utf8.RuneCountInString(*a.Scope) > maxScopeChars {
-		return metaInputError(SearchToolsName, fmt.Errorf("scope: at most %d characters; give a package or a service from the catalog", maxScopeChars))
-	}
-	limit := DefaultSearchLimit
-	if a.Limit != nil {
-		if *a.Limit < 1 {
-			return metaInputError(SearchToolsName, fmt.Errorf("limit: must be at least 1, got %d", *a.Limit))
-		}
-		limit = min(*a.Limit, MaxSearchLimit)
-	}
-	key := searchKey{query: strings.TrimSpace(*a.Query), limit: limit, semantic: sem != nil && sem.ready(sc), noSchemas: a.Schemas != nil && !*a.Schemas, view: view}
-	if a.Scope != nil {
-		key.scope = strings.ToLower(strings.TrimSpace(*a.Scope))
-	}
-	sc.mu.Lock()
-	res, ok := sc.answers[key]
-	sc.mu.Unlock()
-	if ok {
-		return res
-	}
-	keep := visible
-	if key.scope != "" {
-		in := sc.within(key.scope, visible)
-		if in == nil {
-			return metaInputError(SearchToolsName, fmt.Errorf("scope: no API or service %q in this catalog; give a package or a service from the catalog in this tool's description, or leave scope out", *a.Scope))
-		}
-		keep = in
-	}
-	var hits []search.Hit
-	loose := false
-	if key.semantic {
-		hits, key.semantic = sem.rank(ctx, sc, key.query, limit, keep)
-	}
-	switch {
-	case !key.semantic:
-		hits, loose = sc.index.SearchLoose(key.query, limit, keep)
-	case len(hits) == 0:
-		// Neither ranking found anything: never answer empty while the
-		// caller can see tools.
-		hits = sc.index.LooseWithin(key.query, limit, keep)
-		loose = len(hits) > 0
-	}
-	exact := len(hits) > 0 && sc.index.Exact(key.query) == hits[0].Doc
-	res = sc.answer(hits, !key.noSchemas, exact, loose)
-	// An answer is kept with its key; what it costs counts the query too,
-	// so many distinct queries cannot grow the cache past its bound. An
-	// answer over MaxSearchAnswerBytes (an exact name's large schema) is
-	// not kept: it would crowd out many others, and building it again is
-	// a copy of bytes encoded once per catalog.
-	if len(res.Content[0].Text) > MaxSearchAnswerBytes {
-		return res
-	}
-	cost := len(res.Content[0].Text) + len(key.query) + len(key.scope) + cacheEntryOverhead
-	sc.mu.Lock()
-	if sc.cachedSize+cost > maxCachedAnswerBytes {
-		clear(sc.answers)
-		sc.cachedSize = 0
-	}
-	sc.answers[key] = res
-	sc.cachedSize += cost
-	sc.mu.Unlock()
-	return res
-}
-
-// within is the filter of a scope: the tools of a package (or of the
-// packages under a prefix such as "google.cloud"), of a service by its
-// name, or by package.Service, among those visible allows (nil: all).
-// nil when no tool is in it.
-func (sc *searchCatalog) within(scope string, visible func(int) bool) func(int) bool {
-	in := func(i int) bool {
-		s := &sc.scopes[i]
-		return (s[0] == scope || s[1] == scope || s[2] == scope || strings.HasPrefix(s[0], scope+".")) && (visible == nil || visible(i))
-	}
-	for i := range sc.tools {
-		if in(i) {
-			return in
-		}
-	}
-	return nil
-}
-
-// The answer's notes. schemaNoteText ends an answer in which a match is
-// listed without its input schema, so a model knows how to get it instead
-// of guessing the arguments: an answer to a tool's exact name always
-// carries its schema. looseNoteText ends an answer of loose matches
-// (search.Index.SearchLoose): the request's words matched no tool
-// closely, so the model knows to doubt the matches and how to ask better.
-// An answer has one "note"; when both apply, it says both.
-const (
-	schemaNoteText = "A match listed without inputSchema: search its exact name to get its schema."
-	looseNoteText  = "The request's words matched no tool closely: these are loose matches, by the kind of request (read or write), its verb and single words of the tools' names, fields, services and packages. " +
-		"Rephrase with the API's own nouns (the catalog in " + SearchToolsName + "' description lists its APIs and services), or search again with scope set to one API or service."
-)
-
-var (
-	schemaNote      = noteEnd(schemaNoteText)
-	looseNote       = noteEnd(looseNoteText)
-	looseSchemaNote = noteEnd(looseNoteText + " " + schemaNoteText)
-)
-
-// noteEnd is what ends an answer's tools array and the answer with note.
-func noteEnd(note string) []byte {
-	b, _ := json.Marshal(note)
-	return append(append([]byte(`],"note":`), b...), '}')
-}
-
-// answer encodes the matches, best first. Every match found is listed
-// (within MaxSearchAnswerBytes; in practice always, each description
-// being cut to maxShortDescription), by name, title, description and
-// hints. With schemas, the best match carries its input schema when the
-// answer then fits MaxSearchAnswerBytes, or whatever its size when exact
-// says the query is its name (the index puts that tool first), and each
-// next one carries its own while the answer stays within
-// SearchAnswerBudget; a match listed without one is explained by the
-// answer's note. loose says the matches are loose ones (SearchLoose), which
-// the note says too. The answer is the text block alone: models read text,
-// and a structuredContent copy would double its cost.
-func (sc *searchCatalog) answer(hits []search.Hit, schemas, exact, loose bool) *mcp.CallToolResult {
-	const open, end = `{"tools":[`, "]}"
-	// The note's room is kept whether or not it is written, so what fits
-	// does not depend on it.
-	notes := schemaNote
-	if loose {
-		notes = looseSchemaNote
-	}
-	size := answerOverhead + len(open) + escapedLen(notes)
-	for _, h := range hits {
-		size += sc.entry(h.Doc).shortText + 1
-	}
-	for len(hits) > 0 && size > MaxSearchAnswerBytes {
-		size -= sc.entry(hits[len(hits)-1].Doc).shortText + 1
-		hits = hits[:len(hits)-1]
-	}
-	text := []byte(open)
-	omitted := false
-	for i, h := range hits {
-		bound := SearchAnswerBudget
-		if i == 0 {
-			bound = MaxSearchAnswerBytes
-		}
-		if i > 0 {
-			text = append(text, ',')
-		}
-		en := sc.entry(h.Doc)
-		extra := en.fullText - en.shortText
-		carried := false
-		if schemas && en.head != nil && (size+extra <= bound || i == 0 && exact) {
-			start := len(text)
-			text = append(append(text, en.head...), inputSchemaKey...)
-			var err error
-			if text, err = en.appendSchema(text); err == nil {
-				text, size, carried = append(text, '}'), size+extra, true
-			} else {
-				text = text[:start] // cannot happen to bytes the gateway deflated; listed without it
-			}
-		}
-		if !carried {
-			omitted = true
-			text = append(text, en.short...)
-		}
-	}
-	switch {
-	case omitted && loose:
-		text = append(text, looseSchemaNote...)
-	case omitted:
-		text = append(text, schemaNote...)
-	case loose:
-		text = append(text, looseNote...)
-	default:
-		text = append(text, end...)
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{{Type: mcp.ContentText, Text: string(text)}}}
-}
-
-// decodeMetaArgs decodes the arguments of search_tools or call_tool into
-// dst, refusing what their input schemas do not allow: a non-object and
-// unknown properties.
-func decodeMetaArgs(raw json.RawMessage, dst any) error {
-	args, err := objectArguments(raw)
-	if err != nil {
-		return errors.New("arguments must be a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return fmt.Errorf("%s: must be %s, got %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
-		}
-		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return nil
-}
-
-// jsonKind names a Go kind as the JSON type a model should send.
-func jsonKind(kind string) string {
-	switch kind {
-	case "int", "int64":
-		return "an integer"
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	}
-	return "a " + kind
-}
-
-// metaInputError answers invalid arguments of a search-mode tool as the
-// typed tools' input errors read.
-func metaInputError(name string, cause error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: inputErrorPrefix + name + ": " + cause.Error()}}}
-}
-
-// metaToolSet is what tools/list shows in search mode: search_tools and
-// call_tool. search_tools' description carries the catalog's directory
-// (its APIs and their services), so a model learns the catalog's
-// vocabulary before it searches and can narrow a search with scope. Each
-// tool's handle is l's, so a call runs against the list it was resolved
-// in.
+// metaToolSet is what tools/list shows of l in search mode: search_tools
+// and call_tool, whose handles name l, so a call runs against the list
+// it was resolved in.
 func metaToolSet(l *listing) (*mcp.ToolList, error) {
-	tools := l.tools
-	searchTool := mcp.Tool{
-		Handle: &metaTool{in: l, name: SearchToolsName},
-		Name:   SearchToolsName,
-		Title:  "Search tools",
-		Description: fmt.Sprintf("Finds the tools that fit a task among the %d tools of this server. "+
-			"Give a few words of what you want to do (\"delete a topic\", \"which servers do I have in us-east1\") or a tool's exact name; "+
-			"the answer lists the best matches first, in about %d tokens: the best with its input schema, the next ones with theirs while they fit. "+
-			"A tool's exact name always brings its input schema, whatever its size: search it to get the schema of a match listed without one "+
-			"(the entry of one too large for an answer with other matches gives its size). "+
-			"To look through more matches cheaply, set schemas to false: names and descriptions only. "+
-			"Narrow a search to one API or service with scope. Run a match with %s.\n\n%s", len(tools), SearchAnswerBudget/4/1000*1000, CallToolName, directory(tools, maxDirectoryBytes)),
-		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
-			`"query":{"type":"string","maxLength":%d,"description":"what the tool should do, in a few words, or a tool's exact name to get its input schema"},`+
-			`"limit":{"type":"integer","minimum":1,"default":%d,"description":"how many matches to return; at most %d"},`+
-			`"scope":{"type":"string","maxLength":%d,"description":"only search one API (a package from the catalog, such as a.b.v1, or a prefix of packages) or one service (its name, or package.Service)"},`+
-			`"schemas":{"type":"boolean","default":true,"description":"false: list the matches by name, title, description and hints only, without input schemas"}},`+
-			`"required":["query"],"additionalProperties":false}`, MaxSearchQueryChars, DefaultSearchLimit, MaxSearchLimit, maxScopeChars)),
-		Annotations: &mcp.ToolAnnotations{Title: "Search tools", ReadOnlyHint: boolPtr(true), DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(false)},
-	}
-	call := mcp.Tool{
-		Handle: &metaTool{in: l, name: CallToolName},
-		Name:   CallToolName,
-		Title:  "Call a tool",
-		Description: fmt.Sprintf("Runs a tool found with %s: name is the tool's exact name and arguments its arguments, "+
-			"as its inputSchema describes. Answers exactly as the tool itself would.", SearchToolsName),
-		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"name":{"type":"string","description":"the tool's exact name, from search_tools"},` +
-			`"arguments":{"type":"object","description":"the tool's arguments, as its inputSchema describes"}},` +
-			`"required":["name"],"additionalProperties":false}`),
-		// call_tool does what the tool it runs does, so it promises
-		// nothing: the conservative hints.
-		Annotations: &mcp.ToolAnnotations{Title: "Call a tool", ReadOnlyHint: boolPtr(false), DestructiveHint: boolPtr(true), IdempotentHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
-	}
-	return mcp.NewToolList([]mcp.Tool{searchTool, call}, nil)
+	return searchmode.ToolList(searchTools(l.tools), &metaTool{in: l, name: SearchToolsName}, &metaTool{in: l, name: CallToolName})
 }
 
-// directory is the catalog's APIs (proto packages) and their services,
-// "Catalog: pkg: Service, Service; pkg: ...", within max bytes: when the
-// services do not all fit, each API is listed with its service count
-// instead, and APIs that still do not fit are counted.
-func directory(tools []*tool, limit int) string {
-	services := map[string][]string{}
-	for _, t := range tools {
-		p := t.search.Pkg
-		if !slices.Contains(services[p], t.search.Service) {
-			services[p] = append(services[p], t.search.Service)
-		}
+// searchTools are tools as search mode reads them.
+func searchTools(tools []*tool) []searchmode.Tool {
+	out := make([]searchmode.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = t
 	}
-	pkgs := slices.Sorted(maps.Keys(services))
-	if len(pkgs) == 0 {
-		return "Catalog: no tools yet."
+	return out
+}
+
+// Def is t's definition, for search mode (searchmode.Tool).
+func (t *tool) Def() *mcp.Tool { return &t.def }
+
+// Facts are what discovery read of t's method for search mode.
+func (t *tool) Facts() *searchdoc.Facts { return &t.search }
+
+// InputSchema is t's input schema, built on first use, and deflated
+// when search mode holds it so (packSchemas), for search mode's answer
+// entries to share.
+func (t *tool) InputSchema() (json.RawMessage, []byte, error) {
+	b := t.schemas.input()
+	if b.err != nil {
+		return nil, nil, b.err
 	}
-	var full strings.Builder
-	full.WriteString("Catalog (API: services):")
-	for i, p := range pkgs {
-		sep := " "
-		if i > 0 {
-			sep = "; "
-		}
-		slices.Sort(services[p])
-		full.WriteString(sep + p + ": " + strings.Join(services[p], ", "))
+	in, err := b.inputSchema()
+	return in, b.inZ, err
+}
+
+// SearchEmbeddings configures the semantic reranking of search mode: an
+// OpenAI-compatible embeddings endpoint (see package embeddings).
+type SearchEmbeddings struct {
+	// URL is the endpoint (https, or http to a loopback host), e.g.
+	// https://api.openai.com/v1/embeddings.
+	URL string
+	// Model is the model name the endpoint serves; required.
+	Model string
+	// APIKey, when set, is sent as a bearer token.
+	APIKey string
+	// HTTPClient makes the requests; nil means a client of the
+	// embeddings package's own.
+	HTTPClient *http.Client
+	// BatchSize is how many tools' texts one request embeds, for an
+	// endpoint that takes fewer at once; zero means
+	// embeddings.DefaultMaxBatch.
+	BatchSize int
+	// MaxDimensions bounds a vector's dimensions: an endpoint answering
+	// longer ones is failing (search ranks lexically). Zero means
+	// embeddings.DefaultMaxDimensions (8,192).
+	MaxDimensions int
+	// MaxVectorBytes bounds the tools' vectors kept, 4 bytes a
+	// dimension: catalogs whose vectors would take more are ranked
+	// lexically, and an error naming this option is logged. Each search
+	// index holds a unit-length copy of its own tools' vectors on top
+	// (the whole catalog's, and each search-mode toolset's). Zero means
+	// DefaultMaxVectorBytes.
+	MaxVectorBytes int64
+	// MaxQueryCacheBytes bounds the query vectors kept (each query's
+	// text, its vector at 4 bytes a dimension and 64 bytes of
+	// bookkeeping): when one more would not fit, the cache is emptied.
+	// Zero means DefaultMaxQueryCacheBytes.
+	MaxQueryCacheBytes int64
+}
+
+// Defaults of SearchEmbeddings.
+const (
+	// DefaultMaxVectorBytes holds 20,000 tools' vectors of 3,072
+	// dimensions (OpenAI's largest model), 16,000 of 4,096.
+	DefaultMaxVectorBytes = 256 << 20
+	// DefaultMaxQueryCacheBytes holds about 1,300 queries' vectors of
+	// 3,072 dimensions, 2,600 of 1,536.
+	DefaultMaxQueryCacheBytes = 16 << 20
+)
+
+// semanticPause is how long queries are answered lexically after a
+// query's embedding failed (searchmode.DefaultPause). A variable so that
+// tests can shorten it.
+var semanticPause = searchmode.DefaultPause
+
+// newSemantic checks o and makes the semantic reranking of its endpoint.
+func newSemantic(o *SearchEmbeddings, logger *slog.Logger) (*searchmode.Semantic, error) {
+	switch {
+	case o.MaxVectorBytes < 0:
+		return nil, &OptionError{Option: "Options.Search.Embeddings.MaxVectorBytes", Err: fmt.Errorf("want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxVectorBytes, o.MaxVectorBytes)}
+	case o.MaxQueryCacheBytes < 0:
+		return nil, &OptionError{Option: "Options.Search.Embeddings.MaxQueryCacheBytes", Err: fmt.Errorf("want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxQueryCacheBytes, o.MaxQueryCacheBytes)}
 	}
-	full.WriteString(".")
-	if full.Len() <= limit {
-		return full.String()
+	c, err := embeddings.New(embeddings.Options{URL: o.URL, Model: o.Model, APIKey: o.APIKey, HTTPClient: o.HTTPClient, MaxBatch: o.BatchSize, MaxDimensions: o.MaxDimensions})
+	if err != nil {
+		return nil, &OptionError{Option: "Options.Search.Embeddings", Err: err}
 	}
-	var short strings.Builder
-	short.WriteString("Catalog (API: number of services; give an API as scope to search it):")
-	for i, p := range pkgs {
-		item := fmt.Sprintf(" %s (%d)", p, len(services[p]))
-		if i > 0 {
-			item = ";" + item
-		}
-		if rest := fmt.Sprintf("; and %d more APIs.", len(pkgs)-i); short.Len()+len(item)+len(rest) > limit {
-			short.WriteString(rest)
-			return short.String()
-		}
-		short.WriteString(item)
-	}
-	short.WriteString(".")
-	return short.String()
+	return searchmode.NewSemantic(searchmode.SemanticOptions{Client: c, Logger: logger, Pause: semanticPause,
+		MaxVectorBytes: cmp.Or(o.MaxVectorBytes, DefaultMaxVectorBytes), MaxQueryBytes: cmp.Or(o.MaxQueryCacheBytes, DefaultMaxQueryCacheBytes)}), nil
 }

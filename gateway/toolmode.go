@@ -18,7 +18,7 @@ const (
 	// ToolModeTyped lists every exposed method as its own tool.
 	ToolModeTyped
 	// ToolModeSearch lists two tools, search_tools and call_tool
-	// (searchmode.go), whatever the catalog's size.
+	// (package searchmode), whatever the catalog's size.
 	ToolModeSearch
 )
 

@@ -580,7 +580,7 @@ func (g *Gateway) warm(c *catalog) {
 		if i%64 == 0 && isStopped(g.closed) {
 			return
 		}
-		c.search.entry(i)
+		c.search.Warm(i)
 	}
 	if isStopped(g.closed) {
 		return

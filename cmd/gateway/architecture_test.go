@@ -57,6 +57,7 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "gateway/internal/toolname":    {mod + "proto/mcpgateway/v1"},
 		mod + "gateway/internal/paging":      {mod + "gateway/mcp", mod + "internal/jsonstr"},
 		mod + "gateway/internal/searchdoc":   {mod + "gateway/describe", mod + "gateway/mcp", mod + "gateway/search"},
+		mod + "gateway/internal/searchmode":  {mod + "gateway/internal/searchdoc", mod + "gateway/mcp", mod + "gateway/search", mod + "gateway/search/embeddings"},
 		mod + "gateway/internal/longrunning": {mod + "descriptors", mod + "gateway/internal/anytypes", mod + "gateway/internal/callwire",
 			mod + "gateway/internal/rpcstatus", mod + "gateway/mcp", mod + "gateway/schema", mod + "gateway/telemetry", mod + "gateway/transcode",
 			mod + "internal/jsonstr"},

@@ -4,7 +4,7 @@
 // tools a preferred version of the same API supersedes (Superseded).
 //
 // It knows the descriptors, the describer's analysis and the search
-// index's document, nothing of calls; the gateway's search catalog
+// index's document, nothing of calls; package searchmode's catalog
 // indexes the documents and answers search_tools.
 package searchdoc
 

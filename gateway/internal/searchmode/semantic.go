@@ -1,4 +1,4 @@
-package gateway
+package searchmode
 
 import (
 	"cmp"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -26,51 +25,6 @@ import (
 // ready, and whenever the endpoint fails, search is lexical alone; a
 // failure is logged once, and its end once, not on every query.
 
-// SearchEmbeddings configures the semantic reranking of search mode: an
-// OpenAI-compatible embeddings endpoint (see package embeddings).
-type SearchEmbeddings struct {
-	// URL is the endpoint (https, or http to a loopback host), e.g.
-	// https://api.openai.com/v1/embeddings.
-	URL string
-	// Model is the model name the endpoint serves; required.
-	Model string
-	// APIKey, when set, is sent as a bearer token.
-	APIKey string
-	// HTTPClient makes the requests; nil means a client of the
-	// embeddings package's own.
-	HTTPClient *http.Client
-	// BatchSize is how many tools' texts one request embeds, for an
-	// endpoint that takes fewer at once; zero means
-	// embeddings.DefaultMaxBatch.
-	BatchSize int
-	// MaxDimensions bounds a vector's dimensions: an endpoint answering
-	// longer ones is failing (search ranks lexically). Zero means
-	// embeddings.DefaultMaxDimensions (8,192).
-	MaxDimensions int
-	// MaxVectorBytes bounds the tools' vectors kept, 4 bytes a
-	// dimension: catalogs whose vectors would take more are ranked
-	// lexically, and an error naming this option is logged. Each search
-	// index holds a unit-length copy of its own tools' vectors on top
-	// (the whole catalog's, and each search-mode toolset's). Zero means
-	// DefaultMaxVectorBytes.
-	MaxVectorBytes int64
-	// MaxQueryCacheBytes bounds the query vectors kept (each query's
-	// text, its vector at 4 bytes a dimension and queryEntryOverhead):
-	// when one more would not fit, the cache is emptied. Zero means
-	// DefaultMaxQueryCacheBytes.
-	MaxQueryCacheBytes int64
-}
-
-// Defaults of SearchEmbeddings.
-const (
-	// DefaultMaxVectorBytes holds 20,000 tools' vectors of 3,072
-	// dimensions (OpenAI's largest model), 16,000 of 4,096.
-	DefaultMaxVectorBytes = 256 << 20
-	// DefaultMaxQueryCacheBytes holds about 1,300 queries' vectors of
-	// 3,072 dimensions, 2,600 of 1,536.
-	DefaultMaxQueryCacheBytes = 16 << 20
-)
-
 // Timings of the semantic reranking.
 const (
 	// queryEmbedTimeout bounds the embedding of one query: past it the
@@ -88,23 +42,40 @@ const (
 	maxEmbedText = 2000
 )
 
-// semanticPause is how long queries are answered lexically, without
+// DefaultPause is how long queries are answered lexically, without
 // asking the endpoint, after a query's embedding failed: a down or slow
 // endpoint then costs one query in this long queryEmbedTimeout, not
-// every query. A variable so that tests can shorten it.
-var semanticPause = 30 * time.Second
+// every query.
+const DefaultPause = 30 * time.Second
 
-// semantic is the reranking's state: the client, the vectors kept, and
-// whether the endpoint is failing.
-type semantic struct {
+// SemanticOptions configure a Semantic.
+type SemanticOptions struct {
+	// Client is the embeddings endpoint's client.
+	Client *embeddings.Client
+	// Logger gets the endpoint's failures and recoveries, once each.
+	Logger *slog.Logger
+	// MaxVectorBytes bounds the tools' vectors kept, 4 bytes a
+	// dimension; MaxQueryBytes the query vectors kept (each query's
+	// text, its vector and queryEntryOverhead). Both are resolved: the
+	// gateway's options apply their defaults.
+	MaxVectorBytes, MaxQueryBytes int64
+	// Pause is how long queries skip the endpoint after one failed
+	// (DefaultPause; tests shorten it).
+	Pause time.Duration
+}
+
+// Semantic is the reranking's state: the client, the vectors kept, and
+// whether the endpoint is failing. One serves every catalog of a
+// gateway (the whole catalog's and the search-mode toolsets').
+type Semantic struct {
 	client *embeddings.Client
 	logger *slog.Logger
 	pause  time.Duration
 	// wake is signalled when a catalog is swapped in.
 	wake chan struct{}
 
-	// maxVectorBytes and maxQueryBytes are SearchEmbeddings'
-	// MaxVectorBytes and MaxQueryCacheBytes, resolved.
+	// maxVectorBytes and maxQueryBytes are SemanticOptions'
+	// MaxVectorBytes and MaxQueryBytes.
 	maxVectorBytes, maxQueryBytes int64
 
 	mu      sync.Mutex
@@ -118,25 +89,18 @@ type semantic struct {
 	pausedUntil time.Time
 }
 
-func newSemantic(o *SearchEmbeddings, logger *slog.Logger) (*semantic, error) {
-	switch {
-	case o.MaxVectorBytes < 0:
-		return nil, &OptionError{Option: "Options.Search.Embeddings.MaxVectorBytes", Err: fmt.Errorf("want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxVectorBytes, o.MaxVectorBytes)}
-	case o.MaxQueryCacheBytes < 0:
-		return nil, &OptionError{Option: "Options.Search.Embeddings.MaxQueryCacheBytes", Err: fmt.Errorf("want a number of bytes, or 0 for the default (%d), got %d", DefaultMaxQueryCacheBytes, o.MaxQueryCacheBytes)}
-	}
-	c, err := embeddings.New(embeddings.Options{URL: o.URL, Model: o.Model, APIKey: o.APIKey, HTTPClient: o.HTTPClient, MaxBatch: o.BatchSize, MaxDimensions: o.MaxDimensions})
-	if err != nil {
-		return nil, &OptionError{Option: "Options.Search.Embeddings", Err: err}
-	}
-	return &semantic{client: c, logger: logger, pause: semanticPause, wake: make(chan struct{}, 1),
-		maxVectorBytes: cmp.Or(o.MaxVectorBytes, DefaultMaxVectorBytes), maxQueryBytes: cmp.Or(o.MaxQueryCacheBytes, DefaultMaxQueryCacheBytes),
-		vectors: map[[32]byte][]float32{}, queries: map[string][]float32{}}, nil
+// NewSemantic returns the reranking of o's endpoint; Run embeds the
+// catalogs.
+func NewSemantic(o SemanticOptions) *Semantic {
+	return &Semantic{client: o.Client, logger: o.Logger, pause: o.Pause, wake: make(chan struct{}, 1),
+		maxVectorBytes: o.MaxVectorBytes, maxQueryBytes: o.MaxQueryBytes,
+		vectors: map[[32]byte][]float32{}, queries: map[string][]float32{}}
 }
 
 // errVectorCap is a catalog whose vectors would take more than
-// SearchEmbeddings.MaxVectorBytes: trying again cannot help until the
-// catalog changes.
+// MaxVectorBytes: trying again cannot help until the catalog changes. It
+// names the gateway's option that sets the cap, which the operator
+// raises.
 var errVectorCap = errors.New("over Options.Search.Embeddings.MaxVectorBytes")
 
 // vectorBytes is what a vector of dim dimensions costs, as the caps
@@ -144,25 +108,25 @@ var errVectorCap = errors.New("over Options.Search.Embeddings.MaxVectorBytes")
 func vectorBytes(dim int) int64 { return 4 * int64(dim) }
 
 // clearVectors forgets every vector kept; s.mu is held.
-func (s *semantic) clearVectors() {
+func (s *Semantic) clearVectors() {
 	clear(s.vectors)
 	clear(s.queries)
 	s.vectorBytes, s.queryBytes = 0, 0
 }
 
-// kick tells the background loop that a catalog was swapped in.
-func (s *semantic) kick() {
+// Kick tells Run that a catalog was swapped in.
+func (s *Semantic) Kick() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
 }
 
-// run embeds each search catalog swapped in (the whole catalog's and the
-// search-mode toolsets', which current returns), until ctx ends. A
-// toolset's tools are the catalog's, so once the catalog is embedded its
-// toolsets cost no request.
-func (s *semantic) run(ctx context.Context, current func() []*searchCatalog) {
+// Run embeds each search catalog swapped in (the whole catalog's and the
+// search-mode toolsets', which current returns; Kick says when), until
+// ctx ends. A toolset's tools are the catalog's, so once the catalog is
+// embedded its toolsets cost no request.
+func (s *Semantic) Run(ctx context.Context, current func() []*Catalog) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -206,7 +170,7 @@ func (s *semantic) run(ctx context.Context, current func() []*searchCatalog) {
 }
 
 // unembedded is the first of scs without vectors, nil when all have them.
-func unembedded(scs []*searchCatalog) *searchCatalog {
+func unembedded(scs []*Catalog) *Catalog {
 	for _, sc := range scs {
 		if sc.vectors.Load() == nil {
 			return sc
@@ -217,7 +181,7 @@ func unembedded(scs []*searchCatalog) *searchCatalog {
 
 // prune drops the kept vectors no tool of scs has, so the cache holds the
 // current catalogs' and no more.
-func (s *semantic) prune(scs []*searchCatalog) {
+func (s *Semantic) prune(scs []*Catalog) {
 	keep := make(map[[32]byte]bool)
 	for _, sc := range scs {
 		for _, t := range sc.tools {
@@ -235,14 +199,15 @@ func (s *semantic) prune(scs []*searchCatalog) {
 }
 
 // key is the cache key of a text's vector: the model and the text.
-func (s *semantic) key(text string) [32]byte {
+func (s *Semantic) key(text string) [32]byte {
 	return sha256.Sum256([]byte(s.client.Model() + "\x00" + text))
 }
 
 // embedText is what is embedded of a tool: its name, title and
 // description, cut on a character boundary.
-func embedText(t *tool) string {
-	text := t.def.Name + ": " + t.def.Title + ". " + t.def.Description
+func embedText(t Tool) string {
+	def := t.Def()
+	text := def.Name + ": " + def.Title + ". " + def.Description
 	if len(text) > maxEmbedText {
 		cut := maxEmbedText
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
@@ -263,11 +228,11 @@ func embedText(t *tool) string {
 // endpoint's vectors change dimension (its model was replaced under the
 // same name), everything is embedded again, once: an endpoint whose
 // answers keep changing dimension fails the pass.
-func (s *semantic) embedCatalog(ctx context.Context, sc *searchCatalog) error {
+func (s *Semantic) embedCatalog(ctx context.Context, sc *Catalog) error {
 	return s.embedPass(ctx, sc, true)
 }
 
-func (s *semantic) embedPass(ctx context.Context, sc *searchCatalog, again bool) error {
+func (s *Semantic) embedPass(ctx context.Context, sc *Catalog, again bool) error {
 	keys := make([][32]byte, len(sc.tools))
 	var missing []string
 	var at []int
@@ -301,7 +266,7 @@ func (s *semantic) embedPass(ctx context.Context, sc *searchCatalog, again bool)
 				}
 			}
 			for _, i := range at[start:end] {
-				rejected = append(rejected, sc.tools[i].def.Name)
+				rejected = append(rejected, sc.tools[i].Def().Name)
 			}
 			firstErr = cmp.Or(firstErr, err)
 			continue
@@ -361,7 +326,7 @@ func (s *semantic) embedPass(ctx context.Context, sc *searchCatalog, again bool)
 // that the left texts still to be kept (fresh's among them) fit in
 // MaxVectorBytes beside the vectors kept, before more of them are asked
 // for: a catalog that cannot fit costs the endpoint one batch.
-func (s *semantic) fits(left, tools int, fresh [][]float32) error {
+func (s *Semantic) fits(left, tools int, fresh [][]float32) error {
 	if len(fresh) == 0 {
 		return nil
 	}
@@ -378,20 +343,20 @@ func (s *semantic) fits(left, tools int, fresh [][]float32) error {
 
 // acceptsAny reports whether the endpoint embeds anything: some text was
 // embedded before, or the first tool's name is embedded now.
-func (s *semantic) acceptsAny(ctx context.Context, sc *searchCatalog) bool {
+func (s *Semantic) acceptsAny(ctx context.Context, sc *Catalog) bool {
 	s.mu.Lock()
 	some := len(s.vectors) > 0
 	s.mu.Unlock()
 	if some {
 		return true
 	}
-	_, err := s.client.Embed(ctx, []string{sc.tools[0].def.Name})
+	_, err := s.client.Embed(ctx, []string{sc.tools[0].Def().Name})
 	return err == nil
 }
 
 // ready reports whether a query on sc would be ranked with embeddings:
 // the catalog has its vectors and queries are not paused.
-func (s *semantic) ready(sc *searchCatalog) bool {
+func (s *Semantic) ready(sc *Catalog) bool {
 	if sc.vectors.Load() == nil {
 		return false
 	}
@@ -401,7 +366,7 @@ func (s *semantic) ready(sc *searchCatalog) bool {
 }
 
 // queryVector embeds a query, or returns its kept vector.
-func (s *semantic) queryVector(ctx context.Context, query string) ([]float32, error) {
+func (s *Semantic) queryVector(ctx context.Context, query string) ([]float32, error) {
 	s.mu.Lock()
 	v, ok := s.queries[query]
 	s.mu.Unlock()
@@ -429,7 +394,7 @@ func (s *semantic) queryVector(ctx context.Context, query string) ([]float32, er
 }
 
 // failed logs the first failure of a run of them.
-func (s *semantic) failed(err error) {
+func (s *Semantic) failed(err error) {
 	s.mu.Lock()
 	first := !s.failing
 	s.failing = true
@@ -440,7 +405,7 @@ func (s *semantic) failed(err error) {
 }
 
 // recovered logs the end of a run of failures.
-func (s *semantic) recovered() {
+func (s *Semantic) recovered() {
 	s.mu.Lock()
 	was := s.failing
 	s.failing = false
@@ -454,7 +419,7 @@ func (s *semantic) recovered() {
 // the semantic matches fused. It returns nil, false when the query is
 // better ranked lexically (it names a tool exactly, or the endpoint
 // cannot embed it); the caller ranks lexically then.
-func (s *semantic) rank(ctx context.Context, sc *searchCatalog, query string, limit int, keep func(int) bool) ([]search.Hit, bool) {
+func (s *Semantic) rank(ctx context.Context, sc *Catalog, query string, limit int, keep func(int) bool) ([]search.Hit, bool) {
 	vs := sc.vectors.Load()
 	if vs == nil || sc.index.Exact(query) >= 0 {
 		// A name needs no model: the lexical ranking puts its tool first
@@ -485,7 +450,7 @@ func (s *semantic) rank(ctx context.Context, sc *searchCatalog, query string, li
 		s.clearVectors()
 		s.mu.Unlock()
 		sc.vectors.CompareAndSwap(vs, nil)
-		s.kick()
+		s.Kick()
 		return nil, false
 	}
 	s.recovered()

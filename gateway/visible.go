@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"slices"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
@@ -77,12 +76,7 @@ func (g *Gateway) listsByCaller() bool { return g.opts.Scopes.ListVisibleOnly &&
 // tool name, for the list_changed decision: with ListVisibleOnly a
 // change of a tool's scopes changes who sees it.
 func sameScopes(a, b *listing) bool {
-	for name, t := range b.byName {
-		if o, ok := a.byName[name]; ok && !slices.Equal(o.scopes, t.scopes) {
-			return false
-		}
-	}
-	return true
+	return scopes.Same(a.byName, b.byName, func(t *tool) []string { return t.scopes })
 }
 
 // ErrUnmatchedScopeRule is wrapped by New's error when Options.Scopes.Strict

@@ -162,3 +162,22 @@ func TestViews(t *testing.T) {
 		t.Errorf("Views kept more than %d lists", scopes.MaxKeptViews)
 	}
 }
+
+func TestSame(t *testing.T) {
+	t.Parallel()
+	id := func(s []string) []string { return s }
+	a := map[string][]string{"A": {"x"}, "B": nil, "Gone": {"y"}}
+	for _, c := range []struct {
+		b    map[string][]string
+		want bool
+	}{
+		{map[string][]string{"A": {"x"}, "B": nil}, true},
+		{map[string][]string{"A": {"x"}, "New": {"z"}}, true},
+		{map[string][]string{"A": {"x", "z"}}, false},
+		{map[string][]string{"B": {"x"}}, false},
+	} {
+		if got := scopes.Same(a, c.b, id); got != c.want {
+			t.Errorf("Same(%v, %v) = %v, want %v", a, c.b, got, c.want)
+		}
+	}
+}

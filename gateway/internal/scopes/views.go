@@ -1,6 +1,7 @@
 package scopes
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -117,4 +118,17 @@ func (v *Views[L]) Keep(key string, l L) L {
 		v.m[key] = l
 	}
 	return l
+}
+
+// Same reports whether the tools of b that a has too (by name) need the
+// same scopes in both, need(t) being what t needs: when lists depend on
+// the caller, a change of a tool's scopes changes who sees it, so it is
+// a change of the list (a tool added or gone is one anyway).
+func Same[T any](a, b map[string]T, need func(T) []string) bool {
+	for name, t := range b {
+		if o, ok := a[name]; ok && !slices.Equal(need(o), need(t)) {
+			return false
+		}
+	}
+	return true
 }

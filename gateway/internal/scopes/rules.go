@@ -59,7 +59,7 @@ import (
 // depending on names. A tool matched by several rules needs every scope
 // of each.
 //
-// Rules are resolved once per catalog (assemble), into each tool's scopes;
+// Rules are resolved once per catalog (the gateway's assemble), into each tool's scopes;
 // the call path only hands those to auth.Authenticator.Authorize. A rule
 // that matches no tool is logged at start and at every catalog rebuild
 // (Warn; Error with Options.Scopes.Strict, which also makes it fatal in

@@ -28,7 +28,7 @@ const codeForbidden = -32010
 // to run, on every transport: the principal the front door authenticated
 // travels in ctx (the WebSocket upgrade's or the SSE stream's for calls on
 // those connections), and Options.Auth checks the tool's scopes (resolved
-// from the rules when its catalog was built, scopes.go), the token's
+// from the rules when its catalog was built, package scopes), the token's
 // expiry and its revocation. stdio has no front door and no principal: its
 // calls are the local user's.
 func (g *Gateway) authorize(ctx context.Context, t *tool, req *mcp.CallToolRequest) error {

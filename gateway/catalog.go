@@ -24,6 +24,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/paging"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
@@ -113,7 +114,7 @@ type tool struct {
 	baseName string
 	// scopes are what a call needs beyond the globally required scopes:
 	// the tool scope rules that match it, resolved by assemble for its
-	// catalog (scopes.go), and the scopes its API declares
+	// catalog (package scopes), and the scopes its API declares
 	// (declaredScopes). Nil for most tools.
 	scopes []string
 	// exchanger is the backend's token exchanger (Backend.TokenExchange),
@@ -181,8 +182,8 @@ type catalog struct {
 	listed map[string]bool
 	// rules are the tool scope rules as resolved for this catalog: which
 	// match nothing, and which name a tool by a name a collision took from
-	// it (scopes.go); rebuild logs them.
-	rules scopeResolution
+	// it (package scopes); rebuild logs them.
+	rules scopes.Resolution
 }
 
 // listing is one list of tools: the whole catalog's, or a toolset's,
@@ -197,8 +198,8 @@ type listing struct {
 	search *searchCatalog
 	// scopeSets are the distinct scopes the tools need, and views the
 	// lists kept for callers by the sets their tokens hold (visible.go).
-	scopeSets scopeSets
-	views     views
+	scopeSets scopes.Sets
+	views     scopes.Views[*mcp.ToolList]
 	// restricted: the listing is a toolset's, whose endpoint reaches only
 	// its own tools' tasks, Operations methods (ops) and resources
 	// (services, reach); the whole catalog's reaches all of the catalog's.

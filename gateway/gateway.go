@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/forward"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
@@ -111,10 +112,10 @@ type Gateway struct {
 	watch watchSettings
 	// overrides are Options.Catalog.Tools, compiled (overrides.go).
 	overrides *overrideRules
-	// scopeRules are Auth's tool scope rules, compiled once (scopes.go);
+	// scopeRules are Auth's tool scope rules, compiled once (package scopes);
 	// scopePins the methods their tool-name rules have matched so far.
-	scopeRules scopeRules
-	scopePins  scopePins
+	scopeRules scopes.Rules
+	scopePins  scopes.Pins
 	// tracer is nil when tracing is off; observing is false when there is
 	// nothing at all to record per call (no metrics, tracer or logger).
 	tracer    *telemetry.Tracer
@@ -247,7 +248,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		return nil, fmt.Errorf("%w: %w", ErrToolOverride, err)
 	}
 	if g.opts.Auth != nil {
-		if g.scopeRules, err = compileScopeRules("OAuthConfig.ToolScopes", g.opts.Auth.ToolScopes()); err != nil {
+		if g.scopeRules, err = scopes.Compile("OAuthConfig.ToolScopes", g.opts.Auth.ToolScopes()); err != nil {
 			return nil, err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
@@ -225,7 +226,7 @@ func (g *Gateway) rebuild() (bool, error) {
 
 // assemble names the tools of every backend (renaming only those whose
 // names collide across backends; see gateway/internal/toolname), resolves the tool scope
-// rules to the scopes each tool needs (scopes.go), and builds the
+// rules to the scopes each tool needs (gateway/internal/scopes), and builds the
 // catalog. The tools are copied: the backends' compiled tools are shared
 // with the catalogs before, and a copy keeps each catalog's names, scopes
 // and telemetry its own.
@@ -243,7 +244,7 @@ func (g *Gateway) rebuild() (bool, error) {
 // the Operations service or one of its methods counts as a rule does: the
 // API's owners said who may use every caller's operations, so the tool
 // is listed, for the holders of that scope.
-func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOperations, declared bool) (*catalog, error) {
+func assemble(parts []*backendTools, rules scopes.Rules, pins *scopes.Pins, guardOperations, declared bool) (*catalog, error) {
 	slices.SortFunc(parts, func(a, b *backendTools) int { return cmp.Compare(a.backend, b.backend) })
 	var all []*tool
 	var names, backends, methods []string
@@ -256,18 +257,18 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 		}
 	}
 	final := toolname.BackendQualified(names, backends, methods)
-	targets := make([]scopeTarget, len(all))
+	targets := make([]scopes.Target, len(all))
 	for i := range all {
-		targets[i] = scopeTarget{name: final[i], local: names[i], base: all[i].baseName, method: methods[i]}
+		targets[i] = scopes.Target{Name: final[i], Local: names[i], Base: all[i].baseName, Method: methods[i]}
 	}
-	scopes := rules.resolve(targets, pins)
-	c := &catalog{listing: listing{tools: make([]*tool, 0, len(all)), byName: make(map[string]*tool, len(all))}, rules: scopes, listed: make(map[string]bool, len(parts))}
+	resolved := rules.Resolve(targets, pins)
+	c := &catalog{listing: listing{tools: make([]*tool, 0, len(all)), byName: make(map[string]*tool, len(all))}, rules: resolved, listed: make(map[string]bool, len(parts))}
 	for _, p := range parts {
 		c.listed[p.backend] = true
 	}
 	withheld := make([]bool, len(all))
 	for i, t := range all {
-		scoped := len(scopes.scopes[i]) > 0 || declared && len(t.declaredScopes) > 0
+		scoped := len(resolved.Scopes[i]) > 0 || declared && len(t.declaredScopes) > 0
 		withheld[i] = guardOperations && !scoped && strings.HasPrefix(t.method, "/"+longrunning.OperationsService+"/")
 	}
 	// Every listed tool's final name by backend and method, so the
@@ -284,7 +285,7 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 	for i, t := range all {
 		nt := *t
 		nt.def.Name = final[i]
-		nt.scopes = scopes.scopes[i]
+		nt.scopes = resolved.Scopes[i]
 		if declared && len(t.declaredScopes) > 0 {
 			nt.scopes = slices.Compact(slices.Sorted(slices.Values(slices.Concat(nt.scopes, t.declaredScopes))))
 		}
@@ -347,9 +348,9 @@ func assemble(parts []*backendTools, rules scopeRules, pins *scopePins, guardOpe
 // discovered yet, whose tools a rule may be waiting for.
 func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string) error {
 	res := c.rules
-	if first && g.opts.Scopes.Strict && len(res.unmatched) > 0 {
+	if first && g.opts.Scopes.Strict && len(res.Unmatched) > 0 {
 		var quoted []string
-		for _, k := range res.unmatched.keys() {
+		for _, k := range res.Unmatched.Keys() {
 			quoted = append(quoted, strconv.Quote(k))
 		}
 		waiting := ""
@@ -363,17 +364,17 @@ func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string)
 	if g.opts.Scopes.Strict {
 		level, msg = slog.LevelError, "tool scope rule matches no tool since this catalog rebuild (strict scopes): it stays in force and applies again when a tool it matches appears"
 	}
-	for _, r := range res.unmatched {
-		attrs := []any{"rule", r.key, "scopes", r.scopes, "tools", len(c.tools)}
+	for _, r := range res.Unmatched {
+		attrs := []any{"rule", r.Key, "scopes", r.Scopes, "tools", len(c.tools)}
 		if len(undiscovered) > 0 {
 			attrs = append(attrs, "not_discovered", undiscovered)
 		}
 		g.opts.Logger.Log(context.Background(), level, msg, attrs...)
 	}
 	for _, r := range g.scopeRules {
-		if tools, ok := res.renamed[r.key]; ok {
+		if tools, ok := res.Renamed[r.Key]; ok {
 			g.opts.Logger.Warn("tool scope rule names a tool that a name collision renamed: it applies to every tool renamed from that name; name the method (package.Service/Method) to say so without depending on names",
-				"rule", r.key, "tools", tools)
+				"rule", r.Key, "tools", tools)
 		}
 	}
 	return nil

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"runtime"
 	"slices"
 	"sync"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolsets"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
@@ -30,6 +29,11 @@ import (
 // started by a tool outside it is not found, and its resources are the
 // services of its tools. Authorization is the gateway's, per tool, plus
 // the toolset's RequiredScopes, checked at its endpoints' front door.
+//
+// What a toolset is on its own (its name's rules, which tools it
+// selects, its required scopes' checks and front door) is package
+// toolsets' (gateway/internal/toolsets); here it is wired to the
+// catalogs, the MCP servers and the mux.
 
 // Toolset is a named, curated view of the catalog, served at its own
 // endpoints (see Options.FrontDoor.Toolsets).
@@ -58,19 +62,8 @@ type Toolset struct {
 	Tools []ToolOverride
 }
 
-var toolsetNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
-
 // ValidToolsetName checks a Toolset.Name.
-func ValidToolsetName(name string) error {
-	if !toolsetNameRE.MatchString(name) {
-		return fmt.Errorf("%q: want 1 to 63 of a-z 0-9 _ -, starting with a letter or digit (it is the endpoints' path segment: /mcp/NAME)", name)
-	}
-	if name == "message" {
-		// /sse/message is where the whole catalog's SSE sessions post.
-		return fmt.Errorf("%q is reserved: /sse/message is the legacy SSE endpoint's message path", name)
-	}
-	return nil
-}
+func ValidToolsetName(name string) error { return toolsets.ValidName(name) }
 
 // toolsetServer serves one toolset: its endpoint is the handler of the
 // toolset's own MCP server.
@@ -97,15 +90,11 @@ func (g *Gateway) checkToolsets() error {
 			return &OptionError{Option: setting + ".Name", Err: fmt.Errorf("%q: another toolset has that name", ts.Name)}
 		case ts.ToolMode < ToolModeAuto || ts.ToolMode > ToolModeSearch:
 			return &OptionError{Option: setting + ".ToolMode", Err: fmt.Errorf("toolset %s: %d: want auto, typed or search", ts.Name, ts.ToolMode)}
-		case len(ts.RequiredScopes) > 0 && g.opts.Auth == nil:
-			return &OptionError{Option: setting + ".RequiredScopes", Err: fmt.Errorf("toolset %s: needs Options.Auth (an OAuth front door)", ts.Name)}
+		}
+		if err := toolsets.CheckRequiredScopes(setting, ts.Name, ts.RequiredScopes, g.opts.Auth != nil); err != nil {
+			return err
 		}
 		seen[ts.Name] = true
-		for _, s := range ts.RequiredScopes {
-			if !auth.ValidScope(s) {
-				return &OptionError{Option: setting + ".RequiredScopes", Err: fmt.Errorf("toolset %s: %q is not an OAuth scope token", ts.Name, s)}
-			}
-		}
 		if _, err := newMethodFilter(fmt.Sprintf("%s (%s)", setting, ts.Name), ts.Include, ts.Exclude); err != nil {
 			return err
 		}
@@ -168,28 +157,20 @@ func (g *Gateway) newToolsetServers(so mcp.ServerOptions, httpOpts *mcp.Streamab
 // buildToolsets gives c a listing per toolset, from c's final tools.
 func (g *Gateway) buildToolsets(c *catalog) error {
 	c.toolsets = make([]*listing, len(g.toolsets))
-	index := make(map[string]int, len(c.tools))
-	for j, t := range c.tools {
-		index[t.def.Name] = j
+	if len(g.toolsets) == 0 {
+		return nil
 	}
+	sel := make([]toolsets.Tool, len(c.tools))
+	for j, t := range c.tools {
+		sel[j] = toolsets.Tool{Name: t.def.Name, Method: t.method[1:]}
+		if t.lro != nil {
+			sel[j].Pollers = []string{t.lro.GetTool, t.lro.WaitTool}
+		}
+	}
+	selection := toolsets.NewCatalog(sel)
 	for i, ts := range g.toolsets {
 		l := &listing{byName: make(map[string]*tool), restricted: true}
-		member := make([]bool, len(c.tools))
-		for j, t := range c.tools {
-			if !ts.filter.matchPath(t.method[1:]) {
-				continue
-			}
-			member[j] = true
-			// A long-running tool's description and results name the
-			// tools that poll its operation: they come with it.
-			if t.lro != nil {
-				for _, name := range []string{t.lro.GetTool, t.lro.WaitTool} {
-					if k, ok := index[name]; ok && name != "" {
-						member[k] = true
-					}
-				}
-			}
-		}
+		member := selection.Select(ts.filter.matchPath)
 		own := false
 		l.matchedRules, l.resolvedArgs = make(map[int]bool), make(map[argKey]bool)
 		for j, t := range c.tools {
@@ -396,20 +377,7 @@ func (ts *toolsetServer) mount(mux *http.ServeMux, wsOpts *mcp.WebSocketOptions,
 // RequiredScopes, with the step-up challenge the gateway's own required
 // scopes get.
 func (ts *toolsetServer) requireScopes(h http.Handler) http.Handler {
-	if len(ts.def.RequiredScopes) == 0 {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		err := ts.g.opts.Auth.Authorize(r.Context(), ts.def.RequiredScopes)
-		var ref *auth.Refusal
-		if errors.As(err, &ref) {
-			w.Header().Set("WWW-Authenticate", ref.Challenge)
-			w.Header().Set("Cache-Control", "no-store")
-			http.Error(w, "forbidden: "+ref.Description+" (toolset "+ts.def.Name+")", ref.Status)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+	return toolsets.RequireScopes(ts.g.opts.Auth, ts.def.Name, ts.def.RequiredScopes, h)
 }
 
 // processSlots counts each principal's requests in flight across the

@@ -2,68 +2,20 @@ package gateway
 
 import (
 	"context"
-	"slices"
-	"strings"
-	"sync"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
-// Lists that show what the caller may call (Options.Scopes.ListVisibleOnly).
-//
-// A tool needs the scopes its catalog resolved for it (scopes.go); a
-// catalog has few distinct sets of them, however many tools (every tool
-// of a service, every write of an API, share one). What a caller may see
-// is therefore decided by which of those sets its token holds: a bit per
-// set, the caller's view key. Each key's list is a subset of the
-// catalog's (mcp.ToolList.Subset: its pages, no schema encoded again),
-// made at the first tools/list of a caller with that key and kept with
-// the catalog, up to maxKeptViews; search_tools filters its matches by
-// the same bits and keeps its answers under the key. The call path does
-// not change: a call of a hidden tool is authorized as before and
-// refused with the scope it lacks, so a client can still step up.
-
-// maxKeptViews bounds the lists a catalog keeps, one per distinct view
-// key: callers' tokens come in few shapes, but a token's scopes are the
-// authorization server's to choose, so past this many a view's list is
-// made for its request and not kept.
-const maxKeptViews = 64
-
-// scopeSets are a catalog's distinct tool scope sets, and each tool's.
-type scopeSets struct {
-	sets [][]string
-	// of[i] is the index in sets of c.tools[i]'s scopes, -1 for a tool
-	// that needs none.
-	of []int
-}
-
-// views are the lists a catalog keeps by view key.
-type views struct {
-	mu sync.Mutex
-	m  map[string]*mcp.ToolList
-}
+// Lists that show what the caller may call (Options.Scopes.ListVisibleOnly):
+// the view keys and the kept lists are package scopes' (views.go there);
+// here they are wired to a listing and to the caller's principal.
 
 // indexScopes finds the distinct scope sets of c's listed tools; it runs
 // once the tools are final (chooseMode).
 func (c *listing) indexScopes() {
-	ss := scopeSets{of: make([]int, len(c.tools))}
-	seen := make(map[string]int)
-	for i, t := range c.tools {
-		if len(t.scopes) == 0 {
-			ss.of[i] = -1
-			continue
-		}
-		k := strings.Join(t.scopes, " ")
-		n, ok := seen[k]
-		if !ok {
-			n = len(ss.sets)
-			seen[k] = n
-			ss.sets = append(ss.sets, t.scopes)
-		}
-		ss.of[i] = n
-	}
-	c.scopeSets = ss
+	c.scopeSets = scopes.Index(len(c.tools), func(i int) []string { return c.tools[i].scopes })
 }
 
 // viewOf is the view of the caller of ctx: key names it ("" when the
@@ -71,7 +23,7 @@ func (c *listing) indexScopes() {
 // all of them). Without ListVisibleOnly, and for stdio's local user,
 // every caller sees every tool.
 func (g *Gateway) viewOf(ctx context.Context, c *listing) (key string, keep func(i int) bool) {
-	if !g.listsByCaller() || len(c.scopeSets.sets) == 0 {
+	if !g.listsByCaller() || c.scopeSets.Len() == 0 {
 		return "", nil
 	}
 	p, ok := auth.FromContext(ctx)
@@ -80,23 +32,7 @@ func (g *Gateway) viewOf(ctx context.Context, c *listing) (key string, keep func
 		// principal the middleware authenticated.
 		return "", nil
 	}
-	bits := make([]byte, (len(c.scopeSets.sets)+7)/8)
-	all := true
-	for n, s := range c.scopeSets.sets {
-		if p.Holds(s) {
-			bits[n/8] |= 1 << (n % 8)
-		} else {
-			all = false
-		}
-	}
-	if all {
-		return "", nil
-	}
-	of := c.scopeSets.of
-	return string(bits), func(i int) bool {
-		n := of[i]
-		return n < 0 || bits[n/8]&(1<<(n%8)) != 0
-	}
+	return c.scopeSets.View(p.Holds)
 }
 
 // listedTools is what c lists to the caller of ctx: with
@@ -110,10 +46,7 @@ func (g *Gateway) listedTools(ctx context.Context, c *listing) *mcp.ToolList {
 	if keep == nil {
 		return c.set
 	}
-	c.views.mu.Lock()
-	set, ok := c.views.m[key]
-	c.views.mu.Unlock()
-	if ok {
+	if set, ok := c.views.Get(key); ok {
 		return set
 	}
 	set, err := c.set.Subset(keep, "")
@@ -122,18 +55,7 @@ func (g *Gateway) listedTools(ctx context.Context, c *listing) *mcp.ToolList {
 		g.opts.Logger.Error("caller's tool list could not be made", "error", err)
 		return nil
 	}
-	c.views.mu.Lock()
-	defer c.views.mu.Unlock()
-	if kept, ok := c.views.m[key]; ok {
-		return kept
-	}
-	if len(c.views.m) < maxKeptViews {
-		if c.views.m == nil {
-			c.views.m = make(map[string]*mcp.ToolList)
-		}
-		c.views.m[key] = set
-	}
-	return set
+	return c.views.Keep(key, set)
 }
 
 // listCacheScope is the cacheScope of the typed tools/list: "private"
@@ -154,10 +76,16 @@ func (g *Gateway) listsByCaller() bool { return g.opts.Scopes.ListVisibleOnly &&
 // tool name, for the list_changed decision: with ListVisibleOnly a
 // change of a tool's scopes changes who sees it.
 func sameScopes(a, b *listing) bool {
-	for name, t := range b.byName {
-		if o, ok := a.byName[name]; ok && !slices.Equal(o.scopes, t.scopes) {
-			return false
-		}
-	}
-	return true
+	return scopes.Same(a.byName, b.byName, func(t *tool) []string { return t.scopes })
 }
+
+// ErrUnmatchedScopeRule is wrapped by New's error when Options.Scopes.Strict
+// is set and a tool scope rule matches no tool of the first catalog.
+var ErrUnmatchedScopeRule = scopes.ErrUnmatched
+
+// CheckScopeRule reports whether rule is a valid key of
+// auth.OAuthConfig.ToolScopes as the gateway reads it: a tool name, or a
+// method pattern on "package.Service/Method" (docs/security.md); setting
+// names the setting in the error (the caller's word for it: an option, a
+// flag, a config key).
+func CheckScopeRule(setting, rule string) error { return scopes.Check(setting, rule) }

@@ -55,6 +55,8 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "gateway/internal/anytypes":    {mod + "descriptors", mod + "gateway/schema", mod + "gateway/transcode"},
 		mod + "gateway/internal/rpcstatus":   {mod + "gateway/internal/anytypes", mod + "gateway/mcp", mod + "gateway/telemetry"},
 		mod + "gateway/internal/toolname":    {mod + "proto/mcpgateway/v1"},
+		mod + "gateway/internal/scopes":      {mod + "gateway/internal/toolname"},
+		mod + "gateway/internal/toolsets":    {mod + "gateway/auth", mod + "internal/option"},
 		mod + "gateway/internal/paging":      {mod + "gateway/mcp", mod + "internal/jsonstr"},
 		mod + "gateway/internal/searchdoc":   {mod + "gateway/describe", mod + "gateway/mcp", mod + "gateway/search"},
 		mod + "gateway/internal/searchmode":  {mod + "gateway/internal/searchdoc", mod + "gateway/mcp", mod + "gateway/search", mod + "gateway/search/embeddings"},

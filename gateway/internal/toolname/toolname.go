@@ -115,7 +115,7 @@ func Local(methods []protoreflect.MethodDescriptor, opts map[protoreflect.FullNa
 // with it: its explicit name when that is portable, else Service_Method
 // with the service's name_prefix, unqualified. A collision, within the
 // backend or across backends, renames the tool but never changes this, so
-// a tool scope rule naming a tool follows it through renames (scopes.go).
+// a tool scope rule naming a tool follows it through renames (gateway/internal/scopes).
 func Base(m protoreflect.MethodDescriptor, opt *mcpgatewayv1.Tool, prefix string) string {
 	if name := opt.GetName(); Valid(name) {
 		return name

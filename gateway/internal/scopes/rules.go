@@ -1,4 +1,15 @@
-package gateway
+// Package scopes holds the rules that decide which tools a principal
+// sees and may call by its OAuth scopes: the tool scope rules
+// (auth.OAuthConfig.ToolScopes, --oauth-tool-scope), parsed and checked
+// here and resolved against each catalog's tools into the scopes each
+// tool needs, and the per-caller views that lists built from those
+// scopes (Options.Scopes.ListVisibleOnly) are keyed by.
+//
+// It knows a tool only as a Target (its names and its method) or as the
+// scopes it needs, nothing of the gateway's tools, calls or MCP; the
+// gateway applies what it resolves to a catalog and enforces it on the
+// call path.
+package scopes
 
 import (
 	"errors"
@@ -48,40 +59,42 @@ import (
 // depending on names. A tool matched by several rules needs every scope
 // of each.
 //
-// Rules are resolved once per catalog (assemble), into each tool's scopes;
+// Rules are resolved once per catalog (the gateway's assemble), into each tool's scopes;
 // the call path only hands those to auth.Authenticator.Authorize. A rule
 // that matches no tool is logged at start and at every catalog rebuild
 // (Warn; Error with Options.Scopes.Strict, which also makes it fatal in
 // New). It stays in force either way: it applies again as soon as a
 // catalog has a tool it matches.
 
-// ErrUnmatchedScopeRule is wrapped by New's error when Options.Scopes.Strict
-// is set and a tool scope rule matches no tool of the first catalog.
-var ErrUnmatchedScopeRule = errors.New("tool scope rule matches no tool")
+// ErrUnmatched is wrapped by the gateway's New error when
+// Options.Scopes.Strict is set and a tool scope rule matches no tool of
+// the first catalog (gateway.ErrUnmatchedScopeRule is this error).
+var ErrUnmatched = errors.New("tool scope rule matches no tool")
 
-// scopeRule is one compiled rule.
-type scopeRule struct {
-	// key is the rule as configured, for logs and errors.
-	key string
-	// pattern is a path.Match pattern on "package.Service/Method"; empty
+// Rule is one compiled rule.
+type Rule struct {
+	// Key is the rule as configured, for logs and errors.
+	Key string
+	// Pattern is a path.Match pattern on "package.Service/Method"; empty
 	// for a tool-name rule, which matches key.
-	pattern string
-	scopes  []string
+	Pattern string
+	// Scopes are what a call of a tool the rule matches needs.
+	Scopes []string
 }
 
-// scopeRules are every rule, sorted by key so that logs and errors come
+// Rules are every rule, sorted by key so that logs and errors come
 // in one order.
-type scopeRules []scopeRule
+type Rules []Rule
 
 // scopeRuleHint is what a rule may be, for every error about one.
 const scopeRuleHint = "want a tool name (1-64 of A-Z a-z 0-9 _ -, e.g. ZooService_DeleteAnimal) or a method pattern " +
 	"on package.Service/Method (e.g. zoo.v1.ZooService/DeleteAnimal, zoo.v1.ZooService/*, zoo.v1.*)"
 
-// CheckScopeRule reports whether rule is a valid key of
+// Check reports whether rule is a valid key of
 // auth.OAuthConfig.ToolScopes as the gateway reads it (see "Tool scopes"
 // above); setting names the setting in the error (the caller's word for
 // it: an option, a flag, a config key).
-func CheckScopeRule(setting, rule string) error {
+func Check(setting, rule string) error {
 	_, err := parseScopeRule(setting, rule)
 	return err
 }
@@ -128,59 +141,59 @@ func patternChar(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./*?[]^-\\", r)
 }
 
-// compileScopeRules checks and compiles the rules (keys: see "Tool
+// Compile checks and compiles the rules (keys: see "Tool
 // scopes"; values: the scopes, checked by the auth package).
-func compileScopeRules(setting string, rules map[string][]string) (scopeRules, error) {
-	out := make(scopeRules, 0, len(rules))
+func Compile(setting string, rules map[string][]string) (Rules, error) {
+	out := make(Rules, 0, len(rules))
 	for key, scopes := range rules {
 		p, err := parseScopeRule(setting, key)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, scopeRule{key: key, pattern: p, scopes: scopes})
+		out = append(out, Rule{Key: key, Pattern: p, Scopes: scopes})
 	}
-	slices.SortFunc(out, func(a, b scopeRule) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(out, func(a, b Rule) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }
 
-// scopeTarget is one tool as the rules see it.
-type scopeTarget struct {
-	// name is the tool's final name; local its name before a collision
+// Target is one tool as the rules see it.
+type Target struct {
+	// Name is the tool's final name; local its name before a collision
 	// across backends renamed it, base its name before any collision
 	// (toolname.Base); all three are equal for most tools.
-	name, local, base string
-	// method is "package.Service/Method".
-	method string
+	Name, Local, Base string
+	// Method is "package.Service/Method".
+	Method string
 }
 
-// scopeResolution is the rules resolved against one catalog.
-type scopeResolution struct {
-	// scopes[i] is what a call of the i-th target needs (sorted, no
+// Resolution is the rules resolved against one catalog.
+type Resolution struct {
+	// Scopes[i] is what a call of the i-th target needs (sorted, no
 	// duplicates); nil when no rule matches it.
-	scopes [][]string
-	// unmatched are the rules that match no target.
-	unmatched scopeRules
-	// renamed maps the key of a tool-name rule that matched tools by the
+	Scopes [][]string
+	// Unmatched are the rules that match no target.
+	Unmatched Rules
+	// Renamed maps the key of a tool-name rule that matched tools by the
 	// name they had before a collision to those tools' final names.
-	renamed map[string][]string
+	Renamed map[string][]string
 }
 
-// scopePins remember the methods each tool-name rule has matched, in
+// Pins remember the methods each tool-name rule has matched, in
 // any catalog so far, so the rule keeps applying to them whatever later
 // collisions name their tools: a rule written against a name that a
 // collision qualified (v1_S_A, zoo_Zoo_WhoAmI) must not lapse when the
 // collision goes away or another makes the name longer. A method stays
 // pinned for the life of the gateway: failing closed, it needs the
 // rule's scopes even if a later catalog gives the name to another tool.
-type scopePins struct {
+type Pins struct {
 	mu sync.Mutex
 	m  map[string]map[string]bool // rule key -> "package.Service/Method"
 }
 
-// resolve applies every rule to every target; pins, when set, are read
+// Resolve applies every rule to every target; pins, when set, are read
 // and updated for the tool-name rules.
-func (rs scopeRules) resolve(targets []scopeTarget, pins *scopePins) scopeResolution {
-	res := scopeResolution{scopes: make([][]string, len(targets))}
+func (rs Rules) Resolve(targets []Target, pins *Pins) Resolution {
+	res := Resolution{Scopes: make([][]string, len(targets))}
 	if len(rs) == 0 {
 		return res
 	}
@@ -196,52 +209,52 @@ func (rs scopeRules) resolve(targets []scopeTarget, pins *scopePins) scopeResolu
 		for i, t := range targets {
 			var hit bool
 			switch {
-			case r.pattern != "":
-				hit, _ = path.Match(r.pattern, t.method)
-			case t.name == r.key:
+			case r.Pattern != "":
+				hit, _ = path.Match(r.Pattern, t.Method)
+			case t.Name == r.Key:
 				hit = true
-			case t.local == r.key || t.base == r.key:
+			case t.Local == r.Key || t.Base == r.Key:
 				hit = true
-				if res.renamed == nil {
-					res.renamed = make(map[string][]string)
+				if res.Renamed == nil {
+					res.Renamed = make(map[string][]string)
 				}
-				res.renamed[r.key] = append(res.renamed[r.key], t.name)
-			case pins != nil && pins.m[r.key][t.method]:
+				res.Renamed[r.Key] = append(res.Renamed[r.Key], t.Name)
+			case pins != nil && pins.m[r.Key][t.Method]:
 				hit = true
-				if res.renamed == nil {
-					res.renamed = make(map[string][]string)
+				if res.Renamed == nil {
+					res.Renamed = make(map[string][]string)
 				}
-				res.renamed[r.key] = append(res.renamed[r.key], t.name)
+				res.Renamed[r.Key] = append(res.Renamed[r.Key], t.Name)
 			}
-			if hit && r.pattern == "" && pins != nil {
-				if pins.m[r.key] == nil {
-					pins.m[r.key] = make(map[string]bool)
+			if hit && r.Pattern == "" && pins != nil {
+				if pins.m[r.Key] == nil {
+					pins.m[r.Key] = make(map[string]bool)
 				}
-				pins.m[r.key][t.method] = true
+				pins.m[r.Key][t.Method] = true
 			}
 			if hit {
 				matched = true
-				res.scopes[i] = append(res.scopes[i], r.scopes...)
+				res.Scopes[i] = append(res.Scopes[i], r.Scopes...)
 			}
 		}
 		if !matched {
-			res.unmatched = append(res.unmatched, r)
+			res.Unmatched = append(res.Unmatched, r)
 		}
 	}
-	for i, s := range res.scopes {
+	for i, s := range res.Scopes {
 		if len(s) > 1 {
 			slices.Sort(s)
-			res.scopes[i] = slices.Compact(s)
+			res.Scopes[i] = slices.Compact(s)
 		}
 	}
 	return res
 }
 
-// keys are the rules' keys, for one line naming them all.
-func (rs scopeRules) keys() []string {
+// Keys are the rules' keys, for one line naming them all.
+func (rs Rules) Keys() []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
-		out[i] = r.key
+		out[i] = r.Key
 	}
 	return out
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/watch"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
@@ -104,8 +105,9 @@ type tool struct {
 	// lro is set for a long-running method (gateway/internal/longrunning),
 	// nil otherwise.
 	lro *longrunning.Method
-	// watch is set for an open-ended stream (watch.go), nil otherwise.
-	watch *watchSpec
+	// watch is set for an open-ended stream (gateway/internal/watch), nil
+	// otherwise.
+	watch *watch.Spec
 	// search is what search mode indexes beyond the definition.
 	search searchdoc.Facts
 	// baseName is the name the tool has when no other collides with it
@@ -247,8 +249,8 @@ type catalogOptions struct {
 	exposeDebugInfo bool
 	// maxResultBytes is the resolved result budget, -1 for none.
 	maxResultBytes int
-	// watch is Options.Calls.Watch, resolved (watch.go).
-	watch watchSettings
+	// watch is Options.Calls.Watch, resolved (gateway/watch.go).
+	watch watch.Settings
 	// overrides are Options.Catalog.Tools, compiled (overrides.go).
 	overrides *overrideRules
 }
@@ -476,7 +478,9 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 		t.retry = c.RetriesSafeMethods() && t.repeatable
 	}
 	opts.backend.apply(t, m, opts.deadlines)
-	compileWatch(t, m, to, opts.watch, opts.useProtoNames)
+	var watchNote string
+	t.watch, watchNote = watch.Compile(m, to, opts.watch, t.timeout, opts.useProtoNames)
+	t.def.Description += watchNote
 	t.invoke = chooseInvoker(t)
 	return compiledTool{tool: t}
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/watch"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
@@ -109,7 +110,7 @@ type Gateway struct {
 	// methodTimeouts are Options.Calls.MethodTimeouts, compiled.
 	methodTimeouts methodTimeouts
 	// watch is Options.Calls.Watch, resolved.
-	watch watchSettings
+	watch watch.Settings
 	// overrides are Options.Catalog.Tools, compiled (overrides.go).
 	overrides *overrideRules
 	// scopeRules are Auth's tool scope rules, compiled once (package scopes);

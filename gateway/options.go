@@ -141,7 +141,7 @@ type CallOptions struct {
 	StreamMaxBytes int64
 	// Watch shapes the tools of open-ended streams (a Watch, a
 	// Subscribe, a Tail): windows a call collects for, and which
-	// streams are open-ended (watch.go, docs/streaming.md).
+	// streams are open-ended (gateway/internal/watch, docs/streaming.md).
 	Watch WatchOptions
 	// OperationWait is how long tools/call of a long-running method
 	// (AIP-151) waits for its operation before answering with the

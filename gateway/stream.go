@@ -19,6 +19,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/watch"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
@@ -127,9 +128,9 @@ func (g *Gateway) invokeRequestStream(ctx context.Context, req *mcp.CallToolRequ
 }
 
 // invokeWatch calls an open-ended stream for the window the arguments
-// ask for (watch.go).
+// ask for (gateway/internal/watch).
 func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	args, win, err := t.takeWindow(args, g.opts.Calls.StreamMaxMessages)
+	args, win, err := t.watch.Take(args, g.opts.Calls.StreamMaxMessages)
 	if err != nil {
 		return g.inputError(ctx, t, err)
 	}
@@ -150,13 +151,13 @@ func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *
 
 // stream opens the stream of a streaming tool and runs it to its end with
 // the converted requests, or to the end of its window for a watch (win,
-// nil otherwise; watch.go).
-func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool, reqs []proto.Message, win *window) (*mcp.CallToolResult, error) {
+// nil otherwise; gateway/internal/watch).
+func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool, reqs []proto.Message, win *watch.Window) (*mcp.CallToolResult, error) {
 	tctx, cancelTimeout := context.WithTimeout(ctx, t.timeout)
 	defer cancelTimeout()
 	if win != nil {
 		var cancelWindow context.CancelFunc
-		tctx, cancelWindow = win.open(tctx)
+		tctx, cancelWindow = win.Open(tctx)
 		defer cancelWindow()
 	}
 	// The cause tells a stream the gateway cut short (a limit, a failed
@@ -285,13 +286,13 @@ func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err erro
 
 // collect receives a server or bidirectional stream into a result, within
 // the limits, reporting each message as progress when asked to.
-func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, win *window) (*mcp.CallToolResult, error) {
+func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, win *watch.Window) (*mcp.CallToolResult, error) {
 	c := newCollector(g.opts.Calls.StreamMaxMessages, g.opts.Calls.StreamMaxBytes)
 	if win != nil && g.budget > 0 {
 		// A watch ends its window at the result budget rather than have
 		// its answer cut afterwards: its resume value is then the last
 		// message the model is shown, and resuming skips none.
-		c.budget = int64(g.budget - min(watchResultReserve, g.budget/4))
+		c.budget = int64(g.budget - min(watch.ResultReserve, g.budget/4))
 	}
 	c.win = win
 	progress := req.ProgressToken != nil
@@ -304,10 +305,10 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 		frame.Release()
 		err := stream.RecvMsg(&frame)
 		if errors.Is(err, io.EOF) {
-			return c.windowResult(windowEndedStream), nil
+			return c.windowResult(watch.EndedStream), nil
 		}
-		if err != nil && win.ended(ctx, sctx, err) {
-			return c.windowResult(windowEndedTime), nil
+		if err != nil && win.Ended(ctx, sctx, err) {
+			return c.windowResult(watch.EndedTime), nil
 		}
 		if err != nil {
 			return g.streamEnded(ctx, sctx, t, c, err), nil
@@ -334,13 +335,13 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 		if !more {
 			cancel(errLimit)
 			g.opts.Logger.Debug("stream truncated", "tool", t.def.Name, "reason", c.reason)
-			return c.windowResult(windowEndedLimit), nil
+			return c.windowResult(watch.EndedLimit), nil
 		}
 		if win != nil && c.added {
-			win.saw(frame.Bytes())
-			if win.messages > 0 && c.n >= win.messages {
-				cancel(errWindowEnded)
-				return c.windowResult(windowEndedMessages), nil
+			win.Saw(frame.Bytes())
+			if win.Messages() > 0 && c.n >= win.Messages() {
+				cancel(watch.ErrEnded)
+				return c.windowResult(watch.EndedMessages), nil
 			}
 		}
 	}
@@ -422,8 +423,9 @@ type collector struct {
 	size   int64 // their JSON bytes
 	reason string
 	added  bool // the last add kept its message
-	// win is a watch's window, and ended how it ended (watch.go).
-	win   *window
+	// win is a watch's window, and ended how it ended
+	// (gateway/internal/watch).
+	win   *watch.Window
 	ended string
 }
 
@@ -522,8 +524,8 @@ func (c *collector) finish(errText string) []byte {
 		b = jsonstr.Append(b, errText)
 	}
 	if c.ended != "" {
-		b = append(b, `,"`+windowProperty+`":`...)
-		b = c.win.appendJSON(b, c.ended, c.n)
+		b = append(b, `,"`+watch.Property+`":`...)
+		b = c.win.AppendJSON(b, c.ended, c.n)
 	}
 	c.buf = nil
 	return append(b, '}')

@@ -302,9 +302,9 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 
 // schemaDecor applies to a tool's schemas, as written from its messages,
 // what the gateway changes in them: the operator's argument rules
-// (overrides_args.go) and a watch's window (watch.go). Bounding rebuilds
-// schemas from the messages, so it applies them again to what it
-// rebuilt.
+// (overrides_args.go) and a watch's window (gateway/internal/watch).
+// Bounding rebuilds schemas from the messages, so it applies them again
+// to what it rebuilt.
 type schemaDecor struct{ t *tool }
 
 func (d schemaDecor) input(in json.RawMessage) (json.RawMessage, error) {
@@ -315,7 +315,7 @@ func (d schemaDecor) input(in json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	if d.t.watch != nil {
-		if in, err = d.t.watch.inputSchema(in); err != nil {
+		if in, err = d.t.watch.InputSchema(in); err != nil {
 			return nil, err
 		}
 	}
@@ -326,7 +326,7 @@ func (d schemaDecor) output(out json.RawMessage) (json.RawMessage, error) {
 	if d.t.watch == nil || out == nil {
 		return out, nil
 	}
-	return d.t.watch.outputSchema(out)
+	return d.t.watch.OutputSchema(out)
 }
 
 // outputFacts are what calls need of a tool's output schema, read from

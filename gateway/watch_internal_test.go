@@ -2,70 +2,26 @@ package gateway
 
 import (
 	"testing"
-
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/descriptorpb"
-
-	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
+	"time"
 )
 
-// TestOpenEnded: the (mcpgateway.v1.tool) watch option decides first,
-// then an operator pattern, then the method's name; unary and client
-// streams are never watches.
-func TestOpenEnded(t *testing.T) {
-	fd, err := protodesc.NewFile(&descriptorpb.FileDescriptorProto{
-		Name: proto.String("w.proto"), Package: proto.String("w"), Syntax: proto.String("proto3"),
-		MessageType: []*descriptorpb.DescriptorProto{{Name: proto.String("M")}},
-		Service: []*descriptorpb.ServiceDescriptorProto{{Name: proto.String("S"), Method: []*descriptorpb.MethodDescriptorProto{
-			{Name: proto.String("WatchThings"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ServerStreaming: proto.Bool(true)},
-			{Name: proto.String("StreamingPull"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ServerStreaming: proto.Bool(true), ClientStreaming: proto.Bool(true)},
-			{Name: proto.String("LongPollUpdates"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ServerStreaming: proto.Bool(true)},
-			{Name: proto.String("Export"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ServerStreaming: proto.Bool(true)},
-			{Name: proto.String("Watchdog"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ServerStreaming: proto.Bool(true)},
-			{Name: proto.String("Watch"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M")},
-			{Name: proto.String("TailUpload"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ClientStreaming: proto.Bool(true)},
-		}}},
-	}, nil)
+// TestWatchSettings: the options' windows are checked and defaulted
+// before the watch package sees them.
+func TestWatchSettings(t *testing.T) {
+	s, err := newWatchSettings(WatchOptions{Window: 3 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := fd.Services().Get(0).Methods()
-	byName, err := newWatchSettings(WatchOptions{})
-	if err != nil {
-		t.Fatal(err)
+	if s.Window != 3*time.Minute || s.MaxWindow != 3*time.Minute || !s.ByName {
+		t.Errorf("Window 3m alone: got window %s, max %s, by name %v; want 3m, 3m, true", s.Window, s.MaxWindow, s.ByName)
 	}
-	pattern, err := newWatchSettings(WatchOptions{Methods: []string{"w.S/Export"}, IgnoreNames: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	on, off := &mcpgatewayv1.Tool{Watch: proto.Bool(true)}, &mcpgatewayv1.Tool{Watch: proto.Bool(false)}
-	for _, c := range []struct {
-		method string
-		s      watchSettings
-		to     *mcpgatewayv1.Tool
-		want   bool
-	}{
-		{"WatchThings", byName, nil, true},
-		{"StreamingPull", byName, nil, true},
-		{"LongPollUpdates", byName, nil, true},
-		{"Export", byName, nil, false},
-		{"Watchdog", byName, nil, false}, // a word, not a prefix
-		{"Watch", byName, nil, false},    // unary
-		{"TailUpload", byName, nil, false},
-		{"WatchThings", byName, off, false},
-		{"Export", byName, on, true},
-		{"Export", pattern, nil, true},
-		{"WatchThings", pattern, nil, false},
-		{"WatchThings", pattern, on, true},
-		{"Export", pattern, off, false},
-	} {
-		if got := c.s.openEnded(ms.ByName(protoreflect.Name(c.method)), c.to); got != c.want {
-			t.Errorf("%s (patterns %v, names %v, option %v): open-ended %v, want %v", c.method, c.s.patterns, c.s.byName, c.to, got, c.want)
-		}
-	}
-	if _, err := newWatchSettings(WatchOptions{Window: 3 * 60e9, MaxWindow: 60e9}); err == nil {
+	if _, err := newWatchSettings(WatchOptions{Window: 3 * time.Minute, MaxWindow: time.Minute}); err == nil {
 		t.Error("a default window over the maximum was accepted")
+	}
+	if _, err := newWatchSettings(WatchOptions{Window: -time.Second}); err == nil {
+		t.Error("a negative window was accepted")
+	}
+	if _, err := newWatchSettings(WatchOptions{Methods: []string{""}}); err == nil {
+		t.Error("an empty method pattern was accepted")
 	}
 }

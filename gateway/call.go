@@ -244,8 +244,9 @@ func unshownResult(unknown *anytypes.UnknownTypeError, text string) *mcp.CallToo
 // appendResponse appends the JSON of one response message (wire form) to
 // b, transcoding directly (no dynamic message) and wrapping a non-object
 // response as {"value": ...} in the same buffer. The streaming collector
-// appends each message of a stream with it too. ctx bounds the lookup of
-// an Any's type met for the first time (gateway/internal/anytypes).
+// (gateway/internal/collect) appends each message of a stream with it
+// too. ctx bounds the lookup of an Any's type met for the first time
+// (gateway/internal/anytypes).
 func (t *tool) appendResponse(ctx context.Context, b, wire []byte) ([]byte, error) {
 	return t.types.AppendWrapped(ctx, b, t.response, wire, t.wrapOutput)
 }

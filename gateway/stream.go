@@ -19,12 +19,11 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/collect"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/watch"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
-	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
 // Streaming RPCs as tools.
@@ -287,14 +286,8 @@ func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err erro
 // collect receives a server or bidirectional stream into a result, within
 // the limits, reporting each message as progress when asked to.
 func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, win *watch.Window) (*mcp.CallToolResult, error) {
-	c := newCollector(g.opts.Calls.StreamMaxMessages, g.opts.Calls.StreamMaxBytes)
-	if win != nil && g.budget > 0 {
-		// A watch ends its window at the result budget rather than have
-		// its answer cut afterwards: its resume value is then the last
-		// message the model is shown, and resuming skips none.
-		c.budget = int64(g.budget - min(watch.ResultReserve, g.budget/4))
-	}
-	c.win = win
+	c := collect.New(g.opts.Calls.StreamMaxMessages, g.opts.Calls.StreamMaxBytes)
+	c.Watch(win, g.budget)
 	progress := req.ProgressToken != nil
 	// Messages arrive in wire form and are transcoded straight into the
 	// result (no dynamic message), as the unary path does; the pooled
@@ -305,25 +298,25 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 		frame.Release()
 		err := stream.RecvMsg(&frame)
 		if errors.Is(err, io.EOF) {
-			return c.windowResult(watch.EndedStream), nil
+			return streamResult(c, watch.EndedStream), nil
 		}
 		if err != nil && win.Ended(ctx, sctx, err) {
-			return c.windowResult(watch.EndedTime), nil
+			return streamResult(c, watch.EndedTime), nil
 		}
 		if err != nil {
 			return g.streamEnded(ctx, sctx, t, c, err), nil
 		}
-		more, err := c.add(ctx, t, frame.Bytes())
+		more, err := c.Add(ctx, frame.Bytes(), t.appendResponse)
 		if unknown := (*anytypes.UnknownTypeError)(nil); errors.As(err, &unknown) {
 			cancel(err)
-			return c.unshown(ctx, unknown), nil
+			return unshown(c, unknown), nil
 		}
 		if err != nil {
 			cancel(err)
-			return nil, fmt.Errorf("encoding message %d of %s: %w", c.n+1, t.method, err)
+			return nil, fmt.Errorf("encoding message %d of %s: %w", c.N()+1, t.method, err)
 		}
-		if progress && c.added {
-			if err := req.NotifyProgress(ctx, float64(c.n), 0, "message "+strconv.Itoa(c.n)+t.progressLabel); err != nil {
+		if progress && c.Added() {
+			if err := req.NotifyProgress(ctx, float64(c.N()), 0, c.Progress(t.progressLabel)); err != nil {
 				// The caller's stream is gone or broken: the result will
 				// not reach it either, but the limits still bound the
 				// call, so stop reporting and let ctx decide.
@@ -334,14 +327,14 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 		}
 		if !more {
 			cancel(errLimit)
-			g.opts.Logger.Debug("stream truncated", "tool", t.def.Name, "reason", c.reason)
-			return c.windowResult(watch.EndedLimit), nil
+			g.opts.Logger.Debug("stream truncated", "tool", t.def.Name, "reason", c.Reason())
+			return streamResult(c, watch.EndedLimit), nil
 		}
-		if win != nil && c.added {
+		if win != nil && c.Added() {
 			win.Saw(frame.Bytes())
-			if win.Messages() > 0 && c.n >= win.Messages() {
+			if win.Messages() > 0 && c.N() >= win.Messages() {
 				cancel(watch.ErrEnded)
-				return c.windowResult(watch.EndedMessages), nil
+				return streamResult(c, watch.EndedMessages), nil
 			}
 		}
 	}
@@ -357,22 +350,22 @@ var errLimit = errors.New("gateway: stream limit reached")
 // deadline; whose structuredContent (and second text block) holds the
 // messages received before the error, in the output schema's shape with
 // its optional "error" property. c may be nil (no messages yet).
-func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collector, err error) *mcp.CallToolResult {
+func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collect.Collector, err error) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
 	res := g.callFailed(ctx, t, st)
 	if ctx.Err() != nil {
 		return res // the caller left; nobody reads the result
 	}
 	if c == nil {
-		c = newCollector(0, 0)
+		c = collect.New(0, 0)
 	}
 	text := res.Content[0].Text
 	if note := deadlineNote(st, sctx, t.timeout); note != "" {
 		text += "\n" + note
 	}
 	text += fmt.Sprintf("\n%d message(s) arrived before the error; they are in structuredContent.%s and in the next content block.",
-		c.n, schema.StreamMessagesProperty)
-	js := c.finish(telemetry.CodeName(st.Code()) + ": " + st.Message())
+		c.N(), schema.StreamMessagesProperty)
+	js := c.Finish(telemetry.CodeName(st.Code()) + ": " + st.Message())
 	res.Content = []mcp.Content{{Type: mcp.ContentText, Text: text}, {Type: mcp.ContentText, Structured: true}}
 	res.StructuredContent = js
 	return res
@@ -408,127 +401,28 @@ func deadlineNote(st *status.Status, sctx context.Context, timeout time.Duration
 	return fmt.Sprintf("The gateway's stream timeout of %s ended the stream.", timeout)
 }
 
-// collector accumulates the JSON of a stream's messages directly in the
-// result's encoding ({"messages":[...]), so the memory of a call is the
-// collected JSON and nothing per message survives the next receive.
-type collector struct {
-	maxMessages int
-	maxBytes    int64
-	// budget, for a watch, is the result budget less the room its
-	// window's account takes; 0 for none.
-	budget int64
-
-	buf    []byte
-	n      int   // messages collected
-	size   int64 // their JSON bytes
-	reason string
-	added  bool // the last add kept its message
-	// win is a watch's window, and ended how it ended
-	// (gateway/internal/watch).
-	win   *watch.Window
-	ended string
-}
-
-func newCollector(maxMessages int, maxBytes int64) *collector {
-	c := &collector{maxMessages: maxMessages, maxBytes: maxBytes}
-	c.buf = append(make([]byte, 0, 512), `{"`+schema.StreamMessagesProperty+`":[`...)
-	return c
-}
-
-// add transcodes one message (wire form) into the result and reports
-// whether collection may go on. A limit is hit by the message that would
-// exceed it, which is dropped: so "truncated" always means the stream had
-// more than the result holds, and a stream of exactly the limit completes
-// normally. The error is a message that does not transcode.
-func (c *collector) add(ctx context.Context, t *tool, wire []byte) (bool, error) {
-	c.added = false
-	if c.n >= c.maxMessages {
-		c.reason = fmt.Sprintf("message limit: the stream had more than %d messages, the gateway's message limit; the gateway kept the first %d and cancelled it",
-			c.maxMessages, c.n)
-		return false, nil
-	}
-	// The JSON is appended in place and taken back if it crosses the byte
-	// limit, so a message is never held twice.
-	start := len(c.buf)
-	b := c.buf
-	if c.n > 0 {
-		b = append(b, ',')
-	}
-	from := len(b)
-	b, err := t.appendResponse(ctx, b, wire)
-	if err != nil {
-		c.buf = c.buf[:start]
-		return false, err
-	}
-	size := int64(len(b) - from)
-	if c.budget > 0 && c.size+size > c.budget {
-		c.buf = b[:start]
-		c.reason = fmt.Sprintf("result budget: the next message would take the result past the gateway's result budget; the gateway kept the first %d message(s) and ended the window, so that the resume value is the last message shown",
-			c.n)
-		return false, nil
-	}
-	if c.size+size > c.maxBytes {
-		c.buf = b[:start]
-		c.reason = fmt.Sprintf("byte limit: the next message would take the collected JSON past %d bytes, the gateway's stream byte limit; the gateway kept the first %d message(s) and cancelled the stream",
-			c.maxBytes, c.n)
-		return false, nil
-	}
-	c.buf = b
-	c.added = true
-	c.n++
-	c.size += size
-	return true, nil
-}
-
-// result is the normal (non-error) result of a collected stream: the
-// messages, plus the truncated entry when a limit stopped it.
-func (c *collector) result() *mcp.CallToolResult {
-	return jsonResult(c.finish(""))
-}
-
-// windowResult is result, with a watch's account of its window when the
-// stream is a watch's.
-func (c *collector) windowResult(ended string) *mcp.CallToolResult {
-	if c.win != nil {
-		c.ended = ended
-	}
-	return c.result()
+// streamResult is the normal (non-error) result of a collected stream:
+// the messages, plus the truncated entry when a limit stopped it and a
+// watch's account of how its window ended (ended, one of watch.EndedTime
+// and the others).
+func streamResult(c *collect.Collector, ended string) *mcp.CallToolResult {
+	c.End(ended)
+	return jsonResult(c.Finish(""))
 }
 
 // unshown is the result of a stream cancelled at a message the gateway
 // cannot show (anytypes.UnknownTypeError): an error that says why, with the
 // messages before it, as streamEnded gives them.
-func (c *collector) unshown(ctx context.Context, unknown *anytypes.UnknownTypeError) *mcp.CallToolResult {
+func unshown(c *collect.Collector, unknown *anytypes.UnknownTypeError) *mcp.CallToolResult {
 	why := unknown.Sentence("a value")
 	text := fmt.Sprintf("The backend's stream sent message %d, but the gateway cannot show it: %s; the gateway cancelled the stream.\n"+
 		"%d message(s) arrived before it; they are in structuredContent.%s and in the next content block.",
-		c.n+1, why, c.n, schema.StreamMessagesProperty)
-	js := c.finish(fmt.Sprintf("message %d: %s", c.n+1, why))
+		c.N()+1, why, c.N(), schema.StreamMessagesProperty)
+	js := c.Finish(fmt.Sprintf("message %d: %s", c.N()+1, why))
 	res := unshownResult(unknown, text)
 	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Structured: true})
 	res.StructuredContent = js
 	return res
-}
-
-// finish closes the JSON object, adding the truncated entry and error
-// when set. The collector is done afterwards.
-func (c *collector) finish(errText string) []byte {
-	b := append(c.buf, ']')
-	if c.reason != "" {
-		b = append(b, `,"`+schema.StreamTruncatedProperty+`":[`...)
-		b = results.Record{Path: schema.StreamMessagesProperty, Kept: c.n, Total: -1, Reason: c.reason}.AppendJSON(b)
-		b = append(b, ']')
-	}
-	if errText != "" {
-		b = append(b, `,"`+schema.StreamErrorProperty+`":`...)
-		b = jsonstr.Append(b, errText)
-	}
-	if c.ended != "" {
-		b = append(b, `,"`+watch.Property+`":`...)
-		b = c.win.AppendJSON(b, c.ended, c.n)
-	}
-	c.buf = nil
-	return append(b, '}')
 }
 
 // decodeRequests converts the "requests" argument of a client or

@@ -59,6 +59,7 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "gateway/internal/toolsets":    {mod + "gateway/auth", mod + "internal/option"},
 		mod + "gateway/internal/paging":      {mod + "gateway/mcp", mod + "internal/jsonstr"},
 		mod + "gateway/internal/watch":       {mod + "gateway/schema", mod + "internal/jsonstr", mod + "internal/methodglob", mod + "proto/mcpgateway/v1"},
+		mod + "gateway/internal/collect":     {mod + "gateway/internal/watch", mod + "gateway/results", mod + "gateway/schema", mod + "internal/jsonstr"},
 		mod + "gateway/internal/searchdoc":   {mod + "gateway/describe", mod + "gateway/mcp", mod + "gateway/search"},
 		mod + "gateway/internal/searchmode":  {mod + "gateway/internal/searchdoc", mod + "gateway/mcp", mod + "gateway/search", mod + "gateway/search/embeddings"},
 		mod + "gateway/internal/longrunning": {mod + "descriptors", mod + "gateway/internal/anytypes", mod + "gateway/internal/callwire",

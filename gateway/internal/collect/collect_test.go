@@ -1,6 +1,7 @@
-package gateway
+package collect
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 )
 
@@ -19,7 +21,11 @@ func TestCollector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl := &tool{wrapOutput: true, response: enc}
+	// As a tool whose response is not an object transcodes it: wrapped,
+	// with no Any types of its own.
+	appendJSON := func(ctx context.Context, b, wire []byte) ([]byte, error) {
+		return (*anytypes.Types)(nil).AppendWrapped(ctx, b, enc, wire, true)
+	}
 	wire := func(sec int64) []byte {
 		b, err := proto.Marshal(&timestamppb.Timestamp{Seconds: sec})
 		if err != nil {
@@ -46,9 +52,9 @@ func TestCollector(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			col := newCollector(c.maxMsgs, c.maxBytes)
+			col := New(c.maxMsgs, c.maxBytes)
 			for i := range c.send {
-				more, err := col.add(t.Context(), tl, wire(int64(i+1)))
+				more, err := col.Add(t.Context(), wire(int64(i+1)), appendJSON)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -56,7 +62,7 @@ func TestCollector(t *testing.T) {
 					break
 				}
 			}
-			got := string(col.finish(""))
+			got := string(col.Finish(""))
 			if !strings.HasPrefix(got, c.want) {
 				t.Errorf("got  %s\nwant %s...", got, c.want)
 			}
@@ -76,15 +82,15 @@ func TestCollector(t *testing.T) {
 
 	// A message that does not transcode is an error, and leaves the
 	// collected JSON as it was.
-	col := newCollector(10, 1<<20)
-	if _, err := col.add(t.Context(), tl, wire(1)); err != nil {
+	col := New(10, 1<<20)
+	if _, err := col.Add(t.Context(), wire(1), appendJSON); err != nil {
 		t.Fatal(err)
 	}
 	truncated := []byte{0x08} // field 1, varint, and no varint
-	if _, err := col.add(t.Context(), tl, truncated); err == nil {
+	if _, err := col.Add(t.Context(), truncated, appendJSON); err == nil {
 		t.Error("want an error for wire data that is not a Timestamp")
 	}
-	if got := string(col.finish(`X: y`)); got != `{"messages":[{"value":"1970-01-01T00:00:01Z"}],"error":"X: y"}` {
+	if got := string(col.Finish(`X: y`)); got != `{"messages":[{"value":"1970-01-01T00:00:01Z"}],"error":"X: y"}` {
 		t.Errorf("after a failed add: %s", got)
 	}
 }

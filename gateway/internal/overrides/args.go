@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/internal/orderedjson"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
@@ -414,15 +413,15 @@ func hasPath(msg protoreflect.Message, path []protoreflect.FieldDescriptor) bool
 // message reached through "$ref" is written out in place first, so the
 // change stays with this argument.
 func (a *Args) RewriteSchema(in json.RawMessage) (json.RawMessage, error) {
-	doc, err := orderedjson.Parse(in)
+	doc, err := parseJSON(in)
 	if err != nil {
 		return nil, err
 	}
-	root, ok := doc.(*orderedjson.Object)
+	root, ok := doc.(*jsonObject)
 	if !ok {
 		return nil, errors.New("input schema is not an object")
 	}
-	defs, _ := root.Get("$defs").(*orderedjson.Object)
+	defs, _ := root.Get("$defs").(*jsonObject)
 	base := root
 	if a.stream {
 		base = deref(child(child(root, "requests"), "items"), defs)
@@ -436,13 +435,13 @@ func (a *Args) RewriteSchema(in json.RawMessage) (json.RawMessage, error) {
 		if node == nil {
 			continue // a bounded schema may leave the message out
 		}
-		props, _ := node.Get("properties").(*orderedjson.Object)
+		props, _ := node.Get("properties").(*jsonObject)
 		if props == nil {
 			continue
 		}
 		last := segs[len(segs)-1]
 		if r.kind == argDefault {
-			if p, ok := props.Get(last).(*orderedjson.Object); ok {
+			if p, ok := props.Get(last).(*jsonObject); ok {
 				p.Set("default", json.RawMessage(compactJSON(r.value)))
 			}
 			continue
@@ -457,26 +456,26 @@ func (a *Args) RewriteSchema(in json.RawMessage) (json.RawMessage, error) {
 			}
 		}
 	}
-	return orderedjson.Append(nil, doc), nil
+	return appendJSON(nil, doc), nil
 }
 
 // child is node's property name, written out in place when it refers to
 // a definition.
-func child(node *orderedjson.Object, name string) *orderedjson.Object {
+func child(node *jsonObject, name string) *jsonObject {
 	if node == nil {
 		return nil
 	}
-	props, _ := node.Get("properties").(*orderedjson.Object)
+	props, _ := node.Get("properties").(*jsonObject)
 	if props == nil {
 		return nil
 	}
-	c, _ := props.Get(name).(*orderedjson.Object)
+	c, _ := props.Get(name).(*jsonObject)
 	return c
 }
 
 // deref writes node's "$ref" out in place (a copy of the definition), so
 // that changing it leaves the definition's other uses alone.
-func deref(node *orderedjson.Object, defs *orderedjson.Object) *orderedjson.Object {
+func deref(node *jsonObject, defs *jsonObject) *jsonObject {
 	if node == nil {
 		return nil
 	}
@@ -484,11 +483,11 @@ func deref(node *orderedjson.Object, defs *orderedjson.Object) *orderedjson.Obje
 	if !ok || defs == nil {
 		return node
 	}
-	def, _ := defs.Get(strings.TrimPrefix(ref, "#/$defs/")).(*orderedjson.Object)
+	def, _ := defs.Get(strings.TrimPrefix(ref, "#/$defs/")).(*jsonObject)
 	if def == nil {
 		return node
 	}
-	cp := orderedjson.Copy(def).(*orderedjson.Object)
+	cp := copyJSON(def).(*jsonObject)
 	node.Del("$ref")
 	for _, k := range cp.Keys() {
 		if node.Get(k) == nil {

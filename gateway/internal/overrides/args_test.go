@@ -169,3 +169,39 @@ func TestOverrideValueErrors(t *testing.T) {
 		t.Fatalf("a Duration given as an object: %v", err)
 	}
 }
+
+// TestRewriteSchema: the input schema with the rules applied keeps the
+// members' order and the numbers as written, leaves fixed arguments out
+// of "properties" and "required" (dropping an emptied "required"), shows
+// a default, and writes a "$ref" it changes out in place, leaving the
+// definition's other uses alone.
+func TestRewriteSchema(t *testing.T) {
+	svc := zoov1.File_zoo_v1_zoo_proto.Services().ByName("ZooService")
+	for _, c := range []struct {
+		method   protoreflect.Name
+		specs    []ArgSpec
+		in, want string
+	}{{
+		method: "ListAnimals",
+		specs: []ArgSpec{
+			{key: "enclosure_id", kind: argFixed, value: json.RawMessage(`"savanna"`)},
+			{key: "page_size", kind: argDefault, value: json.RawMessage(` 10 `)},
+		},
+		in:   `{"type":"object","properties":{"enclosureId":{"type":"string"},"pageSize":{"type":"integer","maximum":1e3},"pageToken":{"type":"string"}},"required":["enclosureId"]}`,
+		want: `{"type":"object","properties":{"pageSize":{"type":"integer","maximum":1e3,"default":10},"pageToken":{"type":"string"}}}`,
+	}, {
+		method: "UpdateAnimal",
+		specs:  []ArgSpec{{key: "animal.display_name", kind: argDefault, value: json.RawMessage(`"Unnamed"`)}},
+		in:     `{"type":"object","properties":{"animal":{"$ref":"#/$defs/zoo.v1.Animal","description":"the animal"}},"$defs":{"zoo.v1.Animal":{"type":"object","properties":{"displayName":{"type":"string"}}}}}`,
+		want:   `{"type":"object","properties":{"animal":{"description":"the animal","type":"object","properties":{"displayName":{"type":"string","default":"Unnamed"}}}},"$defs":{"zoo.v1.Animal":{"type":"object","properties":{"displayName":{"type":"string"}}}}}`,
+	}} {
+		args, err := CompileArgs(svc.Methods().ByName(c.method), c.specs, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := args.RewriteSchema(json.RawMessage(c.in))
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s:\n got %s (%v)\nwant %s", c.method, got, err, c.want)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/paging"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
@@ -131,7 +132,7 @@ type tool struct {
 	// args are the operator's argument overrides (overrides.go), nil for
 	// most; origin says where the definition's parts came from, for the
 	// catalog report (report.go).
-	args   *argRules
+	args   *overrides.Args
 	origin toolOrigin
 }
 
@@ -219,7 +220,7 @@ type listing struct {
 	// matched one of its tools (overrides.go), and replaced the catalog's
 	// tools it holds its own copies of, for the tasks they start.
 	matchedRules map[int]bool
-	resolvedArgs map[argKey]bool
+	resolvedArgs map[overrides.ArgKey]bool
 	replaced     map[*tool]bool
 	// ops are the Operations tools, listed or withheld, whose methods a
 	// toolset's task methods may call: those its patterns name and the
@@ -252,7 +253,7 @@ type catalogOptions struct {
 	// watch is Options.Calls.Watch, resolved (gateway/watch.go).
 	watch watch.Settings
 	// overrides are Options.Catalog.Tools, compiled (overrides.go).
-	overrides *overrideRules
+	overrides *overrides.Rules
 }
 
 // backendTools is one backend's discovery compiled into tools. It is kept
@@ -291,7 +292,7 @@ type backendTools struct {
 	// method of the backend, and resolvedArgs their arguments a method
 	// it matched has.
 	matchedRules map[int]bool
-	resolvedArgs map[argKey]bool
+	resolvedArgs map[overrides.ArgKey]bool
 }
 
 // compileBackend compiles every exposed method of one backend's discovered
@@ -307,7 +308,7 @@ func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientCon
 	toolOpts := make(map[protoreflect.FullName]*mcpgatewayv1.Tool)
 	prefixes := make(map[protoreflect.FullName]string)
 	declared := make(map[protoreflect.FullName][]string)
-	overrides := make(map[protoreflect.FullName]*methodOverride)
+	ovs := make(map[protoreflect.FullName]*overrides.Method)
 	matched := make(map[int]bool)
 	var hidden []string
 	hiddenMethods := 0
@@ -340,10 +341,10 @@ func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientCon
 				opts.logger.Error("method left out of the tool list: its scopes option is invalid", "backend", backend, "method", m.FullName(), "error", err)
 				continue
 			}
-			if ov := opts.overrides.forMethod(m, to); ov != nil {
+			if ov := opts.overrides.ForMethod(m, to); ov != nil {
 				// The operator's corrections take the option's path.
-				overrides[m.FullName()], to = ov, ov.opt
-				for _, i := range ov.idx {
+				ovs[m.FullName()], to = ov, ov.Opt
+				for _, i := range ov.Idx {
 					matched[i] = true
 				}
 			}
@@ -361,12 +362,12 @@ func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientCon
 	})
 
 	names := toolname.Local(methods, toolOpts, prefixes, opts.logger.With("backend", backend))
-	if err := checkOverrideNames(methods, names, overrides); err != nil {
+	if err := overrides.CheckNames(methods, names, ovs); err != nil {
 		return nil, err
 	}
 	slices.Sort(hidden)
 	bt := &backendTools{backend: backend, methods: make(map[protoreflect.FullName]bool, len(methods)), files: res.Files, comments: res.Comments,
-		hidden: hidden, hiddenMethods: hiddenMethods, matchedRules: matched, resolvedArgs: make(map[argKey]bool)}
+		hidden: hidden, hiddenMethods: hiddenMethods, matchedRules: matched, resolvedArgs: make(map[overrides.ArgKey]bool)}
 	cc := newCompileCache(backend, types, res.Files, res.Comments, opts.useProtoNames)
 	ops := longrunning.NewClient(res, conn, types)
 	if ops != nil {
@@ -385,7 +386,7 @@ func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientCon
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(methods); i = int(next.Add(1) - 1) {
 				m := methods[i]
-				compiled[i] = compileMethod(backend, m, names[i], toolOpts[m.FullName()], overrides[m.FullName()], prefixes[m.Parent().FullName()], conn, ops, res.Files, wc, opts)
+				compiled[i] = compileMethod(backend, m, names[i], toolOpts[m.FullName()], ovs[m.FullName()], prefixes[m.Parent().FullName()], conn, ops, res.Files, wc, opts)
 			}
 		})
 	}
@@ -398,8 +399,8 @@ func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientCon
 		t, m := c.tool, methods[i]
 		t.schemas = &toolSchemas{tool: t, m: m, b: builder}
 		t.declaredScopes = declared[m.FullName()]
-		if ov := overrides[m.FullName()]; ov != nil {
-			for _, k := range ov.resolved {
+		if ov := ovs[m.FullName()]; ov != nil {
+			for _, k := range ov.Resolved {
 				bt.resolvedArgs[k] = true
 			}
 		}
@@ -435,7 +436,7 @@ type compiledTool struct {
 // themselves are built on first use (toolschemas.go). It is safe
 // to run for several methods at once, each with its own cc from
 // forWorker (ops is safe for concurrent use).
-func compileMethod(backend string, m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, ov *methodOverride, prefix string,
+func compileMethod(backend string, m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.Tool, ov *overrides.Method, prefix string,
 	conn grpc.ClientConnInterface, ops *longrunning.Client, files *protoregistry.Files, cc *compileCache, opts catalogOptions) compiledTool {
 	t, err := compileTool(m, name, to, conn, cc)
 	if err != nil {

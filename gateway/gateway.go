@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/forward"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
@@ -112,7 +113,7 @@ type Gateway struct {
 	// watch is Options.Calls.Watch, resolved.
 	watch watch.Settings
 	// overrides are Options.Catalog.Tools, compiled (overrides.go).
-	overrides *overrideRules
+	overrides *overrides.Rules
 	// scopeRules are Auth's tool scope rules, compiled once (package scopes);
 	// scopePins the methods their tool-name rules have matched so far.
 	scopeRules scopes.Rules
@@ -245,7 +246,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	if g.watch, err = newWatchSettings(g.opts.Calls.Watch); err != nil {
 		return nil, err
 	}
-	if g.overrides, err = compileOverrides("Options.Catalog.Tools", g.opts.Catalog.Tools); err != nil {
+	if g.overrides, err = overrides.Compile("Options.Catalog.Tools", g.opts.Catalog.Tools); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrToolOverride, err)
 	}
 	if g.opts.Auth != nil {

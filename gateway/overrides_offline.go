@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 )
 
 // CheckToolOverridesOffline checks opts.Catalog.Tools and the toolsets' Tools
@@ -20,7 +22,7 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 	if opts == nil || len(opts.Catalog.Tools) == 0 && !slices.ContainsFunc(opts.FrontDoor.Toolsets, func(ts Toolset) bool { return len(ts.Tools) > 0 }) {
 		return nil, nil
 	}
-	rules, err := compileOverrides("Options.Catalog.Tools", opts.Catalog.Tools)
+	rules, err := overrides.Compile("Options.Catalog.Tools", opts.Catalog.Tools)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrToolOverride, err)
 	}
@@ -29,7 +31,7 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 		return nil, err
 	}
 	matched := make(map[int]bool)
-	resolved := make(map[argKey]bool)
+	resolved := make(map[overrides.ArgKey]bool)
 	var tools []*tool
 	for _, b := range backends {
 		if !b.NoReflection || b.Files == nil || b.Source != nil {
@@ -63,10 +65,10 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 	complete := len(checked) == len(backends)
 	var un []string
 	if complete {
-		un = rules.unmatched(matched, resolved)
+		un = rules.Unmatched(matched, resolved)
 	}
 	for i, ts := range opts.FrontDoor.Toolsets {
-		tr, err := compileOverrides(fmt.Sprintf("Options.FrontDoor.Toolsets[%d].Tools", i), ts.Tools)
+		tr, err := overrides.Compile(fmt.Sprintf("Options.FrontDoor.Toolsets[%d].Tools", i), ts.Tools)
 		if err != nil {
 			return checked, fmt.Errorf("%w: %w", ErrToolOverride, err)
 		}
@@ -75,17 +77,17 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 		}
 		tf, _ := newMethodFilter("", ts.Include, ts.Exclude)
 		tm := make(map[int]bool)
-		tres := make(map[argKey]bool)
+		tres := make(map[overrides.ArgKey]bool)
 		for _, t := range tools {
 			if !tf.matchPath(t.method[1:]) {
 				continue
 			}
-			if _, err := tr.toolsetCopy(t, opts.Catalog.UseProtoNames, tm, tres); err != nil {
+			if _, err := toolsetCopy(tr, t, opts.Catalog.UseProtoNames, tm, tres); err != nil {
 				return checked, fmt.Errorf("toolset %s: %w", ts.Name, err)
 			}
 		}
 		if complete {
-			un = append(un, tr.unmatched(tm, tres)...)
+			un = append(un, tr.Unmatched(tm, tres)...)
 		}
 	}
 	if len(un) > 0 {

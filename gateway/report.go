@@ -3,12 +3,14 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
@@ -54,21 +56,17 @@ type toolOrigin struct {
 
 // originOf records where t's parts came from; to is the option merged
 // with ov's rules (nil for neither), ov the rules (nil for none).
-func originOf(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride, to *mcpgatewayv1.Tool, comments *descriptors.Comments) toolOrigin {
+func originOf(t *tool, m protoreflect.MethodDescriptor, ov *overrides.Method, to *mcpgatewayv1.Tool, comments *descriptors.Comments) toolOrigin {
 	declared := to
 	if ov != nil {
-		declared = ov.proto
+		declared = ov.Proto
 	}
-	sets := func(f func(ru *overrideRule) bool) bool {
-		if ov == nil {
-			return false
-		}
-		for _, i := range ov.idx {
-			if f(&ov.rules.rules[i]) {
-				return true
-			}
-		}
-		return false
+	var rules []*ToolOverride
+	if ov != nil {
+		rules = ov.Rules()
+	}
+	sets := func(f func(ru *ToolOverride) bool) bool {
+		return slices.ContainsFunc(rules, f)
 	}
 	sh := t.search.Shape
 	inferred := SourceStructure
@@ -77,7 +75,7 @@ func originOf(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride, to *
 	}
 	var o toolOrigin
 	switch {
-	case ov != nil && ov.nameFrom != "":
+	case ov != nil && ov.NameFrom != "":
 		o.name = SourceConfig
 	case declared.GetName() != "" && t.def.Name == declared.GetName():
 		o.name = SourceOption
@@ -85,7 +83,7 @@ func originOf(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride, to *
 		o.name = SourceDefault
 	}
 	switch {
-	case sets(func(ru *overrideRule) bool { return ru.Title != "" }):
+	case sets(func(ru *ToolOverride) bool { return ru.Title != "" }):
 		o.title = SourceConfig
 	case declared.GetTitle() != "":
 		o.title = SourceOption
@@ -93,7 +91,7 @@ func originOf(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride, to *
 		o.title = inferred
 	}
 	switch {
-	case sets(func(ru *overrideRule) bool { return ru.Description != "" }):
+	case sets(func(ru *ToolOverride) bool { return ru.Description != "" }):
 		o.description = SourceConfig
 	case strings.TrimSpace(declared.GetDescription()) != "":
 		o.description = SourceOption
@@ -102,7 +100,7 @@ func originOf(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride, to *
 	default:
 		o.description = inferred
 	}
-	o.appended = ov != nil && ov.appendDesc != ""
+	o.appended = ov != nil && ov.AppendDesc != ""
 
 	var h describe.HintSources
 	if sh != nil {
@@ -138,12 +136,9 @@ func originOf(t *tool, m protoreflect.MethodDescriptor, ov *methodOverride, to *
 		}},
 		{SourceConfig, func(i int) *bool {
 			var v *bool
-			if ov != nil {
-				for _, k := range ov.idx {
-					ru := &ov.rules.rules[k]
-					if x := [...]*bool{ru.ReadOnlyHint, ru.DestructiveHint, ru.IdempotentHint, ru.OpenWorldHint}[i]; x != nil {
-						v = x
-					}
+			for _, ru := range rules {
+				if x := [...]*bool{ru.ReadOnlyHint, ru.DestructiveHint, ru.IdempotentHint, ru.OpenWorldHint}[i]; x != nil {
+					v = x
 				}
 			}
 			return v
@@ -287,9 +282,7 @@ func (t *tool) report() ToolReport {
 		}
 	}
 	if t.args != nil {
-		for _, a := range t.args.list {
-			r.Arguments = append(r.Arguments, a.name+": "+a.kind.String())
-		}
+		r.Arguments = t.args.Summary()
 	}
 	if sh := t.search.Shape; sh != nil {
 		hintsGuessed := false

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
@@ -68,7 +69,7 @@ type toolSchemas struct {
 	// overrides change (overrides.go): its schemas are base's with
 	// derive's argument rules applied, and build nothing of their own.
 	base   *toolSchemas
-	derive *argRules
+	derive *overrides.Args
 }
 
 // derived is b with s's argument rules applied to its input schema.
@@ -78,7 +79,7 @@ func (s *toolSchemas) derived(b builtSchemas) builtSchemas {
 	}
 	in, err := b.inputSchema()
 	if err == nil {
-		in, err = s.derive.rewriteSchema(in)
+		in, err = s.derive.RewriteSchema(in)
 	}
 	if err != nil {
 		return builtSchemas{err: fmt.Errorf("schemas of %s: input schema: %w", s.m.FullName(), err)}
@@ -302,15 +303,15 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 
 // schemaDecor applies to a tool's schemas, as written from its messages,
 // what the gateway changes in them: the operator's argument rules
-// (overrides_args.go) and a watch's window (gateway/internal/watch).
-// Bounding rebuilds schemas from the messages, so it applies them again
-// to what it rebuilt.
+// (gateway/internal/overrides) and a watch's window
+// (gateway/internal/watch). Bounding rebuilds schemas from the messages,
+// so it applies them again to what it rebuilt.
 type schemaDecor struct{ t *tool }
 
 func (d schemaDecor) input(in json.RawMessage) (json.RawMessage, error) {
 	var err error
 	if d.t.args != nil {
-		if in, err = d.t.args.rewriteSchema(in); err != nil {
+		if in, err = d.t.args.RewriteSchema(in); err != nil {
 			return nil, fmt.Errorf("input schema: %w", err)
 		}
 	}

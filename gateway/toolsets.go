@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolsets"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
@@ -72,7 +73,7 @@ type toolsetServer struct {
 	i          int // index in Options.FrontDoor.Toolsets and catalog.toolsets
 	def        Toolset
 	filter     *methodFilter
-	overrides  *overrideRules
+	overrides  *overrides.Rules
 	server     *mcp.Server
 	streamable http.Handler
 }
@@ -98,7 +99,7 @@ func (g *Gateway) checkToolsets() error {
 		if _, err := newMethodFilter(fmt.Sprintf("%s (%s)", setting, ts.Name), ts.Include, ts.Exclude); err != nil {
 			return err
 		}
-		if _, err := compileOverrides(setting+".Tools", ts.Tools); err != nil {
+		if _, err := overrides.Compile(setting+".Tools", ts.Tools); err != nil {
 			return fmt.Errorf("%w: %w", ErrToolOverride, err)
 		}
 	}
@@ -126,7 +127,7 @@ func (g *Gateway) toolsetNamed(name string) *toolsetServer {
 func (g *Gateway) newToolsetServers(so mcp.ServerOptions, httpOpts *mcp.StreamableHTTPOptions) error {
 	for i, def := range g.opts.FrontDoor.Toolsets {
 		f, _ := newMethodFilter("", def.Include, def.Exclude) // checked by checkToolsets
-		ovs, _ := compileOverrides(fmt.Sprintf("Options.FrontDoor.Toolsets[%d].Tools", i), def.Tools)
+		ovs, _ := overrides.Compile(fmt.Sprintf("Options.FrontDoor.Toolsets[%d].Tools", i), def.Tools)
 		ts := &toolsetServer{i: i, def: def, filter: f, overrides: ovs}
 		ts.endpoint = endpoint{g: g, of: func(c *catalog) *listing { return c.toolsets[i] },
 			called: func() { g.opts.Telemetry.Metrics.ToolsetCall(def.Name) }}
@@ -172,12 +173,12 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 		l := &listing{byName: make(map[string]*tool), restricted: true}
 		member := selection.Select(ts.filter.matchPath)
 		own := false
-		l.matchedRules, l.resolvedArgs = make(map[int]bool), make(map[argKey]bool)
+		l.matchedRules, l.resolvedArgs = make(map[int]bool), make(map[overrides.ArgKey]bool)
 		for j, t := range c.tools {
 			if !member[j] {
 				continue
 			}
-			nt, err := ts.overrides.toolsetCopy(t, g.opts.Catalog.UseProtoNames, l.matchedRules, l.resolvedArgs)
+			nt, err := toolsetCopy(ts.overrides, t, g.opts.Catalog.UseProtoNames, l.matchedRules, l.resolvedArgs)
 			if err != nil {
 				return fmt.Errorf("toolset %s: %w", ts.def.Name, err)
 			}

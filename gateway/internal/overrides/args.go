@@ -1,4 +1,4 @@
-package gateway
+package overrides
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/internal/orderedjson"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
@@ -21,9 +20,9 @@ import (
 // once at discovery: resolved against the request, applied to the input
 // schema, and to each converted request by the validator (schema.Injector).
 
-// unlisted are the top-level arguments of args a caller cannot send, as
-// the description names them.
-func (a *argRules) unlisted() map[string]bool {
+// Unlisted are the top-level arguments of a a caller cannot send, as
+// the description names them (the schema's names).
+func (a *Args) Unlisted() map[string]bool {
 	out := make(map[string]bool)
 	if a == nil {
 		return out
@@ -36,9 +35,9 @@ func (a *argRules) unlisted() map[string]bool {
 	return out
 }
 
-// argRules are one tool's compiled argument overrides; they are the
+// Args are one tool's compiled argument overrides; they are the
 // tool's validator's schema.Injector.
-type argRules struct {
+type Args struct {
 	list []argRule
 	// fixed holds every fixed value, merged into each request.
 	fixed proto.Message
@@ -46,11 +45,51 @@ type argRules struct {
 	// the request under "requests" items.
 	stream bool
 	// resolved are the specs the method has, for the rules' check.
-	resolved []argKey
+	resolved []ArgKey
+}
+
+// Empty reports whether a corrects no argument: every rule named one
+// the method does not have (a glob's rule, left for other methods).
+func (a *Args) Empty() bool { return len(a.list) == 0 }
+
+// Resolved are the rules' arguments the method has, for Rules.Unmatched.
+func (a *Args) Resolved() []ArgKey { return a.resolved }
+
+// Specs are the argument overrides a was compiled from, as they apply
+// (a later one for a path in place of an earlier), so that a toolset's
+// rules compile on top of them.
+func (a *Args) Specs() []ArgSpec {
+	out := make([]ArgSpec, len(a.list))
+	for i, r := range a.list {
+		out[i] = r.ArgSpec
+	}
+	return out
+}
+
+// Removed are the top-level fields (proto names) a caller cannot send,
+// which search leaves out of a tool's facts.
+func (a *Args) Removed() map[string]bool {
+	drop := make(map[string]bool)
+	for _, r := range a.list {
+		if r.kind != argDefault && len(r.path) == 1 {
+			drop[string(r.path[0].Name())] = true
+		}
+	}
+	return drop
+}
+
+// Summary says each argument a corrects and how, in order, as `gateway
+// catalog` reports them ("namespace: fixed").
+func (a *Args) Summary() []string {
+	out := make([]string, len(a.list))
+	for i, r := range a.list {
+		out[i] = r.name + ": " + r.kind.String()
+	}
+	return out
 }
 
 type argRule struct {
-	argSpec
+	ArgSpec
 	path []protoreflect.FieldDescriptor
 	// name is the path in the schema's names ("execution.workflowId").
 	name string
@@ -59,15 +98,15 @@ type argRule struct {
 	dflt proto.Message
 }
 
-// compileArgs resolves specs against m's request; a later spec for the
+// CompileArgs resolves specs against m's request; a later spec for the
 // same path replaces an earlier one, except that a fixed argument stays
 // fixed.
-func compileArgs(m protoreflect.MethodDescriptor, specs []argSpec, useProtoNames bool) (*argRules, error) {
+func CompileArgs(m protoreflect.MethodDescriptor, specs []ArgSpec, useProtoNames bool) (*Args, error) {
 	in := m.Input()
 	if !schema.IsObject(in) {
 		return nil, fmt.Errorf("%w: %s: arguments: the request of %s (%s) is not a JSON object, so it has no arguments to correct", ErrToolOverride, specs[0].where, m.FullName(), in.FullName())
 	}
-	a := &argRules{stream: m.IsStreamingClient()}
+	a := &Args{stream: m.IsStreamingClient()}
 	byPath := make(map[string]int)
 	for _, s := range specs {
 		r, err := resolveArg(in, s, useProtoNames)
@@ -78,7 +117,7 @@ func compileArgs(m protoreflect.MethodDescriptor, specs []argSpec, useProtoNames
 			// one that none has is refused once all are seen.
 			continue
 		}
-		a.resolved = append(a.resolved, argKey{s.rule, s.key})
+		a.resolved = append(a.resolved, ArgKey{s.rule, s.key})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: arguments.%s: %s: %w", ErrToolOverride, s.where, s.key, m.FullName(), err)
 		}
@@ -126,8 +165,8 @@ func compileArgs(m protoreflect.MethodDescriptor, specs []argSpec, useProtoNames
 }
 
 // resolveArg finds s's field path in md and checks its value.
-func resolveArg(md protoreflect.MessageDescriptor, s argSpec, useProtoNames bool) (argRule, error) {
-	r := argRule{argSpec: s}
+func resolveArg(md protoreflect.MessageDescriptor, s ArgSpec, useProtoNames bool) (argRule, error) {
+	r := argRule{ArgSpec: s}
 	segs := strings.Split(s.key, ".")
 	names := make([]string, len(segs))
 	cur := md
@@ -268,7 +307,7 @@ func schemaFieldName(fd protoreflect.FieldDescriptor, useProtoNames bool) string
 // Inject is schema.Injector: a hidden or fixed argument the caller sent
 // is refused; otherwise the defaults of the arguments left out, then the
 // fixed values, are merged into msg.
-func (a *argRules) Inject(msg protoreflect.Message) []schema.Violation {
+func (a *Args) Inject(msg protoreflect.Message) []schema.Violation {
 	var vs []schema.Violation
 	for _, r := range a.list {
 		if r.kind == argFixed {
@@ -304,7 +343,7 @@ func (a *argRules) Inject(msg protoreflect.Message) []schema.Violation {
 }
 
 // Supplies is schema.Injector: the fixed and default arguments.
-func (a *argRules) Supplies(path string) bool {
+func (a *Args) Supplies(path string) bool {
 	for _, r := range a.list {
 		if r.kind != argHidden && r.name == path {
 			return true
@@ -369,20 +408,20 @@ func hasPath(msg protoreflect.Message, path []protoreflect.FieldDescriptor) bool
 	return msg.Has(path[len(path)-1])
 }
 
-// rewriteSchema is the input schema in with the rules applied: hidden and
+// RewriteSchema is the input schema in with the rules applied: hidden and
 // fixed arguments left out (and out of "required"), defaults shown. A
 // message reached through "$ref" is written out in place first, so the
 // change stays with this argument.
-func (a *argRules) rewriteSchema(in json.RawMessage) (json.RawMessage, error) {
-	doc, err := orderedjson.Parse(in)
+func (a *Args) RewriteSchema(in json.RawMessage) (json.RawMessage, error) {
+	doc, err := parseJSON(in)
 	if err != nil {
 		return nil, err
 	}
-	root, ok := doc.(*orderedjson.Object)
+	root, ok := doc.(*jsonObject)
 	if !ok {
 		return nil, errors.New("input schema is not an object")
 	}
-	defs, _ := root.Get("$defs").(*orderedjson.Object)
+	defs, _ := root.Get("$defs").(*jsonObject)
 	base := root
 	if a.stream {
 		base = deref(child(child(root, "requests"), "items"), defs)
@@ -396,13 +435,13 @@ func (a *argRules) rewriteSchema(in json.RawMessage) (json.RawMessage, error) {
 		if node == nil {
 			continue // a bounded schema may leave the message out
 		}
-		props, _ := node.Get("properties").(*orderedjson.Object)
+		props, _ := node.Get("properties").(*jsonObject)
 		if props == nil {
 			continue
 		}
 		last := segs[len(segs)-1]
 		if r.kind == argDefault {
-			if p, ok := props.Get(last).(*orderedjson.Object); ok {
+			if p, ok := props.Get(last).(*jsonObject); ok {
 				p.Set("default", json.RawMessage(compactJSON(r.value)))
 			}
 			continue
@@ -417,26 +456,26 @@ func (a *argRules) rewriteSchema(in json.RawMessage) (json.RawMessage, error) {
 			}
 		}
 	}
-	return orderedjson.Append(nil, doc), nil
+	return appendJSON(nil, doc), nil
 }
 
 // child is node's property name, written out in place when it refers to
 // a definition.
-func child(node *orderedjson.Object, name string) *orderedjson.Object {
+func child(node *jsonObject, name string) *jsonObject {
 	if node == nil {
 		return nil
 	}
-	props, _ := node.Get("properties").(*orderedjson.Object)
+	props, _ := node.Get("properties").(*jsonObject)
 	if props == nil {
 		return nil
 	}
-	c, _ := props.Get(name).(*orderedjson.Object)
+	c, _ := props.Get(name).(*jsonObject)
 	return c
 }
 
 // deref writes node's "$ref" out in place (a copy of the definition), so
 // that changing it leaves the definition's other uses alone.
-func deref(node *orderedjson.Object, defs *orderedjson.Object) *orderedjson.Object {
+func deref(node *jsonObject, defs *jsonObject) *jsonObject {
 	if node == nil {
 		return nil
 	}
@@ -444,11 +483,11 @@ func deref(node *orderedjson.Object, defs *orderedjson.Object) *orderedjson.Obje
 	if !ok || defs == nil {
 		return node
 	}
-	def, _ := defs.Get(strings.TrimPrefix(ref, "#/$defs/")).(*orderedjson.Object)
+	def, _ := defs.Get(strings.TrimPrefix(ref, "#/$defs/")).(*jsonObject)
 	if def == nil {
 		return node
 	}
-	cp := orderedjson.Copy(def).(*orderedjson.Object)
+	cp := copyJSON(def).(*jsonObject)
 	node.Del("$ref")
 	for _, k := range cp.Keys() {
 		if node.Get(k) == nil {
@@ -464,12 +503,4 @@ func compactJSON(b []byte) []byte {
 		return b
 	}
 	return buf.Bytes()
-}
-
-// injector is what completes t's requests: its argument rules, or none.
-func (t *tool) injector() schema.Injector {
-	if t.args == nil {
-		return nil // not a typed nil: most tools have none
-	}
-	return t.args
 }

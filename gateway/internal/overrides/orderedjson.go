@@ -1,8 +1,4 @@
-// Package orderedjson reads and writes JSON keeping the order of each
-// object's members, so that a schema the gateway rewrites (a tool
-// override's fixed arguments) reads as the gateway wrote it, and stays
-// byte-for-byte deterministic.
-package orderedjson
+package overrides
 
 import (
 	"bytes"
@@ -12,22 +8,27 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 )
 
-// Object is a JSON object that keeps its members' order, so that a schema
-// rewritten by a tool override (overrides.go) reads as the gateway wrote
-// it, and stays byte-for-byte deterministic.
-type Object struct {
+// JSON that keeps the order of each object's members, so that the input
+// schema a tool's argument rules rewrite (Args.RewriteSchema) reads as
+// the gateway wrote it, and stays byte-for-byte deterministic. (The
+// schema package builds its schemas from ordered nodes of its own, which
+// are never parsed back; these are the rewrite's, parsed from the JSON
+// the schema package wrote, numbers kept as written.)
+
+// jsonObject is a JSON object that keeps its members' order.
+type jsonObject struct {
 	keys []string
 	vals map[string]any
 }
 
 // Keys are the members' names, in order; read-only.
-func (o *Object) Keys() []string { return o.keys }
+func (o *jsonObject) Keys() []string { return o.keys }
 
 // Get is the member k, nil when absent.
-func (o *Object) Get(k string) any { return o.vals[k] }
+func (o *jsonObject) Get(k string) any { return o.vals[k] }
 
 // Set sets the member k, last when it is new.
-func (o *Object) Set(k string, v any) {
+func (o *jsonObject) Set(k string, v any) {
 	if _, ok := o.vals[k]; !ok {
 		o.keys = append(o.keys, k)
 	}
@@ -35,7 +36,7 @@ func (o *Object) Set(k string, v any) {
 }
 
 // Del removes the member k.
-func (o *Object) Del(k string) {
+func (o *jsonObject) Del(k string) {
 	if _, ok := o.vals[k]; !ok {
 		return
 	}
@@ -48,15 +49,15 @@ func (o *Object) Del(k string) {
 	}
 }
 
-// Parse decodes b into *Object, []any, string, json.Number, bool and
+// parseJSON decodes b into *jsonObject, []any, string, json.Number, bool and
 // nil.
-func Parse(b []byte) (any, error) {
+func parseJSON(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	return read(dec)
+	return readJSON(dec)
 }
 
-func read(dec *json.Decoder) (any, error) {
+func readJSON(dec *json.Decoder) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -67,14 +68,14 @@ func read(dec *json.Decoder) (any, error) {
 	}
 	switch d {
 	case '{':
-		o := &Object{vals: make(map[string]any)}
+		o := &jsonObject{vals: make(map[string]any)}
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
 				return nil, err
 			}
 			k, _ := kt.(string)
-			v, err := read(dec)
+			v, err := readJSON(dec)
 			if err != nil {
 				return nil, err
 			}
@@ -85,7 +86,7 @@ func read(dec *json.Decoder) (any, error) {
 	case '[':
 		arr := []any{}
 		for dec.More() {
-			v, err := read(dec)
+			v, err := readJSON(dec)
 			if err != nil {
 				return nil, err
 			}
@@ -97,10 +98,10 @@ func read(dec *json.Decoder) (any, error) {
 	return nil, errors.New("unexpected delimiter")
 }
 
-// Append appends the JSON of v, a value Parse returns, to b.
-func Append(b []byte, v any) []byte {
+// appendJSON appends the JSON of v, a value parseJSON returns, to b.
+func appendJSON(b []byte, v any) []byte {
 	switch x := v.(type) {
-	case *Object:
+	case *jsonObject:
 		b = append(b, '{')
 		for i, k := range x.keys {
 			if i > 0 {
@@ -108,7 +109,7 @@ func Append(b []byte, v any) []byte {
 			}
 			b = jsonstr.Append(b, k)
 			b = append(b, ':')
-			b = Append(b, x.vals[k])
+			b = appendJSON(b, x.vals[k])
 		}
 		return append(b, '}')
 	case []any:
@@ -117,7 +118,7 @@ func Append(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = Append(b, e)
+			b = appendJSON(b, e)
 		}
 		return append(b, ']')
 	case string:
@@ -135,19 +136,19 @@ func Append(b []byte, v any) []byte {
 	return append(b, "null"...)
 }
 
-// Copy is a deep copy of v, a value Parse returns.
-func Copy(v any) any {
+// copyJSON is a deep copy of v, a value parseJSON returns.
+func copyJSON(v any) any {
 	switch x := v.(type) {
-	case *Object:
-		c := &Object{keys: append([]string(nil), x.keys...), vals: make(map[string]any, len(x.vals))}
+	case *jsonObject:
+		c := &jsonObject{keys: append([]string(nil), x.keys...), vals: make(map[string]any, len(x.vals))}
 		for k, e := range x.vals {
-			c.vals[k] = Copy(e)
+			c.vals[k] = copyJSON(e)
 		}
 		return c
 	case []any:
 		c := make([]any, len(x))
 		for i, e := range x {
-			c[i] = Copy(e)
+			c[i] = copyJSON(e)
 		}
 		return c
 	}

@@ -1,4 +1,4 @@
-package gateway
+package overrides
 
 import (
 	"encoding/json"
@@ -15,37 +15,37 @@ import (
 )
 
 // BenchmarkDecodeOverridden measures what argument overrides add to a
-// call's conversion of its arguments: ListAnimals decoded plain, and with
-// enclosure_id fixed and page_size defaulted (the check that the caller
-// sent neither, one precompiled message merged, one default set). The
-// rules are compiled once, at discovery; the call pays only these.
+// call's conversion of its arguments (a tool's decodeRequest: the
+// validator's DecodeInjected with the tool's Args): ListAnimals decoded
+// plain, and with enclosure_id fixed and page_size defaulted (the check
+// that the caller sent neither, one precompiled message merged, one
+// default set). The rules are compiled once, at discovery; the call pays
+// only these.
 //
-//	go test -run '^$' -bench BenchmarkDecodeOverridden -benchmem ./gateway/
+//	go test -run '^$' -bench BenchmarkDecodeOverridden -benchmem ./gateway/internal/overrides/
 func BenchmarkDecodeOverridden(b *testing.B) {
 	m := zoov1.File_zoo_v1_zoo_proto.Services().ByName("ZooService").Methods().ByName("ListAnimals")
 	v, err := schema.NewValidator(m.Input(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	plain := &tool{input: dynamicpb.NewMessageType(m.Input()), validator: v}
-	args, err := compileArgs(m, []argSpec{
+	input := dynamicpb.NewMessageType(m.Input())
+	args, err := CompileArgs(m, []ArgSpec{
 		{key: "enclosure_id", kind: argFixed, value: json.RawMessage(`"savanna"`)},
 		{key: "page_size", kind: argDefault, value: json.RawMessage(`10`)},
 	}, false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	overridden := *plain
-	overridden.args = args
 	in := []byte(`{"species":["SPECIES_LION"],"pageToken":"abc"}`)
 	for _, c := range []struct {
 		name string
-		t    *tool
-	}{{"plain", plain}, {"fixed+default", &overridden}} {
+		inj  schema.Injector
+	}{{"plain", nil}, {"fixed+default", args}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := c.t.decodeRequest(in); err != nil {
+				if _, err := v.DecodeInjected(in, input.New().Interface(), c.inj); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -58,15 +58,19 @@ func BenchmarkDecodeOverridden(b *testing.B) {
 func TestDecodeOverridden(t *testing.T) {
 	m := zoov1.File_zoo_v1_zoo_proto.Services().ByName("ZooService").Methods().ByName("ListAnimals")
 	v, _ := schema.NewValidator(m.Input(), nil)
-	args, err := compileArgs(m, []argSpec{
+	args, err := CompileArgs(m, []ArgSpec{
 		{key: "enclosure_id", kind: argFixed, value: json.RawMessage(`"savanna"`)},
 		{key: "page_size", kind: argDefault, value: json.RawMessage(`10`)},
 	}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl := &tool{input: dynamicpb.NewMessageType(m.Input()), validator: v, args: args}
-	msg, _, err := tl.decodeRequest([]byte(`{"pageToken":"abc"}`))
+	decode := func(in string) (*dynamicpb.Message, error) {
+		msg := dynamicpb.NewMessage(m.Input())
+		_, err := v.DecodeInjected([]byte(in), msg, args)
+		return msg, err
+	}
+	msg, err := decode(`{"pageToken":"abc"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +79,7 @@ func TestDecodeOverridden(t *testing.T) {
 	if r.Get(fs.ByName("enclosure_id")).String() != "savanna" || r.Get(fs.ByName("page_size")).Int() != 10 || r.Get(fs.ByName("page_token")).String() != "abc" {
 		t.Fatalf("decoded %v", msg)
 	}
-	msg, _, _ = tl.decodeRequest([]byte(`{"pageSize":3}`))
+	msg, _ = decode(`{"pageSize":3}`)
 	if got := msg.ProtoReflect().Get(fs.ByName("page_size")).Int(); got != 3 {
 		t.Fatalf("the caller's page size %d was replaced by the default", got)
 	}
@@ -87,23 +91,22 @@ func TestDecodeOverridden(t *testing.T) {
 // caller's choice at any depth of its path, never merged over it.
 func TestOverrideOneofsAndParents(t *testing.T) {
 	svc := zoov1.File_zoo_v1_zoo_proto.Services().ByName("ZooService")
-	decode := func(t *testing.T, method string, specs []argSpec, in string) (*dynamicpb.Message, error) {
+	decode := func(t *testing.T, method string, specs []ArgSpec, in string) (*dynamicpb.Message, error) {
 		t.Helper()
 		m := svc.Methods().ByName(protoreflect.Name(method))
 		v, err := schema.NewValidator(m.Input(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		args, err := compileArgs(m, specs, false)
+		args, err := CompileArgs(m, specs, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tl := &tool{input: dynamicpb.NewMessageType(m.Input()), validator: v, args: args}
-		msg, _, err := tl.decodeRequest([]byte(in))
-		if err != nil {
+		msg := dynamicpb.NewMessage(m.Input())
+		if _, err := v.DecodeInjected([]byte(in), msg, args); err != nil {
 			return nil, err
 		}
-		return msg.(*dynamicpb.Message), nil
+		return msg, nil
 	}
 	asJSON := func(m *dynamicpb.Message) string {
 		b, _ := protojson.Marshal(m)
@@ -113,18 +116,18 @@ func TestOverrideOneofsAndParents(t *testing.T) {
 		return string(out)
 	}
 
-	rationDefault := []argSpec{{key: "ration", kind: argDefault, value: json.RawMessage(`"hay"`)}}
+	rationDefault := []ArgSpec{{key: "ration", kind: argDefault, value: json.RawMessage(`"hay"`)}}
 	if msg, err := decode(t, "FeedAnimal", rationDefault, `{"animalId":"leo","meal":{"note":"steak"}}`); err != nil || asJSON(msg) != `{"animalId":"leo","meal":{"note":"steak"}}` {
 		t.Errorf("a default over the caller's meal: %v %v", asJSON(msg), err)
 	}
 	if msg, err := decode(t, "FeedAnimal", rationDefault, `{"animalId":"leo"}`); err != nil || asJSON(msg) != `{"animalId":"leo","ration":"hay"}` {
 		t.Errorf("the default where the caller chose nothing: %v %v", asJSON(msg), err)
 	}
-	noteDefault := []argSpec{{key: "meal.note", kind: argDefault, value: json.RawMessage(`"x"`)}}
+	noteDefault := []ArgSpec{{key: "meal.note", kind: argDefault, value: json.RawMessage(`"x"`)}}
 	if msg, err := decode(t, "FeedAnimal", noteDefault, `{"animalId":"leo","ration":"hay"}`); err != nil || asJSON(msg) != `{"animalId":"leo","ration":"hay"}` {
 		t.Errorf("a nested default over the caller's ration: %v %v", asJSON(msg), err)
 	}
-	nameDefault := []argSpec{{key: "animal.display_name", kind: argDefault, value: json.RawMessage(`"Unnamed"`)}}
+	nameDefault := []ArgSpec{{key: "animal.display_name", kind: argDefault, value: json.RawMessage(`"Unnamed"`)}}
 	if msg, err := decode(t, "UpdateAnimal", nameDefault, `{"updateMask":"tags"}`); err != nil || asJSON(msg) != `{"updateMask":"tags"}` {
 		t.Errorf("a default made the animal the caller left out: %v %v", asJSON(msg), err)
 	}
@@ -132,7 +135,7 @@ func TestOverrideOneofsAndParents(t *testing.T) {
 		t.Errorf("a nested default in the caller's animal: %v %v", asJSON(msg), err)
 	}
 
-	noteFixed := []argSpec{{key: "meal.note", kind: argFixed, value: json.RawMessage(`"x"`)}}
+	noteFixed := []ArgSpec{{key: "meal.note", kind: argFixed, value: json.RawMessage(`"x"`)}}
 	if msg, err := decode(t, "FeedAnimal", noteFixed, `{"animalId":"leo","ration":"hay"}`); err == nil || !strings.Contains(err.Error(), "ration") {
 		t.Errorf("a nested fixed value over the caller's ration: %v, err %v", msg, err)
 	}
@@ -142,15 +145,15 @@ func TestOverrideOneofsAndParents(t *testing.T) {
 // hidden or default on a fixed argument is refused at compile time.
 func TestOverrideFixedStaysFixed(t *testing.T) {
 	m := zoov1.File_zoo_v1_zoo_proto.Services().ByName("ZooService").Methods().ByName("ListAnimals")
-	fixed := argSpec{key: "enclosure_id", kind: argFixed, value: json.RawMessage(`"savanna"`), where: "tools[0]"}
-	if _, err := compileArgs(m, []argSpec{fixed, {key: "enclosure_id", kind: argFixed, value: json.RawMessage(`"coast"`), where: "tools[1]"}}, false); err != nil {
+	fixed := ArgSpec{key: "enclosure_id", kind: argFixed, value: json.RawMessage(`"savanna"`), where: "tools[0]"}
+	if _, err := CompileArgs(m, []ArgSpec{fixed, {key: "enclosure_id", kind: argFixed, value: json.RawMessage(`"coast"`), where: "tools[1]"}}, false); err != nil {
 		t.Errorf("fixed again: %v", err)
 	}
-	for _, later := range []argSpec{
+	for _, later := range []ArgSpec{
 		{key: "enclosureId", kind: argHidden, where: "tools[1]"},
 		{key: "enclosure_id", kind: argDefault, value: json.RawMessage(`"coast"`), where: "toolsets[0].tools[0]"},
 	} {
-		_, err := compileArgs(m, []argSpec{fixed, later}, false)
+		_, err := CompileArgs(m, []ArgSpec{fixed, later}, false)
 		if !errors.Is(err, ErrToolOverride) || !strings.Contains(err.Error(), "tools[0] fixes enclosureId") {
 			t.Errorf("%s after fixed: %v", later.kind, err)
 		}
@@ -161,8 +164,44 @@ func TestOverrideFixedStaysFixed(t *testing.T) {
 // type is told the JSON protojson takes, not the type's fields.
 func TestOverrideValueErrors(t *testing.T) {
 	m := zoov1.File_zoo_v1_zoo_proto.Services().ByName("ZooService").Methods().ByName("WatchFeedings")
-	_, err := compileArgs(m, []argSpec{{key: "interval", kind: argFixed, value: json.RawMessage(`{"seconds":5}`)}}, false)
+	_, err := CompileArgs(m, []ArgSpec{{key: "interval", kind: argFixed, value: json.RawMessage(`{"seconds":5}`)}}, false)
 	if err == nil || !strings.Contains(err.Error(), `want a duration string such as "5s"`) {
 		t.Fatalf("a Duration given as an object: %v", err)
+	}
+}
+
+// TestRewriteSchema: the input schema with the rules applied keeps the
+// members' order and the numbers as written, leaves fixed arguments out
+// of "properties" and "required" (dropping an emptied "required"), shows
+// a default, and writes a "$ref" it changes out in place, leaving the
+// definition's other uses alone.
+func TestRewriteSchema(t *testing.T) {
+	svc := zoov1.File_zoo_v1_zoo_proto.Services().ByName("ZooService")
+	for _, c := range []struct {
+		method   protoreflect.Name
+		specs    []ArgSpec
+		in, want string
+	}{{
+		method: "ListAnimals",
+		specs: []ArgSpec{
+			{key: "enclosure_id", kind: argFixed, value: json.RawMessage(`"savanna"`)},
+			{key: "page_size", kind: argDefault, value: json.RawMessage(` 10 `)},
+		},
+		in:   `{"type":"object","properties":{"enclosureId":{"type":"string"},"pageSize":{"type":"integer","maximum":1e3},"pageToken":{"type":"string"}},"required":["enclosureId"]}`,
+		want: `{"type":"object","properties":{"pageSize":{"type":"integer","maximum":1e3,"default":10},"pageToken":{"type":"string"}}}`,
+	}, {
+		method: "UpdateAnimal",
+		specs:  []ArgSpec{{key: "animal.display_name", kind: argDefault, value: json.RawMessage(`"Unnamed"`)}},
+		in:     `{"type":"object","properties":{"animal":{"$ref":"#/$defs/zoo.v1.Animal","description":"the animal"}},"$defs":{"zoo.v1.Animal":{"type":"object","properties":{"displayName":{"type":"string"}}}}}`,
+		want:   `{"type":"object","properties":{"animal":{"description":"the animal","type":"object","properties":{"displayName":{"type":"string","default":"Unnamed"}}}},"$defs":{"zoo.v1.Animal":{"type":"object","properties":{"displayName":{"type":"string"}}}}}`,
+	}} {
+		args, err := CompileArgs(svc.Methods().ByName(c.method), c.specs, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := args.RewriteSchema(json.RawMessage(c.in))
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s:\n got %s (%v)\nwant %s", c.method, got, err, c.want)
+		}
 	}
 }

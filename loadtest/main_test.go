@@ -65,14 +65,25 @@ func (z *zooProcess) kill() {
 // last body.
 func waitReady(t *testing.T, g *loadtest.Gateway, want int, d time.Duration) string {
 	t.Helper()
-	deadline := time.Now().Add(d)
+	code, body, ok := readyzWithin(g, d, func(code int, _ string) bool { return code == want })
+	if !ok {
+		t.Fatalf("/readyz did not answer %d within %v: %d %s", want, d, code, body)
+	}
+	return body
+}
+
+// readyzWithin polls g's /readyz (another process, which signals
+// nothing) until want holds or within has passed, and returns the last
+// answer.
+func readyzWithin(g *loadtest.Gateway, within time.Duration, want func(code int, body string) bool) (int, string, bool) {
+	deadline := time.Now().Add(within)
 	for {
 		code, body := g.Ready()
-		if code == want {
-			return body
+		if want(code, body) {
+			return code, body, true
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("/readyz did not answer %d within %v: %d %s", want, d, code, body)
+			return code, body, false
 		}
 		time.Sleep(20 * time.Millisecond) // polling another process
 	}

@@ -187,19 +187,3 @@ func TestBackendSlowedResetHalfOpen(t *testing.T) {
 		t.Error(err)
 	}
 }
-
-// readyzWithin polls g's /readyz until want holds or within has passed,
-// and returns the last answer.
-func readyzWithin(g *loadtest.Gateway, within time.Duration, want func(code int, body string) bool) (int, string, bool) {
-	deadline := time.Now().Add(within)
-	for {
-		code, body := g.Ready()
-		if want(code, body) {
-			return code, body, true
-		}
-		if time.Now().After(deadline) {
-			return code, body, false
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}

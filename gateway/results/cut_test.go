@@ -136,6 +136,18 @@ func TestFitStrings(t *testing.T) {
 	if n := utf8.RuneCountInString(v["body"].(string)); n != r.Kept {
 		t.Fatalf("body has %d characters, the record says %d", n, r.Kept)
 	}
+	var whole map[string]string
+	if err := json.Unmarshal(js, &whole); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(whole["body"], v["body"].(string)) {
+		t.Fatal("the kept body is not the start of the body")
+	}
+	// The largest cut that fits: one more character (at most 12 bytes,
+	// a surrogate pair's escapes, and a digit more in "kept") would not.
+	if slack := 3000 - len(f.JSON); slack >= 13 {
+		t.Fatalf("%d bytes of the budget left unused: the body could keep more", slack)
+	}
 	if v["name"] != "keep-me" || len(v["short"].(string)) != 200 {
 		t.Fatal("short strings must stay whole")
 	}
@@ -311,6 +323,18 @@ func BenchmarkFitUnderBudget(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		results.Fit(js, 1<<20, results.Shape{Member: "truncated"})
+	}
+}
+
+// BenchmarkFitLongString cuts a result whose one string is 5 MiB to the
+// default budget: each pass of the search reads only what the budget can
+// hold of it.
+func BenchmarkFitLongString(b *testing.B) {
+	js := []byte(`{"id":"huge","displayName":"` + strings.Repeat("x", 5<<20) + `"}`)
+	b.SetBytes(int64(len(js)))
+	b.ReportAllocs()
+	for b.Loop() {
+		results.Fit(js, 40000, results.Shape{Member: "truncated"})
 	}
 }
 

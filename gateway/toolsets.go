@@ -96,7 +96,7 @@ func (g *Gateway) checkToolsets() error {
 			return err
 		}
 		seen[ts.Name] = true
-		if _, err := newMethodFilter(fmt.Sprintf("%s (%s)", setting, ts.Name), ts.Include, ts.Exclude); err != nil {
+		if _, err := newMethodFilter(setting, ts.Include, ts.Exclude); err != nil {
 			return err
 		}
 		if _, err := overrides.Compile(setting+".Tools", ts.Tools); err != nil {

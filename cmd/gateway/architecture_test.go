@@ -50,11 +50,11 @@ func TestPackageBoundaries(t *testing.T) {
 	for pkg, allowed := range map[string][]string{
 		mod + "gateway/internal/taskid":    nil,
 		mod + "gateway/internal/callwire":  nil,
-		mod + "gateway/internal/forward":   {mod + "internal/grpcmeta"},
+		mod + "gateway/internal/forward":   {mod + "internal/grpcmeta", mod + "internal/option"},
 		mod + "gateway/internal/anytypes":  {mod + "descriptors", mod + "gateway/schema", mod + "gateway/transcode"},
 		mod + "gateway/internal/rpcstatus": {mod + "gateway/internal/anytypes", mod + "gateway/mcp", mod + "gateway/telemetry"},
 		mod + "gateway/internal/toolname":  {mod + "proto/mcpgateway/v1"},
-		mod + "gateway/internal/scopes":    {mod + "gateway/internal/toolname"},
+		mod + "gateway/internal/scopes":    {mod + "gateway/internal/toolname", mod + "internal/option"},
 		mod + "gateway/internal/toolsets":  {mod + "gateway/auth", mod + "internal/option"},
 		mod + "gateway/internal/overrides": {mod + "gateway/internal/toolname", mod + "gateway/schema", mod + "internal/jsonstr",
 			mod + "internal/methodglob", mod + "proto/mcpgateway/v1"},

@@ -20,6 +20,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 )
 
 // Defaults of Options.Catalog.Refresh and Options.Catalog.DiscoveryTimeout.
@@ -319,7 +320,9 @@ func (g *Gateway) start(ctx context.Context) error {
 		}
 	}
 	if g.semantic != nil {
-		g.wg.Go(func() { g.semantic.Run(lctx, func() []*searchCatalog { return g.catalog.Load().searchCatalogs() }) })
+		g.wg.Go(func() {
+			g.semantic.Run(lctx, func() []*searchmode.Catalog { return g.catalog.Load().searchCatalogs() })
+		})
 		g.semantic.Kick()
 	}
 	return nil

@@ -4,7 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -691,5 +696,38 @@ func TestToolsetOverrideErrors(t *testing.T) {
 				t.Fatalf("error %q, want one wrapping ErrToolOverride with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestOverrideAliasesDocumentEveryField: ToolOverride and
+// ArgumentOverride are aliases of gateway/internal/overrides' types, so
+// go doc shows none of their fields under gateway; their doc comments
+// list them instead, and this keeps the lists whole as fields are added.
+func TestOverrideAliasesDocumentEveryField(t *testing.T) {
+	t.Parallel()
+	f, err := parser.ParseFile(token.NewFileSet(), "overrides.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]string{}
+	for _, d := range f.Decls {
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE && gd.Doc != nil {
+			docs[gd.Specs[0].(*ast.TypeSpec).Name.Name] = gd.Doc.Text()
+		}
+	}
+	for name, typ := range map[string]reflect.Type{
+		"ToolOverride":     reflect.TypeFor[gateway.ToolOverride](),
+		"ArgumentOverride": reflect.TypeFor[gateway.ArgumentOverride](),
+	} {
+		_, fields, ok := strings.Cut(docs[name], "fields:")
+		if !ok {
+			t.Errorf("%s: the doc comment lists no fields", name)
+			continue
+		}
+		for i := range typ.NumField() {
+			if fl := typ.Field(i); fl.IsExported() && !regexp.MustCompile(`(?m)^\s*- (\w+, )*`+fl.Name+`\b`).MatchString(fields) {
+				t.Errorf("%s's doc comment does not list its field %s", name, fl.Name)
+			}
+		}
 	}
 }

@@ -313,6 +313,8 @@ func (g *Gateway) start(ctx context.Context) error {
 	for _, b := range g.backends {
 		g.wg.Go(func() { g.runBackend(lctx, b) })
 		if b.b.Conn != nil {
+			// The series exists, at 0, before anything can fail.
+			g.opts.Telemetry.Metrics.SetBackendUnanswered(b.b.Name, false)
 			g.wg.Go(func() { g.watchAnswers(lctx, b) })
 		}
 		if b.conn != nil {

@@ -315,6 +315,45 @@ func TestOverrideErrors(t *testing.T) {
 	}
 }
 
+// TestOverrideSyntaxErrors: a rule written wrong is refused by New (and
+// CheckToolOverrides) with an *OptionError on the field at fault, whose
+// Err names the value and what was expected; a rule with an Origin, the
+// caller's own words for where it was written, is named by it instead.
+func TestOverrideSyntaxErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rule         gateway.ToolOverride
+		option, want string
+	}{
+		{gateway.ToolOverride{Match: "zoo.v1.[/*"}, "Options.Catalog.Tools[0].Match", `"zoo.v1.[/*": syntax error in pattern (want a glob`},
+		{gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Name: "list animals"}, "Options.Catalog.Tools[0].Name", `"list animals": want a portable tool name`},
+		{gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"a..b": {Hidden: true}}},
+			"Options.Catalog.Tools[0].Arguments", `"a..b": want a field name, or names joined by dots`},
+		{gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"page_size": {}}},
+			`Options.Catalog.Tools[0].Arguments["page_size"]`, "want exactly one of hidden, fixed or default, got 0"},
+		{gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"page_size": {Default: json.RawMessage(`{`)}}},
+			`Options.Catalog.Tools[0].Arguments["page_size"].Default`, "not valid JSON"},
+	} {
+		for _, err := range []error{
+			gateway.CheckToolOverrides([]gateway.ToolOverride{tc.rule}),
+			func() error {
+				_, err := gateway.New(context.Background(), nil, &gateway.Options{Catalog: gateway.CatalogOptions{Tools: []gateway.ToolOverride{tc.rule}}})
+				return err
+			}(),
+		} {
+			var oe *gateway.OptionError
+			if !errors.Is(err, gateway.ErrToolOverride) || !errors.As(err, &oe) || oe.Option != tc.option || !strings.HasPrefix(oe.Err.Error(), tc.want) {
+				t.Errorf("%+v: %v, want an *OptionError on %s saying %s", tc.rule, err, tc.option, tc.want)
+			}
+		}
+	}
+	named := gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Name: "list animals", Origin: "gateway.yaml:3: tools[0]"}
+	err := gateway.CheckToolOverrides([]gateway.ToolOverride{named})
+	if oe := (*gateway.OptionError)(nil); err == nil || errors.As(err, &oe) || !strings.Contains(err.Error(), `gateway.yaml:3: tools[0]: name: "list animals": want a portable tool name`) {
+		t.Errorf("a rule with an Origin: %v, want a plain error naming it by its Origin", err)
+	}
+}
+
 // TestToolsetOverrides: a toolset carries its own corrections on top of
 // the gateway's, to its own copies of its tools: /mcp keeps the
 // gateway's, and another toolset neither.

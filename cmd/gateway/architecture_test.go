@@ -57,7 +57,7 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "gateway/internal/scopes":    {mod + "gateway/internal/toolname", mod + "internal/option"},
 		mod + "gateway/internal/toolsets":  {mod + "gateway/auth", mod + "internal/option"},
 		mod + "gateway/internal/overrides": {mod + "gateway/internal/toolname", mod + "gateway/schema", mod + "internal/jsonstr",
-			mod + "internal/methodglob", mod + "proto/mcpgateway/v1"},
+			mod + "internal/methodglob", mod + "internal/option", mod + "proto/mcpgateway/v1"},
 		mod + "gateway/internal/paging":     {mod + "gateway/mcp", mod + "internal/jsonstr"},
 		mod + "gateway/internal/watch":      {mod + "gateway/schema", mod + "internal/jsonstr", mod + "internal/methodglob", mod + "proto/mcpgateway/v1"},
 		mod + "gateway/internal/collect":    {mod + "gateway/internal/watch", mod + "gateway/results", mod + "gateway/schema", mod + "internal/jsonstr"},

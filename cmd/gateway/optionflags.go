@@ -50,10 +50,11 @@ func (c *config) optionOf(err error) (oe *gateway.OptionError, where string, ok 
 }
 
 // about is err, found by cmd/gateway itself about the value of the
-// setting flag (a form the library never sees, such as RULE=SCOPE), as
-// the library would report it: a *gateway.OptionError on the option the
-// setting's declaration names, so that it is named like the library's
-// own errors, as the operator gave the setting.
+// setting flag (by the library's rule, as grpcmeta.CheckForwardHeader
+// and gateway.ParseMetadata are, or about a form only the command reads,
+// such as RULE=SCOPE), as the library reports an option's error: a
+// *gateway.OptionError on the option the setting's declaration names, so
+// that inSettingWords names it as the operator gave the setting.
 func about(flag string, err error) error {
 	return &gateway.OptionError{Option: declared(flag).field, Err: err}
 }

@@ -21,8 +21,9 @@ import (
 // without the health service), shows bytes flow, and a slow method's
 // deadline is then no more than that. No answer marks the backend
 // unanswering in /readyz (not ready, with the reason) and it is asked
-// again every answerRetry until it answers. A healthy backend whose calls
-// do not time out is never asked anything.
+// again every answerRetry until it answers; the backend_unanswered gauge
+// is 1 meanwhile. A healthy backend whose calls do not time out is never
+// asked anything.
 const (
 	answerTimeout = 5 * time.Second
 	answerRetry   = time.Second
@@ -46,6 +47,7 @@ func (g *Gateway) noteDeadline(backend string) {
 // watchAnswers asks b's connection whether it answers each time a call
 // timed out, and keeps asking while it does not.
 func (g *Gateway) watchAnswers(ctx context.Context, b *backendState) {
+	metrics := g.opts.Telemetry.Metrics
 	for {
 		select {
 		case <-ctx.Done():
@@ -68,6 +70,9 @@ func (g *Gateway) watchAnswers(ctx context.Context, b *backendState) {
 					answerTimeout, since.UTC().Format(time.RFC3339))
 			}
 			now := b.unanswered
+			// Under b.mu, so the gauge never disagrees with what /readyz
+			// read.
+			metrics.SetBackendUnanswered(b.b.Name, now != "")
 			b.mu.Unlock()
 			switch {
 			case was == "" && now != "":

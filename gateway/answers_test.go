@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
@@ -91,11 +94,21 @@ func (h *blackhole) pipe(dst io.Writer, src io.Reader) {
 // check on the connection gets no answer: /readyz says the backend is
 // unanswered and not ready, while its connection state still reads
 // READY; once bytes flow again a later check is answered and the
-// backend is ready again once the broken connection is replaced.
+// backend is ready again once the broken connection is replaced. The
+// backend_unanswered gauge says the same as /readyz throughout: 0, then
+// 1 while the backend does not answer, then 0.
 func TestReadyzUnansweredBackend(t *testing.T) {
 	b := startBackend(t)
 	hole := startBlackhole(t, b.addr)
-	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", hole.addr)}, &gateway.Options{Calls: gateway.CallOptions{Timeout: 300 * time.Millisecond}})
+	metrics := telemetry.NewMetrics()
+	g, base := newGateway(t, []gateway.Backend{dialBackend(t, "zoo", hole.addr)}, &gateway.Options{
+		Calls: gateway.CallOptions{Timeout: 300 * time.Millisecond}, Telemetry: gateway.TelemetryOptions{Metrics: metrics}})
+	unanswered := func() float64 {
+		return metricValue(t, metrics, "grpc_mcp_gateway_backend_unanswered", map[string]string{"backend": "zoo"})
+	}
+	if !strings.Contains(scrapeMetrics(t, metrics), `grpc_mcp_gateway_backend_unanswered{backend="zoo"} 0`) {
+		t.Error("no backend_unanswered series at 0 for the backend before any fault")
+	}
 	cs := connect(t, base+"/mcp", "2025-11-25")
 	if res := call(t, cs, "ZooService_GetAnimal", map[string]any{"id": "leo"}); res.IsError {
 		t.Fatalf("a call before the fault failed: %s", text(t, res))
@@ -116,6 +129,9 @@ func TestReadyzUnansweredBackend(t *testing.T) {
 	if st := r.Backends["zoo"]; r.Ready || st.Ready || st.State != "READY" || !strings.Contains(st.Unanswered, "no health check") {
 		t.Errorf("readiness of the half-open backend: %+v (want not ready, the connection READY, the reason given)", r)
 	}
+	if v := unanswered(); v != 1 {
+		t.Errorf("backend_unanswered while /readyz reports it unanswered: %v, want 1", v)
+	}
 
 	// The dropped bytes left both ends of the connection out of step for
 	// good; the middlebox finally closes it, and bytes flow on the next.
@@ -125,9 +141,23 @@ func TestReadyzUnansweredBackend(t *testing.T) {
 	if st := g.Ready().Backends["zoo"]; st.Unanswered != "" {
 		t.Errorf("ready, but still unanswered: %+v", st)
 	}
+	if v := unanswered(); v != 0 {
+		t.Errorf("backend_unanswered once the backend answers again: %v, want 0", v)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ZooService_GetAnimal", Arguments: map[string]any{"id": "leo"}}); err != nil || res.IsError {
 		t.Errorf("a call once the backend answers again: %v %v", err, res)
 	}
+}
+
+// scrapeMetrics is what Prometheus reads from m's handler.
+func scrapeMetrics(t *testing.T, m *telemetry.Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d", rec.Code)
+	}
+	return rec.Body.String()
 }

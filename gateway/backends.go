@@ -20,6 +20,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 )
 
 // Defaults of Options.Catalog.Refresh and Options.Catalog.DiscoveryTimeout.
@@ -312,6 +313,8 @@ func (g *Gateway) start(ctx context.Context) error {
 	for _, b := range g.backends {
 		g.wg.Go(func() { g.runBackend(lctx, b) })
 		if b.b.Conn != nil {
+			// The series exists, at 0, before anything can fail.
+			g.opts.Telemetry.Metrics.SetBackendUnanswered(b.b.Name, false)
 			g.wg.Go(func() { g.watchAnswers(lctx, b) })
 		}
 		if b.conn != nil {
@@ -319,7 +322,9 @@ func (g *Gateway) start(ctx context.Context) error {
 		}
 	}
 	if g.semantic != nil {
-		g.wg.Go(func() { g.semantic.Run(lctx, func() []*searchCatalog { return g.catalog.Load().searchCatalogs() }) })
+		g.wg.Go(func() {
+			g.semantic.Run(lctx, func() []*searchmode.Catalog { return g.catalog.Load().searchCatalogs() })
+		})
 		g.semantic.Kick()
 	}
 	return nil

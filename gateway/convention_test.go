@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/metadata"
+
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
@@ -41,6 +43,34 @@ func TestOptionsThatCannotBeOff(t *testing.T) {
 		option, _, _ := strings.Cut(name, ":")
 		if oe := (*gateway.OptionError)(nil); !errors.As(err, &oe) || oe.Option != option {
 			t.Errorf("%s: Off: %#v, want an *OptionError naming %s", name, err, option)
+		}
+	}
+}
+
+// TestOptionSyntaxErrors: New refuses a value of the wrong shape (a
+// method glob, a forwarded header, a metadata key or value) with an
+// *OptionError whose Option is the option's path and whose Err names the
+// value and what was expected, never the option again.
+func TestOptionSyntaxErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		opts   gateway.Options
+		option string
+		err    string
+	}{
+		{gateway.Options{Catalog: gateway.CatalogOptions{Include: []string{"zoo.v1.[/*"}}}, "Options.Catalog.Include", `"zoo.v1.[/*": syntax error in pattern (want a glob`},
+		{gateway.Options{Catalog: gateway.CatalogOptions{Exclude: []string{""}}}, "Options.Catalog.Exclude", "empty pattern (want a glob"},
+		{gateway.Options{Calls: gateway.CallOptions{ForwardHeaders: []string{"Connection"}}}, "Options.Calls.ForwardHeaders", `"Connection" is a hop-by-hop header`},
+		{gateway.Options{Calls: gateway.CallOptions{ForwardHeaders: []string{"grpc-timeout"}}}, "Options.Calls.ForwardHeaders", `"grpc-timeout": grpc- keys are reserved`},
+		{gateway.Options{Calls: gateway.CallOptions{Metadata: metadata.Pairs("grpc-status", "0")}}, "Options.Calls.Metadata", `"grpc-status": grpc- keys are reserved`},
+		{gateway.Options{Calls: gateway.CallOptions{Metadata: metadata.MD{"x-note": {"caf\u00e9"}}}}, "Options.Calls.Metadata", "x-note: want a value of printable ASCII"},
+		{gateway.Options{Calls: gateway.CallOptions{Watch: gateway.WatchOptions{Methods: []string{"a.B/["}}}}, "Options.Calls.Watch.Methods", `"a.B/[": syntax error in pattern`},
+		{gateway.Options{FrontDoor: gateway.FrontDoorOptions{Toolsets: []gateway.Toolset{{Name: "a", Include: []string{"["}}}}}, "Options.FrontDoor.Toolsets[0].Include", `"[/*": syntax error in pattern`},
+	} {
+		_, err := gateway.New(context.Background(), nil, &tc.opts)
+		var oe *gateway.OptionError
+		if !errors.As(err, &oe) || oe.Option != tc.option || !strings.HasPrefix(oe.Err.Error(), tc.err) || strings.Contains(oe.Err.Error(), "Options.") {
+			t.Errorf("%s: %v, want an *OptionError on it saying %s", tc.option, err, tc.err)
 		}
 	}
 }

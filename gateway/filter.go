@@ -64,17 +64,18 @@ type methodFilter struct {
 }
 
 // newMethodFilter checks every pattern's syntax, so that a typo fails at
-// start, naming the flag and the pattern.
+// start: the error is an *OptionError on owner's Include or Exclude
+// ("Options.Catalog.Include"), naming the pattern.
 func newMethodFilter(owner string, include, exclude []string) (*methodFilter, error) {
 	if len(include) == 0 && len(exclude) == 0 {
 		return nil, nil
 	}
 	f := &methodFilter{}
 	var err error
-	if f.include, err = methodglob.Compile(owner+".Include", include); err != nil {
+	if f.include, err = methodglob.CompileOption(owner+".Include", include); err != nil {
 		return nil, err
 	}
-	if f.exclude, err = methodglob.Compile(owner+".Exclude", exclude); err != nil {
+	if f.exclude, err = methodglob.CompileOption(owner+".Exclude", exclude); err != nil {
 		return nil, err
 	}
 	return f, nil

@@ -250,7 +250,7 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		return nil, fmt.Errorf("%w: %w", ErrToolOverride, err)
 	}
 	if g.opts.Auth != nil {
-		if g.scopeRules, err = scopes.Compile("OAuthConfig.ToolScopes", g.opts.Auth.ToolScopes()); err != nil {
+		if g.scopeRules, err = scopes.Compile(toolScopesOption, g.opts.Auth.ToolScopes()); err != nil {
 			return nil, err
 		}
 	}

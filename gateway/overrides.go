@@ -28,15 +28,44 @@ import (
 // at start; a later discovery logs it and keeps the backend's last tools.
 var ErrToolOverride = overrides.ErrToolOverride
 
-// ToolOverride corrects the tools of the methods Match selects: the
-// tool's name, title, description (replaced or added to), hints, and
-// arguments (hidden, fixed, default), each field as its doc in
-// gateway/internal/overrides says and docs/curation.md shows.
+// ToolOverride corrects the tools of the methods Match selects. It is
+// the type the rules are compiled from, defined with its field docs in
+// gateway/internal/overrides (go doc ./gateway/internal/overrides
+// ToolOverride); docs/curation.md shows it at work. Its fields:
+//
+//   - Match (string) selects methods by a "package.Service/Method" glob,
+//     as [CatalogOptions].Include takes them.
+//   - Origin (string) is where the rule was written, for its errors
+//     ("gateway.yaml:12 tools[0]"); empty: Options.Catalog.Tools[i] or
+//     Toolset.Tools[i].
+//   - Name (string) is the tool's name (^[a-zA-Z0-9_-]{1,64}$); Match
+//     must then select one method per backend.
+//   - Title (string) is the tool's human title.
+//   - Description (string) replaces the tool's description.
+//   - DescriptionAppend (string) is added to the description, replaced
+//     or not, as a sentence of its own.
+//   - ReadOnlyHint, DestructiveHint, IdempotentHint, OpenWorldHint
+//     (*bool) are the four MCP hints; nil leaves a hint as the method's
+//     (mcpgateway.v1.tool) option or the gateway's inference says.
+//   - Arguments (map[string][ArgumentOverride]) correct the request's
+//     fields, by path: a field's proto or JSON name, or names joined by
+//     dots through singular message fields ("execution.workflow_id").
+//
+// New checks the rules' syntax ([CheckToolOverrides] alone); what a rule
+// matches is checked at discovery, with [ErrToolOverride].
 type ToolOverride = overrides.ToolOverride
 
-// ArgumentOverride corrects one argument: exactly one of Hidden, Fixed
-// (a JSON value no call can change) or Default (a JSON value for a call
-// that leaves the argument out) is given.
+// ArgumentOverride corrects one argument; exactly one of its fields is
+// given. Defined in gateway/internal/overrides; its fields:
+//
+//   - Hidden (bool) leaves the argument out of the schema; a call that
+//     sends it is refused.
+//   - Fixed (json.RawMessage) is the value, as the schema takes it, set
+//     in every request; the argument is left out of the schema and a
+//     call that sends it is refused, so no caller can choose another.
+//   - Default (json.RawMessage) is the value set when a call leaves the
+//     argument out (or sends its zero value, which protobuf cannot tell
+//     from absence); the schema shows it as the default.
 type ArgumentOverride = overrides.ArgumentOverride
 
 // applyOverride applies what compileTool could not take from the merged

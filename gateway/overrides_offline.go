@@ -26,7 +26,7 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrToolOverride, err)
 	}
-	filter, err := newMethodFilter("Options", opts.Catalog.Include, opts.Catalog.Exclude)
+	filter, err := newMethodFilter("Options.Catalog", opts.Catalog.Include, opts.Catalog.Exclude)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -307,6 +312,45 @@ func TestOverrideErrors(t *testing.T) {
 				t.Fatalf("error %q, want one wrapping ErrToolOverride with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestOverrideSyntaxErrors: a rule written wrong is refused by New (and
+// CheckToolOverrides) with an *OptionError on the field at fault, whose
+// Err names the value and what was expected; a rule with an Origin, the
+// caller's own words for where it was written, is named by it instead.
+func TestOverrideSyntaxErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rule         gateway.ToolOverride
+		option, want string
+	}{
+		{gateway.ToolOverride{Match: "zoo.v1.[/*"}, "Options.Catalog.Tools[0].Match", `"zoo.v1.[/*": syntax error in pattern (want a glob`},
+		{gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Name: "list animals"}, "Options.Catalog.Tools[0].Name", `"list animals": want a portable tool name`},
+		{gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"a..b": {Hidden: true}}},
+			"Options.Catalog.Tools[0].Arguments", `"a..b": want a field name, or names joined by dots`},
+		{gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"page_size": {}}},
+			`Options.Catalog.Tools[0].Arguments["page_size"]`, "want exactly one of hidden, fixed or default, got 0"},
+		{gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Arguments: map[string]gateway.ArgumentOverride{"page_size": {Default: json.RawMessage(`{`)}}},
+			`Options.Catalog.Tools[0].Arguments["page_size"].Default`, "not valid JSON"},
+	} {
+		for _, err := range []error{
+			gateway.CheckToolOverrides([]gateway.ToolOverride{tc.rule}),
+			func() error {
+				_, err := gateway.New(context.Background(), nil, &gateway.Options{Catalog: gateway.CatalogOptions{Tools: []gateway.ToolOverride{tc.rule}}})
+				return err
+			}(),
+		} {
+			var oe *gateway.OptionError
+			if !errors.Is(err, gateway.ErrToolOverride) || !errors.As(err, &oe) || oe.Option != tc.option || !strings.HasPrefix(oe.Err.Error(), tc.want) {
+				t.Errorf("%+v: %v, want an *OptionError on %s saying %s", tc.rule, err, tc.option, tc.want)
+			}
+		}
+	}
+	named := gateway.ToolOverride{Match: "zoo.v1.ZooService/ListAnimals", Name: "list animals", Origin: "gateway.yaml:3: tools[0]"}
+	err := gateway.CheckToolOverrides([]gateway.ToolOverride{named})
+	if oe := (*gateway.OptionError)(nil); err == nil || errors.As(err, &oe) || !strings.Contains(err.Error(), `gateway.yaml:3: tools[0]: name: "list animals": want a portable tool name`) {
+		t.Errorf("a rule with an Origin: %v, want a plain error naming it by its Origin", err)
 	}
 }
 
@@ -691,5 +735,38 @@ func TestToolsetOverrideErrors(t *testing.T) {
 				t.Fatalf("error %q, want one wrapping ErrToolOverride with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestOverrideAliasesDocumentEveryField: ToolOverride and
+// ArgumentOverride are aliases of gateway/internal/overrides' types, so
+// go doc shows none of their fields under gateway; their doc comments
+// list them instead, and this keeps the lists whole as fields are added.
+func TestOverrideAliasesDocumentEveryField(t *testing.T) {
+	t.Parallel()
+	f, err := parser.ParseFile(token.NewFileSet(), "overrides.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]string{}
+	for _, d := range f.Decls {
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE && gd.Doc != nil {
+			docs[gd.Specs[0].(*ast.TypeSpec).Name.Name] = gd.Doc.Text()
+		}
+	}
+	for name, typ := range map[string]reflect.Type{
+		"ToolOverride":     reflect.TypeFor[gateway.ToolOverride](),
+		"ArgumentOverride": reflect.TypeFor[gateway.ArgumentOverride](),
+	} {
+		_, fields, ok := strings.Cut(docs[name], "fields:")
+		if !ok {
+			t.Errorf("%s: the doc comment lists no fields", name)
+			continue
+		}
+		for i := range typ.NumField() {
+			if fl := typ.Field(i); fl.IsExported() && !regexp.MustCompile(`(?m)^\s*- (\w+, )*`+fl.Name+`\b`).MatchString(fields) {
+				t.Errorf("%s's doc comment does not list its field %s", name, fl.Name)
+			}
+		}
 	}
 }

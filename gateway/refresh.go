@@ -19,6 +19,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
@@ -421,15 +422,14 @@ func (g *Gateway) chooseMode(c *catalog) error {
 			return nil
 		}
 	}
-	sc, err := newSearchCatalog(c.tools)
-	if err != nil {
-		return err
-	}
-	set, err := metaToolSet(&c.listing)
+	// The meta tools' handles name the listing, so a call runs against
+	// the list it was resolved in.
+	st := searchTools(c.tools)
+	set, err := searchmode.ToolList(st, &metaTool{in: &c.listing, name: SearchToolsName}, &metaTool{in: &c.listing, name: CallToolName})
 	if err != nil {
 		return fmt.Errorf("building the search-mode tool list: %w", err)
 	}
-	c.search, c.set = sc, set
+	c.search, c.set = searchmode.New(st, appendInflated), set
 	return nil
 }
 

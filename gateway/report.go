@@ -11,6 +11,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
@@ -235,9 +236,7 @@ func (g *Gateway) SearchReport(toolset, query string, limit int) ([]ToolReport, 
 	}
 	sc := l.search
 	if sc == nil {
-		if sc, err = newSearchCatalog(l.tools); err != nil {
-			return nil, err
-		}
+		sc = searchmode.New(searchTools(l.tools), appendInflated)
 	}
 	hits, _ := sc.Index().SearchLoose(query, limit, nil)
 	out := make([]ToolReport, len(hits))

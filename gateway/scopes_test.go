@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -440,13 +441,15 @@ func TestScopeRuleSyntax(t *testing.T) {
 		{"zoo.v1.Zoo Service/*", `" " cannot appear in a method name or a glob`},
 		{"zoo.v1.ZooService/Delete=x", `"=" cannot appear`},
 	} {
-		err := gateway.CheckScopeRule("--oauth-tool-scope", c.rule)
+		err := gateway.CheckScopeRule(c.rule)
+		var oe *gateway.OptionError
 		switch {
 		case c.err == "" && err != nil:
 			t.Errorf("%q: %v, want valid", c.rule, err)
-		case c.err != "" && (err == nil || !strings.HasPrefix(err.Error(), `--oauth-tool-scope "`) || !strings.Contains(err.Error(), c.err) ||
-			!strings.Contains(err.Error(), "want a tool name (1-64 of A-Z a-z 0-9 _ -, e.g. ZooService_DeleteAnimal) or a method pattern on package.Service/Method")):
-			t.Errorf("%q: %v, want an error naming the setting, %q and what a rule may be", c.rule, err, c.err)
+		case c.err != "" && (!errors.As(err, &oe) || oe.Option != "OAuthConfig.ToolScopes" || !strings.HasPrefix(oe.Err.Error(), fmt.Sprintf("%q: ", c.rule)) ||
+			!strings.Contains(oe.Err.Error(), c.err) ||
+			!strings.Contains(oe.Err.Error(), "want a tool name (1-64 of A-Z a-z 0-9 _ -, e.g. ZooService_DeleteAnimal) or a method pattern on package.Service/Method")):
+			t.Errorf("%q: %v, want an *OptionError on OAuthConfig.ToolScopes quoting the rule, saying %q and what a rule may be", c.rule, err, c.err)
 		}
 	}
 
@@ -454,7 +457,8 @@ func TestScopeRuleSyntax(t *testing.T) {
 	b := startBackend(t)
 	_, err := gateway.New(context.Background(), []gateway.Backend{dialBackend(t, "zoo", b.addr)},
 		&gateway.Options{Auth: oauthWithRules(t, is, map[string][]string{"zoo.v1.[/*": {"zoo:admin"}})})
-	if err == nil || !strings.HasPrefix(err.Error(), `OAuthConfig.ToolScopes "zoo.v1.[/*": syntax error in pattern`) {
+	var oe *gateway.OptionError
+	if !errors.As(err, &oe) || oe.Option != "OAuthConfig.ToolScopes" || !strings.HasPrefix(oe.Err.Error(), `"zoo.v1.[/*": syntax error in pattern`) {
 		t.Errorf("New with a malformed rule: %v", err)
 	}
 }

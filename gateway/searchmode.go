@@ -56,24 +56,15 @@ const (
 	MaxSearchQueryChars = searchmode.MaxQueryChars
 )
 
-// searchCatalog is search mode's view of one list's tools (the whole
-// catalog's or a toolset's), held by the listing in search mode.
+// searchCatalog is only listing.search's type in catalog.go, which
+// another change is moving into a package of its own; there it becomes
+// *searchmode.Catalog and this alias goes. Use searchmode.Catalog.
 type searchCatalog = searchmode.Catalog
 
-// newSearchCatalog indexes tools for search mode; their answer entries
-// are made on first use, with their schemas.
-func newSearchCatalog(tools []*tool) (*searchCatalog, error) {
-	return searchmode.New(searchTools(tools), appendInflated), nil
-}
-
-// metaToolSet is what tools/list shows of l in search mode: search_tools
-// and call_tool, whose handles name l, so a call runs against the list
-// it was resolved in.
-func metaToolSet(l *listing) (*mcp.ToolList, error) {
-	return searchmode.ToolList(searchTools(l.tools), &metaTool{in: l, name: SearchToolsName}, &metaTool{in: l, name: CallToolName})
-}
-
-// searchTools are tools as search mode reads them.
+// searchTools are tools as search mode reads them: a search index
+// (searchmode.New, whose answer entries are made on first use, with the
+// tools' schemas) and the meta tools' list (searchmode.ToolList) are
+// built from them.
 func searchTools(tools []*tool) []searchmode.Tool {
 	out := make([]searchmode.Tool, len(tools))
 	for i, t := range tools {

@@ -49,9 +49,9 @@ func newMethodTimeouts(mts []MethodTimeout) (methodTimeouts, error) {
 	var out methodTimeouts
 	for i, mt := range mts {
 		option := fmt.Sprintf("Options.Calls.MethodTimeouts[%d]", i)
-		ps, err := methodglob.Compile("pattern", []string{mt.Match})
+		ps, err := methodglob.CompileOption(option+".Match", []string{mt.Match})
 		if err != nil {
-			return nil, &OptionError{Option: option + ".Match", Err: err}
+			return nil, err
 		}
 		if mt.Timeout <= 0 {
 			return nil, &OptionError{Option: option + ".Timeout", Err: fmt.Errorf("want a positive duration (a call always has a deadline), got %s", mt.Timeout)}

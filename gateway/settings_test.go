@@ -186,7 +186,7 @@ func TestMethodTimeouts(t *testing.T) {
 		mt   gateway.MethodTimeout
 		want string
 	}{
-		{gateway.MethodTimeout{Match: "zoo.v1.[", Timeout: h}, `Options.Calls.MethodTimeouts[0].Match: pattern "zoo.v1.[/*": syntax error in pattern`},
+		{gateway.MethodTimeout{Match: "zoo.v1.[", Timeout: h}, `Options.Calls.MethodTimeouts[0].Match: "zoo.v1.[/*": syntax error in pattern`},
 		{gateway.MethodTimeout{Match: "*/Poll*"}, "Options.Calls.MethodTimeouts[0].Timeout: want a positive duration (a call always has a deadline), got 0s"},
 		{gateway.MethodTimeout{Match: "*/Poll*", Timeout: gateway.Off}, "Options.Calls.MethodTimeouts[0].Timeout: want a positive duration"},
 	} {

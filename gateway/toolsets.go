@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolsets"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
@@ -96,7 +97,7 @@ func (g *Gateway) checkToolsets() error {
 			return err
 		}
 		seen[ts.Name] = true
-		if _, err := newMethodFilter(fmt.Sprintf("%s (%s)", setting, ts.Name), ts.Include, ts.Exclude); err != nil {
+		if _, err := newMethodFilter(setting, ts.Include, ts.Exclude); err != nil {
 			return err
 		}
 		if _, err := overrides.Compile(setting+".Tools", ts.Tools); err != nil {
@@ -279,15 +280,12 @@ func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode 
 			return nil
 		}
 	}
-	sc, err := newSearchCatalog(l.tools)
-	if err != nil {
-		return err
-	}
-	set, err := metaToolSet(l)
+	st := searchTools(l.tools)
+	set, err := searchmode.ToolList(st, &metaTool{in: l, name: SearchToolsName}, &metaTool{in: l, name: CallToolName})
 	if err != nil {
 		return fmt.Errorf("building the search-mode tool list: %w", err)
 	}
-	l.search, l.set, l.mode = sc, set, ToolModeSearch
+	l.search, l.set, l.mode = searchmode.New(st, appendInflated), set, ToolModeSearch
 	return nil
 }
 
@@ -346,8 +344,8 @@ func sameServices(orc, nrc *resourceCatalog, o, n map[string]bool) bool {
 
 // searchCatalogs are c's search indexes: the whole catalog's in search
 // mode, and each search-mode toolset's.
-func (c *catalog) searchCatalogs() []*searchCatalog {
-	var out []*searchCatalog
+func (c *catalog) searchCatalogs() []*searchmode.Catalog {
+	var out []*searchmode.Catalog
 	if c.search != nil {
 		out = append(out, c.search)
 	}

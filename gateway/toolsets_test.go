@@ -193,7 +193,7 @@ func TestToolsetOptionsChecked(t *testing.T) {
 	}{
 		{"bad name", []gateway.Toolset{{Name: "Billing/x"}}, `Options.FrontDoor.Toolsets[0].Name: "Billing/x": want 1 to 63 of a-z 0-9 _ -`},
 		{"duplicate", []gateway.Toolset{{Name: "a"}, {Name: "a"}}, `Options.FrontDoor.Toolsets[1].Name: "a": another toolset has that name`},
-		{"bad glob", []gateway.Toolset{{Name: "a", Include: []string{"zoo.v1.[Zoo/*"}}}, `Options.FrontDoor.Toolsets[0] (a).Include`},
+		{"bad glob", []gateway.Toolset{{Name: "a", Include: []string{"zoo.v1.[Zoo/*"}}}, `Options.FrontDoor.Toolsets[0].Include: "zoo.v1.[Zoo/*"`},
 		{"scopes without auth", []gateway.Toolset{{Name: "a", RequiredScopes: []string{"x"}}}, `Options.FrontDoor.Toolsets[0].RequiredScopes: toolset a: needs Options.Auth`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -85,7 +85,12 @@ var ErrUnmatchedScopeRule = scopes.ErrUnmatched
 
 // CheckScopeRule reports whether rule is a valid key of
 // auth.OAuthConfig.ToolScopes as the gateway reads it: a tool name, or a
-// method pattern on "package.Service/Method" (docs/security.md); setting
-// names the setting in the error (the caller's word for it: an option, a
-// flag, a config key).
-func CheckScopeRule(setting, rule string) error { return scopes.Check(setting, rule) }
+// method pattern on "package.Service/Method" (docs/security.md). Its
+// error is the one New returns for the rule: an [*OptionError] on
+// "OAuthConfig.ToolScopes" whose Err quotes the rule, says what is wrong
+// and what a rule may be.
+func CheckScopeRule(rule string) error { return scopes.Check(toolScopesOption, rule) }
+
+// toolScopesOption is the path of the option the tool scope rules come
+// from, as errors about them name it.
+const toolScopesOption = "OAuthConfig.ToolScopes"

@@ -52,7 +52,7 @@ func newWatchSettings(o WatchOptions) (watch.Settings, error) {
 		return watch.Settings{}, &OptionError{Option: "Options.Calls.Watch", Err: fmt.Errorf("the default window %s is longer than the maximum %s", s.Window, s.MaxWindow)}
 	}
 	var err error
-	if s.Patterns, err = methodglob.Compile("Options.Calls.Watch.Methods", o.Methods); err != nil {
+	if s.Patterns, err = methodglob.CompileOption("Options.Calls.Watch.Methods", o.Methods); err != nil {
 		return watch.Settings{}, err
 	}
 	return s, nil

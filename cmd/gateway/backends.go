@@ -71,15 +71,12 @@ func (f *backendFlags) check(ctx context.Context) error {
 	if err := f.conn.check(); err != nil {
 		return err
 	}
-	for _, p := range f.include {
-		if err := methodglob.Check("--include", p); err != nil {
-			return err
-		}
+	// The library's own check, so its error names the setting as given.
+	if _, err := methodglob.CompileOption(declared("include").field, f.include); err != nil {
+		return err
 	}
-	for _, p := range f.exclude {
-		if err := methodglob.Check("--exclude", p); err != nil {
-			return err
-		}
+	if _, err := methodglob.CompileOption(declared("exclude").field, f.exclude); err != nil {
+		return err
 	}
 	if len(f.protoPaths) > 0 && len(f.protos) == 0 {
 		return errors.New("--proto-path needs --proto")

@@ -451,7 +451,7 @@ func TestConfigErrors(t *testing.T) {
 		{"no_reflection without files", "backends:\n  - address: a:1\n    no_reflection: true\n", noEnv, `FILE:3: backends[0].no_reflection: needs descriptor_set or proto`},
 		{"missing descriptor set", "backends:\n  - address: a:1\n    descriptor_set: [/absent.binpb]\n", noEnv, `FILE:3: backends[0].descriptor_set: descriptor set: open /absent.binpb`},
 		{"global file reference", "\n\ntls_cert: /absent.pem\ntls_key: /absent.key\n", noEnv, `FILE:3: tls_cert/tls_key: open /absent.pem`},
-		{"global pattern", "include: ['[']\n", noEnv, `FILE:1: include "[/*": syntax error in pattern`},
+		{"global pattern", "include: ['[']\n", noEnv, `FILE:1: include: "[/*": syntax error in pattern`},
 		{"bad environment value", "", env("GATEWAY_CALL_TIMEOUT", "soon"), `GATEWAY_CALL_TIMEOUT: invalid value "soon": want a duration such as 30s, or 0 for the default (30s)`},
 		{"bad environment enum", "", env("GATEWAY_JSON_NAMES", "camel"), `GATEWAY_JSON_NAMES: want "json" or "proto", got "camel"`},
 		{"not a mapping", "- a\n- b\n", noEnv, `FILE: want a mapping of settings`},

@@ -104,9 +104,9 @@ func (f *frontDoor) check(stdio bool) error {
 	for _, ts := range f.oauthToolScopes {
 		rule, scope, ok := strings.Cut(ts, "=")
 		if !ok || rule == "" || scope == "" || strings.ContainsAny(scope, " \t\"\\") {
-			return fmt.Errorf("--oauth-tool-scope: want RULE=SCOPE (RULE: a tool name or a package.Service/Method pattern; SCOPE: one scope), got %q", ts)
+			return about("oauth-tool-scope", fmt.Errorf("want RULE=SCOPE (RULE: a tool name or a package.Service/Method pattern; SCOPE: one scope), got %q", ts))
 		}
-		if err := gateway.CheckScopeRule("--oauth-tool-scope", rule); err != nil {
+		if err := gateway.CheckScopeRule(rule); err != nil {
 			return err
 		}
 		if f.toolScopes == nil {
@@ -131,7 +131,7 @@ func (f *frontDoor) check(stdio bool) error {
 	}
 	for _, h := range f.forwardHeaders {
 		if err := grpcmeta.CheckForwardHeader(h); err != nil {
-			return fmt.Errorf("--forward-header: %w", err)
+			return about("forward-header", err)
 		}
 		if gateway.IsClientCredential(h) && (f.bearerTokensFile != "" || oauth) {
 			return fmt.Errorf("--forward-header %s: refused while --bearer-tokens-file or --oauth-jwks-url is on: the client's token is for this gateway, "+
@@ -141,7 +141,7 @@ func (f *frontDoor) check(stdio bool) error {
 	}
 	md, err := gateway.ParseMetadata(f.metadata)
 	if err != nil {
-		return fmt.Errorf("--metadata: %w", err)
+		return about("metadata", err)
 	}
 	f.md = md
 	return nil

@@ -132,6 +132,9 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) (string, b
 		return c, err
 	}
 	if err := c.validate(); err != nil {
+		if _, _, ok := c.optionOf(err); ok {
+			return c, c.inSettingWords(err)
+		}
 		return c, from.attribute(err)
 	}
 	return c, nil
@@ -148,11 +151,6 @@ func (c *config) flagSet(stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// validate checks the settings, wherever they came from, and loads what
-// must be readable at start: what the declarations' own checks
-// (checkSettings) cannot, since it relates settings to one another or
-// reads files. Its errors name flags; parseConfig restates them for a
-// value from the file or the environment (origins.attribute).
 // catalogOptions are the gateway options that decide which tools the
 // catalog holds and what a model reads of them. Serving, `gateway
 // catalog` and --check-config all start from them, so that the report
@@ -170,6 +168,14 @@ func (c *config) catalogOptions(logger *slog.Logger) gateway.Options {
 	return opts
 }
 
+// validate checks the settings, wherever they came from, and loads what
+// must be readable at start: what the declarations' own checks
+// (checkSettings) cannot, since it relates settings to one another or
+// reads files. Its errors about one setting's option are the library's
+// *gateway.OptionError (or made by about), which parseConfig names as
+// the operator gave the setting (inSettingWords); the others name flags,
+// restated for a value from the file or the environment
+// (origins.attribute).
 func (c *config) validate() error {
 	if c.jsonNames != "json" && c.jsonNames != "proto" {
 		return fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)

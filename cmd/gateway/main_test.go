@@ -203,7 +203,7 @@ func TestStartupErrors(t *testing.T) {
 		{"backend name", []string{"--backend", "Zoo=127.0.0.1:1"}, 2, `--backend Zoo=127.0.0.1:1: backend name "Zoo": want 1-32 characters of a-z, 0-9`},
 		{"unnamed among several", []string{"--backend", "127.0.0.1:1", "--backend", "b=127.0.0.1:2"}, 2, `with several backends each needs a name`},
 		{"backend name twice", []string{"--backend", "a=127.0.0.1:1", "--backend", "a=127.0.0.1:2"}, 2, `--backend: the name "a" is used twice`},
-		{"include pattern", []string{"--include", "zoo.v1.[/*"}, 2, `--include "zoo.v1.[/*": syntax error in pattern`},
+		{"include pattern", []string{"--include", "zoo.v1.[/*"}, 2, `--include: "zoo.v1.[/*": syntax error in pattern`},
 		{"refresh", []string{"--refresh", "soon"}, 2, `invalid value "soon" for flag -refresh: want a duration such as 30s, 0 for the default (30s), or "off"`},
 		{"descriptor set missing", []string{"--descriptor-set", "absent.binpb"}, 2, `--descriptor-set: descriptor set: open absent.binpb`},
 		{"descriptor set not one", []string{"--descriptor-set", "main.go"}, 2, `--descriptor-set: descriptor set main.go: not a binary FileDescriptorSet`},
@@ -269,13 +269,13 @@ func TestStartupErrors(t *testing.T) {
 		{"oauth flag alone", []string{"--oauth-required-scope", "mcp"}, 2, `--oauth-required-scope needs --oauth-jwks-url`},
 		{"tool scope form", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "x"}, 2, `--oauth-tool-scope: want RULE=SCOPE (RULE: a tool name or a package.Service/Method pattern; SCOPE: one scope), got "x"`},
 		{"tool scope pattern", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "zoo.v1.[/*=zoo:admin"}, 2,
-			`--oauth-tool-scope "zoo.v1.[/*": syntax error in pattern; want a tool name (1-64 of A-Z a-z 0-9 _ -, e.g. ZooService_DeleteAnimal) or a method pattern on package.Service/Method (e.g. zoo.v1.ZooService/DeleteAnimal, zoo.v1.ZooService/*, zoo.v1.*)`},
+			`--oauth-tool-scope: "zoo.v1.[/*": syntax error in pattern; want a tool name (1-64 of A-Z a-z 0-9 _ -, e.g. ZooService_DeleteAnimal) or a method pattern on package.Service/Method (e.g. zoo.v1.ZooService/DeleteAnimal, zoo.v1.ZooService/*, zoo.v1.*)`},
 		{"tool scope glob on a tool name", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "ZooService_*=zoo:admin"}, 2,
-			`--oauth-tool-scope "ZooService_*": not a tool name, and without '/' or '.' not a method pattern either; want a tool name`},
+			`--oauth-tool-scope: "ZooService_*": not a tool name, and without '/' or '.' not a method pattern either; want a tool name`},
 		{"tool scope two slashes", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "zoo.v1.ZooService/Get/Animal=zoo:read"}, 2,
-			`--oauth-tool-scope "zoo.v1.ZooService/Get/Animal": more than one '/'`},
+			`--oauth-tool-scope: "zoo.v1.ZooService/Get/Animal": more than one '/'`},
 		{"tool scope with a space", []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a", "--oauth-tool-scope", "zoo.v1.ZooService/Delete Animal=zoo:admin"}, 2,
-			`--oauth-tool-scope "zoo.v1.ZooService/Delete Animal": " " cannot appear in a method name or a glob`},
+			`--oauth-tool-scope: "zoo.v1.ZooService/Delete Animal": " " cannot appear in a method name or a glob`},
 		{"strict-scopes needs oauth", []string{"--strict-scopes"}, 2, `--strict-scopes needs --oauth-jwks-url`},
 		{"list-visible-only needs oauth", []string{"--list-visible-only"}, 2, `--list-visible-only needs --oauth-jwks-url`},
 		{"toolsets-only without toolsets", []string{"--toolsets-only"}, 2, `--toolsets-only needs toolsets`},
@@ -339,6 +339,28 @@ func TestStartupErrors(t *testing.T) {
 			"gateway: GATEWAY_OAUTH_TOOL_SCOPE" + unmatched},
 		{"strict scopes unmatched in the config file", append(slices.Clone(strict), "--config", config), nil,
 			"gateway: " + config + ":2: oauth_tool_scope" + unmatched},
+	} {
+		t.Run(c.name, func(t *testing.T) { run(t, c.args, c.env, 2, c.want) })
+	}
+	// So does a value of the wrong shape that the library checks (a
+	// method glob, a forwarded header, a metadata key, a tool scope rule),
+	// found before anything starts.
+	oauth := []string{"--oauth-jwks-url", "https://as/jwks", "--oauth-issuer", "i", "--oauth-audience", "a"}
+	shapes := writeFile(t, "shapes.yaml", "# wrong shapes\nexclude: ['zoo.v1.[']\n")
+	headers := writeFile(t, "headers.yaml", "# wrong shapes\nforward_header: [Keep-Alive]\n")
+	scopes := writeFile(t, "scopes.yaml", "# wrong shapes\n\noauth_tool_scope:\n  zoo.v1.Zoo/A/B: zoo:admin\n")
+	for _, c := range []struct {
+		name      string
+		args, env []string
+		want      string
+	}{
+		{"include by variable", nil, []string{"GATEWAY_INCLUDE=zoo.v1.*/Get* zoo.v1.[/*"}, `gateway: GATEWAY_INCLUDE: "zoo.v1.[/*": syntax error in pattern (want a glob on package.Service/Method`},
+		{"exclude in the config file", []string{"--config", shapes}, nil, "gateway: " + shapes + `:2: exclude: "zoo.v1.[/*": syntax error in pattern`},
+		{"forward-header by variable", nil, []string{"GATEWAY_FORWARD_HEADER=x-user Upgrade"}, `gateway: GATEWAY_FORWARD_HEADER: "Upgrade" is a hop-by-hop header and is never forwarded`},
+		{"forward-header in the config file", []string{"--config", headers}, nil, "gateway: " + headers + `:2: forward_header: "Keep-Alive" is a hop-by-hop header`},
+		{"metadata by variable", nil, []string{"GATEWAY_METADATA=grpc-status=0"}, `gateway: GATEWAY_METADATA: "grpc-status": grpc- keys are reserved for gRPC itself`},
+		{"tool scope by variable", oauth, []string{"GATEWAY_OAUTH_TOOL_SCOPE=zoo.v1.[/*=zoo:admin"}, `gateway: GATEWAY_OAUTH_TOOL_SCOPE: "zoo.v1.[/*": syntax error in pattern; want a tool name`},
+		{"tool scope in the config file", append(slices.Clone(oauth), "--config", scopes), nil, "gateway: " + scopes + `:3: oauth_tool_scope: "zoo.v1.Zoo/A/B": more than one '/'`},
 	} {
 		t.Run(c.name, func(t *testing.T) { run(t, c.args, c.env, 2, c.want) })
 	}

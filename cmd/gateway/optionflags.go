@@ -31,15 +31,32 @@ var fileSections = map[string]string{
 // about no option a setting sets is returned as it is; errors.Is and As
 // still see the original either way.
 func (c *config) inSettingWords(err error) error {
-	var oe *gateway.OptionError
-	if !errors.As(err, &oe) {
-		return err
-	}
-	where, rest, ok := c.settingOf(oe.Option)
+	oe, where, ok := c.optionOf(err)
 	if !ok {
 		return err
 	}
-	return &sourcedError{msg: where + rest + ": " + oe.Err.Error(), err: err}
+	return &sourcedError{msg: where + ": " + oe.Err.Error(), err: err}
+}
+
+// optionOf is the *gateway.OptionError err holds, when it is about an
+// option a setting sets, and where that setting was given, with what of
+// the option's path lies below the setting's.
+func (c *config) optionOf(err error) (oe *gateway.OptionError, where string, ok bool) {
+	if !errors.As(err, &oe) {
+		return nil, "", false
+	}
+	where, rest, ok := c.settingOf(oe.Option)
+	return oe, where + rest, ok
+}
+
+// about is err, found by cmd/gateway itself about the value of the
+// setting flag (by the library's rule, as grpcmeta.CheckForwardHeader
+// and gateway.ParseMetadata are, or about a form only the command reads,
+// such as RULE=SCOPE), as the library reports an option's error: a
+// *gateway.OptionError on the option the setting's declaration names, so
+// that inSettingWords names it as the operator gave the setting.
+func about(flag string, err error) error {
+	return &gateway.OptionError{Option: declared(flag).field, Err: err}
 }
 
 // settingOf is where the setting behind option was given, and what of

@@ -172,7 +172,7 @@ var settings = []setting{
 	{name: "metadata", field: "Options.Calls.Metadata", group: grpBackendConnections,
 		ptr:   func(c *config) any { return &c.front.metadata },
 		usage: "KEY=VALUE gRPC metadata added to every call; -bin keys take base64 (repeatable)"},
-	{name: "forward-header", group: grpBackendConnections,
+	{name: "forward-header", field: "Options.Calls.ForwardHeaders", group: grpBackendConnections,
 		ptr:   func(c *config) any { return &c.front.forwardHeaders },
 		usage: "copy this inbound HTTP header into the gRPC metadata of each call (repeatable)"},
 

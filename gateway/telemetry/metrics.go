@@ -50,6 +50,7 @@ type Metrics struct {
 	sessions    *prometheus.GaugeVec
 	discoveries *prometheus.CounterVec
 	connState   *prometheus.GaugeVec
+	unanswered  *prometheus.GaugeVec
 	retries     *prometheus.CounterVec
 	replicas    *prometheus.GaugeVec
 	// toolsetCalls and toolsetSessions label what the toolsets' endpoints
@@ -105,6 +106,11 @@ func NewMetrics() *Metrics {
 			Name:      "backend_connection_state",
 			Help:      "1 for the backend connection's current gRPC connectivity state, 0 for the others.",
 		}, []string{"backend", "state"}),
+		unanswered: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace,
+			Name:      "backend_unanswered",
+			Help:      "1 while the backend's connection is open but answered no grpc.health.v1 Check after a call to it timed out (a half-open connection or a stalled backend: /readyz reports it unanswered and not ready, though its connection state may read READY), else 0.",
+		}, []string{"backend"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "tool_call_retries_total",
@@ -134,7 +140,7 @@ func NewMetrics() *Metrics {
 	}
 	m.reg.MustRegister(m.exchanges)
 	m.reg.MustRegister(
-		m.calls, m.latency, m.rejections, m.sessions, m.slowClients, m.discoveries, m.connState, m.retries, m.replicas, m.toolsetCalls, m.toolsetSessions,
+		m.calls, m.latency, m.rejections, m.sessions, m.slowClients, m.discoveries, m.connState, m.unanswered, m.retries, m.replicas, m.toolsetCalls, m.toolsetSessions,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -300,6 +306,21 @@ func (m *Metrics) SetBackendState(backend string, state connectivity.State) {
 		}
 		m.connState.WithLabelValues(backend, s.String()).Set(v)
 	}
+}
+
+// SetBackendUnanswered records whether backend's connection is open but
+// answers nothing (the gateway's answer watch, which also feeds /readyz):
+// 1 while it does not answer, 0 otherwise. The gateway sets 0 when it
+// starts watching a backend, so the series exists before anything fails.
+func (m *Metrics) SetBackendUnanswered(backend string, unanswered bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if unanswered {
+		v = 1
+	}
+	m.unanswered.WithLabelValues(backend).Set(v)
 }
 
 // SetBackendReplicas records how many addresses backend's target resolves

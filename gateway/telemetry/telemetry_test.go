@@ -54,6 +54,9 @@ func TestMetricsSeries(t *testing.T) {
 	m.DiscoveryRefreshed("zoo", nil)
 	m.DiscoveryRefreshed("zoo", errors.New("unreachable"))
 	m.SetBackendState("zoo", connectivity.Ready)
+	m.SetBackendUnanswered("zoo", true)
+	m.SetBackendUnanswered("shop", true)
+	m.SetBackendUnanswered("shop", false)
 
 	want := `
 # HELP grpc_mcp_gateway_tool_calls_total tools/call requests that reached the backend, by tool, backend and the gRPC status code that ended them.
@@ -83,11 +86,15 @@ grpc_mcp_gateway_backend_connection_state{backend="zoo",state="IDLE"} 0
 grpc_mcp_gateway_backend_connection_state{backend="zoo",state="READY"} 1
 grpc_mcp_gateway_backend_connection_state{backend="zoo",state="SHUTDOWN"} 0
 grpc_mcp_gateway_backend_connection_state{backend="zoo",state="TRANSIENT_FAILURE"} 0
+# HELP grpc_mcp_gateway_backend_unanswered 1 while the backend's connection is open but answered no grpc.health.v1 Check after a call to it timed out (a half-open connection or a stalled backend: /readyz reports it unanswered and not ready, though its connection state may read READY), else 0.
+# TYPE grpc_mcp_gateway_backend_unanswered gauge
+grpc_mcp_gateway_backend_unanswered{backend="shop"} 0
+grpc_mcp_gateway_backend_unanswered{backend="zoo"} 1
 `
 	names := []string{
 		"grpc_mcp_gateway_tool_calls_total", "grpc_mcp_gateway_tool_input_rejections_total",
 		"grpc_mcp_gateway_sessions", "grpc_mcp_gateway_slow_clients_dropped_total", "grpc_mcp_gateway_discovery_refreshes_total",
-		"grpc_mcp_gateway_backend_connection_state",
+		"grpc_mcp_gateway_backend_connection_state", "grpc_mcp_gateway_backend_unanswered",
 	}
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), names...); err != nil {
 		t.Error(err)

@@ -9,9 +9,12 @@
 package methodglob
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/option"
 )
 
 // Compile checks patterns and returns them in the form Match takes: a
@@ -22,18 +25,51 @@ import (
 func Compile(setting string, patterns []string) ([]string, error) {
 	out := make([]string, 0, len(patterns))
 	for _, p := range patterns {
-		if p == "" {
-			return nil, fmt.Errorf("%s: empty pattern", setting)
+		c, err := compile(p)
+		if err != nil {
+			if p == "" {
+				return nil, fmt.Errorf("%s: %w", setting, err)
+			}
+			return nil, fmt.Errorf("%s %w", setting, err)
 		}
-		if !strings.Contains(p, "/") {
-			p += "/*"
-		}
-		if _, err := path.Match(p, ""); err != nil {
-			return nil, fmt.Errorf("%s %q: %w (want a glob on package.Service/Method, e.g. zoo.v1.ZooService/*)", setting, p, err)
-		}
-		out = append(out, p)
+		out = append(out, c)
 	}
 	return out, nil
+}
+
+// CompileOption is Compile for the patterns of a library option (opt is
+// its path, "Options.Catalog.Include"): its error is an *option.Error
+// naming opt, whose Err names the pattern and says what was expected, so
+// a program that sets the option from a setting of its own names that
+// setting (cmd/gateway: the flag, the variable or the config file's line).
+func CompileOption(opt string, patterns []string) ([]string, error) {
+	out := make([]string, 0, len(patterns))
+	for _, p := range patterns {
+		c, err := compile(p)
+		if err != nil {
+			return nil, &option.Error{Option: opt, Err: err}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// errEmpty is compile's error for an empty pattern.
+var errEmpty = errors.New("empty pattern (want a glob on package.Service/Method, e.g. zoo.v1.ZooService/*)")
+
+// compile is one pattern in the form Match takes, or an error that names
+// the pattern (as completed) and what was expected.
+func compile(p string) (string, error) {
+	if p == "" {
+		return "", errEmpty
+	}
+	if !strings.Contains(p, "/") {
+		p += "/*"
+	}
+	if _, err := path.Match(p, ""); err != nil {
+		return "", fmt.Errorf("%q: %w (want a glob on package.Service/Method, e.g. zoo.v1.ZooService/*)", p, err)
+	}
+	return p, nil
 }
 
 // Check reports whether p is a valid pattern, with Compile's errors.

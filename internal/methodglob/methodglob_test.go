@@ -1,11 +1,13 @@
 package methodglob_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
+	"github.com/grpc-mcp-gateway/gateway/internal/option"
 )
 
 func TestCompile(t *testing.T) {
@@ -20,6 +22,26 @@ func TestCompile(t *testing.T) {
 	} {
 		if err := methodglob.Check("--include", p); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("Check(%q) = %v, want %s", p, err, want)
+		}
+	}
+}
+
+// TestCompileOption: the patterns of a library option are refused with
+// an *option.Error naming the option, whose Err names the pattern and
+// what was expected, and nothing else.
+func TestCompileOption(t *testing.T) {
+	t.Parallel()
+	if got, err := methodglob.CompileOption("Options.Catalog.Include", []string{"zoo.v1.ZooService"}); err != nil || !slices.Equal(got, []string{"zoo.v1.ZooService/*"}) {
+		t.Errorf("CompileOption = %q, %v", got, err)
+	}
+	for p, want := range map[string]string{
+		"":  "empty pattern (want a glob on package.Service/Method",
+		"[": `"[/*": syntax error in pattern (want a glob on package.Service/Method, e.g. zoo.v1.ZooService/*)`,
+	} {
+		_, err := methodglob.CompileOption("Options.Catalog.Include", []string{"a.B/C", p})
+		var oe *option.Error
+		if !errors.As(err, &oe) || oe.Option != "Options.Catalog.Include" || !strings.HasPrefix(oe.Err.Error(), want) {
+			t.Errorf("CompileOption(%q) = %v, want an *option.Error on Options.Catalog.Include saying %s", p, err, want)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/grpcmeta"
+	"github.com/grpc-mcp-gateway/gateway/internal/option"
 )
 
 // Metadata is the precomputed plan for per-call metadata.
@@ -34,13 +35,15 @@ type forwardHeader struct {
 }
 
 // New validates and precomputes Options.Calls.ForwardHeaders and
-// Options.Calls.Metadata.
+// Options.Calls.Metadata. A bad header name or metadata key or value is
+// an *option.Error naming that option, whose Err names the header or key
+// and says what was expected.
 func New(names []string, static metadata.MD) (Metadata, error) {
 	var o Metadata
 	seen := map[string]bool{}
 	for _, n := range names {
 		if err := grpcmeta.CheckForwardHeader(n); err != nil {
-			return o, fmt.Errorf("forward header: %w", err)
+			return o, &option.Error{Option: "Options.Calls.ForwardHeaders", Err: err}
 		}
 		k := strings.ToLower(n)
 		if seen[k] {
@@ -54,12 +57,12 @@ func New(names []string, static metadata.MD) (Metadata, error) {
 		for k, vs := range static {
 			lk := strings.ToLower(k)
 			if err := grpcmeta.CheckKey(lk); err != nil {
-				return o, fmt.Errorf("metadata: %w", err)
+				return o, &option.Error{Option: "Options.Calls.Metadata", Err: err}
 			}
 			if !strings.HasSuffix(lk, "-bin") {
 				for _, v := range vs {
 					if !PrintableASCII(v) {
-						return o, fmt.Errorf("metadata: %s: value must be printable ASCII", lk)
+						return o, &option.Error{Option: "Options.Calls.Metadata", Err: fmt.Errorf("%s: want a value of printable ASCII (use a -bin key for binary data)", lk)}
 					}
 				}
 			}

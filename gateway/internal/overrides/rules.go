@@ -38,6 +38,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
+	"github.com/grpc-mcp-gateway/gateway/internal/option"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
@@ -137,8 +138,12 @@ func (k argKind) String() string {
 	return [...]string{"hidden", "fixed", "default"}[k]
 }
 
-// Compile checks list's syntax; owner names the setting
-// ("Options.Catalog.Tools") in errors. No rule: nil.
+// Compile checks list's syntax; owner is the option's path
+// ("Options.Catalog.Tools"). A rule without an Origin is refused with an
+// *option.Error on the field at fault ("Options.Catalog.Tools[2].Name"),
+// whose Err names the value and what was expected; one with an Origin
+// (the caller's own words for where it was written) with a plain error
+// that starts with it. No rule: nil.
 func Compile(owner string, list []ToolOverride) (*Rules, error) {
 	if len(list) == 0 {
 		return nil, nil
@@ -149,12 +154,26 @@ func Compile(owner string, list []ToolOverride) (*Rules, error) {
 		if where == "" {
 			where = fmt.Sprintf("%s[%d]", owner, i)
 		}
-		p, err := methodglob.Compile(where+".Match", []string{o.Match})
+		// bad is the error about field of the rule (".Name"); written is
+		// how field is named after an Origin ("name").
+		bad := func(field, written string, err error) error {
+			if o.Origin != "" {
+				return fmt.Errorf("%s: %s: %w", o.Origin, written, err)
+			}
+			return &option.Error{Option: where + field, Err: err}
+		}
+		var p []string
+		var err error
+		if o.Origin != "" {
+			p, err = methodglob.Compile(where+".Match", []string{o.Match})
+		} else {
+			p, err = methodglob.CompileOption(where+".Match", []string{o.Match})
+		}
 		if err != nil {
 			return nil, err
 		}
 		if o.Name != "" && !toolname.Valid(o.Name) {
-			return nil, fmt.Errorf("%s: name %q: want a portable tool name, 1 to 64 of a-z A-Z 0-9 _ -", where, o.Name)
+			return nil, bad(".Name", "name", fmt.Errorf("%q: want a portable tool name, 1 to 64 of a-z A-Z 0-9 _ -", o.Name))
 		}
 		ru := rule{ToolOverride: o, pattern: p[0], where: where}
 		keys := make([]string, 0, len(o.Arguments))
@@ -180,11 +199,12 @@ func Compile(owner string, list []ToolOverride) (*Rules, error) {
 			}
 			switch {
 			case k == "" || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, ".."):
-				return nil, fmt.Errorf("%s: arguments %q: want a field name, or names joined by dots", where, k)
+				return nil, bad(".Arguments", "arguments", fmt.Errorf("%q: want a field name, or names joined by dots", k))
 			case n != 1:
-				return nil, fmt.Errorf("%s: arguments.%s: want exactly one of hidden, fixed or default, got %d", where, k, n)
+				return nil, bad(fmt.Sprintf(".Arguments[%q]", k), "arguments."+k, fmt.Errorf("want exactly one of hidden, fixed or default, got %d", n))
 			case spec.value != nil && !json.Valid(spec.value):
-				return nil, fmt.Errorf("%s: arguments.%s.%s: not valid JSON", where, k, spec.kind)
+				field := map[argKind]string{argFixed: ".Fixed", argDefault: ".Default"}[spec.kind]
+				return nil, bad(fmt.Sprintf(".Arguments[%q]%s", k, field), "arguments."+k+"."+spec.kind.String(), errors.New("not valid JSON"))
 			}
 			ru.args = append(ru.args, spec)
 		}

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/option"
+
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
 )
 
@@ -92,16 +94,19 @@ const scopeRuleHint = "want a tool name (1-64 of A-Z a-z 0-9 _ -, e.g. ZooServic
 
 // Check reports whether rule is a valid key of
 // auth.OAuthConfig.ToolScopes as the gateway reads it (see "Tool scopes"
-// above); setting names the setting in the error (the caller's word for
-// it: an option, a flag, a config key).
-func Check(setting, rule string) error {
-	_, err := parseScopeRule(setting, rule)
+// above). Its error is an *option.Error naming opt, the option's path
+// ("OAuthConfig.ToolScopes"), whose Err quotes the rule, says what is
+// wrong with it and what a rule may be.
+func Check(opt, rule string) error {
+	_, err := parseScopeRule(opt, rule)
 	return err
 }
 
 // parseScopeRule returns rule's method pattern, or "" for a tool name.
-func parseScopeRule(setting, rule string) (string, error) {
-	bad := func(why string) error { return fmt.Errorf("%s %q: %s; %s", setting, rule, why, scopeRuleHint) }
+func parseScopeRule(opt, rule string) (string, error) {
+	bad := func(why string) error {
+		return &option.Error{Option: opt, Err: fmt.Errorf("%q: %s; %s", rule, why, scopeRuleHint)}
+	}
 	if rule == "" {
 		return "", bad("empty rule")
 	}
@@ -142,11 +147,12 @@ func patternChar(r rune) bool {
 }
 
 // Compile checks and compiles the rules (keys: see "Tool
-// scopes"; values: the scopes, checked by the auth package).
-func Compile(setting string, rules map[string][]string) (Rules, error) {
+// scopes"; values: the scopes, checked by the auth package); opt is the
+// option's path, which Check's errors name.
+func Compile(opt string, rules map[string][]string) (Rules, error) {
 	out := make(Rules, 0, len(rules))
 	for key, scopes := range rules {
-		p, err := parseScopeRule(setting, key)
+		p, err := parseScopeRule(opt, key)
 		if err != nil {
 			return nil, err
 		}

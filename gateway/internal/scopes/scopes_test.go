@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
+	"github.com/grpc-mcp-gateway/gateway/internal/option"
 )
 
 func TestCheck(t *testing.T) {
@@ -31,12 +32,14 @@ func TestCheck(t *testing.T) {
 		{rule: "zoo.v1.Zoo/Get$", bad: `"$" cannot appear`},
 		{rule: "zoo.v1.Zoo/[", bad: "syntax error in pattern"},
 	} {
-		err := scopes.Check("--oauth-tool-scope", c.rule)
+		err := scopes.Check("OAuthConfig.ToolScopes", c.rule)
+		var oe *option.Error
 		switch {
 		case c.bad == "" && err != nil:
 			t.Errorf("Check(%q) = %v, want nil", c.rule, err)
-		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad) || !strings.HasPrefix(err.Error(), "--oauth-tool-scope ")):
-			t.Errorf("Check(%q) = %v, want an error naming the setting and saying %q", c.rule, err, c.bad)
+		case c.bad != "" && (!errors.As(err, &oe) || oe.Option != "OAuthConfig.ToolScopes" || !strings.Contains(oe.Err.Error(), c.bad) ||
+			!strings.HasPrefix(oe.Err.Error(), fmt.Sprintf("%q: ", c.rule))):
+			t.Errorf("Check(%q) = %v, want an *option.Error on OAuthConfig.ToolScopes quoting the rule and saying %q", c.rule, err, c.bad)
 		}
 	}
 }

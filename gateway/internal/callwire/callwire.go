@@ -61,33 +61,24 @@ func (partialCodec) Marshal(v any) (mem.BufferSlice, error) {
 	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
 }
 
-// reflectiveBuffer is what a request without generated code (a dynamicpb
-// message: every request the gateway converts from JSON) asks the pool
-// for; grpc's default pool answers with its 4 KiB tier, which most
-// requests fit and which, being above grpc's pooling threshold, goes
-// back to the pool once the request is written.
-const reflectiveBuffer = 1024
+// reflectiveBuffer is the capacity a request without generated code (a
+// dynamicpb message: every request the gateway converts from JSON) is
+// marshalled into first; most tool arguments make fewer bytes, and a
+// larger request grows it by append.
+const reflectiveBuffer = 128
 
-// marshalReflective marshals a message that has no generated code into a
-// pooled buffer. Sizing it first, as for generated messages, would walk
-// the whole message by reflection once more (a message of this kind
-// caches no size) and allocate the buffer: two fifths of the codec's
-// time per call in BenchmarkUnary. A request that outgrows the buffer is
-// marshalled on by append and sent from its own slice.
+// marshalReflective marshals a message that has no generated code. Sizing
+// it first, as for generated messages, would walk the whole message by
+// reflection once more (a message of this kind caches no size): two
+// fifths of the codec's time per call in BenchmarkUnary. A pooled buffer
+// was tried instead and cost more: grpc's pool clears its 4 KiB tier on
+// every Get.
 func marshalReflective(m proto.Message) (mem.BufferSlice, error) {
-	pool := mem.DefaultBufferPool()
-	buf := pool.Get(reflectiveBuffer)
-	b, err := marshalPartial.MarshalAppend((*buf)[:0], m)
-	switch {
-	case err != nil:
-		pool.Put(buf)
+	b, err := marshalPartial.MarshalAppend(make([]byte, 0, reflectiveBuffer), m)
+	if err != nil {
 		return nil, err
-	case cap(b) != cap(*buf): // outgrown: b is a new array
-		pool.Put(buf)
-		return mem.BufferSlice{mem.SliceBuffer(b)}, nil
 	}
-	*buf = b
-	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
+	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
 }
 
 func (partialCodec) Unmarshal(data mem.BufferSlice, v any) error {

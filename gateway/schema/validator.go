@@ -433,12 +433,6 @@ type plan struct {
 	kids     []*plan                        // plans of children, same order
 }
 
-// planFor computes md's plan, or nil when md and everything it contains
-// need no check. Recursive types are resolved by optimistic assumption: a
-// type being planned counts as needing checks, and a plan that ends up
-// empty is pruned once the fixpoint settles. Only the useful plans are
-// kept, reached from the root: most messages of a large API need no
-// check, and a validator is held for every tool.
 // mayRequire reports whether a message of type md can lack a proto2
 // required field: one declared in md or in a message it holds, or one an
 // extension could bring (a type with extension ranges).
@@ -459,6 +453,12 @@ func mayRequire(md protoreflect.MessageDescriptor, seen map[protoreflect.FullNam
 	return false
 }
 
+// planFor computes md's plan, or nil when md and everything it contains
+// need no check. Recursive types are resolved by optimistic assumption: a
+// type being planned counts as needing checks, and a plan that ends up
+// empty is pruned once the fixpoint settles. Only the useful plans are
+// kept, reached from the root: most messages of a large API need no
+// check, and a validator is held for every tool.
 func planFor(md protoreflect.MessageDescriptor) *plan {
 	plans := make(map[protoreflect.FullName]*plan)
 	buildPlans(plans, md)

@@ -115,3 +115,19 @@ func BenchmarkDecodeToolsCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendString escapes a tool result's JSON (the zoo's GetAnimal
+// answer, repeated to about 660 bytes) as the text block of a result,
+// which every call of a tool with an output schema does once.
+func BenchmarkAppendString(b *testing.B) {
+	s := `{"animal":{"id":"leo","displayName":"Leo","species":"SPECIES_LION","diet":"DIET_CARNIVORE","birthTime":"2015-03-01T00:00:00Z","weightKg":190.5,"tags":["big","cat","king"],"attributes":{"mane":"golden","roar":"loud"},"keeper":{"name":"Ann","phone":"+1 555 0100"}}}`
+	for len(s) < 600 {
+		s += s[:100]
+	}
+	buf := make([]byte, 0, 4096)
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = appendString(buf[:0], s)
+	}
+}

@@ -136,3 +136,22 @@ func FuzzScanner(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendString checks appendString against encoding/json, byte for
+// byte: quotes, backslashes, control characters, <, >, &, U+2028, U+2029
+// and invalid UTF-8 included.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", `{"a":"b\\c"}`, "<a href='x'>&amp;</a>", "tab\tnl\ncr\r\x00\x1f\x7f", "\b\f",
+		"\u2028\u2029", "caf\u00e9 \U0001F981", "\xff\xfe bad", "\xe2\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Fatalf("appendString(%q) = %s, encoding/json %s", s, got, want)
+		}
+	})
+}

@@ -72,6 +72,10 @@ func NewValidator(md protoreflect.MessageDescriptor, opts *Options) (*Validator,
 	} else {
 		v.resolver = protoregistry.GlobalTypes // what protojson uses by default
 	}
+	// protojson's own required-field check is a reflective walk of the
+	// whole message, with allocations, on every call; a type with no
+	// proto2 required field anywhere in it has nothing for it to find.
+	v.unmarshal.AllowPartial = !mayRequire(md, map[protoreflect.FullName]bool{})
 	v.root = planFor(md)
 	v.bytes = newBytesPlan(md)
 	v.bytesRoot = md.FullName() == "google.protobuf.BytesValue"
@@ -276,6 +280,9 @@ func unwrapFast(args []byte) (inner []byte, ok bool) {
 // reports paths already explained, whose protovalidate violations would
 // repeat them.
 func (v *Validator) check(msg proto.Message, skip func(path string) bool) error {
+	if v.root == nil && v.pv == nil {
+		return nil // nothing to check after protojson
+	}
 	c := &checker{v: v}
 	if v.root != nil {
 		c.message(msg.ProtoReflect(), v.root)
@@ -424,6 +431,26 @@ type plan struct {
 	closed   []protoreflect.FieldDescriptor // closed enums (protojson takes any number)
 	children []protoreflect.FieldDescriptor // message fields whose type has a plan
 	kids     []*plan                        // plans of children, same order
+}
+
+// mayRequire reports whether a message of type md can lack a proto2
+// required field: one declared in md or in a message it holds, or one an
+// extension could bring (a type with extension ranges).
+func mayRequire(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) bool {
+	if seen[md.FullName()] {
+		return false
+	}
+	seen[md.FullName()] = true
+	if md.RequiredNumbers().Len() > 0 || md.ExtensionRanges().Len() > 0 {
+		return true
+	}
+	fields := md.Fields()
+	for i := range fields.Len() {
+		if sub := fields.Get(i).Message(); sub != nil && mayRequire(sub, seen) {
+			return true
+		}
+	}
+	return false
 }
 
 // planFor computes md's plan, or nil when md and everything it contains

@@ -297,3 +297,29 @@ func benchDecode(b *testing.B, prefix string, md protoreflect.MessageDescriptor,
 		}
 	})
 }
+
+// TestMayRequire pins which types keep protojson's required-field check:
+// those that can lack a proto2 required field, directly, through a message
+// they hold, or through an extension.
+func TestMayRequire(t *testing.T) {
+	for name, want := range map[protoreflect.FullName]bool{
+		"schematest.v1.Legacy":       true,  // required fields, extension ranges
+		"schematest.v1.Legacy.Inner": true,  // required x
+		"schematest.v1.Legacy.Extra": false, // proto2, nothing required
+		"schematest.v1.Kitchen":      false,
+		"schematest.v1.Node":         false, // recursive
+	} {
+		if got := mayRequire(testMessage(t, name), map[protoreflect.FullName]bool{}); got != want {
+			t.Errorf("mayRequire(%s) = %v, want %v", name, got, want)
+		}
+	}
+	// Without the check, a missing required field is still reported.
+	v, err := NewValidator(testMessage(t, "schematest.v1.Legacy.Inner"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := dynamicpb.NewMessage(testMessage(t, "schematest.v1.Legacy.Inner"))
+	if err := v.Decode([]byte(`{}`), msg); err == nil || !strings.Contains(err.Error(), "x: required") {
+		t.Errorf("Decode({}) of Inner: %v, want x: required", err)
+	}
+}

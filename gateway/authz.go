@@ -35,7 +35,7 @@ func (g *Gateway) authorize(ctx context.Context, t *tool, req *mcp.CallToolReque
 	if g.opts.Auth == nil || req.Session.Transport == "stdio" {
 		return nil
 	}
-	err := g.opts.Auth.Authorize(ctx, t.scopes)
+	err := g.opts.Auth.Authorize(ctx, t.Access.Scopes)
 	if err == nil {
 		return nil
 	}

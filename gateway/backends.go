@@ -568,7 +568,7 @@ func (g *Gateway) Ready() Readiness {
 	c := g.catalog.Load()
 	if c != nil {
 		for _, t := range c.tools {
-			counts[t.backend]++
+			counts[t.Backend]++
 		}
 	}
 	for _, b := range g.backends {

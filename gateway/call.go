@@ -87,14 +87,14 @@ func (g *Gateway) runTool(ctx context.Context, t *tool, req *mcp.CallToolRequest
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: err.Error()}
 	}
 	// Forwarded headers and static metadata, for unary and streaming calls alike.
-	ctx = g.md.Context(ctx, req.Header, t.md)
-	if t.exchanger != nil {
+	ctx = g.md.Context(ctx, req.Header, t.Call.MD)
+	if t.Access.Exchanger != nil {
 		var failed *mcp.CallToolResult
-		if ctx, failed = g.backendToken(ctx, t.backend, t.exchanger, t.tokenScopes); failed != nil {
+		if ctx, failed = g.backendToken(ctx, t.Backend, t.Access.Exchanger, t.Access.TokenScopes); failed != nil {
 			return failed, nil
 		}
 	}
-	if res, err = t.invoke(g, ctx, req, t, args); err != nil || res == nil {
+	if res, err = t.Call.Invoke(g, ctx, req, t, args); err != nil || res == nil {
 		return res, err
 	}
 	// Every result, of every call shape, within the result budget.
@@ -112,13 +112,13 @@ type invoker func(g *Gateway, ctx context.Context, req *mcp.CallToolRequest, t *
 // or a plain unary one.
 func chooseInvoker(t *tool) invoker {
 	switch {
-	case t.watch != nil:
+	case t.Watch != nil:
 		return (*Gateway).invokeWatch
-	case t.kind == kindServerStream:
+	case t.Call.Kind == kindServerStream:
 		return (*Gateway).invokeServerStream
-	case t.kind != kindUnary:
+	case t.Call.Kind != kindUnary:
 		return (*Gateway).invokeRequestStream
-	case t.lro != nil:
+	case t.LRO != nil:
 		return (*Gateway).invokeLongRunning
 	}
 	return (*Gateway).invokeUnary
@@ -137,17 +137,17 @@ func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *
 // unaryCall sends the converted request of a unary method and converts
 // its response.
 func (g *Gateway) unaryCall(ctx context.Context, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	ctx, cancel := context.WithTimeout(ctx, t.Call.Timeout)
 	defer cancel()
 	var out callwire.Frame
 	defer out.Release()
 	var tries *backendconn.Attempts
-	if t.retry && t.obs.metrics != nil {
+	if t.Call.Retry && t.Obs.Metrics != nil {
 		ctx, tries = backendconn.CountAttempts(ctx)
 	}
-	err := t.conn.Invoke(ctx, t.method, in, &out, callwire.Codec)
+	err := t.Call.Conn.Invoke(ctx, t.Call.Method, in, &out, callwire.Codec)
 	if tries != nil {
-		t.obs.metrics.Retried(tries.Retries())
+		t.Obs.Metrics.Retried(tries.Retries())
 	}
 	if err != nil {
 		return g.callFailed(ctx, t, status.Convert(err)), nil
@@ -185,8 +185,8 @@ func objectArguments(raw json.RawMessage) ([]byte, error) {
 // call into the request message, checking them as the input schema says;
 // warnings are what converted but was probably not meant so.
 func (t *tool) decodeRequest(args []byte) (proto.Message, schema.Warnings, error) {
-	in := t.input.New().Interface()
-	warnings, err := t.validator.DecodeInjected(args, in, t.injector())
+	in := t.Call.Input.New().Interface()
+	warnings, err := t.Call.Validator.DecodeInjected(args, in, t.injector())
 	if err != nil {
 		return nil, schema.Warnings{}, err
 	}
@@ -222,11 +222,11 @@ func (t *tool) responseResult(ctx context.Context, wire []byte) (*mcp.CallToolRe
 		return unshownResult(unknown, "The backend answered, but the gateway cannot show the answer: "+unknown.Sentence("a value")+"."), nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("encoding the response of %s: %w", t.method, err)
+		return nil, fmt.Errorf("encoding the response of %s: %w", t.Call.Method, err)
 	}
 	res := jsonResult(js)
-	if t.paging != nil {
-		t.paging.Note(res, t.def.Name, wire)
+	if t.Paging != nil {
+		t.Paging.Note(res, t.Definition.Name, wire)
 	}
 	return res, nil
 }
@@ -248,7 +248,7 @@ func unshownResult(unknown *anytypes.UnknownTypeError, text string) *mcp.CallToo
 // too. ctx bounds the lookup of an Any's type met for the first time
 // (gateway/internal/anytypes).
 func (t *tool) appendResponse(ctx context.Context, b, wire []byte) ([]byte, error) {
-	return t.types.AppendWrapped(ctx, b, t.response, wire, t.wrapOutput)
+	return t.Call.Types.AppendWrapped(ctx, b, t.Call.Response, wire, t.Call.WrapOutput)
 }
 
 // jsonResult is a successful result carrying js as structuredContent and,
@@ -269,7 +269,7 @@ const inputErrorPrefix = "invalid arguments for "
 // what was wrong and corrects itself; --input-errors=protocol makes it
 // -32602 for clients that prefer that.
 func (g *Gateway) inputError(ctx context.Context, t *tool, cause error) (*mcp.CallToolResult, error) {
-	msg := inputErrorPrefix + t.def.Name + ": " + cause.Error()
+	msg := inputErrorPrefix + t.Definition.Name + ": " + cause.Error()
 	if g.opts.Calls.InputErrors == InputErrorsProtocol {
 		// The cause may quote the arguments back.
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: msg, Sensitive: true}

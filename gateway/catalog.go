@@ -47,93 +47,104 @@ const MaxToolNameLength = toolname.MaxLength
 // resolved here, once, at discovery, so the per-call path does no
 // descriptor work.
 type tool struct {
-	// def is the tool's definition without its schemas, which schemas
-	// holds (withSchemas joins them).
-	def     mcp.Tool
-	schemas *toolSchemas
-	method  string // "/package.Service/Method", as grpc.Invoke wants it
-	conn    grpc.ClientConnInterface
-	// backend is the name of the backend serving the tool, for logs,
+	// Definition is the tool's definition without its schemas, which
+	// Schemas holds (withSchemas joins them).
+	Definition mcp.Tool
+	Schemas    *toolSchemas
+	// Backend is the name of the backend serving the tool, for logs,
 	// metrics and resource URIs.
-	backend string
+	Backend string
+	// Call is what a call of the tool sends and how it reads the answer.
+	Call toolCall
+	// Obs is the tool's metrics and span settings (observe.go).
+	Obs toolObs
+	// Budget shapes the tool's results cut to the result budget (budget.go).
+	Budget toolBudget
+	// Paging is set for a method paged by token (gateway/internal/paging).
+	Paging *paging.Paged
+	// LRO is set for a long-running method (gateway/internal/longrunning),
+	// nil otherwise.
+	LRO *longrunning.Method
+	// Watch is set for an open-ended stream (gateway/internal/watch), nil
+	// otherwise.
+	Watch *watch.Spec
+	// Search is what search mode indexes beyond the definition.
+	Search searchdoc.Facts
+	// Access is who may call the tool and with which token.
+	Access toolAccess
+	// Args are the operator's argument overrides (overrides.go), nil for
+	// most; Origin says where the definition's parts came from, for the
+	// catalog report (report.go).
+	Args   *overrides.Args
+	Origin toolOrigin
+}
 
-	// input makes the request messages the arguments are decoded into.
-	input protoreflect.MessageType
-	// wrapOutput: the response is not a JSON object in protojson
+// toolCall is what a call of one tool needs of its method and backend.
+type toolCall struct {
+	// Method is "/package.Service/Method", as grpc.Invoke wants it.
+	Method string
+	Conn   grpc.ClientConnInterface
+	// Input makes the request messages the arguments are decoded into.
+	Input protoreflect.MessageType
+	// WrapOutput: the response is not a JSON object in protojson
 	// (Timestamp, Value, wrappers...), so it travels as {"value": ...}.
 	// (The validator wraps and unwraps the input likewise.)
-	wrapOutput bool
-
-	// validator converts and checks the arguments; compiled here so the
+	WrapOutput bool
+	// Validator converts and checks the arguments; compiled here so the
 	// call path does only the conversion and the checks a type needs.
-	validator *schema.Validator
-	// response renders the response's wire bytes as protojson would,
+	Validator *schema.Validator
+	// Response renders the response's wire bytes as protojson would,
 	// without decoding them into a dynamic message.
-	response *transcode.Encoder
-	// types resolves the backend's own messages in google.rpc error
+	Response *transcode.Encoder
+	// Types resolves the backend's own messages in google.rpc error
 	// details (rpcstatus) and the Any values of responses (anytypes).
-	types *anytypes.Types
-
-	// kind is the tool's stream shape: unary, or one of those in
+	Types *anytypes.Types
+	// Kind is the tool's stream shape: unary, or one of those in
 	// stream.go.
-	kind callKind
-	// invoke makes the call of the tool's shape (chooseInvoker).
-	invoke invoker
-	// progressLabel ends each progress message of a server or
+	Kind callKind
+	// Invoke makes the call of the tool's shape (chooseInvoker).
+	Invoke invoker
+	// ProgressLabel ends each progress message of a server or
 	// bidirectional stream: " (package.Response)".
-	progressLabel string
-	// timeout is the call's deadline, resolved at discovery: the method's
+	ProgressLabel string
+	// Timeout is the call's deadline, resolved at discovery: the method's
 	// or backend's setting (settings.go), else Options.Calls.Timeout or
 	// StreamTimeout by kind.
-	timeout time.Duration
-	// md is the backend's own metadata (Backend.Metadata), nil for most.
-	md metadata.MD
-	// repeatable: its owners declared the method safe to repeat
-	// (safeToRepeat); retry: so it is, and its backend's connection
+	Timeout time.Duration
+	// MD is the backend's own metadata (Backend.Metadata), nil for most.
+	MD metadata.MD
+	// Repeatable: its owners declared the method safe to repeat
+	// (safeToRepeat); Retry: so it is, and its backend's connection
 	// retries such calls (gateway/backendconn), so the call path counts
 	// attempts.
-	repeatable, retry bool
-	// limits are the message size limits of the backend's connection, for
+	Repeatable, Retry bool
+	// Limits are the message size limits of the backend's connection, for
 	// the error a message over them becomes (callFailed); nil for a
 	// connection not made by backendconn.Dial.
-	limits messageLimits
-	// obs is the tool's metrics and span settings (observe.go).
-	obs toolObs
-	// budget shapes the tool's results cut to the result budget (budget.go).
-	budget toolBudget
-	// paging is set for a method paged by token (gateway/internal/paging).
-	paging *paging.Paged
-	// lro is set for a long-running method (gateway/internal/longrunning),
-	// nil otherwise.
-	lro *longrunning.Method
-	// watch is set for an open-ended stream (gateway/internal/watch), nil
-	// otherwise.
-	watch *watch.Spec
-	// search is what search mode indexes beyond the definition.
-	search searchdoc.Facts
-	// baseName is the name the tool has when no other collides with it
+	Limits messageLimits
+}
+
+// toolAccess is what decides who may call a tool, and the token its
+// calls carry to the backend.
+type toolAccess struct {
+	// BaseName is the name the tool has when no other collides with it
 	// (toolname.Base), which a tool scope rule naming it keeps applying to
 	// whatever a collision renames the tool.
-	baseName string
-	// scopes are what a call needs beyond the globally required scopes:
+	BaseName string
+	// Scopes are what a call needs beyond the globally required scopes:
 	// the tool scope rules that match it, resolved by assemble for its
 	// catalog (package scopes), and the scopes its API declares
-	// (declaredScopes). Nil for most tools.
-	scopes []string
-	// exchanger is the backend's token exchanger (Backend.TokenExchange),
+	// (DeclaredScopes). Nil for most tools.
+	Scopes []string
+	// Exchanger is the backend's token exchanger (Backend.TokenExchange),
 	// nil when its calls carry no exchanged token.
-	exchanger *exchange.Exchanger
-	// tokenScopes are the method's own scopes for its backend's
+	Exchanger *exchange.Exchanger
+	// TokenScopes are the method's own scopes for its backend's
 	// exchanged token (MethodSettings.TokenScopes), sorted.
-	tokenScopes []string
-	// declaredScopes are the scopes of the method's and its service's
-	// (mcpgateway.v1) options, sorted; assemble adds them to scopes.
-	declaredScopes []string
-	// args are the operator's argument overrides (overrides.go), nil for
-	// most; origin says where the definition's parts came from, for the
-	// catalog report (report.go).
-	args   *overrides.Args
-	origin toolOrigin
+	TokenScopes []string
+	// DeclaredScopes are the scopes of the method's and its service's
+	// (mcpgateway.v1) options, sorted; assemble adds them to Scopes.
+	DeclaredScopes []string
 }
 
 // declaredScopes are the scopes a service's and a method's options
@@ -397,8 +408,8 @@ func compileBackend(backend string, res *descriptors.Result, conn grpc.ClientCon
 			return nil, c.err
 		}
 		t, m := c.tool, methods[i]
-		t.schemas = &toolSchemas{tool: t, m: m, b: builder}
-		t.declaredScopes = declared[m.FullName()]
+		t.Schemas = &toolSchemas{tool: t, m: m, b: builder}
+		t.Access.DeclaredScopes = declared[m.FullName()]
 		if ov := ovs[m.FullName()]; ov != nil {
 			for _, k := range ov.Resolved {
 				bt.resolvedArgs[k] = true
@@ -442,47 +453,47 @@ func compileMethod(backend string, m protoreflect.MethodDescriptor, name string,
 	if err != nil {
 		return compiledTool{err: err}
 	}
-	t.origin = originOf(t, m, ov, to, cc.comments)
+	t.Origin = originOf(t, m, ov, to, cc.comments)
 	if ov != nil {
 		if err := applyOverride(t, m, ov, opts.useProtoNames); err != nil {
 			return compiledTool{err: err}
 		}
 	}
-	t.baseName = toolname.Base(m, to, prefix)
+	t.Access.BaseName = toolname.Base(m, to, prefix)
 	logger := opts.logger.With("backend", backend)
-	if t.lro, err = longrunning.Compile(m, ops, cc.types, cc.encoder, logger); err != nil {
+	if t.LRO, err = longrunning.Compile(m, ops, cc.types, cc.encoder, logger); err != nil {
 		return compiledTool{err: err}
 	}
-	if t.lro != nil && ops != nil && ops.HasGet {
+	if t.LRO != nil && ops != nil && ops.HasGet {
 		// Tasks poll through GetOperation (tasks.go).
-		t.def.TaskSupport = mcp.TaskSupportOptional
+		t.Definition.TaskSupport = mcp.TaskSupportOptional
 	}
-	if t.lro == nil {
-		if t.lro, err = longrunning.CompileCustom(m, conn, files, cc.anys, cc.sopts.UseProtoNames, t.response, logger); err != nil {
+	if t.LRO == nil {
+		if t.LRO, err = longrunning.CompileCustom(m, conn, files, cc.anys, cc.sopts.UseProtoNames, t.Call.Response, logger); err != nil {
 			return compiledTool{err: err}
 		}
 	}
-	if t.lro != nil {
-		t.lro.Wait, t.lro.Cancel = opts.operationWait, opts.operationCancel
-		t.lro.ExposeDebugInfo = opts.exposeDebugInfo
+	if t.LRO != nil {
+		t.LRO.Wait, t.LRO.Cancel = opts.operationWait, opts.operationCancel
+		t.LRO.ExposeDebugInfo = opts.exposeDebugInfo
 	}
 	var askLess string
-	t.paging, askLess, t.budget.askLess = paging.Compile(m, opts.useProtoNames)
-	t.def.Description += askLess
+	t.Paging, askLess, t.Budget.AskLess = paging.Compile(m, opts.useProtoNames)
+	t.Definition.Description += askLess
 	compileBudget(t, opts.maxResultBytes)
 	if err := rootFacts(t, m, cc); err != nil {
 		return compiledTool{err: err}
 	}
-	t.backend = backend
+	t.Backend = backend
 	if c, ok := conn.(managedConn); ok {
-		t.limits = c
-		t.retry = c.RetriesSafeMethods() && t.repeatable
+		t.Call.Limits = c
+		t.Call.Retry = c.RetriesSafeMethods() && t.Call.Repeatable
 	}
 	opts.backend.apply(t, m, opts.deadlines)
 	var watchNote string
-	t.watch, watchNote = watch.Compile(m, to, opts.watch, t.timeout, opts.useProtoNames)
-	t.def.Description += watchNote
-	t.invoke = chooseInvoker(t)
+	t.Watch, watchNote = watch.Compile(m, to, opts.watch, t.Call.Timeout, opts.useProtoNames)
+	t.Definition.Description += watchNote
+	t.Call.Invoke = chooseInvoker(t)
 	return compiledTool{tool: t}
 }
 
@@ -507,26 +518,28 @@ func compileTool(m protoreflect.MethodDescriptor, name string, to *mcpgatewayv1.
 	an := cc.analyze(m)
 	ann := methodAnnotations(an, to)
 	t := &tool{
-		def: mcp.Tool{
+		Definition: mcp.Tool{
 			Name:        name,
 			Title:       ann.Title,
 			Description: methodDescription(m, to, an, cc.comments),
 			Annotations: ann,
 		},
-		method:     "/" + string(svc.FullName()) + "/" + string(m.Name()),
-		conn:       conn,
-		input:      dynamicpb.NewMessageType(in),
-		wrapOutput: !schema.IsObject(out),
-		types:      cc.anys,
-		validator:  validator,
-		response:   response,
-		search:     searchdoc.NewFacts(m, an),
-		repeatable: safeToRepeat(an, to),
+		Call: toolCall{
+			Method:     "/" + string(svc.FullName()) + "/" + string(m.Name()),
+			Conn:       conn,
+			Input:      dynamicpb.NewMessageType(in),
+			WrapOutput: !schema.IsObject(out),
+			Types:      cc.anys,
+			Validator:  validator,
+			Response:   response,
+			Repeatable: safeToRepeat(an, to),
+		},
+		Search: searchdoc.NewFacts(m, an),
 	}
 	// Search indexes what the description says the method does, not the
 	// notes on its inputs and outputs: the field names are indexed on
 	// their own, at their own weight.
-	t.search.Description = strings.TrimSuffix(t.def.Description, an.Notes())
+	t.Search.Description = strings.TrimSuffix(t.Definition.Description, an.Notes())
 	t.compileStream(m)
 	return t, nil
 }

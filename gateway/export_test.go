@@ -48,7 +48,7 @@ func (g *Gateway) ForceSchemas(stopped bool) {
 func (g *Gateway) SchemasBuilt() (built, tools int) {
 	c := g.catalog.Load()
 	for _, t := range c.tools {
-		if t.schemas.ready.Load() {
+		if t.Schemas.ready.Load() {
 			built++
 		}
 	}
@@ -60,7 +60,7 @@ func (g *Gateway) SchemasBuilt() (built, tools int) {
 func (g *Gateway) OutputSchemasHeld() int {
 	n := 0
 	for _, t := range g.catalog.Load().tools {
-		if t.schemas.ready.Load() && t.schemas.built.out != nil {
+		if t.Schemas.ready.Load() && t.Schemas.built.out != nil {
 			n++
 		}
 	}

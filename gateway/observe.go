@@ -16,8 +16,8 @@ import (
 // toolObs is what observing one tool needs, resolved at discovery so the
 // call path does no label lookups.
 type toolObs struct {
-	metrics *telemetry.ToolMetrics
-	tracer  *telemetry.ToolTracer
+	Metrics *telemetry.ToolMetrics
+	Tracer  *telemetry.ToolTracer
 }
 
 // callObs is one tools/call being observed. It lives on CallTool's stack.
@@ -33,15 +33,15 @@ func (g *Gateway) instrument(c *catalog) {
 		return
 	}
 	for _, t := range c.tools {
-		t.obs = toolObs{
-			metrics: g.opts.Telemetry.Metrics.Tool(t.def.Name, t.backend),
-			tracer:  g.tracer.Tool(t.def.Name, t.backend, t.method),
+		t.Obs = toolObs{
+			Metrics: g.opts.Telemetry.Metrics.Tool(t.Definition.Name, t.Backend),
+			Tracer:  g.tracer.Tool(t.Definition.Name, t.Backend, t.Call.Method),
 		}
 	}
 	if old := g.catalog.Load(); old != nil {
 		for _, t := range old.tools {
-			if n := c.byName[t.def.Name]; n == nil || n.backend != t.backend {
-				g.opts.Telemetry.Metrics.ForgetTool(t.obs.metrics)
+			if n := c.byName[t.Definition.Name]; n == nil || n.Backend != t.Backend {
+				g.opts.Telemetry.Metrics.ForgetTool(t.Obs.Metrics)
 			}
 		}
 	}
@@ -55,8 +55,8 @@ func (g *Gateway) startCall(ctx context.Context, t *tool, req *mcp.CallToolReque
 		return ctx, callObs{}
 	}
 	ob := callObs{start: time.Now()}
-	if t.obs.tracer != nil {
-		ctx, ob.span = t.obs.tracer.StartCall(ctx, &telemetry.CallInfo{
+	if t.Obs.Tracer != nil {
+		ctx, ob.span = t.Obs.Tracer.StartCall(ctx, &telemetry.CallInfo{
 			RequestID:       req.RequestID,
 			SessionID:       req.Session.LogID,
 			Transport:       req.Session.Transport,
@@ -83,14 +83,14 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 		sc = ob.span.SpanContext()
 	}
 	if o.Rejected {
-		t.obs.metrics.Rejected()
+		t.Obs.Metrics.Rejected()
 	} else {
-		t.obs.metrics.Observe(o.Code, d, sc)
+		t.Obs.Metrics.Observe(o.Code, d, sc)
 	}
 	telemetry.EndCall(ob.span, o)
 	rec := telemetry.CallRecord{
-		Tool:     t.def.Name,
-		Backend:  t.backend,
+		Tool:     t.Definition.Name,
+		Backend:  t.Backend,
 		Outcome:  o,
 		Duration: d,
 		End:      end,

@@ -37,12 +37,12 @@ func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 		t.Fatal(dialErr)
 	}
 	defer conn.Close()
-	res := (&Gateway{opts: Options{Logger: slog.New(slog.DiscardHandler)}}).callFailed(ctx, &tool{limits: conn, backend: "b"}, st)
+	res := (&Gateway{opts: Options{Logger: slog.New(slog.DiscardHandler)}}).callFailed(ctx, &tool{Call: toolCall{Limits: conn}, Backend: "b"}, st)
 	if got := callOutcome(ctx, res, nil); got != (telemetry.Outcome{Code: codes.ResourceExhausted}) {
 		t.Errorf("callFailed (a size limit): outcome %+v", got)
 	}
 
-	tl := &tool{def: mcp.Tool{Name: "T"}}
+	tl := &tool{Definition: mcp.Tool{Name: "T"}}
 	res, _ = (&Gateway{}).inputError(ctx, tl, errors.New("id: want a string"))
 	if got := callOutcome(ctx, res, nil); !got.Rejected {
 		t.Errorf("inputError: outcome %+v, want rejected", got)

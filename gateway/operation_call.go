@@ -29,17 +29,17 @@ const cancelTimeout = 10 * time.Second
 // when Options.Calls.OperationCancel is set.
 func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
 	client := ctx
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	ctx, cancel := context.WithTimeout(ctx, t.Call.Timeout)
 	defer cancel()
 	var out callwire.Frame
 	defer out.Release()
-	if err := t.conn.Invoke(ctx, t.method, in, &out, callwire.Codec); err != nil {
+	if err := t.Call.Conn.Invoke(ctx, t.Call.Method, in, &out, callwire.Codec); err != nil {
 		return g.callFailed(ctx, t, status.Convert(err)), nil
 	}
-	lr := t.lro
+	lr := t.LRO
 	op, err := lr.Start(in, out.Bytes())
 	if err != nil {
-		return nil, fmt.Errorf("the response of %s: %w", t.method, err)
+		return nil, fmt.Errorf("the response of %s: %w", t.Call.Method, err)
 	}
 	if req.Task == mcp.TaskRequested && lr.Taskable {
 		// A task-augmented call (2025-11-25) answers at once.
@@ -62,7 +62,7 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 			return res, nil
 		}
 	}
-	return lr.Result(ctx, op, pollErr, t.types), nil
+	return lr.Result(ctx, op, pollErr, t.Call.Types), nil
 }
 
 // cancelOperation cancels the operation the client stopped waiting for,
@@ -70,15 +70,15 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 // kill a job by default). It runs after the client's context ended, so on
 // a context of its own that keeps the call's metadata.
 func (g *Gateway) cancelOperation(client context.Context, t *tool, name string) {
-	lr := t.lro
+	lr := t.LRO
 	if !lr.Cancel || lr.Ops == nil || !lr.Ops.HasCancel || name == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(client), cancelTimeout)
 	defer cancel()
 	if err := lr.Ops.Cancel(ctx, name); err != nil {
-		g.opts.Logger.Warn("cancelling the operation of a cancelled call failed", "tool", t.def.Name, "operation", name, "err", err)
+		g.opts.Logger.Warn("cancelling the operation of a cancelled call failed", "tool", t.Definition.Name, "operation", name, "err", err)
 		return
 	}
-	g.opts.Logger.Info("cancelled the operation of a cancelled call", "tool", t.def.Name, "operation", name)
+	g.opts.Logger.Info("cancelled the operation of a cancelled call", "tool", t.Definition.Name, "operation", name)
 }

@@ -66,8 +66,8 @@ func applyOverride(t *tool, m protoreflect.MethodDescriptor, ov *overrides.Metho
 // arguments of before (the gateway's rules, nil for none) and must not
 // name those args hides or fixes.
 func renoteArgs(t *tool, before, args *overrides.Args) {
-	sh := t.search.Shape
-	if sh == nil || (t.origin.description != SourceVerb && t.origin.description != SourceStructure) {
+	sh := t.Search.Shape
+	if sh == nil || (t.Origin.description != SourceVerb && t.Origin.description != SourceStructure) {
 		return
 	}
 	was := sh.Without(before.Unlisted()).Notes()
@@ -75,29 +75,29 @@ func renoteArgs(t *tool, before, args *overrides.Args) {
 	if was == now {
 		return
 	}
-	t.def.Description = strings.Replace(t.def.Description, was, now, 1)
-	t.search.Description = strings.Replace(t.search.Description, was, now, 1)
+	t.Definition.Description = strings.Replace(t.Definition.Description, was, now, 1)
+	t.Search.Description = strings.Replace(t.Search.Description, was, now, 1)
 }
 
 // appendDescription adds s to t's description before the gateway's notes
 // on calling it, and to what search indexes.
 func appendDescription(t *tool, s string) {
-	notes := strings.TrimPrefix(t.def.Description, t.search.Description)
-	t.search.Description = overrides.JoinSentence(t.search.Description, s)
-	t.def.Description = t.search.Description + notes
+	notes := strings.TrimPrefix(t.Definition.Description, t.Search.Description)
+	t.Search.Description = overrides.JoinSentence(t.Search.Description, s)
+	t.Definition.Description = t.Search.Description + notes
 }
 
 // setArgs gives t its argument rules, which its validator applies
 // (injector), and search facts without the arguments a caller cannot
 // send.
 func setArgs(t *tool, args *overrides.Args) {
-	t.args = args
+	t.Args = args
 	drop := args.Removed()
-	if t.search.Shape != nil {
-		t.search.Shape = t.search.Shape.Without(args.Unlisted())
+	if t.Search.Shape != nil {
+		t.Search.Shape = t.Search.Shape.Without(args.Unlisted())
 	}
 	if len(drop) > 0 {
-		t.search.Fields = strings.Join(slices.DeleteFunc(strings.Fields(t.search.Fields), func(w string) bool { return drop[w] }), " ")
+		t.Search.Fields = strings.Join(slices.DeleteFunc(strings.Fields(t.Search.Fields), func(w string) bool { return drop[w] }), " ")
 	}
 }
 
@@ -135,10 +135,10 @@ func (g *Gateway) checkOverrides(c *catalog, parts []*backendTools, first bool, 
 // scopes, settings, the schemas it derives its own from). matched
 // collects the rules that matched.
 func toolsetCopy(r *overrides.Rules, t *tool, useProtoNames bool, matched map[int]bool, resolved map[overrides.ArgKey]bool) (*tool, error) {
-	if r == nil || t.schemas == nil {
+	if r == nil || t.Schemas == nil {
 		return nil, nil
 	}
-	m := t.schemas.m
+	m := t.Schemas.m
 	ov := r.ForMethod(m, nil)
 	if ov == nil {
 		return nil, nil
@@ -147,17 +147,17 @@ func toolsetCopy(r *overrides.Rules, t *tool, useProtoNames bool, matched map[in
 		matched[i] = true
 	}
 	nt := *t
-	o := &nt.origin
+	o := &nt.Origin
 	if ov.Opt.Name != "" {
-		nt.def.Name, o.name = ov.Opt.Name, SourceConfig
+		nt.Definition.Name, o.name = ov.Opt.Name, SourceConfig
 	}
 	ann := &mcp.ToolAnnotations{}
-	if t.def.Annotations != nil {
-		a := *t.def.Annotations
+	if t.Definition.Annotations != nil {
+		a := *t.Definition.Annotations
 		ann = &a
 	}
 	if ov.Opt.Title != "" {
-		nt.def.Title, ann.Title, o.title = ov.Opt.Title, ov.Opt.Title, SourceConfig
+		nt.Definition.Title, ann.Title, o.title = ov.Opt.Title, ov.Opt.Title, SourceConfig
 	}
 	overlayHints(ann, ov.Opt)
 	for i, h := range []*bool{ov.Opt.ReadOnlyHint, ov.Opt.DestructiveHint, ov.Opt.IdempotentHint, ov.Opt.OpenWorldHint} {
@@ -165,15 +165,15 @@ func toolsetCopy(r *overrides.Rules, t *tool, useProtoNames bool, matched map[in
 			o.hints[i] = SourceConfig
 		}
 	}
-	nt.def.Annotations = ann
+	nt.Definition.Annotations = ann
 	if d := strings.TrimSpace(ov.Opt.Description); d != "" {
 		// What the gateway adds on calling the tool (paging, streams,
 		// operations) stays; what describe wrote of its structure goes.
-		notes := strings.TrimPrefix(t.def.Description, t.search.Description)
-		if sh := t.search.Shape; sh != nil && (o.description == SourceVerb || o.description == SourceStructure) {
+		notes := strings.TrimPrefix(t.Definition.Description, t.Search.Description)
+		if sh := t.Search.Shape; sh != nil && (o.description == SourceVerb || o.description == SourceStructure) {
 			notes = strings.TrimPrefix(notes, sh.Notes())
 		}
-		nt.search.Description, nt.def.Description, o.description = d, d+notes, SourceConfig
+		nt.Search.Description, nt.Definition.Description, o.description = d, d+notes, SourceConfig
 	}
 	if ov.AppendDesc != "" {
 		appendDescription(&nt, ov.AppendDesc)
@@ -193,16 +193,16 @@ func toolsetCopy(r *overrides.Rules, t *tool, useProtoNames bool, matched map[in
 		// The validator applies the gateway's rules and the toolset's;
 		// the schema is the catalog's with the toolset's applied.
 		var specs []overrides.ArgSpec
-		if t.args != nil {
-			specs = t.args.Specs()
+		if t.Args != nil {
+			specs = t.Args.Specs()
 		}
 		all, err := overrides.CompileArgs(m, append(specs, ov.Args...), useProtoNames)
 		if err != nil {
 			return nil, err
 		}
-		renoteArgs(&nt, t.args, all)
+		renoteArgs(&nt, t.Args, all)
 		setArgs(&nt, all)
-		nt.schemas = &toolSchemas{tool: &nt, m: m, b: t.schemas.b, base: t.schemas, derive: own}
+		nt.Schemas = &toolSchemas{tool: &nt, m: m, b: t.Schemas.b, base: t.Schemas, derive: own}
 	}
 	return &nt, nil
 }
@@ -221,8 +221,8 @@ func CheckToolOverrides(list []ToolOverride) error {
 
 // injector is what completes t's requests: its argument rules, or none.
 func (t *tool) injector() schema.Injector {
-	if t.args == nil {
+	if t.Args == nil {
 		return nil // not a typed nil: most tools have none
 	}
-	return t.args
+	return t.Args
 }

@@ -79,7 +79,7 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 		tm := make(map[int]bool)
 		tres := make(map[overrides.ArgKey]bool)
 		for _, t := range tools {
-			if !tf.matchPath(t.method[1:]) {
+			if !tf.matchPath(t.Call.Method[1:]) {
 				continue
 			}
 			if _, err := toolsetCopy(tr, t, opts.Catalog.UseProtoNames, tm, tres); err != nil {

@@ -73,8 +73,8 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 	if b.managed != nil {
 		var retried []string
 		for _, t := range bt.tools {
-			if t.retry {
-				retried = append(retried, t.method)
+			if t.Call.Retry {
+				retried = append(retried, t.Call.Method)
 			}
 		}
 		health := false
@@ -251,15 +251,15 @@ func assemble(parts []*backendTools, rules scopes.Rules, pins *scopes.Pins, guar
 	for _, p := range parts {
 		for _, t := range p.tools {
 			all = append(all, t)
-			names = append(names, t.def.Name)
+			names = append(names, t.Definition.Name)
 			backends = append(backends, p.backend)
-			methods = append(methods, t.method[1:])
+			methods = append(methods, t.Call.Method[1:])
 		}
 	}
 	final := toolname.BackendQualified(names, backends, methods)
 	targets := make([]scopes.Target, len(all))
 	for i := range all {
-		targets[i] = scopes.Target{Name: final[i], Local: names[i], Base: all[i].baseName, Method: methods[i]}
+		targets[i] = scopes.Target{Name: final[i], Local: names[i], Base: all[i].Access.BaseName, Method: methods[i]}
 	}
 	resolved := rules.Resolve(targets, pins)
 	c := &catalog{listing: listing{tools: make([]*tool, 0, len(all)), byName: make(map[string]*tool, len(all))}, rules: resolved, listed: make(map[string]bool, len(parts))}
@@ -268,8 +268,8 @@ func assemble(parts []*backendTools, rules scopes.Rules, pins *scopes.Pins, guar
 	}
 	withheld := make([]bool, len(all))
 	for i, t := range all {
-		scoped := len(resolved.Scopes[i]) > 0 || declared && len(t.declaredScopes) > 0
-		withheld[i] = guardOperations && !scoped && strings.HasPrefix(t.method, "/"+longrunning.OperationsService+"/")
+		scoped := len(resolved.Scopes[i]) > 0 || declared && len(t.Access.DeclaredScopes) > 0
+		withheld[i] = guardOperations && !scoped && strings.HasPrefix(t.Call.Method, "/"+longrunning.OperationsService+"/")
 	}
 	// Every listed tool's final name by backend and method, so the
 	// long-running tools' descriptions and results can name the tools
@@ -279,32 +279,32 @@ func assemble(parts []*backendTools, rules scopes.Rules, pins *scopes.Pins, guar
 	opsTools := make(map[string]*tool)
 	for i, t := range all {
 		if !withheld[i] {
-			pollers[t.backend+t.method] = final[i]
+			pollers[t.Backend+t.Call.Method] = final[i]
 		}
 	}
 	for i, t := range all {
 		nt := *t
-		nt.def.Name = final[i]
-		nt.scopes = resolved.Scopes[i]
-		if declared && len(t.declaredScopes) > 0 {
-			nt.scopes = slices.Compact(slices.Sorted(slices.Values(slices.Concat(nt.scopes, t.declaredScopes))))
+		nt.Definition.Name = final[i]
+		nt.Access.Scopes = resolved.Scopes[i]
+		if declared && len(t.Access.DeclaredScopes) > 0 {
+			nt.Access.Scopes = slices.Compact(slices.Sorted(slices.Values(slices.Concat(nt.Access.Scopes, t.Access.DeclaredScopes))))
 		}
-		nt.obs = toolObs{}
-		if strings.HasPrefix(t.method, "/"+longrunning.OperationsService+"/") {
-			opsTools[t.backend+t.method] = &nt
+		nt.Obs = toolObs{}
+		if strings.HasPrefix(t.Call.Method, "/"+longrunning.OperationsService+"/") {
+			opsTools[t.Backend+t.Call.Method] = &nt
 		}
 		if withheld[i] {
-			if !slices.Contains(c.withheldOps, t.backend) {
-				c.withheldOps = append(c.withheldOps, t.backend)
+			if !slices.Contains(c.withheldOps, t.Backend) {
+				c.withheldOps = append(c.withheldOps, t.Backend)
 			}
 			continue
 		}
 		c.tools = append(c.tools, &nt)
-		c.byName[nt.def.Name] = &nt
+		c.byName[nt.Definition.Name] = &nt
 	}
 	c.byMethod = make(map[string]*tool, len(c.tools))
 	for _, t := range c.tools {
-		c.byMethod[t.backend+"\x00"+t.method] = t
+		c.byMethod[t.Backend+"\x00"+t.Call.Method] = t
 	}
 	c.operations = make(map[string]*operationsBackend)
 	for _, p := range parts {
@@ -315,21 +315,21 @@ func assemble(parts []*backendTools, rules scopes.Rules, pins *scopes.Pins, guar
 		}
 	}
 	for _, nt := range c.tools {
-		if nt.lro != nil {
-			lr := *nt.lro
-			lr.GetTool = pollers[nt.backend+lr.PollMethod]
+		if nt.LRO != nil {
+			lr := *nt.LRO
+			lr.GetTool = pollers[nt.Backend+lr.PollMethod]
 			if lr.WaitMethod != "" {
-				lr.WaitTool = pollers[nt.backend+lr.WaitMethod]
+				lr.WaitTool = pollers[nt.Backend+lr.WaitMethod]
 			}
 			// A task is read through the backend's GetOperation
 			// (tasks.go), as the filters allow it.
-			b := c.operations[nt.backend]
+			b := c.operations[nt.Backend]
 			lr.Taskable = b != nil && b.getTool != nil && lr.Ops != nil && lr.Ops.HasGet && !lr.Ops.IsCustom()
 			if !lr.Taskable {
-				nt.def.TaskSupport = ""
+				nt.Definition.TaskSupport = ""
 			}
-			nt.lro = &lr
-			nt.def.Description += lr.Describe()
+			nt.LRO = &lr
+			nt.Definition.Description += lr.Describe()
 		}
 	}
 	var err error
@@ -398,9 +398,9 @@ func (g *Gateway) chooseMode(c *catalog) error {
 		paced()
 		if len(failed) > 0 {
 			c.tools = slices.DeleteFunc(c.tools, func(t *tool) bool {
-				if err, ok := failed[t.schemas]; ok {
-					g.opts.Logger.Error("tool left out of the list: its schemas could not be built", "backend", t.backend, "tool", t.def.Name, "error", err)
-					delete(c.byName, t.def.Name)
+				if err, ok := failed[t.Schemas]; ok {
+					g.opts.Logger.Error("tool left out of the list: its schemas could not be built", "backend", t.Backend, "tool", t.Definition.Name, "error", err)
+					delete(c.byName, t.Definition.Name)
 					return true
 				}
 				return false
@@ -466,13 +466,13 @@ func diffTools(a, b *catalog) (added, removed, changed int) {
 // counts as unchanged (it is only logged: what search mode lists, its two
 // tools, is compared in full).
 func sameTool(a, b *tool) bool {
-	if !sameDef(a.def, b.def) {
+	if !sameDef(a.Definition, b.Definition) {
 		return false
 	}
-	if a.schemas == b.schemas || !a.schemas.ready.Load() || !b.schemas.ready.Load() {
+	if a.Schemas == b.Schemas || !a.Schemas.ready.Load() || !b.Schemas.ready.Load() {
 		return true
 	}
-	x, y := a.schemas.input(), b.schemas.input()
+	x, y := a.Schemas.input(), b.Schemas.input()
 	return x.sameInput(y) && (x.outDropped || y.outDropped || bytes.Equal(x.out, y.out))
 }
 

@@ -68,7 +68,7 @@ func originOf(t *tool, m protoreflect.MethodDescriptor, ov *overrides.Method, to
 	sets := func(f func(ru *ToolOverride) bool) bool {
 		return slices.ContainsFunc(rules, f)
 	}
-	sh := t.search.Shape
+	sh := t.Search.Shape
 	inferred := SourceStructure
 	if sh != nil && sh.Verb != "" {
 		inferred = SourceVerb
@@ -77,7 +77,7 @@ func originOf(t *tool, m protoreflect.MethodDescriptor, ov *overrides.Method, to
 	switch {
 	case ov != nil && ov.NameFrom != "":
 		o.name = SourceConfig
-	case declared.GetName() != "" && t.def.Name == declared.GetName():
+	case declared.GetName() != "" && t.Definition.Name == declared.GetName():
 		o.name = SourceOption
 	default:
 		o.name = SourceDefault
@@ -264,14 +264,14 @@ func (g *Gateway) reportListing(toolset string) (*listing, error) {
 // report describes t.
 func (t *tool) report() ToolReport {
 	def, err := t.withSchemas()
-	o := t.origin
+	o := t.Origin
 	r := ToolReport{
 		Name: def.Name, NameSource: o.name,
 		Title: def.Title, TitleSource: o.title,
 		Description: def.Description, DescriptionSource: o.description, DescriptionAppended: o.appended,
 		Bytes:   mcp.EntryBytes(def),
-		Backend: t.backend,
-		Method:  t.method[1:],
+		Backend: t.Backend,
+		Method:  t.Call.Method[1:],
 	}
 	if r.Title == "" && def.Annotations != nil {
 		r.Title = def.Annotations.Title
@@ -281,10 +281,10 @@ func (t *tool) report() ToolReport {
 			r.Hints = append(r.Hints, HintReport{Hint: HintNames[i], Value: v != nil && *v, Source: o.hints[i]})
 		}
 	}
-	if t.args != nil {
-		r.Arguments = t.args.Summary()
+	if t.Args != nil {
+		r.Arguments = t.Args.Summary()
 	}
-	if sh := t.search.Shape; sh != nil {
+	if sh := t.Search.Shape; sh != nil {
 		hintsGuessed := false
 		for _, s := range o.hints[:3] {
 			hintsGuessed = hintsGuessed || s == SourceStructure || s == SourceDefault
@@ -307,7 +307,7 @@ func (t *tool) report() ToolReport {
 	if len(defaulted) > 0 {
 		r.Check = append(r.Check, CheckHintDefault+" ("+strings.Join(defaulted, ", ")+")")
 	}
-	if err == nil && t.schemas.full().whole > 0 {
+	if err == nil && t.Schemas.full().whole > 0 {
 		r.Check = append(r.Check, CheckSchemaShortn)
 	}
 	if err != nil {

@@ -118,13 +118,13 @@ func (l *listing) reaches(backend string, name protoreflect.FullName) bool {
 	l.reachOnce.Do(func() {
 		l.reach = make(map[string]map[protoreflect.FullName]bool)
 		for _, t := range l.tools {
-			if t.schemas == nil || t.schemas.m == nil {
+			if t.Schemas == nil || t.Schemas.m == nil {
 				continue
 			}
-			seen := l.reach[t.backend]
+			seen := l.reach[t.Backend]
 			if seen == nil {
 				seen = make(map[protoreflect.FullName]bool)
-				l.reach[t.backend] = seen
+				l.reach[t.Backend] = seen
 			}
 			var walk func(md protoreflect.MessageDescriptor)
 			walk = func(md protoreflect.MessageDescriptor) {
@@ -137,10 +137,10 @@ func (l *listing) reaches(backend string, name protoreflect.FullName) bool {
 					walk(fields.Get(i).Message())
 				}
 			}
-			walk(t.schemas.m.Input())
-			walk(t.schemas.m.Output())
-			if t.lro != nil {
-				walk(t.lro.ResponseDesc)
+			walk(t.Schemas.m.Input())
+			walk(t.Schemas.m.Output())
+			if t.LRO != nil {
+				walk(t.LRO.ResponseDesc)
 			}
 		}
 	})

@@ -83,16 +83,16 @@ func searchTools(tools []*tool) []searchmode.Tool {
 }
 
 // Def is t's definition, for search mode (searchmode.Tool).
-func (t *tool) Def() *mcp.Tool { return &t.def }
+func (t *tool) Def() *mcp.Tool { return &t.Definition }
 
 // Facts are what discovery read of t's method for search mode.
-func (t *tool) Facts() *searchdoc.Facts { return &t.search }
+func (t *tool) Facts() *searchdoc.Facts { return &t.Search }
 
 // InputSchema is t's input schema, built on first use, and deflated
 // when search mode holds it so (packSchemas), for search mode's answer
 // entries to share.
 func (t *tool) InputSchema() (json.RawMessage, []byte, error) {
-	b := t.schemas.input()
+	b := t.Schemas.input()
 	if b.err != nil {
 		return nil, nil, b.err
 	}

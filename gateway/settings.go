@@ -191,36 +191,36 @@ type deadlines struct {
 // an operator who gave Temporal's polls 70s meant it for every backend
 // that serves them.
 func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor, d deadlines) {
-	unary := t.kind == kindUnary
-	t.timeout = d.stream
+	unary := t.Call.Kind == kindUnary
+	t.Call.Timeout = d.stream
 	if unary {
-		t.timeout = d.call
+		t.Call.Timeout = d.call
 	}
 	if s != nil {
-		t.md, t.exchanger = s.md, s.exchanger
+		t.Call.MD, t.Access.Exchanger = s.md, s.exchanger
 		if unary && s.callTimeout > 0 {
-			t.timeout = s.callTimeout
+			t.Call.Timeout = s.callTimeout
 		}
 		if !unary && s.streamTimeout > 0 {
-			t.timeout = s.streamTimeout
+			t.Call.Timeout = s.streamTimeout
 		}
 	}
 	if mt := d.methods.match(m); mt > 0 {
-		t.timeout = mt
+		t.Call.Timeout = mt
 	}
 	if s == nil {
 		return
 	}
 	if mc := s.method(m); mc != nil {
 		if unary && mc.CallTimeout > 0 {
-			t.timeout = mc.CallTimeout
+			t.Call.Timeout = mc.CallTimeout
 		}
 		if !unary && mc.StreamTimeout > 0 {
-			t.timeout = mc.StreamTimeout
+			t.Call.Timeout = mc.StreamTimeout
 		}
-		if t.lro != nil && mc.OperationWait != 0 {
-			t.lro.Wait = mc.OperationWait
+		if t.LRO != nil && mc.OperationWait != 0 {
+			t.LRO.Wait = mc.OperationWait
 		}
-		t.tokenScopes = mc.TokenScopes
+		t.Access.TokenScopes = mc.TokenScopes
 	}
 }

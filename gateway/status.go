@@ -22,21 +22,21 @@ import (
 // call cannot help.
 func (g *Gateway) callFailed(ctx context.Context, t *tool, st *status.Status) *mcp.CallToolResult {
 	if st.Code() == codes.DeadlineExceeded {
-		g.noteDeadline(t.backend)
+		g.noteDeadline(t.Backend)
 	}
 	st = g.clientStatus(t, st)
-	if t.limits != nil {
-		if limit, sent := t.limits.ExceededLimit(st); limit > 0 {
+	if t.Call.Limits != nil {
+		if limit, sent := t.Call.Limits.ExceededLimit(st); limit > 0 {
 			what := fmt.Sprintf("the response is larger than the gateway's limit of %d bytes per message from", limit)
 			if sent {
 				what = fmt.Sprintf("the request is larger than the gateway's limit of %d bytes per message to", limit)
 			}
 			return withOutcome(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: fmt.Sprintf(
 				"%s: %s backend %s (grpc-go: %s). Repeating the same call will not help; ask for less, e.g. a smaller page or fewer fields.",
-				telemetry.CodeName(codes.ResourceExhausted), what, t.backend, st.Message())}}}, telemetry.Outcome{Code: codes.ResourceExhausted})
+				telemetry.CodeName(codes.ResourceExhausted), what, t.Backend, st.Message())}}}, telemetry.Outcome{Code: codes.ResourceExhausted})
 		}
 	}
-	return rpcstatus.Result(ctx, st, t.types)
+	return rpcstatus.Result(ctx, st, t.Call.Types)
 }
 
 // clientStatus returns st as the client may see it, logging what it
@@ -44,7 +44,7 @@ func (g *Gateway) callFailed(ctx context.Context, t *tool, st *status.Status) *m
 func (g *Gateway) clientStatus(t *tool, st *status.Status) *status.Status {
 	if rpcstatus.IsTransportError(st) {
 		g.opts.Logger.Warn("tools/call: the gateway could not reach the backend",
-			"tool", t.def.Name, "backend", t.backend, "code", telemetry.CodeName(st.Code()), "error", st.Message())
+			"tool", t.Definition.Name, "backend", t.Backend, "code", telemetry.CodeName(st.Code()), "error", st.Message())
 		return status.New(st.Code(), rpcstatus.UnreachableText)
 	}
 	if g.opts.Calls.ExposeDebugInfo {
@@ -54,7 +54,7 @@ func (g *Gateway) clientStatus(t *tool, st *status.Status) *status.Status {
 	if len(withheld) > 0 && g.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
 		for _, d := range withheld {
 			g.opts.Logger.Debug("tools/call: DebugInfo withheld from the client (Options.Calls.ExposeDebugInfo shows it)",
-				"tool", t.def.Name, "backend", t.backend, "detail", d.String())
+				"tool", t.Definition.Name, "backend", t.Backend, "detail", d.String())
 		}
 	}
 	return kept

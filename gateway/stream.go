@@ -82,24 +82,24 @@ func (t *tool) compileStream(m protoreflect.MethodDescriptor) {
 	var note string
 	switch cs, ss := m.IsStreamingClient(), m.IsStreamingServer(); {
 	case cs && ss:
-		t.kind = kindBidiStream
+		t.Call.Kind = kindBidiStream
 		note = fmt.Sprintf("Bidirectional streaming: pass the request messages in order as %q; the gateway sends them while it collects the replies, and returns every reply in order in %q (the gateway's message and byte limits may truncate them).",
 			schema.StreamRequestsProperty, schema.StreamMessagesProperty)
 	case cs:
-		t.kind = kindClientStream
+		t.Call.Kind = kindClientStream
 		note = fmt.Sprintf("Client streaming: pass the request messages in order as %q; the gateway sends them, closes the stream and returns the single response.",
 			schema.StreamRequestsProperty)
 	case ss:
-		t.kind = kindServerStream
+		t.Call.Kind = kindServerStream
 		note = fmt.Sprintf("Server streaming: the result collects the stream's messages in order in %q (the gateway's message and byte limits may truncate them); with a progressToken each message is reported as it arrives.",
 			schema.StreamMessagesProperty)
 	default:
 		return
 	}
 	if ss := m.IsStreamingServer(); ss {
-		t.progressLabel = " (" + string(m.Output().FullName()) + ")"
+		t.Call.ProgressLabel = " (" + string(m.Output().FullName()) + ")"
 	}
-	t.def.Description += "\n\n" + note
+	t.Definition.Description += "\n\n" + note
 }
 
 // invokeServerStream calls a server-streaming method. Every request
@@ -129,13 +129,13 @@ func (g *Gateway) invokeRequestStream(ctx context.Context, req *mcp.CallToolRequ
 // invokeWatch calls an open-ended stream for the window the arguments
 // ask for (gateway/internal/watch).
 func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	args, win, err := t.watch.Take(args, g.opts.Calls.StreamMaxMessages)
+	args, win, err := t.Watch.Take(args, g.opts.Calls.StreamMaxMessages)
 	if err != nil {
 		return g.inputError(ctx, t, err)
 	}
 	var reqs []proto.Message
 	var warnings schema.Warnings
-	if t.kind == kindServerStream {
+	if t.Call.Kind == kindServerStream {
 		in, w, err := t.decodeRequest(args)
 		if err != nil {
 			return g.inputError(ctx, t, err)
@@ -152,7 +152,7 @@ func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *
 // the converted requests, or to the end of its window for a watch (win,
 // nil otherwise; gateway/internal/watch).
 func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool, reqs []proto.Message, win *watch.Window) (*mcp.CallToolResult, error) {
-	tctx, cancelTimeout := context.WithTimeout(ctx, t.timeout)
+	tctx, cancelTimeout := context.WithTimeout(ctx, t.Call.Timeout)
 	defer cancelTimeout()
 	if win != nil {
 		var cancelWindow context.CancelFunc
@@ -163,17 +163,17 @@ func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 	// send) from one the backend or the deadline ended.
 	sctx, cancel := context.WithCancelCause(tctx)
 	defer cancel(nil)
-	if t.retry && t.obs.metrics != nil {
+	if t.Call.Retry && t.Obs.Metrics != nil {
 		var tries *backendconn.Attempts
 		sctx, tries = backendconn.CountAttempts(sctx)
-		defer func() { t.obs.metrics.Retried(tries.Retries()) }()
+		defer func() { t.Obs.Metrics.Retried(tries.Retries()) }()
 	}
-	stream, err := t.conn.NewStream(sctx, &streamDescs[t.kind], t.method, callwire.Codec)
+	stream, err := t.Call.Conn.NewStream(sctx, &streamDescs[t.Call.Kind], t.Call.Method, callwire.Codec)
 	if err != nil {
 		return g.streamEnded(ctx, sctx, t, nil, err), nil
 	}
 
-	switch t.kind {
+	switch t.Call.Kind {
 	case kindClientStream:
 		return g.clientStream(ctx, sctx, req, t, stream, reqs)
 	case kindServerStream:
@@ -274,7 +274,7 @@ func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err erro
 	if ctx.Err() != nil {
 		return res // the caller left; nobody reads the result
 	}
-	if note := deadlineNote(st, sctx, t.timeout); note != "" {
+	if note := deadlineNote(st, sctx, t.Call.Timeout); note != "" {
 		res.Content[0].Text += "\n" + note
 	}
 	if sent < total {
@@ -313,21 +313,21 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 		}
 		if err != nil {
 			cancel(err)
-			return nil, fmt.Errorf("encoding message %d of %s: %w", c.N()+1, t.method, err)
+			return nil, fmt.Errorf("encoding message %d of %s: %w", c.N()+1, t.Call.Method, err)
 		}
 		if progress && c.Added() {
-			if err := req.NotifyProgress(ctx, float64(c.N()), 0, c.Progress(t.progressLabel)); err != nil {
+			if err := req.NotifyProgress(ctx, float64(c.N()), 0, c.Progress(t.Call.ProgressLabel)); err != nil {
 				// The caller's stream is gone or broken: the result will
 				// not reach it either, but the limits still bound the
 				// call, so stop reporting and let ctx decide.
 				progress = false
 				g.opts.Logger.Debug("progress notification failed; no more progress for this call",
-					"tool", t.def.Name, "err", err)
+					"tool", t.Definition.Name, "err", err)
 			}
 		}
 		if !more {
 			cancel(errLimit)
-			g.opts.Logger.Debug("stream truncated", "tool", t.def.Name, "reason", c.Reason())
+			g.opts.Logger.Debug("stream truncated", "tool", t.Definition.Name, "reason", c.Reason())
 			return streamResult(c, watch.EndedLimit), nil
 		}
 		if win != nil && c.Added() {
@@ -360,7 +360,7 @@ func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collect.Col
 		c = collect.New(0, 0)
 	}
 	text := res.Content[0].Text
-	if note := deadlineNote(st, sctx, t.timeout); note != "" {
+	if note := deadlineNote(st, sctx, t.Call.Timeout); note != "" {
 		text += "\n" + note
 	}
 	text += fmt.Sprintf("\n%d message(s) arrived before the error; they are in structuredContent.%s and in the next content block.",
@@ -457,7 +457,7 @@ func (t *tool) decodeRequests(args []byte) ([]proto.Message, schema.Warnings, er
 	switch {
 	case len(raw) == 0 || string(raw) == "null":
 		vs = append(vs, schema.Violation{Path: prop, Rule: "required",
-			Expected: fmt.Sprintf("required: an array of %s messages ([] sends none)", t.input.Descriptor().FullName())})
+			Expected: fmt.Sprintf("required: an array of %s messages ([] sends none)", t.Call.Input.Descriptor().FullName())})
 	case raw[0] == '{':
 		elems = []json.RawMessage{raw}
 	case raw[0] == '[':
@@ -480,8 +480,8 @@ func (t *tool) decodeRequests(args []byte) ([]proto.Message, schema.Warnings, er
 			vs = append(vs, schema.Violation{Path: path, Rule: "type", Expected: "an object", Received: brief(e)})
 			continue
 		}
-		m := t.input.New().Interface()
-		w, err := t.validator.DecodeInjected(e, m, t.injector())
+		m := t.Call.Input.New().Interface()
+		w, err := t.Call.Validator.DecodeInjected(e, m, t.injector())
 		if err != nil {
 			var ve *schema.ValidationError
 			if !errors.As(err, &ve) {

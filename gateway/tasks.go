@@ -71,7 +71,7 @@ func (g *Gateway) authorizeTask(ctx context.Context, req *mcp.TaskRequest, t *to
 	if g.opts.Auth == nil || req.Session.Transport == "stdio" {
 		return nil
 	}
-	err := g.opts.Auth.Authorize(ctx, t.scopes)
+	err := g.opts.Auth.Authorize(ctx, t.Access.Scopes)
 	var ref *auth.Refusal
 	if errors.As(err, &ref) {
 		return refusal(ref)
@@ -88,7 +88,7 @@ var taskNotFound = &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Failed to r
 // operation's name is too long for one (the call then answers without a
 // task).
 func (g *Gateway) newTaskID(ctx context.Context, t *tool, op *longrunning.Operation) (string, bool) {
-	return g.taskKeys.Mint(taskid.Ref{Backend: t.backend, Method: t.method, Operation: op.Name(), Started: time.Now()}, taskOwner(ctx))
+	return g.taskKeys.Mint(taskid.Ref{Backend: t.Backend, Method: t.Call.Method, Operation: op.Name(), Started: time.Now()}, taskOwner(ctx))
 }
 
 // taskResult is the answer to a long-running tool's call that runs as a
@@ -99,7 +99,7 @@ func (g *Gateway) taskResult(ctx context.Context, t *tool, op *longrunning.Opera
 	if !ok {
 		return nil
 	}
-	return &mcp.CallToolResult{Task: longrunning.TaskOf(ctx, id, time.Now(), op, t.lro, t.lro.Ops, true)}
+	return &mcp.CallToolResult{Task: longrunning.TaskOf(ctx, id, time.Now(), op, t.LRO, t.LRO.Ops, true)}
 }
 
 // taskAccess is a task method's way to its task: what the id says, the
@@ -138,7 +138,7 @@ func (e *endpoint) openTask(ctx context.Context, id string, req *mcp.TaskRequest
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: the tool that started the task (%s of backend %s) is no longer exposed by this gateway", what, ref.Method[1:], ref.Backend)}
 	}
 	a := &taskAccess{ref: ref, start: start, b: b, in: e.of(c)}
-	if a.in.restricted && a.in.byName[start.def.Name] != start && !a.in.replaced[start] {
+	if a.in.restricted && a.in.byName[start.Definition.Name] != start && !a.in.replaced[start] {
 		return nil, taskNotFound
 	}
 	if err := g.authorizeTask(ctx, req, start); err != nil {
@@ -157,8 +157,8 @@ func (e *endpoint) openTask(ctx context.Context, id string, req *mcp.TaskRequest
 		return nil, err
 	}
 	a.ctx = g.md.Context(ctx, req.Header, b.md)
-	if start.exchanger != nil {
-		if a.ctx, err = g.withBackendToken(a.ctx, ref.Backend, start.exchanger, start.tokenScopes); err != nil {
+	if start.Access.Exchanger != nil {
+		if a.ctx, err = g.withBackendToken(a.ctx, ref.Backend, start.Access.Exchanger, start.Access.TokenScopes); err != nil {
 			return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: what + ": " + err.Error()}
 		}
 	}
@@ -188,7 +188,7 @@ func (a *taskAccess) fetch(ctx context.Context, what string) (*longrunning.Opera
 // task is the task of op with its result cut to the result budget as the
 // call of the tool that started it would have been.
 func (g *Gateway) task(ctx context.Context, id string, a *taskAccess, op *longrunning.Operation, req *mcp.TaskRequest) *mcp.Task {
-	task := longrunning.TaskOf(ctx, id, a.ref.Started, op, a.start.lro, a.b.ops, true)
+	task := longrunning.TaskOf(ctx, id, a.ref.Started, op, a.start.LRO, a.b.ops, true)
 	if task.Result == nil || task.Result.StructuredContent == nil {
 		return task
 	}

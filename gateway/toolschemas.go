@@ -280,17 +280,17 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 	if err != nil {
 		return fail(fmt.Errorf("output schema: %w", err))
 	}
-	if want := (outputFacts{handleKey: lroHandleKey(t), shape: t.budget.shape}); !facts.equal(want) {
+	if want := (outputFacts{handleKey: lroHandleKey(t), shape: t.Budget.Shape}); !facts.equal(want) {
 		// OutputRoot writes the root as the whole schema does; a
 		// difference is a bug, and the tool would cut or poll wrongly.
 		return fail(fmt.Errorf("the output schema's root (%+v) differs from the one discovery read (%+v)", facts, want))
 	}
 	st := *t
 	dec := schemaDecor{t}
-	if st.def.InputSchema, err = dec.input(in); err != nil {
+	if st.Definition.InputSchema, err = dec.input(in); err != nil {
 		return fail(err)
 	}
-	if st.def.OutputSchema, err = dec.output(out); err != nil {
+	if st.Definition.OutputSchema, err = dec.output(out); err != nil {
 		return fail(err)
 	}
 	start := time.Now()
@@ -298,7 +298,7 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 	if err != nil {
 		return fail(fmt.Errorf("bounding: %w", err))
 	}
-	return builtSchemas{in: st.def.InputSchema, out: st.def.OutputSchema, whole: whole, took: time.Since(start)}
+	return builtSchemas{in: st.Definition.InputSchema, out: st.Definition.OutputSchema, whole: whole, took: time.Since(start)}
 }
 
 // schemaDecor applies to a tool's schemas, as written from its messages,
@@ -310,13 +310,13 @@ type schemaDecor struct{ t *tool }
 
 func (d schemaDecor) input(in json.RawMessage) (json.RawMessage, error) {
 	var err error
-	if d.t.args != nil {
-		if in, err = d.t.args.RewriteSchema(in); err != nil {
+	if d.t.Args != nil {
+		if in, err = d.t.Args.RewriteSchema(in); err != nil {
 			return nil, fmt.Errorf("input schema: %w", err)
 		}
 	}
-	if d.t.watch != nil {
-		if in, err = d.t.watch.InputSchema(in); err != nil {
+	if d.t.Watch != nil {
+		if in, err = d.t.Watch.InputSchema(in); err != nil {
 			return nil, err
 		}
 	}
@@ -324,10 +324,10 @@ func (d schemaDecor) input(in json.RawMessage) (json.RawMessage, error) {
 }
 
 func (d schemaDecor) output(out json.RawMessage) (json.RawMessage, error) {
-	if d.t.watch == nil || out == nil {
+	if d.t.Watch == nil || out == nil {
 		return out, nil
 	}
-	return d.t.watch.OutputSchema(out)
+	return d.t.Watch.OutputSchema(out)
 }
 
 // outputFacts are what calls need of a tool's output schema, read from
@@ -345,10 +345,10 @@ func (f outputFacts) equal(o outputFacts) bool {
 }
 
 func lroHandleKey(t *tool) string {
-	if t.lro == nil {
+	if t.LRO == nil {
 		return ""
 	}
-	return t.lro.HandleKey
+	return t.LRO.HandleKey
 }
 
 // toolOutput writes t's output schema before bounding, with what the
@@ -358,20 +358,20 @@ func lroHandleKey(t *tool) string {
 // which compileBudget marks by a shape member). A server stream's output
 // has no additions.
 func toolOutput(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (json.RawMessage, outputFacts, error) {
-	facts := outputFacts{shape: t.budget.shape}
+	facts := outputFacts{shape: t.Budget.Shape}
 	if m.IsStreamingServer() {
 		out, err := schema.StreamOutput(m.Output(), cc.sopts)
 		return out, facts, err
 	}
 	md := m.Output()
-	if t.lro != nil {
-		md = t.lro.ResponseDesc
+	if t.LRO != nil {
+		md = t.LRO.ResponseDesc
 	}
 	out, err := cc.output(md)
 	if err != nil {
 		return nil, facts, err
 	}
-	if t.lro != nil {
+	if t.LRO != nil {
 		if out, facts.handleKey, err = cc.withHandle(out); err != nil {
 			return nil, facts, err
 		}
@@ -389,23 +389,23 @@ func toolOutput(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (jso
 // first use: the handle's member of a long-running tool, and the shape of
 // a cut result. A server stream's output has neither.
 func rootFacts(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) error {
-	cut := t.budget.shape.Member != ""
-	if m.IsStreamingServer() || (t.lro == nil && !cut) {
+	cut := t.Budget.Shape.Member != ""
+	if m.IsStreamingServer() || (t.LRO == nil && !cut) {
 		return nil
 	}
 	md := m.Output()
-	if t.lro != nil {
-		md = t.lro.ResponseDesc
+	if t.LRO != nil {
+		md = t.LRO.ResponseDesc
 	}
-	facts, err := cc.rootFacts(md, t.lro != nil, cut)
+	facts, err := cc.rootFacts(md, t.LRO != nil, cut)
 	if err != nil {
 		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
-	if t.lro != nil {
-		t.lro.HandleKey = facts.handleKey
+	if t.LRO != nil {
+		t.LRO.HandleKey = facts.handleKey
 	}
 	if cut {
-		t.budget.shape = facts.shape
+		t.Budget.Shape = facts.shape
 	}
 	return nil
 }
@@ -422,7 +422,7 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 	var todo, again, derived []*toolSchemas
 	seen := make(map[*toolSchemas]bool)
 	for _, t := range tools {
-		s := t.schemas
+		s := t.Schemas
 		if seen[s] {
 			continue
 		}
@@ -519,12 +519,12 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 			failed[s] = b.err
 			continue
 		}
-		bt := bounded[s.tool.backend]
+		bt := bounded[s.tool.Backend]
 		if bt == nil {
 			bt = new(boundedTools)
-			bounded[s.tool.backend] = bt
+			bounded[s.tool.Backend] = bt
 		}
-		bt.add(s.tool.def.Name, b.whole, b.took)
+		bt.add(s.tool.Definition.Name, b.whole, b.took)
 	}
 	for backend, b := range bounded {
 		if b.n > 0 {
@@ -571,7 +571,7 @@ func (g *Gateway) warmSchemas() {
 // answers carry them.
 func (g *Gateway) warm(c *catalog) {
 	tools := c.tools
-	if !slices.ContainsFunc(tools, func(t *tool) bool { return !t.schemas.ready.Load() }) {
+	if !slices.ContainsFunc(tools, func(t *tool) bool { return !t.Schemas.ready.Load() }) {
 		return
 	}
 	defer g.pace(compileGCPercent)()
@@ -587,7 +587,7 @@ func (g *Gateway) warm(c *catalog) {
 		return
 	}
 	for s, err := range failed {
-		g.opts.Logger.Error("tool schemas could not be built: search_tools lists the tool without its input schema", "backend", s.tool.backend, "tool", s.tool.def.Name, "error", err)
+		g.opts.Logger.Error("tool schemas could not be built: search_tools lists the tool without its input schema", "backend", s.tool.Backend, "tool", s.tool.Definition.Name, "error", err)
 	}
 	g.opts.Logger.Info("tool schemas built in the background", "tools", len(tools), "took", time.Since(start).Round(time.Millisecond))
 	g.releaseMemory()
@@ -611,7 +611,7 @@ func listLowerBound(tools []*tool) int {
 	const entry = len(`{"name":"","description":"","inputSchema":{"type":"object"}}`)
 	n := len(`{"tools":[]}`)
 	for _, t := range tools {
-		n += entry + len(t.def.Name) + len(t.def.Description)
+		n += entry + len(t.Definition.Name) + len(t.Definition.Description)
 	}
 	return n
 }
@@ -619,8 +619,8 @@ func listLowerBound(tools []*tool) int {
 // withSchemas is t's definition as tools/list shows it, its schemas built
 // on first use.
 func (t *tool) withSchemas() (mcp.Tool, error) {
-	b := t.schemas.full()
-	def := t.def
+	b := t.Schemas.full()
+	def := t.Definition
 	def.InputSchema, def.OutputSchema = b.in, b.out
 	return def, b.err
 }

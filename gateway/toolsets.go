@@ -163,9 +163,9 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 	}
 	sel := make([]toolsets.Tool, len(c.tools))
 	for j, t := range c.tools {
-		sel[j] = toolsets.Tool{Name: t.def.Name, Method: t.method[1:]}
-		if t.lro != nil {
-			sel[j].Pollers = []string{t.lro.GetTool, t.lro.WaitTool}
+		sel[j] = toolsets.Tool{Name: t.Definition.Name, Method: t.Call.Method[1:]}
+		if t.LRO != nil {
+			sel[j].Pollers = []string{t.LRO.GetTool, t.LRO.WaitTool}
 		}
 	}
 	selection := toolsets.NewCatalog(sel)
@@ -189,11 +189,11 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 				l.replaced[t] = true
 				t, own = nt, true
 			}
-			if o := l.byName[t.def.Name]; o != nil {
-				return fmt.Errorf("%w: toolset %s: tools of %s and %s are both named %q", ErrToolOverride, ts.def.Name, o.method[1:], t.method[1:], t.def.Name)
+			if o := l.byName[t.Definition.Name]; o != nil {
+				return fmt.Errorf("%w: toolset %s: tools of %s and %s are both named %q", ErrToolOverride, ts.def.Name, o.Call.Method[1:], t.Call.Method[1:], t.Definition.Name)
 			}
 			l.tools = append(l.tools, t)
-			l.byName[t.def.Name] = t
+			l.byName[t.Definition.Name] = t
 		}
 		l.ops = toolsetOperations(c, l, ts.filter)
 		if own {
@@ -207,7 +207,7 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 		l.indexScopes()
 		services := make(map[string]bool)
 		for _, t := range l.tools {
-			services[serviceURI(t.backend, t.search.Pkg, t.search.Service)] = true
+			services[serviceURI(t.Backend, t.Search.Pkg, t.Search.Service)] = true
 		}
 		var defs []mcp.Resource
 		for _, r := range c.resources.set.Resources() {
@@ -234,18 +234,18 @@ func toolsetOperations(c *catalog, l *listing, filter *methodFilter) map[*tool]b
 	ops := make(map[*tool]bool)
 	for _, b := range c.operations {
 		for _, ot := range []*tool{b.getTool, b.waitTool, b.cancelTool} {
-			if ot != nil && filter.matchPath(ot.method[1:]) {
+			if ot != nil && filter.matchPath(ot.Call.Method[1:]) {
 				ops[ot] = true
 			}
 		}
 	}
 	for _, t := range l.tools {
-		b := c.operations[t.backend]
-		if t.lro == nil || b == nil {
+		b := c.operations[t.Backend]
+		if t.LRO == nil || b == nil {
 			continue
 		}
 		for _, ot := range []*tool{b.getTool, b.waitTool} {
-			if ot != nil && (ot.method == t.lro.PollMethod || ot.method == t.lro.WaitMethod) {
+			if ot != nil && (ot.Call.Method == t.LRO.PollMethod || ot.Call.Method == t.LRO.WaitMethod) {
 				ops[ot] = true
 			}
 		}
@@ -297,8 +297,8 @@ func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode 
 func (g *Gateway) typedSet(l *listing) (*mcp.ToolList, error) {
 	failed := forceSchemas(l.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true)
 	l.tools = slices.DeleteFunc(l.tools, func(t *tool) bool {
-		if _, bad := failed[t.schemas]; bad {
-			delete(l.byName, t.def.Name)
+		if _, bad := failed[t.Schemas]; bad {
+			delete(l.byName, t.Definition.Name)
 			return true
 		}
 		return false

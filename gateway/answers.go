@@ -28,18 +28,14 @@ const (
 	answerRetry   = time.Second
 )
 
-// noteDeadline records that a call to backend ended at DEADLINE_EXCEEDED,
-// so the backend's connection is asked whether it still answers. It never
-// blocks the call.
-func (g *Gateway) noteDeadline(backend string) {
-	for _, b := range g.backends {
-		if b.b.Name == backend {
-			select {
-			case b.ask <- struct{}{}:
-			default:
-			}
-			return
-		}
+// noteDeadline records that a call ended at DEADLINE_EXCEEDED on the
+// tool's backend, whose ask channel its tool holds (compiled.Call.Answers;
+// nil for none), so the backend's connection is asked whether it still
+// answers. It never blocks the call.
+func noteDeadline(ask chan<- struct{}) {
+	select {
+	case ask <- struct{}{}:
+	default:
 	}
 }
 

@@ -2,16 +2,14 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
 // Result budgets.
@@ -52,56 +50,11 @@ const ResultURIPrefix = "grpc-mcp-gateway://result/"
 // resultMIMEType is the MIME type of a kept result.
 const resultMIMEType = "application/json"
 
-// claudeInlineChars is the size over which Claude Code moves a result out
-// of the context unless the tool declares anthropic/maxResultSizeChars;
-// resultNoteBytes bounds what the gateway adds to a result's JSON (the
-// sentence about a cut or the next page).
-const (
-	claudeInlineChars = 50000
-	resultNoteBytes   = 4096
-)
-
-// toolBudget is what a tool's results need from its budget, decided at
-// discovery.
-type toolBudget struct {
-	// shape is what a cut needs of the tool's output schema: where its
-	// records go, whether a root member of that name already holds the
-	// gateway's records (a stream stopped at a limit; see
-	// schema.WithTruncated), and the members the schema requires.
-	Shape results.Shape
-	// askLess ends the sentence of a cut with the ways this method offers
-	// to ask for less (gateway/internal/paging), "" when it has none.
-	AskLess string
-}
-
-// compileBudget marks t's output schema to admit the list of cuts
-// (toolOutput adds it) and, when
-// the budget lets a result grow past what Claude Code keeps inline,
-// declares the largest result in the tool's _meta
-// (anthropic/maxResultSizeChars), so such a client keeps it in context.
-// With the default budget the declaration would change nothing, so it is
-// left out and tools/list stays small.
-func compileBudget(t *tool, budget int) {
-	if budget <= 0 {
-		return
-	}
-	// The shape of a tool with an output schema is completed from the
-	// schema's root (rootFacts): the member may need another name.
-	t.Budget.Shape = results.Shape{Member: schema.TruncatedProperty, Merge: true}
-	if t.Call.Kind == kindServerStream || t.Call.Kind == kindBidiStream {
-		// schema.StreamOutput declares the records' member already.
-		t.Budget.Shape.Required = []string{schema.StreamMessagesProperty}
-	}
-	if budget+resultNoteBytes > claudeInlineChars {
-		t.Definition.Meta = json.RawMessage(`{"anthropic/maxResultSizeChars":` + strconv.Itoa(budget+resultNoteBytes) + `}`)
-	}
-}
-
 // fitResult applies the result budget to res: a result within it is
 // returned as it is; a larger one gets its structuredContent (and the
 // text block holding the same JSON) cut, a sentence saying what was cut,
 // and a link to the whole result, kept for the call's session.
-func (g *Gateway) fitResult(ctx context.Context, session mcp.SessionInfo, t *tool, res *mcp.CallToolResult) *mcp.CallToolResult {
+func (g *Gateway) fitResult(ctx context.Context, session mcp.SessionInfo, t *compiled.Tool, res *mcp.CallToolResult) *mcp.CallToolResult {
 	js := res.StructuredContent
 	if g.budget <= 0 || len(js) <= g.budget {
 		return res

@@ -14,6 +14,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
@@ -33,7 +34,7 @@ import (
 // been called directly.
 func (g *Gateway) serveCall(ctx context.Context, l *listing, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	switch h := l.handleOf(req).(type) {
-	case *tool:
+	case *compiled.Tool:
 		return g.runTool(ctx, h, req)
 	case *metaTool:
 		if h.name == SearchToolsName {
@@ -74,7 +75,7 @@ func (l *listing) handleOf(req *mcp.CallToolRequest) any {
 // tool that actually runs. This is the gateway's hot path. Which error
 // becomes a protocol error and which a tool execution error is decided
 // here and in status.go, and documented in docs/errors.md.
-func (g *Gateway) runTool(ctx context.Context, t *tool, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+func (g *Gateway) runTool(ctx context.Context, t *compiled.Tool, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 	// Metrics, span and call log (observe.go); a no-op when none is on.
 	ctx, ob := g.startCall(ctx, t, req)
 	defer g.endCall(ctx, t, req, ob, &res, &err)
@@ -94,39 +95,49 @@ func (g *Gateway) runTool(ctx context.Context, t *tool, req *mcp.CallToolRequest
 			return failed, nil
 		}
 	}
-	if res, err = t.Call.Invoke(g, ctx, req, t, args); err != nil || res == nil {
+	if res, err = t.Call.Invoke(ctx, req, t, args); err != nil || res == nil {
 		return res, err
 	}
 	// Every result, of every call shape, within the result budget.
 	return g.fitResult(ctx, req.Session, t, res), nil
 }
 
-// invoker makes the backend call of one tool shape with the call's
-// arguments (a JSON object) and turns its outcome into the result. Each
-// tool holds its own (tool.invoke), chosen once at discovery
-// (chooseInvoker), so no call decides its shape again.
-type invoker func(g *Gateway, ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error)
+// invokers are g's invoker of each tool shape, bound to g once (New), so
+// that compiling a tool makes no closure.
+type invokers struct {
+	unary, serverStream, requestStream, watch, longRunning compiled.Invoker
+}
 
-// chooseInvoker is the invoker of t's shape, once compileMethod has
-// settled it: a watch, a stream of each direction, a long-running method,
-// or a plain unary one.
-func chooseInvoker(t *tool) invoker {
+func (g *Gateway) bindInvokers() {
+	g.invokers = invokers{
+		unary:         g.invokeUnary,
+		serverStream:  g.invokeServerStream,
+		requestStream: g.invokeRequestStream,
+		watch:         g.invokeWatch,
+		longRunning:   g.invokeLongRunning,
+	}
+}
+
+// chooseInvoker is the invoker of t's shape, once compilation has
+// settled it (compiled.Options.Invoker): a watch, a stream of each
+// direction, a long-running method, or a plain unary one.
+func (g *Gateway) chooseInvoker(t *compiled.Tool) compiled.Invoker {
 	switch {
 	case t.Watch != nil:
-		return (*Gateway).invokeWatch
-	case t.Call.Kind == kindServerStream:
-		return (*Gateway).invokeServerStream
-	case t.Call.Kind != kindUnary:
-		return (*Gateway).invokeRequestStream
+		return g.invokers.watch
+	case t.Call.Kind == compiled.KindServerStream:
+		return g.invokers.serverStream
+	case t.Call.Kind != compiled.KindUnary:
+		return g.invokers.requestStream
 	case t.LRO != nil:
-		return (*Gateway).invokeLongRunning
+		return g.invokers.longRunning
 	}
-	return (*Gateway).invokeUnary
+	return g.invokers.unary
 }
 
 // invokeUnary calls a unary method: one request, one response.
-func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	in, warnings, err := t.decodeRequest(args)
+func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
+	in, warnings, err := t.DecodeRequest(args)
 	if err != nil {
 		return g.inputError(ctx, t, err)
 	}
@@ -136,7 +147,7 @@ func (g *Gateway) invokeUnary(ctx context.Context, req *mcp.CallToolRequest, t *
 
 // unaryCall sends the converted request of a unary method and converts
 // its response.
-func (g *Gateway) unaryCall(ctx context.Context, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
+func (g *Gateway) unaryCall(ctx context.Context, t *compiled.Tool, in proto.Message) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.Call.Timeout)
 	defer cancel()
 	var out callwire.Frame
@@ -153,13 +164,13 @@ func (g *Gateway) unaryCall(ctx context.Context, t *tool, in proto.Message) (*mc
 		return g.callFailed(ctx, t, status.Convert(err)), nil
 	}
 
-	return t.responseResult(ctx, out.Bytes())
+	return responseResult(ctx, t, out.Bytes())
 }
 
 // invokeLongRunning calls a method that answers with an operation
 // (operation_call.go).
-func (g *Gateway) invokeLongRunning(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	in, warnings, err := t.decodeRequest(args)
+func (g *Gateway) invokeLongRunning(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
+	in, warnings, err := t.DecodeRequest(args)
 	if err != nil {
 		return g.inputError(ctx, t, err)
 	}
@@ -179,18 +190,6 @@ func objectArguments(raw json.RawMessage) ([]byte, error) {
 		return nil, errors.New("invalid params: arguments must be a JSON object")
 	}
 	return raw, nil
-}
-
-// decodeRequest converts the arguments of a unary or server-streaming
-// call into the request message, checking them as the input schema says;
-// warnings are what converted but was probably not meant so.
-func (t *tool) decodeRequest(args []byte) (proto.Message, schema.Warnings, error) {
-	in := t.Call.Input.New().Interface()
-	warnings, err := t.Call.Validator.DecodeInjected(args, in, t.injector())
-	if err != nil {
-		return nil, schema.Warnings{}, err
-	}
-	return in, warnings, nil
 }
 
 // argumentsNote starts the text block of a result whose arguments drew
@@ -215,8 +214,8 @@ func noteArguments(res *mcp.CallToolResult, warnings schema.Warnings) *mcp.CallT
 // transcoded to the JSON the output schema describes. A response holding
 // an Any whose type the backend does not describe cannot be shown; the
 // model reads why, as a tool execution error.
-func (t *tool) responseResult(ctx context.Context, wire []byte) (*mcp.CallToolResult, error) {
-	js, err := t.appendResponse(ctx, make([]byte, 0, 64+2*len(wire)), wire)
+func responseResult(ctx context.Context, t *compiled.Tool, wire []byte) (*mcp.CallToolResult, error) {
+	js, err := t.AppendResponse(ctx, make([]byte, 0, 64+2*len(wire)), wire)
 	var unknown *anytypes.UnknownTypeError
 	if errors.As(err, &unknown) {
 		return unshownResult(unknown, "The backend answered, but the gateway cannot show the answer: "+unknown.Sentence("a value")+"."), nil
@@ -241,16 +240,6 @@ func unshownResult(unknown *anytypes.UnknownTypeError, text string) *mcp.CallToo
 		telemetry.Outcome{Code: codes.Internal, Err: unknown})
 }
 
-// appendResponse appends the JSON of one response message (wire form) to
-// b, transcoding directly (no dynamic message) and wrapping a non-object
-// response as {"value": ...} in the same buffer. The streaming collector
-// (gateway/internal/collect) appends each message of a stream with it
-// too. ctx bounds the lookup of an Any's type met for the first time
-// (gateway/internal/anytypes).
-func (t *tool) appendResponse(ctx context.Context, b, wire []byte) ([]byte, error) {
-	return t.Call.Types.AppendWrapped(ctx, b, t.Call.Response, wire, t.Call.WrapOutput)
-}
-
 // jsonResult is a successful result carrying js as structuredContent and,
 // for clients that read only content, as its text block.
 func jsonResult(js []byte) *mcp.CallToolResult {
@@ -268,7 +257,7 @@ const inputErrorPrefix = "invalid arguments for "
 // default that is a tool execution error (SEP-1303), so the model reads
 // what was wrong and corrects itself; --input-errors=protocol makes it
 // -32602 for clients that prefer that.
-func (g *Gateway) inputError(ctx context.Context, t *tool, cause error) (*mcp.CallToolResult, error) {
+func (g *Gateway) inputError(ctx context.Context, t *compiled.Tool, cause error) (*mcp.CallToolResult, error) {
 	msg := inputErrorPrefix + t.Definition.Name + ": " + cause.Error()
 	if g.opts.Calls.InputErrors == InputErrorsProtocol {
 		// The cause may quote the arguments back.

@@ -1,6 +1,10 @@
 package gateway
 
-import "time"
+import (
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
+)
 
 // SetSemanticPause sets how long queries skip the embeddings endpoint
 // after it failed, for the gateways a test starts next; it returns the
@@ -40,7 +44,7 @@ func (g *Gateway) ForceSchemas(stopped bool) {
 	if stopped {
 		close(stop)
 	}
-	forceSchemas(g.catalog.Load().tools, 1, stop, g.opts.Logger, false)
+	compiled.ForceSchemas(g.catalog.Load().tools, 1, stop, g.opts.Logger, false)
 }
 
 // SchemasBuilt counts the tools of g's current catalog whose schemas are
@@ -48,7 +52,7 @@ func (g *Gateway) ForceSchemas(stopped bool) {
 func (g *Gateway) SchemasBuilt() (built, tools int) {
 	c := g.catalog.Load()
 	for _, t := range c.tools {
-		if t.Schemas.ready.Load() {
+		if t.Schemas.Ready() {
 			built++
 		}
 	}
@@ -60,7 +64,7 @@ func (g *Gateway) SchemasBuilt() (built, tools int) {
 func (g *Gateway) OutputSchemasHeld() int {
 	n := 0
 	for _, t := range g.catalog.Load().tools {
-		if t.Schemas.ready.Load() && t.Schemas.built.out != nil {
+		if t.Schemas.HoldsOutput() {
 			n++
 		}
 	}

@@ -98,6 +98,8 @@ func (m *InputErrorMode) UnmarshalText(b []byte) error {
 // the catalog is swapped atomically when, and only when, what a client
 // would see changed. Close or Shutdown stops it.
 type Gateway struct {
+	// invokers are the call paths of each tool shape (chooseInvoker).
+	invokers invokers
 	opts     Options
 	backends []*backendState
 	catalog  atomic.Pointer[catalog]
@@ -173,6 +175,7 @@ type Gateway struct {
 func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, error) {
 	g := &Gateway{closed: make(chan struct{})}
 	g.whole = endpoint{g: g, of: wholeCatalog, called: func() {}}
+	g.bindInvokers()
 	if opts != nil {
 		g.opts = *opts
 	}

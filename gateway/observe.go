@@ -9,16 +9,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
-
-// toolObs is what observing one tool needs, resolved at discovery so the
-// call path does no label lookups.
-type toolObs struct {
-	Metrics *telemetry.ToolMetrics
-	Tracer  *telemetry.ToolTracer
-}
 
 // callObs is one tools/call being observed. It lives on CallTool's stack.
 type callObs struct {
@@ -33,7 +27,7 @@ func (g *Gateway) instrument(c *catalog) {
 		return
 	}
 	for _, t := range c.tools {
-		t.Obs = toolObs{
+		t.Obs = compiled.Obs{
 			Metrics: g.opts.Telemetry.Metrics.Tool(t.Definition.Name, t.Backend),
 			Tracer:  g.tracer.Tool(t.Definition.Name, t.Backend, t.Call.Method),
 		}
@@ -50,7 +44,7 @@ func (g *Gateway) instrument(c *catalog) {
 // startCall starts observing a call: the clock, and the span when tracing
 // is on, whose context ctx then carries to the backend. With nothing to
 // observe it costs one branch.
-func (g *Gateway) startCall(ctx context.Context, t *tool, req *mcp.CallToolRequest) (context.Context, callObs) {
+func (g *Gateway) startCall(ctx context.Context, t *compiled.Tool, req *mcp.CallToolRequest) (context.Context, callObs) {
 	if !g.observing {
 		return ctx, callObs{}
 	}
@@ -71,7 +65,7 @@ func (g *Gateway) startCall(ctx context.Context, t *tool, req *mcp.CallToolReque
 // endCall records a finished call in the metrics, its span and the call
 // log. ctx is the caller's (not the call's deadline), so a call the
 // client cancelled reads as CANCELLED.
-func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest, ob callObs, res **mcp.CallToolResult, err *error) {
+func (g *Gateway) endCall(ctx context.Context, t *compiled.Tool, req *mcp.CallToolRequest, ob callObs, res **mcp.CallToolResult, err *error) {
 	if !g.observing {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/rpcstatus"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
@@ -37,12 +38,12 @@ func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 		t.Fatal(dialErr)
 	}
 	defer conn.Close()
-	res := (&Gateway{opts: Options{Logger: slog.New(slog.DiscardHandler)}}).callFailed(ctx, &tool{Call: toolCall{Limits: conn}, Backend: "b"}, st)
+	res := (&Gateway{opts: Options{Logger: slog.New(slog.DiscardHandler)}}).callFailed(ctx, &compiled.Tool{Call: compiled.Call{Limits: conn}, Backend: "b"}, st)
 	if got := callOutcome(ctx, res, nil); got != (telemetry.Outcome{Code: codes.ResourceExhausted}) {
 		t.Errorf("callFailed (a size limit): outcome %+v", got)
 	}
 
-	tl := &tool{Definition: mcp.Tool{Name: "T"}}
+	tl := &compiled.Tool{Definition: mcp.Tool{Name: "T"}}
 	res, _ = (&Gateway{}).inputError(ctx, tl, errors.New("id: want a string"))
 	if got := callOutcome(ctx, res, nil); !got.Rejected {
 		t.Errorf("inputError: outcome %+v, want rejected", got)

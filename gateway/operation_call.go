@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
@@ -27,7 +28,7 @@ const cancelTimeout = 10 * time.Second
 // returns the unfinished operation's handle. Only the client's own
 // cancellation ends the call without a result, and cancels the operation
 // when Options.Calls.OperationCancel is set.
-func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
+func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, in proto.Message) (*mcp.CallToolResult, error) {
 	client := ctx
 	ctx, cancel := context.WithTimeout(ctx, t.Call.Timeout)
 	defer cancel()
@@ -69,7 +70,7 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 // when the operator asked for that (a client that went away should not
 // kill a job by default). It runs after the client's context ended, so on
 // a context of its own that keeps the call's metadata.
-func (g *Gateway) cancelOperation(client context.Context, t *tool, name string) {
+func (g *Gateway) cancelOperation(client context.Context, t *compiled.Tool, name string) {
 	lr := t.LRO
 	if !lr.Cancel || lr.Ops == nil || !lr.Ops.HasCancel || name == "" {
 		return

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolname"
@@ -33,7 +34,7 @@ import (
 // client sees it (name, title, description, schemas, annotations); only
 // when something differs is it swapped in, atomically, and clients told
 // with notifications/tools/list_changed (and resources/list_changed when
-// the services changed). A call that already loaded a *tool finishes on it.
+// the services changed). A call that already loaded a *compiled.Tool finishes on it.
 
 // discoverBackend discovers b once and, when its descriptors changed,
 // compiles its tools. changed says whether the catalog must be assembled
@@ -46,53 +47,55 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 	}
 	fp := fingerprint(res)
 	prev, _, _, _ := b.snapshot()
-	if prev != nil && prev.fingerprint == fp {
+	if prev != nil && prev.Fingerprint == fp {
 		b.succeed(nil)
 		return false, nil
 	}
 	defer g.pace(compileGCPercent)()
-	bt, err := compileBackend(b.b.Name, res, b.b.Conn, catalogOptions{
-		exposeHealth:    g.opts.Catalog.ExposeHealth,
-		exposeInternal:  g.opts.Catalog.ExposeInternal,
-		useProtoNames:   g.opts.Catalog.UseProtoNames,
-		filter:          g.filter,
-		logger:          g.opts.Logger,
-		backend:         b.settings,
-		deadlines:       deadlines{methods: g.methodTimeouts, call: g.opts.Calls.Timeout, stream: g.opts.Calls.StreamTimeout},
-		operationWait:   g.opts.Calls.OperationWait,
-		operationCancel: g.opts.Calls.OperationCancel,
-		exposeDebugInfo: g.opts.Calls.ExposeDebugInfo,
-		maxResultBytes:  g.budget,
-		watch:           g.watch,
-		overrides:       g.overrides,
+	bt, err := compiled.Compile(b.b.Name, res, b.b.Conn, compiled.Options{
+		ExposeHealth:    g.opts.Catalog.ExposeHealth,
+		ExposeInternal:  g.opts.Catalog.ExposeInternal,
+		UseProtoNames:   g.opts.Catalog.UseProtoNames,
+		Exposes:         exposer(g.filter, b.settings),
+		Logger:          g.opts.Logger,
+		Settle:          b.settings.settler(deadlines{methods: g.methodTimeouts, call: g.opts.Calls.Timeout, stream: g.opts.Calls.StreamTimeout}),
+		MD:              b.settings.metadata(),
+		OperationWait:   g.opts.Calls.OperationWait,
+		OperationCancel: g.opts.Calls.OperationCancel,
+		ExposeDebugInfo: g.opts.Calls.ExposeDebugInfo,
+		MaxResultBytes:  g.budget,
+		Watch:           g.watch,
+		Overrides:       g.overrides,
+		Invoker:         g.chooseInvoker,
+		Answers:         b.ask,
 	})
 	if err != nil {
 		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))
 	}
-	bt.fingerprint = fp
+	bt.Fingerprint = fp
 	if b.managed != nil {
 		var retried []string
-		for _, t := range bt.tools {
+		for _, t := range bt.Tools {
 			if t.Call.Retry {
 				retried = append(retried, t.Call.Method)
 			}
 		}
 		health := false
 		for _, svc := range res.Services {
-			health = health || svc.FullName() == healthService
+			health = health || svc.FullName() == compiled.HealthService
 		}
 		b.managed.SetDiscovered(retried, health)
 	}
 	b.succeed(bt)
-	g.opts.Logger.Info("discovered backend", "backend", b.b.Name, "services", len(res.Services), "tools", len(bt.tools))
-	if len(bt.hidden) > 0 {
+	g.opts.Logger.Info("discovered backend", "backend", b.b.Name, "services", len(res.Services), "tools", len(bt.Tools))
+	if len(bt.Hidden) > 0 {
 		// Logged when the backend's descriptors change (at start, and
 		// when its API changes), not at every refresh: the operator
 		// learns once what is missing from the catalog, and how to get
 		// it.
 		g.opts.Logger.Info("internal services not exposed as tools: they serve the server's operators and infrastructure, not its users; "+
 			"expose them with Options.Catalog.ExposeInternal (gateway: --expose-internal, config expose_internal: true)",
-			"backend", b.b.Name, "services", bt.hidden, "methods", bt.hiddenMethods)
+			"backend", b.b.Name, "services", bt.Hidden, "methods", bt.HiddenMethods)
 	}
 	return true, nil
 }
@@ -105,7 +108,7 @@ func (b *backendState) fail(err error) error {
 }
 
 // succeed records a successful discovery; bt nil means "unchanged".
-func (b *backendState) succeed(bt *backendTools) {
+func (b *backendState) succeed(bt *compiled.Backend) {
 	b.mu.Lock()
 	b.lastErr = nil
 	if bt != nil {
@@ -152,7 +155,7 @@ func fingerprint(res *descriptors.Result) [32]byte {
 func (g *Gateway) rebuild() (bool, error) {
 	g.rebuildMu.Lock()
 	defer g.rebuildMu.Unlock()
-	parts := make([]*backendTools, 0, len(g.backends))
+	parts := make([]*compiled.Backend, 0, len(g.backends))
 	var undiscovered []string
 	for _, b := range g.backends {
 		if bt, _, _, _ := b.snapshot(); bt != nil {
@@ -244,15 +247,15 @@ func (g *Gateway) rebuild() (bool, error) {
 // the Operations service or one of its methods counts as a rule does: the
 // API's owners said who may use every caller's operations, so the tool
 // is listed, for the holders of that scope.
-func assemble(parts []*backendTools, rules scopes.Rules, pins *scopes.Pins, guardOperations, declared bool) (*catalog, error) {
-	slices.SortFunc(parts, func(a, b *backendTools) int { return cmp.Compare(a.backend, b.backend) })
-	var all []*tool
+func assemble(parts []*compiled.Backend, rules scopes.Rules, pins *scopes.Pins, guardOperations, declared bool) (*catalog, error) {
+	slices.SortFunc(parts, func(a, b *compiled.Backend) int { return cmp.Compare(a.Name, b.Name) })
+	var all []*compiled.Tool
 	var names, backends, methods []string
 	for _, p := range parts {
-		for _, t := range p.tools {
+		for _, t := range p.Tools {
 			all = append(all, t)
 			names = append(names, t.Definition.Name)
-			backends = append(backends, p.backend)
+			backends = append(backends, p.Name)
 			methods = append(methods, t.Call.Method[1:])
 		}
 	}
@@ -262,9 +265,9 @@ func assemble(parts []*backendTools, rules scopes.Rules, pins *scopes.Pins, guar
 		targets[i] = scopes.Target{Name: final[i], Local: names[i], Base: all[i].Access.BaseName, Method: methods[i]}
 	}
 	resolved := rules.Resolve(targets, pins)
-	c := &catalog{listing: listing{tools: make([]*tool, 0, len(all)), byName: make(map[string]*tool, len(all))}, rules: resolved, listed: make(map[string]bool, len(parts))}
+	c := &catalog{listing: listing{tools: make([]*compiled.Tool, 0, len(all)), byName: make(map[string]*compiled.Tool, len(all))}, rules: resolved, listed: make(map[string]bool, len(parts))}
 	for _, p := range parts {
-		c.listed[p.backend] = true
+		c.listed[p.Name] = true
 	}
 	withheld := make([]bool, len(all))
 	for i, t := range all {
@@ -276,7 +279,7 @@ func assemble(parts []*backendTools, rules scopes.Rules, pins *scopes.Pins, guar
 	// that poll them; and every Operations tool, listed or withheld, for
 	// the task methods.
 	pollers := make(map[string]string)
-	opsTools := make(map[string]*tool)
+	opsTools := make(map[string]*compiled.Tool)
 	for i, t := range all {
 		if !withheld[i] {
 			pollers[t.Backend+t.Call.Method] = final[i]
@@ -289,7 +292,7 @@ func assemble(parts []*backendTools, rules scopes.Rules, pins *scopes.Pins, guar
 		if declared && len(t.Access.DeclaredScopes) > 0 {
 			nt.Access.Scopes = slices.Compact(slices.Sorted(slices.Values(slices.Concat(nt.Access.Scopes, t.Access.DeclaredScopes))))
 		}
-		nt.Obs = toolObs{}
+		nt.Obs = compiled.Obs{}
 		if strings.HasPrefix(t.Call.Method, "/"+longrunning.OperationsService+"/") {
 			opsTools[t.Backend+t.Call.Method] = &nt
 		}
@@ -302,16 +305,16 @@ func assemble(parts []*backendTools, rules scopes.Rules, pins *scopes.Pins, guar
 		c.tools = append(c.tools, &nt)
 		c.byName[nt.Definition.Name] = &nt
 	}
-	c.byMethod = make(map[string]*tool, len(c.tools))
+	c.byMethod = make(map[string]*compiled.Tool, len(c.tools))
 	for _, t := range c.tools {
 		c.byMethod[t.Backend+"\x00"+t.Call.Method] = t
 	}
 	c.operations = make(map[string]*operationsBackend)
 	for _, p := range parts {
-		if p.ops != nil {
-			c.operations[p.backend] = &operationsBackend{name: p.backend, ops: p.ops, md: p.md,
-				getTool: opsTools[p.backend+longrunning.GetOperationMethod], waitTool: opsTools[p.backend+longrunning.WaitOperationMethod],
-				cancelTool: opsTools[p.backend+longrunning.CancelOperationMethod]}
+		if p.Ops != nil {
+			c.operations[p.Name] = &operationsBackend{name: p.Name, ops: p.Ops, md: p.MD,
+				getTool: opsTools[p.Name+longrunning.GetOperationMethod], waitTool: opsTools[p.Name+longrunning.WaitOperationMethod],
+				cancelTool: opsTools[p.Name+longrunning.CancelOperationMethod]}
 		}
 	}
 	for _, nt := range c.tools {
@@ -386,7 +389,7 @@ func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string)
 // schema when a lower bound of the typed list is over the budget
 // (toolschemas.go); c.typedTokens is then that bound.
 func (g *Gateway) chooseMode(c *catalog) error {
-	c.typedTokens = estimatedTokens(listLowerBound(c.tools))
+	c.typedTokens = estimatedTokens(compiled.ListLowerBound(c.tools))
 	c.mode = g.opts.Search.ToolMode
 	if c.mode == ToolModeAuto && g.opts.Search.ToolBudget >= 0 && c.typedTokens > g.opts.Search.ToolBudget {
 		c.mode = ToolModeSearch
@@ -394,10 +397,10 @@ func (g *Gateway) chooseMode(c *catalog) error {
 	compact := new(mcp.SchemaCompactor)
 	if c.mode != ToolModeSearch {
 		paced := g.pace(buildGCPercent)
-		failed := forceSchemas(c.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true)
+		failed := compiled.ForceSchemas(c.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true)
 		paced()
 		if len(failed) > 0 {
-			c.tools = slices.DeleteFunc(c.tools, func(t *tool) bool {
+			c.tools = slices.DeleteFunc(c.tools, func(t *compiled.Tool) bool {
 				if err, ok := failed[t.Schemas]; ok {
 					g.opts.Logger.Error("tool left out of the list: its schemas could not be built", "backend", t.Backend, "tool", t.Definition.Name, "error", err)
 					delete(c.byName, t.Definition.Name)
@@ -408,7 +411,7 @@ func (g *Gateway) chooseMode(c *catalog) error {
 		}
 		defs := make([]mcp.Tool, len(c.tools))
 		for i, t := range c.tools {
-			defs[i], _ = t.withSchemas() // built: forceSchemas left out those that failed
+			defs[i], _ = t.WithSchemas() // built: forceSchemas left out those that failed
 			defs[i].Handle = t
 		}
 		set, err := mcp.NewToolList(defs, &mcp.ToolListOptions{Compactor: compact, CacheScope: g.listCacheScope()})
@@ -465,15 +468,11 @@ func diffTools(a, b *catalog) (added, removed, changed int) {
 // output schemas, and there a tool whose other members did not change
 // counts as unchanged (it is only logged: what search mode lists, its two
 // tools, is compared in full).
-func sameTool(a, b *tool) bool {
+func sameTool(a, b *compiled.Tool) bool {
 	if !sameDef(a.Definition, b.Definition) {
 		return false
 	}
-	if a.Schemas == b.Schemas || !a.Schemas.ready.Load() || !b.Schemas.ready.Load() {
-		return true
-	}
-	x, y := a.Schemas.input(), b.Schemas.input()
-	return x.sameInput(y) && (x.outDropped || y.outDropped || bytes.Equal(x.out, y.out))
+	return a.Schemas.Same(b.Schemas)
 }
 
 // sameDef compares two tools as tools/list shows them.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/forward"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
@@ -190,8 +191,8 @@ type deadlines struct {
 // setting that names the method beats one that covers a whole backend:
 // an operator who gave Temporal's polls 70s meant it for every backend
 // that serves them.
-func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor, d deadlines) {
-	unary := t.Call.Kind == kindUnary
+func (s *backendSettings) apply(t *compiled.Tool, m protoreflect.MethodDescriptor, d deadlines) {
+	unary := t.Call.Kind == compiled.KindUnary
 	t.Call.Timeout = d.stream
 	if unary {
 		t.Call.Timeout = d.call
@@ -223,4 +224,24 @@ func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor, d dead
 		}
 		t.Access.TokenScopes = mc.TokenScopes
 	}
+}
+
+// exposer is compiled.Options.Exposes: the gateway's filter, then the
+// backend's own settings (s, nil for none).
+func exposer(filter *methodFilter, s *backendSettings) func(protoreflect.MethodDescriptor) bool {
+	return func(m protoreflect.MethodDescriptor) bool { return filter.match(m) && s.exposes(m) }
+}
+
+// settler is compiled.Options.Settle: apply, with the gateway-wide
+// deadlines d.
+func (s *backendSettings) settler(d deadlines) func(*compiled.Tool, protoreflect.MethodDescriptor) {
+	return func(t *compiled.Tool, m protoreflect.MethodDescriptor) { s.apply(t, m, d) }
+}
+
+// metadata is the backend's own metadata, nil for none.
+func (s *backendSettings) metadata() metadata.MD {
+	if s == nil {
+		return nil
+	}
+	return s.md
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/rpcstatus"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
@@ -20,9 +21,9 @@ import (
 // grpc-go refused for one of the backend connection's size limits
 // (backendconn.Conn.ExceededLimit), which limit, and that repeating the
 // call cannot help.
-func (g *Gateway) callFailed(ctx context.Context, t *tool, st *status.Status) *mcp.CallToolResult {
+func (g *Gateway) callFailed(ctx context.Context, t *compiled.Tool, st *status.Status) *mcp.CallToolResult {
 	if st.Code() == codes.DeadlineExceeded {
-		g.noteDeadline(t.Backend)
+		noteDeadline(t.Call.Answers)
 	}
 	st = g.clientStatus(t, st)
 	if t.Call.Limits != nil {
@@ -41,7 +42,7 @@ func (g *Gateway) callFailed(ctx context.Context, t *tool, st *status.Status) *m
 
 // clientStatus returns st as the client may see it, logging what it
 // leaves out.
-func (g *Gateway) clientStatus(t *tool, st *status.Status) *status.Status {
+func (g *Gateway) clientStatus(t *compiled.Tool, st *status.Status) *status.Status {
 	if rpcstatus.IsTransportError(st) {
 		g.opts.Logger.Warn("tools/call: the gateway could not reach the backend",
 			"tool", t.Definition.Name, "backend", t.Backend, "code", telemetry.CodeName(st.Code()), "error", st.Message())

@@ -14,12 +14,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/collect"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/watch"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
@@ -56,58 +56,20 @@ const (
 	DefaultStreamMaxBytes = 4 << 20
 )
 
-// callKind is the shape of a tool's RPC, which decides its call path.
-type callKind uint8
-
-const (
-	kindUnary callKind = iota
-	kindServerStream
-	kindClientStream
-	kindBidiStream
-)
-
 // streamDescs are the grpc.StreamDesc of each streaming kind. grpc reads
 // only the two direction flags; the method name travels separately.
 var streamDescs = [...]grpc.StreamDesc{
-	kindServerStream: {ServerStreams: true},
-	kindClientStream: {ClientStreams: true},
-	kindBidiStream:   {ServerStreams: true, ClientStreams: true},
-}
-
-// compileStream makes t a streaming tool when m streams: the kind, and a
-// sentence in the description telling a model how the stream maps onto
-// arguments and result (the streaming sides' array-shaped schemas are
-// buildSchemas'). A unary method is left as it is.
-func (t *tool) compileStream(m protoreflect.MethodDescriptor) {
-	var note string
-	switch cs, ss := m.IsStreamingClient(), m.IsStreamingServer(); {
-	case cs && ss:
-		t.Call.Kind = kindBidiStream
-		note = fmt.Sprintf("Bidirectional streaming: pass the request messages in order as %q; the gateway sends them while it collects the replies, and returns every reply in order in %q (the gateway's message and byte limits may truncate them).",
-			schema.StreamRequestsProperty, schema.StreamMessagesProperty)
-	case cs:
-		t.Call.Kind = kindClientStream
-		note = fmt.Sprintf("Client streaming: pass the request messages in order as %q; the gateway sends them, closes the stream and returns the single response.",
-			schema.StreamRequestsProperty)
-	case ss:
-		t.Call.Kind = kindServerStream
-		note = fmt.Sprintf("Server streaming: the result collects the stream's messages in order in %q (the gateway's message and byte limits may truncate them); with a progressToken each message is reported as it arrives.",
-			schema.StreamMessagesProperty)
-	default:
-		return
-	}
-	if ss := m.IsStreamingServer(); ss {
-		t.Call.ProgressLabel = " (" + string(m.Output().FullName()) + ")"
-	}
-	t.Definition.Description += "\n\n" + note
+	compiled.KindServerStream: {ServerStreams: true},
+	compiled.KindClientStream: {ClientStreams: true},
+	compiled.KindBidiStream:   {ServerStreams: true, ClientStreams: true},
 }
 
 // invokeServerStream calls a server-streaming method. Every request
 // message of a streaming call is converted before the stream opens, so
 // arguments that do not fit are an input error and the backend sees
 // nothing.
-func (g *Gateway) invokeServerStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	in, warnings, err := t.decodeRequest(args)
+func (g *Gateway) invokeServerStream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
+	in, warnings, err := t.DecodeRequest(args)
 	if err != nil {
 		return g.inputError(ctx, t, err)
 	}
@@ -117,8 +79,8 @@ func (g *Gateway) invokeServerStream(ctx context.Context, req *mcp.CallToolReque
 
 // invokeRequestStream calls a client- or bidirectional-streaming method
 // with the request messages the arguments list.
-func (g *Gateway) invokeRequestStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	reqs, warnings, err := t.decodeRequests(args)
+func (g *Gateway) invokeRequestStream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
+	reqs, warnings, err := decodeRequests(t, args)
 	if err != nil {
 		return g.inputError(ctx, t, err)
 	}
@@ -128,20 +90,20 @@ func (g *Gateway) invokeRequestStream(ctx context.Context, req *mcp.CallToolRequ
 
 // invokeWatch calls an open-ended stream for the window the arguments
 // ask for (gateway/internal/watch).
-func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
+func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
 	args, win, err := t.Watch.Take(args, g.opts.Calls.StreamMaxMessages)
 	if err != nil {
 		return g.inputError(ctx, t, err)
 	}
 	var reqs []proto.Message
 	var warnings schema.Warnings
-	if t.Call.Kind == kindServerStream {
-		in, w, err := t.decodeRequest(args)
+	if t.Call.Kind == compiled.KindServerStream {
+		in, w, err := t.DecodeRequest(args)
 		if err != nil {
 			return g.inputError(ctx, t, err)
 		}
 		reqs, warnings = []proto.Message{in}, w
-	} else if reqs, warnings, err = t.decodeRequests(args); err != nil {
+	} else if reqs, warnings, err = decodeRequests(t, args); err != nil {
 		return g.inputError(ctx, t, err)
 	}
 	res, err := g.stream(ctx, req, t, reqs, win)
@@ -151,7 +113,7 @@ func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *
 // stream opens the stream of a streaming tool and runs it to its end with
 // the converted requests, or to the end of its window for a watch (win,
 // nil otherwise; gateway/internal/watch).
-func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool, reqs []proto.Message, win *watch.Window) (*mcp.CallToolResult, error) {
+func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, reqs []proto.Message, win *watch.Window) (*mcp.CallToolResult, error) {
 	tctx, cancelTimeout := context.WithTimeout(ctx, t.Call.Timeout)
 	defer cancelTimeout()
 	if win != nil {
@@ -174,9 +136,9 @@ func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 	}
 
 	switch t.Call.Kind {
-	case kindClientStream:
+	case compiled.KindClientStream:
 		return g.clientStream(ctx, sctx, req, t, stream, reqs)
-	case kindServerStream:
+	case compiled.KindServerStream:
 		if err := stream.SendMsg(reqs[0]); err != nil && !errors.Is(err, io.EOF) {
 			// A local failure (a request over the send limit) leaves the
 			// stream open; io.EOF means the backend ended it, and its
@@ -239,7 +201,7 @@ func sendAll(stream grpc.ClientStream, reqs []proto.Message) error {
 
 // clientStream sends the requests in order, half-closes and answers with
 // the single response, wrapped as the unary path wraps it.
-func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, reqs []proto.Message) (*mcp.CallToolResult, error) {
+func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, stream grpc.ClientStream, reqs []proto.Message) (*mcp.CallToolResult, error) {
 	sent := 0
 	for _, m := range reqs {
 		if err := stream.SendMsg(m); err != nil {
@@ -262,13 +224,13 @@ func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolReque
 	if err := stream.RecvMsg(&out); err != nil {
 		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 	}
-	return t.responseResult(ctx, out.Bytes())
+	return responseResult(ctx, t, out.Bytes())
 }
 
 // clientStreamEnded is the error result of a client stream: the status as
 // the unary path reports it, plus how far the sending got when the backend
 // stopped reading early, which tells a model which requests took effect.
-func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err error, sent, total int) *mcp.CallToolResult {
+func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *compiled.Tool, err error, sent, total int) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
 	res := g.callFailed(ctx, t, st)
 	if ctx.Err() != nil {
@@ -285,7 +247,7 @@ func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err erro
 
 // collect receives a server or bidirectional stream into a result, within
 // the limits, reporting each message as progress when asked to.
-func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, win *watch.Window) (*mcp.CallToolResult, error) {
+func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *compiled.Tool, stream grpc.ClientStream, win *watch.Window) (*mcp.CallToolResult, error) {
 	c := collect.New(g.opts.Calls.StreamMaxMessages, g.opts.Calls.StreamMaxBytes)
 	c.Watch(win, g.budget)
 	progress := req.ProgressToken != nil
@@ -306,7 +268,7 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 		if err != nil {
 			return g.streamEnded(ctx, sctx, t, c, err), nil
 		}
-		more, err := c.Add(ctx, frame.Bytes(), t.appendResponse)
+		more, err := c.Add(ctx, frame.Bytes(), t.AppendResponse)
 		if unknown := (*anytypes.UnknownTypeError)(nil); errors.As(err, &unknown) {
 			cancel(err)
 			return unshown(c, unknown), nil
@@ -350,7 +312,7 @@ var errLimit = errors.New("gateway: stream limit reached")
 // deadline; whose structuredContent (and second text block) holds the
 // messages received before the error, in the output schema's shape with
 // its optional "error" property. c may be nil (no messages yet).
-func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collect.Collector, err error) *mcp.CallToolResult {
+func (g *Gateway) streamEnded(ctx, sctx context.Context, t *compiled.Tool, c *collect.Collector, err error) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
 	res := g.callFailed(ctx, t, st)
 	if ctx.Err() != nil {
@@ -431,7 +393,7 @@ func unshown(c *collect.Collector, unknown *anytypes.UnknownTypeError) *mcp.Call
 // a JSON-encoded string holding either form is decoded (models sometimes
 // send that, and the unary validator accepts it too). Every problem is
 // reported with its path (requests[2].observation.animalId).
-func (t *tool) decodeRequests(args []byte) ([]proto.Message, schema.Warnings, error) {
+func decodeRequests(t *compiled.Tool, args []byte) ([]proto.Message, schema.Warnings, error) {
 	const prop = schema.StreamRequestsProperty
 	var warnings schema.Warnings
 	var fields map[string]json.RawMessage
@@ -481,7 +443,7 @@ func (t *tool) decodeRequests(args []byte) ([]proto.Message, schema.Warnings, er
 			continue
 		}
 		m := t.Call.Input.New().Interface()
-		w, err := t.Call.Validator.DecodeInjected(e, m, t.injector())
+		w, err := t.Call.Validator.DecodeInjected(e, m, t.Injector())
 		if err != nil {
 			var ve *schema.ValidationError
 			if !errors.As(err, &ve) {

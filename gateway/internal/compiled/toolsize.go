@@ -1,4 +1,4 @@
-package gateway
+package compiled
 
 import (
 	"encoding/json"
@@ -41,7 +41,7 @@ const maxToolName = 64
 //
 // It returns the entry's size before, 0 when the tool was within the
 // bound.
-func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache, dec schemaDecor) (int, error) {
+func boundTool(t *Tool, m protoreflect.MethodDescriptor, cc *compileCache, dec schemaDecor) (int, error) {
 	def := t.Definition
 	def.Name = strings.Repeat("x", maxToolName)
 	if t.LRO != nil {
@@ -140,8 +140,8 @@ func (b *boundedTools) add(name string, whole int, took time.Duration) {
 // boundOutput is t's output schema within max bytes, nil when it cannot
 // be: the schema compiled for t rebuilt from its message with the same
 // additions (an operation's handle, the result budget's list of cuts).
-func (c *compileCache) boundOutput(t *tool, m protoreflect.MethodDescriptor, max int) (json.RawMessage, error) {
-	if t.Call.Kind == kindServerStream || t.Call.Kind == kindBidiStream {
+func (c *compileCache) boundOutput(t *Tool, m protoreflect.MethodDescriptor, max int) (json.RawMessage, error) {
+	if t.Call.Kind == KindServerStream || t.Call.Kind == KindBidiStream {
 		s, err := c.outputWithin(m.Output(), true, max)
 		if err != nil || len(s) > max {
 			return nil, err

@@ -28,17 +28,6 @@ const (
 	answerRetry   = time.Second
 )
 
-// noteDeadline records that a call ended at DEADLINE_EXCEEDED on the
-// tool's backend, whose ask channel its tool holds (compiled.Call.Answers;
-// nil for none), so the backend's connection is asked whether it still
-// answers. It never blocks the call.
-func noteDeadline(ask chan<- struct{}) {
-	select {
-	case ask <- struct{}{}:
-	default:
-	}
-}
-
 // watchAnswers asks b's connection whether it answers each time a call
 // timed out, and keeps asking while it does not.
 func (g *Gateway) watchAnswers(ctx context.Context, b *backendState) {

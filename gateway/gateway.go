@@ -30,6 +30,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/call"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/forward"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
@@ -98,7 +99,9 @@ func (m *InputErrorMode) UnmarshalText(b []byte) error {
 // the catalog is swapped atomically when, and only when, what a client
 // would see changed. Close or Shutdown stops it.
 type Gateway struct {
+	// calls is what the call path needs of the gateway (gateway/internal/call);
 	// invokers are the call paths of each tool shape (chooseInvoker).
+	calls    call.Env
 	invokers invokers
 	opts     Options
 	backends []*backendState
@@ -175,7 +178,6 @@ type Gateway struct {
 func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, error) {
 	g := &Gateway{closed: make(chan struct{})}
 	g.whole = endpoint{g: g, of: wholeCatalog, called: func() {}}
-	g.bindInvokers()
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -238,6 +240,15 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		return nil, err
 	}
 	g.md = md
+	g.calls = call.Env{
+		Logger:              g.opts.Logger,
+		InputErrorsProtocol: g.opts.Calls.InputErrors == InputErrorsProtocol,
+		ExposeDebugInfo:     g.opts.Calls.ExposeDebugInfo,
+		StreamMaxMessages:   g.opts.Calls.StreamMaxMessages,
+		StreamMaxBytes:      g.opts.Calls.StreamMaxBytes,
+		ResultBudget:        g.budget,
+	}
+	g.bindInvokers()
 	g.tracer = telemetry.NewTracer(g.opts.Telemetry.TracerProvider)
 	g.observing = g.opts.Telemetry.Metrics != nil || g.tracer != nil || g.opts.Logger.Handler() != slog.DiscardHandler
 	if g.filter, err = newMethodFilter("Options.Catalog", g.opts.Catalog.Include, g.opts.Catalog.Exclude); err != nil {

@@ -102,16 +102,10 @@ func (g *Gateway) endCall(ctx context.Context, t *compiled.Tool, req *mcp.CallTo
 }
 
 // The outcome of a call is decided where the call's fate is (a gRPC
-// status in rpcstatus.Result, arguments refused in inputError, a refusal in
+// status in rpcstatus.Result, arguments refused in call.Env.InputError, a refusal in
 // authorize) and returned with what that place returns: on the result
 // (mcp.CallToolResult.Outcome, never sent) or on the error
 // (outcomeError). Nothing reads it back out of a result's text.
-
-// withOutcome sets res's outcome and returns res.
-func withOutcome(res *mcp.CallToolResult, o telemetry.Outcome) *mcp.CallToolResult {
-	res.Outcome = o
-	return res
-}
 
 // outcomeError is an error that ends a call, with the call's outcome.
 // The MCP layer sees the error it wraps.

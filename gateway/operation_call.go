@@ -35,7 +35,7 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 	var out callwire.Frame
 	defer out.Release()
 	if err := t.Call.Conn.Invoke(ctx, t.Call.Method, in, &out, callwire.Codec); err != nil {
-		return g.callFailed(ctx, t, status.Convert(err)), nil
+		return g.calls.Failed(ctx, t, status.Convert(err)), nil
 	}
 	lr := t.LRO
 	op, err := lr.Start(in, out.Bytes())

@@ -100,7 +100,7 @@ type Call struct {
 	// attempts.
 	Repeatable, Retry bool
 	// Limits are the message size limits of the backend's connection, for
-	// the error a message over them becomes (callFailed); nil for a
+	// the error a message over them becomes (call.Env.Failed); nil for a
 	// connection not made by backendconn.Dial.
 	Limits Limits
 	// Answers is told of a call that ended at DEADLINE_EXCEEDED

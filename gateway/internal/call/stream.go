@@ -1,4 +1,4 @@
-package gateway
+package call
 
 import (
 	"bytes"
@@ -45,17 +45,6 @@ import (
 // list a result over the result budget gets, budget.go). A deadline or a non-OK status is an
 // error result that still carries the messages received before it.
 
-// Defaults of the streaming limits (Options.Calls.StreamTimeout,
-// StreamMaxMessages, StreamMaxBytes).
-const (
-	DefaultStreamTimeout     = 5 * time.Minute
-	DefaultStreamMaxMessages = 10000
-	// DefaultStreamMaxBytes keeps a full result (its JSON appears twice,
-	// in structuredContent and in the text block) under the 16 MiB per
-	// message that the official SDK clients accept by default.
-	DefaultStreamMaxBytes = 4 << 20
-)
-
 // streamDescs are the grpc.StreamDesc of each streaming kind. grpc reads
 // only the two direction flags; the method name travels separately.
 var streamDescs = [...]grpc.StreamDesc{
@@ -64,56 +53,56 @@ var streamDescs = [...]grpc.StreamDesc{
 	compiled.KindBidiStream:   {ServerStreams: true, ClientStreams: true},
 }
 
-// invokeServerStream calls a server-streaming method. Every request
+// ServerStream calls a server-streaming method. Every request
 // message of a streaming call is converted before the stream opens, so
 // arguments that do not fit are an input error and the backend sees
 // nothing.
-func (g *Gateway) invokeServerStream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
+func (e *Env) ServerStream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
 	in, warnings, err := t.DecodeRequest(args)
 	if err != nil {
-		return g.inputError(ctx, t, err)
+		return e.InputError(ctx, t, err)
 	}
-	res, err := g.stream(ctx, req, t, []proto.Message{in}, nil)
-	return noteArguments(res, warnings), err
+	res, err := e.stream(ctx, req, t, []proto.Message{in}, nil)
+	return NoteArguments(res, warnings), err
 }
 
-// invokeRequestStream calls a client- or bidirectional-streaming method
+// RequestStream calls a client- or bidirectional-streaming method
 // with the request messages the arguments list.
-func (g *Gateway) invokeRequestStream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
+func (e *Env) RequestStream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
 	reqs, warnings, err := decodeRequests(t, args)
 	if err != nil {
-		return g.inputError(ctx, t, err)
+		return e.InputError(ctx, t, err)
 	}
-	res, err := g.stream(ctx, req, t, reqs, nil)
-	return noteArguments(res, warnings), err
+	res, err := e.stream(ctx, req, t, reqs, nil)
+	return NoteArguments(res, warnings), err
 }
 
-// invokeWatch calls an open-ended stream for the window the arguments
+// Watch calls an open-ended stream for the window the arguments
 // ask for (gateway/internal/watch).
-func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
-	args, win, err := t.Watch.Take(args, g.opts.Calls.StreamMaxMessages)
+func (e *Env) Watch(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
+	args, win, err := t.Watch.Take(args, e.StreamMaxMessages)
 	if err != nil {
-		return g.inputError(ctx, t, err)
+		return e.InputError(ctx, t, err)
 	}
 	var reqs []proto.Message
 	var warnings schema.Warnings
 	if t.Call.Kind == compiled.KindServerStream {
 		in, w, err := t.DecodeRequest(args)
 		if err != nil {
-			return g.inputError(ctx, t, err)
+			return e.InputError(ctx, t, err)
 		}
 		reqs, warnings = []proto.Message{in}, w
 	} else if reqs, warnings, err = decodeRequests(t, args); err != nil {
-		return g.inputError(ctx, t, err)
+		return e.InputError(ctx, t, err)
 	}
-	res, err := g.stream(ctx, req, t, reqs, win)
-	return noteArguments(res, warnings), err
+	res, err := e.stream(ctx, req, t, reqs, win)
+	return NoteArguments(res, warnings), err
 }
 
 // stream opens the stream of a streaming tool and runs it to its end with
 // the converted requests, or to the end of its window for a watch (win,
 // nil otherwise; gateway/internal/watch).
-func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, reqs []proto.Message, win *watch.Window) (*mcp.CallToolResult, error) {
+func (e *Env) stream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, reqs []proto.Message, win *watch.Window) (*mcp.CallToolResult, error) {
 	tctx, cancelTimeout := context.WithTimeout(ctx, t.Call.Timeout)
 	defer cancelTimeout()
 	if win != nil {
@@ -132,24 +121,24 @@ func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *compi
 	}
 	stream, err := t.Call.Conn.NewStream(sctx, &streamDescs[t.Call.Kind], t.Call.Method, callwire.Codec)
 	if err != nil {
-		return g.streamEnded(ctx, sctx, t, nil, err), nil
+		return e.streamEnded(ctx, sctx, t, nil, err), nil
 	}
 
 	switch t.Call.Kind {
 	case compiled.KindClientStream:
-		return g.clientStream(ctx, sctx, req, t, stream, reqs)
+		return e.clientStream(ctx, sctx, req, t, stream, reqs)
 	case compiled.KindServerStream:
 		if err := stream.SendMsg(reqs[0]); err != nil && !errors.Is(err, io.EOF) {
 			// A local failure (a request over the send limit) leaves the
 			// stream open; io.EOF means the backend ended it, and its
 			// status comes from RecvMsg below.
 			cancel(&sendError{err})
-			return g.streamEnded(ctx, sctx, t, nil, err), nil
+			return e.streamEnded(ctx, sctx, t, nil, err), nil
 		}
 		if err := stream.CloseSend(); err != nil {
-			return g.streamEnded(ctx, sctx, t, nil, err), nil
+			return e.streamEnded(ctx, sctx, t, nil, err), nil
 		}
-		return g.collect(ctx, sctx, cancel, req, t, stream, win)
+		return e.collect(ctx, sctx, cancel, req, t, stream, win)
 	}
 
 	// Bidirectional: the sender runs beside the receive loop, so a backend
@@ -165,7 +154,7 @@ func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *compi
 			cancel(&sendError{err})
 		}
 	}()
-	res, err := g.collect(ctx, sctx, cancel, req, t, stream, win)
+	res, err := e.collect(ctx, sctx, cancel, req, t, stream, win)
 	// The receive loop has seen the end of the stream or cut it short;
 	// cancelling unblocks a sender still waiting on flow control, and
 	// waiting for it leaves no goroutine behind.
@@ -201,14 +190,14 @@ func sendAll(stream grpc.ClientStream, reqs []proto.Message) error {
 
 // clientStream sends the requests in order, half-closes and answers with
 // the single response, wrapped as the unary path wraps it.
-func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, stream grpc.ClientStream, reqs []proto.Message) (*mcp.CallToolResult, error) {
+func (e *Env) clientStream(ctx, sctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, stream grpc.ClientStream, reqs []proto.Message) (*mcp.CallToolResult, error) {
 	sent := 0
 	for _, m := range reqs {
 		if err := stream.SendMsg(m); err != nil {
 			if errors.Is(err, io.EOF) {
 				break // the backend ended the stream; RecvMsg has its status
 			}
-			return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
+			return e.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 		}
 		sent++
 		if req.ProgressToken != nil {
@@ -217,22 +206,22 @@ func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolReque
 		}
 	}
 	if err := stream.CloseSend(); err != nil {
-		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
+		return e.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 	}
 	var out callwire.Frame
 	defer out.Release()
 	if err := stream.RecvMsg(&out); err != nil {
-		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
+		return e.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 	}
-	return responseResult(ctx, t, out.Bytes())
+	return ResponseResult(ctx, t, out.Bytes())
 }
 
 // clientStreamEnded is the error result of a client stream: the status as
 // the unary path reports it, plus how far the sending got when the backend
 // stopped reading early, which tells a model which requests took effect.
-func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *compiled.Tool, err error, sent, total int) *mcp.CallToolResult {
+func (e *Env) clientStreamEnded(ctx, sctx context.Context, t *compiled.Tool, err error, sent, total int) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
-	res := g.callFailed(ctx, t, st)
+	res := e.Failed(ctx, t, st)
 	if ctx.Err() != nil {
 		return res // the caller left; nobody reads the result
 	}
@@ -247,9 +236,9 @@ func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *compiled.Tool,
 
 // collect receives a server or bidirectional stream into a result, within
 // the limits, reporting each message as progress when asked to.
-func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *compiled.Tool, stream grpc.ClientStream, win *watch.Window) (*mcp.CallToolResult, error) {
-	c := collect.New(g.opts.Calls.StreamMaxMessages, g.opts.Calls.StreamMaxBytes)
-	c.Watch(win, g.budget)
+func (e *Env) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *compiled.Tool, stream grpc.ClientStream, win *watch.Window) (*mcp.CallToolResult, error) {
+	c := collect.New(e.StreamMaxMessages, e.StreamMaxBytes)
+	c.Watch(win, e.ResultBudget)
 	progress := req.ProgressToken != nil
 	// Messages arrive in wire form and are transcoded straight into the
 	// result (no dynamic message), as the unary path does; the pooled
@@ -266,7 +255,7 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 			return streamResult(c, watch.EndedTime), nil
 		}
 		if err != nil {
-			return g.streamEnded(ctx, sctx, t, c, err), nil
+			return e.streamEnded(ctx, sctx, t, c, err), nil
 		}
 		more, err := c.Add(ctx, frame.Bytes(), t.AppendResponse)
 		if unknown := (*anytypes.UnknownTypeError)(nil); errors.As(err, &unknown) {
@@ -283,13 +272,13 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 				// not reach it either, but the limits still bound the
 				// call, so stop reporting and let ctx decide.
 				progress = false
-				g.opts.Logger.Debug("progress notification failed; no more progress for this call",
+				e.Logger.Debug("progress notification failed; no more progress for this call",
 					"tool", t.Definition.Name, "err", err)
 			}
 		}
 		if !more {
 			cancel(errLimit)
-			g.opts.Logger.Debug("stream truncated", "tool", t.Definition.Name, "reason", c.Reason())
+			e.Logger.Debug("stream truncated", "tool", t.Definition.Name, "reason", c.Reason())
 			return streamResult(c, watch.EndedLimit), nil
 		}
 		if win != nil && c.Added() {
@@ -312,9 +301,9 @@ var errLimit = errors.New("gateway: stream limit reached")
 // deadline; whose structuredContent (and second text block) holds the
 // messages received before the error, in the output schema's shape with
 // its optional "error" property. c may be nil (no messages yet).
-func (g *Gateway) streamEnded(ctx, sctx context.Context, t *compiled.Tool, c *collect.Collector, err error) *mcp.CallToolResult {
+func (e *Env) streamEnded(ctx, sctx context.Context, t *compiled.Tool, c *collect.Collector, err error) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
-	res := g.callFailed(ctx, t, st)
+	res := e.Failed(ctx, t, st)
 	if ctx.Err() != nil {
 		return res // the caller left; nobody reads the result
 	}
@@ -369,7 +358,7 @@ func deadlineNote(st *status.Status, sctx context.Context, timeout time.Duration
 // and the others).
 func streamResult(c *collect.Collector, ended string) *mcp.CallToolResult {
 	c.End(ended)
-	return jsonResult(c.Finish(""))
+	return JSONResult(c.Finish(""))
 }
 
 // unshown is the result of a stream cancelled at a message the gateway
@@ -381,7 +370,7 @@ func unshown(c *collect.Collector, unknown *anytypes.UnknownTypeError) *mcp.Call
 		"%d message(s) arrived before it; they are in structuredContent.%s and in the next content block.",
 		c.N()+1, why, c.N(), schema.StreamMessagesProperty)
 	js := c.Finish(fmt.Sprintf("message %d: %s", c.N()+1, why))
-	res := unshownResult(unknown, text)
+	res := UnshownResult(unknown, text)
 	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Structured: true})
 	res.StructuredContent = js
 	return res

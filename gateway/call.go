@@ -63,7 +63,8 @@ func (l *listing) handleOf(req *mcp.CallToolRequest) any {
 // by name, so that authorization and observation always apply to the
 // tool that actually runs. This is the gateway's hot path. Which error
 // becomes a protocol error and which a tool execution error is decided
-// here and in status.go, and documented in docs/errors.md.
+// here and in gateway/internal/call (status.go), and documented in
+// docs/errors.md.
 func (g *Gateway) runTool(ctx context.Context, t *compiled.Tool, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 	// Metrics, span and call log (observe.go); a no-op when none is on.
 	ctx, ob := g.startCall(ctx, t, req)
@@ -91,12 +92,14 @@ func (g *Gateway) runTool(ctx context.Context, t *compiled.Tool, req *mcp.CallTo
 	return g.fitResult(ctx, req.Session, t, res), nil
 }
 
-// invokers are g's invoker of each tool shape, bound to g once (New), so
-// that compiling a tool makes no closure.
+// invokers are g's invoker of each tool shape, bound once (New), so that
+// compiling a tool makes no closure: call.Env's for every shape but the
+// long-running one, which needs the gateway's tasks.
 type invokers struct {
 	unary, serverStream, requestStream, watch, longRunning compiled.Invoker
 }
 
+// bindInvokers binds g's invokers, once g.calls is set.
 func (g *Gateway) bindInvokers() {
 	g.invokers = invokers{
 		unary:         g.calls.Unary,

@@ -42,7 +42,7 @@ import (
 // depends on how long the backend keeps streaming. A count or byte limit is
 // not an error: the gateway cancels the stream and returns what it has,
 // with a "truncated" entry for "messages" that gives the reason (the same
-// list a result over the result budget gets, budget.go). A deadline or a non-OK status is an
+// list a result over the result budget gets, the gateway's budget.go). A deadline or a non-OK status is an
 // error result that still carries the messages received before it.
 
 // streamDescs are the grpc.StreamDesc of each streaming kind. grpc reads

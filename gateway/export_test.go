@@ -48,7 +48,7 @@ func (g *Gateway) ForceSchemas(stopped bool) {
 }
 
 // SchemasBuilt counts the tools of g's current catalog whose schemas are
-// built (toolschemas.go), of all its tools.
+// built (gateway/internal/compiled/schemas.go), of all its tools.
 func (g *Gateway) SchemasBuilt() (built, tools int) {
 	c := g.catalog.Load()
 	for _, t := range c.tools {
@@ -60,7 +60,7 @@ func (g *Gateway) SchemasBuilt() (built, tools int) {
 }
 
 // OutputSchemasHeld counts the tools of g's current catalog that hold a
-// built output schema (search mode drops them: toolschemas.go).
+// built output schema (search mode drops them: gateway/internal/compiled/schemas.go).
 func (g *Gateway) OutputSchemasHeld() int {
 	n := 0
 	for _, t := range g.catalog.Load().tools {

@@ -134,7 +134,7 @@ type Gateway struct {
 	// releasing is set while releaseMemory runs (memory.go).
 	releasing atomic.Bool
 	// warming is set while warmSchemas runs; closed is closed by Close,
-	// which ends it (toolschemas.go).
+	// which ends it (gateway/internal/compiled/schemas.go).
 	warming, warmWanted atomic.Bool
 	closed              chan struct{}
 	// warmers counts the warm-ups running, for tests (export_test.go).

@@ -41,7 +41,7 @@ func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 	defer conn.Close()
 	res := (&call.Env{Logger: slog.New(slog.DiscardHandler)}).Failed(ctx, &compiled.Tool{Call: compiled.Call{Limits: conn}, Backend: "b"}, st)
 	if got := callOutcome(ctx, res, nil); got != (telemetry.Outcome{Code: codes.ResourceExhausted}) {
-		t.Errorf("callFailed (a size limit): outcome %+v", got)
+		t.Errorf("Failed (a size limit): outcome %+v", got)
 	}
 
 	tl := &compiled.Tool{Definition: mcp.Tool{Name: "T"}}

@@ -387,7 +387,7 @@ func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string)
 // tool with its schemas in typed mode, search mode's two tools and the
 // search catalog otherwise. ToolModeAuto picks search without building a
 // schema when a lower bound of the typed list is over the budget
-// (toolschemas.go); c.typedTokens is then that bound.
+// (gateway/internal/compiled/schemas.go); c.typedTokens is then that bound.
 func (g *Gateway) chooseMode(c *catalog) error {
 	c.typedTokens = estimatedTokens(compiled.ListLowerBound(c.tools))
 	c.mode = g.opts.Search.ToolMode

@@ -64,7 +64,7 @@ type resourceCatalog struct {
 	byURI map[string]*serviceResource
 	set   *mcp.ResourceSet
 	// messages are, by backend, the messages bounded schemas name
-	// (toolsize.go): readable at messageURI, not listed.
+	// (gateway/internal/compiled/toolsize.go): readable at messageURI, not listed.
 	messages map[string]*compiled.MessageSet
 }
 
@@ -385,7 +385,7 @@ func (g *Gateway) notifyResourceListChanged() { g.server.NotifyResourceListChang
 // readResource serves resources/read in rc for the endpoint listing in:
 // the .proto source of one exposed service, printed on the first read of
 // each catalog generation, of a message a bounded schema leaves out
-// (toolsize.go), or a result kept whole after a cut (budget.go). A
+// (gateway/internal/compiled/toolsize.go), or a result kept whole after a cut (budget.go). A
 // toolset's listing serves only its services and the messages its tools
 // reach.
 func (g *Gateway) readResource(ctx context.Context, rc *resourceCatalog, in *listing, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {

@@ -29,21 +29,6 @@ const (
 	answerRetry   = time.Second
 )
 
-// noteDeadline records that a call to backend ended at DEADLINE_EXCEEDED,
-// so the backend's connection is asked whether it still answers. It never
-// blocks the call.
-func (g *Gateway) noteDeadline(backend string) {
-	for _, b := range g.backends {
-		if b.b.Name == backend {
-			select {
-			case b.ask <- struct{}{}:
-			default:
-			}
-			return
-		}
-	}
-}
-
 // watchAnswers asks b's connection whether it answers each time a call
 // timed out, and keeps asking while it does not.
 func (g *Gateway) watchAnswers(ctx context.Context, b *backendState) {

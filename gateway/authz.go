@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
@@ -31,11 +32,11 @@ const codeForbidden = -32010
 // from the rules when its catalog was built, package scopes), the token's
 // expiry and its revocation. stdio has no front door and no principal: its
 // calls are the local user's.
-func (g *Gateway) authorize(ctx context.Context, t *tool, req *mcp.CallToolRequest) error {
+func (g *Gateway) authorize(ctx context.Context, t *compiled.Tool, req *mcp.CallToolRequest) error {
 	if g.opts.Auth == nil || req.Session.Transport == "stdio" {
 		return nil
 	}
-	err := g.opts.Auth.Authorize(ctx, t.scopes)
+	err := g.opts.Auth.Authorize(ctx, t.Access.Scopes)
 	if err == nil {
 		return nil
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 )
 
 // Defaults of Options.Catalog.Refresh and Options.Catalog.DiscoveryTimeout.
@@ -118,7 +119,7 @@ type stateConn interface {
 // type. backendconn's doc says what each method guarantees, and the one
 // rule for the replica observer: it must not call the connection.
 type managedConn interface {
-	messageLimits
+	compiled.Limits
 	// Replicas counts the addresses the target resolves to and those
 	// serving, for /readyz.
 	Replicas() (total, serving int)
@@ -135,13 +136,6 @@ type managedConn interface {
 	// SetDiscovered are retried, and so whether a call's attempts are
 	// worth counting (backendconn.CountAttempts).
 	RetriesSafeMethods() bool
-}
-
-// messageLimits is the part of a managedConn that a tool's error results
-// need: which of the connection's message size limits a call ran into
-// (limit 0: none).
-type messageLimits interface {
-	ExceededLimit(st *status.Status) (limit int, sent bool)
 }
 
 // Connections made by backendconn.Dial are what managedConn describes.
@@ -166,7 +160,7 @@ type backendState struct {
 
 	mu sync.Mutex
 	// tools is the last successful discovery, compiled; nil before one.
-	tools   *backendTools
+	tools   *compiled.Backend
 	lastErr error // of the last attempt; nil after a success
 	state   connectivity.State
 	// unanswered says why the backend is not ready though its
@@ -174,7 +168,7 @@ type backendState struct {
 	unanswered string
 }
 
-func (b *backendState) snapshot() (tools *backendTools, lastErr error, state connectivity.State, unanswered string) {
+func (b *backendState) snapshot() (tools *compiled.Backend, lastErr error, state connectivity.State, unanswered string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.tools, b.lastErr, b.state, b.unanswered
@@ -573,7 +567,7 @@ func (g *Gateway) Ready() Readiness {
 	c := g.catalog.Load()
 	if c != nil {
 		for _, t := range c.tools {
-			counts[t.backend]++
+			counts[t.Backend]++
 		}
 	}
 	for _, b := range g.backends {

@@ -2,16 +2,14 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
 // Result budgets.
@@ -52,61 +50,16 @@ const ResultURIPrefix = "grpc-mcp-gateway://result/"
 // resultMIMEType is the MIME type of a kept result.
 const resultMIMEType = "application/json"
 
-// claudeInlineChars is the size over which Claude Code moves a result out
-// of the context unless the tool declares anthropic/maxResultSizeChars;
-// resultNoteBytes bounds what the gateway adds to a result's JSON (the
-// sentence about a cut or the next page).
-const (
-	claudeInlineChars = 50000
-	resultNoteBytes   = 4096
-)
-
-// toolBudget is what a tool's results need from its budget, decided at
-// discovery.
-type toolBudget struct {
-	// shape is what a cut needs of the tool's output schema: where its
-	// records go, whether a root member of that name already holds the
-	// gateway's records (a stream stopped at a limit; see
-	// schema.WithTruncated), and the members the schema requires.
-	shape results.Shape
-	// askLess ends the sentence of a cut with the ways this method offers
-	// to ask for less (gateway/internal/paging), "" when it has none.
-	askLess string
-}
-
-// compileBudget marks t's output schema to admit the list of cuts
-// (toolOutput adds it) and, when
-// the budget lets a result grow past what Claude Code keeps inline,
-// declares the largest result in the tool's _meta
-// (anthropic/maxResultSizeChars), so such a client keeps it in context.
-// With the default budget the declaration would change nothing, so it is
-// left out and tools/list stays small.
-func compileBudget(t *tool, budget int) {
-	if budget <= 0 {
-		return
-	}
-	// The shape of a tool with an output schema is completed from the
-	// schema's root (rootFacts): the member may need another name.
-	t.budget.shape = results.Shape{Member: schema.TruncatedProperty, Merge: true}
-	if t.kind == kindServerStream || t.kind == kindBidiStream {
-		// schema.StreamOutput declares the records' member already.
-		t.budget.shape.Required = []string{schema.StreamMessagesProperty}
-	}
-	if budget+resultNoteBytes > claudeInlineChars {
-		t.def.Meta = json.RawMessage(`{"anthropic/maxResultSizeChars":` + strconv.Itoa(budget+resultNoteBytes) + `}`)
-	}
-}
-
 // fitResult applies the result budget to res: a result within it is
 // returned as it is; a larger one gets its structuredContent (and the
 // text block holding the same JSON) cut, a sentence saying what was cut,
 // and a link to the whole result, kept for the call's session.
-func (g *Gateway) fitResult(ctx context.Context, session mcp.SessionInfo, t *tool, res *mcp.CallToolResult) *mcp.CallToolResult {
+func (g *Gateway) fitResult(ctx context.Context, session mcp.SessionInfo, t *compiled.Tool, res *mcp.CallToolResult) *mcp.CallToolResult {
 	js := res.StructuredContent
 	if g.budget <= 0 || len(js) <= g.budget {
 		return res
 	}
-	f := results.Fit(js, g.budget, t.budget.shape)
+	f := results.Fit(js, g.budget, t.Budget.Shape)
 	if !f.Cut {
 		return res
 	}
@@ -133,22 +86,22 @@ func (g *Gateway) fitResult(ctx context.Context, session mcp.SessionInfo, t *too
 		fmt.Fprintf(&note, "; and %d more cuts of the same kind", f.Unlisted)
 	}
 	fmt.Fprintf(&note, " (listed in %q).", f.Member)
-	note.WriteString(t.budget.askLess)
+	note.WriteString(t.Budget.AskLess)
 	id, err := g.results.Put(ctx, resultOwner(ctx, session), principalOf(ctx).ID, js)
 	if err == nil {
 		uri := ResultURIPrefix + id
 		ttl := g.results.TTL()
 		fmt.Fprintf(&note, " The whole result is the resource %s (%s): read it with resources/read within %s (only the session, or without one the principal, that made this call can).", uri, resultMIMEType, ttl)
 		res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Text: note.String()}, mcp.Content{
-			Type: mcp.ContentResourceLink, URI: uri, Name: "result of " + t.def.Name, MIMEType: resultMIMEType, Size: int64(len(js)),
-			Description: fmt.Sprintf("The whole result of this %s call, before the gateway cut it to its result budget; readable for %s.", t.def.Name, ttl),
+			Type: mcp.ContentResourceLink, URI: uri, Name: "result of " + t.Definition.Name, MIMEType: resultMIMEType, Size: int64(len(js)),
+			Description: fmt.Sprintf("The whole result of this %s call, before the gateway cut it to its result budget; readable for %s.", t.Definition.Name, ttl),
 		})
 		return res
 	}
 	if errors.Is(err, results.ErrTooLarge) {
 		note.WriteString(" The whole result is larger than the gateway keeps, so it cannot be read in full: ask for less.")
 	} else {
-		g.opts.Logger.WarnContext(ctx, "result not kept", "tool", t.def.Name, "err", err)
+		g.opts.Logger.WarnContext(ctx, "result not kept", "tool", t.Definition.Name, "err", err)
 		fmt.Fprintf(&note, " The whole result could not be kept (%v), so it cannot be read in full now: ask for less, or call again later.", mcp.ErrFleetUnavailable)
 	}
 	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Text: note.String()})

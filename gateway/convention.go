@@ -53,3 +53,14 @@ func wrapOption(field string, err error) error {
 	}
 	return &OptionError{Option: field, Err: err}
 }
+
+// Defaults of the streaming limits (Options.Calls.StreamTimeout,
+// StreamMaxMessages, StreamMaxBytes).
+const (
+	DefaultStreamTimeout     = 5 * time.Minute
+	DefaultStreamMaxMessages = 10000
+	// DefaultStreamMaxBytes keeps a full result (its JSON appears twice,
+	// in structuredContent and in the text block) under the 16 MiB per
+	// message that the official SDK clients accept by default.
+	DefaultStreamMaxBytes = 4 << 20
+)

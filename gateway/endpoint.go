@@ -94,7 +94,7 @@ func (g *Gateway) Resources() *mcp.ResourceSet { return g.whole.Resources() }
 
 // ReadResource serves resources/read: the .proto source of one exposed
 // service, printed on the first read of each catalog generation, of a
-// message a bounded schema leaves out (toolsize.go), or a result kept
+// message a bounded schema leaves out (gateway/internal/compiled/toolsize.go), or a result kept
 // whole after a cut (budget.go).
 func (g *Gateway) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
 	return g.whole.ReadResource(ctx, req)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/call"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
@@ -36,7 +37,7 @@ func (g *Gateway) backendToken(ctx context.Context, backend string, x *exchange.
 	if err == nil {
 		return ctx, nil
 	}
-	return ctx, withOutcome(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: err.Error()}}},
+	return ctx, call.WithOutcome(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: mcp.ContentText, Text: err.Error()}}},
 		telemetry.Outcome{Code: codes.Unauthenticated, Err: err})
 }
 

@@ -1,6 +1,10 @@
 package gateway
 
-import "time"
+import (
+	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
+)
 
 // SetSemanticPause sets how long queries skip the embeddings endpoint
 // after it failed, for the gateways a test starts next; it returns the
@@ -40,15 +44,15 @@ func (g *Gateway) ForceSchemas(stopped bool) {
 	if stopped {
 		close(stop)
 	}
-	forceSchemas(g.catalog.Load().tools, 1, stop, g.opts.Logger, false)
+	compiled.ForceSchemas(g.catalog.Load().tools, 1, stop, g.opts.Logger, false)
 }
 
 // SchemasBuilt counts the tools of g's current catalog whose schemas are
-// built (toolschemas.go), of all its tools.
+// built (gateway/internal/compiled/schemas.go), of all its tools.
 func (g *Gateway) SchemasBuilt() (built, tools int) {
 	c := g.catalog.Load()
 	for _, t := range c.tools {
-		if t.schemas.ready.Load() {
+		if t.Schemas.Ready() {
 			built++
 		}
 	}
@@ -56,11 +60,11 @@ func (g *Gateway) SchemasBuilt() (built, tools int) {
 }
 
 // OutputSchemasHeld counts the tools of g's current catalog that hold a
-// built output schema (search mode drops them: toolschemas.go).
+// built output schema (search mode drops them: gateway/internal/compiled/schemas.go).
 func (g *Gateway) OutputSchemasHeld() int {
 	n := 0
 	for _, t := range g.catalog.Load().tools {
-		if t.schemas.ready.Load() && t.schemas.built.out != nil {
+		if t.Schemas.HoldsOutput() {
 			n++
 		}
 	}

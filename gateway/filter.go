@@ -1,10 +1,9 @@
 package gateway
 
 import (
-	"slices"
-
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
 
@@ -31,31 +30,10 @@ import (
 // alone does not expose a service a fixed rule hides: the operator says
 // so with its option.
 
-// internalServices are hidden unless Options.Catalog.ExposeInternal: services
-// that run beside an application's own on many servers, but serve the
-// server's operators or its infrastructure, not its users. A model has no
-// business calling them, some destroy data, and they crowd a search.
-// Each is named exactly, with the reason: a guess by name (*AdminService,
-// *Admin) would hide users' own APIs, such as Spanner's
-// google.spanner.admin.database.v1.DatabaseAdmin.
-var internalServices = map[protoreflect.FullName]string{
-	"grpc.channelz.v1.Channelz":                            "gRPC's introspection of the server's channels, sockets and peers (grpc-go channelz/service, admin.Register)",
-	"envoy.service.status.v3.ClientStatusDiscoveryService": "the xDS client's configuration dump, CSDS (admin.Register)",
-	"xds.service.orca.v3.OpenRcaService":                   "backend load reports for load balancers, ORCA",
-	"temporal.server.api.adminservice.v1.AdminService":     "Temporal's cluster administration, served beside WorkflowService: deletes workflow executions, DLQ messages, replication",
-}
-
 // InternalServices are the full names of the services hidden unless
 // Options.Catalog.ExposeInternal, sorted: for help texts and docs, which list
 // them from here.
-func InternalServices() []string {
-	out := make([]string, 0, len(internalServices))
-	for s := range internalServices {
-		out = append(out, string(s))
-	}
-	slices.Sort(out)
-	return out
-}
+func InternalServices() []string { return compiled.InternalServices() }
 
 // methodFilter is the compiled Include and Exclude lists. A nil filter
 // matches everything.

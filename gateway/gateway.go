@@ -30,6 +30,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/call"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/forward"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
@@ -98,6 +99,10 @@ func (m *InputErrorMode) UnmarshalText(b []byte) error {
 // the catalog is swapped atomically when, and only when, what a client
 // would see changed. Close or Shutdown stops it.
 type Gateway struct {
+	// calls is what the call path needs of the gateway (gateway/internal/call);
+	// invokers are the call paths of each tool shape (chooseInvoker).
+	calls    call.Env
+	invokers invokers
 	opts     Options
 	backends []*backendState
 	catalog  atomic.Pointer[catalog]
@@ -129,7 +134,7 @@ type Gateway struct {
 	// releasing is set while releaseMemory runs (memory.go).
 	releasing atomic.Bool
 	// warming is set while warmSchemas runs; closed is closed by Close,
-	// which ends it (toolschemas.go).
+	// which ends it (gateway/internal/compiled/schemas.go).
 	warming, warmWanted atomic.Bool
 	closed              chan struct{}
 	// warmers counts the warm-ups running, for tests (export_test.go).
@@ -235,6 +240,15 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		return nil, err
 	}
 	g.md = md
+	g.calls = call.Env{
+		Logger:              g.opts.Logger,
+		InputErrorsProtocol: g.opts.Calls.InputErrors == InputErrorsProtocol,
+		ExposeDebugInfo:     g.opts.Calls.ExposeDebugInfo,
+		StreamMaxMessages:   g.opts.Calls.StreamMaxMessages,
+		StreamMaxBytes:      g.opts.Calls.StreamMaxBytes,
+		ResultBudget:        g.budget,
+	}
+	g.bindInvokers()
 	g.tracer = telemetry.NewTracer(g.opts.Telemetry.TracerProvider)
 	g.observing = g.opts.Telemetry.Metrics != nil || g.tracer != nil || g.opts.Logger.Handler() != slog.DiscardHandler
 	if g.filter, err = newMethodFilter("Options.Catalog", g.opts.Catalog.Include, g.opts.Catalog.Exclude); err != nil {

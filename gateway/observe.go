@@ -9,16 +9,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
 )
-
-// toolObs is what observing one tool needs, resolved at discovery so the
-// call path does no label lookups.
-type toolObs struct {
-	metrics *telemetry.ToolMetrics
-	tracer  *telemetry.ToolTracer
-}
 
 // callObs is one tools/call being observed. It lives on CallTool's stack.
 type callObs struct {
@@ -33,15 +27,15 @@ func (g *Gateway) instrument(c *catalog) {
 		return
 	}
 	for _, t := range c.tools {
-		t.obs = toolObs{
-			metrics: g.opts.Telemetry.Metrics.Tool(t.def.Name, t.backend),
-			tracer:  g.tracer.Tool(t.def.Name, t.backend, t.method),
+		t.Obs = compiled.Obs{
+			Metrics: g.opts.Telemetry.Metrics.Tool(t.Definition.Name, t.Backend),
+			Tracer:  g.tracer.Tool(t.Definition.Name, t.Backend, t.Call.Method),
 		}
 	}
 	if old := g.catalog.Load(); old != nil {
 		for _, t := range old.tools {
-			if n := c.byName[t.def.Name]; n == nil || n.backend != t.backend {
-				g.opts.Telemetry.Metrics.ForgetTool(t.obs.metrics)
+			if n := c.byName[t.Definition.Name]; n == nil || n.Backend != t.Backend {
+				g.opts.Telemetry.Metrics.ForgetTool(t.Obs.Metrics)
 			}
 		}
 	}
@@ -50,13 +44,13 @@ func (g *Gateway) instrument(c *catalog) {
 // startCall starts observing a call: the clock, and the span when tracing
 // is on, whose context ctx then carries to the backend. With nothing to
 // observe it costs one branch.
-func (g *Gateway) startCall(ctx context.Context, t *tool, req *mcp.CallToolRequest) (context.Context, callObs) {
+func (g *Gateway) startCall(ctx context.Context, t *compiled.Tool, req *mcp.CallToolRequest) (context.Context, callObs) {
 	if !g.observing {
 		return ctx, callObs{}
 	}
 	ob := callObs{start: time.Now()}
-	if t.obs.tracer != nil {
-		ctx, ob.span = t.obs.tracer.StartCall(ctx, &telemetry.CallInfo{
+	if t.Obs.Tracer != nil {
+		ctx, ob.span = t.Obs.Tracer.StartCall(ctx, &telemetry.CallInfo{
 			RequestID:       req.RequestID,
 			SessionID:       req.Session.LogID,
 			Transport:       req.Session.Transport,
@@ -71,7 +65,7 @@ func (g *Gateway) startCall(ctx context.Context, t *tool, req *mcp.CallToolReque
 // endCall records a finished call in the metrics, its span and the call
 // log. ctx is the caller's (not the call's deadline), so a call the
 // client cancelled reads as CANCELLED.
-func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest, ob callObs, res **mcp.CallToolResult, err *error) {
+func (g *Gateway) endCall(ctx context.Context, t *compiled.Tool, req *mcp.CallToolRequest, ob callObs, res **mcp.CallToolResult, err *error) {
 	if !g.observing {
 		return
 	}
@@ -83,14 +77,14 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 		sc = ob.span.SpanContext()
 	}
 	if o.Rejected {
-		t.obs.metrics.Rejected()
+		t.Obs.Metrics.Rejected()
 	} else {
-		t.obs.metrics.Observe(o.Code, d, sc)
+		t.Obs.Metrics.Observe(o.Code, d, sc)
 	}
 	telemetry.EndCall(ob.span, o)
 	rec := telemetry.CallRecord{
-		Tool:     t.def.Name,
-		Backend:  t.backend,
+		Tool:     t.Definition.Name,
+		Backend:  t.Backend,
 		Outcome:  o,
 		Duration: d,
 		End:      end,
@@ -108,16 +102,10 @@ func (g *Gateway) endCall(ctx context.Context, t *tool, req *mcp.CallToolRequest
 }
 
 // The outcome of a call is decided where the call's fate is (a gRPC
-// status in rpcstatus.Result, arguments refused in inputError, a refusal in
+// status in rpcstatus.Result, arguments refused in call.Env.InputError, a refusal in
 // authorize) and returned with what that place returns: on the result
 // (mcp.CallToolResult.Outcome, never sent) or on the error
 // (outcomeError). Nothing reads it back out of a result's text.
-
-// withOutcome sets res's outcome and returns res.
-func withOutcome(res *mcp.CallToolResult, o telemetry.Outcome) *mcp.CallToolResult {
-	res.Outcome = o
-	return res
-}
 
 // outcomeError is an error that ends a call, with the call's outcome.
 // The MCP layer sees the error it wraps.

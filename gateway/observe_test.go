@@ -13,6 +13,8 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/call"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/rpcstatus"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
@@ -37,23 +39,23 @@ func TestEveryErrorResultRecordsItsOutcome(t *testing.T) {
 		t.Fatal(dialErr)
 	}
 	defer conn.Close()
-	res := (&Gateway{opts: Options{Logger: slog.New(slog.DiscardHandler)}}).callFailed(ctx, &tool{limits: conn, backend: "b"}, st)
+	res := (&call.Env{Logger: slog.New(slog.DiscardHandler)}).Failed(ctx, &compiled.Tool{Call: compiled.Call{Limits: conn}, Backend: "b"}, st)
 	if got := callOutcome(ctx, res, nil); got != (telemetry.Outcome{Code: codes.ResourceExhausted}) {
-		t.Errorf("callFailed (a size limit): outcome %+v", got)
+		t.Errorf("Failed (a size limit): outcome %+v", got)
 	}
 
-	tl := &tool{def: mcp.Tool{Name: "T"}}
-	res, _ = (&Gateway{}).inputError(ctx, tl, errors.New("id: want a string"))
+	tl := &compiled.Tool{Definition: mcp.Tool{Name: "T"}}
+	res, _ = (&call.Env{}).InputError(ctx, tl, errors.New("id: want a string"))
 	if got := callOutcome(ctx, res, nil); !got.Rejected {
 		t.Errorf("inputError: outcome %+v, want rejected", got)
 	}
-	_, err := (&Gateway{opts: Options{Calls: CallOptions{InputErrors: InputErrorsProtocol}}}).inputError(ctx, tl, errors.New("x"))
+	_, err := (&call.Env{InputErrorsProtocol: true}).InputError(ctx, tl, errors.New("x"))
 	if got := callOutcome(ctx, nil, err); !got.Rejected {
 		t.Errorf("inputError (protocol mode): outcome %+v, want rejected", got)
 	}
 
 	unknown := &anytypes.UnknownTypeError{Name: "x.v1.Ghost"}
-	res = unshownResult(unknown, "cannot show")
+	res = call.UnshownResult(unknown, "cannot show")
 	if got := callOutcome(ctx, res, nil); got.Code != codes.Internal || got.Err != unknown {
 		t.Errorf("unshownResult: outcome %+v, want INTERNAL and the lookup's error", got)
 	}

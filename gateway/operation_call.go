@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
@@ -27,19 +28,19 @@ const cancelTimeout = 10 * time.Second
 // returns the unfinished operation's handle. Only the client's own
 // cancellation ends the call without a result, and cancels the operation
 // when Options.Calls.OperationCancel is set.
-func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest, t *tool, in proto.Message) (*mcp.CallToolResult, error) {
+func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, in proto.Message) (*mcp.CallToolResult, error) {
 	client := ctx
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	ctx, cancel := context.WithTimeout(ctx, t.Call.Timeout)
 	defer cancel()
 	var out callwire.Frame
 	defer out.Release()
-	if err := t.conn.Invoke(ctx, t.method, in, &out, callwire.Codec); err != nil {
-		return g.callFailed(ctx, t, status.Convert(err)), nil
+	if err := t.Call.Conn.Invoke(ctx, t.Call.Method, in, &out, callwire.Codec); err != nil {
+		return g.calls.Failed(ctx, t, status.Convert(err)), nil
 	}
-	lr := t.lro
+	lr := t.LRO
 	op, err := lr.Start(in, out.Bytes())
 	if err != nil {
-		return nil, fmt.Errorf("the response of %s: %w", t.method, err)
+		return nil, fmt.Errorf("the response of %s: %w", t.Call.Method, err)
 	}
 	if req.Task == mcp.TaskRequested && lr.Taskable {
 		// A task-augmented call (2025-11-25) answers at once.
@@ -62,23 +63,23 @@ func (g *Gateway) callLongRunning(ctx context.Context, req *mcp.CallToolRequest,
 			return res, nil
 		}
 	}
-	return lr.Result(ctx, op, pollErr, t.types), nil
+	return lr.Result(ctx, op, pollErr, t.Call.Types), nil
 }
 
 // cancelOperation cancels the operation the client stopped waiting for,
 // when the operator asked for that (a client that went away should not
 // kill a job by default). It runs after the client's context ended, so on
 // a context of its own that keeps the call's metadata.
-func (g *Gateway) cancelOperation(client context.Context, t *tool, name string) {
-	lr := t.lro
+func (g *Gateway) cancelOperation(client context.Context, t *compiled.Tool, name string) {
+	lr := t.LRO
 	if !lr.Cancel || lr.Ops == nil || !lr.Ops.HasCancel || name == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(client), cancelTimeout)
 	defer cancel()
 	if err := lr.Ops.Cancel(ctx, name); err != nil {
-		g.opts.Logger.Warn("cancelling the operation of a cancelled call failed", "tool", t.def.Name, "operation", name, "err", err)
+		g.opts.Logger.Warn("cancelling the operation of a cancelled call failed", "tool", t.Definition.Name, "operation", name, "err", err)
 		return
 	}
-	g.opts.Logger.Info("cancelled the operation of a cancelled call", "tool", t.def.Name, "operation", name)
+	g.opts.Logger.Info("cancelled the operation of a cancelled call", "tool", t.Definition.Name, "operation", name)
 }

@@ -2,14 +2,10 @@ package gateway
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/reflect/protoreflect"
-
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
-	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 )
 
 // Tool overrides (Options.Catalog.Tools, Toolset.Tools; the config file's
@@ -68,79 +64,17 @@ type ToolOverride = overrides.ToolOverride
 //     from absence); the schema shows it as the default.
 type ArgumentOverride = overrides.ArgumentOverride
 
-// applyOverride applies what compileTool could not take from the merged
-// option: the sentence added to the description and the arguments.
-func applyOverride(t *tool, m protoreflect.MethodDescriptor, ov *overrides.Method, useProtoNames bool) error {
-	if ov.AppendDesc != "" {
-		appendDescription(t, ov.AppendDesc)
-	}
-	if len(ov.Args) == 0 {
-		return nil
-	}
-	args, err := overrides.CompileArgs(m, ov.Args, useProtoNames)
-	if err != nil {
-		return err
-	}
-	ov.Resolved = args.Resolved()
-	if args.Empty() {
-		return nil
-	}
-	renoteArgs(t, nil, args)
-	setArgs(t, args)
-	return nil
-}
-
-// renoteArgs writes again the notes of a description written from the
-// method's structure ("Requires: ...", "Takes: ..."), which named the
-// arguments of before (the gateway's rules, nil for none) and must not
-// name those args hides or fixes.
-func renoteArgs(t *tool, before, args *overrides.Args) {
-	sh := t.search.Shape
-	if sh == nil || (t.origin.description != SourceVerb && t.origin.description != SourceStructure) {
-		return
-	}
-	was := sh.Without(before.Unlisted()).Notes()
-	now := sh.Without(args.Unlisted()).Notes()
-	if was == now {
-		return
-	}
-	t.def.Description = strings.Replace(t.def.Description, was, now, 1)
-	t.search.Description = strings.Replace(t.search.Description, was, now, 1)
-}
-
-// appendDescription adds s to t's description before the gateway's notes
-// on calling it, and to what search indexes.
-func appendDescription(t *tool, s string) {
-	notes := strings.TrimPrefix(t.def.Description, t.search.Description)
-	t.search.Description = overrides.JoinSentence(t.search.Description, s)
-	t.def.Description = t.search.Description + notes
-}
-
-// setArgs gives t its argument rules, which its validator applies
-// (injector), and search facts without the arguments a caller cannot
-// send.
-func setArgs(t *tool, args *overrides.Args) {
-	t.args = args
-	drop := args.Removed()
-	if t.search.Shape != nil {
-		t.search.Shape = t.search.Shape.Without(args.Unlisted())
-	}
-	if len(drop) > 0 {
-		t.search.Fields = strings.Join(slices.DeleteFunc(strings.Fields(t.search.Fields), func(w string) bool { return drop[w] }), " ")
-	}
-}
-
 // checkOverrides says what an operator must know of the tool overrides
 // after a rebuild from parts: a rule that matches no method is New's
 // error at start once every backend is discovered, a warning otherwise.
-func (g *Gateway) checkOverrides(c *catalog, parts []*backendTools, first bool, undiscovered []string) error {
+func (g *Gateway) checkOverrides(c *catalog, parts []*compiled.Backend, first bool, undiscovered []string) error {
 	matched := make(map[int]bool)
 	resolved := make(map[overrides.ArgKey]bool)
 	for _, bt := range parts {
-		for i := range bt.matchedRules {
+		for i := range bt.MatchedRules {
 			matched[i] = true
 		}
-		for k := range bt.resolvedArgs {
+		for k := range bt.ResolvedArgs {
 			resolved[k] = true
 		}
 	}
@@ -158,84 +92,6 @@ func (g *Gateway) checkOverrides(c *catalog, parts []*backendTools, first bool, 
 	return nil
 }
 
-// toolsetCopy is a toolset's own copy of t with the toolset's rules
-// applied over what the gateway's made of it; nil when no rule of r
-// matches t. The copy shares what the rules leave alone (the call path,
-// scopes, settings, the schemas it derives its own from). matched
-// collects the rules that matched.
-func toolsetCopy(r *overrides.Rules, t *tool, useProtoNames bool, matched map[int]bool, resolved map[overrides.ArgKey]bool) (*tool, error) {
-	if r == nil || t.schemas == nil {
-		return nil, nil
-	}
-	m := t.schemas.m
-	ov := r.ForMethod(m, nil)
-	if ov == nil {
-		return nil, nil
-	}
-	for _, i := range ov.Idx {
-		matched[i] = true
-	}
-	nt := *t
-	o := &nt.origin
-	if ov.Opt.Name != "" {
-		nt.def.Name, o.name = ov.Opt.Name, SourceConfig
-	}
-	ann := &mcp.ToolAnnotations{}
-	if t.def.Annotations != nil {
-		a := *t.def.Annotations
-		ann = &a
-	}
-	if ov.Opt.Title != "" {
-		nt.def.Title, ann.Title, o.title = ov.Opt.Title, ov.Opt.Title, SourceConfig
-	}
-	overlayHints(ann, ov.Opt)
-	for i, h := range []*bool{ov.Opt.ReadOnlyHint, ov.Opt.DestructiveHint, ov.Opt.IdempotentHint, ov.Opt.OpenWorldHint} {
-		if h != nil {
-			o.hints[i] = SourceConfig
-		}
-	}
-	nt.def.Annotations = ann
-	if d := strings.TrimSpace(ov.Opt.Description); d != "" {
-		// What the gateway adds on calling the tool (paging, streams,
-		// operations) stays; what describe wrote of its structure goes.
-		notes := strings.TrimPrefix(t.def.Description, t.search.Description)
-		if sh := t.search.Shape; sh != nil && (o.description == SourceVerb || o.description == SourceStructure) {
-			notes = strings.TrimPrefix(notes, sh.Notes())
-		}
-		nt.search.Description, nt.def.Description, o.description = d, d+notes, SourceConfig
-	}
-	if ov.AppendDesc != "" {
-		appendDescription(&nt, ov.AppendDesc)
-		o.appended = true
-	}
-	if len(ov.Args) > 0 {
-		own, err := overrides.CompileArgs(m, ov.Args, useProtoNames)
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range own.Resolved() {
-			resolved[k] = true
-		}
-		if own.Empty() {
-			return &nt, nil
-		}
-		// The validator applies the gateway's rules and the toolset's;
-		// the schema is the catalog's with the toolset's applied.
-		var specs []overrides.ArgSpec
-		if t.args != nil {
-			specs = t.args.Specs()
-		}
-		all, err := overrides.CompileArgs(m, append(specs, ov.Args...), useProtoNames)
-		if err != nil {
-			return nil, err
-		}
-		renoteArgs(&nt, t.args, all)
-		setArgs(&nt, all)
-		nt.schemas = &toolSchemas{tool: &nt, m: m, b: t.schemas.b, base: t.schemas, derive: own}
-	}
-	return &nt, nil
-}
-
 // CheckToolOverrides checks what can be checked of list without the
 // methods it matches: the patterns, the names, one setting per argument,
 // JSON values. The rest (a rule that matches nothing, an unknown argument,
@@ -246,12 +102,4 @@ func CheckToolOverrides(list []ToolOverride) error {
 		return fmt.Errorf("%w: %w", ErrToolOverride, err)
 	}
 	return nil
-}
-
-// injector is what completes t's requests: its argument rules, or none.
-func (t *tool) injector() schema.Injector {
-	if t.args == nil {
-		return nil // not a typed nil: most tools have none
-	}
-	return t.args
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 )
 
@@ -32,7 +33,7 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 	}
 	matched := make(map[int]bool)
 	resolved := make(map[overrides.ArgKey]bool)
-	var tools []*tool
+	var tools []*compiled.Tool
 	for _, b := range backends {
 		if !b.NoReflection || b.Files == nil || b.Source != nil {
 			continue
@@ -45,21 +46,21 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 		if err != nil {
 			return checked, fmt.Errorf("backend %s: %w", b.Name, err)
 		}
-		bt, err := compileBackend(b.Name, res, b.Conn, catalogOptions{
-			exposeHealth: opts.Catalog.ExposeHealth, exposeInternal: opts.Catalog.ExposeInternal, useProtoNames: opts.Catalog.UseProtoNames,
-			filter: filter, logger: slog.New(slog.DiscardHandler), backend: settings, overrides: rules,
-			deadlines: deadlines{call: DefaultCallTimeout, stream: time.Minute}, maxResultBytes: -1,
+		bt, err := compiled.Compile(b.Name, res, b.Conn, compiled.Options{
+			ExposeHealth: opts.Catalog.ExposeHealth, ExposeInternal: opts.Catalog.ExposeInternal, UseProtoNames: opts.Catalog.UseProtoNames,
+			Exposes: exposer(filter, settings), Logger: slog.New(slog.DiscardHandler), Overrides: rules,
+			Settle: settings.settler(deadlines{call: DefaultCallTimeout, stream: time.Minute}), MD: settings.metadata(), MaxResultBytes: -1,
 		})
 		if err != nil {
 			return checked, fmt.Errorf("backend %s: %w", b.Name, err)
 		}
-		for i := range bt.matchedRules {
+		for i := range bt.MatchedRules {
 			matched[i] = true
 		}
-		for k := range bt.resolvedArgs {
+		for k := range bt.ResolvedArgs {
 			resolved[k] = true
 		}
-		tools = append(tools, bt.tools...)
+		tools = append(tools, bt.Tools...)
 		checked = append(checked, b.Name)
 	}
 	complete := len(checked) == len(backends)
@@ -79,10 +80,10 @@ func CheckToolOverridesOffline(ctx context.Context, backends []Backend, opts *Op
 		tm := make(map[int]bool)
 		tres := make(map[overrides.ArgKey]bool)
 		for _, t := range tools {
-			if !tf.matchPath(t.method[1:]) {
+			if !tf.matchPath(t.Call.Method[1:]) {
 				continue
 			}
-			if _, err := toolsetCopy(tr, t, opts.Catalog.UseProtoNames, tm, tres); err != nil {
+			if _, err := compiled.ToolsetCopy(tr, t, opts.Catalog.UseProtoNames, tm, tres); err != nil {
 				return checked, fmt.Errorf("toolset %s: %w", ts.Name, err)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
@@ -34,7 +35,7 @@ import (
 // client sees it (name, title, description, schemas, annotations); only
 // when something differs is it swapped in, atomically, and clients told
 // with notifications/tools/list_changed (and resources/list_changed when
-// the services changed). A call that already loaded a *tool finishes on it.
+// the services changed). A call that already loaded a *compiled.Tool finishes on it.
 
 // discoverBackend discovers b once and, when its descriptors changed,
 // compiles its tools. changed says whether the catalog must be assembled
@@ -47,53 +48,55 @@ func (g *Gateway) discoverBackend(ctx context.Context, b *backendState) (changed
 	}
 	fp := fingerprint(res)
 	prev, _, _, _ := b.snapshot()
-	if prev != nil && prev.fingerprint == fp {
+	if prev != nil && prev.Fingerprint == fp {
 		b.succeed(nil)
 		return false, nil
 	}
 	defer g.pace(compileGCPercent)()
-	bt, err := compileBackend(b.b.Name, res, b.b.Conn, catalogOptions{
-		exposeHealth:    g.opts.Catalog.ExposeHealth,
-		exposeInternal:  g.opts.Catalog.ExposeInternal,
-		useProtoNames:   g.opts.Catalog.UseProtoNames,
-		filter:          g.filter,
-		logger:          g.opts.Logger,
-		backend:         b.settings,
-		deadlines:       deadlines{methods: g.methodTimeouts, call: g.opts.Calls.Timeout, stream: g.opts.Calls.StreamTimeout},
-		operationWait:   g.opts.Calls.OperationWait,
-		operationCancel: g.opts.Calls.OperationCancel,
-		exposeDebugInfo: g.opts.Calls.ExposeDebugInfo,
-		maxResultBytes:  g.budget,
-		watch:           g.watch,
-		overrides:       g.overrides,
+	bt, err := compiled.Compile(b.b.Name, res, b.b.Conn, compiled.Options{
+		ExposeHealth:    g.opts.Catalog.ExposeHealth,
+		ExposeInternal:  g.opts.Catalog.ExposeInternal,
+		UseProtoNames:   g.opts.Catalog.UseProtoNames,
+		Exposes:         exposer(g.filter, b.settings),
+		Logger:          g.opts.Logger,
+		Settle:          b.settings.settler(deadlines{methods: g.methodTimeouts, call: g.opts.Calls.Timeout, stream: g.opts.Calls.StreamTimeout}),
+		MD:              b.settings.metadata(),
+		OperationWait:   g.opts.Calls.OperationWait,
+		OperationCancel: g.opts.Calls.OperationCancel,
+		ExposeDebugInfo: g.opts.Calls.ExposeDebugInfo,
+		MaxResultBytes:  g.budget,
+		Watch:           g.watch,
+		Overrides:       g.overrides,
+		Invoker:         g.chooseInvoker,
+		Answers:         b.ask,
 	})
 	if err != nil {
 		return false, b.fail(fmt.Errorf("backend %s: %w", b.b.Name, err))
 	}
-	bt.fingerprint = fp
+	bt.Fingerprint = fp
 	if b.managed != nil {
 		var retried []string
-		for _, t := range bt.tools {
-			if t.retry {
-				retried = append(retried, t.method)
+		for _, t := range bt.Tools {
+			if t.Call.Retry {
+				retried = append(retried, t.Call.Method)
 			}
 		}
 		health := false
 		for _, svc := range res.Services {
-			health = health || svc.FullName() == healthService
+			health = health || svc.FullName() == compiled.HealthService
 		}
 		b.managed.SetDiscovered(retried, health)
 	}
 	b.succeed(bt)
-	g.opts.Logger.Info("discovered backend", "backend", b.b.Name, "services", len(res.Services), "tools", len(bt.tools))
-	if len(bt.hidden) > 0 {
+	g.opts.Logger.Info("discovered backend", "backend", b.b.Name, "services", len(res.Services), "tools", len(bt.Tools))
+	if len(bt.Hidden) > 0 {
 		// Logged when the backend's descriptors change (at start, and
 		// when its API changes), not at every refresh: the operator
 		// learns once what is missing from the catalog, and how to get
 		// it.
 		g.opts.Logger.Info("internal services not exposed as tools: they serve the server's operators and infrastructure, not its users; "+
 			"expose them with Options.Catalog.ExposeInternal (gateway: --expose-internal, config expose_internal: true)",
-			"backend", b.b.Name, "services", bt.hidden, "methods", bt.hiddenMethods)
+			"backend", b.b.Name, "services", bt.Hidden, "methods", bt.HiddenMethods)
 	}
 	return true, nil
 }
@@ -106,7 +109,7 @@ func (b *backendState) fail(err error) error {
 }
 
 // succeed records a successful discovery; bt nil means "unchanged".
-func (b *backendState) succeed(bt *backendTools) {
+func (b *backendState) succeed(bt *compiled.Backend) {
 	b.mu.Lock()
 	b.lastErr = nil
 	if bt != nil {
@@ -153,7 +156,7 @@ func fingerprint(res *descriptors.Result) [32]byte {
 func (g *Gateway) rebuild() (bool, error) {
 	g.rebuildMu.Lock()
 	defer g.rebuildMu.Unlock()
-	parts := make([]*backendTools, 0, len(g.backends))
+	parts := make([]*compiled.Backend, 0, len(g.backends))
 	var undiscovered []string
 	for _, b := range g.backends {
 		if bt, _, _, _ := b.snapshot(); bt != nil {
@@ -245,92 +248,92 @@ func (g *Gateway) rebuild() (bool, error) {
 // the Operations service or one of its methods counts as a rule does: the
 // API's owners said who may use every caller's operations, so the tool
 // is listed, for the holders of that scope.
-func assemble(parts []*backendTools, rules scopes.Rules, pins *scopes.Pins, guardOperations, declared bool) (*catalog, error) {
-	slices.SortFunc(parts, func(a, b *backendTools) int { return cmp.Compare(a.backend, b.backend) })
-	var all []*tool
+func assemble(parts []*compiled.Backend, rules scopes.Rules, pins *scopes.Pins, guardOperations, declared bool) (*catalog, error) {
+	slices.SortFunc(parts, func(a, b *compiled.Backend) int { return cmp.Compare(a.Name, b.Name) })
+	var all []*compiled.Tool
 	var names, backends, methods []string
 	for _, p := range parts {
-		for _, t := range p.tools {
+		for _, t := range p.Tools {
 			all = append(all, t)
-			names = append(names, t.def.Name)
-			backends = append(backends, p.backend)
-			methods = append(methods, t.method[1:])
+			names = append(names, t.Definition.Name)
+			backends = append(backends, p.Name)
+			methods = append(methods, t.Call.Method[1:])
 		}
 	}
 	final := toolname.BackendQualified(names, backends, methods)
 	targets := make([]scopes.Target, len(all))
 	for i := range all {
-		targets[i] = scopes.Target{Name: final[i], Local: names[i], Base: all[i].baseName, Method: methods[i]}
+		targets[i] = scopes.Target{Name: final[i], Local: names[i], Base: all[i].Access.BaseName, Method: methods[i]}
 	}
 	resolved := rules.Resolve(targets, pins)
-	c := &catalog{listing: listing{tools: make([]*tool, 0, len(all)), byName: make(map[string]*tool, len(all))}, rules: resolved, listed: make(map[string]bool, len(parts))}
+	c := &catalog{listing: listing{tools: make([]*compiled.Tool, 0, len(all)), byName: make(map[string]*compiled.Tool, len(all))}, rules: resolved, listed: make(map[string]bool, len(parts))}
 	for _, p := range parts {
-		c.listed[p.backend] = true
+		c.listed[p.Name] = true
 	}
 	withheld := make([]bool, len(all))
 	for i, t := range all {
-		scoped := len(resolved.Scopes[i]) > 0 || declared && len(t.declaredScopes) > 0
-		withheld[i] = guardOperations && !scoped && strings.HasPrefix(t.method, "/"+longrunning.OperationsService+"/")
+		scoped := len(resolved.Scopes[i]) > 0 || declared && len(t.Access.DeclaredScopes) > 0
+		withheld[i] = guardOperations && !scoped && strings.HasPrefix(t.Call.Method, "/"+longrunning.OperationsService+"/")
 	}
 	// Every listed tool's final name by backend and method, so the
 	// long-running tools' descriptions and results can name the tools
 	// that poll them; and every Operations tool, listed or withheld, for
 	// the task methods.
 	pollers := make(map[string]string)
-	opsTools := make(map[string]*tool)
+	opsTools := make(map[string]*compiled.Tool)
 	for i, t := range all {
 		if !withheld[i] {
-			pollers[t.backend+t.method] = final[i]
+			pollers[t.Backend+t.Call.Method] = final[i]
 		}
 	}
 	for i, t := range all {
 		nt := *t
-		nt.def.Name = final[i]
-		nt.scopes = resolved.Scopes[i]
-		if declared && len(t.declaredScopes) > 0 {
-			nt.scopes = slices.Compact(slices.Sorted(slices.Values(slices.Concat(nt.scopes, t.declaredScopes))))
+		nt.Definition.Name = final[i]
+		nt.Access.Scopes = resolved.Scopes[i]
+		if declared && len(t.Access.DeclaredScopes) > 0 {
+			nt.Access.Scopes = slices.Compact(slices.Sorted(slices.Values(slices.Concat(nt.Access.Scopes, t.Access.DeclaredScopes))))
 		}
-		nt.obs = toolObs{}
-		if strings.HasPrefix(t.method, "/"+longrunning.OperationsService+"/") {
-			opsTools[t.backend+t.method] = &nt
+		nt.Obs = compiled.Obs{}
+		if strings.HasPrefix(t.Call.Method, "/"+longrunning.OperationsService+"/") {
+			opsTools[t.Backend+t.Call.Method] = &nt
 		}
 		if withheld[i] {
-			if !slices.Contains(c.withheldOps, t.backend) {
-				c.withheldOps = append(c.withheldOps, t.backend)
+			if !slices.Contains(c.withheldOps, t.Backend) {
+				c.withheldOps = append(c.withheldOps, t.Backend)
 			}
 			continue
 		}
 		c.tools = append(c.tools, &nt)
-		c.byName[nt.def.Name] = &nt
+		c.byName[nt.Definition.Name] = &nt
 	}
-	c.byMethod = make(map[string]*tool, len(c.tools))
+	c.byMethod = make(map[string]*compiled.Tool, len(c.tools))
 	for _, t := range c.tools {
-		c.byMethod[t.backend+"\x00"+t.method] = t
+		c.byMethod[t.Backend+"\x00"+t.Call.Method] = t
 	}
 	c.operations = make(map[string]*operationsBackend)
 	for _, p := range parts {
-		if p.ops != nil {
-			c.operations[p.backend] = &operationsBackend{name: p.backend, ops: p.ops, md: p.md,
-				getTool: opsTools[p.backend+longrunning.GetOperationMethod], waitTool: opsTools[p.backend+longrunning.WaitOperationMethod],
-				cancelTool: opsTools[p.backend+longrunning.CancelOperationMethod]}
+		if p.Ops != nil {
+			c.operations[p.Name] = &operationsBackend{name: p.Name, ops: p.Ops, md: p.MD,
+				getTool: opsTools[p.Name+longrunning.GetOperationMethod], waitTool: opsTools[p.Name+longrunning.WaitOperationMethod],
+				cancelTool: opsTools[p.Name+longrunning.CancelOperationMethod]}
 		}
 	}
 	for _, nt := range c.tools {
-		if nt.lro != nil {
-			lr := *nt.lro
-			lr.GetTool = pollers[nt.backend+lr.PollMethod]
+		if nt.LRO != nil {
+			lr := *nt.LRO
+			lr.GetTool = pollers[nt.Backend+lr.PollMethod]
 			if lr.WaitMethod != "" {
-				lr.WaitTool = pollers[nt.backend+lr.WaitMethod]
+				lr.WaitTool = pollers[nt.Backend+lr.WaitMethod]
 			}
 			// A task is read through the backend's GetOperation
 			// (tasks.go), as the filters allow it.
-			b := c.operations[nt.backend]
+			b := c.operations[nt.Backend]
 			lr.Taskable = b != nil && b.getTool != nil && lr.Ops != nil && lr.Ops.HasGet && !lr.Ops.IsCustom()
 			if !lr.Taskable {
-				nt.def.TaskSupport = ""
+				nt.Definition.TaskSupport = ""
 			}
-			nt.lro = &lr
-			nt.def.Description += lr.Describe()
+			nt.LRO = &lr
+			nt.Definition.Description += lr.Describe()
 		}
 	}
 	var err error
@@ -385,9 +388,9 @@ func (g *Gateway) checkScopeRules(c *catalog, first bool, undiscovered []string)
 // tool with its schemas in typed mode, search mode's two tools and the
 // search catalog otherwise. ToolModeAuto picks search without building a
 // schema when a lower bound of the typed list is over the budget
-// (toolschemas.go); c.typedTokens is then that bound.
+// (gateway/internal/compiled/schemas.go); c.typedTokens is then that bound.
 func (g *Gateway) chooseMode(c *catalog) error {
-	c.typedTokens = estimatedTokens(listLowerBound(c.tools))
+	c.typedTokens = estimatedTokens(compiled.ListLowerBound(c.tools))
 	c.mode = g.opts.Search.ToolMode
 	if c.mode == ToolModeAuto && g.opts.Search.ToolBudget >= 0 && c.typedTokens > g.opts.Search.ToolBudget {
 		c.mode = ToolModeSearch
@@ -395,13 +398,13 @@ func (g *Gateway) chooseMode(c *catalog) error {
 	compact := new(mcp.SchemaCompactor)
 	if c.mode != ToolModeSearch {
 		paced := g.pace(buildGCPercent)
-		failed := forceSchemas(c.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true)
+		failed := compiled.ForceSchemas(c.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true)
 		paced()
 		if len(failed) > 0 {
-			c.tools = slices.DeleteFunc(c.tools, func(t *tool) bool {
-				if err, ok := failed[t.schemas]; ok {
-					g.opts.Logger.Error("tool left out of the list: its schemas could not be built", "backend", t.backend, "tool", t.def.Name, "error", err)
-					delete(c.byName, t.def.Name)
+			c.tools = slices.DeleteFunc(c.tools, func(t *compiled.Tool) bool {
+				if err, ok := failed[t.Schemas]; ok {
+					g.opts.Logger.Error("tool left out of the list: its schemas could not be built", "backend", t.Backend, "tool", t.Definition.Name, "error", err)
+					delete(c.byName, t.Definition.Name)
 					return true
 				}
 				return false
@@ -409,7 +412,7 @@ func (g *Gateway) chooseMode(c *catalog) error {
 		}
 		defs := make([]mcp.Tool, len(c.tools))
 		for i, t := range c.tools {
-			defs[i], _ = t.withSchemas() // built: forceSchemas left out those that failed
+			defs[i], _ = t.WithSchemas() // built: forceSchemas left out those that failed
 			defs[i].Handle = t
 		}
 		set, err := mcp.NewToolList(defs, &mcp.ToolListOptions{Compactor: compact, CacheScope: g.listCacheScope()})
@@ -429,7 +432,7 @@ func (g *Gateway) chooseMode(c *catalog) error {
 	if err != nil {
 		return fmt.Errorf("building the search-mode tool list: %w", err)
 	}
-	c.search, c.set = searchmode.New(st, appendInflated), set
+	c.search, c.set = searchmode.New(st, compiled.AppendInflated), set
 	return nil
 }
 
@@ -465,15 +468,11 @@ func diffTools(a, b *catalog) (added, removed, changed int) {
 // output schemas, and there a tool whose other members did not change
 // counts as unchanged (it is only logged: what search mode lists, its two
 // tools, is compared in full).
-func sameTool(a, b *tool) bool {
-	if !sameDef(a.def, b.def) {
+func sameTool(a, b *compiled.Tool) bool {
+	if !sameDef(a.Definition, b.Definition) {
 		return false
 	}
-	if a.schemas == b.schemas || !a.schemas.ready.Load() || !b.schemas.ready.Load() {
-		return true
-	}
-	x, y := a.schemas.input(), b.schemas.input()
-	return x.sameInput(y) && (x.outDropped || y.outDropped || bytes.Equal(x.out, y.out))
+	return a.Schemas.Same(b.Schemas)
 }
 
 // sameDef compares two tools as tools/list shows them.

@@ -3,17 +3,12 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/reflect/protoreflect"
-
-	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
-	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
 // The catalog report: what a model will read of each tool, and where each
@@ -22,149 +17,19 @@ import (
 // where each part is decided, never worked out again from the text.
 
 // Source says where a part of a tool's definition came from.
-type Source string
+type Source = compiled.Source
 
-// The sources of a tool's parts.
+// The sources of a tool's parts (gateway/internal/compiled says what
+// each means).
 const (
-	// SourceOption: the service's (mcpgateway.v1.tool) option.
-	SourceOption Source = "proto option"
-	// SourceDeclared: what the method's descriptors declare of its
-	// behaviour: idempotency_level, or the google.api.http rule's verb.
-	SourceDeclared Source = "declared"
-	// SourceComment: the method's comment in the descriptors.
-	SourceComment Source = "comment"
-	// SourceConfig: the operator's tool override (Options.Catalog.Tools).
-	SourceConfig Source = "config"
-	// SourceVerb: inferred from the verb that starts the method's name
-	// (describe's verb table).
-	SourceVerb Source = "verb"
-	// SourceStructure: inferred from the method's structure, its name
-	// having no verb the table knows (describe.FromStructure).
-	SourceStructure Source = "structure"
-	// SourceDefault: the gateway's default (a derived name, a
-	// conservative hint).
-	SourceDefault Source = "default"
+	SourceOption    = compiled.SourceOption
+	SourceDeclared  = compiled.SourceDeclared
+	SourceComment   = compiled.SourceComment
+	SourceConfig    = compiled.SourceConfig
+	SourceVerb      = compiled.SourceVerb
+	SourceStructure = compiled.SourceStructure
+	SourceDefault   = compiled.SourceDefault
 )
-
-// toolOrigin is where a compiled tool's parts came from.
-type toolOrigin struct {
-	name, title, description Source
-	// hints are readOnly, destructive, idempotent, openWorld.
-	hints [4]Source
-	// appended: an override added a sentence to the description.
-	appended bool
-}
-
-// originOf records where t's parts came from; to is the option merged
-// with ov's rules (nil for neither), ov the rules (nil for none).
-func originOf(t *tool, m protoreflect.MethodDescriptor, ov *overrides.Method, to *mcpgatewayv1.Tool, comments *descriptors.Comments) toolOrigin {
-	declared := to
-	if ov != nil {
-		declared = ov.Proto
-	}
-	var rules []*ToolOverride
-	if ov != nil {
-		rules = ov.Rules()
-	}
-	sets := func(f func(ru *ToolOverride) bool) bool {
-		return slices.ContainsFunc(rules, f)
-	}
-	sh := t.search.Shape
-	inferred := SourceStructure
-	if sh != nil && sh.Verb != "" {
-		inferred = SourceVerb
-	}
-	var o toolOrigin
-	switch {
-	case ov != nil && ov.NameFrom != "":
-		o.name = SourceConfig
-	case declared.GetName() != "" && t.def.Name == declared.GetName():
-		o.name = SourceOption
-	default:
-		o.name = SourceDefault
-	}
-	switch {
-	case sets(func(ru *ToolOverride) bool { return ru.Title != "" }):
-		o.title = SourceConfig
-	case declared.GetTitle() != "":
-		o.title = SourceOption
-	default:
-		o.title = inferred
-	}
-	switch {
-	case sets(func(ru *ToolOverride) bool { return ru.Description != "" }):
-		o.description = SourceConfig
-	case strings.TrimSpace(declared.GetDescription()) != "":
-		o.description = SourceOption
-	case comment(comments, m) != "":
-		o.description = SourceComment
-	default:
-		o.description = inferred
-	}
-	o.appended = ov != nil && ov.AppendDesc != ""
-
-	var h describe.HintSources
-	if sh != nil {
-		_, h = sh.Hints()
-	}
-	for i, src := range []describe.Source{h.ReadOnly, h.Destructive, h.Idempotent, h.OpenWorld} {
-		switch src {
-		case describe.FromIdempotencyLevel, describe.FromHTTPRule:
-			o.hints[i] = SourceDeclared
-		case describe.FromVerbTable:
-			o.hints[i] = SourceVerb
-		case describe.FromStructure:
-			o.hints[i] = SourceStructure
-		default:
-			o.hints[i] = SourceDefault
-		}
-	}
-	// The option's hints, and what a read-only or destructive one implies
-	// of the others (methodAnnotations), by who said them: the operator
-	// over the owners.
-	hintOf := func(t *mcpgatewayv1.Tool, i int) *bool {
-		return [...]*bool{t.ReadOnlyHint, t.DestructiveHint, t.IdempotentHint, t.OpenWorldHint}[i]
-	}
-	for _, layer := range []struct {
-		src Source
-		has func(i int) *bool
-	}{
-		{SourceOption, func(i int) *bool {
-			if declared == nil {
-				return nil
-			}
-			return hintOf(declared, i)
-		}},
-		{SourceConfig, func(i int) *bool {
-			var v *bool
-			for _, ru := range rules {
-				if x := [...]*bool{ru.ReadOnlyHint, ru.DestructiveHint, ru.IdempotentHint, ru.OpenWorldHint}[i]; x != nil {
-					v = x
-				}
-			}
-			return v
-		}},
-	} {
-		if ro := layer.has(0); ro != nil {
-			o.hints[0] = layer.src
-			if *ro {
-				o.hints[1], o.hints[2] = layer.src, layer.src
-			}
-		}
-		if de := layer.has(1); de != nil {
-			o.hints[1] = layer.src
-			if *de && layer.has(0) == nil {
-				o.hints[0] = layer.src
-			}
-		}
-		for _, i := range []int{2, 3} {
-			if layer.has(i) != nil {
-				o.hints[i] = layer.src
-			}
-		}
-	}
-	return o
-}
 
 // HintNames are the MCP hints in the order ToolReport.Hints lists them.
 var HintNames = [4]string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
@@ -218,7 +83,7 @@ func (g *Gateway) Report(toolset string) ([]ToolReport, error) {
 	}
 	out := make([]ToolReport, len(l.tools))
 	for i, t := range l.tools {
-		out[i] = t.report()
+		out[i] = reportOf(t)
 	}
 	return out, nil
 }
@@ -236,12 +101,12 @@ func (g *Gateway) SearchReport(toolset, query string, limit int) ([]ToolReport, 
 	}
 	sc := l.search
 	if sc == nil {
-		sc = searchmode.New(searchTools(l.tools), appendInflated)
+		sc = searchmode.New(searchTools(l.tools), compiled.AppendInflated)
 	}
 	hits, _ := sc.Index().SearchLoose(query, limit, nil)
 	out := make([]ToolReport, len(hits))
 	for i, h := range hits {
-		out[i] = sc.Tool(h.Doc).(*tool).report()
+		out[i] = reportOf(sc.Tool(h.Doc).(*compiled.Tool))
 		out[i].Score = h.Score
 	}
 	return out, nil
@@ -261,42 +126,42 @@ func (g *Gateway) reportListing(toolset string) (*listing, error) {
 }
 
 // report describes t.
-func (t *tool) report() ToolReport {
-	def, err := t.withSchemas()
-	o := t.origin
+func reportOf(t *compiled.Tool) ToolReport {
+	def, err := t.WithSchemas()
+	o := t.Origin
 	r := ToolReport{
-		Name: def.Name, NameSource: o.name,
-		Title: def.Title, TitleSource: o.title,
-		Description: def.Description, DescriptionSource: o.description, DescriptionAppended: o.appended,
+		Name: def.Name, NameSource: o.Name,
+		Title: def.Title, TitleSource: o.Title,
+		Description: def.Description, DescriptionSource: o.Description, DescriptionAppended: o.Appended,
 		Bytes:   mcp.EntryBytes(def),
-		Backend: t.backend,
-		Method:  t.method[1:],
+		Backend: t.Backend,
+		Method:  t.Call.Method[1:],
 	}
 	if r.Title == "" && def.Annotations != nil {
 		r.Title = def.Annotations.Title
 	}
 	if a := def.Annotations; a != nil {
 		for i, v := range []*bool{a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint} {
-			r.Hints = append(r.Hints, HintReport{Hint: HintNames[i], Value: v != nil && *v, Source: o.hints[i]})
+			r.Hints = append(r.Hints, HintReport{Hint: HintNames[i], Value: v != nil && *v, Source: o.Hints[i]})
 		}
 	}
-	if t.args != nil {
-		r.Arguments = t.args.Summary()
+	if t.Args != nil {
+		r.Arguments = t.Args.Summary()
 	}
-	if sh := t.search.Shape; sh != nil {
+	if sh := t.Search.Shape; sh != nil {
 		hintsGuessed := false
-		for _, s := range o.hints[:3] {
+		for _, s := range o.Hints[:3] {
 			hintsGuessed = hintsGuessed || s == SourceStructure || s == SourceDefault
 		}
 		if sh.Effect == describe.Unknown && hintsGuessed {
 			r.Check = append(r.Check, CheckVerbUnknown)
 		}
-		if (o.description == SourceStructure || o.description == SourceVerb) && sh.NameOnly() {
+		if (o.Description == SourceStructure || o.Description == SourceVerb) && sh.NameOnly() {
 			r.Check = append(r.Check, CheckNameOnly)
 		}
 	}
 	var defaulted []string
-	for i, s := range o.hints {
+	for i, s := range o.Hints {
 		// openWorldHint is true unless its owners say otherwise: a
 		// stated policy, not a guess.
 		if s == SourceDefault && i != 3 {
@@ -306,7 +171,7 @@ func (t *tool) report() ToolReport {
 	if len(defaulted) > 0 {
 		r.Check = append(r.Check, CheckHintDefault+" ("+strings.Join(defaulted, ", ")+")")
 	}
-	if err == nil && t.schemas.full().whole > 0 {
+	if err == nil && t.Schemas.Shortened() {
 		r.Check = append(r.Check, CheckSchemaShortn)
 	}
 	if err != nil {

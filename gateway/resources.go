@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
 
@@ -63,37 +64,13 @@ type resourceCatalog struct {
 	byURI map[string]*serviceResource
 	set   *mcp.ResourceSet
 	// messages are, by backend, the messages bounded schemas name
-	// (toolsize.go): readable at messageURI, not listed.
-	messages map[string]*messageSet
-}
-
-// messageSet is the messages one discovery's bounded schemas name. It
-// grows as schemas are built (toolschemas.go), so it is safe for
-// concurrent use.
-type messageSet struct {
-	// files and comments are the discovery's, which the printed messages
-	// read their comments from.
-	files    *protoregistry.Files
-	comments *descriptors.Comments
-
-	mu sync.Mutex
-	m  map[protoreflect.FullName]*messageResource
-}
-
-func (s *messageSet) add(md protoreflect.MessageDescriptor) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = make(map[protoreflect.FullName]*messageResource)
-	}
-	if s.m[md.FullName()] == nil {
-		s.m[md.FullName()] = &messageResource{md: md, set: s}
-	}
+	// (gateway/internal/compiled/toolsize.go): readable at messageURI, not listed.
+	messages map[string]*compiled.MessageSet
 }
 
 // lookup returns the message resource at uri and its backend, nil when
 // no bounded schema names it.
-func (rc *resourceCatalog) lookup(uri string) (*messageResource, string) {
+func (rc *resourceCatalog) lookup(uri string) (*compiled.Message, string) {
 	rest, ok := strings.CutPrefix(uri, "grpc://")
 	if !ok {
 		return nil, ""
@@ -103,9 +80,7 @@ func (rc *resourceCatalog) lookup(uri string) (*messageResource, string) {
 	if !ok || s == nil {
 		return nil, ""
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m[protoreflect.FullName(name)], backend
+	return s.Lookup(protoreflect.FullName(name)), backend
 }
 
 // reaches reports whether a tool of l reaches the message name of
@@ -118,13 +93,13 @@ func (l *listing) reaches(backend string, name protoreflect.FullName) bool {
 	l.reachOnce.Do(func() {
 		l.reach = make(map[string]map[protoreflect.FullName]bool)
 		for _, t := range l.tools {
-			if t.schemas == nil || t.schemas.m == nil {
+			if t.Schemas == nil || t.Schemas.Method() == nil {
 				continue
 			}
-			seen := l.reach[t.backend]
+			seen := l.reach[t.Backend]
 			if seen == nil {
 				seen = make(map[protoreflect.FullName]bool)
-				l.reach[t.backend] = seen
+				l.reach[t.Backend] = seen
 			}
 			var walk func(md protoreflect.MessageDescriptor)
 			walk = func(md protoreflect.MessageDescriptor) {
@@ -137,64 +112,50 @@ func (l *listing) reaches(backend string, name protoreflect.FullName) bool {
 					walk(fields.Get(i).Message())
 				}
 			}
-			walk(t.schemas.m.Input())
-			walk(t.schemas.m.Output())
-			if t.lro != nil {
-				walk(t.lro.ResponseDesc)
+			walk(t.Schemas.Method().Input())
+			walk(t.Schemas.Method().Output())
+			if t.LRO != nil {
+				walk(t.LRO.ResponseDesc)
 			}
 		}
 	})
 	return l.reach[backend][name]
 }
 
-// messageResource is one message as a resource: its definition printed
-// as .proto source, with its comments when the descriptors carry them,
-// on first read.
-type messageResource struct {
-	md   protoreflect.MessageDescriptor
-	set  *messageSet
-	once sync.Once
-	text string
-	err  error
+// printMessage prints r's definition as .proto source, with its
+// comments when the descriptors carry them.
+func printMessage(r *compiled.Message) (string, error) {
+	md, err := withSourceInfo(r.MD, r.Set.Files, r.Set.Comments)
+	if err != nil {
+		return "", fmt.Errorf("resource %s: %w", r.MD.FullName(), err)
+	}
+	text, err := (&protoprint.Printer{Indent: "  ", Compact: true}).PrintProtoToString(md)
+	if err != nil {
+		return "", fmt.Errorf("resource %s: printing: %w", r.MD.FullName(), err)
+	}
+	f := r.MD.ParentFile()
+	return fmt.Sprintf("// Message %s of %s (package %s). Field types are named in full in the same file or its imports; each message a bounded schema leaves out is a resource like this one.\n\n%s",
+		r.MD.FullName(), f.Path(), f.Package(), text), nil
 }
 
-func (r *messageResource) source() (string, error) {
-	r.once.Do(func() {
-		md, err := withSourceInfo(r.md, r.set.files, r.set.comments)
-		if err != nil {
-			r.err = fmt.Errorf("resource %s: %w", r.md.FullName(), err)
-			return
-		}
-		text, err := (&protoprint.Printer{Indent: "  ", Compact: true}).PrintProtoToString(md)
-		if err != nil {
-			r.err = fmt.Errorf("resource %s: printing: %w", r.md.FullName(), err)
-			return
-		}
-		f := r.md.ParentFile()
-		r.text = fmt.Sprintf("// Message %s of %s (package %s). Field types are named in full in the same file or its imports; each message a bounded schema leaves out is a resource like this one.\n\n%s",
-			r.md.FullName(), f.Path(), f.Package(), text)
-	})
-	return r.text, r.err
-}
-
-func newResourceCatalog(parts []*backendTools) (*resourceCatalog, error) {
-	rc := &resourceCatalog{byURI: make(map[string]*serviceResource), messages: make(map[string]*messageSet, len(parts))}
+func newResourceCatalog(parts []*compiled.Backend) (*resourceCatalog, error) {
+	rc := &resourceCatalog{byURI: make(map[string]*serviceResource), messages: make(map[string]*compiled.MessageSet, len(parts))}
 	for _, p := range parts {
-		rc.messages[p.backend] = p.messages
-		key := hex.EncodeToString(p.fingerprint[:])
-		for _, svc := range p.services {
+		rc.messages[p.Name] = p.Messages
+		key := hex.EncodeToString(p.Fingerprint[:])
+		for _, svc := range p.Services {
 			r := &serviceResource{
-				uri:      serviceURI(p.backend, string(svc.ParentFile().Package()), string(svc.Name())),
+				uri:      serviceURI(p.Name, string(svc.ParentFile().Package()), string(svc.Name())),
 				name:     string(svc.FullName()),
 				title:    string(svc.Name()),
 				svc:      svc,
-				exposed:  p.methods,
-				files:    p.files,
-				comments: p.comments,
+				exposed:  p.Methods,
+				files:    p.Files,
+				comments: p.Comments,
 				key:      key,
 			}
-			r.description = fmt.Sprintf("The gRPC service %s of backend %s, as .proto source: its exposed methods and the messages and enums they use.", svc.FullName(), p.backend)
-			if c := comment(p.comments, svc); c != "" {
+			r.description = fmt.Sprintf("The gRPC service %s of backend %s, as .proto source: its exposed methods and the messages and enums they use.", svc.FullName(), p.Name)
+			if c := compiled.Comment(p.Comments, svc); c != "" {
 				r.description += " " + c
 			}
 			rc.list = append(rc.list, r)
@@ -424,7 +385,7 @@ func (g *Gateway) notifyResourceListChanged() { g.server.NotifyResourceListChang
 // readResource serves resources/read in rc for the endpoint listing in:
 // the .proto source of one exposed service, printed on the first read of
 // each catalog generation, of a message a bounded schema leaves out
-// (toolsize.go), or a result kept whole after a cut (budget.go). A
+// (gateway/internal/compiled/toolsize.go), or a result kept whole after a cut (budget.go). A
 // toolset's listing serves only its services and the messages its tools
 // reach.
 func (g *Gateway) readResource(ctx context.Context, rc *resourceCatalog, in *listing, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
@@ -437,8 +398,8 @@ func (g *Gateway) readResource(ctx context.Context, rc *resourceCatalog, in *lis
 	mr, backend := rc.lookup(uri)
 	if r := rc.byURI[uri]; r != nil && (!in.restricted || in.services[uri]) {
 		text, err = r.source()
-	} else if mr != nil && (!in.restricted || in.reaches(backend, mr.md.FullName())) {
-		text, err = mr.source()
+	} else if mr != nil && (!in.restricted || in.reaches(backend, mr.MD.FullName())) {
+		text, err = mr.Source(printMessage)
 	} else {
 		return nil, fmt.Errorf("%w: %s", mcp.ErrResourceNotFound, uri)
 	}

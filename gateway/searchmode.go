@@ -2,14 +2,12 @@ package gateway
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
-	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/search/embeddings"
 )
 
@@ -18,7 +16,7 @@ import (
 // its answers, the two tools' definitions and the semantic reranking are
 // package searchmode's. The gateway builds a search catalog with each
 // list in search mode (refresh.go, toolsets.go), gives it its tools
-// (*tool is a searchmode.Tool), answers search_tools from it (serveCall,
+// (*compiled.Tool is a searchmode.Tool), answers search_tools from it (serveCall,
 // call.go) and runs the tool call_tool names on the one call path
 // (runNamed, metacall.go).
 
@@ -56,39 +54,16 @@ const (
 	MaxSearchQueryChars = searchmode.MaxQueryChars
 )
 
-// searchCatalog is only listing.search's type in catalog.go, which
-// another change is moving into a package of its own; there it becomes
-// *searchmode.Catalog and this alias goes. Use searchmode.Catalog.
-type searchCatalog = searchmode.Catalog
-
 // searchTools are tools as search mode reads them: a search index
 // (searchmode.New, whose answer entries are made on first use, with the
 // tools' schemas) and the meta tools' list (searchmode.ToolList) are
 // built from them.
-func searchTools(tools []*tool) []searchmode.Tool {
+func searchTools(tools []*compiled.Tool) []searchmode.Tool {
 	out := make([]searchmode.Tool, len(tools))
 	for i, t := range tools {
 		out[i] = t
 	}
 	return out
-}
-
-// Def is t's definition, for search mode (searchmode.Tool).
-func (t *tool) Def() *mcp.Tool { return &t.def }
-
-// Facts are what discovery read of t's method for search mode.
-func (t *tool) Facts() *searchdoc.Facts { return &t.search }
-
-// InputSchema is t's input schema, built on first use, and deflated
-// when search mode holds it so (packSchemas), for search mode's answer
-// entries to share.
-func (t *tool) InputSchema() (json.RawMessage, []byte, error) {
-	b := t.schemas.input()
-	if b.err != nil {
-		return nil, nil, b.err
-	}
-	in, err := b.inputSchema()
-	return in, b.inZ, err
 }
 
 // SearchEmbeddings configures the semantic reranking of search mode: an

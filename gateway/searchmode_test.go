@@ -815,7 +815,7 @@ func TestSearchExactNameGiantSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Written out, the schema would be over MaxSearchAnswerBytes
-		// (112 KB); the tool bound shortens it (toolsize.go).
+		// (112 KB); the tool bound shortens it (gateway/internal/compiled/toolsize.go).
 		if b.Len() > gateway.MaxToolBytes || !strings.Contains(b.String(), "more fields are not listed here: see resource grpc://huge/huge.v1.") {
 			t.Fatalf("%s: schema of %d bytes, want one bounded to %d:\n%.300s", name, b.Len(), gateway.MaxToolBytes, b.String())
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/forward"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
@@ -190,37 +191,57 @@ type deadlines struct {
 // setting that names the method beats one that covers a whole backend:
 // an operator who gave Temporal's polls 70s meant it for every backend
 // that serves them.
-func (s *backendSettings) apply(t *tool, m protoreflect.MethodDescriptor, d deadlines) {
-	unary := t.kind == kindUnary
-	t.timeout = d.stream
+func (s *backendSettings) apply(t *compiled.Tool, m protoreflect.MethodDescriptor, d deadlines) {
+	unary := t.Call.Kind == compiled.KindUnary
+	t.Call.Timeout = d.stream
 	if unary {
-		t.timeout = d.call
+		t.Call.Timeout = d.call
 	}
 	if s != nil {
-		t.md, t.exchanger = s.md, s.exchanger
+		t.Call.MD, t.Access.Exchanger = s.md, s.exchanger
 		if unary && s.callTimeout > 0 {
-			t.timeout = s.callTimeout
+			t.Call.Timeout = s.callTimeout
 		}
 		if !unary && s.streamTimeout > 0 {
-			t.timeout = s.streamTimeout
+			t.Call.Timeout = s.streamTimeout
 		}
 	}
 	if mt := d.methods.match(m); mt > 0 {
-		t.timeout = mt
+		t.Call.Timeout = mt
 	}
 	if s == nil {
 		return
 	}
 	if mc := s.method(m); mc != nil {
 		if unary && mc.CallTimeout > 0 {
-			t.timeout = mc.CallTimeout
+			t.Call.Timeout = mc.CallTimeout
 		}
 		if !unary && mc.StreamTimeout > 0 {
-			t.timeout = mc.StreamTimeout
+			t.Call.Timeout = mc.StreamTimeout
 		}
-		if t.lro != nil && mc.OperationWait != 0 {
-			t.lro.Wait = mc.OperationWait
+		if t.LRO != nil && mc.OperationWait != 0 {
+			t.LRO.Wait = mc.OperationWait
 		}
-		t.tokenScopes = mc.TokenScopes
+		t.Access.TokenScopes = mc.TokenScopes
 	}
+}
+
+// exposer is compiled.Options.Exposes: the gateway's filter, then the
+// backend's own settings (s, nil for none).
+func exposer(filter *methodFilter, s *backendSettings) func(protoreflect.MethodDescriptor) bool {
+	return func(m protoreflect.MethodDescriptor) bool { return filter.match(m) && s.exposes(m) }
+}
+
+// settler is compiled.Options.Settle: apply, with the gateway-wide
+// deadlines d.
+func (s *backendSettings) settler(d deadlines) func(*compiled.Tool, protoreflect.MethodDescriptor) {
+	return func(t *compiled.Tool, m protoreflect.MethodDescriptor) { s.apply(t, m, d) }
+}
+
+// metadata is the backend's own metadata, nil for none.
+func (s *backendSettings) metadata() metadata.MD {
+	if s == nil {
+		return nil
+	}
+	return s.md
 }

@@ -78,7 +78,7 @@ func TestClientErrorsWithholdInternals(t *testing.T) {
 
 // TestLongRunningStartOverSizeLimit: the start of a long-running method
 // whose response is over the connection's receive limit fails as any
-// call over it does (callFailed), naming the limit and saying that
+// call over it does (call.Env.Failed), naming the limit and saying that
 // repeating the call cannot help; it once took the plain status path.
 func TestLongRunningStartOverSizeLimit(t *testing.T) {
 	t.Parallel()

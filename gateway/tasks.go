@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/longrunning"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/rpcstatus"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/taskid"
@@ -51,7 +52,7 @@ type operationsBackend struct {
 	// WaitOperation and CancelOperation as this catalog's filters let the
 	// gateway call them (nil when filtered out), with the scopes their
 	// rules give; listed as tools, or withheld (assemble).
-	getTool, waitTool, cancelTool *tool
+	getTool, waitTool, cancelTool *compiled.Tool
 }
 
 // taskOwner is whose tasks a request may reach: the principal the front
@@ -67,11 +68,11 @@ func taskOwner(ctx context.Context) string {
 
 // authorizeTask authorizes a task method as a call of t, with t's scopes
 // in its catalog, as authorize does a tools/call.
-func (g *Gateway) authorizeTask(ctx context.Context, req *mcp.TaskRequest, t *tool) error {
+func (g *Gateway) authorizeTask(ctx context.Context, req *mcp.TaskRequest, t *compiled.Tool) error {
 	if g.opts.Auth == nil || req.Session.Transport == "stdio" {
 		return nil
 	}
-	err := g.opts.Auth.Authorize(ctx, t.scopes)
+	err := g.opts.Auth.Authorize(ctx, t.Access.Scopes)
 	var ref *auth.Refusal
 	if errors.As(err, &ref) {
 		return refusal(ref)
@@ -87,26 +88,26 @@ var taskNotFound = &mcp.Error{Code: mcp.CodeInvalidParams, Message: "Failed to r
 // newTaskID mints the id of a task t starts for the caller; false when the
 // operation's name is too long for one (the call then answers without a
 // task).
-func (g *Gateway) newTaskID(ctx context.Context, t *tool, op *longrunning.Operation) (string, bool) {
-	return g.taskKeys.Mint(taskid.Ref{Backend: t.backend, Method: t.method, Operation: op.Name(), Started: time.Now()}, taskOwner(ctx))
+func (g *Gateway) newTaskID(ctx context.Context, t *compiled.Tool, op *longrunning.Operation) (string, bool) {
+	return g.taskKeys.Mint(taskid.Ref{Backend: t.Backend, Method: t.Call.Method, Operation: op.Name(), Started: time.Now()}, taskOwner(ctx))
 }
 
 // taskResult is the answer to a long-running tool's call that runs as a
 // task; nil when op cannot be one (its name is too long for an id), and
 // the call answers as one that does not run as a task.
-func (g *Gateway) taskResult(ctx context.Context, t *tool, op *longrunning.Operation) *mcp.CallToolResult {
+func (g *Gateway) taskResult(ctx context.Context, t *compiled.Tool, op *longrunning.Operation) *mcp.CallToolResult {
 	id, ok := g.newTaskID(ctx, t, op)
 	if !ok {
 		return nil
 	}
-	return &mcp.CallToolResult{Task: longrunning.TaskOf(ctx, id, time.Now(), op, t.lro, t.lro.Ops, true)}
+	return &mcp.CallToolResult{Task: longrunning.TaskOf(ctx, id, time.Now(), op, t.LRO, t.LRO.Ops, true)}
 }
 
 // taskAccess is a task method's way to its task: what the id says, the
 // tool that started it and the backend's Operations service.
 type taskAccess struct {
 	ref   taskid.Ref
-	start *tool
+	start *compiled.Tool
 	b     *operationsBackend
 	ctx   context.Context // the outgoing context of the backend calls
 	// in is the listing of the endpoint the task method came through.
@@ -116,7 +117,7 @@ type taskAccess struct {
 // may reports whether the task method may call ot, one of the backend's
 // Operations tools: one the catalog exposes (listed or withheld) and,
 // through a toolset, one the toolset holds (toolsetOperations).
-func (a *taskAccess) may(ot *tool) bool {
+func (a *taskAccess) may(ot *compiled.Tool) bool {
 	return ot != nil && (!a.in.restricted || a.in.ops[ot])
 }
 
@@ -125,7 +126,7 @@ func (a *taskAccess) may(ot *tool) bool {
 // (opsTool picks GetOperation or CancelOperation), before any backend is
 // called. A task started by a tool outside a toolset is not found
 // through the toolset's endpoint, as another principal's is not.
-func (e *endpoint) openTask(ctx context.Context, id string, req *mcp.TaskRequest, what string, opsTool func(*operationsBackend) *tool) (*taskAccess, error) {
+func (e *endpoint) openTask(ctx context.Context, id string, req *mcp.TaskRequest, what string, opsTool func(*operationsBackend) *compiled.Tool) (*taskAccess, error) {
 	g := e.g
 	ref, err := g.taskKeys.Parse(id, taskOwner(ctx))
 	if err != nil {
@@ -138,7 +139,7 @@ func (e *endpoint) openTask(ctx context.Context, id string, req *mcp.TaskRequest
 		return nil, &mcp.Error{Code: mcp.CodeInvalidParams, Message: fmt.Sprintf("%s: the tool that started the task (%s of backend %s) is no longer exposed by this gateway", what, ref.Method[1:], ref.Backend)}
 	}
 	a := &taskAccess{ref: ref, start: start, b: b, in: e.of(c)}
-	if a.in.restricted && a.in.byName[start.def.Name] != start && !a.in.replaced[start] {
+	if a.in.restricted && a.in.byName[start.Definition.Name] != start && !a.in.replaced[start] {
 		return nil, taskNotFound
 	}
 	if err := g.authorizeTask(ctx, req, start); err != nil {
@@ -157,16 +158,16 @@ func (e *endpoint) openTask(ctx context.Context, id string, req *mcp.TaskRequest
 		return nil, err
 	}
 	a.ctx = g.md.Context(ctx, req.Header, b.md)
-	if start.exchanger != nil {
-		if a.ctx, err = g.withBackendToken(a.ctx, ref.Backend, start.exchanger, start.tokenScopes); err != nil {
+	if start.Access.Exchanger != nil {
+		if a.ctx, err = g.withBackendToken(a.ctx, ref.Backend, start.Access.Exchanger, start.Access.TokenScopes); err != nil {
 			return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: what + ": " + err.Error()}
 		}
 	}
 	return a, nil
 }
 
-func getTool(b *operationsBackend) *tool    { return b.getTool }
-func cancelTool(b *operationsBackend) *tool { return b.cancelTool }
+func getTool(b *operationsBackend) *compiled.Tool    { return b.getTool }
+func cancelTool(b *operationsBackend) *compiled.Tool { return b.cancelTool }
 
 // fetch is the operation's current state.
 func (a *taskAccess) fetch(ctx context.Context, what string) (*longrunning.Operation, error) {
@@ -188,7 +189,7 @@ func (a *taskAccess) fetch(ctx context.Context, what string) (*longrunning.Opera
 // task is the task of op with its result cut to the result budget as the
 // call of the tool that started it would have been.
 func (g *Gateway) task(ctx context.Context, id string, a *taskAccess, op *longrunning.Operation, req *mcp.TaskRequest) *mcp.Task {
-	task := longrunning.TaskOf(ctx, id, a.ref.Started, op, a.start.lro, a.b.ops, true)
+	task := longrunning.TaskOf(ctx, id, a.ref.Started, op, a.start.LRO, a.b.ops, true)
 	if task.Result == nil || task.Result.StructuredContent == nil {
 		return task
 	}

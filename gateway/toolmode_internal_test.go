@@ -3,6 +3,7 @@ package gateway
 import (
 	"testing"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/call"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 )
 
@@ -34,7 +35,7 @@ func TestEffectiveMode(t *testing.T) {
 // invalid-arguments message as the typed tools do, so a model reads
 // them alike.
 func TestMetaInputErrorsReadAsTyped(t *testing.T) {
-	if searchmode.InputErrorPrefix != inputErrorPrefix {
-		t.Errorf("search mode's input errors start %q, the typed tools' %q", searchmode.InputErrorPrefix, inputErrorPrefix)
+	if searchmode.InputErrorPrefix != call.InputErrorPrefix {
+		t.Errorf("search mode's input errors start %q, the typed tools' %q", searchmode.InputErrorPrefix, call.InputErrorPrefix)
 	}
 }

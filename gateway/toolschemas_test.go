@@ -17,7 +17,7 @@ import (
 )
 
 // TestSchemasOnFirstUse: a search-mode catalog is built without its tools'
-// schemas (toolschemas.go) and builds a tool's on the first answer that
+// schemas (gateway/internal/compiled/schemas.go) and builds a tool's on the first answer that
 // carries it, while calls, cut results and long-running tools work
 // before; what search shows of every tool (its description and input
 // schema) is byte for byte what typed mode lists. ToolModeAuto decides

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/toolsets"
@@ -22,7 +23,7 @@ import (
 // instructions and list_changed), while /mcp stays the whole catalog.
 // Discovery and refresh happen once: every catalog the gateway builds
 // gets one listing per toolset (buildToolsets), holding the catalog's
-// own *tool values, so a toolset costs its list (pages kept as the
+// own *compiled.Tool values, so a toolset costs its list (pages kept as the
 // whole list's subset in typed mode) and, in search mode, its index.
 //
 // A toolset's server can reach only its listing: tools/call resolves
@@ -164,14 +165,14 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 	}
 	sel := make([]toolsets.Tool, len(c.tools))
 	for j, t := range c.tools {
-		sel[j] = toolsets.Tool{Name: t.def.Name, Method: t.method[1:]}
-		if t.lro != nil {
-			sel[j].Pollers = []string{t.lro.GetTool, t.lro.WaitTool}
+		sel[j] = toolsets.Tool{Name: t.Definition.Name, Method: t.Call.Method[1:]}
+		if t.LRO != nil {
+			sel[j].Pollers = []string{t.LRO.GetTool, t.LRO.WaitTool}
 		}
 	}
 	selection := toolsets.NewCatalog(sel)
 	for i, ts := range g.toolsets {
-		l := &listing{byName: make(map[string]*tool), restricted: true}
+		l := &listing{byName: make(map[string]*compiled.Tool), restricted: true}
 		member := selection.Select(ts.filter.matchPath)
 		own := false
 		l.matchedRules, l.resolvedArgs = make(map[int]bool), make(map[overrides.ArgKey]bool)
@@ -179,22 +180,22 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 			if !member[j] {
 				continue
 			}
-			nt, err := toolsetCopy(ts.overrides, t, g.opts.Catalog.UseProtoNames, l.matchedRules, l.resolvedArgs)
+			nt, err := compiled.ToolsetCopy(ts.overrides, t, g.opts.Catalog.UseProtoNames, l.matchedRules, l.resolvedArgs)
 			if err != nil {
 				return fmt.Errorf("toolset %s: %w", ts.def.Name, err)
 			}
 			if nt != nil {
 				if l.replaced == nil {
-					l.replaced = make(map[*tool]bool)
+					l.replaced = make(map[*compiled.Tool]bool)
 				}
 				l.replaced[t] = true
 				t, own = nt, true
 			}
-			if o := l.byName[t.def.Name]; o != nil {
-				return fmt.Errorf("%w: toolset %s: tools of %s and %s are both named %q", ErrToolOverride, ts.def.Name, o.method[1:], t.method[1:], t.def.Name)
+			if o := l.byName[t.Definition.Name]; o != nil {
+				return fmt.Errorf("%w: toolset %s: tools of %s and %s are both named %q", ErrToolOverride, ts.def.Name, o.Call.Method[1:], t.Call.Method[1:], t.Definition.Name)
 			}
 			l.tools = append(l.tools, t)
-			l.byName[t.def.Name] = t
+			l.byName[t.Definition.Name] = t
 		}
 		l.ops = toolsetOperations(c, l, ts.filter)
 		if own {
@@ -208,7 +209,7 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 		l.indexScopes()
 		services := make(map[string]bool)
 		for _, t := range l.tools {
-			services[serviceURI(t.backend, t.search.Pkg, t.search.Service)] = true
+			services[serviceURI(t.Backend, t.Search.Pkg, t.Search.Service)] = true
 		}
 		var defs []mcp.Resource
 		for _, r := range c.resources.set.Resources() {
@@ -231,22 +232,22 @@ func (g *Gateway) buildToolsets(c *catalog) error {
 // and the GetOperation and WaitOperation that poll its long-running
 // tools, as its list holds them. Withheld tools count as the list would
 // hold them: tasks reach each caller's own operations through them.
-func toolsetOperations(c *catalog, l *listing, filter *methodFilter) map[*tool]bool {
-	ops := make(map[*tool]bool)
+func toolsetOperations(c *catalog, l *listing, filter *methodFilter) map[*compiled.Tool]bool {
+	ops := make(map[*compiled.Tool]bool)
 	for _, b := range c.operations {
-		for _, ot := range []*tool{b.getTool, b.waitTool, b.cancelTool} {
-			if ot != nil && filter.matchPath(ot.method[1:]) {
+		for _, ot := range []*compiled.Tool{b.getTool, b.waitTool, b.cancelTool} {
+			if ot != nil && filter.matchPath(ot.Call.Method[1:]) {
 				ops[ot] = true
 			}
 		}
 	}
 	for _, t := range l.tools {
-		b := c.operations[t.backend]
-		if t.lro == nil || b == nil {
+		b := c.operations[t.Backend]
+		if t.LRO == nil || b == nil {
 			continue
 		}
-		for _, ot := range []*tool{b.getTool, b.waitTool} {
-			if ot != nil && (ot.method == t.lro.PollMethod || ot.method == t.lro.WaitMethod) {
+		for _, ot := range []*compiled.Tool{b.getTool, b.waitTool} {
+			if ot != nil && (ot.Call.Method == t.LRO.PollMethod || ot.Call.Method == t.LRO.WaitMethod) {
 				ops[ot] = true
 			}
 		}
@@ -261,7 +262,7 @@ func toolsetOperations(c *catalog, l *listing, filter *methodFilter) map[*tool]b
 // for the catalog.
 func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode ToolMode) error {
 	budget := g.opts.Search.ToolBudget
-	if mode == ToolModeAuto && budget >= 0 && estimatedTokens(listLowerBound(l.tools)) > budget {
+	if mode == ToolModeAuto && budget >= 0 && estimatedTokens(compiled.ListLowerBound(l.tools)) > budget {
 		mode = ToolModeSearch
 	}
 	if mode != ToolModeSearch {
@@ -285,7 +286,7 @@ func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode 
 	if err != nil {
 		return fmt.Errorf("building the search-mode tool list: %w", err)
 	}
-	l.search, l.set, l.mode = searchmode.New(st, appendInflated), set, ToolModeSearch
+	l.search, l.set, l.mode = searchmode.New(st, compiled.AppendInflated), set, ToolModeSearch
 	return nil
 }
 
@@ -293,17 +294,17 @@ func (g *Gateway) chooseToolsetMode(c *catalog, l *listing, member []bool, mode 
 // search mode): the tools' schemas are built now; a tool whose schemas
 // fail is left out, as chooseMode leaves it out of the catalog's.
 func (g *Gateway) typedSet(l *listing) (*mcp.ToolList, error) {
-	failed := forceSchemas(l.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true)
-	l.tools = slices.DeleteFunc(l.tools, func(t *tool) bool {
-		if _, bad := failed[t.schemas]; bad {
-			delete(l.byName, t.def.Name)
+	failed := compiled.ForceSchemas(l.tools, runtime.GOMAXPROCS(0), nil, g.opts.Logger, true)
+	l.tools = slices.DeleteFunc(l.tools, func(t *compiled.Tool) bool {
+		if _, bad := failed[t.Schemas]; bad {
+			delete(l.byName, t.Definition.Name)
 			return true
 		}
 		return false
 	})
 	defs := make([]mcp.Tool, len(l.tools))
 	for i, t := range l.tools {
-		defs[i], _ = t.withSchemas()
+		defs[i], _ = t.WithSchemas()
 		defs[i].Handle = t
 	}
 	return mcp.NewToolList(defs, &mcp.ToolListOptions{CacheScope: g.listCacheScope()})

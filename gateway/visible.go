@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/scopes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
@@ -15,7 +16,7 @@ import (
 // indexScopes finds the distinct scope sets of c's listed tools; it runs
 // once the tools are final (chooseMode).
 func (c *listing) indexScopes() {
-	c.scopeSets = scopes.Index(len(c.tools), func(i int) []string { return c.tools[i].scopes })
+	c.scopeSets = scopes.Index(len(c.tools), func(i int) []string { return c.tools[i].Access.Scopes })
 }
 
 // viewOf is the view of the caller of ctx: key names it ("" when the
@@ -76,7 +77,7 @@ func (g *Gateway) listsByCaller() bool { return g.opts.Scopes.ListVisibleOnly &&
 // tool name, for the list_changed decision: with ListVisibleOnly a
 // change of a tool's scopes changes who sees it.
 func sameScopes(a, b *listing) bool {
-	return scopes.Same(a.byName, b.byName, func(t *tool) []string { return t.scopes })
+	return scopes.Same(a.byName, b.byName, func(t *compiled.Tool) []string { return t.Access.Scopes })
 }
 
 // ErrUnmatchedScopeRule is wrapped by New's error when Options.Scopes.Strict

@@ -11,7 +11,7 @@ import (
 // Open-ended streams (a Watch, a Subscribe, a Tail) are watch tools: a
 // call collects for a window and ends the stream as a success
 // (gateway/internal/watch). The gateway keeps their options and wires a
-// watch's window into its stream path (stream.go).
+// watch's window into its stream path (gateway/internal/call/stream.go).
 
 // Defaults of WatchOptions.
 const (

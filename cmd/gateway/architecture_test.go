@@ -66,6 +66,19 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "gateway/internal/longrunning": {mod + "descriptors", mod + "gateway/internal/anytypes", mod + "gateway/internal/callwire",
 			mod + "gateway/internal/rpcstatus", mod + "gateway/mcp", mod + "gateway/schema", mod + "gateway/telemetry", mod + "gateway/transcode",
 			mod + "internal/jsonstr"},
+		// Catalog compilation: the compiled tool and what makes it, below
+		// the call path (the gateway hands it the invokers).
+		mod + "gateway/internal/compiled": {mod + "descriptors", mod + "gateway/auth", mod + "gateway/describe", mod + "gateway/exchange",
+			mod + "gateway/internal/anytypes", mod + "gateway/internal/longrunning", mod + "gateway/internal/overrides",
+			mod + "gateway/internal/paging", mod + "gateway/internal/searchdoc", mod + "gateway/internal/toolname",
+			mod + "gateway/internal/watch", mod + "gateway/mcp", mod + "gateway/results", mod + "gateway/schema",
+			mod + "gateway/telemetry", mod + "gateway/transcode", mod + "proto/mcpgateway/v1"},
+		// The call path's core: above compilation, below the gateway; it
+		// does not import gateway/internal/longrunning: the long-running
+		// invoker and the tasks stay the gateway's.
+		mod + "gateway/internal/call": {mod + "gateway/backendconn", mod + "gateway/internal/anytypes", mod + "gateway/internal/callwire",
+			mod + "gateway/internal/collect", mod + "gateway/internal/compiled", mod + "gateway/internal/rpcstatus",
+			mod + "gateway/internal/watch", mod + "gateway/mcp", mod + "gateway/schema", mod + "gateway/telemetry"},
 	} {
 		for _, dep := range imports(pkg) {
 			if strings.HasPrefix(dep, mod) && !slices.Contains(allowed, dep) {

@@ -1,11 +1,10 @@
-package gateway
+package compiled
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,7 +29,7 @@ import (
 // compiles a tool without them, and they are built later:
 //
 //   - typed mode lists every tool, so the catalog builds them all before
-//     it is swapped in, on every core (forceSchemas);
+//     it is swapped in, on every core (ForceSchemas);
 //   - search mode builds a tool's when a search answer carries it, and
 //     builds the rest in the background once the catalog is listed
 //     (warmSchemas), on one core less than the process has. It keeps the
@@ -39,9 +38,9 @@ import (
 //     bound the tool (boundTool weighs the two together), then dropped;
 //     on the googleapis catalog that is 66 of the schemas' 118 MB. A
 //     typed list of the same discovery's tools (a refresh that makes
-//     ToolModeAuto pick typed) builds it again (toolSchemas.full);
+//     ToolModeAuto pick typed) builds it again (Schemas.full);
 //   - ToolModeAuto weighs the typed list against the budget only when a
-//     lower bound of its size (listLowerBound: names and descriptions)
+//     lower bound of its size (ListLowerBound: names and descriptions)
 //     leaves the question open, which is never the case for a large
 //     catalog.
 //
@@ -51,13 +50,13 @@ import (
 // which is all those readers look at; building the whole schema later
 // checks that it has the same root facts.
 
-// toolSchemas are one tool's schemas, built once, on first use. The
+// Schemas are one tool's schemas, built once, on first use. The
 // copies of a tool in the catalogs that share its backend's discovery
 // share one.
-type toolSchemas struct {
+type Schemas struct {
 	once  sync.Once
 	ready atomic.Bool // built holds the input schema (or the error)
-	tool  *tool       // as compiled, before a catalog names it
+	tool  *Tool       // as compiled, before a catalog names it
 	m     protoreflect.MethodDescriptor
 	b     *schemaBuilder
 	built builtSchemas
@@ -66,14 +65,14 @@ type toolSchemas struct {
 	rebuilt sync.Once
 	whole   builtSchemas
 	// base and derive are set for a toolset's copy of a tool that its own
-	// overrides change (overrides.go): its schemas are base's with
+	// overrides change (ToolsetCopy): its schemas are base's with
 	// derive's argument rules applied, and build nothing of their own.
-	base   *toolSchemas
+	base   *Schemas
 	derive *overrides.Args
 }
 
 // derived is b with s's argument rules applied to its input schema.
-func (s *toolSchemas) derived(b builtSchemas) builtSchemas {
+func (s *Schemas) derived(b builtSchemas) builtSchemas {
 	if b.err != nil {
 		return b
 	}
@@ -113,7 +112,7 @@ func (b builtSchemas) inputSchema() (json.RawMessage, error) {
 	if b.inZ == nil {
 		return b.in, nil
 	}
-	return appendInflated(nil, b.inZ, b.inLen)
+	return AppendInflated(nil, b.inZ, b.inLen)
 }
 
 // sameInput says whether b and o have the same input schema.
@@ -177,14 +176,14 @@ func (b *schemaBuilder) done() {
 
 // input returns the tool's schemas with at least the input schema,
 // building them on first use as search mode keeps them.
-func (s *toolSchemas) input() builtSchemas {
+func (s *Schemas) input() builtSchemas {
 	return s.build(false)
 }
 
 // full returns the tool's input and output schemas, building them on
 // first use, or building them again when search mode dropped the output
 // schema.
-func (s *toolSchemas) full() builtSchemas {
+func (s *Schemas) full() builtSchemas {
 	b := s.build(true)
 	if !b.outDropped {
 		return b
@@ -204,7 +203,7 @@ func (s *toolSchemas) full() builtSchemas {
 	return s.whole
 }
 
-func (s *toolSchemas) build(keepOutput bool) builtSchemas {
+func (s *Schemas) build(keepOutput bool) builtSchemas {
 	if s.base != nil {
 		s.once.Do(func() {
 			s.built = s.derived(s.base.build(keepOutput))
@@ -229,9 +228,9 @@ func (s *toolSchemas) build(keepOutput bool) builtSchemas {
 	return s.built
 }
 
-// publish sets the schemas forceSchemas built, unless first use built
+// publish sets the schemas ForceSchemas built, unless first use built
 // them first.
-func (s *toolSchemas) publish(b builtSchemas) {
+func (s *Schemas) publish(b builtSchemas) {
 	s.once.Do(func() {
 		if b.outDropped {
 			s.b.mu.Lock()
@@ -247,7 +246,7 @@ func (s *toolSchemas) publish(b builtSchemas) {
 // buildAgain builds t's schemas, whose output schema search mode
 // dropped, with a cache of their own that goes once every dropped one
 // is built again.
-func (b *schemaBuilder) buildAgain(t *tool, m protoreflect.MethodDescriptor) builtSchemas {
+func (b *schemaBuilder) buildAgain(t *Tool, m protoreflect.MethodDescriptor) builtSchemas {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.again == nil {
@@ -262,7 +261,7 @@ func (b *schemaBuilder) buildAgain(t *tool, m protoreflect.MethodDescriptor) bui
 
 // buildSchemas builds t's input and output schemas and bounds them to
 // MaxToolBytes (boundTool). t is the tool as compileMethod left it.
-func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) builtSchemas {
+func buildSchemas(t *Tool, m protoreflect.MethodDescriptor, cc *compileCache) builtSchemas {
 	fail := func(err error) builtSchemas {
 		return builtSchemas{err: fmt.Errorf("schemas of %s: %w", m.FullName(), err)}
 	}
@@ -280,17 +279,17 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 	if err != nil {
 		return fail(fmt.Errorf("output schema: %w", err))
 	}
-	if want := (outputFacts{handleKey: lroHandleKey(t), shape: t.budget.shape}); !facts.equal(want) {
+	if want := (outputFacts{handleKey: lroHandleKey(t), shape: t.Budget.Shape}); !facts.equal(want) {
 		// OutputRoot writes the root as the whole schema does; a
 		// difference is a bug, and the tool would cut or poll wrongly.
 		return fail(fmt.Errorf("the output schema's root (%+v) differs from the one discovery read (%+v)", facts, want))
 	}
 	st := *t
 	dec := schemaDecor{t}
-	if st.def.InputSchema, err = dec.input(in); err != nil {
+	if st.Definition.InputSchema, err = dec.input(in); err != nil {
 		return fail(err)
 	}
-	if st.def.OutputSchema, err = dec.output(out); err != nil {
+	if st.Definition.OutputSchema, err = dec.output(out); err != nil {
 		return fail(err)
 	}
 	start := time.Now()
@@ -298,7 +297,7 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 	if err != nil {
 		return fail(fmt.Errorf("bounding: %w", err))
 	}
-	return builtSchemas{in: st.def.InputSchema, out: st.def.OutputSchema, whole: whole, took: time.Since(start)}
+	return builtSchemas{in: st.Definition.InputSchema, out: st.Definition.OutputSchema, whole: whole, took: time.Since(start)}
 }
 
 // schemaDecor applies to a tool's schemas, as written from its messages,
@@ -306,17 +305,17 @@ func buildSchemas(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) bu
 // (gateway/internal/overrides) and a watch's window
 // (gateway/internal/watch). Bounding rebuilds schemas from the messages,
 // so it applies them again to what it rebuilt.
-type schemaDecor struct{ t *tool }
+type schemaDecor struct{ t *Tool }
 
 func (d schemaDecor) input(in json.RawMessage) (json.RawMessage, error) {
 	var err error
-	if d.t.args != nil {
-		if in, err = d.t.args.RewriteSchema(in); err != nil {
+	if d.t.Args != nil {
+		if in, err = d.t.Args.RewriteSchema(in); err != nil {
 			return nil, fmt.Errorf("input schema: %w", err)
 		}
 	}
-	if d.t.watch != nil {
-		if in, err = d.t.watch.InputSchema(in); err != nil {
+	if d.t.Watch != nil {
+		if in, err = d.t.Watch.InputSchema(in); err != nil {
 			return nil, err
 		}
 	}
@@ -324,10 +323,10 @@ func (d schemaDecor) input(in json.RawMessage) (json.RawMessage, error) {
 }
 
 func (d schemaDecor) output(out json.RawMessage) (json.RawMessage, error) {
-	if d.t.watch == nil || out == nil {
+	if d.t.Watch == nil || out == nil {
 		return out, nil
 	}
-	return d.t.watch.OutputSchema(out)
+	return d.t.Watch.OutputSchema(out)
 }
 
 // outputFacts are what calls need of a tool's output schema, read from
@@ -344,11 +343,11 @@ func (f outputFacts) equal(o outputFacts) bool {
 		slices.Equal(f.shape.Required, o.shape.Required)
 }
 
-func lroHandleKey(t *tool) string {
-	if t.lro == nil {
+func lroHandleKey(t *Tool) string {
+	if t.LRO == nil {
 		return ""
 	}
-	return t.lro.HandleKey
+	return t.LRO.HandleKey
 }
 
 // toolOutput writes t's output schema before bounding, with what the
@@ -357,21 +356,21 @@ func lroHandleKey(t *tool) string {
 // response), then the list of a cut result's cuts (with a result budget,
 // which compileBudget marks by a shape member). A server stream's output
 // has no additions.
-func toolOutput(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (json.RawMessage, outputFacts, error) {
-	facts := outputFacts{shape: t.budget.shape}
+func toolOutput(t *Tool, m protoreflect.MethodDescriptor, cc *compileCache) (json.RawMessage, outputFacts, error) {
+	facts := outputFacts{shape: t.Budget.Shape}
 	if m.IsStreamingServer() {
 		out, err := schema.StreamOutput(m.Output(), cc.sopts)
 		return out, facts, err
 	}
 	md := m.Output()
-	if t.lro != nil {
-		md = t.lro.ResponseDesc
+	if t.LRO != nil {
+		md = t.LRO.ResponseDesc
 	}
 	out, err := cc.output(md)
 	if err != nil {
 		return nil, facts, err
 	}
-	if t.lro != nil {
+	if t.LRO != nil {
 		if out, facts.handleKey, err = cc.withHandle(out); err != nil {
 			return nil, facts, err
 		}
@@ -388,29 +387,29 @@ func toolOutput(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) (jso
 // root (compileCache.rootFacts), so that the whole schema can wait for its
 // first use: the handle's member of a long-running tool, and the shape of
 // a cut result. A server stream's output has neither.
-func rootFacts(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) error {
-	cut := t.budget.shape.Member != ""
-	if m.IsStreamingServer() || (t.lro == nil && !cut) {
+func rootFacts(t *Tool, m protoreflect.MethodDescriptor, cc *compileCache) error {
+	cut := t.Budget.Shape.Member != ""
+	if m.IsStreamingServer() || (t.LRO == nil && !cut) {
 		return nil
 	}
 	md := m.Output()
-	if t.lro != nil {
-		md = t.lro.ResponseDesc
+	if t.LRO != nil {
+		md = t.LRO.ResponseDesc
 	}
-	facts, err := cc.rootFacts(md, t.lro != nil, cut)
+	facts, err := cc.rootFacts(md, t.LRO != nil, cut)
 	if err != nil {
 		return fmt.Errorf("output schema of %s: %w", m.FullName(), err)
 	}
-	if t.lro != nil {
-		t.lro.HandleKey = facts.handleKey
+	if t.LRO != nil {
+		t.LRO.HandleKey = facts.handleKey
 	}
 	if cut {
-		t.budget.shape = facts.shape
+		t.Budget.Shape = facts.shape
 	}
 	return nil
 }
 
-// forceSchemas builds, on workers goroutines, the schemas of every tool
+// ForceSchemas builds, on workers goroutines, the schemas of every tool
 // that has none yet, packs them into one block (packSchemas) and logs, per
 // backend, the tools whose schemas had to be shortened. Without
 // keepOutput it keeps the input schemas only, as search mode does; with
@@ -418,11 +417,11 @@ func rootFacts(t *tool, m protoreflect.MethodDescriptor, cc *compileCache) error
 // returns the schemas that failed to build, for the caller to say what
 // becomes of their tools. Once stop is closed it builds no more and
 // publishes nothing, leaving the rest to first use.
-func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog.Logger, keepOutput bool) (failed map[*toolSchemas]error) {
-	var todo, again, derived []*toolSchemas
-	seen := make(map[*toolSchemas]bool)
+func ForceSchemas(tools []*Tool, workers int, stop <-chan struct{}, logger *slog.Logger, keepOutput bool) (failed map[*Schemas]error) {
+	var todo, again, derived []*Schemas
+	seen := make(map[*Schemas]bool)
 	for _, t := range tools {
-		s := t.schemas
+		s := t.Schemas
 		if seen[s] {
 			continue
 		}
@@ -443,7 +442,7 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 		}
 	}
 	defer func() {
-		if isStopped(stop) {
+		if Stopped(stop) {
 			return
 		}
 		for _, s := range derived {
@@ -453,7 +452,7 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 			}
 			if b.err != nil {
 				if failed == nil {
-					failed = make(map[*toolSchemas]error)
+					failed = make(map[*Schemas]error)
 				}
 				failed[s] = b.err
 			}
@@ -464,7 +463,7 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 	for _, s := range again {
 		if b := s.full(); b.err != nil {
 			if failed == nil {
-				failed = make(map[*toolSchemas]error)
+				failed = make(map[*Schemas]error)
 			}
 			failed[s] = b.err
 		}
@@ -475,7 +474,7 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 	built := make([]builtSchemas, len(todo))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	stopped := func() bool { return isStopped(stop) }
+	stopped := func() bool { return Stopped(stop) }
 	for range max(1, min(workers, len(todo))) {
 		wg.Go(func() {
 			caches := make(map[*schemaBuilder]*compileCache)
@@ -514,17 +513,17 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 		b = s.build(keepOutput)
 		if b.err != nil {
 			if failed == nil {
-				failed = make(map[*toolSchemas]error)
+				failed = make(map[*Schemas]error)
 			}
 			failed[s] = b.err
 			continue
 		}
-		bt := bounded[s.tool.backend]
+		bt := bounded[s.tool.Backend]
 		if bt == nil {
 			bt = new(boundedTools)
-			bounded[s.tool.backend] = bt
+			bounded[s.tool.Backend] = bt
 		}
-		bt.add(s.tool.def.Name, b.whole, b.took)
+		bt.add(s.tool.Definition.Name, b.whole, b.took)
 	}
 	for backend, b := range bounded {
 		if b.n > 0 {
@@ -535,65 +534,31 @@ func forceSchemas(tools []*tool, workers int, stop <-chan struct{}, logger *slog
 	return failed
 }
 
-// warmSchemas builds, in the background, the schemas of the search-mode
-// catalog's tools that no answer has built yet, on one core less than the
-// process has (at least one), so that requests keep one. First use alone
-// would leave a search answer to build up to five tools' schemas, and a
-// deep message's bounded schema takes tens of milliseconds: on the
-// googleapis catalog, answers new to the cache took 28 ms of CPU at p99,
-// 9 once every schema was built. The tools are listed sooner all the
-// same, since the catalog is swapped in first. One warm-up runs at a time: a catalog
-// swapped in meanwhile is warmed when it ends; Close stops it.
-func (g *Gateway) warmSchemas() {
-	g.warmWanted.Store(true)
-	if !g.warming.CompareAndSwap(false, true) {
-		return
+// ListLowerBound is at most the bytes of the typed tools/list of tools
+// (mcp.ToolList.ListBytes), counted without building a schema: each entry
+// has at least its name, its description and the smallest input schema.
+// When even that is over the tool budget, ToolModeAuto picks search mode
+// without building the typed list.
+func ListLowerBound(tools []*Tool) int {
+	const entry = len(`{"name":"","description":"","inputSchema":{"type":"object"}}`)
+	n := len(`{"tools":[]}`)
+	for _, t := range tools {
+		n += entry + len(t.Definition.Name) + len(t.Definition.Description)
 	}
-	g.warmers.Add(1)
-	g.wg.Go(func() {
-		defer g.warmers.Done()
-		for {
-			g.warmWanted.Store(false)
-			if c := g.catalog.Load(); c != nil && c.search != nil {
-				g.warm(c)
-			}
-			g.warming.Store(false)
-			// A catalog swapped in after the Store above found warming
-			// still set: warm it, unless a newer call already does.
-			if !g.warmWanted.Load() || !g.warming.CompareAndSwap(false, true) {
-				return
-			}
-		}
-	})
+	return n
 }
 
-// warm builds c's schemas, then its search entries, which hold them as
-// answers carry them.
-func (g *Gateway) warm(c *catalog) {
-	tools := c.tools
-	if !slices.ContainsFunc(tools, func(t *tool) bool { return !t.schemas.ready.Load() }) {
-		return
-	}
-	defer g.pace(compileGCPercent)()
-	start := time.Now()
-	failed := forceSchemas(tools, runtime.GOMAXPROCS(0)-1, g.closed, g.opts.Logger, false)
-	for i := range tools {
-		if i%64 == 0 && isStopped(g.closed) {
-			return
-		}
-		c.search.Warm(i)
-	}
-	if isStopped(g.closed) {
-		return
-	}
-	for s, err := range failed {
-		g.opts.Logger.Error("tool schemas could not be built: search_tools lists the tool without its input schema", "backend", s.tool.backend, "tool", s.tool.def.Name, "error", err)
-	}
-	g.opts.Logger.Info("tool schemas built in the background", "tools", len(tools), "took", time.Since(start).Round(time.Millisecond))
-	g.releaseMemory()
+// WithSchemas is t's definition as tools/list shows it, its schemas built
+// on first use.
+func (t *Tool) WithSchemas() (mcp.Tool, error) {
+	b := t.Schemas.full()
+	def := t.Definition
+	def.InputSchema, def.OutputSchema = b.in, b.out
+	return def, b.err
 }
 
-func isStopped(ch <-chan struct{}) bool {
+// Stopped says whether ch is closed.
+func Stopped(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
 		return true
@@ -602,25 +567,31 @@ func isStopped(ch <-chan struct{}) bool {
 	}
 }
 
-// listLowerBound is at most the bytes of the typed tools/list of tools
-// (mcp.ToolList.ListBytes), counted without building a schema: each entry
-// has at least its name, its description and the smallest input schema.
-// When even that is over the tool budget, ToolModeAuto picks search mode
-// without building the typed list.
-func listLowerBound(tools []*tool) int {
-	const entry = len(`{"name":"","description":"","inputSchema":{"type":"object"}}`)
-	n := len(`{"tools":[]}`)
-	for _, t := range tools {
-		n += entry + len(t.def.Name) + len(t.def.Description)
-	}
-	return n
-}
+// Ready says whether s holds its input schema, or the error that kept it
+// from being built.
+func (s *Schemas) Ready() bool { return s.ready.Load() }
 
-// withSchemas is t's definition as tools/list shows it, its schemas built
-// on first use.
-func (t *tool) withSchemas() (mcp.Tool, error) {
-	b := t.schemas.full()
-	def := t.def
-	def.InputSchema, def.OutputSchema = b.in, b.out
-	return def, b.err
+// HoldsOutput says whether s holds a built output schema (search mode
+// drops them).
+func (s *Schemas) HoldsOutput() bool { return s.ready.Load() && s.built.out != nil }
+
+// Method is the method the schemas describe.
+func (s *Schemas) Method() protoreflect.MethodDescriptor { return s.m }
+
+// Tool is the tool as compiled, before a catalog named it.
+func (s *Schemas) Tool() *Tool { return s.tool }
+
+// Shortened says whether the tool's schemas had to be shortened to
+// MaxToolBytes, building them on first use.
+func (s *Schemas) Shortened() bool { return s.full().whole > 0 }
+
+// Same says whether s and o are the same schemas as far as both are
+// built: only built schemas are compared, and an output schema search
+// mode dropped is not.
+func (s *Schemas) Same(o *Schemas) bool {
+	if s == o || !s.ready.Load() || !o.ready.Load() {
+		return true
+	}
+	x, y := s.input(), o.input()
+	return x.sameInput(y) && (x.outDropped || y.outDropped || bytes.Equal(x.out, y.out))
 }

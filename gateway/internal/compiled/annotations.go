@@ -1,4 +1,4 @@
-package gateway
+package compiled
 
 import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/describe"

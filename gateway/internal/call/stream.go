@@ -1,4 +1,4 @@
-package gateway
+package call
 
 import (
 	"bytes"
@@ -14,12 +14,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/callwire"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/collect"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/watch"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
@@ -42,117 +42,68 @@ import (
 // depends on how long the backend keeps streaming. A count or byte limit is
 // not an error: the gateway cancels the stream and returns what it has,
 // with a "truncated" entry for "messages" that gives the reason (the same
-// list a result over the result budget gets, budget.go). A deadline or a non-OK status is an
+// list a result over the result budget gets, the gateway's budget.go). A deadline or a non-OK status is an
 // error result that still carries the messages received before it.
-
-// Defaults of the streaming limits (Options.Calls.StreamTimeout,
-// StreamMaxMessages, StreamMaxBytes).
-const (
-	DefaultStreamTimeout     = 5 * time.Minute
-	DefaultStreamMaxMessages = 10000
-	// DefaultStreamMaxBytes keeps a full result (its JSON appears twice,
-	// in structuredContent and in the text block) under the 16 MiB per
-	// message that the official SDK clients accept by default.
-	DefaultStreamMaxBytes = 4 << 20
-)
-
-// callKind is the shape of a tool's RPC, which decides its call path.
-type callKind uint8
-
-const (
-	kindUnary callKind = iota
-	kindServerStream
-	kindClientStream
-	kindBidiStream
-)
 
 // streamDescs are the grpc.StreamDesc of each streaming kind. grpc reads
 // only the two direction flags; the method name travels separately.
 var streamDescs = [...]grpc.StreamDesc{
-	kindServerStream: {ServerStreams: true},
-	kindClientStream: {ClientStreams: true},
-	kindBidiStream:   {ServerStreams: true, ClientStreams: true},
+	compiled.KindServerStream: {ServerStreams: true},
+	compiled.KindClientStream: {ClientStreams: true},
+	compiled.KindBidiStream:   {ServerStreams: true, ClientStreams: true},
 }
 
-// compileStream makes t a streaming tool when m streams: the kind, and a
-// sentence in the description telling a model how the stream maps onto
-// arguments and result (the streaming sides' array-shaped schemas are
-// buildSchemas'). A unary method is left as it is.
-func (t *tool) compileStream(m protoreflect.MethodDescriptor) {
-	var note string
-	switch cs, ss := m.IsStreamingClient(), m.IsStreamingServer(); {
-	case cs && ss:
-		t.kind = kindBidiStream
-		note = fmt.Sprintf("Bidirectional streaming: pass the request messages in order as %q; the gateway sends them while it collects the replies, and returns every reply in order in %q (the gateway's message and byte limits may truncate them).",
-			schema.StreamRequestsProperty, schema.StreamMessagesProperty)
-	case cs:
-		t.kind = kindClientStream
-		note = fmt.Sprintf("Client streaming: pass the request messages in order as %q; the gateway sends them, closes the stream and returns the single response.",
-			schema.StreamRequestsProperty)
-	case ss:
-		t.kind = kindServerStream
-		note = fmt.Sprintf("Server streaming: the result collects the stream's messages in order in %q (the gateway's message and byte limits may truncate them); with a progressToken each message is reported as it arrives.",
-			schema.StreamMessagesProperty)
-	default:
-		return
-	}
-	if ss := m.IsStreamingServer(); ss {
-		t.progressLabel = " (" + string(m.Output().FullName()) + ")"
-	}
-	t.def.Description += "\n\n" + note
-}
-
-// invokeServerStream calls a server-streaming method. Every request
+// ServerStream calls a server-streaming method. Every request
 // message of a streaming call is converted before the stream opens, so
 // arguments that do not fit are an input error and the backend sees
 // nothing.
-func (g *Gateway) invokeServerStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	in, warnings, err := t.decodeRequest(args)
+func (e *Env) ServerStream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
+	in, warnings, err := t.DecodeRequest(args)
 	if err != nil {
-		return g.inputError(ctx, t, err)
+		return e.InputError(ctx, t, err)
 	}
-	res, err := g.stream(ctx, req, t, []proto.Message{in}, nil)
-	return noteArguments(res, warnings), err
+	res, err := e.stream(ctx, req, t, []proto.Message{in}, nil)
+	return NoteArguments(res, warnings), err
 }
 
-// invokeRequestStream calls a client- or bidirectional-streaming method
+// RequestStream calls a client- or bidirectional-streaming method
 // with the request messages the arguments list.
-func (g *Gateway) invokeRequestStream(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	reqs, warnings, err := t.decodeRequests(args)
+func (e *Env) RequestStream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
+	reqs, warnings, err := decodeRequests(t, args)
 	if err != nil {
-		return g.inputError(ctx, t, err)
+		return e.InputError(ctx, t, err)
 	}
-	res, err := g.stream(ctx, req, t, reqs, nil)
-	return noteArguments(res, warnings), err
+	res, err := e.stream(ctx, req, t, reqs, nil)
+	return NoteArguments(res, warnings), err
 }
 
-// invokeWatch calls an open-ended stream for the window the arguments
+// Watch calls an open-ended stream for the window the arguments
 // ask for (gateway/internal/watch).
-func (g *Gateway) invokeWatch(ctx context.Context, req *mcp.CallToolRequest, t *tool, args []byte) (*mcp.CallToolResult, error) {
-	args, win, err := t.watch.Take(args, g.opts.Calls.StreamMaxMessages)
+func (e *Env) Watch(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
+	args, win, err := t.Watch.Take(args, e.StreamMaxMessages)
 	if err != nil {
-		return g.inputError(ctx, t, err)
+		return e.InputError(ctx, t, err)
 	}
 	var reqs []proto.Message
 	var warnings schema.Warnings
-	if t.kind == kindServerStream {
-		in, w, err := t.decodeRequest(args)
+	if t.Call.Kind == compiled.KindServerStream {
+		in, w, err := t.DecodeRequest(args)
 		if err != nil {
-			return g.inputError(ctx, t, err)
+			return e.InputError(ctx, t, err)
 		}
 		reqs, warnings = []proto.Message{in}, w
-	} else if reqs, warnings, err = t.decodeRequests(args); err != nil {
-		return g.inputError(ctx, t, err)
+	} else if reqs, warnings, err = decodeRequests(t, args); err != nil {
+		return e.InputError(ctx, t, err)
 	}
-	res, err := g.stream(ctx, req, t, reqs, win)
-	return noteArguments(res, warnings), err
+	res, err := e.stream(ctx, req, t, reqs, win)
+	return NoteArguments(res, warnings), err
 }
 
 // stream opens the stream of a streaming tool and runs it to its end with
 // the converted requests, or to the end of its window for a watch (win,
 // nil otherwise; gateway/internal/watch).
-func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool, reqs []proto.Message, win *watch.Window) (*mcp.CallToolResult, error) {
-	tctx, cancelTimeout := context.WithTimeout(ctx, t.timeout)
+func (e *Env) stream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, reqs []proto.Message, win *watch.Window) (*mcp.CallToolResult, error) {
+	tctx, cancelTimeout := context.WithTimeout(ctx, t.Call.Timeout)
 	defer cancelTimeout()
 	if win != nil {
 		var cancelWindow context.CancelFunc
@@ -163,31 +114,31 @@ func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 	// send) from one the backend or the deadline ended.
 	sctx, cancel := context.WithCancelCause(tctx)
 	defer cancel(nil)
-	if t.retry && t.obs.metrics != nil {
+	if t.Call.Retry && t.Obs.Metrics != nil {
 		var tries *backendconn.Attempts
 		sctx, tries = backendconn.CountAttempts(sctx)
-		defer func() { t.obs.metrics.Retried(tries.Retries()) }()
+		defer func() { t.Obs.Metrics.Retried(tries.Retries()) }()
 	}
-	stream, err := t.conn.NewStream(sctx, &streamDescs[t.kind], t.method, callwire.Codec)
+	stream, err := t.Call.Conn.NewStream(sctx, &streamDescs[t.Call.Kind], t.Call.Method, callwire.Codec)
 	if err != nil {
-		return g.streamEnded(ctx, sctx, t, nil, err), nil
+		return e.streamEnded(ctx, sctx, t, nil, err), nil
 	}
 
-	switch t.kind {
-	case kindClientStream:
-		return g.clientStream(ctx, sctx, req, t, stream, reqs)
-	case kindServerStream:
+	switch t.Call.Kind {
+	case compiled.KindClientStream:
+		return e.clientStream(ctx, sctx, req, t, stream, reqs)
+	case compiled.KindServerStream:
 		if err := stream.SendMsg(reqs[0]); err != nil && !errors.Is(err, io.EOF) {
 			// A local failure (a request over the send limit) leaves the
 			// stream open; io.EOF means the backend ended it, and its
 			// status comes from RecvMsg below.
 			cancel(&sendError{err})
-			return g.streamEnded(ctx, sctx, t, nil, err), nil
+			return e.streamEnded(ctx, sctx, t, nil, err), nil
 		}
 		if err := stream.CloseSend(); err != nil {
-			return g.streamEnded(ctx, sctx, t, nil, err), nil
+			return e.streamEnded(ctx, sctx, t, nil, err), nil
 		}
-		return g.collect(ctx, sctx, cancel, req, t, stream, win)
+		return e.collect(ctx, sctx, cancel, req, t, stream, win)
 	}
 
 	// Bidirectional: the sender runs beside the receive loop, so a backend
@@ -203,7 +154,7 @@ func (g *Gateway) stream(ctx context.Context, req *mcp.CallToolRequest, t *tool,
 			cancel(&sendError{err})
 		}
 	}()
-	res, err := g.collect(ctx, sctx, cancel, req, t, stream, win)
+	res, err := e.collect(ctx, sctx, cancel, req, t, stream, win)
 	// The receive loop has seen the end of the stream or cut it short;
 	// cancelling unblocks a sender still waiting on flow control, and
 	// waiting for it leaves no goroutine behind.
@@ -239,14 +190,14 @@ func sendAll(stream grpc.ClientStream, reqs []proto.Message) error {
 
 // clientStream sends the requests in order, half-closes and answers with
 // the single response, wrapped as the unary path wraps it.
-func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, reqs []proto.Message) (*mcp.CallToolResult, error) {
+func (e *Env) clientStream(ctx, sctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, stream grpc.ClientStream, reqs []proto.Message) (*mcp.CallToolResult, error) {
 	sent := 0
 	for _, m := range reqs {
 		if err := stream.SendMsg(m); err != nil {
 			if errors.Is(err, io.EOF) {
 				break // the backend ended the stream; RecvMsg has its status
 			}
-			return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
+			return e.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 		}
 		sent++
 		if req.ProgressToken != nil {
@@ -255,26 +206,26 @@ func (g *Gateway) clientStream(ctx, sctx context.Context, req *mcp.CallToolReque
 		}
 	}
 	if err := stream.CloseSend(); err != nil {
-		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
+		return e.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 	}
 	var out callwire.Frame
 	defer out.Release()
 	if err := stream.RecvMsg(&out); err != nil {
-		return g.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
+		return e.clientStreamEnded(ctx, sctx, t, err, sent, len(reqs)), nil
 	}
-	return t.responseResult(ctx, out.Bytes())
+	return ResponseResult(ctx, t, out.Bytes())
 }
 
 // clientStreamEnded is the error result of a client stream: the status as
 // the unary path reports it, plus how far the sending got when the backend
 // stopped reading early, which tells a model which requests took effect.
-func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err error, sent, total int) *mcp.CallToolResult {
+func (e *Env) clientStreamEnded(ctx, sctx context.Context, t *compiled.Tool, err error, sent, total int) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
-	res := g.callFailed(ctx, t, st)
+	res := e.Failed(ctx, t, st)
 	if ctx.Err() != nil {
 		return res // the caller left; nobody reads the result
 	}
-	if note := deadlineNote(st, sctx, t.timeout); note != "" {
+	if note := deadlineNote(st, sctx, t.Call.Timeout); note != "" {
 		res.Content[0].Text += "\n" + note
 	}
 	if sent < total {
@@ -285,9 +236,9 @@ func (g *Gateway) clientStreamEnded(ctx, sctx context.Context, t *tool, err erro
 
 // collect receives a server or bidirectional stream into a result, within
 // the limits, reporting each message as progress when asked to.
-func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *tool, stream grpc.ClientStream, win *watch.Window) (*mcp.CallToolResult, error) {
-	c := collect.New(g.opts.Calls.StreamMaxMessages, g.opts.Calls.StreamMaxBytes)
-	c.Watch(win, g.budget)
+func (e *Env) collect(ctx, sctx context.Context, cancel context.CancelCauseFunc, req *mcp.CallToolRequest, t *compiled.Tool, stream grpc.ClientStream, win *watch.Window) (*mcp.CallToolResult, error) {
+	c := collect.New(e.StreamMaxMessages, e.StreamMaxBytes)
+	c.Watch(win, e.ResultBudget)
 	progress := req.ProgressToken != nil
 	// Messages arrive in wire form and are transcoded straight into the
 	// result (no dynamic message), as the unary path does; the pooled
@@ -304,30 +255,30 @@ func (g *Gateway) collect(ctx, sctx context.Context, cancel context.CancelCauseF
 			return streamResult(c, watch.EndedTime), nil
 		}
 		if err != nil {
-			return g.streamEnded(ctx, sctx, t, c, err), nil
+			return e.streamEnded(ctx, sctx, t, c, err), nil
 		}
-		more, err := c.Add(ctx, frame.Bytes(), t.appendResponse)
+		more, err := c.Add(ctx, frame.Bytes(), t.AppendResponse)
 		if unknown := (*anytypes.UnknownTypeError)(nil); errors.As(err, &unknown) {
 			cancel(err)
 			return unshown(c, unknown), nil
 		}
 		if err != nil {
 			cancel(err)
-			return nil, fmt.Errorf("encoding message %d of %s: %w", c.N()+1, t.method, err)
+			return nil, fmt.Errorf("encoding message %d of %s: %w", c.N()+1, t.Call.Method, err)
 		}
 		if progress && c.Added() {
-			if err := req.NotifyProgress(ctx, float64(c.N()), 0, c.Progress(t.progressLabel)); err != nil {
+			if err := req.NotifyProgress(ctx, float64(c.N()), 0, c.Progress(t.Call.ProgressLabel)); err != nil {
 				// The caller's stream is gone or broken: the result will
 				// not reach it either, but the limits still bound the
 				// call, so stop reporting and let ctx decide.
 				progress = false
-				g.opts.Logger.Debug("progress notification failed; no more progress for this call",
-					"tool", t.def.Name, "err", err)
+				e.Logger.Debug("progress notification failed; no more progress for this call",
+					"tool", t.Definition.Name, "err", err)
 			}
 		}
 		if !more {
 			cancel(errLimit)
-			g.opts.Logger.Debug("stream truncated", "tool", t.def.Name, "reason", c.Reason())
+			e.Logger.Debug("stream truncated", "tool", t.Definition.Name, "reason", c.Reason())
 			return streamResult(c, watch.EndedLimit), nil
 		}
 		if win != nil && c.Added() {
@@ -350,9 +301,9 @@ var errLimit = errors.New("gateway: stream limit reached")
 // deadline; whose structuredContent (and second text block) holds the
 // messages received before the error, in the output schema's shape with
 // its optional "error" property. c may be nil (no messages yet).
-func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collect.Collector, err error) *mcp.CallToolResult {
+func (e *Env) streamEnded(ctx, sctx context.Context, t *compiled.Tool, c *collect.Collector, err error) *mcp.CallToolResult {
 	st := streamStatus(ctx, sctx, err)
-	res := g.callFailed(ctx, t, st)
+	res := e.Failed(ctx, t, st)
 	if ctx.Err() != nil {
 		return res // the caller left; nobody reads the result
 	}
@@ -360,7 +311,7 @@ func (g *Gateway) streamEnded(ctx, sctx context.Context, t *tool, c *collect.Col
 		c = collect.New(0, 0)
 	}
 	text := res.Content[0].Text
-	if note := deadlineNote(st, sctx, t.timeout); note != "" {
+	if note := deadlineNote(st, sctx, t.Call.Timeout); note != "" {
 		text += "\n" + note
 	}
 	text += fmt.Sprintf("\n%d message(s) arrived before the error; they are in structuredContent.%s and in the next content block.",
@@ -407,7 +358,7 @@ func deadlineNote(st *status.Status, sctx context.Context, timeout time.Duration
 // and the others).
 func streamResult(c *collect.Collector, ended string) *mcp.CallToolResult {
 	c.End(ended)
-	return jsonResult(c.Finish(""))
+	return JSONResult(c.Finish(""))
 }
 
 // unshown is the result of a stream cancelled at a message the gateway
@@ -419,7 +370,7 @@ func unshown(c *collect.Collector, unknown *anytypes.UnknownTypeError) *mcp.Call
 		"%d message(s) arrived before it; they are in structuredContent.%s and in the next content block.",
 		c.N()+1, why, c.N(), schema.StreamMessagesProperty)
 	js := c.Finish(fmt.Sprintf("message %d: %s", c.N()+1, why))
-	res := unshownResult(unknown, text)
+	res := UnshownResult(unknown, text)
 	res.Content = append(res.Content, mcp.Content{Type: mcp.ContentText, Structured: true})
 	res.StructuredContent = js
 	return res
@@ -431,7 +382,7 @@ func unshown(c *collect.Collector, unknown *anytypes.UnknownTypeError) *mcp.Call
 // a JSON-encoded string holding either form is decoded (models sometimes
 // send that, and the unary validator accepts it too). Every problem is
 // reported with its path (requests[2].observation.animalId).
-func (t *tool) decodeRequests(args []byte) ([]proto.Message, schema.Warnings, error) {
+func decodeRequests(t *compiled.Tool, args []byte) ([]proto.Message, schema.Warnings, error) {
 	const prop = schema.StreamRequestsProperty
 	var warnings schema.Warnings
 	var fields map[string]json.RawMessage
@@ -457,7 +408,7 @@ func (t *tool) decodeRequests(args []byte) ([]proto.Message, schema.Warnings, er
 	switch {
 	case len(raw) == 0 || string(raw) == "null":
 		vs = append(vs, schema.Violation{Path: prop, Rule: "required",
-			Expected: fmt.Sprintf("required: an array of %s messages ([] sends none)", t.input.Descriptor().FullName())})
+			Expected: fmt.Sprintf("required: an array of %s messages ([] sends none)", t.Call.Input.Descriptor().FullName())})
 	case raw[0] == '{':
 		elems = []json.RawMessage{raw}
 	case raw[0] == '[':
@@ -480,8 +431,8 @@ func (t *tool) decodeRequests(args []byte) ([]proto.Message, schema.Warnings, er
 			vs = append(vs, schema.Violation{Path: path, Rule: "type", Expected: "an object", Received: brief(e)})
 			continue
 		}
-		m := t.input.New().Interface()
-		w, err := t.validator.DecodeInjected(e, m, t.injector())
+		m := t.Call.Input.New().Interface()
+		w, err := t.Call.Validator.DecodeInjected(e, m, t.Injector())
 		if err != nil {
 			var ve *schema.ValidationError
 			if !errors.As(err, &ve) {

@@ -1,4 +1,4 @@
-package gateway
+package compiled
 
 import (
 	"encoding/json"
@@ -41,13 +41,13 @@ const maxToolName = 64
 //
 // It returns the entry's size before, 0 when the tool was within the
 // bound.
-func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache, dec schemaDecor) (int, error) {
-	def := t.def
+func boundTool(t *Tool, m protoreflect.MethodDescriptor, cc *compileCache, dec schemaDecor) (int, error) {
+	def := t.Definition
 	def.Name = strings.Repeat("x", maxToolName)
-	if t.lro != nil {
+	if t.LRO != nil {
 		// The catalog adds how to poll the operation once it knows the
 		// poller's name (refresh.go): counted at its longest.
-		lr := *t.lro
+		lr := *t.LRO
 		lr.GetTool = def.Name
 		def.Description += lr.Describe()
 	}
@@ -72,14 +72,14 @@ func boundTool(t *tool, m protoreflect.MethodDescriptor, cc *compileCache, dec s
 		if err != nil {
 			return 0, err
 		}
-		t.def.InputSchema = s
+		t.Definition.InputSchema = s
 	}
-	if outMax := (avail - len(t.def.InputSchema)) &^ (shareUnit - 1); out > outMax {
+	if outMax := (avail - len(t.Definition.InputSchema)) &^ (shareUnit - 1); out > outMax {
 		s, err := rebound(outMax, func(budget int) (json.RawMessage, error) { return cc.boundOutput(t, m, budget) }, dec.output)
 		if err != nil {
 			return 0, err
 		}
-		t.def.OutputSchema = s
+		t.Definition.OutputSchema = s
 	}
 	return size, nil
 }
@@ -140,8 +140,8 @@ func (b *boundedTools) add(name string, whole int, took time.Duration) {
 // boundOutput is t's output schema within max bytes, nil when it cannot
 // be: the schema compiled for t rebuilt from its message with the same
 // additions (an operation's handle, the result budget's list of cuts).
-func (c *compileCache) boundOutput(t *tool, m protoreflect.MethodDescriptor, max int) (json.RawMessage, error) {
-	if t.kind == kindServerStream || t.kind == kindBidiStream {
+func (c *compileCache) boundOutput(t *Tool, m protoreflect.MethodDescriptor, max int) (json.RawMessage, error) {
+	if t.Call.Kind == KindServerStream || t.Call.Kind == KindBidiStream {
 		s, err := c.outputWithin(m.Output(), true, max)
 		if err != nil || len(s) > max {
 			return nil, err
@@ -149,28 +149,28 @@ func (c *compileCache) boundOutput(t *tool, m protoreflect.MethodDescriptor, max
 		return s, nil
 	}
 	md := m.Output()
-	if t.lro != nil {
-		md = t.lro.ResponseDesc
+	if t.LRO != nil {
+		md = t.LRO.ResponseDesc
 	}
 	raw, err := c.output(md)
 	if err != nil {
 		return nil, err
 	}
 	// What the additions take, taken from the compiled schema.
-	added := len(t.def.OutputSchema) - len(raw)
+	added := len(t.Definition.OutputSchema) - len(raw)
 	s, err := c.outputWithin(md, false, max-added)
 	if err != nil || len(s) > max-added {
 		return nil, err
 	}
-	if t.lro != nil {
+	if t.LRO != nil {
 		var key string
-		if s, key, err = c.withHandle(s); err != nil || key != t.lro.HandleKey {
+		if s, key, err = c.withHandle(s); err != nil || key != t.LRO.HandleKey {
 			return nil, err
 		}
 	}
-	if t.budget.shape.Member != "" {
+	if t.Budget.Shape.Member != "" {
 		out, shape, err := c.withTruncated(s)
-		if err != nil || shape.Member != t.budget.shape.Member {
+		if err != nil || shape.Member != t.Budget.Shape.Member {
 			return nil, err
 		}
 		s = out

@@ -1,4 +1,4 @@
-package gateway
+package compiled
 
 import (
 	"encoding/json"
@@ -23,7 +23,7 @@ import (
 // methods (510 of Compute Engine's return its Operation), so each is built,
 // and held in memory, once. Message names are unique within one backend's
 // files, so the name is the key. A discovery compiles its tools on every
-// core (compileBackend), each goroutine with its own compileCache from
+// core (Compile), each goroutine with its own compileCache from
 // forWorker: they share the tables, where the first tool to need a
 // message builds it while the others needing it wait.
 type compileCache struct {
@@ -60,7 +60,7 @@ type cacheTables struct {
 	backend  string
 	boundIn  memo[boundKey, json.RawMessage]
 	boundOut memo[boundKey, json.RawMessage]
-	escaped  *messageSet
+	escaped  *MessageSet
 	// comments holds the source info the descriptors do not carry.
 	comments *descriptors.Comments
 }
@@ -118,7 +118,7 @@ func newCompileCache(backend string, anys *anytypes.Types, files *protoregistry.
 			types:    types,
 			anys:     anys,
 			backend:  backend,
-			escaped:  &messageSet{files: files, comments: comments},
+			escaped:  &MessageSet{Files: files, Comments: comments},
 			comments: comments,
 		},
 		sopts: &schema.Options{UseProtoNames: useProtoNames, Resolver: types, Memo: &schema.Memo{}, Comments: comments},

@@ -1,4 +1,4 @@
-package gateway
+package compiled
 
 import (
 	"encoding/json"
@@ -66,7 +66,7 @@ func TestPackSchemasDeflated(t *testing.T) {
 			t.Errorf("tool %d: inflated %q (%v), want %q", i, got, err, want[i])
 		}
 		// An answer appends it after what it has written.
-		if got, err := appendInflated([]byte("x"), tl.inZ, tl.inLen); err != nil || string(got) != "x"+want[i] {
+		if got, err := AppendInflated([]byte("x"), tl.inZ, tl.inLen); err != nil || string(got) != "x"+want[i] {
 			t.Errorf("tool %d: appended %q (%v)", i, got, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -151,5 +152,108 @@ func TestClaimTable(t *testing.T) {
 	next := append(append(append([]byte{}, cur[:i]...), table...), cur[j+len(end):]...)
 	if err := os.WriteFile(path, next, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testName is a Go test or fuzz target's name in prose.
+var testName = regexp.MustCompile(`\b(Test|Fuzz)[A-Z][A-Za-z0-9_]*`)
+
+// engineering are the pages written for the gateway's own engineers,
+// whose subject is the tests themselves: the rest say what the gateway
+// does, and leave the tests to the claims table.
+var engineering = map[string]bool{"docs/testing.md": true, "docs/architecture.md": true}
+
+// TestDocsNameNoTests fails when README.md or a page of docs/ names a
+// test or fuzz target outside a command that runs it (a code span or
+// block holding `go test`): a claim's tests belong in docs/claims.tsv.
+// Benchmarks may be named, since a figure's benchmark is how to
+// reproduce it.
+func TestDocsNameNoTests(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join(root, "README.md"))
+	for _, path := range pages {
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if engineering[rel] {
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range proseTestNames(string(b)) {
+			t.Errorf("%s:%d: names %s: say what the gateway does, and put the test in %s", rel, f.line, f.name, source)
+		}
+	}
+}
+
+type mention struct {
+	line int
+	name string
+}
+
+// proseTestNames lists the test names in md outside fenced code blocks
+// and code spans that run tests.
+func proseTestNames(md string) []mention {
+	var out []mention
+	fenced, comment := false, false
+	for i, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			continue
+		}
+		// An HTML comment is not shown; the tests that read a page find
+		// their markers in one.
+		l, comment = uncommented(l, comment)
+		for _, span := range codeSpan.FindAllString(l, -1) {
+			if strings.Contains(span, "go test") || strings.Contains(span, "-run ") {
+				l = strings.Replace(l, span, "", 1)
+			}
+		}
+		for _, n := range testName.FindAllString(l, -1) {
+			out = append(out, mention{i + 1, n})
+		}
+	}
+	return out
+}
+
+var codeSpan = regexp.MustCompile("`[^`]+`")
+
+// uncommented is what of line l is outside HTML comments, given whether
+// l starts inside one, and whether the next line does.
+func uncommented(l string, in bool) (string, bool) {
+	var out strings.Builder
+	for l != "" {
+		if in {
+			_, after, ok := strings.Cut(l, "-->")
+			if !ok {
+				return out.String(), true
+			}
+			l, in = after, false
+			continue
+		}
+		before, after, ok := strings.Cut(l, "<!--")
+		out.WriteString(before)
+		if !ok {
+			break
+		}
+		l, in = after, true
+	}
+	return out.String(), in
+}
+
+func TestProseTestNames(t *testing.T) {
+	md := "`TestA` holds it.\n```\ngo test -run TestB\n```\nRun `go test -run TestC ./x`, not TestD.\n" +
+		"<!-- TestE\nTestF --> TestG <!-- TestH --> TestI\n"
+	got := proseTestNames(md)
+	want := []mention{{1, "TestA"}, {5, "TestD"}, {7, "TestG"}, {7, "TestI"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
 	}
 }

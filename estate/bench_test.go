@@ -70,21 +70,8 @@ func measureBinary(b *testing.B, bin, backend string) {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	}()
+	testkit.WaitReady(b, "http://"+listen, 2*time.Minute)
 	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		resp, err := client.Get("http://" + listen + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("gateway not ready after 2 minutes")
-		}
-		time.Sleep(10 * time.Millisecond) // polling an external process: there is no event to wait on
-	}
 	b.ReportMetric(time.Since(start).Seconds(), "ready-s")
 	pid := cmd.Process.Pid
 	b.ReportMetric(cpuSeconds(b, pid), "ready-cpu-s")

@@ -340,22 +340,12 @@ func startCatalogBinary(b *testing.B, client *http.Client, bin, listen string, a
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		resp, err := client.Get("http://" + listen + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return cmd, time.Since(start)
-			}
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			b.Fatal("gateway not ready after 10 minutes")
-		}
-		time.Sleep(50 * time.Millisecond) // polling an external process: there is no event to wait on
+	if !testkit.Poll(10*time.Minute, func() bool { code, _ := testkit.Readyz(client, "http://"+listen); return code == http.StatusOK }) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		b.Fatal("gateway not ready after 10 minutes")
 	}
+	return cmd, time.Since(start)
 }
 
 // measureCatalogInProcess builds the catalog in this process, in search

@@ -2,7 +2,6 @@ package estate_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // BenchmarkToolsetMemory measures what toolsets cost on the estate: the
@@ -72,20 +72,14 @@ func gatewayHeap(b *testing.B, bk gateway.Backend, mode gateway.ToolMode, toolse
 	srv := httptest.NewServer(g.Handler())
 	defer srv.Close()
 	for _, ts := range toolsets {
-		req, _ := http.NewRequest("POST", srv.URL+"/mcp/"+ts.Name, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+
+		c := &testkit.Client{URL: srv.URL + "/mcp/" + ts.Name, Header: testkit.MethodHeaders("tools/list", ""), Version: "2026-07-28"}
+		r, err := c.Post(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+
 			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
-		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"} {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"tools":[{`) {
-			b.Fatalf("toolset %s: tools/list: %d %.200s", ts.Name, resp.StatusCode, body)
+		if r.Status != http.StatusOK || !strings.Contains(r.Body, `"tools":[{`) {
+			b.Fatalf("toolset %s: tools/list: %d %.200s", ts.Name, r.Status, r.Body)
 		}
 	}
 	held := liveHeap() - before

@@ -49,7 +49,8 @@ func BenchmarkAuthorizedCall(b *testing.B) {
 	} {
 		_, _, url := startGateway(b, &gateway.Options{Auth: c.auth})
 		hc := &http.Client{Transport: &http.Transport{}}
-		call := func() error { return postGetAnimal(hc, url, c.token) }
+		caller := statelessCaller(hc, url, "ZooService_GetAnimal", c.token)
+		call := func() error { return postGetAnimal(caller) }
 		if err := call(); err != nil {
 			b.Fatalf("%s: %v", c.name, err)
 		}

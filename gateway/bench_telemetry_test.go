@@ -47,9 +47,10 @@ func BenchmarkUnaryTelemetry(b *testing.B) {
 			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 			defer hc.CloseIdleConnections()
 			b.ReportAllocs()
+			caller := statelessCaller(hc, url, "ZooService_GetAnimal", "")
 			defer reportCPU(b)()
 			for b.Loop() {
-				if err := postGetAnimal(hc, url, ""); err != nil {
+				if err := postGetAnimal(caller); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // BenchmarkUnary measures the same small unary call (GetAnimal) made
@@ -49,14 +49,16 @@ func BenchmarkUnary(b *testing.B) {
 
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer hc.CloseIdleConnections()
-	viaGateway := func() error { return postGetAnimal(hc, url, "") }
+	gw := statelessCaller(hc, url, "ZooService_GetAnimal", "")
+	viaGateway := func() error { return postGetAnimal(gw) }
 	fh, err := newFloorHandler(conn.ClientConn)
 	if err != nil {
 		b.Fatal(err)
 	}
 	floor := httptest.NewServer(fh)
 	defer floor.Close()
-	viaFloor := func() error { return postGetAnimal(hc, floor.URL, "") }
+	fl := statelessCaller(hc, floor.URL, "ZooService_GetAnimal", "")
+	viaFloor := func() error { return postGetAnimal(fl) }
 	// One checked call each, so the benchmark cannot time failures, and
 	// the floor's answer compared with the gateway's: the same result.
 	for _, call := range []func() error{direct, viaGateway, viaFloor} {
@@ -64,8 +66,8 @@ func BenchmarkUnary(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if gw, fl := structuredContent(b, hc, url), structuredContent(b, hc, floor.URL); gw != fl {
-		b.Fatalf("the floor answers %s, the gateway %s", fl, gw)
+	if gwOut, flOut := structuredContent(b, gw), structuredContent(b, fl); gwOut != flOut {
+		b.Fatalf("the floor answers %s, the gateway %s", flOut, gwOut)
 	}
 
 	for _, c := range []struct {
@@ -105,13 +107,14 @@ func BenchmarkUnary(b *testing.B) {
 	}
 }
 
-// structuredContent posts getAnimalBody to url and returns the answer's
-// structuredContent.
-func structuredContent(b *testing.B, hc *http.Client, url string) string {
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(getAnimalBody))
-	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
-		"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"ZooService_GetAnimal"}}
-	resp, err := hc.Do(req)
+// structuredContent posts getAnimalBody with c (a statelessCaller of
+// ZooService_GetAnimal) and returns the answer's structuredContent.
+func structuredContent(b *testing.B, c *testkit.Client) string {
+	req, err := c.NewRequest(b.Context(), getAnimalBody)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,7 +125,7 @@ func structuredContent(b *testing.B, hc *http.Client, url string) string {
 		} `json:"result"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Result.StructuredContent) == 0 {
-		b.Fatalf("%s: no structuredContent (%v)", url, err)
+		b.Fatalf("%s: no structuredContent (%v)", c.URL, err)
 	}
 	return string(out.Result.StructuredContent)
 }
@@ -263,22 +266,27 @@ func (floorCodec) Name() string { return "proto" }
 var getAnimalBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"leo"},` +
 	`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 
-// postGetAnimal posts getAnimalBody to the gateway at url, with token as
-// a bearer token unless it is empty, and reads the whole answer; an answer
-// other than 200 is an error.
-func postGetAnimal(hc *http.Client, url, token string) error {
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(getAnimalBody))
-	req.Header = http.Header{
-		"Content-Type":         {"application/json"},
-		"Accept":               {"application/json, text/event-stream"},
-		"Mcp-Protocol-Version": {"2026-07-28"},
-		"Mcp-Method":           {"tools/call"},
-		"Mcp-Name":             {"ZooService_GetAnimal"},
-	}
+// statelessCaller is a raw client of the MCP endpoint at url that sends
+// stateless (2026-07-28) tools/calls of tool through hc, with token as a
+// bearer token unless it is empty. Its headers are made once, so a
+// benchmark's loop pays only for the request.
+func statelessCaller(hc *http.Client, url, tool, token string) *testkit.Client {
+	h := testkit.MethodHeaders("tools/call", tool)
 	if token != "" {
-		req.Header["Authorization"] = []string{"Bearer " + token}
+		h["Authorization"] = []string{"Bearer " + token}
 	}
-	resp, err := hc.Do(req)
+	return &testkit.Client{URL: url, Header: h, Version: "2026-07-28", HTTP: hc}
+}
+
+// postGetAnimal posts getAnimalBody with c (a statelessCaller of
+// ZooService_GetAnimal) and reads the whole answer; an answer other than
+// 200 is an error.
+func postGetAnimal(c *testkit.Client) error {
+	req, err := c.NewRequest(context.Background(), getAnimalBody)
+	if err != nil {
+		return err
+	}
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // bigAPI is a file of 1,000 methods over 10 services, each method with its
@@ -98,19 +98,19 @@ func BenchmarkToolsList1000(b *testing.B) {
 	addr, _ := serveFake(b, api, "127.0.0.1:0")
 	// Typed: auto would list a catalog this size in search mode.
 	_, base := newGateway(b, []gateway.Backend{dialBackend(b, "big", addr)}, &gateway.Options{Catalog: gateway.CatalogOptions{Refresh: -1}, Search: gateway.SearchOptions{ToolMode: gateway.ToolModeTyped}})
-	client := &http.Client{Timeout: 10 * time.Second}
+	client := &testkit.Client{URL: base + "/mcp", Header: testkit.MethodHeaders("tools/list", ""), Version: "2026-07-28",
+		HTTP: &http.Client{Timeout: 10 * time.Second}}
 	list := func(cursor string) (string, int) {
 		params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 		if cursor != "" {
 			params += `,"cursor":"` + cursor + `"`
 		}
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + params + `}}`
-		req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewBufferString(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/list")
-		resp, err := client.Do(req)
+		req, err := client.NewRequest(b.Context(), []byte(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp, err := client.HTTP.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}

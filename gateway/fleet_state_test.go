@@ -195,7 +195,7 @@ func TestRedisHoldsNoCredential(t *testing.T) {
 		}
 		secrets = append(secrets, strings.TrimPrefix(uri, gateway.ResultURIPrefix))
 	}
-	out, err := postBody(http.DefaultClient, baseA+"/mcp", token, "ZooService_ListAnimals", listAnimalsBody)
+	out, err := postBody(statelessCaller(http.DefaultClient, baseA+"/mcp", "ZooService_ListAnimals", token), listAnimalsBody)
 	if uri := resultURI.FindString(out); err != nil || uri == "" {
 		t.Fatalf("a stateless cut result: %v %.300s", err, out)
 	} else {

@@ -22,15 +22,14 @@ func BenchmarkHostileToolsCall(b *testing.B) {
 		body.WriteString(`1,`)
 	}
 	body.WriteString(`1]}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	caller := statelessCaller(http.DefaultClient, url, "ZooService_CreateAnimal", "")
 	b.SetBytes(int64(body.Len()))
 	b.ReportAllocs()
 	for b.Loop() {
-		req, _ := http.NewRequest("POST", url, bytes.NewReader(body.Bytes()))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "ZooService_CreateAnimal")
+		req, err := caller.NewRequest(b.Context(), body.Bytes())
+		if err != nil {
+			b.Fatal(err)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			b.Fatal(err)

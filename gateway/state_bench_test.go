@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/state"
 	"github.com/grpc-mcp-gateway/gateway/internal/redistest"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // listAnimalsBody is a stateless tools/call of ListAnimals, whose result
@@ -71,7 +71,8 @@ func BenchmarkFleetState(b *testing.B) {
 					HTTP: &mcp.StreamableHTTPOptions{SessionSecret: secret},
 				}})
 			hc := &http.Client{Transport: &http.Transport{}}
-			call := func() (string, error) { return postBody(hc, url, c.token, c.tool, c.body) }
+			caller := statelessCaller(hc, url, c.tool, c.token)
+			call := func() (string, error) { return postBody(caller, c.body) }
 			if out, err := call(); err != nil || !strings.Contains(out, c.want) {
 				b.Fatalf("%s/%s: %v %s", c.name, store, err, out)
 			}
@@ -90,19 +91,12 @@ func BenchmarkFleetState(b *testing.B) {
 
 // postBody posts a stateless tools/call of tool and returns the response
 // body.
-func postBody(hc *http.Client, url, token, tool string, body []byte) (string, error) {
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header = http.Header{
-		"Content-Type":         {"application/json"},
-		"Accept":               {"application/json, text/event-stream"},
-		"Mcp-Protocol-Version": {"2026-07-28"},
-		"Mcp-Method":           {"tools/call"},
-		"Mcp-Name":             {tool},
+func postBody(c *testkit.Client, body []byte) (string, error) {
+	req, err := c.NewRequest(context.Background(), body)
+	if err != nil {
+		return "", err
 	}
-	if token != "" {
-		req.Header["Authorization"] = []string{"Bearer " + token}
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return "", err
 	}

@@ -59,14 +59,11 @@ func BenchmarkServerStream100k(b *testing.B) {
 	hc := &http.Client{}
 	defer hc.CloseIdleConnections()
 	last := []byte(`{"feeding":{"sequence":` + strconv.Itoa(n) + `}}`)
+	caller := statelessCaller(hc, sg.url, "ZooService_WatchFeedings", "")
 	viaGateway := func() error {
-		req, _ := http.NewRequest(http.MethodPost, sg.url, bytes.NewReader(body))
-		req.Header = http.Header{
-			"Content-Type":         {"application/json"},
-			"Accept":               {"application/json, text/event-stream"},
-			"Mcp-Protocol-Version": {"2026-07-28"},
-			"Mcp-Method":           {"tools/call"},
-			"Mcp-Name":             {"ZooService_WatchFeedings"},
+		req, err := caller.NewRequest(context.Background(), body)
+		if err != nil {
+			return err
 		}
 		resp, err := hc.Do(req)
 		if err != nil {

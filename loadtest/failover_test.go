@@ -64,7 +64,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	if err := rc.Do(ctx, "REPLICAOF", "127.0.0.1", fmt.Sprint(master.Port)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitRedis(t, 10*time.Second, "the replica to sync", func() bool {
+	testkit.WaitWithin(t, 10*time.Second, "the replica to sync", func() bool {
 		info, _ := rc.Info(ctx, "replication").Result()
 		return strings.Contains(info, "master_link_status:up")
 	})
@@ -73,7 +73,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	defer sc.Close()
 	// The Sentinel learns of the replica from the master's INFO, which it
 	// reads every 10 s: a failover before then would find no replica.
-	waitRedis(t, 20*time.Second, "the Sentinel to know the replica", func() bool {
+	testkit.WaitWithin(t, 20*time.Second, "the Sentinel to know the replica", func() bool {
 		rs, _ := sc.Replicas(ctx, "mymaster").Result()
 		return len(rs) == 1
 	})
@@ -125,7 +125,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	killed := time.Now()
 	master.Stop()
 	promoted := time.Time{}
-	waitRedis(t, 30*time.Second, "the Sentinel to promote the replica", func() bool {
+	testkit.WaitWithin(t, 30*time.Second, "the Sentinel to promote the replica", func() bool {
 		addr, err := sc.GetMasterAddrByName(ctx, "mymaster").Result()
 		if err == nil && len(addr) == 2 && addr[1] == fmt.Sprint(replica.Port) {
 			promoted = time.Now()
@@ -230,15 +230,5 @@ func cancelAcross(t *testing.T, ctx context.Context, s *loadtest.HTTPSession, ot
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatalf("the call was not cancelled through the other replica after the failover (%d more events): %v", events, err)
-	}
-}
-
-// waitRedis polls cond (every 100 ms, at most d) until it holds.
-func waitRedis(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(d); !cond(); time.Sleep(100 * time.Millisecond) { // polling Redis
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", d, what)
-		}
 	}
 }

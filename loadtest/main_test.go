@@ -75,18 +75,9 @@ func waitReady(t *testing.T, g *loadtest.Gateway, want int, d time.Duration) str
 // readyzWithin polls g's /readyz (another process, which signals
 // nothing) until want holds or within has passed, and returns the last
 // answer.
-func readyzWithin(g *loadtest.Gateway, within time.Duration, want func(code int, body string) bool) (int, string, bool) {
-	deadline := time.Now().Add(within)
-	for {
-		code, body := g.Ready()
-		if want(code, body) {
-			return code, body, true
-		}
-		if time.Now().After(deadline) {
-			return code, body, false
-		}
-		time.Sleep(20 * time.Millisecond) // polling another process
-	}
+func readyzWithin(g *loadtest.Gateway, within time.Duration, want func(code int, body string) bool) (code int, body string, ok bool) {
+	ok = testkit.Poll(within, func() bool { code, body = g.Ready(); return want(code, body) })
+	return code, body, ok
 }
 
 func zooCommand(addr string) *exec.Cmd { return exec.Command(zooBin, "-listen", addr) }

@@ -66,18 +66,12 @@ func TestSlowReaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dropped := false
-			deadline := time.Now().Add(30 * time.Second)
-			for time.Now().Before(deadline) {
+			dropped := testkit.Poll(30*time.Second, func() bool { // another process, which signals nothing
 				rss, _ := g.RSS()
 				peak = max(peak, rss)
 				n, _ := g.Metric("go_goroutines", "")
-				if n <= base+6+float64(tc.left) { // the reading client's two sessions and their calls
-					dropped = true
-					break
-				}
-				time.Sleep(100 * time.Millisecond) // polling another process
-			}
+				return n <= base+6+float64(tc.left) // the reading client's two sessions and their calls
+			})
 			took := time.Since(start)
 			outcomes := bg.Stop()
 			if !dropped {

@@ -59,7 +59,7 @@ func TestPackageBoundaries(t *testing.T) {
 		mod + "gateway/internal/overrides": {mod + "gateway/internal/toolname", mod + "gateway/schema", mod + "internal/jsonstr",
 			mod + "internal/methodglob", mod + "internal/option", mod + "proto/mcpgateway/v1"},
 		mod + "gateway/internal/paging":     {mod + "gateway/mcp", mod + "internal/jsonstr"},
-		mod + "gateway/internal/watch":      {mod + "gateway/schema", mod + "internal/jsonstr", mod + "internal/methodglob", mod + "proto/mcpgateway/v1"},
+		mod + "gateway/internal/watch":      {mod + "gateway/schema", mod + "internal/jsonstr", mod + "internal/methodglob", mod + "internal/wordsplit", mod + "proto/mcpgateway/v1"},
 		mod + "gateway/internal/collect":    {mod + "gateway/internal/watch", mod + "gateway/results", mod + "gateway/schema", mod + "internal/jsonstr"},
 		mod + "gateway/internal/searchdoc":  {mod + "gateway/describe", mod + "gateway/mcp", mod + "gateway/search"},
 		mod + "gateway/internal/searchmode": {mod + "gateway/internal/searchdoc", mod + "gateway/mcp", mod + "gateway/search", mod + "gateway/search/embeddings"},

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // BenchmarkIdleSession measures what one idle session holds on the server,
@@ -150,15 +152,11 @@ func rawConn(b testing.TB, base, req string) (net.Conn, string) {
 
 func openHTTPSession(withGET bool) func(b testing.TB, base string) io.Closer {
 	return func(b testing.TB, base string) io.Closer {
-		req, _ := http.NewRequest("POST", base, strings.NewReader(initBody))
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultTransport.RoundTrip(req)
+		client := &testkit.Client{URL: base, HTTP: &http.Client{Transport: http.DefaultTransport}}
+		resp, err := client.Post(context.Background(), []byte(initBody))
 		if err != nil {
 			b.Fatal(err)
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
 		sid := resp.Header.Get(headerSessionID)
 		if !withGET {
 			return io.NopCloser(nil)

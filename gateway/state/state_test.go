@@ -379,6 +379,7 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, "up", func() bool { up, _ := c.Up(); return up })
+	cTook := time.Now() // c's lease ends no sooner than SlotLease after this
 	if _, err := c.AcquireSlot(ctx, "alice", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -386,10 +387,18 @@ func TestSlotsAcrossReplicas(t *testing.T) {
 	if _, err := a.AcquireSlot(ctx, "alice", 2); !errors.Is(err, mcp.ErrNoSlot) {
 		t.Fatalf("the stopped replica's slot is free before its lease ended: %v", err)
 	}
-	// Past the lease: b renewed its slot, c could not. A lease is a time,
-	// and what is checked is a slot still held after it, so this waits for
-	// the time itself: no event says "b's slot outlived its first lease".
-	time.Sleep(4 * time.Second)
+	// Past the lease: b renewed its slot, c could not. b took its slot
+	// before c, so a slot gone before c's lease could end is b's, whose
+	// first lease ended unrenewed; one gone after it, with one left, is
+	// c's. (The lease stays 3 s: a replica renews on its once-a-second
+	// health check, so a shorter one would leave b's renewal no margin.)
+	testkit.WaitFor(t, "a slot of alice's to come free", func() bool {
+		n, err := a.InFlight(ctx, "alice")
+		return err == nil && n < 2
+	})
+	if took := time.Since(cTook); took < opts.SlotLease {
+		t.Errorf("a slot of alice's came free %v after c took its, before its %v lease could end: b's, which b renews", took, opts.SlotLease)
+	}
 	if n, err := a.InFlight(ctx, "alice"); err != nil || n != 1 {
 		t.Errorf("after the lease alice holds %d slots (%v), want 1: b's, renewed", n, err)
 	}

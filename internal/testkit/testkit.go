@@ -5,7 +5,9 @@
 // a raw Streamable HTTP client for the requests the official SDKs will
 // not send (malformed ones, a chosen header, a replayed session); the
 // official SDK connected at a chosen revision, and over WebSocket; and
-// WaitFor, to wait on what a test can observe instead of sleeping.
+// WaitFor, WaitWithin, Poll and WaitReady, to wait on what a test can
+// observe (a gateway subprocess's /readyz among them) instead of
+// sleeping.
 //
 // It is imported only by tests, so the official MCP SDK it uses never
 // reaches the binary. Of this module it imports nothing, so the internal

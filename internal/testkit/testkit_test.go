@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -74,5 +75,21 @@ func TestResponseMessage(t *testing.T) {
 		if got := r.Message(); got != tc.want {
 			t.Errorf("%s %q: Message() = %q, want %q", tc.contentType, tc.body, got, tc.want)
 		}
+	}
+}
+
+// TestPoll: Poll returns as soon as its condition holds, and reports
+// false once its bound has passed with the condition still false.
+func TestPoll(t *testing.T) {
+	n := 0
+	if !Poll(time.Second, func() bool { n++; return n == 3 }) || n != 3 {
+		t.Errorf("a condition true at the third check: checked %d times", n)
+	}
+	start := time.Now()
+	if Poll(50*time.Millisecond, func() bool { return false }) {
+		t.Error("a condition never true: Poll reported it held")
+	}
+	if took := time.Since(start); took < 50*time.Millisecond {
+		t.Errorf("a condition never true: Poll gave up after %v, before its 50ms bound", took)
 	}
 }

@@ -34,7 +34,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -44,6 +43,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
+	"github.com/grpc-mcp-gateway/gateway/internal/wordsplit"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
 
@@ -69,8 +69,9 @@ type Settings struct {
 }
 
 // watchWords are the words of a method name that mark an open-ended
-// stream, matched against the name's CamelCase words (WatchFeedings,
-// SubscribeEvents, TailLogs, StreamingPull, LongPollUpdates).
+// stream, matched against the name's words as the describer splits them
+// (WatchFeedings, SubscribeEvents, TailLogs, StreamingPull,
+// LongPollUpdates; an acronym ends before a word: HTTPWatch).
 var watchWords = map[string]bool{"watch": true, "subscribe": true, "tail": true, "follow": true, "listen": true}
 
 // watchPairs are two-word marks.
@@ -91,29 +92,13 @@ func (s Settings) OpenEnded(m protoreflect.MethodDescriptor, to *mcpgatewayv1.To
 	if !s.ByName {
 		return false
 	}
-	words := camelWords(string(m.Name()))
+	words := wordsplit.Split(string(m.Name()), wordsplit.Rules{Digits: wordsplit.DigitsJoin, Acronyms: true})
 	for i, w := range words {
 		if watchWords[w] || i > 0 && watchPairs[words[i-1]+" "+w] {
 			return true
 		}
 	}
 	return false
-}
-
-// camelWords splits a CamelCase name into its lowercase words.
-func camelWords(name string) []string {
-	var words []string
-	start := 0
-	rs := []rune(name)
-	for i := 1; i <= len(rs); i++ {
-		if i == len(rs) || unicode.IsUpper(rs[i]) && !unicode.IsUpper(rs[i-1]) || rs[i] == '_' {
-			if w := strings.Trim(string(rs[start:i]), "_"); w != "" {
-				words = append(words, strings.ToLower(w))
-			}
-			start = i
-		}
-	}
-	return words
 }
 
 // Spec is what a watch tool's calls need.

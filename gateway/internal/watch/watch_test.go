@@ -24,6 +24,7 @@ func TestOpenEnded(t *testing.T) {
 			{Name: proto.String("StreamingPull"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ServerStreaming: proto.Bool(true), ClientStreaming: proto.Bool(true)},
 			{Name: proto.String("LongPollUpdates"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ServerStreaming: proto.Bool(true)},
 			{Name: proto.String("Export"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ServerStreaming: proto.Bool(true)},
+			{Name: proto.String("HTTPWatch"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ServerStreaming: proto.Bool(true)},
 			{Name: proto.String("Watchdog"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ServerStreaming: proto.Bool(true)},
 			{Name: proto.String("Watch"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M")},
 			{Name: proto.String("TailUpload"), InputType: proto.String(".w.M"), OutputType: proto.String(".w.M"), ClientStreaming: proto.Bool(true)},
@@ -50,6 +51,7 @@ func TestOpenEnded(t *testing.T) {
 		{"StreamingPull", byName, nil, true},
 		{"LongPollUpdates", byName, nil, true},
 		{"Export", byName, nil, false},
+		{"HTTPWatch", byName, nil, true}, // an acronym ends before the word
 		{"Watchdog", byName, nil, false}, // a word, not a prefix
 		{"Watch", byName, nil, false},    // unary
 		{"TailUpload", byName, nil, false},

@@ -593,7 +593,7 @@ func sendProgress(_ context.Context, out sink, token json.RawMessage, version st
 	}
 	bp := getBuf()
 	defer putBuf(bp)
-	b := append(*bp, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
+	b := append(*bp, notificationHead+notificationProgress+`","params":{"progressToken":`...)
 	b = append(b, token...)
 	b = append(b, `,"progress":`...)
 	b = strconv.AppendFloat(b, progress, 'g', -1, 64)
@@ -663,7 +663,7 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 		taskIDs = nil
 	}
 	subMeta := append(append([]byte(`"_meta":{"io.modelcontextprotocol/subscriptionId":`), m.ID...), '}')
-	ack := []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{`)
+	ack := []byte(notificationHead + notificationSubscriptionsAcknowledged + `","params":{"notifications":{`)
 	if want.ToolsListChanged {
 		ack = append(ack, `"toolsListChanged":true`...)
 	}
@@ -703,8 +703,8 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 		tasks = s.watchTasks(tctx, &wg, sc, taskIDs, subMeta, s.principalOf(ctx).ID)
 	}
 	if want.ToolsListChanged || want.ResourcesListChanged || tasks != nil {
-		toolsChanged := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{`), subMeta...), "}}"...)
-		resourcesChanged := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{`), subMeta...), "}}"...)
+		toolsChanged := append(append([]byte(notificationHead+notificationToolsListChanged+`","params":{`), subMeta...), "}}"...)
+		resourcesChanged := append(append([]byte(notificationHead+notificationResourcesListChanged+`","params":{`), subMeta...), "}}"...)
 		l := newListener()
 		s.addListener(l)
 		defer s.removeListener(l)

@@ -237,8 +237,8 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 		return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
 	}
 	var body []byte
-	switch m.method {
-	case "resources/list":
+	switch m.info.handler {
+	case serveResourcesList:
 		cursor := ""
 		if p.Cursor != nil && string(p.Cursor) != "null" {
 			if cursor, ok = jsonscan.Unquote(p.Cursor); !ok {
@@ -248,12 +248,12 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 		if body, ok = rh.Resources().page(version, cursor); !ok {
 			return fail(errorf(CodeInvalidParams, "resources/list: invalid or expired cursor"))
 		}
-	case "resources/templates/list":
+	case serveResourcesTemplatesList:
 		body = []byte(`{"resourceTemplates":[]}`)
 		if isStateless(version) {
 			body = []byte(`{"resourceTemplates":[],"ttlMs":0,"cacheScope":"public","resultType":"complete"}`)
 		}
-	case "resources/read":
+	case serveResourcesRead:
 		uri, ok := jsonscan.Unquote(p.URI)
 		if p.URI == nil || !ok || uri == "" {
 			return fail(errorf(CodeInvalidParams, "resources/read: params.uri must be a non-empty string"))
@@ -331,7 +331,7 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 
 // resourceListChangedMsg is the notification on the session streams; the
 // 2026-07-28 listen stream adds its subscription id.
-var resourceListChangedMsg = []byte(`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`)
+var resourceListChangedMsg = []byte(notificationHead + notificationResourcesListChanged + `"}`)
 
 // NotifyResourceListChanged tells every live stream that can receive it
 // that resources/list changed, like NotifyToolListChanged. It never blocks.

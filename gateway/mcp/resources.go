@@ -242,11 +242,11 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 		cursor := ""
 		if p.Cursor != nil && string(p.Cursor) != "null" {
 			if cursor, ok = jsonscan.Unquote(p.Cursor); !ok {
-				return fail(errorf(CodeInvalidParams, "resources/list: params.cursor must be a string"))
+				return fail(errorf(CodeInvalidParams, "%s: params.cursor must be a string", m.method))
 			}
 		}
 		if body, ok = rh.Resources().page(version, cursor); !ok {
-			return fail(errorf(CodeInvalidParams, "resources/list: invalid or expired cursor"))
+			return fail(errorf(CodeInvalidParams, "%s: invalid or expired cursor", m.method))
 		}
 	case serveResourcesTemplatesList:
 		body = []byte(`{"resourceTemplates":[]}`)
@@ -256,12 +256,12 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 	case serveResourcesRead:
 		uri, ok := jsonscan.Unquote(p.URI)
 		if p.URI == nil || !ok || uri == "" {
-			return fail(errorf(CodeInvalidParams, "resources/read: params.uri must be a non-empty string"))
+			return fail(errorf(CodeInvalidParams, "%s: params.uri must be a non-empty string", m.method))
 		}
 		if isStateless(version) && sc.checkHeader && sc.header != nil {
 			switch hn := headerValue(sc.header, "Mcp-Name"); {
 			case hn == "":
-				return fail(errorf(CodeHeaderMismatch, "missing required Mcp-Name header for resources/read"))
+				return fail(errorf(CodeHeaderMismatch, "missing required Mcp-Name header for %s", m.method))
 			case hn != uri:
 				return fail(errorf(CodeHeaderMismatch, "Mcp-Name header %q does not match params.uri %q", hn, uri))
 			}
@@ -286,9 +286,9 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 			case errors.Is(err, ErrFleetUnavailable):
 				// The handler's message says what to do (retry shortly)
 				// and holds no more than the URI the client sent.
-				return fail(errorf(CodeInternalError, "resources/read: %v", err))
+				return fail(errorf(CodeInternalError, "%s: %v", m.method, err))
 			}
-			s.log.Error("mcp: resources/read failed", "uri", uri, "err", err)
+			s.log.Error("mcp: "+m.method+" failed", "uri", uri, "err", err)
 			return fail(errorf(CodeInternalError, "internal error"))
 		}
 		body = []byte(`{"contents":[{"uri":`)

@@ -285,7 +285,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 		if p.Cursor != nil && string(p.Cursor) != "null" {
 			var ok bool
 			if cursor, ok = jsonscan.Unquote(p.Cursor); !ok {
-				return fail(errorf(CodeInvalidParams, "tasks/list: params.cursor must be a string"))
+				return fail(errorf(CodeInvalidParams, "%s: params.cursor must be a string", m.method))
 			}
 		}
 		tasks, next, err := lister.ListTasks(ctx, cursor, req)
@@ -341,7 +341,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 			return fail(s.taskError(ctx, sc, m.info, err))
 		}
 		if t.Result == nil {
-			return fail(errorf(CodeInternalError, "tasks/result: task %q ended without a result", id))
+			return fail(errorf(CodeInternalError, "%s: task %q ended without a result", m.method, id))
 		}
 		b = appendResultHead(b, m.ID)
 		res := s.appendCallResult(nil, t.Result, version)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +65,18 @@ func lroTool(t *testing.T, g *gateway.Gateway, name string) mcp.Tool {
 	}
 	t.Fatalf("no tool %s", name)
 	return mcp.Tool{}
+}
+
+// post sends one request through c and decodes its answer into v.
+func post(ctx context.Context, t *testing.T, c *testkit.Client, req string, v any) {
+	t.Helper()
+	r, err := c.Post(ctx, []byte(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(r.Message()), v); err != nil || strings.Contains(r.Message(), `"error"`) {
+		t.Fatalf("%s: %v: %d %s", req, err, r.Status, r.Body)
+	}
 }
 
 func callJSON(t *testing.T, g *gateway.Gateway, name, args string) (*mcp.CallToolResult, map[string]any) {
@@ -179,18 +192,38 @@ func TestVertexOperations(t *testing.T) {
 	if res.IsError || sc["displayName"] != "flowers" {
 		t.Fatalf("CreateDataset: isError=%v %v %v", res.IsError, res.Content, sc)
 	}
-	// A task's timestamps come from the metadata's generic_metadata.
-	started, err := g.CallTool(context.Background(), &mcp.CallToolRequest{Name: "DatasetService_CreateDataset", Task: mcp.TaskRequested,
-		Arguments: json.RawMessage(`{"parent":"projects/p/locations/l","dataset":{"displayName":"flowers","metadataSchemaUri":"gs://s","metadata":{"source":"test"}}}`)})
-	if err != nil || started.Task == nil {
-		t.Fatalf("CreateDataset as a task: %v %+v", err, started)
-	}
-	task, err := g.GetTask(context.Background(), started.Task.ID, &mcp.TaskRequest{})
-	if err != nil {
+	// A task's timestamps come from the metadata's generic_metadata, as
+	// a client reads them: started and polled over the MCP endpoint.
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := &testkit.Client{URL: srv.URL + "/mcp"}
+	if err := c.Initialize(ctx, "2025-11-25"); err != nil {
 		t.Fatal(err)
 	}
-	if !task.CreatedAt.Equal(created.AsTime()) || task.Status != mcp.TaskCompleted {
-		t.Errorf("task %+v, want created at %s and completed", task, created.AsTime())
+	var started struct {
+		Result struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	post(ctx, t, c, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"DatasetService_CreateDataset","task":{},
+		"arguments":{"parent":"projects/p/locations/l","dataset":{"displayName":"flowers","metadataSchemaUri":"gs://s","metadata":{"source":"test"}}}}}`, &started)
+	if started.Result.Task.TaskID == "" {
+		t.Fatal("CreateDataset as a task: no task id")
+	}
+	var task struct {
+		Result struct {
+			Status    string    `json:"status"`
+			CreatedAt time.Time `json:"createdAt"`
+		} `json:"result"`
+	}
+	id, _ := json.Marshal(started.Result.Task.TaskID)
+	post(ctx, t, c, `{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":`+string(id)+`}}`, &task)
+	if !task.Result.CreatedAt.Equal(created.AsTime()) || task.Result.Status != string(mcp.TaskCompleted) {
+		t.Errorf("task %+v, want created at %s and completed", task.Result, created.AsTime())
 	}
 	if strings.Contains(logs.String(), "operation_info") {
 		t.Errorf("warnings about operation_info:\n%s", logs)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestGoogleapisToolSizes: the whole googleapis catalog of the npm package
@@ -94,10 +96,14 @@ func TestGoogleapisToolSizes(t *testing.T) {
 	if escaped == "" {
 		t.Fatal("no shortened schema names a resource")
 	}
-	res, err := g.ReadResource(ctx, &mcp.ReadResourceRequest{URI: escaped})
+	// Read as a client reads it, through the MCP endpoint.
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(srv.Close)
+	read, err := testkit.Connect(t, srv.URL+"/mcp", "2025-11-25").ReadResource(ctx, &sdk.ReadResourceParams{URI: escaped})
 	if err != nil {
 		t.Fatalf("%s: %v", escaped, err)
 	}
+	res := read.Contents[0]
 	if name := escaped[strings.LastIndex(escaped, ".")+1:]; !strings.Contains(res.Text, "message "+name+" {") {
 		t.Errorf("%s: %.500s", escaped, res.Text)
 	}

@@ -1024,14 +1024,17 @@ func TestResourceComments(t *testing.T) {
 		{Path: []int32{6, 0, 2, 0}, Span: []int32{2, 0, 10}, LeadingComments: proto.String(" Reads a document.\n")},
 		{Path: []int32{4, 0}, Span: []int32{3, 0, 10}, LeadingComments: proto.String(" A message.\n")},
 	}}
-	g := docsWithComments(t, f)
-	rc, err := g.ReadResource(context.Background(), &mcp.ReadResourceRequest{URI: "grpc://docs/doc.v1.Docs"})
+	_, base := docsWithComments(t, f)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rr, err := connect(t, base+"/mcp", "2025-11-25").ReadResource(ctx, &sdk.ReadResourceParams{URI: "grpc://docs/doc.v1.Docs"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	src := rr.Contents[0].Text
 	for _, want := range []string{"// Docs keeps documents.", "// Reads a document.", "// A message.", "message Msg {"} {
-		if !strings.Contains(rc.Text, want) {
-			t.Errorf("source lacks %q:\n%s", want, rc.Text)
+		if !strings.Contains(src, want) {
+			t.Errorf("source lacks %q:\n%s", want, src)
 		}
 	}
 }
@@ -1046,8 +1049,9 @@ func showHints(a *mcp.ToolAnnotations) string {
 
 // docsWithComments serves doc.v1.Docs by reflection, without comments,
 // and returns a gateway in front of it that takes its comments from f, a
-// copy of the file with source info, given as a descriptor set.
-func docsWithComments(t *testing.T, f *descriptorpb.FileDescriptorProto) *gateway.Gateway {
+// copy of the file with source info, given as a descriptor set, and the
+// gateway's base URL.
+func docsWithComments(t *testing.T, f *descriptorpb.FileDescriptorProto) (*gateway.Gateway, string) {
 	t.Helper()
 	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
 		protodesc.ToFileDescriptorProto(descriptorpb.File_google_protobuf_descriptor_proto),
@@ -1063,8 +1067,7 @@ func docsWithComments(t *testing.T, f *descriptorpb.FileDescriptorProto) *gatewa
 	addr, _ := serveFake(t, api, "127.0.0.1:0")
 	b := dialBackend(t, "docs", addr)
 	b.Files = descriptors.NewDescriptorSetSource(path)
-	g, _ := newGateway(t, []gateway.Backend{b}, nil)
-	return g
+	return newGateway(t, []gateway.Backend{b}, nil)
 }
 
 // TestCommentDescriptionDedented: a method's comment becomes its tool's
@@ -1076,7 +1079,7 @@ func TestCommentDescriptionDedented(t *testing.T) {
 	f.SourceCodeInfo = &descriptorpb.SourceCodeInfo{Location: []*descriptorpb.SourceCodeInfo_Location{
 		{Path: []int32{6, 0, 2, 0}, Span: []int32{2, 0, 10}, LeadingComments: proto.String(" Read reads a document.\n\n It returns the latest revision:\n   read(name)\n")},
 	}}
-	g := docsWithComments(t, f)
+	g, _ := docsWithComments(t, f)
 	const want = "Read reads a document.\n\nIt returns the latest revision:\n  read(name)"
 	tools := g.Tools().Tools()
 	if len(tools) != 1 || tools[0].Description != want {

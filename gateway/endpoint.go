@@ -73,7 +73,9 @@ var (
 
 // The Gateway's own handler methods are its default endpoint's, for
 // programs that drive it without its servers (and so that a Gateway is
-// an mcp.Handler itself).
+// an mcp.Handler itself). Only the endpoint serves resources, tasks and
+// the caller's list: a program reaches them through Server or Handler,
+// as a client does.
 
 // CallTool serves tools/call for the whole catalog (/mcp).
 func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -82,46 +84,3 @@ func (g *Gateway) CallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 
 // Tools returns the current tool set; it is part of mcp.Handler.
 func (g *Gateway) Tools() *mcp.ToolList { return g.whole.Tools() }
-
-// ListedTools is mcp.CallerLister: tools/list shows the caller the tools
-// it may call when Options.Scopes.ListVisibleOnly is set (in search mode the two
-// meta-tools, whose search filters the same way).
-func (g *Gateway) ListedTools(ctx context.Context) *mcp.ToolList { return g.whole.ListedTools(ctx) }
-
-// Resources returns the current resource set; it makes the Gateway an
-// mcp.ResourceHandler.
-func (g *Gateway) Resources() *mcp.ResourceSet { return g.whole.Resources() }
-
-// ReadResource serves resources/read: the .proto source of one exposed
-// service, printed on the first read of each catalog generation, of a
-// message a bounded schema leaves out (gateway/internal/compiled/toolsize.go), or a result kept
-// whole after a cut (budget.go).
-func (g *Gateway) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ResourceContents, error) {
-	return g.whole.ReadResource(ctx, req)
-}
-
-// GetTask serves tasks/get with GetOperation; it is part of
-// mcp.TaskHandler.
-func (g *Gateway) GetTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return g.whole.GetTask(ctx, id, req)
-}
-
-// AwaitTask serves tasks/result: it polls the operation as a waiting
-// call does, for as long as the request lasts; it is part of
-// mcp.TaskHandler.
-func (g *Gateway) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return g.whole.AwaitTask(ctx, id, req)
-}
-
-// CancelTask serves tasks/cancel with CancelOperation, for an operation
-// not yet done; it returns the state before; it is part of
-// mcp.TaskHandler.
-func (g *Gateway) CancelTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
-	return g.whole.CancelTask(ctx, id, req)
-}
-
-var (
-	_ mcp.TaskHandler     = (*Gateway)(nil)
-	_ mcp.ResourceHandler = (*Gateway)(nil)
-	_ mcp.CallerLister    = (*Gateway)(nil)
-)

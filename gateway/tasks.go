@@ -217,11 +217,11 @@ func (e *endpoint) GetTask(ctx context.Context, id string, req *mcp.TaskRequest)
 // long as the request lasts.
 func (e *endpoint) AwaitTask(ctx context.Context, id string, req *mcp.TaskRequest) (*mcp.Task, error) {
 	g := e.g
-	a, err := e.openTask(ctx, id, req, "tasks/result", getTool)
+	a, err := e.openTask(ctx, id, req, req.Method, getTool)
 	if err != nil {
 		return nil, err
 	}
-	op, err := a.fetch(ctx, "tasks/result")
+	op, err := a.fetch(ctx, req.Method)
 	if err != nil {
 		return nil, err
 	}
@@ -232,9 +232,9 @@ func (e *endpoint) AwaitTask(ctx context.Context, id string, req *mcp.TaskReques
 	case err != nil:
 		return nil, err
 	case st != nil:
-		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("tasks/result: polling the operation failed: %s: %s", telemetry.CodeName(st.Code()), rpcstatus.ClientMessage(st))}
+		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: fmt.Sprintf("%s: polling the operation failed: %s: %s", req.Method, telemetry.CodeName(st.Code()), rpcstatus.ClientMessage(st))}
 	case !op.Done():
-		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: "tasks/result: the operation did not finish"}
+		return nil, &mcp.Error{Code: mcp.CodeInternalError, Message: req.Method + ": the operation did not finish"}
 	}
 	return g.task(ctx, id, a, op, req), nil
 }

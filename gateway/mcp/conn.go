@@ -164,7 +164,7 @@ func (s *Server) drainConn(ctx context.Context, sess *session, sc *scope, cfg *c
 	}
 }
 
-var listChangedMsg = []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+var listChangedMsg = []byte(notificationHead + notificationToolsListChanged + `"}`)
 
 // connMessage handles one inbound message: synchronously up to registering
 // a request (so a notifications/cancelled read next always finds it), then

@@ -364,7 +364,7 @@ func (s *Server) toolsList(ctx context.Context, m *message, p *params, version s
 	if p.Cursor != nil && string(p.Cursor) != "null" {
 		var ok bool
 		if cursor, ok = jsonscan.Unquote(p.Cursor); !ok {
-			e := errorf(CodeInvalidParams, "tools/list: params.cursor must be a string")
+			e := errorf(CodeInvalidParams, "%s: params.cursor must be a string", m.method)
 			return reply{appendError(b, m.ID, e), e.Code}
 		}
 	}
@@ -372,7 +372,7 @@ func (s *Server) toolsList(ctx context.Context, m *message, p *params, version s
 	set := s.listed(ctx)
 	page, ok := set.page(f, cursor)
 	if !ok {
-		e := errorf(CodeInvalidParams, "tools/list: invalid or expired cursor")
+		e := errorf(CodeInvalidParams, "%s: invalid or expired cursor", m.method)
 		return reply{appendError(b, m.ID, e), e.Code}
 	}
 	b = appendResultHead(b, m.ID)
@@ -410,11 +410,11 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 	}
 	switch {
 	case p.Name == nil:
-		return fail(errorf(CodeInvalidParams, "tools/call: missing params.name"))
+		return fail(errorf(CodeInvalidParams, "%s: missing params.name", m.method))
 	case !ok:
-		return fail(errorf(CodeInvalidParams, "tools/call: params.name must be a string"))
+		return fail(errorf(CodeInvalidParams, "%s: params.name must be a string", m.method))
 	case tool == nil:
-		return fail(errorf(CodeInvalidParams, "tools/call: unknown tool %q", name))
+		return fail(errorf(CodeInvalidParams, "%s: unknown tool %q", m.method, name))
 	}
 	// The request lives in the call record, which exists anyway: one
 	// allocation less per call.
@@ -436,7 +436,7 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 	}
 	if tok := p.meta.ProgressToken; tok != nil && string(tok) != "null" {
 		if tok[0] != '"' && !validID(tok) {
-			return fail(errorf(CodeInvalidParams, "tools/call: _meta.progressToken must be a string or an integer"))
+			return fail(errorf(CodeInvalidParams, "%s: _meta.progressToken must be a string or an integer", m.method))
 		}
 		req.ProgressToken = tok
 		if sc.out != nil {
@@ -458,7 +458,7 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, sc *scope, m *mes
 		// tool error, a stream's partial result), the caller is told why
 		// the call ended and what to do. A task it created is answered
 		// still: the task runs on, and its id is the client's to keep.
-		return fail(errorf(CodeInternalError, "tools/call: %s while the call ran; authenticate again and repeat the request", cause))
+		return fail(errorf(CodeInternalError, "%s: %s while the call ran; authenticate again and repeat the request", m.method, cause))
 	}
 	if err != nil {
 		var rf *Refusal
@@ -593,7 +593,7 @@ func sendProgress(_ context.Context, out sink, token json.RawMessage, version st
 	}
 	bp := getBuf()
 	defer putBuf(bp)
-	b := append(*bp, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
+	b := append(*bp, notificationHead+notificationProgress+`","params":{"progressToken":`...)
 	b = append(b, token...)
 	b = append(b, `,"progress":`...)
 	b = strconv.AppendFloat(b, progress, 'g', -1, 64)
@@ -663,7 +663,7 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 		taskIDs = nil
 	}
 	subMeta := append(append([]byte(`"_meta":{"io.modelcontextprotocol/subscriptionId":`), m.ID...), '}')
-	ack := []byte(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{`)
+	ack := []byte(notificationHead + notificationSubscriptionsAcknowledged + `","params":{"notifications":{`)
 	if want.ToolsListChanged {
 		ack = append(ack, `"toolsListChanged":true`...)
 	}
@@ -703,8 +703,8 @@ func (s *Server) listen(ctx context.Context, sc *scope, m *message, p *params, b
 		tasks = s.watchTasks(tctx, &wg, sc, taskIDs, subMeta, s.principalOf(ctx).ID)
 	}
 	if want.ToolsListChanged || want.ResourcesListChanged || tasks != nil {
-		toolsChanged := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{`), subMeta...), "}}"...)
-		resourcesChanged := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{`), subMeta...), "}}"...)
+		toolsChanged := append(append([]byte(notificationHead+notificationToolsListChanged+`","params":{`), subMeta...), "}}"...)
+		resourcesChanged := append(append([]byte(notificationHead+notificationResourcesListChanged+`","params":{`), subMeta...), "}}"...)
 		l := newListener()
 		s.addListener(l)
 		defer s.removeListener(l)

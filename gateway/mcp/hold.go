@@ -57,13 +57,14 @@ func (s *Server) holdContext(ctx context.Context, limit time.Duration) (held con
 // heldEnd is the error of a held request whose context ended before its
 // handler answered, nil when it has not ended. The client is told why,
 // and what to do: ask again, or authenticate again.
-func (s *Server) heldEnd(ctx context.Context, method string, limit time.Duration) *Error {
+func (s *Server) heldEnd(ctx context.Context, info *methodInfo, limit time.Duration) *Error {
 	if ctx.Err() == nil {
 		return nil
 	}
+	method := info.name
 	switch cause := context.Cause(ctx); cause {
 	case errHeldTooLong:
-		if method == "tasks/result" {
+		if info.handler == serveTasksResult {
 			return errorf(CodeInternalError, "tasks/result: the task is still working after %s, the longest a request waits for it; call tasks/result again, or poll it with tasks/get", limit)
 		}
 		return errorf(CodeInternalError, "%s: no answer within %s, the longest a task request may take; retry shortly", method, limit)

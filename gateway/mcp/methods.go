@@ -12,7 +12,10 @@ import (
 // whether it is a task method, which handler serves it and what the
 // protocol trace hides of it. serveRequest, serveStateless, notification,
 // the parser's interning and the trace all read it, so adding a method is
-// adding a row (and, if it is served, a handler case in serveMethod).
+// adding a row (and, if it is served, its own handler constant and a case
+// in serveMethod: code that must tell methods apart compares a message's
+// row, m.info, never its name). The notifications the server sends are
+// named once below the table.
 
 // revisions is a set of revisions: bit i is supportedVersions[i]
 // (TestMethodTable checks that they fit).
@@ -80,10 +83,16 @@ const (
 	serveToolsList
 	serveToolsCall
 	serveListen
-	serveResources // resources/list, resources/read, resources/templates/list
-	serveTasks     // tasks/get, tasks/result, tasks/list, tasks/cancel, tasks/update
-	onInitialized  // notifications/initialized
-	onCancelled    // notifications/cancelled
+	serveResourcesList
+	serveResourcesTemplatesList
+	serveResourcesRead
+	serveTasksGet
+	serveTasksResult
+	serveTasksList
+	serveTasksCancel
+	serveTasksUpdate
+	onInitialized // notifications/initialized
+	onCancelled   // notifications/cancelled
 )
 
 // methodInfo is one row of the method table.
@@ -130,23 +139,23 @@ var methodTable = []methodInfo{
 	{name: "notifications/cancelled", revisions: allRevisions, notification: true, handler: onCancelled},
 	{name: "server/discover", revisions: revs(Version20260728), handler: serveDiscover},
 	{name: "subscriptions/listen", revisions: revs(Version20260728), handler: serveListen},
-	{name: "resources/list", revisions: allRevisions, session: true, handler: serveResources},
-	{name: "resources/read", revisions: allRevisions, session: true, handler: serveResources,
+	{name: "resources/list", revisions: allRevisions, session: true, handler: serveResourcesList},
+	{name: "resources/read", revisions: allRevisions, session: true, handler: serveResourcesRead,
 		traceHidden: []memberPath{{"result", "contents", arrayElements, "text"}, {"result", "contents", arrayElements, "blob"}}},
-	{name: "resources/templates/list", revisions: allRevisions, session: true, handler: serveResources},
-	{name: "tasks/get", revisions: revs(Version20251125, Version20260728), session: true, task: true, handler: serveTasks,
+	{name: "resources/templates/list", revisions: allRevisions, session: true, handler: serveResourcesTemplatesList},
+	{name: "tasks/get", revisions: revs(Version20251125, Version20260728), session: true, task: true, handler: serveTasksGet,
 		traceHidden: []memberPath{
 			{"result", "statusMessage"},
 			{"result", "result"}, // 2026-07-28: the result, once terminal
 		}},
-	{name: "tasks/result", revisions: revs(Version20251125), session: true, task: true, handler: serveTasks,
+	{name: "tasks/result", revisions: revs(Version20251125), session: true, task: true, handler: serveTasksResult,
 		traceHidden: []memberPath{{"result", "content"}, {"result", "structuredContent"}}},
-	{name: "tasks/list", revisions: revs(Version20251125), session: true, task: true, handler: serveTasks,
+	{name: "tasks/list", revisions: revs(Version20251125), session: true, task: true, handler: serveTasksList,
 		traceHidden: []memberPath{{"result", "tasks", arrayElements, "statusMessage"}}},
-	{name: "tasks/cancel", revisions: revs(Version20251125, Version20260728), session: true, task: true, handler: serveTasks,
+	{name: "tasks/cancel", revisions: revs(Version20251125, Version20260728), session: true, task: true, handler: serveTasksCancel,
 		traceHidden: []memberPath{{"result", "statusMessage"}}},
 	// The client's answers to a task's input requests.
-	{name: "tasks/update", revisions: revs(Version20260728), session: true, task: true, handler: serveTasks,
+	{name: "tasks/update", revisions: revs(Version20260728), session: true, task: true, handler: serveTasksUpdate,
 		traceHidden: []memberPath{{"params", "inputResponses"}}},
 	{name: "logging/setLevel", revisions: handshakeRevisions},
 	{name: "resources/subscribe", revisions: handshakeRevisions},
@@ -154,6 +163,27 @@ var methodTable = []methodInfo{
 	// Not served, but what a client sends anyway is what its user typed.
 	{name: "completion/complete", revisions: from(Version20250326),
 		traceHidden: []memberPath{{"params", "argument"}, {"params", "context"}}},
+}
+
+// The notifications the server sends on its own: each name is written
+// here once, and a message starts with notificationHead and its name.
+// They are no rows of methodTable, which holds what a client may send.
+const (
+	notificationHead                      = `{"jsonrpc":"2.0","method":"`
+	notificationToolsListChanged          = "notifications/tools/list_changed"
+	notificationResourcesListChanged      = "notifications/resources/list_changed"
+	notificationProgress                  = "notifications/progress"
+	notificationSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
+	notificationTasks                     = "notifications/tasks" // 2026-07-28
+)
+
+// outgoingNotifications lists them, for TestMethodTable.
+var outgoingNotifications = []string{
+	notificationToolsListChanged,
+	notificationResourcesListChanged,
+	notificationProgress,
+	notificationSubscriptionsAcknowledged,
+	notificationTasks,
 }
 
 // methodsByName indexes methodTable, for names the parser had to unescape.
@@ -202,12 +232,12 @@ func (s *Server) serveMethod(ctx context.Context, sess *session, sc *scope, m *m
 		return s.toolsCall(ctx, sess, sc, m, c, p, version, b)
 	case serveListen:
 		return s.listen(ctx, sc, m, p, b)
-	case serveResources:
+	case serveResourcesList, serveResourcesTemplatesList, serveResourcesRead:
 		if isStateless(version) {
 			sess = nil // a stateless request belongs to no session
 		}
 		return s.resourceMethod(ctx, sess, sc, m, p, version, b)
-	case serveTasks:
+	case serveTasksGet, serveTasksResult, serveTasksList, serveTasksCancel, serveTasksUpdate:
 		return s.tasksMethod(ctx, sc, sess, m, p, version, b)
 	}
 	return reply{appendError(b, m.ID, methodNotFound(m.method)), CodeMethodNotFound}

@@ -237,31 +237,31 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 		return fail(errorf(CodeMethodNotFound, "method %q not found", m.method))
 	}
 	var body []byte
-	switch m.method {
-	case "resources/list":
+	switch m.info.handler {
+	case serveResourcesList:
 		cursor := ""
 		if p.Cursor != nil && string(p.Cursor) != "null" {
 			if cursor, ok = jsonscan.Unquote(p.Cursor); !ok {
-				return fail(errorf(CodeInvalidParams, "resources/list: params.cursor must be a string"))
+				return fail(errorf(CodeInvalidParams, "%s: params.cursor must be a string", m.method))
 			}
 		}
 		if body, ok = rh.Resources().page(version, cursor); !ok {
-			return fail(errorf(CodeInvalidParams, "resources/list: invalid or expired cursor"))
+			return fail(errorf(CodeInvalidParams, "%s: invalid or expired cursor", m.method))
 		}
-	case "resources/templates/list":
+	case serveResourcesTemplatesList:
 		body = []byte(`{"resourceTemplates":[]}`)
 		if isStateless(version) {
 			body = []byte(`{"resourceTemplates":[],"ttlMs":0,"cacheScope":"public","resultType":"complete"}`)
 		}
-	case "resources/read":
+	case serveResourcesRead:
 		uri, ok := jsonscan.Unquote(p.URI)
 		if p.URI == nil || !ok || uri == "" {
-			return fail(errorf(CodeInvalidParams, "resources/read: params.uri must be a non-empty string"))
+			return fail(errorf(CodeInvalidParams, "%s: params.uri must be a non-empty string", m.method))
 		}
 		if isStateless(version) && sc.checkHeader && sc.header != nil {
 			switch hn := headerValue(sc.header, "Mcp-Name"); {
 			case hn == "":
-				return fail(errorf(CodeHeaderMismatch, "missing required Mcp-Name header for resources/read"))
+				return fail(errorf(CodeHeaderMismatch, "missing required Mcp-Name header for %s", m.method))
 			case hn != uri:
 				return fail(errorf(CodeHeaderMismatch, "Mcp-Name header %q does not match params.uri %q", hn, uri))
 			}
@@ -286,9 +286,9 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 			case errors.Is(err, ErrFleetUnavailable):
 				// The handler's message says what to do (retry shortly)
 				// and holds no more than the URI the client sent.
-				return fail(errorf(CodeInternalError, "resources/read: %v", err))
+				return fail(errorf(CodeInternalError, "%s: %v", m.method, err))
 			}
-			s.log.Error("mcp: resources/read failed", "uri", uri, "err", err)
+			s.log.Error("mcp: "+m.method+" failed", "uri", uri, "err", err)
 			return fail(errorf(CodeInternalError, "internal error"))
 		}
 		body = []byte(`{"contents":[{"uri":`)
@@ -331,7 +331,7 @@ func (s *Server) resourceMethod(ctx context.Context, sess *session, sc *scope, m
 
 // resourceListChangedMsg is the notification on the session streams; the
 // 2026-07-28 listen stream adds its subscription id.
-var resourceListChangedMsg = []byte(`{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`)
+var resourceListChangedMsg = []byte(notificationHead + notificationResourcesListChanged + `"}`)
 
 // NotifyResourceListChanged tells every live stream that can receive it
 // that resources/list changed, like NotifyToolListChanged. It never blocks.

@@ -226,7 +226,7 @@ func (h *streamable) post(w http.ResponseWriter, r *http.Request, hv string) {
 		return
 	}
 
-	if k == kindRequest && m.method == "initialize" {
+	if k == kindRequest && m.info != nil && m.info.handler == serveInitialize {
 		h.postInitialize(w, r, hv, &m)
 		return
 	}

@@ -84,6 +84,10 @@ type Task struct {
 // TaskRequest carries what a tasks/* request brings besides the task id:
 // the HTTP headers (for forwarding) and the session.
 type TaskRequest struct {
+	// Method is the task method being served (tasks/get, tasks/result,
+	// ...), for the handler's error messages; empty when the server
+	// polls a task on its own (a 2026-07-28 listen stream's tasks).
+	Method  string
 	Header  http.Header
 	Session SessionInfo
 }
@@ -230,8 +234,9 @@ func taskID(sc *scope, p *params, method string) (string, *Error) {
 // taskError turns a handler error into the JSON-RPC error of a tasks/*
 // request; a [Refusal] is kept for the transport, as for tools/call. A
 // request whose held context (see holdContext) ended is told why.
-func (s *Server) taskError(ctx context.Context, sc *scope, method string, err error) *Error {
-	if e := s.heldEnd(ctx, method, s.taskWait); e != nil {
+func (s *Server) taskError(ctx context.Context, sc *scope, info *methodInfo, err error) *Error {
+	method := info.name
+	if e := s.heldEnd(ctx, info, s.taskWait); e != nil {
 		return e
 	}
 	var rf *Refusal
@@ -262,7 +267,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 	defer stop()
 	th := s.taskHandler()
 	stateless := isStateless(version)
-	req := &TaskRequest{Header: sc.header, Session: SessionInfo{Transport: sc.transport, ProtocolVersion: version}}
+	req := &TaskRequest{Method: m.method, Header: sc.header, Session: SessionInfo{Transport: sc.transport, ProtocolVersion: version}}
 	if sess != nil {
 		req.Session.ID, req.Session.LogID = sess.id, sess.logID
 		if !stateless {
@@ -271,7 +276,7 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 			req.Session.Key = sess.key
 		}
 	}
-	if m.method == "tasks/list" {
+	if m.info.handler == serveTasksList {
 		lister, ok := th.(TaskLister)
 		if !ok {
 			return fail(errorf(CodeMethodNotFound, "method %q not found: this server does not list tasks (the tasks capability declares no list)", m.method))
@@ -280,12 +285,12 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 		if p.Cursor != nil && string(p.Cursor) != "null" {
 			var ok bool
 			if cursor, ok = jsonscan.Unquote(p.Cursor); !ok {
-				return fail(errorf(CodeInvalidParams, "tasks/list: params.cursor must be a string"))
+				return fail(errorf(CodeInvalidParams, "%s: params.cursor must be a string", m.method))
 			}
 		}
 		tasks, next, err := lister.ListTasks(ctx, cursor, req)
 		if err != nil {
-			return fail(s.taskError(ctx, sc, m.method, err))
+			return fail(s.taskError(ctx, sc, m.info, err))
 		}
 		b = appendResultHead(b, m.ID)
 		b = append(b, `{"tasks":[`...)
@@ -308,11 +313,11 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 	if e != nil {
 		return fail(e)
 	}
-	switch m.method {
-	case "tasks/get":
+	switch m.info.handler {
+	case serveTasksGet:
 		t, err := th.GetTask(ctx, id, req)
 		if err != nil {
-			return fail(s.taskError(ctx, sc, m.method, err))
+			return fail(s.taskError(ctx, sc, m.info, err))
 		}
 		b = appendResultHead(b, m.ID)
 		b = append(b, '{')
@@ -330,23 +335,23 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 			b = append(b, s.serverInfo...)
 		}
 		return reply{append(b, "}}"...), 0}
-	case "tasks/result":
+	case serveTasksResult:
 		t, err := th.AwaitTask(ctx, id, req)
 		if err != nil {
-			return fail(s.taskError(ctx, sc, m.method, err))
+			return fail(s.taskError(ctx, sc, m.info, err))
 		}
 		if t.Result == nil {
-			return fail(errorf(CodeInternalError, "tasks/result: task %q ended without a result", id))
+			return fail(errorf(CodeInternalError, "%s: task %q ended without a result", m.method, id))
 		}
 		b = appendResultHead(b, m.ID)
 		res := s.appendCallResult(nil, t.Result, version)
 		meta := append(append([]byte(`"_meta":{"io.modelcontextprotocol/related-task":{"taskId":`), appendString(nil, id)...), "}}"...)
 		b = appendWithMeta(b, res, meta)
 		return reply{append(b, '}'), 0}
-	case "tasks/cancel":
+	case serveTasksCancel:
 		t, err := th.CancelTask(ctx, id, req)
 		if err != nil {
-			return fail(s.taskError(ctx, sc, m.method, err))
+			return fail(s.taskError(ctx, sc, m.info, err))
 		}
 		if stateless {
 			// The extension acknowledges; cancellation is cooperative.
@@ -366,11 +371,11 @@ func (s *Server) tasksMethod(ctx context.Context, sc *scope, sess *session, m *m
 		b = append(b, '{')
 		b = appendTaskFields(b, &c, version)
 		return reply{append(b, "}}"...), 0}
-	case "tasks/update":
+	case serveTasksUpdate:
 		// No task of this server ever needs input: check that the task
 		// exists and acknowledge.
 		if _, err := th.GetTask(ctx, id, req); err != nil {
-			return fail(s.taskError(ctx, sc, m.method, err))
+			return fail(s.taskError(ctx, sc, m.info, err))
 		}
 		b = appendResultHead(b, m.ID)
 		b = append(b, `{"resultType":"complete",`...)
@@ -562,7 +567,7 @@ func (s *Server) watchTasks(ctx context.Context, wg *sync.WaitGroup, sc *scope, 
 
 // taskNotification is notifications/tasks for t (2026-07-28).
 func (s *Server) taskNotification(t *Task, subMeta []byte) []byte {
-	b := []byte(`{"jsonrpc":"2.0","method":"notifications/tasks","params":{`)
+	b := []byte(notificationHead + notificationTasks + `","params":{`)
 	b = appendTaskFields(b, t, Version20260728)
 	if t.Result != nil && t.Status == TaskCompleted {
 		b = append(b, `,"result":`...)

@@ -9,7 +9,7 @@
 // The protocol itself lives in gateway/mcp (which knows nothing of gRPC),
 // the connection to each backend in gateway/backendconn (which knows
 // nothing of MCP; the gateway sees it through managedConn, backends.go),
-// the protobuf to JSON Schema mapping in gateway/schema, and descriptor
+// the protobuf to JSON Schema mapping in internal/schema, and descriptor
 // sources in the descriptors package.
 //
 // A Go program embeds the gateway with [New] (one [Backend] per gRPC

@@ -20,8 +20,8 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
-	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 )
 
 // Defaults of Options.Catalog.Refresh and Options.Catalog.DiscoveryTimeout.

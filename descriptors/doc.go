@@ -36,6 +36,11 @@
 // times the memory on large APIs): read them with these readers, or
 // decode the options' bytes with the extension types, not with
 // proto.GetExtension.
+//
+// This package is library API: a program embedding the gateway may give a
+// backend a [Source] of its own (gateway.Backend.Source and Files), and,
+// since it knows nothing of MCP, any Go program may read a backend's API
+// with it (see the example).
 package descriptors
 
 import (

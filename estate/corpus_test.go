@@ -15,7 +15,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/gateway/search"
+	"github.com/grpc-mcp-gateway/gateway/internal/search"
 )
 
 // corpusGateway starts a gateway over every API of the corpus, served by

@@ -9,7 +9,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/estate"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/schema"
 )
 
 // maxToolBytes is issue 10's bound on one tool's definition on the estate.
@@ -55,7 +55,7 @@ func TestToolSizes(t *testing.T) {
 		}
 	}
 	// Every tool carries all four hints, from the google.api.http rule or
-	// the verb (the table is tested row by row in gateway/describe).
+	// the verb (the table is tested row by row in gateway/internal/describe).
 	hints := map[string]string{}
 	for _, raw := range l.tools {
 		var tl struct {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/schema"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )

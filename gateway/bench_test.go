@@ -19,7 +19,7 @@ import (
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
-	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/transcode"
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )

@@ -612,7 +612,7 @@ func connectNotified(t *testing.T, url, version string, opts *sdk.ClientOptions)
 // client at a time, and the previous one's stream may still be closing.)
 func waitNotified(t *testing.T, g *gateway.Gateway) {
 	t.Helper()
-	testkit.WaitFor(t, "the client's notification stream to open", func() bool { return g.Server().NotificationStreams() == 1 })
+	testkit.WaitFor(t, "the client's notification stream to open", func() bool { return g.NotificationStreams("") == 1 })
 }
 
 func listNames(t *testing.T, cs *sdk.ClientSession) []string {

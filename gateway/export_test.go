@@ -70,3 +70,12 @@ func (g *Gateway) OutputSchemasHeld() int {
 	}
 	return n
 }
+
+// NotificationStreams counts the notification streams open on the MCP
+// server of the toolset of that name, "" for the whole catalog's.
+func (g *Gateway) NotificationStreams(toolset string) int {
+	if toolset == "" {
+		return g.server.NotificationStreams()
+	}
+	return g.toolsetNamed(toolset).server.NotificationStreams()
+}

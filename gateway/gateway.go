@@ -9,7 +9,7 @@
 // The protocol itself lives in gateway/mcp (which knows nothing of gRPC),
 // the connection to each backend in gateway/backendconn (which knows
 // nothing of MCP; the gateway sees it through managedConn, backends.go),
-// the protobuf to JSON Schema mapping in gateway/schema, and descriptor
+// the protobuf to JSON Schema mapping in internal/schema, and descriptor
 // sources in the descriptors package.
 //
 // A Go program embeds the gateway with [New] (one [Backend] per gRPC
@@ -17,7 +17,28 @@
 // (Streamable HTTP, WebSocket, legacy SSE) or [Gateway.ServeStdio], or
 // calls [Gateway.CallTool] in process, and ends with [Gateway.Shutdown]
 // or [Gateway.Close]; the examples show each. The binary (cmd/gateway)
-// is built on the same calls.
+// is built on the same calls. [Gateway.Ready] is the readiness /readyz
+// serves, for a program that reports it elsewhere. What a program hands
+// to [Options] and [Backend] comes from the other public packages:
+// gateway/mcp, gateway/auth, gateway/backendconn, gateway/exchange,
+// gateway/state, gateway/telemetry, gateway/results and descriptors;
+// everything else is internal.
+//
+// # The API of a front end
+//
+// The package also exports what cmd/gateway needs to check a
+// configuration before it starts a gateway and to explain a catalog, so
+// that its flags and files stay there while the rules stay here, and
+// another front end (a config loader or operator of its own, a CI check
+// of a tools file) gives the same answers: the checks [ValidBackendName],
+// [ValidToolsetName], [CheckScopeRule], [CheckToolOverrides] and
+// [CheckToolOverridesOffline] (errors wrapping [ErrUnmatchedScopeRule]
+// and [ErrToolOverride]), [ParseMetadata] for KEY=VALUE metadata,
+// [IsClientCredential] for the header New refuses to forward,
+// [MinMaxResultBytes], [InternalServices] for help texts, and the
+// catalog report of `gateway catalog`: [Gateway.Report] and
+// [Gateway.SearchReport], whose [ToolReport] rows say where each part of
+// a tool came from ([Source], [HintReport]).
 package gateway
 
 import (
@@ -331,18 +352,6 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 		return nil, err
 	}
 	return g, nil
-}
-
-// Server returns the MCP server, for transports the caller runs itself.
-func (g *Gateway) Server() *mcp.Server { return g.server }
-
-// ToolsetServer returns the MCP server of the toolset of that name (see
-// Options.FrontDoor.Toolsets), nil for none.
-func (g *Gateway) ToolsetServer(name string) *mcp.Server {
-	if ts := g.toolsetNamed(name); ts != nil {
-		return ts.server
-	}
-	return nil
 }
 
 // ServeStdio serves MCP over newline-delimited JSON on in and out until in

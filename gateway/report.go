@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 )
@@ -19,16 +19,26 @@ import (
 // Source says where a part of a tool's definition came from.
 type Source = compiled.Source
 
-// The sources of a tool's parts (gateway/internal/compiled says what
-// each means).
+// The sources of a tool's parts, as a ToolReport names them.
 const (
-	SourceOption    = compiled.SourceOption
-	SourceDeclared  = compiled.SourceDeclared
-	SourceComment   = compiled.SourceComment
-	SourceConfig    = compiled.SourceConfig
-	SourceVerb      = compiled.SourceVerb
+	// SourceOption: the service's (mcpgateway.v1.tool) option.
+	SourceOption = compiled.SourceOption
+	// SourceDeclared: what the method's descriptors declare of its
+	// behaviour: idempotency_level, or the google.api.http rule's verb.
+	SourceDeclared = compiled.SourceDeclared
+	// SourceComment: the method's comment in the descriptors.
+	SourceComment = compiled.SourceComment
+	// SourceConfig: the operator's tool override (Options.Catalog.Tools).
+	SourceConfig = compiled.SourceConfig
+	// SourceVerb: inferred from the verb that starts the method's name
+	// (docs/catalog.md's verb table).
+	SourceVerb = compiled.SourceVerb
+	// SourceStructure: inferred from the method's structure, its name
+	// having no verb the table knows.
 	SourceStructure = compiled.SourceStructure
-	SourceDefault   = compiled.SourceDefault
+	// SourceDefault: the gateway's default (a derived name, a
+	// conservative hint).
+	SourceDefault = compiled.SourceDefault
 )
 
 // HintNames are the MCP hints in the order ToolReport.Hints lists them.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/compiled"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchmode"
-	"github.com/grpc-mcp-gateway/gateway/gateway/search/embeddings"
+	"github.com/grpc-mcp-gateway/gateway/internal/search/embeddings"
 )
 
 // Search mode's wiring. A catalog too large for a model's context is
@@ -67,7 +67,8 @@ func searchTools(tools []*compiled.Tool) []searchmode.Tool {
 }
 
 // SearchEmbeddings configures the semantic reranking of search mode: an
-// OpenAI-compatible embeddings endpoint (see package embeddings).
+// OpenAI-compatible embeddings endpoint (POST {"model", "input": [...]},
+// answered with {"data": [{"index", "embedding": [...]}]}).
 type SearchEmbeddings struct {
 	// URL is the endpoint (https, or http to a loopback host), e.g.
 	// https://api.openai.com/v1/embeddings.
@@ -77,15 +78,14 @@ type SearchEmbeddings struct {
 	// APIKey, when set, is sent as a bearer token.
 	APIKey string
 	// HTTPClient makes the requests; nil means a client of the
-	// embeddings package's own.
+	// gateway's own.
 	HTTPClient *http.Client
 	// BatchSize is how many tools' texts one request embeds, for an
-	// endpoint that takes fewer at once; zero means
-	// embeddings.DefaultMaxBatch.
+	// endpoint that takes fewer at once; zero means 64.
 	BatchSize int
 	// MaxDimensions bounds a vector's dimensions: an endpoint answering
 	// longer ones is failing (search ranks lexically). Zero means
-	// embeddings.DefaultMaxDimensions (8,192).
+	// 8,192.
 	MaxDimensions int
 	// MaxVectorBytes bounds the tools' vectors kept, 4 bytes a
 	// dimension: catalogs whose vectors would take more are ranked

@@ -333,7 +333,7 @@ func TestToolsetListChanged(t *testing.T) {
 			ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { ch <- "tools" },
 			ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { ch <- "resources" },
 		})
-		testkit.WaitFor(t, "the "+name+" client's notification stream", func() bool { return g.ToolsetServer(name).NotificationStreams() == 1 })
+		testkit.WaitFor(t, "the "+name+" client's notification stream", func() bool { return g.NotificationStreams(name) == 1 })
 	}
 	steps := []struct {
 		toolset string

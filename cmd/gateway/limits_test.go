@@ -63,7 +63,7 @@ func rawSession(t *testing.T, base string) func(body []byte) (int, string) {
 // million invalid values (the issue measured 400 MB for 838,820) costs
 // the gateway process under 64 MiB of resident memory at its peak and is
 // answered with 100 explained violations and a count of the rest.
-// BenchmarkDecodeHostile (gateway/schema) shows the time.
+// BenchmarkDecodeHostile (internal/schema) shows the time.
 func TestHostileCallMemory(t *testing.T) {
 	p := startGatewayProcess(t)
 	call := rawSession(t, p.base)

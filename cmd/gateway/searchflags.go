@@ -8,7 +8,7 @@ import (
 	"unicode"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
-	"github.com/grpc-mcp-gateway/gateway/gateway/search/embeddings"
+	"github.com/grpc-mcp-gateway/gateway/internal/search/embeddings"
 )
 
 // searchFlags configure search mode's optional semantic reranking

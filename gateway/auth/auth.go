@@ -27,6 +27,11 @@
 //
 // The package only wraps handlers: health, readiness and metrics endpoints
 // stay open because the gateway never wraps them.
+//
+// This package is library API because a program embedding the gateway
+// makes its [Authenticator] with [New] and hands it over as
+// gateway.Options.FrontDoor.Auth (see the example); code behind it finds
+// the caller with [FromContext].
 package auth
 
 import (

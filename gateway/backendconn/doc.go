@@ -55,4 +55,9 @@
 // (TestHealthSwitchCurrentLost). Close marks the balancer closed, so no
 // child is replaced afterwards, and waits for those goroutines: they are
 // the only ones the package starts.
+//
+// This package is library API because a program embedding the gateway
+// dials each backend with [Dial] and hands the [Conn] over as
+// gateway.Backend.Conn; a plain *grpc.ClientConn works there too, without
+// the replica reports, retries and message-limit errors.
 package backendconn

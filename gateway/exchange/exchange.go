@@ -13,6 +13,10 @@
 // at once does not make the gateway ask again; nothing is retried in a
 // loop. The package knows
 // nothing of MCP or gRPC.
+//
+// This package is library API because a backend's token exchange is an
+// [Exchanger] made with [New] and handed over as
+// gateway.Backend.TokenExchange.
 package exchange
 
 import (

@@ -12,6 +12,12 @@
 // handler, and results are encoded with an append-based writer into pooled
 // buffers. tools/list pages are encoded once per [ToolList], never per
 // request.
+//
+// This package is library API: a Go program may serve tools of its own
+// with it ([NewServer] with a [Handler], then [Server.ServeStdio] or
+// [Server.StreamableHTTPHandler], as the examples show), and package
+// gateway speaks its types (a gateway.Gateway is a [Handler]; [ToolList],
+// [CallToolRequest] and the transports' options appear in gateway's API).
 package mcp
 
 import (

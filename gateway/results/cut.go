@@ -10,6 +10,11 @@
 // bounded number of times and allocates only its output (the budget, or
 // what the schema requires when that is more) and its records, never a
 // tree of the document.
+//
+// This package is public because [StoreOptions] is what state.Open takes
+// (a fleet keeps results the way one process does) and its defaults are
+// those of gateway.ResultOptions; a program embedding the gateway uses
+// nothing else of it.
 package results
 
 import (

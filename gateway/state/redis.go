@@ -29,6 +29,10 @@
 // fleets share one Redis, and the braces (a Redis Cluster hash tag) keep
 // one fleet's keys in one slot, which the scripts that keep the result
 // store's accounting need.
+//
+// This package is library API because a program running a fleet of
+// gateways opens the shared store with [Open] and hands it over as
+// gateway.Options.State; one process needs none of it.
 package state
 
 import (

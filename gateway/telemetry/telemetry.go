@@ -14,6 +14,12 @@
 // The package knows nothing of MCP or of the gateway's catalog: it takes
 // names, gRPC codes and raw JSON, so the gateway composes it and so could
 // anything else that calls gRPC on behalf of a client.
+//
+// This package is library API because a program embedding the gateway
+// hands it a [Metrics] made by [NewMetrics] (gateway.Options.Telemetry,
+// served at /metrics) and dials its backends with [GRPCDialOption] of the
+// tracer provider it gives the gateway ([SetupTracing] makes one from the
+// OTEL_* environment); the rest is what the gateway records per call.
 package telemetry
 
 import (

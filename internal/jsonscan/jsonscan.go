@@ -8,7 +8,7 @@
 //     but case-sensitively and without copying;
 //   - trusting ones ([SpaceEnd], [StringEnd], [ScalarEnd], [ValueEnd]), for
 //     JSON already known to be valid: the result cutter (gateway/results) and
-//     the argument explainer (gateway/schema). On input json.Valid would
+//     the argument explainer (internal/schema). On input json.Valid would
 //     refuse they return an index no greater than len(b) and never read past
 //     it, but say nothing about validity.
 //

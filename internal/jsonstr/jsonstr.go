@@ -6,7 +6,7 @@
 //   - gateway/mcp's appendString equals encoding/json (HTML characters
 //     escaped), so the protocol layer's hand-written encoder and the
 //     official SDKs it is tested against agree on every message;
-//   - gateway/transcode's appendString equals protojson (and fails on
+//   - gateway/internal/transcode's appendString equals protojson (and fails on
 //     invalid UTF-8 as protojson does), so a response transcoded from wire
 //     bytes is what protojson would have written;
 //   - gateway/telemetry's appendJSONEscaped and appendQuoted equal

@@ -1,7 +1,7 @@
 // Package wellknown is the module's one answer to "is this message one of
 // the well-known types protojson writes in a special JSON form, and which?".
-// Two decisions hang on it: the JSON Schema gateway/schema publishes for a
-// message, and the JSON gateway/transcode writes from its wire bytes. They
+// Two decisions hang on it: the JSON Schema internal/schema publishes for a
+// message, and the JSON gateway/internal/transcode writes from its wire bytes. They
 // must agree with each other and with protojson, so the classification lives
 // here, once.
 package wellknown

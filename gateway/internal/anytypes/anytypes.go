@@ -32,8 +32,8 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
-	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/transcode"
+	"github.com/grpc-mcp-gateway/gateway/internal/schema"
 )
 
 // anyTypeName is the full name of google.protobuf.Any.

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/grpc-mcp-gateway/gateway/descriptors"
-	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/transcode"
 )
 
 // boxFiles declares t.v1.Box, which holds an Any, and t.v1.Thing, a type

@@ -99,7 +99,7 @@ func (partialCodec) Unmarshal(data mem.BufferSlice, v any) error {
 type Encoded []byte
 
 // Frame receives a response message still in wire form, so the gateway
-// can transcode it straight to JSON (gateway/transcode) instead of building
+// can transcode it straight to JSON (gateway/internal/transcode) instead of building
 // a dynamic message first. The buffer is pooled: Release returns it.
 type Frame struct {
 	buf mem.Buffer

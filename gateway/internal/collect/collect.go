@@ -21,8 +21,8 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/watch"
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
+	"github.com/grpc-mcp-gateway/gateway/internal/schema"
 )
 
 // Collector accumulates the JSON of a stream's messages directly in the

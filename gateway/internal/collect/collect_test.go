@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
-	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/transcode"
 )
 
 // TestCollector pins the collector's encoding and limits on message types

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )
@@ -58,7 +58,7 @@ func hintsService(t *testing.T) protoreflect.ServiceDescriptor {
 
 // TestMethodAnnotations: every tool carries all four hints and a title;
 // what the method declares (describe's precedence, tested row by row in
-// gateway/describe) gives them, and the (mcpgateway.v1.tool) option wins
+// gateway/internal/describe) gives them, and the (mcpgateway.v1.tool) option wins
 // hint by hint.
 func TestMethodAnnotations(t *testing.T) {
 	yes, no := boolPtr(true), boolPtr(false)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/results"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/schema"
 )
 
 // claudeInlineChars is the size over which Claude Code moves a result out

@@ -8,7 +8,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/schema"
 )
 
 // applyOverride applies what compileTool could not take from the merged

@@ -17,11 +17,11 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/overrides"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/paging"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/transcode"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/watch"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/gateway/telemetry"
-	"github.com/grpc-mcp-gateway/gateway/gateway/transcode"
+	"github.com/grpc-mcp-gateway/gateway/internal/schema"
 )
 
 // tool is one RPC compiled for calling: everything tools/call needs is

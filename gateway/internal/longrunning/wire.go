@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/schema"
 )
 
 // The google.longrunning wire contract, read and written directly: the

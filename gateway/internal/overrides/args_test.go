@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/schema"
 )
 
 // BenchmarkDecodeOverridden measures what argument overrides add to a

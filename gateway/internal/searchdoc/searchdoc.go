@@ -14,9 +14,9 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/gateway/search"
+	"github.com/grpc-mcp-gateway/gateway/internal/search"
 )
 
 // Facts is what search mode indexes about a tool beyond its

@@ -10,9 +10,9 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	_ "google.golang.org/protobuf/types/known/fieldmaskpb" // google/protobuf/field_mask.proto for the request below
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/describe"
+	"github.com/grpc-mcp-gateway/gateway/gateway/internal/describe"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/gateway/search"
+	"github.com/grpc-mcp-gateway/gateway/internal/search"
 )
 
 // zooMethods compiles a small zoo API and returns its methods by name.

@@ -25,7 +25,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/searchdoc"
 	"github.com/grpc-mcp-gateway/gateway/gateway/mcp"
-	"github.com/grpc-mcp-gateway/gateway/gateway/search"
+	"github.com/grpc-mcp-gateway/gateway/internal/search"
 )
 
 // Search mode.

@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/search"
-	"github.com/grpc-mcp-gateway/gateway/gateway/search/embeddings"
+	"github.com/grpc-mcp-gateway/gateway/internal/search"
+	"github.com/grpc-mcp-gateway/gateway/internal/search/embeddings"
 )
 
 // Semantic reranking of search mode (optional).

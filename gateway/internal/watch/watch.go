@@ -40,9 +40,9 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/schema"
 	"github.com/grpc-mcp-gateway/gateway/internal/jsonstr"
 	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
+	"github.com/grpc-mcp-gateway/gateway/internal/schema"
 	"github.com/grpc-mcp-gateway/gateway/internal/wordsplit"
 	mcpgatewayv1 "github.com/grpc-mcp-gateway/gateway/proto/mcpgateway/v1"
 )

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/search"
+	"github.com/grpc-mcp-gateway/gateway/internal/search"
 )
 
 func TestVectorsNearest(t *testing.T) {

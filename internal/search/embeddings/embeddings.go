@@ -3,7 +3,7 @@
 // with {"data": [{"index", "embedding": [...]}]}), which OpenAI, vLLM,
 // Ollama, llama.cpp's server, LocalAI and most hosted model services
 // speak. Search mode uses it, when an operator configures one, to rerank
-// its lexical matches (gateway/search.Fuse); this package knows nothing
+// its lexical matches (internal/search.Fuse); this package knows nothing
 // of tools.
 package embeddings
 

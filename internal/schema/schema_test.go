@@ -79,7 +79,7 @@ func indent(t testing.TB, raw json.RawMessage) []byte {
 }
 
 // TestGolden pins every test message's schemas, which are reviewed by hand
-// when they change (go test ./gateway/schema -run TestGolden -update).
+// when they change (go test ./internal/schema -run TestGolden -update).
 func TestGolden(t *testing.T) {
 	t.Parallel()
 	for _, c := range goldenCases(t) {

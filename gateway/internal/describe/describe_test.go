@@ -358,7 +358,7 @@ func TestWords(t *testing.T) {
 // TestVerbTableDocumented: docs/catalog.md's verb table lists exactly the
 // code's rows: their hints and their verbs.
 func TestVerbTableDocumented(t *testing.T) {
-	raw, err := os.ReadFile("../../docs/catalog.md")
+	raw, err := os.ReadFile("../../../docs/catalog.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/search"
+	"github.com/grpc-mcp-gateway/gateway/internal/search"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -15,7 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/grpc-mcp-gateway/gateway/gateway/search/embeddings"
+	"github.com/grpc-mcp-gateway/gateway/internal/search/embeddings"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

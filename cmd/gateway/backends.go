@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -51,19 +49,19 @@ func (f *backendFlags) check(ctx context.Context) error {
 	for _, b := range f.backends {
 		name, addr, named := grpctarget.SplitBackendFlag(b)
 		if !named && len(f.backends) > 1 {
-			return fmt.Errorf("--backend: with several backends each needs a name, as NAME=TARGET; got %q", b)
+			return settingErrorf("%s: with several backends each needs a name, as NAME=TARGET; got %q", flagName("backend"), b)
 		}
 		if named {
 			if err := gateway.ValidBackendName(name); err != nil {
-				return fmt.Errorf("--backend %s: %w", b, err)
+				return settingErrorf("%s %s: %w", flagName("backend"), b, err)
 			}
 		}
 		if err := grpctarget.Check(addr); err != nil {
-			return fmt.Errorf("--backend: %w", err)
+			return settingErrorf("%s: %w", flagName("backend"), err)
 		}
 		for _, p := range f.parsed {
 			if named && p.name == name {
-				return fmt.Errorf("--backend: the name %q is used twice", name)
+				return settingErrorf("%s: the name %q is used twice", flagName("backend"), name)
 			}
 		}
 		f.parsed = append(f.parsed, backendAddr{name: name, addr: addr})
@@ -79,26 +77,26 @@ func (f *backendFlags) check(ctx context.Context) error {
 		return err
 	}
 	if len(f.protoPaths) > 0 && len(f.protos) == 0 {
-		return errors.New("--proto-path needs --proto")
+		return settingErrorf("%s needs %s", flagName("proto-path"), flagName("proto"))
 	}
 	if len(f.descriptorSets) > 0 && len(f.protos) > 0 {
-		return errors.New("--descriptor-set and --proto: choose one way to give descriptor files")
+		return settingErrorf("%s and %s: choose one way to give descriptor files", flagName("descriptor-set"), flagName("proto"))
 	}
 	src, fromProto, err := descriptorSource(ctx, f.descriptorSets, f.protoPaths, f.protos, f.cacheDir())
 	switch {
 	case err != nil && fromProto:
-		return fmt.Errorf("--proto: %w", err)
+		return settingErrorf("%s: %w", flagName("proto"), err)
 	case err != nil:
-		return fmt.Errorf("--descriptor-set: %w", err)
+		return settingErrorf("%s: %w", flagName("descriptor-set"), err)
 	case src != nil:
 		f.files = src
 	}
 	if f.noReflection {
 		if f.files == nil {
-			return errors.New("--no-reflection needs --descriptor-set or --proto")
+			return settingErrorf("%s needs %s or %s", flagName("no-reflection"), flagName("descriptor-set"), flagName("proto"))
 		}
 		if len(f.parsed) > 1 {
-			return errors.New("--no-reflection: the descriptor files would describe every backend alike; with several backends, give each its own files in the config file")
+			return settingErrorf("%s: the descriptor files would describe every backend alike; with several backends, give each its own files in the config file", flagName("no-reflection"))
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
@@ -21,13 +20,13 @@ type resultFlags struct {
 
 func (r *resultFlags) check() error {
 	if r.maxBytes != gateway.Off && r.maxBytes < gateway.MinMaxResultBytes {
-		return fmt.Errorf("--max-result-bytes: want at least %d bytes, or \"unlimited\" for no budget, got %d", gateway.MinMaxResultBytes, r.maxBytes)
+		return settingErrorf("%s: want at least %d bytes, or \"unlimited\" for no budget, got %d", flagName("max-result-bytes"), gateway.MinMaxResultBytes, r.maxBytes)
 	}
 	if r.storeBytesPerPrin > r.storeBytes {
-		return fmt.Errorf("--result-store-bytes-per-principal: want at most --result-store-bytes (%d), 0 for half of it, or \"unlimited\", got %d", r.storeBytes, r.storeBytesPerPrin)
+		return settingErrorf("%s: want at most %s (%d), 0 for half of it, or \"unlimited\", got %d", flagName("result-store-bytes-per-principal"), flagName("result-store-bytes"), r.storeBytes, r.storeBytesPerPrin)
 	}
 	if r.storeEntriesPerPrin > r.storeEntries {
-		return fmt.Errorf("--result-store-entries-per-principal: want at most --result-store-entries (%d), 0 for half of it, or \"unlimited\", got %d", r.storeEntries, r.storeEntriesPerPrin)
+		return settingErrorf("%s: want at most %s (%d), 0 for half of it, or \"unlimited\", got %d", flagName("result-store-entries-per-principal"), flagName("result-store-entries"), r.storeEntries, r.storeEntriesPerPrin)
 	}
 	return nil
 }

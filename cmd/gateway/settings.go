@@ -21,7 +21,10 @@ import (
 // config key (config_apply.go), and the check that a setting which may
 // not be off is positive all come from the declaration. Checks that
 // relate settings to one another, or read files, stay with the flags of
-// their concern (transports.go, results.go...), naming the flags.
+// their concern (transports.go, results.go...); their errors carry the
+// settings they are about, as flagNames in a settingError or as the
+// option a declaration names (about), never as "--name" in their text,
+// so inSettingWords names each as the operator gave it.
 //
 // To add a setting: add its field to config (or to gateway.Options, in
 // the group of its concept, bound through c.opts), declare it below in
@@ -474,9 +477,8 @@ func number[T limit.Number](s *setting) T {
 // check refuses a numeric setting that may not be off but was given a
 // negative value (the limit rule keeps it for this check to name), so
 // the library's own check, in option words, never sees it. The error
-// names the setting as from has it: the file's line and key, the
-// variable, or else the flag.
-func (s *setting) check(c *config, from origins) error {
+// names the setting (inSettingWords names it as the operator gave it).
+func (s *setting) check(c *config) error {
 	if s.offOK {
 		return nil
 	}
@@ -504,17 +506,13 @@ func (s *setting) check(c *config, from origins) error {
 	default:
 		return nil
 	}
-	where, ok := from[s.name]
-	if !ok {
-		where = "--" + s.name
-	}
-	return fmt.Errorf("%s: want a positive %s, got %v", where, what, v)
+	return settingErrorf("%s: want a positive %s, got %v", flagName(s.name), what, v)
 }
 
 // checkSettings runs every setting's own check, in declaration order.
-func (c *config) checkSettings(from origins) error {
+func (c *config) checkSettings() error {
 	for i := range settings {
-		if err := settings[i].check(c, from); err != nil {
+		if err := settings[i].check(c); err != nil {
 			return err
 		}
 	}

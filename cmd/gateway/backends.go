@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"google.golang.org/grpc"
 
@@ -19,17 +18,13 @@ import (
 // backendFlags are the flags that say what the gateway fronts and how it
 // learns and refreshes their APIs.
 type backendFlags struct {
-	backends        stringList
-	include         stringList
-	exclude         stringList
-	descriptorSets  stringList
-	protoPaths      stringList
-	protos          stringList
-	protoCache      string
-	noReflection    bool
-	refresh         time.Duration
-	requireBackends bool
-	conn            connFlags
+	backends       stringList
+	descriptorSets stringList
+	protoPaths     stringList
+	protos         stringList
+	protoCache     string
+	noReflection   bool
+	conn           connFlags
 
 	// Derived by check.
 	parsed []backendAddr
@@ -45,7 +40,7 @@ type backendAddr struct {
 
 // check validates the flags and, for descriptor files, reads or compiles
 // them once, so that a bad file is reported at start naming its flag.
-func (f *backendFlags) check(ctx context.Context) error {
+func (f *backendFlags) check(ctx context.Context, catalog *gateway.CatalogOptions) error {
 	for _, b := range f.backends {
 		name, addr, named := grpctarget.SplitBackendFlag(b)
 		if !named && len(f.backends) > 1 {
@@ -70,10 +65,10 @@ func (f *backendFlags) check(ctx context.Context) error {
 		return err
 	}
 	// The library's own check, so its error names the setting as given.
-	if _, err := methodglob.CompileOption(declared("include").field, f.include); err != nil {
+	if _, err := methodglob.CompileOption(declared("include").field, catalog.Include); err != nil {
 		return err
 	}
-	if _, err := methodglob.CompileOption(declared("exclude").field, f.exclude); err != nil {
+	if _, err := methodglob.CompileOption(declared("exclude").field, catalog.Exclude); err != nil {
 		return err
 	}
 	if len(f.protoPaths) > 0 && len(f.protos) == 0 {

@@ -28,8 +28,6 @@ type frontDoor struct {
 	oauthResource       string
 	oauthRequiredScopes stringList
 	oauthToolScopes     stringList
-	strictScopes        bool
-	listVisibleOnly     bool
 	forwardClaims       stringList
 	forwardHeaders      stringList
 	metadata            stringList
@@ -43,7 +41,7 @@ type frontDoor struct {
 
 // check validates the flags and loads what must be readable at start, so
 // every mistake is reported naming its flag before anything is served.
-func (f *frontDoor) check(stdio bool) error {
+func (f *frontDoor) check(stdio bool, scopes *gateway.ScopeOptions) error {
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return settingErrorf("%s and %s must be given together", flagName("tls-cert"), flagName("tls-key"))
 	}
@@ -78,7 +76,7 @@ func (f *frontDoor) check(stdio bool) error {
 		for name, set := range map[flagName]bool{
 			"oauth-issuer": f.oauthIssuer != "", "oauth-audience": f.oauthAudience != "", "oauth-resource": f.oauthResource != "",
 			"oauth-required-scope": len(f.oauthRequiredScopes) > 0, "oauth-tool-scope": len(f.oauthToolScopes) > 0,
-			"strict-scopes": f.strictScopes, "forward-claim": len(f.forwardClaims) > 0, "list-visible-only": f.listVisibleOnly,
+			"strict-scopes": scopes.Strict, "forward-claim": len(f.forwardClaims) > 0, "list-visible-only": scopes.ListVisibleOnly,
 		} {
 			if set {
 				return settingErrorf("%s needs %s", name, flagName("oauth-jwks-url"))

@@ -64,7 +64,6 @@ type config struct {
 	methodDeadlines []gateway.MethodTimeout
 	shutdownGrace   time.Duration
 	jsonNames       string
-	results         resultFlags
 	search          searchFlags
 	watch           watchFlags
 	allowOrigins    stringList
@@ -157,11 +156,8 @@ func (c *config) catalogOptions(logger *slog.Logger) gateway.Options {
 	opts.Logger = logger
 	opts.Version = version
 	opts.Calls.MethodTimeouts = c.methodDeadlines
-	opts.Catalog.Include = c.backends.include
-	opts.Catalog.Exclude = c.backends.exclude
 	opts.Catalog.UseProtoNames = c.jsonNames == "proto"
 	opts.Calls.Watch = c.watch.options()
-	opts.Results.MaxBytes = c.results.maxBytes
 	return opts
 }
 
@@ -195,7 +191,7 @@ func (c *config) validate() error {
 			return err
 		}
 	}
-	if err := c.results.check(); err != nil {
+	if err := checkResults(&c.opts.Results); err != nil {
 		return err
 	}
 	if err := c.search.check(); err != nil {
@@ -204,7 +200,7 @@ func (c *config) validate() error {
 	if err := c.watch.check(); err != nil {
 		return err
 	}
-	if err := c.backends.check(context.Background()); err != nil {
+	if err := c.backends.check(context.Background(), &c.opts.Catalog); err != nil {
 		return err
 	}
 	// Which backend exchanges for which audience is known once both the
@@ -220,7 +216,7 @@ func (c *config) validate() error {
 			return settingErrorf("%s: want an origin such as https://app.example.com, got %q", flagName("allow-origin"), o)
 		}
 	}
-	if err := c.front.check(c.stdio); err != nil {
+	if err := c.front.check(c.stdio, &c.opts.Scopes); err != nil {
 		return err
 	}
 	if err := c.transports.check(); err != nil {
@@ -359,14 +355,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		defer authn.Close()
 	}
 	opts := c.catalogOptions(logger)
-	opts.Catalog.Refresh = c.backends.refresh
-	opts.Catalog.RequireBackends = c.backends.requireBackends
 	opts.Search.Embeddings = c.search.options()
-	opts.Results.TTL = c.results.ttl
-	opts.Results.StoreBytes = c.results.storeBytes
-	opts.Results.StoreEntries = c.results.storeEntries
-	opts.Results.StoreBytesPerPrincipal = c.results.storeBytesPerPrin
-	opts.Results.StoreEntriesPerPrincipal = c.results.storeEntriesPerPrin
 	opts.Transports.HTTP = httpOpts
 	st, err := c.state.open(ctx, &results.StoreOptions{TTL: opts.Results.TTL, MaxBytes: opts.Results.StoreBytes, MaxEntries: opts.Results.StoreEntries,
 		MaxBytesPerPrincipal: opts.Results.StoreBytesPerPrincipal, MaxEntriesPerPrincipal: opts.Results.StoreEntriesPerPrincipal}, logger)
@@ -392,13 +381,10 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	opts.FrontDoor.SeparateAdmin = c.exposure.adminListen != ""
 	opts.Transports.ReadTimeout = c.transports.readTimeout
 	opts.Auth = authn
-	opts.Scopes.Strict = c.front.strictScopes
-	opts.Scopes.ListVisibleOnly = c.front.listVisibleOnly
 	opts.Calls.ForwardHeaders = c.front.forwardHeaderNames()
 	opts.Calls.Metadata = c.front.md
 	opts.Telemetry.Metrics = tel.metrics
 	opts.Telemetry.TracerProvider = tel.tp
-	opts.Telemetry.LogArguments = c.obs.logArguments
 	// The protocol trace is what --log-level debug is for.
 	opts.Telemetry.ProtocolTrace = c.logLevel == "debug"
 	// An operator's GOGC is theirs; otherwise large catalogs are built

@@ -18,9 +18,8 @@ import (
 // probe; tracing is configured by the standard OTEL_* variables only, as
 // every OpenTelemetry SDK is, so a platform's injected settings just work.
 type observability struct {
-	metrics      bool
-	logArguments bool
-	probe        string
+	metrics bool
+	probe   string
 }
 
 // telemetrySetup is what serve wires into the backend connection and the

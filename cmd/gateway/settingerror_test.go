@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -117,5 +118,40 @@ func TestNoFlagNamesInErrorText(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestSettingsBindTheirOption: a setting whose declaration names a field
+// of gateway.Options is bound to that field itself, so nothing copies it
+// by hand; the few whose flag's form differs from the field's are listed,
+// each with its reason in its declaration.
+func TestSettingsBindTheirOption(t *testing.T) {
+	t.Parallel()
+	shadows := map[string]bool{
+		"metadata":       true, // KEY=VALUE values, parsed into a metadata.MD
+		"forward-header": true, // the option also holds --forward-claim's headers
+	}
+	c := &config{}
+	n := 0
+	for _, s := range settings {
+		path, ok := strings.CutPrefix(s.field, "Options.")
+		if !ok {
+			continue
+		}
+		v := reflect.ValueOf(&c.opts).Elem()
+		for _, name := range strings.Split(path, ".") {
+			v = v.FieldByName(name)
+			if !v.IsValid() {
+				t.Fatalf("%s: no field %s", s.name, s.field)
+			}
+		}
+		bound := reflect.ValueOf(s.ptr(c)).Pointer() == v.Addr().Pointer()
+		if bound == shadows[s.name] {
+			t.Errorf("--%s: bound to %s is %v, want %v", s.name, s.field, bound, !shadows[s.name])
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no setting names a field of Options")
 	}
 }

@@ -55,7 +55,9 @@ type setting struct {
 	// encoding.TextMarshaler, as ptr is; nil is the zero value.
 	def any
 	// offOK says whether a numeric setting may be off ("off",
-	// "unlimited"); one that may not is checked to be positive.
+	// "unlimited"); one that may not is checked to be positive. For a
+	// field of gateway.Options it must say what gateway.New does with
+	// Off (its mustNotBeOff list): TestSettingsOffAgreesWithTheLibrary.
 	offOK bool
 	// cmdLineOnly is a setting that says what the program does rather
 	// than how the gateway runs: no config key or variable sets it.

@@ -192,3 +192,23 @@ func TestSettingsOffAgreesWithTheLibrary(t *testing.T) {
 		t.Fatal("no numeric setting names a field of Options")
 	}
 }
+
+// TestBackendKeysNameTheirSetting: a backend's key that overrides a
+// gateway-wide setting names a declared one, settable in the file.
+func TestBackendKeysNameTheirSetting(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for f := range reflect.TypeFor[fileBackend]().Fields() {
+		name := f.Tag.Get("setting")
+		if name == "" {
+			continue
+		}
+		n++
+		if s := declared(name); s == nil || s.cmdLineOnly || s.fileSection != "" {
+			t.Errorf("backends[].%s: setting %q is no setting of the file", f.Tag.Get("yaml"), name)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no backend key names its setting")
+	}
+}

@@ -208,6 +208,8 @@ func New(ctx context.Context, backends []Backend, opts *Options) (*Gateway, erro
 	if g.opts.Version == "" {
 		g.opts.Version = "dev"
 	}
+	// cmd/gateway declares the same of each setting (offOK), held to
+	// this list by its TestSettingsOffAgreesWithTheLibrary.
 	for _, err := range []error{
 		mustNotBeOff("Options.Calls.Timeout", g.opts.Calls.Timeout, "a call always has a deadline"),
 		mustNotBeOff("Options.Calls.StreamTimeout", g.opts.Calls.StreamTimeout, "a stream always has a deadline"),

@@ -3,8 +3,6 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
-	"fmt"
 	"os"
 	"time"
 
@@ -28,53 +26,53 @@ type connFlags struct {
 const minKeepalive = 10 * time.Second
 
 func (f *connFlags) check() error {
-	if err := checkLB("--backend-lb", f.lb); err != nil {
+	if err := checkLB(flagName("backend-lb"), f.lb); err != nil {
 		return err
 	}
-	if err := checkKeepalive("--backend-keepalive", f.keepalive); err != nil {
+	if err := checkKeepalive(flagName("backend-keepalive"), f.keepalive); err != nil {
 		return err
 	}
-	if err := checkMessageBytes("--backend-max-recv-bytes", f.maxRecv); err != nil {
+	if err := checkMessageBytes(flagName("backend-max-recv-bytes"), f.maxRecv); err != nil {
 		return err
 	}
-	if err := checkMessageBytes("--backend-max-send-bytes", f.maxSend); err != nil {
+	if err := checkMessageBytes(flagName("backend-max-send-bytes"), f.maxSend); err != nil {
 		return err
 	}
-	if _, err := retryOn("--retry", f.retry); err != nil {
+	if _, err := retryOn(flagName("retry"), f.retry); err != nil {
 		return err
 	}
 	return nil
 }
 
-func checkLB(name, v string) error {
+func checkLB(name any, v string) error {
 	if v != backendconn.LBRoundRobin && v != backendconn.LBPickFirst {
-		return fmt.Errorf("%s: want %q or %q, got %q", name, backendconn.LBRoundRobin, backendconn.LBPickFirst, v)
+		return settingErrorf("%s: want %q or %q, got %q", name, backendconn.LBRoundRobin, backendconn.LBPickFirst, v)
 	}
 	return nil
 }
 
-func checkKeepalive(name string, d time.Duration) error {
+func checkKeepalive(name any, d time.Duration) error {
 	if d > 0 && d < minKeepalive {
-		return fmt.Errorf("%s: want \"off\" (no pings) or at least %s (grpc-go's minimum), got %s", name, minKeepalive, d)
+		return settingErrorf("%s: want \"off\" (no pings) or at least %s (grpc-go's minimum), got %s", name, minKeepalive, d)
 	}
 	return nil
 }
 
-func checkMessageBytes(name string, n int) error {
+func checkMessageBytes(name any, n int) error {
 	if n == 0 {
-		return fmt.Errorf("%s: want a positive number of bytes, or \"unlimited\", got 0", name)
+		return settingErrorf("%s: want a positive number of bytes, or \"unlimited\", got 0", name)
 	}
 	return nil
 }
 
-func retryOn(name, v string) (bool, error) {
+func retryOn(name any, v string) (bool, error) {
 	switch v {
 	case "on":
 		return true, nil
 	case "off":
 		return false, nil
 	}
-	return false, fmt.Errorf(`%s: want "on" or "off", got %q`, name, v)
+	return false, settingErrorf(`%s: want "on" or "off", got %q`, name, v)
 }
 
 // options are the backend connection's Options for these (checked) flags.
@@ -120,23 +118,23 @@ func (c *connOverrides) apply(o *backendconn.Options) {
 // error (exit 1), not an invalid flag.
 func checkFlagTLS(t backendconn.TLS) error {
 	if t.Plaintext && (t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != "") {
-		return errors.New("--plaintext cannot be combined with --backend-ca, --backend-cert, --backend-key or --backend-server-name")
+		return settingErrorf("%s cannot be combined with %s, %s, %s or %s", flagName("plaintext"), flagName("backend-ca"), flagName("backend-cert"), flagName("backend-key"), flagName("backend-server-name"))
 	}
 	if t.CAFile != "" {
 		pem, err := os.ReadFile(t.CAFile)
 		if err != nil {
-			return fmt.Errorf("--backend-ca: %w", err)
+			return settingErrorf("%s: %w", flagName("backend-ca"), err)
 		}
 		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
-			return fmt.Errorf("--backend-ca %s: no PEM certificates found", t.CAFile)
+			return settingErrorf("%s %s: no PEM certificates found", flagName("backend-ca"), t.CAFile)
 		}
 	}
 	if (t.CertFile == "") != (t.KeyFile == "") {
-		return errors.New("--backend-cert and --backend-key must be given together")
+		return settingErrorf("%s and %s must be given together", flagName("backend-cert"), flagName("backend-key"))
 	}
 	if t.CertFile != "" {
 		if _, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile); err != nil {
-			return fmt.Errorf("--backend-cert/--backend-key: %w", err)
+			return settingErrorf("%s/%s: %w", flagName("backend-cert"), flagName("backend-key"), err)
 		}
 	}
 	return nil

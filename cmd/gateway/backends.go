@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"google.golang.org/grpc"
 
@@ -21,17 +18,13 @@ import (
 // backendFlags are the flags that say what the gateway fronts and how it
 // learns and refreshes their APIs.
 type backendFlags struct {
-	backends        stringList
-	include         stringList
-	exclude         stringList
-	descriptorSets  stringList
-	protoPaths      stringList
-	protos          stringList
-	protoCache      string
-	noReflection    bool
-	refresh         time.Duration
-	requireBackends bool
-	conn            connFlags
+	backends       stringList
+	descriptorSets stringList
+	protoPaths     stringList
+	protos         stringList
+	protoCache     string
+	noReflection   bool
+	conn           connFlags
 
 	// Derived by check.
 	parsed []backendAddr
@@ -47,23 +40,23 @@ type backendAddr struct {
 
 // check validates the flags and, for descriptor files, reads or compiles
 // them once, so that a bad file is reported at start naming its flag.
-func (f *backendFlags) check(ctx context.Context) error {
+func (f *backendFlags) check(ctx context.Context, catalog *gateway.CatalogOptions) error {
 	for _, b := range f.backends {
 		name, addr, named := grpctarget.SplitBackendFlag(b)
 		if !named && len(f.backends) > 1 {
-			return fmt.Errorf("--backend: with several backends each needs a name, as NAME=TARGET; got %q", b)
+			return settingErrorf("%s: with several backends each needs a name, as NAME=TARGET; got %q", flagName("backend"), b)
 		}
 		if named {
 			if err := gateway.ValidBackendName(name); err != nil {
-				return fmt.Errorf("--backend %s: %w", b, err)
+				return settingErrorf("%s %s: %w", flagName("backend"), b, err)
 			}
 		}
 		if err := grpctarget.Check(addr); err != nil {
-			return fmt.Errorf("--backend: %w", err)
+			return settingErrorf("%s: %w", flagName("backend"), err)
 		}
 		for _, p := range f.parsed {
 			if named && p.name == name {
-				return fmt.Errorf("--backend: the name %q is used twice", name)
+				return settingErrorf("%s: the name %q is used twice", flagName("backend"), name)
 			}
 		}
 		f.parsed = append(f.parsed, backendAddr{name: name, addr: addr})
@@ -72,33 +65,33 @@ func (f *backendFlags) check(ctx context.Context) error {
 		return err
 	}
 	// The library's own check, so its error names the setting as given.
-	if _, err := methodglob.CompileOption(declared("include").field, f.include); err != nil {
+	if _, err := methodglob.CompileOption(declared("include").field, catalog.Include); err != nil {
 		return err
 	}
-	if _, err := methodglob.CompileOption(declared("exclude").field, f.exclude); err != nil {
+	if _, err := methodglob.CompileOption(declared("exclude").field, catalog.Exclude); err != nil {
 		return err
 	}
 	if len(f.protoPaths) > 0 && len(f.protos) == 0 {
-		return errors.New("--proto-path needs --proto")
+		return settingErrorf("%s needs %s", flagName("proto-path"), flagName("proto"))
 	}
 	if len(f.descriptorSets) > 0 && len(f.protos) > 0 {
-		return errors.New("--descriptor-set and --proto: choose one way to give descriptor files")
+		return settingErrorf("%s and %s: choose one way to give descriptor files", flagName("descriptor-set"), flagName("proto"))
 	}
 	src, fromProto, err := descriptorSource(ctx, f.descriptorSets, f.protoPaths, f.protos, f.cacheDir())
 	switch {
 	case err != nil && fromProto:
-		return fmt.Errorf("--proto: %w", err)
+		return settingErrorf("%s: %w", flagName("proto"), err)
 	case err != nil:
-		return fmt.Errorf("--descriptor-set: %w", err)
+		return settingErrorf("%s: %w", flagName("descriptor-set"), err)
 	case src != nil:
 		f.files = src
 	}
 	if f.noReflection {
 		if f.files == nil {
-			return errors.New("--no-reflection needs --descriptor-set or --proto")
+			return settingErrorf("%s needs %s or %s", flagName("no-reflection"), flagName("descriptor-set"), flagName("proto"))
 		}
 		if len(f.parsed) > 1 {
-			return errors.New("--no-reflection: the descriptor files would describe every backend alike; with several backends, give each its own files in the config file")
+			return settingErrorf("%s: the descriptor files would describe every backend alike; with several backends, give each its own files in the config file", flagName("no-reflection"))
 		}
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -243,34 +242,6 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) (string, bool), explicit map
 		from[f.Name] = env
 	})
 	return err
-}
-
-var flagRE = regexp.MustCompile(`--[a-z0-9][a-z0-9-]*`)
-
-// attribute rewrites a validation error that names flags ("--call-timeout:
-// want ...") to name where their values came from, when that was the file
-// or the environment: "gateway.yaml:3: call_timeout: want ...".
-func (from origins) attribute(err error) error {
-	if err == nil || len(from) == 0 {
-		return err
-	}
-	msg := err.Error()
-	first := flagRE.FindString(msg)
-	where, ok := from[strings.TrimPrefix(first, "--")]
-	if !ok || !strings.HasPrefix(msg, first) {
-		return err
-	}
-	rest := flagRE.ReplaceAllStringFunc(msg[len(first):], func(f string) string {
-		name := strings.TrimPrefix(f, "--")
-		if o, ok := from[name]; ok {
-			if strings.HasPrefix(o, "GATEWAY_") {
-				return o
-			}
-			return flagKey(name)
-		}
-		return f
-	})
-	return &sourcedError{msg: where + rest, err: err}
 }
 
 // sourcedError is a validation error restated with its value's origin.

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"time"
 
@@ -84,11 +85,8 @@ func fileBackends(ctx context.Context, backends []fileBackend, doc *configDoc, p
 			}
 			b.exchange, b.exchangeSetting = fb.TokenExchange, setting
 		}
-		if fb.CallTimeout < 0 {
-			return nil, doc.errorf(key+".call_timeout", "want a positive duration, got %s", time.Duration(fb.CallTimeout))
-		}
-		if fb.StreamTimeout < 0 {
-			return nil, doc.errorf(key+".stream_timeout", "want a positive duration, got %s", time.Duration(fb.StreamTimeout))
+		if err := fb.checkOverrides(doc, key); err != nil {
+			return nil, err
 		}
 		b.backend.CallTimeout, b.backend.StreamTimeout = time.Duration(fb.CallTimeout), time.Duration(fb.StreamTimeout)
 		for j, m := range fb.Methods {
@@ -138,6 +136,24 @@ type fileBackendSettings struct {
 	// exchangeSetting names it (file, line and key) in errors.
 	exchange        *exchangeSettings
 	exchangeSetting string
+}
+
+// checkOverrides refuses a negative duration for a key that overrides a
+// gateway-wide setting which, by its declaration, may not be off (a
+// backend's call_timeout as --call-timeout), as that setting's own check
+// does; 0 leaves the gateway-wide setting in force.
+func (fb *fileBackend) checkOverrides(doc *configDoc, key string) error {
+	v := reflect.ValueOf(fb).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		name := f.Tag.Get("setting")
+		d, ok := v.Field(i).Interface().(duration)
+		if name == "" || !ok || declared(name).offOK || d >= 0 {
+			continue
+		}
+		return doc.errorf(key+"."+f.Tag.Get("yaml"), "want a positive duration, got %s", time.Duration(d))
+	}
+	return nil
 }
 
 // checkConn validates a backend's connection keys into c.

@@ -1,6 +1,10 @@
 package main
 
-import "github.com/goccy/go-yaml/ast"
+import (
+	"reflect"
+
+	"github.com/goccy/go-yaml/ast"
+)
 
 // The config file (--config FILE, YAML) can say everything the flags say,
 // plus what only makes sense per backend. examples/config/gateway.yaml
@@ -48,7 +52,11 @@ type fileToolset struct {
 // fileBackend is one entry of backends:. TLS keys left out inherit the
 // gateway-wide ones (plaintext, backend_ca...) only when the entry sets
 // none of its own, so a backend's TLS is always read from one place.
-// Each field's help tag is its line in docs/configuration.md.
+// Each field's help tag is its line in docs/configuration.md (keyHelp).
+// A key that is a gateway-wide setting given for this backend alone
+// names that setting's declaration in its setting tag: its default is
+// that setting (keyHelp says so), and whether it may be off is that
+// declaration's offOK (checkOverrides).
 type fileBackend struct {
 	Name          string            `yaml:"name" help:"the backend's name, 1-32 of a-z 0-9 _ -; required with several backends"`
 	Address       string            `yaml:"address" help:"required: a gRPC target, as --backend takes it (HOST:PORT, dns:///HOST:PORT, unix:///PATH, unix-abstract:NAME, passthrough:///ADDR, or replicas HOST:PORT,HOST:PORT)"`
@@ -60,8 +68,8 @@ type fileBackend struct {
 	Metadata      map[string]string `yaml:"metadata" help:"KEY: VALUE gRPC metadata on every call to this backend, after the global metadata; -bin keys take base64"`
 	Include       []string          `yaml:"include" help:"globs on package.Service/Method narrowing this backend's methods; a method must pass these and the global include/exclude"`
 	Exclude       []string          `yaml:"exclude" help:"globs on package.Service/Method hiding this backend's methods"`
-	CallTimeout   duration          `yaml:"call_timeout" help:"deadline of this backend's unary calls (default: call_timeout)"`
-	StreamTimeout duration          `yaml:"stream_timeout" help:"deadline of this backend's streaming calls (default: stream_timeout)"`
+	CallTimeout   duration          `yaml:"call_timeout" setting:"call-timeout" help:"deadline of this backend's unary calls"`
+	StreamTimeout duration          `yaml:"stream_timeout" setting:"stream-timeout" help:"deadline of this backend's streaming calls"`
 	DescriptorSet []string          `yaml:"descriptor_set" help:"this backend's own descriptor set files, as --descriptor-set"`
 	ProtoPath     []string          `yaml:"proto_path" help:"import paths for proto (default .)"`
 	Proto         []string          `yaml:"proto" help:"this backend's own .proto files, as --proto"`
@@ -71,11 +79,11 @@ type fileBackend struct {
 
 	// Connection settings; each left out is the gateway-wide one
 	// (backend_lb, backend_keepalive, ...).
-	LB           *string   `yaml:"lb" help:"round_robin or pick_first (default: backend_lb)"`
-	Keepalive    *duration `yaml:"keepalive" help:"ping after this silence with calls in flight; off: no pings (default: backend_keepalive)"`
-	MaxRecvBytes *count    `yaml:"max_recv_bytes" help:"largest response message; unlimited: no limit (default: backend_max_recv_bytes)"`
-	MaxSendBytes *count    `yaml:"max_send_bytes" help:"largest request message; unlimited: no limit (default: backend_max_send_bytes)"`
-	Retry        *string   `yaml:"retry" help:"\"on\" or \"off\", quoted (default: retry)"`
+	LB           *string   `yaml:"lb" setting:"backend-lb" help:"round_robin or pick_first"`
+	Keepalive    *duration `yaml:"keepalive" setting:"backend-keepalive" help:"ping after this silence with calls in flight; off: no pings"`
+	MaxRecvBytes *count    `yaml:"max_recv_bytes" setting:"backend-max-recv-bytes" help:"largest response message; unlimited: no limit"`
+	MaxSendBytes *count    `yaml:"max_send_bytes" setting:"backend-max-send-bytes" help:"largest request message; unlimited: no limit"`
+	Retry        *string   `yaml:"retry" setting:"retry" help:"\"on\" or \"off\", quoted"`
 }
 
 // fileMethod is one entry of a backend's methods:, overriding its
@@ -88,4 +96,16 @@ type fileMethod struct {
 	// OperationWait overrides operation_wait for a long-running method.
 	OperationWait duration `yaml:"operation_wait" help:"operation_wait for the matching long-running methods (off or negative: do not wait)"`
 	TokenScope    []string `yaml:"token_scope" help:"scopes asked, on top of token_exchange's (or --backend-token-exchange-scope), for the backend's token when the matching methods are called as the end user; unused otherwise"`
+}
+
+// keyHelp is the help of a config file key, its line in
+// docs/configuration.md: the field's help tag, and for a key that
+// overrides a gateway-wide setting (its setting tag), that its default is
+// that setting's key.
+func keyHelp(f reflect.StructField) string {
+	help := f.Tag.Get("help")
+	if name := f.Tag.Get("setting"); name != "" {
+		help += " (default: " + flagKey(declared(name).name) + ")"
+	}
+	return help
 }

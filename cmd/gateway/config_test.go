@@ -266,9 +266,9 @@ log_format: json
 		t.Fatal(err)
 	}
 	got := []any{c.listen, c.opts.Calls.Timeout, c.opts.Calls.StreamTimeout, c.opts.Calls.StreamMaxMessages, c.opts.Calls.StreamMaxBytes, c.opts.Catalog.DiscoveryTimeout, c.shutdownGrace,
-		c.opts.Calls.InputErrors, c.jsonNames, c.opts.Search.ToolMode, c.opts.Search.ToolBudget, c.opts.Catalog.ExposeHealth, c.opts.Catalog.ExposeInternal, []string(c.allowOrigins), []string(c.backends.include), []string(c.backends.exclude),
-		c.backends.refresh, c.backends.requireBackends, c.front.bearerTokensFile, []string(c.front.forwardHeaders), c.front.md.Get("x-caller"),
-		c.obs.metrics, c.obs.logArguments, c.logLevel, c.logFormat}
+		c.opts.Calls.InputErrors, c.jsonNames, c.opts.Search.ToolMode, c.opts.Search.ToolBudget, c.opts.Catalog.ExposeHealth, c.opts.Catalog.ExposeInternal, []string(c.allowOrigins), []string(c.opts.Catalog.Include), []string(c.opts.Catalog.Exclude),
+		c.opts.Catalog.Refresh, c.opts.Catalog.RequireBackends, c.front.bearerTokensFile, []string(c.front.forwardHeaders), c.front.md.Get("x-caller"),
+		c.obs.metrics, c.opts.Telemetry.LogArguments, c.logLevel, c.logFormat}
 	want := []any{"0.0.0.0:9090", 20 * time.Second, time.Minute, 50, int64(1024), 3 * time.Second, 7 * time.Second,
 		gateway.InputErrorsProtocol, "proto", gateway.ToolModeSearch, 1000, true, true, []string{"https://app.example.com"}, []string{"zoo.v1.*"}, []string{"*/GetTaxonomy"},
 		time.Duration(gateway.Off), true, tokens, []string{"x-request-id"}, []string{"gateway"},
@@ -337,8 +337,8 @@ func TestConfigPrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.backends.include, []string{"b.B"}) {
-		t.Errorf("include %v: the command line's list replaces the variable's and the file's", c.backends.include)
+	if !slices.Equal(c.opts.Catalog.Include, []string{"b.B"}) {
+		t.Errorf("include %v: the command line's list replaces the variable's and the file's", c.opts.Catalog.Include)
 	}
 	if len(c.backends.parsed) != 1 || c.backends.parsed[0].addr != "127.0.0.1:2" || c.backends.parsed[0].file != nil {
 		t.Errorf("--backend must replace the file's backends: %+v", c.backends.parsed)
@@ -355,8 +355,8 @@ func TestConfigPrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.backends.include, []string{"c.C", "d.D"}) {
-		t.Errorf("GATEWAY_INCLUDE: include %v, want [c.C d.D]", c.backends.include)
+	if !slices.Equal(c.opts.Catalog.Include, []string{"c.C", "d.D"}) {
+		t.Errorf("GATEWAY_INCLUDE: include %v, want [c.C d.D]", c.opts.Catalog.Include)
 	}
 	if len(c.backends.parsed) != 2 || c.backends.parsed[0].addr != "127.0.0.1:3,127.0.0.1:4" || c.backends.parsed[1].name != "b" || c.backends.parsed[0].file != nil {
 		t.Errorf("GATEWAY_BACKEND must replace the file's backends: %+v", c.backends.parsed)
@@ -418,6 +418,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad duration", "shutdown_grace: soon\n", noEnv, `FILE:1: shutdown_grace: invalid value "soon": want a duration such as 30s, or 0 for the default (15s)`},
 		{"bad backend duration", "backends:\n  - address: 127.0.0.1:1\n    call_timeout: 5\n", noEnv, `FILE:3: backends[0].call_timeout: want a duration`},
 		{"negative duration", "\ncall_timeout: -1s\n", noEnv, `FILE:2: call_timeout: want a positive duration, got -1s`},
+		{"negative backend duration", "backends:\n  - address: 127.0.0.1:1\n    stream_timeout: -1s\n", noEnv, `FILE:3: backends[0].stream_timeout: want a positive duration, got -1s`},
 		{"off where not allowed", "\ncall_timeout: off\n", noEnv, `FILE:2: call_timeout: invalid value "off": want a duration such as 30s, or 0 for the default (30s)`},
 		{"bad bool", "expose_health: maybe\n", noEnv, `FILE:1: expose_health: invalid value "maybe": want true or false`},
 		{"list of lists", "include: [[a.B]]\n", noEnv, `FILE:1: include[0]: want a string, got a list`},
@@ -658,11 +659,11 @@ func TestBudgetBackendTransportDefaults(t *testing.T) {
 		flag      string
 		got, want any
 	}{
-		{"max-result-bytes", c.results.maxBytes, 40000},
-		{"result-ttl", c.results.ttl, 10 * time.Minute},
-		{"result-store-bytes", c.results.storeBytes, int64(64 * mib)},
-		{"result-store-entries", c.results.storeEntries, 1000},
-		{"refresh", c.backends.refresh, 30 * time.Second},
+		{"max-result-bytes", c.opts.Results.MaxBytes, 40000},
+		{"result-ttl", c.opts.Results.TTL, 10 * time.Minute},
+		{"result-store-bytes", c.opts.Results.StoreBytes, int64(64 * mib)},
+		{"result-store-entries", c.opts.Results.StoreEntries, 1000},
+		{"refresh", c.opts.Catalog.Refresh, 30 * time.Second},
 		{"backend-lb", c.backends.conn.lb, "round_robin"},
 		{"backend-keepalive", c.backends.conn.keepalive, 5 * time.Minute},
 		{"backend-max-recv-bytes", c.backends.conn.maxRecv, 16 * mib},
@@ -676,8 +677,8 @@ func TestBudgetBackendTransportDefaults(t *testing.T) {
 		{"max-in-flight", c.transports.maxInFlight, 1024},
 		{"max-in-flight-per-principal", c.transports.maxInFlightPerPrin, 0}, // half of --max-in-flight
 		{"max-task-polls", c.transports.maxTaskPolls, 100},
-		{"result-store-bytes-per-principal", c.results.storeBytesPerPrin, int64(0)}, // half of --result-store-bytes
-		{"result-store-entries-per-principal", c.results.storeEntriesPerPrin, 0},    // half of --result-store-entries
+		{"result-store-bytes-per-principal", c.opts.Results.StoreBytesPerPrincipal, int64(0)}, // half of --result-store-bytes
+		{"result-store-entries-per-principal", c.opts.Results.StoreEntriesPerPrincipal, 0},    // half of --result-store-entries
 		{"max-batch", c.transports.maxBatch, 100},
 		{"max-sessions", c.transports.maxSessions, 10000},
 		{"ws-max-connections", c.transports.wsMaxConnections, 10000},

@@ -25,9 +25,9 @@ func TestSettingsZeroIsDefaultOffIsSpelledOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.opts.Calls.Timeout != gateway.DefaultCallTimeout || c.transports.maxConcurrentCalls != mcp.DefaultMaxConcurrentCalls ||
-		c.backends.refresh != gateway.DefaultRefresh || c.backends.conn.keepalive != backendconn.DefaultKeepalive {
+		c.opts.Catalog.Refresh != gateway.DefaultRefresh || c.backends.conn.keepalive != backendconn.DefaultKeepalive {
 		t.Errorf("0 is not the default: call-timeout %s, max-concurrent-calls %d, refresh %s, keepalive %s",
-			c.opts.Calls.Timeout, c.transports.maxConcurrentCalls, c.backends.refresh, c.backends.conn.keepalive)
+			c.opts.Calls.Timeout, c.transports.maxConcurrentCalls, c.opts.Catalog.Refresh, c.backends.conn.keepalive)
 	}
 
 	c, err = parseConfig([]string{"--refresh", "off", "--max-concurrent-calls", "unlimited", "--backend-keepalive", "off",
@@ -36,9 +36,9 @@ func TestSettingsZeroIsDefaultOffIsSpelledOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.backends.refresh != gateway.Off || c.transports.maxConcurrentCalls != gateway.Off || c.backends.conn.keepalive != gateway.Off ||
+	if c.opts.Catalog.Refresh != gateway.Off || c.transports.maxConcurrentCalls != gateway.Off || c.backends.conn.keepalive != gateway.Off ||
 		c.transports.maxInFlight != gateway.Off || c.opts.Calls.OperationWait != gateway.Off || c.opts.Search.ToolBudget != gateway.Off ||
-		c.backends.conn.maxRecv != gateway.Off || c.results.maxBytes != gateway.Off {
+		c.backends.conn.maxRecv != gateway.Off || c.opts.Results.MaxBytes != gateway.Off {
 		t.Errorf("off and unlimited (or negative) did not reach the gateway as gateway.Off: %+v", c)
 	}
 	if opts := c.backends.conn.options(backendconn.TLS{}); opts.Keepalive != gateway.Off {
@@ -57,10 +57,10 @@ func TestSettingsZeroIsDefaultOffIsSpelledOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.backends.refresh != gateway.Off || c.transports.maxInFlight != gateway.Off || c.opts.Calls.Timeout != gateway.DefaultCallTimeout ||
+	if c.opts.Catalog.Refresh != gateway.Off || c.transports.maxInFlight != gateway.Off || c.opts.Calls.Timeout != gateway.DefaultCallTimeout ||
 		c.transports.maxConcurrentCalls != gateway.Off || c.backends.conn.keepalive != gateway.Off || c.opts.Calls.StreamTimeout != gateway.DefaultStreamTimeout {
 		t.Errorf("variables and file: refresh %s, max-in-flight %d, call-timeout %s, max-concurrent-calls %d, keepalive %s, stream-timeout %s",
-			c.backends.refresh, c.transports.maxInFlight, c.opts.Calls.Timeout, c.transports.maxConcurrentCalls, c.backends.conn.keepalive, c.opts.Calls.StreamTimeout)
+			c.opts.Catalog.Refresh, c.transports.maxInFlight, c.opts.Calls.Timeout, c.transports.maxConcurrentCalls, c.backends.conn.keepalive, c.opts.Calls.StreamTimeout)
 	}
 
 	for _, args := range [][]string{

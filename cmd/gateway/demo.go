@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
@@ -26,7 +25,7 @@ func (c *config) checkDemo() error {
 	named := len(c.backends.parsed) > 0
 	switch {
 	case c.demo && named:
-		return errors.New("--demo starts the bundled demo backend instead of yours: give --demo or --backend, not both")
+		return settingErrorf("%s starts the bundled demo backend instead of yours: give %s or %s, not both", flagName("demo"), flagName("demo"), flagName("backend"))
 	case c.demo || named:
 		return nil
 	case c.configFile != "" || c.checkConfig != "":
@@ -34,9 +33,9 @@ func (c *config) checkDemo() error {
 		if file == "" {
 			file = c.checkConfig
 		}
-		return fmt.Errorf("--config %s names no backend: add a backends: entry (name, address) to it, or give --backend NAME=HOST:PORT; --demo runs the bundled demo backend", file)
+		return settingErrorf("%s %s names no backend: add a backends: entry (name, address) to it, or give %s NAME=HOST:PORT; %s runs the bundled demo backend", flagName("config"), file, flagName("backend"), flagName("demo"))
 	case len(c.backends.descriptorSets) > 0 || len(c.backends.protos) > 0:
-		return errors.New("--descriptor-set and --proto describe a backend of yours, and none is named: add --backend NAME=HOST:PORT; --demo runs the bundled demo backend")
+		return settingErrorf("%s and %s describe a backend of yours, and none is named: add %s NAME=HOST:PORT; %s runs the bundled demo backend", flagName("descriptor-set"), flagName("proto"), flagName("backend"), flagName("demo"))
 	}
 	c.demo = true
 	return nil

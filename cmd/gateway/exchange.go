@@ -5,7 +5,6 @@ import (
 	"crypto"
 	"crypto/x509"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -46,7 +45,7 @@ func (f *exchangeFlags) settings() (*exchangeSettings, error) {
 	if f.s.TokenURL == "" {
 		s := f.s
 		if s.ClientID != "" || s.ClientSecretFile != "" || s.PrivateKeyFile != "" || s.KeyID != "" || s.Audience != "" || s.Resource != "" || len(f.scope) > 0 {
-			return nil, errors.New("the --backend-token-exchange-* flags need --backend-token-exchange (the token endpoint URL)")
+			return nil, settingErrorf("the %s-* flags need %s (the token endpoint URL)", flagName("backend-token-exchange"), flagName("backend-token-exchange"))
 		}
 		return nil, nil
 	}
@@ -55,37 +54,38 @@ func (f *exchangeFlags) settings() (*exchangeSettings, error) {
 	return &s, nil
 }
 
-// options checks s and reads its files; setting names it in errors.
-func (s *exchangeSettings) options(setting string) (exchange.Options, error) {
+// options checks s and reads its files; setting names it in errors (as
+// backendExchange.setting does).
+func (s *exchangeSettings) options(setting any) (exchange.Options, error) {
 	if s.Audience == "" && s.Resource == "" {
-		return exchange.Options{}, fmt.Errorf("%s: name the backend to the authorization server: an audience (--backend-token-exchange-audience, audience) or a resource (--backend-token-exchange-resource, resource)", setting)
+		return exchange.Options{}, settingErrorf("%s: name the backend to the authorization server: an audience (%s, audience) or a resource (%s, resource)", setting, flagName("backend-token-exchange-audience"), flagName("backend-token-exchange-resource"))
 	}
 	return s.client(setting)
 }
 
 // client checks s but for the backend it names (the flags' may name
 // none: each backend's token_exchange names its own) and reads its files.
-func (s *exchangeSettings) client(setting string) (exchange.Options, error) {
+func (s *exchangeSettings) client(setting any) (exchange.Options, error) {
 	o := exchange.Options{TokenURL: s.TokenURL, ClientID: s.ClientID, Audience: s.Audience, Resource: s.Resource, Scopes: s.Scope, KeyID: s.KeyID}
 	switch {
 	case s.ClientID == "":
-		return o, fmt.Errorf("%s: the client id is required (--backend-token-exchange-client-id, or client_id in a backend's token_exchange)", setting)
+		return o, settingErrorf("%s: the client id is required (%s, or client_id in a backend's token_exchange)", setting, flagName("backend-token-exchange-client-id"))
 	case s.ClientSecretFile == "" && s.PrivateKeyFile == "":
-		return o, fmt.Errorf("%s: a client credential is required: a secret file (--backend-token-exchange-secret-file, client_secret_file) or a private key file (--backend-token-exchange-key-file, private_key_file)", setting)
+		return o, settingErrorf("%s: a client credential is required: a secret file (%s, client_secret_file) or a private key file (%s, private_key_file)", setting, flagName("backend-token-exchange-secret-file"), flagName("backend-token-exchange-key-file"))
 	case s.ClientSecretFile != "" && s.PrivateKeyFile != "":
-		return o, fmt.Errorf("%s: give client_secret_file or private_key_file, not both", setting)
+		return o, settingErrorf("%s: give client_secret_file or private_key_file, not both", setting)
 	case s.ClientSecretFile != "":
 		b, err := os.ReadFile(s.ClientSecretFile)
 		if err != nil {
-			return o, fmt.Errorf("%s: client secret: %w", setting, err)
+			return o, settingErrorf("%s: client secret: %w", setting, err)
 		}
 		if o.ClientSecret = strings.TrimSpace(string(b)); o.ClientSecret == "" {
-			return o, fmt.Errorf("%s: client secret file %s is empty", setting, s.ClientSecretFile)
+			return o, settingErrorf("%s: client secret file %s is empty", setting, s.ClientSecretFile)
 		}
 	case s.PrivateKeyFile != "":
 		key, err := readPrivateKey(s.PrivateKeyFile)
 		if err != nil {
-			return o, fmt.Errorf("%s: private key: %w", setting, err)
+			return o, settingErrorf("%s: private key: %w", setting, err)
 		}
 		o.PrivateKey = key
 	}
@@ -94,7 +94,7 @@ func (s *exchangeSettings) client(setting string) (exchange.Options, error) {
 		probe.Audience = "-" // the backends name theirs
 	}
 	if _, err := exchange.New(probe); err != nil {
-		return o, fmt.Errorf("%s: %w", setting, err)
+		return o, settingErrorf("%s: %w", setting, err)
 	}
 	return o, nil
 }
@@ -134,8 +134,10 @@ func readPrivateKey(path string) (crypto.Signer, error) {
 // backendExchange is the token exchange one backend is called with.
 type backendExchange struct {
 	s *exchangeSettings
-	// setting names where it is configured, for errors.
-	setting string
+	// setting names where it is configured, for errors: a flagName, or
+	// the config file's words for a backend's token_exchange (a string,
+	// or a settingError that also names a flag).
+	setting any
 	// o is s checked, its files read.
 	o exchange.Options
 }
@@ -163,23 +165,22 @@ func resolveExchanges(parsed []backendAddr, flags *exchangeSettings) ([]*backend
 			out[i] = &backendExchange{s: f.exchange, setting: f.exchangeSetting}
 		case f != nil && f.exchange != nil:
 			if flags == nil {
-				return nil, fmt.Errorf("%s: token_url is required, or give --backend-token-exchange (with its client id and secret or key) for the token endpoint and client, and name only this backend's audience or resource here", f.exchangeSetting)
+				return nil, settingErrorf("%s: token_url is required, or give %s (with its client id and secret or key) for the token endpoint and client, and name only this backend's audience or resource here", f.exchangeSetting, flagName("backend-token-exchange"))
 			}
 			s := *flags
 			s.Audience, s.Resource, s.Scope = f.exchange.Audience, f.exchange.Resource, f.exchange.Scope
-			out[i] = &backendExchange{s: &s, setting: f.exchangeSetting + " (with --backend-token-exchange)"}
+			out[i] = &backendExchange{s: &s, setting: settingErrorf("%s (with %s)", f.exchangeSetting, flagName("backend-token-exchange"))}
 		case flags != nil:
-			out[i] = &backendExchange{s: flags, setting: "--backend-token-exchange"}
+			out[i] = &backendExchange{s: flags, setting: flagName("backend-token-exchange")}
 			whole = append(whole, name)
 		}
 	}
 	if len(whole) > 1 {
 		const fix = "with several backends, name each one's own audience or resource in its token_exchange in the config file (backends[].token_exchange.audience or .resource; the token endpoint and client still come from these flags)"
 		if target := cmp.Or(flags.Audience, flags.Resource); target != "" {
-			return nil, fmt.Errorf("--backend-token-exchange: backends %s would all be called with tokens for one audience (%s), so each would receive its callers' tokens that are valid at the others; %s",
-				strings.Join(whole, ", "), target, fix)
+			return nil, settingErrorf("%s: backends %s would all be called with tokens for one audience (%s), so each would receive its callers' tokens that are valid at the others; %s", flagName("backend-token-exchange"), strings.Join(whole, ", "), target, fix)
 		}
-		return nil, fmt.Errorf("--backend-token-exchange: backends %s name no audience or resource; %s", strings.Join(whole, ", "), fix)
+		return nil, settingErrorf("%s: backends %s name no audience or resource; %s", flagName("backend-token-exchange"), strings.Join(whole, ", "), fix)
 	}
 	// The first backend of each audience and of each resource.
 	first := map[[2]string]string{}
@@ -197,7 +198,7 @@ func resolveExchanges(parsed []backendAddr, flags *exchangeSettings) ([]*backend
 			}
 			name := cmp.Or(parsed[i].name, parsed[i].addr)
 			if other, dup := first[target]; dup {
-				return nil, fmt.Errorf("%s: backend %s: the %s %q is also backend %s's: two backends must not receive tokens for the same %s, or each could use its callers' tokens at the other; give each backend its own",
+				return nil, settingErrorf("%s: backend %s: the %s %q is also backend %s's: two backends must not receive tokens for the same %s, or each could use its callers' tokens at the other; give each backend its own",
 					x.setting, name, target[0], target[1], other, target[0])
 			}
 			first[target] = name

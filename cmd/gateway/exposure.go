@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -23,23 +22,23 @@ type exposure struct {
 func (e *exposure) check(c *config) error {
 	for _, h := range e.allowedHosts {
 		if h == "" || strings.ContainsAny(h, "/ \t@?#") {
-			return fmt.Errorf("--allowed-host: want a host name such as mcp.example.com or mcp.example.com:8443, got %q", h)
+			return settingErrorf("%s: want a host name such as mcp.example.com or mcp.example.com:8443, got %q", flagName("allowed-host"), h)
 		}
 	}
 	if c.stdio {
 		return nil
 	}
 	if !loopback.Addr(c.listen) && c.front.bearerTokensFile == "" && c.front.oauthJWKSURL == "" && !e.allowUnauthenticated {
-		return fmt.Errorf("--listen %s: not a loopback address, and no authentication is configured, so anyone who can connect could call every tool; "+
-			"add --bearer-tokens-file FILE or --oauth-jwks-url URL, or listen on 127.0.0.1, "+
-			"or pass --allow-unauthenticated when a proxy or network policy in front already restricts who can connect", c.listen)
+		return settingErrorf("%s %s: not a loopback address, and no authentication is configured, so anyone who can connect could call every tool; "+
+			"add %s FILE or %s URL, or listen on 127.0.0.1, "+
+			"or pass %s when a proxy or network policy in front already restricts who can connect", flagName("listen"), c.listen, flagName("bearer-tokens-file"), flagName("oauth-jwks-url"), flagName("allow-unauthenticated"))
 	}
 	if e.adminListen != "" {
 		if _, _, err := net.SplitHostPort(e.adminListen); err != nil {
-			return fmt.Errorf("--admin-listen: want HOST:PORT, got %q: %w", e.adminListen, err)
+			return settingErrorf("%s: want HOST:PORT, got %q: %w", flagName("admin-listen"), e.adminListen, err)
 		}
 		if e.adminListen == c.listen {
-			return fmt.Errorf("--admin-listen %s: the same address as --listen; leave --admin-listen out to serve both there", e.adminListen)
+			return settingErrorf("%s %s: the same address as %s; leave %s out to serve both there", flagName("admin-listen"), e.adminListen, flagName("listen"), flagName("admin-listen"))
 		}
 	}
 	return nil

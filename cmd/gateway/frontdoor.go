@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -29,8 +28,6 @@ type frontDoor struct {
 	oauthResource       string
 	oauthRequiredScopes stringList
 	oauthToolScopes     stringList
-	strictScopes        bool
-	listVisibleOnly     bool
 	forwardClaims       stringList
 	forwardHeaders      stringList
 	metadata            stringList
@@ -44,45 +41,45 @@ type frontDoor struct {
 
 // check validates the flags and loads what must be readable at start, so
 // every mistake is reported naming its flag before anything is served.
-func (f *frontDoor) check(stdio bool) error {
+func (f *frontDoor) check(stdio bool, scopes *gateway.ScopeOptions) error {
 	if (f.tlsCert == "") != (f.tlsKey == "") {
-		return errors.New("--tls-cert and --tls-key must be given together")
+		return settingErrorf("%s and %s must be given together", flagName("tls-cert"), flagName("tls-key"))
 	}
 	oauth := f.oauthJWKSURL != ""
 	if f.bearerTokensFile != "" && oauth {
-		return errors.New("--bearer-tokens-file and --oauth-jwks-url: choose one authentication mode")
+		return settingErrorf("%s and %s: choose one authentication mode", flagName("bearer-tokens-file"), flagName("oauth-jwks-url"))
 	}
 	if stdio {
-		for name, v := range map[string]bool{
-			"--tls-cert": f.tlsCert != "", "--bearer-tokens-file": f.bearerTokensFile != "", "--oauth-jwks-url": oauth,
+		for name, v := range map[flagName]bool{
+			"tls-cert": f.tlsCert != "", "bearer-tokens-file": f.bearerTokensFile != "", "oauth-jwks-url": oauth,
 		} {
 			if v {
-				return fmt.Errorf("%s applies to HTTP only; with --stdio the client that starts the gateway is trusted", name)
+				return settingErrorf("%s applies to HTTP only; with %s the client that starts the gateway is trusted", name, flagName("stdio"))
 			}
 		}
 	}
 	if f.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
 		if err != nil {
-			return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+			return settingErrorf("%s/%s: %w", flagName("tls-cert"), flagName("tls-key"), err)
 		}
 		f.tls = serverTLS(cert)
 	}
 	if f.bearerTokensFile != "" {
 		fh, err := os.Open(f.bearerTokensFile)
 		if err != nil {
-			return fmt.Errorf("--bearer-tokens-file: %w", err)
+			return settingErrorf("%s: %w", flagName("bearer-tokens-file"), err)
 		}
 		fh.Close()
 	}
 	if !oauth {
-		for name, set := range map[string]bool{
-			"--oauth-issuer": f.oauthIssuer != "", "--oauth-audience": f.oauthAudience != "", "--oauth-resource": f.oauthResource != "",
-			"--oauth-required-scope": len(f.oauthRequiredScopes) > 0, "--oauth-tool-scope": len(f.oauthToolScopes) > 0,
-			"--strict-scopes": f.strictScopes, "--forward-claim": len(f.forwardClaims) > 0, "--list-visible-only": f.listVisibleOnly,
+		for name, set := range map[flagName]bool{
+			"oauth-issuer": f.oauthIssuer != "", "oauth-audience": f.oauthAudience != "", "oauth-resource": f.oauthResource != "",
+			"oauth-required-scope": len(f.oauthRequiredScopes) > 0, "oauth-tool-scope": len(f.oauthToolScopes) > 0,
+			"strict-scopes": scopes.Strict, "forward-claim": len(f.forwardClaims) > 0, "list-visible-only": scopes.ListVisibleOnly,
 		} {
 			if set {
-				return fmt.Errorf("%s needs --oauth-jwks-url", name)
+				return settingErrorf("%s needs %s", name, flagName("oauth-jwks-url"))
 			}
 		}
 	} else {
@@ -90,15 +87,15 @@ func (f *frontDoor) check(stdio bool) error {
 			return err
 		}
 		if f.oauthIssuer == "" {
-			return errors.New("--oauth-issuer is required with --oauth-jwks-url")
+			return settingErrorf("%s is required with %s", flagName("oauth-issuer"), flagName("oauth-jwks-url"))
 		}
 		if f.oauthResource != "" {
 			if u, err := url.Parse(f.oauthResource); err != nil || u.Scheme == "" || u.Host == "" || u.Fragment != "" {
-				return fmt.Errorf("--oauth-resource: want an absolute URI such as https://mcp.example.com/mcp, got %q", f.oauthResource)
+				return settingErrorf("%s: want an absolute URI such as https://mcp.example.com/mcp, got %q", flagName("oauth-resource"), f.oauthResource)
 			}
 		}
 		if f.oauthAudience == "" && f.oauthResource == "" {
-			return errors.New("--oauth-audience (or --oauth-resource) is required with --oauth-jwks-url: tokens must be checked for this resource")
+			return settingErrorf("%s (or %s) is required with %s: tokens must be checked for this resource", flagName("oauth-audience"), flagName("oauth-resource"), flagName("oauth-jwks-url"))
 		}
 	}
 	for _, ts := range f.oauthToolScopes {
@@ -116,16 +113,16 @@ func (f *frontDoor) check(stdio bool) error {
 	}
 	for _, s := range f.oauthRequiredScopes {
 		if s == "" || strings.ContainsAny(s, " \t\"\\") {
-			return fmt.Errorf("--oauth-required-scope: want one scope, got %q", s)
+			return settingErrorf("%s: want one scope, got %q", flagName("oauth-required-scope"), s)
 		}
 	}
 	for _, fc := range f.forwardClaims {
 		claim, header, ok := strings.Cut(fc, "=")
 		if !ok || claim == "" || header == "" {
-			return fmt.Errorf("--forward-claim: want CLAIM=HEADER, got %q", fc)
+			return settingErrorf("%s: want CLAIM=HEADER, got %q", flagName("forward-claim"), fc)
 		}
 		if err := grpcmeta.CheckForwardHeader(header); err != nil {
-			return fmt.Errorf("--forward-claim %s: %w", fc, err)
+			return settingErrorf("%s %s: %w", flagName("forward-claim"), fc, err)
 		}
 		f.claims = append(f.claims, auth.ClaimHeader{Claim: claim, Header: header})
 	}
@@ -134,9 +131,9 @@ func (f *frontDoor) check(stdio bool) error {
 			return about("forward-header", err)
 		}
 		if gateway.IsClientCredential(h) && (f.bearerTokensFile != "" || oauth) {
-			return fmt.Errorf("--forward-header %s: refused while --bearer-tokens-file or --oauth-jwks-url is on: the client's token is for this gateway, "+
-				"and the MCP specification forbids passing it through to the backend; send the verified identity with --forward-claim CLAIM=HEADER, "+
-				"or the backend's own credential with --metadata authorization=...", h)
+			return settingErrorf("%s %s: refused while %s or %s is on: the client's token is for this gateway, "+
+				"and the MCP specification forbids passing it through to the backend; send the verified identity with %s CLAIM=HEADER, "+
+				"or the backend's own credential with %s authorization=...", flagName("forward-header"), h, flagName("bearer-tokens-file"), flagName("oauth-jwks-url"), flagName("forward-claim"), flagName("metadata"))
 		}
 	}
 	md, err := gateway.ParseMetadata(f.metadata)
@@ -197,15 +194,15 @@ func (f *frontDoor) forwardHeaderNames() []string {
 func checkJWKSURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("--oauth-jwks-url: want an https URL, got %q", raw)
+		return settingErrorf("%s: want an https URL, got %q", flagName("oauth-jwks-url"), raw)
 	}
 	if u.Scheme == "http" && !loopback.Host(u.Hostname()) {
-		return fmt.Errorf("--oauth-jwks-url %s: the JWKS must be fetched over https (plain http is allowed only to a loopback address): anyone on the path could substitute signing keys", raw)
+		return settingErrorf("%s %s: the JWKS must be fetched over https (plain http is allowed only to a loopback address): anyone on the path could substitute signing keys", flagName("oauth-jwks-url"), raw)
 	}
 	// The library's rule stays the judge: a URL it refuses that this
 	// check let through is a bug here, reported as one.
 	if err := auth.CheckJWKSURL(raw); err != nil {
-		return fmt.Errorf("--oauth-jwks-url: %w", err)
+		return settingErrorf("%s: %w", flagName("oauth-jwks-url"), err)
 	}
 	return nil
 }

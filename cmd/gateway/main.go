@@ -64,7 +64,6 @@ type config struct {
 	methodDeadlines []gateway.MethodTimeout
 	shutdownGrace   time.Duration
 	jsonNames       string
-	results         resultFlags
 	search          searchFlags
 	watch           watchFlags
 	allowOrigins    stringList
@@ -128,14 +127,11 @@ func parseConfig(args []string, stderr io.Writer, getenv func(string) (string, b
 	c.from = from
 	// The declarations' own checks name the setting as it was given:
 	// the flag, the variable, or the file's line and key.
-	if err := c.checkSettings(from); err != nil {
-		return c, err
+	if err := c.checkSettings(); err != nil {
+		return c, c.inSettingWords(err)
 	}
 	if err := c.validate(); err != nil {
-		if _, _, ok := c.optionOf(err); ok {
-			return c, c.inSettingWords(err)
-		}
-		return c, from.attribute(err)
+		return c, c.inSettingWords(err)
 	}
 	return c, nil
 }
@@ -160,25 +156,21 @@ func (c *config) catalogOptions(logger *slog.Logger) gateway.Options {
 	opts.Logger = logger
 	opts.Version = version
 	opts.Calls.MethodTimeouts = c.methodDeadlines
-	opts.Catalog.Include = c.backends.include
-	opts.Catalog.Exclude = c.backends.exclude
 	opts.Catalog.UseProtoNames = c.jsonNames == "proto"
 	opts.Calls.Watch = c.watch.options()
-	opts.Results.MaxBytes = c.results.maxBytes
 	return opts
 }
 
 // validate checks the settings, wherever they came from, and loads what
 // must be readable at start: what the declarations' own checks
 // (checkSettings) cannot, since it relates settings to one another or
-// reads files. Its errors about one setting's option are the library's
-// *gateway.OptionError (or made by about), which parseConfig names as
-// the operator gave the setting (inSettingWords); the others name flags,
-// restated for a value from the file or the environment
-// (origins.attribute).
+// reads files. Its errors carry the settings they are about: the
+// library's *gateway.OptionError (or one made by about), or a
+// settingError naming flags, which parseConfig names as the operator
+// gave them (inSettingWords).
 func (c *config) validate() error {
 	if c.jsonNames != "json" && c.jsonNames != "proto" {
-		return fmt.Errorf(`--json-names: want "json" or "proto", got %q`, c.jsonNames)
+		return settingErrorf(`%s: want "json" or "proto", got %q`, flagName("json-names"), c.jsonNames)
 	}
 	var err error
 	if c.methodDeadlines, err = parseMethodTimeouts(c.methodTimeouts); err != nil {
@@ -193,13 +185,13 @@ func (c *config) validate() error {
 	}
 	if xs != nil {
 		if c.front.oauthJWKSURL == "" {
-			return errors.New("--backend-token-exchange needs --oauth-jwks-url: it exchanges the caller's OAuth token")
+			return settingErrorf("%s needs %s: it exchanges the caller's OAuth token", flagName("backend-token-exchange"), flagName("oauth-jwks-url"))
 		}
-		if _, err := xs.client("--backend-token-exchange"); err != nil {
+		if _, err := xs.client(flagName("backend-token-exchange")); err != nil {
 			return err
 		}
 	}
-	if err := c.results.check(); err != nil {
+	if err := checkResults(&c.opts.Results); err != nil {
 		return err
 	}
 	if err := c.search.check(); err != nil {
@@ -208,7 +200,7 @@ func (c *config) validate() error {
 	if err := c.watch.check(); err != nil {
 		return err
 	}
-	if err := c.backends.check(context.Background()); err != nil {
+	if err := c.backends.check(context.Background(), &c.opts.Catalog); err != nil {
 		return err
 	}
 	// Which backend exchanges for which audience is known once both the
@@ -217,14 +209,14 @@ func (c *config) validate() error {
 		return err
 	}
 	if _, _, err := net.SplitHostPort(c.listen); err != nil && !c.stdio {
-		return fmt.Errorf("--listen: want HOST:PORT, got %q: %w", c.listen, err)
+		return settingErrorf("%s: want HOST:PORT, got %q: %w", flagName("listen"), c.listen, err)
 	}
 	for _, o := range c.allowOrigins {
 		if !strings.Contains(o, "://") {
-			return fmt.Errorf("--allow-origin: want an origin such as https://app.example.com, got %q", o)
+			return settingErrorf("%s: want an origin such as https://app.example.com, got %q", flagName("allow-origin"), o)
 		}
 	}
-	if err := c.front.check(c.stdio); err != nil {
+	if err := c.front.check(c.stdio, &c.opts.Scopes); err != nil {
 		return err
 	}
 	if err := c.transports.check(); err != nil {
@@ -248,14 +240,14 @@ func (c *config) validate() error {
 func newLogger(c *config, stderr io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return nil, fmt.Errorf("--log-level: want debug, info, warn or error, got %q", c.logLevel)
+		return nil, settingErrorf("%s: want debug, info, warn or error, got %q", flagName("log-level"), c.logLevel)
 	}
 	hopts := &slog.HandlerOptions{Level: level}
 	switch c.logFormat {
 	case "text", "json":
 		return telemetry.NewLogger(stderr, c.logFormat == "json", hopts), nil
 	}
-	return nil, fmt.Errorf("--log-format: want text or json, got %q", c.logFormat)
+	return nil, settingErrorf("%s: want text or json, got %q", flagName("log-format"), c.logFormat)
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -341,12 +333,12 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	var lis, adminLis net.Listener
 	if !c.stdio {
 		if lis, err = net.Listen("tcp", c.listen); err != nil {
-			return fmt.Errorf("--listen %s: %w", c.listen, err)
+			return settingErrorf("%s %s: %w", flagName("listen"), c.listen, err)
 		}
 		defer lis.Close()
 		if c.exposure.adminListen != "" {
 			if adminLis, err = net.Listen("tcp", c.exposure.adminListen); err != nil {
-				return fmt.Errorf("--admin-listen %s: %w", c.exposure.adminListen, err)
+				return settingErrorf("%s %s: %w", flagName("admin-listen"), c.exposure.adminListen, err)
 			}
 			defer adminLis.Close()
 		}
@@ -363,14 +355,7 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 		defer authn.Close()
 	}
 	opts := c.catalogOptions(logger)
-	opts.Catalog.Refresh = c.backends.refresh
-	opts.Catalog.RequireBackends = c.backends.requireBackends
 	opts.Search.Embeddings = c.search.options()
-	opts.Results.TTL = c.results.ttl
-	opts.Results.StoreBytes = c.results.storeBytes
-	opts.Results.StoreEntries = c.results.storeEntries
-	opts.Results.StoreBytesPerPrincipal = c.results.storeBytesPerPrin
-	opts.Results.StoreEntriesPerPrincipal = c.results.storeEntriesPerPrin
 	opts.Transports.HTTP = httpOpts
 	st, err := c.state.open(ctx, &results.StoreOptions{TTL: opts.Results.TTL, MaxBytes: opts.Results.StoreBytes, MaxEntries: opts.Results.StoreEntries,
 		MaxBytesPerPrincipal: opts.Results.StoreBytesPerPrincipal, MaxEntriesPerPrincipal: opts.Results.StoreEntriesPerPrincipal}, logger)
@@ -396,13 +381,10 @@ func serve(ctx context.Context, c *config, logger *slog.Logger, stdin io.Reader,
 	opts.FrontDoor.SeparateAdmin = c.exposure.adminListen != ""
 	opts.Transports.ReadTimeout = c.transports.readTimeout
 	opts.Auth = authn
-	opts.Scopes.Strict = c.front.strictScopes
-	opts.Scopes.ListVisibleOnly = c.front.listVisibleOnly
 	opts.Calls.ForwardHeaders = c.front.forwardHeaderNames()
 	opts.Calls.Metadata = c.front.md
 	opts.Telemetry.Metrics = tel.metrics
 	opts.Telemetry.TracerProvider = tel.tp
-	opts.Telemetry.LogArguments = c.obs.logArguments
 	// The protocol trace is what --log-level debug is for.
 	opts.Telemetry.ProtocolTrace = c.logLevel == "debug"
 	// An operator's GOGC is theirs; otherwise large catalogs are built

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"errors"
 	"strings"
 	"time"
 
@@ -23,17 +23,31 @@ func parseMethodTimeouts(values []string) ([]gateway.MethodTimeout, error) {
 		// method name.
 		i := strings.LastIndexByte(v, '=')
 		if i <= 0 {
-			return nil, fmt.Errorf("--method-timeout: want GLOB=DURATION, e.g. %s, got %q", methodTimeoutExample, v)
+			return nil, settingErrorf("%s: want GLOB=DURATION, e.g. %s, got %q", flagName("method-timeout"), methodTimeoutExample, v)
 		}
 		glob, ds := v[:i], v[i+1:]
-		if err := methodglob.Check("--method-timeout", glob); err != nil {
+		if err := checkGlob("method-timeout", glob); err != nil {
 			return nil, err
 		}
 		d, err := time.ParseDuration(ds)
 		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("--method-timeout %s: want a positive duration such as 70s after '=' (a call always has a deadline), got %q", glob, ds)
+			return nil, settingErrorf("%s %s: want a positive duration such as 70s after '=' (a call always has a deadline), got %q", flagName("method-timeout"), glob, ds)
 		}
 		out = append(out, gateway.MethodTimeout{Match: glob, Timeout: d})
 	}
 	return out, nil
+}
+
+// checkGlob is methodglob.Check for a glob given to the setting f, its
+// error naming f as Check names its setting.
+func checkGlob(f flagName, p string) error {
+	_, err := methodglob.CompileOption("", []string{p})
+	var oe *gateway.OptionError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	if p == "" {
+		return settingErrorf("%s: %w", f, oe.Err)
+	}
+	return settingErrorf("%s %w", f, oe.Err)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"strings"
@@ -19,9 +18,8 @@ import (
 // probe; tracing is configured by the standard OTEL_* variables only, as
 // every OpenTelemetry SDK is, so a platform's injected settings just work.
 type observability struct {
-	metrics      bool
-	logArguments bool
-	probe        string
+	metrics bool
+	probe   string
 }
 
 // telemetrySetup is what serve wires into the backend connection and the
@@ -38,7 +36,7 @@ type telemetrySetup struct {
 func (o *observability) setup(ctx context.Context, logger *slog.Logger, stdio bool) (*telemetrySetup, error) {
 	if stdio && strings.EqualFold(strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER")), "console") &&
 		telemetry.TracingConfigured(os.Getenv) {
-		return nil, errors.New("OTEL_TRACES_EXPORTER=console writes to stdout, which is the MCP transport in --stdio mode: use otlp")
+		return nil, settingErrorf("OTEL_TRACES_EXPORTER=console writes to stdout, which is the MCP transport in %s mode: use otlp", flagName("stdio"))
 	}
 	s := &telemetrySetup{}
 	if o.metrics {

@@ -25,17 +25,25 @@ var fileSections = map[string]string{
 	"Options.Catalog.Tools":      "tools",
 }
 
-// inSettingWords returns err, raised by the library, naming the setting
-// behind the option it is about as the operator gave it: the config
-// file's line and key, the GATEWAY_* variable, or the flag. An error
-// about no option a setting sets is returned as it is; errors.Is and As
+// inSettingWords returns err naming the settings it is about as the
+// operator gave them: the config file's line and key, the GATEWAY_*
+// variable, or the flag. Two kinds of error carry their settings: the
+// library's *gateway.OptionError, naming the option a setting's
+// declaration names (setting.field), and cmd/gateway's own settingError,
+// naming flags. Any other error is returned as it is; errors.Is and As
 // still see the original either way.
 func (c *config) inSettingWords(err error) error {
-	oe, where, ok := c.optionOf(err)
-	if !ok {
+	if oe, where, ok := c.optionOf(err); ok {
+		return &sourcedError{msg: where + ": " + oe.Err.Error(), err: err}
+	}
+	var se *settingError
+	if !errors.As(err, &se) {
 		return err
 	}
-	return &sourcedError{msg: where + ": " + oe.Err.Error(), err: err}
+	// A message that wraps the setting's error keeps its own words
+	// around it.
+	outer, _ := strings.CutSuffix(err.Error(), se.Error())
+	return &sourcedError{msg: outer + se.in(c.from), err: err}
 }
 
 // optionOf is the *gateway.OptionError err holds, when it is about an

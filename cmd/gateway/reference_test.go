@@ -151,7 +151,7 @@ Each entry of ` + "`arguments:`" + ` takes exactly one of these keys.
 func writeStructKeys(b *strings.Builder, t reflect.Type, prefix string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		fmt.Fprintf(b, "| `%s%s` | %s |\n", prefix, f.Tag.Get("yaml"), cell(f.Tag.Get("help")))
+		fmt.Fprintf(b, "| `%s%s` | %s |\n", prefix, f.Tag.Get("yaml"), cell(keyHelp(f)))
 	}
 }
 

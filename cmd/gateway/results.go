@@ -1,33 +1,20 @@
 package main
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 )
 
-// resultFlags are the result budget and the store of whole results
-// (gateway/budget.go).
-type resultFlags struct {
-	maxBytes     int
-	ttl          time.Duration
-	storeBytes   int64
-	storeEntries int
-	// The share of the store one principal may fill; 0 is half of it.
-	storeBytesPerPrin   int64
-	storeEntriesPerPrin int
-}
-
-func (r *resultFlags) check() error {
-	if r.maxBytes != gateway.Off && r.maxBytes < gateway.MinMaxResultBytes {
-		return fmt.Errorf("--max-result-bytes: want at least %d bytes, or \"unlimited\" for no budget, got %d", gateway.MinMaxResultBytes, r.maxBytes)
+// checkResults relates the result budget and the store of whole results
+// (gateway/budget.go) to one another, as their flags set them.
+func checkResults(r *gateway.ResultOptions) error {
+	if r.MaxBytes != gateway.Off && r.MaxBytes < gateway.MinMaxResultBytes {
+		return settingErrorf("%s: want at least %d bytes, or \"unlimited\" for no budget, got %d", flagName("max-result-bytes"), gateway.MinMaxResultBytes, r.MaxBytes)
 	}
-	if r.storeBytesPerPrin > r.storeBytes {
-		return fmt.Errorf("--result-store-bytes-per-principal: want at most --result-store-bytes (%d), 0 for half of it, or \"unlimited\", got %d", r.storeBytes, r.storeBytesPerPrin)
+	if r.StoreBytesPerPrincipal > r.StoreBytes {
+		return settingErrorf("%s: want at most %s (%d), 0 for half of it, or \"unlimited\", got %d", flagName("result-store-bytes-per-principal"), flagName("result-store-bytes"), r.StoreBytes, r.StoreBytesPerPrincipal)
 	}
-	if r.storeEntriesPerPrin > r.storeEntries {
-		return fmt.Errorf("--result-store-entries-per-principal: want at most --result-store-entries (%d), 0 for half of it, or \"unlimited\", got %d", r.storeEntries, r.storeEntriesPerPrin)
+	if r.StoreEntriesPerPrincipal > r.StoreEntries {
+		return settingErrorf("%s: want at most %s (%d), 0 for half of it, or \"unlimited\", got %d", flagName("result-store-entries-per-principal"), flagName("result-store-entries"), r.StoreEntries, r.StoreEntriesPerPrincipal)
 	}
 	return nil
 }

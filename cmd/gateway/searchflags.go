@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"unicode"
@@ -22,27 +20,27 @@ type searchFlags struct {
 func (s *searchFlags) check() error {
 	if s.embeddingsURL == "" {
 		if s.model != "" || s.keyFile != "" {
-			return errors.New("--search-embeddings-model and --search-embeddings-key-file need --search-embeddings URL")
+			return settingErrorf("%s and %s need %s URL", flagName("search-embeddings-model"), flagName("search-embeddings-key-file"), flagName("search-embeddings"))
 		}
 		return nil
 	}
 	if s.model == "" {
-		return errors.New("--search-embeddings-model: required with --search-embeddings (the model name the endpoint serves)")
+		return settingErrorf("%s: required with %s (the model name the endpoint serves)", flagName("search-embeddings-model"), flagName("search-embeddings"))
 	}
 	if s.keyFile != "" {
 		b, err := os.ReadFile(s.keyFile)
 		if err != nil {
-			return fmt.Errorf("--search-embeddings-key-file: %w", err)
+			return settingErrorf("%s: %w", flagName("search-embeddings-key-file"), err)
 		}
 		if s.key = strings.TrimSpace(string(b)); s.key == "" {
-			return fmt.Errorf("--search-embeddings-key-file %s: the file is empty", s.keyFile)
+			return settingErrorf("%s %s: the file is empty", flagName("search-embeddings-key-file"), s.keyFile)
 		}
 		if strings.ContainsFunc(s.key, unicode.IsControl) {
-			return fmt.Errorf("--search-embeddings-key-file %s: holds more than one line or a control character; the file must hold the key alone", s.keyFile)
+			return settingErrorf("%s %s: holds more than one line or a control character; the file must hold the key alone", flagName("search-embeddings-key-file"), s.keyFile)
 		}
 	}
 	if _, err := embeddings.New(embeddings.Options{URL: s.embeddingsURL, Model: s.model, APIKey: s.key}); err != nil {
-		return fmt.Errorf("--search-embeddings: %w", err)
+		return settingErrorf("%s: %w", flagName("search-embeddings"), err)
 	}
 	return nil
 }

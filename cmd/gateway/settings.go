@@ -21,7 +21,10 @@ import (
 // config key (config_apply.go), and the check that a setting which may
 // not be off is positive all come from the declaration. Checks that
 // relate settings to one another, or read files, stay with the flags of
-// their concern (transports.go, results.go...), naming the flags.
+// their concern (transports.go, results.go...); their errors carry the
+// settings they are about, as flagNames in a settingError or as the
+// option a declaration names (about), never as "--name" in their text,
+// so inSettingWords names each as the operator gave it.
 //
 // To add a setting: add its field to config (or to gateway.Options, in
 // the group of its concept, bound through c.opts), declare it below in
@@ -52,7 +55,9 @@ type setting struct {
 	// encoding.TextMarshaler, as ptr is; nil is the zero value.
 	def any
 	// offOK says whether a numeric setting may be off ("off",
-	// "unlimited"); one that may not is checked to be positive.
+	// "unlimited"); one that may not is checked to be positive. For a
+	// field of gateway.Options it must say what gateway.New does with
+	// Off (its mustNotBeOff list): TestSettingsOffAgreesWithTheLibrary.
 	offOK bool
 	// cmdLineOnly is a setting that says what the program does rather
 	// than how the gateway runs: no config key or variable sets it.
@@ -101,10 +106,10 @@ var settings = []setting{
 		ptr:   func(c *config) any { return &c.demo },
 		usage: "front the bundled demo backend (examples/zoo) on a loopback port; also what runs when nothing names a backend"},
 	{name: "include", field: "Options.Catalog.Include", group: grpBackendsAndDiscovery,
-		ptr:   func(c *config) any { return &c.backends.include },
+		ptr:   func(c *config) any { return (*stringList)(&c.opts.Catalog.Include) },
 		usage: "expose only methods matching this glob on package.Service/Method, e.g. 'zoo.v1.ZooService/*' ('*' does not cross '/'; a pattern without '/' means SERVICE/*; repeatable)"},
 	{name: "exclude", field: "Options.Catalog.Exclude", group: grpBackendsAndDiscovery,
-		ptr:   func(c *config) any { return &c.backends.exclude },
+		ptr:   func(c *config) any { return (*stringList)(&c.opts.Catalog.Exclude) },
 		usage: "hide methods matching this glob on package.Service/Method (repeatable; wins over --include)"},
 	{name: "descriptor-set", group: grpBackendsAndDiscovery,
 		ptr:   func(c *config) any { return &c.backends.descriptorSets },
@@ -122,13 +127,13 @@ var settings = []setting{
 		ptr:   func(c *config) any { return &c.backends.noReflection },
 		usage: "never ask the backend for server reflection: take its API from --descriptor-set or --proto alone (one backend only)"},
 	{name: "refresh", field: "Options.Catalog.Refresh", group: grpBackendsAndDiscovery, def: gateway.DefaultRefresh, offOK: true,
-		ptr:   func(c *config) any { return &c.backends.refresh },
+		ptr:   func(c *config) any { return &c.opts.Catalog.Refresh },
 		usage: "discover every backend again this often (its API, and its replicas behind a dns:/// name) and tell clients when tools change (off: never on a timer; a backend is also discovered again when its connection comes back)"},
 	{name: "discovery-timeout", field: "Options.Catalog.DiscoveryTimeout", group: grpBackendsAndDiscovery, def: gateway.DefaultDiscoveryTimeout,
 		ptr:   func(c *config) any { return &c.opts.Catalog.DiscoveryTimeout },
 		usage: "how long one discovery of a backend may take (at start, and on each refresh)"},
 	{name: "require-backends", field: "Options.Catalog.RequireBackends", group: grpBackendsAndDiscovery,
-		ptr:   func(c *config) any { return &c.backends.requireBackends },
+		ptr:   func(c *config) any { return &c.opts.Catalog.RequireBackends },
 		usage: "exit with an error when a backend cannot be discovered at start, instead of serving the others and retrying it"},
 	{name: "expose-health", field: "Options.Catalog.ExposeHealth", group: grpBackendsAndDiscovery,
 		ptr:   func(c *config) any { return &c.opts.Catalog.ExposeHealth },
@@ -170,9 +175,13 @@ var settings = []setting{
 		ptr:   func(c *config) any { return &c.backends.conn.retry },
 		usage: `"on": calls to tools whose idempotentHint is true (NO_SIDE_EFFECTS, IDEMPOTENT, a GET/PUT/DELETE HTTP rule, a reading or deleting verb, or the tool option) are retried on UNAVAILABLE, on another replica where there is one; "off": never`},
 	{name: "metadata", field: "Options.Calls.Metadata", group: grpBackendConnections,
+		// The flag's KEY=VALUE values are parsed (gateway.ParseMetadata)
+		// into the option's metadata.MD, so the flag has a list of its own.
 		ptr:   func(c *config) any { return &c.front.metadata },
 		usage: "KEY=VALUE gRPC metadata added to every call; -bin keys take base64 (repeatable)"},
 	{name: "forward-header", field: "Options.Calls.ForwardHeaders", group: grpBackendConnections,
+		// The option also holds the headers --forward-claim sends
+		// (forwardHeaderNames), so the flag's own list is kept apart.
 		ptr:   func(c *config) any { return &c.front.forwardHeaders },
 		usage: "copy this inbound HTTP header into the gRPC metadata of each call (repeatable)"},
 
@@ -212,22 +221,22 @@ var settings = []setting{
 		ptr:   func(c *config) any { return &c.opts.Calls.OperationCancel },
 		usage: "cancel the backend operation (CancelOperation) when the client cancels a long-running call or goes away"},
 	{name: "max-result-bytes", field: "Options.Results.MaxBytes", group: grpCallsAndResults, def: gateway.DefaultMaxResultBytes, offOK: true,
-		ptr:   func(c *config) any { return &c.results.maxBytes },
+		ptr:   func(c *config) any { return &c.opts.Results.MaxBytes },
 		usage: fmt.Sprintf("result budget: most bytes of JSON in one tool result; a larger result is cut to fit (long arrays keep their first elements, long strings are shortened, \"truncated\" lists the cuts) and kept whole as a resource for --result-ttl; at least %d; unlimited: no budget", gateway.MinMaxResultBytes)},
 	{name: "result-ttl", field: "Options.Results.TTL", group: grpCallsAndResults, def: results.DefaultTTL,
-		ptr:   func(c *config) any { return &c.results.ttl },
+		ptr:   func(c *config) any { return &c.opts.Results.TTL },
 		usage: "how long a result cut to the budget stays readable whole (resources/read on its resource_link)"},
 	{name: "result-store-bytes", field: "Options.Results.StoreBytes", group: grpCallsAndResults, def: results.DefaultMaxBytes,
-		ptr:   func(c *config) any { return &c.results.storeBytes },
+		ptr:   func(c *config) any { return &c.opts.Results.StoreBytes },
 		usage: "most bytes of whole results kept at once (the oldest go first); a larger result is cut but not kept"},
 	{name: "result-store-entries", field: "Options.Results.StoreEntries", group: grpCallsAndResults, def: results.DefaultMaxEntries,
-		ptr:   func(c *config) any { return &c.results.storeEntries },
+		ptr:   func(c *config) any { return &c.opts.Results.StoreEntries },
 		usage: "most whole results kept at once (the oldest go first)"},
 	{name: "result-store-bytes-per-principal", field: "Options.Results.StoreBytesPerPrincipal", group: grpCallsAndResults, def: 0, offOK: true,
-		ptr:   func(c *config) any { return &c.results.storeBytesPerPrin },
+		ptr:   func(c *config) any { return &c.opts.Results.StoreBytesPerPrincipal },
 		usage: "most bytes of whole results one authenticated principal keeps, all its sessions together: past it its own oldest go first, so one cannot push out another's; 0: half of --result-store-bytes"},
 	{name: "result-store-entries-per-principal", field: "Options.Results.StoreEntriesPerPrincipal", group: grpCallsAndResults, def: 0, offOK: true,
-		ptr:   func(c *config) any { return &c.results.storeEntriesPerPrin },
+		ptr:   func(c *config) any { return &c.opts.Results.StoreEntriesPerPrincipal },
 		usage: "most whole results one authenticated principal keeps, all its sessions together; 0: half of --result-store-entries"},
 	{name: "input-errors", field: "Options.Calls.InputErrors", group: grpCallsAndResults, def: gateway.InputErrorsTool,
 		ptr:   func(c *config) any { return &c.opts.Calls.InputErrors },
@@ -380,10 +389,10 @@ var settings = []setting{
 		usage: "RULE=SCOPE: calling the tools RULE names also needs SCOPE; RULE is a tool name, or a method pattern that follows its methods " +
 			"whatever their tools are named: zoo.v1.ZooService/DeleteAnimal, zoo.v1.ZooService/*, zoo.v1.* (repeatable)"},
 	{name: "strict-scopes", field: "Options.Scopes.Strict", group: grpAuthentication,
-		ptr:   func(c *config) any { return &c.front.strictScopes },
+		ptr:   func(c *config) any { return &c.opts.Scopes.Strict },
 		usage: "refuse to start when an --oauth-tool-scope rule matches no tool (without it: a warning); on a later refresh such a rule is logged as an error and stays in force"},
 	{name: "list-visible-only", field: "Options.Scopes.ListVisibleOnly", group: grpAuthentication,
-		ptr:   func(c *config) any { return &c.front.listVisibleOnly },
+		ptr:   func(c *config) any { return &c.opts.Scopes.ListVisibleOnly },
 		usage: "tools/list and search_tools show each caller only the tools its token's scopes allow (--oauth-tool-scope rules and the methods' scopes options); a call of a hidden tool is still refused with the scope it lacks. Off by default: step-up starts from a tool the client can see, and a list that is the same for everyone can be cached"},
 	{name: "forward-claim", group: grpAuthentication,
 		ptr:   func(c *config) any { return &c.front.forwardClaims },
@@ -426,7 +435,7 @@ var settings = []setting{
 		ptr:   func(c *config) any { return &c.logFormat },
 		usage: "log format: text or json"},
 	{name: "log-arguments", field: "Options.Telemetry.LogArguments", group: grpObservability,
-		ptr:   func(c *config) any { return &c.obs.logArguments },
+		ptr:   func(c *config) any { return &c.opts.Telemetry.LogArguments },
 		usage: "log tool call argument values at debug level, and show in the --log-level debug protocol trace the values it otherwise redacts: arguments, tool and task results, resource bodies, task status messages (they may hold personal data)"},
 }
 
@@ -474,9 +483,8 @@ func number[T limit.Number](s *setting) T {
 // check refuses a numeric setting that may not be off but was given a
 // negative value (the limit rule keeps it for this check to name), so
 // the library's own check, in option words, never sees it. The error
-// names the setting as from has it: the file's line and key, the
-// variable, or else the flag.
-func (s *setting) check(c *config, from origins) error {
+// names the setting (inSettingWords names it as the operator gave it).
+func (s *setting) check(c *config) error {
 	if s.offOK {
 		return nil
 	}
@@ -504,17 +512,13 @@ func (s *setting) check(c *config, from origins) error {
 	default:
 		return nil
 	}
-	where, ok := from[s.name]
-	if !ok {
-		where = "--" + s.name
-	}
-	return fmt.Errorf("%s: want a positive %s, got %v", where, what, v)
+	return settingErrorf("%s: want a positive %s, got %v", flagName(s.name), what, v)
 }
 
 // checkSettings runs every setting's own check, in declaration order.
-func (c *config) checkSettings(from origins) error {
+func (c *config) checkSettings() error {
 	for i := range settings {
-		if err := settings[i].check(c, from); err != nil {
+		if err := settings[i].check(c); err != nil {
 			return err
 		}
 	}

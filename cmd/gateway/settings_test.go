@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +149,66 @@ func TestFlagTLSInFlagWords(t *testing.T) {
 	}
 	if err := checkFlagTLS(backendconn.TLS{}); err != nil {
 		t.Errorf("no TLS flags: %v", err)
+	}
+}
+
+// TestSettingsOffAgreesWithTheLibrary: whether a numeric setting may be
+// off is declared twice, by its offOK here and by gateway.New, which
+// refuses Off for an option that may not be (mustNotBeOff in
+// gateway/gateway.go). For every numeric setting bound to a field of
+// gateway.Options, New given that field Off must refuse it, naming the
+// option, exactly when the declaration says it may not be off.
+func TestSettingsOffAgreesWithTheLibrary(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, s := range settings {
+		path, ok := strings.CutPrefix(s.field, "Options.")
+		if !ok {
+			continue
+		}
+		switch s.ptr(&config{}).(type) {
+		case *time.Duration, *int, *int64:
+		default:
+			continue
+		}
+		n++
+		var opts gateway.Options
+		v := reflect.ValueOf(&opts).Elem()
+		for _, name := range strings.Split(path, ".") {
+			v = v.FieldByName(name)
+		}
+		v.SetInt(gateway.Off)
+		g, err := gateway.New(context.Background(), nil, &opts)
+		if g != nil {
+			g.Close()
+		}
+		var oe *gateway.OptionError
+		refused := errors.As(err, &oe) && oe.Option == s.field
+		if refused == s.offOK {
+			t.Errorf("--%s: declared offOK %v, but gateway.New given %s Off: %v", s.name, s.offOK, s.field, err)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no numeric setting names a field of Options")
+	}
+}
+
+// TestBackendKeysNameTheirSetting: a backend's key that overrides a
+// gateway-wide setting names a declared one, settable in the file.
+func TestBackendKeysNameTheirSetting(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for f := range reflect.TypeFor[fileBackend]().Fields() {
+		name := f.Tag.Get("setting")
+		if name == "" {
+			continue
+		}
+		n++
+		if s := declared(name); s == nil || s.cmdLineOnly || s.fileSection != "" {
+			t.Errorf("backends[].%s: setting %q is no setting of the file", f.Tag.Get("yaml"), name)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no backend key names its setting")
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -37,46 +35,46 @@ func (s *stateFlags) check(t *transportFlags, stdio bool) error {
 	s.password, s.rootCAs = "", nil
 	if s.url == "" {
 		if s.passwordFile != "" {
-			return errors.New("--state-password-file: set without --state")
+			return settingErrorf("%s: set without %s", flagName("state-password-file"), flagName("state"))
 		}
 		if s.caFile != "" {
-			return errors.New("--state-ca: set without --state")
+			return settingErrorf("%s: set without %s", flagName("state-ca"), flagName("state"))
 		}
 		return nil
 	}
 	if err := state.CheckURL(s.url); err != nil {
-		return fmt.Errorf("--state: %w", err)
+		return settingErrorf("%s: %w", flagName("state"), err)
 	}
 	if stdio {
-		return errors.New("--state: a fleet serves HTTP; with --stdio there is one client and nothing to share")
+		return settingErrorf("%s: a fleet serves HTTP; with %s there is one client and nothing to share", flagName("state"), flagName("stdio"))
 	}
 	if t.sessionSecretFile == "" {
-		return errors.New("--state needs --session-secret-file: the replicas of a fleet share sessions through tokens signed with that secret")
+		return settingErrorf("%s needs %s: the replicas of a fleet share sessions through tokens signed with that secret", flagName("state"), flagName("session-secret-file"))
 	}
 	if s.passwordFile != "" {
 		b, err := os.ReadFile(s.passwordFile)
 		if err != nil {
-			return fmt.Errorf("--state-password-file: %w", err)
+			return settingErrorf("%s: %w", flagName("state-password-file"), err)
 		}
 		if s.password = string(bytes.TrimRight(b, "\r\n")); s.password == "" {
-			return fmt.Errorf("--state-password-file %s: the file is empty", s.passwordFile)
+			return settingErrorf("%s %s: the file is empty", flagName("state-password-file"), s.passwordFile)
 		}
 	}
 	if s.caFile != "" {
 		if !strings.HasPrefix(s.url, "rediss://") {
-			return errors.New("--state-ca: the store is reached over TLS only with a rediss:// --state")
+			return settingErrorf("%s: the store is reached over TLS only with a rediss:// %s", flagName("state-ca"), flagName("state"))
 		}
 		b, err := os.ReadFile(s.caFile)
 		if err != nil {
-			return fmt.Errorf("--state-ca: %w", err)
+			return settingErrorf("%s: %w", flagName("state-ca"), err)
 		}
 		s.rootCAs = x509.NewCertPool()
 		if !s.rootCAs.AppendCertsFromPEM(b) {
-			return fmt.Errorf("--state-ca %s: no PEM certificate in the file", s.caFile)
+			return settingErrorf("%s %s: no PEM certificate in the file", flagName("state-ca"), s.caFile)
 		}
 	}
 	if err := state.CheckPrefix(s.prefix); err != nil {
-		return fmt.Errorf("--state-prefix: %w", err)
+		return settingErrorf("%s: %w", flagName("state-prefix"), err)
 	}
 	return nil
 }
@@ -90,14 +88,14 @@ func (s *stateFlags) open(ctx context.Context, res *results.StoreOptions, logger
 	st, err := state.Open(s.url, &state.Options{Prefix: s.prefix, Password: s.password, RootCAs: s.rootCAs, Results: *res,
 		MaxRevocations: s.maxRevoked, MaxRevocationsPerPrincipal: s.maxRevokedPerWho, Logger: logger})
 	if err != nil {
-		return nil, fmt.Errorf("--state: %w", err)
+		return nil, settingErrorf("%s: %w", flagName("state"), err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, stateCheckTimeout)
 	defer cancel()
 	if err := st.Ping(ctx); err != nil {
 		if s.require {
 			st.Close()
-			return nil, fmt.Errorf("--state %s: %w (start it, fix the address or --state-password-file, or set --require-state=false to start without it)", state.Redacted(s.url), err)
+			return nil, settingErrorf("%s %s: %w (start it, fix the address or %s, or set %s=false to start without it)", flagName("state"), state.Redacted(s.url), err, flagName("state-password-file"), flagName("require-state"))
 		}
 		logger.Warn("the state store does not answer; serving without it until it does", "state", state.Redacted(s.url), "err", err)
 	}

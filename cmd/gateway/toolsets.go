@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
@@ -74,13 +73,13 @@ func (c *config) checkToolsets() error {
 	}
 	switch {
 	case c.opts.FrontDoor.ToolsetsOnly && len(c.opts.FrontDoor.Toolsets) == 0:
-		return errors.New("--toolsets-only needs toolsets (toolsets: in the config file)")
+		return settingErrorf("%s needs toolsets (toolsets: in the config file)", flagName("toolsets-only"))
 	case c.opts.FrontDoor.StdioToolset != "" && !c.stdio:
-		return errors.New("--stdio-toolset needs --stdio")
+		return settingErrorf("%s needs %s", flagName("stdio-toolset"), flagName("stdio"))
 	case c.opts.FrontDoor.StdioToolset != "" && !named:
-		return fmt.Errorf("--stdio-toolset %q: no toolset of that name in the config file's toolsets:", c.opts.FrontDoor.StdioToolset)
+		return settingErrorf("%s %q: no toolset of that name in the config file's toolsets:", flagName("stdio-toolset"), c.opts.FrontDoor.StdioToolset)
 	case c.stdio && c.opts.FrontDoor.ToolsetsOnly && c.opts.FrontDoor.StdioToolset == "":
-		return errors.New("--stdio with --toolsets-only needs --stdio-toolset: stdio serves one toolset")
+		return settingErrorf("%s with %s needs %s: stdio serves one toolset", flagName("stdio"), flagName("toolsets-only"), flagName("stdio-toolset"))
 	}
 	return nil
 }

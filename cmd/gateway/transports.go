@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"time"
 
@@ -37,7 +36,7 @@ type transportFlags struct {
 // check validates the settings and loads the session secret.
 func (t *transportFlags) check() error {
 	if t.maxInFlight > 0 && t.maxInFlightPerPrin > t.maxInFlight {
-		return fmt.Errorf("--max-in-flight-per-principal: want at most --max-in-flight (%d), 0 for half of it, or \"unlimited\", got %d", t.maxInFlight, t.maxInFlightPerPrin)
+		return settingErrorf("%s: want at most %s (%d), 0 for half of it, or \"unlimited\", got %d", flagName("max-in-flight-per-principal"), flagName("max-in-flight"), t.maxInFlight, t.maxInFlightPerPrin)
 	}
 	t.secret = nil
 	if t.sessionSecretFile == "" {
@@ -45,14 +44,13 @@ func (t *transportFlags) check() error {
 	}
 	b, err := os.ReadFile(t.sessionSecretFile)
 	if err != nil {
-		return fmt.Errorf("--session-secret-file: %w", err)
+		return settingErrorf("%s: %w", flagName("session-secret-file"), err)
 	}
 	// A trailing newline is an artefact of how the file was written, not
 	// part of the secret; every replica must trim the same way.
 	b = bytes.TrimRight(b, "\r\n")
 	if len(b) < minSessionSecret {
-		return fmt.Errorf("--session-secret-file %s: want at least %d bytes of secret, got %d (e.g. head -c 48 /dev/urandom | base64 > %s)",
-			t.sessionSecretFile, minSessionSecret, len(b), t.sessionSecretFile)
+		return settingErrorf("%s %s: want at least %d bytes of secret, got %d (e.g. head -c 48 /dev/urandom | base64 > %s)", flagName("session-secret-file"), t.sessionSecretFile, minSessionSecret, len(b), t.sessionSecretFile)
 	}
 	t.secret = b
 	return nil

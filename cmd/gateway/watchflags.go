@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
-	"github.com/grpc-mcp-gateway/gateway/internal/methodglob"
 )
 
 // watchFlags shape the tools of open-ended streams (gateway.WatchOptions).
@@ -17,12 +15,12 @@ type watchFlags struct {
 
 func (w *watchFlags) check() error {
 	for _, g := range w.methods {
-		if err := methodglob.Check("--watch", g); err != nil {
+		if err := checkGlob("watch", g); err != nil {
 			return err
 		}
 	}
 	if w.window > w.maxWindow {
-		return fmt.Errorf("--watch-window %s: longer than --watch-max-window %s", w.window, w.maxWindow)
+		return settingErrorf("%s %s: longer than %s %s", flagName("watch-window"), w.window, flagName("watch-max-window"), w.maxWindow)
 	}
 	return nil
 }

@@ -129,8 +129,9 @@ unit-realservices: $(TEMPORAL_PROTOS) vet-temporaldev
 # optimisation or inlining: Temporal's server is a fixture, and compiles
 # with about a quarter less CPU so). go vet is given the same ones, so that
 # it compiles Temporal's packages once for both: with its default flags it
-# compiled all of them a second time (~6 CPU-minutes cold). What vet
-# reports does not depend on them. Keep the two in step.
+# compiled all of them a second time (cold, 700 CPU-seconds instead of
+# 117, measured). What vet reports does not depend on them. Keep the two
+# in step.
 TEMPORALDEV_GCFLAGS = all=-N -l
 vet-temporaldev:
 	cd realservices/temporaldev && $(GO) vet '-gcflags=$(TEMPORALDEV_GCFLAGS)' ./...

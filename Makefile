@@ -11,7 +11,7 @@ NPM ?= npm
 #  1. the static checks (CPU) while the npm and Debian packages install
 #     (network, dpkg), so that neither waits for the other;
 #  2. the root module's tests under -race while Temporal's server compiles
-#     for the real-service tests (their run leaves a core idle for minutes);
+#     for the real-service tests (it takes the CPU their run leaves idle);
 #  3. the nested modules' tests, one module at a time, then the interop
 #     suites (after the Go checks under -j too: each phase is a make of
 #     its own). --output-sync prints each parallel step's output whole.

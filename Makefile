@@ -4,12 +4,33 @@
 GO ?= go
 NPM ?= npm
 
-.PHONY: test vet staticcheck deadcode fmtcheck browser-deps fleet-deps unit unit-estate unit-realservices bench bench-estate bench-catalog bench-corpus bench-load unit-loadtest build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
+.PHONY: test checks deps system-deps vet staticcheck deadcode fmtcheck browser-deps fleet-deps unit unit-estate unit-realservices vet-temporaldev bench bench-estate bench-catalog bench-corpus bench-load unit-loadtest build generate checkgenerate buflint interop interop-sdk interop-conformance interop-grpcjs
 
-# The interop suites run after the Go checks (a recursive make keeps that
-# order under -j too).
-test: fmtcheck vet staticcheck deadcode buflint checkgenerate browser-deps fleet-deps unit unit-estate unit-realservices unit-loadtest
-	@$(MAKE) --no-print-directory interop
+# What a cold build cache costs, per step, and why the steps run in this
+# order: docs/testing.md, "What make test costs". In short, on 2 cores:
+#  1. the static checks (CPU) while the npm and Debian packages install
+#     (network, dpkg), so that neither waits for the other;
+#  2. the root module's tests under -race while Temporal's server compiles
+#     for the real-service tests (it takes the CPU their run leaves idle);
+#  3. the nested modules' tests, one module at a time, then the interop
+#     suites (after the Go checks under -j too: each phase is a make of
+#     its own). --output-sync prints each parallel step's output whole.
+# Each phase forces its own -j, so `make -jN test` runs the same way.
+test:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target checks deps
+	@$(MAKE) --no-print-directory -j2 --output-sync=target unit vet-temporaldev
+	@$(MAKE) --no-print-directory SERIAL=1 unit-estate unit-realservices unit-loadtest
+	@$(MAKE) --no-print-directory SERIAL=1 interop
+
+# A make given SERIAL=1 runs its targets one at a time, whatever -j says.
+ifdef SERIAL
+.NOTPARALLEL:
+endif
+
+# The static checks share one compilation of every package (go vet's,
+# which staticcheck's `go list -export` reuses), so they run one at a time.
+checks:
+	@$(MAKE) --no-print-directory SERIAL=1 fmtcheck vet staticcheck deadcode buflint checkgenerate
 
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -41,14 +62,22 @@ deadcode:
 
 # TestBrowserCORS (cmd/gateway) drives headless Chromium from Debian's
 # package: install it when missing (CI runs as root).
+BROWSER_DEPS = command -v chromium >/dev/null 2>&1 || { apt-get update && apt-get install -y --no-install-recommends chromium; }
 browser-deps:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update && apt-get install -y --no-install-recommends chromium; }
+	@$(BROWSER_DEPS)
 
 # The fleet tests (gateway/state, TestFleet in cmd/gateway) start a real
 # redis-server and HAProxy from Debian's packages: install them when
 # missing. Neither runs as a service: the tests start their own.
+FLEET_DEPS = command -v redis-server >/dev/null 2>&1 && command -v haproxy >/dev/null 2>&1 || { apt-get update && apt-get install -y --no-install-recommends redis-server haproxy; }
 fleet-deps:
-	@command -v redis-server >/dev/null 2>&1 && command -v haproxy >/dev/null 2>&1 || { apt-get update && apt-get install -y --no-install-recommends redis-server haproxy; }
+	@$(FLEET_DEPS)
+
+# Both, one after the other: two apt-gets at once would fight over
+# dpkg's lock.
+system-deps:
+	@$(BROWSER_DEPS)
+	@$(FLEET_DEPS)
 
 unit:
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -93,9 +122,19 @@ $(TEMPORAL_PROTOS): realservices/testdata/temporal/package.json realservices/tes
 	@test -f $@ || { echo "unit-realservices: npm ci did not install $@"; exit 1; }
 	@touch $@
 
-unit-realservices: $(TEMPORAL_PROTOS)
+unit-realservices: $(TEMPORAL_PROTOS) vet-temporaldev
 	cd realservices && $(GO) vet ./... && REQUIRE_TEMPORAL_PROTOS=1 $(GO) test -race -count=1 -timeout 20m ./...
-	cd realservices/temporaldev && $(GO) vet ./...
+
+# realservices' TestMain builds temporaldev with these flags (no
+# optimisation or inlining: Temporal's server is a fixture, and compiles
+# with about a quarter less CPU so). go vet is given the same ones, so that
+# it compiles Temporal's packages once for both: with its default flags it
+# compiled all of them a second time (cold, 700 CPU-seconds instead of
+# 117, measured). What vet reports does not depend on them. Keep the two
+# in step.
+TEMPORALDEV_GCFLAGS = all=-N -l
+vet-temporaldev:
+	cd realservices/temporaldev && $(GO) vet '-gcflags=$(TEMPORALDEV_GCFLAGS)' ./...
 
 # The load harness (loadtest/, a nested module so that its fault proxy,
 # Shopify's toxiproxy, stays out of the gateway's go.mod): its smoke test
@@ -180,10 +219,20 @@ FORCE:
 
 # A real grpc-js server with @grpc/reflection (interop/grpc-js), discovered by
 # the descriptors package on the pinned Node 22.
-interop-grpcjs: $(NODE22)
-	@echo "== interop: grpc-js reflection server vs descriptors/"
+GRPCJS := interop/grpc-js/node_modules/@grpc/reflection/package.json
+
+$(GRPCJS): interop/grpc-js/package.json interop/grpc-js/package-lock.json
 	cd interop/grpc-js && $(NPM) ci --no-audit --no-fund
+	@test -f $@ || { echo "interop-grpcjs: npm ci did not install $@"; exit 1; }
+	@touch $@
+
+interop-grpcjs: $(NODE22) $(GRPCJS)
+	@echo "== interop: grpc-js reflection server vs descriptors/"
 	REQUIRE_GRPCJS=1 GRPCJS_NODE=$(CURDIR)/$(NODE22) $(GO) test -count=1 -run TestGRPCJSInterop ./descriptors/
+
+# Everything make test installs (the Debian packages one at a time), so
+# that it can run while the static checks compile.
+deps: system-deps $(GOOGLEAPIS) $(TEMPORAL_PROTOS) $(NODE22) $(GRPCJS)
 
 # Protobuf generation with buf (pinned in tools/go.mod). checkgenerate fails
 # when a checked-in generated file differs from what generation produces.

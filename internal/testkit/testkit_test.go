@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +36,10 @@ func TestStartGateway(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("/healthz: %d, want 200", resp.StatusCode)
+	}
+	WaitReady(t, g.Base, WaitTimeout) // the demo backend, discovered
+	if code, body := Readyz(http.DefaultClient, g.Base); code != http.StatusOK || !strings.Contains(body, `"zoo":{"discovered":true`) {
+		t.Errorf("/readyz once ready: %d %q, want 200 with the demo backend (zoo) discovered", code, body)
 	}
 	c := &Client{URL: g.Base + "/mcp"}
 	if err := c.Initialize(t.Context(), "2025-11-25"); err != nil {

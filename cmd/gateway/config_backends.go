@@ -151,6 +151,10 @@ func (fb *fileBackend) checkOverrides(doc *configDoc, key string) error {
 		if name == "" || !ok || declared(name).offOK || d >= 0 {
 			continue
 		}
+		if time.Duration(d) == gateway.Off {
+			// The file's "off", which a setting that may not be off refuses.
+			return doc.errorf(key+"."+f.Tag.Get("yaml"), "want a positive duration (this setting may not be off), got \"off\"")
+		}
 		return doc.errorf(key+"."+f.Tag.Get("yaml"), "want a positive duration, got %s", time.Duration(d))
 	}
 	return nil

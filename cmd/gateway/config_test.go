@@ -419,6 +419,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad backend duration", "backends:\n  - address: 127.0.0.1:1\n    call_timeout: 5\n", noEnv, `FILE:3: backends[0].call_timeout: want a duration`},
 		{"negative duration", "\ncall_timeout: -1s\n", noEnv, `FILE:2: call_timeout: want a positive duration, got -1s`},
 		{"negative backend duration", "backends:\n  - address: 127.0.0.1:1\n    stream_timeout: -1s\n", noEnv, `FILE:3: backends[0].stream_timeout: want a positive duration, got -1s`},
+		{"backend duration off", "backends:\n  - address: 127.0.0.1:1\n    call_timeout: off\n", noEnv, `FILE:3: backends[0].call_timeout: want a positive duration (this setting may not be off), got "off"`},
 		{"off where not allowed", "\ncall_timeout: off\n", noEnv, `FILE:2: call_timeout: invalid value "off": want a duration such as 30s, or 0 for the default (30s)`},
 		{"bad bool", "expose_health: maybe\n", noEnv, `FILE:1: expose_health: invalid value "maybe": want true or false`},
 		{"list of lists", "include: [[a.B]]\n", noEnv, `FILE:1: include[0]: want a string, got a list`},

@@ -82,7 +82,7 @@ type Task struct {
 }
 
 // TaskRequest carries what a tasks/* request brings besides the task id:
-// the HTTP headers (for forwarding) and the session.
+// its method, the HTTP headers (for forwarding) and the session.
 type TaskRequest struct {
 	// Method is the task method being served (tasks/get, tasks/result,
 	// ...), for the handler's error messages; empty when the server

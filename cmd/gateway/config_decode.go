@@ -124,7 +124,9 @@ func (d *configDoc) errorf(key, format string, args ...any) error {
 func loadConfig(path string) (*configFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--config: %w", err)
+		// Named by its path, not by a flag: it may come from --config,
+		// --check-config or GATEWAY_CONFIG.
+		return nil, fmt.Errorf("reading the config file: %w", err)
 	}
 	doc := &configDoc{name: path, lines: map[string]int{}, paths: map[*token.Token]string{}}
 	cf := &configFile{doc: doc}

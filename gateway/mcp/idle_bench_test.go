@@ -43,7 +43,7 @@ func BenchmarkIdleSession(b *testing.B) {
 		{"streamable-http+GET", openHTTPSession(true), streamableMux(nil), true},
 		{"streamable-http-token", openHTTPSession(false), streamableMux(&StreamableHTTPOptions{SessionSecret: testSecret}), false},
 		{"streamable-http-token+GET", openHTTPSession(true), streamableMux(&StreamableHTTPOptions{SessionSecret: testSecret}), true},
-		{"sse", openSSESession, func(_ testing.TB, s *Server) http.Handler { return s.SSEHandler(nil) }, false},
+		{"sse", openSSESession, func(_ testing.TB, s *Server) http.Handler { return s.SSEHandler(nil) }, true},
 		{"websocket", openWSSession, func(_ testing.TB, s *Server) http.Handler { return s.WebSocketHandler(nil) }, true},
 		{"stdio", nil, nil, false},
 	} {

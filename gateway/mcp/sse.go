@@ -1,12 +1,15 @@
 package mcp
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path"
+	"strconv"
 	"sync"
 	"time"
 
@@ -91,13 +94,6 @@ type sseHandler struct {
 	perOwner map[string]int // open streams by owner, for MaxSessionsPerPrincipal
 }
 
-// sseSession is what a POST needs to reach a stream.
-type sseSession struct {
-	in    chan []byte
-	done  chan struct{} // closed when the stream ends
-	owner string        // Principal.ID of the GET that opened it
-}
-
 func (h *sseHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
@@ -110,7 +106,42 @@ func (h *sseHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// stream serves GET: the session's lifetime is this request's.
+// An idle legacy SSE session holds one goroutine, as a Streamable HTTP GET
+// stream and a WebSocket do: over HTTP/1.1 the stream leaves net/http once
+// its endpoint event is out (its handler returns, and net/http lets go of
+// its buffers and serving goroutine), and the goroutine that reads the
+// connection to notice the client leaving is all that waits. Messages are
+// handled on the goroutine of the POST that brings them, one at a time
+// per session, as the session loop used to take them from the POSTs;
+// keepalives, the credential's expiry and Shutdown come by timer or
+// callback. Over HTTP/2 the stream stays with net/http and its handler
+// waits for the end instead of a reader.
+
+// sseSession is one stream's session: what a POST needs to deliver a
+// message, and how the stream ends.
+type sseSession struct {
+	owner string // Principal.ID of the GET that opened it
+	s     *Server
+	who   Principal
+	ctx   context.Context
+	stop  context.CancelFunc
+	sess  *session
+	sc    *scope
+	out   *sseWriter
+	// wake is closed by end: it wakes the handler of a stream that stayed
+	// with net/http (a detached one's reader is woken by its connection).
+	wake    chan struct{}
+	drained chan struct{} // closed when a Shutdown's drain is over
+
+	mu       sync.Mutex // serializes deliveries and the end
+	wg, late sync.WaitGroup
+	set      bool    // why is set: the stream is ending
+	why      connEnd // meaningful when set
+	draining bool    // Shutdown: calls may finish; later ones use late
+	over     bool    // the stream is finishing: no more deliveries
+}
+
+// stream serves GET: the session's lifetime is the stream's.
 func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r.Header, "text/event-stream") {
 		writeJSONError(w, http.StatusNotAcceptable, nil, errorf(CodeInvalidRequest, "Accept must list text/event-stream"))
@@ -121,7 +152,8 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := rand.Text()
-	ss := &sseSession{in: make(chan []byte), done: make(chan struct{}), owner: h.s.principalOf(r.Context()).ID}
+	who := h.s.principalOf(r.Context())
+	ss := &sseSession{owner: who.ID}
 	h.mu.Lock()
 	if len(h.sessions) >= h.o.MaxSessions {
 		h.mu.Unlock()
@@ -133,22 +165,12 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusServiceUnavailable, nil, errorf(CodeInternalError, "too many sessions for this principal (limit %d)", h.o.MaxSessionsPerPrincipal))
 		return
 	}
-	h.sessions[id] = ss
+	// Reserved now, so the limits hold; reachable by POSTs once begun.
+	h.sessions[id] = nil
 	if ss.owner != "" {
 		h.perOwner[ss.owner]++
 	}
 	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		delete(h.sessions, id)
-		if ss.owner != "" {
-			if h.perOwner[ss.owner]--; h.perOwner[ss.owner] <= 0 {
-				delete(h.perOwner, ss.owner)
-			}
-		}
-		h.mu.Unlock()
-		close(ss.done)
-	}()
 
 	endpoint := h.o.MessagePath
 	if endpoint == "" {
@@ -156,32 +178,205 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	endpoint += "?sessionId=" + id
 
-	out := &sseWriter{w: w, rc: http.NewResponseController(w), writeTimeout: h.o.WriteTimeout, srv: h.s}
-	defer out.close()
+	ss.out = &sseWriter{w: w, rc: http.NewResponseController(w), writeTimeout: h.o.WriteTimeout, srv: h.s}
 	hd := w.Header()
 	hd["Content-Type"] = hvEventStream
 	hd["Cache-Control"] = hvNoCache
 	hd["X-Accel-Buffering"] = hvNo
+	if r.ProtoMajor == 1 && r.ProtoMinor == 1 {
+		// The stream is about to leave net/http (detach); when it ends the
+		// connection closes rather than serving another request, and the
+		// client is told so up front.
+		hd["Connection"] = hvClose
+	}
+	// The request's values (the principal) stay with the session; its
+	// cancellation, which net/http fires when a detached stream's handler
+	// returns, does not: the stream's end ends the session.
+	h.begin(ss, context.WithoutCancel(r.Context()), who, r.Header)
+	h.mu.Lock()
+	h.sessions[id] = ss
+	h.mu.Unlock()
 	w.WriteHeader(http.StatusOK)
-	if out.event("endpoint", []byte(endpoint)) != nil {
+	if ss.out.event("endpoint", []byte(endpoint)) != nil {
+		ss.end(endWrite)
+	}
+	ss.keepAlive(h.o.KeepAlive)
+	if ss.out.detach() {
+		// An end before the connection was the stream's could not wake
+		// its reader; any later one will.
+		ss.mu.Lock()
+		ended := ss.set
+		ss.mu.Unlock()
+		if ended {
+			ss.out.wakeReader()
+		}
+		go func() {
+			discardUntilClosed(ss.out.conn)
+			h.finish(id, ss)
+		}()
 		return
 	}
-	ticker := time.NewTicker(h.o.KeepAlive)
-	defer ticker.Stop()
-	end := h.s.serveConn(r.Context(), &connConfig{
-		transport:   "sse",
-		header:      r.Header,
-		out:         out,
-		in:          ss.in,
-		cancelOnEOF: true,
-		tick:        ticker.C,
-		onTick:      out.keepAlive,
+	select {
+	case <-r.Context().Done():
+	case <-ss.wake:
+	}
+	h.finish(id, ss)
+}
+
+// begin starts ss's session: its state, and what may end it (the
+// credential's expiry or revocation, Shutdown, a failed write) or
+// write to it (list_changed) meanwhile.
+func (h *sseHandler) begin(ss *sseSession, ctx context.Context, who Principal, header http.Header) {
+	s := h.s
+	ss.s, ss.who = s, who
+	ss.ctx, ss.stop = context.WithCancel(ctx)
+	ss.wake, ss.drained = make(chan struct{}), make(chan struct{})
+	ss.sess = s.newSession("sse", "", who.ID)
+	// A stream is a session without an id in the protocol; handlers still
+	// need one to keep state per session.
+	ss.sess.key = rand.Text()
+	s.observeSession("sse", 1)
+	ss.sc = &scope{transport: "sse", header: header, out: ss.out}
+	ss.out.failed = func() { go ss.end(endWrite) } // the writer holds its lock
+	if !who.Expires.IsZero() {
+		ss.out.timers = append(ss.out.timers, time.AfterFunc(time.Until(who.Expires), func() { ss.end(endExpired) }))
+	}
+	if who.Revoked != nil {
+		// Only a revocable credential costs a goroutine: a channel has no
+		// callback.
+		left := make(chan struct{})
+		ss.out.left = left
+		go func() {
+			select {
+			case <-who.Revoked:
+				ss.end(endRevoked)
+			case <-left:
+			}
+		}()
+	}
+	n := &coalescer{write: func(msg []byte) {
+		if ss.sess.negotiated() != "" {
+			_ = ss.out.send(msg)
+		}
+	}}
+	ss.out.listener = &listener{notify: func(_ []byte, resourceList bool) { n.post(resourceList) }, shutdown: func() { go ss.drain() }}
+	s.addListener(ss.out.listener)
+}
+
+// keepAlive writes a comment every interval until the stream ends; one
+// that fails ends it (the client is unreachable).
+func (ss *sseSession) keepAlive(interval time.Duration) {
+	var t *time.Timer
+	t = time.AfterFunc(interval, func() {
+		if ss.out.keepAlive() != nil {
+			ss.end(endWrite)
+			return
+		}
+		ss.mu.Lock()
+		if !ss.over {
+			t.Reset(interval)
+		}
+		ss.mu.Unlock()
 	})
+	ss.mu.Lock()
+	ss.out.timers = append(ss.out.timers, t)
+	ss.mu.Unlock()
+}
+
+// deliver handles one message POSTed to the session, synchronously up to
+// registering a request (see connMessage). It reports false when the
+// stream has ended or is ending for good: the POST then finds no session.
+func (ss *sseSession) deliver(msg []byte) bool {
+	if ss.who.expired(time.Now()) {
+		// The timer may not have fired yet: nothing sent after the expiry
+		// is served.
+		ss.end(endExpired)
+		return false
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.over || (ss.set && !ss.draining) {
+		return false
+	}
+	g := &ss.wg
+	if ss.draining {
+		g = &ss.late // wg may not grow while drain waits on it
+	}
+	ss.s.connMessage(ss.ctx, ss.sess, ss.sc, g, msg)
+	return true
+}
+
+// end records why the stream ends (the first reason stays) and wakes
+// whoever waits for its end.
+func (ss *sseSession) end(why connEnd) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.set || ss.over {
+		return
+	}
+	ss.set, ss.why = true, why
+	close(ss.wake)
+	ss.out.wakeReader()
+}
+
+// drain runs at Shutdown: the calls in flight may finish (Shutdown
+// cancels them when its deadline passes) while messages are still
+// delivered, as on every connection, then the stream ends.
+func (ss *sseSession) drain() {
+	ss.mu.Lock()
+	if ss.over || ss.set {
+		ss.mu.Unlock()
+		close(ss.drained)
+		return
+	}
+	ss.draining = true
+	ss.mu.Unlock()
+	ss.wg.Wait()
+	ss.end(endShutdown)
+	close(ss.drained)
+}
+
+// finish ends session id once whoever waited for the stream's end has
+// woken: its calls cancelled (or, at Shutdown, finished), a comment saying
+// why when its credential ended it, the stream closed, the session
+// forgotten.
+func (h *sseHandler) finish(id string, ss *sseSession) {
+	ss.mu.Lock()
+	ss.over = true
+	end, draining := ss.why, ss.draining
+	if !ss.set {
+		end = endInput // the client left, or the request ended
+	}
+	ss.mu.Unlock()
+	h.s.removeListener(ss.out.listener)
+	if draining {
+		if end == endInput {
+			ss.sess.cancelAll() // the client left: its calls have no one to answer
+		}
+		<-ss.drained
+		ss.late.Wait()
+		end = endShutdown
+	} else {
+		ss.sess.cancelAll()
+		ss.stop()
+		ss.wg.Wait()
+	}
+	ss.stop()
 	if end == endExpired || end == endRevoked {
 		// SSE has no close code: a comment says why the stream ends, for
 		// whoever reads the wire; clients reconnect with a fresh token.
-		_ = out.comment(end.reason())
+		_ = ss.out.comment(end.reason())
 	}
+	ss.out.close()
+	h.mu.Lock()
+	delete(h.sessions, id)
+	if ss.owner != "" {
+		if h.perOwner[ss.owner]--; h.perOwner[ss.owner] <= 0 {
+			delete(h.perOwner, ss.owner)
+		}
+	}
+	h.mu.Unlock()
+	h.s.observeSession("sse", -1)
 }
 
 // message serves POST: one message into the session's stream.
@@ -221,32 +416,43 @@ func (h *sseHandler) message(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, nil, errorf(CodeParseError, "parse error"))
 		return
 	}
-	select {
-	case ss.in <- body:
-		w.WriteHeader(http.StatusAccepted)
-	case <-ss.done:
+	if !ss.deliver(body) {
 		writeJSONError(w, http.StatusNotFound, nil, errorf(CodeInvalidRequest, "session not found or closed"))
-	case <-r.Context().Done():
+		return
 	}
+	w.WriteHeader(http.StatusAccepted)
 }
 
 // sseWriter is the session's sink: whole events, one writer at a time, each
-// write bounded by a deadline. After close (the handler returned) writes
-// fail instead of touching a finished ResponseWriter.
+// write bounded by a deadline, written through net/http or, once
+// detached, as chunks on the connection itself. After close writes fail
+// instead of touching a finished response.
 type sseWriter struct {
 	w            http.ResponseWriter
 	rc           *http.ResponseController
 	writeTimeout time.Duration
 	srv          *Server // told when a write times out
+	// failed is called once, with the lock held, when a write fails.
+	failed func()
+	// What the session holds until the stream ends (set before it is
+	// reachable, then read only by close).
+	listener *listener
+	timers   []*time.Timer
+	left     chan struct{} // closed at the end: the revocation watcher leaves
 
-	mu  sync.Mutex
-	err error
+	mu     sync.Mutex
+	conn   net.Conn // set once detached from net/http
+	err    error
+	closed bool
 }
 
 // failLocked records the stream's first write error.
 func (s *sseWriter) failLocked(err error) error {
 	s.err = fmt.Errorf("mcp: sse: %w", err)
 	s.srv.observeWriteFailure("sse", err)
+	if s.failed != nil {
+		s.failed()
+	}
 	return s.err
 }
 
@@ -255,36 +461,47 @@ var errSSEClosed = errors.New("mcp: sse: stream closed")
 func (s *sseWriter) send(msg []byte) error { return s.event("message", msg) }
 
 func (s *sseWriter) event(name string, data []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return s.err
-	}
-	_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
-	io.WriteString(s.w, "event: ")
-	io.WriteString(s.w, name)
-	io.WriteString(s.w, "\ndata: ")
-	s.w.Write(data)
-	if _, err := io.WriteString(s.w, "\n\n"); err != nil {
-		return s.failLocked(err)
-	}
-	if err := s.rc.Flush(); err != nil {
-		return s.failLocked(err)
-	}
-	return nil
+	bp := getBuf()
+	defer putBuf(bp)
+	b := append((*bp)[:0], "event: "...)
+	b = append(b, name...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	b = append(b, "\n\n"...)
+	*bp = b
+	return s.write(b)
 }
 
 func (s *sseWriter) keepAlive() error { return s.comment("keepalive") }
 
 // comment writes an SSE comment line, which clients ignore.
 func (s *sseWriter) comment(text string) error {
+	return s.write([]byte(": " + text + "\n\n"))
+}
+
+// write writes text, whole events, and sends it on at once.
+func (s *sseWriter) write(text []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
+	if s.conn != nil {
+		bp := getBuf()
+		defer putBuf(bp)
+		b := strconv.AppendInt((*bp)[:0], int64(len(text)), 16)
+		b = append(b, "\r\n"...)
+		b = append(b, text...)
+		b = append(b, "\r\n"...)
+		*bp = b
+		_ = s.conn.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+		if _, err := s.conn.Write(b); err != nil {
+			return s.failLocked(err)
+		}
+		return nil
+	}
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
-	if _, err := io.WriteString(s.w, ": "+text+"\n\n"); err != nil {
+	if _, err := s.w.Write(text); err != nil {
 		return s.failLocked(err)
 	}
 	if err := s.rc.Flush(); err != nil {
@@ -293,10 +510,63 @@ func (s *sseWriter) comment(text string) error {
 	return nil
 }
 
-func (s *sseWriter) close() {
+// detach takes the connection from net/http, as httpStream.detach does,
+// and reports whether it could (HTTP/1.1 with "Connection: close"
+// announced, nothing failed yet).
+func (s *sseWriter) detach() bool {
 	s.mu.Lock()
-	if s.err == nil {
+	defer s.mu.Unlock()
+	if s.err != nil || s.w.Header().Get("Connection") != "close" {
+		return false
+	}
+	conn, brw, err := s.rc.Hijack()
+	if err != nil {
+		return false
+	}
+	// The client posts its messages elsewhere and may not pipeline on a
+	// connection whose response is still coming: what net/http read ahead
+	// is dropped with its buffers.
+	s.conn = conn
+	_, _ = brw.Reader.Discard(brw.Reader.Buffered())
+	s.w, s.rc = nil, nil
+	return true
+}
+
+// wakeReader ends a detached stream's reader (a read deadline in the
+// past), which then finishes the session.
+func (s *sseWriter) wakeReader() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != nil && !s.closed {
+		_ = s.conn.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// close ends the stream: later writes fail, the timers stop, and a
+// detached stream gets its last chunk (unless a write has failed) and its
+// connection closed.
+func (s *sseWriter) close() {
+	for _, t := range s.timers {
+		t.Stop()
+	}
+	if s.left != nil {
+		close(s.left)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	failed := s.err != nil
+	if !failed {
 		s.err = errSSEClosed
 	}
-	s.mu.Unlock()
+	if s.conn != nil {
+		if !failed {
+			_ = s.conn.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+			_, _ = io.WriteString(s.conn, "0\r\n\r\n")
+		}
+		_ = s.conn.Close()
+	}
 }

@@ -2,11 +2,14 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -220,4 +223,151 @@ func TestSSEMaxSessionsAndKeepAlive(t *testing.T) {
 	if err != nil || line != ": keepalive\n" {
 		t.Errorf("keepalive: %q %v", line, err)
 	}
+}
+
+// TestSSEDetached: over HTTP/1.1 a legacy SSE stream leaves net/http once
+// its endpoint event is out (its handler returns, so that an idle session
+// holds one goroutine, the one reading the connection), and is still a
+// well-formed chunked event stream: it says up front that its connection
+// closes with it, carries answers and list_changed, ends with the last
+// chunk at Shutdown, and its session ends when its client leaves.
+func TestSSEDetached(t *testing.T) {
+	s, _, srv := newSSETest(t, nil)
+	open := func() (net.Conn, *http.Response, *bufio.Reader) {
+		t.Helper()
+		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", srv.URL+"/sse", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		if err := req.Write(conn); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET: %v %v", resp, err)
+		}
+		return conn, resp, bufio.NewReader(resp.Body)
+	}
+	conn, resp, br := open()
+	if !resp.Close || len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" {
+		t.Errorf("GET: Close %v, Transfer-Encoding %q; want a chunked response that closes its connection", resp.Close, resp.TransferEncoding)
+	}
+	st := &sseStream{t: t, br: br, body: resp.Body, cancel: func() {}}
+	name, data := st.next()
+	if name != "endpoint" {
+		t.Fatalf("first event %q %q", name, data)
+	}
+	st.endpoint = srv.URL + data
+	testkit.WaitFor(t, "the GET handler to return", func() bool {
+		return !strings.Contains(goroutineStacks(), "(*sseHandler).stream(") // a frame, not "created by"
+	})
+
+	if code, _ := st.post(initBody, nil); code != http.StatusAccepted {
+		t.Fatalf("initialize POST: %d", code)
+	}
+	if _, data := st.next(); !strings.Contains(data, `"protocolVersion"`) {
+		t.Fatalf("initialize result %s", data)
+	}
+	st.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil)
+	s.NotifyToolListChanged()
+	if _, data := st.next(); !strings.Contains(data, "notifications/tools/list_changed") {
+		t.Errorf("list_changed: %s", data)
+	}
+
+	// The client leaves: its session ends with the stream.
+	endpoint := st.endpoint
+	conn.Close()
+	testkit.WaitFor(t, "the session of the client that left to end", func() bool {
+		return postStatus(t, endpoint, `{"jsonrpc":"2.0","id":3,"method":"ping"}`) == http.StatusNotFound
+	})
+
+	// Shutdown ends an open stream cleanly: the last chunk, then the
+	// connection closed.
+	conn, _, br = open()
+	defer conn.Close()
+	st = &sseStream{t: t, br: br, cancel: func() {}}
+	st.next()
+	shutdown(t, s)
+	if rest, err := io.ReadAll(br); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+		t.Errorf("after Shutdown: %q, %v; want the end of the stream", rest, err)
+	}
+	if n, err := conn.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("after the stream: read %d, %v; want the connection closed", n, err)
+	}
+}
+
+// TestSSEOverHTTP2: over HTTP/2 a legacy SSE stream stays with net/http
+// (there is no connection of its own to take) and works the same: the
+// endpoint event, answers, and its end when the client leaves.
+func TestSSEOverHTTP2(t *testing.T) {
+	s := NewServer(testImpl, newFakeHandler(t, nil), nil)
+	mux := http.NewServeMux()
+	sh := s.SSEHandler(nil)
+	mux.Handle("/sse", sh)
+	mux.Handle("/sse/message", sh)
+	srv := httptest.NewUnstartedServer(mux)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(func() {
+		shutdown(t, s)
+		srv.Close()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := srv.Client().Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		cancel()
+		t.Fatalf("GET: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.Close {
+		t.Errorf("GET: %s, Close %v; want HTTP/2, the connection kept", resp.Proto, resp.Close)
+	}
+	st := &sseStream{t: t, br: bufio.NewReader(resp.Body), body: resp.Body, cancel: cancel}
+	_, data := st.next()
+	st.endpoint = srv.URL + data
+	post := func(body string) int {
+		resp, err := srv.Client().Post(st.endpoint, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(initBody); code != http.StatusAccepted {
+		t.Fatalf("initialize POST: %d", code)
+	}
+	if _, data := st.next(); !strings.Contains(data, `"protocolVersion"`) {
+		t.Fatalf("initialize result %s", data)
+	}
+	if code := post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != http.StatusAccepted {
+		t.Fatalf("ping POST: %d", code)
+	}
+	if _, data := st.next(); data != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Errorf("ping: %s", data)
+	}
+	cancel()
+	testkit.WaitFor(t, "the session of the client that left to end", func() bool {
+		return post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`) == http.StatusNotFound
+	})
+}
+
+// postStatus POSTs body to url and returns the status.
+func postStatus(t *testing.T, url, body string) int {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// goroutineStacks is every goroutine's stack, as a panic prints them.
+func goroutineStacks() string {
+	buf := make([]byte, 1<<20)
+	return string(buf[:runtime.Stack(buf, true)])
 }

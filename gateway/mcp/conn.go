@@ -11,24 +11,21 @@ import (
 
 // A connection transport (stdio, WebSocket, legacy HTTP+SSE) carries one
 // session over a stream of whole messages in each direction. They share
-// everything but the framing: serveConn is the one place that reads
-// messages, registers requests, runs them concurrently, forwards
-// list_changed and decides what ending means. The adapters only move bytes.
+// connMessage, the one place that registers a message's request and runs
+// it concurrently. stdio, one session per process, is served by
+// serveConn's loop; WebSocket and legacy SSE, of which a replica holds
+// thousands, keep no goroutine of their own beside the one that reads
+// (websocket.go, sse.go): what else may happen to them comes by timer or
+// callback, and they end as serveConn does.
 
 // connConfig describes one connection to serveConn.
 type connConfig struct {
 	transport string
 	header    http.Header // the HTTP request that opened it (upgrade, GET); nil on stdio
 	out       sink        // serialized, whole-message writes
-	in        <-chan []byte
-	// cancelOnEOF cancels the calls in flight when in closes: a vanished
-	// WebSocket peer cannot read their answers. stdio lets them finish,
-	// since a client may close stdin and still read stdout.
-	cancelOnEOF bool
-	// tick, when not nil, calls onTick on each value (keepalive pings);
-	// it runs on the connection's own goroutine, so it costs none extra.
-	tick   <-chan time.Time
-	onTick func() error
+	// in carries the messages; its close lets the calls in flight
+	// finish, since a client may close stdin and still read stdout.
+	in <-chan []byte
 }
 
 // connEnd is why serveConn returned.
@@ -38,7 +35,7 @@ const (
 	endInput    connEnd = iota // in was closed (EOF, peer gone, read error)
 	endContext                 // ctx was cancelled
 	endShutdown                // Server.Shutdown
-	endWrite                   // onTick failed (the peer is unreachable)
+	endWrite                   // a write failed (the peer is unreachable)
 	endExpired                 // the opener's credential expired
 	endRevoked                 // the opener's credential was revoked
 )
@@ -53,11 +50,11 @@ func (e connEnd) reason() string {
 }
 
 // serveConn serves one connection until its input ends, ctx is cancelled,
-// the server shuts down, a keepalive fails or the credential of the
-// principal that opened it (ctx's) expires or is revoked. It returns only
-// after every call it started has finished; on any end but endInput
-// (without cancelOnEOF) and endShutdown those calls are cancelled first,
-// and on shutdown [Server.Shutdown] cancels them when its deadline passes.
+// the server shuts down or the credential of the principal that opened it
+// (ctx's) expires or is revoked. It returns only after every call it
+// started has finished; on any end but endInput and endShutdown those
+// calls are cancelled first, and on shutdown [Server.Shutdown] cancels
+// them when its deadline passes.
 func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -86,11 +83,7 @@ func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 		select {
 		case msg, ok := <-cfg.in:
 			if !ok {
-				if cfg.cancelOnEOF {
-					abort()
-				} else {
-					wg.Wait()
-				}
+				wg.Wait()
 				return endInput
 			}
 			if who.expired(time.Now()) {
@@ -107,11 +100,6 @@ func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 		case <-l.resources:
 			if sess.negotiated() != "" {
 				_ = cfg.out.send(resourceListChangedMsg)
-			}
-		case <-cfg.tick:
-			if err := cfg.onTick(); err != nil {
-				abort()
-				return endWrite
 			}
 		case <-cred.expired:
 			abort()
@@ -150,9 +138,6 @@ func (s *Server) drainConn(ctx context.Context, sess *session, sc *scope, cfg *c
 		case msg, ok := <-in:
 			if !ok {
 				in = nil
-				if cfg.cancelOnEOF {
-					sess.cancelAll()
-				}
 				continue
 			}
 			s.connMessage(ctx, sess, sc, &late, msg)

@@ -36,40 +36,17 @@ import (
 //
 //	go test -run '^$' -bench '^BenchmarkUnary$' -benchmem ./gateway/
 func BenchmarkUnary(b *testing.B) {
-	bk, _, url := startGateway(b, nil)
-	conn, err := backendconn.Dial(bk.addr, backendconn.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
+	conn, gw, fl := unaryRig(b)
 	client := zoov1.NewZooServiceClient(conn)
 	direct := func() error {
 		_, err := client.GetAnimal(context.Background(), &zoov1.GetAnimalRequest{Id: "leo"})
 		return err
 	}
-
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	defer hc.CloseIdleConnections()
-	gw := statelessCaller(hc, url, "ZooService_GetAnimal", "")
-	viaGateway := func() error { return postGetAnimal(gw) }
-	fh, err := newFloorHandler(conn.ClientConn)
-	if err != nil {
+	if err := direct(); err != nil {
 		b.Fatal(err)
 	}
-	floor := httptest.NewServer(fh)
-	defer floor.Close()
-	fl := statelessCaller(hc, floor.URL, "ZooService_GetAnimal", "")
+	viaGateway := func() error { return postGetAnimal(gw) }
 	viaFloor := func() error { return postGetAnimal(fl) }
-	// One checked call each, so the benchmark cannot time failures, and
-	// the floor's answer compared with the gateway's: the same result.
-	for _, call := range []func() error{direct, viaGateway, viaFloor} {
-		if err := call(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if gwOut, flOut := structuredContent(b, gw), structuredContent(b, fl); gwOut != flOut {
-		b.Fatalf("the floor answers %s, the gateway %s", flOut, gwOut)
-	}
 
 	for _, c := range []struct {
 		name string
@@ -120,25 +97,7 @@ func BenchmarkUnary(b *testing.B) {
 //
 //	go test -run '^$' -bench '^BenchmarkUnaryPaired$' -benchtime 20000x -count 3 ./gateway/
 func BenchmarkUnaryPaired(b *testing.B) {
-	bk, _, url := startGateway(b, nil)
-	conn, err := backendconn.Dial(bk.addr, backendconn.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	defer hc.CloseIdleConnections()
-	gw := statelessCaller(hc, url, "ZooService_GetAnimal", "")
-	fh, err := newFloorHandler(conn.ClientConn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	floor := httptest.NewServer(fh)
-	defer floor.Close()
-	fl := statelessCaller(hc, floor.URL, "ZooService_GetAnimal", "")
-	if gwOut, flOut := structuredContent(b, gw), structuredContent(b, fl); gwOut != flOut {
-		b.Fatalf("the floor answers %s, the gateway %s", flOut, gwOut)
-	}
+	_, gw, fl := unaryRig(b)
 	for _, n := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("inflight=%d", n), func(b *testing.B) {
 			// One batch of each first, unmeasured, so both start warm.
@@ -160,6 +119,35 @@ func BenchmarkUnaryPaired(b *testing.B) {
 			b.ReportMetric(float64(flWall)/float64(gwWall), "throughput-ratio")
 		})
 	}
+}
+
+// unaryRig starts what BenchmarkUnary and BenchmarkUnaryPaired measure:
+// a backend, the gateway in front of it and the floor handler, with a
+// connection to the backend for the floor (and direct calls), gw and fl
+// posting stateless GetAnimal calls to the gateway and to the floor. Both
+// have answered once, the same structuredContent, so a benchmark cannot
+// time failures.
+func unaryRig(b *testing.B) (conn *backendconn.Conn, gw, fl *testkit.Client) {
+	bk, _, url := startGateway(b, nil)
+	conn, err := backendconn.Dial(bk.addr, backendconn.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.Cleanup(hc.CloseIdleConnections)
+	gw = statelessCaller(hc, url, "ZooService_GetAnimal", "")
+	fh, err := newFloorHandler(conn.ClientConn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	floor := httptest.NewServer(fh)
+	b.Cleanup(floor.Close)
+	fl = statelessCaller(hc, floor.URL, "ZooService_GetAnimal", "")
+	if gwOut, flOut := structuredContent(b, gw), structuredContent(b, fl); gwOut != flOut {
+		b.Fatalf("the floor answers %s, the gateway %s", flOut, gwOut)
+	}
+	return conn, gw, fl
 }
 
 // pairedBatchSize is BenchmarkUnaryPaired's batch: long enough (tens of

@@ -152,20 +152,62 @@ func (st *httpStream) detach() bool {
 	if st.rc == nil || st.w.Header().Get("Connection") != "close" {
 		return false
 	}
-	conn, brw, err := st.rc.Hijack()
-	if err != nil {
+	conn, ok := takeConn(st.rc)
+	if !ok {
 		return false
 	}
-	// A client may not send on a connection whose response is still
-	// coming but for pipelined requests, which "Connection: close" tells
-	// it to send again elsewhere: what net/http had read ahead is dropped
-	// with its buffers, and so is whatever comes next.
 	st.conn = conn
-	_, _ = brw.Reader.Discard(brw.Reader.Buffered())
 	// Nothing of net/http's is kept: the response writer would hold its
 	// connection's state and buffers alive.
 	st.w, st.rc = nil, nil
 	return true
+}
+
+// takeConn takes a response's connection from net/http (Hijack), once
+// its headers are out. A client may not send on a connection whose
+// response is still coming but for pipelined requests, which
+// "Connection: close" tells it to send again elsewhere: what net/http had
+// read ahead is dropped with its buffers, and so is whatever comes next.
+func takeConn(rc *http.ResponseController) (net.Conn, bool) {
+	conn, brw, err := rc.Hijack()
+	if err != nil {
+		return nil, false
+	}
+	_, _ = brw.Reader.Discard(brw.Reader.Buffered())
+	return conn, true
+}
+
+// writeChunk writes head, body and tail as one HTTP/1.1 chunk on a
+// detached stream's connection, bounded by timeout (none when not
+// positive).
+func writeChunk(conn net.Conn, timeout time.Duration, head string, body []byte, tail string) error {
+	bp := getBuf()
+	defer putBuf(bp)
+	b := strconv.AppendInt((*bp)[:0], int64(len(head)+len(body)+len(tail)), 16)
+	b = append(b, "\r\n"...)
+	b = append(b, head...)
+	b = append(b, body...)
+	b = append(b, tail...)
+	b = append(b, "\r\n"...)
+	*bp = b
+	if timeout > 0 {
+		_ = conn.SetWriteDeadline(time.Now().Add(timeout))
+	}
+	_, err := conn.Write(b)
+	return err
+}
+
+// endChunked ends a detached stream as net/http ends a response, with the
+// last chunk (unless a write has failed: the client is not reading), and
+// closes its connection.
+func endChunked(conn net.Conn, timeout time.Duration, failed bool) {
+	if !failed {
+		if timeout > 0 {
+			_ = conn.SetWriteDeadline(time.Now().Add(timeout))
+		}
+		_, _ = io.WriteString(conn, "0\r\n\r\n")
+	}
+	_ = conn.Close()
 }
 
 // discardUntilClosed reads the connection until it fails: the client
@@ -181,18 +223,7 @@ func discardUntilClosed(conn net.Conn) {
 
 // chunkLocked writes one event as one HTTP/1.1 chunk.
 func (st *httpStream) chunkLocked(msg []byte) error {
-	bp := getBuf()
-	defer putBuf(bp)
-	n := len(sseEventPrefix) + len(msg) + 2
-	b := strconv.AppendInt((*bp)[:0], int64(n), 16)
-	b = append(b, "\r\n"+sseEventPrefix...)
-	b = append(b, msg...)
-	b = append(b, "\n\n\r\n"...)
-	*bp = b
-	if st.writeTimeout > 0 {
-		_ = st.conn.SetWriteDeadline(time.Now().Add(st.writeTimeout))
-	}
-	if _, err := st.conn.Write(b); err != nil {
+	if err := writeChunk(st.conn, st.writeTimeout, sseEventPrefix, msg, "\n\n"); err != nil {
 		return st.failLocked(err)
 	}
 	return nil
@@ -208,11 +239,5 @@ func (st *httpStream) abort() {
 		return
 	}
 	st.closed, st.done = true, true
-	if !st.failed {
-		if st.writeTimeout > 0 {
-			_ = st.conn.SetWriteDeadline(time.Now().Add(st.writeTimeout))
-		}
-		_, _ = io.WriteString(st.conn, "0\r\n\r\n")
-	}
-	_ = st.conn.Close()
+	endChunked(st.conn, st.writeTimeout, st.failed)
 }

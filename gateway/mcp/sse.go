@@ -5,11 +5,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"path"
-	"strconv"
 	"sync"
 	"time"
 
@@ -487,15 +485,7 @@ func (s *sseWriter) write(text []byte) error {
 		return s.err
 	}
 	if s.conn != nil {
-		bp := getBuf()
-		defer putBuf(bp)
-		b := strconv.AppendInt((*bp)[:0], int64(len(text)), 16)
-		b = append(b, "\r\n"...)
-		b = append(b, text...)
-		b = append(b, "\r\n"...)
-		*bp = b
-		_ = s.conn.SetWriteDeadline(time.Now().Add(s.writeTimeout))
-		if _, err := s.conn.Write(b); err != nil {
+		if err := writeChunk(s.conn, s.writeTimeout, "", text, ""); err != nil {
 			return s.failLocked(err)
 		}
 		return nil
@@ -519,15 +509,11 @@ func (s *sseWriter) detach() bool {
 	if s.err != nil || s.w.Header().Get("Connection") != "close" {
 		return false
 	}
-	conn, brw, err := s.rc.Hijack()
-	if err != nil {
+	conn, ok := takeConn(s.rc)
+	if !ok {
 		return false
 	}
-	// The client posts its messages elsewhere and may not pipeline on a
-	// connection whose response is still coming: what net/http read ahead
-	// is dropped with its buffers.
 	s.conn = conn
-	_, _ = brw.Reader.Discard(brw.Reader.Buffered())
 	s.w, s.rc = nil, nil
 	return true
 }
@@ -563,10 +549,6 @@ func (s *sseWriter) close() {
 		s.err = errSSEClosed
 	}
 	if s.conn != nil {
-		if !failed {
-			_ = s.conn.SetWriteDeadline(time.Now().Add(s.writeTimeout))
-			_, _ = io.WriteString(s.conn, "0\r\n\r\n")
-		}
-		_ = s.conn.Close()
+		endChunked(s.conn, s.writeTimeout, failed)
 	}
 }

@@ -83,9 +83,10 @@ func Search(queries []string) Op {
 
 // Mix is one load run.
 type Mix struct {
-	// IdleHTTP sessions each hold a Streamable HTTP GET stream, and IdleWS
-	// sessions a WebSocket, for the whole run, doing nothing.
-	IdleHTTP, IdleWS int
+	// IdleHTTP sessions each hold a Streamable HTTP GET stream, IdleWS
+	// sessions a WebSocket and IdleSSE a legacy HTTP+SSE stream, for the
+	// whole run, doing nothing.
+	IdleHTTP, IdleWS, IdleSSE int
 	// InFlight workers each run Ops (chosen by weight) one after another
 	// in a session of their own; WSShare of them (0 to 1) over
 	// WebSocket, the others over Streamable HTTP.
@@ -173,7 +174,7 @@ func Run(ctx context.Context, g *Gateway, mix Mix) (*Report, error) {
 		return nil, err
 	}
 
-	idle, err := openIdle(ctx, hc, g.Base, mix.IdleHTTP, mix.IdleWS)
+	idle, err := openIdle(ctx, hc, g.Base, mix.IdleHTTP, mix.IdleWS, mix.IdleSSE)
 	defer func() {
 		for _, c := range idle {
 			_ = c.Close()
@@ -284,8 +285,8 @@ func dial(ctx context.Context, hc *http.Client, base string, ws bool) (Conn, err
 }
 
 // openIdle opens the idle sessions, 32 at a time.
-func openIdle(ctx context.Context, hc *http.Client, base string, nHTTP, nWS int) ([]Conn, error) {
-	out := make([]Conn, nHTTP+nWS)
+func openIdle(ctx context.Context, hc *http.Client, base string, nHTTP, nWS, nSSE int) ([]Conn, error) {
+	out := make([]Conn, nHTTP+nWS+nSSE)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
@@ -304,8 +305,10 @@ func openIdle(ctx context.Context, hc *http.Client, base string, nHTTP, nWS int)
 						_ = s.Close()
 					}
 				}
-			} else {
+			} else if i < nHTTP+nWS {
 				c, err = DialWS(ctx, base)
+			} else {
+				c, err = DialSSE(ctx, hc, base)
 			}
 			mu.Lock()
 			defer mu.Unlock()

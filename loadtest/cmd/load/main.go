@@ -35,7 +35,7 @@ import (
 func main() {
 	run := flag.String("run", "binary,rest,idle,streams,unary,mix,accesslog,search", "scenarios to run, comma-separated")
 	duration := flag.Duration("duration", 10*time.Second, "how long each timed row runs")
-	idle := flag.Int("idle", 1000, "idle sessions per transport (Streamable HTTP GET streams, WebSockets) in the idle and mix scenarios")
+	idle := flag.Int("idle", 1000, "idle sessions per transport (Streamable HTTP GET streams, WebSockets, legacy SSE streams) in the idle and mix scenarios")
 	streams := flag.Int("streams", 500, "open server streams in the streams scenario")
 	inflight := flag.String("inflight", "1,8,32,128", "calls in flight for the unary rows")
 	estateDir := flag.String("estate", "../estate", "the estate module, for the search scenario")
@@ -147,17 +147,21 @@ func (r *runner) rest() (string, error) {
 func (r *runner) idle(n int) (string, error) {
 	var parts []string
 	for _, c := range []struct {
-		name      string
-		http, ws  int
-		transport string
-	}{{"idle Streamable HTTP sessions, each with a GET stream", n, 0, "HTTP"}, {"idle WebSocket sessions", 0, n, "WebSocket"}} {
+		name          string
+		http, ws, sse int
+		transport     string
+	}{
+		{"idle Streamable HTTP sessions, each with a GET stream", n, 0, 0, "HTTP"},
+		{"idle WebSocket sessions", 0, n, 0, "WebSocket"},
+		{"idle legacy HTTP+SSE sessions", 0, 0, n, "legacy SSE"},
+	} {
 		// A gateway each: memory freed by one transport's sessions and
 		// kept by the Go runtime would hide the other's.
 		g, err := r.gateway()
 		if err != nil {
 			return "", err
 		}
-		rep, err := loadtest.Run(r.ctx, g, loadtest.Mix{IdleHTTP: c.http, IdleWS: c.ws, Duration: time.Millisecond})
+		rep, err := loadtest.Run(r.ctx, g, loadtest.Mix{IdleHTTP: c.http, IdleWS: c.ws, IdleSSE: c.sse, Duration: time.Millisecond})
 		g.Stop()
 		if err != nil {
 			return "", err

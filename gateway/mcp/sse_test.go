@@ -371,3 +371,38 @@ func goroutineStacks() string {
 	buf := make([]byte, 1<<20)
 	return string(buf[:runtime.Stack(buf, true)])
 }
+
+// TestSSEShutdownDrains: at Shutdown a legacy SSE stream with a call in
+// flight stays open, still answering what is POSTed to it, until the call
+// ends (here cancelled by Shutdown's deadline: its error still reaches
+// the stream), and then ends cleanly.
+func TestSSEShutdownDrains(t *testing.T) {
+	s, h, srv := newSSETest(t, nil)
+	st := openSSE(t, srv.URL)
+	st.post(initBody, nil)
+	st.next()
+	if code, _ := st.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`, nil); code != http.StatusAccepted {
+		t.Fatalf("tools/call POST: %d", code)
+	}
+	<-h.started
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(ctx) }()
+	testkit.WaitFor(t, "Shutdown to begin", s.isClosing)
+	if code, _ := st.post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`, nil); code != http.StatusAccepted {
+		t.Fatalf("a ping while draining: %d", code)
+	}
+	if _, data := st.next(); !strings.Contains(data, `"id":3`) {
+		t.Errorf("a ping while draining: %s", data)
+	}
+	cancel() // Shutdown's deadline: the call is cancelled, the drain ends
+	if _, data := st.next(); !strings.Contains(data, `"id":2`) {
+		t.Errorf("the cancelled call's answer: %s", data)
+	}
+	if rest, err := io.ReadAll(st.br); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+		t.Errorf("after the drain: %q, %v; want the end of the stream", rest, err)
+	}
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown: %v, want its ctx's error", err)
+	}
+}

@@ -3,12 +3,14 @@ package loadtest_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 	"github.com/grpc-mcp-gateway/gateway/loadtest"
 )
 
@@ -134,6 +136,17 @@ func startZooB(b *testing.B) string {
 		b.Fatal(err)
 	}
 	b.Cleanup(z.kill)
+	// A gateway started before the zoo listens fails its first discovery
+	// and retries: its first iteration would measure that path too.
+	if !testkit.Poll(10*time.Second, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}) {
+		b.Fatalf("the zoo did not listen on %s within 10 s", addr)
+	}
 	return addr
 }
 

@@ -796,9 +796,9 @@ func (p *pool) buildFile(path string, stack []string) (protoreflect.FileDescript
 // would be a second copy in memory of a descriptor the binary already
 // holds, for the life of the catalog (the zoo serves nine, with
 // descriptor.proto, which any file declaring options imports: about 230
-// KB of live heap). A file that differs in
-// anything (another version, source info kept, a problem found in it) is
-// built from what was served, as before.
+// KB of live heap). A file that differs in anything (another version,
+// source info kept, a problem found in it) is built from what was
+// served, as before.
 func (p *pool) sameAsBundled(path string, fdp *descriptorpb.FileDescriptorProto) protoreflect.FileDescriptor {
 	if len(p.problems[path]) > 0 {
 		return nil

@@ -94,8 +94,8 @@ type Backend struct {
 	TokenExchange *exchange.Exchanger
 }
 
-// backendNameRE is compiled on first use: a gateway whose backends are
-// not named never checks a name.
+// backendNameRE is compiled on first use, not at every start: a gateway
+// with one unnamed backend never checks a name.
 var backendNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9_-]{1,32}$`) })
 
 // ValidBackendName reports whether name can name a backend: 1 to 32

@@ -775,6 +775,12 @@ func (p *pool) buildFile(path string, stack []string) (protoreflect.FileDescript
 		}
 		return nil, errMissingFile
 	}
+	if fd := p.sameAsBundled(path, fdp); fd != nil {
+		if err := p.registerBundled(fd); err != nil {
+			return nil, err
+		}
+		return fd, nil
+	}
 	fd, err := p.buildProto(fdp, append(stack, path))
 	if err != nil {
 		p.failed[path] = err
@@ -782,6 +788,26 @@ func (p *pool) buildFile(path string, stack []string) (protoreflect.FileDescript
 	}
 	p.built[path] = fd
 	return fd, nil
+}
+
+// sameAsBundled returns the bundle's copy of path when the source served
+// exactly that file, or nil. Most backends serve the well-known types and
+// google/api files they import, as linked into them: built again, each
+// would be a second copy in memory of a descriptor the binary already
+// holds, for the life of the catalog (the zoo serves nine, with
+// descriptor.proto, which any file declaring options imports: about 230
+// KB of live heap). A file that differs in anything (another version,
+// source info kept, a problem found in it) is built from what was
+// served, as before.
+func (p *pool) sameAsBundled(path string, fdp *descriptorpb.FileDescriptorProto) protoreflect.FileDescriptor {
+	if len(p.problems[path]) > 0 {
+		return nil
+	}
+	fd := bundledFile(path)
+	if fd == nil || !proto.Equal(fdp, protodesc.ToFileDescriptorProto(fd)) {
+		return nil
+	}
+	return fd
 }
 
 func (p *pool) buildProto(fdp *descriptorpb.FileDescriptorProto, stack []string) (protoreflect.FileDescriptor, error) {

@@ -6,7 +6,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -77,7 +76,7 @@ const (
 	// cacheFormat changes whenever what an entry holds or how the Result
 	// is derived from it does (slimSourceInfo, the pool): it is part of
 	// the key, so an entry of another format is never read.
-	cacheFormat = 3
+	cacheFormat = 4
 	cacheMagic  = "grpc-mcp-gateway proto cache\n"
 	// cacheKeyBytes is the MAC key's length.
 	cacheKeyBytes = 32
@@ -89,11 +88,12 @@ const (
 )
 
 // cacheEntry is the record an entry holds after its magic and MAC,
-// gob-encoded and preceded by its length (a uvarint); the descriptors
-// follow it, a FileDescriptorSet in the wire format, raw: gob would copy
-// tens of megabytes through growing chunks to decode them (a third of
-// reading the googleapis catalog's entry), and each file is unmarshalled
-// where it lies, in parallel (unmarshalSet).
+// encoded by appendRecord (proto_cache_record.go) and preceded by its
+// length (a uvarint); the descriptors follow it, a FileDescriptorSet in
+// the wire format, raw: inside a record, they were copied through growing
+// chunks to be decoded (a third of reading the googleapis catalog's entry,
+// when the record was gob's); apart, each file is unmarshalled where it
+// lies, in parallel (unmarshalSet).
 type cacheEntry struct {
 	Key      [sha256.Size]byte
 	Files    []cacheFile
@@ -294,8 +294,8 @@ func (s *ProtoSource) readCache(key [sha256.Size]byte, path string) (*compileRun
 	if w < 0 || n > uint64(len(body)-w) {
 		return nil, errors.New("decoding: the record's length is out of range")
 	}
-	var e cacheEntry
-	if err := gob.NewDecoder(bytes.NewReader(body[w : w+int(n)])).Decode(&e); err != nil {
+	e, err := decodeRecord(body[w : w+int(n)])
+	if err != nil {
 		return nil, fmt.Errorf("decoding: %w", err)
 	}
 	if e.Key != key {
@@ -394,12 +394,9 @@ func (s *ProtoSource) writeCache(logger *slog.Logger, snap *cacheSnapshot) error
 		return true
 	})
 	slices.SortFunc(files, func(a, b protoreflect.FileDescriptor) int { return cmp.Compare(a.Path(), b.Path()) })
-	var record bytes.Buffer
-	if err := gob.NewEncoder(&record).Encode(&e); err != nil {
-		return fmt.Errorf("encoding: %w", err)
-	}
-	body := protowire.AppendVarint(nil, uint64(record.Len()))
-	body = append(body, record.Bytes()...)
+	record := appendRecord(nil, &e)
+	body := protowire.AppendVarint(nil, uint64(len(record)))
+	body = append(body, record...)
 	for _, fd := range files {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(protodesc.ToFileDescriptorProto(fd))
 		if err != nil {

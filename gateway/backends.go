@@ -94,13 +94,15 @@ type Backend struct {
 	TokenExchange *exchange.Exchanger
 }
 
-var backendNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
+// backendNameRE is compiled on first use, not at every start: a gateway
+// with one unnamed backend never checks a name.
+var backendNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9_-]{1,32}$`) })
 
 // ValidBackendName reports whether name can name a backend: 1 to 32
 // characters of [a-z0-9_-], so that it is safe in a tool name prefix, a
 // URI host and a metrics label alike.
 func ValidBackendName(name string) error {
-	if !backendNameRE.MatchString(name) {
+	if !backendNameRE().MatchString(name) {
 		return fmt.Errorf("backend name %q: want 1-32 characters of a-z, 0-9, '_' and '-'", name)
 	}
 	return nil

@@ -25,7 +25,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if releaseDir != "" {
+		os.RemoveAll(releaseDir)
+	}
+	os.Exit(code)
 }
 
 // startGateway runs the gateway binary with args until the test ends.

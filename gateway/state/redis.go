@@ -120,7 +120,9 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+// prefixRE is compiled on first use: most gateways run without --state,
+// and a package-level pattern would be compiled (and kept) at every start.
+var prefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`) })
 
 // Redis is the fleet's shared state in one Redis (standalone over TCP, TLS
 // or a unix socket, or the master a Sentinel names, followed across
@@ -225,7 +227,7 @@ func Redacted(raw string) string {
 
 // CheckPrefix checks an Options.Prefix ("" is the default).
 func CheckPrefix(prefix string) error {
-	if prefix != "" && !prefixRE.MatchString(prefix) {
+	if prefix != "" && !prefixRE().MatchString(prefix) {
 		return fmt.Errorf("state prefix %q: want 1-64 of a-z A-Z 0-9 _ - . :", prefix)
 	}
 	return nil

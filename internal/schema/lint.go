@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // LintMaxDepth is the deepest nesting of subschemas Lint allows, counting the
@@ -19,11 +20,13 @@ const LintMaxDepth = 32
 
 // propertyNameRE is the property-name rule Anthropic enforces on tool input
 // schemas (and the strictest among the major LLM APIs).
-var propertyNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
+// Compiled on first use: Lint is a check, and the gateway, which links this
+// package for its schemas, would otherwise compile it at every start.
+var propertyNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`) })
 
 // defsKeyRE is the set of characters that survive every API's handling of
 // $defs keys and $ref pointers (no escaping is needed in the pointer).
-var defsKeyRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
+var defsKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`) })
 
 // Lint reports what the major LLM APIs (OpenAI, Anthropic, Bedrock, Gemini)
 // are known to reject in a tool schema, one human-readable problem per entry,
@@ -65,7 +68,7 @@ func Lint(schema json.RawMessage) []string {
 	if defs, ok := m["$defs"].(map[string]any); ok {
 		l.defs = defs
 		for name := range defs {
-			if !defsKeyRE.MatchString(name) {
+			if !defsKeyRE().MatchString(name) {
 				l.addf("/$defs/"+escape(name), "$defs key %q has characters outside [a-zA-Z0-9_.-]", name)
 			}
 		}
@@ -125,8 +128,8 @@ func (l *linter) walk(v any, ptr string, depth int) {
 		slices.Sort(names)
 		for _, name := range names {
 			p := ptr + "/" + k + "/" + escape(name)
-			if k == "properties" && !propertyNameRE.MatchString(name) {
-				l.addf(p, "property name %q does not match %s", name, propertyNameRE)
+			if k == "properties" && !propertyNameRE().MatchString(name) {
+				l.addf(p, "property name %q does not match %s", name, propertyNameRE())
 			}
 			l.walk(subs[name], p, depth+1)
 		}

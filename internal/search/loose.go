@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -90,8 +91,11 @@ const (
 
 // imageRE matches a container image reference: a path of at least two
 // parts with a tag or a digest (library/redis:7, ghcr.io/org/app@sha256:…),
-// or one under a registry's host name (docker.io/nginx).
-var imageRE = regexp.MustCompile(`^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d+)?/[a-z0-9._-]+(?:/[a-z0-9._-]+)*|[a-z0-9._-]+(?:/[a-z0-9._-]+)+(?::[\w.-]+|@sha256:[0-9a-f]+))(?::[\w.-]+|@sha256:[0-9a-f]+)?$`)
+// or one under a registry's host name (docker.io/nginx). Compiled on the
+// first query, not at every start.
+var imageRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d+)?/[a-z0-9._-]+(?:/[a-z0-9._-]+)*|[a-z0-9._-]+(?:/[a-z0-9._-]+)+(?::[\w.-]+|@sha256:[0-9a-f]+))(?::[\w.-]+|@sha256:[0-9a-f]+)?$`)
+})
 
 // SearchLoose is SearchWithin that answers empty only when keep accepts
 // no document (or the index has none, or limit is under 1): when the
@@ -288,7 +292,7 @@ func (ix *Index) looseGroups(query string, p *plan, q questionKind) (groups [][]
 		w := 1.0
 		if f.quoted || isValue(f.text) {
 			w = looseValueWeight
-			if imageRE.MatchString(strings.ToLower(f.text)) {
+			if imageRE().MatchString(strings.ToLower(f.text)) {
 				add("image", Stem("image"), w)
 			}
 		}

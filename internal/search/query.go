@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -430,7 +431,8 @@ func (v *vocab) read(query string, ix *Index) plan {
 
 // versionRE matches an API version as people write it, alone or in a
 // name (v1, v2beta3, v1p1beta1, v1alpha).
-var versionRE = regexp.MustCompile(`^v\d+(p\d+)?((alpha|beta)\d*)?$`)
+// Compiled on the first query, not at every start.
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v\d+(p\d+)?((alpha|beta)\d*)?$`) })
 
 // stages are the release stages people ask for by name.
 var stages = map[string]bool{"alpha": true, "beta": true, "preview": true, "experimental": true}
@@ -444,7 +446,7 @@ func namesVersion(query string) bool {
 	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_'
 	}) {
-		if stages[w] || versionRE.MatchString(w) {
+		if stages[w] || versionRE().MatchString(w) {
 			return true
 		}
 	}

@@ -41,7 +41,9 @@ const (
 	maxPageSize            = 100
 )
 
-var idPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+// idPattern is compiled on first use: the gateway links this package for
+// --demo, and would otherwise compile it at every start.
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`) })
 
 // Option configures a Server and, for Serve and Listen, the gRPC server
 // around it.
@@ -230,8 +232,8 @@ func (s *Server) CreateAnimal(_ context.Context, req *zoov1.CreateAnimalRequest)
 	id := req.GetAnimalId()
 	if id == "" {
 		id = slug(a.GetDisplayName())
-	} else if !idPattern.MatchString(id) {
-		v.add("animal_id", "must match %s, got %q", idPattern, id)
+	} else if !idPattern().MatchString(id) {
+		v.add("animal_id", "must match %s, got %q", idPattern(), id)
 	}
 
 	s.mu.Lock()

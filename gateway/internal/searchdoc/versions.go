@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // API versions in search.
@@ -23,7 +24,8 @@ import (
 
 // apiVersionRE matches a package segment that is an API version (the
 // googleapis convention, AIP-185): v1, v2beta3, v1alpha, v1p1beta1.
-var apiVersionRE = regexp.MustCompile(`^v(\d+)(?:p(\d+))?(?:(alpha|beta)(\d*))?$`)
+// Compiled on first use: only a catalog indexed for search reads versions.
+var apiVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v(\d+)(?:p(\d+))?(?:(alpha|beta)(\d*))?$`) })
 
 // apiVersion is a version's place in the order of preference.
 type apiVersion struct {
@@ -43,7 +45,7 @@ func (v apiVersion) compare(w apiVersion) int {
 func versionedMethod(pkg, service, method string) (key string, v apiVersion, ok bool) {
 	segs := strings.Split(pkg, ".")
 	for i := len(segs) - 1; i >= 0; i-- {
-		m := apiVersionRE.FindStringSubmatch(segs[i])
+		m := apiVersionRE().FindStringSubmatch(segs[i])
 		if m == nil {
 			continue
 		}

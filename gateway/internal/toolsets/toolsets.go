@@ -16,17 +16,20 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"sync"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/internal/option"
 )
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+// nameRE is compiled on first use, not at every start: only a gateway
+// configured with toolsets checks a name.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`) })
 
 // ValidName checks a toolset's name, which is its endpoints' last path
 // segment.
 func ValidName(name string) error {
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return fmt.Errorf("%q: want 1 to 63 of a-z 0-9 _ -, starting with a letter or digit (it is the endpoints' path segment: /mcp/NAME)", name)
 	}
 	if name == "message" {

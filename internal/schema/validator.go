@@ -47,6 +47,10 @@ type Validator struct {
 	bytesRoot bool
 	// anyPlans are the bytes plans of the types Any values name.
 	anyPlans anyPlans
+	// wire converts arguments straight to wire form (argwire.go), nil
+	// when the type cannot take that path; wireRoot is it for a wrapper
+	// type, whose arguments are {"value": ...}.
+	wire, wireRoot *wireMsg
 }
 
 // NewValidator compiles the checks for arguments of type md. opts must be the
@@ -85,6 +89,14 @@ func NewValidator(md protoreflect.MessageDescriptor, opts *Options) (*Validator,
 			return nil, fmt.Errorf("schema: protovalidate rules of %s: %w", md.FullName(), err)
 		}
 		v.pv = pv
+	}
+	if v.root == nil && v.pv == nil && v.unmarshal.AllowPartial {
+		switch wellknown.Of(md) {
+		case wellknown.None:
+			v.wire = newWireMsg(md)
+		case wellknown.Wrapper:
+			v.wireRoot = newWireMsg(md)
+		}
 	}
 	return v, nil
 }

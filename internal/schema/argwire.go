@@ -69,6 +69,8 @@ type wireField struct {
 	rank     int32 // place in the deterministic marshal's field order
 	enum     map[string]int32
 	msg      *wireMsg
+	// mapKey and mapVal are a map's entry fields, nil for other fields.
+	mapKey, mapVal *wireField
 }
 
 // wireCompiler builds the converters of one root type and the types it
@@ -113,7 +115,7 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 	m.names = make(map[string]int32, 2*fields.Len())
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		if fd.IsMap() || fd.IsWeak() || fd.Kind() == protoreflect.GroupKind || fd.Cardinality() == protoreflect.Required {
+		if fd.IsWeak() || fd.Kind() == protoreflect.GroupKind || fd.Cardinality() == protoreflect.Required {
 			c.ok = false
 			return m
 		}
@@ -128,22 +130,15 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 		if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() {
 			f.oneof = int32(realOneofIndex(md, od))
 		}
-		if ed := fd.Enum(); ed != nil {
-			if ed.IsClosed() || ed.IsPlaceholder() || ed.FullName() == "google.protobuf.NullValue" {
-				c.ok = false
-				return m
-			}
-			values := ed.Values()
-			f.enum = make(map[string]int32, values.Len())
-			for j := range values.Len() {
-				f.enum[string(values.Get(j).Name())] = int32(values.Get(j).Number())
-			}
+		if fd.IsMap() {
+			key, val := c.scalar(fd.MapKey()), c.scalar(fd.MapValue())
+			f.mapKey, f.mapVal = &key, &val
+			f.list, f.packed, f.kind = false, false, protoreflect.MessageKind
+		} else {
+			f = c.fill(f, fd)
 		}
-		if sub := fd.Message(); sub != nil {
-			f.msg = c.message(sub)
-			if !c.ok {
-				return m
-			}
+		if !c.ok {
+			return m
 		}
 		m.fields[i] = f
 		// protojson looks a member up by JSON name, then by proto name; a
@@ -198,6 +193,34 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 	return m
 }
 
+// scalar is the converter of a map's key or value field.
+func (c *wireCompiler) scalar(fd protoreflect.FieldDescriptor) wireField {
+	return c.fill(wireField{num: fd.Number(), kind: fd.Kind(), oneof: -1}, fd)
+}
+
+// fill completes f with what fd's enum or message type needs.
+func (c *wireCompiler) fill(f wireField, fd protoreflect.FieldDescriptor) wireField {
+	if fd.Kind() == protoreflect.GroupKind {
+		c.ok = false
+		return f
+	}
+	if ed := fd.Enum(); ed != nil {
+		if ed.IsClosed() || ed.IsPlaceholder() || ed.FullName() == "google.protobuf.NullValue" {
+			c.ok = false
+			return f
+		}
+		values := ed.Values()
+		f.enum = make(map[string]int32, values.Len())
+		for j := range values.Len() {
+			f.enum[string(values.Get(j).Name())] = int32(values.Get(j).Number())
+		}
+	}
+	if sub := fd.Message(); sub != nil {
+		f.msg = c.message(sub)
+	}
+	return f
+}
+
 // realOneofIndex is od's index among md's oneofs that are not synthetic.
 func realOneofIndex(md protoreflect.MessageDescriptor, od protoreflect.OneofDescriptor) int {
 	n := 0
@@ -226,6 +249,7 @@ type wireState struct {
 	pos     int
 	depth   int
 	segs    []wireSeg
+	ents    []wireEnt
 	bits    []uint64
 	scratch []byte
 }
@@ -270,7 +294,7 @@ func (v *Validator) AppendWire(b, args []byte) ([]byte, bool) {
 		ok = w.pos == len(w.in)
 	}
 	w.in = nil
-	w.segs = w.segs[:0]
+	w.segs, w.ents = w.segs[:0], w.ents[:0]
 	wireStates.Put(w)
 	if !ok {
 		return b[:start], false
@@ -457,6 +481,9 @@ func (w *wireState) order(b []byte, body int, segs []wireSeg) []byte {
 
 // field converts the value of one member that is not null.
 func (w *wireState) field(b []byte, f *wireField) ([]byte, bool) {
+	if f.mapKey != nil {
+		return w.mapField(b, f)
+	}
 	if !f.list {
 		return w.single(b, f, !f.presence)
 	}
@@ -501,6 +528,170 @@ func (w *wireState) field(b []byte, f *wireField) ([]byte, bool) {
 		b = closeLen(b, pos)
 	}
 	return b, true
+}
+
+// wireEnt is one entry of a map: where its bytes are, and its key, by
+// which the deterministic marshal orders the entries (and protojson finds
+// a repeated key).
+type wireEnt struct {
+	start, end int
+	num        uint64 // an integer or bool key, as its bits
+	ks, ke     int    // a string key's bytes in the output
+}
+
+// mapField converts a map's object: each member an entry, with its key
+// read as protojson reads it (strconv, for integers) and its value never
+// null. The entries are put in key order, where a repeated key (which
+// protojson refuses) shows as two equal neighbours.
+func (w *wireState) mapField(b []byte, f *wireField) ([]byte, bool) {
+	if !w.eat('{') {
+		return b, false
+	}
+	body := len(b)
+	mark := len(w.ents)
+	w.ws()
+	if !w.eat('}') {
+		for {
+			w.ws()
+			key, ok := w.str()
+			if !ok {
+				return b, false
+			}
+			e := wireEnt{start: len(b)}
+			b = protowire.AppendTag(b, f.num, protowire.BytesType)
+			var pos int
+			b, pos = openLen(b)
+			if b, e.num, e.ks, ok = appendMapKey(b, f.mapKey, key); !ok {
+				return b, false
+			}
+			e.ke = len(b)
+			w.ws()
+			if !w.eat(':') {
+				return b, false
+			}
+			w.ws()
+			if b, ok = w.single(b, f.mapVal, false); !ok {
+				return b, false
+			}
+			n := len(b)
+			b = closeLen(b, pos)
+			e.ks, e.ke, e.end = e.ks+len(b)-n, e.ke+len(b)-n, len(b)
+			w.ents = append(w.ents, e)
+			w.ws()
+			if w.eat('}') {
+				break
+			}
+			if !w.eat(',') {
+				return b, false
+			}
+		}
+	}
+	ents := w.ents[mark:]
+	w.ents = w.ents[:mark]
+	cmp := func(x, y wireEnt) int {
+		switch f.mapKey.kind {
+		case protoreflect.StringKind:
+			return bytes.Compare(b[x.ks:x.ke], b[y.ks:y.ke])
+		case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
+			protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+			return cmpOrdered(int64(x.num), int64(y.num))
+		}
+		return cmpOrdered(x.num, y.num)
+	}
+	sorted := true
+	for i := 1; i < len(ents); i++ {
+		if c := cmp(ents[i-1], ents[i]); c == 0 {
+			return b, false // protojson: duplicate map key
+		} else if c > 0 {
+			sorted = false
+		}
+	}
+	if sorted {
+		return b, true
+	}
+	slices.SortFunc(ents, cmp)
+	for i := 1; i < len(ents); i++ {
+		if cmp(ents[i-1], ents[i]) == 0 {
+			return b, false
+		}
+	}
+	w.scratch = append(w.scratch[:0], b[body:]...)
+	out := b[:body]
+	for _, e := range ents {
+		out = append(out, w.scratch[e.start-body:e.end-body]...)
+	}
+	return out, true
+}
+
+func cmpOrdered[T int64 | uint64](x, y T) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// appendMapKey writes a map entry's key field from a member name, as
+// protojson parses it; for sorting it returns an integer or bool key's
+// bits and where a string key's bytes start in b.
+func appendMapKey(b []byte, f *wireField, key []byte) ([]byte, uint64, int, bool) {
+	b = protowire.AppendTag(b, 1, wireType(f.kind))
+	s := unsafe.String(unsafe.SliceData(key), len(key))
+	switch f.kind {
+	case protoreflect.StringKind:
+		b = protowire.AppendVarint(b, uint64(len(key)))
+		ks := len(b)
+		return append(b, key...), 0, ks, true
+	case protoreflect.BoolKind:
+		switch s {
+		case "true":
+			return append(b, 1), 1, 0, true
+		case "false":
+			return append(b, 0), 0, 0, true
+		}
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
+		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		bits := 64
+		if f.kind == protoreflect.Int32Kind || f.kind == protoreflect.Sint32Kind || f.kind == protoreflect.Sfixed32Kind {
+			bits = 32
+		}
+		n, err := strconv.ParseInt(s, 10, bits)
+		if err != nil {
+			return b, 0, 0, false
+		}
+		switch f.kind {
+		case protoreflect.Sint32Kind, protoreflect.Sint64Kind:
+			b = protowire.AppendVarint(b, protowire.EncodeZigZag(n))
+		case protoreflect.Sfixed32Kind:
+			b = protowire.AppendFixed32(b, uint32(n))
+		case protoreflect.Sfixed64Kind:
+			b = protowire.AppendFixed64(b, uint64(n))
+		default:
+			b = protowire.AppendVarint(b, uint64(n))
+		}
+		return b, uint64(n), 0, true
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		bits := 64
+		if f.kind == protoreflect.Uint32Kind || f.kind == protoreflect.Fixed32Kind {
+			bits = 32
+		}
+		n, err := strconv.ParseUint(s, 10, bits)
+		if err != nil {
+			return b, 0, 0, false
+		}
+		switch f.kind {
+		case protoreflect.Fixed32Kind:
+			b = protowire.AppendFixed32(b, uint32(n))
+		case protoreflect.Fixed64Kind:
+			b = protowire.AppendFixed64(b, n)
+		default:
+			b = protowire.AppendVarint(b, n)
+		}
+		return b, n, 0, true
+	}
+	return b, 0, 0, false
 }
 
 // single converts one value with its tag: a message, or a scalar

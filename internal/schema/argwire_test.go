@@ -224,11 +224,13 @@ func TestWireEligibility(t *testing.T) {
 		{"google.protobuf.Int64Value", true},
 		{"google.protobuf.BytesValue", true},
 		{"google.protobuf.Empty", true},
-		{"schematest.v1.Kitchen", false},               // maps
+		{"schematest.v1.Kitchen", true},                // maps of every key kind, a oneof
+		{"schematest.v1.Node", true},                   // recursive, through a map too
+		{"zoo.v1.FeedAnimalRequest", true},             // a map in a oneof's message
 		{"schematest.v1.WellKnown", false},             // Timestamp, Struct, Any...
 		{"schematest.v1.Legacy", false},                // required, groups, extensions, closed enum
 		{"schematest.v1.Edition", false},               // legacy required, closed enum
-		{"zoo.v1.CreateAnimalRequest", false},          // maps, Timestamp
+		{"zoo.v1.CreateAnimalRequest", false},          // Timestamp, Struct
 		{"google.protobuf.Timestamp", false},           // its own JSON form
 		{"google.protobuf.Value", false},               // any JSON
 		{"google.protobuf.FileDescriptorProto", false}, // extension ranges in its options
@@ -320,6 +322,44 @@ func TestWireCases(t *testing.T) {
 			t.Errorf("%s: AppendWire(%s) accepted = %v, want %v", c.name, c.args, got, c.ok)
 		}
 	}
+	kitchen := mustValidator(t, wireTestType(t, "schematest.v1.Kitchen"), nil)
+	for _, c := range kitchenCases {
+		checkWire(t, kitchen, []byte(c.args))
+		if _, ok := kitchen.AppendWire(nil, []byte(c.args)); ok != c.ok {
+			t.Errorf("Kitchen: AppendWire(%s) accepted = %v, want %v", c.args, ok, c.ok)
+		}
+	}
+}
+
+// kitchenCases probe maps: keys as protojson parses them (strconv for
+// integers), repeated keys after parsing, order, null values.
+var kitchenCases = []struct {
+	args string
+	ok   bool
+}{
+	{`{"strMap":{"b":"1","a":"2","":""}}`, true},
+	{`{"strMap":{"a":"1","a":"2"}}`, false},
+	{`{"strMap":{"a":"1","\u0061":"2"}}`, false},
+	{`{"strMap":{"\u00e9":"x","e":"y"}}`, true},
+	{`{"strMap":{"a":null}}`, false},
+	{`{"strMap":null}`, true},
+	{`{"strMap":{}}`, true},
+	{`{"int32Map":{"1":{},"01":{}}}`, false},
+	{`{"int32Map":{"+1":{"label":"x"},"-0":{},"-2147483648":{"counts":["1"]}}}`, true},
+	{`{"int32Map":{"2147483648":{}}}`, false},
+	{`{"int32Map":{" 1":{}}}`, false},
+	{`{"int32Map":{"1":null}}`, false},
+	{`{"int64Map":{"-5":"COLOR_RED","5":0,"0":2}}`, true},
+	{`{"int64Map":{"1":"nope"}}`, false},
+	{`{"uint32Map":{"4294967295":"AQID","0":""}}`, true},
+	{`{"uint32Map":{"-1":"AQID"}}`, false},
+	{`{"uint32Map":{"1":"json"}}`, false},
+	{`{"uint64Map":{"18446744073709551615":"NaN","1":-0}}`, true},
+	{`{"boolMap":{"true":"t","false":"f"}}`, true},
+	{`{"boolMap":{"True":"t"}}`, false},
+	{`{"sint32Map":{"-3":"7","3":-7}}`, true},
+	{`{"fixed64Map":{"9":"Infinity","8":1.5}}`, true},
+	{`{"str_map":{"k":"v"},"strMap":{}}`, false},
 }
 
 // TestWireDifferential fills random messages of every type the converter
@@ -519,7 +559,8 @@ func randomScalar(rng *rand.Rand, fd protoreflect.FieldDescriptor) protoreflect.
 // exactly what they make of the same arguments.
 func FuzzAppendWire(f *testing.F) {
 	names := []protoreflect.FullName{"wiretest.v1.Mix", "wiretest.v1.Old", "wiretest.v1.Ed",
-		"google.protobuf.Int64Value", "google.protobuf.BytesValue", "zoo.v1.GetAnimalRequest", "schematest.v1.Scalars"}
+		"google.protobuf.Int64Value", "google.protobuf.BytesValue", "zoo.v1.GetAnimalRequest", "schematest.v1.Scalars",
+		"schematest.v1.Kitchen", "schematest.v1.Node"}
 	vs := make([]*Validator, len(names))
 	for i, n := range names {
 		vs[i] = mustValidator(f, wireTestType(f, n), nil)
@@ -533,6 +574,10 @@ func FuzzAppendWire(f *testing.F) {
 	f.Add(uint8(4), []byte(`{"value":"AQID"}`))
 	f.Add(uint8(5), []byte(`{"id":"leo"}`))
 	f.Add(uint8(6), []byte(`{"fInt32":1,"optInt32":0,"customName":"x"}`))
+	for _, c := range kitchenCases {
+		f.Add(uint8(7), []byte(c.args))
+	}
+	f.Add(uint8(8), []byte(`{"name":"a","children":[{"byName":{"x":{"leaf":{"text":"t"}}}}],"parent":{"name":"p"}}`))
 	f.Fuzz(func(t *testing.T, which uint8, args []byte) {
 		checkWire(t, vs[int(which)%len(vs)], args)
 	})

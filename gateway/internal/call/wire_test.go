@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
@@ -89,9 +90,12 @@ func TestUnaryWirePath(t *testing.T) {
 		{"ZooService_ListAnimals", map[string]any{"page_size": 5.5}, false, nil},
 		{"ZooService_ListAnimals", map[string]any{"pageSize": 2, "species": []any{"SPECIES_LION"}}, true,
 			&zoov1.ListAnimalsRequest{PageSize: 2, Species: []zoov1.Species{zoov1.Species_SPECIES_LION}}},
-		// A map in the request type (Meal): the dynamic path.
-		{"ZooService_FeedAnimal", map[string]any{"animalId": "leo", "ration": "hay"}, false,
-			&zoov1.FeedAnimalRequest{AnimalId: "leo", Food: &zoov1.FeedAnimalRequest_Ration{Ration: "hay"}}},
+		{"ZooService_FeedAnimal", map[string]any{"animalId": "leo", "meal": map[string]any{"gramsByItem": map[string]any{"hay": "500", "apple": 2}}}, true,
+			&zoov1.FeedAnimalRequest{AnimalId: "leo", Food: &zoov1.FeedAnimalRequest_Meal{Meal: &zoov1.Meal{GramsByItem: map[string]int64{"hay": 500, "apple": 2}}}}},
+		// A FieldMask and an Animal holding Timestamps and a Struct: the
+		// dynamic path.
+		{"ZooService_UpdateAnimal", map[string]any{"animal": map[string]any{"id": "leo", "displayName": "Leo II"}, "updateMask": "displayName"}, false,
+			&zoov1.UpdateAnimalRequest{Animal: &zoov1.Animal{Id: "leo", DisplayName: "Leo II"}, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"display_name"}}}},
 	} {
 		mu.Lock()
 		wired, wires, got = nil, nil, nil

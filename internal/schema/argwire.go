@@ -55,6 +55,9 @@ type wireMsg struct {
 	names map[string]int32
 	// wrapper: a google.protobuf wrapper, whose JSON is its value's.
 	wrapper bool
+	// time: google.protobuf.Timestamp or Duration, whose JSON is a
+	// string (timestamp.go's rules are protojson's).
+	time wellknown.Kind
 	oneofs  int // real (not synthetic) oneofs
 	words   int // words of the per-call bitset: fields, then oneofs
 }
@@ -101,6 +104,9 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 	case wellknown.None:
 	case wellknown.Wrapper:
 		m.wrapper = true
+	case wellknown.Timestamp, wellknown.Duration:
+		m.time = wellknown.Of(md)
+		return m
 	default:
 		c.ok = false
 		return m
@@ -323,13 +329,28 @@ func (w *wireState) wrapped(b []byte, m *wireMsg) ([]byte, bool) {
 	if w.literal("null") {
 		ok = true
 	} else {
-		b, ok = w.scalar(b, &m.fields[0], true, true)
+		b, ok = w.body(b, m)
 	}
 	if !ok {
 		return b, false
 	}
 	w.ws()
 	return b, w.eat('}')
+}
+
+// body converts one value of message type m, not null, to the message's
+// fields: an object, or the JSON form of a well-known type.
+func (w *wireState) body(b []byte, m *wireMsg) ([]byte, bool) {
+	switch {
+	case m.wrapper:
+		// The wrapper's value is implicit: its zero writes nothing.
+		return w.scalar(b, &m.fields[0], true, true)
+	case m.time == wellknown.Timestamp:
+		return w.timestamp(b)
+	case m.time == wellknown.Duration:
+		return w.duration(b)
+	}
+	return w.message(b, m)
 }
 
 func (w *wireState) ws() {
@@ -702,13 +723,7 @@ func (w *wireState) single(b []byte, f *wireField, skipZero bool) ([]byte, bool)
 	}
 	b = protowire.AppendTag(b, f.num, protowire.BytesType)
 	b, pos := openLen(b)
-	var ok bool
-	if f.msg.wrapper {
-		// The wrapper's value is implicit: its zero writes nothing.
-		b, ok = w.scalar(b, &f.msg.fields[0], true, true)
-	} else {
-		b, ok = w.message(b, f.msg)
-	}
+	b, ok := w.body(b, f.msg)
 	if !ok {
 		return b, false
 	}

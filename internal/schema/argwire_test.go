@@ -55,6 +55,8 @@ func wireFiles() []*descriptorpb.FileDescriptorProto {
 		field("w_bool", 46, tMessage, g+"BoolValue"), field("w_string", 47, tMessage, g+"StringValue"),
 		field("w_bytes", 48, tMessage, g+"BytesValue"), repeated(field("w_list", 49, tMessage, g+"Int32Value")),
 		field("empty", 50, tMessage, g+"Empty"),
+		field("ts", 51, tMessage, g+"Timestamp"), field("dur", 52, tMessage, g+"Duration"),
+		repeated(field("ts_list", 53, tMessage, g+"Timestamp")),
 	)
 	opt := inOneof(field("opt_int", 60, tInt32), 2)
 	opt.Proto3Optional = proto.Bool(true)
@@ -69,7 +71,8 @@ func wireFiles() []*descriptorpb.FileDescriptorProto {
 	}
 	three := &descriptorpb.FileDescriptorProto{
 		Name: proto.String("wiretest/v1/three.proto"), Package: proto.String("wiretest.v1"), Syntax: proto.String("proto3"),
-		Dependency: []string{"google/protobuf/wrappers.proto", "google/protobuf/empty.proto"},
+		Dependency: []string{"google/protobuf/wrappers.proto", "google/protobuf/empty.proto",
+			"google/protobuf/timestamp.proto", "google/protobuf/duration.proto"},
 		EnumType: []*descriptorpb.EnumDescriptorProto{{Name: proto.String("Hue"), Value: []*descriptorpb.EnumValueDescriptorProto{
 			{Name: proto.String("HUE_UNSPECIFIED"), Number: proto.Int32(0)},
 			{Name: proto.String("HUE_RED"), Number: proto.Int32(1)},
@@ -224,14 +227,16 @@ func TestWireEligibility(t *testing.T) {
 		{"google.protobuf.Int64Value", true},
 		{"google.protobuf.BytesValue", true},
 		{"google.protobuf.Empty", true},
-		{"schematest.v1.Kitchen", true},                // maps of every key kind, a oneof
-		{"schematest.v1.Node", true},                   // recursive, through a map too
-		{"zoo.v1.FeedAnimalRequest", true},             // a map in a oneof's message
-		{"schematest.v1.WellKnown", false},             // Timestamp, Struct, Any...
-		{"schematest.v1.Legacy", false},                // required, groups, extensions, closed enum
-		{"schematest.v1.Edition", false},               // legacy required, closed enum
-		{"zoo.v1.CreateAnimalRequest", false},          // Timestamp, Struct
-		{"google.protobuf.Timestamp", false},           // its own JSON form
+		{"schematest.v1.Kitchen", true},       // maps of every key kind, a oneof
+		{"schematest.v1.Node", true},          // recursive, through a map too
+		{"zoo.v1.FeedAnimalRequest", true},    // a map in a oneof's message
+		{"schematest.v1.WellKnown", false},    // Timestamp, Struct, Any...
+		{"schematest.v1.Legacy", false},       // required, groups, extensions, closed enum
+		{"schematest.v1.Edition", false},      // legacy required, closed enum
+		{"zoo.v1.CreateAnimalRequest", false}, // Timestamp, Struct
+		{"google.protobuf.Timestamp", true},
+		{"google.protobuf.Duration", true},
+		{"google.protobuf.FieldMask", false},           // its own JSON form
 		{"google.protobuf.Value", false},               // any JSON
 		{"google.protobuf.FileDescriptorProto", false}, // extension ranges in its options
 	} {
@@ -276,6 +281,13 @@ var wireCases = []string{
 	`{"wInt32":-1}`, `{"wUint32":3}`, `{"wBool":false}`, `{"wString":""}`, `{"wString":"s"}`, `{"wBytes":"AQID"}`,
 	`{"wBytes":"json"}`, `{"wList":[1,0,null]}`, `{"wList":[1,0]}`, `{"wInt32":{"value":1}}`, `{"empty":{}}`, `{"empty":{"x":1}}`,
 	`{"optInt":0}`, `{"optStr":""}`, `{"opt_int":0,"optInt":1}`, `{"named":"a"}`, `{"otherName":"a"}`, `{"unknown":1}`,
+	`{"ts":"2024-05-01T12:00:00Z"}`, `{"ts":"2024-05-01T12:00:00.123456789+02:00"}`, `{"ts":"2024-05-01T12:00:00.1234567891Z"}`,
+	`{"ts":"1970-01-01T00:00:00Z"}`, `{"ts":"0001-01-01T00:00:00Z"}`, `{"ts":"9999-12-31T23:59:59.999999999Z"}`, `{"ts":"2024-05-01t12:00:00z"}`,
+	`{"ts":"2024-05-01 12:00:00Z"}`, `{"ts":"2024-13-01T12:00:00Z"}`, `{"ts":"2024-05-01T12:00:00"}`, `{"ts":1}`, `{"ts":null}`, `{"ts":{}}`,
+	`{"tsList":["2024-05-01T12:00:00Z",null]}`, `{"tsList":["2024-05-01T12:00:00Z","1970-01-01T00:00:00.5Z"]}`,
+	`{"dur":"1s"}`, `{"dur":"-1.5s"}`, `{"dur":"-0.000000001s"}`, `{"dur":"0s"}`, `{"dur":"-0s"}`, `{"dur":"1.s"}`, `{"dur":".5s"}`,
+	`{"dur":"+1s"}`, `{"dur":"01s"}`, `{"dur":"1.1234567891s"}`, `{"dur":"315576000000s"}`, `{"dur":"315576000001s"}`, `{"dur":"1"}`,
+	`{"dur":"1S"}`, `{"dur":"\u0031s"}`, `{"dur":5}`,
 	`{"sString":"x"} x`, `{"sString":"x"}}`, `{"sString":"x"`, `[]`, `null`, ``, `{"child":{"child":{"child":{}}}}`,
 	`{"oStr":"x","sInt32":2,"child":{"sInt64":"3","sInt32":1},"sBool":true}`,
 }
@@ -292,7 +304,7 @@ func TestWireCases(t *testing.T) {
 	// The converter must take the common forms, or it is no use.
 	for _, c := range []string{`{"sInt32":1}`, `{"s_int32":1}`, `{"sInt64":"9223372036854775807"}`, `{"sFloat":"NaN"}`,
 		`{"sString":"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00"}`, `{"rInt32":[1,2,-3]}`, `{"color":"HUE_RED"}`,
-		`{"wList":[1,0]}`, `{"child":{"child":{"sInt32":1}}}`, `{"oStr":"x","sInt32":2,"child":{"sInt64":"3","sInt32":1},"sBool":true}`} {
+		`{"wList":[1,0]}`, `{"child":{"child":{"sInt32":1}}}`, `{"ts":"2024-05-01T12:00:00Z"}`, `{"dur":"-1.5s"}`, `{"oStr":"x","sInt32":2,"child":{"sInt64":"3","sInt32":1},"sBool":true}`} {
 		if _, ok := v.AppendWire(nil, []byte(c)); !ok {
 			t.Errorf("AppendWire declined %s", c)
 		}
@@ -312,6 +324,9 @@ func TestWireCases(t *testing.T) {
 		{"google.protobuf.Int64Value", `{}`, false},
 		{"google.protobuf.BytesValue", `{"value":"AQID"}`, true},
 		{"google.protobuf.BytesValue", `{"value":"json"}`, false},
+		{"google.protobuf.Timestamp", `{"value":"2024-05-01T12:00:00.5Z"}`, true},
+		{"google.protobuf.Timestamp", `{"value":null}`, true},
+		{"google.protobuf.Duration", `{"value":"-3.25s"}`, true},
 		{"google.protobuf.Empty", `{}`, true},
 		{"wiretest.v1.Old", `{"sInt32":0,"sString":"","rInt32":[1,2],"sub":{"sBool":false}}`, true},
 		{"wiretest.v1.Ed", `{"implicit":0,"explicit":0,"expanded":[1,2],"packed":[-1,1],"leaf":{"n":"-2"}}`, true},
@@ -376,7 +391,7 @@ func TestWireDifferential(t *testing.T) {
 	own, mutants := 0, 0
 	defer func() { t.Logf("accepted: %d of protojson's own, %d variations", own, mutants) }()
 	for _, md := range wireTypes {
-		if k := wellknown.Of(md); k != wellknown.None && k != wellknown.Wrapper {
+		if skipWellKnown(md) {
 			continue // declined (TestWireEligibility), and random values are not valid
 		}
 		v := mustValidator(t, md, nil)
@@ -456,6 +471,28 @@ func mutate(rng *rand.Rand, args []byte) [][]byte {
 // values often.
 func fillRandom(rng *rand.Rand, m protoreflect.Message, depth int) {
 	fields := m.Descriptor().Fields()
+	switch wellknown.Of(m.Descriptor()) {
+	case wellknown.Timestamp:
+		secs := minTimestampSeconds + rng.Int64N(maxTimestampSeconds-minTimestampSeconds+1)
+		if rng.IntN(3) == 0 {
+			secs = []int64{0, minTimestampSeconds, maxTimestampSeconds}[rng.IntN(3)]
+		}
+		m.Set(fields.ByNumber(1), protoreflect.ValueOfInt64(secs))
+		m.Set(fields.ByNumber(2), protoreflect.ValueOfInt32([]int32{0, 1, 999999999, 500000000, rng.Int32N(1e9)}[rng.IntN(5)]))
+		return
+	case wellknown.Duration:
+		secs := rng.Int64N(2*maxDurationSeconds+1) - maxDurationSeconds
+		if rng.IntN(3) == 0 {
+			secs = []int64{0, 1, -1, maxDurationSeconds, -maxDurationSeconds}[rng.IntN(5)]
+		}
+		nanos := []int32{0, 1, 999999999, 10, rng.Int32N(1e9)}[rng.IntN(5)]
+		if secs < 0 || secs == 0 && rng.IntN(2) == 0 {
+			nanos = -nanos
+		}
+		m.Set(fields.ByNumber(1), protoreflect.ValueOfInt64(secs))
+		m.Set(fields.ByNumber(2), protoreflect.ValueOfInt32(nanos))
+		return
+	}
 	for i := range fields.Len() {
 		fd := fields.Get(i)
 		if rng.IntN(3) == 0 || fd.Message() != nil && depth > 3 {
@@ -504,8 +541,11 @@ func fillRandom(rng *rand.Rand, m protoreflect.Message, depth int) {
 // unset (random values of theirs are mostly not valid, and the converter
 // declines them anyway), and reports whether it did.
 func skipWellKnown(md protoreflect.MessageDescriptor) bool {
-	k := wellknown.Of(md)
-	return k != wellknown.None && k != wellknown.Wrapper
+	switch wellknown.Of(md) {
+	case wellknown.None, wellknown.Wrapper, wellknown.Timestamp, wellknown.Duration:
+		return false
+	}
+	return true
 }
 
 func randomScalar(rng *rand.Rand, fd protoreflect.FieldDescriptor) protoreflect.Value {
@@ -560,7 +600,7 @@ func randomScalar(rng *rand.Rand, fd protoreflect.FieldDescriptor) protoreflect.
 func FuzzAppendWire(f *testing.F) {
 	names := []protoreflect.FullName{"wiretest.v1.Mix", "wiretest.v1.Old", "wiretest.v1.Ed",
 		"google.protobuf.Int64Value", "google.protobuf.BytesValue", "zoo.v1.GetAnimalRequest", "schematest.v1.Scalars",
-		"schematest.v1.Kitchen", "schematest.v1.Node"}
+		"schematest.v1.Kitchen", "schematest.v1.Node", "google.protobuf.Timestamp", "google.protobuf.Duration"}
 	vs := make([]*Validator, len(names))
 	for i, n := range names {
 		vs[i] = mustValidator(f, wireTestType(f, n), nil)
@@ -578,6 +618,8 @@ func FuzzAppendWire(f *testing.F) {
 		f.Add(uint8(7), []byte(c.args))
 	}
 	f.Add(uint8(8), []byte(`{"name":"a","children":[{"byName":{"x":{"leaf":{"text":"t"}}}}],"parent":{"name":"p"}}`))
+	f.Add(uint8(9), []byte(`{"value":"2024-05-01T12:00:00.000001-07:30"}`))
+	f.Add(uint8(10), []byte(`{"value":"-0.5s"}`))
 	f.Fuzz(func(t *testing.T, which uint8, args []byte) {
 		checkWire(t, vs[int(which)%len(vs)], args)
 	})

@@ -94,7 +94,7 @@ func NewValidator(md protoreflect.MessageDescriptor, opts *Options) (*Validator,
 		switch wellknown.Of(md) {
 		case wellknown.None:
 			v.wire = newWireMsg(md)
-		case wellknown.Wrapper:
+		case wellknown.Wrapper, wellknown.Timestamp, wellknown.Duration:
 			v.wireRoot = newWireMsg(md)
 		}
 	}

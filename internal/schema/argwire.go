@@ -57,9 +57,9 @@ type wireMsg struct {
 	wrapper bool
 	// time: google.protobuf.Timestamp or Duration, whose JSON is a
 	// string (timestamp.go's rules are protojson's).
-	time wellknown.Kind
-	oneofs  int // real (not synthetic) oneofs
-	words   int // words of the per-call bitset: fields, then oneofs
+	time   wellknown.Kind
+	oneofs int // real (not synthetic) oneofs
+	words  int // words of the per-call bitset: fields, then oneofs
 }
 
 type wireField struct {

@@ -33,19 +33,20 @@ import (
 // without a warning), or it declines and the caller runs Decode, which
 // then makes every error, warning and explanation what it always was.
 // Anything it does not model it declines: JSON outside the strict RFC 8259
-// grammar, an unknown or repeated member, two members of one oneof, null
-// where protojson would not skip it, an integer written with a fraction or
-// an exponent, a string escape in a number, bytes that are not canonical
-// base64 or that base64.go would warn about.
+// grammar, an unknown or repeated member or map key, two members of one
+// oneof, null where protojson would not skip it, an integer written with a
+// fraction or an exponent, a string escape in a number or a duration,
+// bytes that are not canonical base64 or that base64.go would warn about.
 //
 // Whether a type can take this path at all is decided once, in
 // NewValidator (newWireMsg): not when Decode has checks to make after
 // protojson (required fields, closed enums, protovalidate rules, proto2
 // required fields, which extension ranges could bring), nor when the type
-// reaches a map, a group, a weak field, a placeholder, or a well-known
-// type other than the wrappers and Empty, nor when one member name could
-// mean two fields. A tool whose injector completes its requests never
-// takes it either (the caller's decision: compiled.Tool).
+// reaches a group, a weak field, a placeholder, or a well-known type other
+// than the wrappers, Timestamp, Duration and Empty (FieldMask, Struct,
+// Value, ListValue, Any), nor when one member name could mean two fields.
+// A tool whose injector completes its requests never takes it either (the
+// caller's decision: compiled.Tool.EncodeRequest).
 
 // wireMsg is the converter of one message type.
 type wireMsg struct {
@@ -56,7 +57,7 @@ type wireMsg struct {
 	// wrapper: a google.protobuf wrapper, whose JSON is its value's.
 	wrapper bool
 	// time: google.protobuf.Timestamp or Duration, whose JSON is a
-	// string (timestamp.go's rules are protojson's).
+	// string (argwire_time.go).
 	time   wellknown.Kind
 	oneofs int // real (not synthetic) oneofs
 	words  int // words of the per-call bitset: fields, then oneofs

@@ -42,7 +42,7 @@ import (
 // NewValidator (newWireMsg): not when Decode has checks to make after
 // protojson (required fields, closed enums, protovalidate rules, proto2
 // required fields, which extension ranges could bring), nor when the type
-// reaches a group, a weak field, a placeholder, or a well-known type other
+// reaches a group, a placeholder, or a well-known type other
 // than the wrappers, Timestamp, Duration and Empty (FieldMask, Struct,
 // Value, ListValue, Any), nor when one member name could mean two fields.
 // A tool whose injector completes its requests never takes it either (the
@@ -122,7 +122,7 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 	m.names = make(map[string]int32, 2*fields.Len())
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		if fd.IsWeak() || fd.Kind() == protoreflect.GroupKind || fd.Cardinality() == protoreflect.Required {
+		if fd.Kind() == protoreflect.GroupKind || fd.Cardinality() == protoreflect.Required {
 			c.ok = false
 			return m
 		}

@@ -38,8 +38,8 @@ import (
 // fraction or an exponent, a string escape in a number or a duration,
 // bytes that are not canonical base64 or that base64.go would warn about.
 //
-// Whether a type can take this path at all is decided once, in
-// NewValidator (newWireMsg): not when Decode has checks to make after
+// Whether a type can take this path at all is decided once, when a
+// validator's converter is first asked for (Fast, newWireMsg): not when Decode has checks to make after
 // protojson (required fields, closed enums, protovalidate rules, proto2
 // required fields, which extension ranges could bring), nor when the type
 // reaches a group, a placeholder, or a well-known type other
@@ -273,7 +273,11 @@ var wireStates = sync.Pool{New: func() any { return new(wireState) }}
 
 // Fast reports whether the arguments of v's type can be converted
 // straight to wire form (AppendWire) when no injector completes them.
-func (v *Validator) Fast() bool { return v.wire != nil || v.wireRoot != nil }
+// The first call compiles the converter.
+func (v *Validator) Fast() bool {
+	v.wireOnce.Do(v.compileWire)
+	return v.wire != nil || v.wireRoot != nil
+}
 
 // AppendWire appends to b the wire form of the request message args
 // convert to, and reports true, when it can show that Decode would accept

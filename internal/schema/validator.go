@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	validatepb "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	"buf.build/go/protovalidate"
@@ -48,9 +49,13 @@ type Validator struct {
 	// anyPlans are the bytes plans of the types Any values name.
 	anyPlans anyPlans
 	// wire converts arguments straight to wire form (argwire.go), nil
-	// when the type cannot take that path; wireRoot is it for a wrapper
-	// type, whose arguments are {"value": ...}.
+	// when the type cannot take that path; wireRoot is it for a type
+	// whose arguments are {"value": ...}. Both are compiled on first use
+	// (wireOnce), as transcode's encoders are: a catalog holds a
+	// validator for every tool, most of them never called.
 	wire, wireRoot *wireMsg
+	wireOnce       sync.Once
+	wireCandidate  bool // nothing to check after protojson
 }
 
 // NewValidator compiles the checks for arguments of type md. opts must be the
@@ -90,15 +95,21 @@ func NewValidator(md protoreflect.MessageDescriptor, opts *Options) (*Validator,
 		}
 		v.pv = pv
 	}
-	if v.root == nil && v.pv == nil && v.unmarshal.AllowPartial {
-		switch wellknown.Of(md) {
-		case wellknown.None:
-			v.wire = newWireMsg(md)
-		case wellknown.Wrapper, wellknown.Timestamp, wellknown.Duration:
-			v.wireRoot = newWireMsg(md)
-		}
-	}
+	v.wireCandidate = v.root == nil && v.pv == nil && v.unmarshal.AllowPartial
 	return v, nil
+}
+
+// compileWire builds the wire converter of v's type, if it can have one.
+func (v *Validator) compileWire() {
+	if !v.wireCandidate {
+		return
+	}
+	switch wellknown.Of(v.md) {
+	case wellknown.None:
+		v.wire = newWireMsg(v.md)
+	case wellknown.Wrapper, wellknown.Timestamp, wellknown.Duration:
+		v.wireRoot = newWireMsg(v.md)
+	}
 }
 
 // Violation is one problem with the arguments.

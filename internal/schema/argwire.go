@@ -34,13 +34,13 @@ import (
 // then makes every error, warning and explanation what it always was.
 // Anything it does not model it declines: JSON outside the strict RFC 8259
 // grammar, an unknown or repeated member or map key, two members of one
-// oneof, null where protojson would not skip it, an integer written with a
-// fraction or an exponent, a string escape in a number or a duration,
-// bytes that are not canonical base64 or that base64.go would warn about.
+// oneof, null where protojson would not skip it, a string escape in a
+// number or a duration, bytes that are not canonical base64 or that
+// base64.go would warn about.
 //
 // Whether a type can take this path at all is decided once, when a
-// validator's converter is first asked for (Fast, newWireMsg): not when Decode has checks to make after
-// protojson (required fields, closed enums, protovalidate rules, proto2
+// validator's converter is first asked for (Fast, newWireMsg): not when
+// Decode has checks to make after protojson (required fields, closed enums, protovalidate rules, proto2
 // required fields, which extension ranges could bring), nor when the type
 // reaches a group, a placeholder, or a well-known type other
 // than the wrappers, Timestamp, Duration and Empty (FieldMask, Struct,
@@ -1026,25 +1026,103 @@ func numberLen(in []byte) int {
 	return i
 }
 
-// parseInt reads an integer written without fraction or exponent (others
-// are declined, though protojson takes 1.0 and 1e2).
+// parseInt reads an integer as protojson does: a JSON number (strict
+// grammar, checked by numberLen) whose value is whole, so 1.0, 1e2 and
+// 150e-1 are integers, 1.5 is not.
 func parseInt(raw []byte, bits int) (int64, bool) {
-	if bytes.ContainsAny(raw, ".eE") {
+	var buf [32]byte
+	digits, ok := wholeDigits(raw, &buf)
+	if !ok {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(raw), len(raw)), 10, bits)
+	n, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(digits), len(digits)), 10, bits)
 	return n, err == nil
 }
 
 func parseUint(raw []byte, bits int) (uint64, bool) {
-	if bytes.ContainsAny(raw, ".eE") {
+	var buf [32]byte
+	digits, ok := wholeDigits(raw, &buf)
+	if !ok {
 		return 0, false
 	}
-	if string(raw) == "-0" {
-		return 0, true // protojson reads -0 as 0
-	}
-	n, err := strconv.ParseUint(unsafe.String(unsafe.SliceData(raw), len(raw)), 10, bits)
+	n, err := strconv.ParseUint(unsafe.String(unsafe.SliceData(digits), len(digits)), 10, bits)
 	return n, err == nil
+}
+
+// wholeDigits writes a JSON number without fraction or exponent, the
+// way protojson normalizes one it reads as an integer: the leading zero
+// of the integer part dropped, trailing zeros of the fraction dropped,
+// the exponent applied (at most 20 digits), a zero unsigned, false for a
+// number that is not whole. A plain integer is returned as it is.
+func wholeDigits(raw []byte, buf *[32]byte) ([]byte, bool) {
+	if bytes.IndexAny(raw, ".eE") < 0 {
+		if string(raw) == "-0" {
+			return raw[1:], true
+		}
+		return raw, true
+	}
+	s := raw
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	var intp, frac, exp []byte
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if s[0] != '0' {
+		intp = s[:i]
+	}
+	s = s[i:]
+	if len(s) > 0 && s[0] == '.' {
+		j := 1
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		frac = bytes.TrimRight(s[1:j], "0")
+		s = s[j:]
+	}
+	if len(s) > 0 {
+		exp = s[1:] // after e or E, sign included
+	}
+	if len(intp) == 0 && len(frac) == 0 {
+		return append(buf[:0], '0'), true
+	}
+	e := int64(0)
+	if len(exp) > 0 {
+		var err error
+		if e, err = strconv.ParseInt(unsafe.String(unsafe.SliceData(exp), len(exp)), 10, 32); err != nil {
+			return nil, false
+		}
+	}
+	out := buf[:0]
+	if neg {
+		out = append(out, '-')
+	}
+	if e >= 0 {
+		if int64(len(frac)) > e || int64(len(intp))+e > 20 {
+			return nil, false
+		}
+		out = append(append(out, intp...), frac...)
+		for range e - int64(len(frac)) {
+			out = append(out, '0')
+		}
+		return out, true
+	}
+	if len(frac) > 0 {
+		return nil, false
+	}
+	cut := int64(len(intp)) + e
+	if cut < 0 {
+		return nil, false
+	}
+	for _, c := range intp[cut:] {
+		if c != '0' {
+			return nil, false
+		}
+	}
+	return append(out, intp[:cut]...), true
 }
 
 // str consumes a JSON string and returns its content: the input itself

@@ -288,6 +288,10 @@ var wireCases = []string{
 	`{"dur":"1s"}`, `{"dur":"-1.5s"}`, `{"dur":"-0.000000001s"}`, `{"dur":"0s"}`, `{"dur":"-0s"}`, `{"dur":"1.s"}`, `{"dur":".5s"}`,
 	`{"dur":"+1s"}`, `{"dur":"01s"}`, `{"dur":"1.1234567891s"}`, `{"dur":"315576000000s"}`, `{"dur":"315576000001s"}`, `{"dur":"1"}`,
 	`{"dur":"1S"}`, `{"dur":"\u0031s"}`, `{"dur":5}`,
+	`{"sInt32":1.50e1}`, `{"sInt32":150e-1}`, `{"sInt32":15e-1}`, `{"sUint64":"1.8446744073709551615e19"}`,
+	`{"sUint64":1.8446744073709551616e19}`, `{"sInt64":1e20}`, `{"sInt32":-0.0}`, `{"sUint32":-0.0e5}`, `{"sUint32":-1e0}`,
+	`{"color":1.0}`, `{"color":1.5}`, `{"sInt32":0e99999999999}`, `{"sInt32":1e99999999999}`, `{"sInt32":0.05e2}`,
+	`{"sInt32":-0.05E+2}`, `{"sSfixed64":"-9.223372036854775808e18"}`, `{"rInt64":[1e3,"2.0",300e-2]}`,
 	`{"sString":"x"} x`, `{"sString":"x"}}`, `{"sString":"x"`, `[]`, `null`, ``, `{"child":{"child":{"child":{}}}}`,
 	`{"oStr":"x","sInt32":2,"child":{"sInt64":"3","sInt32":1},"sBool":true}`,
 }
@@ -302,7 +306,7 @@ func TestWireCases(t *testing.T) {
 		}
 	}
 	// The converter must take the common forms, or it is no use.
-	for _, c := range []string{`{"sInt32":1}`, `{"s_int32":1}`, `{"sInt64":"9223372036854775807"}`, `{"sFloat":"NaN"}`,
+	for _, c := range []string{`{"sInt32":1}`, `{"s_int32":1}`, `{"sInt32":1.0}`, `{"sInt32":1e2}`, `{"sInt32":150e-1}`, `{"sInt64":"9223372036854775807"}`, `{"sFloat":"NaN"}`,
 		`{"sString":"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00"}`, `{"rInt32":[1,2,-3]}`, `{"color":"HUE_RED"}`,
 		`{"wList":[1,0]}`, `{"child":{"child":{"sInt32":1}}}`, `{"ts":"2024-05-01T12:00:00Z"}`, `{"dur":"-1.5s"}`, `{"oStr":"x","sInt32":2,"child":{"sInt64":"3","sInt32":1},"sBool":true}`} {
 		if _, ok := v.AppendWire(nil, []byte(c)); !ok {

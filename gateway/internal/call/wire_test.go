@@ -84,9 +84,13 @@ func TestUnaryWirePath(t *testing.T) {
 		want proto.Message
 	}{
 		{"ZooService_GetAnimal", map[string]any{"id": "leo"}, true, &zoov1.GetAnimalRequest{Id: "leo"}},
-		// protojson takes an integer written 5.0; the wire path leaves
-		// that to it, and what is wrong (5.5) to Decode to explain.
-		{"ZooService_ListAnimals", json.RawMessage(`{"page_size":5.0}`), false, &zoov1.ListAnimalsRequest{PageSize: 5}},
+		// An integer written 5.0 is whole, as protojson reads it.
+		{"ZooService_ListAnimals", json.RawMessage(`{"page_size":5.0}`), true, &zoov1.ListAnimalsRequest{PageSize: 5}},
+		// Decode takes a list sent as a JSON-encoded string (a leniency
+		// for models), which protojson refuses: the wire path leaves it
+		// to Decode, and what is wrong (5.5) too, to explain.
+		{"ZooService_ListAnimals", json.RawMessage(`{"species":"[\"SPECIES_LION\"]"}`), false,
+			&zoov1.ListAnimalsRequest{Species: []zoov1.Species{zoov1.Species_SPECIES_LION}}},
 		{"ZooService_ListAnimals", map[string]any{"page_size": 5.5}, false, nil},
 		{"ZooService_ListAnimals", map[string]any{"pageSize": 2, "species": []any{"SPECIES_LION"}}, true,
 			&zoov1.ListAnimalsRequest{PageSize: 2, Species: []zoov1.Species{zoov1.Species_SPECIES_LION}}},

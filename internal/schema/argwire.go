@@ -1055,7 +1055,7 @@ func parseUint(raw []byte, bits int) (uint64, bool) {
 // the exponent applied (at most 20 digits), a zero unsigned, false for a
 // number that is not whole. A plain integer is returned as it is.
 func wholeDigits(raw []byte, buf *[32]byte) ([]byte, bool) {
-	if bytes.IndexAny(raw, ".eE") < 0 {
+	if !bytes.ContainsAny(raw, ".eE") {
 		if string(raw) == "-0" {
 			return raw[1:], true
 		}

@@ -24,7 +24,10 @@
 // fields are left out, IMMUTABLE is noted) and protovalidate (buf.validate)
 // rules, as keywords where JSON Schema has one and in the description where
 // it has not. Validator enforces the same at the gateway, before a backend
-// is called, and explains every violation by its JSON path.
+// is called, and explains every violation by its JSON path. For the
+// common argument types it can also write the request's wire form straight
+// from the JSON (AppendWire), the same bytes protojson's message marshals
+// to, declining whatever it cannot show is accepted as it stands.
 //
 // Encoding is deterministic: the same descriptors and options always give the
 // same bytes, so tools/list pages built from them are stable.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	validatepb "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	"buf.build/go/protovalidate"
@@ -47,6 +48,14 @@ type Validator struct {
 	bytesRoot bool
 	// anyPlans are the bytes plans of the types Any values name.
 	anyPlans anyPlans
+	// wire converts arguments straight to wire form (argwire.go), nil
+	// when the type cannot take that path; wireRoot is it for a type
+	// whose arguments are {"value": ...}. Both are compiled on first use
+	// (wireOnce), as transcode's encoders are: a catalog holds a
+	// validator for every tool, most of them never called.
+	wire, wireRoot *wireMsg
+	wireOnce       sync.Once
+	wireCandidate  bool // nothing to check after protojson
 }
 
 // NewValidator compiles the checks for arguments of type md. opts must be the
@@ -86,7 +95,21 @@ func NewValidator(md protoreflect.MessageDescriptor, opts *Options) (*Validator,
 		}
 		v.pv = pv
 	}
+	v.wireCandidate = v.root == nil && v.pv == nil && v.unmarshal.AllowPartial
 	return v, nil
+}
+
+// compileWire builds the wire converter of v's type, if it can have one.
+func (v *Validator) compileWire() {
+	if !v.wireCandidate {
+		return
+	}
+	switch wellknown.Of(v.md) {
+	case wellknown.None:
+		v.wire = newWireMsg(v.md)
+	case wellknown.Wrapper, wellknown.Timestamp, wellknown.Duration:
+		v.wireRoot = newWireMsg(v.md)
+	}
 }
 
 // Violation is one problem with the arguments.

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
@@ -22,6 +22,13 @@ import (
 
 // Unary calls a unary method: one request, one response.
 func (e *Env) Unary(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
+	if wire, ok := t.EncodeRequest(args); ok {
+		// Arguments that convert without a warning, straight to wire form.
+		if hook := wireHook.Load(); hook != nil {
+			(*hook)(t, wire)
+		}
+		return e.unaryCall(ctx, t, callwire.Encoded(wire))
+	}
 	in, warnings, err := t.DecodeRequest(args)
 	if err != nil {
 		return e.InputError(ctx, t, err)
@@ -30,9 +37,13 @@ func (e *Env) Unary(ctx context.Context, req *mcp.CallToolRequest, t *compiled.T
 	return NoteArguments(res, warnings), err
 }
 
-// unaryCall sends the converted request of a unary method and converts
-// its response.
-func (e *Env) unaryCall(ctx context.Context, t *compiled.Tool, in proto.Message) (*mcp.CallToolResult, error) {
+// wireHook, when set (only by tests: export_test.go), is told of each
+// request that took the wire path.
+var wireHook atomic.Pointer[func(t *compiled.Tool, wire []byte)]
+
+// unaryCall sends the converted request of a unary method (a message, or
+// callwire.Encoded) and converts its response.
+func (e *Env) unaryCall(ctx context.Context, t *compiled.Tool, in any) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.Call.Timeout)
 	defer cancel()
 	var out callwire.Frame

@@ -189,6 +189,23 @@ func (t *Tool) DecodeRequest(args []byte) (proto.Message, schema.Warnings, error
 	return in, warnings, nil
 }
 
+// EncodeRequest converts the arguments of a unary call straight to the
+// request's wire form, without a dynamic message (schema.Validator
+// AppendWire), when the tool's type allows it and nothing completes its
+// requests (an injector works on a message); ok false means the caller
+// uses DecodeRequest, which explains whatever the arguments got wrong.
+// When ok, DecodeRequest would have accepted the arguments without a
+// warning, and the bytes are the marshalled message it would have made.
+func (t *Tool) EncodeRequest(args []byte) (wire []byte, ok bool) {
+	v := t.Call.Validator
+	if t.Args != nil || !v.Fast() {
+		return nil, false
+	}
+	// The request is rarely larger than its JSON; the buffer is the
+	// call's own, as grpc may still be writing it after Invoke returns.
+	return v.AppendWire(make([]byte, 0, len(args)), args)
+}
+
 // appendResponse appends the JSON of one response message (wire form) to
 // b, transcoding directly (no dynamic message) and wrapping a non-object
 // response as {"value": ...} in the same buffer. The streaming collector

@@ -84,6 +84,18 @@ type wireCompiler struct {
 	ok   bool
 }
 
+// timeShaped reports whether md, named google.protobuf.Timestamp or
+// Duration, has that type's two fields: int64 seconds = 1, int32 nanos = 2.
+func timeShaped(md protoreflect.MessageDescriptor) bool {
+	fields := md.Fields()
+	if fields.Len() != 2 || md.Oneofs().Len() != 0 {
+		return false
+	}
+	s, n := fields.ByNumber(1), fields.ByNumber(2)
+	return s != nil && n != nil && s.Kind() == protoreflect.Int64Kind && n.Kind() == protoreflect.Int32Kind &&
+		!s.IsList() && !n.IsList()
+}
+
 // newWireMsg is md's converter, nil when md or a type it reaches has
 // something the converter does not model.
 func newWireMsg(md protoreflect.MessageDescriptor) *wireMsg {
@@ -103,9 +115,22 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 	c.msgs[md.FullName()] = m
 	switch wellknown.Of(md) {
 	case wellknown.None:
+		// protojson knows google.protobuf.Empty by its name alone, and
+		// refuses every member of one: a type of that name declaring
+		// fields (only a hand-built descriptor can) is not modelled.
+		if md.FullName() == "google.protobuf.Empty" && md.Fields().Len() > 0 {
+			c.ok = false
+			return m
+		}
 	case wellknown.Wrapper:
 		m.wrapper = true
 	case wellknown.Timestamp, wellknown.Duration:
+		// protojson reads these by name too, and writes the two fields by
+		// number: a type of the name with another shape is not modelled.
+		if !timeShaped(md) {
+			c.ok = false
+			return m
+		}
 		m.time = wellknown.Of(md)
 		return m
 	default:
@@ -152,6 +177,13 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 		// name that could mean two fields (and so be read differently by
 		// base64.go's scan) is not modelled.
 		for _, name := range []string{fd.JSONName(), fd.TextName()} {
+			if len(name) >= 2 && name[0] == '[' && name[len(name)-1] == ']' {
+				// protojson takes a member so named for an extension's
+				// and never looks it up among the fields (protoc refuses
+				// such a json_name; a hand-built descriptor may not).
+				c.ok = false
+				return m
+			}
 			if prev, ok := m.names[name]; ok && int(prev) != i {
 				c.ok = false
 				return m

@@ -253,6 +253,54 @@ func TestWireEligibility(t *testing.T) {
 	}
 }
 
+// TestWireOddDescriptors: types only a hand-built descriptor (a backend's
+// reflection, not protoc) can declare, which protojson reads otherwise
+// than their fields say, are not converted: a JSON name in brackets
+// (protojson takes it for an extension's), a google.protobuf.Empty with
+// fields (protojson refuses any member of one), a Timestamp of another
+// shape.
+func TestWireOddDescriptors(t *testing.T) {
+	t.Parallel()
+	field := func(name string, num int32, typ descriptorpb.FieldDescriptorProto_Type, json string) *descriptorpb.FieldDescriptorProto {
+		f := &descriptorpb.FieldDescriptorProto{Name: proto.String(name), Number: proto.Int32(num), Type: typ.Enum(),
+			Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum()}
+		if json != "" {
+			f.JsonName = proto.String(json)
+		}
+		return f
+	}
+	for _, tc := range []struct {
+		pkg string
+		msg *descriptorpb.DescriptorProto
+	}{
+		{"odd.v1", &descriptorpb.DescriptorProto{Name: proto.String("Bracketed"), Field: []*descriptorpb.FieldDescriptorProto{
+			field("x", 1, descriptorpb.FieldDescriptorProto_TYPE_INT32, "[x]")}}},
+		{"google.protobuf", &descriptorpb.DescriptorProto{Name: proto.String("Empty"), Field: []*descriptorpb.FieldDescriptorProto{
+			field("x", 1, descriptorpb.FieldDescriptorProto_TYPE_INT32, "")}}},
+		{"google.protobuf", &descriptorpb.DescriptorProto{Name: proto.String("Timestamp"), Field: []*descriptorpb.FieldDescriptorProto{
+			field("seconds", 1, descriptorpb.FieldDescriptorProto_TYPE_STRING, ""),
+			field("nanos", 2, descriptorpb.FieldDescriptorProto_TYPE_INT32, "")}}},
+	} {
+		fdp := &descriptorpb.FileDescriptorProto{Name: proto.String("odd/" + tc.msg.GetName() + ".proto"), Package: proto.String(tc.pkg),
+			Syntax: proto.String("proto3"), MessageType: []*descriptorpb.DescriptorProto{tc.msg}}
+		fd, err := protodesc.NewFile(fdp, new(protoregistry.Files))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.msg.GetName(), err)
+		}
+		md := fd.Messages().Get(0)
+		v, err := NewValidator(md, &Options{Resolver: testTypes})
+		if err != nil {
+			t.Fatalf("%s: %v", md.FullName(), err)
+		}
+		if v.Fast() {
+			if _, ok := v.AppendWire(nil, []byte(`{"x":5}`)); ok {
+				t.Errorf("%s: converted; protojson refuses the member", md.FullName())
+			}
+			t.Errorf("%s: Fast() = true, want the type declined", md.FullName())
+		}
+	}
+}
+
 // wireCases are inputs for Mix that probe protojson's rules one at a time:
 // each either converts to the same bytes or is declined.
 var wireCases = []string{

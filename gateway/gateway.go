@@ -385,6 +385,19 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// WaitConnections waits, after Shutdown, until the sessions served on
+// connections taken from net/http (WebSockets, legacy SSE streams over
+// HTTP/1.1) have written their last replies and closed, or until ctx ends
+// (see mcp.Server.WaitConnections): http.Server.Shutdown does not wait
+// for them.
+func (g *Gateway) WaitConnections(ctx context.Context) error {
+	errs := []error{g.server.WaitConnections(ctx)}
+	for _, ts := range g.toolsets {
+		errs = append(errs, ts.server.WaitConnections(ctx))
+	}
+	return errors.Join(errs...)
+}
+
 // traceLogger is the protocol trace's logger, nil when the trace is off.
 func (g *Gateway) traceLogger() *slog.Logger {
 	if !g.opts.Telemetry.ProtocolTrace {

@@ -465,8 +465,9 @@ const replyMargin = 2 * time.Second
 // their own; requests in flight, POSTs with their tool calls included, run
 // to completion and write their replies, for up to grace; then the calls
 // still running are cancelled (the backend sees CANCELLED) and their
-// handlers get replyMargin to write that; then the listener and the
-// connections close.
+// handlers, and the WebSocket and SSE sessions net/http no longer tracks,
+// get replyMargin to write that; then the listener and the connections
+// close.
 //
 // The listener stays open during the grace period on purpose: Go's
 // http.Server drops every request it reads after Shutdown begins, so
@@ -488,6 +489,11 @@ func drainHTTP(srv *http.Server, g *gateway.Gateway, grace time.Duration, logger
 	defer hcancel()
 	if err := srv.Shutdown(hctx); err != nil {
 		_ = srv.Close()
+	}
+	// WebSockets and SSE streams left net/http, whose Shutdown does not
+	// wait for them: their last replies get the same margin.
+	if err := g.WaitConnections(hctx); err != nil {
+		logger.Warn("shutdown: WebSocket or SSE sessions still writing when the reply margin ran out", "margin", replyMargin)
 	}
 	logger.Info("shut down", "took", time.Since(start).Round(time.Millisecond))
 }

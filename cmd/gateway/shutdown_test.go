@@ -345,3 +345,128 @@ func TestProtocolTraceFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownRepliesOnTakenConnections: a call in flight on a legacy SSE
+// stream or a WebSocket when SIGTERM arrives gets its reply before the
+// process exits, whether it finishes within the grace period ("slow") or
+// is cancelled at its end ("block"). Those sessions run on connections
+// net/http has handed over, which its Shutdown does not wait for: the
+// gateway waits for them itself. The SSE client is a raw one: the
+// go-sdk's may drop a message that arrives just before its stream ends
+// (its reader closes the connection as it queues the last message).
+func TestShutdownRepliesOnTakenConnections(t *testing.T) {
+	for _, tr := range []string{"legacy SSE", "WebSocket"} {
+		for _, id := range []string{"slow", "block"} {
+			t.Run(tr+"/"+id, func(t *testing.T) {
+				b := startHeldBackend(t)
+				grace := 10 * time.Second
+				if id == "block" {
+					grace = time.Second
+				}
+				p := startGatewayProcess(t, "--backend", "zoo="+b.addr, "--shutdown-grace", grace.String())
+				var reply <-chan callOutcome
+				if tr == "WebSocket" {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					client := sdk.NewClient(&sdk.Implementation{Name: "shutdown-test", Version: "1"}, nil)
+					cs, err := client.Connect(ctx, &testkit.WebSocketTransport{URL: "ws" + strings.TrimPrefix(p.base, "http") + "/ws"}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer cs.Close()
+					reply = callAsync(cs, id)
+				} else {
+					reply = sseCallAsync(t, p.base, id)
+				}
+				<-b.started
+				signalled := time.Now()
+				if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+				o := <-reply
+				switch {
+				case o.err != nil:
+					t.Errorf("the call's reply was lost: %v", o.err)
+				case id == "slow" && (o.res.IsError || !strings.Contains(o.res.Content[0].(*sdk.TextContent).Text, `"leo"`)):
+					t.Errorf("the call in flight did not complete: %+v", o.res)
+				case id == "block" && !o.res.IsError:
+					t.Errorf("a cancelled call answered as a success: %+v", o.res)
+				}
+				if err, _ := p.wait(t, signalled, grace+5*time.Second); err != nil {
+					t.Errorf("exit: %v, want 0", err)
+				}
+			})
+		}
+	}
+}
+
+// sseCallAsync opens a legacy SSE session at base with a raw client,
+// calls GetAnimal of id on it, and delivers the call's reply, or the error
+// the stream ended with before it came.
+func sseCallAsync(t *testing.T, base, id string) <-chan callOutcome {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /sse: %v %v", resp, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	br := bufio.NewReader(resp.Body)
+	next := func() (name, data string, err error) {
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return "", "", err
+			}
+			switch line = strings.TrimRight(line, "\n"); {
+			case strings.HasPrefix(line, "event: "):
+				name = line[len("event: "):]
+			case strings.HasPrefix(line, "data: "):
+				data = line[len("data: "):]
+			case line == "" && name != "":
+				return name, data, nil
+			}
+		}
+	}
+	_, endpoint, err := next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(body string) {
+		t.Helper()
+		r, err := http.Post(base+endpoint, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusAccepted {
+			t.Fatalf("POST %s: %s", body, r.Status)
+		}
+	}
+	post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"shutdown-test","version":"1"}}}`)
+	if _, data, err := next(); err != nil || !strings.Contains(data, `"id":1`) {
+		t.Fatalf("initialize: %s %v", data, err)
+	}
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ZooService_GetAnimal","arguments":{"id":"` + id + `"}}}`)
+	out := make(chan callOutcome, 1)
+	go func() {
+		for {
+			_, data, err := next()
+			if err != nil {
+				out <- callOutcome{err: fmt.Errorf("the stream ended without the reply: %w", err)}
+				return
+			}
+			var m struct {
+				ID     int                `json:"id"`
+				Result sdk.CallToolResult `json:"result"`
+			}
+			if json.Unmarshal([]byte(data), &m) == nil && m.ID == 2 {
+				out <- callOutcome{res: &m.Result}
+				return
+			}
+		}
+	}()
+	return out
+}

@@ -174,6 +174,55 @@ type Server struct {
 	drained      chan struct{} // closed when calls empties during Shutdown
 	// onShutdown are the transports' hooks that end their sessions.
 	onShutdown []func()
+	// taken counts the sessions served on connections taken from net/http
+	// (WebSockets, detached SSE streams), which http.Server.Shutdown does
+	// not wait for; takenIdle are closed when it falls to zero
+	// (WaitConnections).
+	taken     int
+	takenIdle []chan struct{}
+}
+
+// holdConn counts a session served on a connection taken from net/http,
+// until releaseConn.
+func (s *Server) holdConn() {
+	s.mu.Lock()
+	s.taken++
+	s.mu.Unlock()
+}
+
+func (s *Server) releaseConn() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.taken--; s.taken == 0 {
+		for _, ch := range s.takenIdle {
+			close(ch)
+		}
+		s.takenIdle = nil
+	}
+}
+
+// WaitConnections waits, after [Server.Shutdown], until the sessions
+// served on connections taken from net/http (WebSockets, and legacy SSE
+// streams over HTTP/1.1) have ended, their last replies written and their
+// connections closed, or until ctx ends (then it returns ctx's error).
+// http.Server.Shutdown does not wait for them: it forgets the connections
+// it hands over, so a server that exits after it alone may cut the replies
+// of calls that ended during the drain.
+func (s *Server) WaitConnections(ctx context.Context) error {
+	s.mu.Lock()
+	if s.taken == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	idle := make(chan struct{})
+	s.takenIdle = append(s.takenIdle, idle)
+	s.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // call is one request in flight.

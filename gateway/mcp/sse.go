@@ -234,6 +234,7 @@ func (h *sseHandler) begin(ss *sseSession, ctx context.Context, who Principal, h
 	// need one to keep state per session.
 	ss.sess.key = rand.Text()
 	s.observeSession("sse", 1)
+	s.holdConn()
 	ss.sc = &scope{transport: "sse", header: header, out: ss.out}
 	ss.out.failed = func() { go ss.end(endWrite) } // the writer holds its lock
 	if !who.Expires.IsZero() {
@@ -264,6 +265,10 @@ func (h *sseHandler) begin(ss *sseSession, ctx context.Context, who Principal, h
 // keepAlive writes a comment every interval until the stream ends; one
 // that fails ends it (the client is unreachable).
 func (ss *sseSession) keepAlive(interval time.Duration) {
+	// t is set under the lock its callback reads it under: an interval
+	// that runs out before AfterFunc returns still finds it.
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
 	var t *time.Timer
 	t = time.AfterFunc(interval, func() {
 		if ss.out.keepAlive() != nil {
@@ -276,9 +281,7 @@ func (ss *sseSession) keepAlive(interval time.Duration) {
 		}
 		ss.mu.Unlock()
 	})
-	ss.mu.Lock()
 	ss.out.timers = append(ss.out.timers, t)
-	ss.mu.Unlock()
 }
 
 // deliver handles one message POSTed to the session, synchronously up to
@@ -348,8 +351,10 @@ func (h *sseHandler) finish(id string, ss *sseSession) {
 	ss.mu.Unlock()
 	h.s.removeListener(ss.out.listener)
 	if draining {
-		if end == endInput {
-			ss.sess.cancelAll() // the client left: its calls have no one to answer
+		if end != endShutdown {
+			// The client left, or cannot be written to: its calls have
+			// no one to answer.
+			ss.sess.cancelAll()
 		}
 		<-ss.drained
 		ss.late.Wait()
@@ -375,6 +380,7 @@ func (h *sseHandler) finish(id string, ss *sseSession) {
 	}
 	h.mu.Unlock()
 	h.s.observeSession("sse", -1)
+	h.s.releaseConn()
 }
 
 // message serves POST: one message into the session's stream.

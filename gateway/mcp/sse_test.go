@@ -11,9 +11,11 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
@@ -404,5 +406,59 @@ func TestSSEShutdownDrains(t *testing.T) {
 	}
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Shutdown: %v, want its ctx's error", err)
+	}
+}
+
+// TestWaitConnections: after Shutdown, WaitConnections returns only once
+// the sessions on connections taken from net/http (a detached SSE stream,
+// a WebSocket) have ended, their cancelled calls' replies written first:
+// http.Server.Shutdown does not wait for such connections.
+func TestWaitConnections(t *testing.T) {
+	var open atomic.Int64
+	h := newFakeHandler(t, nil)
+	s := NewServer(testImpl, h, &ServerOptions{SessionObserver: func(_ string, d int) { open.Add(int64(d)) }})
+	mux := http.NewServeMux()
+	sh := s.SSEHandler(nil)
+	mux.Handle("/sse", sh)
+	mux.Handle("/sse/message", sh)
+	mux.Handle("/ws", s.WebSocketHandler(nil))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	block := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`
+
+	st := openSSE(t, srv.URL)
+	st.post(initBody, nil)
+	st.next()
+	st.post(block, nil)
+	<-h.started
+	c, _, err := dialWS(t, "ws"+strings.TrimPrefix(srv.URL, "http")+"/ws", []string{"mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	wsInitialize(t, c)
+	if err := c.WriteMessage(websocket.TextMessage, []byte(block)); err != nil {
+		t.Fatal(err)
+	}
+	<-h.started
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no grace: the calls are cancelled at once
+	if err := s.Shutdown(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown: %v, want its ctx's error", err)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	if err := s.WaitConnections(wctx); err != nil {
+		t.Fatalf("WaitConnections: %v", err)
+	}
+	if n := open.Load(); n != 0 {
+		t.Errorf("WaitConnections returned with %d sessions still open", n)
+	}
+	if _, data := st.next(); !strings.Contains(data, `"id":2`) {
+		t.Errorf("the SSE call's reply: %s", data)
+	}
+	if _, msg, err := c.ReadMessage(); err != nil || !strings.Contains(string(msg), `"id":2`) {
+		t.Errorf("the WebSocket call's reply: %s, %v", msg, err)
 	}
 }

@@ -173,7 +173,9 @@ func (h *wsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// cancellation, which net/http fires when the handler returns, does
 	// not: the socket's end ends the session, as before.
 	ctx, header := context.WithoutCancel(r.Context()), r.Header
+	h.s.holdConn()
 	go func() {
+		defer h.s.releaseConn()
 		defer h.releaseSlots(owner)
 		h.serve(ctx, header, conn)
 	}()
@@ -236,6 +238,9 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 
 	var wg, late sync.WaitGroup // late: calls started while draining, as drainConn
 	var ping *time.Timer
+	// ping is set under the lock its callback reads it under: an interval
+	// that runs out before AfterFunc returns still finds it.
+	e.mu.Lock()
 	ping = time.AfterFunc(h.o.PingInterval, func() {
 		if err := ws.ping(); err != nil {
 			e.end(endWrite)
@@ -247,6 +252,7 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 		}
 		e.mu.Unlock()
 	})
+	e.mu.Unlock()
 	if !who.Expires.IsZero() {
 		expiry := time.AfterFunc(time.Until(who.Expires), func() { e.end(endExpired) })
 		defer expiry.Stop()

@@ -238,13 +238,9 @@ func (s *HTTPSession) Close() error {
 // WSConn is an MCP session over WebSocket (/ws); calls may run
 // concurrently on it.
 type WSConn struct {
-	c       *websocket.Conn
-	wmu     sync.Mutex
-	mu      sync.Mutex
-	waiting map[string]chan response
-	next    atomic.Int64
-	done    chan struct{}
-	err     error // why the reader ended; read after done
+	c     *websocket.Conn
+	wmu   sync.Mutex
+	calls *calls
 }
 
 // DialWS opens /ws on the gateway at base and initializes the session.
@@ -255,7 +251,7 @@ func DialWS(ctx context.Context, base string) (*WSConn, error) {
 		return nil, fmt.Errorf("loadtest: dial /ws: %w", err)
 	}
 	resp.Body.Close()
-	w := &WSConn{c: c, waiting: map[string]chan response{}, done: make(chan struct{})}
+	w := &WSConn{c: c, calls: newCalls("websocket")}
 	go w.read()
 	if _, err := w.Call(ctx, "initialize", `{"protocolVersion":"`+ProtocolVersion+`","capabilities":{},"clientInfo":{"name":"loadtest","version":"1"}}`); err != nil {
 		w.Close()
@@ -269,30 +265,13 @@ func DialWS(ctx context.Context, base string) (*WSConn, error) {
 }
 
 func (w *WSConn) read() {
-	defer close(w.done)
 	for {
 		_, msg, err := w.c.ReadMessage()
 		if err != nil {
-			w.err = err
-			w.mu.Lock()
-			for id, ch := range w.waiting {
-				close(ch)
-				delete(w.waiting, id)
-			}
-			w.mu.Unlock()
+			w.calls.end(err)
 			return
 		}
-		var r response
-		if json.Unmarshal(msg, &r) != nil || r.Method != "" || len(r.ID) == 0 {
-			continue // a notification (progress, list changed)
-		}
-		w.mu.Lock()
-		ch := w.waiting[string(r.ID)]
-		delete(w.waiting, string(r.ID))
-		w.mu.Unlock()
-		if ch != nil {
-			ch <- r
-		}
+		w.calls.deliver(msg)
 	}
 }
 
@@ -308,36 +287,11 @@ func (w *WSConn) send(msg []byte) error {
 
 // Call implements Conn.
 func (w *WSConn) Call(ctx context.Context, method, params string) (json.RawMessage, error) {
-	id := strconv.FormatInt(w.next.Add(1), 10)
-	ch := make(chan response, 1)
-	w.mu.Lock()
-	select {
-	case <-w.done:
-		w.mu.Unlock()
-		return nil, fmt.Errorf("loadtest: websocket closed: %w", w.err)
-	default:
-	}
-	w.waiting[id] = ch
-	w.mu.Unlock()
-	if err := w.send([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)); err != nil {
-		return nil, err
-	}
-	select {
-	case r, ok := <-ch:
-		if !ok {
-			return nil, fmt.Errorf("loadtest: websocket closed: %w", w.err)
-		}
-		return r.outcome()
-	case <-ctx.Done():
-		w.mu.Lock()
-		delete(w.waiting, id)
-		w.mu.Unlock()
-		return nil, ctx.Err()
-	}
+	return w.calls.do(ctx, method, params, w.send)
 }
 
 // Closed is closed when the connection has ended.
-func (w *WSConn) Closed() <-chan struct{} { return w.done }
+func (w *WSConn) Closed() <-chan struct{} { return w.calls.done }
 
 // Close closes the connection and waits for its reader.
 func (w *WSConn) Close() error {
@@ -345,7 +299,7 @@ func (w *WSConn) Close() error {
 	_ = w.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 	w.wmu.Unlock()
 	err := w.c.Close()
-	<-w.done
+	<-w.calls.done
 	return err
 }
 

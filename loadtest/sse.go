@@ -8,10 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 )
 
 // SSESession is an MCP session over the legacy HTTP+SSE transport (GET
@@ -21,11 +18,7 @@ type SSESession struct {
 	hc       *http.Client
 	endpoint string
 	stop     context.CancelFunc
-	next     atomic.Int64
-	mu       sync.Mutex
-	waiting  map[string]chan response
-	done     chan struct{}
-	err      error // why the stream ended; read after done
+	calls    *calls
 }
 
 // DialSSE opens /sse on the gateway at base and initializes the session.
@@ -43,7 +36,7 @@ func DialSSE(ctx context.Context, hc *http.Client, base string) (*SSESession, er
 		stop()
 		return nil, fmt.Errorf("loadtest: GET /sse: HTTP %d", resp.StatusCode)
 	}
-	s := &SSESession{hc: hc, stop: stop, waiting: map[string]chan response{}, done: make(chan struct{})}
+	s := &SSESession{hc: hc, stop: stop, calls: newCalls("sse stream")}
 	br := bufio.NewReader(resp.Body)
 	name, data, err := nextEvent(br)
 	if err != nil || name != "endpoint" {
@@ -84,30 +77,15 @@ func nextEvent(br *bufio.Reader) (name, data string, err error) {
 }
 
 func (s *SSESession) read(body io.ReadCloser, br *bufio.Reader) {
-	defer close(s.done)
 	defer body.Close()
 	for {
 		name, data, err := nextEvent(br)
 		if err != nil {
-			s.err = err
-			s.mu.Lock()
-			for id, ch := range s.waiting {
-				close(ch)
-				delete(s.waiting, id)
-			}
-			s.mu.Unlock()
+			s.calls.end(err)
 			return
 		}
-		var r response
-		if name != "message" || json.Unmarshal([]byte(data), &r) != nil || r.Method != "" || len(r.ID) == 0 {
-			continue // a notification (progress, list changed)
-		}
-		s.mu.Lock()
-		ch := s.waiting[string(r.ID)]
-		delete(s.waiting, string(r.ID))
-		s.mu.Unlock()
-		if ch != nil {
-			ch <- r
+		if name == "message" {
+			s.calls.deliver([]byte(data))
 		}
 	}
 }
@@ -134,43 +112,15 @@ func (s *SSESession) post(ctx context.Context, msg string) error {
 
 // Call implements Conn.
 func (s *SSESession) Call(ctx context.Context, method, params string) (json.RawMessage, error) {
-	id := strconv.FormatInt(s.next.Add(1), 10)
-	ch := make(chan response, 1)
-	s.mu.Lock()
-	select {
-	case <-s.done:
-		s.mu.Unlock()
-		return nil, fmt.Errorf("loadtest: sse stream closed: %w", s.err)
-	default:
-	}
-	s.waiting[id] = ch
-	s.mu.Unlock()
-	if err := s.post(ctx, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+method+`","params":`+params+`}`); err != nil {
-		s.mu.Lock()
-		delete(s.waiting, id)
-		s.mu.Unlock()
-		return nil, err
-	}
-	select {
-	case r, ok := <-ch:
-		if !ok {
-			return nil, fmt.Errorf("loadtest: sse stream closed: %w", s.err)
-		}
-		return r.outcome()
-	case <-ctx.Done():
-		s.mu.Lock()
-		delete(s.waiting, id)
-		s.mu.Unlock()
-		return nil, ctx.Err()
-	}
+	return s.calls.do(ctx, method, params, func(msg []byte) error { return s.post(ctx, string(msg)) })
 }
 
 // Close ends the stream, which ends the session, and waits for its reader.
 func (s *SSESession) Close() error {
 	s.stop()
-	<-s.done
-	if s.err != nil && !errors.Is(s.err, context.Canceled) && !errors.Is(s.err, io.EOF) {
-		return s.err
+	<-s.calls.done
+	if err := s.calls.err; err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		return err
 	}
 	return nil
 }

@@ -1217,20 +1217,8 @@ func (w *wireState) appendStr(b []byte) ([]byte, bool) {
 		if i+1 >= len(in) {
 			return b, false
 		}
-		switch e := in[i+1]; e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
+		switch e := in[i+1]; {
+		case e == 'u':
 			r, ok := wireHex4(in, i+2)
 			if !ok {
 				return b, false
@@ -1249,7 +1237,11 @@ func (w *wireState) appendStr(b []byte) ([]byte, bool) {
 			b = utf8.AppendRune(b, r)
 			i += 4
 		default:
-			return b, false
+			c, ok := unescaped(e)
+			if !ok {
+				return b, false
+			}
+			b = append(b, c)
 		}
 		i += 2
 		run = i

@@ -133,50 +133,50 @@ func appendUnquoted(b, raw []byte) []byte {
 			continue
 		}
 		i++
-		switch inner[i] {
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r := hex4(inner[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) && i+6 < len(inner) && inner[i+1] == '\\' && inner[i+2] == 'u' {
-				if pair := utf16.DecodeRune(r, hex4(inner[i+3:i+7])); pair != utf8.RuneError {
-					r = pair
-					i += 6
-				}
-			}
-			if utf16.IsSurrogate(r) {
-				r = utf8.RuneError
-			}
-			b = utf8.AppendRune(b, r)
-		default: // '"', '\\', '/'
-			b = append(b, inner[i])
+		if c, ok := unescaped(inner[i]); ok {
+			b = append(b, c)
+			continue
 		}
+		// \u, the one escape left in validated JSON.
+		r := hex4(inner[i+1 : i+5])
+		i += 4
+		if utf16.IsSurrogate(r) && i+6 < len(inner) && inner[i+1] == '\\' && inner[i+2] == 'u' {
+			if pair := utf16.DecodeRune(r, hex4(inner[i+3:i+7])); pair != utf8.RuneError {
+				r = pair
+				i += 6
+			}
+		}
+		if utf16.IsSurrogate(r) {
+			r = utf8.RuneError
+		}
+		b = utf8.AppendRune(b, r)
 	}
 	return b
 }
 
-func hex4(h []byte) rune {
-	var r rune
-	for _, c := range h {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		default:
-			r |= rune(c - 'A' + 10)
-		}
+// unescaped is the byte a JSON escape of one character (\n, \", ...)
+// stands for; ok is false for \u and for what is no escape.
+func unescaped(e byte) (c byte, ok bool) {
+	switch e {
+	case '"', '\\', '/':
+		return e, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
 	}
+	return 0, false
+}
+
+// hex4 is the code unit of a \u escape's four digits, h, already validated.
+func hex4(h []byte) rune {
+	r, _ := wireHex4(h, 0)
 	return r
 }
 

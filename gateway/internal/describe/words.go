@@ -78,13 +78,8 @@ func plural(w string) string {
 		return "people"
 	case w == "child":
 		return "children"
-	case strings.HasSuffix(w, "y") && len(w) > 1 && !strings.ContainsRune("aeiou", rune(w[len(w)-2])):
-		return w[:len(w)-1] + "ies"
-	case strings.HasSuffix(w, "s"), strings.HasSuffix(w, "x"), strings.HasSuffix(w, "ch"),
-		strings.HasSuffix(w, "sh"), strings.HasSuffix(w, "z"):
-		return w + "es"
 	}
-	return w + "s"
+	return withS(w)
 }
 
 // isPlural reports whether w reads as a plural noun.
@@ -103,13 +98,21 @@ func thirdPerson(v string) string {
 		return "is"
 	case v == "have":
 		return "has"
-	case strings.HasSuffix(v, "y") && len(v) > 1 && !strings.ContainsRune("aeiou", rune(v[len(v)-2])):
-		return v[:len(v)-1] + "ies"
-	case strings.HasSuffix(v, "s"), strings.HasSuffix(v, "x"), strings.HasSuffix(v, "ch"),
-		strings.HasSuffix(v, "sh"), strings.HasSuffix(v, "z"):
-		return v + "es"
 	}
-	return v + "s"
+	return withS(v)
+}
+
+// withS adds English's regular -s to a noun or a verb: stops, searches,
+// applies.
+func withS(w string) string {
+	switch {
+	case strings.HasSuffix(w, "y") && len(w) > 1 && !strings.ContainsRune("aeiou", rune(w[len(w)-2])):
+		return w[:len(w)-1] + "ies"
+	case strings.HasSuffix(w, "s"), strings.HasSuffix(w, "x"), strings.HasSuffix(w, "ch"),
+		strings.HasSuffix(w, "sh"), strings.HasSuffix(w, "z"):
+		return w + "es"
+	}
+	return w + "s"
 }
 
 // article is "a" or "an" for the phrase that follows it, by its sound

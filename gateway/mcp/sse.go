@@ -130,6 +130,11 @@ type sseSession struct {
 	// with net/http (a detached one's reader is woken by its connection).
 	wake    chan struct{}
 	drained chan struct{} // closed when a Shutdown's drain is over
+	// What may write to the stream or end it meanwhile (set before the
+	// session is reachable; finish stops them).
+	listener *listener
+	timers   []*time.Timer // keepalive, the credential's expiry
+	left     chan struct{} // closed at the end: the revocation watcher leaves
 
 	mu       sync.Mutex // serializes deliveries and the end
 	wg, late sync.WaitGroup
@@ -238,13 +243,13 @@ func (h *sseHandler) begin(ss *sseSession, ctx context.Context, who Principal, h
 	ss.sc = &scope{transport: "sse", header: header, out: ss.out}
 	ss.out.failed = func() { go ss.end(endWrite) } // the writer holds its lock
 	if !who.Expires.IsZero() {
-		ss.out.timers = append(ss.out.timers, time.AfterFunc(time.Until(who.Expires), func() { ss.end(endExpired) }))
+		ss.timers = append(ss.timers, time.AfterFunc(time.Until(who.Expires), func() { ss.end(endExpired) }))
 	}
 	if who.Revoked != nil {
 		// Only a revocable credential costs a goroutine: a channel has no
 		// callback.
 		left := make(chan struct{})
-		ss.out.left = left
+		ss.left = left
 		go func() {
 			select {
 			case <-who.Revoked:
@@ -258,8 +263,8 @@ func (h *sseHandler) begin(ss *sseSession, ctx context.Context, who Principal, h
 			_ = ss.out.send(msg)
 		}
 	}}
-	ss.out.listener = &listener{notify: func(_ []byte, resourceList bool) { n.post(resourceList) }, shutdown: func() { go ss.drain() }}
-	s.addListener(ss.out.listener)
+	ss.listener = &listener{notify: func(_ []byte, resourceList bool) { n.post(resourceList) }, shutdown: func() { go ss.drain() }}
+	s.addListener(ss.listener)
 }
 
 // keepAlive writes a comment every interval until the stream ends; one
@@ -281,7 +286,7 @@ func (ss *sseSession) keepAlive(interval time.Duration) {
 		}
 		ss.mu.Unlock()
 	})
-	ss.out.timers = append(ss.out.timers, t)
+	ss.timers = append(ss.timers, t)
 }
 
 // deliver handles one message POSTed to the session, synchronously up to
@@ -348,8 +353,14 @@ func (h *sseHandler) finish(id string, ss *sseSession) {
 	if !ss.set {
 		end = endInput // the client left, or the request ended
 	}
+	for _, t := range ss.timers { // keepAlive's is added under the lock
+		t.Stop()
+	}
 	ss.mu.Unlock()
-	h.s.removeListener(ss.out.listener)
+	h.s.removeListener(ss.listener)
+	if ss.left != nil {
+		close(ss.left)
+	}
 	if draining {
 		if end != endShutdown {
 			// The client left, or cannot be written to: its calls have
@@ -438,11 +449,6 @@ type sseWriter struct {
 	srv          *Server // told when a write times out
 	// failed is called once, with the lock held, when a write fails.
 	failed func()
-	// What the session holds until the stream ends (set before it is
-	// reachable, then read only by close).
-	listener *listener
-	timers   []*time.Timer
-	left     chan struct{} // closed at the end: the revocation watcher leaves
 
 	mu     sync.Mutex
 	conn   net.Conn // set once detached from net/http
@@ -534,16 +540,9 @@ func (s *sseWriter) wakeReader() {
 	}
 }
 
-// close ends the stream: later writes fail, the timers stop, and a
-// detached stream gets its last chunk (unless a write has failed) and its
+// close ends the stream: later writes fail, and a detached stream gets its last chunk (unless a write has failed) and its
 // connection closed.
 func (s *sseWriter) close() {
-	for _, t := range s.timers {
-		t.Stop()
-	}
-	if s.left != nil {
-		close(s.left)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,13 +65,7 @@ func startAnyBackend(t *testing.T) *anyBackend {
 	}
 	gs := grpc.NewServer(grpc.StreamInterceptor(b.refl.Interceptor), grpc.UnknownServiceHandler(b.handle))
 	refv1.RegisterServerReflectionServer(gs, reflection.NewServerV1(reflection.ServerOptions{Services: b, DescriptorResolver: resolverChain{b.files, protoregistry.GlobalFiles}}))
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	b.addr = lis.Addr().String()
+	b.addr = testkit.ServeLoopback(t, gs)
 	return b
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // testCA is a certificate authority for one test: it issues the
@@ -121,7 +122,7 @@ func TestBackendTLS(t *testing.T) {
 	})))
 	zoo.Register(gs, zoo.NewServer())
 	reflection.Register(gs)
-	addr := serveGRPC(t, gs)
+	addr := testkit.ServeLoopback(t, gs)
 
 	dial := func(t *testing.T, cfg backendconn.TLS) gateway.Backend {
 		t.Helper()

@@ -23,6 +23,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/gateway"
 	"github.com/grpc-mcp-gateway/gateway/internal/schema"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // serveAnswering serves api's reflection and answers every call with
@@ -43,7 +44,7 @@ func serveAnswering(t *testing.T, api *fakeAPI, answer func(method string, req [
 		return stream.SendMsg(out)
 	}))
 	refv1.RegisterServerReflectionServer(gs, reflection.NewServerV1(reflection.ServerOptions{Services: api, DescriptorResolver: api}))
-	return serveGRPC(t, gs)
+	return testkit.ServeLoopback(t, gs)
 }
 
 // fieldProto is a field of a test descriptor; typeName names a message

@@ -346,7 +346,7 @@ func TestInternalServices(t *testing.T) {
 	zoo.Register(gs, zoo.NewServer())
 	channelzsvc.RegisterChannelzServiceToServer(gs)
 	reflection.Register(gs)
-	zooAddr := serveGRPC(t, gs)
+	zooAddr := testkit.ServeLoopback(t, gs)
 	temporal := &fakeAPI{}
 	temporal.set(t,
 		apiFile("temporal.api.workflowservice.v1", "WorkflowService", method("StartWorkflowExecution")),

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -62,21 +61,8 @@ func startBackend(t testing.TB) *backend {
 	zoo.Register(gs, zoo.NewServer())
 	healthpb.RegisterHealthServer(gs, health.NewServer())
 	reflection.Register(gs)
-	b.addr = serveGRPC(t, gs)
+	b.addr = testkit.ServeLoopback(t, gs)
 	return b
-}
-
-// serveGRPC serves gs on a loopback port until the test ends and returns
-// its address.
-func serveGRPC(t testing.TB, gs *grpc.Server) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	return lis.Addr().String()
 }
 
 // startGateway fronts a fresh backend and serves the gateway over a real

@@ -55,7 +55,7 @@ func startDeadlineBackend(t *testing.T) *deadlineBackend {
 	gs := grpc.NewServer(grpc.UnaryInterceptor(unary), grpc.StreamInterceptor(stream))
 	zoo.Register(gs, zoo.NewServer())
 	reflection.Register(gs)
-	b.addr = serveGRPC(t, gs)
+	b.addr = testkit.ServeLoopback(t, gs)
 	return b
 }
 

@@ -44,7 +44,7 @@ func TestRefreshUnchangedProtoFiles(t *testing.T) {
 	gs := grpc.NewServer()
 	zoo.Register(gs, zoo.NewServer())
 	reflection.Register(gs)
-	addr := serveGRPC(t, gs)
+	addr := testkit.ServeLoopback(t, gs)
 
 	dir := t.TempDir()
 	text, err := os.ReadFile("../examples/zoo/proto/zoo/v1/zoo.proto")
@@ -119,7 +119,7 @@ func TestSlowCompileIsNotUnreachable(t *testing.T) {
 	t.Parallel()
 	gs := grpc.NewServer()
 	zoo.Register(gs, zoo.NewServer())
-	b := dialBackend(t, "bigapi", serveGRPC(t, gs))
+	b := dialBackend(t, "bigapi", testkit.ServeLoopback(t, gs))
 	b.Source = slowCompile{}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -51,7 +51,7 @@ func startRecordingBackend(t *testing.T) *recordingBackend {
 	gs := grpc.NewServer(grpc.UnaryInterceptor(record))
 	zoo.Register(gs, zoo.NewServer())
 	reflection.Register(gs)
-	b.addr = serveGRPC(t, gs)
+	b.addr = testkit.ServeLoopback(t, gs)
 	return b
 }
 

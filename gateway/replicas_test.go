@@ -343,7 +343,7 @@ func hugeBackend(t *testing.T, n int) string {
 	gs := grpc.NewServer(grpc.UnaryInterceptor(huge), grpc.MaxSendMsgSize(64<<20))
 	zoo.Register(gs, zoo.NewServer())
 	reflection.Register(gs)
-	return serveGRPC(t, gs)
+	return testkit.ServeLoopback(t, gs)
 }
 
 // TestResponseOverSizeLimit: a response of 5 MiB, over grpc-go's 4 MiB

@@ -123,7 +123,7 @@ func startDeadlineZoo(t *testing.T) *deadlineZoo {
 		}))
 	zoo.Register(gs, zoo.NewServer())
 	reflection.Register(gs)
-	z.addr = serveGRPC(t, gs)
+	z.addr = testkit.ServeLoopback(t, gs)
 	return z
 }
 

@@ -37,7 +37,7 @@ func debugBackend(t *testing.T) (addr string, gs *grpc.Server) {
 	gs = grpc.NewServer(grpc.UnaryInterceptor(withDebug))
 	zoo.Register(gs, zoo.NewServer())
 	reflection.Register(gs)
-	return serveGRPC(t, gs), gs
+	return testkit.ServeLoopback(t, gs), gs
 }
 
 // TestClientErrorsWithholdInternals: DebugInfo reaches clients only with

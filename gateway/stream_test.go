@@ -217,7 +217,7 @@ func startStreamBackend(t testing.TB) *streamBackend {
 	gs := grpc.NewServer(grpc.StreamInterceptor(record))
 	zoov1.RegisterZooServiceServer(gs, b.zoo)
 	reflection.Register(gs)
-	b.addr = serveGRPC(t, gs)
+	b.addr = testkit.ServeLoopback(t, gs)
 	return b
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
+	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
 )
 
 // tokenEndpoint is an RFC 8693 token endpoint: it exchanges any subject
@@ -75,13 +75,7 @@ func startAuthorizationSeen(t *testing.T) *authorizationSeen {
 	gs := grpc.NewServer(grpc.UnaryInterceptor(record))
 	zoo.Register(gs, zoo.NewServer())
 	reflection.Register(gs)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	b.addr = lis.Addr().String()
+	b.addr = testkit.ServeLoopback(t, gs)
 	return b
 }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -56,13 +55,7 @@ func startHeldBackend(t *testing.T) *heldBackend {
 	gs := grpc.NewServer(grpc.UnaryInterceptor(hold))
 	zoo.Register(gs, zoo.NewServer())
 	reflection.Register(gs)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	b.addr = lis.Addr().String()
+	b.addr = testkit.ServeLoopback(t, gs)
 	return b
 }
 

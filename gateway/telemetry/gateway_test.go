@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,14 +53,7 @@ func startWorldHTTP(t *testing.T, m *telemetry.Metrics, tp trace.TracerProvider,
 	gs := grpc.NewServer(sopts...)
 	zoo.Register(gs, zoo.NewServer())
 	reflection.Register(gs)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-
-	addr := lis.Addr().String()
+	addr := testkit.ServeLoopback(t, gs)
 	conn, err := backendconn.Dial(addr, backendconn.Options{}, telemetry.GRPCDialOption(tp))
 	if err != nil {
 		t.Fatal(err)

@@ -233,3 +233,24 @@ func (g *Gateway) Stop() error {
 	_ = g.Cmd.Process.Signal(syscall.SIGTERM)
 	return <-g.Exited
 }
+
+// Server is what ServeLoopback serves: a *grpc.Server, or anything else
+// that serves a listener until stopped (testkit imports no gRPC, so that
+// the MCP layer's tests may use it).
+type Server interface {
+	Serve(net.Listener) error
+	Stop()
+}
+
+// ServeLoopback serves s on a loopback port until the test ends, and
+// returns its address.
+func ServeLoopback(t testing.TB, s Server) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(lis) }()
+	t.Cleanup(s.Stop)
+	return lis.Addr().String()
+}

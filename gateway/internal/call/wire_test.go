@@ -3,7 +3,6 @@ package call_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -42,20 +41,15 @@ func TestUnaryWirePath(t *testing.T) {
 	gs := grpc.NewServer(grpc.UnaryInterceptor(record))
 	zoo.Register(gs, zoo.NewServer())
 	reflection.Register(gs)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	conn, err := backendconn.Dial(lis.Addr().String(), backendconn.Options{})
+	addr := testkit.ServeLoopback(t, gs)
+	conn, err := backendconn.Dial(addr, backendconn.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	g, err := gateway.New(ctx, []gateway.Backend{{Name: "zoo", Address: lis.Addr().String(), Conn: conn}}, nil)
+	g, err := gateway.New(ctx, []gateway.Backend{{Name: "zoo", Address: addr, Conn: conn}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

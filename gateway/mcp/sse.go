@@ -369,13 +369,13 @@ func (h *sseHandler) finish(id string, ss *sseSession) {
 		}
 		<-ss.drained
 		ss.late.Wait()
+		ss.stop()
 		end = endShutdown
 	} else {
 		ss.sess.cancelAll()
 		ss.stop()
 		ss.wg.Wait()
 	}
-	ss.stop()
 	if end == endExpired || end == endRevoked {
 		// SSE has no close code: a comment says why the stream ends, for
 		// whoever reads the wire; clients reconnect with a fresh token.

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/backendconn"
 	"github.com/grpc-mcp-gateway/gateway/gateway/internal/anytypes"
@@ -58,11 +57,11 @@ var streamDescs = [...]grpc.StreamDesc{
 // arguments that do not fit are an input error and the backend sees
 // nothing.
 func (e *Env) ServerStream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
-	in, warnings, err := t.DecodeRequest(args)
+	in, warnings, err := request(t, args)
 	if err != nil {
 		return e.InputError(ctx, t, err)
 	}
-	res, err := e.stream(ctx, req, t, []proto.Message{in}, nil)
+	res, err := e.stream(ctx, req, t, []any{in}, nil)
 	return NoteArguments(res, warnings), err
 }
 
@@ -84,14 +83,14 @@ func (e *Env) Watch(ctx context.Context, req *mcp.CallToolRequest, t *compiled.T
 	if err != nil {
 		return e.InputError(ctx, t, err)
 	}
-	var reqs []proto.Message
+	var reqs []any
 	var warnings schema.Warnings
 	if t.Call.Kind == compiled.KindServerStream {
-		in, w, err := t.DecodeRequest(args)
+		in, w, err := request(t, args)
 		if err != nil {
 			return e.InputError(ctx, t, err)
 		}
-		reqs, warnings = []proto.Message{in}, w
+		reqs, warnings = []any{in}, w
 	} else if reqs, warnings, err = decodeRequests(t, args); err != nil {
 		return e.InputError(ctx, t, err)
 	}
@@ -102,7 +101,7 @@ func (e *Env) Watch(ctx context.Context, req *mcp.CallToolRequest, t *compiled.T
 // stream opens the stream of a streaming tool and runs it to its end with
 // the converted requests, or to the end of its window for a watch (win,
 // nil otherwise; gateway/internal/watch).
-func (e *Env) stream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, reqs []proto.Message, win *watch.Window) (*mcp.CallToolResult, error) {
+func (e *Env) stream(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, reqs []any, win *watch.Window) (*mcp.CallToolResult, error) {
 	tctx, cancelTimeout := context.WithTimeout(ctx, t.Call.Timeout)
 	defer cancelTimeout()
 	if win != nil {
@@ -176,7 +175,7 @@ func (e *sendError) Unwrap() error { return e.err }
 // SendMsg means the stream already ended (the backend finished early or
 // the call was cancelled): that is not a send failure, the stream's status
 // is read by the receiving side.
-func sendAll(stream grpc.ClientStream, reqs []proto.Message) error {
+func sendAll(stream grpc.ClientStream, reqs []any) error {
 	for _, m := range reqs {
 		if err := stream.SendMsg(m); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -190,7 +189,7 @@ func sendAll(stream grpc.ClientStream, reqs []proto.Message) error {
 
 // clientStream sends the requests in order, half-closes and answers with
 // the single response, wrapped as the unary path wraps it.
-func (e *Env) clientStream(ctx, sctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, stream grpc.ClientStream, reqs []proto.Message) (*mcp.CallToolResult, error) {
+func (e *Env) clientStream(ctx, sctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, stream grpc.ClientStream, reqs []any) (*mcp.CallToolResult, error) {
 	sent := 0
 	for _, m := range reqs {
 		if err := stream.SendMsg(m); err != nil {
@@ -382,7 +381,7 @@ func unshown(c *collect.Collector, unknown *anytypes.UnknownTypeError) *mcp.Call
 // a JSON-encoded string holding either form is decoded (models sometimes
 // send that, and the unary validator accepts it too). Every problem is
 // reported with its path (requests[2].observation.animalId).
-func decodeRequests(t *compiled.Tool, args []byte) ([]proto.Message, schema.Warnings, error) {
+func decodeRequests(t *compiled.Tool, args []byte) ([]any, schema.Warnings, error) {
 	const prop = schema.StreamRequestsProperty
 	var warnings schema.Warnings
 	var fields map[string]json.RawMessage
@@ -418,7 +417,7 @@ func decodeRequests(t *compiled.Tool, args []byte) ([]proto.Message, schema.Warn
 	default:
 		vs = append(vs, schema.Violation{Path: prop, Rule: "type", Expected: "an array of objects", Received: brief(raw)})
 	}
-	msgs := make([]proto.Message, 0, len(elems))
+	msgs := make([]any, 0, len(elems))
 	omitted := 0 // violations beyond schema.MaxExplained, counted only
 	for i, e := range elems {
 		path := prop + "[" + strconv.Itoa(i) + "]"
@@ -430,6 +429,15 @@ func decodeRequests(t *compiled.Tool, args []byte) ([]proto.Message, schema.Warn
 			}
 			vs = append(vs, schema.Violation{Path: path, Rule: "type", Expected: "an object", Received: brief(e)})
 			continue
+		}
+		if len(vs) == 0 {
+			if wire, ok := t.EncodeRequest(e); ok {
+				if hook := wireHook.Load(); hook != nil {
+					(*hook)(t, wire)
+				}
+				msgs = append(msgs, callwire.Encoded(wire))
+				continue
+			}
 		}
 		m := t.Call.Input.New().Interface()
 		w, err := t.Call.Validator.DecodeInjected(e, m, t.Injector())

@@ -22,14 +22,7 @@ import (
 
 // Unary calls a unary method: one request, one response.
 func (e *Env) Unary(ctx context.Context, req *mcp.CallToolRequest, t *compiled.Tool, args []byte) (*mcp.CallToolResult, error) {
-	if wire, ok := t.EncodeRequest(args); ok {
-		// Arguments that convert without a warning, straight to wire form.
-		if hook := wireHook.Load(); hook != nil {
-			(*hook)(t, wire)
-		}
-		return e.unaryCall(ctx, t, callwire.Encoded(wire))
-	}
-	in, warnings, err := t.DecodeRequest(args)
+	in, warnings, err := request(t, args)
 	if err != nil {
 		return e.InputError(ctx, t, err)
 	}
@@ -37,8 +30,26 @@ func (e *Env) Unary(ctx context.Context, req *mcp.CallToolRequest, t *compiled.T
 	return NoteArguments(res, warnings), err
 }
 
+// request converts the arguments of one request message for sending:
+// straight to wire form (callwire.Encoded) when they convert without a
+// warning, otherwise to a dynamic message, whose decoding explains
+// whatever the arguments got wrong.
+func request(t *compiled.Tool, args []byte) (any, schema.Warnings, error) {
+	if wire, ok := t.EncodeRequest(args); ok {
+		if hook := wireHook.Load(); hook != nil {
+			(*hook)(t, wire)
+		}
+		return callwire.Encoded(wire), schema.Warnings{}, nil
+	}
+	m, warnings, err := t.DecodeRequest(args)
+	if err != nil {
+		return nil, warnings, err
+	}
+	return m, warnings, nil
+}
+
 // wireHook, when set (only by tests: export_test.go), is told of each
-// request that took the wire path.
+// request message that took the wire path.
 var wireHook atomic.Pointer[func(t *compiled.Tool, wire []byte)]
 
 // unaryCall sends the converted request of a unary method (a message, or

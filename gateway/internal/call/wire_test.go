@@ -57,14 +57,7 @@ func TestUnaryWirePath(t *testing.T) {
 		{"ZooService_UpdateAnimal", map[string]any{"animal": map[string]any{"id": "leo", "displayName": "Leo II"}, "updateMask": "displayName"}, false,
 			&zoov1.UpdateAnimalRequest{Animal: &zoov1.Animal{Id: "leo", DisplayName: "Leo II"}, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"display_name"}}}},
 	} {
-		r.take()
-		cctx, ccancel := context.WithTimeout(r.ctx, 10*time.Second)
-		res, err := r.cs.CallTool(cctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
-		ccancel()
-		if err != nil {
-			t.Fatalf("%s(%v): %v", c.tool, c.args, err)
-		}
-		w, ws, g := r.take()
+		res, w, ws, g := r.call(t, c.tool, c.args)
 		if c.want == nil {
 			// Declined arguments: Decode explains them, as before.
 			if !res.IsError || len(w) != 0 || len(g) != 0 || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, call.InputErrorPrefix) {
@@ -101,13 +94,23 @@ type wireRig struct {
 	wires [][]byte
 }
 
-// take returns what the calls so far left, and forgets it.
-func (r *wireRig) take() (wired []string, wires [][]byte, got []proto.Message) {
+// call calls tool with args and returns its result, the tools whose
+// request messages took the wire path in the call, the wire they took,
+// and the request messages the backend received.
+func (r *wireRig) call(t *testing.T, tool string, args any) (res *sdk.CallToolResult, wired []string, wires [][]byte, got []proto.Message) {
+	t.Helper()
+	r.mu.Lock()
+	r.wired, r.wires, r.got = nil, nil, nil
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
+	defer cancel()
+	res, err := r.cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s(%v): %v", tool, args, err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	wired, wires, got = r.wired, r.wires, r.got
-	r.wired, r.wires, r.got = nil, nil, nil
-	return wired, wires, got
+	return res, r.wired, r.wires, r.got
 }
 
 func startWireRig(t *testing.T) *wireRig {
@@ -204,14 +207,7 @@ func TestStreamWirePath(t *testing.T) {
 		// A wrong message: nothing is sent, and the error names it.
 		{"ZooService_ChatWithKeeper", map[string]any{"requests": []any{map[string]any{"animalId": "leo"}, map[string]any{"animalId": 5}}}, -1, nil},
 	} {
-		r.take()
-		cctx, ccancel := context.WithTimeout(r.ctx, 10*time.Second)
-		res, err := r.cs.CallTool(cctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
-		ccancel()
-		if err != nil {
-			t.Fatalf("%s(%v): %v", c.tool, c.args, err)
-		}
-		wired, wires, got := r.take()
+		res, wired, wires, got := r.call(t, c.tool, c.args)
 		if c.want == nil {
 			if !res.IsError || len(got) != 0 || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "requests[1].animalId") {
 				t.Errorf("%s(%v): error %v, backend saw %v, content %v; want an input error naming requests[1].animalId", c.tool, c.args, res.IsError, got, res.Content)

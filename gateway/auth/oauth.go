@@ -16,6 +16,7 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	josejson "github.com/go-jose/go-jose/v4/json"
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/option"
@@ -192,8 +193,10 @@ func (ov *oauthValidator) check(ctx context.Context, tok string, now time.Time) 
 	if err != nil {
 		return nil, nil, err
 	}
+	// go-jose's decoder matches names exactly, where encoding/json would
+	// also take "ISS" or "Exp" for a registered claim.
 	c := new(jwt.Claims)
-	if err := json.Unmarshal(payload, c); err != nil {
+	if err := josejson.Unmarshal(payload, c); err != nil {
 		return nil, nil, fmt.Errorf("reading the token's claims: %w", err)
 	}
 	// All claims, numbers as written, for the scopes and the forwarded

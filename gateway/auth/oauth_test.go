@@ -251,6 +251,8 @@ func TestOAuthTokens(t *testing.T) {
 		{"wrong audience", p.token("ec1", claims{"scope": "mcp", "aud": []string{"https://other.example.com/mcp"}}), 401, `(aud)`},
 		{"wrong issuer", p.token("ec1", claims{"scope": "mcp", "iss": "https://evil.example.com"}), 401, `(iss)`},
 		{"no exp", noExp(t, p), 401, `error="invalid_token"`},
+		// Claim names are matched exactly: "EXP" is not an exp.
+		{"EXP for exp", upperExp(p), 401, `error="invalid_token"`},
 		{"unknown key", p.token("forger", claims{"scope": "mcp"}), 401, `error="invalid_token"`},
 		{"tampered signature", tampered, 401, `error="invalid_token"`},
 		{"alg none", algNone, 401, `error="invalid_token"`},
@@ -314,6 +316,13 @@ func jsonTime(t time.Time) string {
 
 func noExp(t *testing.T, p *idp) string {
 	c := p.claims(claims{"scope": "mcp"})
+	delete(c, "exp")
+	return p.sign("ec1", jose.ES256, c, nil)
+}
+
+func upperExp(p *idp) string {
+	c := p.claims(claims{"scope": "mcp"})
+	c["EXP"] = c["exp"]
 	delete(c, "exp")
 	return p.sign("ec1", jose.ES256, c, nil)
 }

@@ -324,3 +324,42 @@ func TestParseJWKS(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseJWKS: whatever the JWKS answers, reading it does not panic,
+// and every key kept is a public key of a type that verifies signatures.
+func FuzzParseJWKS(f *testing.F) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	good, _ := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k"}, {Key: key, KeyID: "private"}}})
+	for _, s := range []string{string(good), `{"keys":[]}`, `{"keys":[{"kty":"oct","k":"AA"}]}`, `{"keys":[{"kty":"OKP","crv":"Ed25519","x":"AA"}]}`, `{}`, `[]`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		keys, _, err := parseJWKS(body)
+		if err != nil && len(keys) != 0 {
+			t.Fatalf("keys %v with an error %v", keys, err)
+		}
+		for _, k := range keys {
+			if !k.IsPublic() || keyTypeOf(k.Key) == "" {
+				t.Fatalf("kept %T (kid %q): not a public signature key", k.Key, k.KeyID)
+			}
+		}
+	})
+}
+
+// FuzzRefreshInterval: whatever the caching headers say, the next
+// refresh is within JWKSMinRefresh and JWKSMaxRefresh.
+func FuzzRefreshInterval(f *testing.F) {
+	for _, s := range [][3]string{
+		{"max-age=60", "", ""}, {"no-store, max-age=5", "", ""}, {"max-age=-1", "", ""},
+		{"max-age=99999999999999999999", "", ""}, {"", "Mon, 02 Jan 2006 15:04:05 GMT", "Mon, 02 Jan 2006 15:00:05 GMT"},
+		{`max-age="30"`, "0", ""},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, cc, expires, date string) {
+		h := http.Header{"Cache-Control": {cc}, "Expires": {expires}, "Date": {date}}
+		if d := refreshInterval(h, time.Now(), time.Minute, time.Hour); d < time.Minute || d > time.Hour {
+			t.Fatalf("Cache-Control %q, Expires %q, Date %q: next refresh in %v, outside [1m, 1h]", cc, expires, date, d)
+		}
+	})
+}

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwk"
-	"github.com/lestrrat-go/jwx/v3/jwt"
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zitadel/oidc/v3/example/server/exampleop"
 	"github.com/zitadel/oidc/v3/example/server/storage"
@@ -170,6 +170,25 @@ func must[T any](v T, err error) T {
 	return v
 }
 
+// fetchJWKS fetches the provider's key set.
+func fetchJWKS(t *testing.T, url string) *jose.JSONWebKeySet {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var set jose.JSONWebKeySet
+	if err := json.NewDecoder(resp.Body).Decode(&set); err != nil {
+		t.Fatalf("JWKS at %s: %v", url, err)
+	}
+	return &set
+}
+
 // seenBy is what the backend verified of the calls' tokens.
 type seenBy struct {
 	mu       sync.Mutex
@@ -181,10 +200,7 @@ type seenBy struct {
 // records its subject.
 func startCheckingZoo(t *testing.T, as *authServer) (string, *seenBy) {
 	t.Helper()
-	keys, err := jwk.Fetch(t.Context(), as.issuer+"/keys")
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := fetchJWKS(t, as.issuer+"/keys")
 	seen := &seenBy{}
 	check := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 		if strings.HasPrefix(info.FullMethod, "/grpc.reflection.") {
@@ -195,11 +211,18 @@ func startCheckingZoo(t *testing.T, as *authServer) (string, *seenBy) {
 		if len(authz) != 1 || !strings.HasPrefix(authz[0], "Bearer ") {
 			return nil, status.Error(codes.Unauthenticated, "no bearer token")
 		}
-		tok, err := jwt.ParseString(strings.TrimPrefix(authz[0], "Bearer "), jwt.WithKeySet(keys), jwt.WithIssuer(as.issuer), jwt.WithAudience(backendAudience))
+		tok, err := jwt.ParseSigned(strings.TrimPrefix(authz[0], "Bearer "), []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.PS256, jose.EdDSA})
 		if err != nil {
 			return nil, status.Error(codes.Unauthenticated, "token: "+err.Error())
 		}
-		sub, _ := tok.Subject()
+		var c jwt.Claims
+		if err := tok.Claims(keys, &c); err != nil {
+			return nil, status.Error(codes.Unauthenticated, "token: "+err.Error())
+		}
+		if err := c.ValidateWithLeeway(jwt.Expected{Issuer: as.issuer, AnyAudience: jwt.Audience{backendAudience}}, time.Minute); err != nil || c.Expiry == nil {
+			return nil, status.Errorf(codes.Unauthenticated, "token: %v (exp %v)", err, c.Expiry)
+		}
+		sub := c.Subject
 		seen.mu.Lock()
 		seen.subjects = append(seen.subjects, sub)
 		seen.mu.Unlock()

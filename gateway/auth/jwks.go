@@ -2,43 +2,80 @@ package auth
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/lestrrat-go/httprc/v3"
-	"github.com/lestrrat-go/httprc/v3/errsink"
-	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jwk"
-	"github.com/lestrrat-go/jwx/v3/jws"
+	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
 // keySource is where token signatures are checked against: the
-// authorization server's JWKS, cached and refreshed in the background, and
-// refreshed at once (at most once per JWKSMinRefresh) when a token names a
-// key it does not know, so a rotation is picked up without a restart.
+// authorization server's JWKS, fetched at start, refreshed in the
+// background as often as its response's caching headers say (within
+// JWKSMinRefresh and JWKSMaxRefresh), and refreshed at once (at most once
+// per JWKSMinRefresh) when a token names a key it does not know, so a
+// rotation is picked up without a restart.
 //
 // Whoever can answer the JWKS fetch can mint tokens, so the fetch is held
 // to https (plain http only to a loopback address, for a local
 // authorization server) and follows no redirect to another scheme or host.
+//
+// The background refresh is one timer: at most one goroutine (the timer's
+// function, fetching) exists at a time, and close stops the timer, cancels
+// a fetch under way and waits for it.
 type keySource struct {
 	url        string
 	log        *slog.Logger
-	cache      *jwk.Cache
-	provider   *keyProvider
+	hc         *http.Client
 	minRefresh time.Duration
+	maxRefresh time.Duration
+	// fetchTimeout bounds a background fetch.
+	fetchTimeout time.Duration
+	// after schedules the next background refresh: time.AfterFunc, or,
+	// in tests, a hand that decides when the refresh runs.
+	after func(d time.Duration, f func()) (stop func() bool)
+
+	// keys is the key set as last fetched, replaced whole.
+	keys atomic.Pointer[[]jose.JSONWebKey]
+
+	// fetchMu serialises fetches, so that one that started earlier
+	// cannot land after a later one and undo it (a rotation picked up
+	// for an unknown kid, say). It guards etag and skipped.
+	fetchMu sync.Mutex
+	// etag is the validator of the set held, sent as If-None-Match.
+	etag string
+	// skipped is how many keys of the last set could not be read, so a
+	// warning about them is logged when that changes, not at every fetch.
+	skipped int
+
 	// lastRefresh is when an unknown kid last forced a refresh
 	// (UnixNano), to rate-limit refreshes a forger could trigger.
 	lastRefresh atomic.Int64
+
+	mu sync.Mutex // guards closed, stop and cancel
+	// closed is set by close: nothing is scheduled after it.
+	closed bool
+	// stop stops the scheduled refresh's timer.
+	stop func() bool
+	// cancel cancels the background fetch under way.
+	cancel context.CancelFunc
+	// running counts background refreshes under way, for close to wait.
+	running sync.WaitGroup
+
 	// idle is the HTTP client whose idle connections close with the
 	// source; nil when the caller supplied (and owns) the transport.
 	idle      *http.Client
@@ -76,97 +113,218 @@ func sameOriginRedirects(req *http.Request, via []*http.Request) error {
 
 // startKeySource fetches the JWKS once, synchronously, so that a wrong URL
 // or an unreachable authorization server is a start-up error with its
-// cause, then keeps it fresh until close.
-func startKeySource(ctx context.Context, cfg *OAuthConfig, log *slog.Logger) (*keySource, error) {
-	ks := &keySource{url: cfg.JWKSURL, log: log, minRefresh: cfg.JWKSMinRefresh}
-	var hc *http.Client
-	if cfg.HTTPClient != nil {
-		c := *cfg.HTTPClient // the caller's transport and timeout, our redirect policy
-		hc = &c
-	} else {
-		hc = &http.Client{Timeout: 10 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
-		ks.idle = hc
-	}
-	hc.CheckRedirect = sameOriginRedirects
-	// The cache's workers live until close, not until ctx (which bounds
-	// only start-up), so they get a context of their own.
-	cache, err := jwk.NewCache(context.WithoutCancel(ctx), httprc.NewClient(
-		httprc.WithErrorSink(errsink.NewFunc(func(_ context.Context, err error) {
-			log.Warn("auth: refreshing the JWKS failed; keeping the keys already fetched", "url", cfg.JWKSURL, "err", err)
-		})),
-	))
+// cause, then keeps it fresh until close, scheduling its refreshes with
+// after ([afterFunc] but in tests).
+func startKeySource(ctx context.Context, cfg *OAuthConfig, log *slog.Logger, after func(time.Duration, func()) func() bool) (*keySource, error) {
+	ks := newKeySource(cfg, log, after)
+	next, err := ks.fetch(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("auth: starting the JWKS cache: %w", err)
-	}
-	ks.cache = cache
-	fail := func(err error) (*keySource, error) {
 		ks.close()
-		return nil, err
+		return nil, optionError("JWKSURL", fmt.Errorf("fetching the JWKS from %s: %w", cfg.JWKSURL, err))
 	}
-	// The first fetch is ours and synchronous, so that a wrong URL or an
-	// unreachable authorization server is a start-up error with its
-	// cause: the cache only logs a failed fetch and tries again later.
-	if err := fetchJWKS(ctx, hc, cfg.JWKSURL); err != nil {
-		return fail(optionError("JWKSURL", fmt.Errorf("fetching the JWKS from %s: %w", cfg.JWKSURL, err)))
-	}
-	// Registering makes the cache fetch the URL in the background at
-	// once, so wait for that fetch: one still in flight after start-up
-	// could land after a refresh for a rotated key and undo it.
-	wait := hc.Timeout
-	if wait <= 0 {
-		wait = 30 * time.Second
-	}
-	rctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	if err := cache.Register(rctx, cfg.JWKSURL,
-		jwk.WithHTTPClient(hc),
-		jwk.WithMinInterval(cfg.JWKSMinRefresh),
-		// Refreshed at least this often whatever the JWKS response's
-		// caching headers say, so a key the authorization server
-		// withdraws stops being trusted (OAuthConfig.JWKSMaxRefresh).
-		jwk.WithHttprcResourceOption(httprc.WithMaxInterval(cfg.JWKSMaxRefresh)),
-		jwk.WithWaitReady(true),
-	); err != nil {
-		return fail(optionError("JWKSURL", fmt.Errorf("%s: the JWKS cache's first fetch: %w", cfg.JWKSURL, err)))
-	}
-	set, err := cache.CachedSet(cfg.JWKSURL)
-	if err != nil {
-		return fail(fmt.Errorf("auth: JWKS %s: %w", cfg.JWKSURL, err))
-	}
-	ks.provider = &keyProvider{set: set}
+	ks.schedule(next)
 	return ks, nil
 }
 
-// maxJWKSBytes bounds the start-up fetch's body; real key sets are a few
+// afterFunc is time.AfterFunc as keySource.after.
+func afterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+
+// newKeySource is a key source that has fetched nothing yet and
+// schedules its refreshes with after.
+func newKeySource(cfg *OAuthConfig, log *slog.Logger, after func(time.Duration, func()) func() bool) *keySource {
+	ks := &keySource{url: cfg.JWKSURL, log: log, minRefresh: cfg.JWKSMinRefresh, maxRefresh: cfg.JWKSMaxRefresh, after: after}
+	if cfg.HTTPClient != nil {
+		c := *cfg.HTTPClient // the caller's transport and timeout, our redirect policy
+		ks.hc = &c
+	} else {
+		ks.hc = &http.Client{Timeout: 10 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		ks.idle = ks.hc
+	}
+	ks.hc.CheckRedirect = sameOriginRedirects
+	ks.fetchTimeout = ks.hc.Timeout
+	if ks.fetchTimeout <= 0 {
+		ks.fetchTimeout = 30 * time.Second
+	}
+	empty := []jose.JSONWebKey{}
+	ks.keys.Store(&empty)
+	return ks
+}
+
+// maxJWKSBytes bounds a JWKS response's body; real key sets are a few
 // kilobytes.
 const maxJWKSBytes = 1 << 20
 
-// fetchJWKS fetches and parses the key set at url once, for the cause of
-// a failure at start-up.
-func fetchJWKS(ctx context.Context, hc *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// fetch fetches the key set, replaces the one held when it got a new
+// one, and says when to fetch it next, from the response's caching
+// headers. A failed fetch leaves the keys held as they were.
+func (ks *keySource) fetch(ctx context.Context) (next time.Duration, err error) {
+	ks.fetchMu.Lock()
+	defer ks.fetchMu.Unlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ks.url, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	resp, err := hc.Do(req)
+	req.Header.Set("Accept", "application/jwk-set+json, application/json")
+	if ks.etag != "" {
+		req.Header.Set("If-None-Match", ks.etag)
+	}
+	resp, err := ks.hc.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP status %s, want 200", resp.Status)
+	switch {
+	case resp.StatusCode == http.StatusNotModified && ks.etag != "":
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxJWKSBytes))
+		return refreshInterval(resp.Header, time.Now(), ks.minRefresh, ks.maxRefresh), nil
+	case resp.StatusCode != http.StatusOK:
+		return 0, fmt.Errorf("HTTP status %s, want 200", resp.Status)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
 	if err != nil {
-		return fmt.Errorf("reading the key set: %w", err)
+		return 0, fmt.Errorf("reading the key set: %w", err)
 	}
 	if len(body) > maxJWKSBytes {
-		return fmt.Errorf("the key set is larger than %d bytes", maxJWKSBytes)
+		return 0, fmt.Errorf("the key set is larger than %d bytes", maxJWKSBytes)
 	}
-	if _, err := jwk.Parse(body); err != nil {
-		return fmt.Errorf("parsing the key set: %w", err)
+	keys, skipped, err := parseJWKS(body)
+	if err != nil {
+		return 0, fmt.Errorf("parsing the key set: %w", err)
 	}
-	return nil
+	if len(skipped) != ks.skipped && len(skipped) > 0 {
+		ks.log.Warn("auth: the JWKS holds keys that cannot verify a token; ignoring them", "url", ks.url, "ignored", len(skipped), "first", skipped[0])
+	}
+	ks.skipped = len(skipped)
+	ks.keys.Store(&keys)
+	ks.etag = resp.Header.Get("ETag")
+	return refreshInterval(resp.Header, time.Now(), ks.minRefresh, ks.maxRefresh), nil
+}
+
+// parseJWKS reads a JWK Set (RFC 7517 section 5): the public keys that can
+// verify a signature, and why each other key was left out. A key this
+// package cannot use (an unknown type or curve, a symmetric key) does not
+// make the whole set unusable.
+func parseJWKS(body []byte) (keys []jose.JSONWebKey, skipped []string, err error) {
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := json.Unmarshal(body, &set); err != nil {
+		return nil, nil, err
+	}
+	if set.Keys == nil {
+		return nil, nil, errors.New(`want a JSON object with a "keys" array`)
+	}
+	keys = make([]jose.JSONWebKey, 0, len(set.Keys))
+	for i, raw := range set.Keys {
+		var k jose.JSONWebKey
+		if err := k.UnmarshalJSON(raw); err != nil {
+			skipped = append(skipped, fmt.Sprintf("key %d: %v", i, err))
+			continue
+		}
+		if !k.IsPublic() {
+			// A private key published by mistake: its public half is what
+			// verifies.
+			k = k.Public()
+		}
+		if keyTypeOf(k.Key) == "" {
+			skipped = append(skipped, fmt.Sprintf("key %d (kid %q): %T is not a public signature key", i, k.KeyID, k.Key))
+			continue
+		}
+		keys = append(keys, k)
+	}
+	return keys, skipped, nil
+}
+
+// refreshInterval is how long the response with header h may be kept:
+// its Cache-Control max-age, else its Expires, else max; within [min,
+// max] whatever it says, so a key the authorization server withdraws
+// stops being trusted within max (OAuthConfig.JWKSMaxRefresh), and a
+// server that forbids caching is not fetched more often than min.
+func refreshInterval(h http.Header, now time.Time, min, max time.Duration) time.Duration {
+	d, ok := maxAge(h)
+	if !ok {
+		d = max
+		if e := h.Get("Expires"); e != "" {
+			d = 0 // RFC 9111 section 5.3: an invalid date means already expired
+			if exp, err := http.ParseTime(e); err == nil {
+				if date, err := http.ParseTime(h.Get("Date")); err == nil {
+					now = date
+				}
+				d = exp.Sub(now)
+			}
+		}
+	}
+	return clamp(d, min, max)
+}
+
+// maxAge reads Cache-Control: max-age, or 0 for no-store and no-cache.
+func maxAge(h http.Header) (time.Duration, bool) {
+	for _, line := range h.Values("Cache-Control") {
+		for _, dir := range strings.Split(line, ",") {
+			name, val, _ := strings.Cut(strings.TrimSpace(dir), "=")
+			switch strings.ToLower(strings.TrimSpace(name)) {
+			case "no-store", "no-cache":
+				return 0, true
+			case "max-age":
+				n, err := strconv.ParseInt(strings.Trim(strings.TrimSpace(val), `"`), 10, 64)
+				if err != nil || n < 0 {
+					return 0, true
+				}
+				if n > int64(365*24*time.Hour/time.Second) {
+					n = int64(365 * 24 * time.Hour / time.Second)
+				}
+				return time.Duration(n) * time.Second, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func clamp(d, lo, hi time.Duration) time.Duration {
+	return min(max(d, lo), hi)
+}
+
+// schedule arms the next background refresh, unless the source is
+// closed.
+func (ks *keySource) schedule(d time.Duration) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if ks.closed {
+		return
+	}
+	ks.stop = ks.after(d, ks.refresh)
+}
+
+// refresh is the background refresh: it fetches the set and schedules
+// the next one; a failure keeps the keys held and tries again after
+// JWKSMinRefresh.
+func (ks *keySource) refresh() {
+	ks.mu.Lock()
+	if ks.closed {
+		ks.mu.Unlock()
+		return
+	}
+	// The fetch lives until close, not until any caller's context.
+	ctx, cancel := context.WithTimeout(context.Background(), ks.fetchTimeout)
+	ks.cancel = cancel
+	ks.running.Add(1)
+	ks.mu.Unlock()
+	defer ks.running.Done()
+
+	next, err := ks.fetch(ctx)
+	cancel()
+	ks.mu.Lock()
+	ks.cancel = nil
+	closed := ks.closed
+	ks.mu.Unlock()
+	if closed {
+		return
+	}
+	if err != nil {
+		ks.log.Warn("auth: refreshing the JWKS failed; keeping the keys already fetched", "url", ks.url, "err", err)
+		next = ks.minRefresh
+	}
+	ks.schedule(next)
 }
 
 // refreshForUnknownKey refetches the JWKS because a token named a key it
@@ -185,20 +343,26 @@ func (ks *keySource) refreshForUnknownKey(ctx context.Context, now time.Time) bo
 	// Info, not Debug: a rotation is worth an operator's notice, and the
 	// rate limit above bounds how often a forger can make this line.
 	ks.log.Info("auth: a token names a key the JWKS does not hold; fetching the JWKS again in case the keys were rotated", "url", ks.url)
-	if _, err := ks.cache.Refresh(ctx, ks.url); err != nil {
+	if _, err := ks.fetch(ctx); err != nil {
 		ks.log.Warn("auth: refreshing the JWKS for an unknown key failed", "err", err)
 		return false
 	}
 	return true
 }
 
+// close stops the background refresh and waits for one under way.
 func (ks *keySource) close() {
 	ks.closeOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := ks.cache.Shutdown(ctx); err != nil {
-			ks.log.Warn("auth: stopping the JWKS cache", "err", err)
+		ks.mu.Lock()
+		ks.closed = true
+		if ks.stop != nil {
+			ks.stop()
 		}
+		if ks.cancel != nil {
+			ks.cancel()
+		}
+		ks.mu.Unlock()
+		ks.running.Wait()
 		if ks.idle != nil {
 			ks.idle.CloseIdleConnections()
 		}
@@ -210,63 +374,116 @@ var (
 	errAlgNotAllowed = errors.New("signature algorithm not allowed")
 )
 
+// Key types (RFC 7518 section 6.1, RFC 8037).
+const (
+	ktyRSA = "RSA"
+	ktyEC  = "EC"
+	ktyOKP = "OKP"
+)
+
+// keyTypeOf is the JWK key type of a public key, "" for any other.
+func keyTypeOf(key any) string {
+	switch key.(type) {
+	case *rsa.PublicKey:
+		return ktyRSA
+	case *ecdsa.PublicKey:
+		return ktyEC
+	case ed25519.PublicKey:
+		return ktyOKP
+	}
+	return ""
+}
+
 // keyFamily maps the accepted signature algorithms to the key type that
 // may verify them. Only asymmetric algorithms are here: "none" and the
 // HMAC family are refused outright, so a public key can never be used as
 // an HMAC secret.
-var keyFamily = map[string]jwa.KeyType{
-	"RS256": jwa.RSA(), "RS384": jwa.RSA(), "RS512": jwa.RSA(),
-	"PS256": jwa.RSA(), "PS384": jwa.RSA(), "PS512": jwa.RSA(),
-	"ES256": jwa.EC(), "ES384": jwa.EC(), "ES512": jwa.EC(),
-	"EdDSA": jwa.OKP(), "Ed25519": jwa.OKP(),
+var keyFamily = map[jose.SignatureAlgorithm]string{
+	jose.RS256: ktyRSA, jose.RS384: ktyRSA, jose.RS512: ktyRSA,
+	jose.PS256: ktyRSA, jose.PS384: ktyRSA, jose.PS512: ktyRSA,
+	jose.ES256: ktyEC, jose.ES384: ktyEC, jose.ES512: ktyEC,
+	jose.EdDSA: ktyOKP, algEd25519: ktyOKP,
 }
 
-// keyProvider offers jwx the JWKS keys that may verify a signature: the
-// token's alg must be asymmetric, the key must be of that alg's type, meant
-// for signatures, carry the token's kid when it names one, and carry the
+// algEd25519 is RFC 9864's fully-specified name for EdDSA on Ed25519,
+// which go-jose does not know: its keys verify through ed25519Verifier.
+const algEd25519 = jose.SignatureAlgorithm("Ed25519")
+
+// allowedAlgs is keyFamily's algorithms, for the parser, which refuses
+// any other before a key is looked at.
+var allowedAlgs = func() []jose.SignatureAlgorithm {
+	algs := make([]jose.SignatureAlgorithm, 0, len(keyFamily))
+	for a := range keyFamily {
+		algs = append(algs, a)
+	}
+	return algs
+}()
+
+// ed25519Verifier verifies EdDSA under either of its names.
+type ed25519Verifier ed25519.PublicKey
+
+func (v ed25519Verifier) VerifyPayload(payload, sig []byte, alg jose.SignatureAlgorithm) error {
+	if alg != jose.EdDSA && alg != algEd25519 {
+		return fmt.Errorf("%w: %q with an Ed25519 key", errAlgNotAllowed, alg)
+	}
+	if !ed25519.Verify(ed25519.PublicKey(v), payload, sig) {
+		return jose.ErrCryptoFailure
+	}
+	return nil
+}
+
+// candidates are the keys held that may verify a signature made with alg
+// under kid: the alg must be asymmetric, the key of that alg's type, meant
+// for signatures, carrying kid when the token names one, and carrying the
 // same alg when the key declares one. Keys without "alg" (common in
 // Microsoft Entra's JWKS) are still usable, but only with an alg of their
 // own key type.
-type keyProvider struct {
-	set jwk.Set
+func (ks *keySource) candidates(alg jose.SignatureAlgorithm, kid string) ([]any, error) {
+	kty, ok := keyFamily[alg]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", errAlgNotAllowed, alg)
+	}
+	var out []any
+	for _, k := range *ks.keys.Load() {
+		if kid != "" && k.KeyID != kid {
+			continue
+		}
+		if k.Use != "" && k.Use != "sig" {
+			continue
+		}
+		if keyTypeOf(k.Key) != kty {
+			continue
+		}
+		if k.Algorithm != "" && k.Algorithm != string(alg) {
+			continue
+		}
+		if ed, ok := k.Key.(ed25519.PublicKey); ok {
+			out = append(out, ed25519Verifier(ed))
+		} else {
+			out = append(out, k.Key)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errNoKey
+	}
+	return out, nil
 }
 
-func (kp *keyProvider) FetchKeys(_ context.Context, sink jws.KeySink, sig *jws.Signature, _ *jws.Message) error {
-	h := sig.ProtectedHeaders()
-	alg, ok := h.Algorithm()
-	if !ok {
-		return fmt.Errorf("%w: the token has no alg", errAlgNotAllowed)
+// verify checks the signature of a compact JWS against the keys that may
+// have made it, and returns its payload.
+func (ks *keySource) verify(sig *jose.JSONWebSignature) ([]byte, error) {
+	h := sig.Signatures[0].Header
+	keys, err := ks.candidates(jose.SignatureAlgorithm(h.Algorithm), h.KeyID)
+	if err != nil {
+		return nil, err
 	}
-	kty, ok := keyFamily[alg.String()]
-	if !ok {
-		return fmt.Errorf("%w: %q", errAlgNotAllowed, alg.String())
+	var last error
+	for _, k := range keys {
+		payload, err := sig.Verify(k)
+		if err == nil {
+			return payload, nil
+		}
+		last = err
 	}
-	kid, hasKid := h.KeyID()
-	found := false
-	for i := range kp.set.Len() {
-		key, ok := kp.set.Key(i)
-		if !ok {
-			continue
-		}
-		if hasKid {
-			if k, _ := key.KeyID(); k != kid {
-				continue
-			}
-		}
-		if use, ok := key.KeyUsage(); ok && use != "" && use != jwk.ForSignature.String() {
-			continue
-		}
-		if key.KeyType() != kty {
-			continue
-		}
-		if ka, ok := key.Algorithm(); ok && ka.String() != alg.String() {
-			continue
-		}
-		sink.Key(alg, key)
-		found = true
-	}
-	if !found {
-		return errNoKey
-	}
-	return nil
+	return nil, fmt.Errorf("verifying the signature: %w", last)
 }

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -14,7 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwt"
+	jose "github.com/go-jose/go-jose/v4"
+	josejson "github.com/go-jose/go-jose/v4/json"
+	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/grpc-mcp-gateway/gateway/internal/option"
 )
@@ -31,11 +34,10 @@ const cacheMaxEntries = 10000
 // server: signature (against the keySource), issuer, audience, expiry, and
 // the claims that make the Principal.
 type oauthValidator struct {
-	cfg      OAuthConfig
-	log      *slog.Logger
-	keys     *keySource
-	forward  []ClaimHeader
-	parseOpt []jwt.ParseOption
+	cfg     OAuthConfig
+	log     *slog.Logger
+	keys    *keySource
+	forward []ClaimHeader
 
 	mu    sync.Mutex
 	cache map[[sha256.Size]byte]cachedToken
@@ -50,21 +52,12 @@ func startOAuth(ctx context.Context, cfg OAuthConfig, log *slog.Logger) (*oauthV
 	if err := checkOAuthConfig(&cfg); err != nil {
 		return nil, err
 	}
-	keys, err := startKeySource(ctx, &cfg, log)
+	keys, err := startKeySource(ctx, &cfg, log, afterFunc)
 	if err != nil {
 		return nil, err
 	}
 	ov := &oauthValidator{cfg: cfg, log: log, keys: keys, forward: cfg.ForwardClaims, cache: make(map[[sha256.Size]byte]cachedToken)}
-	ov.parseOpt = []jwt.ParseOption{
-		jwt.WithKeyProvider(keys.provider),
-		jwt.WithValidate(true),
-		jwt.WithIssuer(cfg.Issuer),
-		jwt.WithAudience(cfg.Audience),
-		jwt.WithAcceptableSkew(cfg.Leeway),
-		// A token without exp would be valid forever.
-		jwt.WithRequiredClaim("exp"),
-	}
-	log.Info("auth: OAuth resource server", "issuer", cfg.Issuer, "audience", cfg.Audience, "jwks", cfg.JWKSURL, "keys", keys.provider.set.Len())
+	log.Info("auth: OAuth resource server", "issuer", cfg.Issuer, "audience", cfg.Audience, "jwks", cfg.JWKSURL, "keys", len(*keys.keys.Load()))
 	return ov, nil
 }
 
@@ -155,24 +148,73 @@ func (ov *oauthValidator) validate(ctx context.Context, tok string) (*Principal,
 		return c.p, nil
 	}
 
-	t, err := jwt.ParseString(tok, ov.parseOpt...)
-	if errors.Is(err, errNoKey) && ov.keys.refreshForUnknownKey(ctx, now) {
-		t, err = jwt.ParseString(tok, ov.parseOpt...)
-	}
+	reg, claims, err := ov.check(ctx, tok, now)
 	if err != nil {
 		return nil, err
 	}
-	p, err := ov.principal(t, key)
+	p, err := ov.principal(reg, claims, key)
 	if err != nil {
 		return nil, err
 	}
 	p.token = tok
 	until := now.Add(cacheMaxAge)
-	if exp, ok := t.Expiration(); ok && exp.Before(until) {
+	if exp := reg.Expiry.Time(); exp.Before(until) {
 		until = exp
 	}
 	ov.remember(key, cachedToken{p: p, until: until}, now)
 	return p, nil
+}
+
+// errNoExp refuses a token without exp, which would be valid forever.
+var errNoExp = errors.New(`the token has no "exp" claim`)
+
+// check verifies a token's signature and its registered claims at now,
+// and returns them and all its claims. Only the JWS compact serialization
+// is accepted (a JWE or a JSON serialization is refused), with an
+// asymmetric algorithm, and without "crit": no extension is understood,
+// so none may change how the token is read (RFC 7515 section 4.1.11).
+func (ov *oauthValidator) check(ctx context.Context, tok string, now time.Time) (*jwt.Claims, map[string]any, error) {
+	sig, err := jose.ParseSignedCompact(tok, allowedAlgs)
+	if err != nil {
+		if ua, ok := errors.AsType[*jose.ErrUnexpectedSignatureAlgorithm](err); ok {
+			return nil, nil, fmt.Errorf("%w: %q", errAlgNotAllowed, ua.Got)
+		}
+		return nil, nil, fmt.Errorf("parsing the token: %w", err)
+	}
+	for _, name := range []jose.HeaderKey{"crit", "b64"} {
+		if _, ok := sig.Signatures[0].Header.ExtraHeaders[name]; ok {
+			return nil, nil, fmt.Errorf("the token's header has %q: no JWS extension is accepted", name)
+		}
+	}
+	payload, err := ov.keys.verify(sig)
+	if errors.Is(err, errNoKey) && ov.keys.refreshForUnknownKey(ctx, now) {
+		payload, err = ov.keys.verify(sig)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	// go-jose's decoder matches names exactly, where encoding/json would
+	// also take "ISS" or "Exp" for a registered claim.
+	c := new(jwt.Claims)
+	if err := josejson.Unmarshal(payload, c); err != nil {
+		return nil, nil, fmt.Errorf("reading the token's claims: %w", err)
+	}
+	// All claims, numbers as written, for the scopes and the forwarded
+	// claims.
+	var claims map[string]any
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if err := dec.Decode(&claims); err != nil {
+		return nil, nil, fmt.Errorf("reading the token's claims: %w", err)
+	}
+	if c.Expiry == nil {
+		return nil, nil, errNoExp
+	}
+	exp := jwt.Expected{Issuer: ov.cfg.Issuer, AnyAudience: jwt.Audience{ov.cfg.Audience}, Time: now}
+	if err := c.ValidateWithLeeway(exp, ov.cfg.Leeway); err != nil {
+		return nil, nil, err
+	}
+	return c, claims, nil
 }
 
 // remember caches a validated token. When the cache is full, expired
@@ -198,36 +240,33 @@ func (ov *oauthValidator) remember(key [sha256.Size]byte, c cachedToken, now tim
 }
 
 // principal extracts the subject, the scopes, the expiry and the
-// forwarded claims of a validated token whose SHA-256 is digest.
-func (ov *oauthValidator) principal(t jwt.Token, digest [sha256.Size]byte) (*Principal, error) {
-	p := &Principal{TokenID: tokenID(digest)}
-	p.Subject, _ = t.Subject()
+// forwarded claims of a validated token whose SHA-256 is digest, from its
+// registered claims c and all its claims.
+func (ov *oauthValidator) principal(c *jwt.Claims, claims map[string]any, digest [sha256.Size]byte) (*Principal, error) {
+	p := &Principal{TokenID: tokenID(digest), Subject: c.Subject}
 	if p.Subject != "" {
 		p.identity = "sub:" + p.Subject
 	} else {
 		p.identity = "token:" + p.TokenID
 	}
-	if exp, ok := t.Expiration(); ok {
-		// What jwt.WithAcceptableSkew accepts, so a connection ends when
+	if c.Expiry != nil {
+		exp := c.Expiry.Time()
+		// What the leeway accepts at the door, so a connection ends when
 		// a new request with the same token would be refused.
 		p.Expiry = exp.Add(ov.cfg.Leeway)
 		// The leeway is for the clocks at the door; what runs on the
 		// token, and what is kept for it, ends at its own expiry.
 		p.TokenExpiry = exp
 	}
-	var scope string
-	if t.Has("scope") {
-		if err := t.Get("scope", &scope); err != nil {
-			return nil, fmt.Errorf("claim scope: want a space-separated string: %w", err)
+	if raw, ok := claims["scope"]; ok {
+		scope, ok := raw.(string)
+		if !ok {
+			return nil, fmt.Errorf("claim scope: want a space-separated string, got %T", raw)
 		}
 		p.Scopes = strings.Fields(scope)
-	} else if t.Has("scp") {
+	} else if raw, ok := claims["scp"]; ok {
 		// Some authorization servers (Okta, Microsoft Entra) send "scp",
 		// as an array or a space-separated string.
-		var raw any
-		if err := t.Get("scp", &raw); err != nil {
-			return nil, fmt.Errorf("claim scp: %w", err)
-		}
 		switch v := raw.(type) {
 		case string:
 			p.Scopes = strings.Fields(v)
@@ -237,16 +276,11 @@ func (ov *oauthValidator) principal(t jwt.Token, digest [sha256.Size]byte) (*Pri
 					p.Scopes = append(p.Scopes, str)
 				}
 			}
-		case []string:
-			p.Scopes = v
 		}
 	}
 	for _, f := range ov.forward {
-		var raw any
-		if !t.Has(f.Claim) {
-			continue
-		}
-		if err := t.Get(f.Claim, &raw); err != nil {
+		raw, ok := claims[f.Claim]
+		if !ok {
 			continue
 		}
 		vals := claimValues(raw)
@@ -331,13 +365,13 @@ func describe(err error) string {
 	switch {
 	case errors.Is(err, errUnknownToken):
 		return "the token is not valid"
-	case errors.Is(err, jwt.TokenExpiredError()):
+	case errors.Is(err, jwt.ErrExpired):
 		return "the token has expired"
-	case errors.Is(err, jwt.TokenNotYetValidError()):
+	case errors.Is(err, jwt.ErrNotValidYet):
 		return "the token is not valid yet"
-	case errors.Is(err, jwt.InvalidAudienceError()):
+	case errors.Is(err, jwt.ErrInvalidAudience):
 		return "the token was not issued for this resource (aud)"
-	case errors.Is(err, jwt.InvalidIssuerError()):
+	case errors.Is(err, jwt.ErrInvalidIssuer):
 		return "the token was not issued by the expected authorization server (iss)"
 	case errors.Is(err, errAlgNotAllowed):
 		return "the token's signature algorithm is not accepted"

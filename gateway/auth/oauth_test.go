@@ -18,9 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jwk"
-	"github.com/lestrrat-go/jwx/v3/jwt"
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/auth"
 	"github.com/grpc-mcp-gateway/gateway/internal/testkit"
@@ -36,8 +35,8 @@ const (
 type idp struct {
 	t       *testing.T
 	mu      sync.Mutex
-	set     jwk.Set
-	keys    map[string]jwk.Key // kid -> private key
+	set     jose.JSONWebKeySet
+	keys    map[string]jose.JSONWebKey // kid -> private key
 	fetches atomic.Int32
 	srv     *httptest.Server
 	// cacheControl, when set, is the JWKS response's Cache-Control.
@@ -46,7 +45,7 @@ type idp struct {
 
 func newIDP(t *testing.T) *idp {
 	t.Helper()
-	p := &idp{t: t, set: jwk.NewSet(), keys: map[string]jwk.Key{}}
+	p := &idp{t: t, keys: map[string]jose.JSONWebKey{}}
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.fetches.Add(1)
 		p.mu.Lock()
@@ -69,72 +68,85 @@ func (p *idp) withdraw(kid string) {
 	p.t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k, ok := p.set.LookupKeyID(kid)
-	if !ok {
-		p.t.Fatalf("no key %s to withdraw", kid)
+	for i, k := range p.set.Keys {
+		if k.KeyID == kid {
+			p.set.Keys = append(p.set.Keys[:i], p.set.Keys[i+1:]...)
+			return
+		}
 	}
-	if err := p.set.RemoveKey(k); err != nil {
-		p.t.Fatal(err)
-	}
+	p.t.Fatalf("no key %s to withdraw", kid)
 }
 
 // addEC adds a P-256 key; publish=false keeps it out of the JWKS, for
 // forged signatures.
-func (p *idp) addEC(kid string, publish bool) jwk.Key {
+func (p *idp) addEC(kid string, publish bool) jose.JSONWebKey {
 	p.t.Helper()
 	raw, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	return p.add(raw, kid, jwa.ES256(), publish, true)
+	return p.add(raw, kid, jose.ES256, publish, true)
 }
 
-func (p *idp) add(raw any, kid string, alg jwa.SignatureAlgorithm, publish, declareAlg bool) jwk.Key {
+func (p *idp) add(raw any, kid string, alg jose.SignatureAlgorithm, publish, declareAlg bool) jose.JSONWebKey {
 	p.t.Helper()
-	priv, err := jwk.Import(raw)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	_ = priv.Set(jwk.KeyIDKey, kid)
-	_ = priv.Set(jwk.AlgorithmKey, alg)
-	pub, err := jwk.PublicKeyOf(priv)
-	if err != nil {
-		p.t.Fatal(err)
+	priv := jose.JSONWebKey{Key: raw, KeyID: kid, Algorithm: string(alg)}
+	pub := priv.Public()
+	if !pub.Valid() {
+		p.t.Fatalf("key %s: no public half", kid)
 	}
 	if !declareAlg {
-		_ = pub.Remove(jwk.AlgorithmKey)
+		pub.Algorithm = ""
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.keys[kid] = priv
 	if publish {
-		_ = p.set.AddKey(pub)
+		p.set.Keys = append(p.set.Keys, pub)
 	}
 	return priv
 }
 
 type claims map[string]any
 
-func (p *idp) token(kid string, c claims) string {
+// sign signs the claims c with the key kid under alg, naming kid, with
+// the extra protected headers hdr.
+func (p *idp) sign(kid string, alg jose.SignatureAlgorithm, c claims, hdr map[string]any) string {
 	p.t.Helper()
-	b := jwt.NewBuilder().Issuer(issuer).Audience([]string{resource}).Subject("alice").
-		IssuedAt(time.Now()).Expiration(time.Now().Add(time.Hour))
-	for k, v := range c {
-		b = b.Claim(k, v)
-	}
-	tok, err := b.Build()
-	if err != nil {
-		p.t.Fatal(err)
-	}
 	p.mu.Lock()
 	key := p.keys[kid]
 	p.mu.Unlock()
-	alg, _ := key.Algorithm()
-	signed, err := jwt.Sign(tok, jwt.WithKey(alg, key))
+	opts := (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid)
+	for k, v := range hdr {
+		opts = opts.WithHeader(jose.HeaderKey(k), v)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key.Key}, opts)
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	return string(signed)
+	s, err := jwt.Signed(signer).Claims(map[string]any(c)).Serialize()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return s
+}
+
+// claims are the claims of a valid token with c added.
+func (p *idp) claims(c claims) claims {
+	all := claims{"iss": issuer, "aud": []string{resource}, "sub": "alice",
+		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix()}
+	for k, v := range c {
+		all[k] = v
+	}
+	return all
+}
+
+func (p *idp) token(kid string, c claims) string {
+	p.t.Helper()
+	p.mu.Lock()
+	alg := p.keys[kid].Algorithm
+	p.mu.Unlock()
+	return p.sign(kid, jose.SignatureAlgorithm(alg), p.claims(c), nil)
 }
 
 func startOAuth(t *testing.T, p *idp, mod func(*auth.OAuthConfig)) *auth.Authenticator {
@@ -180,13 +192,15 @@ func TestOAuthTokens(t *testing.T) {
 	}
 	// An RSA key published without "alg", as Microsoft Entra does: usable
 	// with an RSA algorithm of the token's choosing, nothing else.
-	p.add(rsaKey, "rsa-noalg", jwa.RS256(), true, false)
-	p.add(rsaKey, "rsa-pss", jwa.PS256(), true, true)
+	p.add(rsaKey, "rsa-noalg", jose.RS256, true, false)
+	p.add(rsaKey, "rsa-pss", jose.PS256, true, true)
 	_, edKey, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.add(edKey, "ed", jwa.EdDSA(), true, true)
+	p.add(edKey, "ed", jose.EdDSA, true, true)
+	// The same key under RFC 9864's name for its algorithm.
+	p.add(edKey, "ed-named", "Ed25519", true, true)
 	p.addEC("forger", false)
 
 	now := time.Now()
@@ -195,9 +209,22 @@ func TestOAuthTokens(t *testing.T) {
 	// HMAC "signed" with the public key's JSON as the secret: the classic
 	// key-confusion attack.
 	pubJSON, _ := json.Marshal(p.set)
-	hmacKey, _ := jwk.Import(pubJSON)
-	hmacTok, _ := jwt.NewBuilder().Issuer(issuer).Audience([]string{resource}).Subject("mallory").Expiration(now.Add(time.Hour)).Claim("scope", "mcp").Build()
-	hmacSigned, err := jwt.Sign(hmacTok, jwt.WithKey(jwa.HS256(), hmacKey))
+	hmacSigner, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: pubJSON}, (&jose.SignerOptions{}).WithType("JWT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hmacSigned, err := jwt.Signed(hmacSigner).Claims(map[string]any{"iss": issuer, "aud": resource, "sub": "mallory", "exp": now.Add(time.Hour).Unix(), "scope": "mcp"}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The JSON serialization of a valid token: only the compact one is
+	// a bearer token.
+	ecSigner, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: p.keys["ec1"].Key}, (&jose.SignerOptions{}).WithHeader("kid", "ec1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	validClaims, _ := json.Marshal(p.claims(claims{"scope": "mcp"}))
+	jsonSerialized, err := ecSigner.Sign(validClaims)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +242,7 @@ func TestOAuthTokens(t *testing.T) {
 		{"valid rsa key without alg", p.token("rsa-noalg", claims{"scope": "mcp"}), 200, ""},
 		{"valid PS256", p.token("rsa-pss", claims{"scope": "mcp"}), 200, ""},
 		{"valid EdDSA", p.token("ed", claims{"scope": "mcp"}), 200, ""},
+		{"valid Ed25519", edNamed(t, p, edKey), 200, ""},
 		// The default leeway is 30s.
 		{"leeway covers a just-expired token", p.token("ec1", claims{"scope": "mcp", "exp": now.Add(-25 * time.Second).Unix()}), 200, ""},
 		{"expired beyond the leeway", p.token("ec1", claims{"scope": "mcp", "exp": now.Add(-35 * time.Second).Unix()}), 401, `error_description="the token has expired"`},
@@ -223,10 +251,22 @@ func TestOAuthTokens(t *testing.T) {
 		{"wrong audience", p.token("ec1", claims{"scope": "mcp", "aud": []string{"https://other.example.com/mcp"}}), 401, `(aud)`},
 		{"wrong issuer", p.token("ec1", claims{"scope": "mcp", "iss": "https://evil.example.com"}), 401, `(iss)`},
 		{"no exp", noExp(t, p), 401, `error="invalid_token"`},
+		// Claim names are matched exactly: "EXP" is not an exp.
+		{"EXP for exp", upperExp(p), 401, `error="invalid_token"`},
 		{"unknown key", p.token("forger", claims{"scope": "mcp"}), 401, `error="invalid_token"`},
 		{"tampered signature", tampered, 401, `error="invalid_token"`},
 		{"alg none", algNone, 401, `error="invalid_token"`},
-		{"HS256 with the public key", string(hmacSigned), 401, `algorithm is not accepted`},
+		{"HS256 with the public key", hmacSigned, 401, `algorithm is not accepted`},
+		{"an alg not accepted", b64(`{"alg":"ES256K","kid":"ec1"}`) + "." + b64(payload) + "." + b64("a signature"), 401, `algorithm is not accepted`},
+		// A valid signature, by a published key, but kid names a key of
+		// another type.
+		{"kid of an RSA key on ES256", p.sign("ec1", jose.ES256, p.claims(claims{"scope": "mcp"}), map[string]any{"kid": "rsa-noalg"}), 401, `error="invalid_token"`},
+		// A valid signature over a header with an extension the gateway
+		// does not understand.
+		{"crit", p.sign("ec1", jose.ES256, p.claims(claims{"scope": "mcp"}), map[string]any{"crit": []string{"urn:x"}, "urn:x": true}), 401, `error="invalid_token"`},
+		{"crit b64", p.sign("ec1", jose.ES256, p.claims(claims{"scope": "mcp"}), map[string]any{"crit": []string{"b64"}, "b64": true}), 401, `error="invalid_token"`},
+		{"JSON serialization", jsonSerialized.FullSerialize(), 401, `error="invalid_token"`},
+		{"JWE", "eyJhbGciOiJSU0EtT0FFUCJ9.a.b.c.d", 401, `error="invalid_token"`},
 		{"garbage", "abc.def.ghi", 401, `error="invalid_token"`},
 		{"missing", "", 401, `Bearer scope="mcp", ` + metadataURL},
 		{"no global scope", p.token("ec1", claims{"scope": "read"}), 403, `Bearer error="insufficient_scope", error_description="the token lacks a required scope", scope="mcp", ` + metadataURL},
@@ -275,15 +315,26 @@ func jsonTime(t time.Time) string {
 }
 
 func noExp(t *testing.T, p *idp) string {
-	tok, _ := jwt.NewBuilder().Issuer(issuer).Audience([]string{resource}).Claim("scope", "mcp").Build()
-	p.mu.Lock()
-	key := p.keys["ec1"]
-	p.mu.Unlock()
-	s, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(s)
+	c := p.claims(claims{"scope": "mcp"})
+	delete(c, "exp")
+	return p.sign("ec1", jose.ES256, c, nil)
+}
+
+func upperExp(p *idp) string {
+	c := p.claims(claims{"scope": "mcp"})
+	c["EXP"] = c["exp"]
+	delete(c, "exp")
+	return p.sign("ec1", jose.ES256, c, nil)
+}
+
+// edNamed is a valid token signed with key under RFC 9864's name for
+// EdDSA on Ed25519, "Ed25519", which go-jose does not sign with.
+func edNamed(t *testing.T, p *idp, key ed25519.PrivateKey) string {
+	t.Helper()
+	hdr, _ := json.Marshal(map[string]string{"alg": "Ed25519", "kid": "ed-named", "typ": "JWT"})
+	body, _ := json.Marshal(p.claims(claims{"scope": "mcp"}))
+	input := b64(string(hdr)) + "." + b64(string(body))
+	return input + "." + base64.RawURLEncoding.EncodeToString(ed25519.Sign(key, []byte(input)))
 }
 
 // authorizing is the handler behind the middleware in Authorize tests: it
@@ -415,19 +466,9 @@ func TestOAuthIdentity(t *testing.T) {
 		t.Errorf("two tokens of sub alice: identities %q and %q, want sub:alice for both", identity(first), identity(refreshed))
 	}
 	noSub := func(jti string) string {
-		tok, err := jwt.NewBuilder().Issuer(issuer).Audience([]string{resource}).Expiration(time.Now().Add(time.Hour)).
-			JwtID(jti).Claim("scope", "mcp").Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.mu.Lock()
-		key := p.keys["ec1"]
-		p.mu.Unlock()
-		s, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), key))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(s)
+		c := p.claims(claims{"scope": "mcp", "jti": jti})
+		delete(c, "sub")
+		return p.sign("ec1", jose.ES256, c, nil)
 	}
 	one, other := identity(noSub("1")), identity(noSub("2"))
 	if !strings.HasPrefix(one, "token:") || !strings.HasPrefix(other, "token:") || one == other {
@@ -523,9 +564,8 @@ func TestOAuthKeyRotation(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = a.Close() })
 	h := a.Wrap(echo)
-	// What the key source decided, from its log: the IdP's fetch count
-	// cannot say, because the JWKS cache also fetches in the background
-	// (once at registration, and when a forced refresh races its ticker).
+	// What the key source decided, from its log and the IdP's fetch
+	// count (the background refresh is an hour away).
 	decisions := func(what string) int { return strings.Count(logs.String(), what) }
 	const fetched, skipped = "fetching the JWKS again", "not refetching it"
 
@@ -534,7 +574,7 @@ func TestOAuthKeyRotation(t *testing.T) {
 	if w := do(h, "POST", "Bearer "+p.token("ec2", claims{"scope": "mcp"}), "{}"); w.Code != 200 {
 		t.Fatalf("token with the rotated-in key: %d %s", w.Code, w.Header().Get("WWW-Authenticate"))
 	}
-	if p.fetches.Load() == before || decisions(fetched) != 1 {
+	if p.fetches.Load() != before+1 || decisions(fetched) != 1 {
 		t.Errorf("no JWKS refresh for the rotated-in key: %d fetches, log:\n%s", p.fetches.Load()-before, logs)
 	}
 	// Forced refreshes are rate-limited: unknown kids cannot make the
@@ -545,7 +585,7 @@ func TestOAuthKeyRotation(t *testing.T) {
 			t.Errorf("token with a key the JWKS does not publish: %d, want 401", w.Code)
 		}
 	}
-	if n, m := decisions(fetched), decisions(skipped); n != 1 || m != 5 {
+	if n, m := decisions(fetched), decisions(skipped); n != 1 || m != 5 || p.fetches.Load() != before+1 {
 		t.Errorf("%d forced refreshes and %d skipped for unknown kids within the minimum interval, want 1 and 5; log:\n%s", n, m, logs)
 	}
 }

@@ -43,9 +43,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jws"
-	"github.com/lestrrat-go/jwx/v3/jwt"
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/cryptosigner"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // The RFC 8693 names.
@@ -133,7 +133,9 @@ func (e *Error) Error() string {
 type Exchanger struct {
 	o      Options
 	client *http.Client
-	alg    jwa.SignatureAlgorithm
+	// signer signs the private_key_jwt assertions; nil with a client
+	// secret.
+	signer jose.Signer
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -174,7 +176,7 @@ func New(o Options) (*Exchanger, error) {
 	}
 	x := &Exchanger{o: o, entries: make(map[string]*entry)}
 	if o.PrivateKey != nil {
-		if x.alg, err = signingAlgorithm(o.PrivateKey); err != nil {
+		if x.signer, err = assertionSigner(o.PrivateKey, o.KeyID); err != nil {
 			return nil, err
 		}
 	}
@@ -401,40 +403,53 @@ func (x *Exchanger) assertion() (string, error) {
 		return "", err
 	}
 	now := time.Now()
-	t, err := jwt.NewBuilder().Issuer(x.o.ClientID).Subject(x.o.ClientID).Audience([]string{x.o.TokenURL}).
-		IssuedAt(now).Expiration(now.Add(time.Minute)).JwtID(hex.EncodeToString(jti[:])).Build()
-	if err != nil {
-		return "", err
-	}
-	hdr := jws.NewHeaders()
-	if x.o.KeyID != "" {
-		if err := hdr.Set(jws.KeyIDKey, x.o.KeyID); err != nil {
-			return "", err
-		}
-	}
-	b, err := jwt.Sign(t, jwt.WithKey(x.alg, x.o.PrivateKey, jws.WithProtectedHeaders(hdr)))
-	return string(b), err
+	return jwt.Signed(x.signer).Claims(jwt.Claims{
+		Issuer:   x.o.ClientID,
+		Subject:  x.o.ClientID,
+		Audience: jwt.Audience{x.o.TokenURL},
+		IssuedAt: jwt.NewNumericDate(now),
+		Expiry:   jwt.NewNumericDate(now.Add(time.Minute)),
+		ID:       hex.EncodeToString(jti[:]),
+	}).Serialize()
 }
 
-// signingAlgorithm is the assertion's algorithm for key: ES256 for P-256,
-// RS256 for RSA, EdDSA for Ed25519, the ones authorization servers take
-// for private_key_jwt.
-func signingAlgorithm(key crypto.Signer) (jwa.SignatureAlgorithm, error) {
+// assertionSigner signs assertions with key, naming kid when it is set.
+// The algorithm is ES256 for P-256, RS256 for RSA, EdDSA for Ed25519, the
+// ones authorization servers take for private_key_jwt.
+func assertionSigner(key crypto.Signer, kid string) (jose.Signer, error) {
+	var alg jose.SignatureAlgorithm
 	switch pub := key.Public().(type) {
 	case *ecdsa.PublicKey:
-		if pub.Curve == elliptic.P256() {
-			return jwa.ES256(), nil
+		if pub.Curve != elliptic.P256() {
+			return nil, fmt.Errorf("exchange: private key: ECDSA on %s; want P-256 (ES256)", pub.Curve.Params().Name)
 		}
-		return jwa.SignatureAlgorithm{}, fmt.Errorf("exchange: private key: ECDSA on %s; want P-256 (ES256)", pub.Curve.Params().Name)
+		alg = jose.ES256
 	case *rsa.PublicKey:
 		if pub.N.BitLen() < 2048 {
-			return jwa.SignatureAlgorithm{}, fmt.Errorf("exchange: private key: RSA of %d bits; want at least 2048", pub.N.BitLen())
+			return nil, fmt.Errorf("exchange: private key: RSA of %d bits; want at least 2048", pub.N.BitLen())
 		}
-		return jwa.RS256(), nil
+		alg = jose.RS256
 	case ed25519.PublicKey:
-		return jwa.EdDSA(), nil
+		alg = jose.EdDSA
+	default:
+		return nil, fmt.Errorf("exchange: private key: %T; want ECDSA P-256, RSA or Ed25519", key.Public())
 	}
-	return jwa.SignatureAlgorithm{}, fmt.Errorf("exchange: private key: %T; want ECDSA P-256, RSA or Ed25519", key.Public())
+	var sk any = key
+	switch key.(type) {
+	case *ecdsa.PrivateKey, *rsa.PrivateKey, ed25519.PrivateKey:
+	default:
+		// A signer whose key stays elsewhere (an HSM, a KMS).
+		sk = cryptosigner.Opaque(key)
+	}
+	opts := (&jose.SignerOptions{}).WithType("JWT")
+	if kid != "" {
+		opts = opts.WithHeader(jose.HeaderKey("kid"), kid)
+	}
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: sk}, opts)
+	if err != nil {
+		return nil, fmt.Errorf("exchange: private key: %w", err)
+	}
+	return s, nil
 }
 
 // scopes are Options.Scopes and extra, sorted, without duplicates.

@@ -2,11 +2,15 @@ package exchange_test
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jwt"
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"go.uber.org/goleak"
 
 	"github.com/grpc-mcp-gateway/gateway/gateway/exchange"
@@ -228,30 +232,74 @@ func TestExchangeNotAfter(t *testing.T) {
 }
 
 // TestExchangePrivateKeyJWT: with a private key the client authenticates
-// by a signed assertion (RFC 7523) for the token endpoint.
+// by a signed assertion (RFC 7523) for the token endpoint, with the
+// algorithm of its key type, also from a signer that holds its key
+// elsewhere (an HSM, a KMS).
 func TestExchangePrivateKeyJWT(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep := newEndpoint(t)
-	ep.check = func(r *http.Request) string {
-		if r.PostForm.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || r.PostForm.Get("client_id") != "gw" {
-			return "assertion type or client id: " + r.PostForm.Encode()
-		}
-		tok, err := jwt.ParseString(r.PostForm.Get("client_assertion"), jwt.WithKey(jwa.ES256(), &key.PublicKey), jwt.WithAudience(ep.URL), jwt.WithIssuer("gw"), jwt.WithSubject("gw"))
-		if err != nil {
-			return "assertion: " + err.Error()
-		}
-		if _, ok := tok.JwtID(); !ok {
-			return "assertion without jti"
-		}
-		return ""
-	}
-	x := newExchanger(t, exchange.Options{TokenURL: ep.URL, ClientID: "gw", PrivateKey: key, KeyID: "k1", Audience: "zoo"})
-	if _, err := x.Token(t.Context(), "alice", nil, time.Time{}); err != nil {
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
 		t.Fatal(err)
 	}
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		key  crypto.Signer
+		alg  jose.SignatureAlgorithm
+	}{
+		{"P-256", ecKey, jose.ES256},
+		{"RSA", rsaKey, jose.RS256},
+		{"Ed25519", edKey, jose.EdDSA},
+		{"opaque P-256", opaque{ecKey}, jose.ES256},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ep := newEndpoint(t)
+			ep.check = func(r *http.Request) string {
+				if r.PostForm.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || r.PostForm.Get("client_id") != "gw" {
+					return "assertion type or client id: " + r.PostForm.Encode()
+				}
+				tok, err := jwt.ParseSigned(r.PostForm.Get("client_assertion"), []jose.SignatureAlgorithm{c.alg})
+				if err != nil {
+					return "assertion: " + err.Error()
+				}
+				if h := tok.Headers[0]; h.KeyID != "k1" || h.ExtraHeaders["typ"] != "JWT" {
+					return "assertion header: kid " + h.KeyID + ", want k1, and typ JWT"
+				}
+				var claims jwt.Claims
+				if err := tok.Claims(c.key.Public(), &claims); err != nil {
+					return "assertion: " + err.Error()
+				}
+				if err := claims.ValidateWithLeeway(jwt.Expected{AnyAudience: jwt.Audience{ep.URL}, Issuer: "gw", Subject: "gw"}, 0); err != nil {
+					return "assertion: " + err.Error()
+				}
+				if claims.ID == "" || claims.Expiry == nil || claims.IssuedAt == nil {
+					return "assertion without jti, exp or iat"
+				}
+				return ""
+			}
+			x := newExchanger(t, exchange.Options{TokenURL: ep.URL, ClientID: "gw", PrivateKey: c.key, KeyID: "k1", Audience: "zoo"})
+			if _, err := x.Token(t.Context(), "alice", nil, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+			if ep.hits.Load() != 1 {
+				t.Fatalf("%d requests, want 1", ep.hits.Load())
+			}
+		})
+	}
+}
+
+// opaque is a crypto.Signer whose key is out of reach, as an HSM's.
+type opaque struct{ s crypto.Signer }
+
+func (o opaque) Public() crypto.PublicKey { return o.s.Public() }
+func (o opaque) Sign(r io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	return o.s.Sign(r, digest, opts)
 }
 
 // TestNewChecks: what New refuses, and why.

@@ -13,38 +13,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jwk"
-	"github.com/lestrrat-go/jwx/v3/jwt"
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // Issuer signs tokens with a fresh P-256 key (ES256, key id "k1") and
 // serves its public JWKS at URL (any path under it answers the same).
 type Issuer struct {
-	Key jwk.Key
+	Key *ecdsa.PrivateKey
 	URL string
 }
 
 // NewIssuer starts an Issuer whose JWKS server stops with the test.
 func NewIssuer(t testing.TB) *Issuer {
 	t.Helper()
-	raw, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := jwk.Import(raw)
+	set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: string(jose.ES256)}}}
+	js, err := json.Marshal(set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = key.Set(jwk.KeyIDKey, "k1")
-	_ = key.Set(jwk.AlgorithmKey, jwa.ES256())
-	pub, err := jwk.PublicKeyOf(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := jwk.NewSet()
-	_ = set.AddKey(pub)
-	js, _ := json.Marshal(set)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(js)
@@ -57,18 +48,19 @@ func NewIssuer(t testing.TB) *Issuer {
 // valid for an hour, with scope and the extra claims.
 func (is *Issuer) Token(t testing.TB, issuer, audience, scope string, extra map[string]any) string {
 	t.Helper()
-	b := jwt.NewBuilder().Issuer(issuer).Audience([]string{audience}).Subject("alice").
-		Expiration(time.Now().Add(time.Hour)).Claim("scope", scope)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: is.Key},
+		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "k1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := map[string]any{"iss": issuer, "aud": []string{audience}, "sub": "alice",
+		"exp": time.Now().Add(time.Hour).Unix(), "scope": scope}
 	for k, v := range extra {
-		b = b.Claim(k, v)
+		c[k] = v
 	}
-	tok, err := b.Build()
+	s, err := jwt.Signed(signer).Claims(c).Serialize()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), is.Key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(s)
+	return s
 }

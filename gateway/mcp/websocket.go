@@ -319,8 +319,10 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 	e.mu.Unlock()
 	ping.Stop()
 	if draining {
-		if end == endInput {
-			sess.cancelAll() // the peer left: its calls have no one to answer
+		if end != endShutdown {
+			// The peer left or cannot be written to (or its credential
+			// ended): its calls have no one to answer.
+			sess.cancelAll()
 		}
 		<-e.drained
 		late.Wait()

@@ -201,7 +201,8 @@ func (s *Server) connMessage(ctx context.Context, sess *session, sc *scope, wg *
 // maxReplyBacklog bounds the answers of one WebSocket or legacy SSE
 // session that are ready but not yet written (see replyBacklog). A
 // client that reads has a few at most; as many as a session's default
-// MaxConcurrentCalls, all ending at once, do not make it wait.
+// MaxConcurrentCalls, all ending at once, hold its next message only as
+// long as their writes take.
 const maxReplyBacklog = 64
 
 // replyBacklog counts a session's answers that wait for its stream, and

@@ -161,7 +161,9 @@ func (s *Server) connMessage(ctx context.Context, sess *session, sc *scope, wg *
 	out := sc.out
 	write := func(r reply, bp *[]byte) {
 		if r.body != nil {
+			sc.backlog.hold()
 			_ = out.send(r.body)
+			sc.backlog.release()
 			*bp = r.body
 		}
 		putBuf(bp)
@@ -194,4 +196,71 @@ func (s *Server) connMessage(ctx context.Context, sess *session, sc *scope, wg *
 		s.trace.out(sc, sess, m, r.body, c)
 		write(r, bp)
 	})
+}
+
+// maxReplyBacklog bounds the answers of one WebSocket or legacy SSE
+// session that are ready but not yet written (see replyBacklog). A
+// client that reads has a few at most; as many as a session's default
+// MaxConcurrentCalls, all ending at once, hold its next message only as
+// long as their writes take.
+const maxReplyBacklog = 64
+
+// replyBacklog counts a session's answers that wait for its stream, and
+// makes the next message wait while maxReplyBacklog of them do. A call's
+// answer is written after its slot of MaxConcurrentCalls and MaxInFlight
+// is given back, so without it a client that keeps sending calls and
+// never reads would leave one goroutine per call, each holding its
+// request and its answer, until the write deadline drops the session:
+// as many as it could send meanwhile. With it, the WebSocket stops
+// reading (the client's writes block, as TCP's flow control does) and a
+// POST waits, so what one session holds is bounded by what it may have
+// in flight and waiting. stdio does not wait: its output has no write
+// deadline to end the wait, and a client may write all its requests
+// before it reads.
+type replyBacklog struct {
+	mu    sync.Mutex
+	n     int
+	freed chan struct{} // closed when n falls below the bound; nil when nobody waits
+}
+
+// wait returns once fewer than maxReplyBacklog answers wait. Each
+// waits only for its own write, which its deadline bounds. b may be nil
+// (no bound).
+func (b *replyBacklog) wait() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	for b.n >= maxReplyBacklog {
+		if b.freed == nil {
+			b.freed = make(chan struct{})
+		}
+		freed := b.freed
+		b.mu.Unlock()
+		<-freed
+		b.mu.Lock()
+	}
+	b.mu.Unlock()
+}
+
+// hold counts an answer about to be written, until release.
+func (b *replyBacklog) hold() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.n++
+	b.mu.Unlock()
+}
+
+func (b *replyBacklog) release() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	if b.n--; b.n < maxReplyBacklog && b.freed != nil {
+		close(b.freed)
+		b.freed = nil
+	}
+	b.mu.Unlock()
 }

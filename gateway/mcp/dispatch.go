@@ -33,6 +33,10 @@ type scope struct {
 	headerVersion string
 	checkHeader   bool
 	out           sink
+	// backlog, on a WebSocket or legacy SSE session, counts the answers
+	// waiting for out; its transport waits on it before taking a message
+	// (conn.go). nil elsewhere.
+	backlog *replyBacklog
 	// keepRefusal asks for the [Refusal] a handler answered with in
 	// refused, so the transport can answer with its HTTP status and
 	// headers. Only transports that give each request a scope of its own

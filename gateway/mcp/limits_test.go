@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -436,5 +438,151 @@ func TestMaxInFlightPerPrincipal(t *testing.T) {
 	go io.Copy(io.Discard, br)
 	if err := <-served; err != nil {
 		t.Error(err)
+	}
+}
+
+// smallSocketBuffers makes srv's connections keep small kernel buffers,
+// so that what a client that stops reading leaves unread is the
+// server's own doing, not the sockets' (which on loopback grow to
+// megabytes).
+func smallSocketBuffers(srv *httptest.Server) {
+	srv.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(64 << 10)
+			_ = tc.SetWriteBuffer(64 << 10)
+		}
+		return ctx
+	}
+}
+
+// dialSmall dials addr with small kernel buffers (see smallSocketBuffers).
+func dialSmall(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(64 << 10)
+		_ = tc.SetWriteBuffer(64 << 10)
+	}
+	return c, err
+}
+
+// backlogBound is how many calls a client that stops reading may still
+// get accepted in the tests below: the answers allowed to wait for the
+// stream (maxReplyBacklog), and a margin for what the small socket
+// buffers hold and for requests handed over while the last slots went.
+const backlogBound = maxReplyBacklog + 32
+
+// backlogCall is tools/call number i, whose answer (its 64 KiB argument,
+// twice) no small socket buffer absorbs.
+func backlogCall(i int64) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"pad":"%s"}}}`, i, backlogPad)
+}
+
+var backlogPad = strings.Repeat("x", 64<<10)
+
+// TestSSEUnreadStreamHoldsPosts: a client that keeps POSTing calls to a
+// legacy SSE session whose stream it does not read cannot pile up
+// answers waiting for that stream. Once maxReplyBacklog of them wait,
+// its POSTs wait too (backpressure), and when the write deadline drops
+// the stream they are answered 404. Before, every POST was answered 202
+// at once and left a goroutine holding its answer (and its request)
+// until the deadline: hundreds a second from one client, without bound.
+func TestSSEUnreadStreamHoldsPosts(t *testing.T) {
+	s := NewServer(testImpl, newFakeHandler(t, nil), nil)
+	sh := s.SSEHandler(&SSEOptions{WriteTimeout: time.Second})
+	mux := http.NewServeMux()
+	mux.Handle("/sse", sh)
+	mux.Handle("/sse/message", sh)
+	srv := httptest.NewUnstartedServer(mux)
+	smallSocketBuffers(srv)
+	srv.Start()
+	t.Cleanup(func() {
+		shutdown(t, s)
+		srv.Close()
+	})
+	conn, err := dialSmall(context.Background(), "tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	if err := req.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %v %v", resp, err)
+	}
+	st := &sseStream{t: t, br: bufio.NewReader(resp.Body), body: resp.Body, cancel: func() {}}
+	_, data := st.next()
+	st.endpoint = srv.URL + data
+	st.post(initBody, nil)
+	st.next()
+	// From here on the stream is not read.
+
+	const posters = 4
+	client := &http.Client{Transport: &http.Transport{DialContext: dialSmall, MaxConnsPerHost: posters}}
+	defer client.CloseIdleConnections()
+	var accepted, ids atomic.Int64
+	var wg sync.WaitGroup
+	for range posters {
+		wg.Go(func() {
+			for accepted.Load() <= backlogBound {
+				resp, err := client.Post(st.endpoint, "application/json", strings.NewReader(backlogCall(ids.Add(1))))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				switch resp.StatusCode {
+				case http.StatusAccepted:
+					accepted.Add(1)
+				case http.StatusNotFound:
+					return // the stream was dropped
+				default:
+					t.Errorf("POST: %d", resp.StatusCode)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := accepted.Load(); n > backlogBound {
+		t.Errorf("%d calls accepted on a stream that is not read, want at most %d: their answers pile up", n, backlogBound)
+	}
+}
+
+// TestWebSocketUnreadHoldsReads: a WebSocket client that keeps sending
+// calls and never reads cannot pile up answers waiting for the socket:
+// once maxReplyBacklog of them wait, the server stops reading (so the
+// client's writes block, as TCP's flow control does), until the write
+// deadline drops the connection. Before, every message was read and left
+// a goroutine holding its answer until the deadline, without bound.
+func TestWebSocketUnreadHoldsReads(t *testing.T) {
+	s := NewServer(testImpl, newFakeHandler(t, nil), nil)
+	srv := httptest.NewUnstartedServer(s.WebSocketHandler(&WebSocketOptions{WriteTimeout: time.Second}))
+	smallSocketBuffers(srv)
+	srv.Start()
+	t.Cleanup(func() {
+		shutdown(t, s)
+		srv.Close()
+	})
+	d := websocket.Dialer{Subprotocols: []string{"mcp"}, NetDialContext: dialSmall, HandshakeTimeout: 5 * time.Second}
+	c, _, err := d.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	wsInitialize(t, c)
+	// From here on the socket is not read.
+	sent := 0
+	for ; sent <= backlogBound; sent++ {
+		_ = c.SetWriteDeadline(time.Now().Add(30 * time.Second)) // a safety net only
+		if err := c.WriteMessage(websocket.TextMessage, []byte(backlogCall(int64(sent)+2))); err != nil {
+			break // the server dropped the connection
+		}
+	}
+	if sent > backlogBound {
+		t.Errorf("%d calls taken from a client that does not read, want at most %d: their answers pile up", sent, backlogBound)
 	}
 }

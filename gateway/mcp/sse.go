@@ -240,7 +240,7 @@ func (h *sseHandler) begin(ss *sseSession, ctx context.Context, who Principal, h
 	ss.sess.key = rand.Text()
 	s.observeSession("sse", 1)
 	s.holdConn()
-	ss.sc = &scope{transport: "sse", header: header, out: ss.out}
+	ss.sc = &scope{transport: "sse", header: header, out: ss.out, backlog: new(replyBacklog)}
 	ss.out.failed = func() { go ss.end(endWrite) } // the writer holds its lock
 	if !who.Expires.IsZero() {
 		ss.timers = append(ss.timers, time.AfterFunc(time.Until(who.Expires), func() { ss.end(endExpired) }))
@@ -299,6 +299,12 @@ func (ss *sseSession) deliver(msg []byte) bool {
 		ss.end(endExpired)
 		return false
 	}
+	// The POST waits while answers pile up for a stream that is not read
+	// (the wait ends as their writes do), outside the lock, so that the
+	// stream's end is not held up: a stream dropped meanwhile is then
+	// found ended. Each POST hands over at most one message past the
+	// bound.
+	ss.sc.backlog.wait()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.over || (ss.set && !ss.draining) {

@@ -231,7 +231,7 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 	s.observeSession("websocket", 1)
 	defer s.observeSession("websocket", -1)
 	ws := &wsConn{c: conn, writeTimeout: h.o.WriteTimeout, srv: s}
-	sc := &scope{transport: "websocket", header: header, out: ws}
+	sc := &scope{transport: "websocket", header: header, out: ws, backlog: new(replyBacklog)}
 	e := &wsEnding{c: conn, silence: h.o.PingInterval + h.o.PongTimeout, drained: make(chan struct{})}
 	conn.SetReadDeadline(time.Now().Add(e.silence))
 	conn.SetPongHandler(func(string) error { return e.alive() })
@@ -297,6 +297,9 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 			e.end(endExpired)
 			return
 		}
+		// Not read further while answers pile up for a peer that does
+		// not read them: the wait ends as their writes do.
+		sc.backlog.wait()
 		e.mu.Lock()
 		g := &wg
 		if e.draining {
@@ -316,8 +319,10 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 	e.mu.Unlock()
 	ping.Stop()
 	if draining {
-		if end == endInput {
-			sess.cancelAll() // the peer left: its calls have no one to answer
+		if end != endShutdown {
+			// The peer left or cannot be written to (or its credential
+			// ended): its calls have no one to answer.
+			sess.cancelAll()
 		}
 		<-e.drained
 		late.Wait()

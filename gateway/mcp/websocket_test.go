@@ -303,3 +303,51 @@ func TestWebSocketShutdownDrains(t *testing.T) {
 		t.Errorf("Shutdown: %v, want its ctx's error", err)
 	}
 }
+
+// TestWebSocketDrainCancelsUnreachable: a WebSocket whose peer stops
+// reading while Shutdown drains it has its calls cancelled once a write
+// fails, as a legacy SSE stream's are, instead of keeping them (and
+// Shutdown) until Shutdown's deadline. Which of two things notices the
+// failed write first is a race (the reader, finding the connection
+// closed by the failed message; or the ping, failing on it): before, the
+// calls were cancelled only when the reader won, so the test tries a
+// dozen times (with a ping every millisecond it failed in the first few).
+func TestWebSocketDrainCancelsUnreachable(t *testing.T) {
+	const grace = 3 * time.Second
+	for attempt := range 12 {
+		h := newFakeHandler(t, nil)
+		s := NewServer(testImpl, h, nil)
+		srv := httptest.NewUnstartedServer(s.WebSocketHandler(&WebSocketOptions{WriteTimeout: 100 * time.Millisecond, PingInterval: time.Millisecond}))
+		smallSocketBuffers(srv)
+		srv.Start()
+		d := websocket.Dialer{Subprotocols: []string{"mcp"}, NetDialContext: dialSmall, HandshakeTimeout: 5 * time.Second}
+		c, _, err := d.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wsInitialize(t, c)
+		// From here on the socket is not read: answers the small buffers
+		// cannot hold, then a call that waits for its end. The reader
+		// takes messages in order, so once the call has started the
+		// answers are all on their way.
+		for i := range 4 {
+			if err := c.WriteMessage(websocket.TextMessage, []byte(backlogCall(int64(10+i)))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`)); err != nil {
+			t.Fatal(err)
+		}
+		<-h.started
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
+		start := time.Now()
+		err = s.Shutdown(ctx)
+		took := time.Since(start)
+		cancel()
+		c.Close()
+		srv.Close()
+		if err != nil {
+			t.Fatalf("attempt %d: Shutdown waited %v for the call of a peer whose connection had failed (%v)", attempt, took.Round(time.Millisecond), err)
+		}
+	}
+}

@@ -713,3 +713,59 @@ func TestOAuthStartErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestOAuthUnsafeJWKSKeys: a key the JWKS publishes but that must not
+// verify a token is left out, with a warning, and the set's other keys
+// still work: a private key (RFC 8414 section 2: anyone who fetched the
+// set can sign with it), an RSA key under RFC 7518's 2048 bits, and a
+// key whose key_ops exclude "verify" (RFC 7517 section 4.3; go-jose
+// does not read key_ops).
+func TestOAuthUnsafeJWKSKeys(t *testing.T) {
+	p := newIDP(t)
+	p.addEC("leaked", false)
+	p.addEC("ecdh", false)
+	small, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.add(small, "rsa1024", jose.RS256, false, true)
+
+	var keys []json.RawMessage
+	raw := func(k jose.JSONWebKey, extra map[string]any) {
+		b, err := k.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]any{}
+		_ = json.Unmarshal(b, &m)
+		for n, v := range extra {
+			m[n] = v
+		}
+		b, _ = json.Marshal(m)
+		keys = append(keys, b)
+	}
+	p.mu.Lock()
+	ec1, leaked, rsa1024, ecdh := p.keys["ec1"], p.keys["leaked"], p.keys["rsa1024"], p.keys["ecdh"]
+	p.mu.Unlock()
+	raw(ec1.Public(), nil)
+	raw(leaked, nil) // the private key itself
+	raw(rsa1024.Public(), nil)
+	raw(ecdh.Public(), map[string]any{"key_ops": []string{"deriveKey"}})
+	body, _ := json.Marshal(map[string]any{"keys": keys})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) }))
+	t.Cleanup(srv.Close)
+
+	a, logs := startOAuthLogged(t, p, func(c *auth.OAuthConfig) { c.JWKSURL = srv.URL })
+	h := a.Wrap(echo)
+	if w := do(h, "POST", "Bearer "+p.token("ec1", claims{"scope": "mcp"}), "{}"); w.Code != 200 {
+		t.Fatalf("token with the set's usable key: %d %s", w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+	for _, kid := range []string{"leaked", "rsa1024", "ecdh"} {
+		if w := do(h, "POST", "Bearer "+p.token(kid, claims{"scope": "mcp"}), "{}"); w.Code != 401 {
+			t.Errorf("token signed with the JWKS key %s: %d, want 401", kid, w.Code)
+		}
+	}
+	if !strings.Contains(logs.String(), "ignored=3") {
+		t.Errorf("no warning that 3 keys were ignored; log:\n%s", logs)
+	}
+}

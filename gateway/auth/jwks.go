@@ -366,6 +366,14 @@ func (ks *keySource) refresh() {
 // reports whether it fetched; it does nothing when a refresh happened
 // within JWKSMinRefresh.
 func (ks *keySource) refreshForUnknownKey(ctx context.Context, now time.Time) bool {
+	ks.mu.Lock()
+	closed := ks.closed
+	ks.mu.Unlock()
+	if closed {
+		// A fetch now would leave a connection, and its goroutines, in
+		// the pool close has emptied.
+		return false
+	}
 	last := ks.lastRefresh.Load()
 	if last != 0 && now.UnixNano()-last < int64(ks.minRefresh) {
 		ks.log.Debug("auth: a token names a key the JWKS does not hold; not refetching it, it was fetched for an unknown key within JWKSMinRefresh", "url", ks.url, "min_refresh", ks.minRefresh)
@@ -377,6 +385,13 @@ func (ks *keySource) refreshForUnknownKey(ctx context.Context, now time.Time) bo
 	// Info, not Debug: a rotation is worth an operator's notice, and the
 	// rate limit above bounds how often a forger can make this line.
 	ks.log.Info("auth: a token names a key the JWKS does not hold; fetching the JWKS again in case the keys were rotated", "url", ks.url)
+	// The fetch outlives the request that asked for it, within the
+	// fetch timeout: a forger who hangs up at once would otherwise
+	// cancel it with the rate limit's slot spent, and, doing so every
+	// JWKSMinRefresh, keep a rotation from being picked up until the
+	// background refresh.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ks.fetchTimeout)
+	defer cancel()
 	if _, err := ks.fetch(ctx); err != nil {
 		ks.log.Warn("auth: refreshing the JWKS for an unknown key failed", "err", err)
 		return false

@@ -701,6 +701,8 @@ func TestOAuthStartErrors(t *testing.T) {
 		{"bad url", auth.OAuthConfig{JWKSURL: "ftp://x", Issuer: issuer, Audience: "a"}, "OAuthConfig.JWKSURL"},
 		{"unreachable", auth.OAuthConfig{JWKSURL: dead.URL, Issuer: issuer, Audience: "a"}, "fetching the JWKS"},
 		{"bad scope", auth.OAuthConfig{JWKSURL: p.jwksURL(), Issuer: issuer, Audience: "a", RequiredScopes: []string{`a"b`}}, "not a scope token"},
+		// 5 nanoseconds, meant as minutes: a JWKS fetch per forged token.
+		{"JWKSMinRefresh in nanoseconds", auth.OAuthConfig{JWKSURL: p.jwksURL(), Issuer: issuer, Audience: "a", JWKSMinRefresh: 5}, "OAuthConfig.JWKSMinRefresh"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

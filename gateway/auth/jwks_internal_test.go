@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -367,6 +368,9 @@ func FuzzParseJWKS(f *testing.F) {
 		for _, k := range keys {
 			if !k.IsPublic() || keyTypeOf(k.Key) == "" {
 				t.Fatalf("kept %T (kid %q): not a public signature key", k.Key, k.KeyID)
+			}
+			if rk, ok := k.Key.(*rsa.PublicKey); ok && rk.N.BitLen() < minRSABits {
+				t.Fatalf("kept an RSA key of %d bits (kid %q)", rk.N.BitLen(), k.KeyID)
 			}
 		}
 	})

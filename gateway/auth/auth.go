@@ -99,8 +99,9 @@ type OAuthConfig struct {
 	// Leeway is the clock skew tolerated on exp, nbf and iat; default 30s.
 	Leeway time.Duration
 	// JWKSMinRefresh is the shortest interval between JWKS refreshes;
-	// default 5 minutes. An unknown "kid" also triggers a refresh, at most
-	// once per this interval, so a key rotation is picked up at once.
+	// default 5 minutes, at least 1 second. An unknown "kid" also
+	// triggers a refresh, at most once per this interval, so a key
+	// rotation is picked up at once.
 	JWKSMinRefresh time.Duration
 	// JWKSMaxRefresh is the longest a fetched JWKS is used without
 	// fetching it again, whatever its caching headers say; default 1 hour,

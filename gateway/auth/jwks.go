@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,18 +222,51 @@ func parseJWKS(body []byte) (keys []jose.JSONWebKey, skipped []string, err error
 			skipped = append(skipped, fmt.Sprintf("key %d: %v", i, err))
 			continue
 		}
-		if !k.IsPublic() {
-			// A private key published by mistake: its public half is what
-			// verifies.
-			k = k.Public()
-		}
-		if keyTypeOf(k.Key) == "" {
-			skipped = append(skipped, fmt.Sprintf("key %d (kid %q): %T is not a public signature key", i, k.KeyID, k.Key))
+		if why := unusable(k, raw); why != "" {
+			skipped = append(skipped, fmt.Sprintf("key %d (kid %q): %s", i, k.KeyID, why))
 			continue
 		}
 		keys = append(keys, k)
 	}
 	return keys, skipped, nil
+}
+
+// minRSABits is the smallest RSA modulus RFC 7518 section 3.3 allows for
+// RS* and PS* ("a key of size 2048 bits or larger MUST be used").
+const minRSABits = 2048
+
+// unusable says why the key k of the JWKS, read from raw, may not verify
+// a token, or "" when it may.
+func unusable(k jose.JSONWebKey, raw json.RawMessage) string {
+	if !k.IsPublic() {
+		// RFC 8414 section 2: the JWKS "MUST NOT contain private or
+		// symmetric key values". A private key published there is known
+		// to anyone who fetched it: whatever it signs proves nothing.
+		if _, sym := k.Key.([]byte); sym {
+			return "a symmetric key: a JWKS holds public keys only"
+		}
+		return "a private key published in the JWKS: anyone who fetched it can sign with it"
+	}
+	if keyTypeOf(k.Key) == "" {
+		return fmt.Sprintf("%T is not a public signature key", k.Key)
+	}
+	if rk, ok := k.Key.(*rsa.PublicKey); ok && rk.N.BitLen() < minRSABits {
+		return fmt.Sprintf("an RSA key of %d bits; RFC 7518 wants at least %d", rk.N.BitLen(), minRSABits)
+	}
+	// go-jose does not read key_ops (RFC 7517 section 4.3): a key whose
+	// operations are listed and exclude "verify" is meant for something
+	// else (decryption, say), and using it for signatures is the
+	// cross-use the parameter exists to prevent.
+	var ops struct {
+		KeyOps *[]string `json:"key_ops"`
+	}
+	if err := json.Unmarshal(raw, &ops); err != nil {
+		return fmt.Sprintf("key_ops: %v", err)
+	}
+	if ops.KeyOps != nil && !slices.Contains(*ops.KeyOps, "verify") {
+		return fmt.Sprintf("its key_ops %q do not include \"verify\"", *ops.KeyOps)
+	}
+	return ""
 }
 
 // refreshInterval is how long the response with header h may be kept:
@@ -332,6 +366,14 @@ func (ks *keySource) refresh() {
 // reports whether it fetched; it does nothing when a refresh happened
 // within JWKSMinRefresh.
 func (ks *keySource) refreshForUnknownKey(ctx context.Context, now time.Time) bool {
+	ks.mu.Lock()
+	closed := ks.closed
+	ks.mu.Unlock()
+	if closed {
+		// A fetch now would leave a connection, and its goroutines, in
+		// the pool close has emptied.
+		return false
+	}
 	last := ks.lastRefresh.Load()
 	if last != 0 && now.UnixNano()-last < int64(ks.minRefresh) {
 		ks.log.Debug("auth: a token names a key the JWKS does not hold; not refetching it, it was fetched for an unknown key within JWKSMinRefresh", "url", ks.url, "min_refresh", ks.minRefresh)
@@ -343,6 +385,13 @@ func (ks *keySource) refreshForUnknownKey(ctx context.Context, now time.Time) bo
 	// Info, not Debug: a rotation is worth an operator's notice, and the
 	// rate limit above bounds how often a forger can make this line.
 	ks.log.Info("auth: a token names a key the JWKS does not hold; fetching the JWKS again in case the keys were rotated", "url", ks.url)
+	// The fetch outlives the request that asked for it, within the
+	// fetch timeout: a forger who hangs up at once would otherwise
+	// cancel it with the rate limit's slot spent, and, doing so every
+	// JWKSMinRefresh, keep a rotation from being picked up until the
+	// background refresh.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ks.fetchTimeout)
+	defer cancel()
 	if _, err := ks.fetch(ctx); err != nil {
 		ks.log.Warn("auth: refreshing the JWKS for an unknown key failed", "err", err)
 		return false

@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -275,6 +276,32 @@ func TestKeySourceUnknownKid(t *testing.T) {
 	}
 }
 
+// TestKeySourceUnknownKidHungUp: the refresh for an unknown kid is not
+// the request's to cancel: a forger who hangs up at once would otherwise
+// spend the rate limit's slot on a fetch that never happens, and keep a
+// rotation from being picked up.
+func TestKeySourceUnknownKidHungUp(t *testing.T) {
+	srv := newJWKSServer(t, "k1")
+	h := newHand()
+	ks := startTestKeySource(t, srv.URL, slog.New(slog.DiscardHandler), h.after)
+	h.next(t)
+	srv.set(http.StatusOK, http.Header{}, "k1", "k2")
+	gone, hangUp := context.WithCancel(t.Context())
+	hangUp()
+	if !ks.refreshForUnknownKey(gone, time.Now()) {
+		t.Fatal("the refresh for an unknown kid failed with the request gone")
+	}
+	if _, err := ks.candidates(jose.ES256, "k2"); err != nil {
+		t.Errorf("rotated-in key after a refresh asked by a request that hung up: %v", err)
+	}
+	// Once closed, the source fetches nothing more for a straggler.
+	ks.close()
+	before := srv.fetches.Load()
+	if ks.refreshForUnknownKey(t.Context(), time.Now().Add(time.Hour)) || srv.fetches.Load() != before {
+		t.Error("a refresh for an unknown kid after close")
+	}
+}
+
 // TestKeySourceClose: with real timers refreshing every few
 // milliseconds, close stops them and leaves no goroutine behind, even
 // with a fetch under way.
@@ -341,6 +368,9 @@ func FuzzParseJWKS(f *testing.F) {
 		for _, k := range keys {
 			if !k.IsPublic() || keyTypeOf(k.Key) == "" {
 				t.Fatalf("kept %T (kid %q): not a public signature key", k.Key, k.KeyID)
+			}
+			if rk, ok := k.Key.(*rsa.PublicKey); ok && rk.N.BitLen() < minRSABits {
+				t.Fatalf("kept an RSA key of %d bits (kid %q)", rk.N.BitLen(), k.KeyID)
 			}
 		}
 	})

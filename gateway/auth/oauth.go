@@ -27,6 +27,9 @@ import (
 // time even for tokens that live longer.
 const cacheMaxAge = 5 * time.Minute
 
+// minJWKSRefresh is the least OAuthConfig.JWKSMinRefresh may be.
+const minJWKSRefresh = time.Second
+
 // cacheMaxEntries bounds the validated-token cache.
 const cacheMaxEntries = 10000
 
@@ -107,8 +110,13 @@ func checkOAuthConfig(cfg *OAuthConfig) error {
 	if cfg.Leeway <= 0 {
 		cfg.Leeway = 30 * time.Second
 	}
-	if cfg.JWKSMinRefresh <= 0 {
+	switch {
+	case cfg.JWKSMinRefresh <= 0:
 		cfg.JWKSMinRefresh = 5 * time.Minute
+	case cfg.JWKSMinRefresh < minJWKSRefresh:
+		// 5 for 5 minutes is 5ns: every token naming an unknown kid, and
+		// every answer saying not to cache, would be a fetch.
+		return optionError("JWKSMinRefresh", fmt.Errorf("%s is under %s: it also rate-limits the fetches a token naming an unknown kid makes", cfg.JWKSMinRefresh, minJWKSRefresh))
 	}
 	switch {
 	case cfg.JWKSMaxRefresh <= 0:

@@ -7,9 +7,13 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -697,6 +701,8 @@ func TestOAuthStartErrors(t *testing.T) {
 		{"bad url", auth.OAuthConfig{JWKSURL: "ftp://x", Issuer: issuer, Audience: "a"}, "OAuthConfig.JWKSURL"},
 		{"unreachable", auth.OAuthConfig{JWKSURL: dead.URL, Issuer: issuer, Audience: "a"}, "fetching the JWKS"},
 		{"bad scope", auth.OAuthConfig{JWKSURL: p.jwksURL(), Issuer: issuer, Audience: "a", RequiredScopes: []string{`a"b`}}, "not a scope token"},
+		// 5 nanoseconds, meant as minutes: a JWKS fetch per forged token.
+		{"JWKSMinRefresh in nanoseconds", auth.OAuthConfig{JWKSURL: p.jwksURL(), Issuer: issuer, Audience: "a", JWKSMinRefresh: 5}, "OAuthConfig.JWKSMinRefresh"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -711,5 +717,175 @@ func TestOAuthStartErrors(t *testing.T) {
 				t.Errorf("error %q does not mention %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestOAuthUnsafeJWKSKeys: a key the JWKS publishes but that must not
+// verify a token is left out, with a warning, and the set's other keys
+// still work: a private key (RFC 8414 section 2: anyone who fetched the
+// set can sign with it), an RSA key under RFC 7518's 2048 bits, and a
+// key whose key_ops exclude "verify" (RFC 7517 section 4.3; go-jose
+// does not read key_ops).
+func TestOAuthUnsafeJWKSKeys(t *testing.T) {
+	p := newIDP(t)
+	p.addEC("leaked", false)
+	p.addEC("ecdh", false)
+	small, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.add(small, "rsa1024", jose.RS256, false, true)
+
+	var keys []json.RawMessage
+	raw := func(k jose.JSONWebKey, extra map[string]any) {
+		b, err := k.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]any{}
+		_ = json.Unmarshal(b, &m)
+		for n, v := range extra {
+			m[n] = v
+		}
+		b, _ = json.Marshal(m)
+		keys = append(keys, b)
+	}
+	p.mu.Lock()
+	ec1, leaked, rsa1024, ecdh := p.keys["ec1"], p.keys["leaked"], p.keys["rsa1024"], p.keys["ecdh"]
+	p.mu.Unlock()
+	raw(ec1.Public(), nil)
+	raw(leaked, nil) // the private key itself
+	raw(rsa1024.Public(), nil)
+	raw(ecdh.Public(), map[string]any{"key_ops": []string{"deriveKey"}})
+	body, _ := json.Marshal(map[string]any{"keys": keys})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) }))
+	t.Cleanup(srv.Close)
+
+	a, logs := startOAuthLogged(t, p, func(c *auth.OAuthConfig) { c.JWKSURL = srv.URL })
+	h := a.Wrap(echo)
+	if w := do(h, "POST", "Bearer "+p.token("ec1", claims{"scope": "mcp"}), "{}"); w.Code != 200 {
+		t.Fatalf("token with the set's usable key: %d %s", w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+	for _, kid := range []string{"leaked", "rsa1024", "ecdh"} {
+		if w := do(h, "POST", "Bearer "+p.token(kid, claims{"scope": "mcp"}), "{}"); w.Code != 401 {
+			t.Errorf("token signed with the JWKS key %s: %d, want 401", kid, w.Code)
+		}
+	}
+	if !strings.Contains(logs.String(), "ignored=3") {
+		t.Errorf("no warning that 3 keys were ignored; log:\n%s", logs)
+	}
+}
+
+// TestOAuthTokensNotTrusted: what a forger controls in a token's header
+// never chooses the key (an embedded jwk, an x5c certificate, a jku or
+// x5u URL, which is not fetched), an algorithm is held to its key's
+// curve and declared alg, and a claims set with a duplicate name is
+// refused whole, so no two readings of it can differ.
+func TestOAuthTokensNotTrusted(t *testing.T) {
+	p := newIDP(t)
+	forger := p.addEC("forger", false)
+	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.add(p384, "p384", jose.ES384, true, false)
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.add(rsaKey, "rsa-pss", jose.PS256, true, true)
+	var jkuFetches atomic.Int32
+	forgerSet, _ := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{forger.Public()}})
+	jku := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		jkuFetches.Add(1)
+		_, _ = w.Write(forgerSet)
+	}))
+	t.Cleanup(jku.Close)
+	h := startOAuth(t, p, nil).Wrap(echo)
+
+	valid, _ := json.Marshal(p.claims(claims{"scope": "mcp"}))
+	// signed signs payload with key under alg, with the protected
+	// headers hdr, and the forger's public key as "jwk" if embed.
+	signed := func(key any, alg jose.SignatureAlgorithm, payload []byte, hdr map[string]any, embed bool) string {
+		t.Helper()
+		opts := &jose.SignerOptions{EmbedJWK: embed}
+		for k, v := range hdr {
+			opts = opts.WithHeader(jose.HeaderKey(k), v)
+		}
+		s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jws, err := s.Sign(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := jws.CompactSerialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: issuer},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, forger.Public().Key, forger.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x5c := []string{base64.StdEncoding.EncodeToString(der)}
+	// ES256 made with the P-384 key: its SHA-256 signature, r and s at
+	// the key's size.
+	es256P384 := func() string {
+		input := b64(`{"alg":"ES256","kid":"p384"}`) + "." + b64(string(valid))
+		d := sha256.Sum256([]byte(input))
+		r, s, err := ecdsa.Sign(rand.Reader, p384, d[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := make([]byte, 96)
+		r.FillBytes(sig[:48])
+		s.FillBytes(sig[48:])
+		return input + "." + base64.RawURLEncoding.EncodeToString(sig)
+	}()
+	exp := jsonTime(time.Now().Add(time.Hour))
+	withClaims := func(rest string) []byte {
+		return []byte(`{"iss":"` + issuer + `","sub":"alice",` + rest + `}`)
+	}
+	ec1 := p.keys["ec1"].Key
+
+	cases := []struct {
+		name   string
+		token  string
+		status int
+	}{
+		{"aud as a string", signed(ec1, jose.ES256, withClaims(`"aud":"`+resource+`","scope":"mcp","exp":`+exp), map[string]any{"kid": "ec1"}, false), 200},
+		{"jwk with the forger's key, its kid", signed(forger.Key, jose.ES256, valid, map[string]any{"kid": "forger"}, true), 401},
+		{"jwk with the forger's key, a published kid", signed(forger.Key, jose.ES256, valid, map[string]any{"kid": "ec1"}, true), 401},
+		{"jwk with the forger's key, no kid", signed(forger.Key, jose.ES256, valid, nil, true), 401},
+		{"x5c with the forger's certificate", signed(forger.Key, jose.ES256, valid, map[string]any{"kid": "ec1", "x5c": x5c}, false), 401},
+		{"jku to the forger's JWKS", signed(forger.Key, jose.ES256, valid, map[string]any{"kid": "forger", "jku": jku.URL}, false), 401},
+		{"x5u to the forger's certificate", signed(forger.Key, jose.ES256, valid, map[string]any{"kid": "forger", "x5u": jku.URL}, false), 401},
+		{"ES256 with a P-384 key", es256P384, 401},
+		{"RS256 with a key declared PS256", signed(rsaKey, jose.RS256, valid, map[string]any{"kid": "rsa-pss"}, false), 401},
+		{"aud twice, the other first", signed(ec1, jose.ES256, withClaims(`"aud":"https://other.example.com","aud":"`+resource+`","scope":"mcp","exp":`+exp), map[string]any{"kid": "ec1"}, false), 401},
+		{"aud twice, ours first", signed(ec1, jose.ES256, withClaims(`"aud":"`+resource+`","aud":"https://other.example.com","scope":"mcp","exp":`+exp), map[string]any{"kid": "ec1"}, false), 401},
+		{"exp twice", signed(ec1, jose.ES256, withClaims(`"aud":"`+resource+`","scope":"mcp","exp":1,"exp":`+exp), map[string]any{"kid": "ec1"}, false), 401},
+		{"scope twice", signed(ec1, jose.ES256, withClaims(`"aud":"`+resource+`","scope":"read","scope":"mcp","exp":`+exp), map[string]any{"kid": "ec1"}, false), 401},
+		{"scope twice, one escaped", signed(ec1, jose.ES256, withClaims(`"aud":"`+resource+`","scope":"read","\u0073cope":"mcp","exp":`+exp), map[string]any{"kid": "ec1"}, false), 401},
+		{"exp as a string", signed(ec1, jose.ES256, withClaims(`"aud":"`+resource+`","scope":"mcp","exp":"`+exp+`"`), map[string]any{"kid": "ec1"}, false), 401},
+		{"exp past int64", signed(ec1, jose.ES256, withClaims(`"aud":"`+resource+`","scope":"mcp","exp":1e300`), map[string]any{"kid": "ec1"}, false), 401},
+		{"exp null", signed(ec1, jose.ES256, withClaims(`"aud":"`+resource+`","scope":"mcp","exp":null`), map[string]any{"kid": "ec1"}, false), 401},
+		{"nbf past int64", signed(ec1, jose.ES256, withClaims(`"aud":"`+resource+`","scope":"mcp","exp":`+exp+`,"nbf":9.3e18`), map[string]any{"kid": "ec1"}, false), 401},
+		{"a second claims set after the first", signed(ec1, jose.ES256, append(withClaims(`"aud":"`+resource+`","scope":"mcp","exp":`+exp), `{}`...), map[string]any{"kid": "ec1"}, false), 401},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if w := do(h, "POST", "Bearer "+c.token, "{}"); w.Code != c.status {
+				t.Errorf("status %d, want %d; WWW-Authenticate: %s", w.Code, c.status, w.Header().Get("WWW-Authenticate"))
+			}
+		})
+	}
+	if n := jkuFetches.Load(); n != 0 {
+		t.Errorf("the forger's jku/x5u URL was fetched %d times", n)
 	}
 }

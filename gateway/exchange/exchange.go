@@ -46,6 +46,8 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/cryptosigner"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/grpc-mcp-gateway/gateway/internal/loopback"
 )
 
 // The RFC 8693 names.
@@ -155,7 +157,7 @@ func New(o Options) (*Exchanger, error) {
 	switch {
 	case o.TokenURL == "" || err != nil || u.Host == "":
 		return nil, fmt.Errorf("exchange: token URL %q: want an absolute https URL", o.TokenURL)
-	case u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())):
+	case u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname())):
 		return nil, fmt.Errorf("exchange: token URL %q: want https (http only to a loopback address): the request carries the caller's token and the client's credential", o.TokenURL)
 	case o.ClientID == "":
 		return nil, errors.New("exchange: a client id is required")
@@ -479,8 +481,4 @@ func validScope(s string) bool {
 		}
 	}
 	return true
-}
-
-func isLoopback(host string) bool {
-	return host == "localhost" || host == "127.0.0.1" || host == "::1" || strings.HasPrefix(host, "127.")
 }

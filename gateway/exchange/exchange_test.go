@@ -310,6 +310,10 @@ func TestNewChecks(t *testing.T) {
 		want string
 	}{
 		{exchange.Options{TokenURL: "http://as.example.com/token", ClientID: "gw", ClientSecret: "s", Audience: "a"}, "want https (http only to a loopback address)"},
+		// A name that starts like a loopback address is not one: it
+		// resolves wherever its owner says.
+		{exchange.Options{TokenURL: "http://127.attacker.example/token", ClientID: "gw", ClientSecret: "s", Audience: "a"}, "want https (http only to a loopback address)"},
+		{exchange.Options{TokenURL: "http://127.0.0.1.attacker.example/token", ClientID: "gw", ClientSecret: "s", Audience: "a"}, "want https (http only to a loopback address)"},
 		{exchange.Options{TokenURL: "token", ClientID: "gw", ClientSecret: "s", Audience: "a"}, "want an absolute https URL"},
 		{exchange.Options{TokenURL: "https://as/token", ClientSecret: "s", Audience: "a"}, "client id is required"},
 		{exchange.Options{TokenURL: "https://as/token", ClientID: "gw", Audience: "a"}, "exactly one client credential"},

@@ -248,14 +248,7 @@ func TestKeySourceRefresh(t *testing.T) {
 // fetch it at once, at most once per JWKSMinRefresh, and the rotated-in
 // key is then a candidate; the background schedule is left as it was.
 func TestKeySourceUnknownKid(t *testing.T) {
-	srv := newJWKSServer(t, "k1")
-	h := newHand()
-	ks := startTestKeySource(t, srv.URL, slog.New(slog.DiscardHandler), h.after)
-	h.next(t)
-	srv.set(http.StatusOK, http.Header{}, "k1", "k2")
-	if _, err := ks.candidates(jose.ES256, "k2"); err != errNoKey {
-		t.Fatalf("unknown kid: %v, want errNoKey", err)
-	}
+	srv, h, ks := startRotated(t)
 	now := time.Now()
 	if !ks.refreshForUnknownKey(t.Context(), now) {
 		t.Fatal("no refresh for an unknown kid")
@@ -281,11 +274,7 @@ func TestKeySourceUnknownKid(t *testing.T) {
 // spend the rate limit's slot on a fetch that never happens, and keep a
 // rotation from being picked up.
 func TestKeySourceUnknownKidHungUp(t *testing.T) {
-	srv := newJWKSServer(t, "k1")
-	h := newHand()
-	ks := startTestKeySource(t, srv.URL, slog.New(slog.DiscardHandler), h.after)
-	h.next(t)
-	srv.set(http.StatusOK, http.Header{}, "k1", "k2")
+	srv, _, ks := startRotated(t)
 	gone, hangUp := context.WithCancel(t.Context())
 	hangUp()
 	if !ks.refreshForUnknownKey(gone, time.Now()) {
@@ -392,4 +381,19 @@ func FuzzRefreshInterval(f *testing.F) {
 			t.Fatalf("Cache-Control %q, Expires %q, Date %q: next refresh in %v, outside [1m, 1h]", cc, expires, date, d)
 		}
 	})
+}
+
+// startRotated starts a source on a set holding k1, then rotates k2 into
+// the set the server answers; the source has not seen k2.
+func startRotated(t *testing.T) (*jwksServer, *hand, *keySource) {
+	t.Helper()
+	srv := newJWKSServer(t, "k1")
+	h := newHand()
+	ks := startTestKeySource(t, srv.URL, slog.New(slog.DiscardHandler), h.after)
+	h.next(t)
+	srv.set(http.StatusOK, http.Header{}, "k1", "k2")
+	if _, err := ks.candidates(jose.ES256, "k2"); err != errNoKey {
+		t.Fatalf("unknown kid: %v, want errNoKey", err)
+	}
+	return srv, h, ks
 }

@@ -1,20 +1,15 @@
 package descriptors_test
 
 import (
-	"errors"
-	"io"
-	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	refv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	zoov1 "github.com/grpc-mcp-gateway/gateway/examples/zoo/gen/zoo/v1"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zoo"
 	"github.com/grpc-mcp-gateway/gateway/examples/zoo/zootest"
 )
@@ -55,7 +50,7 @@ func TestDiscoverBuildsServedBundledFileThatDiffers(t *testing.T) {
 	})
 	addr := startServer(t, func(s *grpc.Server) {
 		zoo.Register(s, zoo.NewServer())
-		refv1.RegisterServerReflectionServer(s, zooWithTimestamp{ts: ts})
+		refv1.RegisterServerReflectionServer(s, zooOnlyReflection{with: []*descriptorpb.FileDescriptorProto{ts}})
 	})
 	res, err := discover(t, addr, nil)
 	if err != nil {
@@ -74,46 +69,5 @@ func TestDiscoverBuildsServedBundledFileThatDiffers(t *testing.T) {
 	}
 	if bundled, _ := protoregistry.GlobalFiles.FindFileByPath("google/protobuf/struct.proto"); st != bundled {
 		t.Error("struct.proto, not served, is not the bundled copy")
-	}
-}
-
-// zooWithTimestamp serves zoo/v1/zoo.proto with its own timestamp.proto,
-// and none of the other files it imports.
-type zooWithTimestamp struct {
-	refv1.UnimplementedServerReflectionServer
-	ts *descriptorpb.FileDescriptorProto
-}
-
-func (z zooWithTimestamp) ServerReflectionInfo(stream refv1.ServerReflection_ServerReflectionInfoServer) error {
-	var raw [][]byte
-	for _, m := range []proto.Message{protodesc.ToFileDescriptorProto(zoov1.File_zoo_v1_zoo_proto), z.ts} {
-		b, err := proto.Marshal(m)
-		if err != nil {
-			return err
-		}
-		raw = append(raw, b)
-	}
-	for {
-		req, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		resp := &refv1.ServerReflectionResponse{ValidHost: req.GetHost(), OriginalRequest: req}
-		switch {
-		case req.GetListServices() != "":
-			resp.MessageResponse = &refv1.ServerReflectionResponse_ListServicesResponse{
-				ListServicesResponse: &refv1.ListServiceResponse{Service: []*refv1.ServiceResponse{{Name: zoo.ServiceName}}},
-			}
-		case strings.HasPrefix(req.GetFileContainingSymbol(), "zoo.v1."), req.GetFileByFilename() == "zoo/v1/zoo.proto":
-			resp.MessageResponse = &refv1.ServerReflectionResponse_FileDescriptorResponse{FileDescriptorResponse: &refv1.FileDescriptorResponse{FileDescriptorProto: raw}}
-		default:
-			resp.MessageResponse = &refv1.ServerReflectionResponse_ErrorResponse{ErrorResponse: &refv1.ErrorResponse{ErrorCode: int32(codes.NotFound), ErrorMessage: "not found"}}
-		}
-		if err := stream.Send(resp); err != nil {
-			return err
-		}
 	}
 }

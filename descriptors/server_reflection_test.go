@@ -290,18 +290,24 @@ func TestDiscoverDeadline(t *testing.T) {
 
 // zooOnlyReflection is a reflection v1 server that serves zoo/v1/zoo.proto
 // and nothing else, not even the well-known files it imports, as some
-// non-Go reflection servers do (grpcurl #459, #547).
+// non-Go reflection servers do (grpcurl #459, #547), or, with with, those
+// files too, sent beside zoo.proto in each answer.
 type zooOnlyReflection struct {
 	refv1.UnimplementedServerReflectionServer
+	with []*descriptorpb.FileDescriptorProto
 }
 
-func (zooOnlyReflection) ServerReflectionInfo(stream refv1.ServerReflection_ServerReflectionInfoServer) error {
-	zooFile, err := proto.Marshal(protodesc.ToFileDescriptorProto(zoov1.File_zoo_v1_zoo_proto))
-	if err != nil {
-		return err
+func (z zooOnlyReflection) ServerReflectionInfo(stream refv1.ServerReflection_ServerReflectionInfoServer) error {
+	var raw [][]byte
+	for _, fd := range append([]*descriptorpb.FileDescriptorProto{protodesc.ToFileDescriptorProto(zoov1.File_zoo_v1_zoo_proto)}, z.with...) {
+		b, err := proto.Marshal(fd)
+		if err != nil {
+			return err
+		}
+		raw = append(raw, b)
 	}
 	files := &refv1.ServerReflectionResponse_FileDescriptorResponse{
-		FileDescriptorResponse: &refv1.FileDescriptorResponse{FileDescriptorProto: [][]byte{zooFile}},
+		FileDescriptorResponse: &refv1.FileDescriptorResponse{FileDescriptorProto: raw},
 	}
 	notFound := &refv1.ServerReflectionResponse_ErrorResponse{
 		ErrorResponse: &refv1.ErrorResponse{ErrorCode: int32(codes.NotFound), ErrorMessage: "not found"},

@@ -406,22 +406,7 @@ func sseCallAsync(t *testing.T, base, id string) <-chan callOutcome {
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	br := bufio.NewReader(resp.Body)
-	next := func() (name, data string, err error) {
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return "", "", err
-			}
-			switch line = strings.TrimRight(line, "\n"); {
-			case strings.HasPrefix(line, "event: "):
-				name = line[len("event: "):]
-			case strings.HasPrefix(line, "data: "):
-				data = line[len("data: "):]
-			case line == "" && name != "":
-				return name, data, nil
-			}
-		}
-	}
+	next := func() (name, data string, err error) { return testkit.NextEvent(br) }
 	_, endpoint, err := next()
 	if err != nil {
 		t.Fatal(err)

@@ -711,45 +711,55 @@ func appendMapKey(b []byte, f *wireField, key []byte) ([]byte, uint64, int, bool
 		}
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
 		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		bits := 64
-		if f.kind == protoreflect.Int32Kind || f.kind == protoreflect.Sint32Kind || f.kind == protoreflect.Sfixed32Kind {
-			bits = 32
-		}
-		n, err := strconv.ParseInt(s, 10, bits)
+		n, err := strconv.ParseInt(s, 10, intBits(f.kind))
 		if err != nil {
 			return b, 0, 0, false
 		}
-		switch f.kind {
-		case protoreflect.Sint32Kind, protoreflect.Sint64Kind:
-			b = protowire.AppendVarint(b, protowire.EncodeZigZag(n))
-		case protoreflect.Sfixed32Kind:
-			b = protowire.AppendFixed32(b, uint32(n))
-		case protoreflect.Sfixed64Kind:
-			b = protowire.AppendFixed64(b, uint64(n))
-		default:
-			b = protowire.AppendVarint(b, uint64(n))
-		}
-		return b, uint64(n), 0, true
+		return appendInt(b, f.kind, n), uint64(n), 0, true
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		bits := 64
-		if f.kind == protoreflect.Uint32Kind || f.kind == protoreflect.Fixed32Kind {
-			bits = 32
-		}
-		n, err := strconv.ParseUint(s, 10, bits)
+		n, err := strconv.ParseUint(s, 10, intBits(f.kind))
 		if err != nil {
 			return b, 0, 0, false
 		}
-		switch f.kind {
-		case protoreflect.Fixed32Kind:
-			b = protowire.AppendFixed32(b, uint32(n))
-		case protoreflect.Fixed64Kind:
-			b = protowire.AppendFixed64(b, n)
-		default:
-			b = protowire.AppendVarint(b, n)
-		}
-		return b, n, 0, true
+		return appendUint(b, f.kind, n), n, 0, true
 	}
 	return b, 0, 0, false
+}
+
+// intBits is the width of an integer kind's values, 32 or 64.
+func intBits(k protoreflect.Kind) int {
+	switch k {
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
+		protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return 32
+	}
+	return 64
+}
+
+// appendInt writes n, the value of a field of signed integer kind k,
+// without its tag.
+func appendInt(b []byte, k protoreflect.Kind, n int64) []byte {
+	switch k {
+	case protoreflect.Sint32Kind, protoreflect.Sint64Kind:
+		return protowire.AppendVarint(b, protowire.EncodeZigZag(n))
+	case protoreflect.Sfixed32Kind:
+		return protowire.AppendFixed32(b, uint32(n))
+	case protoreflect.Sfixed64Kind:
+		return protowire.AppendFixed64(b, uint64(n))
+	}
+	return protowire.AppendVarint(b, uint64(n))
+}
+
+// appendUint writes n, the value of a field of unsigned integer kind k,
+// without its tag.
+func appendUint(b []byte, k protoreflect.Kind, n uint64) []byte {
+	switch k {
+	case protoreflect.Fixed32Kind:
+		return protowire.AppendFixed32(b, uint32(n))
+	case protoreflect.Fixed64Kind:
+		return protowire.AppendFixed64(b, n)
+	}
+	return protowire.AppendVarint(b, n)
 }
 
 // single converts one value with its tag: a message, or a scalar
@@ -825,51 +835,25 @@ func (w *wireState) scalar(b []byte, f *wireField, tagged, skipZero bool) ([]byt
 		b, zero = protowire.AppendVarint(b, uint64(n)), n == 0
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
 		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		bits := 64
-		if f.kind == protoreflect.Int32Kind || f.kind == protoreflect.Sint32Kind || f.kind == protoreflect.Sfixed32Kind {
-			bits = 32
-		}
 		raw, ok := w.numberOrString()
 		if !ok {
 			return b, false
 		}
-		n, ok := parseInt(raw, bits)
+		n, ok := parseInt(raw, intBits(f.kind))
 		if !ok {
 			return b, false
 		}
-		zero = n == 0
-		switch f.kind {
-		case protoreflect.Sint32Kind, protoreflect.Sint64Kind:
-			b = protowire.AppendVarint(b, protowire.EncodeZigZag(n))
-		case protoreflect.Sfixed32Kind:
-			b = protowire.AppendFixed32(b, uint32(n))
-		case protoreflect.Sfixed64Kind:
-			b = protowire.AppendFixed64(b, uint64(n))
-		default:
-			b = protowire.AppendVarint(b, uint64(n))
-		}
+		b, zero = appendInt(b, f.kind, n), n == 0
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		bits := 64
-		if f.kind == protoreflect.Uint32Kind || f.kind == protoreflect.Fixed32Kind {
-			bits = 32
-		}
 		raw, ok := w.numberOrString()
 		if !ok {
 			return b, false
 		}
-		n, ok := parseUint(raw, bits)
+		n, ok := parseUint(raw, intBits(f.kind))
 		if !ok {
 			return b, false
 		}
-		zero = n == 0
-		switch f.kind {
-		case protoreflect.Fixed32Kind:
-			b = protowire.AppendFixed32(b, uint32(n))
-		case protoreflect.Fixed64Kind:
-			b = protowire.AppendFixed64(b, n)
-		default:
-			b = protowire.AppendVarint(b, n)
-		}
+		b, zero = appendUint(b, f.kind, n), n == 0
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		bits := 64
 		if f.kind == protoreflect.FloatKind {

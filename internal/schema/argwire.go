@@ -2,7 +2,6 @@ package schema
 
 import (
 	"bytes"
-	"encoding/base64"
 	"math"
 	"slices"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
@@ -390,16 +390,7 @@ func (w *wireState) body(b []byte, m *wireMsg) ([]byte, bool) {
 	return w.message(b, m)
 }
 
-func (w *wireState) ws() {
-	for w.pos < len(w.in) {
-		switch w.in[w.pos] {
-		case ' ', '\t', '\n', '\r':
-			w.pos++
-		default:
-			return
-		}
-	}
-}
+func (w *wireState) ws() { w.pos = jsonscan.SpaceEnd(w.in, w.pos) }
 
 func (w *wireState) eat(c byte) bool {
 	if w.pos < len(w.in) && w.in[w.pos] == c {
@@ -921,10 +912,7 @@ func appendBase64(b, text []byte) ([]byte, bool) {
 	if classify(text) != canonical {
 		return b, false
 	}
-	enc := base64.StdEncoding
-	if bytes.ContainsAny(text, "-_") {
-		enc = base64.URLEncoding
-	}
+	enc := encodingOf(text)
 	start := len(b)
 	b = slices.Grow(b, enc.DecodedLen(len(text)))
 	n, err := enc.Decode(b[start:start+enc.DecodedLen(len(text))], text)

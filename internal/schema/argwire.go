@@ -58,9 +58,8 @@ type wireMsg struct {
 	wrapper bool
 	// time: google.protobuf.Timestamp or Duration, whose JSON is a
 	// string (argwire_time.go).
-	time   wellknown.Kind
-	oneofs int // real (not synthetic) oneofs
-	words  int // words of the per-call bitset: fields, then oneofs
+	time  wellknown.Kind
+	words int // words of the per-call bitset: fields, then real oneofs
 }
 
 type wireField struct {
@@ -113,7 +112,7 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 	}
 	m := &wireMsg{}
 	c.msgs[md.FullName()] = m
-	switch wellknown.Of(md) {
+	switch k := wellknown.Of(md); k {
 	case wellknown.None:
 		// protojson knows google.protobuf.Empty by its name alone, and
 		// refuses every member of one: a type of that name declaring
@@ -131,7 +130,7 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 			c.ok = false
 			return m
 		}
-		m.time = wellknown.Of(md)
+		m.time = k
 		return m
 	default:
 		c.ok = false
@@ -203,12 +202,13 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 		c.ok = false
 		return m
 	}
+	oneofs := 0 // real (not synthetic) ones
 	for i := range md.Oneofs().Len() {
 		if !md.Oneofs().Get(i).IsSynthetic() {
-			m.oneofs++
+			oneofs++
 		}
 	}
-	m.words = (len(m.fields)+63)/64 + (m.oneofs+63)/64
+	m.words = (len(m.fields)+63)/64 + (oneofs+63)/64
 	// The deterministic marshal's order (protobuf-go's legacy order):
 	// fields outside real oneofs by number, then each oneof's, the oneofs
 	// in declaration order.

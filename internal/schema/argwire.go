@@ -944,35 +944,42 @@ func (w *wireState) numberOrString() ([]byte, bool) {
 	if w.peek() != '"' {
 		return w.number()
 	}
+	raw, ok := w.quoted()
+	if !ok || len(raw) == 0 || numberLen(raw) != len(raw) {
+		return nil, false
+	}
+	w.pos += len(raw) + 2
+	return raw, true
+}
+
+// quoted is the text of the string at w.pos up to its next quote, not
+// consumed (the caller does, by len+2, once it is sure of it). It is read
+// as it stands, escapes and all: every caller wants a form no escape is
+// part of (a number, a float's name, a duration), so one is declined.
+func (w *wireState) quoted() ([]byte, bool) {
+	if w.peek() != '"' {
+		return nil, false
+	}
 	end := bytes.IndexByte(w.in[w.pos+1:], '"')
 	if end < 0 {
 		return nil, false
 	}
-	raw := w.in[w.pos+1 : w.pos+1+end]
-	if len(raw) == 0 || numberLen(raw) != len(raw) {
-		return nil, false
-	}
-	w.pos += end + 2
-	return raw, true
+	return w.in[w.pos+1 : w.pos+1+end], true
 }
 
 // float reads a float as protojson does: a number, a quoted number, or
 // "NaN", "Infinity", "-Infinity".
 func (w *wireState) float(bits int) (float64, bool) {
-	if w.peek() == '"' {
-		end := bytes.IndexByte(w.in[w.pos+1:], '"')
-		if end < 0 {
-			return 0, false
-		}
-		switch string(w.in[w.pos+1 : w.pos+1+end]) {
+	if s, ok := w.quoted(); ok {
+		switch string(s) {
 		case "NaN":
-			w.pos += end + 2
+			w.pos += len(s) + 2
 			return math.NaN(), true
 		case "Infinity":
-			w.pos += end + 2
+			w.pos += len(s) + 2
 			return math.Inf(1), true
 		case "-Infinity":
-			w.pos += end + 2
+			w.pos += len(s) + 2
 			return math.Inf(-1), true
 		}
 	}

@@ -2,7 +2,6 @@ package schema
 
 import (
 	"bytes"
-	"encoding/base64"
 	"math"
 	"slices"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/grpc-mcp-gateway/gateway/internal/jsonscan"
 	"github.com/grpc-mcp-gateway/gateway/internal/wellknown"
 )
 
@@ -58,9 +58,8 @@ type wireMsg struct {
 	wrapper bool
 	// time: google.protobuf.Timestamp or Duration, whose JSON is a
 	// string (argwire_time.go).
-	time   wellknown.Kind
-	oneofs int // real (not synthetic) oneofs
-	words  int // words of the per-call bitset: fields, then oneofs
+	time  wellknown.Kind
+	words int // words of the per-call bitset: fields, then real oneofs
 }
 
 type wireField struct {
@@ -113,7 +112,7 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 	}
 	m := &wireMsg{}
 	c.msgs[md.FullName()] = m
-	switch wellknown.Of(md) {
+	switch k := wellknown.Of(md); k {
 	case wellknown.None:
 		// protojson knows google.protobuf.Empty by its name alone, and
 		// refuses every member of one: a type of that name declaring
@@ -131,7 +130,7 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 			c.ok = false
 			return m
 		}
-		m.time = wellknown.Of(md)
+		m.time = k
 		return m
 	default:
 		c.ok = false
@@ -203,12 +202,13 @@ func (c *wireCompiler) message(md protoreflect.MessageDescriptor) *wireMsg {
 		c.ok = false
 		return m
 	}
+	oneofs := 0 // real (not synthetic) ones
 	for i := range md.Oneofs().Len() {
 		if !md.Oneofs().Get(i).IsSynthetic() {
-			m.oneofs++
+			oneofs++
 		}
 	}
-	m.words = (len(m.fields)+63)/64 + (m.oneofs+63)/64
+	m.words = (len(m.fields)+63)/64 + (oneofs+63)/64
 	// The deterministic marshal's order (protobuf-go's legacy order):
 	// fields outside real oneofs by number, then each oneof's, the oneofs
 	// in declaration order.
@@ -390,16 +390,7 @@ func (w *wireState) body(b []byte, m *wireMsg) ([]byte, bool) {
 	return w.message(b, m)
 }
 
-func (w *wireState) ws() {
-	for w.pos < len(w.in) {
-		switch w.in[w.pos] {
-		case ' ', '\t', '\n', '\r':
-			w.pos++
-		default:
-			return
-		}
-	}
-}
+func (w *wireState) ws() { w.pos = jsonscan.SpaceEnd(w.in, w.pos) }
 
 func (w *wireState) eat(c byte) bool {
 	if w.pos < len(w.in) && w.in[w.pos] == c {
@@ -711,45 +702,55 @@ func appendMapKey(b []byte, f *wireField, key []byte) ([]byte, uint64, int, bool
 		}
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
 		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		bits := 64
-		if f.kind == protoreflect.Int32Kind || f.kind == protoreflect.Sint32Kind || f.kind == protoreflect.Sfixed32Kind {
-			bits = 32
-		}
-		n, err := strconv.ParseInt(s, 10, bits)
+		n, err := strconv.ParseInt(s, 10, intBits(f.kind))
 		if err != nil {
 			return b, 0, 0, false
 		}
-		switch f.kind {
-		case protoreflect.Sint32Kind, protoreflect.Sint64Kind:
-			b = protowire.AppendVarint(b, protowire.EncodeZigZag(n))
-		case protoreflect.Sfixed32Kind:
-			b = protowire.AppendFixed32(b, uint32(n))
-		case protoreflect.Sfixed64Kind:
-			b = protowire.AppendFixed64(b, uint64(n))
-		default:
-			b = protowire.AppendVarint(b, uint64(n))
-		}
-		return b, uint64(n), 0, true
+		return appendInt(b, f.kind, n), uint64(n), 0, true
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		bits := 64
-		if f.kind == protoreflect.Uint32Kind || f.kind == protoreflect.Fixed32Kind {
-			bits = 32
-		}
-		n, err := strconv.ParseUint(s, 10, bits)
+		n, err := strconv.ParseUint(s, 10, intBits(f.kind))
 		if err != nil {
 			return b, 0, 0, false
 		}
-		switch f.kind {
-		case protoreflect.Fixed32Kind:
-			b = protowire.AppendFixed32(b, uint32(n))
-		case protoreflect.Fixed64Kind:
-			b = protowire.AppendFixed64(b, n)
-		default:
-			b = protowire.AppendVarint(b, n)
-		}
-		return b, n, 0, true
+		return appendUint(b, f.kind, n), n, 0, true
 	}
 	return b, 0, 0, false
+}
+
+// intBits is the width of an integer kind's values, 32 or 64.
+func intBits(k protoreflect.Kind) int {
+	switch k {
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
+		protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return 32
+	}
+	return 64
+}
+
+// appendInt writes n, the value of a field of signed integer kind k,
+// without its tag.
+func appendInt(b []byte, k protoreflect.Kind, n int64) []byte {
+	switch k {
+	case protoreflect.Sint32Kind, protoreflect.Sint64Kind:
+		return protowire.AppendVarint(b, protowire.EncodeZigZag(n))
+	case protoreflect.Sfixed32Kind:
+		return protowire.AppendFixed32(b, uint32(n))
+	case protoreflect.Sfixed64Kind:
+		return protowire.AppendFixed64(b, uint64(n))
+	}
+	return protowire.AppendVarint(b, uint64(n))
+}
+
+// appendUint writes n, the value of a field of unsigned integer kind k,
+// without its tag.
+func appendUint(b []byte, k protoreflect.Kind, n uint64) []byte {
+	switch k {
+	case protoreflect.Fixed32Kind:
+		return protowire.AppendFixed32(b, uint32(n))
+	case protoreflect.Fixed64Kind:
+		return protowire.AppendFixed64(b, n)
+	}
+	return protowire.AppendVarint(b, n)
 }
 
 // single converts one value with its tag: a message, or a scalar
@@ -825,51 +826,25 @@ func (w *wireState) scalar(b []byte, f *wireField, tagged, skipZero bool) ([]byt
 		b, zero = protowire.AppendVarint(b, uint64(n)), n == 0
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
 		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		bits := 64
-		if f.kind == protoreflect.Int32Kind || f.kind == protoreflect.Sint32Kind || f.kind == protoreflect.Sfixed32Kind {
-			bits = 32
-		}
 		raw, ok := w.numberOrString()
 		if !ok {
 			return b, false
 		}
-		n, ok := parseInt(raw, bits)
+		n, ok := parseInt(raw, intBits(f.kind))
 		if !ok {
 			return b, false
 		}
-		zero = n == 0
-		switch f.kind {
-		case protoreflect.Sint32Kind, protoreflect.Sint64Kind:
-			b = protowire.AppendVarint(b, protowire.EncodeZigZag(n))
-		case protoreflect.Sfixed32Kind:
-			b = protowire.AppendFixed32(b, uint32(n))
-		case protoreflect.Sfixed64Kind:
-			b = protowire.AppendFixed64(b, uint64(n))
-		default:
-			b = protowire.AppendVarint(b, uint64(n))
-		}
+		b, zero = appendInt(b, f.kind, n), n == 0
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		bits := 64
-		if f.kind == protoreflect.Uint32Kind || f.kind == protoreflect.Fixed32Kind {
-			bits = 32
-		}
 		raw, ok := w.numberOrString()
 		if !ok {
 			return b, false
 		}
-		n, ok := parseUint(raw, bits)
+		n, ok := parseUint(raw, intBits(f.kind))
 		if !ok {
 			return b, false
 		}
-		zero = n == 0
-		switch f.kind {
-		case protoreflect.Fixed32Kind:
-			b = protowire.AppendFixed32(b, uint32(n))
-		case protoreflect.Fixed64Kind:
-			b = protowire.AppendFixed64(b, n)
-		default:
-			b = protowire.AppendVarint(b, n)
-		}
+		b, zero = appendUint(b, f.kind, n), n == 0
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		bits := 64
 		if f.kind == protoreflect.FloatKind {
@@ -937,10 +912,7 @@ func appendBase64(b, text []byte) ([]byte, bool) {
 	if classify(text) != canonical {
 		return b, false
 	}
-	enc := base64.StdEncoding
-	if bytes.ContainsAny(text, "-_") {
-		enc = base64.URLEncoding
-	}
+	enc := encodingOf(text)
 	start := len(b)
 	b = slices.Grow(b, enc.DecodedLen(len(text)))
 	n, err := enc.Decode(b[start:start+enc.DecodedLen(len(text))], text)
@@ -972,35 +944,42 @@ func (w *wireState) numberOrString() ([]byte, bool) {
 	if w.peek() != '"' {
 		return w.number()
 	}
+	raw, ok := w.quoted()
+	if !ok || len(raw) == 0 || numberLen(raw) != len(raw) {
+		return nil, false
+	}
+	w.pos += len(raw) + 2
+	return raw, true
+}
+
+// quoted is the text of the string at w.pos up to its next quote, not
+// consumed (the caller does, by len+2, once it is sure of it). It is read
+// as it stands, escapes and all: every caller wants a form no escape is
+// part of (a number, a float's name, a duration), so one is declined.
+func (w *wireState) quoted() ([]byte, bool) {
+	if w.peek() != '"' {
+		return nil, false
+	}
 	end := bytes.IndexByte(w.in[w.pos+1:], '"')
 	if end < 0 {
 		return nil, false
 	}
-	raw := w.in[w.pos+1 : w.pos+1+end]
-	if len(raw) == 0 || numberLen(raw) != len(raw) {
-		return nil, false
-	}
-	w.pos += end + 2
-	return raw, true
+	return w.in[w.pos+1 : w.pos+1+end], true
 }
 
 // float reads a float as protojson does: a number, a quoted number, or
 // "NaN", "Infinity", "-Infinity".
 func (w *wireState) float(bits int) (float64, bool) {
-	if w.peek() == '"' {
-		end := bytes.IndexByte(w.in[w.pos+1:], '"')
-		if end < 0 {
-			return 0, false
-		}
-		switch string(w.in[w.pos+1 : w.pos+1+end]) {
+	if s, ok := w.quoted(); ok {
+		switch string(s) {
 		case "NaN":
-			w.pos += end + 2
+			w.pos += len(s) + 2
 			return math.NaN(), true
 		case "Infinity":
-			w.pos += end + 2
+			w.pos += len(s) + 2
 			return math.Inf(1), true
 		case "-Infinity":
-			w.pos += end + 2
+			w.pos += len(s) + 2
 			return math.Inf(-1), true
 		}
 	}

@@ -50,18 +50,11 @@ func (w *wireState) timestamp(b []byte) ([]byte, bool) {
 // or none, then "s". protojson also takes "+1s", "1.s" and ".5s", which
 // are declined here, as is any escape.
 func (w *wireState) duration(b []byte) ([]byte, bool) {
-	if w.peek() != '"' {
+	raw, ok := w.quoted()
+	if !ok || len(raw) < 2 || raw[len(raw)-1] != 's' {
 		return b, false
 	}
-	end := bytes.IndexByte(w.in[w.pos+1:], '"')
-	if end < 0 {
-		return b, false
-	}
-	s := w.in[w.pos+1 : w.pos+1+end]
-	if len(s) < 2 || s[len(s)-1] != 's' {
-		return b, false
-	}
-	s = s[:len(s)-1]
+	s := raw[:len(raw)-1]
 	neg := s[0] == '-'
 	if neg {
 		s = s[1:]
@@ -97,7 +90,7 @@ func (w *wireState) duration(b []byte) ([]byte, bool) {
 	if neg {
 		secs, nanos = -secs, -nanos
 	}
-	w.pos += end + 2
+	w.pos += len(raw) + 2
 	return appendSecondsNanos(b, secs, nanos), true
 }
 

@@ -86,41 +86,58 @@ func skipLiteral(data []byte, i int, lit string) (int, bool) {
 	return i + len(lit), true
 }
 
+// NumberEnd returns the end of the JSON number (RFC 8259) that starts at
+// data[i], and false when no number starts there.
+func NumberEnd(data []byte, i int) (int, bool) {
+	if i >= len(data) {
+		return i, false
+	}
+	return skipNumber(data, i)
+}
+
 // skipNumber validates the JSON number grammar:
 // -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
 func skipNumber(data []byte, i int) (int, bool) {
 	if data[i] == '-' {
 		i++
 	}
-	digits := func() bool {
-		start := i
-		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
-			i++
-		}
-		return i > start
-	}
 	switch {
 	case i < len(data) && data[i] == '0':
 		i++
-	case !digits():
-		return i, false
-	}
-	if i < len(data) && data[i] == '.' {
-		i++
-		if !digits() {
+	default:
+		if d := digitsEnd(data, i); d > i {
+			i = d
+		} else {
 			return i, false
 		}
+	}
+	if i < len(data) && data[i] == '.' {
+		d := digitsEnd(data, i+1)
+		if d == i+1 {
+			return d, false
+		}
+		i = d
 	}
 	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
 		i++
 		if i < len(data) && (data[i] == '+' || data[i] == '-') {
 			i++
 		}
-		if !digits() {
+		d := digitsEnd(data, i)
+		if d == i {
 			return i, false
 		}
+		i = d
 	}
 	return i, true
+}
+
+// digitsEnd is the end of the run of decimal digits at data[i].
+func digitsEnd(data []byte, i int) int {
+	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func isHex(c byte) bool {

@@ -928,12 +928,12 @@ func appendBase64(b, text []byte) ([]byte, bool) {
 
 // number consumes a JSON number in the strict grammar and returns it.
 func (w *wireState) number() ([]byte, bool) {
-	n := numberLen(w.in[w.pos:])
-	if n == 0 || !endsValue(w.in, w.pos+n) {
+	end, ok := jsonscan.NumberEnd(w.in, w.pos)
+	if !ok || !endsValue(w.in, end) {
 		return nil, false
 	}
-	raw := w.in[w.pos : w.pos+n]
-	w.pos += n
+	raw := w.in[w.pos:end]
+	w.pos = end
 	return raw, true
 }
 
@@ -945,7 +945,7 @@ func (w *wireState) numberOrString() ([]byte, bool) {
 		return w.number()
 	}
 	raw, ok := w.quoted()
-	if !ok || len(raw) == 0 || numberLen(raw) != len(raw) {
+	if end, number := jsonscan.NumberEnd(raw, 0); !ok || !number || end != len(raw) {
 		return nil, false
 	}
 	w.pos += len(raw) + 2
@@ -994,51 +994,8 @@ func (w *wireState) float(bits int) (float64, bool) {
 	return x, true
 }
 
-// numberLen is the length of the JSON number (RFC 8259) that in starts
-// with, 0 for none.
-func numberLen(in []byte) int {
-	i := 0
-	if i < len(in) && in[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(in) && in[i] == '0':
-		i++
-	case i < len(in) && in[i] >= '1' && in[i] <= '9':
-		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
-			i++
-		}
-	default:
-		return 0
-	}
-	if i < len(in) && in[i] == '.' {
-		i++
-		d := i
-		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return 0
-		}
-	}
-	if i < len(in) && (in[i] == 'e' || in[i] == 'E') {
-		i++
-		if i < len(in) && (in[i] == '+' || in[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(in) && in[i] >= '0' && in[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return 0
-		}
-	}
-	return i
-}
-
 // parseInt reads an integer as protojson does: a JSON number (strict
-// grammar, checked by numberLen) whose value is whole, so 1.0, 1e2 and
+// grammar, checked by jsonscan.NumberEnd) whose value is whole, so 1.0, 1e2 and
 // 150e-1 are integers, 1.5 is not.
 func parseInt(raw []byte, bits int) (int64, bool) {
 	var buf [32]byte

@@ -133,8 +133,8 @@ type sseSession struct {
 	// What may write to the stream or end it meanwhile (set before the
 	// session is reachable; finish stops them).
 	listener *listener
-	timers   []*time.Timer // keepalive, the credential's expiry
-	left     chan struct{} // closed at the end: the revocation watcher leaves
+	timers   []*time.Timer // keepalive
+	stopCred func()        // ends the credential's watch
 
 	mu       sync.Mutex // serializes deliveries and the end
 	wg, late sync.WaitGroup
@@ -242,22 +242,7 @@ func (h *sseHandler) begin(ss *sseSession, ctx context.Context, who Principal, h
 	s.holdConn()
 	ss.sc = &scope{transport: "sse", header: header, out: ss.out, backlog: new(replyBacklog)}
 	ss.out.failed = func() { go ss.end(endWrite) } // the writer holds its lock
-	if !who.Expires.IsZero() {
-		ss.timers = append(ss.timers, time.AfterFunc(time.Until(who.Expires), func() { ss.end(endExpired) }))
-	}
-	if who.Revoked != nil {
-		// Only a revocable credential costs a goroutine: a channel has no
-		// callback.
-		left := make(chan struct{})
-		ss.left = left
-		go func() {
-			select {
-			case <-who.Revoked:
-				ss.end(endRevoked)
-			case <-left:
-			}
-		}()
-	}
+	ss.stopCred = onCredentialEnd(&who, ss.end)
 	n := &coalescer{write: func(msg []byte) {
 		if ss.sess.negotiated() != "" {
 			_ = ss.out.send(msg)
@@ -364,9 +349,7 @@ func (h *sseHandler) finish(id string, ss *sseSession) {
 	}
 	ss.mu.Unlock()
 	h.s.removeListener(ss.listener)
-	if ss.left != nil {
-		close(ss.left)
-	}
+	ss.stopCred()
 	if draining {
 		if end != endShutdown {
 			// The client left, or cannot be written to: its calls have

@@ -253,23 +253,7 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 		e.mu.Unlock()
 	})
 	e.mu.Unlock()
-	if !who.Expires.IsZero() {
-		expiry := time.AfterFunc(time.Until(who.Expires), func() { e.end(endExpired) })
-		defer expiry.Stop()
-	}
-	if who.Revoked != nil {
-		// Only a revocable credential costs a goroutine: a channel has no
-		// callback.
-		left := make(chan struct{})
-		defer close(left)
-		go func() {
-			select {
-			case <-who.Revoked:
-				e.end(endRevoked)
-			case <-left:
-			}
-		}()
-	}
+	defer onCredentialEnd(&who, e.end)()
 	drain := func() {
 		e.mu.Lock()
 		if e.over || e.set {

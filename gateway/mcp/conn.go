@@ -264,3 +264,40 @@ func (b *replyBacklog) release() {
 	}
 	b.mu.Unlock()
 }
+
+// repeat calls f every interval, counted from its last return, until
+// stop or until f reports false: the keepalive (WebSocket ping, legacy
+// SSE comment) of a connection that keeps no goroutine of its own, whose
+// failure ends the connection.
+type repeat struct {
+	mu      sync.Mutex
+	t       *time.Timer
+	stopped bool
+}
+
+func every(interval time.Duration, f func() bool) *repeat {
+	r := new(repeat)
+	// t is set under the lock its callback reads it under: an interval
+	// that runs out before AfterFunc returns still finds it.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.t = time.AfterFunc(interval, func() {
+		if !f() {
+			return
+		}
+		r.mu.Lock()
+		if !r.stopped {
+			r.t.Reset(interval)
+		}
+		r.mu.Unlock()
+	})
+	return r
+}
+
+// stop ends the calls: none starts after it returns.
+func (r *repeat) stop() {
+	r.mu.Lock()
+	r.stopped = true
+	r.t.Stop()
+	r.mu.Unlock()
+}

@@ -130,11 +130,11 @@ type sseSession struct {
 	// with net/http (a detached one's reader is woken by its connection).
 	wake    chan struct{}
 	drained chan struct{} // closed when a Shutdown's drain is over
-	// What may write to the stream or end it meanwhile (set before the
-	// session is reachable; finish stops them).
-	listener *listener
-	timers   []*time.Timer // keepalive
-	stopCred func()        // ends the credential's watch
+	// What may write to the stream or end it meanwhile (set before its
+	// end can be reached; finish stops them).
+	listener  *listener
+	keepAlive *repeat
+	stopCred  func() // ends the credential's watch
 
 	mu       sync.Mutex // serializes deliveries and the end
 	wg, late sync.WaitGroup
@@ -203,7 +203,15 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 	if ss.out.event("endpoint", []byte(endpoint)) != nil {
 		ss.end(endWrite)
 	}
-	ss.keepAlive(h.o.KeepAlive)
+	// A comment every interval until the stream ends; one that fails ends
+	// it (the client is unreachable).
+	ss.keepAlive = every(h.o.KeepAlive, func() bool {
+		if ss.out.keepAlive() != nil {
+			ss.end(endWrite)
+			return false
+		}
+		return true
+	})
 	if ss.out.detach() {
 		// An end before the connection was the stream's could not wake
 		// its reader; any later one will.
@@ -250,28 +258,6 @@ func (h *sseHandler) begin(ss *sseSession, ctx context.Context, who Principal, h
 	}}
 	ss.listener = &listener{notify: func(_ []byte, resourceList bool) { n.post(resourceList) }, shutdown: func() { go ss.drain() }}
 	s.addListener(ss.listener)
-}
-
-// keepAlive writes a comment every interval until the stream ends; one
-// that fails ends it (the client is unreachable).
-func (ss *sseSession) keepAlive(interval time.Duration) {
-	// t is set under the lock its callback reads it under: an interval
-	// that runs out before AfterFunc returns still finds it.
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	var t *time.Timer
-	t = time.AfterFunc(interval, func() {
-		if ss.out.keepAlive() != nil {
-			ss.end(endWrite)
-			return
-		}
-		ss.mu.Lock()
-		if !ss.over {
-			t.Reset(interval)
-		}
-		ss.mu.Unlock()
-	})
-	ss.timers = append(ss.timers, t)
 }
 
 // deliver handles one message POSTed to the session, synchronously up to
@@ -344,10 +330,8 @@ func (h *sseHandler) finish(id string, ss *sseSession) {
 	if !ss.set {
 		end = endInput // the client left, or the request ended
 	}
-	for _, t := range ss.timers { // keepAlive's is added under the lock
-		t.Stop()
-	}
 	ss.mu.Unlock()
+	ss.keepAlive.stop()
 	h.s.removeListener(ss.listener)
 	ss.stopCred()
 	if draining {

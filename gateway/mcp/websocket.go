@@ -237,22 +237,13 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 	conn.SetPongHandler(func(string) error { return e.alive() })
 
 	var wg, late sync.WaitGroup // late: calls started while draining, as drainConn
-	var ping *time.Timer
-	// ping is set under the lock its callback reads it under: an interval
-	// that runs out before AfterFunc returns still finds it.
-	e.mu.Lock()
-	ping = time.AfterFunc(h.o.PingInterval, func() {
-		if err := ws.ping(); err != nil {
+	ping := every(h.o.PingInterval, func() bool {
+		if ws.ping() != nil {
 			e.end(endWrite)
-			return
+			return false
 		}
-		e.mu.Lock()
-		if !e.over {
-			ping.Reset(h.o.PingInterval)
-		}
-		e.mu.Unlock()
+		return true
 	})
-	e.mu.Unlock()
 	defer onCredentialEnd(&who, e.end)()
 	drain := func() {
 		e.mu.Lock()
@@ -301,7 +292,7 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 		end = endInput
 	}
 	e.mu.Unlock()
-	ping.Stop()
+	ping.stop()
 	if draining {
 		if end != endShutdown {
 			// The peer left or cannot be written to (or its credential

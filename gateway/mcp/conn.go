@@ -16,7 +16,7 @@ import (
 // serveConn's loop; WebSocket and legacy SSE, of which a replica holds
 // thousands, keep no goroutine of their own beside the one that reads
 // (websocket.go, sse.go): what else may happen to them comes by timer or
-// callback, and they end as serveConn does.
+// callback, and they end as serveConn does (connEnding).
 
 // connConfig describes one connection to serveConn.
 type connConfig struct {
@@ -300,4 +300,97 @@ func (r *repeat) stop() {
 	r.stopped = true
 	r.t.Stop()
 	r.mu.Unlock()
+}
+
+// connEnding is how a connection that keeps no goroutine of its own
+// (WebSocket, legacy SSE) ends, as serveConn's loop decides it for stdio:
+// why (the first reason stays), whether Shutdown lets its calls finish,
+// and those calls. What ends it (a timer, a callback, Shutdown's drain)
+// calls end, which wakes whoever waits for the end; that one calls over
+// and then settle.
+type connEnding struct {
+	wake    func()        // called once, under mu, when the end is set
+	drained chan struct{} // closed when a Shutdown's drain is over
+
+	mu       sync.Mutex // held while a message starts a call, and by the end
+	wg, late sync.WaitGroup
+	set      bool    // why is set: the connection is ending
+	why      connEnd // meaningful when set
+	draining bool    // Shutdown: calls may finish; later ones join late
+	done     bool    // over was called: nothing more is set
+}
+
+func newConnEnding(wake func()) *connEnding {
+	return &connEnding{wake: wake, drained: make(chan struct{})}
+}
+
+// end records why the connection ends and wakes whoever waits for it.
+func (e *connEnding) end(why connEnd) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.set || e.done {
+		return
+	}
+	e.set, e.why = true, why
+	e.wake()
+}
+
+// group is the group a call started now joins: wg, or late while
+// draining, since wg may not grow while drain waits on it. mu is held.
+func (e *connEnding) group() *sync.WaitGroup {
+	if e.draining {
+		return &e.late
+	}
+	return &e.wg
+}
+
+// drain runs at Shutdown: the calls in flight may finish (Shutdown
+// cancels them when its deadline passes) while messages are still
+// served, as on every connection, then the connection ends.
+func (e *connEnding) drain() {
+	defer close(e.drained)
+	e.mu.Lock()
+	if e.done || e.set {
+		e.mu.Unlock()
+		return
+	}
+	e.draining = true
+	e.mu.Unlock()
+	e.wg.Wait()
+	e.end(endShutdown)
+}
+
+// over marks the connection as ending for good, once whoever waited for
+// its end has woken, and reports why it ends (endInput when nothing
+// ended it but its peer) and whether it was draining.
+func (e *connEnding) over() (end connEnd, draining bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.done = true
+	end, draining = e.why, e.draining
+	if !e.set {
+		end = endInput
+	}
+	return end, draining
+}
+
+// settle waits for the calls of sess after over: cancelled at once (the
+// peer left, cannot be written to, or its credential ended: the calls
+// have no one to answer), or, when Shutdown drains, finished as the
+// drain lets them (the end is then endShutdown). cancel ends the
+// connection's context once no call needs it.
+func (e *connEnding) settle(sess *session, cancel context.CancelFunc, end connEnd, draining bool) connEnd {
+	if !draining {
+		sess.cancelAll()
+		cancel()
+		e.wg.Wait()
+		return end
+	}
+	if end != endShutdown {
+		sess.cancelAll()
+	}
+	<-e.drained
+	e.late.Wait()
+	cancel()
+	return endShutdown
 }

@@ -436,10 +436,10 @@ func (s *sseWriter) write(text []byte) error {
 func (s *sseWriter) detach() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil || s.w.Header().Get("Connection") != "close" {
+	if s.err != nil {
 		return false
 	}
-	conn, ok := takeConn(s.rc)
+	conn, ok := takeConn(s.w, s.rc)
 	if !ok {
 		return false
 	}

@@ -454,7 +454,9 @@ func (h *streamable) holdDetached(hs *httpSession, who *Principal, l *listener, 
 		hs.onEnd = abort
 	}
 	h.mu.Unlock()
+	h.s.holdConn() // WaitConnections waits for its last chunk
 	go func() {
+		defer h.s.releaseConn()
 		discardUntilClosed(st.conn)
 		st.abort() // the client left, or the stream was ended
 		h.s.removeListener(l)

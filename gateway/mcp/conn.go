@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -18,11 +17,11 @@ import (
 // (websocket.go, sse.go): what else may happen to them comes by timer or
 // callback, and they end as serveConn does (connEnding).
 
-// connConfig describes one connection to serveConn.
+// connConfig describes one connection to serveConn. Only stdio uses it
+// now, which no HTTP request opens: its scope has no header.
 type connConfig struct {
 	transport string
-	header    http.Header // the HTTP request that opened it (upgrade, GET); nil on stdio
-	out       sink        // serialized, whole-message writes
+	out       sink // serialized, whole-message writes
 	// in carries the messages; its close lets the calls in flight
 	// finish, since a client may close stdin and still read stdout.
 	in <-chan []byte
@@ -67,7 +66,7 @@ func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 	sess.key = rand.Text()
 	s.observeSession(cfg.transport, 1)
 	defer s.observeSession(cfg.transport, -1)
-	sc := &scope{transport: cfg.transport, header: cfg.header, out: cfg.out}
+	sc := &scope{transport: cfg.transport, out: cfg.out}
 
 	l := newListener()
 	s.addListener(l)
@@ -118,10 +117,10 @@ func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 }
 
 // drainConn waits, during Shutdown, for the connection's calls to finish
-// (Shutdown cancels them when its deadline passes). The connection is still
-// watched meanwhile: a peer that goes away cancels its calls, and messages
-// still arriving are answered (requests with "server is shutting down";
-// notifications/cancelled still cancels).
+// (Shutdown cancels them when its deadline passes; ctx's end, at once).
+// Messages still arriving meanwhile are answered (requests with "server
+// is shutting down"; notifications/cancelled still cancels); the end of
+// the input lets the calls finish, as outside the drain.
 func (s *Server) drainConn(ctx context.Context, sess *session, sc *scope, cfg *connConfig, wg *sync.WaitGroup) {
 	idle := make(chan struct{})
 	go func() {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -262,8 +263,16 @@ func TestSSEDetached(t *testing.T) {
 		t.Fatalf("first event %q %q", name, data)
 	}
 	st.endpoint = srv.URL + data
+	// The frame is named through the method itself, so that a rename
+	// cannot leave the test waiting for the end of a frame that no
+	// longer exists (which would be at once). "(" finds a frame, not a
+	// "created by".
+	frame := runtime.FuncForPC(reflect.ValueOf((*sseHandler).stream).Pointer()).Name() + "("
+	if !strings.HasSuffix(frame, ".(*sseHandler).stream(") {
+		t.Fatalf("the handler's frame is named %q", frame)
+	}
 	testkit.WaitFor(t, "the GET handler to return", func() bool {
-		return !strings.Contains(goroutineStacks(), "(*sseHandler).stream(") // a frame, not "created by"
+		return !strings.Contains(goroutineStacks(), frame)
 	})
 
 	if code, _ := st.post(initBody, nil); code != http.StatusAccepted {
@@ -368,10 +377,15 @@ func postStatus(t *testing.T, url, body string) int {
 	return resp.StatusCode
 }
 
-// goroutineStacks is every goroutine's stack, as a panic prints them.
+// goroutineStacks is every goroutine's stack, as a panic prints them,
+// all of it: a frame cut off by a short buffer would be found absent.
 func goroutineStacks() string {
-	buf := make([]byte, 1<<20)
-	return string(buf[:runtime.Stack(buf, true)])
+	for n := 1 << 20; ; n *= 2 {
+		buf := make([]byte, n)
+		if m := runtime.Stack(buf, true); m < n {
+			return string(buf[:m])
+		}
+	}
 }
 
 // TestSSEShutdownDrains: at Shutdown a legacy SSE stream with a call in

@@ -476,3 +476,55 @@ func TestWaitConnections(t *testing.T) {
 		t.Errorf("the WebSocket call's reply: %s, %v", msg, err)
 	}
 }
+
+// TestSSECredentialEnds: a legacy SSE stream ends when its opener's
+// credential does, as a WebSocket does (TestWebSocketCredentialEnds):
+// the call in flight cancelled, its answer written, then a comment
+// saying why and the end of the stream.
+func TestSSECredentialEnds(t *testing.T) {
+	open := func(t *testing.T, who Principal) (*fakeHandler, *sseStream) {
+		h := newFakeHandler(t, nil)
+		s := NewServer(testImpl, h, &ServerOptions{PrincipalOf: func(context.Context) Principal { return who }})
+		mux := http.NewServeMux()
+		sh := s.SSEHandler(nil)
+		mux.Handle("/sse", sh)
+		mux.Handle("/sse/message", sh)
+		srv := httptest.NewServer(mux)
+		t.Cleanup(func() {
+			shutdown(t, s)
+			srv.Close()
+		})
+		st := openSSE(t, srv.URL)
+		// A safety net only: a stream that does not end fails the test
+		// rather than hanging it.
+		safety := time.AfterFunc(10*time.Second, st.close)
+		t.Cleanup(func() { safety.Stop() })
+		return h, st
+	}
+	t.Run("revoked", func(t *testing.T) {
+		revoked := make(chan struct{})
+		h, st := open(t, Principal{ID: "token:1", Revoked: revoked})
+		st.post(initBody, nil)
+		st.next()
+		if code, _ := st.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`, nil); code != http.StatusAccepted {
+			t.Fatalf("tools/call POST: %d", code)
+		}
+		<-h.started
+		close(revoked)
+		if _, data := st.next(); !strings.Contains(data, `"id":2`) {
+			t.Errorf("the cancelled call's answer: %s", data)
+		}
+		if rest, err := io.ReadAll(st.br); err != nil || string(rest) != ": "+reasonRevoked+"\n\n" {
+			t.Errorf("after the revocation: %q, %v; want the reason, then the end of the stream", rest, err)
+		}
+		if err, _ := h.lastCtx.Load().(error); err != context.Canceled {
+			t.Errorf("the call in flight ended with %v, want it cancelled", err)
+		}
+	})
+	t.Run("expired", func(t *testing.T) {
+		_, st := open(t, Principal{ID: "alice", Expires: time.Now().Add(-time.Second)})
+		if rest, err := io.ReadAll(st.br); err != nil || string(rest) != ": "+reasonExpired+"\n\n" {
+			t.Errorf("an expired credential's stream: %q, %v; want the reason, then the end of the stream", rest, err)
+		}
+	})
+}

@@ -403,6 +403,42 @@ func TestWaitConnectionsStreamableGET(t *testing.T) {
 	}
 }
 
+// TestStreamableGETCredentialEnds: a detached GET stream ends, cleanly,
+// when the credential that opened it is revoked, as a legacy SSE stream
+// and a WebSocket do; the client reopens it with a fresh token.
+func TestStreamableGETCredentialEnds(t *testing.T) {
+	revoked := make(chan struct{})
+	h := newFakeHandler(t, nil)
+	s := NewServer(testImpl, h, &ServerOptions{PrincipalOf: func(context.Context) Principal {
+		return Principal{ID: "token:1", Revoked: revoked}
+	}})
+	_, _, c := newHTTPTestWith(t, s, h, nil)
+	c.initialize()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(c.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req, _ := http.NewRequest("GET", c.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, c.sid)
+	if err := req.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil || resp.StatusCode != 200 || !resp.Close {
+		t.Fatalf("GET: %v %v; want a stream that closes its connection (detached)", resp, err)
+	}
+	close(revoked)
+	// A safety net only: a stream that does not end fails the test rather
+	// than hanging it.
+	safety := time.AfterFunc(10*time.Second, func() { conn.Close() })
+	defer safety.Stop()
+	if rest, err := io.ReadAll(resp.Body); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+		t.Errorf("after the revocation: %q, %v; want the end of the stream", rest, err)
+	}
+}
+
 // TestStreamableGETOverHTTP2: over HTTP/2 a GET stream stays with
 // net/http (there is no connection of its own to take): it carries
 // list_changed, does not say Connection: close, and ends when the session

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -16,13 +15,13 @@ import (
 // serveConn's loop; WebSocket and legacy SSE, of which a replica holds
 // thousands, keep no goroutine of their own beside the one that reads
 // (websocket.go, sse.go): what else may happen to them comes by timer or
-// callback, and they end as serveConn does.
+// callback, and they end as serveConn does (connEnding).
 
-// connConfig describes one connection to serveConn.
+// connConfig describes one connection to serveConn. Only stdio uses it
+// now, which no HTTP request opens: its scope has no header.
 type connConfig struct {
 	transport string
-	header    http.Header // the HTTP request that opened it (upgrade, GET); nil on stdio
-	out       sink        // serialized, whole-message writes
+	out       sink // serialized, whole-message writes
 	// in carries the messages; its close lets the calls in flight
 	// finish, since a client may close stdin and still read stdout.
 	in <-chan []byte
@@ -67,7 +66,7 @@ func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 	sess.key = rand.Text()
 	s.observeSession(cfg.transport, 1)
 	defer s.observeSession(cfg.transport, -1)
-	sc := &scope{transport: cfg.transport, header: cfg.header, out: cfg.out}
+	sc := &scope{transport: cfg.transport, out: cfg.out}
 
 	l := newListener()
 	s.addListener(l)
@@ -118,10 +117,10 @@ func (s *Server) serveConn(ctx context.Context, cfg *connConfig) connEnd {
 }
 
 // drainConn waits, during Shutdown, for the connection's calls to finish
-// (Shutdown cancels them when its deadline passes). The connection is still
-// watched meanwhile: a peer that goes away cancels its calls, and messages
-// still arriving are answered (requests with "server is shutting down";
-// notifications/cancelled still cancels).
+// (Shutdown cancels them when its deadline passes; ctx's end, at once).
+// Messages still arriving meanwhile are answered (requests with "server
+// is shutting down"; notifications/cancelled still cancels); the end of
+// the input lets the calls finish, as outside the drain.
 func (s *Server) drainConn(ctx context.Context, sess *session, sc *scope, cfg *connConfig, wg *sync.WaitGroup) {
 	idle := make(chan struct{})
 	go func() {
@@ -263,4 +262,134 @@ func (b *replyBacklog) release() {
 		b.freed = nil
 	}
 	b.mu.Unlock()
+}
+
+// repeat calls f every interval, counted from its last return, until
+// stop or until f reports false: the keepalive (WebSocket ping, legacy
+// SSE comment) of a connection that keeps no goroutine of its own, whose
+// failure ends the connection.
+type repeat struct {
+	mu      sync.Mutex
+	t       *time.Timer
+	stopped bool
+}
+
+func every(interval time.Duration, f func() bool) *repeat {
+	r := new(repeat)
+	// t is set under the lock its callback reads it under: an interval
+	// that runs out before AfterFunc returns still finds it.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.t = time.AfterFunc(interval, func() {
+		if !f() {
+			return
+		}
+		r.mu.Lock()
+		if !r.stopped {
+			r.t.Reset(interval)
+		}
+		r.mu.Unlock()
+	})
+	return r
+}
+
+// stop ends the calls: none starts after it returns.
+func (r *repeat) stop() {
+	r.mu.Lock()
+	r.stopped = true
+	r.t.Stop()
+	r.mu.Unlock()
+}
+
+// connEnding is how a connection that keeps no goroutine of its own
+// (WebSocket, legacy SSE) ends, as serveConn's loop decides it for stdio:
+// why (the first reason stays), whether Shutdown lets its calls finish,
+// and those calls. What ends it (a timer, a callback, Shutdown's drain)
+// calls end, which wakes whoever waits for the end; that one calls over
+// and then settle.
+type connEnding struct {
+	wake    func()        // called once, under mu, when the end is set
+	drained chan struct{} // closed when a Shutdown's drain is over
+
+	mu       sync.Mutex // held while a message starts a call, and by the end
+	wg, late sync.WaitGroup
+	set      bool    // why is set: the connection is ending
+	why      connEnd // meaningful when set
+	draining bool    // Shutdown: calls may finish; later ones join late
+	done     bool    // over was called: nothing more is set
+}
+
+func newConnEnding(wake func()) *connEnding {
+	return &connEnding{wake: wake, drained: make(chan struct{})}
+}
+
+// end records why the connection ends and wakes whoever waits for it.
+func (e *connEnding) end(why connEnd) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.set || e.done {
+		return
+	}
+	e.set, e.why = true, why
+	e.wake()
+}
+
+// group is the group a call started now joins: wg, or late while
+// draining, since wg may not grow while drain waits on it. mu is held.
+func (e *connEnding) group() *sync.WaitGroup {
+	if e.draining {
+		return &e.late
+	}
+	return &e.wg
+}
+
+// drain runs at Shutdown: the calls in flight may finish (Shutdown
+// cancels them when its deadline passes) while messages are still
+// served, as on every connection, then the connection ends.
+func (e *connEnding) drain() {
+	defer close(e.drained)
+	e.mu.Lock()
+	if e.done || e.set {
+		e.mu.Unlock()
+		return
+	}
+	e.draining = true
+	e.mu.Unlock()
+	e.wg.Wait()
+	e.end(endShutdown)
+}
+
+// over marks the connection as ending for good, once whoever waited for
+// its end has woken, and reports why it ends (endInput when nothing
+// ended it but its peer) and whether it was draining.
+func (e *connEnding) over() (end connEnd, draining bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.done = true
+	end, draining = e.why, e.draining
+	if !e.set {
+		end = endInput
+	}
+	return end, draining
+}
+
+// settle waits for the calls of sess after over: cancelled at once (the
+// peer left, cannot be written to, or its credential ended: the calls
+// have no one to answer), or, when Shutdown drains, finished as the
+// drain lets them (the end is then endShutdown). cancel ends the
+// connection's context once no call needs it.
+func (e *connEnding) settle(sess *session, cancel context.CancelFunc, end connEnd, draining bool) connEnd {
+	if !draining {
+		sess.cancelAll()
+		cancel()
+		e.wg.Wait()
+		return end
+	}
+	if end != endShutdown {
+		sess.cancelAll()
+	}
+	<-e.drained
+	e.late.Wait()
+	cancel()
+	return endShutdown
 }

@@ -149,10 +149,10 @@ const sseEventPrefix = "event: message\ndata: "
 func (st *httpStream) detach() bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.rc == nil || st.w.Header().Get("Connection") != "close" {
+	if st.rc == nil {
 		return false
 	}
-	conn, ok := takeConn(st.rc)
+	conn, ok := takeConn(st.w, st.rc)
 	if !ok {
 		return false
 	}
@@ -164,11 +164,16 @@ func (st *httpStream) detach() bool {
 }
 
 // takeConn takes a response's connection from net/http (Hijack), once
-// its headers are out. A client may not send on a connection whose
-// response is still coming but for pipelined requests, which
-// "Connection: close" tells it to send again elsewhere: what net/http had
-// read ahead is dropped with its buffers, and so is whatever comes next.
-func takeConn(rc *http.ResponseController) (net.Conn, bool) {
+// its headers are out, if they said "Connection: close": without it the
+// client would send its next request on a connection that only ends.
+// A client may not send on a connection whose response is still coming
+// but for pipelined requests, which "Connection: close" tells it to send
+// again elsewhere: what net/http had read ahead is dropped with its
+// buffers, and so is whatever comes next.
+func takeConn(w http.ResponseWriter, rc *http.ResponseController) (net.Conn, bool) {
+	if w.Header().Get("Connection") != "close" {
+		return nil, false
+	}
 	conn, brw, err := rc.Hijack()
 	if err != nil {
 		return nil, false

@@ -83,6 +83,39 @@ func (ce *credentialEnd) stop() {
 	}
 }
 
+// onCredentialEnd calls end, on a goroutine of its own, with endExpired
+// when p's credential expires or endRevoked when it is revoked, until
+// stop is called. It is watchCredential for the connections that keep no
+// goroutine of their own (WebSocket, legacy SSE, a Streamable HTTP GET
+// stream): only a revocable credential costs one, since a channel has no
+// callback. end may still be called once after stop; it must do nothing
+// by then.
+func onCredentialEnd(p *Principal, end func(connEnd)) (stop func()) {
+	var expiry *time.Timer
+	if !p.Expires.IsZero() {
+		expiry = time.AfterFunc(time.Until(p.Expires), func() { end(endExpired) })
+	}
+	var left chan struct{}
+	if revoked := p.Revoked; revoked != nil {
+		left = make(chan struct{})
+		go func() {
+			select {
+			case <-revoked:
+				end(endRevoked)
+			case <-left:
+			}
+		}()
+	}
+	return func() {
+		if expiry != nil {
+			expiry.Stop()
+		}
+		if left != nil {
+			close(left)
+		}
+	}
+}
+
 // Refusal is what a [Handler] returns (as the error of CallTool) to refuse
 // a request for lack of authorization, so that each transport can say so
 // in its own terms: Streamable HTTP (sessions and stateless 2026-07-28)

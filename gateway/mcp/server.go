@@ -175,9 +175,9 @@ type Server struct {
 	// onShutdown are the transports' hooks that end their sessions.
 	onShutdown []func()
 	// taken counts the sessions served on connections taken from net/http
-	// (WebSockets, detached SSE streams), which http.Server.Shutdown does
-	// not wait for; takenIdle are closed when it falls to zero
-	// (WaitConnections).
+	// (WebSockets, detached legacy SSE and Streamable HTTP GET streams),
+	// which http.Server.Shutdown does not wait for; takenIdle are closed
+	// when it falls to zero (WaitConnections).
 	taken     int
 	takenIdle []chan struct{}
 }
@@ -203,7 +203,7 @@ func (s *Server) releaseConn() {
 
 // WaitConnections waits, after [Server.Shutdown], until the sessions
 // served on connections taken from net/http (WebSockets, and legacy SSE
-// streams over HTTP/1.1) have ended, their last replies written and their
+// and Streamable HTTP GET streams over HTTP/1.1) have ended, their last replies written and their
 // connections closed, or until ctx ends (then it returns ctx's error).
 // http.Server.Shutdown does not wait for them: it forgets the connections
 // it hands over, so a server that exits after it alone may cut the replies

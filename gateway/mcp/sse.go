@@ -126,22 +126,17 @@ type sseSession struct {
 	sess  *session
 	sc    *scope
 	out   *sseWriter
-	// wake is closed by end: it wakes the handler of a stream that stayed
-	// with net/http (a detached one's reader is woken by its connection).
-	wake    chan struct{}
-	drained chan struct{} // closed when a Shutdown's drain is over
-	// What may write to the stream or end it meanwhile (set before the
-	// session is reachable; finish stops them).
-	listener *listener
-	timers   []*time.Timer // keepalive, the credential's expiry
-	left     chan struct{} // closed at the end: the revocation watcher leaves
-
-	mu       sync.Mutex // serializes deliveries and the end
-	wg, late sync.WaitGroup
-	set      bool    // why is set: the stream is ending
-	why      connEnd // meaningful when set
-	draining bool    // Shutdown: calls may finish; later ones use late
-	over     bool    // the stream is finishing: no more deliveries
+	// woken is closed by end: it wakes the handler of a stream that
+	// stayed with net/http (a detached one's reader is woken by its
+	// connection).
+	woken chan struct{}
+	// What may write to the stream or end it meanwhile (set before its
+	// end can be reached; finish stops them).
+	listener  *listener
+	keepAlive *repeat
+	stopCred  func() // ends the credential's watch
+	// How the stream ends; its lock serializes deliveries and the end.
+	*connEnding
 }
 
 // stream serves GET: the session's lifetime is the stream's.
@@ -203,7 +198,15 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 	if ss.out.event("endpoint", []byte(endpoint)) != nil {
 		ss.end(endWrite)
 	}
-	ss.keepAlive(h.o.KeepAlive)
+	// A comment every interval until the stream ends; one that fails ends
+	// it (the client is unreachable).
+	ss.keepAlive = every(h.o.KeepAlive, func() bool {
+		if ss.out.keepAlive() != nil {
+			ss.end(endWrite)
+			return false
+		}
+		return true
+	})
 	if ss.out.detach() {
 		// An end before the connection was the stream's could not wake
 		// its reader; any later one will.
@@ -221,7 +224,7 @@ func (h *sseHandler) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	select {
 	case <-r.Context().Done():
-	case <-ss.wake:
+	case <-ss.woken:
 	}
 	h.finish(id, ss)
 }
@@ -233,7 +236,11 @@ func (h *sseHandler) begin(ss *sseSession, ctx context.Context, who Principal, h
 	s := h.s
 	ss.s, ss.who = s, who
 	ss.ctx, ss.stop = context.WithCancel(ctx)
-	ss.wake, ss.drained = make(chan struct{}), make(chan struct{})
+	ss.woken = make(chan struct{})
+	ss.connEnding = newConnEnding(func() {
+		close(ss.woken)
+		ss.out.wakeReader()
+	})
 	ss.sess = s.newSession("sse", "", who.ID)
 	// A stream is a session without an id in the protocol; handlers still
 	// need one to keep state per session.
@@ -242,22 +249,7 @@ func (h *sseHandler) begin(ss *sseSession, ctx context.Context, who Principal, h
 	s.holdConn()
 	ss.sc = &scope{transport: "sse", header: header, out: ss.out, backlog: new(replyBacklog)}
 	ss.out.failed = func() { go ss.end(endWrite) } // the writer holds its lock
-	if !who.Expires.IsZero() {
-		ss.timers = append(ss.timers, time.AfterFunc(time.Until(who.Expires), func() { ss.end(endExpired) }))
-	}
-	if who.Revoked != nil {
-		// Only a revocable credential costs a goroutine: a channel has no
-		// callback.
-		left := make(chan struct{})
-		ss.left = left
-		go func() {
-			select {
-			case <-who.Revoked:
-				ss.end(endRevoked)
-			case <-left:
-			}
-		}()
-	}
+	ss.stopCred = onCredentialEnd(&who, ss.end)
 	n := &coalescer{write: func(msg []byte) {
 		if ss.sess.negotiated() != "" {
 			_ = ss.out.send(msg)
@@ -265,28 +257,6 @@ func (h *sseHandler) begin(ss *sseSession, ctx context.Context, who Principal, h
 	}}
 	ss.listener = &listener{notify: func(_ []byte, resourceList bool) { n.post(resourceList) }, shutdown: func() { go ss.drain() }}
 	s.addListener(ss.listener)
-}
-
-// keepAlive writes a comment every interval until the stream ends; one
-// that fails ends it (the client is unreachable).
-func (ss *sseSession) keepAlive(interval time.Duration) {
-	// t is set under the lock its callback reads it under: an interval
-	// that runs out before AfterFunc returns still finds it.
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	var t *time.Timer
-	t = time.AfterFunc(interval, func() {
-		if ss.out.keepAlive() != nil {
-			ss.end(endWrite)
-			return
-		}
-		ss.mu.Lock()
-		if !ss.over {
-			t.Reset(interval)
-		}
-		ss.mu.Unlock()
-	})
-	ss.timers = append(ss.timers, t)
 }
 
 // deliver handles one message POSTed to the session, synchronously up to
@@ -307,45 +277,11 @@ func (ss *sseSession) deliver(msg []byte) bool {
 	ss.sc.backlog.wait()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.over || (ss.set && !ss.draining) {
+	if ss.done || (ss.set && !ss.draining) {
 		return false
 	}
-	g := &ss.wg
-	if ss.draining {
-		g = &ss.late // wg may not grow while drain waits on it
-	}
-	ss.s.connMessage(ss.ctx, ss.sess, ss.sc, g, msg)
+	ss.s.connMessage(ss.ctx, ss.sess, ss.sc, ss.group(), msg)
 	return true
-}
-
-// end records why the stream ends (the first reason stays) and wakes
-// whoever waits for its end.
-func (ss *sseSession) end(why connEnd) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.set || ss.over {
-		return
-	}
-	ss.set, ss.why = true, why
-	close(ss.wake)
-	ss.out.wakeReader()
-}
-
-// drain runs at Shutdown: the calls in flight may finish (Shutdown
-// cancels them when its deadline passes) while messages are still
-// delivered, as on every connection, then the stream ends.
-func (ss *sseSession) drain() {
-	ss.mu.Lock()
-	if ss.over || ss.set {
-		ss.mu.Unlock()
-		close(ss.drained)
-		return
-	}
-	ss.draining = true
-	ss.mu.Unlock()
-	ss.wg.Wait()
-	ss.end(endShutdown)
-	close(ss.drained)
 }
 
 // finish ends session id once whoever waited for the stream's end has
@@ -353,35 +289,11 @@ func (ss *sseSession) drain() {
 // why when its credential ended it, the stream closed, the session
 // forgotten.
 func (h *sseHandler) finish(id string, ss *sseSession) {
-	ss.mu.Lock()
-	ss.over = true
-	end, draining := ss.why, ss.draining
-	if !ss.set {
-		end = endInput // the client left, or the request ended
-	}
-	for _, t := range ss.timers { // keepAlive's is added under the lock
-		t.Stop()
-	}
-	ss.mu.Unlock()
+	end, draining := ss.over()
+	ss.keepAlive.stop()
 	h.s.removeListener(ss.listener)
-	if ss.left != nil {
-		close(ss.left)
-	}
-	if draining {
-		if end != endShutdown {
-			// The client left, or cannot be written to: its calls have
-			// no one to answer.
-			ss.sess.cancelAll()
-		}
-		<-ss.drained
-		ss.late.Wait()
-		ss.stop()
-		end = endShutdown
-	} else {
-		ss.sess.cancelAll()
-		ss.stop()
-		ss.wg.Wait()
-	}
+	ss.stopCred()
+	end = ss.settle(ss.sess, ss.stop, end, draining)
 	if end == endExpired || end == endRevoked {
 		// SSE has no close code: a comment says why the stream ends, for
 		// whoever reads the wire; clients reconnect with a fresh token.
@@ -524,10 +436,10 @@ func (s *sseWriter) write(text []byte) error {
 func (s *sseWriter) detach() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil || s.w.Header().Get("Connection") != "close" {
+	if s.err != nil {
 		return false
 	}
-	conn, ok := takeConn(s.rc)
+	conn, ok := takeConn(s.w, s.rc)
 	if !ok {
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -262,8 +263,16 @@ func TestSSEDetached(t *testing.T) {
 		t.Fatalf("first event %q %q", name, data)
 	}
 	st.endpoint = srv.URL + data
+	// The frame is named through the method itself, so that a rename
+	// cannot leave the test waiting for the end of a frame that no
+	// longer exists (which would be at once). "(" finds a frame, not a
+	// "created by".
+	frame := runtime.FuncForPC(reflect.ValueOf((*sseHandler).stream).Pointer()).Name() + "("
+	if !strings.HasSuffix(frame, ".(*sseHandler).stream(") {
+		t.Fatalf("the handler's frame is named %q", frame)
+	}
 	testkit.WaitFor(t, "the GET handler to return", func() bool {
-		return !strings.Contains(goroutineStacks(), "(*sseHandler).stream(") // a frame, not "created by"
+		return !strings.Contains(goroutineStacks(), frame)
 	})
 
 	if code, _ := st.post(initBody, nil); code != http.StatusAccepted {
@@ -368,10 +377,15 @@ func postStatus(t *testing.T, url, body string) int {
 	return resp.StatusCode
 }
 
-// goroutineStacks is every goroutine's stack, as a panic prints them.
+// goroutineStacks is every goroutine's stack, as a panic prints them,
+// all of it: a frame cut off by a short buffer would be found absent.
 func goroutineStacks() string {
-	buf := make([]byte, 1<<20)
-	return string(buf[:runtime.Stack(buf, true)])
+	for n := 1 << 20; ; n *= 2 {
+		buf := make([]byte, n)
+		if m := runtime.Stack(buf, true); m < n {
+			return string(buf[:m])
+		}
+	}
 }
 
 // TestSSEShutdownDrains: at Shutdown a legacy SSE stream with a call in
@@ -461,4 +475,56 @@ func TestWaitConnections(t *testing.T) {
 	if _, msg, err := c.ReadMessage(); err != nil || !strings.Contains(string(msg), `"id":2`) {
 		t.Errorf("the WebSocket call's reply: %s, %v", msg, err)
 	}
+}
+
+// TestSSECredentialEnds: a legacy SSE stream ends when its opener's
+// credential does, as a WebSocket does (TestWebSocketCredentialEnds):
+// the call in flight cancelled, its answer written, then a comment
+// saying why and the end of the stream.
+func TestSSECredentialEnds(t *testing.T) {
+	open := func(t *testing.T, who Principal) (*fakeHandler, *sseStream) {
+		h := newFakeHandler(t, nil)
+		s := NewServer(testImpl, h, &ServerOptions{PrincipalOf: func(context.Context) Principal { return who }})
+		mux := http.NewServeMux()
+		sh := s.SSEHandler(nil)
+		mux.Handle("/sse", sh)
+		mux.Handle("/sse/message", sh)
+		srv := httptest.NewServer(mux)
+		t.Cleanup(func() {
+			shutdown(t, s)
+			srv.Close()
+		})
+		st := openSSE(t, srv.URL)
+		// A safety net only: a stream that does not end fails the test
+		// rather than hanging it.
+		safety := time.AfterFunc(10*time.Second, st.close)
+		t.Cleanup(func() { safety.Stop() })
+		return h, st
+	}
+	t.Run("revoked", func(t *testing.T) {
+		revoked := make(chan struct{})
+		h, st := open(t, Principal{ID: "token:1", Revoked: revoked})
+		st.post(initBody, nil)
+		st.next()
+		if code, _ := st.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block"}}`, nil); code != http.StatusAccepted {
+			t.Fatalf("tools/call POST: %d", code)
+		}
+		<-h.started
+		close(revoked)
+		if _, data := st.next(); !strings.Contains(data, `"id":2`) {
+			t.Errorf("the cancelled call's answer: %s", data)
+		}
+		if rest, err := io.ReadAll(st.br); err != nil || string(rest) != ": "+reasonRevoked+"\n\n" {
+			t.Errorf("after the revocation: %q, %v; want the reason, then the end of the stream", rest, err)
+		}
+		if err, _ := h.lastCtx.Load().(error); err != context.Canceled {
+			t.Errorf("the call in flight ended with %v, want it cancelled", err)
+		}
+	})
+	t.Run("expired", func(t *testing.T) {
+		_, st := open(t, Principal{ID: "alice", Expires: time.Now().Add(-time.Second)})
+		if rest, err := io.ReadAll(st.br); err != nil || string(rest) != ": "+reasonExpired+"\n\n" {
+			t.Errorf("an expired credential's stream: %q, %v; want the reason, then the end of the stream", rest, err)
+		}
+	})
 }

@@ -445,24 +445,8 @@ func (h *streamable) holdDetached(hs *httpSession, who *Principal, l *listener, 
 	if closing {
 		abort()
 	}
-	var expiry *time.Timer
-	if !who.Expires.IsZero() {
-		// The client reopens the stream with a fresh token.
-		expiry = time.AfterFunc(time.Until(who.Expires), st.abort)
-	}
-	var left chan struct{}
-	if revoked := who.Revoked; revoked != nil {
-		// Only a revocable credential costs a goroutine: a channel has no
-		// callback.
-		left = make(chan struct{})
-		go func() {
-			select {
-			case <-revoked:
-				st.abort()
-			case <-left:
-			}
-		}()
-	}
+	// The client reopens the stream with a fresh token.
+	stopCred := onCredentialEnd(who, func(connEnd) { st.abort() })
 	h.mu.Lock()
 	if hs.ended {
 		abort()
@@ -470,16 +454,13 @@ func (h *streamable) holdDetached(hs *httpSession, who *Principal, l *listener, 
 		hs.onEnd = abort
 	}
 	h.mu.Unlock()
+	h.s.holdConn() // WaitConnections waits for its last chunk
 	go func() {
+		defer h.s.releaseConn()
 		discardUntilClosed(st.conn)
 		st.abort() // the client left, or the stream was ended
 		h.s.removeListener(l)
-		if expiry != nil {
-			expiry.Stop()
-		}
-		if left != nil {
-			close(left)
-		}
+		stopCred()
 		h.mu.Lock()
 		hs.onEnd = nil
 		hs.hasGET = false

@@ -365,6 +365,80 @@ func TestStreamableGETDetached(t *testing.T) {
 	}
 }
 
+// TestWaitConnectionsStreamableGET: WaitConnections waits for a detached
+// Streamable HTTP GET stream too, as for a detached legacy SSE stream or
+// a WebSocket: its connection is net/http's no longer, so nothing else
+// waits for the last chunk Shutdown ends it with. When WaitConnections
+// returns the stream is over (its listener gone) and its client has the
+// clean end of the stream.
+func TestWaitConnectionsStreamableGET(t *testing.T) {
+	s, _, c := newHTTPTest(t, nil)
+	c.initialize()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(c.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req, _ := http.NewRequest("GET", c.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, c.sid)
+	if err := req.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil || resp.StatusCode != 200 || !resp.Close {
+		t.Fatalf("GET: %v %v; want a stream that closes its connection (detached)", resp, err)
+	}
+	shutdown(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.WaitConnections(ctx); err != nil {
+		t.Fatalf("WaitConnections: %v", err)
+	}
+	if n := s.NotificationStreams(); n != 0 {
+		t.Errorf("WaitConnections returned with %d GET streams open", n)
+	}
+	if rest, err := io.ReadAll(resp.Body); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+		t.Errorf("after Shutdown: %q, %v; want the end of the stream", rest, err)
+	}
+}
+
+// TestStreamableGETCredentialEnds: a detached GET stream ends, cleanly,
+// when the credential that opened it is revoked, as a legacy SSE stream
+// and a WebSocket do; the client reopens it with a fresh token.
+func TestStreamableGETCredentialEnds(t *testing.T) {
+	revoked := make(chan struct{})
+	h := newFakeHandler(t, nil)
+	s := NewServer(testImpl, h, &ServerOptions{PrincipalOf: func(context.Context) Principal {
+		return Principal{ID: "token:1", Revoked: revoked}
+	}})
+	_, _, c := newHTTPTestWith(t, s, h, nil)
+	c.initialize()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(c.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req, _ := http.NewRequest("GET", c.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, c.sid)
+	if err := req.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil || resp.StatusCode != 200 || !resp.Close {
+		t.Fatalf("GET: %v %v; want a stream that closes its connection (detached)", resp, err)
+	}
+	close(revoked)
+	// A safety net only: a stream that does not end fails the test rather
+	// than hanging it.
+	safety := time.AfterFunc(10*time.Second, func() { conn.Close() })
+	defer safety.Stop()
+	if rest, err := io.ReadAll(resp.Body); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+		t.Errorf("after the revocation: %q, %v; want the end of the stream", rest, err)
+	}
+}
+
 // TestStreamableGETOverHTTP2: over HTTP/2 a GET stream stays with
 // net/http (there is no connection of its own to take): it carries
 // list_changed, does not say Connection: close, and ends when the session

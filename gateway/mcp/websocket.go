@@ -232,62 +232,25 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 	defer s.observeSession("websocket", -1)
 	ws := &wsConn{c: conn, writeTimeout: h.o.WriteTimeout, srv: s}
 	sc := &scope{transport: "websocket", header: header, out: ws, backlog: new(replyBacklog)}
-	e := &wsEnding{c: conn, silence: h.o.PingInterval + h.o.PongTimeout, drained: make(chan struct{})}
+	e := &wsEnding{c: conn, silence: h.o.PingInterval + h.o.PongTimeout}
+	e.connEnding = newConnEnding(func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })
 	conn.SetReadDeadline(time.Now().Add(e.silence))
 	conn.SetPongHandler(func(string) error { return e.alive() })
 
-	var wg, late sync.WaitGroup // late: calls started while draining, as drainConn
-	var ping *time.Timer
-	// ping is set under the lock its callback reads it under: an interval
-	// that runs out before AfterFunc returns still finds it.
-	e.mu.Lock()
-	ping = time.AfterFunc(h.o.PingInterval, func() {
-		if err := ws.ping(); err != nil {
+	ping := every(h.o.PingInterval, func() bool {
+		if ws.ping() != nil {
 			e.end(endWrite)
-			return
+			return false
 		}
-		e.mu.Lock()
-		if !e.over {
-			ping.Reset(h.o.PingInterval)
-		}
-		e.mu.Unlock()
+		return true
 	})
-	e.mu.Unlock()
-	if !who.Expires.IsZero() {
-		expiry := time.AfterFunc(time.Until(who.Expires), func() { e.end(endExpired) })
-		defer expiry.Stop()
-	}
-	if who.Revoked != nil {
-		// Only a revocable credential costs a goroutine: a channel has no
-		// callback.
-		left := make(chan struct{})
-		defer close(left)
-		go func() {
-			select {
-			case <-who.Revoked:
-				e.end(endRevoked)
-			case <-left:
-			}
-		}()
-	}
-	drain := func() {
-		e.mu.Lock()
-		if e.over || e.set {
-			e.mu.Unlock()
-			return
-		}
-		e.draining = true
-		e.mu.Unlock()
-		wg.Wait() // Shutdown cancels the calls when its deadline passes
-		e.end(endShutdown)
-		close(e.drained)
-	}
+	defer onCredentialEnd(&who, e.end)()
 	n := &coalescer{write: func(msg []byte) {
 		if sess.negotiated() != "" {
 			_ = ws.send(msg)
 		}
 	}}
-	l := &listener{notify: func(_ []byte, resourceList bool) { n.post(resourceList) }, shutdown: func() { go drain() }}
+	l := &listener{notify: func(_ []byte, resourceList bool) { n.post(resourceList) }, shutdown: func() { go e.drain() }}
 	s.addListener(l)
 
 	h.read(ws, e, func(msg []byte) {
@@ -301,37 +264,14 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 		// not read them: the wait ends as their writes do.
 		sc.backlog.wait()
 		e.mu.Lock()
-		g := &wg
-		if e.draining {
-			g = &late // wg may not grow while drain waits on it
-		}
-		s.connMessage(ctx, sess, sc, g, msg)
+		s.connMessage(ctx, sess, sc, e.group(), msg)
 		e.mu.Unlock()
 	})
 
 	s.removeListener(l)
-	e.mu.Lock()
-	e.over = true
-	end, draining := e.why, e.draining
-	if !e.set {
-		end = endInput
-	}
-	e.mu.Unlock()
-	ping.Stop()
-	if draining {
-		if end != endShutdown {
-			// The peer left or cannot be written to (or its credential
-			// ended): its calls have no one to answer.
-			sess.cancelAll()
-		}
-		<-e.drained
-		late.Wait()
-		end = endShutdown
-	} else {
-		sess.cancelAll()
-		cancel()
-		wg.Wait()
-	}
+	end, draining := e.over()
+	ping.stop()
+	end = e.settle(sess, cancel, end, draining)
 	switch end {
 	case endShutdown:
 		ws.closeWith(websocket.CloseGoingAway, "server shutting down")
@@ -344,32 +284,15 @@ func (h *wsHandler) serve(ctx context.Context, header http.Header, conn *websock
 	conn.Close()
 }
 
-// wsEnding is how a connection ends: why (once), and whether it drains.
+// wsEnding is how a connection ends (connEnding), and how a frame
+// proves its peer alive.
 type wsEnding struct {
+	*connEnding
 	c       *websocket.Conn
 	silence time.Duration
-	drained chan struct{} // closed when the drain is over (Shutdown)
-
-	mu       sync.Mutex
-	set      bool    // why is set: the reader is being woken
-	why      connEnd // meaningful when set
-	draining bool    // Shutdown: calls may finish; later ones use late
-	over     bool    // the reader has returned
 }
 
 var errWSEnding = errors.New("mcp: websocket: connection ending")
-
-// end records why the connection ends (the first reason stays) and wakes
-// the reader.
-func (e *wsEnding) end(why connEnd) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.set || e.over {
-		return
-	}
-	e.set, e.why = true, why
-	_ = e.c.SetReadDeadline(time.Unix(1, 0))
-}
 
 // alive extends the read deadline after a frame, unless the connection is
 // ending: the deadline in the past that woke the reader must stay.

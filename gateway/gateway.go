@@ -386,8 +386,9 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 }
 
 // WaitConnections waits, after Shutdown, until the sessions served on
-// connections taken from net/http (WebSockets, legacy SSE streams over
-// HTTP/1.1) have written their last replies and closed, or until ctx ends
+// connections taken from net/http (WebSockets, and legacy SSE and
+// Streamable HTTP GET streams over HTTP/1.1) have written their last
+// replies and closed, or until ctx ends
 // (see mcp.Server.WaitConnections): http.Server.Shutdown does not wait
 // for them.
 func (g *Gateway) WaitConnections(ctx context.Context) error {

@@ -203,8 +203,9 @@ func (s *Server) releaseConn() {
 
 // WaitConnections waits, after [Server.Shutdown], until the sessions
 // served on connections taken from net/http (WebSockets, and legacy SSE
-// and Streamable HTTP GET streams over HTTP/1.1) have ended, their last replies written and their
-// connections closed, or until ctx ends (then it returns ctx's error).
+// and Streamable HTTP GET streams over HTTP/1.1) have ended, their last
+// replies written and their connections closed, or until ctx ends (then
+// it returns ctx's error).
 // http.Server.Shutdown does not wait for them: it forgets the connections
 // it hands over, so a server that exits after it alone may cut the replies
 // of calls that ended during the drain.

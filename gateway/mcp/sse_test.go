@@ -89,21 +89,11 @@ func (st *sseStream) close() { st.cancel(); st.body.Close() }
 // next returns the next event, skipping keepalive comments.
 func (st *sseStream) next() (name, data string) {
 	st.t.Helper()
-	for {
-		line, err := st.br.ReadString('\n')
-		if err != nil {
-			st.t.Fatalf("reading stream: %v", err)
-		}
-		line = strings.TrimRight(line, "\n")
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			name = line[len("event: "):]
-		case strings.HasPrefix(line, "data: "):
-			data = line[len("data: "):]
-		case line == "" && name != "":
-			return name, data
-		}
+	name, data, err := testkit.NextEvent(st.br)
+	if err != nil {
+		st.t.Fatalf("reading stream: %v", err)
 	}
+	return name, data
 }
 
 func (st *sseStream) post(body string, hdr map[string]string) (int, string) {

@@ -58,10 +58,7 @@ func TestSessionsChaos(t *testing.T) {
 			h := newFakeHandler(t, nil)
 			h.started = make(chan string, chaosSessions*chaosMessages) // block never waits for the test
 			s := NewServer(testImpl, h, &ServerOptions{SessionObserver: func(_ string, d int) { open.Add(int64(d)) }})
-			mux := http.NewServeMux()
-			sh := s.SSEHandler(&SSEOptions{KeepAlive: 5 * time.Millisecond, WriteTimeout: 300 * time.Millisecond})
-			mux.Handle("/sse", sh)
-			mux.Handle("/sse/message", sh)
+			mux := sseMux(s, &SSEOptions{KeepAlive: 5 * time.Millisecond, WriteTimeout: 300 * time.Millisecond})
 			mux.Handle("/ws", s.WebSocketHandler(&WebSocketOptions{PingInterval: 5 * time.Millisecond, WriteTimeout: 300 * time.Millisecond}))
 			srv := httptest.NewUnstartedServer(mux)
 			if transport == "sse-h2" {

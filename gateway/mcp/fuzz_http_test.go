@@ -154,11 +154,7 @@ func FuzzSSEPost(f *testing.F) {
 	}
 	f.Add(`{"jsonrpc":"2.0","id":9,"method":"ping"}`, "%zz;&=")
 	s := NewServer(testImpl, echoHandler{fuzzToolList(f)}, nil)
-	mux := http.NewServeMux()
-	sh := s.SSEHandler(nil)
-	mux.Handle("/sse", sh)
-	mux.Handle("/sse/message", sh)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(sseMux(s, nil))
 	f.Cleanup(srv.Close)
 	f.Fuzz(func(t *testing.T, body, query string) {
 		st := openSSE(t, srv.URL)

@@ -488,11 +488,7 @@ var backlogPad = strings.Repeat("x", 64<<10)
 // until the deadline: hundreds a second from one client, without bound.
 func TestSSEUnreadStreamHoldsPosts(t *testing.T) {
 	s := NewServer(testImpl, newFakeHandler(t, nil), nil)
-	sh := s.SSEHandler(&SSEOptions{WriteTimeout: time.Second})
-	mux := http.NewServeMux()
-	mux.Handle("/sse", sh)
-	mux.Handle("/sse/message", sh)
-	srv := httptest.NewUnstartedServer(mux)
+	srv := httptest.NewUnstartedServer(sseMux(s, &SSEOptions{WriteTimeout: time.Second}))
 	smallSocketBuffers(srv)
 	srv.Start()
 	t.Cleanup(func() {

@@ -26,16 +26,28 @@ func newSSETest(t *testing.T, opts *SSEOptions) (*Server, *fakeHandler, *httptes
 	t.Helper()
 	h := newFakeHandler(t, &ToolListOptions{PageSize: 3})
 	s := NewServer(testImpl, h, nil)
+	return s, h, serveSSE(t, s, opts)
+}
+
+// sseMux routes s's legacy SSE endpoints, /sse and /sse/message.
+func sseMux(s *Server, opts *SSEOptions) *http.ServeMux {
 	mux := http.NewServeMux()
 	sh := s.SSEHandler(opts)
 	mux.Handle("/sse", sh)
 	mux.Handle("/sse/message", sh)
-	srv := httptest.NewServer(mux)
+	return mux
+}
+
+// serveSSE serves s's legacy SSE endpoints for the test, and shuts s down
+// at its end.
+func serveSSE(t *testing.T, s *Server, opts *SSEOptions) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(sseMux(s, opts))
 	t.Cleanup(func() {
 		shutdown(t, s)
 		srv.Close()
 	})
-	return s, h, srv
+	return srv
 }
 
 func TestInteropSSE(t *testing.T) {
@@ -304,11 +316,7 @@ func TestSSEDetached(t *testing.T) {
 // endpoint event, answers, and its end when the client leaves.
 func TestSSEOverHTTP2(t *testing.T) {
 	s := NewServer(testImpl, newFakeHandler(t, nil), nil)
-	mux := http.NewServeMux()
-	sh := s.SSEHandler(nil)
-	mux.Handle("/sse", sh)
-	mux.Handle("/sse/message", sh)
-	srv := httptest.NewUnstartedServer(mux)
+	srv := httptest.NewUnstartedServer(sseMux(s, nil))
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(func() {
@@ -421,10 +429,7 @@ func TestWaitConnections(t *testing.T) {
 	var open atomic.Int64
 	h := newFakeHandler(t, nil)
 	s := NewServer(testImpl, h, &ServerOptions{SessionObserver: func(_ string, d int) { open.Add(int64(d)) }})
-	mux := http.NewServeMux()
-	sh := s.SSEHandler(nil)
-	mux.Handle("/sse", sh)
-	mux.Handle("/sse/message", sh)
+	mux := sseMux(s, nil)
 	mux.Handle("/ws", s.WebSocketHandler(nil))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
@@ -475,16 +480,7 @@ func TestSSECredentialEnds(t *testing.T) {
 	open := func(t *testing.T, who Principal) (*fakeHandler, *sseStream) {
 		h := newFakeHandler(t, nil)
 		s := NewServer(testImpl, h, &ServerOptions{PrincipalOf: func(context.Context) Principal { return who }})
-		mux := http.NewServeMux()
-		sh := s.SSEHandler(nil)
-		mux.Handle("/sse", sh)
-		mux.Handle("/sse/message", sh)
-		srv := httptest.NewServer(mux)
-		t.Cleanup(func() {
-			shutdown(t, s)
-			srv.Close()
-		})
-		st := openSSE(t, srv.URL)
+		st := openSSE(t, serveSSE(t, s, nil).URL)
 		// A safety net only: a stream that does not end fails the test
 		// rather than hanging it.
 		safety := time.AfterFunc(10*time.Second, st.close)

@@ -374,21 +374,7 @@ func TestStreamableGETDetached(t *testing.T) {
 func TestWaitConnectionsStreamableGET(t *testing.T) {
 	s, _, c := newHTTPTest(t, nil)
 	c.initialize()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(c.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	req, _ := http.NewRequest("GET", c.url, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set(headerSessionID, c.sid)
-	if err := req.Write(conn); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
-	if err != nil || resp.StatusCode != 200 || !resp.Close {
-		t.Fatalf("GET: %v %v; want a stream that closes its connection (detached)", resp, err)
-	}
+	_, resp := openDetachedGET(t, c)
 	shutdown(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -414,21 +400,7 @@ func TestStreamableGETCredentialEnds(t *testing.T) {
 	}})
 	_, _, c := newHTTPTestWith(t, s, h, nil)
 	c.initialize()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(c.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	req, _ := http.NewRequest("GET", c.url, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set(headerSessionID, c.sid)
-	if err := req.Write(conn); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
-	if err != nil || resp.StatusCode != 200 || !resp.Close {
-		t.Fatalf("GET: %v %v; want a stream that closes its connection (detached)", resp, err)
-	}
+	conn, resp := openDetachedGET(t, c)
 	close(revoked)
 	// A safety net only: a stream that does not end fails the test rather
 	// than hanging it.
@@ -569,4 +541,27 @@ func TestShutdownCancelsInFlight(t *testing.T) {
 	if got := c.status("POST", initBody, nil); got != http.StatusServiceUnavailable {
 		t.Errorf("initialize after shutdown: %d", got)
 	}
+}
+
+// openDetachedGET opens c's session's GET stream on a connection of its
+// own, and fails unless the stream is detached (it closes its connection
+// at its end); the connection closes with the test.
+func openDetachedGET(t *testing.T, c *httpClient) (net.Conn, *http.Response) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(c.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	req, _ := http.NewRequest("GET", c.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(headerSessionID, c.sid)
+	if err := req.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil || resp.StatusCode != 200 || !resp.Close {
+		t.Fatalf("GET: %v %v; want a stream that closes its connection (detached)", resp, err)
+	}
+	return conn, resp
 }
